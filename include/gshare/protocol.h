@@ -1,0 +1,119 @@
+// The wire protocol between gshare's daemon, its CLI and the libgshare.so shim.
+// The only header both sides include: standard library only, no heap, no exceptions,
+// so the shim may use it from any thread. Every frame is a 16-byte header followed by
+// `length` payload bytes. Shim messages carry fixed-size binary structs (the shim has no
+// JSON library); CLI messages carry one UTF-8 JSON object.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace gshare::proto {
+
+// Bumped on any incompatible change of a header or payload. A peer with another version
+// is disconnected (the daemon keeps serving everyone else).
+inline constexpr uint16_t kVersion = 1;
+inline constexpr uint32_t kMagic = 0x52485347;  // "GSHR" little-endian
+// Largest payload a peer may send to the daemon; larger frames drop the connection.
+inline constexpr uint32_t kMaxRequestPayload = 64 * 1024;
+// Largest payload the daemon sends back (status replies list every job).
+inline constexpr uint32_t kMaxReplyPayload = 16 * 1024 * 1024;
+
+enum class MsgType : uint16_t {
+  // shim -> daemon
+  kHello = 1,          // HelloMsg: first frame of a shim connection
+  kLeaseRequest = 2,   // LeaseMsg: the process wants to submit work to `gpu`
+  kLeaseReleased = 3,  // LeaseMsg: gate closed, work drained, contexts synchronized
+  kMemReport = 4,      // LeaseMsg: bytes = device bytes the process holds on `gpu`
+  // daemon -> shim
+  kLeaseGrant = 16,  // LeaseMsg: the job holds `gpu` (epoch identifies this grant)
+  kLeaseDrop = 17,   // LeaseMsg: give `gpu` back (acknowledge with kLeaseReleased, same epoch)
+  // CLI -> daemon (JSON payloads) and daemon -> CLI replies
+  kRunRegister = 32,  // {"name","argv":[...],"cwd","priority","quantum_ms","gpu","pid"}
+  kRunStarted = 33,   // {"job_id","pid","pgid"}
+  kRunEnded = 34,     // {"job_id","exit_code"|null,"signal"|null}
+  kStatusRequest = 35,  // {} or {"job_id": N}
+  kSchedulerSet = 36,   // {"enabled": bool}
+  kShutdown = 37,       // {} (tests and `gshare daemon stop`)
+  kReply = 48,          // {"ok": bool, "error": "...", ...result fields}
+};
+
+struct FrameHeader {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t type;     // MsgType
+  uint32_t length;   // payload bytes that follow
+  uint32_t reserved; // zero
+};
+static_assert(sizeof(FrameHeader) == 16, "frame header is 16 bytes on the wire");
+
+// GPU identity on the wire: the 16 bytes of cuDeviceGetUuid.
+struct GpuUuid {
+  uint8_t bytes[16];
+};
+static_assert(sizeof(GpuUuid) == 16);
+
+struct HelloMsg {
+  uint64_t job_id;   // GSHARE_JOB_ID of the process, 0 when started outside `gshare run`
+  int32_t pid;       // getpid(); the daemon trusts SO_PEERCRED and uses this only to cross-check
+  uint32_t flags;    // reserved, zero
+};
+static_assert(sizeof(HelloMsg) == 16);
+
+// Release reasons in LeaseMsg::reason for kLeaseReleased.
+enum class ReleaseReason : uint32_t { kDropped = 0, kIdle = 1 };
+
+struct LeaseMsg {
+  GpuUuid gpu;
+  uint64_t epoch;   // grant number; 0 in requests and memory reports
+  uint64_t bytes;   // kMemReport: device bytes held by this process on `gpu`
+  uint32_t reason;  // kLeaseReleased: ReleaseReason
+  int32_t ordinal;  // CUDA device ordinal in the process (for display only)
+};
+static_assert(sizeof(LeaseMsg) == 40);
+
+// Encodes a header for `type` with `length` payload bytes.
+inline FrameHeader MakeHeader(MsgType type, uint32_t length) {
+  return FrameHeader{kMagic, kVersion, static_cast<uint16_t>(type), length, 0};
+}
+
+inline bool IsKnownType(uint16_t t) {
+  switch (static_cast<MsgType>(t)) {
+    case MsgType::kHello: case MsgType::kLeaseRequest: case MsgType::kLeaseReleased:
+    case MsgType::kMemReport: case MsgType::kLeaseGrant: case MsgType::kLeaseDrop:
+    case MsgType::kRunRegister: case MsgType::kRunStarted: case MsgType::kRunEnded:
+    case MsgType::kStatusRequest: case MsgType::kSchedulerSet: case MsgType::kShutdown:
+    case MsgType::kReply:
+      return true;
+  }
+  return false;
+}
+
+// Payload size a binary message must have exactly; 0 for JSON messages (any length up to
+// the limit, non-empty).
+inline uint32_t FixedPayloadSize(MsgType t) {
+  switch (t) {
+    case MsgType::kHello: return sizeof(HelloMsg);
+    case MsgType::kLeaseRequest: case MsgType::kLeaseReleased: case MsgType::kMemReport:
+    case MsgType::kLeaseGrant: case MsgType::kLeaseDrop:
+      return sizeof(LeaseMsg);
+    default: return 0;
+  }
+}
+
+enum class HeaderCheck { kOk, kBadMagic, kBadVersion, kBadType, kBadLength };
+
+// Validates a received header against `max_payload`. Binary messages must have exactly
+// their struct's size; JSON messages 1..max_payload bytes.
+inline HeaderCheck CheckHeader(const FrameHeader& h, uint32_t max_payload) {
+  if (h.magic != kMagic) return HeaderCheck::kBadMagic;
+  if (h.version != kVersion) return HeaderCheck::kBadVersion;
+  if (!IsKnownType(h.type)) return HeaderCheck::kBadType;
+  uint32_t fixed = FixedPayloadSize(static_cast<MsgType>(h.type));
+  if (fixed != 0) return h.length == fixed ? HeaderCheck::kOk : HeaderCheck::kBadLength;
+  if (h.length == 0 || h.length > max_payload) return HeaderCheck::kBadLength;
+  return HeaderCheck::kOk;
+}
+
+}  // namespace gshare::proto

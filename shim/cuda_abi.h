@@ -1,0 +1,110 @@
+// The CUDA driver ABI as the shim and the fake driver see it: the types, constants and
+// entry points they use, declared here so that neither needs the CUDA toolkit to build.
+// Names and layouts follow cuda.h (CUDA 13.0); shim/cuda_abi_check.cc proves they agree
+// with cuda.h whenever a toolkit is installed. Plain declarations: any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gs_cuda {
+
+typedef int CUresult;  // cuda.h: enum cudaError_enum (int-sized)
+typedef int CUdevice_v1;
+typedef CUdevice_v1 CUdevice;
+typedef unsigned int CUdeviceptr_v1;  // pre-3.2 ABI of the unsuffixed legacy exports
+typedef unsigned long long CUdeviceptr_v2;
+typedef CUdeviceptr_v2 CUdeviceptr;
+typedef uint32_t cuuint32_t;
+typedef uint64_t cuuint64_t;
+typedef unsigned long long CUmemGenericAllocationHandle_v1;
+typedef CUmemGenericAllocationHandle_v1 CUmemGenericAllocationHandle;
+
+typedef struct CUctx_st* CUcontext;
+typedef struct CUmod_st* CUmodule;
+typedef struct CUfunc_st* CUfunction;
+typedef struct CUarray_st* CUarray;
+typedef struct CUstream_st* CUstream;
+typedef struct CUevent_st* CUevent;
+typedef struct CUgraph_st* CUgraph;
+typedef struct CUgraphNode_st* CUgraphNode;
+typedef struct CUgraphExec_st* CUgraphExec;
+typedef struct CUmemPoolHandle_st* CUmemoryPool;
+typedef void (*CUhostFn)(void* userData);
+
+// Parameter blocks the shim only passes through by pointer: their layout is the driver's.
+typedef struct CUDA_LAUNCH_PARAMS_st CUDA_LAUNCH_PARAMS_v1;
+typedef struct CUDA_MEMCPY2D_v1_st CUDA_MEMCPY2D_v1;
+typedef struct CUDA_MEMCPY2D_st CUDA_MEMCPY2D_v2;
+typedef struct CUDA_MEMCPY3D_v1_st CUDA_MEMCPY3D_v1;
+typedef struct CUDA_MEMCPY3D_st CUDA_MEMCPY3D_v2;
+typedef struct CUDA_MEMCPY3D_PEER_st CUDA_MEMCPY3D_PEER_v1;
+typedef struct CUDA_MEMCPY3D_BATCH_OP_st CUDA_MEMCPY3D_BATCH_OP_v1;
+typedef struct CUmemcpyAttributes_st CUmemcpyAttributes_v1;
+typedef struct CUlaunchConfig_st CUlaunchConfig;
+typedef struct CUgraphEdgeData_st CUgraphEdgeData;
+typedef union CUstreamBatchMemOpParams_union CUstreamBatchMemOpParams;
+
+typedef int CUstreamCaptureMode;             // enum CUstreamCaptureMode_enum
+typedef int CUstreamCaptureStatus;           // enum CUstreamCaptureStatus_enum
+typedef int CUdriverProcAddressQueryResult;  // enum CUdriverProcAddressQueryResult_enum
+typedef int CUmemLocationType;               // enum CUmemLocationType_enum
+typedef int CUmemAllocationType;             // enum CUmemAllocationType_enum
+typedef int CUmemAllocationHandleType;       // enum CUmemAllocationHandleType_enum
+
+// Passed by value (cuMemPrefetchAsync_v2): the layout must be exact.
+typedef struct CUmemLocation_st {
+  CUmemLocationType type;
+  int id;
+} CUmemLocation_v1;
+typedef CUmemLocation_v1 CUmemLocation;
+
+typedef struct CUmemAllocationProp_st {
+  CUmemAllocationType type;
+  CUmemAllocationHandleType requestedHandleTypes;
+  CUmemLocation location;
+  void* win32HandleMetaData;
+  struct {
+    unsigned char compressionType;
+    unsigned char gpuDirectRDMACapable;
+    unsigned short usage;
+    unsigned char reserved[4];
+  } allocFlags;
+} CUmemAllocationProp_v1;
+typedef CUmemAllocationProp_v1 CUmemAllocationProp;
+
+typedef struct CUuuid_st {
+  char bytes[16];
+} CUuuid;
+
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_INVALID_VALUE = 1;
+constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
+constexpr CUresult CUDA_ERROR_NOT_INITIALIZED = 3;
+constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
+constexpr CUresult CUDA_ERROR_INVALID_DEVICE = 101;
+constexpr CUresult CUDA_ERROR_INVALID_CONTEXT = 201;
+constexpr CUresult CUDA_ERROR_INVALID_HANDLE = 400;
+constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+constexpr CUresult CUDA_ERROR_NOT_SUPPORTED = 801;
+constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900;
+constexpr CUresult CUDA_ERROR_UNKNOWN = 999;
+
+constexpr cuuint64_t CU_GET_PROC_ADDRESS_DEFAULT = 0;
+constexpr cuuint64_t CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1;
+constexpr cuuint64_t CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 2;
+
+constexpr CUdriverProcAddressQueryResult CU_GET_PROC_ADDRESS_SUCCESS = 0;
+constexpr CUdriverProcAddressQueryResult CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1;
+constexpr CUdriverProcAddressQueryResult CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2;
+
+constexpr CUstreamCaptureStatus CU_STREAM_CAPTURE_STATUS_NONE = 0;
+constexpr CUstreamCaptureStatus CU_STREAM_CAPTURE_STATUS_ACTIVE = 1;
+
+constexpr CUmemLocationType CU_MEM_LOCATION_TYPE_DEVICE = 1;
+
+inline CUstream CuStreamLegacy() { return reinterpret_cast<CUstream>(0x1); }     // CU_STREAM_LEGACY
+inline CUstream CuStreamPerThread() { return reinterpret_cast<CUstream>(0x2); }  // CU_STREAM_PER_THREAD
+
+}  // namespace gs_cuda
