@@ -41,12 +41,13 @@ OTHER = [
     ("MEMRELEASE", "cuMemRelease"),
     ("CAPTURE_BEGIN", "cuStreamBeginCapture"),
     ("CAPTURE_BEGIN", "cuStreamBeginCapture_ptsz"),
-    ("CAPTURE_BEGIN_V2", "cuStreamBeginCapture_v2"),
-    ("CAPTURE_BEGIN_V2", "cuStreamBeginCapture_v2_ptsz"),
-    ("CAPTURE_BEGIN_TO_GRAPH", "cuStreamBeginCaptureToGraph"),
-    ("CAPTURE_BEGIN_TO_GRAPH", "cuStreamBeginCaptureToGraph_ptsz"),
+    ("CAPTURE_BEGIN", "cuStreamBeginCapture_v2"),
+    ("CAPTURE_BEGIN", "cuStreamBeginCapture_v2_ptsz"),
+    ("CAPTURE_BEGIN", "cuStreamBeginCaptureToGraph"),
+    ("CAPTURE_BEGIN", "cuStreamBeginCaptureToGraph_ptsz"),
     ("CAPTURE_END", "cuStreamEndCapture"),
     ("CAPTURE_END", "cuStreamEndCapture_ptsz"),
+    ("CTXDESTROY", "cuCtxDestroy_v2"),
 ]
 
 

@@ -41,7 +41,6 @@ typedef struct CUDA_MEMCPY3D_st CUDA_MEMCPY3D_v2;
 typedef struct CUDA_MEMCPY3D_PEER_st CUDA_MEMCPY3D_PEER_v1;
 typedef struct CUDA_MEMCPY3D_BATCH_OP_st CUDA_MEMCPY3D_BATCH_OP_v1;
 typedef struct CUmemcpyAttributes_st CUmemcpyAttributes_v1;
-typedef struct CUlaunchConfig_st CUlaunchConfig;
 typedef struct CUgraphEdgeData_st CUgraphEdgeData;
 typedef union CUstreamBatchMemOpParams_union CUstreamBatchMemOpParams;
 
@@ -72,6 +71,16 @@ typedef struct CUmemAllocationProp_st {
   } allocFlags;
 } CUmemAllocationProp_v1;
 typedef CUmemAllocationProp_v1 CUmemAllocationProp;
+
+// Read by the gate for its stream (cuLaunchKernelEx).
+typedef struct CUlaunchConfig_st {
+  unsigned int gridDimX, gridDimY, gridDimZ;
+  unsigned int blockDimX, blockDimY, blockDimZ;
+  unsigned int sharedMemBytes;
+  CUstream hStream;
+  struct CUlaunchAttribute_st* attrs;
+  unsigned int numAttrs;
+} CUlaunchConfig;
 
 typedef struct CUuuid_st {
   char bytes[16];

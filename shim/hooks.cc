@@ -1,0 +1,235 @@
+// The exported driver entry points, generated from hooks.def. Each is a thin noexcept
+// wrapper: it finds the real function, does the kind's bookkeeping (gate, allocation table,
+// capture count) and returns the driver's own result. Nothing but a CUresult crosses the
+// C ABI. Any thread.
+#include <string_view>
+#include <type_traits>
+
+#include "alloc_table.h"
+#include "census.h"
+#include "context_registry.h"
+#include "hook_decls.h"
+#include "lease_client.h"
+#include "real_driver.h"
+
+namespace gshare::shim {
+namespace {
+
+using namespace gs_cuda;
+
+AllocTable g_allocations;  // device pointers
+AllocTable g_vmm_handles;  // cuMemCreate handles
+
+constexpr bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+// _ptsz/_ptds exports interpret stream 0 as the per-thread default stream.
+constexpr bool IsPerThread(std::string_view name) {
+  return EndsWith(name, "_ptsz") || EndsWith(name, "_ptds");
+}
+
+// The stream a submission goes to, found by type among its arguments.
+struct StreamArg {
+  bool present = false;
+  CUstream stream = nullptr;
+};
+inline void FindStream(StreamArg&) {}
+template <typename T, typename... Rest>
+inline void FindStream(StreamArg& out, const T& first, const Rest&... rest) {
+  if constexpr (std::is_same_v<T, CUstream>) {
+    if (!out.present) out = {true, first};
+  } else if constexpr (std::is_same_v<T, const CUlaunchConfig*>) {
+    if (!out.present && first != nullptr) out = {true, first->hStream};
+  }
+  FindStream(out, rest...);
+}
+
+// True when `s` is capturing (work is recorded into a graph, not run), or when the driver
+// cannot say: then the call fails in the driver on its own and must not block.
+bool StreamCapturing(CUstream s, bool per_thread) {
+  if (s == nullptr && per_thread) s = CuStreamPerThread();
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (Extras().cuStreamIsCapturing(s, &status) != CUDA_SUCCESS) return true;
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+// For cuStreamEndCapture: true only when the driver says `s` is capturing, so the
+// capture count never goes below the number of captures begun.
+bool StreamCaptureEnding(CUstream s, bool per_thread) {
+  if (s == nullptr && per_thread) s = CuStreamPerThread();
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return Extras().cuStreamIsCapturing(s, &status) == CUDA_SUCCESS &&
+         status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+// Holds the device gate for the duration of one submission.
+class Submission {
+ public:
+  Submission(HookId id, bool per_thread, StreamArg stream) {
+    CensusCount(id);
+    int device = ContextRegistry::Get().CurrentDevice();
+    if (device < 0) return;  // no current context: the driver rejects the call itself
+    if (g_active_captures.load(std::memory_order_relaxed) != 0 && stream.present &&
+        StreamCapturing(stream.stream, per_thread)) {
+      if (g_census_on) g_census_captured.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    DeviceGate& gate = GateOf(device);
+    if (__builtin_expect(!gate.TryEnter(), 0)) LeaseClient::Get().EnterSlow(device);
+    gate.MarkActive();
+    gate_ = &gate;
+  }
+  ~Submission() {
+    if (gate_ != nullptr) gate_->Exit();
+  }
+  Submission(const Submission&) = delete;
+  Submission& operator=(const Submission&) = delete;
+
+ private:
+  DeviceGate* gate_ = nullptr;
+};
+
+template <typename Fn>
+inline Fn Real(HookId id) {
+  if (!LoadRealDriver()) return nullptr;
+  return reinterpret_cast<Fn>(RealFunction(id));
+}
+
+int CurrentDeviceOrZero() {
+  int d = ContextRegistry::Get().CurrentDevice();
+  return d < 0 ? 0 : d;
+}
+
+void TrackAlloc(AllocTable& table, uint64_t key, int device, uint64_t bytes) {
+  if (table.Add(key, device, bytes)) LeaseClient::Get().AddDeviceBytes(device, bytes);
+}
+
+void TrackFree(AllocTable& table, uint64_t key) {
+  int device;
+  uint64_t bytes;
+  if (table.Remove(key, &device, &bytes)) {
+    LeaseClient::Get().AddDeviceBytes(device, -static_cast<int64_t>(bytes));
+  }
+}
+
+// cuGetProcAddress: the real driver resolves name, version and flags; the shim then swaps
+// the returned pointer for the wrapper of the same export, so the caller's ABI (_v2, _ptsz,
+// _ptds) is exactly what the driver chose. A request for "cuGetProcAddress" itself thus
+// returns the shim's cuGetProcAddress and every later lookup stays hooked.
+inline void SwapForWrapper(CUresult r, void** pfn) {
+  if (r != CUDA_SUCCESS || pfn == nullptr || *pfn == nullptr) return;
+  int id = HookOfPointer(*pfn);
+  if (id >= 0) *pfn = HookWrapper(id);
+}
+
+}  // namespace
+}  // namespace gshare::shim
+
+#define GS_EXPORT extern "C" __attribute__((visibility("default")))
+#define GS_REAL(name, params) \
+  auto gs_real_fn = ::gshare::shim::Real<CUresult(*) params>(::gshare::shim::kHook_##name); \
+  if (gs_real_fn == nullptr) return CUDA_ERROR_NOT_INITIALIZED
+
+#define GS_HOOK_GATE(name, params, args)                                                 \
+  GS_EXPORT CUresult name params noexcept {                                               \
+    GS_REAL(name, params);                                                                \
+    ::gshare::shim::StreamArg gs_stream;                                                   \
+    [&](auto&&... a) { ::gshare::shim::FindStream(gs_stream, a...); } args;                  \
+    ::gshare::shim::Submission gs_sub(::gshare::shim::kHook_##name,                          \
+                                   ::gshare::shim::IsPerThread(#name), gs_stream);           \
+    return gs_real_fn args;                                                                       \
+  }
+
+#define GS_HOOK_PROCADDR(name, params, args)                      \
+  GS_EXPORT CUresult name params noexcept {                        \
+    GS_REAL(name, params);                                         \
+    CUresult r = gs_real_fn args;                                          \
+    ::gshare::shim::SwapForWrapper(r, pfn);                        \
+    return r;                                                      \
+  }
+
+#define GS_HOOK_ALLOC(name, params, args)                                                 \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r = gs_real_fn args;                                                                  \
+    if (r == CUDA_SUCCESS && dptr != nullptr) {                                            \
+      ::gshare::shim::TrackAlloc(::gshare::shim::g_allocations, *dptr,                     \
+                                 ::gshare::shim::CurrentDeviceOrZero(), bytesize);         \
+    }                                                                                      \
+    return r;                                                                              \
+  }
+#define GS_HOOK_ALLOCMANAGED GS_HOOK_ALLOC
+#define GS_HOOK_ALLOCASYNC GS_HOOK_ALLOC
+#define GS_HOOK_ALLOCPOOL GS_HOOK_ALLOC
+
+#define GS_HOOK_ALLOCPITCH(name, params, args)                                            \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r = gs_real_fn args;                                                                  \
+    if (r == CUDA_SUCCESS && dptr != nullptr && pPitch != nullptr) {                       \
+      ::gshare::shim::TrackAlloc(::gshare::shim::g_allocations, *dptr,                     \
+                                 ::gshare::shim::CurrentDeviceOrZero(), *pPitch * Height); \
+    }                                                                                      \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_FREE(name, params, args)                                          \
+  GS_EXPORT CUresult name params noexcept {                                        \
+    GS_REAL(name, params);                                                         \
+    CUresult r = gs_real_fn args;                                                          \
+    if (r == CUDA_SUCCESS) ::gshare::shim::TrackFree(::gshare::shim::g_allocations, dptr); \
+    return r;                                                                      \
+  }
+#define GS_HOOK_FREEASYNC GS_HOOK_FREE
+
+#define GS_HOOK_MEMCREATE(name, params, args)                                             \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r = gs_real_fn args;                                                                  \
+    if (r == CUDA_SUCCESS && handle != nullptr && prop != nullptr &&                       \
+        prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {                              \
+      ::gshare::shim::TrackAlloc(::gshare::shim::g_vmm_handles, *handle, prop->location.id, \
+                                 size);                                                    \
+    }                                                                                      \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_MEMRELEASE(name, params, args)                                    \
+  GS_EXPORT CUresult name params noexcept {                                        \
+    GS_REAL(name, params);                                                         \
+    CUresult r = gs_real_fn args;                                                          \
+    if (r == CUDA_SUCCESS) ::gshare::shim::TrackFree(::gshare::shim::g_vmm_handles, handle); \
+    return r;                                                                      \
+  }
+
+#define GS_HOOK_CAPTURE_BEGIN(name, params, args)                                         \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r = gs_real_fn args;                                                                  \
+    if (r == CUDA_SUCCESS) ::gshare::shim::g_active_captures.fetch_add(1);                 \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_CAPTURE_END(name, params, args)                                           \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    bool was = ::gshare::shim::StreamCaptureEnding(hStream, ::gshare::shim::IsPerThread(#name)); \
+    CUresult r = gs_real_fn args;                                                                  \
+    if (was) ::gshare::shim::g_active_captures.fetch_sub(1);                               \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_CTXDESTROY(name, params, args)                                    \
+  GS_EXPORT CUresult name params noexcept {                                        \
+    GS_REAL(name, params);                                                         \
+    ::gshare::shim::ContextRegistry::Get().Forget(ctx);                            \
+    return gs_real_fn args;                                                                \
+  }
+
+extern "C" __attribute__((visibility("default"))) const char gshare_shim_version[] = GSHARE_VERSION;
+
+namespace gs_cuda {
+#define GS_HOOK(kind, name, pfn, params, args) GS_HOOK_##kind(name, params, args)
+#include "hooks.def"
+#undef GS_HOOK
+}  // namespace gs_cuda

@@ -1,0 +1,420 @@
+// The lease client: connection, background thread, release protocol.
+//
+// Locking: `mu` guards the per-device flags, the connection state and the condition
+// variable that submitting threads wait on. `send_mu` serializes writes to the socket.
+// The slow release work (draining the gate, synchronizing contexts) runs with neither
+// held, so submitting threads can queue up on `cv` meanwhile.
+#include "lease_client.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "gshare/paths.h"
+#include "gshare/protocol.h"
+#include "real_driver.h"
+#include "shim_log.h"
+
+namespace gshare::shim {
+
+std::atomic<int> g_active_captures{0};
+
+namespace {
+
+namespace proto = gshare::proto;
+
+constexpr int kDefaultIdleReleaseMs = 2000;
+constexpr int kReconnectMs = 2000;
+constexpr int kTickMs = 50;
+
+int64_t NowMs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct DeviceState {
+  bool requested = false;   // a request is outstanding
+  bool holding = false;     // the daemon granted us the lease (gate may be open)
+  bool dropping = false;    // a release is in progress
+  bool drop_deferred = false;  // DROP arrived during a stream capture
+  bool uuid_known = false;
+  int waiters = 0;          // threads blocked in EnterSlow
+  uint64_t epoch = 0;       // epoch of the current grant
+  int64_t last_active_ms = 0;
+  proto::GpuUuid uuid{};
+  std::atomic<int64_t> bytes{0};
+  std::atomic<bool> bytes_dirty{false};
+};
+
+// All state has static storage and trivial destruction (the shim must not run
+// destructors at exit while job threads may still submit).
+struct State {
+  pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+  pthread_mutex_t send_mu = PTHREAD_MUTEX_INITIALIZER;
+  bool started = false;  // thread running (this process)
+  bool ungated = false;  // daemon unreachable: gates forced open
+  bool warned = false;
+  int fd = -1;
+  int idle_release_ms = kDefaultIdleReleaseMs;
+  uint64_t job_id = 0;
+  char socket_path[sizeof(sockaddr_un::sun_path)] = {};
+  DeviceState dev[kMaxDevices];
+};
+
+State g;
+DeviceGate g_gates[kMaxDevices];
+
+bool WriteAll(int fd, const void* data, size_t len) {
+  const char* p = static_cast<const char*>(data);
+  while (len > 0) {
+    ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    len -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool ReadAll(int fd, void* data, size_t len) {
+  char* p = static_cast<char*>(data);
+  while (len > 0) {
+    ssize_t n = recv(fd, p, len, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    len -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Sends one frame; false when the connection is gone. Any thread.
+bool SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len) {
+  if (fd < 0) return false;
+  char buf[sizeof(proto::FrameHeader) + sizeof(proto::LeaseMsg)];
+  proto::FrameHeader h = proto::MakeHeader(type, len);
+  std::memcpy(buf, &h, sizeof h);
+  std::memcpy(buf + sizeof h, payload, len);
+  pthread_mutex_lock(&g.send_mu);
+  bool ok = WriteAll(fd, buf, sizeof h + len);
+  pthread_mutex_unlock(&g.send_mu);
+  return ok;
+}
+
+void EnsureUuid(int device) {
+  DeviceState& d = g.dev[device];
+  if (d.uuid_known) return;
+  gs_cuda::CUuuid u;
+  if (Extras().cuDeviceGetUuid(&u, device) == gs_cuda::CUDA_SUCCESS) {
+    std::memcpy(d.uuid.bytes, u.bytes, sizeof d.uuid.bytes);
+    d.uuid_known = true;
+  }
+}
+
+bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason) {
+  proto::LeaseMsg m{};
+  m.gpu = g.dev[device].uuid;
+  m.epoch = epoch;
+  m.reason = reason;
+  m.ordinal = device;
+  m.bytes = static_cast<uint64_t>(g.dev[device].bytes.load(std::memory_order_relaxed));
+  return SendFrame(g.fd, type, &m, sizeof m);
+}
+
+int DeviceOfUuid(const proto::GpuUuid& u) {
+  for (int i = 0; i < kMaxDevices; ++i) {
+    if (g.dev[i].uuid_known && std::memcmp(g.dev[i].uuid.bytes, u.bytes, 16) == 0) return i;
+  }
+  return -1;
+}
+
+// Connects and says hello. REQUIRES: g.mu held.
+bool ConnectLocked() {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, g.socket_path, sizeof addr.sun_path);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return false;
+  }
+  proto::HelloMsg hello{g.job_id, static_cast<int32_t>(getpid()), 0};
+  g.fd = fd;
+  if (!SendFrame(fd, proto::MsgType::kHello, &hello, sizeof hello)) {
+    close(fd);
+    g.fd = -1;
+    return false;
+  }
+  return true;
+}
+
+// Daemon unreachable or gone: fail open. REQUIRES: g.mu held.
+void GoUngatedLocked(const char* why) {
+  if (g.fd >= 0) close(g.fd);
+  g.fd = -1;
+  g.ungated = true;
+  for (int i = 0; i < kMaxDevices; ++i) {
+    g.dev[i].requested = g.dev[i].holding = g.dev[i].dropping = false;
+    g.dev[i].drop_deferred = false;
+    g_gates[i].Open();
+  }
+  if (!g.warned) {
+    g.warned = true;
+    Warn("%s %s; the job runs without GPU sharing", why, g.socket_path);
+  }
+  pthread_cond_broadcast(&g.cv);
+}
+
+void SyncContexts(int device) {
+  const DriverExtras& x = Extras();
+  ContextRegistry::Get().ForEach(device, [&x](gs_cuda::CUcontext ctx) {
+    if (x.cuCtxPushCurrent_v2(ctx) != gs_cuda::CUDA_SUCCESS) return;
+    x.cuCtxSynchronize();
+    gs_cuda::CUcontext popped;
+    x.cuCtxPopCurrent_v2(&popped);
+  });
+}
+
+// Closes the gate, drains, synchronizes and acknowledges. Called by the client thread
+// with g.mu NOT held and d.dropping already set.
+void Release(int device, proto::ReleaseReason reason) {
+  g_gates[device].CloseAndDrain();
+  SyncContexts(device);
+  pthread_mutex_lock(&g.mu);
+  DeviceState& d = g.dev[device];
+  d.holding = false;
+  d.dropping = false;
+  d.drop_deferred = false;
+  SendLease(proto::MsgType::kLeaseReleased, device, d.epoch, static_cast<uint32_t>(reason));
+  if (d.waiters > 0) {
+    d.requested = SendLease(proto::MsgType::kLeaseRequest, device, 0, 0);
+  }
+  pthread_mutex_unlock(&g.mu);
+}
+
+void HandleGrant(const proto::LeaseMsg& m) {
+  pthread_mutex_lock(&g.mu);
+  int device = DeviceOfUuid(m.gpu);
+  if (device >= 0) {
+    DeviceState& d = g.dev[device];
+    d.requested = false;
+    d.holding = true;
+    d.epoch = m.epoch;
+    d.last_active_ms = NowMs();
+    if (!d.dropping) g_gates[device].Open();
+    pthread_cond_broadcast(&g.cv);
+  }
+  pthread_mutex_unlock(&g.mu);
+}
+
+void HandleDrop(const proto::LeaseMsg& m) {
+  pthread_mutex_lock(&g.mu);
+  int device = DeviceOfUuid(m.gpu);
+  if (device < 0) {
+    pthread_mutex_unlock(&g.mu);
+    return;
+  }
+  DeviceState& d = g.dev[device];
+  if (!d.holding || d.dropping || m.epoch != d.epoch) {
+    // Already released (an idle release crossed this DROP) or a stale epoch: acknowledge
+    // so the daemon never waits on us; it ignores acknowledgements it does not expect.
+    SendLease(proto::MsgType::kLeaseReleased, device, m.epoch,
+              static_cast<uint32_t>(proto::ReleaseReason::kDropped));
+    pthread_mutex_unlock(&g.mu);
+    return;
+  }
+  if (g_active_captures.load(std::memory_order_acquire) > 0) {
+    d.drop_deferred = true;  // synchronizing now would invalidate the capture
+    pthread_mutex_unlock(&g.mu);
+    return;
+  }
+  d.dropping = true;
+  pthread_mutex_unlock(&g.mu);
+  Release(device, proto::ReleaseReason::kDropped);
+}
+
+// Periodic work of the client thread: deferred drops, idle releases, memory reports.
+void Tick() {
+  int64_t now = NowMs();
+  bool capturing = g_active_captures.load(std::memory_order_acquire) > 0;
+  for (int i = 0; i < kMaxDevices; ++i) {
+    pthread_mutex_lock(&g.mu);
+    DeviceState& d = g.dev[i];
+    bool release = false;
+    proto::ReleaseReason reason = proto::ReleaseReason::kDropped;
+    if (d.holding && !d.dropping && !capturing) {
+      if (d.drop_deferred) {
+        release = true;
+      } else if (g_gates[i].TakeActive()) {
+        d.last_active_ms = now;
+      } else if (d.waiters == 0 && now - d.last_active_ms >= g.idle_release_ms) {
+        release = true;
+        reason = proto::ReleaseReason::kIdle;
+      }
+    }
+    if (release) d.dropping = true;
+    if (d.bytes_dirty.exchange(false, std::memory_order_relaxed) && g.fd >= 0) {
+      EnsureUuid(i);
+      if (d.uuid_known) SendLease(proto::MsgType::kMemReport, i, 0, 0);
+    }
+    pthread_mutex_unlock(&g.mu);
+    if (release) Release(i, reason);
+  }
+}
+
+// Reads and handles one frame. False when the connection is broken or the peer
+// misbehaves.
+bool ReceiveOne(int fd) {
+  proto::FrameHeader h;
+  if (!ReadAll(fd, &h, sizeof h)) return false;
+  if (proto::CheckHeader(h, sizeof(proto::LeaseMsg)) != proto::HeaderCheck::kOk) return false;
+  auto type = static_cast<proto::MsgType>(h.type);
+  if (type != proto::MsgType::kLeaseGrant && type != proto::MsgType::kLeaseDrop) return false;
+  proto::LeaseMsg m;
+  if (!ReadAll(fd, &m, sizeof m)) return false;
+  if (type == proto::MsgType::kLeaseGrant) {
+    HandleGrant(m);
+  } else {
+    HandleDrop(m);
+  }
+  return true;
+}
+
+void* ClientThread(void*) {
+  for (;;) {
+    pthread_mutex_lock(&g.mu);
+    int fd = g.fd;
+    bool ungated = g.ungated;
+    pthread_mutex_unlock(&g.mu);
+    if (ungated) {
+      struct timespec ts = {kReconnectMs / 1000, (kReconnectMs % 1000) * 1000000L};
+      nanosleep(&ts, nullptr);
+      pthread_mutex_lock(&g.mu);
+      if (ConnectLocked()) {
+        // The daemon is back: return to gated operation. Close every gate first so no
+        // submission slips between now and the first grant.
+        g.ungated = false;
+        pthread_mutex_unlock(&g.mu);
+        for (int i = 0; i < kMaxDevices; ++i) g_gates[i].CloseAndDrain();
+        for (int i = 0; i < kMaxDevices; ++i) SyncContexts(i);
+        Warn("reconnected to the gshare daemon; GPU sharing resumed");
+        pthread_mutex_lock(&g.mu);
+        for (int i = 0; i < kMaxDevices; ++i) {
+          g.dev[i].bytes_dirty.store(g.dev[i].bytes.load() != 0, std::memory_order_relaxed);
+        }
+        pthread_cond_broadcast(&g.cv);
+      }
+      pthread_mutex_unlock(&g.mu);
+      continue;
+    }
+    struct pollfd p = {fd, POLLIN, 0};
+    int n = poll(&p, 1, kTickMs);
+    if (n > 0 && !ReceiveOne(fd)) {
+      pthread_mutex_lock(&g.mu);
+      GoUngatedLocked("lost the connection to the gshare daemon at");
+      pthread_mutex_unlock(&g.mu);
+      continue;
+    }
+    Tick();
+  }
+  return nullptr;
+}
+
+// Starts the connection and the thread on first use in this process.
+// REQUIRES: g.mu held.
+void EnsureStartedLocked() {
+  if (g.started) return;
+  g.started = true;
+  static bool atfork_registered = false;
+  if (!atfork_registered) {
+    atfork_registered = true;
+    pthread_atfork(nullptr, nullptr, ChildAfterFork);
+  }
+  const char* job = std::getenv("GSHARE_JOB_ID");
+  g.job_id = job != nullptr ? std::strtoull(job, nullptr, 10) : 0;
+  const char* idle = std::getenv("GSHARE_IDLE_RELEASE_MS");
+  if (idle != nullptr && std::atoi(idle) > 0) g.idle_release_ms = std::atoi(idle);
+  bool have_path = gshare::paths::SocketPath(g.socket_path, sizeof g.socket_path);
+  if (!have_path || !ConnectLocked()) GoUngatedLocked("cannot reach the gshare daemon at");
+  pthread_t tid;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&tid, &attr, ClientThread, nullptr) != 0) {
+    GoUngatedLocked("cannot start the lease thread for");
+  }
+  pthread_attr_destroy(&attr);
+}
+
+}  // namespace
+
+DeviceGate& GateOf(int device) { return g_gates[device]; }
+
+LeaseClient g_client;
+
+LeaseClient& LeaseClient::Get() { return g_client; }
+
+void LeaseClient::EnterSlow(int device) {
+  DeviceGate& gate = g_gates[device];
+  pthread_mutex_lock(&g.mu);
+  EnsureStartedLocked();
+  DeviceState& d = g.dev[device];
+  ++d.waiters;
+  while (!gate.TryEnter()) {
+    if (g.ungated) {
+      gate.Open();
+      continue;
+    }
+    if (!d.requested && !d.holding && !d.dropping) {
+      EnsureUuid(device);
+      d.requested = SendLease(proto::MsgType::kLeaseRequest, device, 0, 0);
+      if (!d.requested) {
+        GoUngatedLocked("lost the connection to the gshare daemon at");
+        continue;
+      }
+    }
+    pthread_cond_wait(&g.cv, &g.mu);
+  }
+  --d.waiters;
+  pthread_mutex_unlock(&g.mu);
+}
+
+void LeaseClient::AddDeviceBytes(int device, int64_t delta) {
+  if (device < 0 || device >= kMaxDevices) return;
+  g.dev[device].bytes.fetch_add(delta, std::memory_order_relaxed);
+  g.dev[device].bytes_dirty.store(true, std::memory_order_relaxed);
+}
+
+void ChildAfterFork() {
+  // Only async-signal-safe work: the child has one thread and no connection of its own.
+  if (g.fd >= 0) close(g.fd);
+  g.fd = -1;
+  pthread_mutex_init(&g.mu, nullptr);
+  pthread_mutex_init(&g.send_mu, nullptr);
+  pthread_cond_init(&g.cv, nullptr);
+  g.started = false;
+  g.ungated = false;
+  for (int i = 0; i < kMaxDevices; ++i) {
+    DeviceState& d = g.dev[i];
+    d.requested = d.holding = d.dropping = d.drop_deferred = false;
+    d.waiters = 0;
+    d.epoch = 0;
+    d.bytes.store(0, std::memory_order_relaxed);
+    d.bytes_dirty.store(false, std::memory_order_relaxed);
+    g_gates[i].Reset();
+  }
+  ContextRegistry::Get().ResetAfterFork();
+}
+
+}  // namespace gshare::shim

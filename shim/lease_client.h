@@ -1,0 +1,41 @@
+// LeaseClient: the shim's side of the lease protocol. Owns the connection to the daemon
+// and a background thread that receives GRANT/DROP, performs releases (close the gate,
+// drain, synchronize every context, acknowledge), gives the lease back after an idle
+// period and reports device memory. Submitting threads enter it only on the slow path
+// (gate closed). If the daemon cannot be reached the job runs ungated, with one warning,
+// and the thread keeps trying to reconnect. Any thread; fork-safe (see ResetAfterFork).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "device_gate.h"
+#include "context_registry.h"
+
+namespace gshare::shim {
+
+// Gates of this process, one per device ordinal.
+DeviceGate& GateOf(int device);
+
+// Number of stream captures in progress in this process (stream capture work is recorded,
+// not submitted: it bypasses the gate, and releases wait until captures end).
+extern std::atomic<int> g_active_captures;
+
+class LeaseClient {
+ public:
+  static LeaseClient& Get();
+
+  // Slow path of a submission on `device`: asks for the lease if needed and blocks until
+  // the gate is open; returns with the caller inside the gate (it must call Exit()).
+  void EnterSlow(int device);
+
+  // Device memory accounting (bytes, signed delta) for `device`; reported to the daemon
+  // by the client thread within ~100 ms.
+  void AddDeviceBytes(int device, int64_t delta);
+
+};
+
+// pthread_atfork child handler: forget the parent's connection, thread and lease.
+void ChildAfterFork();
+
+}  // namespace gshare::shim

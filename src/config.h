@@ -1,0 +1,66 @@
+// gshare's settings: built-in defaults overlaid key by key with gshare.toml files
+// (system, user, explicit --config). Loading reads the environment and the file system, so
+// call LoadConfig/DefaultConfigSources/StateDir from the main thread before other threads
+// start; a loaded Config is a plain value, readable from any thread.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "status.h"
+
+namespace gshare {
+
+// Job priorities (the default one here and each job's own) lie in [kMinPriority, kMaxPriority].
+inline constexpr int kMinPriority = -1000;
+inline constexpr int kMaxPriority = 1000;
+
+// Every key of gshare.toml; configs/gshare.toml documents each one.
+struct Config {
+  struct Scheduler {
+    bool enabled = true;                                  // [scheduler] enabled
+    std::chrono::milliseconds quantum{20'000};            // time quantum of an exclusive lease (> 0)
+    std::chrono::milliseconds idle_release{2'000};        // a holder idle this long gives the lease back
+    std::chrono::milliseconds drop_grace{10'000};         // DROP acknowledgement deadline, then SIGSTOP
+    int default_priority = 0;                             // of jobs that give none
+  };
+  struct Daemon {
+    std::string socket;           // empty: the default rule of include/gshare/paths.h
+    std::string state_dir;        // empty: see StateDir()
+    std::string log_level = "info";  // trace, debug, info, warn, error, critical or off
+  };
+  Scheduler scheduler;
+  Daemon daemon;
+};
+
+// One config file and whether its absence is an error.
+struct ConfigSource {
+  std::string path;
+  bool required = false;
+};
+
+// Config files in precedence order, lowest first: a later file overrides an earlier one key by key.
+struct ConfigSources {
+  std::vector<ConfigSource> files;
+};
+
+// The usual sources: /etc/gshare/gshare.toml, then $XDG_CONFIG_HOME/gshare/gshare.toml (when
+// XDG_CONFIG_HOME is an absolute path, else $HOME/.config/gshare/gshare.toml; skipped with no
+// home), then `explicit_path` (required) when given. Reads the environment.
+ConfigSources DefaultConfigSources(std::optional<std::string> explicit_path);
+
+// Defaults overlaid with each file of `sources` in order. A missing optional file is skipped.
+// Errors (a missing required file, unreadable file, TOML syntax error, unknown table or key,
+// wrong type, bad duration, priority out of range, unknown log level) name the file and, where
+// the problem has one, "path:line:col: ...". Never throws.
+Result<Config> LoadConfig(const ConfigSources& sources);
+
+// The daemon's state directory (database, logs): config.daemon.state_dir when set (a leading
+// "~/" means $HOME), else $GSHARE_STATE_DIR, else $XDG_STATE_HOME/gshare (when absolute),
+// else $HOME/.local/state/gshare (the home from the password database when HOME is unset).
+// Does not create it. Reads the environment.
+std::string StateDir(const Config& config);
+
+}  // namespace gshare

@@ -1,0 +1,38 @@
+// DaemonLauncher makes sure exactly one gshare daemon serves a socket, starting it when needed,
+// even when several `gshare run`s race to do so (the daemon's lock file decides who wins).
+// Threads: any thread, concurrently; it forks, so the child side only makes async-signal-safe calls.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "status.h"
+
+namespace gshare {
+
+struct LaunchSpec {
+  std::string socket_path;
+  // The daemon's command, e.g. {"/path/gshare", "daemon", "--foreground"}; EnsureDaemon appends
+  // "--ready-fd N". The daemon must write one byte to fd N: 'R' once it listens on socket_path,
+  // or 'B' (then exit 0) when another daemon holds the lock.
+  std::vector<std::string> daemon_argv;
+  std::chrono::milliseconds timeout{10000};  // for the ready byte and the connects after it, together
+  std::string log_path;  // the daemon's stdout and stderr, appended; missing parent dirs made 0700
+};
+
+class DaemonLauncher {
+ public:
+  // OK when a daemon accepts connections on spec.socket_path: at once if one already does;
+  // otherwise after starting spec.daemon_argv detached (new session, stdin /dev/null, output to
+  // log_path, no other fds), reading its ready byte and connecting within spec.timeout.
+  // Error "the daemon did not start (see LOG)" when it exits without a byte, the timeout expires
+  // or no connect succeeds; other errors when the log can't be opened or fork fails.
+  static Status EnsureDaemon(const LaunchSpec& spec);
+};
+
+// Connects an AF_UNIX stream socket to path. Returns the connected fd (CLOEXEC, blocking; the
+// caller owns and closes it), or an error naming path and the errno text.
+Result<int> ConnectUnix(const std::string& path);
+
+}  // namespace gshare

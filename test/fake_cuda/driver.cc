@@ -1,0 +1,120 @@
+#include "driver.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+
+#include "op_log.h"
+
+namespace gs_cuda::fake {
+namespace {
+
+// Reads an unsigned number from the environment; fallback when unset or malformed.
+uint64_t EnvNumber(const char* name, uint64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || v[0] == '\0') return fallback;
+  char* end = nullptr;
+  unsigned long long n = std::strtoull(v, &end, 10);
+  return (end != nullptr && *end == '\0') ? n : fallback;
+}
+
+struct DriverState {
+  std::mutex mu;  // guards everything below
+  bool init_done = false;
+  CUresult init_result = CUDA_SUCCESS;
+  Settings settings;
+  Context* primary[kMaxDevices] = {};
+  std::unordered_map<const void*, HandleKind> handles;
+};
+
+// Leaked: never destroyed, so exit() never races a worker on it.
+DriverState& State() {
+  static DriverState* s = new DriverState;
+  return *s;
+}
+
+// Set once Init succeeded; read without the lock on every call.
+std::atomic<bool> g_ready{false};
+
+}  // namespace
+
+CUresult Init() {
+  DriverState& st = State();
+  std::lock_guard<std::mutex> lock(st.mu);
+  if (st.init_done) return st.init_result;
+  st.init_done = true;
+  uint64_t devices = EnvNumber("FAKE_CUDA_DEVICES", 1);
+  st.settings.devices = static_cast<int>(devices > kMaxDevices ? kMaxDevices : devices);
+  st.settings.mem_bytes = EnvNumber("FAKE_CUDA_MEM_BYTES", 16ull << 30);
+  st.settings.kernel_ms = static_cast<uint32_t>(EnvNumber("FAKE_CUDA_KERNEL_MS", 20));
+  if (!OpenOpLog()) {
+    st.init_result = CUDA_ERROR_UNKNOWN;
+  } else if (st.settings.devices == 0) {
+    st.init_result = CUDA_ERROR_NO_DEVICE;
+  } else {
+    g_ready.store(true);
+  }
+  return st.init_result;
+}
+
+const Settings& GetSettings() { return State().settings; }
+
+CUresult CheckInit() { return g_ready.load() ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED; }
+
+CUresult CheckContext(Context** ctx) {
+  if (CUresult r = CheckInit()) return r;
+  *ctx = CurrentContext();
+  return *ctx != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult CheckDevice(CUdevice dev) {
+  if (CUresult r = CheckInit()) return r;
+  return (dev >= 0 && dev < GetSettings().devices) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+Context* PrimaryContext(int dev) {
+  DriverState& st = State();
+  std::lock_guard<std::mutex> lock(st.mu);
+  if (st.primary[dev] == nullptr) {
+    st.primary[dev] = Context::Create(dev, /*primary=*/true);
+    if (st.primary[dev] != nullptr) st.handles[st.primary[dev]] = HandleKind::kContext;
+  }
+  return st.primary[dev];
+}
+
+CUresult ResolveStream(CUstream handle, bool per_thread_export, Stream** out) {
+  if (CUresult r = CheckInit()) return r;
+  uintptr_t v = reinterpret_cast<uintptr_t>(handle);
+  if (v == 0) v = per_thread_export ? 0x2 : 0x1;
+  if (v == 0x1 || v == 0x2) {
+    Context* ctx = CurrentContext();
+    if (ctx == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+    *out = v == 0x1 ? ctx->legacy_stream() : ctx->PerThreadStream();
+    return *out != nullptr ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  if (!IsHandle(handle, HandleKind::kStream)) return CUDA_ERROR_INVALID_HANDLE;
+  *out = reinterpret_cast<Stream*>(handle);
+  return CUDA_SUCCESS;
+}
+
+void AddHandle(const void* h, HandleKind kind) {
+  DriverState& st = State();
+  std::lock_guard<std::mutex> lock(st.mu);
+  st.handles[h] = kind;
+}
+
+void DropHandle(const void* h) {
+  DriverState& st = State();
+  std::lock_guard<std::mutex> lock(st.mu);
+  st.handles.erase(h);
+}
+
+bool IsHandle(const void* h, HandleKind kind) {
+  if (h == nullptr) return false;
+  DriverState& st = State();
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto it = st.handles.find(h);
+  return it != st.handles.end() && it->second == kind;
+}
+
+}  // namespace gs_cuda::fake

@@ -1,0 +1,52 @@
+// Process-wide state of the fake driver: cuInit and the settings it reads from the environment,
+// the devices and their primary contexts, the table of live handles, and the checks every export
+// starts with. Any thread. Everything is leaked on purpose (no statics with destructors), so
+// exit() with busy workers and fork() children that exit stay safe.
+#pragma once
+
+#include <cstdint>
+
+#include "context.h"
+#include "cuda_abi.h"
+
+namespace gs_cuda::fake {
+
+constexpr int kMaxDevices = 64;
+
+struct Settings {
+  int devices = 1;                        // FAKE_CUDA_DEVICES
+  uint64_t mem_bytes = 16ull << 30;       // FAKE_CUDA_MEM_BYTES, per device
+  uint32_t kernel_ms = 20;                // FAKE_CUDA_KERNEL_MS, kernels without a duration
+};
+
+// cuInit: reads the settings and opens the op log once. CUDA_ERROR_NO_DEVICE when
+// FAKE_CUDA_DEVICES is 0; later calls return the first call's result.
+CUresult Init();
+// The settings; valid once Init succeeded.
+const Settings& GetSettings();
+
+// CUDA_ERROR_NOT_INITIALIZED before a successful cuInit, else CUDA_SUCCESS.
+CUresult CheckInit();
+// CheckInit, then the calling thread's current context into *ctx, or CUDA_ERROR_INVALID_CONTEXT.
+CUresult CheckContext(Context** ctx);
+// CUDA_ERROR_INVALID_DEVICE unless 0 <= dev < devices.
+CUresult CheckDevice(CUdevice dev);
+
+// The primary context of dev (valid), created on first use; nullptr when it cannot start.
+Context* PrimaryContext(int dev);
+
+// Maps a CUstream argument to a stream of the current context:
+//   0      -> the per-thread default stream when per_thread_export (a _ptsz/_ptds export),
+//             else the legacy default stream;
+//   0x1    -> the legacy default stream; 0x2 -> the per-thread default stream;
+//   other  -> a live stream handle, else CUDA_ERROR_INVALID_HANDLE.
+// Needs a current context for 0, 0x1 and 0x2 (CUDA_ERROR_INVALID_CONTEXT).
+CUresult ResolveStream(CUstream handle, bool per_thread_export, Stream** out);
+
+// The live handles, so that a stale or foreign handle is an error rather than a crash.
+enum class HandleKind { kContext, kStream, kEvent, kModule, kFunction, kGraph, kGraphExec };
+void AddHandle(const void* h, HandleKind kind);
+void DropHandle(const void* h);
+bool IsHandle(const void* h, HandleKind kind);
+
+}  // namespace gs_cuda::fake

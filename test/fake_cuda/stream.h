@@ -1,0 +1,88 @@
+// A stream of the fake GPU: a FIFO of ops that one worker thread runs in order, so work is
+// asynchronous like on a GPU, plus the capture state that records ops into a graph instead.
+// Any thread may submit, wait, query or capture; only the stream's worker runs its ops.
+#pragma once
+
+#include <pthread.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+
+#include "cuda_abi.h"
+
+namespace gs_cuda::fake {
+
+class Context;
+struct Graph;
+
+// One unit of GPU work. kind is the log letter (K G C S H O), or 0 for the driver's own
+// bookkeeping (event records, stream-ordered frees), which is never logged nor captured.
+struct Op {
+  char kind = 0;
+  const char* name = "";  // export name, static storage
+  uint32_t ms = 0;        // how long a kernel (kind K) runs
+  std::function<void()> body;
+};
+
+// Runs op on the calling thread: sleeps op.ms for a kernel, then runs the body if any.
+void RunOp(const Op& op);
+
+class Stream {
+ public:
+  enum class Mode {
+    kAsync,     // an asynchronous submission: captured while the stream captures
+    kSync,      // a synchronous one: refused while the stream captures (as CUDA does)
+    kInternal,  // driver bookkeeping: always queued, never captured
+  };
+
+  // Starts a stream of ctx and its worker. is_default marks a legacy or per-thread default
+  // stream, which cuStreamDestroy refuses. Returns nullptr when no thread can be started.
+  static Stream* Start(Context* ctx, bool is_default);
+
+  Context* context() const { return ctx_; }
+  bool is_default() const { return is_default_; }
+
+  // Queues op, or appends it to the capture graph. On success *ticket is what WaitFor needs
+  // (0 when captured). Returns CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED for kSync while capturing.
+  CUresult Submit(Op op, Mode mode, uint64_t* ticket);
+
+  // Blocks until the op with this ticket (and everything before it) has run.
+  void WaitFor(uint64_t ticket);
+  // Blocks until everything submitted before the call has run.
+  void Synchronize();
+  // True when nothing is queued or running.
+  bool Idle();
+
+  // Starts recording into graph; false when already capturing.
+  bool BeginCapture(Graph* graph);
+  // Stops recording; returns the graph, or nullptr when the stream was not capturing.
+  Graph* EndCapture();
+  bool capturing();
+
+  // Runs what is queued, stops the worker and frees the stream. The caller drops the handle.
+  void Destroy();
+
+ private:
+  Stream(Context* ctx, bool is_default) : ctx_(ctx), is_default_(is_default) {}
+  static void* WorkerMain(void* self);
+  void Work();
+
+  Context* const ctx_;
+  const bool is_default_;
+  pthread_t thread_{};
+
+  // State below is protected by mu_.
+  std::mutex mu_;
+  std::condition_variable work_cv_;  // the worker waits here for ops or stop_
+  std::condition_variable done_cv_;  // waiters wait here for completed_
+  std::deque<Op> queue_;
+  uint64_t submitted_ = 0;
+  uint64_t completed_ = 0;
+  bool stop_ = false;
+  Graph* capture_ = nullptr;  // non-null while capturing
+};
+
+}  // namespace gs_cuda::fake

@@ -1,0 +1,220 @@
+#include "config.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace gshare {
+namespace {
+
+using std::chrono::milliseconds;
+
+// A fresh directory under $TMPDIR, removed with its contents at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "gshare-config-XXXXXX").string();
+    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
+    path_ = tmpl;
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string Write(const std::string& name, const std::string& text) const {
+    std::string p = path_ + "/" + name;
+    std::ofstream(p) << text;
+    return p;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Sets an environment variable for the scope, restoring the old value after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    if (old != nullptr) old_ = old;
+    if (value != nullptr) setenv(name, value, 1);
+    else unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+    else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+Result<Config> LoadOne(const std::string& path) { return LoadConfig({{{path, true}}}); }
+
+TEST_CASE("LoadConfig with no files gives the defaults") {
+  Result<Config> c = LoadConfig({});
+  REQUIRE(c.ok());
+  CHECK(c->scheduler.enabled);
+  CHECK(c->scheduler.quantum == milliseconds(20'000));
+  CHECK(c->scheduler.idle_release == milliseconds(2'000));
+  CHECK(c->scheduler.drop_grace == milliseconds(10'000));
+  CHECK(c->scheduler.default_priority == 0);
+  CHECK(c->daemon.socket.empty());
+  CHECK(c->daemon.state_dir.empty());
+  CHECK(c->daemon.log_level == "info");
+}
+
+TEST_CASE("LoadConfig reads the shipped example as the defaults") {
+  // configs/gshare.toml shows every key commented out: it must stay valid TOML. CMake passes
+  // this file by absolute path, so __FILE__ locates the source tree.
+  std::filesystem::path root = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+  Result<Config> c = LoadOne((root / "configs" / "gshare.toml").string());
+  REQUIRE_MESSAGE(c.ok(), c.status().message());
+  CHECK(c->scheduler.quantum == milliseconds(20'000));
+}
+
+TEST_CASE("LoadConfig reads every key") {
+  TempDir dir;
+  std::string path = dir.Write("all.toml", R"(
+[scheduler]
+enabled = false
+quantum = "1m30s"
+idle_release = "500ms"
+drop_grace = "00:30"
+default_priority = -1000
+[daemon]
+socket = "/run/gshare/gshare.sock"
+state_dir = "/var/lib/gshare"
+log_level = "debug"
+)");
+  Result<Config> c = LoadOne(path);
+  REQUIRE_MESSAGE(c.ok(), c.status().message());
+  CHECK_FALSE(c->scheduler.enabled);
+  CHECK(c->scheduler.quantum == milliseconds(90'000));
+  CHECK(c->scheduler.idle_release == milliseconds(500));
+  CHECK(c->scheduler.drop_grace == milliseconds(30'000));
+  CHECK(c->scheduler.default_priority == -1000);
+  CHECK(c->daemon.socket == "/run/gshare/gshare.sock");
+  CHECK(c->daemon.state_dir == "/var/lib/gshare");
+  CHECK(c->daemon.log_level == "debug");
+}
+
+TEST_CASE("LoadConfig merges files key by key, later files winning") {
+  TempDir dir;
+  std::string system = dir.Write("system.toml",
+                                 "[scheduler]\nquantum = \"30s\"\nidle_release = \"5s\"\n"
+                                 "[daemon]\nlog_level = \"warn\"\n");
+  std::string user = dir.Write("user.toml", "[scheduler]\nquantum = \"40s\"\n");
+  std::string explicit_file = dir.Write("explicit.toml", "daemon.log_level = \"error\"\n");
+  Result<Config> c = LoadConfig({{{system, false},
+                                  {dir.path() + "/missing.toml", false},
+                                  {user, false},
+                                  {explicit_file, true}}});
+  REQUIRE_MESSAGE(c.ok(), c.status().message());
+  CHECK(c->scheduler.quantum == milliseconds(40'000));      // user over system
+  CHECK(c->scheduler.idle_release == milliseconds(5'000));  // system only
+  CHECK(c->scheduler.drop_grace == milliseconds(10'000));   // default
+  CHECK(c->daemon.log_level == "error");                    // explicit over system
+}
+
+TEST_CASE("LoadConfig rejects unknown keys and tables, naming them") {
+  TempDir dir;
+  std::string path = dir.Write("typo.toml", "[scheduler]\nenabled = true\nquantun = \"20s\"\n");
+  Result<Config> c = LoadOne(path);
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().message().find(path + ":3:") == 0);
+  CHECK(c.status().message().find("scheduler.quantun") != std::string::npos);
+
+  std::string table = dir.Write("table.toml", "[schedular]\nquantum = \"20s\"\n");
+  c = LoadOne(table);
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().message().find(table + ":1:") == 0);
+  CHECK(c.status().message().find("schedular") != std::string::npos);
+}
+
+TEST_CASE("LoadConfig reports a bad duration with file, line and the value") {
+  TempDir dir;
+  std::string path = dir.Write("bad.toml", "# comment\n[scheduler]\n\nquantum = \"20x\"\n");
+  Result<Config> c = LoadOne(path);
+  REQUIRE_FALSE(c.ok());
+  const std::string& m = c.status().message();
+  CHECK(m.find(path + ":4:") == 0);
+  CHECK(m.find("scheduler.quantum") != std::string::npos);
+  CHECK(m.find("\"20x\"") != std::string::npos);
+  CHECK(m.find('\n') == std::string::npos);
+}
+
+TEST_CASE("LoadConfig rejects wrong types and out-of-range values") {
+  TempDir dir;
+  for (const char* text : {"[scheduler]\nquantum = 20\n", "[scheduler]\nquantum = \"0s\"\n",
+                           "[scheduler]\nenabled = \"yes\"\n",
+                           "[scheduler]\ndefault_priority = 1001\n",
+                           "[scheduler]\ndefault_priority = \"high\"\n",
+                           "[daemon]\nlog_level = \"loud\"\n", "[daemon]\nsocket = 3\n",
+                           "scheduler = 1\n"}) {
+    Result<Config> c = LoadOne(dir.Write("wrong.toml", text));
+    INFO(text);
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.status().message().find(dir.path() + "/wrong.toml:") == 0);
+  }
+}
+
+TEST_CASE("LoadConfig reports TOML syntax errors with file and line") {
+  TempDir dir;
+  std::string path = dir.Write("syntax.toml", "[scheduler]\nquantum = \"20s\nenabled = true\n");
+  Result<Config> c = LoadOne(path);
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().message().find(path + ":2:") == 0);
+}
+
+TEST_CASE("LoadConfig fails on a missing explicit file, skips a missing optional one") {
+  TempDir dir;
+  std::string missing = dir.path() + "/nope.toml";
+  Result<Config> c = LoadConfig({{{missing, true}}});
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().message().find(missing) == 0);
+  CHECK(LoadConfig({{{missing, false}}}).ok());
+}
+
+TEST_CASE("DefaultConfigSources lists system, user, then explicit files") {
+  ScopedEnv xdg("XDG_CONFIG_HOME", "/xdg");
+  ConfigSources s = DefaultConfigSources("/tmp/x.toml");
+  REQUIRE(s.files.size() == 3);
+  CHECK(s.files[0].path == "/etc/gshare/gshare.toml");
+  CHECK_FALSE(s.files[0].required);
+  CHECK(s.files[1].path == "/xdg/gshare/gshare.toml");
+  CHECK_FALSE(s.files[1].required);
+  CHECK(s.files[2].path == "/tmp/x.toml");
+  CHECK(s.files[2].required);
+
+  ScopedEnv no_xdg("XDG_CONFIG_HOME", nullptr);
+  ScopedEnv home("HOME", "/home/u");
+  s = DefaultConfigSources(std::nullopt);
+  REQUIRE(s.files.size() == 2);
+  CHECK(s.files[1].path == "/home/u/.config/gshare/gshare.toml");
+}
+
+TEST_CASE("StateDir follows config, GSHARE_STATE_DIR, XDG_STATE_HOME, then HOME") {
+  ScopedEnv home("HOME", "/home/u");
+  ScopedEnv state("GSHARE_STATE_DIR", nullptr);
+  ScopedEnv xdg("XDG_STATE_HOME", nullptr);
+  Config c;
+  CHECK(StateDir(c) == "/home/u/.local/state/gshare");
+  {
+    ScopedEnv relative("XDG_STATE_HOME", "relative");  // invalid per the XDG spec: ignored
+    CHECK(StateDir(c) == "/home/u/.local/state/gshare");
+  }
+  ScopedEnv xdg_set("XDG_STATE_HOME", "/xdg/state");
+  CHECK(StateDir(c) == "/xdg/state/gshare");
+  ScopedEnv state_set("GSHARE_STATE_DIR", "/srv/gshare");
+  CHECK(StateDir(c) == "/srv/gshare");
+  c.daemon.state_dir = "/var/lib/gshare";
+  CHECK(StateDir(c) == "/var/lib/gshare");
+  c.daemon.state_dir = "~/gs";
+  CHECK(StateDir(c) == "/home/u/gs");
+}
+
+}  // namespace
+}  // namespace gshare
