@@ -22,7 +22,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--device", choices=["cuda", "cpu"],
                    default="cuda" if torch.cuda.is_available() else "cpu")
-    p.add_argument("--n", type=int, default=1024, help="matrix side")
+    p.add_argument("--n", type=int, default=512, help="matrix side")
     p.add_argument("--iters", type=int, default=8)
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args(argv)

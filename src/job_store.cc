@@ -19,26 +19,14 @@ namespace {
 constexpr const char* kMigrations[] = {
     // 1: the jobs table.
     "CREATE TABLE jobs ("
-    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
-    "  name TEXT NOT NULL DEFAULT '',"
-    "  argv TEXT NOT NULL DEFAULT '[]',"
-    "  cwd TEXT NOT NULL DEFAULT '',"
-    "  uid INTEGER NOT NULL,"
-    "  priority INTEGER NOT NULL DEFAULT 0,"
-    "  quantum_ms INTEGER NOT NULL DEFAULT 0,"
-    "  gpu TEXT NOT NULL DEFAULT '',"
-    "  state TEXT NOT NULL,"
-    "  reason TEXT NOT NULL DEFAULT '',"
-    "  submit_time REAL NOT NULL,"
-    "  start_time REAL,"
-    "  end_time REAL,"
-    "  exit_code INTEGER,"
-    "  signal INTEGER,"
-    "  pid INTEGER,"
-    "  lease_seconds REAL NOT NULL DEFAULT 0,"
-    "  wait_seconds REAL NOT NULL DEFAULT 0,"
-    "  peak_bytes INTEGER NOT NULL DEFAULT 0,"
-    "  kind TEXT NOT NULL);"
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL DEFAULT '',"
+    "  argv TEXT NOT NULL DEFAULT '[]', cwd TEXT NOT NULL DEFAULT '', uid INTEGER NOT NULL,"
+    "  priority INTEGER NOT NULL DEFAULT 0, quantum_ms INTEGER NOT NULL DEFAULT 0,"
+    "  gpu TEXT NOT NULL DEFAULT '', state TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '',"
+    "  submit_time REAL NOT NULL, start_time REAL, end_time REAL,"
+    "  exit_code INTEGER, signal INTEGER, pid INTEGER,"
+    "  lease_seconds REAL NOT NULL DEFAULT 0, wait_seconds REAL NOT NULL DEFAULT 0,"
+    "  peak_bytes INTEGER NOT NULL DEFAULT 0, kind TEXT NOT NULL);"
     "CREATE INDEX jobs_by_state ON jobs(state);",
 };
 constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
@@ -52,15 +40,9 @@ constexpr const char* kColumns =
 
 // Resets a cached statement when leaving scope: a SELECT left un-reset would keep its read
 // transaction open and stop WAL checkpoints.
-class ResetOnExit {
- public:
-  explicit ResetOnExit(sqlite3_stmt* stmt) : stmt_(stmt) {}
-  ~ResetOnExit() { sqlite3_reset(stmt_); }
-  ResetOnExit(const ResetOnExit&) = delete;
-  ResetOnExit& operator=(const ResetOnExit&) = delete;
-
- private:
-  sqlite3_stmt* stmt_;
+struct ResetOnExit {
+  sqlite3_stmt* stmt;
+  ~ResetOnExit() { sqlite3_reset(stmt); }
 };
 
 // Creates each missing directory of `dir` with mode 0700 (existing ones are left as they are).
@@ -193,7 +175,7 @@ Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
   Result<sqlite3_stmt*> wal = store->Prepare("PRAGMA journal_mode=WAL");
   if (!wal.ok()) return wal.status();
   {
-    ResetOnExit reset(wal.value());
+    ResetOnExit reset{wal.value()};
     if (sqlite3_step(wal.value()) != SQLITE_ROW) return store->Error("enable WAL");
     std::string mode = ColumnText(wal.value(), 0);
     if (mode != "wal") {
@@ -244,7 +226,7 @@ Result<sqlite3_stmt*> JobStore::Prepare(const std::string& sql) {
 }
 
 Status JobStore::Step(sqlite3_stmt* stmt, const char* what, int* changes) {
-  ResetOnExit reset(stmt);
+  ResetOnExit reset{stmt};
   if (sqlite3_step(stmt) != SQLITE_DONE) return Error(what);
   if (changes != nullptr) *changes = sqlite3_changes(db_);
   return Status::Ok();
@@ -262,7 +244,7 @@ Status JobStore::Migrate() {
   {
     Result<sqlite3_stmt*> stmt = Prepare("PRAGMA user_version");
     if (!stmt.ok()) return fail(stmt.status());
-    ResetOnExit reset(stmt.value());
+    ResetOnExit reset{stmt.value()};
     if (sqlite3_step(stmt.value()) != SQLITE_ROW) return fail(Error("read schema version"));
     version = sqlite3_column_int(stmt.value(), 0);
   }
@@ -376,7 +358,7 @@ Status JobStore::UpdateUsage(int64_t id, double lease_seconds, double wait_secon
 Result<std::optional<JobRecord>> JobStore::Get(int64_t id) {
   Result<sqlite3_stmt*> s = Prepare(std::string("SELECT ") + kColumns + " FROM jobs WHERE id = ?1");
   if (!s.ok()) return s.status();
-  ResetOnExit reset(s.value());
+  ResetOnExit reset{s.value()};
   sqlite3_bind_int64(s.value(), 1, id);
   int rc = sqlite3_step(s.value());
   if (rc == SQLITE_DONE) return std::optional<JobRecord>();
@@ -399,7 +381,7 @@ Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) {
   sql += " ORDER BY id DESC LIMIT ?" + std::to_string(index);
   Result<sqlite3_stmt*> s = Prepare(sql);
   if (!s.ok()) return s.status();
-  ResetOnExit reset(s.value());
+  ResetOnExit reset{s.value()};
   index = 1;
   for (const std::string& state : filter.states) BindText(s.value(), index++, state);
   sqlite3_bind_int64(s.value(), index, filter.limit > 0 ? filter.limit : -1);  // -1: no limit

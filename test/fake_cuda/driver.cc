@@ -1,5 +1,6 @@
 #include "driver.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>

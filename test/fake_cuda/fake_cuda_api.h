@@ -1,5 +1,5 @@
 // Every entry point the fake libcuda.so.1 exports, declared with the gs_cuda ABI types: the
-// 176 rows of shim/hooks.def plus FAKE_CUDA_EXTRA_EXPORTS below (the calls a job needs around
+// rows of shim/hooks.def plus FAKE_CUDA_EXTRA_EXPORTS below (the calls a job needs around
 // its submissions). Shared by the fake (which defines them) and fake_app (which calls them or
 // takes their types). Declarations only: any thread.
 #pragma once
@@ -7,20 +7,6 @@
 #include "cuda_abi.h"
 
 namespace gs_cuda {
-
-// cuda.h (13.0) layout: the shim only passes it through, but the fake reads hStream from it.
-struct CUlaunchConfig_st {
-  unsigned int gridDimX;
-  unsigned int gridDimY;
-  unsigned int gridDimZ;
-  unsigned int blockDimX;
-  unsigned int blockDimY;
-  unsigned int blockDimZ;
-  unsigned int sharedMemBytes;
-  CUstream hStream;
-  void* attrs;  // CUlaunchAttribute*; the fake ignores attributes
-  unsigned int numAttrs;
-};
 
 constexpr CUresult CUDA_ERROR_ILLEGAL_STATE = 401;        // capture begun twice, ended unbegun
 constexpr CUresult CUDA_ERROR_NOT_PERMITTED = 800;
@@ -42,7 +28,6 @@ constexpr unsigned int CU_STREAM_CAPTURE_MODE_GLOBAL = 0;
   X(cuDevicePrimaryCtxRetain, 7000, (CUcontext* pctx, CUdevice dev))                            \
   X(cuDevicePrimaryCtxRelease_v2, 11000, (CUdevice dev))                                        \
   X(cuCtxCreate_v2, 3020, (CUcontext* pctx, unsigned int flags, CUdevice dev))                  \
-  X(cuCtxDestroy_v2, 4000, (CUcontext ctx))                                                     \
   X(cuCtxSetCurrent, 4000, (CUcontext ctx))                                                     \
   X(cuCtxGetCurrent, 4000, (CUcontext* pctx))                                                   \
   X(cuCtxPushCurrent_v2, 4000, (CUcontext ctx))                                                 \

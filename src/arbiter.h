@@ -1,0 +1,131 @@
+// Arbiter: the lease policy of one machine, without I/O. One lease per physical GPU, held
+// by a job (all of its processes). Exclusive mode: the holder keeps the GPU for its time
+// quantum; round robin within a priority, strict priority across (a higher-priority
+// request makes the holder drop at once); DROP only when someone waits; a holder that does
+// not acknowledge a DROP within the grace period is stopped (SIGSTOP) and the lease moves
+// on, the stopped job is continued (SIGCONT) when its turn comes again. Disabled mode: every
+// request is granted at once (no gating). Time comes in as arguments (CLOCK_MONOTONIC in
+// the daemon), so the policy is tested without sleeping.
+// Not thread-safe: the daemon's event loop is its only caller.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gshare {
+
+using ConnId = uint64_t;
+using JobId = uint64_t;
+using GpuKey = std::string;  // "GPU-<uuid>" as the shim reports it
+using TimePoint = std::chrono::steady_clock::time_point;
+using Millis = std::chrono::milliseconds;
+
+struct LeaseAction {
+  enum class Kind { kGrant, kDrop, kStop, kContinue };
+  Kind kind;
+  ConnId conn;     // kGrant/kDrop: the connection to send to; kStop/kContinue: whose pid
+  GpuKey gpu;      // kGrant/kDrop
+  uint64_t epoch;  // kGrant/kDrop
+  pid_t pid;       // kStop/kContinue
+};
+using LeaseActions = std::vector<LeaseAction>;
+
+class Arbiter {
+ public:
+  struct Options {
+    bool enabled = true;                  // false: no gating, every request granted
+    Millis default_quantum{20000};        // DESIGN.md §4, the thesis's recommendation
+    Millis drop_grace{10000};             // DROP acknowledgement deadline
+  };
+  explicit Arbiter(Options options);
+
+  // Jobs must be known before their connections. quantum 0 = the default.
+  void AddJob(JobId job, int priority, Millis quantum);
+  void SetPriority(JobId job, int priority);
+  bool HasJob(JobId job) const { return jobs_.count(job) != 0; }
+  // Forgets a job whose connections are all gone.
+  void RemoveJob(JobId job);
+
+  void AddConn(ConnId conn, JobId job, pid_t pid);
+  LeaseActions Request(ConnId conn, const GpuKey& gpu, TimePoint now);
+  // Acknowledgement of a DROP or an idle release. Stale epochs are ignored.
+  LeaseActions Released(ConnId conn, const GpuKey& gpu, uint64_t epoch, TimePoint now);
+  // Socket EOF: the connection's leases are reclaimed at once.
+  LeaseActions Disconnected(ConnId conn, TimePoint now);
+  // Quantum expiries and grace deadlines.
+  LeaseActions Tick(TimePoint now);
+  // Earliest time Tick() has work to do, if any.
+  std::optional<TimePoint> NextDeadline() const;
+  LeaseActions SetEnabled(bool enabled, TimePoint now);
+  bool enabled() const { return options_.enabled; }
+
+  // Status.
+  struct GpuView {
+    GpuKey gpu;
+    std::optional<JobId> holder;
+    double held_seconds = 0;  // of the current holder
+    std::vector<JobId> waiters;  // in grant order
+    bool dropping = false;
+    std::vector<JobId> stopped;
+  };
+  std::vector<GpuView> Gpus(TimePoint now) const;
+  struct JobUsage {
+    double lease_seconds = 0;
+    double wait_seconds = 0;
+    bool holding = false;
+    bool waiting = false;
+    bool stopped = false;
+  };
+  JobUsage Usage(JobId job, TimePoint now) const;
+
+ private:
+  struct Job {
+    int priority = 0;
+    Millis quantum{0};
+    std::set<ConnId> conns;
+    double lease_seconds = 0;
+    double wait_seconds = 0;
+  };
+  struct Conn {
+    JobId job = 0;
+    pid_t pid = 0;
+  };
+  struct Lease {
+    uint64_t epoch = 0;
+    std::optional<JobId> holder;
+    TimePoint granted_at{};
+    bool dropping = false;
+    TimePoint drop_sent_at{};
+    std::map<ConnId, uint64_t> holding;  // conn -> epoch it was granted
+    std::set<ConnId> wanting;            // asked, not yet granted
+    std::map<JobId, uint64_t> queue;     // waiting job -> arrival number
+    std::map<JobId, TimePoint> wait_since;
+    std::set<JobId> stopped;             // SIGSTOPped for ignoring a DROP
+  };
+
+  Millis QuantumOf(const Job& job) const;
+  bool JobWants(const Lease& lease, JobId job) const;
+  void Enqueue(Lease& lease, JobId job, TimePoint now);
+  std::optional<JobId> BestWaiter(const Lease& lease) const;
+  void Schedule(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
+  void Grant(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now, LeaseActions& out);
+  void SendDrop(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
+  void ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoint now,
+                   LeaseActions& out);
+  void EndHolding(Lease& lease, TimePoint now);
+
+  Options options_;
+  uint64_t arrivals_ = 0;
+  std::map<JobId, Job> jobs_;
+  std::map<ConnId, Conn> conns_;
+  std::map<GpuKey, Lease> leases_;
+};
+
+}  // namespace gshare
