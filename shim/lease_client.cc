@@ -20,6 +20,7 @@
 
 #include "gshare/paths.h"
 #include "gshare/protocol.h"
+#include "census.h"
 #include "real_driver.h"
 #include "shim_log.h"
 
@@ -343,6 +344,8 @@ void EnsureStartedLocked() {
   }
   const char* job = std::getenv("GSHARE_JOB_ID");
   g.job_id = job != nullptr ? std::strtoull(job, nullptr, 10) : 0;
+  // `gshare run` already said it runs the job unshared: do not say it twice.
+  if (std::getenv("GSHARE_QUIET") != nullptr) g.warned = true;
   const char* idle = std::getenv("GSHARE_IDLE_RELEASE_MS");
   if (idle != nullptr && std::atoi(idle) > 0) g.idle_release_ms = std::atoi(idle);
   bool have_path = gshare::paths::SocketPath(g.socket_path, sizeof g.socket_path);
@@ -415,6 +418,9 @@ void ChildAfterFork() {
     g_gates[i].Reset();
   }
   ContextRegistry::Get().ResetAfterFork();
+  // The parent's counts are the parent's: the child reports only its own calls.
+  for (auto& n : g_census) n.store(0, std::memory_order_relaxed);
+  g_census_captured.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace gshare::shim

@@ -1,1 +1,48 @@
-int main() { return 0; }
+// gshare's entry point: parses the command line with CLI11 from the command table and
+// turns the chosen handler's result into the exit code. Errors reach the user here, as
+// one line on stderr.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "logging.h"
+
+int main(int argc, char** argv) {
+  using namespace gshare;
+  GlobalOptions global;
+  CLI::App app{"gshare: share NVIDIA GPUs among jobs, queue them, run them"};
+  app.set_version_flag("--version", std::string("gshare ") + GSHARE_VERSION);
+  app.add_option("--config", global.config_path, "Configuration file (TOML)");
+  app.add_flag("-v,--verbose", global.verbose, "Log with times and levels");
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.footer(
+      "Examples:\n"
+      "  gshare run -- python3 train.py          # share the GPU with other gshare jobs\n"
+      "  gshare run -p 10 -- python3 eval.py     # higher priority gets the GPU first\n"
+      "  gshare status                           # who holds which GPU, who waits");
+  std::vector<Handler> handlers(kNumCommands);
+  std::vector<CLI::App*> subs;
+  for (size_t i = 0; i < kNumCommands; ++i) {
+    CLI::App* sub = app.add_subcommand(kCommands[i].name, kCommands[i].help);
+    kCommands[i].add(*sub, global, &handlers[i]);
+    subs.push_back(sub);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    bool run = argc > 1 && std::string(argv[1]) == "run";
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    SetupLogging(false);
+    spdlog::error("{}", e.what());
+    return run ? kExitRunFailed : kExitUsage;
+  }
+  SetupLogging(global.verbose);
+  for (size_t i = 0; i < kNumCommands; ++i) {
+    if (subs[i]->parsed()) return handlers[i]();
+  }
+  return kExitUsage;
+}

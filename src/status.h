@@ -36,6 +36,8 @@ class Result {
   const Status& status() const { return status_; }
   T& value() { return *value_; }
   const T& value() const { return *value_; }
+  T& operator*() { return *value_; }
+  const T& operator*() const { return *value_; }
   T* operator->() { return &*value_; }
   const T* operator->() const { return &*value_; }
 

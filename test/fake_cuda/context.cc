@@ -35,48 +35,55 @@ Stream* Context::PerThreadStream() {
   for (auto& [t, s] : per_thread_) {
     if (t == tid) return s;
   }
-  Stream* s = Stream::Start(this, /*is_default=*/true);
+  std::shared_ptr<Stream> s = Stream::Start(this, /*is_default=*/true);
   if (s == nullptr) return nullptr;
-  per_thread_.emplace_back(tid, s);
+  per_thread_.emplace_back(tid, s.get());
   streams_.push_back(s);
-  return s;
+  return s.get();
 }
 
 Stream* Context::CreateStream() {
-  Stream* s = Stream::Start(this, /*is_default=*/false);
+  std::shared_ptr<Stream> s = Stream::Start(this, /*is_default=*/false);
   if (s == nullptr) return nullptr;
   std::lock_guard<std::mutex> lock(mu_);
   streams_.push_back(s);
-  return s;
+  return s.get();
 }
 
 void Context::DestroyStream(Stream* s) {
+  std::shared_ptr<Stream> owned;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    streams_.erase(std::remove(streams_.begin(), streams_.end(), s), streams_.end());
+    auto it = std::find_if(streams_.begin(), streams_.end(),
+                           [s](const std::shared_ptr<Stream>& p) { return p.get() == s; });
+    if (it == streams_.end()) return;
+    owned = std::move(*it);
+    streams_.erase(it);
   }
-  s->Destroy();
+  owned->Stop();
+  // Freed here, or by the last cuCtxSynchronize still waiting on it.
 }
 
 void Context::Synchronize() {
-  // Copy the list: waiting under mu_ would block every stream creation meanwhile. Streams
-  // destroyed concurrently are a misuse that CUDA does not define either.
-  std::vector<Stream*> streams;
+  // Waits on a copy of the list, not under mu_, which would block every stream creation and
+  // destruction meanwhile; the shared_ptrs keep streams destroyed meanwhile alive (stopped,
+  // hence drained, so waiting on them returns at once).
+  std::vector<std::shared_ptr<Stream>> streams;
   {
     std::lock_guard<std::mutex> lock(mu_);
     streams = streams_;
   }
-  for (Stream* s : streams) s->Synchronize();
+  for (const std::shared_ptr<Stream>& s : streams) s->Synchronize();
 }
 
 void Context::Destroy() {
-  std::vector<Stream*> streams;
+  std::vector<std::shared_ptr<Stream>> streams;
   {
     std::lock_guard<std::mutex> lock(mu_);
     streams.swap(streams_);
     per_thread_.clear();
   }
-  for (Stream* s : streams) s->Destroy();
+  for (const std::shared_ptr<Stream>& s : streams) s->Stop();
   delete this;
 }
 

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -21,7 +22,7 @@ class Context {
 
   int device() const { return device_; }
   bool primary() const { return primary_; }
-  Stream* legacy_stream() const { return legacy_; }
+  Stream* legacy_stream() const { return legacy_.get(); }
 
   // The calling thread's per-thread default stream, started on first use; nullptr on failure.
   Stream* PerThreadStream();
@@ -41,11 +42,11 @@ class Context {
 
   const int device_;
   const bool primary_;
-  Stream* legacy_ = nullptr;
+  std::shared_ptr<Stream> legacy_;
 
   // State below is protected by mu_.
   std::mutex mu_;
-  std::vector<Stream*> streams_;                    // every stream, legacy_ included
+  std::vector<std::shared_ptr<Stream>> streams_;       // every stream, legacy_ included
   std::vector<std::pair<pid_t, Stream*>> per_thread_;  // thread id -> its default stream
 };
 

@@ -1,1 +1,333 @@
-int main(){}
+// fake_app: a stand-in CUDA job for the end-to-end tests. It reaches the driver by one of the
+// three routes the shim must cover and launches sleeping "kernels" on the fake libcuda:
+//   linked  direct calls to the cu* exports (only fake_app_linked, which links the fake);
+//   dlsym   dlopen("libcuda.so.1") + dlsym of the exact export names;
+//   gpa     dlsym("cuGetProcAddress_v2") only, then, like cudart, the cuGetProcAddress it
+//           returns for version 12000 answers every other lookup (base names).
+// Prints "fake_app: done <N>" (N = direct kernel launches = K lines in the fake's log) on
+// success; "fake_app: error <what> <code>" on stderr and exit 1 on failure.
+#include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_cuda_api.h"
+
+namespace {
+
+using namespace gs_cuda;
+
+// X(field, export, per-thread export, name asked of cuGetProcAddress). The per-thread export
+// is used under --per-thread on the linked and dlsym routes (what nvcc's
+// --default-stream per-thread compiles to); gpa gets it from the flag instead.
+#define FAKE_APP_FUNCTIONS(X)                                                                  \
+  X(Init, cuInit, cuInit, "cuInit")                                                            \
+  X(DeviceGet, cuDeviceGet, cuDeviceGet, "cuDeviceGet")                                        \
+  X(PrimaryCtxRetain, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain,                      \
+    "cuDevicePrimaryCtxRetain")                                                                \
+  X(PrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease_v2,             \
+    "cuDevicePrimaryCtxRelease")                                                               \
+  X(CtxSetCurrent, cuCtxSetCurrent, cuCtxSetCurrent, "cuCtxSetCurrent")                        \
+  X(CtxSynchronize, cuCtxSynchronize, cuCtxSynchronize, "cuCtxSynchronize")                    \
+  X(ModuleLoadData, cuModuleLoadData, cuModuleLoadData, "cuModuleLoadData")                    \
+  X(ModuleGetFunction, cuModuleGetFunction, cuModuleGetFunction, "cuModuleGetFunction")       \
+  X(ModuleUnload, cuModuleUnload, cuModuleUnload, "cuModuleUnload")                            \
+  X(StreamCreate, cuStreamCreate, cuStreamCreate, "cuStreamCreate")                            \
+  X(StreamDestroy, cuStreamDestroy_v2, cuStreamDestroy_v2, "cuStreamDestroy")                  \
+  X(StreamSynchronize, cuStreamSynchronize, cuStreamSynchronize_ptsz, "cuStreamSynchronize")   \
+  X(LaunchKernel, cuLaunchKernel, cuLaunchKernel_ptsz, "cuLaunchKernel")                       \
+  X(LaunchKernelEx, cuLaunchKernelEx, cuLaunchKernelEx_ptsz, "cuLaunchKernelEx")               \
+  X(BeginCapture, cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_ptsz, "cuStreamBeginCapture") \
+  X(EndCapture, cuStreamEndCapture, cuStreamEndCapture_ptsz, "cuStreamEndCapture")             \
+  X(GraphInstantiate, cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags,                \
+    "cuGraphInstantiateWithFlags")                                                             \
+  X(GraphLaunch, cuGraphLaunch, cuGraphLaunch_ptsz, "cuGraphLaunch")                           \
+  X(GraphExecDestroy, cuGraphExecDestroy, cuGraphExecDestroy, "cuGraphExecDestroy")            \
+  X(GraphDestroy, cuGraphDestroy, cuGraphDestroy, "cuGraphDestroy")                            \
+  X(MemAlloc, cuMemAlloc_v2, cuMemAlloc_v2, "cuMemAlloc")                                      \
+  X(MemFree, cuMemFree_v2, cuMemFree_v2, "cuMemFree")                                          \
+  X(MemcpyHtoD, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds, "cuMemcpyHtoD")                         \
+  X(MemcpyDtoH, cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds, "cuMemcpyDtoH")
+
+struct Api {
+#define FAKE_APP_FIELD(field, name, name_pt, query) decltype(&gs_cuda::name) field = nullptr;
+  FAKE_APP_FUNCTIONS(FAKE_APP_FIELD)
+#undef FAKE_APP_FIELD
+};
+
+struct Options {
+  std::string route = "dlsym";
+  int gpa_version = 12000;
+  bool per_thread = false;
+  int kernels = 10;
+  unsigned kernel_ms = 50;
+  int gap_ms = 0;
+  int sync_every = 1;
+  int threads = 1;
+  bool capture = false;
+  bool memcpy_check = false;
+  bool fork_child = false;
+  bool null_stream = false;
+  bool ex = false;
+  int exit_code = 0;
+  int sleep_ms = 0;
+};
+
+[[noreturn]] void Fail(const char* what, long code) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "fake_app: error %s %ld\n", what, code);
+  std::exit(1);
+}
+
+void Usage() {
+  std::fprintf(stderr,
+               "usage: fake_app [--route linked|dlsym|gpa] [--gpa-version N] [--per-thread]\n"
+               "  [--kernels N] [--kernel-ms M] [--gap-ms G] [--sync-every K] [--threads T]\n"
+               "  [--null-stream] [--ex] [--capture] [--memcpy] [--fork] [--exit-code C]\n"
+               "  [--sleep-ms S]\n");
+  std::exit(2);
+}
+
+Options Parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto number = [&]() -> long {
+      if (i + 1 >= argc) Usage();
+      char* end = nullptr;
+      long v = std::strtol(argv[++i], &end, 10);
+      if (end == nullptr || *end != '\0' || v < 0) Usage();
+      return v;
+    };
+    if (a == "--route" && i + 1 < argc) {
+      o.route = argv[++i];
+    } else if (a == "--gpa-version") {
+      o.gpa_version = static_cast<int>(number());
+    } else if (a == "--per-thread") {
+      o.per_thread = true;
+    } else if (a == "--kernels") {
+      o.kernels = static_cast<int>(number());
+    } else if (a == "--kernel-ms") {
+      o.kernel_ms = static_cast<unsigned>(number());
+    } else if (a == "--gap-ms") {
+      o.gap_ms = static_cast<int>(number());
+    } else if (a == "--sync-every") {
+      o.sync_every = static_cast<int>(number());
+    } else if (a == "--threads") {
+      o.threads = static_cast<int>(number());
+    } else if (a == "--capture") {
+      o.capture = true;
+    } else if (a == "--memcpy") {
+      o.memcpy_check = true;
+    } else if (a == "--fork") {
+      o.fork_child = true;
+    } else if (a == "--null-stream") {
+      o.null_stream = true;
+    } else if (a == "--ex") {
+      o.ex = true;
+    } else if (a == "--exit-code") {
+      o.exit_code = static_cast<int>(number());
+    } else if (a == "--sleep-ms") {
+      o.sleep_ms = static_cast<int>(number());
+    } else {
+      Usage();
+    }
+  }
+  if (o.route != "linked" && o.route != "dlsym" && o.route != "gpa") Usage();
+  if (o.threads < 1) Usage();
+  return o;
+}
+
+void* OpenDriver() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    std::fprintf(stderr, "fake_app: dlopen: %s\n", dlerror());
+    Fail("dlopen", 0);
+  }
+  return lib;
+}
+
+Api LoadApi(const Options& o) {
+  Api api;
+  if (o.route == "linked") {
+#ifdef FAKE_APP_LINKED
+#define FAKE_APP_LINK(field, name, name_pt, query) \
+  api.field = o.per_thread ? &gs_cuda::name_pt : &gs_cuda::name;
+    FAKE_APP_FUNCTIONS(FAKE_APP_LINK)
+#undef FAKE_APP_LINK
+#else
+    Fail("route-linked-needs-fake_app_linked", 0);
+#endif
+  } else if (o.route == "dlsym") {
+    void* lib = OpenDriver();
+#define FAKE_APP_DLSYM(field, name, name_pt, query)                                    \
+  api.field = reinterpret_cast<decltype(api.field)>(dlsym(lib, o.per_thread ? #name_pt \
+                                                                             : #name));
+    FAKE_APP_FUNCTIONS(FAKE_APP_DLSYM)
+#undef FAKE_APP_DLSYM
+  } else {
+    void* lib = OpenDriver();
+    auto first = reinterpret_cast<decltype(&gs_cuda::cuGetProcAddress_v2)>(
+        dlsym(lib, "cuGetProcAddress_v2"));
+    if (first == nullptr) Fail("dlsym-cuGetProcAddress_v2", 0);
+    void* p = nullptr;
+    CUdriverProcAddressQueryResult status = -1;
+    CUresult r = first("cuGetProcAddress", &p, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+    if (r != CUDA_SUCCESS || p == nullptr) Fail("gpa-cuGetProcAddress", r);
+    auto gpa = reinterpret_cast<decltype(&gs_cuda::cuGetProcAddress_v2)>(p);
+    const cuuint64_t flags = o.per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+                                          : CU_GET_PROC_ADDRESS_DEFAULT;
+    // A name the version does not offer stays null; Need() reports it when it is used.
+#define FAKE_APP_GPA(field, name, name_pt, query)                                           \
+  p = nullptr;                                                                              \
+  gpa(query, &p, o.gpa_version, flags, &status);                                            \
+  api.field = reinterpret_cast<decltype(api.field)>(p);
+    FAKE_APP_FUNCTIONS(FAKE_APP_GPA)
+#undef FAKE_APP_GPA
+  }
+  return api;
+}
+
+// Fails when the route could not give fn.
+template <class F>
+F Need(F fn, const char* name) {
+  if (fn == nullptr) Fail(name, 500);
+  return fn;
+}
+
+#define CALL(field, ...)                                                  \
+  do {                                                                    \
+    CUresult fake_app_r = Need(api.field, "resolve-" #field)(__VA_ARGS__); \
+    if (fake_app_r != CUDA_SUCCESS) Fail(#field, fake_app_r);             \
+  } while (0)
+
+void Launch(const Api& api, const Options& o, CUfunction f, CUstream stream) {
+  // kernelParams[0] points at the duration; the driver reads it at launch.
+  unsigned int ms = o.kernel_ms;
+  void* params[] = {&ms};
+  if (o.ex) {
+    CUlaunchConfig config{};
+    config.gridDimX = config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = config.blockDimY = config.blockDimZ = 1;
+    config.hStream = stream;
+    CALL(LaunchKernelEx, &config, f, params, nullptr);
+  } else {
+    CALL(LaunchKernel, f, 1, 1, 1, 1, 1, 1, 0, stream, params, nullptr);
+  }
+}
+
+void SleepMs(int ms) {
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+// One launching thread: N kernels on its own stream (or the default stream under
+// --null-stream), a cuCtxSynchronize after every K.
+void LaunchLoop(const Api& api, const Options& o, CUcontext ctx, CUfunction f,
+                std::atomic<int>* launched) {
+  CALL(CtxSetCurrent, ctx);
+  CUstream stream = nullptr;
+  if (!o.null_stream) CALL(StreamCreate, &stream, 0);
+  for (int i = 0; i < o.kernels; ++i) {
+    Launch(api, o, f, stream);
+    ++*launched;
+    if (o.sync_every > 0 && (i + 1) % o.sync_every == 0) CALL(CtxSynchronize);
+    if (i + 1 < o.kernels) SleepMs(o.gap_ms);
+  }
+  CALL(StreamSynchronize, stream);
+  if (stream != nullptr) CALL(StreamDestroy, stream);
+}
+
+void MemcpyRoundTrip(const Api& api) {
+  constexpr size_t kBytes = 4096;
+  std::vector<unsigned char> in(kBytes), out(kBytes, 0);
+  for (size_t i = 0; i < kBytes; ++i) in[i] = static_cast<unsigned char>(i * 7 + 3);
+  CUdeviceptr d = 0;
+  CALL(MemAlloc, &d, kBytes);
+  CALL(MemcpyHtoD, d, in.data(), kBytes);
+  CALL(MemcpyDtoH, out.data(), d, kBytes);
+  CALL(MemFree, d);
+  if (in != out) Fail("memcpy-mismatch", 0);
+}
+
+// Three launches captured into a graph, instantiated and launched twice on a fresh stream.
+void CaptureAndReplay(const Api& api, const Options& o, CUfunction f) {
+  CUstream stream = nullptr;
+  CALL(StreamCreate, &stream, 0);
+  CALL(BeginCapture, stream, static_cast<CUstreamCaptureMode>(CU_STREAM_CAPTURE_MODE_GLOBAL));
+  for (int i = 0; i < 3; ++i) Launch(api, o, f, stream);
+  CUgraph graph = nullptr;
+  CALL(EndCapture, stream, &graph);
+  CUgraphExec exec = nullptr;
+  CALL(GraphInstantiate, &exec, graph, 0);
+  CALL(GraphLaunch, exec, stream);
+  CALL(GraphLaunch, exec, stream);
+  CALL(StreamSynchronize, stream);
+  CALL(GraphExecDestroy, exec);
+  CALL(GraphDestroy, graph);
+  CALL(StreamDestroy, stream);
+}
+
+// A child that exits without touching CUDA, as a DataLoader worker does.
+void ForkChild() {
+  std::fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) Fail("fork", errno);
+  if (pid == 0) std::exit(0);
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) Fail("waitpid", errno);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Fail("fork-child-status", status);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o = Parse(argc, argv);
+  Api api = LoadApi(o);
+
+  CALL(Init, 0);
+  CUdevice dev = 0;
+  CALL(DeviceGet, &dev, 0);
+  CUcontext ctx = nullptr;
+  CALL(PrimaryCtxRetain, &ctx, dev);
+  CALL(CtxSetCurrent, ctx);
+  if (o.fork_child) ForkChild();
+
+  static const char kImage[] = "fake cubin";
+  CUmodule module = nullptr;
+  CALL(ModuleLoadData, &module, kImage);
+  CUfunction f = nullptr;
+  CALL(ModuleGetFunction, &f, module, "sleep_kernel");
+
+  if (o.memcpy_check) MemcpyRoundTrip(api);
+
+  std::atomic<int> launched{0};
+  if (o.threads == 1) {
+    LaunchLoop(api, o, ctx, f, &launched);
+  } else {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < o.threads; ++t) {
+      threads.emplace_back([&] { LaunchLoop(api, o, ctx, f, &launched); });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+
+  if (o.capture) CaptureAndReplay(api, o, f);
+
+  CALL(CtxSynchronize);
+  CALL(ModuleUnload, module);
+  CALL(PrimaryCtxRelease, dev);
+
+  std::printf("fake_app: done %d\n", launched.load());
+  std::fflush(stdout);
+  SleepMs(o.sleep_ms);
+  return o.exit_code;
+}

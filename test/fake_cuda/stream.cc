@@ -14,20 +14,16 @@ void RunOp(const Op& op) {
   if (op.body) op.body();
 }
 
-Stream* Stream::Start(Context* ctx, bool is_default) {
-  Stream* s = new Stream(ctx, is_default);
+std::shared_ptr<Stream> Stream::Start(Context* ctx, bool is_default) {
+  std::shared_ptr<Stream> s(new Stream(ctx, is_default));
   // Workers block every signal, so a job's signal handlers (and the shim's) run on the job's
   // own threads, never on a worker that the job does not know about.
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  int rc = pthread_create(&s->thread_, nullptr, &Stream::WorkerMain, s);
+  int rc = pthread_create(&s->thread_, nullptr, &Stream::WorkerMain, s.get());
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (rc != 0) {
-    delete s;
-    return nullptr;
-  }
-  return s;
+  return rc == 0 ? s : nullptr;
 }
 
 void* Stream::WorkerMain(void* self) {
@@ -60,6 +56,7 @@ void Stream::Work() {
 CUresult Stream::Submit(Op op, Mode mode, uint64_t* ticket) {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return CUDA_ERROR_INVALID_HANDLE;
     if (capture_ != nullptr && mode != Mode::kInternal) {
       if (mode == Mode::kSync) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
       capture_->ops.push_back(std::move(op));
@@ -111,14 +108,13 @@ bool Stream::capturing() {
   return capture_ != nullptr;
 }
 
-void Stream::Destroy() {
+void Stream::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   work_cv_.notify_one();
   pthread_join(thread_, nullptr);
-  delete this;
 }
 
 }  // namespace gs_cuda::fake

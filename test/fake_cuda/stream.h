@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 
 #include "cuda_abi.h"
@@ -40,13 +41,16 @@ class Stream {
 
   // Starts a stream of ctx and its worker. is_default marks a legacy or per-thread default
   // stream, which cuStreamDestroy refuses. Returns nullptr when no thread can be started.
-  static Stream* Start(Context* ctx, bool is_default);
+  // Shared: a cuCtxSynchronize may still wait on a stream that another thread destroys.
+  static std::shared_ptr<Stream> Start(Context* ctx, bool is_default);
+  ~Stream() = default;
 
   Context* context() const { return ctx_; }
   bool is_default() const { return is_default_; }
 
   // Queues op, or appends it to the capture graph. On success *ticket is what WaitFor needs
-  // (0 when captured). Returns CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED for kSync while capturing.
+  // (0 when captured). Returns CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED for kSync while capturing
+  // and CUDA_ERROR_INVALID_HANDLE once the stream is stopped.
   CUresult Submit(Op op, Mode mode, uint64_t* ticket);
 
   // Blocks until the op with this ticket (and everything before it) has run.
@@ -62,8 +66,8 @@ class Stream {
   Graph* EndCapture();
   bool capturing();
 
-  // Runs what is queued, stops the worker and frees the stream. The caller drops the handle.
-  void Destroy();
+  // Runs what is queued and stops the worker; later submissions fail. Call once.
+  void Stop();
 
  private:
   Stream(Context* ctx, bool is_default) : ctx_(ctx), is_default_(is_default) {}

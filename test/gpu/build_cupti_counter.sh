@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build test/gpu/cupti_counter.c into libcupti_counter.so, on the GPU machine.
 #
-#   test/gpu/build_cupti_counter.sh [OUTDIR]        (default OUTDIR: test/gpu/build)
+#   test/gpu/build_cupti_counter.sh [OUTDIR]    (default OUTDIR: ${TMPDIR:-/tmp}/gshare-cupti-counter)
 #
 # Env: CUDA_HOME (default /usr/local/cuda, else /usr/local/cuda-13.0), CC (default gcc).
 # Looks for cupti.h / libcupti.so in CUDA_HOME/include + lib64, targets/x86_64-linux/{include,lib}
@@ -10,7 +10,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-outdir="${1:-$here/build}"
+outdir="${1:-${TMPDIR:-/tmp}/gshare-cupti-counter}"
 cc="${CC:-gcc}"
 
 cuda="${CUDA_HOME:-}"

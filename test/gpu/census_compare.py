@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Compare the shim's census of gated calls with CUPTI's independent count: 0 escapes wanted.
 
-    python3 test/gpu/census_compare.py CENSUS_DIR [--all] [--json FILE]
+    python3 test/gpu/census_compare.py CENSUS_DIR [WORKLOAD...] [--all] [--json FILE]
 
-CENSUS_DIR holds one folder per workload (as written by test/gpu/census.sh):
+CENSUS_DIR holds one folder per workload (as written by test/gpu/census.sh); naming WORKLOADs
+compares only those folders:
     <workload>/shim.<pid>    the shim's census (GSHARE_CENSUS=<workload>/shim): `<export_name> <count>`
-                             per hook with a non-zero count; optional `self:<export_name> <count>`
+                             per hook with a non-zero count (calls recorded into a stream capture
+                             included; `#captured <n>` says how many); optional `self:<export_name> <count>`
                              lines count submissions the shim made itself (swap copies, ...), which
                              CUPTI sees too; `#` lines are comments.
     <workload>/cupti.<pid>   test/gpu/cupti_counter.c's count (GSHARE_CUPTI_OUT=<workload>/cupti):
@@ -46,8 +48,9 @@ SUBMISSION_PREFIXES = (
     "cuStreamWriteValue", "cuStreamWaitValue", "cuStreamBatchMemOp", "cuMemPrefetch", "cuMemDiscard",
 )
 
-# Families each workload is built to exercise; missing ones are reported (not a failure): a
-# census that never saw a graph launch cannot show that graph launches are gated.
+# Family prefixes each workload is built to exercise (keyed by census.sh's workload names);
+# one CUPTI never saw is reported, not failed: a census that never saw a graph launch cannot
+# show that graph launches are gated.
 EXPECTED = {
     "torch": ["cuLaunchKernel", "cuMemcpyAsync"],
     "torch_compile": ["cuGraphLaunch"],
@@ -84,7 +87,10 @@ def parse_counts(path):
             if not line:
                 continue
             if line.startswith("#"):
-                for word in line[1:].split():
+                words = line[1:].split()
+                if len(words) == 2 and "=" not in line:   # the shim's "#captured <n>"
+                    header[words[0]] = words[1]
+                for word in words:
                     if "=" in word:
                         k, v = word.split("=", 1)
                         header[k] = v
@@ -105,11 +111,13 @@ def load_workload(wdir):
     """Reads one workload folder. Returns a dict with per-family sums and validity problems."""
     shim, shim_self, cupti = defaultdict(int), defaultdict(int), defaultdict(int)
     shim_pids, cupti_ok_pids, cupti_bad_pids = set(), set(), {}
+    captured = 0
     problems, notes = [], []
     for fn in sorted(os.listdir(wdir)):
         path = os.path.join(wdir, fn)
         if fn.startswith("shim.") and pid_of(fn, "shim."):
-            counts, _ = parse_counts(path)
+            counts, header = parse_counts(path)
+            captured += int(header.get("captured", "0")) if header.get("captured", "").isdigit() else 0
             if counts:
                 shim_pids.add(pid_of(fn, "shim."))
             for name, c in counts.items():
@@ -139,26 +147,32 @@ def load_workload(wdir):
     uncounted = sorted(shim_pids - cupti_ok_pids, key=int)
     if uncounted:
         problems.append("pids with shim counts but no CUPTI count: " + ", ".join(uncounted))
-    for pid, why in sorted(cupti_bad_pids.items()):
-        if pid in shim_pids:
-            continue  # already reported as uncounted
-        notes.append(f"pid {pid}: CUPTI not subscribed ({why}); the shim saw no call from it")
+    idle_bad = sorted((pid for pid in cupti_bad_pids if pid not in shim_pids), key=int)
+    if idle_bad:   # e.g. shells or compilers the job ran: harmless unless they used the GPU
+        whys = sorted({cupti_bad_pids[pid] for pid in idle_bad})
+        notes.append(f"{len(idle_bad)} pid(s) without a CUPTI subscription ({'; '.join(whys)}), "
+                     f"none with shim counts: {', '.join(idle_bad[:8])}{' ...' if len(idle_bad) > 8 else ''}")
+    if captured:
+        notes.append(f"{captured} gated calls were recorded into stream captures (counted on both sides)")
     if not shim_pids:
         notes.append("the shim's census is empty (GSHARE_CENSUS not honoured, or no gated call)")
     return dict(shim=shim, shim_self=shim_self, cupti=cupti, problems=problems, notes=notes,
                 pids=sorted(shim_pids | cupti_ok_pids, key=int))
 
 
-def compare(census_dir, show_all=False):
-    workloads = sorted(d for d in os.listdir(census_dir)
-                       if os.path.isdir(os.path.join(census_dir, d)) and not d.startswith("."))
+def compare(census_dir, show_all=False, only=None):
+    def is_workload(d):
+        # A folder with neither side's files nor an rc (a build folder, say) is no workload.
+        path = os.path.join(census_dir, d)
+        return (not d.startswith(".") and os.path.isdir(path) and
+                any(f.startswith(("shim.", "cupti.")) or f == "rc" for f in os.listdir(path)))
+
     rows, report = [], dict(workloads={}, escapes=0, invalid=[])
-    for w in workloads:
+    names = only if only else sorted(filter(is_workload, os.listdir(census_dir)))
+    for w in names:
+        if not os.path.isdir(os.path.join(census_dir, w)):
+            raise ValueError(f"no workload folder {w!r} in {census_dir}")
         data = load_workload(os.path.join(census_dir, w))
-        if not data["pids"] and not data["problems"][1:]:
-            # A folder with neither side's files (e.g. a build folder): skip quietly.
-            if not any(f.startswith(("shim.", "cupti.", "rc")) for f in os.listdir(os.path.join(census_dir, w))):
-                continue
         fams = set(data["cupti"]) | set(data["shim"]) | set(data["shim_self"])
         if not show_all:
             fams = {f for f in fams if is_submission(f)}
@@ -182,9 +196,9 @@ def compare(census_dir, show_all=False):
             wrep["families"][fam] = dict(cupti=c, shim=s, escapes=esc, submission=sub)
         rows.append((w, "TOTAL", tot_c, tot_s, tot_c - tot_s, "ESCAPE" if tot_e else ""))
         wrep.update(cupti_total=tot_c, shim_total=tot_s, escapes=tot_e)
-        for fam in EXPECTED.get(w, []):
-            if data["cupti"].get(fam, 0) == 0:
-                wrep["missing"].append(fam)
+        for prefix in EXPECTED.get(w, []):
+            if not any(f.startswith(prefix) and c > 0 for f, c in data["cupti"].items()):
+                wrep["missing"].append(prefix)
         report["workloads"][w] = wrep
         report["escapes"] += tot_e
         if data["problems"]:
@@ -215,6 +229,7 @@ def print_table(rows, report, out=sys.stdout):
 def main(argv=None):
     p = argparse.ArgumentParser(description="compare the shim's census with CUPTI's count")
     p.add_argument("census_dir")
+    p.add_argument("workloads", nargs="*", help="only these workload folders (default: all)")
     p.add_argument("--all", action="store_true", help="also list non-submission families (CUPTI only)")
     p.add_argument("--json", metavar="FILE", help="also write the result as JSON")
     a = p.parse_args(argv)
@@ -222,7 +237,7 @@ def main(argv=None):
         print(f"census_compare: no such directory: {a.census_dir}", file=sys.stderr)
         return 2
     try:
-        rows, report = compare(a.census_dir, a.all)
+        rows, report = compare(a.census_dir, a.all, a.workloads)
     except (OSError, ValueError) as e:
         print(f"census_compare: {e}", file=sys.stderr)
         return 2

@@ -11,7 +11,8 @@
  * after one `# cupti_counter ...` header line, to $GSHARE_CUPTI_OUT.<pid>. A process that made no
  * driver call and had no error writes nothing (compiler and shell children of a job stay silent).
  *
- * Without GSHARE_CUPTI_OUT it does nothing. It can also be loaded by the driver itself with
+ * Without GSHARE_CUPTI_OUT it does nothing. GSHARE_CUPTI_VERBOSE=1 reports a failed subscription on
+ * stderr too (it is always in the file's header). It can also be loaded by the driver itself with
  * CUDA_INJECTION64_PATH=libcupti_counter.so (InitializeInjection below): then only processes that
  * call cuInit load it, and it subscribes inside cuInit (calls before that are not submissions).
  *
@@ -146,7 +147,9 @@ static void Start(void) {
       g_subscribed = 1;
     }
   }
-  if (g_error != 0) {
+  /* The failure is in the output file's header; say it on stderr only when asked, since every
+   * process of the job (shells, compilers) runs this and the job's stderr is the user's. */
+  if (g_error != 0 && getenv("GSHARE_CUPTI_VERBOSE") != NULL) {
     const char *msg = "?";
     cuptiGetResultString((CUptiResult)g_error, &msg);
     fprintf(stderr, "cupti_counter: %s failed: %d (%s); this process is not counted\n", g_error_where,

@@ -1,0 +1,60 @@
+// The CLI's shared pieces: global options, the command table (one row per subcommand, its
+// handler in src/cmd_<name>.cc) and the client context every command resolves its paths
+// from. Main thread only.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "config.h"
+#include "status.h"
+
+namespace gshare {
+
+// Exit codes (docs/cli.md): data commands return 0 / 1 on error / 2 on bad usage; `run`
+// returns the job's status, or these, as timeout(1) and env(1) do.
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitRunFailed = 125;
+
+struct GlobalOptions {
+  std::optional<std::string> config_path;
+  bool verbose = false;
+};
+
+using Handler = std::function<int()>;
+
+struct CommandSpec {
+  const char* name;
+  const char* help;
+  // Adds options to `sub` and stores the handler that runs when the command is chosen.
+  void (*add)(CLI::App& sub, const GlobalOptions& global, Handler* handler);
+};
+
+// Every subcommand, in --help order.
+extern const CommandSpec kCommands[];
+extern const size_t kNumCommands;
+
+// Paths and configuration a command works with.
+struct ClientContext {
+  Config config;
+  std::string config_path;    // explicit --config, or empty
+  std::string socket_path;
+  std::string lock_path;      // beside the socket
+  std::string state_dir;
+  std::string database_path;  // <state_dir>/gshare.db
+  std::string daemon_log;     // <state_dir>/daemon.log
+  std::string self_exe;
+};
+
+Result<ClientContext> MakeClientContext(const GlobalOptions& global);
+
+// Starts the daemon when none answers (detached, exactly one), then connects.
+Result<int> ConnectToDaemon(const ClientContext& ctx);
+
+// Connects to a running daemon without starting one.
+Result<int> ConnectIfRunning(const ClientContext& ctx);
+
+}  // namespace gshare

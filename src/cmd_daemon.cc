@@ -1,0 +1,78 @@
+// `gshare daemon [start|stop] [--foreground]`: the arbiter. `start` (the default) starts it
+// detached unless one answers; `--foreground` serves in this process (systemd, debugging);
+// `stop` asks a running daemon to exit.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "daemon.h"
+#include "frame_io.h"
+
+namespace gshare {
+namespace {
+
+struct DaemonCmdOptions {
+  std::string action = "start";
+  bool foreground = false;
+  int ready_fd = -1;
+};
+
+int Serve(const ClientContext& ctx, int ready_fd) {
+  DaemonOptions options{ctx.config, ctx.socket_path, ctx.lock_path, ctx.database_path};
+  Daemon daemon(std::move(options));
+  Status s = daemon.Run(ready_fd);
+  if (!s.ok()) {
+    spdlog::error("{}", s.message());
+    return kExitError;
+  }
+  return 0;
+}
+
+int RunDaemonCommand(const GlobalOptions& global, const DaemonCmdOptions& opt) {
+  auto ctx = MakeClientContext(global);
+  if (!ctx.ok()) {
+    spdlog::error("{}", ctx.status().message());
+    return kExitError;
+  }
+  if (opt.action == "stop") {
+    auto fd = ConnectIfRunning(*ctx);
+    if (!fd.ok()) {
+      spdlog::info("no daemon is running at {}", ctx->socket_path);
+      return 0;
+    }
+    auto reply = Exchange(fd.value(), proto::MsgType::kShutdown, "{}");
+    close(fd.value());
+    if (!reply.ok()) {
+      spdlog::error("{}", reply.status().message());
+      return kExitError;
+    }
+    return 0;
+  }
+  if (opt.foreground) return Serve(*ctx, opt.ready_fd);
+  auto fd = ConnectToDaemon(*ctx);
+  if (!fd.ok()) {
+    spdlog::error("{}", fd.status().message());
+    return kExitError;
+  }
+  close(fd.value());
+  spdlog::info("daemon running at {}", ctx->socket_path);
+  return 0;
+}
+
+}  // namespace
+
+void AddDaemonCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  auto opt = std::make_shared<DaemonCmdOptions>();
+  sub.add_option("action", opt->action, "start (default) or stop")
+      ->check(CLI::IsMember({"start", "stop"}));
+  sub.add_flag("--foreground", opt->foreground, "Serve in this process (for systemd)");
+  sub.add_option("--ready-fd", opt->ready_fd, "Write R (serving) or B (busy) to this fd")
+      ->group("");  // internal: the launcher's readiness handshake
+  sub.footer("Examples:\n  gshare daemon            # start it (normally automatic)\n"
+             "  gshare daemon --foreground\n  gshare daemon stop");
+  *handler = [opt, &global]() { return RunDaemonCommand(global, *opt); };
+}
+
+}  // namespace gshare

@@ -1,0 +1,421 @@
+// The daemon's event loop and connection handling. Policy lives in Arbiter; persistence
+// in JobStore; this file moves bytes between them and the sockets.
+#include "daemon.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+#include <vector>
+
+#include "job_json.h"
+
+namespace gshare {
+namespace {
+
+using json = nlohmann::json;
+
+int g_signal_write_fd = -1;
+void OnSignal(int) {
+  char c = 's';
+  ssize_t ignored = write(g_signal_write_fd, &c, 1);
+  (void)ignored;
+}
+
+double WallNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+TimePoint Now() { return std::chrono::steady_clock::now(); }
+
+std::string ReadProcCmdline(pid_t pid, std::vector<std::string>* argv) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string cur;
+  for (char ch : all) {
+    if (ch == '\0') {
+      argv->push_back(cur);
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  if (!cur.empty()) argv->push_back(cur);
+  std::error_code ec;
+  return std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/cwd", ec).string();
+}
+
+}  // namespace
+
+GpuKey FormatGpuUuid(const proto::GpuUuid& u) {
+  static const char* kHex = "0123456789abcdef";
+  std::string s = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    s += kHex[u.bytes[i] >> 4];
+    s += kHex[u.bytes[i] & 15];
+  }
+  return s;
+}
+
+Daemon::Daemon(DaemonOptions options)
+    : options_(std::move(options)),
+      arbiter_(Arbiter::Options{options_.config.scheduler.enabled,
+                                options_.config.scheduler.quantum,
+                                options_.config.scheduler.drop_grace}) {}
+
+Daemon::~Daemon() {
+  for (auto& [id, c] : conns_) close(c->fd);
+  if (listen_fd_ >= 0) {
+    close(listen_fd_);
+    unlink(options_.socket_path.c_str());
+  }
+  if (lock_fd_ >= 0) close(lock_fd_);
+  for (int fd : signal_pipe_) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+Status Daemon::Setup(int ready_fd, bool* busy) {
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::path(options_.socket_path).parent_path();
+  std::filesystem::create_directories(dir, ec);
+  chmod(dir.c_str(), 0700);
+  lock_fd_ = open(options_.lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0) return Status::Error("cannot open " + options_.lock_path + ": " + strerror(errno));
+  if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    *busy = true;
+    if (ready_fd >= 0) {
+      ssize_t ignored = write(ready_fd, "B", 1);
+      (void)ignored;
+    }
+    return Status::Ok();
+  }
+  // We hold the lock: any socket file left behind belongs to a dead daemon.
+  unlink(options_.socket_path.c_str());
+  listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (options_.socket_path.size() >= sizeof addr.sun_path) {
+    return Status::Error("socket path too long: " + options_.socket_path);
+  }
+  std::memcpy(addr.sun_path, options_.socket_path.c_str(), options_.socket_path.size() + 1);
+  if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      chmod(options_.socket_path.c_str(), 0600) != 0 || listen(listen_fd_, 128) != 0) {
+    return Status::Error("cannot listen on " + options_.socket_path + ": " + strerror(errno));
+  }
+  auto store = JobStore::Open(options_.database_path);
+  if (!store.ok()) return store.status();
+  store_ = std::move(store.value());
+  auto lost = store_->MarkRunningAsLost(WallNow());
+  if (lost.ok() && lost.value() > 0) {
+    spdlog::warn("{} job(s) were running when the previous daemon stopped: marked LOST",
+                 lost.value());
+  }
+  if (pipe2(signal_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return Status::Error("pipe failed");
+  g_signal_write_fd = signal_pipe_[1];
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  if (ready_fd >= 0) {
+    ssize_t ignored = write(ready_fd, "R", 1);
+    (void)ignored;
+  }
+  spdlog::info("daemon {} serving {} (database {})", getpid(), options_.socket_path,
+               options_.database_path);
+  return Status::Ok();
+}
+
+Status Daemon::Run(int ready_fd) {
+  bool busy = false;
+  Status s = Setup(ready_fd, &busy);
+  if (ready_fd >= 0) close(ready_fd);
+  if (!s.ok() || busy) return s;
+  Loop();
+  spdlog::info("daemon {} stopped", getpid());
+  return Status::Ok();
+}
+
+void Daemon::Loop() {
+  std::vector<pollfd> fds;
+  std::vector<ConnId> ids;
+  while (!stopping_) {
+    fds.clear();
+    ids.clear();
+    fds.push_back({listen_fd_, POLLIN, 0});
+    fds.push_back({signal_pipe_[0], POLLIN, 0});
+    for (auto& [id, c] : conns_) {
+      fds.push_back({c->fd, POLLIN, 0});
+      ids.push_back(id);
+    }
+    int timeout_ms = -1;
+    if (auto deadline = arbiter_.NextDeadline()) {
+      auto ms = std::chrono::ceil<Millis>(*deadline - Now()).count();
+      timeout_ms = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(ms, 60000)));
+    }
+    int n = poll(fds.data(), fds.size(), timeout_ms);
+    if (n < 0 && errno != EINTR) {
+      spdlog::error("poll: {}", strerror(errno));
+      continue;
+    }
+    if (fds[1].revents != 0) {
+      spdlog::info("signal received: shutting down");
+      stopping_ = true;
+    }
+    for (size_t i = 2; i < fds.size(); ++i) {
+      if (fds[i].revents != 0 && conns_.count(ids[i - 2]) != 0) OnReadable(ids[i - 2]);
+    }
+    if (fds[0].revents != 0) Accept();
+    Apply(arbiter_.Tick(Now()));
+  }
+}
+
+void Daemon::Accept() {
+  for (;;) {
+    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+        (cred.uid != getuid() && cred.uid != 0)) {
+      spdlog::warn("refused a connection from uid {}", cred.uid);
+      close(fd);
+      continue;
+    }
+    timeval tv{2, 0};  // a peer that stops reading cannot stall the daemon for long
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    auto c = std::make_unique<Connection>();
+    c->fd = fd;
+    c->id = next_conn_++;
+    c->pid = cred.pid;
+    c->uid = cred.uid;
+    conns_[c->id] = std::move(c);
+  }
+}
+
+void Daemon::OnReadable(ConnId id) {
+  Connection& c = *conns_.at(id);
+  char buf[8192];
+  ssize_t n = recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+    Drop(id, "");
+    return;
+  }
+  if (n < 0) return;
+  c.in.Append(buf, static_cast<size_t>(n));
+  for (;;) {
+    auto next = c.in.Next();
+    if (!next.ok()) {
+      Drop(id, "malformed frame (" + next.status().message() + ")");
+      return;
+    }
+    if (!next.value()) return;
+    Dispatch(c, *next.value());
+    if (conns_.count(id) == 0 || stopping_) return;
+  }
+}
+
+void Daemon::Drop(ConnId id, const std::string& why) {
+  auto it = conns_.find(id);
+  if (it == conns_.end()) return;
+  Connection& c = *it->second;
+  if (!why.empty()) spdlog::warn("dropping connection of pid {}: {}", c.pid, why);
+  if (c.kind == Connection::Kind::kShim) {
+    Apply(arbiter_.Disconnected(id, Now()));
+    auto jit = jobs_.find(c.job);
+    if (jit != jobs_.end()) {
+      jit->second->shims.erase(id);
+      if (jit->second->adhoc && jit->second->shims.empty()) {
+        FinishJob(c.job, "COMPLETED", std::nullopt, std::nullopt, "");
+      }
+    }
+  } else if (c.kind == Connection::Kind::kRunner) {
+    auto jit = jobs_.find(c.job);
+    if (jit != jobs_.end() && !jit->second->ended) {
+      FinishJob(c.job, "FAILED", std::nullopt, std::nullopt, "gshare run exited early");
+    }
+  }
+  JobId job = c.job;
+  close(c.fd);
+  conns_.erase(it);
+  if (job != 0) ForgetJobIfDone(job);
+}
+
+void Daemon::Dispatch(Connection& c, const Frame& f) {
+  switch (f.type) {
+    case proto::MsgType::kHello:
+    case proto::MsgType::kLeaseRequest:
+    case proto::MsgType::kLeaseReleased:
+    case proto::MsgType::kMemReport:
+      OnShimFrame(c, f);
+      return;
+    case proto::MsgType::kRunRegister:
+    case proto::MsgType::kRunStarted:
+    case proto::MsgType::kRunEnded:
+    case proto::MsgType::kStatusRequest:
+    case proto::MsgType::kSchedulerSet:
+    case proto::MsgType::kShutdown:
+      OnJsonFrame(c, f);
+      return;
+    default:
+      Drop(c.id, "a daemon-to-client message type sent to the daemon");
+  }
+}
+
+JobId Daemon::AdoptProcess(Connection& c, uint64_t job_id) {
+  if (job_id != 0 && jobs_.count(job_id) != 0) return job_id;
+  // A process preloaded outside `gshare run` (or of a job this daemon does not know):
+  // it becomes a job of its own, recorded like any other.
+  JobRecord r;
+  r.cwd = ReadProcCmdline(c.pid, &r.argv);
+  r.name = r.argv.empty() ? "pid " + std::to_string(c.pid)
+                          : std::filesystem::path(r.argv[0]).filename().string();
+  r.uid = c.uid;
+  r.priority = options_.config.scheduler.default_priority;
+  r.state = "RUNNING";
+  r.kind = "run";
+  r.submit_time = r.start_time.emplace(WallNow());
+  r.pid = c.pid;
+  auto id = store_->Insert(r);
+  if (!id.ok()) {
+    spdlog::error("cannot record pid {}: {}", c.pid, id.status().message());
+    return 0;
+  }
+  r.id = id.value();
+  store_->MarkRunning(r.id, c.pid, *r.start_time);
+  auto job = std::make_unique<ActiveJob>();
+  job->record = r;
+  job->adhoc = true;
+  jobs_[r.id] = std::move(job);
+  arbiter_.AddJob(r.id, r.priority, Millis(0));
+  return r.id;
+}
+
+void Daemon::OnShimFrame(Connection& c, const Frame& f) {
+  if (f.type == proto::MsgType::kHello) {
+    if (c.kind != Connection::Kind::kUnknown) return Drop(c.id, "second hello");
+    proto::HelloMsg hello;
+    std::memcpy(&hello, f.payload.data(), sizeof hello);
+    c.kind = Connection::Kind::kShim;
+    c.job = AdoptProcess(c, hello.job_id);
+    if (c.job == 0) return Drop(c.id, "cannot record the job");
+    jobs_.at(c.job)->shims.insert(c.id);
+    arbiter_.AddConn(c.id, c.job, c.pid);
+    return;
+  }
+  if (c.kind != Connection::Kind::kShim) return Drop(c.id, "lease message before hello");
+  proto::LeaseMsg m;
+  std::memcpy(&m, f.payload.data(), sizeof m);
+  GpuKey gpu = FormatGpuUuid(m.gpu);
+  gpu_ordinals_.emplace(gpu, m.ordinal);
+  switch (f.type) {
+    case proto::MsgType::kLeaseRequest:
+      Apply(arbiter_.Request(c.id, gpu, Now()));
+      break;
+    case proto::MsgType::kLeaseReleased:
+      Apply(arbiter_.Released(c.id, gpu, m.epoch, Now()));
+      break;
+    default: {  // kMemReport
+      c.bytes[gpu] = m.bytes;
+      ActiveJob& job = *jobs_.at(c.job);
+      uint64_t total = 0;
+      for (ConnId s : job.shims) {
+        for (const auto& [g, b] : conns_.at(s)->bytes) total += b;
+      }
+      job.peak_bytes = std::max(job.peak_bytes, total);
+    }
+  }
+}
+
+void Daemon::Apply(const LeaseActions& actions) {
+  for (const LeaseAction& a : actions) {
+    switch (a.kind) {
+      case LeaseAction::Kind::kGrant:
+      case LeaseAction::Kind::kDrop: {
+        auto it = conns_.find(a.conn);
+        if (it == conns_.end()) break;
+        proto::LeaseMsg m{};
+        // GpuKey back to bytes: parse the hex digits of "GPU-...".
+        int k = 0;
+        for (size_t i = 4; i < a.gpu.size() && k < 32; ++i) {
+          char ch = a.gpu[i];
+          if (ch == '-') continue;
+          int v = (ch >= 'a') ? ch - 'a' + 10 : ch - '0';
+          m.gpu.bytes[k / 2] = static_cast<uint8_t>(m.gpu.bytes[k / 2] | (k % 2 ? v : v << 4));
+          ++k;
+        }
+        m.epoch = a.epoch;
+        auto type = a.kind == LeaseAction::Kind::kGrant ? proto::MsgType::kLeaseGrant
+                                                        : proto::MsgType::kLeaseDrop;
+        spdlog::debug("{} {} epoch {} -> pid {}", a.kind == LeaseAction::Kind::kGrant ? "GRANT" : "DROP",
+                      a.gpu, a.epoch, it->second->pid);
+        std::string frame = EncodeFrame(type, std::string_view(
+            reinterpret_cast<const char*>(&m), sizeof m));
+        if (!WriteAll(it->second->fd, frame).ok()) {
+          spdlog::warn("cannot reach pid {}; its lease is reclaimed", it->second->pid);
+          // Dropping here re-enters the arbiter; the actions it returns are applied then.
+          Drop(a.conn, "");
+        }
+        break;
+      }
+      case LeaseAction::Kind::kStop:
+        spdlog::warn("pid {} did not release {} within the grace period: stopping it",
+                     a.pid, a.gpu);
+        kill(a.pid, SIGSTOP);
+        break;
+      case LeaseAction::Kind::kContinue:
+        kill(a.pid, SIGCONT);
+        break;
+    }
+  }
+}
+
+void Daemon::Reply(Connection& c, const std::string& json_text) {
+  if (!WriteAll(c.fd, EncodeFrame(proto::MsgType::kReply, json_text)).ok()) {
+    Drop(c.id, "");
+  }
+}
+
+void Daemon::FinishJob(JobId id, const std::string& state, std::optional<int> exit_code,
+                       std::optional<int> signal, const std::string& reason) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second->ended) return;
+  ActiveJob& job = *it->second;
+  job.ended = true;
+  Arbiter::JobUsage u = arbiter_.Usage(id, Now());
+  Status s = store_->Finish(id, state, exit_code, signal, WallNow(), u.lease_seconds,
+                            u.wait_seconds, job.peak_bytes);
+  if (!s.ok()) spdlog::error("cannot record the end of job {}: {}", id, s.message());
+  job.record.state = state;
+  job.record.reason = reason;
+  spdlog::info("job {} {} (lease {:.1f} s, waited {:.1f} s){}", id, state, u.lease_seconds,
+               u.wait_seconds, reason.empty() ? "" : ": " + reason);
+}
+
+void Daemon::ForgetJobIfDone(JobId id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || !it->second->ended || !it->second->shims.empty()) return;
+  for (const auto& [cid, c] : conns_) {
+    if (c->job == id) return;  // its runner is still connected
+  }
+  arbiter_.RemoveJob(id);
+  jobs_.erase(it);
+}
+
+}  // namespace gshare

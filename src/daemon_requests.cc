@@ -1,0 +1,183 @@
+// The daemon's JSON requests: `gshare run` registration and end, status, scheduler on/off,
+// shutdown. Every request is validated; a malformed one gets an error reply and the
+// connection is dropped, the daemon keeps serving.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "config.h"
+#include "daemon.h"
+#include "job_json.h"
+
+namespace gshare {
+namespace {
+
+using json = nlohmann::json;
+
+double WallNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string ErrorReply(const std::string& message) {
+  return json{{"ok", false}, {"error", message}}.dump();
+}
+
+// Reads a field of the expected JSON type; throws json::exception (caught by the caller,
+// within this file) on a missing or mistyped field.
+template <typename T>
+T Field(const json& j, const char* key) {
+  return j.at(key).get<T>();
+}
+
+}  // namespace
+
+void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
+  json req = json::parse(f.payload, nullptr, /*allow_exceptions=*/false);
+  if (req.is_discarded() || !req.is_object()) {
+    Reply(c, ErrorReply("request is not a JSON object"));
+    return Drop(c.id, "malformed JSON request");
+  }
+  try {
+    switch (f.type) {
+      case proto::MsgType::kRunRegister: {
+        if (c.kind != Connection::Kind::kUnknown) return Drop(c.id, "second registration");
+        JobRecord r;
+        r.name = Field<std::string>(req, "name");
+        r.argv = Field<std::vector<std::string>>(req, "argv");
+        r.cwd = Field<std::string>(req, "cwd");
+        r.priority = Field<int>(req, "priority");
+        r.quantum_ms = Field<int64_t>(req, "quantum_ms");
+        r.gpu = Field<std::string>(req, "gpu");
+        if (r.argv.empty()) throw json::other_error::create(501, "empty argv", nullptr);
+        if (r.priority < kMinPriority || r.priority > kMaxPriority || r.quantum_ms < 0) {
+          Reply(c, ErrorReply("priority or quantum out of range"));
+          return Drop(c.id, "bad registration");
+        }
+        r.uid = c.uid;
+        r.kind = "run";
+        r.state = "PENDING";
+        r.submit_time = WallNow();
+        if (r.name.empty()) r.name = r.argv[0];
+        auto id = store_->Insert(r);
+        if (!id.ok()) return Reply(c, ErrorReply(id.status().message()));
+        r.id = id.value();
+        c.kind = Connection::Kind::kRunner;
+        c.job = r.id;
+        auto job = std::make_unique<ActiveJob>();
+        job->record = r;
+        jobs_[r.id] = std::move(job);
+        arbiter_.AddJob(r.id, r.priority, Millis(r.quantum_ms));
+        return Reply(c, json{{"ok", true}, {"job_id", r.id}}.dump());
+      }
+      case proto::MsgType::kRunStarted: {
+        if (c.kind != Connection::Kind::kRunner) return Drop(c.id, "start without a job");
+        int pid = Field<int>(req, "pid");
+        double now = WallNow();
+        ActiveJob& job = *jobs_.at(c.job);
+        job.record.state = "RUNNING";
+        job.record.pid = pid;
+        job.record.start_time = now;
+        Status s = store_->MarkRunning(c.job, pid, now);
+        if (!s.ok()) spdlog::error("job {}: {}", c.job, s.message());
+        return Reply(c, json{{"ok", true}}.dump());
+      }
+      case proto::MsgType::kRunEnded: {
+        if (c.kind != Connection::Kind::kRunner) return Drop(c.id, "end without a job");
+        std::optional<int> code, sig;
+        if (!req.at("exit_code").is_null()) code = Field<int>(req, "exit_code");
+        if (!req.at("signal").is_null()) sig = Field<int>(req, "signal");
+        bool cancelled = req.value("cancelled", false);
+        std::string state = cancelled ? "CANCELLED" : (code == 0 ? "COMPLETED" : "FAILED");
+        FinishJob(c.job, state, code, sig, "");
+        return Reply(c, json{{"ok", true}}.dump());
+      }
+      case proto::MsgType::kStatusRequest:
+        c.kind = Connection::Kind::kCli;
+        return Reply(c, StatusJson());
+      case proto::MsgType::kSchedulerSet: {
+        c.kind = Connection::Kind::kCli;
+        bool enabled = Field<bool>(req, "enabled");
+        Apply(arbiter_.SetEnabled(enabled, std::chrono::steady_clock::now()));
+        spdlog::info("scheduler {}", enabled ? "on" : "off");
+        return Reply(c, json{{"ok", true}, {"enabled", enabled}}.dump());
+      }
+      case proto::MsgType::kShutdown:
+        c.kind = Connection::Kind::kCli;
+        Reply(c, json{{"ok", true}}.dump());
+        stopping_ = true;
+        return;
+      default:
+        return Drop(c.id, "unexpected message");
+    }
+  } catch (const json::exception& e) {
+    Reply(c, ErrorReply(std::string("bad request: ") + e.what()));
+    Drop(c.id, "bad request");
+  }
+}
+
+std::string Daemon::StatusJson() {
+  auto now = std::chrono::steady_clock::now();
+  json gpus = json::array();
+  for (const Arbiter::GpuView& v : arbiter_.Gpus(now)) {
+    json g{{"uuid", v.gpu},
+           {"mode", arbiter_.enabled() ? "exclusive" : "off"},
+           {"holder", v.holder ? json(*v.holder) : json(nullptr)},
+           {"held_seconds", v.held_seconds},
+           {"waiters", v.waiters},
+           {"dropping", v.dropping},
+           {"stopped", v.stopped},
+           {"quantum_ms", options_.config.scheduler.quantum.count()}};
+    auto ord = gpu_ordinals_.find(v.gpu);
+    g["ordinal"] = ord != gpu_ordinals_.end() ? json(ord->second) : json(nullptr);
+    gpus.push_back(std::move(g));
+  }
+  json jobs = json::array();
+  std::set<int64_t> listed;
+  for (const auto& [id, job] : jobs_) {
+    json j = JobToJson(job->record);
+    Arbiter::JobUsage u = arbiter_.Usage(id, now);
+    j["lease_seconds"] = u.lease_seconds;
+    j["wait_seconds"] = u.wait_seconds;
+    j["lease"] = u.stopped ? "stopped" : u.holding ? "holding" : u.waiting ? "waiting" : "idle";
+    json mem = json::object();
+    uint64_t total = 0;
+    for (ConnId s : job->shims) {
+      for (const auto& [gpu, bytes] : conns_.at(s)->bytes) {
+        mem[gpu] = mem.value(gpu, uint64_t{0}) + bytes;
+        total += bytes;
+      }
+    }
+    j["memory_bytes"] = mem;
+    j["allocated_bytes"] = total;
+    j["peak_bytes"] = job->peak_bytes;
+    jobs.push_back(std::move(j));
+    listed.insert(id);
+  }
+  ListFilter recent;
+  recent.limit = 20;
+  auto rows = store_->List(recent);
+  if (rows.ok()) {
+    for (const JobRecord& r : rows.value()) {
+      if (listed.count(r.id) == 0) jobs.push_back(JobToJson(r));
+    }
+  }
+  json daemon{{"pid", getpid()},
+              {"version", GSHARE_VERSION},
+              {"socket", options_.socket_path},
+              {"database", options_.database_path},
+              {"scheduler", arbiter_.enabled() ? "on" : "off"},
+              {"quantum_ms", options_.config.scheduler.quantum.count()},
+              {"idle_release_ms", options_.config.scheduler.idle_release.count()},
+              {"drop_grace_ms", options_.config.scheduler.drop_grace.count()}};
+  return json{{"ok", true},
+              {"schema_version", kJsonSchemaVersion},
+              {"daemon", daemon},
+              {"gpus", gpus},
+              {"jobs", jobs}}
+      .dump();
+}
+
+}  // namespace gshare

@@ -1,0 +1,46 @@
+// Frame I/O over a Unix stream socket for the daemon and the CLI (include/gshare/protocol.h
+// defines the format). FrameBuffer parses frames out of bytes received so far, validating
+// every header; the blocking helpers serve the CLI's request/reply exchanges.
+// A FrameBuffer belongs to one connection and one thread; the free functions: any thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gshare/protocol.h"
+#include "status.h"
+
+namespace gshare {
+
+struct Frame {
+  proto::MsgType type;
+  std::string payload;
+};
+
+class FrameBuffer {
+ public:
+  explicit FrameBuffer(uint32_t max_payload) : max_payload_(max_payload) {}
+  void Append(const char* data, size_t len) { data_.append(data, len); }
+  // The next complete frame, nullopt when more bytes are needed, or an error when the
+  // bytes cannot be a valid frame (the connection must then be dropped).
+  Result<std::optional<Frame>> Next();
+
+ private:
+  uint32_t max_payload_;
+  std::string data_;
+};
+
+// Encodes one frame (header + payload).
+std::string EncodeFrame(proto::MsgType type, std::string_view payload);
+
+// Writes all of `bytes`; fails on a closed peer or after the socket's send timeout.
+Status WriteAll(int fd, std::string_view bytes);
+
+// Blocking read of one whole frame of at most `max_payload` bytes.
+Result<Frame> ReadFrame(int fd, uint32_t max_payload);
+
+// Sends a JSON request and waits for the daemon's kReply; returns its JSON text.
+Result<std::string> Exchange(int fd, proto::MsgType type, std::string_view json);
+
+}  // namespace gshare

@@ -1,0 +1,21 @@
+// spdlog to stderr; messages are data for humans, never for stdout.
+#include "logging.h"
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+namespace gshare {
+
+void SetupLogging(bool verbose) {
+  auto logger = spdlog::stderr_logger_mt("gshare");
+  if (verbose) {
+    logger->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%l] [%P] %v");
+    logger->set_level(spdlog::level::debug);
+  } else {
+    logger->set_pattern("gshare: %v");
+    logger->set_level(spdlog::level::info);
+  }
+  spdlog::set_default_logger(logger);
+}
+
+}  // namespace gshare
