@@ -34,7 +34,7 @@ import torchvision  # noqa: E402
 # Defaults sized for an H100 in fp32 (TF32 off): ResNet-18 at 64x64 is ~0.9 GFLOP per image per
 # training step, so batch 256 is ~230 GFLOP/step, an estimated 10-15 ms; 5000 steps ~ 60-75 s.
 # Change them here (or with --steps / --batch).
-FULL = dict(steps=5000, batch=256, image=64, log_every=100, pool=16)
+FULL = dict(steps=2000, batch=256, image=64, log_every=100, pool=16)
 SMALL = dict(steps=20, batch=16, image=32, log_every=5, pool=2)   # CPU: a few seconds on 2 cores
 NUM_CLASSES = 10
 
