@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Microbenchmarks of the lease on the GPU machine (docs/benchmarks.md):
+#   1. gated fast path: ns per cuLaunchKernel call, bare vs under `gshare run` (3 each, interleaved)
+#   2. re-grant latency: us from a launch after an idle release to its return
+#   3. release latency with the GPU busy: a holder keeps DEPTH 1-ms kernels in flight; a
+#      higher-priority job's first launch waits for the holder's drain (us)
+# Usage: test/bench/micro.sh GSHARE_BIN     (results on stdout and in $OUT/micro.txt)
+set -uo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+gbin="$(cd "$1" && pwd)"
+out="${OUT:-./out}"
+mkdir -p "$out"
+exe="${TMPDIR:-/tmp}/lease_bench"
+g++ -O2 -std=c++20 -o "$exe" "$here/lease_bench.cc" -ldl || exit 2
+cfg="${TMPDIR:-/tmp}/gshare-micro.toml"
+printf '[scheduler]\nidle_release = "100ms"\nquantum = "60s"\n' > "$cfg"
+gs() { timeout 120 "$gbin/gshare" --config "$cfg" run "$@"; }
+{
+  echo "# micro.sh $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+  for i in 1 2 3; do
+    echo "fastpath bare run $i"; timeout 120 "$exe" fastpath 200000
+    echo "fastpath gshare run $i"; gs -J fast -- "$exe" fastpath 200000
+  done
+  echo "regrant bare (launch after 300 ms sleep)"; timeout 120 "$exe" grant 30 300
+  echo "regrant gshare (idle release 100 ms, then launch after 300 ms)"; gs -J grant -- "$exe" grant 30 300
+  for depth in 1 16 64; do
+    echo "release with GPU busy: holder keeps $depth x 1 ms kernels in flight"
+    gs -J hog -- "$exe" hog 9 "$depth" 1000 > /dev/null &
+    hog=$!
+    sleep 3
+    for i in 1 2 3 4 5; do gs -J probe -p 5 -- "$exe" probe; sleep 0.5; done
+    wait "$hog"
+  done
+} 2>&1 | tee "$out/micro.txt"
