@@ -86,6 +86,17 @@ def set_deterministic(seed):
     torch.set_float32_matmul_precision("highest")
 
 
+def causal_attention(q, k, v):
+    """Causal softmax attention: PyTorch's fused kernel where it exists (>= 2.0), else the same
+    math written out (Debian 12 ships PyTorch 1.13, used by the CPU run of the demo)."""
+    if hasattr(F, "scaled_dot_product_attention"):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    t = q.shape[-2]
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    mask = torch.ones(t, t, dtype=torch.bool, device=q.device).tril()
+    return scores.masked_fill(~mask, float("-inf")).softmax(dim=-1) @ v
+
+
 class CausalSelfAttention(nn.Module):
     def __init__(self, width, heads):
         super().__init__()
@@ -97,7 +108,7 @@ class CausalSelfAttention(nn.Module):
         b, t, c = x.shape
         q, k, v = self.qkv(x).split(c, dim=2)
         q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = causal_attention(q, k, v)
         return self.proj(y.transpose(1, 2).reshape(b, t, c))
 
 

@@ -32,7 +32,7 @@ namespace {
 
 namespace proto = gshare::proto;
 
-constexpr int kDefaultIdleReleaseMs = 2000;
+constexpr int kDefaultIdleReleaseMs = 500;  // as configs/gshare.toml; gshare run passes the config's
 constexpr int kReconnectMs = 2000;
 constexpr int kTickMs = 50;
 

@@ -22,7 +22,7 @@ struct Config {
   struct Scheduler {
     bool enabled = true;                                  // [scheduler] enabled
     std::chrono::milliseconds quantum{20'000};            // time quantum of an exclusive lease (> 0)
-    std::chrono::milliseconds idle_release{2'000};        // a holder idle this long gives the lease back
+    std::chrono::milliseconds idle_release{500};          // a holder idle this long gives the lease back
     std::chrono::milliseconds drop_grace{10'000};         // DROP acknowledgement deadline, then SIGSTOP
     int default_priority = 0;                             // of jobs that give none
   };

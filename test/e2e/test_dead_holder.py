@@ -44,6 +44,38 @@ class DeadHolderTest(TestCase):
         st = h.status()
         self.assertIsNone(st["gpus"][0]["holder"])
 
+    def test_killed_waiter_is_forgotten(self):
+        # A waiter that dies must leave the queue: the holder keeps going and the next waiter
+        # gets the lease when the holder is done.
+        h = self.harness(config={"quantum": "60s"})
+        h.start_daemon()
+        a = h.start_fake(["--kernels", 100, "--kernel-ms", 20], name="a")
+        pa = a.child_pid()
+        h.wait_kernels(pa, 2)
+        b = h.start_fake(["--kernels", 10, "--kernel-ms", 20], name="b")
+        pb = b.child_pid()
+
+        def waiting(name):
+            rec = h.job_record(lambda j: j.get("name") == name)
+            return rec is not None and rec.get("lease") == "waiting"
+        h.wait_for(lambda: waiting("b"), 30, "job b waiting")
+        c = h.start_fake(["--kernels", 10, "--kernel-ms", 20], name="c")
+        pc = c.child_pid()
+        h.wait_for(lambda: waiting("c"), 30, "job c waiting")
+        os.kill(pb, signal.SIGKILL)
+        self.assertEqual(b.wait(30), -signal.SIGKILL)
+        h.assert_done(a, 100)
+        h.assert_done(c, 10)
+        self.assertEqual(h.ops("K", pb), [])
+        ka, kc = h.ops("K", pa), h.ops("K", pc)
+        self.assertGreater(kc[0].start, ka[-1].end)
+        st = h.status()
+        self.assertEqual(st["gpus"][0]["waiters"], [])
+        self.assertIsNone(st["gpus"][0]["holder"])
+        states = {j["name"]: (j["state"], j["signal"]) for j in st["jobs"]}
+        self.assertEqual(states, {"a": ("COMPLETED", None), "b": ("FAILED", signal.SIGKILL),
+                                  "c": ("COMPLETED", None)})
+
 
 if __name__ == "__main__":
     unittest.main()

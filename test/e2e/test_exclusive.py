@@ -2,7 +2,7 @@
 lease passes back and forth every quantum (round robin)."""
 import unittest
 
-from gshare_e2e import TestCase
+from gshare_e2e import FAKE_APP, TestCase, overlaps
 
 KERNELS = 30
 KERNEL_MS = 30
@@ -33,6 +33,31 @@ class ExclusiveTest(TestCase):
 
     def test_two_threads_each(self):
         self.pair(["--route", "gpa"], ["--route", "dlsym"], threads=2)
+
+    def test_multi_process_job(self):
+        # The lease belongs to a job, i.e. all of its processes: two fake_apps under one
+        # `gshare run` run together, and never together with the other job.
+        h = self.harness()
+        h.start_daemon()
+        app = "%s --kernels 20 --kernel-ms 30" % FAKE_APP
+        multi = h.start_run(["sh", "-c", "%s & %s --route gpa; wait" % (app, app)],
+                            QUANTUM + ["-J", "multi"], name="multi")
+        other = h.start_fake(["--kernels", KERNELS, "--kernel-ms", KERNEL_MS], QUANTUM, name="other")
+        self.assertEqual(multi.wait(120), 0, multi.stderr)
+        self.assertEqual(multi.stdout.count("fake_app: done 20"), 2, multi.stdout)
+        h.assert_done(other, KERNELS)
+        po = other.child_pid()
+        ko = h.ops("K", po)
+        km = [k for k in h.ops("K") if k.pid != po]
+        pids = sorted({k.pid for k in km})
+        self.assertEqual((len(ko), len(km), len(pids)), (KERNELS, 40, 2))
+        h.assert_exclusive(km, ko, min_switches=2)
+        m1 = [k for k in km if k.pid == pids[0]]
+        m2 = [k for k in km if k.pid == pids[1]]
+        self.assertGreater(len(overlaps(m1, m2)), 0, "the job's two processes never ran together")
+        jobs = {j["name"]: j for j in h.status()["jobs"]}
+        self.assertEqual(sorted(jobs), ["multi", "other"])  # one job, not one per process
+        self.assertEqual(jobs["multi"]["state"], "COMPLETED")
 
 
 if __name__ == "__main__":

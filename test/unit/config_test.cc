@@ -58,7 +58,7 @@ TEST_CASE("LoadConfig with no files gives the defaults") {
   REQUIRE(c.ok());
   CHECK(c->scheduler.enabled);
   CHECK(c->scheduler.quantum == milliseconds(20'000));
-  CHECK(c->scheduler.idle_release == milliseconds(2'000));
+  CHECK(c->scheduler.idle_release == milliseconds(500));
   CHECK(c->scheduler.drop_grace == milliseconds(10'000));
   CHECK(c->scheduler.default_priority == 0);
   CHECK(c->daemon.socket.empty());

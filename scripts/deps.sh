@@ -1,0 +1,25 @@
+# Sourced by scripts/setup.sh and scripts/test.sh: installs what gshare needs to build and
+# test on Debian 12 when it is missing (apt-get; as root, or through sudo).
+gshare_build_packages=(g++ cmake ninja-build pkg-config python3 libcli11-dev libsqlite3-dev
+  libtomlplusplus-dev libspdlog-dev libfmt-dev nlohmann-json3-dev doctest-dev)
+
+gshare_apt_install() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if ! command -v apt-get >/dev/null; then
+    echo "gshare: missing packages and no apt-get: ${missing[*]}" >&2
+    return 1
+  fi
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "gshare: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+gshare_build() {  # gshare_build BUILD_DIR [BUILD_TYPE]
+  cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE="${2:-RelWithDebInfo}" >/dev/null
+  cmake --build "$1" -j"$(nproc)"
+}
