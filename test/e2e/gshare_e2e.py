@@ -32,7 +32,7 @@ MARKER = "GSHARE_E2E_TMP"
 DEFAULT_CONFIG = {
     "enabled": True,
     "quantum": "20s",
-    "idle_release": "2s",
+    "idle_release": "500ms",  # the shipped defaults, written out: no /etc or user config leaks in
     "drop_grace": "10s",
     "default_priority": 0,
 }
