@@ -3,6 +3,8 @@
 // Builds with any C++20 compiler, no CUDA toolkit: kernels are PTX text JIT-compiled by
 // the driver. Modes (times on stdout, one "key value" per line):
 //   fastpath N          ns per cuLaunchKernel of an empty kernel (async, sync every 256)
+//   gate N              ns per cuLaunchKernel rejected by the driver's argument check (grid 0):
+//                       no GPU work, so bare vs gshare isolates the shim's gated path
 //   grant N IDLE_MS     us from a launch after an idle release to its return (re-grant)
 //   hog SECONDS DEPTH US  keep DEPTH spin kernels of US microseconds in flight
 //   probe               us from the first launch to its return (waits for another holder)
@@ -121,6 +123,15 @@ int main(int argc, char** argv) {
     }
     d.cuCtxSynchronize();
     std::printf("launches %d\nlaunch_call_ns %.1f\n", n, launch_us * 1000 / n);
+  } else if (mode == "gate") {
+    int n = argc > 2 ? std::atoi(argv[2]) : 1000000;
+    Check(launch_empty(empty), "warm-up");  // takes the lease under gshare
+    double t0 = NowUs();
+    for (int i = 0; i < n; ++i) {
+      d.cuLaunchKernel(empty, 0, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr);
+    }
+    std::printf("rejected_launches %d\nrejected_launch_ns %.1f\n", n, (NowUs() - t0) * 1000 / n);
+    d.cuCtxSynchronize();
   } else if (mode == "grant") {
     int n = argc > 2 ? std::atoi(argv[2]) : 30;
     int idle_ms = argc > 3 ? std::atoi(argv[3]) : 200;

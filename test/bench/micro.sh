@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Microbenchmarks of the lease on the GPU machine (docs/benchmarks.md):
-#   1. gated fast path: ns per cuLaunchKernel call, bare vs under `gshare run` (3 each, interleaved)
+#   1. gated fast path: ns per cuLaunchKernel call, bare vs under `gshare run` (3 each,
+#      interleaved), for real launches and for launches the driver rejects (the shim alone)
 #   2. re-grant latency: us from a launch after an idle release to its return
 #   3. release latency with the GPU busy: a holder keeps DEPTH 1-ms kernels in flight; a
 #      higher-priority job's first launch waits for the holder's drain (us)
@@ -21,8 +22,13 @@ gs() { timeout 120 "$gbin/gshare" --config "$cfg" run "$@"; }
     echo "fastpath bare run $i"; timeout 120 "$exe" fastpath 200000
     echo "fastpath gshare run $i"; gs -J fast -- "$exe" fastpath 200000
   done
+  for i in 1 2 3; do
+    echo "gate bare run $i"; timeout 120 "$exe" gate 2000000
+    echo "gate gshare run $i"; gs -J gate -- "$exe" gate 2000000
+  done
   echo "regrant bare (launch after 300 ms sleep)"; timeout 120 "$exe" grant 30 300
   echo "regrant gshare (idle release 100 ms, then launch after 300 ms)"; gs -J grant -- "$exe" grant 30 300
+  [ "${MICRO_GATE_ONLY:-0}" = 1 ] && exit 0
   for depth in 1 16 64; do
     echo "release with GPU busy: holder keeps $depth x 1 ms kernels in flight"
     gs -J hog -- "$exe" hog 9 "$depth" 1000 > /dev/null &
