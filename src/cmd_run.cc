@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "job_json.h"
 #include "duration.h"
 #include "frame_io.h"
 #include "job_runner.h"
@@ -56,7 +57,8 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     return Fail("run: --priority must be within [" + std::to_string(kMinPriority) + ", " +
                 std::to_string(kMaxPriority) + "]");
   }
-  int64_t quantum_ms = 0;
+  // The job's quantum: --quantum, else the quantum of the configuration this user runs with.
+  int64_t quantum_ms = ctx->config.scheduler.quantum.count();
   if (!opt.quantum.empty()) {
     auto q = ParseDuration(opt.quantum);
     if (!q.ok()) return Fail("run: --quantum: " + q.status().message());
@@ -90,7 +92,7 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
              {"quantum_ms", quantum_ms},
              {"gpu", opt.gpu},
              {"pid", getpid()}};
-    auto reply = Exchange(fd, proto::MsgType::kRunRegister, req.dump());
+    auto reply = Exchange(fd, proto::MsgType::kRunRegister, ToJsonText(req));
     json r = reply.ok() ? json::parse(reply.value(), nullptr, false) : json();
     if (!reply.ok() || r.is_discarded() || !r.value("ok", false)) {
       close(fd);
@@ -104,7 +106,7 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
 
   auto result = JobRunner::Run(spec, [fd, job_id](pid_t pid) {
     if (fd < 0) return;
-    auto ack = Exchange(fd, proto::MsgType::kRunStarted, json{{"job_id", job_id}, {"pid", pid}}.dump());
+    auto ack = Exchange(fd, proto::MsgType::kRunStarted, ToJsonText(json{{"job_id", job_id}, {"pid", pid}}));
     if (!ack.ok()) spdlog::debug("start not recorded: {}", ack.status().message());
   });
   if (!result.ok()) {
@@ -117,7 +119,7 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     json end{{"job_id", job_id},
              {"exit_code", info.exit_code ? json(*info.exit_code) : json(nullptr)},
              {"signal", info.signal ? json(*info.signal) : json(nullptr)}};
-    auto ack = Exchange(fd, proto::MsgType::kRunEnded, end.dump());
+    auto ack = Exchange(fd, proto::MsgType::kRunEnded, ToJsonText(end));
     if (!ack.ok()) spdlog::debug("end not recorded: {}", ack.status().message());
     close(fd);
   }

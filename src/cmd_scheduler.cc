@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "job_json.h"
 #include "frame_io.h"
 
 namespace gshare {
@@ -26,7 +27,7 @@ void AddSchedulerCommand(CLI::App& sub, const GlobalOptions& global, Handler* ha
       return kExitError;
     }
     nlohmann::json req{{"enabled", *state == "on"}};
-    auto reply = Exchange(fd.value(), proto::MsgType::kSchedulerSet, req.dump());
+    auto reply = Exchange(fd.value(), proto::MsgType::kSchedulerSet, ToJsonText(req));
     close(fd.value());
     if (!reply.ok()) {
       spdlog::error("{}", reply.status().message());

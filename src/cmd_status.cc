@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "job_json.h"
 #include "duration.h"
 #include "frame_io.h"
 
@@ -60,11 +61,11 @@ void PrintTable(const json& st) {
   if (st.at("gpus").empty()) std::printf("(no GPU used yet)\n");
   for (const auto& g : st.at("gpus")) {
     std::string waiters;
-    for (const auto& w : g.at("waiters")) waiters += (waiters.empty() ? "" : ",") + w.dump();
+    for (const auto& w : g.at("waiters")) waiters += (waiters.empty() ? "" : ",") + ToJsonText(w);
     std::printf("%-4s %-42s %-9s %-7s %-8s %s\n",
-                g.at("ordinal").is_null() ? "-" : g.at("ordinal").dump().c_str(),
+                g.at("ordinal").is_null() ? "-" : ToJsonText(g.at("ordinal")).c_str(),
                 g.at("uuid").get<std::string>().c_str(), g.at("mode").get<std::string>().c_str(),
-                g.at("holder").is_null() ? "-" : g.at("holder").dump().c_str(),
+                g.at("holder").is_null() ? "-" : ToJsonText(g.at("holder")).c_str(),
                 g.at("holder").is_null() ? "-" : Secs(g.at("held_seconds").get<double>()).c_str(),
                 waiters.empty() ? "-" : waiters.c_str());
   }
@@ -111,9 +112,9 @@ int ShowStatus(const GlobalOptions& global, const StatusOptions& opt) {
       if (opt.json_output) {
         json one = j;
         one["schema_version"] = st.at("schema_version");
-        std::printf("%s\n", one.dump(2).c_str());
+        std::printf("%s\n", ToJsonText(one, 2).c_str());
       } else {
-        for (const auto& [k, v] : j.items()) std::printf("%s=%s\n", k.c_str(), v.dump().c_str());
+        for (const auto& [k, v] : j.items()) std::printf("%s=%s\n", k.c_str(), ToJsonText(v).c_str());
       }
       return 0;
     }
@@ -121,7 +122,7 @@ int ShowStatus(const GlobalOptions& global, const StatusOptions& opt) {
     return kExitError;
   }
   if (opt.json_output) {
-    std::printf("%s\n", st.dump(2).c_str());
+    std::printf("%s\n", ToJsonText(st, 2).c_str());
   } else {
     PrintTable(st);
   }

@@ -22,7 +22,7 @@ double WallNow() {
 }
 
 std::string ErrorReply(const std::string& message) {
-  return json{{"ok", false}, {"error", message}}.dump();
+  return ToJsonText(json{{"ok", false}, {"error", message}});
 }
 
 // Reads a field of the expected JSON type; throws json::exception (caught by the caller,
@@ -70,7 +70,7 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
         job->record = r;
         jobs_[r.id] = std::move(job);
         arbiter_.AddJob(r.id, r.priority, Millis(r.quantum_ms));
-        return Reply(c, json{{"ok", true}, {"job_id", r.id}}.dump());
+        return Reply(c, ToJsonText(json{{"ok", true}, {"job_id", r.id}}));
       }
       case proto::MsgType::kRunStarted: {
         if (c.kind != Connection::Kind::kRunner) return Drop(c.id, "start without a job");
@@ -82,7 +82,7 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
         job.record.start_time = now;
         Status s = store_->MarkRunning(c.job, pid, now);
         if (!s.ok()) spdlog::error("job {}: {}", c.job, s.message());
-        return Reply(c, json{{"ok", true}}.dump());
+        return Reply(c, ToJsonText(json{{"ok", true}}));
       }
       case proto::MsgType::kRunEnded: {
         if (c.kind != Connection::Kind::kRunner) return Drop(c.id, "end without a job");
@@ -92,7 +92,7 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
         bool cancelled = req.value("cancelled", false);
         std::string state = cancelled ? "CANCELLED" : (code == 0 ? "COMPLETED" : "FAILED");
         FinishJob(c.job, state, code, sig, "");
-        return Reply(c, json{{"ok", true}}.dump());
+        return Reply(c, ToJsonText(json{{"ok", true}}));
       }
       case proto::MsgType::kStatusRequest:
         c.kind = Connection::Kind::kCli;
@@ -102,11 +102,11 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
         bool enabled = Field<bool>(req, "enabled");
         Apply(arbiter_.SetEnabled(enabled, std::chrono::steady_clock::now()));
         spdlog::info("scheduler {}", enabled ? "on" : "off");
-        return Reply(c, json{{"ok", true}, {"enabled", enabled}}.dump());
+        return Reply(c, ToJsonText(json{{"ok", true}, {"enabled", enabled}}));
       }
       case proto::MsgType::kShutdown:
         c.kind = Connection::Kind::kCli;
-        Reply(c, json{{"ok", true}}.dump());
+        Reply(c, ToJsonText(json{{"ok", true}}));
         stopping_ = true;
         return;
       default:
@@ -172,12 +172,11 @@ std::string Daemon::StatusJson() {
               {"quantum_ms", options_.config.scheduler.quantum.count()},
               {"idle_release_ms", options_.config.scheduler.idle_release.count()},
               {"drop_grace_ms", options_.config.scheduler.drop_grace.count()}};
-  return json{{"ok", true},
-              {"schema_version", kJsonSchemaVersion},
-              {"daemon", daemon},
-              {"gpus", gpus},
-              {"jobs", jobs}}
-      .dump();
+  return ToJsonText(json{{"ok", true},
+                         {"schema_version", kJsonSchemaVersion},
+                         {"daemon", daemon},
+                         {"gpus", gpus},
+                         {"jobs", jobs}});
 }
 
 }  // namespace gshare

@@ -34,7 +34,17 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    bool run = argc > 1 && std::string(argv[1]) == "run";
+    // Which command was meant: the first word that is not an option (or --config's value).
+    bool run = false;
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a == "--config") {
+        ++i;
+      } else if (a.empty() || a[0] != '-') {
+        run = (a == "run");
+        break;
+      }
+    }
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     SetupLogging(false);
     spdlog::error("{}", e.what());

@@ -16,6 +16,7 @@ g++ -O2 -std=c++20 -o "$exe" "$here/lease_bench.cc" -ldl || exit 2
 cfg="${TMPDIR:-/tmp}/gshare-micro.toml"
 printf '[scheduler]\nidle_release = "100ms"\nquantum = "60s"\n' > "$cfg"
 gs() { timeout 120 "$gbin/gshare" --config "$cfg" run "$@"; }
+timeout 30 "$gbin/gshare" daemon stop >/dev/null 2>&1 || true  # start with this config
 {
   echo "# micro.sh $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
   for i in 1 2 3; do

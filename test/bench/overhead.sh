@@ -65,6 +65,8 @@ raw="$out/overhead.txt"
 } >"$raw"
 
 # The daemon is started before the first timed gshare run, so that run does not pay its start-up.
+# A daemon left by an earlier run keeps the configuration it started with: start afresh.
+timeout 30 "$gshare" daemon stop >/dev/null 2>&1 || true
 timeout 30 "$gshare" status >"$runs/status_before.txt" 2>&1 || echo "overhead: gshare status failed (rc $?)" >&2
 
 if [[ "${WARMUP:-1}" == 1 ]]; then

@@ -67,6 +67,8 @@ for job in cnn gpt; do
 done
 
 # 2. Both at once under gshare. The daemon is up before the clock starts.
+# A daemon left by an earlier run keeps the configuration it started with: start afresh.
+timeout 30 "$gshare" daemon stop >/dev/null 2>&1 || true
 timeout 30 "$gshare" status >"$out/status_before.txt" 2>&1 || say "gshare status failed (rc $?)"
 (
   # Snapshots until pair.sh kills this loop; each bounded so a hung daemon cannot stall it.

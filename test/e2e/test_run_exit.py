@@ -55,20 +55,12 @@ class RunExitTest(TestCase):
         r = self.h.gshare("run", "-p", "5000", "--", "true")
         self.assertEqual(r.returncode, 125, r.stderr)
 
-    # BUG (src/main.cc): a parse error of `run` exits 125 only when argv[1] is "run"; with a
-    # global option first (`gshare --config F run --bogus-flag`, `gshare -v run ...`) it exits
-    # 2, the data commands' usage code, although `gshare run --help` (src/cmd_run.cc) and
-    # src/cli.h promise 125 whenever gshare itself fails under `run`.
-    @unittest.expectedFailure
+    # Regression: non-UTF-8 bytes and options before `run` (issue 2).
     def test_bad_usage_after_global_option(self):
         r = self.h.gshare("run", "--bogus-flag", "--", "true")  # gshare --config F run ...
         self.assertEqual(r.returncode, 125, r.stderr)
 
-    # BUG (src/cmd_run.cc, RunJob): the registration request is built with nlohmann::json and
-    # req.dump() throws type_error 316 on bytes that are not UTF-8, uncaught: `gshare run`
-    # aborts (SIGABRT, shell status 134) without running the job whenever an argument, the
-    # -J name or the working directory is not valid UTF-8 (e.g. a Latin-1 file name).
-    @unittest.expectedFailure
+    # Regression: non-UTF-8 bytes and options before `run` (issue 2).
     def test_non_utf8_argument(self):
         latin1 = os.fsdecode(b"caf\xe9.txt")  # passed to the job as the raw bytes
         r = self.h.gshare("run", "--", "sh", "-c", "exit 3", latin1)
