@@ -8,7 +8,10 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "config.h"
+#include "gshare/protocol.h"
 #include "status.h"
 
 namespace gshare {
@@ -56,5 +59,11 @@ Result<int> ConnectToDaemon(const ClientContext& ctx);
 
 // Connects to a running daemon without starting one.
 Result<int> ConnectIfRunning(const ClientContext& ctx);
+
+// One request/reply exchange for a data command: resolves the context, reaches the daemon
+// (starting it when `start` is true), sends `request` and returns the parsed reply. Errors
+// (including a reply with "ok": false) come back as one-line messages.
+Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType type,
+                                     const nlohmann::json& request, bool start);
 
 }  // namespace gshare

@@ -5,6 +5,8 @@
 
 #include "cli.h"
 #include "daemon_launcher.h"
+#include "frame_io.h"
+#include "job_json.h"
 #include "gshare/paths.h"
 
 namespace gshare {
@@ -47,6 +49,23 @@ Result<int> ConnectToDaemon(const ClientContext& ctx) {
   Status s = DaemonLauncher::EnsureDaemon(spec);
   if (!s.ok()) return s;
   return ConnectUnix(ctx.socket_path);
+}
+
+Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType type,
+                                     const nlohmann::json& request, bool start) {
+  auto ctx = MakeClientContext(global);
+  if (!ctx.ok()) return ctx.status();
+  auto fd = start ? ConnectToDaemon(*ctx) : ConnectIfRunning(*ctx);
+  if (!fd.ok()) return fd.status();
+  auto reply = Exchange(fd.value(), type, ToJsonText(request));
+  close(fd.value());
+  if (!reply.ok()) return reply.status();
+  nlohmann::json j = nlohmann::json::parse(reply.value(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Status::Error("bad reply from the daemon");
+  if (!j.value("ok", false)) {
+    return Status::Error(j.value("error", std::string("the daemon refused the request")));
+  }
+  return j;
 }
 
 }  // namespace gshare

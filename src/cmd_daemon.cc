@@ -37,13 +37,13 @@ int RunDaemonCommand(const GlobalOptions& global, const DaemonCmdOptions& opt) {
     return kExitError;
   }
   if (opt.action == "stop") {
-    auto fd = ConnectIfRunning(*ctx);
-    if (!fd.ok()) {
+    auto probe = ConnectIfRunning(*ctx);
+    if (!probe.ok()) {
       spdlog::info("no daemon is running at {}", ctx->socket_path);
       return 0;
     }
-    auto reply = Exchange(fd.value(), proto::MsgType::kShutdown, "{}");
-    close(fd.value());
+    close(probe.value());
+    auto reply = RequestDaemon(global, proto::MsgType::kShutdown, nlohmann::json::object(), false);
     if (!reply.ok()) {
       spdlog::error("{}", reply.status().message());
       return kExitError;

@@ -6,8 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
-#include "job_json.h"
-#include "frame_io.h"
 
 namespace gshare {
 
@@ -16,19 +14,8 @@ void AddSchedulerCommand(CLI::App& sub, const GlobalOptions& global, Handler* ha
   sub.add_option("state", *state, "on or off")->required()->check(CLI::IsMember({"on", "off"}));
   sub.footer("Examples:\n  gshare scheduler off\n  gshare scheduler on");
   *handler = [state, &global]() {
-    auto ctx = MakeClientContext(global);
-    if (!ctx.ok()) {
-      spdlog::error("{}", ctx.status().message());
-      return kExitError;
-    }
-    auto fd = ConnectToDaemon(*ctx);
-    if (!fd.ok()) {
-      spdlog::error("{}", fd.status().message());
-      return kExitError;
-    }
     nlohmann::json req{{"enabled", *state == "on"}};
-    auto reply = Exchange(fd.value(), proto::MsgType::kSchedulerSet, ToJsonText(req));
-    close(fd.value());
+    auto reply = RequestDaemon(global, proto::MsgType::kSchedulerSet, req, true);
     if (!reply.ok()) {
       spdlog::error("{}", reply.status().message());
       return kExitError;

@@ -10,7 +10,6 @@
 #include "cli.h"
 #include "job_json.h"
 #include "duration.h"
-#include "frame_io.h"
 
 namespace gshare {
 namespace {
@@ -84,27 +83,12 @@ void PrintTable(const json& st) {
 }
 
 int ShowStatus(const GlobalOptions& global, const StatusOptions& opt) {
-  auto ctx = MakeClientContext(global);
-  if (!ctx.ok()) {
-    spdlog::error("{}", ctx.status().message());
-    return kExitError;
-  }
-  auto fd = ConnectToDaemon(*ctx);
-  if (!fd.ok()) {
-    spdlog::error("{}", fd.status().message());
-    return kExitError;
-  }
-  auto reply = Exchange(fd.value(), proto::MsgType::kStatusRequest, "{}");
-  close(fd.value());
+  auto reply = RequestDaemon(global, proto::MsgType::kStatusRequest, json::object(), true);
   if (!reply.ok()) {
     spdlog::error("{}", reply.status().message());
     return kExitError;
   }
-  json st = json::parse(reply.value(), nullptr, false);
-  if (st.is_discarded() || !st.value("ok", false)) {
-    spdlog::error("bad status reply from the daemon");
-    return kExitError;
-  }
+  json& st = reply.value();
   st.erase("ok");
   if (opt.job) {
     for (const auto& j : st.at("jobs")) {

@@ -74,6 +74,13 @@ def proc_environ(pid):
     return out
 
 
+def _exe(pid):
+    try:
+        return os.path.realpath(os.readlink("/proc/%d/exe" % pid))
+    except OSError:
+        return None
+
+
 def proc_cmdline(pid):
     raw = _read("/proc/%d/cmdline" % pid, "rb")
     return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
@@ -169,8 +176,11 @@ class Job:
         Found in /proc while `gshare run` lives (start_fake asks at once), else from the
         daemon's record of the job named after this Job."""
         deadline = time.monotonic() + timeout
+        gshare_exe = os.path.realpath(GSHARE)
         while self._child is None:
-            kids = children_of(self.pid)
+            # Only a child that has exec'd: before that, a child may be the daemon launcher's
+            # short-lived intermediate process, or the job not yet exec'd; both run gshare.
+            kids = [k for k in children_of(self.pid) if _exe(k) not in (None, gshare_exe)]
             if kids:
                 self._child = kids[0]
             elif self.proc.poll() is not None:
