@@ -8,6 +8,7 @@
 #include "alloc_table.h"
 #include "census.h"
 #include "context_registry.h"
+#include "inflight_window.h"
 #include "hook_decls.h"
 #include "lease_client.h"
 #include "real_driver.h"
@@ -78,15 +79,27 @@ class Submission {
     if (__builtin_expect(!gate.TryEnter(), 0)) LeaseClient::Get().EnterSlow(device);
     gate.MarkActive();
     gate_ = &gate;
+    device_ = device;
+    stream_ = stream;
+    per_thread_ = per_thread;
   }
   ~Submission() {
-    if (gate_ != nullptr) gate_->Exit();
+    if (gate_ == nullptr) return;
+    // Synchronous calls (no stream) leave nothing queued; streamed ones are windowed
+    // while another job waits.
+    if (__builtin_expect(InflightWindow::Contended(device_), 0) && stream_.present) {
+      InflightWindow::AfterSubmission(device_, stream_.stream, per_thread_);
+    }
+    gate_->Exit();
   }
   Submission(const Submission&) = delete;
   Submission& operator=(const Submission&) = delete;
 
  private:
   DeviceGate* gate_ = nullptr;
+  int device_ = -1;
+  StreamArg stream_;
+  bool per_thread_ = false;
 };
 
 template <typename Fn>

@@ -21,6 +21,7 @@
 #include "gshare/paths.h"
 #include "gshare/protocol.h"
 #include "census.h"
+#include "inflight_window.h"
 #include "real_driver.h"
 #include "shim_log.h"
 
@@ -197,6 +198,7 @@ void Release(int device, proto::ReleaseReason reason) {
   d.holding = false;
   d.dropping = false;
   d.drop_deferred = false;
+  InflightWindow::SetContended(device, false);
   SendLease(proto::MsgType::kLeaseReleased, device, d.epoch, static_cast<uint32_t>(reason));
   if (d.waiters > 0) {
     d.requested = SendLease(proto::MsgType::kLeaseRequest, device, 0, 0);
@@ -209,12 +211,24 @@ void HandleGrant(const proto::LeaseMsg& m) {
   int device = DeviceOfUuid(m.gpu);
   if (device >= 0) {
     DeviceState& d = g.dev[device];
+    // A new grant starts uncontended until the daemon says someone waits.
+    if (!d.holding || d.epoch != m.epoch) InflightWindow::SetContended(device, false);
     d.requested = false;
     d.holding = true;
     d.epoch = m.epoch;
     d.last_active_ms = NowMs();
     if (!d.dropping) g_gates[device].Open();
     pthread_cond_broadcast(&g.cv);
+  }
+  pthread_mutex_unlock(&g.mu);
+}
+
+// Another job waits: bound the queued work until this grant ends.
+void HandleContended(const proto::LeaseMsg& m) {
+  pthread_mutex_lock(&g.mu);
+  int device = DeviceOfUuid(m.gpu);
+  if (device >= 0 && g.dev[device].holding && g.dev[device].epoch == m.epoch) {
+    InflightWindow::SetContended(device, true);
   }
   pthread_mutex_unlock(&g.mu);
 }
@@ -281,13 +295,18 @@ bool ReceiveOne(int fd) {
   if (!ReadAll(fd, &h, sizeof h)) return false;
   if (proto::CheckHeader(h, sizeof(proto::LeaseMsg)) != proto::HeaderCheck::kOk) return false;
   auto type = static_cast<proto::MsgType>(h.type);
-  if (type != proto::MsgType::kLeaseGrant && type != proto::MsgType::kLeaseDrop) return false;
+  if (type != proto::MsgType::kLeaseGrant && type != proto::MsgType::kLeaseDrop &&
+      type != proto::MsgType::kLeaseContended) {
+    return false;
+  }
   proto::LeaseMsg m;
   if (!ReadAll(fd, &m, sizeof m)) return false;
   if (type == proto::MsgType::kLeaseGrant) {
     HandleGrant(m);
-  } else {
+  } else if (type == proto::MsgType::kLeaseDrop) {
     HandleDrop(m);
+  } else {
+    HandleContended(m);
   }
   return true;
 }
@@ -418,6 +437,7 @@ void ChildAfterFork() {
     g_gates[i].Reset();
   }
   ContextRegistry::Get().ResetAfterFork();
+  InflightWindow::ResetAfterFork();
   // The parent's counts are the parent's: the child reports only its own calls.
   for (auto& n : g_census) n.store(0, std::memory_order_relaxed);
   g_census_captured.store(0, std::memory_order_relaxed);

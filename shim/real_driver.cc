@@ -65,10 +65,14 @@ void LoadOnce() {
   get(g_extras.cuCtxSynchronize, "cuCtxSynchronize");
   get(g_extras.cuStreamIsCapturing, "cuStreamIsCapturing");
   get(g_extras.cuDeviceGetUuid, "cuDeviceGetUuid");
+  get(g_extras.cuEventCreate, "cuEventCreate");
+  get(g_extras.cuEventRecord, "cuEventRecord");
+  get(g_extras.cuEventSynchronize, "cuEventSynchronize");
   bool complete = g_extras.cuCtxGetCurrent && g_extras.cuCtxGetDevice &&
                   g_extras.cuCtxPushCurrent_v2 && g_extras.cuCtxPopCurrent_v2 &&
                   g_extras.cuCtxSynchronize && g_extras.cuStreamIsCapturing &&
-                  g_extras.cuDeviceGetUuid;
+                  g_extras.cuDeviceGetUuid && g_extras.cuEventCreate &&
+                  g_extras.cuEventRecord && g_extras.cuEventSynchronize;
   if (!complete) {
     Warn("libcuda.so.1 lacks a context or stream entry point; GPU sharing is off");
     return;

@@ -27,6 +27,9 @@ struct DriverExtras {
   CUresult (*cuCtxSynchronize)() = nullptr;
   CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus*) = nullptr;
   CUresult (*cuDeviceGetUuid)(CUuuid*, CUdevice) = nullptr;
+  CUresult (*cuEventCreate)(CUevent*, unsigned) = nullptr;
+  CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
+  CUresult (*cuEventSynchronize)(CUevent) = nullptr;
 };
 
 // glibc's own dlsym (found with dlvsym, so the shim's dlsym hook is bypassed).

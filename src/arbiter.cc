@@ -83,11 +83,15 @@ LeaseActions Arbiter::Request(ConnId conn, const GpuKey& gpu, TimePoint now) {
     // Another process (or thread) of the holding job: it shares the lease.
     lease.holding[conn] = lease.epoch;
     out.push_back({LeaseAction::Kind::kGrant, conn, gpu, lease.epoch, 0});
+    if (lease.contended_epoch == lease.epoch) {
+      out.push_back({LeaseAction::Kind::kContended, conn, gpu, lease.epoch, 0});
+    }
     return out;
   }
   lease.wanting.insert(conn);
   Enqueue(lease, job, now);
   Schedule(gpu, lease, now, out);
+  if (lease.holder && lease.holder != job) NotifyContended(gpu, lease, out);
   return out;
 }
 
@@ -135,6 +139,15 @@ void Arbiter::Grant(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now,
       ++it;
     }
   }
+  NotifyContended(gpu, lease, out);
+}
+
+void Arbiter::NotifyContended(const GpuKey& gpu, Lease& lease, LeaseActions& out) {
+  if (lease.contended_epoch == lease.epoch || lease.dropping || lease.queue.empty()) return;
+  lease.contended_epoch = lease.epoch;
+  for (const auto& [conn, epoch] : lease.holding) {
+    out.push_back({LeaseAction::Kind::kContended, conn, gpu, epoch, 0});
+  }
 }
 
 void Arbiter::SendDrop(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out) {
@@ -150,6 +163,11 @@ void Arbiter::SendDrop(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActi
 }
 
 void Arbiter::EndHolding(Lease& lease, TimePoint now) {
+  if (lease.holder && lease.dropping) {
+    lease.last_drain_ms = Seconds(lease.drop_sent_at, now) * 1000;
+    lease.max_drain_ms = std::max(lease.max_drain_ms, lease.last_drain_ms);
+    ++lease.drains;
+  }
   if (lease.holder) {
     JobId job = *lease.holder;
     auto jit = jobs_.find(job);
@@ -301,6 +319,9 @@ std::vector<Arbiter::GpuView> Arbiter::Gpus(TimePoint now) const {
     v.holder = lease.holder;
     if (lease.holder) v.held_seconds = Seconds(lease.granted_at, now);
     v.dropping = lease.dropping;
+    v.last_drain_ms = lease.last_drain_ms;
+    v.max_drain_ms = lease.max_drain_ms;
+    v.drains = lease.drains;
     std::vector<std::pair<std::pair<int, uint64_t>, JobId>> order;
     for (const auto& [job, arrival] : lease.queue) {
       order.push_back({{-jobs_.at(job).priority, arrival}, job});

@@ -28,11 +28,13 @@ using TimePoint = std::chrono::steady_clock::time_point;
 using Millis = std::chrono::milliseconds;
 
 struct LeaseAction {
-  enum class Kind { kGrant, kDrop, kStop, kContinue };
+  // kContended: tell a holding connection that another job waits (it then bounds the
+  // work it keeps in flight, so its release will be quick).
+  enum class Kind { kGrant, kDrop, kContended, kStop, kContinue };
   Kind kind;
-  ConnId conn;     // kGrant/kDrop: the connection to send to; kStop/kContinue: whose pid
-  GpuKey gpu;      // kGrant/kDrop
-  uint64_t epoch;  // kGrant/kDrop
+  ConnId conn;     // kGrant/kDrop/kContended: the connection to send to; kStop/kContinue: whose pid
+  GpuKey gpu;      // kGrant/kDrop/kContended
+  uint64_t epoch;  // kGrant/kDrop/kContended
   pid_t pid;       // kStop/kContinue
 };
 using LeaseActions = std::vector<LeaseAction>;
@@ -74,6 +76,9 @@ class Arbiter {
     std::vector<JobId> waiters;  // in grant order
     bool dropping = false;
     std::vector<JobId> stopped;
+    double last_drain_ms = 0;  // how long the last holder took to give the GPU back
+    double max_drain_ms = 0;
+    uint64_t drains = 0;       // releases that followed a DROP
   };
   std::vector<GpuView> Gpus(TimePoint now) const;
   struct JobUsage {
@@ -108,6 +113,10 @@ class Arbiter {
     std::map<JobId, uint64_t> queue;     // waiting job -> arrival number
     std::map<JobId, TimePoint> wait_since;
     std::set<JobId> stopped;             // SIGSTOPped for ignoring a DROP
+    uint64_t contended_epoch = 0;        // the grant whose holder was told someone waits
+    double last_drain_ms = 0;            // DROP sent -> last acknowledgement, last release
+    double max_drain_ms = 0;
+    uint64_t drains = 0;
   };
 
   Millis QuantumOf(const Job& job) const;
@@ -116,6 +125,7 @@ class Arbiter {
   std::optional<JobId> BestWaiter(const Lease& lease) const;
   void Schedule(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
   void Grant(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now, LeaseActions& out);
+  void NotifyContended(const GpuKey& gpu, Lease& lease, LeaseActions& out);
   void SendDrop(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
   void ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoint now,
                    LeaseActions& out);

@@ -347,7 +347,8 @@ void Daemon::Apply(const LeaseActions& actions) {
   for (const LeaseAction& a : actions) {
     switch (a.kind) {
       case LeaseAction::Kind::kGrant:
-      case LeaseAction::Kind::kDrop: {
+      case LeaseAction::Kind::kDrop:
+      case LeaseAction::Kind::kContended: {
         auto it = conns_.find(a.conn);
         if (it == conns_.end()) break;
         proto::LeaseMsg m{};
@@ -362,9 +363,10 @@ void Daemon::Apply(const LeaseActions& actions) {
         }
         m.epoch = a.epoch;
         auto type = a.kind == LeaseAction::Kind::kGrant ? proto::MsgType::kLeaseGrant
-                                                        : proto::MsgType::kLeaseDrop;
-        spdlog::debug("{} {} epoch {} -> pid {}", a.kind == LeaseAction::Kind::kGrant ? "GRANT" : "DROP",
-                      a.gpu, a.epoch, it->second->pid);
+                    : a.kind == LeaseAction::Kind::kDrop ? proto::MsgType::kLeaseDrop
+                                                         : proto::MsgType::kLeaseContended;
+        spdlog::debug("lease message {} for {} epoch {} -> pid {}", static_cast<int>(type), a.gpu,
+                      a.epoch, it->second->pid);
         std::string frame = EncodeFrame(type, std::string_view(
             reinterpret_cast<const char*>(&m), sizeof m));
         if (!WriteAll(it->second->fd, frame).ok()) {

@@ -128,6 +128,9 @@ std::string Daemon::StatusJson() {
            {"held_seconds", v.held_seconds},
            {"waiters", v.waiters},
            {"dropping", v.dropping},
+           {"drains", v.drains},
+           {"last_drain_ms", v.last_drain_ms},
+           {"max_drain_ms", v.max_drain_ms},
            {"stopped", v.stopped},
            {"quantum_ms", options_.config.scheduler.quantum.count()}};
     auto ord = gpu_ordinals_.find(v.gpu);

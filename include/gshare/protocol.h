@@ -29,6 +29,7 @@ enum class MsgType : uint16_t {
   // daemon -> shim
   kLeaseGrant = 16,  // LeaseMsg: the job holds `gpu` (epoch identifies this grant)
   kLeaseDrop = 17,   // LeaseMsg: give `gpu` back (acknowledge with kLeaseReleased, same epoch)
+  kLeaseContended = 18,  // LeaseMsg: another job waits for `gpu`: bound the work in flight
   // CLI -> daemon (JSON payloads) and daemon -> CLI replies
   kRunRegister = 32,  // {"name","argv":[...],"cwd","priority","quantum_ms","gpu","pid"}
   kRunStarted = 33,   // {"job_id","pid","pgid"}
@@ -82,7 +83,7 @@ inline bool IsKnownType(uint16_t t) {
   switch (static_cast<MsgType>(t)) {
     case MsgType::kHello: case MsgType::kLeaseRequest: case MsgType::kLeaseReleased:
     case MsgType::kMemReport: case MsgType::kLeaseGrant: case MsgType::kLeaseDrop:
-    case MsgType::kRunRegister: case MsgType::kRunStarted: case MsgType::kRunEnded:
+    case MsgType::kLeaseContended: case MsgType::kRunRegister: case MsgType::kRunStarted: case MsgType::kRunEnded:
     case MsgType::kStatusRequest: case MsgType::kSchedulerSet: case MsgType::kShutdown:
     case MsgType::kReply:
       return true;
@@ -96,7 +97,7 @@ inline uint32_t FixedPayloadSize(MsgType t) {
   switch (t) {
     case MsgType::kHello: return sizeof(HelloMsg);
     case MsgType::kLeaseRequest: case MsgType::kLeaseReleased: case MsgType::kMemReport:
-    case MsgType::kLeaseGrant: case MsgType::kLeaseDrop:
+    case MsgType::kLeaseGrant: case MsgType::kLeaseDrop: case MsgType::kLeaseContended:
       return sizeof(LeaseMsg);
     default: return 0;
   }

@@ -30,6 +30,24 @@ timeout 30 "$gbin/gshare" daemon stop >/dev/null 2>&1 || true  # start with this
   echo "regrant bare (launch after 300 ms sleep)"; timeout 120 "$exe" grant 30 300
   echo "regrant gshare (idle release 100 ms, then launch after 300 ms)"; gs -J grant -- "$exe" grant 30 300
   [ "${MICRO_GATE_ONLY:-0}" = 1 ] && exit 0
+  # 4. drains under round robin: two jobs of equal priority, quantum 1 s, each keeping 256
+  #    1-ms kernels queued; with the in-flight window (64 launches) and without it.
+  rr="${TMPDIR:-/tmp}/gshare-micro-rr.toml"
+  printf '[scheduler]\nquantum = "1s"\n' > "$rr"
+  for window in 64 0; do
+    echo "round robin drains, GSHARE_INFLIGHT_LAUNCHES=$window"
+    timeout 30 "$gbin/gshare" daemon stop >/dev/null 2>&1
+    for j in a b; do
+      GSHARE_INFLIGHT_LAUNCHES=$window timeout 120 "$gbin/gshare" --config "$rr" run -J "rr$j" -- \
+        "$exe" hog 8 256 1000 > /dev/null &
+    done
+    wait
+    timeout 30 "$gbin/gshare" --config "$rr" status --json | python3 -c '
+import json, sys
+g = json.load(sys.stdin)["gpus"][0]
+print("drains %d\nlast_drain_ms %.1f\nmax_drain_ms %.1f" % (g["drains"], g["last_drain_ms"], g["max_drain_ms"]))'
+  done
+  timeout 30 "$gbin/gshare" daemon stop >/dev/null 2>&1
   for depth in 1 16 64; do
     echo "release with GPU busy: holder keeps $depth x 1 ms kernels in flight"
     gs -J hog -- "$exe" hog 9 "$depth" 1000 > /dev/null &

@@ -57,8 +57,12 @@ def _toml_value(v):
 
 
 def _read(path, mode="r"):
+    # /proc files of other processes may hold any bytes (a command named with Latin-1, say).
     try:
-        with open(path, mode) as f:
+        if "b" in mode:
+            with open(path, mode) as f:
+                return f.read()
+        with open(path, mode, errors="replace") as f:
             return f.read()
     except OSError:
         return b"" if "b" in mode else ""

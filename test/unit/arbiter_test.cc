@@ -42,7 +42,9 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: one holder at a time, round robin at quantu
   REQUIRE(Count(a, Kind::kGrant, 11) == 1);
   uint64_t e1 = EpochOf(a, Kind::kGrant, 11);
   a = arb.Request(21, kGpu, At(10));
-  CHECK(a.empty());  // waits: quantum not over, same priority
+  // Waits (quantum not over, same priority); the holder only learns that someone waits.
+  CHECK(a.size() == 1);
+  CHECK(Count(a, Kind::kContended, 11) == 1);
   CHECK(arb.NextDeadline() == At(20000));
   CHECK(arb.Tick(At(19999)).empty());
   a = arb.Tick(At(20000));
@@ -57,6 +59,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: one holder at a time, round robin at quantu
   REQUIRE(views.size() == 1);
   CHECK(views[0].holder == JobId{2});
   CHECK(views[0].waiters == std::vector<JobId>{1});
+  CHECK(views[0].drains == 1);
+  CHECK(views[0].last_drain_ms == doctest::Approx(5));  // DROP at 20000, released at 20005
   auto usage = arb.Usage(1, At(20005));
   CHECK(usage.lease_seconds == doctest::Approx(20.005));
   CHECK(arb.Usage(2, At(20005)).wait_seconds == doctest::Approx(19.995));
@@ -80,8 +84,10 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: a higher priority preempts at once, a lower
   arb.AddConn(21, 2, 200);
   arb.AddConn(31, 3, 300);
   uint64_t e1 = EpochOf(arb.Request(11, kGpu, At(0)), Kind::kGrant, 11);
-  CHECK(arb.Request(31, kGpu, At(1)).empty());
-  auto a = arb.Request(21, kGpu, At(2));
+  auto a = arb.Request(31, kGpu, At(1));
+  CHECK(a.size() == 1);
+  CHECK(Count(a, Kind::kContended, 11) == 1);
+  a = arb.Request(21, kGpu, At(2));
   REQUIRE(Count(a, Kind::kDrop, 11) == 1);
   a = arb.Released(11, kGpu, e1, At(3));
   REQUIRE(Count(a, Kind::kGrant, 21) == 1);
@@ -173,6 +179,29 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: disabled grants everyone; enabling drains f
   CHECK(arb.Released(11, kGpu, e, At(12)).empty());
   a = arb.Released(21, kGpu, e, At(13));
   CHECK(Count(a, Kind::kGrant, 11) == 1);
+}
+
+TEST_CASE_FIXTURE(Fixture, "arbiter: the holder is told once per grant that someone waits") {
+  Arbiter arb(options);
+  arb.AddJob(1, 0, Millis(0));
+  arb.AddJob(2, 0, Millis(0));
+  arb.AddJob(3, 0, Millis(0));
+  arb.AddConn(11, 1, 100);
+  arb.AddConn(21, 2, 200);
+  arb.AddConn(31, 3, 300);
+  auto a = arb.Request(11, kGpu, At(0));
+  uint64_t e1 = EpochOf(a, Kind::kGrant, 11);
+  CHECK(Count(a, Kind::kContended, 11) == 0);  // nobody waits yet
+  a = arb.Request(21, kGpu, At(1));
+  REQUIRE(Count(a, Kind::kContended, 11) == 1);
+  CHECK(EpochOf(a, Kind::kContended, 11) == e1);
+  CHECK(arb.Request(31, kGpu, At(2)).empty());  // already told for this grant
+  a = arb.Tick(At(20000));
+  REQUIRE(Count(a, Kind::kDrop, 11) == 1);
+  arb.Request(11, kGpu, At(20001));  // job 1 queues again
+  a = arb.Released(11, kGpu, e1, At(20002));
+  REQUIRE(Count(a, Kind::kGrant, 21) == 1);
+  CHECK(Count(a, Kind::kContended, 21) == 1);  // jobs 3 and 1 wait behind it
 }
 
 TEST_CASE_FIXTURE(Fixture, "arbiter: per-job quantum") {
