@@ -31,6 +31,8 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torchvision  # noqa: E402
 
+from training import set_deterministic, train  # noqa: E402
+
 # Defaults sized for an H100 in fp32 (TF32 off): ResNet-18 at 64x64 is ~0.9 GFLOP per image per
 # training step, so batch 256 is ~230 GFLOP/step, an estimated 10-15 ms; 5000 steps ~ 60-75 s.
 # Change them here (or with --steps / --batch).
@@ -64,14 +66,6 @@ def parse_args(argv=None):
     return a
 
 
-def set_deterministic(seed):
-    torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True)   # error out rather than run a nondeterministic kernel
-    torch.backends.cudnn.benchmark = False     # benchmark mode picks algorithms by timing: not reproducible
-    torch.backends.cudnn.deterministic = True
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.set_float32_matmul_precision("highest")
 
 
 class GlobalMeanPool(nn.Module):
@@ -82,11 +76,6 @@ class GlobalMeanPool(nn.Module):
         return x.mean(dim=(2, 3), keepdim=True)
 
 
-def cross_entropy(logits, target):
-    # Written out instead of F.cross_entropy: the docs list NLLLoss on CUDA among the ops that may
-    # refuse deterministic mode; logsumexp and gather (whose backward has a deterministic path) do not.
-    picked = logits.gather(1, target.unsqueeze(1)).squeeze(1)
-    return (torch.logsumexp(logits, dim=1) - picked).mean()
 
 
 def make_data(a, device):
@@ -110,26 +99,7 @@ def main(argv=None):
     opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=0.9, weight_decay=5e-4)
     images, labels = make_data(a, device)
 
-    def sync():
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-
-    model.train()
-    sync()
-    t_train = time.perf_counter()
-    for i in range(a.steps):
-        x, y = images[i % a.pool], labels[i % a.pool]
-        opt.zero_grad(set_to_none=True)
-        loss = cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        if i % a.log_every == 0 or i == a.steps - 1:
-            print(f"step {i} loss {loss.item():.6f}", flush=True)
-    sync()
-    now = time.perf_counter()
-    print(f"done steps={a.steps} seconds={now - T_START:.3f} train_seconds={now - t_train:.3f} "
-          f"device={device.type}", flush=True)
-    return 0
+    return train(model, opt, images, labels, a, device, T_START)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,8 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
+from training import set_deterministic, train  # noqa: E402
+
 # Defaults sized for an H100 in fp32 (TF32 off): ~63 M parameters, 16 K tokens per step,
 # ~6.8 TFLOP per step; at an estimated 35-45 TFLOP/s fp32 that is ~0.15-0.2 s per step, so
 # 400 steps ~ 60-80 s. Change them here (or with --steps / --batch / --width / --layers).
@@ -74,16 +76,6 @@ def parse_args(argv=None):
     return a
 
 
-def set_deterministic(seed):
-    torch.manual_seed(seed)
-    # Error out rather than run a nondeterministic kernel. For SDPA's memory-efficient backward
-    # (the fp32 path on CUDA) this also forces the single-split, deterministic variant.
-    torch.use_deterministic_algorithms(True)
-    torch.backends.cudnn.benchmark = False
-    torch.backends.cudnn.deterministic = True
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.set_float32_matmul_precision("highest")
 
 
 def causal_attention(q, k, v):
@@ -150,13 +142,6 @@ class GPT(nn.Module):
         return F.linear(self.ln_f(x), self.tok.weight)   # head tied to the token embedding
 
 
-def cross_entropy(logits, target):
-    # Written out instead of F.cross_entropy: the docs list NLLLoss on CUDA among the ops that may
-    # refuse deterministic mode; logsumexp and gather (whose backward has a deterministic path) do not.
-    logits = logits.reshape(-1, logits.shape[-1])
-    target = target.reshape(-1)
-    picked = logits.gather(1, target.unsqueeze(1)).squeeze(1)
-    return (torch.logsumexp(logits, dim=1) - picked).mean()
 
 
 def make_data(a, device):
@@ -183,26 +168,7 @@ def main(argv=None):
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.1)
     inputs, targets = make_data(a, device)
 
-    def sync():
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-
-    model.train()
-    sync()
-    t_train = time.perf_counter()
-    for i in range(a.steps):
-        x, y = inputs[i % a.pool], targets[i % a.pool]
-        opt.zero_grad(set_to_none=True)
-        loss = cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        if i % a.log_every == 0 or i == a.steps - 1:
-            print(f"step {i} loss {loss.item():.6f}", flush=True)
-    sync()
-    now = time.perf_counter()
-    print(f"done steps={a.steps} seconds={now - T_START:.3f} train_seconds={now - t_train:.3f} "
-          f"device={device.type}", flush=True)
-    return 0
+    return train(model, opt, inputs, targets, a, device, T_START)
 
 
 if __name__ == "__main__":
