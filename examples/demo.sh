@@ -2,7 +2,7 @@
 # The main job: two real PyTorch trainings (a ResNet-18 and a small GPT) started together
 # under `gshare run`, sharing one GPU under gshare's lease; `gshare status` is shown while
 # they run and at the end. Without a GPU both train on the CPU (small sizes), still through
-# gshare. Usage: examples/demo.sh [BIN_DIR]   (default: build/src)
+# gshare. Usage: [PYTHON=python3] examples/demo.sh [BIN_DIR]   (default: build/src)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin="$(cd "${1:-build/src}" && pwd)"
@@ -13,9 +13,10 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 out="${TMPDIR:-/tmp}/gshare-demo"
 mkdir -p "$out"
-"$bin/gshare" run -J cnn -- python3 examples/train_cnn.py "${args[@]}" >"$out/cnn.log" 2>&1 &
+py="${PYTHON:-python3}"
+"$bin/gshare" run -J cnn -- "$py" examples/train_cnn.py "${args[@]}" >"$out/cnn.log" 2>&1 &
 cnn=$!
-"$bin/gshare" run -J gpt -- python3 examples/train_gpt.py "${args[@]}" >"$out/gpt.log" 2>&1 &
+"$bin/gshare" run -J gpt -- "$py" examples/train_gpt.py "${args[@]}" >"$out/gpt.log" 2>&1 &
 gpt=$!
 sleep 5
 "$bin/gshare" status

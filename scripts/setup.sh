@@ -2,19 +2,34 @@
 # Sets gshare up and runs the main job: installs build dependencies when missing (Debian 12,
 # apt-get), builds into build/, then runs examples/demo.sh (two PyTorch trainings sharing the
 # GPU; on a machine without a GPU they train on the CPU, with Debian's PyTorch installed if
-# no torch is importable). A machine without a package registry but with a build already in
-# build/src or dist/ (the GPU machine) uses that build.
+# no torch is importable). Where nothing can be installed or built but a build is present in
+# dist/ or build/src/ (the GPU machine, which has no package registry), that build is used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
-bin=build/src
-if [ -x dist/gshare ] && ! command -v cmake >/dev/null; then
+if gshare_apt_install "${gshare_build_packages[@]}" && gshare_build build Release; then
+  bin=build/src
+elif [ -x dist/gshare ]; then
   bin=dist
-elif ! [ -x build/src/gshare ] || command -v cmake >/dev/null; then
-  gshare_apt_install "${gshare_build_packages[@]}"
-  gshare_build build Release
+  echo "gshare: cannot build here; using the build in dist/" >&2
+elif [ -x build/src/gshare ]; then
+  bin=build/src
+  echo "gshare: cannot build here; using the build in build/src/" >&2
+else
+  echo "gshare: cannot install the build dependencies and no build is present" >&2
+  exit 1
 fi
-if ! python3 -c "import torch, torchvision" 2>/dev/null; then
+# The demo's Python: the first of python3 and Debian's own that imports torch, after
+# installing Debian's PyTorch if neither does.
+find_python() {
+  for py in "${PYTHON:-python3}" /usr/bin/python3; do
+    if "$py" -c "import torch, torchvision" 2>/dev/null; then echo "$py"; return 0; fi
+  done
+  return 1
+}
+if ! PYTHON=$(find_python); then
   gshare_apt_install python3-torch python3-torchvision
+  PYTHON=$(find_python) || { echo "gshare: no Python with torch and torchvision" >&2; exit 1; }
 fi
+export PYTHON
 exec bash examples/demo.sh "$bin"
