@@ -323,7 +323,7 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
   proto::LeaseMsg m;
   std::memcpy(&m, f.payload.data(), sizeof m);
   GpuKey gpu = FormatGpuUuid(m.gpu);
-  gpu_ordinals_.emplace(gpu, m.ordinal);
+  gpus_.emplace(gpu, GpuInfo{m.gpu, m.ordinal});
   switch (f.type) {
     case proto::MsgType::kLeaseRequest:
       Apply(arbiter_.Request(c.id, gpu, Now()));
@@ -352,15 +352,7 @@ void Daemon::Apply(const LeaseActions& actions) {
         auto it = conns_.find(a.conn);
         if (it == conns_.end()) break;
         proto::LeaseMsg m{};
-        // GpuKey back to bytes: parse the hex digits of "GPU-...".
-        int k = 0;
-        for (size_t i = 4; i < a.gpu.size() && k < 32; ++i) {
-          char ch = a.gpu[i];
-          if (ch == '-') continue;
-          int v = (ch >= 'a') ? ch - 'a' + 10 : ch - '0';
-          m.gpu.bytes[k / 2] = static_cast<uint8_t>(m.gpu.bytes[k / 2] | (k % 2 ? v : v << 4));
-          ++k;
-        }
+        m.gpu = gpus_.at(a.gpu).uuid;  // every GPU the arbiter knows came from a shim's message
         m.epoch = a.epoch;
         auto type = a.kind == LeaseAction::Kind::kGrant ? proto::MsgType::kLeaseGrant
                     : a.kind == LeaseAction::Kind::kDrop ? proto::MsgType::kLeaseDrop

@@ -86,7 +86,11 @@ class Daemon {
   ConnId next_conn_ = 1;
   std::map<ConnId, std::unique_ptr<Connection>> conns_;
   std::map<JobId, std::unique_ptr<ActiveJob>> jobs_;
-  std::map<GpuKey, int> gpu_ordinals_;  // as the first shim that used it numbered it
+  struct GpuInfo {
+    proto::GpuUuid uuid;
+    int ordinal;  // as the first shim that used the GPU numbered it (display only)
+  };
+  std::map<GpuKey, GpuInfo> gpus_;
 };
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (nvidia-smi's spelling of a UUID).

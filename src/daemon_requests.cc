@@ -133,8 +133,8 @@ std::string Daemon::StatusJson() {
            {"max_drain_ms", v.max_drain_ms},
            {"stopped", v.stopped},
            {"quantum_ms", options_.config.scheduler.quantum.count()}};
-    auto ord = gpu_ordinals_.find(v.gpu);
-    g["ordinal"] = ord != gpu_ordinals_.end() ? json(ord->second) : json(nullptr);
+    auto info = gpus_.find(v.gpu);
+    g["ordinal"] = info != gpus_.end() ? json(info->second.ordinal) : json(nullptr);
     gpus.push_back(std::move(g));
   }
   json jobs = json::array();
