@@ -67,6 +67,9 @@ struct State {
   bool ungated = false;  // daemon unreachable: gates forced open
   bool warned = false;
   int fd = -1;
+  // A connection given up while the lease thread may still be polling it: shut down at once,
+  // closed by the lease thread itself, so its descriptor number cannot be reused under it.
+  int dead_fd = -1;
   int idle_release_ms = kDefaultIdleReleaseMs;
   uint64_t job_id = 0;
   char socket_path[sizeof(sockaddr_un::sun_path)] = {};
@@ -163,7 +166,11 @@ bool ConnectLocked() {
 
 // Daemon unreachable or gone: fail open. REQUIRES: g.mu held.
 void GoUngatedLocked(const char* why) {
-  if (g.fd >= 0) close(g.fd);
+  if (g.fd >= 0) {
+    shutdown(g.fd, SHUT_RDWR);
+    if (g.dead_fd >= 0) close(g.dead_fd);
+    g.dead_fd = g.fd;
+  }
   g.fd = -1;
   g.ungated = true;
   for (int i = 0; i < kMaxDevices; ++i) {
@@ -314,6 +321,10 @@ bool ReceiveOne(int fd) {
 void* ClientThread(void*) {
   for (;;) {
     pthread_mutex_lock(&g.mu);
+    if (g.dead_fd >= 0) {
+      close(g.dead_fd);
+      g.dead_fd = -1;
+    }
     int fd = g.fd;
     bool ungated = g.ungated;
     pthread_mutex_unlock(&g.mu);
@@ -421,7 +432,8 @@ void LeaseClient::AddDeviceBytes(int device, int64_t delta) {
 void ChildAfterFork() {
   // Only async-signal-safe work: the child has one thread and no connection of its own.
   if (g.fd >= 0) close(g.fd);
-  g.fd = -1;
+  if (g.dead_fd >= 0) close(g.dead_fd);
+  g.fd = g.dead_fd = -1;
   pthread_mutex_init(&g.mu, nullptr);
   pthread_mutex_init(&g.send_mu, nullptr);
   pthread_cond_init(&g.cv, nullptr);
