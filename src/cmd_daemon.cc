@@ -1,9 +1,14 @@
-// `gshare daemon [start|stop] [--foreground]`: the arbiter. `start` (the default) starts it
-// detached unless one answers; `--foreground` serves in this process (systemd, debugging);
-// `stop` asks a running daemon to exit.
+// `gshare daemon [start|stop|install-service] [--foreground]`: the arbiter. `start` (the
+// default) starts it detached unless one answers; `--foreground` serves in this process
+// (systemd, debugging); `stop` asks a running daemon to exit; `install-service` writes a
+// systemd user unit.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
@@ -30,6 +35,34 @@ int Serve(const ClientContext& ctx, int ready_fd) {
   return 0;
 }
 
+// Writes a systemd user unit that runs the daemon in the foreground. systemd's user manager
+// sets XDG_RUNTIME_DIR, so the unit's daemon serves the socket every shell resolves.
+int InstallService(const ClientContext& ctx) {
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  const char* home = std::getenv("HOME");
+  std::filesystem::path dir = (xdg != nullptr && xdg[0] == '/')
+                                  ? std::filesystem::path(xdg)
+                                  : std::filesystem::path(home != nullptr ? home : "/") / ".config";
+  dir /= "systemd/user";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::filesystem::path unit = dir / "gshare.service";
+  std::string exec = ctx.self_exe + " daemon --foreground";
+  if (!ctx.config_path.empty()) exec += " --config " + ctx.config_path;
+  std::ofstream out(unit);
+  out << "[Unit]\nDescription=gshare: GPU sharing daemon\n\n"
+      << "[Service]\nType=simple\nExecStart=" << exec << "\nRestart=on-failure\n\n"
+      << "[Install]\nWantedBy=default.target\n";
+  out.close();
+  if (!out) {
+    spdlog::error("cannot write {}", unit.string());
+    return kExitError;
+  }
+  std::printf("%s\n", unit.c_str());
+  spdlog::info("enable it with: systemctl --user daemon-reload && systemctl --user enable --now gshare");
+  return 0;
+}
+
 int RunDaemonCommand(const GlobalOptions& global, const DaemonCmdOptions& opt) {
   auto ctx = MakeClientContext(global);
   if (!ctx.ok()) {
@@ -50,6 +83,7 @@ int RunDaemonCommand(const GlobalOptions& global, const DaemonCmdOptions& opt) {
     }
     return 0;
   }
+  if (opt.action == "install-service") return InstallService(*ctx);
   if (opt.foreground) return Serve(*ctx, opt.ready_fd);
   auto fd = ConnectToDaemon(*ctx);
   if (!fd.ok()) {
@@ -65,13 +99,14 @@ int RunDaemonCommand(const GlobalOptions& global, const DaemonCmdOptions& opt) {
 
 void AddDaemonCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<DaemonCmdOptions>();
-  sub.add_option("action", opt->action, "start (default) or stop")
-      ->check(CLI::IsMember({"start", "stop"}));
+  sub.add_option("action", opt->action, "start (default), stop or install-service")
+      ->check(CLI::IsMember({"start", "stop", "install-service"}));
   sub.add_flag("--foreground", opt->foreground, "Serve in this process (for systemd)");
   sub.add_option("--ready-fd", opt->ready_fd, "Write R (serving) or B (busy) to this fd")
       ->group("");  // internal: the launcher's readiness handshake
   sub.footer("Examples:\n  gshare daemon            # start it (normally automatic)\n"
-             "  gshare daemon --foreground\n  gshare daemon stop");
+             "  gshare daemon --foreground\n  gshare daemon stop\n"
+             "  gshare daemon install-service && systemctl --user enable --now gshare");
   *handler = [opt, &global]() { return RunDaemonCommand(global, *opt); };
 }
 
