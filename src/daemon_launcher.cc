@@ -100,6 +100,9 @@ void CloseFdsExcept(int keep) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
+  // The daemon outlives the job that started it: it must not carry that job's preloads
+  // (the shim, a profiler) for its whole life.
+  unsetenv("LD_PRELOAD");
   execvp(argv[0], argv);
   _exit(127);  // the launcher sees EOF on the ready pipe and reports it
 }
