@@ -50,6 +50,9 @@ typedef int CUdriverProcAddressQueryResult;  // enum CUdriverProcAddressQueryRes
 typedef int CUmemLocationType;               // enum CUmemLocationType_enum
 typedef int CUmemAllocationType;             // enum CUmemAllocationType_enum
 typedef int CUmemAllocationHandleType;       // enum CUmemAllocationHandleType_enum
+typedef int CUmemAccess_flags;               // enum CUmemAccess_flags_enum
+typedef int CUmemAllocationGranularity_flags;  // enum CUmemAllocationGranularity_flags_enum
+typedef int CUmemPool_attribute;             // enum CUmemPool_attribute_enum
 
 // Passed by value (cuMemPrefetchAsync_v2): the layout must be exact.
 typedef struct CUmemLocation_st {
@@ -71,6 +74,13 @@ typedef struct CUmemAllocationProp_st {
   } allocFlags;
 } CUmemAllocationProp_v1;
 typedef CUmemAllocationProp_v1 CUmemAllocationProp;
+
+// cuMemSetAccess: one location and the protection it gets.
+typedef struct CUmemAccessDesc_st {
+  CUmemLocation location;
+  CUmemAccess_flags flags;
+} CUmemAccessDesc_v1;
+typedef CUmemAccessDesc_v1 CUmemAccessDesc;
 
 // Read by the gate for its stream (cuLaunchKernelEx).
 typedef struct CUlaunchConfig_st {
@@ -112,6 +122,21 @@ constexpr CUstreamCaptureStatus CU_STREAM_CAPTURE_STATUS_NONE = 0;
 constexpr CUstreamCaptureStatus CU_STREAM_CAPTURE_STATUS_ACTIVE = 1;
 
 constexpr CUmemLocationType CU_MEM_LOCATION_TYPE_DEVICE = 1;
+constexpr CUmemAllocationType CU_MEM_ALLOCATION_TYPE_PINNED = 1;
+constexpr CUmemAllocationHandleType CU_MEM_HANDLE_TYPE_NONE = 0;
+constexpr CUmemAccess_flags CU_MEM_ACCESS_FLAGS_PROT_NONE = 0;
+constexpr CUmemAccess_flags CU_MEM_ACCESS_FLAGS_PROT_READ = 1;
+constexpr CUmemAccess_flags CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3;
+constexpr CUmemAllocationGranularity_flags CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0;
+constexpr CUmemAllocationGranularity_flags CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 1;
+constexpr CUmemPool_attribute CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES = 1;
+constexpr CUmemPool_attribute CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC = 2;
+constexpr CUmemPool_attribute CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES = 3;
+constexpr CUmemPool_attribute CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4;
+constexpr CUmemPool_attribute CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT = 5;
+constexpr CUmemPool_attribute CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH = 6;
+constexpr CUmemPool_attribute CU_MEMPOOL_ATTR_USED_MEM_CURRENT = 7;
+constexpr CUmemPool_attribute CU_MEMPOOL_ATTR_USED_MEM_HIGH = 8;
 
 inline CUstream CuStreamLegacy() { return reinterpret_cast<CUstream>(0x1); }     // CU_STREAM_LEGACY
 inline CUstream CuStreamPerThread() { return reinterpret_cast<CUstream>(0x2); }  // CU_STREAM_PER_THREAD

@@ -19,6 +19,10 @@
   static_assert(sizeof(T) == sizeof(gs_cuda::T) && alignof(T) == alignof(gs_cuda::T), #T)
 GS_SAME_LAYOUT(CUmemLocation);
 GS_SAME_LAYOUT(CUmemAllocationProp);
+GS_SAME_LAYOUT(CUmemAccessDesc);
+GS_SAME_LAYOUT(CUmemAccess_flags);
+GS_SAME_LAYOUT(CUmemAllocationGranularity_flags);
+GS_SAME_LAYOUT(CUmemPool_attribute);
 GS_SAME_LAYOUT(CUlaunchConfig);
 GS_SAME_LAYOUT(CUuuid);
 GS_SAME_LAYOUT(CUdeviceptr);
@@ -26,6 +30,7 @@ GS_SAME_LAYOUT(CUresult);
 static_assert(offsetof(CUlaunchConfig, hStream) == offsetof(gs_cuda::CUlaunchConfig, hStream));
 static_assert(offsetof(CUmemAllocationProp, location) ==
               offsetof(gs_cuda::CUmemAllocationProp, location));
+static_assert(offsetof(CUmemAccessDesc, flags) == offsetof(gs_cuda::CUmemAccessDesc, flags));
 static_assert(offsetof(CUmemLocation, id) == offsetof(gs_cuda::CUmemLocation, id));
 
 #define GS_SAME_VALUE(C) static_assert(static_cast<long long>(C) == gs_cuda::C, #C)
@@ -51,3 +56,18 @@ GS_SAME_VALUE(CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
 GS_SAME_VALUE(CU_STREAM_CAPTURE_STATUS_NONE);
 GS_SAME_VALUE(CU_STREAM_CAPTURE_STATUS_ACTIVE);
 GS_SAME_VALUE(CU_MEM_LOCATION_TYPE_DEVICE);
+GS_SAME_VALUE(CU_MEM_ALLOCATION_TYPE_PINNED);
+GS_SAME_VALUE(CU_MEM_HANDLE_TYPE_NONE);
+GS_SAME_VALUE(CU_MEM_ACCESS_FLAGS_PROT_NONE);
+GS_SAME_VALUE(CU_MEM_ACCESS_FLAGS_PROT_READ);
+GS_SAME_VALUE(CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+GS_SAME_VALUE(CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+GS_SAME_VALUE(CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+GS_SAME_VALUE(CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES);
+GS_SAME_VALUE(CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC);
+GS_SAME_VALUE(CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES);
+GS_SAME_VALUE(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD);
+GS_SAME_VALUE(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
+GS_SAME_VALUE(CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH);
+GS_SAME_VALUE(CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
+GS_SAME_VALUE(CU_MEMPOOL_ATTR_USED_MEM_HIGH);

@@ -85,7 +85,8 @@ void CloseFdsExcept(int keep) {
 }
 
 // The daemon (grandchild): stdio redirected, only the ready fd left open, signals as fresh.
-[[noreturn]] void ExecDaemon(char* const* argv, int null_fd, int log_fd, int ready_fd) {
+[[noreturn]] void ExecDaemon(char* const* argv, char* const* envp, int null_fd, int log_fd,
+                             int ready_fd) {
   dup2(null_fd, STDIN_FILENO);
   dup2(log_fd, STDOUT_FILENO);
   dup2(log_fd, STDERR_FILENO);
@@ -100,10 +101,7 @@ void CloseFdsExcept(int keep) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  // The daemon outlives the job that started it: it must not carry that job's preloads
-  // (the shim, a profiler) for its whole life.
-  unsetenv("LD_PRELOAD");
-  execvp(argv[0], argv);
+  execvpe(argv[0], argv, envp);
   _exit(127);  // the launcher sees EOF on the ready pipe and reports it
 }
 
@@ -180,6 +178,13 @@ Status DaemonLauncher::EnsureDaemon(const LaunchSpec& spec) {
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  // Our environment without LD_PRELOAD: the daemon outlives the job that started it and must
+  // not carry that job's preloads (the shim, a profiler) for its whole life.
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "LD_PRELOAD=", 11) != 0) envp.push_back(*e);
+  }
+  envp.push_back(nullptr);
 
   const pid_t child = fork();
   if (child < 0) return Status::Error(ErrnoText("fork"));
@@ -188,7 +193,7 @@ Status DaemonLauncher::EnsureDaemon(const LaunchSpec& spec) {
     // makes it a non-leader that can never get a controlling terminal back, and lets init adopt it.
     setsid();
     const pid_t daemon = fork();
-    if (daemon == 0) ExecDaemon(argv.data(), null_fd.get(), log_fd.get(), ready_write.get());
+    if (daemon == 0) ExecDaemon(argv.data(), envp.data(), null_fd.get(), log_fd.get(), ready_write.get());
     _exit(daemon < 0 ? 1 : 0);
   }
   // Our copy of the write end must go, or EOF would never come when the daemon dies.

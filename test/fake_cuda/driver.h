@@ -44,7 +44,7 @@ Context* PrimaryContext(int dev);
 CUresult ResolveStream(CUstream handle, bool per_thread_export, Stream** out);
 
 // The live handles, so that a stale or foreign handle is an error rather than a crash.
-enum class HandleKind { kContext, kStream, kEvent, kModule, kFunction, kGraph, kGraphExec };
+enum class HandleKind { kContext, kStream, kEvent, kModule, kFunction, kGraph, kGraphExec, kPool };
 void AddHandle(const void* h, HandleKind kind);
 void DropHandle(const void* h);
 bool IsHandle(const void* h, HandleKind kind);

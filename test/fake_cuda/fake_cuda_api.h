@@ -12,6 +12,19 @@ constexpr CUresult CUDA_ERROR_ILLEGAL_STATE = 401;        // capture begun twice
 constexpr CUresult CUDA_ERROR_NOT_PERMITTED = 800;
 constexpr unsigned int CU_STREAM_CAPTURE_MODE_GLOBAL = 0;
 
+// cuMemPoolCreate's properties, laid out as cuda.h's CUmemPoolProps_v1 (only the fake needs it).
+typedef struct CUmemPoolProps_st {
+  CUmemAllocationType allocType;
+  CUmemAllocationHandleType handleTypes;
+  CUmemLocation location;
+  void* win32SecurityAttributes;
+  size_t maxSize;
+  unsigned short usage;
+  unsigned char reserved[54];
+} CUmemPoolProps_v1;
+typedef CUmemPoolProps_v1 CUmemPoolProps;
+static_assert(sizeof(CUmemPoolProps) == 88, "cuda.h's CUmemPoolProps_v1 is 88 bytes");
+
 // X(name, version that introduced it, (parameter declarations)). The version feeds the fake's
 // cuGetProcAddress; a _ptsz row shares its base export's version there.
 #define FAKE_CUDA_EXTRA_EXPORTS(X)                                                              \
@@ -67,7 +80,39 @@ constexpr unsigned int CU_STREAM_CAPTURE_MODE_GLOBAL = 0;
   X(cuGraphInstantiateWithFlags, 11040,                                                         \
     (CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags))                       \
   X(cuGraphExecDestroy, 10000, (CUgraphExec hGraphExec))                                        \
-  X(cuGraphDestroy, 10000, (CUgraph hGraph))
+  X(cuGraphDestroy, 10000, (CUgraph hGraph))                                                    \
+  X(cuMemGetAllocationGranularity, 10020,                                                       \
+    (size_t * granularity, const CUmemAllocationProp* prop,                                     \
+     CUmemAllocationGranularity_flags option))                                                  \
+  X(cuMemAddressReserve, 10020,                                                                 \
+    (CUdeviceptr * ptr, size_t size, size_t alignment, CUdeviceptr addr,                        \
+     unsigned long long flags))                                                                 \
+  X(cuMemAddressFree, 10020, (CUdeviceptr ptr, size_t size))                                    \
+  X(cuMemMap, 10020,                                                                            \
+    (CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,          \
+     unsigned long long flags))                                                                 \
+  X(cuMemUnmap, 10020, (CUdeviceptr ptr, size_t size))                                          \
+  X(cuMemSetAccess, 10020,                                                                      \
+    (CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count))                  \
+  X(cuMemGetAccess, 10020,                                                                      \
+    (unsigned long long* flags, const CUmemLocation* location, CUdeviceptr ptr))                \
+  X(cuMemRetainAllocationHandle, 11000, (CUmemGenericAllocationHandle * handle, void* addr))    \
+  X(cuMemGetAllocationPropertiesFromHandle, 10020,                                              \
+    (CUmemAllocationProp * prop, CUmemGenericAllocationHandle handle))                          \
+  X(cuMemExportToShareableHandle, 10020,                                                        \
+    (void* shareableHandle, CUmemGenericAllocationHandle handle,                                \
+     CUmemAllocationHandleType handleType, unsigned long long flags))                           \
+  X(cuMemImportFromShareableHandle, 10020,                                                      \
+    (CUmemGenericAllocationHandle * handle, void* osHandle,                                     \
+     CUmemAllocationHandleType shHandleType))                                                   \
+  X(cuDeviceGetDefaultMemPool, 11020, (CUmemoryPool * pool_out, CUdevice dev))                  \
+  X(cuDeviceGetMemPool, 11020, (CUmemoryPool * pool, CUdevice dev))                             \
+  X(cuDeviceSetMemPool, 11020, (CUdevice dev, CUmemoryPool pool))                               \
+  X(cuMemPoolCreate, 11020, (CUmemoryPool * pool, const CUmemPoolProps* poolProps))             \
+  X(cuMemPoolDestroy, 11020, (CUmemoryPool pool))                                               \
+  X(cuMemPoolTrimTo, 11020, (CUmemoryPool pool, size_t minBytesToKeep))                         \
+  X(cuMemPoolSetAttribute, 11020, (CUmemoryPool pool, CUmemPool_attribute attr, void* value))   \
+  X(cuMemPoolGetAttribute, 11020, (CUmemoryPool pool, CUmemPool_attribute attr, void* value))
 
 #ifdef FAKE_CUDA_BUILD
 #define FAKE_CUDA_API __attribute__((visibility("default")))
