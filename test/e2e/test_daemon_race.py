@@ -2,7 +2,7 @@
 import time
 import unittest
 
-from gshare_e2e import FAKE_APP, TestCase, proc_alive
+from gshare_e2e import FAKE_APP, SHIM, TestCase, proc_alive, proc_environ
 
 
 class DaemonRaceTest(TestCase):
@@ -23,6 +23,14 @@ class DaemonRaceTest(TestCase):
         self.assertEqual(daemons, [pid])
         self.assertTrue(proc_alive(pid))
         return h
+
+    def test_daemon_does_not_keep_the_starting_jobs_preload(self):
+        h = self.harness()
+        job = h.start_run(["true"], env=dict(h.env, LD_PRELOAD=SHIM))
+        self.assertEqual(job.wait(60), 0, job.stderr)
+        env = proc_environ(h.daemon_pid())
+        self.assertNotIn("LD_PRELOAD", env)
+        self.assertEqual(env.get("XDG_RUNTIME_DIR"), h.run_dir)  # the rest is inherited
 
     def test_six_runs_start_one_daemon(self):
         h = self.race(6, ["true"])
