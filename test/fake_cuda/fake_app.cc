@@ -56,7 +56,21 @@ using namespace gs_cuda;
   X(MemAlloc, cuMemAlloc_v2, cuMemAlloc_v2, "cuMemAlloc")                                      \
   X(MemFree, cuMemFree_v2, cuMemFree_v2, "cuMemFree")                                          \
   X(MemcpyHtoD, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds, "cuMemcpyHtoD")                         \
-  X(MemcpyDtoH, cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds, "cuMemcpyDtoH")
+  X(MemcpyDtoH, cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds, "cuMemcpyDtoH")                       \
+  X(MemGetGranularity, cuMemGetAllocationGranularity, cuMemGetAllocationGranularity,           \
+    "cuMemGetAllocationGranularity")                                                           \
+  X(MemAddressReserve, cuMemAddressReserve, cuMemAddressReserve, "cuMemAddressReserve")        \
+  X(MemAddressFree, cuMemAddressFree, cuMemAddressFree, "cuMemAddressFree")                    \
+  X(MemCreate, cuMemCreate, cuMemCreate, "cuMemCreate")                                        \
+  X(MemRelease, cuMemRelease, cuMemRelease, "cuMemRelease")                                    \
+  X(MemMap, cuMemMap, cuMemMap, "cuMemMap")                                                    \
+  X(MemUnmap, cuMemUnmap, cuMemUnmap, "cuMemUnmap")                                            \
+  X(MemSetAccess, cuMemSetAccess, cuMemSetAccess, "cuMemSetAccess")                            \
+  X(MemAllocAsync, cuMemAllocAsync, cuMemAllocAsync_ptsz, "cuMemAllocAsync")                   \
+  X(MemFreeAsync, cuMemFreeAsync, cuMemFreeAsync_ptsz, "cuMemFreeAsync")                       \
+  X(MemsetD8Async, cuMemsetD8Async, cuMemsetD8Async_ptsz, "cuMemsetD8Async")                   \
+  X(MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz, "cuMemcpyDtoHAsync")    \
+  X(MemGetInfo, cuMemGetInfo_v2, cuMemGetInfo_v2, "cuMemGetInfo")
 
 struct Api {
 #define FAKE_APP_FIELD(field, name, name_pt, query) decltype(&gs_cuda::name) field = nullptr;
@@ -80,6 +94,8 @@ struct Options {
   bool ex = false;
   int exit_code = 0;
   int sleep_ms = 0;
+  long long vmm_bytes = 0;   // --vmm: reserve, create, map, check, unmap/remap, free
+  long long pool_bytes = 0;  // --pool: cuMemAllocAsync + memset + cuMemFreeAsync
 };
 
 [[noreturn]] void Fail(const char* what, long code) {
@@ -93,7 +109,7 @@ void Usage() {
                "usage: fake_app [--route linked|dlsym|gpa] [--gpa-version N] [--per-thread]\n"
                "  [--kernels N] [--kernel-ms M] [--gap-ms G] [--sync-every K] [--threads T]\n"
                "  [--null-stream] [--ex] [--capture] [--memcpy] [--fork] [--exit-code C]\n"
-               "  [--sleep-ms S]\n");
+               "  [--sleep-ms S] [--vmm BYTES] [--pool BYTES]\n");
   std::exit(2);
 }
 
@@ -138,6 +154,10 @@ Options Parse(int argc, char** argv) {
       o.exit_code = static_cast<int>(number());
     } else if (a == "--sleep-ms") {
       o.sleep_ms = static_cast<int>(number());
+    } else if (a == "--vmm") {
+      o.vmm_bytes = number();
+    } else if (a == "--pool") {
+      o.pool_bytes = number();
     } else {
       Usage();
     }
@@ -276,6 +296,67 @@ void CaptureAndReplay(const Api& api, const Options& o, CUfunction f) {
   CALL(StreamDestroy, stream);
 }
 
+unsigned char PatternByte(size_t i) { return static_cast<unsigned char>((i * 131) ^ (i >> 12)); }
+
+// --vmm: reserve a range, back it with a cuMemCreate handle, copy a pattern in, run kernels,
+// unmap and remap the same handle at the same address, check the pattern, free everything.
+void VmmRoundTrip(const Api& api, const Options& o, CUfunction f, CUdevice dev) {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = dev;
+  size_t gran = 0;
+  CALL(MemGetGranularity, &gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+  if (gran == 0) Fail("vmm-granularity", 0);
+  size_t bytes = (static_cast<size_t>(o.vmm_bytes) + gran - 1) / gran * gran;
+  if (bytes == 0) bytes = gran;
+  CUdeviceptr base = 0;
+  CALL(MemAddressReserve, &base, bytes, 0, 0, 0);
+  CUmemGenericAllocationHandle handle = 0;
+  CALL(MemCreate, &handle, bytes, &prop, 0);
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  CALL(MemMap, base, bytes, 0, handle, 0);
+  CALL(MemSetAccess, base, bytes, &access, 1);
+  std::vector<unsigned char> in(bytes), out(bytes, 0);
+  for (size_t i = 0; i < bytes; ++i) in[i] = PatternByte(i);
+  CALL(MemcpyHtoD, base, in.data(), bytes);
+  CUstream stream = nullptr;
+  CALL(StreamCreate, &stream, 0);
+  for (int i = 0; i < 3; ++i) Launch(api, o, f, stream);
+  CALL(StreamSynchronize, stream);
+  CALL(StreamDestroy, stream);
+  CALL(MemUnmap, base, bytes);
+  CALL(MemMap, base, bytes, 0, handle, 0);
+  CALL(MemSetAccess, base, bytes, &access, 1);
+  CALL(MemcpyDtoH, out.data(), base, bytes);
+  if (in != out) Fail("vmm-mismatch", 0);
+  CALL(MemUnmap, base, bytes);
+  CALL(MemRelease, handle);
+  CALL(MemAddressFree, base, bytes);
+  std::printf("fake_app: vmm ok %zu\n", bytes);
+}
+
+// --pool: a stream-ordered allocation, set, read back and freed on one stream.
+void PoolRoundTrip(const Api& api, const Options& o) {
+  size_t bytes = o.pool_bytes > 0 ? static_cast<size_t>(o.pool_bytes) : 1;
+  CUstream stream = nullptr;
+  CALL(StreamCreate, &stream, 0);
+  CUdeviceptr d = 0;
+  CALL(MemAllocAsync, &d, bytes, stream);
+  CALL(MemsetD8Async, d, 0x5a, bytes, stream);
+  std::vector<unsigned char> out(bytes, 0);
+  CALL(MemcpyDtoHAsync, out.data(), d, bytes, stream);
+  CALL(MemFreeAsync, d, stream);
+  CALL(StreamSynchronize, stream);
+  CALL(StreamDestroy, stream);
+  for (unsigned char c : out) {
+    if (c != 0x5a) Fail("pool-mismatch", 0);
+  }
+  std::printf("fake_app: pool ok\n");
+}
+
 // A child that exits without touching CUDA, as a DataLoader worker does.
 void ForkChild() {
   std::fflush(stdout);
@@ -321,6 +402,8 @@ int main(int argc, char** argv) {
   }
 
   if (o.capture) CaptureAndReplay(api, o, f);
+  if (o.vmm_bytes > 0) VmmRoundTrip(api, o, f, dev);
+  if (o.pool_bytes > 0) PoolRoundTrip(api, o);
 
   CALL(CtxSynchronize);
   CALL(ModuleUnload, module);

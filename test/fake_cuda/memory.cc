@@ -19,8 +19,6 @@ struct Block {
 struct MemoryState {
   std::mutex mu;  // guards everything below
   std::unordered_map<CUdeviceptr, Block> allocs;
-  std::unordered_map<CUmemGenericAllocationHandle, Block> handles;
-  CUmemGenericAllocationHandle next_handle = 0x1000;
   uint64_t used[kMaxDevices] = {};
 };
 
@@ -78,26 +76,19 @@ bool IsDeviceAlloc(CUdeviceptr p) {
   return st.allocs.count(p) != 0;
 }
 
-CUresult HandleCreate(int device, size_t bytes, CUmemGenericAllocationHandle* out) {
-  if (bytes == 0 || out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+CUresult Charge(int device, size_t bytes) {
+  if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   MemoryState& st = State();
   std::lock_guard<std::mutex> lock(st.mu);
   if (!Fits(st, device, bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
   st.used[device] += bytes;
-  CUmemGenericAllocationHandle h = st.next_handle++;
-  st.handles[h] = Block{bytes, device};
-  *out = h;
   return CUDA_SUCCESS;
 }
 
-CUresult HandleRelease(CUmemGenericAllocationHandle handle) {
+void Uncharge(int device, size_t bytes) {
   MemoryState& st = State();
   std::lock_guard<std::mutex> lock(st.mu);
-  auto it = st.handles.find(handle);
-  if (it == st.handles.end()) return CUDA_ERROR_INVALID_VALUE;
-  st.used[it->second.device] -= it->second.bytes;
-  st.handles.erase(it);
-  return CUDA_SUCCESS;
+  st.used[device] -= bytes;
 }
 
 uint64_t UsedBytes(int device) {

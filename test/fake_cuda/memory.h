@@ -1,6 +1,6 @@
 // Device memory of the fake: host memory handed out as CUdeviceptr (so copies really move bytes),
 // with a byte count per device so that cuMemGetInfo and out-of-memory behave like a GPU of
-// FAKE_CUDA_MEM_BYTES. Also the byte counts of cuMemCreate handles. Any thread (one mutex).
+// FAKE_CUDA_MEM_BYTES. Also the byte counts of cuMemCreate storage (vmm.h). Any thread (one mutex).
 #pragma once
 
 #include <cstddef>
@@ -18,11 +18,12 @@ CUresult DeviceFree(CUdeviceptr p);
 // True when p is the start of a live DeviceAlloc allocation.
 bool IsDeviceAlloc(CUdeviceptr p);
 
-// cuMemCreate/cuMemRelease: a handle that only counts bytes against device.
-CUresult HandleCreate(int device, size_t bytes, CUmemGenericAllocationHandle* out);
-CUresult HandleRelease(CUmemGenericAllocationHandle handle);
+// Counts bytes (> 0) of other memory (cuMemCreate storage) against device:
+// CUDA_ERROR_OUT_OF_MEMORY when it would go past the device's size. Uncharge gives them back.
+CUresult Charge(int device, size_t bytes);
+void Uncharge(int device, size_t bytes);
 
-// Bytes allocated on device by both kinds.
+// Bytes allocated on device by DeviceAlloc and Charge.
 uint64_t UsedBytes(int device);
 
 }  // namespace gs_cuda::fake

@@ -1,11 +1,12 @@
-// Memory exports of the fake driver: the ALLOC*/FREE*/MEMCREATE/MEMRELEASE rows of
-// shim/hooks.def, pinned host memory and cuMemGetInfo. Device memory is host memory (memory.h);
-// stream-ordered allocations happen at once and their frees when the stream reaches them.
+// Memory exports of the fake driver: the ALLOC/ALLOCPITCH/ALLOCMANAGED/FREE rows of
+// shim/hooks.def, pinned host memory and cuMemGetInfo. Device memory is host memory (memory.h).
+// Stream-ordered allocation is in pool.cc, cuMemCreate and the other VMM calls in vmm.cc.
 #include <cstdlib>
 
 #include "driver.h"
 #include "fake_cuda_api.h"
 #include "memory.h"
+#include "pool.h"
 
 namespace gs_cuda::fake {
 namespace {
@@ -14,26 +15,6 @@ CUresult Alloc(CUdeviceptr* dptr, size_t bytes) {
   Context* ctx;
   if (CUresult r = CheckContext(&ctx)) return r;
   return DeviceAlloc(ctx->device(), bytes, dptr);
-}
-
-CUresult AllocAsync(CUdeviceptr* dptr, size_t bytes, CUstream handle, bool per_thread) {
-  Context* ctx;
-  if (CUresult r = CheckContext(&ctx)) return r;
-  Stream* s;
-  if (CUresult r = ResolveStream(handle, per_thread, &s)) return r;
-  return DeviceAlloc(s->context()->device(), bytes, dptr);
-}
-
-CUresult FreeAsync(CUdeviceptr dptr, CUstream handle, bool per_thread) {
-  Context* ctx;
-  if (CUresult r = CheckContext(&ctx)) return r;
-  Stream* s;
-  if (CUresult r = ResolveStream(handle, per_thread, &s)) return r;
-  if (!IsDeviceAlloc(dptr)) return CUDA_ERROR_INVALID_VALUE;
-  Op op;
-  op.body = [dptr] { DeviceFree(dptr); };
-  uint64_t ticket;
-  return s->Submit(std::move(op), Stream::Mode::kInternal, &ticket);
 }
 
 }  // namespace
@@ -65,41 +46,8 @@ CUresult cuMemAllocManaged(CUdeviceptr_v2* dptr, size_t bytesize, unsigned int) 
 CUresult cuMemFree_v2(CUdeviceptr_v2 dptr) noexcept {
   if (CUresult r = fake::CheckInit()) return r;
   if (dptr == 0) return CUDA_SUCCESS;
-  return fake::DeviceFree(dptr);
-}
-
-CUresult cuMemAllocAsync(CUdeviceptr_v2* dptr, size_t bytesize, CUstream hStream) noexcept {
-  return fake::AllocAsync(dptr, bytesize, hStream, false);
-}
-CUresult cuMemAllocAsync_ptsz(CUdeviceptr_v2* dptr, size_t bytesize, CUstream hStream) noexcept {
-  return fake::AllocAsync(dptr, bytesize, hStream, true);
-}
-CUresult cuMemAllocFromPoolAsync(CUdeviceptr_v2* dptr, size_t bytesize, CUmemoryPool,
-                                 CUstream hStream) noexcept {
-  return fake::AllocAsync(dptr, bytesize, hStream, false);
-}
-CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr_v2* dptr, size_t bytesize, CUmemoryPool,
-                                      CUstream hStream) noexcept {
-  return fake::AllocAsync(dptr, bytesize, hStream, true);
-}
-CUresult cuMemFreeAsync(CUdeviceptr_v2 dptr, CUstream hStream) noexcept {
-  return fake::FreeAsync(dptr, hStream, false);
-}
-CUresult cuMemFreeAsync_ptsz(CUdeviceptr_v2 dptr, CUstream hStream) noexcept {
-  return fake::FreeAsync(dptr, hStream, true);
-}
-
-CUresult cuMemCreate(CUmemGenericAllocationHandle_v1* handle, size_t size,
-                     const CUmemAllocationProp_v1* prop, unsigned long long) noexcept {
-  if (CUresult r = fake::CheckInit()) return r;
-  if (prop == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult r = fake::CheckDevice(prop->location.id)) return r;
-  return fake::HandleCreate(prop->location.id, size, handle);
-}
-
-CUresult cuMemRelease(CUmemGenericAllocationHandle_v1 handle) noexcept {
-  if (CUresult r = fake::CheckInit()) return r;
-  return fake::HandleRelease(handle);
+  CUresult r = fake::PoolFreeNow(dptr);  // a stream-ordered allocation freed synchronously
+  return r == CUDA_ERROR_NOT_FOUND ? fake::DeviceFree(dptr) : r;
 }
 
 CUresult cuMemGetInfo_v2(size_t* freeBytes, size_t* totalBytes) noexcept {

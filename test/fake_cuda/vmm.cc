@@ -1,0 +1,398 @@
+// Virtual memory management of the fake driver (cuMemCreate, cuMemAddressReserve, cuMemMap, ...)
+// on host virtual memory: a reservation is PROT_NONE address space, a handle owns a memfd of its
+// size, a mapping maps the memfd there with MAP_SHARED|MAP_FIXED (so bytes survive unmap/remap of
+// one handle), cuMemSetAccess mprotects. Storage is freed (and uncharged from the device) when the
+// handle is released and no mapping uses it, as the real driver does. Any thread (one mutex).
+//
+// FAKE_CUDA_FAIL_MEMCREATE_AFTER=N: the (N+1)-th and later cuMemCreate calls of the process fail
+// with CUDA_ERROR_OUT_OF_MEMORY, for tests of rollback paths.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "driver.h"
+#include "fake_cuda_api.h"
+#include "memory.h"
+
+namespace gs_cuda::fake {
+namespace {
+
+constexpr size_t kGranularity = 2u << 20;  // minimum and recommended
+
+struct Storage {
+  int fd = -1;
+  size_t size = 0;
+  CUmemAllocationProp prop{};
+  int handle_refs = 1;  // cuMemCreate + cuMemRetainAllocationHandle - cuMemRelease
+  int map_refs = 0;     // live mappings
+};
+
+struct Mapping {
+  size_t size;
+  size_t offset;
+  CUmemGenericAllocationHandle handle;
+  CUmemAccess_flags access = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+};
+
+struct VmmState {
+  std::mutex mu;  // guards everything below
+  std::unordered_map<CUmemGenericAllocationHandle, Storage> storage;  // until freed
+  CUmemGenericAllocationHandle next_handle = 0x10000;
+  std::map<uintptr_t, size_t> reservations;  // start -> size
+  std::map<uintptr_t, Mapping> mappings;     // start -> mapping
+};
+
+VmmState& State() {
+  static VmmState* s = new VmmState;  // leaked, see driver.h
+  return *s;
+}
+
+bool Aligned(uint64_t v) { return v % kGranularity == 0; }
+
+// How many cuMemCreate calls may succeed; -1: unlimited.
+int64_t MemCreateBudget() {
+  static const int64_t budget = [] {
+    const char* v = std::getenv("FAKE_CUDA_FAIL_MEMCREATE_AFTER");
+    if (v == nullptr || *v == '\0') return int64_t{-1};
+    char* end = nullptr;
+    long long n = std::strtoll(v, &end, 10);
+    return (end == nullptr || *end != '\0' || n < 0) ? int64_t{-1} : int64_t{n};
+  }();
+  return budget;
+}
+std::atomic<int64_t> g_memcreate_calls{0};
+
+// REQUIRES: st.mu held. Closes and uncharges storage nobody uses any more.
+void MaybeFree(VmmState& st, CUmemGenericAllocationHandle h) {
+  auto it = st.storage.find(h);
+  if (it == st.storage.end() || it->second.handle_refs > 0 || it->second.map_refs > 0) return;
+  close(it->second.fd);
+  Uncharge(it->second.prop.location.id, it->second.size);
+  st.storage.erase(it);
+}
+
+// REQUIRES: st.mu held. True when [p, p+size) lies inside one reservation.
+bool InReservation(VmmState& st, uintptr_t p, size_t size) {
+  auto it = st.reservations.upper_bound(p);
+  if (it == st.reservations.begin()) return false;
+  --it;
+  return p >= it->first && p + size <= it->first + it->second;
+}
+
+// REQUIRES: st.mu held. The mapping containing p, or end().
+std::map<uintptr_t, Mapping>::iterator MappingAt(VmmState& st, uintptr_t p) {
+  auto it = st.mappings.upper_bound(p);
+  if (it == st.mappings.begin()) return st.mappings.end();
+  --it;
+  return p < it->first + it->second.size ? it : st.mappings.end();
+}
+
+// REQUIRES: st.mu held. True when every byte of [p, p+size) is mapped.
+bool FullyMapped(VmmState& st, uintptr_t p, size_t size) {
+  uintptr_t at = p;
+  while (at < p + size) {
+    auto it = MappingAt(st, at);
+    if (it == st.mappings.end()) return false;
+    at = it->first + it->second.size;
+  }
+  return true;
+}
+
+void* Addr(uintptr_t p) { return reinterpret_cast<void*>(p); }
+
+// Turns [p, p+size) back into reserved, inaccessible address space.
+bool ReserveAgain(uintptr_t p, size_t size) {
+  return mmap(Addr(p), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
+              -1, 0) != MAP_FAILED;
+}
+
+bool ValidProp(const CUmemAllocationProp* prop) {
+  return prop != nullptr && prop->type == CU_MEM_ALLOCATION_TYPE_PINNED &&
+         prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
+         CheckDevice(prop->location.id) == CUDA_SUCCESS;
+}
+
+CUresult Create(CUmemGenericAllocationHandle* handle, size_t size,
+                const CUmemAllocationProp* prop, unsigned long long flags) {
+  if (CUresult r = CheckInit()) return r;
+  if (handle == nullptr || prop == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+    if (CUresult r = CheckDevice(prop->location.id)) return r;
+  }
+  if (!ValidProp(prop) || size == 0 || !Aligned(size)) return CUDA_ERROR_INVALID_VALUE;
+  int64_t budget = MemCreateBudget();
+  if (budget >= 0 && g_memcreate_calls.fetch_add(1) >= budget) return CUDA_ERROR_OUT_OF_MEMORY;
+  int device = prop->location.id;
+  if (CUresult r = Charge(device, size)) return r;
+  int fd = memfd_create("fake_cuda_vmm", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    if (fd >= 0) close(fd);
+    Uncharge(device, size);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  VmmState& st = State();
+  std::lock_guard<std::mutex> lock(st.mu);
+  CUmemGenericAllocationHandle h = st.next_handle++;
+  Storage& s = st.storage[h];
+  s.fd = fd;
+  s.size = size;
+  s.prop = *prop;
+  *handle = h;
+  return CUDA_SUCCESS;
+}
+
+CUresult Release(CUmemGenericAllocationHandle handle) {
+  if (CUresult r = CheckInit()) return r;
+  VmmState& st = State();
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto it = st.storage.find(handle);
+  if (it == st.storage.end() || it->second.handle_refs == 0) return CUDA_ERROR_INVALID_VALUE;
+  --it->second.handle_refs;
+  MaybeFree(st, handle);
+  return CUDA_SUCCESS;
+}
+
+CUresult Reserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr) {
+  if (CUresult r = CheckInit()) return r;
+  if (ptr == nullptr || size == 0 || !Aligned(size)) return CUDA_ERROR_INVALID_VALUE;
+  if (alignment != 0 && (alignment & (alignment - 1)) != 0) return CUDA_ERROR_INVALID_VALUE;
+  size_t align = alignment > kGranularity ? alignment : kGranularity;
+  void* base = MAP_FAILED;
+  if (addr != 0 && addr % align == 0) {  // a hint, as on the real driver
+    base = mmap(Addr(addr), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base != MAP_FAILED && base != Addr(addr)) {
+      munmap(base, size);
+      base = MAP_FAILED;
+    }
+  }
+  if (base == MAP_FAILED) {
+    size_t span = size + align;
+    void* raw = mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    uintptr_t start = reinterpret_cast<uintptr_t>(raw);
+    uintptr_t aligned = (start + align - 1) / align * align;
+    if (aligned > start) munmap(raw, aligned - start);
+    if (start + span > aligned + size) munmap(Addr(aligned + size), start + span - aligned - size);
+    base = Addr(aligned);
+  }
+  VmmState& st = State();
+  std::lock_guard<std::mutex> lock(st.mu);
+  st.reservations[reinterpret_cast<uintptr_t>(base)] = size;
+  *ptr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(base));
+  return CUDA_SUCCESS;
+}
+
+CUresult AddressFree(CUdeviceptr ptr, size_t size) {
+  if (CUresult r = CheckInit()) return r;
+  VmmState& st = State();
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto it = st.reservations.find(static_cast<uintptr_t>(ptr));
+  if (it == st.reservations.end() || it->second != size) return CUDA_ERROR_INVALID_VALUE;
+  auto m = st.mappings.lower_bound(it->first);
+  if (m != st.mappings.end() && m->first < it->first + size) return CUDA_ERROR_INVALID_VALUE;
+  munmap(Addr(it->first), size);
+  st.reservations.erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult Map(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+             unsigned long long flags) {
+  if (CUresult r = CheckInit()) return r;
+  uintptr_t p = static_cast<uintptr_t>(ptr);
+  if (flags != 0 || size == 0 || !Aligned(p) || !Aligned(size) || !Aligned(offset)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  VmmState& st = State();
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto s = st.storage.find(handle);
+  if (s == st.storage.end() || s->second.handle_refs == 0) return CUDA_ERROR_INVALID_HANDLE;
+  if (offset > s->second.size || size > s->second.size - offset) return CUDA_ERROR_INVALID_VALUE;
+  if (!InReservation(st, p, size)) return CUDA_ERROR_INVALID_VALUE;
+  auto next = st.mappings.lower_bound(p);
+  if (next != st.mappings.end() && next->first < p + size) return CUDA_ERROR_INVALID_VALUE;
+  if (MappingAt(st, p) != st.mappings.end()) return CUDA_ERROR_INVALID_VALUE;
+  if (mmap(Addr(p), size, PROT_NONE, MAP_SHARED | MAP_FIXED, s->second.fd,
+           static_cast<off_t>(offset)) == MAP_FAILED) {
+    ReserveAgain(p, size);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  ++s->second.map_refs;
+  st.mappings[p] = Mapping{size, offset, handle};
+  return CUDA_SUCCESS;
+}
+
+CUresult Unmap(CUdeviceptr ptr, size_t size) {
+  if (CUresult r = CheckInit()) return r;
+  uintptr_t p = static_cast<uintptr_t>(ptr);
+  if (size == 0 || !Aligned(p) || !Aligned(size)) return CUDA_ERROR_INVALID_VALUE;
+  VmmState& st = State();
+  std::lock_guard<std::mutex> lock(st.mu);
+  // The range must consist of whole mappings, with no hole.
+  if (!FullyMapped(st, p, size)) return CUDA_ERROR_INVALID_VALUE;
+  auto first = st.mappings.find(p);
+  if (first == st.mappings.end()) return CUDA_ERROR_INVALID_VALUE;
+  auto last = st.mappings.lower_bound(p + size);
+  auto before_last = std::prev(last);
+  if (before_last->first + before_last->second.size != p + size) return CUDA_ERROR_INVALID_VALUE;
+  if (!ReserveAgain(p, size)) return CUDA_ERROR_UNKNOWN;
+  for (auto it = first; it != last;) {
+    CUmemGenericAllocationHandle h = it->second.handle;
+    it = st.mappings.erase(it);
+    auto s = st.storage.find(h);
+    if (s != st.storage.end()) --s->second.map_refs;
+    MaybeFree(st, h);
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult SetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
+  if (CUresult r = CheckInit()) return r;
+  uintptr_t p = static_cast<uintptr_t>(ptr);
+  if (desc == nullptr || count == 0 || size == 0 || !Aligned(p) || !Aligned(size)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  CUmemAccess_flags flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+  for (size_t i = 0; i < count; ++i) {
+    if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+    if (CUresult r = CheckDevice(desc[i].location.id)) return r;
+    if (desc[i].flags != CU_MEM_ACCESS_FLAGS_PROT_NONE &&
+        desc[i].flags != CU_MEM_ACCESS_FLAGS_PROT_READ &&
+        desc[i].flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    flags |= desc[i].flags;  // host memory: one protection for all devices
+  }
+  int prot = flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? PROT_READ | PROT_WRITE
+             : flags == CU_MEM_ACCESS_FLAGS_PROT_READ    ? PROT_READ
+                                                         : PROT_NONE;
+  VmmState& st = State();
+  std::lock_guard<std::mutex> lock(st.mu);
+  if (!FullyMapped(st, p, size)) return CUDA_ERROR_INVALID_VALUE;
+  if (mprotect(Addr(p), size, prot) != 0) return CUDA_ERROR_UNKNOWN;
+  for (auto it = MappingAt(st, p); it != st.mappings.end() && it->first < p + size; ++it) {
+    it->second.access = flags;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult GetAccess(unsigned long long* flags, const CUmemLocation* location, CUdeviceptr ptr) {
+  if (CUresult r = CheckInit()) return r;
+  if (flags == nullptr || location == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (location->type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = CheckDevice(location->id)) return r;
+  VmmState& st = State();
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto it = MappingAt(st, static_cast<uintptr_t>(ptr));
+  if (it == st.mappings.end()) return CUDA_ERROR_INVALID_VALUE;
+  *flags = static_cast<unsigned long long>(it->second.access);
+  return CUDA_SUCCESS;
+}
+
+CUresult Retain(CUmemGenericAllocationHandle* handle, void* addr) {
+  if (CUresult r = CheckInit()) return r;
+  if (handle == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  VmmState& st = State();
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto it = MappingAt(st, reinterpret_cast<uintptr_t>(addr));
+  if (it == st.mappings.end()) return CUDA_ERROR_INVALID_VALUE;
+  auto s = st.storage.find(it->second.handle);
+  if (s == st.storage.end()) return CUDA_ERROR_INVALID_VALUE;
+  ++s->second.handle_refs;
+  *handle = it->second.handle;
+  return CUDA_SUCCESS;
+}
+
+CUresult Properties(CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle) {
+  if (CUresult r = CheckInit()) return r;
+  if (prop == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  VmmState& st = State();
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto s = st.storage.find(handle);
+  if (s == st.storage.end() || s->second.handle_refs == 0) return CUDA_ERROR_INVALID_VALUE;
+  *prop = s->second.prop;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+}  // namespace gs_cuda::fake
+
+namespace gs_cuda {
+extern "C" {
+
+CUresult cuMemCreate(CUmemGenericAllocationHandle_v1* handle, size_t size,
+                     const CUmemAllocationProp_v1* prop, unsigned long long flags) noexcept {
+  return fake::Create(handle, size, prop, flags);
+}
+
+CUresult cuMemRelease(CUmemGenericAllocationHandle_v1 handle) noexcept {
+  return fake::Release(handle);
+}
+
+CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
+                                       CUmemAllocationGranularity_flags option) noexcept {
+  if (CUresult r = fake::CheckInit()) return r;
+  if (granularity == nullptr || !fake::ValidProp(prop)) return CUDA_ERROR_INVALID_VALUE;
+  if (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM &&
+      option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *granularity = fake::kGranularity;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                             unsigned long long) noexcept {
+  return fake::Reserve(ptr, size, alignment, addr);
+}
+
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) noexcept {
+  return fake::AddressFree(ptr, size);
+}
+
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+                  unsigned long long flags) noexcept {
+  return fake::Map(ptr, size, offset, handle, flags);
+}
+
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) noexcept { return fake::Unmap(ptr, size); }
+
+CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc,
+                        size_t count) noexcept {
+  return fake::SetAccess(ptr, size, desc, count);
+}
+
+CUresult cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location,
+                        CUdeviceptr ptr) noexcept {
+  return fake::GetAccess(flags, location, ptr);
+}
+
+CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) noexcept {
+  return fake::Retain(handle, addr);
+}
+
+CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop,
+                                                CUmemGenericAllocationHandle handle) noexcept {
+  return fake::Properties(prop, handle);
+}
+
+CUresult cuMemExportToShareableHandle(void*, CUmemGenericAllocationHandle,
+                                      CUmemAllocationHandleType, unsigned long long) noexcept {
+  if (CUresult r = fake::CheckInit()) return r;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle*, void*,
+                                        CUmemAllocationHandleType) noexcept {
+  if (CUresult r = fake::CheckInit()) return r;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+}  // extern "C"
+}  // namespace gs_cuda
