@@ -1,6 +1,8 @@
 #include "config.h"
 
 #include <doctest/doctest.h>
+
+#include "temp_dir.h"
 #include <unistd.h>
 
 #include <cstdlib>
@@ -11,26 +13,6 @@ namespace gshare {
 namespace {
 
 using std::chrono::milliseconds;
-
-// A fresh directory under $TMPDIR, removed with its contents at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "gshare-config-XXXXXX").string();
-    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string Write(const std::string& name, const std::string& text) const {
-    std::string p = path_ + "/" + name;
-    std::ofstream(p) << text;
-    return p;
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // Sets an environment variable for the scope, restoring the old value after.
 class ScopedEnv {

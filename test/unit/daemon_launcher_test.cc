@@ -19,6 +19,8 @@
 
 #include <doctest/doctest.h>
 
+#include "temp_dir.h"
+
 namespace gshare {
 namespace {
 
@@ -53,27 +55,6 @@ os.close(ready)
 while True:
     server.accept()[0].close()
 )";
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "gshare-launcher-XXXXXX").string();
-    path_ = mkdtemp(pattern.data()) ? pattern : "";
-    REQUIRE(!path_.empty());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

@@ -19,31 +19,12 @@
 
 #include <doctest/doctest.h>
 
+#include "temp_dir.h"
+
 namespace gshare {
 namespace {
 
 constexpr auto kPatience = std::chrono::seconds(5);
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "gshare-runner-XXXXXX").string();
-    path_ = mkdtemp(pattern.data()) ? pattern : "";
-    REQUIRE(!path_.empty());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // Waits until path exists and is not empty; false after kPatience.
 bool WaitForFile(const std::string& path) {

@@ -1,6 +1,8 @@
 #include "job_store.h"
 
 #include <doctest/doctest.h>
+
+#include "temp_dir.h"
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,26 +12,6 @@
 
 namespace gshare {
 namespace {
-
-// A fresh directory under $TMPDIR, removed with its contents at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "gshare-jobs-XXXXXX").string();
-    REQUIRE(mkdtemp(tmpl.data()) != nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::permissions(path_, std::filesystem::perms::owner_all,
-                                 std::filesystem::perm_options::add, ignored);
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::unique_ptr<JobStore> OpenOrDie(const std::string& path) {
   Result<std::unique_ptr<JobStore>> store = JobStore::Open(path);
