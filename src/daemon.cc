@@ -34,11 +34,6 @@ void OnSignal(int) {
   (void)ignored;
 }
 
-double WallNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 TimePoint Now() { return std::chrono::steady_clock::now(); }
 
 std::string ReadProcCmdline(pid_t pid, std::vector<std::string>* argv) {
@@ -59,6 +54,11 @@ std::string ReadProcCmdline(pid_t pid, std::vector<std::string>* argv) {
 }
 
 }  // namespace
+
+double WallNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 GpuKey FormatGpuUuid(const proto::GpuUuid& u) {
   static const char* kHex = "0123456789abcdef";

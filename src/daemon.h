@@ -93,6 +93,9 @@ class Daemon {
   std::map<GpuKey, GpuInfo> gpus_;
 };
 
+// Unix time in seconds (wall clock), as job records store it. Leases use CLOCK_MONOTONIC.
+double WallNow();
+
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (nvidia-smi's spelling of a UUID).
 GpuKey FormatGpuUuid(const proto::GpuUuid& uuid);
 

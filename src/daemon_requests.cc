@@ -16,11 +16,6 @@ namespace {
 
 using json = nlohmann::json;
 
-double WallNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string ErrorReply(const std::string& message) {
   return ToJsonText(json{{"ok", false}, {"error", message}});
 }
