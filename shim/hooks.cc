@@ -45,22 +45,14 @@ inline void FindStream(StreamArg& out, const T& first, const Rest&... rest) {
   FindStream(out, rest...);
 }
 
-// True when `s` is capturing (work is recorded into a graph, not run), or when the driver
-// cannot say: then the call fails in the driver on its own and must not block.
-bool StreamCapturing(CUstream s, bool per_thread) {
+// Whether `s` is capturing (work is recorded into a graph, not run). When the driver cannot
+// say, `if_unknown` is the answer: a submission then must not block (the call fails in the
+// driver on its own); cuStreamEndCapture must not count a capture it cannot see.
+bool StreamCapturing(CUstream s, bool per_thread, bool if_unknown) {
   if (s == nullptr && per_thread) s = CuStreamPerThread();
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (Extras().cuStreamIsCapturing(s, &status) != CUDA_SUCCESS) return true;
+  if (Extras().cuStreamIsCapturing(s, &status) != CUDA_SUCCESS) return if_unknown;
   return status != CU_STREAM_CAPTURE_STATUS_NONE;
-}
-
-// For cuStreamEndCapture: true only when the driver says `s` is capturing, so the
-// capture count never goes below the number of captures begun.
-bool StreamCaptureEnding(CUstream s, bool per_thread) {
-  if (s == nullptr && per_thread) s = CuStreamPerThread();
-  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  return Extras().cuStreamIsCapturing(s, &status) == CUDA_SUCCESS &&
-         status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 // Holds the device gate for the duration of one submission.
@@ -71,7 +63,7 @@ class Submission {
     int device = ContextRegistry::Get().CurrentDevice();
     if (device < 0) return;  // no current context: the driver rejects the call itself
     if (g_active_captures.load(std::memory_order_relaxed) != 0 && stream.present &&
-        StreamCapturing(stream.stream, per_thread)) {
+        StreamCapturing(stream.stream, per_thread, /*if_unknown=*/true)) {
       if (g_census_on) g_census_captured.fetch_add(1, std::memory_order_relaxed);
       return;
     }
@@ -226,7 +218,7 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
 #define GS_HOOK_CAPTURE_END(name, params, args)                                           \
   GS_EXPORT CUresult name params noexcept {                                                \
     GS_REAL(name, params);                                                                 \
-    bool was = ::gshare::shim::StreamCaptureEnding(hStream, ::gshare::shim::IsPerThread(#name)); \
+    bool was = ::gshare::shim::StreamCapturing(hStream, ::gshare::shim::IsPerThread(#name), false); \
     CUresult r = gs_real_fn args;                                                                  \
     if (was) ::gshare::shim::g_active_captures.fetch_sub(1);                               \
     return r;                                                                              \
