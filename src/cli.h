@@ -12,12 +12,13 @@
 
 #include "config.h"
 #include "gshare/protocol.h"
+#include "job_store.h"
 #include "status.h"
 
 namespace gshare {
 
-// Exit codes (docs/cli.md): data commands return 0 / 1 on error / 2 on bad usage; `run`
-// returns the job's status, or these, as timeout(1) and env(1) do.
+// Exit codes (docs/cli.md): data commands return 0 / 1 on error / 2 on bad usage; `run`,
+// `wait` and `logs -f` return the job's status, or these, as timeout(1) and env(1) do.
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitRunFailed = 125;
@@ -65,5 +66,23 @@ Result<int> ConnectIfRunning(const ClientContext& ctx);
 // (including a reply with "ok": false) come back as one-line messages.
 Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType type,
                                      const nlohmann::json& request, bool start);
+
+// The job database for reading (the daemon alone writes it), after making sure a daemon
+// runs when `start_daemon` (so that pending jobs progress and stale states are recovered).
+// A missing database gives nullptr: no job was ever recorded.
+Result<std::unique_ptr<JobStore>> OpenJobsForReading(const ClientContext& ctx, bool start_daemon);
+
+// Sends a job-control request (protocol.h kJobControl) for `ids` and prints one error line
+// per id that failed. Returns 0 when all succeeded, kExitError otherwise.
+int ControlJobs(const GlobalOptions& global, const std::string& action,
+                const std::vector<int64_t>& ids, nlohmann::json extra = nlohmann::json::object());
+
+// The status a shell would see for an ended job (docs/cli.md "Exit status"): COMPLETED 0,
+// TIMEOUT 124, FAILED its exit code or 128+signal, CANCELLED 128+signal or 143, LOST 125.
+int JobShellStatus(const JobRecord& r);
+
+// True when stdout is a terminal, NO_COLOR is unset or empty and TERM is not "dumb"
+// (https://no-color.org).
+bool ColorOnStdout();
 
 }  // namespace gshare

@@ -1,6 +1,9 @@
 // Resolving configuration and paths for a CLI command, and reaching the daemon.
+#include <signal.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "cli.h"
@@ -66,6 +69,50 @@ Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType
     return Status::Error(j.value("error", std::string("the daemon refused the request")));
   }
   return j;
+}
+
+Result<std::unique_ptr<JobStore>> OpenJobsForReading(const ClientContext& ctx, bool start_daemon) {
+  if (start_daemon) {
+    Result<int> fd = ConnectToDaemon(ctx);
+    if (!fd.ok()) return fd.status();
+    close(fd.value());
+  }
+  if (access(ctx.database_path.c_str(), F_OK) != 0) return std::unique_ptr<JobStore>();
+  return JobStore::OpenReadOnly(ctx.database_path);
+}
+
+int ControlJobs(const GlobalOptions& global, const std::string& action,
+                const std::vector<int64_t>& ids, nlohmann::json extra) {
+  extra["action"] = action;
+  extra["ids"] = ids;
+  Result<nlohmann::json> reply = RequestDaemon(global, proto::MsgType::kJobControl, extra, true);
+  if (!reply.ok()) {
+    spdlog::error("{}", reply.status().message());
+    return kExitError;
+  }
+  int status = 0;
+  for (const nlohmann::json& r : reply->value("results", nlohmann::json::array())) {
+    if (r.value("ok", false)) continue;
+    spdlog::error("{}: {}", action, r.value("error", std::string("failed")));
+    status = kExitError;
+  }
+  return status;
+}
+
+int JobShellStatus(const JobRecord& r) {
+  if (r.state == "COMPLETED") return 0;
+  if (r.state == "TIMEOUT") return 124;
+  if (r.state == "LOST") return 125;
+  if (r.signal) return 128 + *r.signal;
+  if (r.exit_code) return *r.exit_code;
+  return r.state == "CANCELLED" ? 128 + SIGTERM : 125;
+}
+
+bool ColorOnStdout() {
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  return isatty(STDOUT_FILENO) && (no_color == nullptr || no_color[0] == '\0') &&
+         !(term != nullptr && std::string(term) == "dumb");
 }
 
 }  // namespace gshare

@@ -25,7 +25,8 @@ struct DaemonCmdOptions {
 };
 
 int Serve(const ClientContext& ctx, int ready_fd) {
-  DaemonOptions options{ctx.config, ctx.socket_path, ctx.lock_path, ctx.database_path};
+  DaemonOptions options{ctx.config,        ctx.socket_path, ctx.lock_path,
+                        ctx.database_path, ctx.state_dir,   ctx.self_exe};
   Daemon daemon(std::move(options));
   Status s = daemon.Run(ready_fd);
   if (!s.ok()) {

@@ -1,17 +1,24 @@
-// `gshare run [options] [--] CMD [ARGS...]`: runs CMD in the foreground as a job that
-// shares the GPU under the daemon's lease. Exit status: CMD's (a signal death is re-raised),
-// 125 when gshare itself fails, 126/127 when CMD cannot run / is not found.
+// `gshare run [job options] [--] CMD [ARGS...]`: runs CMD in the foreground as a job that
+// shares the GPU under the daemon's lease; with --dependency, --hold or --begin it first waits,
+// pending, until the queue admits it. Exit status: CMD's (a signal death is re-raised), 124
+// when --time ended it, 125 when gshare itself fails, 126/127 when CMD cannot run / is not
+// found.
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <filesystem>
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
-#include "job_json.h"
-#include "duration.h"
 #include "frame_io.h"
+#include "job_end.h"
+#include "job_json.h"
+#include "job_options.h"
 #include "job_runner.h"
+#include "output_pattern.h"
+#include "shim_path.h"
+#include "user_name.h"
 
 namespace gshare {
 namespace {
@@ -19,32 +26,45 @@ namespace {
 using json = nlohmann::json;
 
 struct RunOptions {
-  std::optional<int> priority;
-  std::string quantum;
-  std::string name;
-  std::string gpu;
+  JobOptions job;
   std::vector<std::string> command;
 };
-
-// libgshare.so beside the binary (build tree) or in ../lib (installed); GSHARE_SHIM wins.
-std::string FindShim(const std::string& self_exe) {
-  if (const char* env = std::getenv("GSHARE_SHIM"); env != nullptr && env[0] != '\0') {
-    return env;
-  }
-  std::filesystem::path dir = std::filesystem::path(self_exe).parent_path();
-  for (const auto& candidate :
-       {dir / "libgshare.so", dir / ".." / "lib" / "libgshare.so",
-        dir / ".." / "lib" / "gshare" / "libgshare.so"}) {
-    if (std::filesystem::exists(candidate)) {
-      return std::filesystem::weakly_canonical(candidate).string();
-    }
-  }
-  return "";
-}
 
 int Fail(const std::string& message) {
   spdlog::error("{}", message);
   return kExitRunFailed;
+}
+
+// Blocks until the daemon admits pending job `job_id` (kRunAdmitted). Returns 0 when admitted,
+// else the exit status: 143 when the job was cancelled, 125 when the daemon went away.
+int WaitForAdmission(int fd, int64_t job_id) {
+  spdlog::info("job {} pending; waiting for its dependencies, begin time or release", job_id);
+  Result<Frame> frame = ReadFrame(fd, proto::kMaxReplyPayload);
+  if (frame.ok() && frame->type == proto::MsgType::kRunAdmitted) return 0;
+  if (frame.ok()) {
+    json reply = json::parse(frame->payload, nullptr, false);
+    spdlog::error("{}", reply.is_object() ? reply.value("error", std::string("refused"))
+                                          : std::string("bad message from the daemon"));
+    return 128 + SIGTERM;
+  }
+  spdlog::error("job {}: the daemon went away while it was pending", job_id);
+  return kExitRunFailed;
+}
+
+// Reports the end over `fd`, or after a daemon restart over a new connection; when no daemon
+// answers, leaves it in the job's end file for the next one.
+void ReportEnd(int fd, const ClientContext& ctx, int64_t job_id, const ExitInfo& info) {
+  JobEnd end = JobEndFrom(info);
+  std::string report = ToJsonText(JobEndToJson(end, job_id));
+  if (Exchange(fd, proto::MsgType::kRunEnded, report).ok()) return;
+  Result<int> again = ConnectIfRunning(ctx);
+  if (again.ok()) {
+    bool sent = Exchange(again.value(), proto::MsgType::kRunEnded, report).ok();
+    close(again.value());
+    if (sent) return;
+  }
+  Status written = WriteJobEnd(JobEndPath(ctx.state_dir, job_id), end, job_id);
+  if (!written.ok()) spdlog::debug("end not recorded: {}", written.message());
 }
 
 int RunJob(const GlobalOptions& global, RunOptions& opt) {
@@ -52,46 +72,39 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
   if (opt.command.empty()) return Fail("run: no command given (usage: gshare run [options] -- CMD ...)");
   auto ctx = MakeClientContext(global);
   if (!ctx.ok()) return Fail(ctx.status().message());
-  int priority = opt.priority.value_or(ctx->config.scheduler.default_priority);
-  if (priority < kMinPriority || priority > kMaxPriority) {
-    return Fail("run: --priority must be within [" + std::to_string(kMinPriority) + ", " +
-                std::to_string(kMaxPriority) + "]");
-  }
-  // The job's quantum: --quantum, else the quantum of the configuration this user runs with.
-  int64_t quantum_ms = ctx->config.scheduler.quantum.count();
-  if (!opt.quantum.empty()) {
-    auto q = ParseDuration(opt.quantum);
-    if (!q.ok()) return Fail("run: --quantum: " + q.status().message());
-    if (q->count() <= 0) return Fail("run: --quantum must be positive");
-    quantum_ms = q->count();
-  }
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  Result<JobRecord> record = ResolveJobOptions(opt.job, opt.command, ctx->config, now);
+  if (!record.ok()) return Fail("run: " + record.status().message());
   std::string shim = FindShim(ctx->self_exe);
   if (shim.empty()) return Fail("cannot find libgshare.so next to " + ctx->self_exe);
 
   RunSpec spec;
   spec.argv = opt.command;
   spec.preload = {shim};
-  spec.set_env = {{"GSHARE_SOCKET", ctx->socket_path},
-                  {"GSHARE_IDLE_RELEASE_MS",
-                   std::to_string(ctx->config.scheduler.idle_release.count())}};
-  if (!opt.gpu.empty()) spec.set_env.push_back({"CUDA_VISIBLE_DEVICES", opt.gpu});
+  spec.cwd = opt.job.chdir.empty() ? "" : record->cwd;
+  spec.time_limit = std::chrono::milliseconds(record->time_limit_ms);
+  spec.kill_after = std::chrono::milliseconds(record->kill_after_ms);
+  for (const std::string& e : opt.job.env) {
+    spec.set_env.emplace_back(e.substr(0, e.find('=')), e.substr(e.find('=') + 1));
+  }
+  spec.set_env.push_back({"GSHARE_SOCKET", ctx->socket_path});
+  spec.set_env.push_back(
+      {"GSHARE_IDLE_RELEASE_MS", std::to_string(ctx->config.scheduler.idle_release.count())});
+  if (!record->gpu.empty()) spec.set_env.push_back({"CUDA_VISIBLE_DEVICES", record->gpu});
 
   int fd = -1;
   int64_t job_id = 0;
   auto conn = ConnectToDaemon(*ctx);
+  const bool queued = record->held || record->begin_time || !record->dependency.empty();
   if (!conn.ok()) {
+    if (queued) return Fail(conn.status().message() + "; --dependency, --hold and --begin need it");
     // Fail open: the job still runs, without sharing, and says so once.
     spdlog::warn("{}; running without GPU sharing", conn.status().message());
   } else {
     fd = conn.value();
-    char cwd[4096];
-    json req{{"name", opt.name},
-             {"argv", opt.command},
-             {"cwd", getcwd(cwd, sizeof cwd) != nullptr ? cwd : ""},
-             {"priority", priority},
-             {"quantum_ms", quantum_ms},
-             {"gpu", opt.gpu},
-             {"pid", getpid()}};
+    json req = JobOptionsToJson(record.value());
+    req["pid"] = getpid();
     auto reply = Exchange(fd, proto::MsgType::kRunRegister, ToJsonText(req));
     json r = reply.ok() ? json::parse(reply.value(), nullptr, false) : json();
     if (!reply.ok() || r.is_discarded() || !r.value("ok", false)) {
@@ -100,9 +113,20 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
                   (reply.ok() ? r.value("error", std::string("bad reply")) : reply.status().message()));
     }
     job_id = r.at("job_id").get<int64_t>();
+    if (!r.value("admitted", true)) {
+      int status = WaitForAdmission(fd, job_id);
+      if (status != 0) {
+        close(fd);
+        return status;
+      }
+    }
     spec.set_env.push_back({"GSHARE_JOB_ID", std::to_string(job_id)});
+    spec.set_env.push_back({"GSHARE_JOB_NAME", record->name});
   }
   if (fd < 0) spec.set_env.push_back({"GSHARE_QUIET", "1"});
+  if (!record->output.empty()) {
+    spec.output_path = ExpandOutputPattern(record->output, job_id, record->name, UserName(getuid()));
+  }
 
   auto result = JobRunner::Run(spec, [fd, job_id](pid_t pid) {
     if (fd < 0) return;
@@ -115,12 +139,9 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
   }
   const ExitInfo& info = result.value();
   if (!info.exec_error.empty()) spdlog::error("{}: {}", opt.command.front(), info.exec_error);
+  if (info.timed_out) spdlog::error("job {}: time limit reached", job_id);
   if (fd >= 0) {
-    json end{{"job_id", job_id},
-             {"exit_code", info.exit_code ? json(*info.exit_code) : json(nullptr)},
-             {"signal", info.signal ? json(*info.signal) : json(nullptr)}};
-    auto ack = Exchange(fd, proto::MsgType::kRunEnded, ToJsonText(end));
-    if (!ack.ok()) spdlog::debug("end not recorded: {}", ack.status().message());
+    ReportEnd(fd, *ctx, job_id, info);
     close(fd);
   }
   ExitLike(info);
@@ -130,20 +151,16 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
 
 void AddRunCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<RunOptions>();
-  sub.add_option("-p,--priority", opt->priority,
-                 "Priority in [-1000, 1000]; higher runs first (default from config, 0)");
-  sub.add_option("--quantum", opt->quantum,
-                 "Time quantum of an exclusive lease, e.g. 20s, 500ms, 2m (default from config)");
-  sub.add_option("-J,--name", opt->name, "Job name (default: the command)");
-  sub.add_option("--gpu", opt->gpu, "GPU index or UUID (sets CUDA_VISIBLE_DEVICES)");
+  AddJobOptions(sub, &opt->job);
   sub.add_option("command", opt->command, "The command and its arguments")->required();
   sub.prefix_command();
   sub.footer(
       "Examples:\n"
       "  gshare run -- python3 train.py --lr 3e-4\n"
       "  gshare run -p 10 -J eval --quantum 5s -- python3 eval.py\n"
-      "Exit status: the command's; 125 if gshare fails, 126/127 if the command cannot run\n"
-      "or is not found.");
+      "  gshare run -t 30 --after 12 -- python3 eval.py   # once job 12 COMPLETED; 30 min max\n"
+      "Exit status: the command's; 124 if --time ended it; 125 if gshare fails; 126/127 if the\n"
+      "command cannot run or is not found.");
   *handler = [opt, &global]() { return RunJob(global, *opt); };
 }
 

@@ -150,14 +150,43 @@ Status ApplyDaemon(const std::string& path, const toml::table& table, Config::Da
   return Status::Ok();
 }
 
+Status ReadCount(const std::string& path, const toml::node& node, std::string_view key, int min,
+                 int* out) {
+  const toml::value<int64_t>* v = node.as_integer();
+  if (v == nullptr || v->get() < min || v->get() > 1'000'000) {
+    return ValueError(path, node, key, "expected an integer from " + std::to_string(min));
+  }
+  *out = static_cast<int>(v->get());
+  return Status::Ok();
+}
+
+Status ApplyQueue(const std::string& path, const toml::table& table, Config::Queue* q) {
+  for (const auto& [key, node] : table) {
+    std::string name = "queue." + std::string(key.str());
+    Status st;
+    if (key == "max_running") {
+      st = ReadCount(path, node, name, 1, &q->max_running);
+    } else if (key == "gpus") {
+      st = ReadCount(path, node, name, 0, &q->gpus);
+    } else {
+      st = UnknownKey(path, key, "queue", "max_running, gpus");
+    }
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
 // Overlays the keys present in `root` (parsed from `path`) onto *config.
 Status Apply(const std::string& path, const toml::table& root, Config* config) {
   for (const auto& [key, node] : root) {
     const toml::table* table = node.as_table();
-    if (key != "scheduler" && key != "daemon") return UnknownKey(path, key, "", "scheduler, daemon");
+    if (key != "scheduler" && key != "daemon" && key != "queue") {
+      return UnknownKey(path, key, "", "scheduler, daemon, queue");
+    }
     if (table == nullptr) return ValueError(path, node, key.str(), "expected a table");
     Status st = key == "scheduler" ? ApplyScheduler(path, *table, &config->scheduler)
-                                   : ApplyDaemon(path, *table, &config->daemon);
+                : key == "daemon"  ? ApplyDaemon(path, *table, &config->daemon)
+                                   : ApplyQueue(path, *table, &config->queue);
     if (!st.ok()) return st;
   }
   return Status::Ok();

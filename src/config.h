@@ -31,8 +31,13 @@ struct Config {
     std::string state_dir;        // empty: see StateDir()
     std::string log_level = "info";  // trace, debug, info, warn, error, critical or off
   };
+  struct Queue {
+    int max_running = 2;  // [queue] max_running: submitted jobs running per GPU (>= 1)
+    int gpus = 0;         // [queue] gpus: GPUs to place jobs on; 0: count /dev/nvidia<N>
+  };
   Scheduler scheduler;
   Daemon daemon;
+  Queue queue;
 };
 
 // One config file and whether its absence is an error.

@@ -120,11 +120,6 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
   auto store = JobStore::Open(options_.database_path);
   if (!store.ok()) return store.status();
   store_ = std::move(store.value());
-  auto lost = store_->MarkRunningAsLost(WallNow());
-  if (lost.ok() && lost.value() > 0) {
-    spdlog::warn("{} job(s) were running when the previous daemon stopped: marked LOST",
-                 lost.value());
-  }
   if (pipe2(signal_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return Status::Error("pipe failed");
   g_signal_write_fd = signal_pipe_[1];
   struct sigaction sa {};
@@ -133,6 +128,9 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
   sigaction(SIGINT, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
   signal(SIGHUP, SIG_IGN);
+  signal(SIGCHLD, SIG_IGN);  // job supervisors report over the socket; none become zombies
+  signal(SIGXFSZ, SIG_IGN);  // a file size limit fails the database write instead of killing us
+  LoadQueue();
   if (ready_fd >= 0) {
     ssize_t ignored = write(ready_fd, "R", 1);
     (void)ignored;
@@ -165,7 +163,11 @@ void Daemon::Loop() {
       ids.push_back(id);
     }
     int timeout_ms = -1;
-    if (auto deadline = arbiter_.NextDeadline()) {
+    std::optional<TimePoint> deadline = arbiter_.NextDeadline();
+    if (std::optional<TimePoint> queue = QueueDeadline()) {
+      deadline = deadline ? std::min(*deadline, *queue) : queue;
+    }
+    if (deadline) {
       auto ms = std::chrono::ceil<Millis>(*deadline - Now()).count();
       timeout_ms = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(ms, 60000)));
     }
@@ -183,6 +185,7 @@ void Daemon::Loop() {
     }
     if (fds[0].revents != 0) Accept();
     Apply(arbiter_.Tick(Now()));
+    QueueTick(Now());
   }
 }
 
@@ -247,8 +250,19 @@ void Daemon::Drop(ConnId id, const std::string& why) {
     }
   } else if (c.kind == Connection::Kind::kRunner) {
     auto jit = jobs_.find(c.job);
-    if (jit != jobs_.end() && !jit->second->ended) {
-      FinishJob(c.job, "FAILED", std::nullopt, std::nullopt, "gshare run exited early");
+    if (pending_.count(c.job) != 0) {
+      // A `gshare run` that stopped waiting for admission (Ctrl-C).
+      Status st = CancelJob(c.job, false);
+      if (!st.ok()) spdlog::error("job {}: {}", c.job, st.message());
+    } else if (jit != jobs_.end() && !jit->second->ended && !stopping_) {
+      ActiveJob& job = *jit->second;
+      if (job.record.kind == "submit") {
+        // Its supervisor died (kill -9): nothing enforces its limits or reports its end now.
+        SignalJob(job, SIGKILL);
+        FinishJob(c.job, "FAILED", std::nullopt, std::nullopt, "job supervisor ended unexpectedly");
+      } else {
+        FinishJob(c.job, "FAILED", std::nullopt, std::nullopt, "gshare run exited early");
+      }
     }
   }
   JobId job = c.job;
@@ -271,6 +285,10 @@ void Daemon::Dispatch(Connection& c, const Frame& f) {
     case proto::MsgType::kStatusRequest:
     case proto::MsgType::kSchedulerSet:
     case proto::MsgType::kShutdown:
+    case proto::MsgType::kSubmit:
+    case proto::MsgType::kJobControl:
+    case proto::MsgType::kClean:
+    case proto::MsgType::kRunAttach:
       OnJsonFrame(c, f);
       return;
     default:
@@ -298,7 +316,6 @@ JobId Daemon::AdoptProcess(Connection& c, uint64_t job_id) {
     return 0;
   }
   r.id = id.value();
-  store_->MarkRunning(r.id, c.pid, *r.start_time);
   auto job = std::make_unique<ActiveJob>();
   job->record = r;
   job->adhoc = true;
@@ -392,12 +409,21 @@ void Daemon::FinishJob(JobId id, const std::string& state, std::optional<int> ex
   if (it == jobs_.end() || it->second->ended) return;
   ActiveJob& job = *it->second;
   job.ended = true;
+  job.kill_at.reset();
   Arbiter::JobUsage u = arbiter_.Usage(id, Now());
-  Status s = store_->Finish(id, state, exit_code, signal, WallNow(), u.lease_seconds,
-                            u.wait_seconds, job.peak_bytes);
-  if (!s.ok()) spdlog::error("cannot record the end of job {}: {}", id, s.message());
-  job.record.state = state;
-  job.record.reason = reason;
+  JobRecord& r = job.record;
+  r.state = state;
+  r.exit_code = exit_code;
+  r.signal = signal;
+  r.end_time = WallNow();
+  if (!r.start_time && state != "CANCELLED") r.start_time = r.end_time;
+  r.lease_seconds = u.lease_seconds;
+  r.wait_seconds = u.wait_seconds;
+  r.peak_bytes = job.peak_bytes;
+  r.reason = reason;
+  SaveRecord(r);
+  final_states_[id] = state;
+  queue_dirty_ = true;
   spdlog::info("job {} {} (lease {:.1f} s, waited {:.1f} s){}", id, state, u.lease_seconds,
                u.wait_seconds, reason.empty() ? "" : ": " + reason);
 }

@@ -1,7 +1,8 @@
 // Daemon: gshare's arbiter process. Serves the Unix socket with one poll() loop: shim
-// connections (lease requests, releases, memory reports), `gshare run` connections (job
-// registration and end) and one-shot CLI requests (status, scheduler on/off, shutdown).
-// Owns the Arbiter and the JobStore. Single-threaded: everything below runs on the thread
+// connections (lease requests, releases, memory reports), runner connections (`gshare run`
+// and the supervisors of submitted jobs: registration, start, end) and one-shot CLI requests
+// (status, submit, job control, clean, scheduler on/off, shutdown). Owns the Arbiter, the
+// batch queue (daemon_queue.cc) and the JobStore. Single-threaded: everything below runs on the thread
 // that called Run().
 #pragma once
 
@@ -9,10 +10,14 @@
 
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 
+#include "admission.h"
 #include "arbiter.h"
+#include "job_end.h"
 #include "config.h"
 #include "frame_io.h"
 #include "job_store.h"
@@ -25,6 +30,8 @@ struct DaemonOptions {
   std::string socket_path;
   std::string lock_path;
   std::string database_path;
+  std::string state_dir;  // job logs, end reports, scripts
+  std::string self_exe;   // this binary, to start job supervisors
 };
 
 class Daemon {
@@ -56,6 +63,11 @@ class Daemon {
     JobRecord record;
     bool ended = false;  // the runner reported the end (or vanished)
     bool adhoc = false;  // a preloaded process not started by `gshare run`
+    // No runner connection (re-adopted after a daemon restart, or a supervisor not attached
+    // yet): its runner's liveness is polled instead.
+    bool orphan = false;
+    bool readopted = false;  // running when this daemon started
+    std::optional<TimePoint> kill_at;  // cancel/requeue: SIGKILL the group then
     std::set<ConnId> shims;
     uint64_t peak_bytes = 0;
   };
@@ -74,7 +86,33 @@ class Daemon {
   void FinishJob(JobId job, const std::string& state, std::optional<int> exit_code,
                  std::optional<int> signal, const std::string& reason);
   void ForgetJobIfDone(JobId job);
-  std::string StatusJson();
+  std::string StatusJson(const nlohmann::json& request);
+
+  // The batch queue (daemon_queue.cc).
+  void LoadQueue();
+  void OnRunRegister(Connection& c, const nlohmann::json& req);
+  void OnSubmit(Connection& c, const nlohmann::json& req);
+  void OnRunAttach(Connection& c, const nlohmann::json& req);
+  void OnRunStarted(Connection& c, const nlohmann::json& req);
+  void OnRunEnded(Connection& c, const nlohmann::json& req);
+  void OnJobControl(Connection& c, const nlohmann::json& req);
+  void OnClean(Connection& c, const nlohmann::json& req);
+  // Checks the dependency list of a new job; an error names the first unknown job.
+  Status CheckDependencies(const JobRecord& r);
+  std::string StateOf(int64_t id);
+  // Starts what admission allows and records the reasons of the rest.
+  void Admission();
+  void Activate(JobRecord record, const std::string& slot);
+  Status SpawnSupervisor(JobRecord& record);
+  std::map<std::string, int> RunningPerSlot() const;
+  // Ends active job `id` as `end` reports, honouring a pending cancel or requeue.
+  void EndJob(JobId id, const JobEnd& end);
+  // Signals a running job's process group; false when its pid is not known yet.
+  bool SignalJob(const ActiveJob& job, int sig);
+  Status CancelJob(int64_t id, bool requeue);
+  void QueueTick(TimePoint now);
+  std::optional<TimePoint> QueueDeadline() const;
+  void SaveRecord(const JobRecord& r);
 
   DaemonOptions options_;
   Arbiter arbiter_;
@@ -91,6 +129,14 @@ class Daemon {
     int ordinal;  // as the first shim that used the GPU numbered it (display only)
   };
   std::map<GpuKey, GpuInfo> gpus_;
+
+  // The batch queue: pending jobs (submitted, and `gshare run` jobs waiting for admission).
+  std::map<int64_t, JobRecord> pending_;
+  std::map<int64_t, std::string> final_states_;  // for dependencies; final states never change
+  bool queue_dirty_ = true;                      // Admission() runs after the next event
+  std::optional<double> next_begin_;             // earliest --begin ahead (unix seconds)
+  TimePoint next_orphan_check_{};
+  int gpu_count_ = 1;
 };
 
 // Unix time in seconds (wall clock), as job records store it. Leases use CLOCK_MONOTONIC.

@@ -1,5 +1,5 @@
-// The daemon's JSON requests: `gshare run` registration and end, status, scheduler on/off,
-// shutdown. Every request is validated; a malformed one gets an error reply and the
+// The daemon's JSON requests: dispatch (the queue's own are in daemon_queue.cc), status,
+// scheduler on/off, shutdown. Every request is validated; a malformed one gets an error reply and the
 // connection is dropped, the daemon keeps serving.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -15,10 +15,6 @@ namespace gshare {
 namespace {
 
 using json = nlohmann::json;
-
-std::string ErrorReply(const std::string& message) {
-  return ToJsonText(json{{"ok", false}, {"error", message}});
-}
 
 // Reads a field of the expected JSON type; throws json::exception (caught by the caller,
 // within this file) on a missing or mistyped field.
@@ -37,61 +33,25 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
   }
   try {
     switch (f.type) {
-      case proto::MsgType::kRunRegister: {
-        if (c.kind != Connection::Kind::kUnknown) return Drop(c.id, "second registration");
-        JobRecord r;
-        r.name = Field<std::string>(req, "name");
-        r.argv = Field<std::vector<std::string>>(req, "argv");
-        r.cwd = Field<std::string>(req, "cwd");
-        r.priority = Field<int>(req, "priority");
-        r.quantum_ms = Field<int64_t>(req, "quantum_ms");
-        r.gpu = Field<std::string>(req, "gpu");
-        if (r.argv.empty()) throw json::other_error::create(501, "empty argv", nullptr);
-        if (r.priority < kMinPriority || r.priority > kMaxPriority || r.quantum_ms < 0) {
-          Reply(c, ErrorReply("priority or quantum out of range"));
-          return Drop(c.id, "bad registration");
-        }
-        r.uid = c.uid;
-        r.kind = "run";
-        r.state = "PENDING";
-        r.submit_time = WallNow();
-        if (r.name.empty()) r.name = r.argv[0];
-        auto id = store_->Insert(r);
-        if (!id.ok()) return Reply(c, ErrorReply(id.status().message()));
-        r.id = id.value();
-        c.kind = Connection::Kind::kRunner;
-        c.job = r.id;
-        auto job = std::make_unique<ActiveJob>();
-        job->record = r;
-        jobs_[r.id] = std::move(job);
-        arbiter_.AddJob(r.id, r.priority, Millis(r.quantum_ms));
-        return Reply(c, ToJsonText(json{{"ok", true}, {"job_id", r.id}}));
-      }
-      case proto::MsgType::kRunStarted: {
-        if (c.kind != Connection::Kind::kRunner) return Drop(c.id, "start without a job");
-        int pid = Field<int>(req, "pid");
-        double now = WallNow();
-        ActiveJob& job = *jobs_.at(c.job);
-        job.record.state = "RUNNING";
-        job.record.pid = pid;
-        job.record.start_time = now;
-        Status s = store_->MarkRunning(c.job, pid, now);
-        if (!s.ok()) spdlog::error("job {}: {}", c.job, s.message());
-        return Reply(c, ToJsonText(json{{"ok", true}}));
-      }
-      case proto::MsgType::kRunEnded: {
-        if (c.kind != Connection::Kind::kRunner) return Drop(c.id, "end without a job");
-        std::optional<int> code, sig;
-        if (!req.at("exit_code").is_null()) code = Field<int>(req, "exit_code");
-        if (!req.at("signal").is_null()) sig = Field<int>(req, "signal");
-        bool cancelled = req.value("cancelled", false);
-        std::string state = cancelled ? "CANCELLED" : (code == 0 ? "COMPLETED" : "FAILED");
-        FinishJob(c.job, state, code, sig, "");
-        return Reply(c, ToJsonText(json{{"ok", true}}));
-      }
+      case proto::MsgType::kRunRegister:
+        return OnRunRegister(c, req);
+      case proto::MsgType::kSubmit:
+        return OnSubmit(c, req);
+      case proto::MsgType::kRunAttach:
+        return OnRunAttach(c, req);
+      case proto::MsgType::kRunStarted:
+        return OnRunStarted(c, req);
+      case proto::MsgType::kRunEnded:
+        return OnRunEnded(c, req);
+      case proto::MsgType::kJobControl:
+        c.kind = Connection::Kind::kCli;
+        return OnJobControl(c, req);
+      case proto::MsgType::kClean:
+        c.kind = Connection::Kind::kCli;
+        return OnClean(c, req);
       case proto::MsgType::kStatusRequest:
         c.kind = Connection::Kind::kCli;
-        return Reply(c, StatusJson());
+        return Reply(c, StatusJson(req));
       case proto::MsgType::kSchedulerSet: {
         c.kind = Connection::Kind::kCli;
         bool enabled = Field<bool>(req, "enabled");
@@ -113,7 +73,7 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
   }
 }
 
-std::string Daemon::StatusJson() {
+std::string Daemon::StatusJson(const json& request) {
   auto now = std::chrono::steady_clock::now();
   json gpus = json::array();
   for (const Arbiter::GpuView& v : arbiter_.Gpus(now)) {
@@ -159,8 +119,14 @@ std::string Daemon::StatusJson() {
   auto rows = store_->List(recent);
   if (rows.ok()) {
     for (const JobRecord& r : rows.value()) {
-      if (listed.count(r.id) == 0) jobs.push_back(JobToJson(r));
+      if (listed.insert(r.id).second) jobs.push_back(JobToJson(r));
     }
+  }
+  // `gshare status ID` of an older job.
+  if (request.contains("job_id") && request.at("job_id").is_number_integer()) {
+    int64_t id = request.at("job_id").get<int64_t>();
+    auto row = listed.count(id) == 0 ? store_->Get(id) : Result<std::optional<JobRecord>>(std::nullopt);
+    if (row.ok() && row.value()) jobs.push_back(JobToJson(*row.value()));
   }
   json daemon{{"pid", getpid()},
               {"version", GSHARE_VERSION},

@@ -17,9 +17,27 @@ inline std::string ToJsonText(const nlohmann::json& j, int indent = -1) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// A daemon reply that refuses a request: {"ok": false, "error": message}.
+inline std::string ErrorReply(const std::string& message) {
+  return ToJsonText(nlohmann::json{{"ok", false}, {"error", message}});
+}
+
 // {"id","name","state","priority","argv","cwd","uid","gpu","quantum_ms","submit_time",
 //  "start_time","end_time","exit_code","signal","pid","lease_seconds","wait_seconds",
 //  "peak_bytes","kind","reason"}; absent values are null.
+// plus the queue's "state_code","output","time_limit_ms","kill_after_ms","dependency","held",
+// "begin_time","slot".
 nlohmann::json JobToJson(const JobRecord& r);
+
+// Slurm's compact state code: PD R S CD F CA TO, and LO for LOST.
+const char* StateCode(const std::string& state);
+
+// The job options as `run` and `submit` send them (protocol.h kRunRegister, kSubmit):
+// {"name","argv","cwd","priority","quantum_ms","gpu","time_limit_ms","kill_after_ms",
+//  "dependency","held","begin_time","output"}.
+nlohmann::json JobOptionsToJson(const JobRecord& r);
+// Reads them back into `r` and checks them (non-empty argv, ranges, a canonical dependency
+// list, an absolute cwd). Never throws; errors are one line.
+Status JobOptionsFromJson(const nlohmann::json& j, JobRecord* r);
 
 }  // namespace gshare

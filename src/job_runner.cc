@@ -8,7 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +26,7 @@ constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, 
 constexpr int kExitNotFound = 127;
 constexpr int kExitNotExecutable = 126;
 constexpr int kExitOwnFailure = 125;
+constexpr int kExitTimedOut = 124;  // timeout(1)
 
 // Write end of the self-pipe, read by Run's wait loop; -1 outside Run. The handler may run in any
 // thread that does not block the signal, so it only does write(2) and keeps errno.
@@ -51,7 +55,11 @@ void CloseFd(int& fd) {
 // fork() because the child of a multithreaded parent must not allocate.
 std::vector<std::string> BuildEnv(const RunSpec& spec) {
   std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+  if (spec.env) {
+    env = *spec.env;
+  } else {
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
+  }
   auto find = [&env](const std::string& key) {
     for (size_t i = 0; i < env.size(); ++i) {
       if (env[i].size() > key.size() && env[i].compare(0, key.size(), key) == 0 && env[i][key.size()] == '=') {
@@ -84,8 +92,27 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
 
 // Runs in the child between fork() and exec: async-signal-safe calls only. On entry the
 // forwarded signals, SIGCHLD and SIGTTOU are blocked (inherited from the parent's thread).
-[[noreturn]] void ExecChild(char* const* argv, char** envp, int error_fd, bool take_tty) {
+// What the child does before exec, prepared by the parent (the child must not allocate).
+struct ChildSetup {
+  const char* cwd = nullptr;  // chdir here first; a failure is reported as -errno
+  int stdin_fd = -1;          // dup2'ed onto 0 when >= 0
+  int output_fd = -1;         // dup2'ed onto 1 and 2 when >= 0
+};
+
+[[noreturn]] void ExecChild(char* const* argv, char** envp, int error_fd, bool take_tty,
+                            const ChildSetup& setup) {
   setpgid(0, 0);
+  if (setup.stdin_fd >= 0) dup2(setup.stdin_fd, STDIN_FILENO);
+  if (setup.output_fd >= 0) {
+    dup2(setup.output_fd, STDOUT_FILENO);
+    dup2(setup.output_fd, STDERR_FILENO);
+  }
+  if (setup.cwd != nullptr && chdir(setup.cwd) != 0) {
+    const int err = -errno;
+    ssize_t ignored = write(error_fd, &err, sizeof err);
+    (void)ignored;
+    _exit(kExitNotExecutable);
+  }
   // Done here as well as in the parent so that neither order of the two races matters; SIGTTOU
   // is blocked, so a call from a background group does not stop us.
   if (take_tty) tcsetpgrp(STDIN_FILENO, getpid());
@@ -99,7 +126,7 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   environ = envp;  // so that execvp searches the job's PATH, as env(1) does
-  execvp(argv[0], argv);
+  execvp(argv[0], argv);  // glibc runs a script without "#!" with /bin/sh (ENOEXEC)
   const int err = errno;
   ssize_t ignored = write(error_fd, &err, sizeof err);
   (void)ignored;
@@ -229,11 +256,28 @@ Result<ExitInfo> JobRunner::Run(const RunSpec& spec, const std::function<void(pi
   if (pipe2(exec_status, O_CLOEXEC) != 0) return Status::Error(Errno("pipe"));
   ClosePipe close_exec_status{exec_status};
 
-  const bool take_tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+  struct OwnedFd {
+    int fd = -1;
+    ~OwnedFd() { CloseFd(fd); }
+  } stdin_null, output;
+  ChildSetup setup;
+  if (!spec.cwd.empty()) setup.cwd = spec.cwd.c_str();
+  if (spec.stdin_null) {
+    stdin_null.fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (stdin_null.fd < 0) return Status::Error(Errno("/dev/null"));
+    setup.stdin_fd = stdin_null.fd;
+  }
+  if (!spec.output_path.empty()) {
+    output.fd = open(spec.output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (output.fd < 0) return Status::Error(Errno(("cannot open output file " + spec.output_path).c_str()));
+    setup.output_fd = output.fd;
+  }
+
+  const bool take_tty = !spec.stdin_null && isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
   SignalScope signals(wake[1]);
   const pid_t pid = fork();
   if (pid < 0) return Status::Error(Errno("fork"));
-  if (pid == 0) ExecChild(argv.data(), envp.data(), exec_status[1], take_tty);
+  if (pid == 0) ExecChild(argv.data(), envp.data(), exec_status[1], take_tty, setup);
 
   TerminalGiveBack give_back(take_tty);
   CloseFd(exec_status[1]);
@@ -251,8 +295,13 @@ Result<ExitInfo> JobRunner::Run(const RunSpec& spec, const std::function<void(pi
   if (n == static_cast<ssize_t>(sizeof exec_errno)) {
     WaitEintr(pid, &status, 0);
     ExitInfo info;
-    info.exit_code = exec_errno == ENOENT ? kExitNotFound : kExitNotExecutable;
-    info.exec_error = std::strerror(exec_errno);
+    if (exec_errno < 0) {
+      info.exit_code = kExitNotExecutable;
+      info.exec_error = "cannot change directory to " + spec.cwd + ": " + std::strerror(-exec_errno);
+    } else {
+      info.exit_code = exec_errno == ENOENT ? kExitNotFound : kExitNotExecutable;
+      info.exec_error = std::strerror(exec_errno);
+    }
     return info;
   }
 
@@ -260,6 +309,10 @@ Result<ExitInfo> JobRunner::Run(const RunSpec& spec, const std::function<void(pi
   // Without the terminal, a stop is none of our business (the daemon may SIGSTOP jobs); with it,
   // WUNTRACED lets us relay a Ctrl-Z to the shell. Either way only an exit or a kill ends the wait.
   const int flags = WNOHANG | (take_tty ? WUNTRACED : 0);
+  using Clock = std::chrono::steady_clock;
+  std::optional<Clock::time_point> term_at, kill_at;
+  if (spec.time_limit.count() > 0) term_at = Clock::now() + spec.time_limit;
+  bool timed_out = false;
   for (;;) {
     const pid_t r = waitpid(pid, &status, flags);
     if (r == pid) {
@@ -269,14 +322,34 @@ Result<ExitInfo> JobRunner::Run(const RunSpec& spec, const std::function<void(pi
       continue;
     }
     if (r < 0 && errno != EINTR) return Status::Error(Errno("waitpid"));
+    // The time limit, as timeout(1) enforces it: SIGTERM to the group, SIGKILL after the grace.
+    const auto now = Clock::now();
+    if (term_at && now >= *term_at) {
+      timed_out = true;
+      kill(-pid, SIGTERM);
+      kill(-pid, SIGCONT);  // a stopped job must be able to act on the SIGTERM
+      term_at.reset();
+      kill_at = now + spec.kill_after;
+    } else if (kill_at && now >= *kill_at) {
+      kill(-pid, SIGKILL);
+      kill_at.reset();
+    }
     // SIGCHLD writes to the pipe too, so this cannot sleep through the job's end; the timeout is
-    // only a safety net.
+    // only a safety net, or the next time-limit step.
+    int timeout_ms = 1000;
+    for (const auto& at : {term_at, kill_at}) {
+      if (at) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(*at - now).count();
+        timeout_ms = static_cast<int>(std::clamp<int64_t>(left, 0, timeout_ms));
+      }
+    }
     struct pollfd p = {wake[0], POLLIN, 0};
-    poll(&p, 1, 1000);
+    poll(&p, 1, timeout_ms);
     ForwardPending(wake[0], pid);
   }
 
   ExitInfo info;
+  info.timed_out = timed_out;
   if (WIFEXITED(status)) {
     info.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
@@ -287,13 +360,14 @@ Result<ExitInfo> JobRunner::Run(const RunSpec& spec, const std::function<void(pi
 }
 
 int ShellExitStatus(const ExitInfo& info) {
+  if (info.timed_out) return kExitTimedOut;
   if (info.exit_code) return *info.exit_code;
   if (info.signal) return 128 + *info.signal;
   return kExitOwnFailure;
 }
 
 void ExitLike(const ExitInfo& info) {
-  if (!info.exit_code && info.signal) {
+  if (!info.timed_out && !info.exit_code && info.signal) {
     const int sig = *info.signal;
     // Dying from SIGQUIT/SIGSEGV/... must not leave a core of gshare beside the job's.
     struct rlimit core;

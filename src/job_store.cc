@@ -1,5 +1,7 @@
 #include "job_store.h"
 
+#include "job_row.h"
+
 #include <sqlite3.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,6 +14,8 @@
 
 namespace gshare {
 namespace {
+
+using namespace job_row;  // NOLINT: the row codec is this file's vocabulary
 
 // Schema migrations: kMigrations[i] takes the database from user_version i to i + 1.
 // Append only; never edit a released entry. No CHECK on state, so a later version can add
@@ -28,22 +32,25 @@ constexpr const char* kMigrations[] = {
     "  lease_seconds REAL NOT NULL DEFAULT 0, wait_seconds REAL NOT NULL DEFAULT 0,"
     "  peak_bytes INTEGER NOT NULL DEFAULT 0, kind TEXT NOT NULL);"
     "CREATE INDEX jobs_by_state ON jobs(state);",
+    // 2: the batch queue: job options, the runner's identity, payloads in their own table.
+    "ALTER TABLE jobs ADD COLUMN output TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE jobs ADD COLUMN time_limit_ms INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN kill_after_ms INTEGER NOT NULL DEFAULT 30000;"
+    "ALTER TABLE jobs ADD COLUMN dependency TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN begin_time REAL;"
+    "ALTER TABLE jobs ADD COLUMN end_request TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE jobs ADD COLUMN runner_pid INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN runner_start INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN slot TEXT NOT NULL DEFAULT '';"
+    "CREATE TABLE job_payloads (job_id INTEGER PRIMARY KEY, env TEXT NOT NULL DEFAULT '[]',"
+    "  script TEXT);"
+    "CREATE INDEX jobs_by_name ON jobs(name);",
 };
 constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
 
 // The daemon is the only writer, but `sqlite3` shell readers may hold a lock briefly.
 constexpr int kBusyTimeoutMs = 5000;
-
-constexpr const char* kColumns =
-    "id, name, argv, cwd, uid, priority, quantum_ms, gpu, state, reason, submit_time, start_time,"
-    " end_time, exit_code, signal, pid, lease_seconds, wait_seconds, peak_bytes, kind";
-
-// Resets a cached statement when leaving scope: a SELECT left un-reset would keep its read
-// transaction open and stop WAL checkpoints.
-struct ResetOnExit {
-  sqlite3_stmt* stmt;
-  ~ResetOnExit() { sqlite3_reset(stmt); }
-};
 
 // Creates each missing directory of `dir` with mode 0700 (existing ones are left as they are).
 Status MakeDirs(const std::string& dir) {
@@ -54,75 +61,6 @@ Status MakeDirs(const std::string& dir) {
     }
     if (slash == std::string::npos) return Status::Ok();
   }
-}
-
-void BindOptional(sqlite3_stmt* stmt, int index, const std::optional<int>& v) {
-  if (v) sqlite3_bind_int64(stmt, index, *v);
-  else sqlite3_bind_null(stmt, index);
-}
-
-void BindOptional(sqlite3_stmt* stmt, int index, const std::optional<double>& v) {
-  if (v) sqlite3_bind_double(stmt, index, *v);
-  else sqlite3_bind_null(stmt, index);
-}
-
-void BindText(sqlite3_stmt* stmt, int index, const std::string& v) {
-  sqlite3_bind_text(stmt, index, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-}
-
-int64_t ClampBytes(uint64_t bytes) {
-  constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-  return static_cast<int64_t>(bytes > kMax ? kMax : bytes);
-}
-
-std::string ColumnText(sqlite3_stmt* stmt, int col) {
-  const unsigned char* text = sqlite3_column_text(stmt, col);
-  if (text == nullptr) return "";
-  return std::string(reinterpret_cast<const char*>(text),
-                     static_cast<size_t>(sqlite3_column_bytes(stmt, col)));
-}
-
-template <typename T>
-std::optional<T> ColumnOptional(sqlite3_stmt* stmt, int col) {
-  if (sqlite3_column_type(stmt, col) == SQLITE_NULL) return std::nullopt;
-  if constexpr (std::is_floating_point_v<T>) return sqlite3_column_double(stmt, col);
-  else return static_cast<T>(sqlite3_column_int64(stmt, col));
-}
-
-// The row under `stmt`, whose columns are kColumns.
-Result<JobRecord> ReadRow(sqlite3_stmt* stmt) {
-  JobRecord r;
-  r.id = sqlite3_column_int64(stmt, 0);
-  r.name = ColumnText(stmt, 1);
-  // Not the throwing parse: a hand-edited row must give an error, not an exception.
-  nlohmann::json argv = nlohmann::json::parse(ColumnText(stmt, 2), nullptr, false);
-  if (!argv.is_array()) {
-    return Status::Error("job " + std::to_string(r.id) + ": argv is not a JSON array");
-  }
-  for (const nlohmann::json& arg : argv) {
-    if (!arg.is_string()) {
-      return Status::Error("job " + std::to_string(r.id) + ": argv holds a non-string");
-    }
-    r.argv.push_back(arg.get<std::string>());
-  }
-  r.cwd = ColumnText(stmt, 3);
-  r.uid = static_cast<uint32_t>(sqlite3_column_int64(stmt, 4));
-  r.priority = sqlite3_column_int(stmt, 5);
-  r.quantum_ms = sqlite3_column_int64(stmt, 6);
-  r.gpu = ColumnText(stmt, 7);
-  r.state = ColumnText(stmt, 8);
-  r.reason = ColumnText(stmt, 9);
-  r.submit_time = sqlite3_column_double(stmt, 10);
-  r.start_time = ColumnOptional<double>(stmt, 11);
-  r.end_time = ColumnOptional<double>(stmt, 12);
-  r.exit_code = ColumnOptional<int>(stmt, 13);
-  r.signal = ColumnOptional<int>(stmt, 14);
-  r.pid = ColumnOptional<int>(stmt, 15);
-  r.lease_seconds = sqlite3_column_double(stmt, 16);
-  r.wait_seconds = sqlite3_column_double(stmt, 17);
-  r.peak_bytes = static_cast<uint64_t>(sqlite3_column_int64(stmt, 18));
-  r.kind = ColumnText(stmt, 19);
-  return r;
 }
 
 }  // namespace
@@ -232,6 +170,34 @@ Status JobStore::Step(sqlite3_stmt* stmt, const char* what, int* changes) {
   return Status::Ok();
 }
 
+Result<int> JobStore::ReadSchemaVersion() {
+  Result<sqlite3_stmt*> stmt = Prepare("PRAGMA user_version");
+  if (!stmt.ok()) return stmt.status();
+  ResetOnExit reset{stmt.value()};
+  if (sqlite3_step(stmt.value()) != SQLITE_ROW) return Error("read schema version");
+  return sqlite3_column_int(stmt.value(), 0);
+}
+
+Result<std::unique_ptr<JobStore>> JobStore::OpenReadOnly(const std::string& path) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    return Status::Error("job store " + path + ": open: " + message);
+  }
+  std::unique_ptr<JobStore> store(new JobStore(db, path));
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  Result<int> version = store->ReadSchemaVersion();
+  if (!version.ok()) return version.status();
+  if (version.value() != kSchemaVersion) {
+    return Status::Error("job store " + path + ": schema version " +
+                         std::to_string(version.value()) + ", this gshare reads " +
+                         std::to_string(kSchemaVersion));
+  }
+  return store;
+}
+
 Status JobStore::Migrate() {
   // One write transaction for the check and every step, so a crash leaves the old version.
   Status st = Exec("BEGIN IMMEDIATE");
@@ -240,14 +206,9 @@ Status JobStore::Migrate() {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     return error;
   };
-  int version = 0;
-  {
-    Result<sqlite3_stmt*> stmt = Prepare("PRAGMA user_version");
-    if (!stmt.ok()) return fail(stmt.status());
-    ResetOnExit reset{stmt.value()};
-    if (sqlite3_step(stmt.value()) != SQLITE_ROW) return fail(Error("read schema version"));
-    version = sqlite3_column_int(stmt.value(), 0);
-  }
+  Result<int> read = ReadSchemaVersion();
+  if (!read.ok()) return fail(read.status());
+  const int version = read.value();
   if (version > kSchemaVersion) {
     return fail(Status::Error("job store " + path_ + ": schema version " +
                               std::to_string(version) + " is newer than this gshare knows (" +
@@ -264,99 +225,137 @@ Status JobStore::Migrate() {
   return Status::Ok();
 }
 
-Result<int64_t> JobStore::Insert(const JobRecord& r) {
-  if (!IsJobState(r.state)) return Status::Error("unknown job state \"" + r.state + "\"");
-  if (r.kind != "run" && r.kind != "submit") {
-    return Status::Error("unknown job kind \"" + r.kind + "\" (run or submit)");
-  }
-  Result<sqlite3_stmt*> prepared = Prepare(
-      "INSERT INTO jobs (name, argv, cwd, uid, priority, quantum_ms, gpu, state, reason,"
-      " submit_time, start_time, end_time, exit_code, signal, pid, lease_seconds, wait_seconds,"
-      " peak_bytes, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-      " ?15, ?16, ?17, ?18, ?19)");
-  if (!prepared.ok()) return prepared.status();
-  sqlite3_stmt* s = prepared.value();
-  // replace, not the default strict handler, which throws on invalid UTF-8.
-  std::string argv = nlohmann::json(r.argv).dump(-1, ' ', false,
-                                                 nlohmann::json::error_handler_t::replace);
-  BindText(s, 1, r.name);
-  BindText(s, 2, argv);
-  BindText(s, 3, r.cwd);
-  sqlite3_bind_int64(s, 4, r.uid);
-  sqlite3_bind_int64(s, 5, r.priority);
-  sqlite3_bind_int64(s, 6, r.quantum_ms);
-  BindText(s, 7, r.gpu);
-  BindText(s, 8, r.state);
-  BindText(s, 9, r.reason);
-  sqlite3_bind_double(s, 10, r.submit_time);
-  BindOptional(s, 11, r.start_time);
-  BindOptional(s, 12, r.end_time);
-  BindOptional(s, 13, r.exit_code);
-  BindOptional(s, 14, r.signal);
-  BindOptional(s, 15, r.pid);
-  sqlite3_bind_double(s, 16, r.lease_seconds);
-  sqlite3_bind_double(s, 17, r.wait_seconds);
-  sqlite3_bind_int64(s, 18, ClampBytes(r.peak_bytes));
-  BindText(s, 19, r.kind);
-  Status st = Step(s, "insert job", nullptr);
+Result<int64_t> JobStore::Insert(const JobRecord& r, const JobPayload* payload) {
+  Status st = CheckRecord(r);
   if (!st.ok()) return st;
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
-}
-
-Status JobStore::MarkRunning(int64_t id, int pid, double start_time) {
-  Result<sqlite3_stmt*> s = Prepare(
-      "UPDATE jobs SET state = 'RUNNING', reason = '', pid = ?2, start_time = ?3 WHERE id = ?1");
-  if (!s.ok()) return s.status();
-  sqlite3_bind_int64(s.value(), 1, id);
-  sqlite3_bind_int64(s.value(), 2, pid);
-  sqlite3_bind_double(s.value(), 3, start_time);
-  int changes = 0;
-  Status st = Step(s.value(), "mark job running", &changes);
-  if (st.ok() && changes == 0) return Status::Error("no job " + std::to_string(id));
-  return st;
-}
-
-Status JobStore::Finish(int64_t id, std::string state, std::optional<int> exit_code,
-                        std::optional<int> signal, double end_time, double lease_seconds,
-                        double wait_seconds, uint64_t peak_bytes) {
-  if (!IsFinalJobState(state)) {
-    return Status::Error("job " + std::to_string(id) + " cannot finish in state \"" + state + "\"");
+  std::string values;
+  for (int i = 1; i <= NumWritable(); ++i) values += (i > 1 ? ", ?" : "?") + std::to_string(i);
+  Result<sqlite3_stmt*> prepared = Prepare("INSERT INTO jobs (" + WritableColumnList() +
+                                           ") VALUES (" + values + ")");
+  if (!prepared.ok()) return prepared.status();
+  BindRecord(prepared.value(), r);
+  if (payload == nullptr) {
+    st = Step(prepared.value(), "insert job", nullptr);
+    if (!st.ok()) return st;
+    return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
   }
-  Result<sqlite3_stmt*> s = Prepare(
-      "UPDATE jobs SET state = ?2, exit_code = ?3, signal = ?4, end_time = ?5,"
-      " lease_seconds = ?6, wait_seconds = ?7, peak_bytes = ?8 WHERE id = ?1");
+  // The row and its payload commit together: a crash between them must not leave a job
+  // without its environment.
+  st = Exec("BEGIN IMMEDIATE");
+  if (!st.ok()) return st;
+  st = Step(prepared.value(), "insert job", nullptr);
+  int64_t id = static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  if (st.ok()) {
+    Result<sqlite3_stmt*> p =
+        Prepare("INSERT INTO job_payloads (job_id, env, script) VALUES (?1, ?2, ?3)");
+    if (!p.ok()) st = p.status();
+    if (st.ok()) {
+      sqlite3_bind_int64(p.value(), 1, id);
+      BindText(p.value(), 2, StringsToJson(payload->env));
+      if (payload->script) BindText(p.value(), 3, *payload->script);
+      else sqlite3_bind_null(p.value(), 3);
+      st = Step(p.value(), "insert job payload", nullptr);
+    }
+  }
+  if (st.ok()) st = Exec("COMMIT");
+  if (!st.ok()) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return st;
+  }
+  return id;
+}
+
+Status JobStore::Save(const JobRecord& r) {
+  Status st = CheckRecord(r);
+  if (!st.ok()) return st;
+  std::string sets;
+  for (int i = 0; i < NumWritable(); ++i) {
+    sets += std::string(i > 0 ? ", " : "") + WritableColumn(i) + " = ?" + std::to_string(i + 1);
+  }
+  Result<sqlite3_stmt*> s =
+      Prepare("UPDATE jobs SET " + sets + " WHERE id = ?" + std::to_string(NumWritable() + 1));
   if (!s.ok()) return s.status();
-  sqlite3_bind_int64(s.value(), 1, id);
-  BindText(s.value(), 2, state);
-  BindOptional(s.value(), 3, exit_code);
-  BindOptional(s.value(), 4, signal);
-  sqlite3_bind_double(s.value(), 5, end_time);
-  sqlite3_bind_double(s.value(), 6, lease_seconds);
-  sqlite3_bind_double(s.value(), 7, wait_seconds);
-  sqlite3_bind_int64(s.value(), 8, ClampBytes(peak_bytes));
+  BindRecord(s.value(), r);
+  sqlite3_bind_int64(s.value(), NumWritable() + 1, r.id);
   int changes = 0;
-  Status st = Step(s.value(), "finish job", &changes);
-  if (st.ok() && changes == 0) return Status::Error("no job " + std::to_string(id));
+  st = Step(s.value(), "save job", &changes);
+  if (st.ok() && changes == 0) return Status::Error("no job " + std::to_string(r.id));
   return st;
 }
 
-Status JobStore::UpdateUsage(int64_t id, double lease_seconds, double wait_seconds,
-                             uint64_t peak_bytes) {
-  Result<sqlite3_stmt*> s = Prepare(
-      "UPDATE jobs SET lease_seconds = ?2, wait_seconds = ?3, peak_bytes = ?4 WHERE id = ?1");
+Result<JobPayload> JobStore::GetPayload(int64_t id) {
+  Result<sqlite3_stmt*> s = Prepare("SELECT env, script FROM job_payloads WHERE job_id = ?1");
   if (!s.ok()) return s.status();
+  ResetOnExit reset{s.value()};
   sqlite3_bind_int64(s.value(), 1, id);
-  sqlite3_bind_double(s.value(), 2, lease_seconds);
-  sqlite3_bind_double(s.value(), 3, wait_seconds);
-  sqlite3_bind_int64(s.value(), 4, ClampBytes(peak_bytes));
-  int changes = 0;
-  Status st = Step(s.value(), "update job usage", &changes);
-  if (st.ok() && changes == 0) return Status::Error("no job " + std::to_string(id));
+  JobPayload payload;
+  int rc = sqlite3_step(s.value());
+  if (rc == SQLITE_DONE) return payload;
+  if (rc != SQLITE_ROW) return Error("get job payload");
+  nlohmann::json env = nlohmann::json::parse(ColumnText(s.value(), 0), nullptr, false);
+  if (!env.is_array()) return Status::Error("job " + std::to_string(id) + ": env is not a JSON array");
+  for (const nlohmann::json& e : env) {
+    if (e.is_string()) payload.env.push_back(e.get<std::string>());
+  }
+  if (sqlite3_column_type(s.value(), 1) != SQLITE_NULL) payload.script = ColumnText(s.value(), 1);
+  return payload;
+}
+
+Status JobStore::SetReasons(const std::vector<std::pair<int64_t, std::string>>& reasons) {
+  if (reasons.empty()) return Status::Ok();
+  Status st = Exec("BEGIN IMMEDIATE");
+  if (!st.ok()) return st;
+  for (const auto& [id, reason] : reasons) {
+    Result<sqlite3_stmt*> s = Prepare("UPDATE jobs SET reason = ?2 WHERE id = ?1");
+    if (!s.ok()) {
+      st = s.status();
+      break;
+    }
+    sqlite3_bind_int64(s.value(), 1, id);
+    BindText(s.value(), 2, reason);
+    st = Step(s.value(), "set job reason", nullptr);
+    if (!st.ok()) break;
+  }
+  if (st.ok()) st = Exec("COMMIT");
+  if (!st.ok()) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   return st;
+}
+
+Result<std::vector<JobRecord>> JobStore::DeleteEnded(double ended_before,
+                                                     const std::set<int64_t>& keep) {
+  ListFilter ended;
+  ended.states = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "LOST"};
+  Result<std::vector<JobRecord>> rows = List(ended);
+  if (!rows.ok()) return rows.status();
+  std::vector<JobRecord> deleted;
+  Status st = Exec("BEGIN IMMEDIATE");
+  if (!st.ok()) return st;
+  for (JobRecord& r : rows.value()) {
+    if (keep.count(r.id) != 0 || r.end_time.value_or(0) >= ended_before) continue;
+    for (const char* sql : {"DELETE FROM jobs WHERE id = ?1",
+                            "DELETE FROM job_payloads WHERE job_id = ?1"}) {
+      Result<sqlite3_stmt*> s = Prepare(sql);
+      if (!s.ok()) {
+        st = s.status();
+        break;
+      }
+      sqlite3_bind_int64(s.value(), 1, r.id);
+      st = Step(s.value(), "delete job", nullptr);
+      if (!st.ok()) break;
+    }
+    if (!st.ok()) break;
+    deleted.push_back(std::move(r));
+  }
+  if (st.ok()) st = Exec("COMMIT");
+  if (!st.ok()) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return st;
+  }
+  return deleted;
 }
 
 Result<std::optional<JobRecord>> JobStore::Get(int64_t id) {
-  Result<sqlite3_stmt*> s = Prepare(std::string("SELECT ") + kColumns + " FROM jobs WHERE id = ?1");
+  Result<sqlite3_stmt*> s = Prepare(SelectJobs() + " WHERE id = ?1");
   if (!s.ok()) return s.status();
   ResetOnExit reset{s.value()};
   sqlite3_bind_int64(s.value(), 1, id);
@@ -369,21 +368,38 @@ Result<std::optional<JobRecord>> JobStore::Get(int64_t id) {
 }
 
 Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) {
-  // One cached statement per set size; states are bound, never spliced into the SQL.
-  std::string sql = std::string("SELECT ") + kColumns + " FROM jobs";
+  // One cached statement per filter shape; values are bound, never spliced into the SQL.
+  std::string sql = SelectJobs();
+  std::string where;
   int index = 1;
   for (const std::string& state : filter.states) {
     if (!IsJobState(state)) return Status::Error("unknown job state \"" + state + "\"");
-    sql += index == 1 ? " WHERE state IN (?" : ", ?";
-    ++index;
+    where += index == 1 ? "state IN (?" : ", ?";
+    where += std::to_string(index++);
   }
-  if (!filter.states.empty()) sql += ")";
-  sql += " ORDER BY id DESC LIMIT ?" + std::to_string(index);
+  if (!filter.states.empty()) where += ")";
+  const int name_index = filter.name.empty() ? 0 : index++;
+  if (name_index != 0) where += (where.empty() ? "" : " AND ") + std::string("name = ?") + std::to_string(name_index);
+  const int uid_index = filter.uid ? index++ : 0;
+  if (uid_index != 0) where += (where.empty() ? "" : " AND ") + std::string("uid = ?") + std::to_string(uid_index);
+  if (!where.empty()) sql += " WHERE " + where;
+  if (filter.order == ListFilter::Order::kQueueOrder) {
+    sql += " ORDER BY CASE state WHEN 'RUNNING' THEN 0 WHEN 'SUSPENDED' THEN 0"
+           " WHEN 'PENDING' THEN 1 ELSE 2 END,"
+           " CASE state WHEN 'PENDING' THEN -priority ELSE 0 END,"
+           " CASE state WHEN 'PENDING' THEN submit_time WHEN 'RUNNING' THEN start_time"
+           " WHEN 'SUSPENDED' THEN start_time ELSE -id END, id";
+  } else {
+    sql += " ORDER BY id DESC";
+  }
+  sql += " LIMIT ?" + std::to_string(index);
   Result<sqlite3_stmt*> s = Prepare(sql);
   if (!s.ok()) return s.status();
   ResetOnExit reset{s.value()};
-  index = 1;
-  for (const std::string& state : filter.states) BindText(s.value(), index++, state);
+  int bind = 1;
+  for (const std::string& state : filter.states) BindText(s.value(), bind++, state);
+  if (name_index != 0) BindText(s.value(), name_index, filter.name);
+  if (uid_index != 0) sqlite3_bind_int64(s.value(), uid_index, *filter.uid);
   sqlite3_bind_int64(s.value(), index, filter.limit > 0 ? filter.limit : -1);  // -1: no limit
   std::vector<JobRecord> rows;
   while (true) {
@@ -395,17 +411,6 @@ Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) {
     rows.push_back(std::move(row.value()));
   }
   return rows;
-}
-
-Result<int> JobStore::MarkRunningAsLost(double now) {
-  Result<sqlite3_stmt*> s =
-      Prepare("UPDATE jobs SET state = 'LOST', end_time = ?1 WHERE state = 'RUNNING'");
-  if (!s.ok()) return s.status();
-  sqlite3_bind_double(s.value(), 1, now);
-  int changes = 0;
-  Status st = Step(s.value(), "mark running jobs lost", &changes);
-  if (!st.ok()) return st;
-  return changes;
 }
 
 }  // namespace gshare

@@ -48,12 +48,41 @@ struct JobRecord {
   double wait_seconds = 0;         // time waiting for one
   uint64_t peak_bytes = 0;         // peak GPU memory
   std::string kind = "submit";     // "run" or "submit"
+  // Queue options (schema 2). Durations in milliseconds, 0: none.
+  std::string output;              // output file pattern (%j %x %u %%); empty: the terminal (run)
+  int64_t time_limit_ms = 0;       // -t/--time; 0: no limit
+  int64_t kill_after_ms = 30'000;  // SIGTERM -> SIGKILL grace for the time limit and cancel
+  std::string dependency;          // canonical "afterok:1:2,afterany:3" (dependency.h); empty: none
+  bool held = false;               // -H / `gshare hold`: not started until released
+  std::optional<double> begin_time;  // --begin: not started before (unix seconds)
+  std::string end_request;         // "cancel" or "requeue" once asked for a running job; else ""
+  // The process that reports the job's end (`gshare run` or the job's supervisor), identified
+  // across pid reuse by its start time (/proc/PID/stat field 22, clock ticks since boot).
+  std::optional<int> runner_pid;
+  std::optional<int64_t> runner_start;
+  std::string slot;                // GPU slot the queue placed the job on ("0", "1", a UUID)
+};
+
+// Makes `r` PENDING again (requeue): as new but for its id, options and submission time.
+void ResetForQueue(JobRecord& r);
+
+// What a submitted job carries besides its row: kept in a table of its own so that listing
+// jobs never reads it.
+struct JobPayload {
+  std::vector<std::string> env;      // "K=V" entries: the environment the job starts with
+  std::optional<std::string> script; // the batch script's text (`submit --script`)
 };
 
 // Which rows List returns.
 struct ListFilter {
   std::set<std::string> states;  // empty: every state
+  std::string name;              // empty: any; else the exact job name
+  std::optional<uint32_t> uid;   // the owner
   int limit = 0;                 // 0: no limit
+  // kNewestFirst: highest id first. kQueueOrder: RUNNING and SUSPENDED jobs first (by start),
+  // then PENDING ones in the order admission considers them (priority, submission time, id),
+  // then the rest newest first.
+  enum class Order { kNewestFirst, kQueueOrder } order = Order::kNewestFirst;
 };
 
 class JobStore {
@@ -64,6 +93,9 @@ class JobStore {
   // path, when the file cannot be created or written (read-only directory, full disk), is not
   // a database, or has a schema newer than this build knows.
   static Result<std::unique_ptr<JobStore>> Open(const std::string& path);
+  // Opens an existing database for reading only (a CLI process reading what the daemon
+  // wrote). Fails when the file is missing, unreadable or not at this build's schema version.
+  static Result<std::unique_ptr<JobStore>> OpenReadOnly(const std::string& path);
   ~JobStore();
   JobStore(const JobStore&) = delete;
   JobStore& operator=(const JobStore&) = delete;
@@ -73,24 +105,22 @@ class JobStore {
 
   // Adds `record` as a new row, ignoring record.id; returns the new id. Fails on a state or
   // kind that is not known.
-  Result<int64_t> Insert(const JobRecord& record);
-  // Sets job `id` RUNNING with `pid` and `start_time`, and clears its reason. Fails when no
-  // such job exists.
-  Status MarkRunning(int64_t id, int pid, double start_time);
-  // Ends job `id` in `state` (one of IsFinalJobState) with its exit status, end time and final
-  // usage. Fails on a state that is not final or when no such job exists.
-  Status Finish(int64_t id, std::string state, std::optional<int> exit_code,
-                std::optional<int> signal, double end_time, double lease_seconds,
-                double wait_seconds, uint64_t peak_bytes);
-  // Records the usage so far of job `id`. Fails when no such job exists.
-  Status UpdateUsage(int64_t id, double lease_seconds, double wait_seconds, uint64_t peak_bytes);
+  Result<int64_t> Insert(const JobRecord& record, const JobPayload* payload = nullptr);
+  // Writes every column of `record` (found by record.id) but its payload. Fails on an unknown
+  // state or when no such job exists.
+  Status Save(const JobRecord& record);
+  // The payload stored with job `id` (empty when it has none).
+  Result<JobPayload> GetPayload(int64_t id);
+  // Sets the reason of each (id, reason) in one transaction.
+  Status SetReasons(const std::vector<std::pair<int64_t, std::string>>& reasons);
+  // Deletes jobs in a final state whose end_time is before `ended_before`, except those in
+  // `keep`, with their payloads, in one transaction. Returns the deleted rows.
+  Result<std::vector<JobRecord>> DeleteEnded(double ended_before, const std::set<int64_t>& keep);
   // The row of job `id`, or nullopt when there is none.
   Result<std::optional<JobRecord>> Get(int64_t id);
-  // Rows whose state is in filter.states (all when empty), newest (highest id) first, at most
-  // filter.limit of them (all when 0). Fails on an unknown state in the filter.
+  // Rows matching `filter`, in its order, at most filter.limit of them (all when 0). Fails on
+  // an unknown state in the filter.
   Result<std::vector<JobRecord>> List(const ListFilter& filter);
-  // For daemon start: every RUNNING job becomes LOST with end_time `now`. Returns how many.
-  Result<int> MarkRunningAsLost(double now);
 
  private:
   struct StatementDeleter {
@@ -99,6 +129,7 @@ class JobStore {
   using StatementPtr = std::unique_ptr<sqlite3_stmt, StatementDeleter>;
 
   JobStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  Result<int> ReadSchemaVersion();
   Status Migrate();
   Status Exec(const char* sql);
   // The cached prepared statement for `sql`, reset and with bindings cleared.

@@ -23,11 +23,14 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  gshare run -- python3 train.py          # share the GPU with other gshare jobs\n"
       "  gshare run -p 10 -- python3 eval.py     # higher priority gets the GPU first\n"
+      "  gshare submit -t 2:00:00 -- ./train.sh  # queue it; prints the job id\n"
+      "  gshare queue                            # pending and running jobs\n"
       "  gshare status                           # who holds which GPU, who waits");
   std::vector<Handler> handlers(kNumCommands);
   std::vector<CLI::App*> subs;
   for (size_t i = 0; i < kNumCommands; ++i) {
     CLI::App* sub = app.add_subcommand(kCommands[i].name, kCommands[i].help);
+    if (kCommands[i].help[0] == '\0') sub->group("");  // internal: not in --help
     kCommands[i].add(*sub, global, &handlers[i]);
     subs.push_back(sub);
   }

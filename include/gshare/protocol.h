@@ -15,8 +15,9 @@ namespace gshare::proto {
 // is disconnected (the daemon keeps serving everyone else).
 inline constexpr uint16_t kVersion = 1;
 inline constexpr uint32_t kMagic = 0x52485347;  // "GSHR" little-endian
-// Largest payload a peer may send to the daemon; larger frames drop the connection.
-inline constexpr uint32_t kMaxRequestPayload = 64 * 1024;
+// Largest payload a peer may send to the daemon; larger frames drop the connection. A
+// submission carries its environment and batch script.
+inline constexpr uint32_t kMaxRequestPayload = 4 * 1024 * 1024;
 // Largest payload the daemon sends back (status replies list every job).
 inline constexpr uint32_t kMaxReplyPayload = 16 * 1024 * 1024;
 
@@ -31,13 +32,21 @@ enum class MsgType : uint16_t {
   kLeaseDrop = 17,   // LeaseMsg: give `gpu` back (acknowledge with kLeaseReleased, same epoch)
   kLeaseContended = 18,  // LeaseMsg: another job waits for `gpu`: bound the work in flight
   // CLI -> daemon (JSON payloads) and daemon -> CLI replies
-  kRunRegister = 32,  // {"name","argv":[...],"cwd","priority","quantum_ms","gpu","pid"}
-  kRunStarted = 33,   // {"job_id","pid","pgid"}
-  kRunEnded = 34,     // {"job_id","exit_code"|null,"signal"|null}
+  // Job options (JobRequest, src/job_request.h) are the same JSON object in kRunRegister and
+  // kSubmit.
+  kRunRegister = 32,  // options + {"pid"} -> {"job_id","admitted"}; then kRunAdmitted when not
+  kRunStarted = 33,   // {"job_id","pid"}
+  kRunEnded = 34,     // {"job_id","exit_code"|null,"signal"|null,"timed_out"}; any connection
+
   kStatusRequest = 35,  // {} or {"job_id": N}
   kSchedulerSet = 36,   // {"enabled": bool}
   kShutdown = 37,       // {} (tests and `gshare daemon stop`)
+  kSubmit = 38,         // options + {"env":[...],"script"|null} -> {"job_id"}
+  kJobControl = 39,     // {"action","ids":[...],"priority"?,"signal"?} -> {"results":[...]}
+  kClean = 40,          // {"older_than_ms"} -> {"removed":[ids]}
+  kRunAttach = 41,      // a job's supervisor: {"job_id"} -> what to run (src/job_supervisor.h)
   kReply = 48,          // {"ok": bool, "error": "...", ...result fields}
+  kRunAdmitted = 49,    // daemon -> a pending `gshare run`: {"job_id"}: start now
 };
 
 struct FrameHeader {
@@ -85,7 +94,8 @@ inline bool IsKnownType(uint16_t t) {
     case MsgType::kMemReport: case MsgType::kLeaseGrant: case MsgType::kLeaseDrop:
     case MsgType::kLeaseContended: case MsgType::kRunRegister: case MsgType::kRunStarted: case MsgType::kRunEnded:
     case MsgType::kStatusRequest: case MsgType::kSchedulerSet: case MsgType::kShutdown:
-    case MsgType::kReply:
+    case MsgType::kSubmit: case MsgType::kJobControl: case MsgType::kClean:
+    case MsgType::kRunAttach: case MsgType::kReply: case MsgType::kRunAdmitted:
       return true;
   }
   return false;

@@ -118,42 +118,115 @@ TEST_CASE("JobStore rejects unknown states and kinds") {
   JobRecord bad_kind = Job("x");
   bad_kind.kind = "batch";
   CHECK_FALSE(store->Insert(bad_kind).ok());
-  CHECK_FALSE(store->List({{"BOGUS"}, 0}).ok());
+  CHECK_FALSE(store->List(ListFilter{{"BOGUS"}}).ok());
 }
 
-TEST_CASE("JobStore runs and finishes a job") {
+TEST_CASE("JobStore saves every column of a record") {
   TempDir dir;
   std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
-  JobRecord in = Job("j");
-  in.reason = "Resources";
-  int64_t id = InsertOrDie(store.get(), in);
-  REQUIRE(store->MarkRunning(id, 555, 1700000010.0).ok());
-  JobRecord r = GetOrDie(store.get(), id);
-  CHECK(r.state == "RUNNING");
-  CHECK(r.pid == 555);
-  CHECK(r.start_time == 1700000010.0);
-  CHECK(r.reason.empty());
+  JobRecord r = Job("j");
+  r.id = InsertOrDie(store.get(), r);
+  r.state = "FAILED";
+  r.reason = "job supervisor ended unexpectedly";
+  r.start_time = 1700000010.0;
+  r.end_time = 1700000020.0;
+  r.exit_code = 1;
+  r.pid = 555;
+  r.lease_seconds = 8.0;
+  r.wait_seconds = 2.0;
+  r.peak_bytes = 4096;
+  r.kind = "submit";
+  r.output = "/logs/%j.out";
+  r.time_limit_ms = 60'000;
+  r.kill_after_ms = 5'000;
+  r.dependency = "afterok:1:2";
+  r.held = true;
+  r.begin_time = 1700000100.25;
+  r.end_request = "cancel";
+  r.runner_pid = 777;
+  r.runner_start = 123456789012;
+  r.slot = "1";
+  REQUIRE(store->Save(r).ok());
+  JobRecord back = GetOrDie(store.get(), r.id);
+  CHECK(back.state == "FAILED");
+  CHECK(back.reason == r.reason);
+  CHECK(back.start_time == 1700000010.0);
+  CHECK(back.end_time == 1700000020.0);
+  CHECK(back.exit_code == 1);
+  CHECK_FALSE(back.signal.has_value());
+  CHECK(back.pid == 555);
+  CHECK(back.lease_seconds == 8.0);
+  CHECK(back.wait_seconds == 2.0);
+  CHECK(back.peak_bytes == 4096);
+  CHECK(back.output == "/logs/%j.out");
+  CHECK(back.time_limit_ms == 60'000);
+  CHECK(back.kill_after_ms == 5'000);
+  CHECK(back.dependency == "afterok:1:2");
+  CHECK(back.held);
+  CHECK(back.begin_time == 1700000100.25);
+  CHECK(back.end_request == "cancel");
+  CHECK(back.runner_pid == 777);
+  CHECK(back.runner_start == 123456789012);
+  CHECK(back.slot == "1");
 
-  REQUIRE(store->UpdateUsage(id, 3.0, 1.0, 1024).ok());
-  r = GetOrDie(store.get(), id);
-  CHECK(r.lease_seconds == 3.0);
-  CHECK(r.wait_seconds == 1.0);
-  CHECK(r.peak_bytes == 1024);
+  ResetForQueue(r);
+  REQUIRE(store->Save(r).ok());
+  back = GetOrDie(store.get(), r.id);
+  CHECK(back.state == "PENDING");
+  CHECK_FALSE(back.start_time.has_value());
+  CHECK_FALSE(back.runner_pid.has_value());
+  CHECK(back.end_request.empty());
+  CHECK(back.dependency == "afterok:1:2");  // options stay
 
-  REQUIRE(store->Finish(id, "FAILED", 1, std::nullopt, 1700000020.0, 8.0, 2.0, 4096).ok());
-  r = GetOrDie(store.get(), id);
-  CHECK(r.state == "FAILED");
-  CHECK(r.exit_code == 1);
-  CHECK_FALSE(r.signal.has_value());
-  CHECK(r.end_time == 1700000020.0);
-  CHECK(r.lease_seconds == 8.0);
-  CHECK(r.wait_seconds == 2.0);
-  CHECK(r.peak_bytes == 4096);
+  r.id = 777;
+  CHECK_FALSE(store->Save(r).ok());
+  r.id = back.id;
+  r.state = "DONE";
+  CHECK_FALSE(store->Save(r).ok());
+}
 
-  CHECK_FALSE(store->Finish(id, "RUNNING", 0, std::nullopt, 0, 0, 0, 0).ok());
-  CHECK_FALSE(store->Finish(777, "COMPLETED", 0, std::nullopt, 0, 0, 0, 0).ok());
-  CHECK_FALSE(store->MarkRunning(777, 1, 0).ok());
-  CHECK_FALSE(store->UpdateUsage(777, 0, 0, 0).ok());
+TEST_CASE("JobStore keeps a payload with its job and deletes ended jobs") {
+  TempDir dir;
+  std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
+  JobPayload payload;
+  payload.env = {"HOME=/home/u", "X=a b"};
+  payload.script = "#!/bin/sh\necho hi\n";
+  Result<int64_t> with = store->Insert(Job("with"), &payload);
+  REQUIRE(with.ok());
+  int64_t without = InsertOrDie(store.get(), Job("without"));
+  Result<JobPayload> got = store->GetPayload(with.value());
+  REQUIRE(got.ok());
+  CHECK(got->env == payload.env);
+  CHECK(got->script == payload.script);
+  got = store->GetPayload(without);
+  REQUIRE(got.ok());
+  CHECK(got->env.empty());
+  CHECK_FALSE(got->script.has_value());
+
+  REQUIRE(store->SetReasons({{with.value(), "Dependency"}, {without, "Priority"}}).ok());
+  CHECK(GetOrDie(store.get(), with.value()).reason == "Dependency");
+  CHECK(GetOrDie(store.get(), without).reason == "Priority");
+
+  JobRecord old = Job("old", "COMPLETED");
+  old.end_time = 100.0;
+  JobRecord recent = Job("recent", "FAILED");
+  recent.end_time = 200.0;
+  JobRecord needed = Job("needed", "COMPLETED");
+  needed.end_time = 100.0;
+  int64_t old_id = InsertOrDie(store.get(), old);
+  int64_t recent_id = InsertOrDie(store.get(), recent);
+  int64_t needed_id = store->Insert(needed, &payload).value();
+  Result<std::vector<JobRecord>> deleted = store->DeleteEnded(150.0, {needed_id});
+  REQUIRE(deleted.ok());
+  REQUIRE(deleted->size() == 1);
+  CHECK(deleted->front().id == old_id);
+  CHECK_FALSE(store->Get(old_id).value().has_value());
+  CHECK(store->Get(recent_id).value().has_value());
+  CHECK(store->Get(with.value()).value().has_value());  // pending: never deleted
+  deleted = store->DeleteEnded(1e12, {});
+  REQUIRE(deleted.ok());
+  CHECK(deleted->size() == 2);
+  CHECK(store->GetPayload(needed_id)->env.empty());  // the payload went with it
 }
 
 TEST_CASE("JobStore lists newest first, filtered by state and limited") {
@@ -171,31 +244,93 @@ TEST_CASE("JobStore lists newest first, filtered by state and limited") {
     for (const JobRecord& r : rows.value()) out.push_back(r.id);
     return out;
   };
+  auto filter = [](std::set<std::string> states, int limit) {
+    ListFilter f;
+    f.states = std::move(states);
+    f.limit = limit;
+    return f;
+  };
   CHECK(ids({}) == std::vector<int64_t>{d, c, b, a});
-  CHECK(ids({{}, 2}) == std::vector<int64_t>{d, c});
-  CHECK(ids({{"PENDING"}, 0}) == std::vector<int64_t>{d, a});
-  CHECK(ids({{"PENDING", "RUNNING"}, 0}) == std::vector<int64_t>{d, b, a});
-  CHECK(ids({{"PENDING", "RUNNING"}, 1}) == std::vector<int64_t>{d});
-  CHECK(ids({{"TIMEOUT"}, 0}).empty());
+  CHECK(ids(filter({}, 2)) == std::vector<int64_t>{d, c});
+  CHECK(ids(filter({"PENDING"}, 0)) == std::vector<int64_t>{d, a});
+  CHECK(ids(filter({"PENDING", "RUNNING"}, 0)) == std::vector<int64_t>{d, b, a});
+  CHECK(ids(filter({"PENDING", "RUNNING"}, 1)) == std::vector<int64_t>{d});
+  CHECK(ids(filter({"TIMEOUT"}, 0)).empty());
   CHECK(GetOrDie(store.get(), c).name == "c");  // cached statements stay usable
 }
 
-TEST_CASE("JobStore marks RUNNING jobs LOST") {
+TEST_CASE("JobStore lists in queue order, by name and by owner, read-only too") {
   TempDir dir;
-  std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
-  int64_t pending = InsertOrDie(store.get(), Job("p"));
-  int64_t run1 = InsertOrDie(store.get(), Job("r1"));
-  int64_t run2 = InsertOrDie(store.get(), Job("r2"));
-  REQUIRE(store->MarkRunning(run1, 10, 1.0).ok());
-  REQUIRE(store->MarkRunning(run2, 11, 2.0).ok());
-  Result<int> lost = store->MarkRunningAsLost(99.0);
-  REQUIRE(lost.ok());
-  CHECK(lost.value() == 2);
-  CHECK(GetOrDie(store.get(), run1).state == "LOST");
-  CHECK(GetOrDie(store.get(), run2).end_time == 99.0);
-  CHECK(GetOrDie(store.get(), pending).state == "PENDING");
-  CHECK_FALSE(GetOrDie(store.get(), pending).end_time.has_value());
-  CHECK(store->MarkRunningAsLost(100.0).value() == 0);
+  const std::string path = dir.path() + "/jobs.db";
+  std::unique_ptr<JobStore> store = OpenOrDie(path);
+  auto add = [&](const char* name, const char* state, int priority, double submit, uint32_t uid) {
+    JobRecord r = Job(name, state);
+    r.priority = priority;
+    r.submit_time = submit;
+    r.uid = uid;
+    if (std::string(state) == "RUNNING") r.start_time = submit + 1;
+    return InsertOrDie(store.get(), r);
+  };
+  int64_t done = add("x", "COMPLETED", 0, 1.0, 1000);
+  int64_t low = add("x", "PENDING", 0, 2.0, 1000);
+  int64_t high_late = add("y", "PENDING", 5, 4.0, 1001);
+  int64_t run = add("y", "RUNNING", 0, 3.0, 1000);
+  int64_t high_early = add("x", "PENDING", 5, 3.5, 1000);
+  ListFilter queue;
+  queue.order = ListFilter::Order::kQueueOrder;
+  auto ids = [&](JobStore& s, const ListFilter& f) {
+    Result<std::vector<JobRecord>> rows = s.List(f);
+    REQUIRE_MESSAGE(rows.ok(), rows.status().message());
+    std::vector<int64_t> out;
+    for (const JobRecord& r : rows.value()) out.push_back(r.id);
+    return out;
+  };
+  CHECK(ids(*store, queue) == std::vector<int64_t>{run, high_early, high_late, low, done});
+  ListFilter by_name = queue;
+  by_name.name = "y";
+  CHECK(ids(*store, by_name) == std::vector<int64_t>{run, high_late});
+  ListFilter by_uid = queue;
+  by_uid.uid = 1001;
+  CHECK(ids(*store, by_uid) == std::vector<int64_t>{high_late});
+
+  Result<std::unique_ptr<JobStore>> reader = JobStore::OpenReadOnly(path);
+  REQUIRE_MESSAGE(reader.ok(), reader.status().message());
+  CHECK(ids(*reader.value(), queue) == ids(*store, queue));
+  CHECK_FALSE(reader.value()->Insert(Job("nope")).ok());
+  CHECK_FALSE(JobStore::OpenReadOnly(dir.path() + "/missing.db").ok());
+}
+
+TEST_CASE("JobStore migrates a schema 1 database, keeping its jobs") {
+  TempDir dir;
+  const std::string path = dir.path() + "/jobs.db";
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  // Schema 1 as the first release wrote it.
+  REQUIRE(sqlite3_exec(db,
+                       "CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                       " name TEXT NOT NULL DEFAULT '', argv TEXT NOT NULL DEFAULT '[]',"
+                       " cwd TEXT NOT NULL DEFAULT '', uid INTEGER NOT NULL,"
+                       " priority INTEGER NOT NULL DEFAULT 0, quantum_ms INTEGER NOT NULL DEFAULT 0,"
+                       " gpu TEXT NOT NULL DEFAULT '', state TEXT NOT NULL,"
+                       " reason TEXT NOT NULL DEFAULT '', submit_time REAL NOT NULL,"
+                       " start_time REAL, end_time REAL, exit_code INTEGER, signal INTEGER,"
+                       " pid INTEGER, lease_seconds REAL NOT NULL DEFAULT 0,"
+                       " wait_seconds REAL NOT NULL DEFAULT 0, peak_bytes INTEGER NOT NULL DEFAULT 0,"
+                       " kind TEXT NOT NULL);"
+                       "CREATE INDEX jobs_by_state ON jobs(state);"
+                       "INSERT INTO jobs (name, argv, uid, state, submit_time, exit_code, kind)"
+                       " VALUES ('old', '[\"a\"]', 1000, 'COMPLETED', 5.0, 0, 'run');"
+                       "PRAGMA user_version = 1;",
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  std::unique_ptr<JobStore> store = OpenOrDie(path);
+  CHECK(Pragma(path, "user_version") == std::to_string(JobStore::SchemaVersion()));
+  JobRecord old = GetOrDie(store.get(), 1);
+  CHECK(old.name == "old");
+  CHECK(old.exit_code == 0);
+  CHECK(old.kill_after_ms == 30'000);
+  CHECK(old.dependency.empty());
+  CHECK_FALSE(old.held);
 }
 
 TEST_CASE("JobStore reopens with its data, schema version and WAL") {

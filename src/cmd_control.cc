@@ -1,0 +1,218 @@
+// Job control commands: `gshare cancel`, `hold`, `release`, `set-priority`, `requeue` (the
+// daemon acts, daemon_control.cc) and `clean`.
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli.h"
+#include "duration.h"
+#include "job_json.h"
+#include "user_name.h"
+
+namespace gshare {
+namespace {
+
+using json = nlohmann::json;
+
+struct CancelOptions {
+  std::vector<int64_t> ids;
+  std::string states;
+  std::string name;
+  std::string user;
+  std::string signal;
+};
+
+// A signal by name ("TERM", "SIGUSR1", any case) or number.
+std::optional<int> ParseSignal(std::string text) {
+  for (char& ch : text) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  if (text.rfind("SIG", 0) == 0) text = text.substr(3);
+  if (!text.empty() && std::isdigit(static_cast<unsigned char>(text[0]))) {
+    char* end = nullptr;
+    long n = std::strtol(text.c_str(), &end, 10);
+    if (*end == '\0' && n > 0 && n < NSIG) return static_cast<int>(n);
+    return std::nullopt;
+  }
+  for (int sig = 1; sig < NSIG; ++sig) {
+    const char* abbrev = sigabbrev_np(sig);
+    if (abbrev != nullptr && text == abbrev) return sig;
+  }
+  return std::nullopt;
+}
+
+int Cancel(const GlobalOptions& global, const CancelOptions& opt) {
+  std::optional<int> sig;
+  if (!opt.signal.empty()) {
+    sig = ParseSignal(opt.signal);
+    if (!sig) {
+      spdlog::error("cancel: unknown signal \"{}\"", opt.signal);
+      return kExitUsage;
+    }
+  }
+  const bool filtered = !opt.states.empty() || !opt.name.empty() || !opt.user.empty();
+  if (opt.ids.empty() && !filtered) {
+    spdlog::error("cancel: name the jobs: IDs, or -t STATE, -n NAME, -u USER");
+    return kExitUsage;
+  }
+  std::vector<int64_t> ids = opt.ids;
+  if (filtered) {
+    ListFilter filter;
+    filter.name = opt.name;
+    if (!opt.user.empty()) {
+      filter.uid = UserId(opt.user);
+      if (!filter.uid) {
+        spdlog::error("cancel: no user \"{}\"", opt.user);
+        return kExitUsage;
+      }
+    }
+    filter.states = {"PENDING", "RUNNING", "SUSPENDED"};
+    if (!opt.states.empty()) {
+      std::set<std::string> wanted;
+      std::stringstream list(opt.states);
+      for (std::string item; std::getline(list, item, ',');) {
+        for (char& ch : item) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        bool known = false;
+        for (const char* s : {"PENDING", "RUNNING", "SUSPENDED"}) {
+          if (item == s || item == StateCode(s)) {
+            wanted.insert(s);
+            known = true;
+          }
+        }
+        if (!known) {
+          spdlog::error("cancel: -t takes PD, R or S (pending, running, suspended), not \"{}\"", item);
+          return kExitUsage;
+        }
+      }
+      filter.states = wanted;
+    }
+    auto ctx = MakeClientContext(global);
+    if (!ctx.ok()) {
+      spdlog::error("{}", ctx.status().message());
+      return kExitError;
+    }
+    auto store = OpenJobsForReading(*ctx, true);
+    if (!store.ok()) {
+      spdlog::error("{}", store.status().message());
+      return kExitError;
+    }
+    if (store.value()) {
+      auto rows = store.value()->List(filter);
+      if (!rows.ok()) {
+        spdlog::error("{}", rows.status().message());
+        return kExitError;
+      }
+      for (const JobRecord& r : rows.value()) ids.push_back(r.id);
+    }
+    if (ids.empty()) return 0;  // as scancel: a filter that matches nothing is not an error
+  }
+  if (sig) return ControlJobs(global, "signal", ids, json{{"signal", *sig}});
+  return ControlJobs(global, "cancel", ids);
+}
+
+struct IdsOptions {
+  std::vector<int64_t> ids;
+};
+
+struct PriorityOptions {
+  int64_t id = 0;
+  int priority = 0;
+};
+
+struct CleanOptions {
+  std::string older_than;
+  bool json_output = false;
+};
+
+int Clean(const GlobalOptions& global, const CleanOptions& opt) {
+  int64_t older_than_ms = 0;
+  if (!opt.older_than.empty()) {
+    Result<std::chrono::milliseconds> d = ParseDuration(opt.older_than);
+    if (!d.ok()) {
+      spdlog::error("clean: --older-than: {}", d.status().message());
+      return kExitUsage;
+    }
+    older_than_ms = d->count();
+  }
+  Result<json> reply =
+      RequestDaemon(global, proto::MsgType::kClean, json{{"older_than_ms", older_than_ms}}, true);
+  if (!reply.ok()) {
+    spdlog::error("clean: {}", reply.status().message());
+    return kExitError;
+  }
+  const json& removed = reply->at("removed");
+  if (opt.json_output) {
+    std::printf("%s\n", ToJsonText(json{{"schema_version", kJsonSchemaVersion}, {"removed", removed}}).c_str());
+  } else {
+    spdlog::info("removed {} ended job(s)", removed.size());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddCancelCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  auto opt = std::make_shared<CancelOptions>();
+  sub.add_option("ids", opt->ids, "Job ids");
+  sub.add_option("-t,--state", opt->states, "Every job in these states: PD, R");
+  sub.add_option("-n,--name", opt->name, "Every pending or running job of this name");
+  sub.add_option("-u,--user", opt->user, "Every pending or running job of this user");
+  sub.add_option("-s,--signal", opt->signal, "Only send this signal to running jobs (no cancel)");
+  sub.footer(
+      "Examples:\n"
+      "  gshare cancel 12 13\n"
+      "  gshare cancel -n sweep -t PD      # every pending job named sweep\n"
+      "  gshare cancel -s USR1 12          # signal a running job, keep it\n"
+      "A pending job is CANCELLED at once; a running one gets SIGTERM, then SIGKILL after its\n"
+      "--kill-after. Exit status: 0; 1 when a job could not be cancelled; 2 with no job named.");
+  *handler = [opt, &global]() { return Cancel(global, *opt); };
+}
+
+void AddHoldCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  auto opt = std::make_shared<IdsOptions>();
+  sub.add_option("ids", opt->ids, "Job ids")->required();
+  sub.footer("Example:\n  gshare hold 12 13     # pending jobs stay pending (reason JobHeldUser)");
+  *handler = [opt, &global]() { return ControlJobs(global, "hold", opt->ids); };
+}
+
+void AddReleaseCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  auto opt = std::make_shared<IdsOptions>();
+  sub.add_option("ids", opt->ids, "Job ids")->required();
+  sub.footer("Example:\n  gshare release 12 13");
+  *handler = [opt, &global]() { return ControlJobs(global, "release", opt->ids); };
+}
+
+void AddRequeueCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  auto opt = std::make_shared<IdsOptions>();
+  sub.add_option("ids", opt->ids, "Job ids")->required();
+  sub.footer(
+      "Example:\n  gshare requeue 12    # an ended (or running: cancelled first) submitted job\n"
+      "                       # is PENDING again, same id and options");
+  *handler = [opt, &global]() { return ControlJobs(global, "requeue", opt->ids); };
+}
+
+void AddSetPriorityCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  auto opt = std::make_shared<PriorityOptions>();
+  sub.add_option("id", opt->id, "Job id")->required();
+  sub.add_option("priority", opt->priority, "New priority, -1000..1000")->required();
+  sub.footer("Example:\n  gshare set-priority 12 50   # pending: its queue place; running: its lease");
+  *handler = [opt, &global]() {
+    return ControlJobs(global, "set-priority", {opt->id}, json{{"priority", opt->priority}});
+  };
+}
+
+void AddCleanCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  auto opt = std::make_shared<CleanOptions>();
+  sub.add_option("--older-than", opt->older_than, "Only jobs that ended longer ago, e.g. 7d, 12h");
+  sub.add_flag("--json", opt->json_output, "Print the removed ids as JSON");
+  sub.footer(
+      "Examples:\n  gshare clean                   # every ended job\n"
+      "  gshare clean --older-than 7d\n"
+      "Also removes their logs under the state directory; keeps jobs a pending job depends on.");
+  *handler = [opt, &global]() { return Clean(global, *opt); };
+}
+
+}  // namespace gshare

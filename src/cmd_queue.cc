@@ -1,0 +1,166 @@
+// `gshare queue [-a] [-t STATES] [-n NAME] [-u USER] [--json] [--no-header]`: the jobs of the
+// queue, read straight from the database (the daemon writes it; readers never wait for the
+// daemon), running first, then pending in admission order.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli.h"
+#include "job_json.h"
+#include "user_name.h"
+
+namespace gshare {
+namespace {
+
+using json = nlohmann::json;
+
+struct QueueOptions {
+  bool all = false;
+  std::string states;
+  std::string name;
+  std::string user;
+  bool json_output = false;
+  bool no_header = false;
+};
+
+// A state by name or Slurm code, any case: "pending", "PD", "r", "CANCELLED"...
+std::optional<std::string> StateFromText(std::string text) {
+  for (char& ch : text) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  for (const char* state : kJobStates) {
+    if (text == state || text == StateCode(state)) return std::string(state);
+  }
+  return std::nullopt;
+}
+
+// Slurm's elapsed-time form: M:SS, H:MM:SS, D-HH:MM:SS.
+std::string Elapsed(double seconds) {
+  long long s = static_cast<long long>(std::max(0.0, seconds));
+  char buf[48];
+  if (s >= 86400) {
+    std::snprintf(buf, sizeof buf, "%lld-%02lld:%02lld:%02lld", s / 86400, s / 3600 % 24,
+                  s / 60 % 60, s % 60);
+  } else if (s >= 3600) {
+    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%lld:%02lld", s / 60, s % 60);
+  }
+  return buf;
+}
+
+double ElapsedSeconds(const JobRecord& r, double now) {
+  if (!r.start_time) return 0;
+  return r.end_time.value_or(now) - *r.start_time;
+}
+
+// REASON column: why a pending job waits; for an ended job what ended it.
+std::string ReasonText(const JobRecord& r) {
+  if (!r.reason.empty() || !IsFinalJobState(r.state)) return r.reason;
+  if (r.signal) return "signal " + std::to_string(*r.signal);
+  if (r.exit_code) return "exit " + std::to_string(*r.exit_code);
+  return "";
+}
+
+const char* Color(const std::string& state) {
+  if (state == "RUNNING") return "\033[32m";
+  if (state == "PENDING") return "\033[33m";
+  if (state == "FAILED" || state == "TIMEOUT" || state == "LOST") return "\033[31m";
+  if (state == "CANCELLED") return "\033[35m";
+  return "";
+}
+
+int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
+  auto ctx = MakeClientContext(global);
+  if (!ctx.ok()) {
+    spdlog::error("{}", ctx.status().message());
+    return kExitError;
+  }
+  ListFilter filter;
+  filter.order = ListFilter::Order::kQueueOrder;
+  filter.name = opt.name;
+  if (!opt.states.empty()) {
+    std::stringstream list(opt.states);
+    for (std::string item; std::getline(list, item, ',');) {
+      std::optional<std::string> state = StateFromText(item);
+      if (!state) {
+        spdlog::error("queue: unknown state \"{}\" (PD R S CD F CA TO LO, or their names)", item);
+        return kExitUsage;
+      }
+      filter.states.insert(*state);
+    }
+  } else if (!opt.all) {
+    filter.states = {"PENDING", "RUNNING", "SUSPENDED"};
+  }
+  if (!opt.user.empty()) {
+    filter.uid = UserId(opt.user);
+    if (!filter.uid) {
+      spdlog::error("queue: no user \"{}\"", opt.user);
+      return kExitUsage;
+    }
+  }
+  auto store = OpenJobsForReading(*ctx, true);
+  if (!store.ok()) {
+    spdlog::error("{}", store.status().message());
+    return kExitError;
+  }
+  std::vector<JobRecord> rows;
+  if (store.value()) {
+    auto listed = store.value()->List(filter);
+    if (!listed.ok()) {
+      spdlog::error("{}", listed.status().message());
+      return kExitError;
+    }
+    rows = std::move(listed.value());
+  }
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (opt.json_output) {
+    json jobs = json::array();
+    for (const JobRecord& r : rows) {
+      json j = JobToJson(r);
+      j["user"] = UserName(r.uid);
+      j["elapsed_seconds"] = ElapsedSeconds(r, now);
+      jobs.push_back(std::move(j));
+    }
+    std::printf("%s\n", ToJsonText(json{{"schema_version", kJsonSchemaVersion}, {"jobs", jobs}}, 2).c_str());
+    return 0;
+  }
+  const bool color = ColorOnStdout();
+  if (!opt.no_header) {
+    std::printf("%-7s %-3s %5s %-16s %10s %-5s %s\n", "ID", "ST", "PRI", "NAME", "TIME", "GPU", "REASON");
+  }
+  for (const JobRecord& r : rows) {
+    std::string gpu = !r.slot.empty() ? r.slot : !r.gpu.empty() ? r.gpu : "-";
+    std::printf("%-7lld %s%-3s%s %5d %-16.16s %10s %-5s %s\n", static_cast<long long>(r.id),
+                color ? Color(r.state) : "", StateCode(r.state), color ? "\033[0m" : "",
+                r.priority, r.name.c_str(), Elapsed(ElapsedSeconds(r, now)).c_str(), gpu.c_str(),
+                ReasonText(r).c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddQueueCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  auto opt = std::make_shared<QueueOptions>();
+  sub.add_flag("-a,--all", opt->all, "Every job, ended ones too");
+  sub.add_option("-t,--state", opt->states, "Only these states: PD,R,CD,F,CA,TO,LO or names");
+  sub.add_option("-n,--name", opt->name, "Only jobs of this name");
+  sub.add_option("-u,--user", opt->user, "Only jobs of this user (name or uid)");
+  sub.add_flag("--json", opt->json_output, "Print one JSON document");
+  sub.add_flag("--no-header", opt->no_header, "No header line");
+  sub.footer(
+      "Examples:\n"
+      "  gshare queue                    # running, then pending in start order\n"
+      "  gshare queue -a -t F,TO         # failed and timed-out jobs\n"
+      "  gshare queue --json | jq '.jobs[] | select(.reason == \"Dependency\") | .id'\n"
+      "Columns: ID, ST (PD pending, R running, CD completed, F failed, CA cancelled, TO timeout,\n"
+      "LO lost), PRI, NAME, TIME (run time), GPU, REASON (why pending; how it ended).");
+  *handler = [opt, &global]() { return ShowQueue(global, *opt); };
+}
+
+}  // namespace gshare

@@ -1,0 +1,165 @@
+// Job control requests of the daemon (docs/cli.md): cancel, requeue, hold, release,
+// set-priority, signal, and clean. Each acts on a list of job ids and answers per id.
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "config.h"
+#include "daemon.h"
+#include "dependency.h"
+#include "job_json.h"
+#include "output_pattern.h"
+#include "user_name.h"
+
+namespace gshare {
+namespace {
+
+using json = nlohmann::json;
+
+std::string JobName(int64_t id) { return "job " + std::to_string(id); }
+
+}  // namespace
+
+Status Daemon::CancelJob(int64_t id, bool requeue) {
+  const double now = WallNow();
+  if (auto it = pending_.find(id); it != pending_.end()) {
+    if (requeue) return Status::Error(JobName(id) + " is already pending");
+    JobRecord r = std::move(it->second);
+    pending_.erase(it);
+    r.state = "CANCELLED";
+    r.reason.clear();
+    r.end_time = now;
+    SaveRecord(r);
+    final_states_[id] = r.state;
+    queue_dirty_ = true;
+    spdlog::info("job {} CANCELLED while pending", id);
+    if (r.kind == "run") {  // its `gshare run` waits for admission: tell it
+      for (auto& [cid, c] : conns_) {
+        if (c->kind == Connection::Kind::kRunner && c->job == id) {
+          Reply(*c, ErrorReply(JobName(id) + " was cancelled"));
+          break;
+        }
+      }
+    }
+    return Status::Ok();
+  }
+  if (auto it = jobs_.find(id); it != jobs_.end() && !it->second->ended && !it->second->adhoc) {
+    ActiveJob& job = *it->second;
+    if (requeue && job.record.kind != "submit") {
+      return Status::Error(JobName(id) + " is a `gshare run` job: only submitted jobs can be requeued");
+    }
+    job.record.end_request = requeue ? "requeue" : "cancel";
+    SaveRecord(job.record);
+    SignalJob(job, SIGTERM);  // when its pid is not known yet, OnRunStarted sends it
+    job.kill_at = std::chrono::steady_clock::now() + Millis(job.record.kill_after_ms);
+    spdlog::info("job {}: {} requested (SIGTERM)", id, job.record.end_request);
+    return Status::Ok();
+  }
+  auto row = store_->Get(id);
+  if (!row.ok()) return row.status();
+  if (!row.value()) return Status::Error("no " + JobName(id));
+  JobRecord r = std::move(*row.value());
+  if (!requeue || !IsFinalJobState(r.state)) {
+    return Status::Error(JobName(id) + " is already " + r.state);
+  }
+  if (r.kind != "submit") {
+    return Status::Error(JobName(id) + " is a `gshare run` job: only submitted jobs can be requeued");
+  }
+  ResetForQueue(r);
+  SaveRecord(r);
+  final_states_.erase(id);
+  pending_[id] = std::move(r);
+  queue_dirty_ = true;
+  spdlog::info("job {} requeued", id);
+  return Status::Ok();
+}
+
+void Daemon::OnJobControl(Connection& c, const json& req) {
+  const std::string action = req.at("action").get<std::string>();
+  const std::vector<int64_t> ids = req.at("ids").get<std::vector<int64_t>>();
+  int priority = 0;
+  int sig = 0;
+  if (action == "set-priority") {
+    priority = req.at("priority").get<int>();
+    if (priority < kMinPriority || priority > kMaxPriority) {
+      return Reply(c, ErrorReply("priority must be within [" + std::to_string(kMinPriority) +
+                                 ", " + std::to_string(kMaxPriority) + "]"));
+    }
+  } else if (action == "signal") {
+    sig = req.at("signal").get<int>();
+    if (sig <= 0 || sig >= NSIG) return Reply(c, ErrorReply("bad signal number"));
+  } else if (action != "cancel" && action != "requeue" && action != "hold" && action != "release") {
+    return Reply(c, ErrorReply("unknown action \"" + action + "\""));
+  }
+  json results = json::array();
+  for (int64_t id : ids) {
+    Status st;
+    auto pending = pending_.find(id);
+    auto active = jobs_.find(id);
+    const bool running = active != jobs_.end() && !active->second->ended;
+    if (action == "cancel" || action == "requeue") {
+      st = CancelJob(id, action == "requeue");
+    } else if (action == "hold" || action == "release") {
+      if (pending == pending_.end()) {
+        std::string state = StateOf(id);
+        st = Status::Error(state.empty() ? "no " + JobName(id)
+                                         : JobName(id) + " is " + state + ", not pending");
+      } else {
+        pending->second.held = action == "hold";
+        SaveRecord(pending->second);
+        queue_dirty_ = true;
+      }
+    } else if (action == "set-priority") {
+      if (pending != pending_.end()) {
+        pending->second.priority = priority;
+        SaveRecord(pending->second);
+        queue_dirty_ = true;
+      } else if (running) {
+        active->second->record.priority = priority;
+        SaveRecord(active->second->record);
+        arbiter_.SetPriority(id, priority);
+      } else {
+        std::string state = StateOf(id);
+        st = Status::Error(state.empty() ? "no " + JobName(id) : JobName(id) + " is already " + state);
+      }
+    } else {  // signal
+      if (!running || !SignalJob(*active->second, sig)) {
+        st = Status::Error(JobName(id) + " is not running");
+      }
+    }
+    json one{{"id", id}, {"ok", st.ok()}};
+    if (!st.ok()) one["error"] = st.message();
+    results.push_back(std::move(one));
+  }
+  Reply(c, ToJsonText(json{{"ok", true}, {"results", results}}));
+}
+
+void Daemon::OnClean(Connection& c, const json& req) {
+  const int64_t older_than_ms = req.value("older_than_ms", int64_t{0});
+  if (older_than_ms < 0) return Reply(c, ErrorReply("older_than_ms must not be negative"));
+  // Jobs a pending job still depends on stay, so that its dependency can be decided.
+  std::set<int64_t> keep;
+  for (const auto& [id, r] : pending_) {
+    auto deps = ParseDependencies(r.dependency);
+    if (!deps.ok()) continue;
+    for (const Dependency& d : deps.value()) keep.insert(d.job);
+  }
+  auto deleted = store_->DeleteEnded(WallNow() - static_cast<double>(older_than_ms) / 1000.0, keep);
+  if (!deleted.ok()) return Reply(c, ErrorReply(deleted.status().message()));
+  const std::string logs = options_.state_dir + "/logs/";
+  json removed = json::array();
+  for (const JobRecord& r : deleted.value()) {
+    removed.push_back(r.id);
+    final_states_.erase(r.id);
+    // Only logs gshare placed itself: a user's own --output file is theirs.
+    std::string output = ExpandOutputPattern(r.output, r.id, r.name, UserName(r.uid));
+    if (output.rfind(logs, 0) == 0) unlink(output.c_str());
+    unlink((options_.state_dir + "/scripts/" + std::to_string(r.id)).c_str());
+  }
+  spdlog::info("clean: removed {} job(s)", removed.size());
+  Reply(c, ToJsonText(json{{"ok", true}, {"removed", removed}}));
+}
+
+}  // namespace gshare
