@@ -37,6 +37,7 @@ std::string Join(const Words& w) {
 std::string Bash(const CLI::App& root) {
   std::string subs, cases;
   for (const CLI::App* sub : root.get_subcommands({})) {
+    if (sub->get_group().empty()) continue;  // internal commands
     subs += (subs.empty() ? "" : " ") + sub->get_name();
     cases += "    " + sub->get_name() + ") words=\"" + Join(OptionWords(*sub)) + "\" ;;\n";
   }
@@ -69,6 +70,7 @@ std::string Fish(const CLI::App& root) {
   };
   options(root, "__fish_use_subcommand");
   for (const CLI::App* sub : root.get_subcommands({})) {
+    if (sub->get_group().empty()) continue;  // internal commands
     std::string help = sub->get_description();
     for (size_t i = 0; (i = help.find('\'', i)) != std::string::npos; i += 2) help.insert(i, "\\");
     out += "complete -c gshare -n '__fish_use_subcommand' -a " + sub->get_name() + " -d '" +

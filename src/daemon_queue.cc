@@ -123,7 +123,11 @@ void Daemon::OnRunRegister(Connection& c, const json& req) {
   if (c.kind != Connection::Kind::kUnknown) return Drop(c.id, "second registration");
   JobRecord r;
   Status st = JobOptionsFromJson(req, &r);
-  if (st.ok()) st = CheckDependencies(r);
+  if (!st.ok()) {
+    Reply(c, ErrorReply(st.message()));
+    return Drop(c.id, "bad registration");
+  }
+  st = CheckDependencies(r);
   if (!st.ok()) return Reply(c, ErrorReply(st.message()));
   r.uid = c.uid;
   r.kind = "run";
@@ -354,6 +358,11 @@ void Daemon::OnRunEnded(Connection& c, const json& req) {
   // From the runner's own connection, or a fresh one after a daemon restart.
   JobId id = c.kind == Connection::Kind::kRunner && c.job != 0 ? c.job
                                                              : req.at("job_id").get<int64_t>();
+  auto it = jobs_.find(id);
+  if (c.kind != Connection::Kind::kRunner && (it == jobs_.end() || it->second->ended)) {
+    Reply(c, ErrorReply("job " + std::to_string(id) + " is not running"));
+    return Drop(c.id, "end without a job");
+  }
   EndJob(id, JobEndFromJson(req));
   Reply(c, ToJsonText(json{{"ok", true}}));
 }

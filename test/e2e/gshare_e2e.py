@@ -221,7 +221,7 @@ class Job:
 class Harness:
     """One isolated gshare installation: temp dir, socket, state, fake driver log."""
 
-    def __init__(self, testcase, config=None, census=False):
+    def __init__(self, testcase, config=None, census=False, queue=None):
         require_build(testcase)
         self.testcase = testcase
         base = None if len(tempfile.gettempdir()) < 40 else "/tmp"
@@ -242,6 +242,10 @@ class Harness:
             f.write("[scheduler]\n")
             for k, v in settings.items():
                 f.write("%s = %s\n" % (k, _toml_value(v)))
+            if queue:  # the [queue] table (max_running, gpus), for tests of the batch queue
+                f.write("[queue]\n")
+                for k, v in queue.items():
+                    f.write("%s = %s\n" % (k, _toml_value(v)))
         self.env = self._make_env()
         testcase.addCleanup(self.cleanup)
 
@@ -264,13 +268,14 @@ class Harness:
     def gshare_argv(self, *args, config=True):
         return [GSHARE] + (["--config", self.config_path] if config else []) + list(args)
 
-    def gshare(self, *args, timeout=60, config=True, env=None):
-        """Runs gshare to completion; returns the CompletedProcess (text)."""
+    def gshare(self, *args, timeout=60, config=True, env=None, cwd=None):
+        """Runs gshare to completion (in cwd, default the harness's temp dir); returns the
+        CompletedProcess (text)."""
         try:
             return subprocess.run(self.gshare_argv(*args, config=config), env=env or self.env,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   stdin=subprocess.DEVNULL, text=True, timeout=timeout,
-                                  cwd=self.tmp)
+                                  cwd=cwd or self.tmp)
         except subprocess.TimeoutExpired:
             raise AssertionError("gshare %s did not finish within %ss\n%s" % (
                 " ".join(args), timeout, self.diagnostics()))
@@ -325,6 +330,47 @@ class Harness:
                     and proc_alive(p) and proc_environ(p).get("XDG_RUNTIME_DIR") == self.run_dir:
                 out.append(p)
         return out
+
+    # ---- the batch queue ------------------------------------------------------------
+    def submit(self, *args, **kw):
+        """`gshare submit ARGS`: asserts that it succeeded and printed only a job id (one line
+        of digits on stdout, nothing on stderr); returns the id. kw as for gshare()."""
+        r = self.gshare("submit", *args, **kw)
+        self.testcase.assertEqual((r.returncode, r.stderr), (0, ""), "gshare submit %s" % (args,))
+        self.testcase.assertRegex(r.stdout, r"\A[0-9]+\n\Z", "submit must print only the id")
+        return int(r.stdout)
+
+    def queue_jobs(self, **kw):
+        """Every job of `gshare queue -a --json`, as {id: record}, in the order listed. kw as
+        for gshare()."""
+        r = self.gshare("queue", "-a", "--json", **kw)
+        self.testcase.assertEqual(r.returncode, 0, "gshare queue -a --json: %s" % r.stderr)
+        doc = json.loads(r.stdout)
+        self.testcase.assertIn("schema_version", doc)
+        return collections.OrderedDict((j["id"], j) for j in doc["jobs"])
+
+    def wait_state(self, job_id, states, timeout=60, **kw):
+        """Polls `gshare queue -a --json` until job job_id is in one of states (a string or a
+        tuple of them); returns its record. kw as for gshare()."""
+        states = (states,) if isinstance(states, str) else tuple(states)
+        deadline = time.monotonic() + timeout
+        while True:
+            rec = self.queue_jobs(**kw).get(job_id)
+            if rec is not None and rec["state"] in states:
+                return rec
+            if time.monotonic() > deadline:
+                raise AssertionError("timed out after %ss waiting for job %d to be %s; it is %s\n%s" % (
+                    timeout, job_id, "/".join(states), rec and rec["state"], self.diagnostics()))
+            time.sleep(0.05)
+
+    def assert_error_line(self, r, rc, contains=None):
+        """r (a CompletedProcess) exited rc, printed nothing on stdout and exactly one line,
+        starting "gshare: ", on stderr (containing `contains` when given)."""
+        self.testcase.assertEqual(r.returncode, rc, "stdout %r stderr %r" % (r.stdout, r.stderr))
+        self.testcase.assertEqual(r.stdout, "")
+        self.testcase.assertRegex(r.stderr, r"\Agshare: [^\n]+\n\Z", "one error line expected")
+        if contains is not None:
+            self.testcase.assertIn(contains, r.stderr)
 
     # ---- the fake driver's log ------------------------------------------------------
     def ops(self, kinds="K", pid=None):

@@ -22,7 +22,9 @@ class CliExtrasTest(TestCase):
         r = h.gshare("completion", "bash", config=False)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(self.complete(r.stdout, ["gshare", "ru"]), {"run"})
-        self.assertEqual(self.complete(r.stdout, ["gshare", "s"]), {"status", "scheduler"})
+        self.assertEqual(self.complete(r.stdout, ["gshare", "s"]),
+                         {"status", "scheduler", "submit", "set-priority"})
+        self.assertNotIn("job-supervisor", r.stdout)  # internal command stays hidden
         self.assertIn("--quantum", self.complete(r.stdout, ["gshare", "run", "--q"]))
         self.assertIn("--priority", self.complete(r.stdout, ["gshare", "-v", "run", "--p"]))
         self.assertNotIn("--ready-fd", r.stdout)  # internal option stays hidden

@@ -44,7 +44,7 @@ class JobRecordTest(TestCase):
         failed = [j for j in jobs if j["argv"][0] == FAKE_APP]
         self.assertEqual(len(failed), 1, jobs)
         f = failed[0]
-        self.assertEqual(f["name"], FAKE_APP)  # the command is the default name
+        self.assertEqual(f["name"], os.path.basename(FAKE_APP))  # the command's name is the default
         self.assertEqual(f["priority"], -7)    # from default_priority
         self.assertEqual((f["state"], f["exit_code"], f["signal"]), ("FAILED", 4, None))
         killed = [j for j in jobs if j["name"] == "killed"]

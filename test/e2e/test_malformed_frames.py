@@ -127,7 +127,10 @@ class MalformedFramesTest(TestCase):
             with self.subTest(what):
                 self.send_bad(what, data, error_reply=True)
         with self.subTest("end without a job"):
-            self.send_bad("end without a job", frame(RUN_ENDED, b'{"job_id": 1, "exit_code": 0, "signal": null}'))
+            # Any connection may report a job's end (a runner reconnecting after a daemon
+            # restart), but only of a job that runs: the daemon answers with an error and drops.
+            self.send_bad("end without a job", frame(RUN_ENDED, b'{"job_id": 1, "exit_code": 0, "signal": null}'),
+                          error_reply=True)
 
         # Frames cut short by the peer closing: nothing to answer, the daemon goes on.
         for what, data in (("truncated header", header(STATUS_REQUEST, 2)[:7]),
