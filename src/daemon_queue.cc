@@ -359,7 +359,9 @@ void Daemon::OnRunEnded(Connection& c, const json& req) {
   JobId id = c.kind == Connection::Kind::kRunner && c.job != 0 ? c.job
                                                              : req.at("job_id").get<int64_t>();
   auto it = jobs_.find(id);
-  if (c.kind != Connection::Kind::kRunner && (it == jobs_.end() || it->second->ended)) {
+  // Without its runner's connection: only for a job whose runner is not connected (re-adopted).
+  if (c.kind != Connection::Kind::kRunner &&
+      (it == jobs_.end() || it->second->ended || !it->second->orphan)) {
     Reply(c, ErrorReply("job " + std::to_string(id) + " is not running"));
     return Drop(c.id, "end without a job");
   }
