@@ -83,7 +83,9 @@ void PrintTable(const json& st) {
 }
 
 int ShowStatus(const GlobalOptions& global, const StatusOptions& opt) {
-  auto reply = RequestDaemon(global, proto::MsgType::kStatusRequest, json::object(), true);
+  json request = json::object();
+  if (opt.job) request["job_id"] = *opt.job;
+  auto reply = RequestDaemon(global, proto::MsgType::kStatusRequest, request, true);
   if (!reply.ok()) {
     spdlog::error("{}", reply.status().message());
     return kExitError;
@@ -102,7 +104,7 @@ int ShowStatus(const GlobalOptions& global, const StatusOptions& opt) {
       }
       return 0;
     }
-    spdlog::error("no job {} among the running and recent jobs", *opt.job);
+    spdlog::error("no job {}", *opt.job);
     return kExitError;
   }
   if (opt.json_output) {

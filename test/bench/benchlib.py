@@ -8,6 +8,9 @@
                                                   outputs are identical, else print the first
                                                   difference and exit 1
     benchlib.py pair DIR                       -> the pair demo's summary (see pair.sh)
+    benchlib.py batch DIR T0                   -> batch.sh's timeline and order check (exit 1
+                                                  when a job did not complete or started out
+                                                  of order)
     benchlib.py selftest                       -> checks the parsers on synthetic text
 
 RAW (overhead.sh's $OUT/overhead.txt) has one line per run:
@@ -15,6 +18,7 @@ RAW (overhead.sh's $OUT/overhead.txt) has one line per run:
 where mode is `bare` or `gshare` and seconds / train_seconds come from the example's done line
 (`-` when the run failed). Lines starting with `#` are comments.
 """
+import json
 import os
 import re
 import statistics
@@ -146,6 +150,72 @@ def pair_summary(d):
     return "\n".join(lines), ok
 
 
+def holder_segments(samples, t0):
+    """[(start, end, holder)] from status samples [{"t", "gpus": [{"holder"}]}], times - t0;
+    holder None when nobody held the first GPU."""
+    segments = []
+    for sample in samples:
+        gpus = sample.get("gpus") or [{}]
+        holder = gpus[0].get("holder")
+        t = sample["t"] - t0
+        if segments and segments[-1][2] == holder:
+            segments[-1][1] = t
+        else:
+            if segments:
+                segments[-1][1] = t
+            segments.append([t, t, holder])
+    return [tuple(s) for s in segments]
+
+
+def batch_order_problems(jobs, ids):
+    """What is wrong with the batch's outcome (batch.sh's six jobs, `ids` in submission order)."""
+    by_id = {j["id"]: j for j in jobs}
+    problems = [f"job {i} is {by_id[i]['state'] if i in by_id else 'missing'}"
+                for i in ids if by_id.get(i, {}).get("state") != "COMPLETED"]
+    if problems:
+        return problems
+    start = {i: by_id[i]["start_time"] for i in ids}
+    end = {i: by_id[i]["end_time"] for i in ids}
+    j1, j2, j3, j4, j5, j6 = ids
+    if not max(start[j3], start[j4]) <= min(start[j1], start[j2]):
+        problems.append("priorities 10 and 5 did not start before priority 0")
+    if not start[j1] <= start[j2]:
+        problems.append("equal priorities did not start in submission order")
+    if not start[j5] >= end[j3]:
+        problems.append(f"job {j5} started before job {j3} (its afterok dependency) ended")
+    if not start[j6] >= max(start[j1], start[j2]):
+        problems.append("priority -5 started before priority 0")
+    return problems
+
+
+def batch_summary(directory, t0):
+    """batch.sh's report: per job submit/start/end relative to t0, the lease timeline, checks."""
+    jobs = json.loads(read(os.path.join(directory, "queue.json")))["jobs"]
+    samples = [json.loads(line) for line in read(os.path.join(directory, "status.jsonl")).splitlines()
+               if line.strip()]
+    ids = sorted(j["id"] for j in jobs)[-6:]
+    lines = ["job name   prio state      submit   start     end   (s after submission)"]
+    for j in sorted((j for j in jobs if j["id"] in ids), key=lambda j: j["id"]):
+        rel = lambda v: f"{v - t0:7.1f}" if v is not None else "      -"
+        lines.append(f"{j['id']:3d} {j['name']:6s} {j['priority']:4d} {j['state']:9s} "
+                     f"{rel(j['submit_time'])} {rel(j['start_time'])} {rel(j['end_time'])}")
+    names = {j["id"]: j["name"] for j in jobs}
+    lines.append("lease timeline (GPU 0 holder, from `gshare status` every 0.5 s):")
+    segments = holder_segments(samples, t0)
+    for start, end, holder in segments:
+        who = f"job {holder} ({names.get(holder, '?')})" if holder is not None else "nobody"
+        lines.append(f"  {start:7.1f} - {end:7.1f} s  {who}")
+    handovers = sum(1 for a, b in zip(segments, segments[1:]) if a[2] is not None and b[2] is not None)
+    lines.append(f"handovers between jobs: {handovers}")
+    ends = [j["end_time"] for j in jobs if j["id"] in ids and j["end_time"] is not None]
+    if ends:
+        lines.append(f"makespan {max(ends) - t0:.1f} s")
+    problems = batch_order_problems(jobs, ids)
+    lines.extend("PROBLEM: " + p for p in problems)
+    lines.append("batch: " + ("OK" if not problems else "FAILED"))
+    return "\n".join(lines), not problems
+
+
 def selftest():
     text = "noise\nstep 0 loss 2.302585\nstep 10 loss 1.500000\ndone steps=11 seconds=3.5 train_seconds=2.25 device=cuda\n"
     d = parse_done(text)
@@ -162,7 +232,15 @@ def selftest():
     assert len(runs[("gpt", "bare")]) == 2 and len(runs[("gpt", "gshare")]) == 2, runs
     assert failed == ["gpt gshare rep 3 rc=1"], failed
     assert "overhead wall +1.31% (mean) +2.00% (min)" in summary, summary
-    print("benchlib selftest: 7 passed, 0 failed")
+    samples = [{"t": 10.0, "gpus": [{"holder": 3}]}, {"t": 10.5, "gpus": [{"holder": 3}]},
+               {"t": 11.0, "gpus": [{"holder": 4}]}, {"t": 11.5, "gpus": [{"holder": None}]}]
+    assert holder_segments(samples, 10.0) == [(0.0, 1.0, 3), (1.0, 1.5, 4), (1.5, 1.5, None)]
+    done = lambda i, s, e: {"id": i, "state": "COMPLETED", "start_time": s, "end_time": e}
+    good = [done(1, 30, 60), done(2, 31, 61), done(3, 1, 29), done(4, 1, 30), done(5, 29, 50), done(6, 60, 80)]
+    assert batch_order_problems(good, [1, 2, 3, 4, 5, 6]) == []
+    bad = good[:4] + [done(5, 20, 50), good[5]]
+    assert "started before job 3" in batch_order_problems(bad, [1, 2, 3, 4, 5, 6])[0]
+    print("benchlib selftest: 10 passed, 0 failed")
     return 0
 
 
@@ -193,6 +271,10 @@ def main(argv):
             return 0
         if cmd == "pair" and len(args) == 1:
             text, ok = pair_summary(args[0])
+            print(text)
+            return 0 if ok else 1
+        if cmd == "batch" and len(args) == 2:
+            text, ok = batch_summary(args[0], float(args[1]))
             print(text)
             return 0 if ok else 1
         if cmd == "selftest" and not args:

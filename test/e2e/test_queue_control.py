@@ -1,0 +1,424 @@
+"""Job control of the batch queue as docs/cli.md documents it: cancel (pending and running, the
+SIGTERM/SIGKILL grace, filters, -s), hold/release, set-priority, requeue, time limits,
+--begin, dependencies, logs -f, wait, clean, batch scripts with #GSHARE lines, and the job
+options -o/-D/--env and the environment snapshot of `submit`."""
+import os
+import pwd
+import time
+import unittest
+
+from gshare_e2e import TestCase, _read
+
+QUEUE = {"max_running": 1, "gpus": 1}  # one job at a time: order is observable
+
+
+class QueueControlTest(TestCase):
+    def setUp(self):
+        self.h = self.harness(queue=QUEUE)
+
+    # ---- helpers ------------------------------------------------------------------------
+    def path(self, name):
+        return os.path.join(self.h.tmp, name)
+
+    def wait_file(self, name, timeout=30, text=None):
+        """Waits until file `name` of the temp dir exists (and contains text)."""
+        p = self.path(name)
+        return self.h.wait_for(lambda: os.path.exists(p) and (text is None or text in _read(p)),
+                               timeout, "file %s%s" % (name, "" if text is None else " to hold %r" % text))
+
+    def blocker(self, name="blocker"):
+        """Submits a job that runs until file <name>.go exists; returns (id, release)."""
+        go = self.path(name + ".go")
+        jid = self.h.submit("-J", name, "--", "sh", "-c", "while [ ! -e %s ]; do sleep 0.05; done" % go)
+        self.h.wait_state(jid, "RUNNING")
+        return jid, lambda: open(go, "w").close()
+
+    def appender(self, log, *opts):
+        """Submits a job that appends its id to file `log`; returns the id."""
+        return self.h.submit(*opts, "--", "sh", "-c", "echo $GSHARE_JOB_ID >> %s" % self.path(log))
+
+    def lines(self, name):
+        return _read(self.path(name)).split()
+
+    def state(self, jid):
+        return self.h.queue_jobs()[jid]
+
+    def wait_rc(self, *ids, timeout=60):
+        r = self.h.gshare("wait", *map(str, ids), timeout=timeout)
+        self.assertEqual(r.stdout, "")
+        return r.returncode
+
+    # ---- cancel ---------------------------------------------------------------------------
+    def test_cancel_pending_is_immediate(self):
+        h = self.h
+        _, go = self.blocker()
+        p = h.submit("--", "true")
+        self.assertEqual(h.wait_state(p, "PENDING")["reason"], "Resources")
+        r = h.gshare("cancel", str(p))
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
+        rec = self.state(p)  # at once: no polling
+        self.assertEqual((rec["state"], rec["state_code"], rec["start_time"]), ("CANCELLED", "CA", None))
+        self.assertEqual(self.wait_rc(p), 143, "a job cancelled before it ran: 128+SIGTERM")
+        go()
+
+    def test_cancel_running_term_then_kill(self):
+        h = self.h
+        # The job traps TERM and goes on: only the SIGKILL after --kill-after ends it.
+        script = ('trap "echo got TERM" TERM; touch %s; while :; do sleep 0.1; done'
+                  % self.path("trap.ready"))
+        a = h.submit("--kill-after", "1s", "-J", "trapper", "--", "sh", "-c", script)
+        self.wait_file("trap.ready")
+        h.wait_state(a, "RUNNING")
+        t0 = time.time()
+        r = h.gshare("cancel", str(a))
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(self.wait_rc(a), 128 + 9, "SIGKILL ended it: wait must exit 137")
+        rec = self.state(a)
+        self.assertEqual((rec["state"], rec["signal"]), ("CANCELLED", 9))
+        self.assertGreaterEqual(rec["end_time"] - t0, 0.9, "SIGKILL came before --kill-after")
+        r = h.gshare("logs", str(a))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("got TERM", r.stdout, "the job's group did not get SIGTERM first")
+
+        # A job that does not trap TERM dies of it: 143.
+        b = h.submit("--", "sh", "-c", "touch %s; sleep 60" % self.path("plain.ready"))
+        self.wait_file("plain.ready")
+        r = h.gshare("cancel", str(b))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.wait_rc(b), 143)
+        rec = self.state(b)
+        self.assertEqual((rec["state"], rec["signal"]), ("CANCELLED", 15))
+        # wait for several: the highest status.
+        self.assertEqual(self.wait_rc(a, b), 143)
+
+    def test_cancel_needs_jobs(self):
+        h = self.h
+        h.assert_error_line(h.gshare("cancel"), 2)
+        h.assert_error_line(h.gshare("cancel", "-s", "USR1"), 2)
+        h.assert_error_line(h.gshare("cancel", "4242"), 1, "4242")
+        h.assert_error_line(h.gshare("cancel", "-s", "NOSUCHSIG", "1"), 2)
+
+    def test_cancel_by_name(self):
+        h = self.h
+        s1 = h.submit("-H", "-J", "sweep", "--", "true")
+        s2 = h.submit("-H", "-J", "sweep", "--", "true")
+        other = h.submit("-H", "-J", "other", "--", "true")
+        r = h.gshare("cancel", "-n", "sweep")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        q = h.queue_jobs()
+        self.assertEqual([q[i]["state"] for i in (s1, s2, other)], ["CANCELLED", "CANCELLED", "PENDING"])
+        # A filter that matches nothing is not an error (scancel).
+        r = h.gshare("cancel", "-n", "nobody-has-this-name")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        r = h.gshare("cancel", "-t", "PD")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(self.state(other)["state"], "CANCELLED")
+
+    def test_cancel_signal_only(self):
+        h = self.h
+        script = ('trap "echo usr1 >> %s" USR1; touch %s; while :; do sleep 0.1; done'
+                  % (self.path("usr1"), self.path("sig.ready")))
+        a = h.submit("--kill-after", "1s", "--", "sh", "-c", script)
+        self.wait_file("sig.ready")
+        p = h.submit("--", "true")  # pending behind a
+        r = h.gshare("cancel", "-s", "USR1", str(a))
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.wait_file("usr1", text="usr1")
+        time.sleep(0.3)
+        self.assertEqual(self.state(a)["state"], "RUNNING", "-s must not cancel")
+        # Only running jobs get signals: a pending one is an error, and stays pending.
+        h.assert_error_line(h.gshare("cancel", "-s", "USR1", str(p)), 1)
+        self.assertEqual(self.state(p)["state"], "PENDING")
+        r = h.gshare("cancel", str(a))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.wait_rc(p), 0)
+
+    # ---- hold, release, set-priority, requeue ------------------------------------------
+    def test_hold_and_release(self):
+        h = self.h
+        held = self.appender("order", "-H")
+        rec = h.wait_state(held, "PENDING")
+        time.sleep(0.3)
+        rec = self.state(held)
+        self.assertEqual((rec["state"], rec["reason"], rec["held"]), ("PENDING", "JobHeldUser", True))
+        r = h.gshare("release", str(held))
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(self.wait_rc(held), 0)
+        self.assertEqual(self.lines("order"), [str(held)])
+
+        # hold a job queued behind another: it stays pending when the slot frees.
+        blocker, go = self.blocker()
+        a = self.appender("order2")
+        r = h.gshare("hold", str(a))
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(self.state(a)["held"], True)
+        go()
+        h.wait_state(blocker, "COMPLETED")
+        time.sleep(0.5)
+        rec = self.state(a)
+        self.assertEqual((rec["state"], rec["reason"]), ("PENDING", "JobHeldUser"))
+        # hold and release act on pending jobs only.
+        h.assert_error_line(h.gshare("hold", str(blocker)), 1)
+        h.assert_error_line(h.gshare("release", "4242"), 1)
+        r = h.gshare("release", str(a))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.wait_rc(a), 0)
+
+    def test_set_priority_reorders(self):
+        h = self.h
+        _, go = self.blocker()
+        a = self.appender("order")
+        b = self.appender("order")
+        c = self.appender("order")
+        r = h.gshare("set-priority", str(c), "10")
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
+        self.assertEqual(self.state(c)["priority"], 10)
+        pending = [i for i, j in h.queue_jobs().items() if j["state"] == "PENDING"]
+        self.assertEqual(pending, [c, a, b], "queue must list pending jobs in start order")
+        r = h.gshare("set-priority", str(a), "-5")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        go()
+        self.assertEqual(self.wait_rc(a, b, c), 0)
+        self.assertEqual(self.lines("order"), [str(c), str(b), str(a)])
+        h.assert_error_line(h.gshare("set-priority", str(a), "3"), 1)  # ended
+
+    def test_requeue(self):
+        h = self.h
+        a = self.appender("runs", "-J", "again")
+        self.assertEqual(self.wait_rc(a), 0)
+        first = self.state(a)
+        r = h.gshare("requeue", str(a))
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        h.wait_for(lambda: len(self.lines("runs")) == 2, 30, "the requeued job to run again")
+        rec = h.wait_state(a, "COMPLETED")
+        self.assertEqual(self.lines("runs"), [str(a), str(a)], "same id, ran twice")
+        self.assertEqual((rec["name"], rec["argv"]), (first["name"], first["argv"]))
+        self.assertGreater(rec["start_time"], first["end_time"])
+        self.assertEqual(len(h.queue_jobs()), 1, "requeue must not create a job")
+
+        # A pending job cannot be requeued; a running one is cancelled first, then runs again.
+        p = h.submit("-H", "--", "true")
+        h.assert_error_line(h.gshare("requeue", str(p)), 1)
+        script = ("echo $GSHARE_JOB_ID >> %s; [ -e %s ] && exit 0; sleep 60"
+                  % (self.path("runs2"), self.path("second")))
+        b = h.submit("--", "sh", "-c", script)
+        h.wait_for(lambda: self.lines("runs2") == [str(b)], 30, "the job to start")
+        open(self.path("second"), "w").close()
+        r = h.gshare("requeue", str(b))
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(self.wait_rc(b), 0)
+        self.assertEqual(self.lines("runs2"), [str(b), str(b)])
+        h.gshare("cancel", str(p))
+
+    # ---- time limit, begin ------------------------------------------------------------
+    def test_time_limit(self):
+        h = self.h
+        out = self.path("limited.out")
+        a = h.submit("-t", "0:02", "--kill-after", "1s", "-o", out, "--", "sh", "-c", "echo start; sleep 60")
+        self.assertEqual(self.state(a)["time_limit_ms"], 2000, "0:02 is MM:SS")
+        self.assertEqual(self.wait_rc(a, timeout=60), 124)
+        rec = self.state(a)
+        self.assertEqual((rec["state"], rec["state_code"]), ("TIMEOUT", "TO"))
+        self.assertGreaterEqual(rec["end_time"] - rec["start_time"], 1.9)
+        text = _read(out)
+        self.assertTrue(text.startswith("start\n"), text)
+        self.assertTrue(text.endswith("gshare: time limit reached\n"), repr(text))
+        r = h.gshare("logs", "-f", str(a))
+        self.assertEqual(r.returncode, 124)
+        self.assertEqual(r.stdout, text)
+
+    def test_begin_time(self):
+        h = self.h
+        t0 = time.time()
+        a = self.appender("order", "--begin", "now+2s")
+        rec = h.wait_state(a, "PENDING")
+        self.assertAlmostEqual(rec["begin_time"], t0 + 2, delta=1.5)
+        h.wait_for(lambda: self.state(a)["reason"] == "BeginTime" or self.state(a)["state"] != "PENDING",
+                   10, "reason BeginTime")
+        self.assertEqual(self.state(a)["state"], "PENDING", "started before its --begin time")
+        self.assertEqual(self.wait_rc(a, timeout=60), 0)
+        rec = self.state(a)
+        self.assertGreaterEqual(rec["start_time"], rec["begin_time"])
+        self.assertEqual(self.lines("order"), [str(a)])
+
+    # ---- dependencies -------------------------------------------------------------------
+    def test_dependency_kinds(self):
+        h = self.h
+        bad = h.submit("-H", "--", "sh", "-c", "exit 3")
+        good = h.submit("-H", "--", "true")
+        after_bad_ok = self.appender("deps", "-J", "ok-on-bad", "-d", "afterok:%d" % bad)
+        after_bad_notok = self.appender("deps", "-J", "notok-on-bad", "-d", "afternotok:%d" % bad)
+        after_bad_any = self.appender("deps", "-J", "any-on-bad", "--dependency", "afterany:%d" % bad)
+        after_good_notok = self.appender("deps", "-J", "notok-on-good", "-d", "afternotok:%d" % good)
+        after_both = self.appender("deps", "-J", "both", "-d", "afterok:%d,afterany:%d" % (good, bad))
+        after_good = self.appender("deps", "-J", "after-good", "--after", str(good))
+        waiting = (after_bad_ok, after_bad_notok, after_bad_any, after_good_notok, after_both, after_good)
+        h.wait_for(lambda: all(self.state(i)["reason"] == "Dependency" for i in waiting), 30,
+                   "reason Dependency")
+        self.assertEqual(self.state(after_both)["dependency"], "afterok:%d,afterany:%d" % (good, bad))
+        r = h.gshare("release", str(bad), str(good))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.wait_rc(bad), 3)
+        for i in (after_bad_notok, after_bad_any, after_both, after_good):
+            self.assertEqual(self.wait_rc(i), 0, "job %s must run" % self.state(i)["name"])
+        for i in (after_bad_ok, after_good_notok):
+            rec = h.wait_for(lambda: (lambda r: r if r["reason"] == "DependencyNeverSatisfied" else None)(
+                self.state(i)), 30, "DependencyNeverSatisfied")
+            self.assertEqual(rec["state"], "PENDING")
+        self.assertEqual(sorted(self.lines("deps")),
+                         sorted(str(i) for i in (after_bad_notok, after_bad_any, after_both, after_good)))
+        r = h.gshare("cancel", str(after_bad_ok), str(after_good_notok))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.state(after_bad_ok)["state"], "CANCELLED")
+
+    def test_unknown_dependency(self):
+        # docs/cli.md: "An unknown job id is an error" (exit 1: "1 error (... unknown job ...)");
+        # a malformed dependency is bad usage (2).
+        h = self.h
+        for opts in (["-d", "afterok:4242"], ["--after", "4242"], ["-d", "afterany:4242"]):
+            h.assert_error_line(h.gshare("submit", *opts, "--", "true"), 1, "4242")
+        h.assert_error_line(h.gshare("submit", "-d", "afterfoo:1", "--", "true"), 2)
+        h.assert_error_line(h.gshare("submit", "-d", "afterok:x", "--", "true"), 2)
+        self.assertEqual(h.queue_jobs(), {}, "a refused submission must leave no job")
+
+    # ---- logs, wait, clean --------------------------------------------------------------
+    def test_logs_follow(self):
+        h = self.h
+        _, go = self.blocker()
+        a = h.submit("--", "sh", "-c", "for i in 1 2 3; do echo line$i; sleep 0.3; done; echo err >&2; exit 3")
+        follower = h.start(h.gshare_argv("logs", "-f", str(a)), name="follow")  # from PENDING
+        time.sleep(0.3)
+        self.assertIsNone(follower.poll(), "logs -f ended while its job was pending")
+        go()
+        self.assertEqual(follower.wait(60), 3, follower.stderr)
+        self.assertEqual(follower.stdout, "line1\nline2\nline3\nerr\n")
+        r = h.gshare("logs", str(a))
+        self.assertEqual((r.returncode, r.stdout), (0, "line1\nline2\nline3\nerr\n"))
+        self.assertEqual(self.wait_rc(a), 3)
+        h.assert_error_line(h.gshare("logs", "4242"), 1)
+        h.assert_error_line(h.gshare("wait", "4242"), 1)
+        # A job cancelled while pending: logs -f exits 143 at once.
+        p = h.submit("-H", "--", "true")
+        h.gshare("cancel", str(p))
+        self.assertEqual(h.gshare("logs", "-f", str(p)).returncode, 143)
+
+    def test_clean(self):
+        h = self.h
+        a = h.submit("-J", "keepme", "--", "sh", "-c", "echo a")
+        b = h.submit("-J", "old", "--", "sh", "-c", "echo b")
+        self.assertEqual(self.wait_rc(a, b), 0)
+        c = h.submit("-H", "-d", "afterok:%d" % a, "--", "true")  # pending, depends on a
+        log_a = os.path.join(h.state_dir, "logs", "%d.out" % a)
+        log_b = os.path.join(h.state_dir, "logs", "%d.out" % b)
+        self.assertEqual((_read(log_a), _read(log_b)), ("a\n", "b\n"))
+        r = h.gshare("clean", "--older-than", "1h", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(__import__("json").loads(r.stdout)["removed"], [])
+        # Let b age, then end d: --older-than 3s takes b and leaves d.
+        end_b = self.state(b)["end_time"]
+        time.sleep(max(0, end_b + 3.5 - time.time()))
+        d = h.submit("--", "true")
+        self.assertEqual(self.wait_rc(d), 0)
+        r = h.gshare("clean", "--older-than", "3s", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = __import__("json").loads(r.stdout)
+        self.assertIn("schema_version", doc)
+        self.assertEqual(doc["removed"], [b], "only b ended over 3 s ago and is not depended on")
+        self.assertFalse(os.path.exists(log_b), "clean must remove the default log file")
+        self.assertTrue(os.path.exists(log_a))
+        self.assertEqual(set(h.queue_jobs()), {a, c, d})
+        r = h.gshare("clean")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(set(h.queue_jobs()), {a, c}, "a pending job depends on a: it stays")
+        h.assert_error_line(h.gshare("clean", "--older-than", "soon"), 2)
+        r = h.gshare("release", str(c))
+        self.assertEqual(self.wait_rc(c), 0)
+
+    # ---- scripts and job options --------------------------------------------------------
+    def test_script_directives(self):
+        h = self.h
+        script = self.path("job.py")
+        with open(script, "w") as f:
+            f.write("#!/usr/bin/env python3\n"
+                    "#GSHARE -J scripted -p 7\n"
+                    "# an ordinary comment\n"
+                    "#GSHARE -o %x-%j.txt --env FROM_SCRIPT=yes\n"
+                    "#GSHARE --env BOTH=script\n"
+                    "import os, sys\n"
+                    "#GSHARE -p 99\n"  # after the first command: not a directive
+                    "print('argv', sys.argv[1:])\n"
+                    "print('env', os.environ.get('FROM_SCRIPT'), os.environ.get('BOTH'))\n"
+                    "print('version', 1)\n")
+        a = h.submit("-H", "-p", "3", "--env", "BOTH=cli", "--script", script, "x y", "z")
+        rec = self.state(a)
+        self.assertEqual((rec["name"], rec["priority"]), ("scripted", 3), "the command line wins")
+        # Read at submission: a later edit does not change the job.
+        with open(script, "a") as f:
+            f.write("print('version', 2)\n")
+        h.gshare("release", str(a))
+        self.assertEqual(self.wait_rc(a), 0)
+        out = _read(self.path("scripted-%d.txt" % a))
+        self.assertEqual(out, "argv ['x y', 'z']\nenv yes cli\nversion 1\n")
+
+        # No #! line: /bin/sh runs it.
+        plain = self.path("plain.sh")
+        with open(plain, "w") as f:
+            f.write("#GSHARE -J plain\necho \"sh $1\"\n")
+        b = h.submit("-o", self.path("plain.out"), "--script", plain, "arg")
+        self.assertEqual(self.wait_rc(b), 0)
+        self.assertEqual(self.state(b)["name"], "plain")
+        self.assertEqual(_read(self.path("plain.out")), "sh arg\n")
+
+    def test_output_chdir_env(self):
+        h = self.h
+        work = self.path("work")
+        os.mkdir(work)
+        user = pwd.getpwuid(os.getuid()).pw_name
+        # --env first: see test_env_option_last for --env right before "--".
+        a = h.submit("--env", "K1=v1", "--env", "K2=a=b", "-J", "named", "-D", work,
+                     "-o", "%x.%j.%u.%%.log", "--", "sh", "-c",
+                     'pwd; echo "$K1 $K2 $GSHARE_JOB_ID $GSHARE_JOB_NAME"')
+        self.assertEqual(self.wait_rc(a), 0)
+        out = os.path.join(work, "named.%d.%s.%%.log" % (a, user))  # relative to -D
+        self.assertEqual(_read(out), "%s\nv1 a=b %d named\n" % (work, a))
+        self.assertEqual(self.state(a)["cwd"], work)
+        # Default: the submitter's working directory, output under <state_dir>/logs.
+        b = h.submit("--", "pwd", cwd=work)
+        self.assertEqual(self.wait_rc(b), 0)
+        self.assertEqual(_read(os.path.join(h.state_dir, "logs", "%d.out" % b)), work + "\n")
+        self.assertEqual(self.state(b)["name"], "pwd")
+        # The output file is truncated when the job starts.
+        trunc = self.path("trunc.log")
+        with open(trunc, "w") as f:
+            f.write("old content that is long\n")
+        c = h.submit("-o", trunc, "--", "echo", "new")
+        self.assertEqual(self.wait_rc(c), 0)
+        self.assertEqual(_read(trunc), "new\n")
+
+    # BUG: `--env K=V` as the last job option before "--" makes gshare parse the command's
+    # own options: `gshare submit --env K=V -- sh -c 'echo $K'` exits 2 with "gshare: The
+    # following argument was not expected: -c" (`gshare run` the same, exit 125). With another
+    # option between --env and "--" it works.
+    @unittest.expectedFailure
+    def test_env_option_last(self):
+        h = self.h
+        a = h.submit("--env", "K=v", "--", "sh", "-c", 'echo "$K"')
+        self.assertEqual(self.wait_rc(a), 0)
+        self.assertEqual(self.state(a)["argv"], ["sh", "-c", 'echo "$K"'])
+        self.assertEqual(_read(os.path.join(h.state_dir, "logs", "%d.out" % a)), "v\n")
+
+    def test_environment_snapshot(self):
+        h = self.h
+        daemon_env = dict(h.env, ONLY_IN_DAEMON="daemon")
+        r = h.gshare("daemon", env=daemon_env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        submit_env = dict(h.env, SNAPSHOT_VAR="from submit", PATH=h.env["PATH"])
+        a = h.submit("--", "sh", "-c", 'echo "[$SNAPSHOT_VAR] [$ONLY_IN_DAEMON] [$GSHARE_JOB_ID]"',
+                     env=submit_env)
+        self.assertEqual(self.wait_rc(a), 0)
+        self.assertEqual(_read(os.path.join(h.state_dir, "logs", "%d.out" % a)),
+                         "[from submit] [] [%d]\n" % a)
+
+
+if __name__ == "__main__":
+    unittest.main()
