@@ -1,0 +1,510 @@
+#!/usr/bin/env python3
+"""CPU benchmarks of the batch queue (docs/benchmarks.md, "Batch queue (CPU)"); driven by
+test/bench/queue_bench.sh, which owns the temporary directories and stops every daemon on exit.
+Standard library only.
+
+    queue_bench.py meta GSHARE RAW                 -> '#' lines about the machine and build
+    queue_bench.py submit GSHARE CFG WORK RAW      -> 1. submit latency (held, then running jobs)
+    queue_bench.py db GSHARE CFG WORK RAW NAME ENDED PENDING
+                                                   -> 2. one database of ENDED + PENDING jobs:
+                                                      populate, first command, queue timings,
+                                                      submit/cancel with that queue, sqlite3 alone
+    queue_bench.py summary RAW                     -> the summary table (stdout)
+    queue_bench.py selftest                        -> checks the summary code on synthetic lines
+
+A run directory D (one per measurement, under WORK) holds the daemon's socket D/gshare.sock (its
+lock is D/gshare.lock), its state directory D/state (gshare.db, daemon.log, logs/) and an empty
+D/xdg as XDG_CONFIG_HOME, so no user configuration leaks in. Every gshare command gets
+`--config CFG` ([queue] gpus = 1).
+
+RAW lines: `phase<TAB>label<TAB>index<TAB>milliseconds` for every timed process (process start
+to exit, measured here around subprocess.run, stdout to /dev/null unless the label says
+otherwise), and `#` lines (metadata, counts, checks). Every timed command must exit 0.
+"""
+import fcntl
+import json
+import os
+import platform
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+
+# The jobs table's writable columns (src/job_row.cc kWritableColumns), schema version 2.
+COLUMNS = ["name", "argv", "cwd", "uid", "priority", "quantum_ms", "gpu", "state", "reason",
+           "submit_time", "start_time", "end_time", "exit_code", "signal", "pid",
+           "lease_seconds", "wait_seconds", "peak_bytes", "kind", "output", "time_limit_ms",
+           "kill_after_ms", "dependency", "held", "begin_time", "end_request", "runner_pid",
+           "runner_start", "slot"]
+SCHEMA_VERSION = 2
+
+# What `gshare queue` asks (src/job_store.cc JobStore::List, queue order), for sqlite3 alone.
+QUEUE_ORDER = ("ORDER BY CASE state WHEN 'RUNNING' THEN 0 WHEN 'SUSPENDED' THEN 0"
+               " WHEN 'PENDING' THEN 1 ELSE 2 END,"
+               " CASE state WHEN 'PENDING' THEN -priority ELSE 0 END,"
+               " CASE state WHEN 'PENDING' THEN submit_time WHEN 'RUNNING' THEN start_time"
+               " WHEN 'SUSPENDED' THEN start_time ELSE -id END, id")
+SELECT = "SELECT id, " + ", ".join(COLUMNS) + " FROM jobs"
+SQL_OPEN = SELECT + " WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED') " + QUEUE_ORDER
+SQL_ALL = SELECT + " " + QUEUE_ORDER
+
+QUEUE_RUNS = int(os.environ.get("QUEUE_RUNS", "20"))
+SUBMIT_HELD = int(os.environ.get("SUBMIT_HELD", "500"))
+SUBMIT_RUN = int(os.environ.get("SUBMIT_RUN", "200"))
+PROBES = int(os.environ.get("PROBES", "5"))          # submit/cancel with a loaded queue
+RESTARTS = int(os.environ.get("RESTARTS", "3"))      # daemon start cycles per database
+DRAIN_TIMEOUT = float(os.environ.get("DRAIN_TIMEOUT", "300"))
+
+
+class Bench:
+    """Runs gshare in one run directory and appends timings to RAW."""
+
+    def __init__(self, gshare, cfg, rundir, raw, phase):
+        self.gshare, self.cfg, self.dir, self.raw, self.phase = gshare, cfg, rundir, raw, phase
+        self.state = os.path.join(rundir, "state")
+        self.db = os.path.join(self.state, "gshare.db")
+        self.lock = os.path.join(rundir, "gshare.lock")
+        os.makedirs(os.path.join(rundir, "xdg"), exist_ok=True)
+        self.env = dict(os.environ)
+        self.env.update(GSHARE_SOCKET=os.path.join(rundir, "gshare.sock"),
+                        GSHARE_STATE_DIR=self.state, XDG_CONFIG_HOME=os.path.join(rundir, "xdg"))
+        self.env.pop("LD_PRELOAD", None)
+        self.counts = {}
+
+    def argv(self, *args):
+        return [self.gshare, "--config", self.cfg, *args]
+
+    def note(self, text):
+        with open(self.raw, "a") as f:
+            f.write(f"# {self.phase}: {text}\n")
+        print(f"  {self.phase}: {text}", flush=True)
+
+    def record(self, label, ms):
+        i = self.counts.get(label, 0)
+        self.counts[label] = i + 1
+        with open(self.raw, "a") as f:
+            f.write(f"{self.phase}\t{label}\t{i}\t{ms:.3f}\n")
+
+    def run(self, args, label=None, stdout=subprocess.DEVNULL, check=True, argv=None):
+        """Runs gshare ARGS (or ARGV as given); returns (ms, CompletedProcess)."""
+        cmd = argv if argv is not None else self.argv(*args)
+        t0 = time.perf_counter_ns()
+        p = subprocess.run(cmd, env=self.env, stdout=stdout, stderr=subprocess.PIPE)
+        ms = (time.perf_counter_ns() - t0) / 1e6
+        if check and p.returncode != 0:
+            sys.exit(f"queue_bench: {' '.join(cmd)}: exit {p.returncode}: "
+                     f"{p.stderr.decode(errors='replace').strip()}")
+        if label is not None:
+            self.record(label, ms)
+        return ms, p
+
+    def output(self, *args):
+        return self.run(args, stdout=subprocess.PIPE)[1].stdout.decode()
+
+    def submit(self, label, *opts):
+        _, p = self.run(["submit", *opts, "--", "true"], label, stdout=subprocess.PIPE)
+        return int(p.stdout.decode().strip())
+
+    def wait_stopped(self, timeout=60):
+        """Blocks until no daemon holds the lock (it has exited and closed the database)."""
+        if not os.path.exists(self.lock):
+            return
+        deadline = time.monotonic() + timeout
+        with open(self.lock, "a") as f:
+            while True:
+                try:
+                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    fcntl.flock(f, fcntl.LOCK_UN)
+                    return
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        sys.exit(f"queue_bench: the daemon of {self.dir} did not exit")
+                    time.sleep(0.01)
+
+    def stop(self):
+        self.run(["daemon", "stop"])
+        self.wait_stopped()
+
+    def daemon_log_line(self, needle):
+        try:
+            with open(os.path.join(self.state, "daemon.log"), errors="replace") as f:
+                lines = [l.strip() for l in f if needle in l]
+        except FileNotFoundError:
+            return ""
+        return lines[-1] if lines else ""
+
+    def queue_json(self, *args):
+        return json.loads(self.output("queue", "--json", *args))["jobs"]
+
+
+def stats_line(values):
+    v = sorted(values)
+    return (f"n={len(v)} min={v[0]:.2f} median={statistics.median(v):.2f} "
+            f"max={v[-1]:.2f} ms")
+
+
+# ---------------------------------------------------------------------------------- meta
+
+def cmd_meta(gshare, raw):
+    model = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = "?"
+    try:
+        with open("/proc/meminfo") as f:
+            mem = f"{int(f.readline().split()[1]) / 1048576:.1f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    version = subprocess.run([gshare, "--version"], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT).stdout.decode().strip()
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    git = subprocess.run(["git", "-C", root, "describe", "--always", "--dirty"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode().strip()
+    lines = [
+        f"date {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
+        f"cpu {model}; nproc {os.cpu_count() and len(os.sched_getaffinity(0))}; memory {mem}",
+        f"os {platform.system()} {platform.release()}; python {platform.python_version()};"
+        f" python sqlite3 {sqlite3.sqlite_version}",
+        f"gshare {os.path.abspath(gshare)}: {version}; tree {git or '?'}",
+    ]
+    with open(raw, "a") as f:
+        for line in lines:
+            f.write(f"# meta: {line}\n")
+    print("\n".join(lines))
+
+
+# -------------------------------------------------------------------------------- submit
+
+def cmd_submit(gshare, cfg, work, raw):
+    # The harness's own cost: spawning and reaping a process that does nothing.
+    b = Bench(gshare, cfg, os.path.join(work, "submit-held"), raw, "submit")
+    for _ in range(50):
+        b.run([], "harness: /bin/true", argv=["/bin/true"])
+    for _ in range(20):
+        b.run(["--version"], "gshare --version (no daemon)")
+
+    # 1a. held jobs: nothing runs, only submission is measured.
+    first = b.submit("first submit -H (starts the daemon)", "-H")
+    ids = [b.submit("submit -H -- true", "-H") for _ in range(SUBMIT_HELD)]
+    if ids != list(range(first + 1, first + 1 + SUBMIT_HELD)):
+        sys.exit("queue_bench: held submissions did not get consecutive ids")
+    pending = b.queue_json()
+    b.note(f"{len(pending)} held jobs pending after {SUBMIT_HELD} + 1 submits "
+           f"(reasons: {sorted({j.get('reason') for j in pending})})")
+    if len(pending) != SUBMIT_HELD + 1:
+        sys.exit("queue_bench: held jobs missing from the queue")
+    b.stop()
+
+    # 1b. jobs that run (`true`), max_running default: the daemon starts jobs meanwhile.
+    r = Bench(gshare, cfg, os.path.join(work, "submit-run"), raw, "submit")
+    r.submit("first submit (starts the daemon)")
+    t_first = time.monotonic()
+    for _ in range(SUBMIT_RUN):
+        r.submit("submit -- true (jobs run)")
+    t_last = time.monotonic()
+    open_at_last = len(r.queue_json())
+    while True:
+        left = r.queue_json()
+        if not left:
+            break
+        if time.monotonic() - t_last > DRAIN_TIMEOUT:
+            sys.exit(f"queue_bench: {len(left)} jobs still queued after {DRAIN_TIMEOUT} s")
+        time.sleep(0.05)
+    t_drained = time.monotonic()
+    states = {}
+    for j in r.queue_json("-a"):
+        states[j["state"]] = states.get(j["state"], 0) + 1
+    r.note(f"running-jobs submits: {open_at_last} jobs pending/running right after the last "
+           f"submit; queue empty {t_drained - t_last:.2f} s after it "
+           f"({t_drained - t_first:.2f} s after the first); final states {states}")
+    if states != {"COMPLETED": SUBMIT_RUN + 1}:
+        print(f"queue_bench: WARNING: not every job COMPLETED: {states}", file=sys.stderr)
+    r.stop()
+
+
+# ------------------------------------------------------------------------------ database
+
+NAMES = ["train", "eval", "sweep-lr", "preprocess", "gpt-125m", "resnet18", "finetune-bert",
+         "tokenize", "ablation", "infer-batch"]
+PROJECTS = ["gpt", "vision", "sweeps", "nlp-eval"]
+
+
+def job_argv(rng, n):
+    kind = rng.randrange(4)
+    if kind == 0:
+        return ["python3", "train.py", "--lr", rng.choice(["3e-4", "1e-4", "6e-4", "1e-3"]),
+                "--seed", str(n % 97)]
+    if kind == 1:
+        return ["python3", "-m", "torch.distributed.run", "--nproc_per_node=1", "train_gpt.py",
+                "--config", "configs/gpt-125m.yaml", "--max-steps", str(rng.choice([2000, 5000]))]
+    if kind == 2:
+        return ["bash", "-c", f"python3 eval.py --ckpt ckpt/step_{rng.randrange(1, 50) * 1000}.pt"]
+    return ["./run_sweep.sh", str(n % 50)]
+
+
+def populate(db, state_dir, ended, pending, seed=1):
+    """Appends ENDED COMPLETED/FAILED jobs, then PENDING ones, in one transaction. Pending jobs
+    are held, wait for a --begin a day ahead, or depend (afterok) on the first pending job
+    (held), so none may start; their reason is the one admission gives them. Returns the ids
+    of pending held jobs nothing depends on (safe to cancel), newest last."""
+    rng = random.Random(seed)
+    con = sqlite3.connect(db, isolation_level=None)
+    version = con.execute("PRAGMA user_version").fetchone()[0]
+    if version != SCHEMA_VERSION:
+        sys.exit(f"queue_bench: {db} has schema version {version}, expected {SCHEMA_VERSION}")
+    (start_id,) = con.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM jobs").fetchone()
+    uid = os.getuid()
+    user = os.environ.get("USER") or "user"
+    output = os.path.join(state_dir, "logs", "%j.out")
+    env_json = json.dumps([f"{k}={v}" for k, v in os.environ.items()])
+    now = time.time()
+    day = 86400.0
+    insert = (f"INSERT INTO jobs (id, {', '.join(COLUMNS)}) "
+              f"VALUES ({', '.join('?' * (len(COLUMNS) + 1))})")
+
+    def base(job_id, n):
+        argv = job_argv(rng, n)
+        name = rng.choice(NAMES) if rng.random() < 0.8 else os.path.basename(argv[0])
+        return {"name": name, "argv": json.dumps(argv),
+                "cwd": f"/home/{user}/projects/{rng.choice(PROJECTS)}", "uid": uid,
+                "priority": rng.choice([0] * 8 + [-5, 5, 10, 100]), "quantum_ms": 20000,
+                "gpu": "", "reason": "", "start_time": None, "end_time": None,
+                "exit_code": None, "signal": None, "pid": None, "lease_seconds": 0.0,
+                "wait_seconds": 0.0, "peak_bytes": 0, "kind": "submit", "output": output,
+                "time_limit_ms": rng.choice([0, 0, 7200000, 86400000]), "kill_after_ms": 30000,
+                "dependency": "", "held": 0, "begin_time": None, "end_request": "",
+                "runner_pid": None, "runner_start": None, "slot": ""}
+
+    rows, payloads, cancellable = [], [], []
+    job_id = start_id
+    for n in range(ended):  # submitted over [now - 31 d, now - 1 d], oldest first
+        r = base(job_id, n)
+        r["submit_time"] = now - 31 * day + 30 * day * n / max(1, ended) + rng.uniform(0, 5)
+        r["start_time"] = r["submit_time"] + rng.expovariate(1 / 300.0)
+        duration = min(12 * 3600.0, rng.lognormvariate(6.5, 1.2))
+        r["end_time"] = r["start_time"] + duration
+        if rng.random() < 0.85:
+            r.update(state="COMPLETED", exit_code=0)
+        elif rng.random() < 0.8:
+            r.update(state="FAILED", exit_code=rng.choice([1, 1, 1, 2, 137]))
+        else:
+            r.update(state="FAILED", signal=rng.choice([9, 11, 6]))
+        r.update(pid=rng.randrange(1000, 4000000), runner_pid=rng.randrange(1000, 4000000),
+                 runner_start=rng.randrange(10**6, 10**9), slot="0",
+                 lease_seconds=duration * rng.uniform(0.3, 0.95),
+                 wait_seconds=duration * rng.uniform(0, 0.3),
+                 peak_bytes=rng.randrange(1 << 28, 40 << 30))
+        rows.append((job_id, *(r[c] for c in COLUMNS)))
+        payloads.append((job_id, env_json, None))
+        job_id += 1
+    first_pending = job_id
+    for k in range(pending):  # submitted over the last day
+        r = base(job_id, ended + k)
+        r["state"] = "PENDING"
+        r["submit_time"] = now - day + day * k / max(1, pending)
+        if k % 3 == 0:
+            r.update(held=1, reason="JobHeldUser")
+            if k > 0:
+                cancellable.append(job_id)
+        elif k % 3 == 1:
+            r.update(begin_time=now + day + rng.uniform(0, day), reason="BeginTime")
+        else:
+            r.update(dependency=f"afterok:{first_pending}", reason="Dependency")
+        rows.append((job_id, *(r[c] for c in COLUMNS)))
+        payloads.append((job_id, env_json, None))
+        job_id += 1
+    con.execute("BEGIN IMMEDIATE")
+    con.executemany(insert, rows)
+    con.executemany("INSERT INTO job_payloads (job_id, env, script) VALUES (?, ?, ?)", payloads)
+    con.execute("COMMIT")
+    con.close()
+    return cancellable
+
+
+def count_lines(path):
+    with open(path, "rb") as f:
+        return sum(1 for _ in f)
+
+
+def cmd_db(gshare, cfg, work, raw, name, ended, pending):
+    b = Bench(gshare, cfg, os.path.join(work, f"db-{name}"), raw, f"db-{name}")
+    # Create and migrate the database with the daemon itself, then stop it.
+    b.run(["daemon"])
+    b.stop()
+    t0 = time.perf_counter()
+    cancellable = populate(b.db, b.state, ended, pending)
+    b.note(f"populated {ended} ended (COMPLETED/FAILED) + {pending} pending jobs (held / begin "
+           f"a day ahead / afterok on a held job, 1/3 each), with payloads, in one transaction "
+           f"in {time.perf_counter() - t0:.1f} s; database {os.path.getsize(b.db) / 2**20:.1f} MiB")
+
+    # The first command starts the daemon, which loads the pending jobs and runs admission
+    # over them before it answers (its ready byte comes after LoadQueue).
+    b.run(["queue"], "first queue (starts daemon, loads queue)")
+    b.note(f"daemon log: {b.daemon_log_line('queue: ')}")
+
+    # Checks, and the output's size.
+    open_jobs = b.queue_json()
+    all_jobs = b.queue_json("-a")
+    states = {}
+    for j in all_jobs:
+        states[j["state"]] = states.get(j["state"], 0) + 1
+    b.note(f"queue lists {len(open_jobs)} jobs, queue -a {len(all_jobs)} ({states})")
+    if len(open_jobs) != pending or len(all_jobs) != ended + pending:
+        sys.exit("queue_bench: the queue does not list the populated jobs")
+    for args, fname in ((["queue"], "queue.txt"), (["queue", "-a"], "queue-a.txt"),
+                        (["queue", "-a", "--json"], "queue-a.json")):
+        path = os.path.join(b.dir, fname)
+        with open(path, "wb") as f:
+            b.run(args, stdout=f)
+        b.note(f"`gshare {' '.join(args)}` prints {count_lines(path)} lines, "
+               f"{os.path.getsize(path) / 2**20:.2f} MiB")
+
+    # The listings, interleaved, stdout to /dev/null; then once more each into a file.
+    variants = [(["queue"], "queue > /dev/null"), (["queue", "-a"], "queue -a > /dev/null"),
+                (["queue", "-a", "--json"], "queue -a --json > /dev/null")]
+    for _ in range(QUEUE_RUNS):
+        for args, label in variants:
+            b.run(args, label)
+    for _ in range(PROBES):
+        with open(os.path.join(b.dir, "queue-a.txt"), "wb") as f:
+            b.run(["queue", "-a"], "queue -a > file", stdout=f)
+    for _ in range(QUEUE_RUNS):
+        b.run(["status"], "status (daemon round trip)")
+
+    # Queue events with this many pending jobs: each reruns admission over all of them after
+    # its reply, so a request that follows at once also waits for that.
+    pause = float(os.environ.get("IDLE_PAUSE", "1.0"))
+    for _ in range(PROBES):
+        time.sleep(pause)
+        b.submit("submit -H, daemon idle", "-H")
+    for _ in range(PROBES):
+        b.submit("submit -H, back to back", "-H")
+    for i in range(PROBES):
+        time.sleep(pause)
+        b.run(["cancel", str(cancellable[-1 - i])], "cancel 1 pending, daemon idle")
+    for i in range(PROBES):
+        b.run(["cancel", str(cancellable[-1 - PROBES - i])], "cancel 1 pending, back to back")
+    time.sleep(pause)
+    for _ in range(PROBES):
+        b.submit("submit -H", "-H")
+        b.run(["status"], "status right after a submit")
+    time.sleep(pause)
+    left = len(b.queue_json())
+    b.note(f"after the probes: {left} jobs pending (expected {pending + 3 * PROBES - 2 * PROBES})")
+
+    # The same SELECT as `gshare queue` by the sqlite3 shell alone: printing every row in its
+    # own format, and the engine alone (the sorted rows counted and their argv summed, no
+    # output; the LIMIT keeps the ORDER BY, as in gshare's query).
+    cli = shutil.which("sqlite3")
+    for sql, label in ((SQL_OPEN, "queue"), (SQL_ALL, "queue -a")):
+        if not cli:
+            break
+        engine = f"SELECT count(*), sum(length(argv)) FROM ({sql} LIMIT -1)"
+        for _ in range(PROBES):
+            b.run([], f"sqlite3 shell: SELECT of `{label}` > /dev/null",
+                  argv=[cli, "-readonly", b.db, sql])
+        for _ in range(PROBES):
+            b.run([], f"sqlite3 shell: SELECT of `{label}`, engine only",
+                  argv=[cli, "-readonly", b.db, engine])
+    con = sqlite3.connect(f"file:{b.db}?mode=ro", uri=True)
+    plan = "; ".join(r[-1] for r in con.execute("EXPLAIN QUERY PLAN " + SQL_OPEN))
+    plan_all = "; ".join(r[-1] for r in con.execute("EXPLAIN QUERY PLAN " + SQL_ALL))
+    con.close()
+    b.note(f"query plan of `queue`: {plan}; of `queue -a`: {plan_all}")
+
+    # Daemon start alone (loads the queue, admission), a few stop/start cycles.
+    for _ in range(RESTARTS):
+        b.stop()
+        b.run(["daemon"], "daemon start (loads queue)")
+    b.note(f"daemon log: {b.daemon_log_line('queue: ')}")
+    b.stop()
+
+
+# ------------------------------------------------------------------------------- summary
+
+def load_raw(raw):
+    groups, notes = {}, []
+    with open(raw) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            if line.startswith("#"):
+                notes.append(line[1:].strip())
+                continue
+            phase, label, _, ms = line.split("\t")
+            groups.setdefault((phase, label), []).append(float(ms))
+    return groups, notes
+
+
+def percentile(values, p):
+    """Nearest-rank percentile."""
+    v = sorted(values)
+    k = max(0, min(len(v) - 1, -(-len(v) * p // 100) - 1))
+    return v[int(k)]
+
+
+def summary(raw):
+    groups, notes = load_raw(raw)
+    out = [f"# {n}" for n in notes]
+    width = max([len(l) for (_, l) in groups] + [20])
+    out.append("")
+    out.append(f"{'phase':<10} {'measurement':<{width}} {'n':>4} {'min':>8} {'median':>8} "
+               f"{'p95':>8} {'max':>8}   (ms, process start to exit)")
+    for (phase, label), v in groups.items():
+        p95 = f"{percentile(v, 95):8.2f}" if len(v) >= 20 else f"{'-':>8}"
+        out.append(f"{phase:<10} {label:<{width}} {len(v):>4} {min(v):8.2f} "
+                   f"{statistics.median(v):8.2f} {p95} {max(v):8.2f}")
+    return "\n".join(out) + "\n"
+
+
+def selftest():
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", delete=False) as f:
+        f.write("# meta: x\n")
+        for i in range(20):
+            f.write(f"p\ta b\t{i}\t{i + 1}.0\n")
+        f.write("p\tc\t0\t5.0\n")
+    text = summary(f.name)
+    os.unlink(f.name)
+    assert "# meta: x" in text, text
+    row = [l for l in text.splitlines() if l.startswith("p ") and " a b " in l][0].split()
+    assert row[3:] == ["20", "1.00", "10.50", "19.00", "20.00"], row
+    row = [l for l in text.splitlines() if l.startswith("p ") and " c " in l][0].split()
+    assert row[1:] == ["c", "1", "5.00", "5.00", "-", "5.00"], row
+    assert percentile([1, 2, 3, 4], 50) == 2 and percentile(list(range(1, 101)), 95) == 95
+    print("selftest ok")
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return 2
+    cmd, args = argv[1], argv[2:]
+    if cmd == "meta" and len(args) == 2:
+        cmd_meta(*args)
+    elif cmd == "submit" and len(args) == 4:
+        cmd_submit(*args)
+    elif cmd == "db" and len(args) == 7:
+        cmd_db(*args[:5], int(args[5]), int(args[6]))
+    elif cmd == "summary" and len(args) == 1:
+        sys.stdout.write(summary(args[0]))
+    elif cmd == "selftest" and not args:
+        selftest()
+    else:
+        print(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

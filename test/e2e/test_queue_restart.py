@@ -1,0 +1,158 @@
+"""The batch queue survives its daemon (docs/cli.md "Persistence"): after a kill -9 of the
+daemon, the next gshare command starts a new one that still has every submitted job; a job
+whose supervisor lives on is re-adopted and ends with its real status; one whose supervisor
+died too and left no end file is LOST; an end that happened while no daemon ran is recorded;
+pending jobs run. And no job whose id `submit` printed is lost to a kill -9 at any moment."""
+import os
+import random
+import signal
+import threading
+import time
+import unittest
+
+from gshare_e2e import GSHARE, TestCase, _read, all_pids, proc_alive, proc_cmdline
+
+
+class QueueRestartTest(TestCase):
+    def path(self, name):
+        return os.path.join(self.h.tmp, name)
+
+    def kill_daemon(self):
+        """kill -9 of every daemon of this harness; waits until they are gone."""
+        pids = self.h.daemon_processes()
+        self.assertTrue(pids, "no daemon to kill")
+        for p in pids:
+            os.kill(p, signal.SIGKILL)
+        self.h.wait_for(lambda: not any(proc_alive(p) for p in pids), 30, "the daemon to die")
+        return pids
+
+    def supervisor_pid(self, job_id):
+        """The pid of `gshare job-supervisor --job job_id` of this harness."""
+        exe = os.path.realpath(GSHARE)
+        for p in all_pids():
+            argv = proc_cmdline(p)
+            if (len(argv) >= 4 and os.path.realpath(argv[0]) == exe and argv[1] == "job-supervisor"
+                    and argv[argv.index("--job") + 1] == str(job_id) and self.h.socket in argv
+                    and proc_alive(p)):
+                return p
+        return None
+
+    def test_kill9_daemon_with_running_and_pending_jobs(self):
+        self.h = h = self.harness(queue={"max_running": 3, "gpus": 1})
+
+        def gated(name, code):
+            # Runs until <name>.go exists, then exits with code.
+            return h.submit("-J", name, "--", "sh", "-c", "touch %s; while [ ! -e %s ]; do sleep 0.05; done; exit %d"
+                            % (self.path(name + ".ready"), self.path(name + ".go"), code))
+
+        def go(name):
+            open(self.path(name + ".go"), "w").close()
+
+        survivor = gated("survivor", 0)     # re-adopted, ends after the restart
+        ends_alone = gated("alone", 5)      # ends while no daemon runs
+        orphaned = gated("orphaned", 0)     # its supervisor is killed too: LOST
+        for name in ("survivor", "alone", "orphaned"):
+            h.wait_for(lambda: os.path.exists(self.path(name + ".ready")), 30, name + " to start")
+        pending = [h.submit("-J", "pend%d" % i, "--", "sh", "-c", "echo $GSHARE_JOB_ID >> %s" % self.path("pend"))
+                   for i in range(3)]
+        q = h.queue_jobs()
+        self.assertEqual([q[i]["state"] for i in (survivor, ends_alone, orphaned)], ["RUNNING"] * 3)
+        self.assertEqual([q[i]["state"] for i in pending], ["PENDING"] * 3)
+        job_pid = q[survivor]["pid"]
+        sup_orphaned = self.supervisor_pid(orphaned)
+        sup_alone = self.supervisor_pid(ends_alone)
+        self.assertTrue(sup_orphaned and sup_alone, "no job-supervisor processes found")
+
+        self.kill_daemon()
+        os.kill(sup_orphaned, signal.SIGKILL)
+        go("alone")
+        h.wait_for(lambda: os.path.exists(os.path.join(h.state_dir, "jobs", "%d.end" % ends_alone)),
+                   30, "the supervisor of a job that ended without a daemon to write its end file")
+        self.assertTrue(proc_alive(job_pid), "the daemon's death must not end a job")
+
+        # Any command restarts the daemon; nothing was lost.
+        q = h.queue_jobs()
+        self.assertEqual(set(q), {survivor, ends_alone, orphaned, *pending})
+        self.assertEqual(len(h.daemon_processes()), 1)
+        rec = h.wait_state(orphaned, ("LOST", "FAILED"), timeout=30)
+        self.assertEqual(rec["state"], "LOST", "docs: a job neither alive nor ended is marked LOST")
+        rec = h.wait_state(ends_alone, ("FAILED", "COMPLETED", "LOST"), timeout=30)
+        self.assertEqual((rec["state"], rec["exit_code"]), ("FAILED", 5), "its recorded status")
+        self.assertEqual(h.gshare("wait", str(orphaned)).returncode, 125, "LOST: 125")
+        time.sleep(1.5)  # the new daemon's check of its runner (once a second) must keep it
+        rec = self.state(survivor)
+        self.assertEqual(rec["state"], "RUNNING", "a job whose supervisor lives is re-adopted")
+        # Pending jobs run after the restart (two slots are free again).
+        r = h.gshare("wait", *map(str, pending))
+        self.assertEqual(r.returncode, 0, r.stderr + h.diagnostics())
+        self.assertEqual(sorted(_read(self.path("pend")).split()), sorted(map(str, pending)))
+        go("survivor")
+        self.assertEqual(h.gshare("wait", str(survivor)).returncode, 0)
+        rec = self.state(survivor)
+        self.assertEqual((rec["state"], rec["exit_code"], rec["pid"]), ("COMPLETED", 0, job_pid))
+        go("orphaned")  # its job outlived its supervisor: let it end
+
+    def state(self, jid):
+        return self.h.queue_jobs()[jid]
+
+    def test_readopted_job_reports_failure(self):
+        # Like the survivor above, with a non-zero status: the supervisor reports the real one.
+        self.h = h = self.harness(queue={"max_running": 1, "gpus": 1})
+        a = h.submit("--", "sh", "-c", "touch %s; while [ ! -e %s ]; do sleep 0.05; done; exit 9"
+                     % (self.path("a.ready"), self.path("a.go")))
+        h.wait_for(lambda: os.path.exists(self.path("a.ready")), 30, "the job to start")
+        b = h.submit("--", "true")
+        self.kill_daemon()
+        self.assertEqual(h.wait_state(a, "RUNNING")["state"], "RUNNING")  # restarts the daemon
+        self.assertEqual(self.state(b)["state"], "PENDING")
+        open(self.path("a.go"), "w").close()
+        self.assertEqual(h.gshare("wait", str(a)).returncode, 9)
+        self.assertEqual((self.state(a)["state"], self.state(a)["exit_code"]), ("FAILED", 9))
+        self.assertEqual(h.gshare("wait", str(b)).returncode, 0)
+
+    def test_kill9_during_submits(self):
+        self.h = h = self.harness(queue={"max_running": 1, "gpus": 1})
+        h.start_daemon()
+        rng = random.Random(7)
+        printed, failed, kills = [], [], []
+
+        def killer():
+            time.sleep(rng.uniform(0, 0.03))  # lands during one of the next submits
+            for p in h.daemon_processes():
+                try:
+                    os.kill(p, signal.SIGKILL)
+                    kills.append(p)
+                except OSError:
+                    pass
+
+        threads = []
+        for i in range(50):
+            if i in (8, 20, 33, 45):
+                t = threading.Thread(target=killer)
+                t.start()
+                threads.append(t)
+            r = h.gshare("submit", "-H", "-J", "s%d" % i, "--", "true")
+            if r.returncode == 0:
+                self.assertRegex(r.stdout, r"\A[0-9]+\n\Z")
+                self.assertEqual(r.stderr, "")
+                printed.append(int(r.stdout))
+            else:
+                # A submission the kill interrupted fails cleanly: exit 1, one line, no id.
+                h.assert_error_line(r, 1)
+                failed.append(r.stderr)
+        for t in threads:
+            t.join()
+        self.assertGreaterEqual(len(kills), 2, "the daemon was hardly killed: nothing tested")
+        self.assertLessEqual(len(failed), 2 * len(kills), failed)  # one in flight per kill, or so
+        self.assertEqual(len(set(printed)), len(printed), "an id was given twice")
+        q = h.queue_jobs()
+        self.assertEqual([i for i in printed if i not in q], [], "a job whose id was printed is lost")
+        self.assertTrue(all(q[i]["state"] == "PENDING" and q[i]["held"] for i in printed))
+        r = h.gshare("release", *map(str, printed))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = h.gshare("wait", *map(str, printed), timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr + h.diagnostics())
+
+
+if __name__ == "__main__":
+    unittest.main()
