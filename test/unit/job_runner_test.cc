@@ -275,3 +275,46 @@ TEST_CASE("job runner's ExitLike re-raises the job's signal or exits with its co
 
 }  // namespace
 }  // namespace gshare
+
+namespace gshare {
+namespace {
+
+TEST_CASE("job runner runs a detached job: its env, directory, output file and /dev/null stdin") {
+  TempDir dir;
+  RunSpec spec;
+  spec.env = std::vector<std::string>{"ONLY=this", "PATH=/usr/bin:/bin"};
+  spec.set_env = {{"EXTRA", "x"}};
+  spec.cwd = dir.path();
+  spec.output_path = dir.path() + "/out.log";
+  spec.stdin_null = true;
+  ExitInfo info = RunShell("echo \"$ONLY $EXTRA ${HOME:-nohome} $(pwd)\"; echo err >&2; cat; exit 4", spec);
+  CHECK(info.exit_code == 4);
+  CHECK(ReadFile(spec.output_path) == "this x nohome " + dir.path() + "\nerr\n");
+
+  spec.cwd = dir.path() + "/missing";
+  info = RunShell("true", spec);
+  CHECK(info.exit_code == 126);
+  CHECK(info.exec_error.find("cannot change directory") == 0);
+  spec.cwd.clear();
+  spec.output_path = dir.path() + "/no/such/dir/out.log";
+  CHECK_FALSE(JobRunner::Run(RunSpec{{"/bin/true"}, {}, {}, {}, "", spec.output_path}, nullptr).ok());
+}
+
+TEST_CASE("job runner ends a job at its time limit: SIGTERM, then SIGKILL after the grace") {
+  RunSpec spec;
+  spec.time_limit = std::chrono::milliseconds(200);
+  spec.kill_after = std::chrono::milliseconds(300);
+  ExitInfo info = RunShell("sleep 30", spec);  // dies of the SIGTERM
+  CHECK(info.timed_out);
+  CHECK(info.signal == SIGTERM);
+  CHECK(ShellExitStatus(info) == 124);
+  info = RunShell("trap '' TERM; sleep 30 & wait; sleep 30", spec);  // ignores it: SIGKILL
+  CHECK(info.timed_out);
+  CHECK(info.signal == SIGKILL);
+  info = RunShell("exit 0", spec);
+  CHECK_FALSE(info.timed_out);
+  CHECK(ShellExitStatus(info) == 0);
+}
+
+}  // namespace
+}  // namespace gshare
