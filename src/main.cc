@@ -10,10 +10,27 @@
 #include "cli.h"
 #include "logging.h"
 
+namespace {
+
+// --help leads with the examples (each command's footer), right under its description; the
+// list of subcommands keeps their one-line descriptions.
+class ExamplesFirst : public CLI::Formatter {
+ public:
+  std::string make_description(const CLI::App* app) const override {
+    std::string text = CLI::Formatter::make_description(app);
+    if (!app->get_footer().empty()) text += "\n" + app->get_footer() + "\n\n";
+    return text;
+  }
+  std::string make_footer(const CLI::App*) const override { return ""; }
+};
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace gshare;
   GlobalOptions global;
   CLI::App app{"gshare: share NVIDIA GPUs among jobs, queue them, run them"};
+  app.formatter(std::make_shared<ExamplesFirst>());  // before the subcommands: they inherit it
   app.set_version_flag("--version", std::string("gshare ") + GSHARE_VERSION);
   app.add_option("--config", global.config_path, "Configuration file (TOML)");
   app.add_flag("-v,--verbose", global.verbose, "Log with times and levels");
