@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -71,6 +72,15 @@ Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType
 // runs when `start_daemon` (so that pending jobs progress and stale states are recovered).
 // A missing database gives nullptr: no job was ever recorded.
 Result<std::unique_ptr<JobStore>> OpenJobsForReading(const ClientContext& ctx, bool start_daemon);
+
+// A comma-separated list of job states, by name or Slurm code in any case ("PD,r,failed").
+// Fails naming the first unknown one.
+Result<std::set<std::string>> ParseStates(const std::string& list);
+
+// The jobs matching `filter` and, when `user` (a login name or uid) is not empty, owned by that
+// user; read from the database once a daemon runs. Errors are one line.
+Result<std::vector<JobRecord>> ListJobs(const GlobalOptions& global, ListFilter filter,
+                                        const std::string& user);
 
 // Sends a job-control request (protocol.h kJobControl) for `ids` and prints one error line
 // per id that failed. Returns 0 when all succeeded, kExitError otherwise.

@@ -7,12 +7,10 @@
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "cli.h"
 #include "duration.h"
 #include "job_json.h"
-#include "user_name.h"
 
 namespace gshare {
 namespace {
@@ -62,51 +60,25 @@ int Cancel(const GlobalOptions& global, const CancelOptions& opt) {
   if (filtered) {
     ListFilter filter;
     filter.name = opt.name;
-    if (!opt.user.empty()) {
-      filter.uid = UserId(opt.user);
-      if (!filter.uid) {
-        spdlog::error("cancel: no user \"{}\"", opt.user);
-        return kExitUsage;
-      }
-    }
     filter.states = {"PENDING", "RUNNING", "SUSPENDED"};
     if (!opt.states.empty()) {
-      std::set<std::string> wanted;
-      std::stringstream list(opt.states);
-      for (std::string item; std::getline(list, item, ',');) {
-        for (char& ch : item) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-        bool known = false;
-        for (const char* s : {"PENDING", "RUNNING", "SUSPENDED"}) {
-          if (item == s || item == StateCode(s)) {
-            wanted.insert(s);
-            known = true;
-          }
-        }
-        if (!known) {
-          spdlog::error("cancel: -t takes PD, R or S (pending, running, suspended), not \"{}\"", item);
-          return kExitUsage;
-        }
+      Result<std::set<std::string>> states = ParseStates(opt.states);
+      std::string problem = states.ok() ? "" : states.status().message();
+      for (const std::string& s : states.ok() ? states.value() : std::set<std::string>{}) {
+        if (filter.states.count(s) == 0) problem = "a " + s + " job cannot be cancelled";
       }
-      filter.states = wanted;
+      if (!problem.empty()) {
+        spdlog::error("cancel: -t: {}", problem);
+        return kExitUsage;
+      }
+      filter.states = states.value();
     }
-    auto ctx = MakeClientContext(global);
-    if (!ctx.ok()) {
-      spdlog::error("{}", ctx.status().message());
+    Result<std::vector<JobRecord>> rows = ListJobs(global, filter, opt.user);
+    if (!rows.ok()) {
+      spdlog::error("cancel: {}", rows.status().message());
       return kExitError;
     }
-    auto store = OpenJobsForReading(*ctx, true);
-    if (!store.ok()) {
-      spdlog::error("{}", store.status().message());
-      return kExitError;
-    }
-    if (store.value()) {
-      auto rows = store.value()->List(filter);
-      if (!rows.ok()) {
-        spdlog::error("{}", rows.status().message());
-        return kExitError;
-      }
-      for (const JobRecord& r : rows.value()) ids.push_back(r.id);
-    }
+    for (const JobRecord& r : rows.value()) ids.push_back(r.id);
     if (ids.empty()) return 0;  // as scancel: a filter that matches nothing is not an error
   }
   if (sig) return ControlJobs(global, "signal", ids, json{{"signal", *sig}});

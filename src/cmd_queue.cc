@@ -4,11 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "cli.h"
 #include "job_json.h"
@@ -27,15 +25,6 @@ struct QueueOptions {
   bool json_output = false;
   bool no_header = false;
 };
-
-// A state by name or Slurm code, any case: "pending", "PD", "r", "CANCELLED"...
-std::optional<std::string> StateFromText(std::string text) {
-  for (char& ch : text) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  for (const char* state : kJobStates) {
-    if (text == state || text == StateCode(state)) return std::string(state);
-  }
-  return std::nullopt;
-}
 
 // Slurm's elapsed-time form: M:SS, H:MM:SS, D-HH:MM:SS.
 std::string Elapsed(double seconds) {
@@ -74,48 +63,25 @@ const char* Color(const std::string& state) {
 }
 
 int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
-  auto ctx = MakeClientContext(global);
-  if (!ctx.ok()) {
-    spdlog::error("{}", ctx.status().message());
-    return kExitError;
-  }
   ListFilter filter;
   filter.order = ListFilter::Order::kQueueOrder;
   filter.name = opt.name;
   if (!opt.states.empty()) {
-    std::stringstream list(opt.states);
-    for (std::string item; std::getline(list, item, ',');) {
-      std::optional<std::string> state = StateFromText(item);
-      if (!state) {
-        spdlog::error("queue: unknown state \"{}\" (PD R S CD F CA TO LO, or their names)", item);
-        return kExitUsage;
-      }
-      filter.states.insert(*state);
+    Result<std::set<std::string>> states = ParseStates(opt.states);
+    if (!states.ok()) {
+      spdlog::error("queue: {}", states.status().message());
+      return kExitUsage;
     }
+    filter.states = states.value();
   } else if (!opt.all) {
     filter.states = {"PENDING", "RUNNING", "SUSPENDED"};
   }
-  if (!opt.user.empty()) {
-    filter.uid = UserId(opt.user);
-    if (!filter.uid) {
-      spdlog::error("queue: no user \"{}\"", opt.user);
-      return kExitUsage;
-    }
-  }
-  auto store = OpenJobsForReading(*ctx, true);
-  if (!store.ok()) {
-    spdlog::error("{}", store.status().message());
+  Result<std::vector<JobRecord>> listed = ListJobs(global, filter, opt.user);
+  if (!listed.ok()) {
+    spdlog::error("queue: {}", listed.status().message());
     return kExitError;
   }
-  std::vector<JobRecord> rows;
-  if (store.value()) {
-    auto listed = store.value()->List(filter);
-    if (!listed.ok()) {
-      spdlog::error("{}", listed.status().message());
-      return kExitError;
-    }
-    rows = std::move(listed.value());
-  }
+  const std::vector<JobRecord>& rows = listed.value();
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   if (opt.json_output) {

@@ -17,15 +17,19 @@ lock is D/gshare.lock), its state directory D/state (gshare.db, daemon.log, logs
 D/xdg as XDG_CONFIG_HOME, so no user configuration leaks in. Every gshare command gets
 `--config CFG` ([queue] gpus = 1).
 
-RAW lines: `phase<TAB>label<TAB>index<TAB>milliseconds` for every timed process (process start
-to exit, measured here around subprocess.run, stdout to /dev/null unless the label says
-otherwise), and `#` lines (metadata, counts, checks). Every timed command must exit 0.
+RAW lines: `phase<TAB>label<TAB>index<TAB>wall_ms<TAB>cpu_ms` for every timed process: wall_ms
+from process start to exit, measured here around subprocess.run (stdout to /dev/null unless the
+label says otherwise); cpu_ms the user + system CPU time of that process (getrusage of the
+reaped child; `-` where not measured), which contention for the cores does not inflate. Labels
+starting with "daemon CPU" hold the daemon's own CPU time (/proc/PID/schedstat) for the step
+named, in both columns. `#` lines: metadata, counts, checks. Every timed command must exit 0.
 """
 import fcntl
 import json
 import os
 import platform
 import random
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -82,24 +86,42 @@ class Bench:
             f.write(f"# {self.phase}: {text}\n")
         print(f"  {self.phase}: {text}", flush=True)
 
-    def record(self, label, ms):
+    def record(self, label, ms, cpu_ms=None):
         i = self.counts.get(label, 0)
         self.counts[label] = i + 1
+        cpu = "-" if cpu_ms is None else f"{cpu_ms:.3f}"
         with open(self.raw, "a") as f:
-            f.write(f"{self.phase}\t{label}\t{i}\t{ms:.3f}\n")
+            f.write(f"{self.phase}\t{label}\t{i}\t{ms:.3f}\t{cpu}\n")
 
     def run(self, args, label=None, stdout=subprocess.DEVNULL, check=True, argv=None):
         """Runs gshare ARGS (or ARGV as given); returns (ms, CompletedProcess)."""
         cmd = argv if argv is not None else self.argv(*args)
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter_ns()
         p = subprocess.run(cmd, env=self.env, stdout=stdout, stderr=subprocess.PIPE)
         ms = (time.perf_counter_ns() - t0) / 1e6
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu_ms = (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) * 1e3
         if check and p.returncode != 0:
             sys.exit(f"queue_bench: {' '.join(cmd)}: exit {p.returncode}: "
                      f"{p.stderr.decode(errors='replace').strip()}")
         if label is not None:
-            self.record(label, ms)
+            self.record(label, ms, cpu_ms)
         return ms, p
+
+    def daemon_pid(self):
+        return json.loads(self.output("status", "--json"))["daemon"]["pid"]
+
+    @staticmethod
+    def cpu_ms(pid):
+        """CPU time of process PID so far (ms): schedstat (ns), else stat (clock ticks)."""
+        try:
+            with open(f"/proc/{pid}/schedstat") as f:
+                return int(f.read().split()[0]) / 1e6
+        except (OSError, ValueError, IndexError):
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) * 1e3 / os.sysconf("SC_CLK_TCK")
 
     def output(self, *args):
         return self.run(args, stdout=subprocess.PIPE)[1].stdout.decode()
@@ -138,6 +160,14 @@ class Bench:
 
     def queue_json(self, *args):
         return json.loads(self.output("queue", "--json", *args))["jobs"]
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "?"
 
 
 def stats_line(values):
@@ -187,6 +217,7 @@ def cmd_meta(gshare, raw):
 def cmd_submit(gshare, cfg, work, raw):
     # The harness's own cost: spawning and reaping a process that does nothing.
     b = Bench(gshare, cfg, os.path.join(work, "submit-held"), raw, "submit")
+    b.note(f"load average at start {loadavg()}")
     for _ in range(50):
         b.run([], "harness: /bin/true", argv=["/bin/true"])
     for _ in range(20):
@@ -225,7 +256,8 @@ def cmd_submit(gshare, cfg, work, raw):
         states[j["state"]] = states.get(j["state"], 0) + 1
     r.note(f"running-jobs submits: {open_at_last} jobs pending/running right after the last "
            f"submit; queue empty {t_drained - t_last:.2f} s after it "
-           f"({t_drained - t_first:.2f} s after the first); final states {states}")
+           f"({t_drained - t_first:.2f} s after the first); final states {states}; "
+           f"load average {loadavg()}")
     if states != {"COMPLETED": SUBMIT_RUN + 1}:
         print(f"queue_bench: WARNING: not every job COMPLETED: {states}", file=sys.stderr)
     r.stop()
@@ -337,6 +369,7 @@ def count_lines(path):
 
 def cmd_db(gshare, cfg, work, raw, name, ended, pending):
     b = Bench(gshare, cfg, os.path.join(work, f"db-{name}"), raw, f"db-{name}")
+    b.note(f"load average at start {loadavg()}")
     # Create and migrate the database with the daemon itself, then stop it.
     b.run(["daemon"])
     b.stop()
@@ -349,6 +382,9 @@ def cmd_db(gshare, cfg, work, raw, name, ended, pending):
     # The first command starts the daemon, which loads the pending jobs and runs admission
     # over them before it answers (its ready byte comes after LoadQueue).
     b.run(["queue"], "first queue (starts daemon, loads queue)")
+    pid = b.daemon_pid()
+    up = b.cpu_ms(pid)
+    b.record("daemon CPU: start up to its first answers", up, up)
     b.note(f"daemon log: {b.daemon_log_line('queue: ')}")
 
     # Checks, and the output's size.
@@ -382,15 +418,25 @@ def cmd_db(gshare, cfg, work, raw, name, ended, pending):
 
     # Queue events with this many pending jobs: each reruns admission over all of them after
     # its reply, so a request that follows at once also waits for that.
+    # "daemon CPU": the daemon's CPU time from before the request until it is idle again
+    # (the reply, the database write, admission over every pending job).
     pause = float(os.environ.get("IDLE_PAUSE", "1.0"))
     for _ in range(PROBES):
         time.sleep(pause)
+        c0 = b.cpu_ms(pid)
         b.submit("submit -H, daemon idle", "-H")
+        time.sleep(pause)
+        c1 = b.cpu_ms(pid)
+        b.record("daemon CPU per submit -H", c1 - c0, c1 - c0)
     for _ in range(PROBES):
         b.submit("submit -H, back to back", "-H")
     for i in range(PROBES):
         time.sleep(pause)
+        c0 = b.cpu_ms(pid)
         b.run(["cancel", str(cancellable[-1 - i])], "cancel 1 pending, daemon idle")
+        time.sleep(pause)
+        c1 = b.cpu_ms(pid)
+        b.record("daemon CPU per cancel", c1 - c0, c1 - c0)
     for i in range(PROBES):
         b.run(["cancel", str(cancellable[-1 - PROBES - i])], "cancel 1 pending, back to back")
     time.sleep(pause)
@@ -425,7 +471,9 @@ def cmd_db(gshare, cfg, work, raw, name, ended, pending):
     for _ in range(RESTARTS):
         b.stop()
         b.run(["daemon"], "daemon start (loads queue)")
-    b.note(f"daemon log: {b.daemon_log_line('queue: ')}")
+        up = b.cpu_ms(b.daemon_pid())
+        b.record("daemon CPU: start up to its first answers", up, up)
+    b.note(f"daemon log: {b.daemon_log_line('queue: ')}; load average at end {loadavg()}")
     b.stop()
 
 
@@ -441,8 +489,8 @@ def load_raw(raw):
             if line.startswith("#"):
                 notes.append(line[1:].strip())
                 continue
-            phase, label, _, ms = line.split("\t")
-            groups.setdefault((phase, label), []).append(float(ms))
+            phase, label, _, ms, cpu = line.split("\t")
+            groups.setdefault((phase, label), []).append((float(ms), cpu))
     return groups, notes
 
 
@@ -459,11 +507,18 @@ def summary(raw):
     width = max([len(l) for (_, l) in groups] + [20])
     out.append("")
     out.append(f"{'phase':<10} {'measurement':<{width}} {'n':>4} {'min':>8} {'median':>8} "
-               f"{'p95':>8} {'max':>8}   (ms, process start to exit)")
-    for (phase, label), v in groups.items():
+               f"{'p95':>8} {'max':>8} {'cpu med':>8}")
+    for (phase, label), rows in groups.items():
+        v = [ms for ms, _ in rows]
+        cpu = [float(c) for _, c in rows if c != "-"]
         p95 = f"{percentile(v, 95):8.2f}" if len(v) >= 20 else f"{'-':>8}"
+        cpu_med = f"{statistics.median(cpu):8.2f}" if cpu else f"{'-':>8}"
         out.append(f"{phase:<10} {label:<{width}} {len(v):>4} {min(v):8.2f} "
-                   f"{statistics.median(v):8.2f} {p95} {max(v):8.2f}")
+                   f"{statistics.median(v):8.2f} {p95} {max(v):8.2f} {cpu_med}")
+    out.append("")
+    out.append("ms. min..max: wall time, process start to exit, as the caller sees it (stdout to")
+    out.append("/dev/null unless named); cpu med: median user+system CPU time of that process.")
+    out.append("\"daemon CPU\" rows: the daemon's own CPU time for the step named.")
     return "\n".join(out) + "\n"
 
 
@@ -472,15 +527,15 @@ def selftest():
     with tempfile.NamedTemporaryFile("w", delete=False) as f:
         f.write("# meta: x\n")
         for i in range(20):
-            f.write(f"p\ta b\t{i}\t{i + 1}.0\n")
-        f.write("p\tc\t0\t5.0\n")
+            f.write(f"p\ta b\t{i}\t{i + 1}.0\t1.5\n")
+        f.write("p\tc\t0\t5.0\t-\n")
     text = summary(f.name)
     os.unlink(f.name)
     assert "# meta: x" in text, text
     row = [l for l in text.splitlines() if l.startswith("p ") and " a b " in l][0].split()
-    assert row[3:] == ["20", "1.00", "10.50", "19.00", "20.00"], row
+    assert row[3:] == ["20", "1.00", "10.50", "19.00", "20.00", "1.50"], row
     row = [l for l in text.splitlines() if l.startswith("p ") and " c " in l][0].split()
-    assert row[1:] == ["c", "1", "5.00", "5.00", "-", "5.00"], row
+    assert row[1:] == ["c", "1", "5.00", "5.00", "-", "5.00", "-"], row
     assert percentile([1, 2, 3, 4], 50) == 2 and percentile(list(range(1, 101)), 95) == 95
     print("selftest ok")
 

@@ -47,6 +47,10 @@ py="${PYTHON:-python3}"
 jobs="${JOBS:-100000}"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/gshare-qb.XXXXXX")"
+# A copy: a rebuild during the run must not swap the binary under the daemons.
+cp "$gshare" "$work/gshare"
+src_gshare="$gshare"
+gshare="$work/gshare"
 cfg="$work/gshare.toml"
 printf '[queue]\ngpus = 1\n' > "$cfg"
 
@@ -76,7 +80,7 @@ raw="$out/raw.txt"
 : > "$raw"
 echo "== machine"
 "$py" "$here/queue_bench.py" meta "$gshare" "$raw"
-echo "# meta: command: $0 $*" >> "$raw"
+echo "# meta: command: $0 $*; binary: copy of $src_gshare" >> "$raw"
 
 echo "== 1. submit latency"
 "$py" "$here/queue_bench.py" submit "$gshare" "$cfg" "$work" "$raw"

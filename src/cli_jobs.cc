@@ -1,0 +1,46 @@
+// Reading jobs for the CLI: state lists as users write them and filtered job lists, shared
+// by `queue` and `cancel`.
+#include <cctype>
+#include <sstream>
+
+#include "cli.h"
+#include "job_json.h"
+#include "user_name.h"
+
+namespace gshare {
+
+Result<std::set<std::string>> ParseStates(const std::string& list) {
+  std::set<std::string> states;
+  std::stringstream items(list);
+  for (std::string item; std::getline(items, item, ',');) {
+    std::string upper = item;
+    for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    bool known = false;
+    for (const char* state : kJobStates) {
+      if (upper == state || upper == StateCode(state)) {
+        states.insert(state);
+        known = true;
+      }
+    }
+    if (!known) {
+      return Status::Error("unknown state \"" + item + "\" (PD R S CD F CA TO LO, or their names)");
+    }
+  }
+  return states;
+}
+
+Result<std::vector<JobRecord>> ListJobs(const GlobalOptions& global, ListFilter filter,
+                                        const std::string& user) {
+  if (!user.empty()) {
+    filter.uid = UserId(user);
+    if (!filter.uid) return Status::Error("no user \"" + user + "\"");
+  }
+  Result<ClientContext> ctx = MakeClientContext(global);
+  if (!ctx.ok()) return ctx.status();
+  Result<std::unique_ptr<JobStore>> store = OpenJobsForReading(*ctx, true);
+  if (!store.ok()) return store.status();
+  if (!store.value()) return std::vector<JobRecord>();
+  return store.value()->List(filter);
+}
+
+}  // namespace gshare
