@@ -88,7 +88,7 @@ int ControlJobs(const GlobalOptions& global, const std::string& action,
                 const std::vector<int64_t>& ids, nlohmann::json extra = nlohmann::json::object());
 
 // The status a shell would see for an ended job (docs/cli.md "Exit status"): COMPLETED 0,
-// TIMEOUT 124, FAILED its exit code or 128+signal, CANCELLED 128+signal or 143, LOST 125.
+// TIMEOUT 124, FAILED its exit code or 128+signal, CANCELLED 128+signal (else 143), LOST 125.
 int JobShellStatus(const JobRecord& r);
 
 // True when stdout is a terminal, NO_COLOR is unset or empty and TERM is not "dumb"

@@ -104,8 +104,9 @@ int JobShellStatus(const JobRecord& r) {
   if (r.state == "TIMEOUT") return 124;
   if (r.state == "LOST") return 125;
   if (r.signal) return 128 + *r.signal;
+  if (r.state == "CANCELLED") return 128 + SIGTERM;  // whatever it exited with once asked to end
   if (r.exit_code) return *r.exit_code;
-  return r.state == "CANCELLED" ? 128 + SIGTERM : 125;
+  return 125;
 }
 
 bool ColorOnStdout() {

@@ -7,8 +7,6 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
@@ -50,6 +48,21 @@ double WallClockNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// The whole file at `path`; errors (missing, unreadable, a directory) are one line.
+Result<std::string> ReadScript(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return Status::Error("cannot read script " + path + ": " + std::strerror(errno));
+  std::string text;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  const bool failed = std::ferror(f) != 0;
+  const int err = errno;
+  std::fclose(f);
+  if (failed) return Status::Error("cannot read script " + path + ": " + std::strerror(err));
+  return text;
+}
+
 int Usage(const std::string& message) {
   spdlog::error("submit: {}", message);
   return kExitUsage;
@@ -61,16 +74,12 @@ int Submit(const GlobalOptions& global, SubmitOptions& opt) {
   std::optional<std::string> script_text;
   std::vector<std::string> argv = opt.command;
   if (!opt.script.empty()) {
-    std::ifstream in(opt.script, std::ios::binary);
-    if (!in) {
-      spdlog::error("submit: cannot read script {}: {}", opt.script, std::strerror(errno));
+    Result<std::string> text = ReadScript(opt.script);
+    if (!text.ok()) {
+      spdlog::error("submit: {}", text.status().message());
       return kExitError;
     }
-    script_text.emplace((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) {
-      spdlog::error("submit: cannot read script {}", opt.script);
-      return kExitError;
-    }
+    script_text = std::move(text.value());
     Result<JobOptions> directives = ParseScriptOptions(*script_text, opt.script);
     if (!directives.ok()) return Usage(directives.status().message());
     opt.job.Merge(directives.value());

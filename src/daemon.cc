@@ -104,6 +104,11 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
     }
     return Status::Ok();
   }
+  // The database is open and migrated before the socket exists: clients that connect may
+  // read it at once.
+  auto store = JobStore::Open(options_.database_path);
+  if (!store.ok()) return store.status();
+  store_ = std::move(store.value());
   // We hold the lock: any socket file left behind belongs to a dead daemon.
   unlink(options_.socket_path.c_str());
   listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -117,9 +122,6 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
       chmod(options_.socket_path.c_str(), 0600) != 0 || listen(listen_fd_, 128) != 0) {
     return Status::Error("cannot listen on " + options_.socket_path + ": " + strerror(errno));
   }
-  auto store = JobStore::Open(options_.database_path);
-  if (!store.ok()) return store.status();
-  store_ = std::move(store.value());
   if (pipe2(signal_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return Status::Error("pipe failed");
   g_signal_write_fd = signal_pipe_[1];
   struct sigaction sa {};

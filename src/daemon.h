@@ -112,7 +112,8 @@ class Daemon {
   Status CancelJob(int64_t id, bool requeue);
   void QueueTick(TimePoint now);
   std::optional<TimePoint> QueueDeadline() const;
-  void SaveRecord(const JobRecord& r);
+  // Writes `r` to the database; a failure is logged and returned.
+  Status SaveRecord(const JobRecord& r);
 
   DaemonOptions options_;
   Arbiter arbiter_;

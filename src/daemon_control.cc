@@ -26,12 +26,13 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
   const double now = WallNow();
   if (auto it = pending_.find(id); it != pending_.end()) {
     if (requeue) return Status::Error(JobName(id) + " is already pending");
-    JobRecord r = std::move(it->second);
-    pending_.erase(it);
+    JobRecord r = it->second;
     r.state = "CANCELLED";
     r.reason.clear();
     r.end_time = now;
-    SaveRecord(r);
+    Status saved = SaveRecord(r);
+    if (!saved.ok()) return saved;  // still pending, as the database says
+    pending_.erase(it);
     final_states_[id] = r.state;
     queue_dirty_ = true;
     spdlog::info("job {} CANCELLED while pending", id);
@@ -50,8 +51,11 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
     if (requeue && job.record.kind != "submit") {
       return Status::Error(JobName(id) + " is a `gshare run` job: only submitted jobs can be requeued");
     }
-    job.record.end_request = requeue ? "requeue" : "cancel";
-    SaveRecord(job.record);
+    JobRecord r = job.record;
+    r.end_request = requeue ? "requeue" : "cancel";
+    Status saved = SaveRecord(r);
+    if (!saved.ok()) return saved;
+    job.record = std::move(r);
     SignalJob(job, SIGTERM);  // when its pid is not known yet, OnRunStarted sends it
     job.kill_at = std::chrono::steady_clock::now() + Millis(job.record.kill_after_ms);
     spdlog::info("job {}: {} requested (SIGTERM)", id, job.record.end_request);
@@ -68,7 +72,8 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
     return Status::Error(JobName(id) + " is a `gshare run` job: only submitted jobs can be requeued");
   }
   ResetForQueue(r);
-  SaveRecord(r);
+  Status saved = SaveRecord(r);
+  if (!saved.ok()) return saved;
   final_states_.erase(id);
   pending_[id] = std::move(r);
   queue_dirty_ = true;
@@ -107,19 +112,27 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
         st = Status::Error(state.empty() ? "no " + JobName(id)
                                          : JobName(id) + " is " + state + ", not pending");
       } else {
-        pending->second.held = action == "hold";
-        SaveRecord(pending->second);
+        JobRecord r = pending->second;
+        r.held = action == "hold";
+        st = SaveRecord(r);
+        if (st.ok()) pending->second = std::move(r);
         queue_dirty_ = true;
       }
     } else if (action == "set-priority") {
       if (pending != pending_.end()) {
-        pending->second.priority = priority;
-        SaveRecord(pending->second);
+        JobRecord r = pending->second;
+        r.priority = priority;
+        st = SaveRecord(r);
+        if (st.ok()) pending->second = std::move(r);
         queue_dirty_ = true;
       } else if (running) {
-        active->second->record.priority = priority;
-        SaveRecord(active->second->record);
-        arbiter_.SetPriority(id, priority);
+        JobRecord r = active->second->record;
+        r.priority = priority;
+        st = SaveRecord(r);
+        if (st.ok()) {
+          active->second->record = std::move(r);
+          arbiter_.SetPriority(id, priority);
+        }
       } else {
         std::string state = StateOf(id);
         st = Status::Error(state.empty() ? "no " + JobName(id) : JobName(id) + " is already " + state);

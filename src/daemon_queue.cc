@@ -45,9 +45,10 @@ int CountGpus(int configured) {
 
 }  // namespace
 
-void Daemon::SaveRecord(const JobRecord& r) {
+Status Daemon::SaveRecord(const JobRecord& r) {
   Status s = store_->Save(r);
   if (!s.ok()) spdlog::error("cannot record job {}: {}", r.id, s.message());
+  return s;
 }
 
 void Daemon::LoadQueue() {
@@ -106,7 +107,7 @@ Status Daemon::CheckDependencies(const JobRecord& r) {
   Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
   if (!deps.ok()) return deps.status();
   for (const Dependency& d : deps.value()) {
-    if (StateOf(d.job).empty()) return Status::Error("--dependency: no job " + std::to_string(d.job));
+    if (StateOf(d.job).empty()) return Status::Error("dependency on job " + std::to_string(d.job) + ", which does not exist");
   }
   return Status::Ok();
 }

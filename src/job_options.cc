@@ -41,7 +41,9 @@ void AddJobOptions(CLI::App& app, JobOptions* opt) {
       app.add_option("-o,--output", opt->output,
                      "File for stdout and stderr: %j job id, %x name, %u user"));
   add("chdir", app.add_option("-D,--chdir", opt->chdir, "Working directory of the job"));
-  add("env", app.add_option("--env", opt->env, "K=V set in the job's environment (repeatable)"));
+  // One value per --env, so that `--env K=V -- CMD` leaves CMD alone.
+  add("env", app.add_option("--env", opt->env, "K=V set in the job's environment (repeatable)")
+                 ->allow_extra_args(false));
 }
 
 void JobOptions::MarkGiven() {

@@ -170,12 +170,6 @@ def loadavg():
         return "?"
 
 
-def stats_line(values):
-    v = sorted(values)
-    return (f"n={len(v)} min={v[0]:.2f} median={statistics.median(v):.2f} "
-            f"max={v[-1]:.2f} ms")
-
-
 # ---------------------------------------------------------------------------------- meta
 
 def cmd_meta(gshare, raw):
@@ -199,12 +193,16 @@ def cmd_meta(gshare, raw):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     git = subprocess.run(["git", "-C", root, "describe", "--always", "--dirty"],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode().strip()
+    changed = subprocess.run(["git", "-C", root, "status", "--short", "--", "src", "include"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode()
+    changed = ", ".join(l[3:] for l in changed.splitlines()) or "none"
     lines = [
         f"date {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
         f"cpu {model}; nproc {os.cpu_count() and len(os.sched_getaffinity(0))}; memory {mem}",
         f"os {platform.system()} {platform.release()}; python {platform.python_version()};"
         f" python sqlite3 {sqlite3.sqlite_version}",
-        f"gshare {os.path.abspath(gshare)}: {version}; tree {git or '?'}",
+        f"gshare {os.path.abspath(gshare)}: {version}; tree {git or '?'}; uncommitted in "
+        f"src/ include/: {changed}",
     ]
     with open(raw, "a") as f:
         for line in lines:

@@ -7,8 +7,8 @@
 #
 #   GSHARE  the gshare binary (default build/src/gshare)
 #   OUTDIR  results directory (default $OUT, else ./out/queue-bench): raw.txt (every timing,
-#           one line each: phase, label, index, ms; '#' lines: machine, counts, checks) and
-#           summary.txt (the table printed at the end)
+#           one line each: phase, label, index, wall ms, CPU ms; '#' lines: machine, counts,
+#           checks) and summary.txt (the table printed at the end)
 #
 # Measures (test/bench/queue_bench.py does the timing; every time is process start to exit as
 # a user or cron sees it, taken around the process by Python, stdout to /dev/null):
@@ -20,16 +20,18 @@
 #      (c) like (a) again. For each: the first command (starts the daemon, which loads the
 #      pending jobs), 20 interleaved runs of `gshare queue`, `gshare queue -a`,
 #      `gshare queue -a --json`; `gshare status`; submit -H and cancel latency with that queue
-#      (idle daemon and back to back); the same SELECT by the sqlite3 shell and by Python
-#      alone; daemon start alone (3 stop/start cycles).
+#      (idle daemon and back to back) and the daemon's CPU time for each; the same SELECT by
+#      the sqlite3 shell alone (printed, and only counted); daemon start alone (3 stop/start
+#      cycles).
 #
 # Each measurement has its own GSHARE_SOCKET / GSHARE_STATE_DIR under a temporary directory
 # and a config file with [queue] gpus = 1; every daemon is stopped on exit, failure included.
 #
 # Env: QUEUE_RUNS (20), SUBMIT_HELD (500), SUBMIT_RUN (200), PROBES (5), RESTARTS (3),
-#      JOBS (100000: the database size), KEEP_WORK=1 keeps the temporary directory (the
-#      databases: about 300 MiB), TMPDIR.
-# Runtime: about 2 minutes on 2 cores. Exit: 0 ok, 1 a measurement failed, 2 usage.
+#      JOBS (100000: the database size), KEEP_WORK=1 keeps the temporary directory (the three
+#      databases: about 700 MiB), TMPDIR.
+# Runtime: about 10 minutes on 2 cores (mostly the 60 runs of `queue -a --json`).
+# Exit: 0 ok, 1 a measurement failed (partial timings stay in raw.txt), 2 usage.
 set -euo pipefail
 
 if [[ "${1:-}" == -h || "${1:-}" == --help || $# -gt 2 ]]; then
@@ -54,16 +56,29 @@ gshare="$work/gshare"
 cfg="$work/gshare.toml"
 printf '[queue]\ngpus = 1\n' > "$cfg"
 
-# Stops the daemon of every run directory (those still running), waits for it to exit.
+# Stops the daemon of every run directory (those still running) and waits for it to exit
+# (it holds gshare.lock until then); one that does not stop gets SIGTERM, by the pid its log
+# names, if that process is a gshare daemon of this run.
 cleanup() {
-  local rc=$? d
+  local rc=$? d pid
   set +e
+  if [[ -n "$child" ]]; then  # a signal came while a step ran: end that step first
+    kill -TERM "$child" 2> /dev/null
+    wait "$child" 2> /dev/null
+  fi
   for d in "$work"/*/; do
     d="${d%/}"
-    [[ -S "$d/gshare.sock" ]] || continue
+    [[ -e "$d/gshare.lock" ]] || continue
+    flock -n "$d/gshare.lock" true && continue
     GSHARE_SOCKET="$d/gshare.sock" GSHARE_STATE_DIR="$d/state" XDG_CONFIG_HOME="$d/xdg" \
       timeout 30 "$gshare" --config "$cfg" daemon stop > /dev/null 2>&1
-    [[ -e "$d/gshare.lock" ]] && timeout 30 flock "$d/gshare.lock" true
+    timeout 30 flock "$d/gshare.lock" true && continue
+    pid="$(sed -n 's/.*daemon \([0-9][0-9]*\) serving.*/\1/p' "$d/state/daemon.log" 2>/dev/null | tail -1)"
+    if [[ -n "$pid" ]] && tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF "$cfg"; then
+      echo "queue_bench: daemon $pid of $d did not stop: SIGTERM" >&2
+      kill -TERM "$pid"
+      timeout 30 flock "$d/gshare.lock" true
+    fi
   done
   if [[ "${KEEP_WORK:-0}" == 1 ]]; then
     echo "queue_bench: kept $work" >&2
@@ -73,23 +88,34 @@ cleanup() {
   [[ $rc -ne 0 ]] && echo "queue_bench: failed (exit $rc); partial timings in $out/raw.txt" >&2
   exit "$rc"
 }
+child=""
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# One step of queue_bench.py, in the background so that a signal to this script is handled
+# at once (bash runs traps only between commands).
+step() {
+  "$py" "$here/queue_bench.py" "$@" &
+  child=$!
+  wait "$child"
+  child=""
+}
 
 raw="$out/raw.txt"
 : > "$raw"
 echo "== machine"
-"$py" "$here/queue_bench.py" meta "$gshare" "$raw"
+step meta "$gshare" "$raw"
 echo "# meta: command: $0 $*; binary: copy of $src_gshare" >> "$raw"
 
 echo "== 1. submit latency"
-"$py" "$here/queue_bench.py" submit "$gshare" "$cfg" "$work" "$raw"
+step submit "$gshare" "$cfg" "$work" "$raw"
 
 echo "== 2. queue with $jobs jobs in the database"
-"$py" "$here/queue_bench.py" db "$gshare" "$cfg" "$work" "$raw" a $((jobs - 100)) 100
-"$py" "$here/queue_bench.py" db "$gshare" "$cfg" "$work" "$raw" b 0 "$jobs"
-"$py" "$here/queue_bench.py" db "$gshare" "$cfg" "$work" "$raw" c $((jobs - 100)) 100
+step db "$gshare" "$cfg" "$work" "$raw" a $((jobs - 100)) 100
+step db "$gshare" "$cfg" "$work" "$raw" b 0 "$jobs"
+step db "$gshare" "$cfg" "$work" "$raw" c $((jobs - 100)) 100
 
-"$py" "$here/queue_bench.py" summary "$raw" > "$out/summary.txt"
+step summary "$raw" > "$out/summary.txt"
 echo "== summary ($out/summary.txt, raw: $raw)"
 cat "$out/summary.txt"

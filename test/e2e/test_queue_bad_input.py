@@ -6,14 +6,12 @@ import json
 import os
 import resource
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
-import time
 import unittest
 
-from gshare_e2e import GSHARE, MARKER, TestCase, _read, proc_alive
+from gshare_e2e import GSHARE, MARKER, TestCase, _read
 
 QUEUE = {"max_running": 1, "gpus": 1}
 NOBODY = 65534

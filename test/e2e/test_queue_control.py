@@ -2,12 +2,16 @@
 SIGTERM/SIGKILL grace, filters, -s), hold/release, set-priority, requeue, time limits,
 --begin, dependencies, logs -f, wait, clean, batch scripts with #GSHARE lines, and the job
 options -o/-D/--env and the environment snapshot of `submit`."""
+import datetime
+import json
 import os
 import pwd
+import signal
+import subprocess
 import time
 import unittest
 
-from gshare_e2e import TestCase, _read
+from gshare_e2e import TestCase, _read, proc_alive
 
 QUEUE = {"max_running": 1, "gpus": 1}  # one job at a time: order is observable
 
@@ -80,14 +84,16 @@ class QueueControlTest(TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("got TERM", r.stdout, "the job's group did not get SIGTERM first")
 
-        # A job that does not trap TERM dies of it: 143.
-        b = h.submit("--", "sh", "-c", "touch %s; sleep 60" % self.path("plain.ready"))
-        self.wait_file("plain.ready")
+        # A job that does not trap TERM dies of it: 143. The whole process group gets it.
+        b = h.submit("--", "sh", "-c", "sleep 60 & echo $! > %s; wait" % self.path("child.pid"))
+        self.wait_file("child.pid", text="\n")
+        child = int(_read(self.path("child.pid")))
         r = h.gshare("cancel", str(b))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(self.wait_rc(b), 143)
         rec = self.state(b)
         self.assertEqual((rec["state"], rec["signal"]), ("CANCELLED", 15))
+        h.wait_for(lambda: not proc_alive(child), 10, "the job's child to get SIGTERM too")
         # wait for several: the highest status.
         self.assertEqual(self.wait_rc(a, b), 143)
 
@@ -113,6 +119,10 @@ class QueueControlTest(TestCase):
         r = h.gshare("cancel", "-t", "PD")
         self.assertEqual((r.returncode, r.stderr), (0, ""))
         self.assertEqual(self.state(other)["state"], "CANCELLED")
+        mine = h.submit("-H", "--", "true")
+        r = h.gshare("cancel", "-u", pwd.getpwuid(os.getuid()).pw_name)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(self.state(mine)["state"], "CANCELLED")
 
     def test_cancel_signal_only(self):
         h = self.h
@@ -120,6 +130,7 @@ class QueueControlTest(TestCase):
                   % (self.path("usr1"), self.path("sig.ready")))
         a = h.submit("--kill-after", "1s", "--", "sh", "-c", script)
         self.wait_file("sig.ready")
+        h.wait_for(lambda: self.state(a)["pid"], 30, "the job's pid to be recorded")
         p = h.submit("--", "true")  # pending behind a
         r = h.gshare("cancel", "-s", "USR1", str(a))
         self.assertEqual((r.returncode, r.stderr), (0, ""))
@@ -166,15 +177,21 @@ class QueueControlTest(TestCase):
 
     def test_set_priority_reorders(self):
         h = self.h
-        _, go = self.blocker()
+        running, go = self.blocker()
+        r = h.gshare("set-priority", str(running), "5")  # a running job: its lease priority
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(self.state(running)["priority"], 5)
         a = self.appender("order")
         b = self.appender("order")
         c = self.appender("order")
         r = h.gshare("set-priority", str(c), "10")
         self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
         self.assertEqual(self.state(c)["priority"], 10)
-        pending = [i for i, j in h.queue_jobs().items() if j["state"] == "PENDING"]
+        q = h.queue_jobs()
+        pending = [i for i, j in q.items() if j["state"] == "PENDING"]
         self.assertEqual(pending, [c, a, b], "queue must list pending jobs in start order")
+        h.wait_for(lambda: [self.state(i)["reason"] for i in (c, a, b)] == ["Resources", "Priority", "Priority"],
+                   10, "reason Resources for the first waiting job, Priority behind it")
         r = h.gshare("set-priority", str(a), "-5")
         self.assertEqual(r.returncode, 0, r.stderr)
         go()
@@ -210,6 +227,48 @@ class QueueControlTest(TestCase):
         self.assertEqual(self.lines("runs2"), [str(b), str(b)])
         h.gshare("cancel", str(p))
 
+    def test_run_jobs_and_max_running(self):
+        # `run` jobs start at once even when max_running submitted jobs run, and count toward
+        # it; `run --hold` waits pending in the foreground; Ctrl-C there cancels it.
+        h = self.h
+        h.start_daemon()  # see test_queue_restart.py test_readers_while_the_daemon_starts
+        go = self.path("fg.go")
+        fg = h.start_run(["sh", "-c", "while [ ! -e %s ]; do sleep 0.05; done" % go], ["-J", "fg"], name="fg")
+        rec = h.wait_for(lambda: next((j for j in h.queue_jobs().values() if j["name"] == "fg"
+                                       and j["state"] == "RUNNING"), None), 30, "the run job")
+        self.assertEqual(rec["kind"], "run")
+        queued = h.submit("--", "true")
+        h.wait_for(lambda: self.state(queued)["reason"] == "Resources", 10, "reason Resources")
+        r = h.gshare("run", "--", "true")  # not held back by max_running
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.state(queued)["state"], "PENDING")
+        open(go, "w").close()
+        self.assertEqual(fg.wait(30), 0, fg.stderr)
+        self.assertEqual(self.wait_rc(queued), 0)
+
+        held = h.start_run(["sh", "-c", "echo ran"], ["-H", "-J", "held"], name="held")
+        rec = h.wait_for(lambda: next((j for j in h.queue_jobs().values() if j["name"] == "held"), None),
+                         30, "the held run job")
+        h.wait_for(lambda: self.state(rec["id"])["reason"] == "JobHeldUser", 10, "reason JobHeldUser")
+        self.assertIsNone(held.poll())
+        r = h.gshare("release", str(rec["id"]))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(held.wait(30), 0, held.stderr)
+        self.assertEqual(held.stdout, "ran\n")
+
+        # SIGINT at its default action, as in a terminal (a background job of a
+        # non-interactive shell inherits it ignored).
+        interrupted = subprocess.Popen(h.gshare_argv("run", "-H", "-J", "ctrlc", "--", "true"), env=h.env,
+                                       cwd=h.tmp, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL,
+                                       preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        self.addCleanup(lambda: interrupted.poll() is None and (interrupted.kill(), interrupted.wait()))
+        rec = h.wait_for(lambda: next((j for j in h.queue_jobs().values() if j["name"] == "ctrlc"), None),
+                         30, "the held run job")
+        interrupted.send_signal(signal.SIGINT)
+        self.assertNotEqual(interrupted.wait(30), 0)
+        self.assertEqual(h.wait_state(rec["id"], ("CANCELLED",), timeout=10)["start_time"], None)
+
     # ---- time limit, begin ------------------------------------------------------------
     def test_time_limit(self):
         h = self.h
@@ -226,6 +285,31 @@ class QueueControlTest(TestCase):
         r = h.gshare("logs", "-f", str(a))
         self.assertEqual(r.returncode, 124)
         self.assertEqual(r.stdout, text)
+
+    def test_time_and_begin_forms(self):
+        h = self.h
+        limits = {"2": 120000, "1:30": 90000, "1:00:00": 3600000, "1-0": 86400000,
+                  "1-2:03": 93780000, "90s": 90000, "1h30m": 5400000, "0": 0}
+        for text, ms in limits.items():
+            jid = h.submit("-H", "-t", text, "--", "true")
+            self.assertEqual(self.state(jid)["time_limit_ms"], ms, "-t %s (a bare number is minutes)" % text)
+        self.assertEqual(self.state(jid)["kill_after_ms"], 30000, "default --kill-after: 30 s")
+        now = datetime.datetime.now()
+        midnight = datetime.datetime.combine(now.date(), datetime.time())
+        noon = midnight + datetime.timedelta(hours=12)
+        if noon <= now:
+            noon += datetime.timedelta(days=1)
+        begins = {"@1700000000": 1700000000.0,
+                  "2030-01-02T03:04:05": time.mktime((2030, 1, 2, 3, 4, 5, 0, 0, -1)),
+                  "2030-01-02": time.mktime((2030, 1, 2, 0, 0, 0, 0, 0, -1)),
+                  "tomorrow": (midnight + datetime.timedelta(days=1)).timestamp(),
+                  "noon": noon.timestamp(),
+                  "now+1h": time.time() + 3600}
+        for text, when in begins.items():
+            jid = h.submit("-H", "--begin", text, "--", "true")
+            self.assertAlmostEqual(self.state(jid)["begin_time"], when, delta=5, msg="--begin " + text)
+        r = h.gshare("cancel", "-t", "PD")
+        self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_begin_time(self):
         h = self.h
@@ -313,7 +397,7 @@ class QueueControlTest(TestCase):
         self.assertEqual((_read(log_a), _read(log_b)), ("a\n", "b\n"))
         r = h.gshare("clean", "--older-than", "1h", "--json")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(__import__("json").loads(r.stdout)["removed"], [])
+        self.assertEqual(json.loads(r.stdout)["removed"], [])
         # Let b age, then end d: --older-than 3s takes b and leaves d.
         end_b = self.state(b)["end_time"]
         time.sleep(max(0, end_b + 3.5 - time.time()))
@@ -321,7 +405,7 @@ class QueueControlTest(TestCase):
         self.assertEqual(self.wait_rc(d), 0)
         r = h.gshare("clean", "--older-than", "3s", "--json")
         self.assertEqual(r.returncode, 0, r.stderr)
-        doc = __import__("json").loads(r.stdout)
+        doc = json.loads(r.stdout)
         self.assertIn("schema_version", doc)
         self.assertEqual(doc["removed"], [b], "only b ended over 3 s ago and is not depended on")
         self.assertFalse(os.path.exists(log_b), "clean must remove the default log file")
@@ -382,6 +466,16 @@ class QueueControlTest(TestCase):
         out = os.path.join(work, "named.%d.%s.%%.log" % (a, user))  # relative to -D
         self.assertEqual(_read(out), "%s\nv1 a=b %d named\n" % (work, a))
         self.assertEqual(self.state(a)["cwd"], work)
+        r = h.gshare("status", str(a), "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertIn("schema_version", doc)
+        self.assertEqual((doc["id"], doc["state"], doc["name"]), (a, "COMPLETED", "named"))
+        r = h.gshare("queue", "-a")  # not a terminal: no colour
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("\033", r.stdout)
+        self.assertEqual(r.stdout.splitlines()[0].split(), ["ID", "ST", "PRI", "NAME", "TIME", "GPU", "REASON"])
+        self.assertEqual(r.stdout.splitlines()[1].split()[:4], [str(a), "CD", "0", "named"])
         # Default: the submitter's working directory, output under <state_dir>/logs.
         b = h.submit("--", "pwd", cwd=work)
         self.assertEqual(self.wait_rc(b), 0)

@@ -6,6 +6,7 @@ pending jobs run. And no job whose id `submit` printed is lost to a kill -9 at a
 import os
 import random
 import signal
+import subprocess
 import threading
 import time
 import unittest
@@ -55,6 +56,7 @@ class QueueRestartTest(TestCase):
             h.wait_for(lambda: os.path.exists(self.path(name + ".ready")), 30, name + " to start")
         pending = [h.submit("-J", "pend%d" % i, "--", "sh", "-c", "echo $GSHARE_JOB_ID >> %s" % self.path("pend"))
                    for i in range(3)]
+        h.wait_for(lambda: self.state(survivor)["pid"], 30, "the job's pid to be recorded")
         q = h.queue_jobs()
         self.assertEqual([q[i]["state"] for i in (survivor, ends_alone, orphaned)], ["RUNNING"] * 3)
         self.assertEqual([q[i]["state"] for i in pending], ["PENDING"] * 3)
@@ -63,7 +65,7 @@ class QueueRestartTest(TestCase):
         sup_alone = self.supervisor_pid(ends_alone)
         self.assertTrue(sup_orphaned and sup_alone, "no job-supervisor processes found")
 
-        self.kill_daemon()
+        killed = self.kill_daemon()
         os.kill(sup_orphaned, signal.SIGKILL)
         go("alone")
         h.wait_for(lambda: os.path.exists(os.path.join(h.state_dir, "jobs", "%d.end" % ends_alone)),
@@ -73,7 +75,7 @@ class QueueRestartTest(TestCase):
         # Any command restarts the daemon; nothing was lost.
         q = h.queue_jobs()
         self.assertEqual(set(q), {survivor, ends_alone, orphaned, *pending})
-        self.assertEqual(len(h.daemon_processes()), 1)
+        self.assertNotIn(h.daemon_pid(), killed)
         rec = h.wait_state(orphaned, ("LOST", "FAILED"), timeout=30)
         self.assertEqual(rec["state"], "LOST", "docs: a job neither alive nor ended is marked LOST")
         rec = h.wait_state(ends_alone, ("FAILED", "COMPLETED", "LOST"), timeout=30)
@@ -102,13 +104,26 @@ class QueueRestartTest(TestCase):
                      % (self.path("a.ready"), self.path("a.go")))
         h.wait_for(lambda: os.path.exists(self.path("a.ready")), 30, "the job to start")
         b = h.submit("--", "true")
+        c = h.submit("--begin", "now+3s", "--", "true")  # its --begin time passes meanwhile
         self.kill_daemon()
         self.assertEqual(h.wait_state(a, "RUNNING")["state"], "RUNNING")  # restarts the daemon
-        self.assertEqual(self.state(b)["state"], "PENDING")
+        self.assertEqual([self.state(i)["state"] for i in (b, c)], ["PENDING", "PENDING"])
         open(self.path("a.go"), "w").close()
         self.assertEqual(h.gshare("wait", str(a)).returncode, 9)
         self.assertEqual((self.state(a)["state"], self.state(a)["exit_code"]), ("FAILED", 9))
-        self.assertEqual(h.gshare("wait", str(b)).returncode, 0)
+        self.assertEqual(h.gshare("wait", str(b), str(c)).returncode, 0)
+        self.assertGreaterEqual(self.state(c)["start_time"], self.state(c)["begin_time"])
+
+    def test_cancel_readopted_job(self):
+        self.h = h = self.harness(queue={"max_running": 1, "gpus": 1})
+        a = h.submit("--kill-after", "1s", "--", "sh", "-c",
+                     'trap "" TERM; touch %s; while :; do sleep 0.1; done' % self.path("a.ready"))
+        h.wait_for(lambda: os.path.exists(self.path("a.ready")), 30, "the job to start")
+        self.kill_daemon()
+        r = h.gshare("cancel", str(a))  # restarts the daemon, which re-adopts the job
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(h.gshare("wait", str(a)).returncode, 128 + 9)
+        self.assertEqual(self.state(a)["state"], "CANCELLED")
 
     def test_kill9_during_submits(self):
         self.h = h = self.harness(queue={"max_running": 1, "gpus": 1})
@@ -152,6 +167,34 @@ class QueueRestartTest(TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         r = h.gshare("wait", *map(str, printed), timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr + h.diagnostics())
+
+    # BUG: commands that read the database themselves (queue, wait, logs, cancel -n/-t/-u)
+    # fail when they race with the start of a daemon on a new state directory: the daemon
+    # listens on its socket (src/daemon.cc Setup) before JobStore::Open has created the
+    # schema, so a reader that connects in between opens an empty database:
+    # `gshare queue -a --json` x6 in parallel on a fresh GSHARE_STATE_DIR -> several exit 1
+    # with "gshare: queue: job store .../gshare.db: schema version 0, this gshare reads 2";
+    # expected: all exit 0 with an empty job list. (Also hit by `gshare run ... &` followed
+    # at once by `gshare queue`.)
+    @unittest.expectedFailure
+    def test_readers_while_the_daemon_starts(self):
+        self.h = h = self.harness(queue={"max_running": 1, "gpus": 1})
+        failures = []
+        for trial in range(20):  # a race: a few tries on fresh state directories
+            run_dir = os.path.join(h.tmp, "run%d" % trial)
+            os.mkdir(run_dir, 0o700)
+            env = dict(h.env, XDG_RUNTIME_DIR=run_dir, GSHARE_STATE_DIR=os.path.join(h.tmp, "state%d" % trial))
+            procs = [subprocess.Popen(h.gshare_argv("queue", "-a", "--json"), env=env, cwd=h.tmp,
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True) for _ in range(6)]
+            for p in procs:
+                out, err = p.communicate(timeout=60)
+                if p.returncode != 0:
+                    failures.append(err.strip())
+            h.gshare("daemon", "stop", env=env)
+            if failures:
+                break
+        self.assertEqual(failures, [])
 
 
 if __name__ == "__main__":
