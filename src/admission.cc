@@ -21,36 +21,49 @@ std::string ChooseSlot(const std::string& gpu, const std::map<std::string, int>&
   return best;
 }
 
-AdmissionResult Admit(std::vector<AdmissionJob> pending, std::map<std::string, int> running,
+AdmissionResult Admit(const std::vector<AdmissionJob>& pending, std::map<std::string, int> running,
                       const AdmissionLimits& limits, double now) {
-  std::sort(pending.begin(), pending.end(), [](const AdmissionJob& a, const AdmissionJob& b) {
+  std::vector<size_t> order(pending.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&pending](size_t x, size_t y) {
+    const AdmissionJob& a = pending[x];
+    const AdmissionJob& b = pending[y];
     if (a.priority != b.priority) return a.priority > b.priority;
     if (a.submit_time != b.submit_time) return a.submit_time < b.submit_time;
     return a.id < b.id;
   });
   const int max_running = std::max(1, limits.max_running);
   AdmissionResult result;
+  result.reasons.assign(pending.size(), nullptr);
   bool someone_blocked = false;
-  for (const AdmissionJob& job : pending) {
+  // Once every slot is full, an eligible job without --gpu cannot start: no need to choose.
+  bool all_full = false;
+  for (size_t index : order) {
+    const AdmissionJob& job = pending[index];
+    const char*& reason = result.reasons[index];
     if (job.begin_time && *job.begin_time > now) {
       result.next_begin = std::min(result.next_begin.value_or(*job.begin_time), *job.begin_time);
     }
     if (job.held) {
-      result.reasons[job.id] = kReasonHeld;
+      reason = kReasonHeld;
     } else if (job.begin_time && *job.begin_time > now) {
-      result.reasons[job.id] = kReasonBeginTime;
+      reason = kReasonBeginTime;
     } else if (job.dependencies == DependencyState::kNever) {
-      result.reasons[job.id] = kReasonDependencyNever;
+      reason = kReasonDependencyNever;
     } else if (job.dependencies == DependencyState::kWaiting) {
-      result.reasons[job.id] = kReasonDependency;
+      reason = kReasonDependency;
+    } else if (all_full && job.gpu.empty() && !job.foreground) {
+      reason = kReasonPriority;  // someone_blocked already holds
     } else {
       std::string slot = ChooseSlot(job.gpu, running, limits.gpu_count);
-      if (job.foreground || running[slot] < max_running) {
-        ++running[slot];
-        result.start.push_back({job.id, slot});
+      int& count = running[slot];
+      if (job.foreground || count < max_running) {
+        ++count;
+        result.start.push_back({index, std::move(slot)});
       } else {
-        result.reasons[job.id] = someone_blocked ? kReasonPriority : kReasonResources;
+        reason = someone_blocked ? kReasonPriority : kReasonResources;
         someone_blocked = true;
+        if (job.gpu.empty()) all_full = true;  // the least loaded slot is full
       }
     }
   }

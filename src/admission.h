@@ -39,12 +39,14 @@ struct AdmissionLimits {
 
 struct AdmissionResult {
   struct Start {
-    int64_t id;
+    size_t index;      // into Admit's `pending`
     std::string slot;  // "0".."gpu_count-1", or the job's own --gpu value
   };
-  std::vector<Start> start;                // in admission order
-  std::map<int64_t, std::string> reasons;  // every pending job not started
-  std::optional<double> next_begin;        // earliest --begin still ahead of `now`
+  std::vector<Start> start;  // in admission order
+  // For each job of `pending` (same index): the reason it waits (one of the kReason
+  // constants), or nullptr when it starts.
+  std::vector<const char*> reasons;
+  std::optional<double> next_begin;  // earliest --begin still ahead of `now`
 };
 
 // Slot for a job requesting `gpu`: the requested one, or for "" the least loaded of
@@ -57,7 +59,9 @@ std::string ChooseSlot(const std::string& gpu, const std::map<std::string, int>&
 // order of precedence). An eligible job starts when its slot runs fewer than max_running
 // jobs (a foreground one always does); otherwise the first such job gets Resources and every
 // later one Priority. `running` counts the jobs running per slot now.
-AdmissionResult Admit(std::vector<AdmissionJob> pending, std::map<std::string, int> running,
+// Linear in the number of pending jobs after one sort of their indices (100,000 jobs: a few
+// ms); allocates nothing per job but the result's two vectors.
+AdmissionResult Admit(const std::vector<AdmissionJob>& pending, std::map<std::string, int> running,
                       const AdmissionLimits& limits, double now);
 
 }  // namespace gshare

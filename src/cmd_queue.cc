@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
@@ -66,6 +67,7 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
   ListFilter filter;
   filter.order = ListFilter::Order::kQueueOrder;
   filter.name = opt.name;
+  filter.argv = opt.json_output;  // the table does not show it
   if (!opt.states.empty()) {
     Result<std::set<std::string>> states = ParseStates(opt.states);
     if (!states.ok()) {
@@ -85,14 +87,20 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   if (opt.json_output) {
-    json jobs = json::array();
+    json doc{{"schema_version", kJsonSchemaVersion}, {"jobs", json::array()}};
+    json& jobs = doc["jobs"];
+    std::map<uint32_t, std::string> users;  // one password-database lookup per owner
     for (const JobRecord& r : rows) {
       json j = JobToJson(r);
-      j["user"] = UserName(r.uid);
+      auto user = users.find(r.uid);
+      if (user == users.end()) user = users.emplace(r.uid, UserName(r.uid)).first;
+      j["user"] = user->second;
       j["elapsed_seconds"] = ElapsedSeconds(r, now);
       jobs.push_back(std::move(j));
     }
-    std::printf("%s\n", ToJsonText(json{{"schema_version", kJsonSchemaVersion}, {"jobs", jobs}}, 2).c_str());
+    std::string text = ToJsonText(doc, 2);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fputc('\n', stdout);
     return 0;
   }
   const bool color = ColorOnStdout();

@@ -196,10 +196,12 @@ void Daemon::Admission() {
   if (!queue_dirty_ && !(next_begin_ && *next_begin_ <= now)) return;
   queue_dirty_ = false;
   std::vector<AdmissionJob> candidates;
+  std::vector<JobRecord*> records;
   candidates.reserve(pending_.size());
+  records.reserve(pending_.size());
   auto state_of = [this](int64_t job) { return StateOf(job); };
-  for (const auto& [id, r] : pending_) {
-    AdmissionJob a;
+  for (auto& [id, r] : pending_) {
+    AdmissionJob& a = candidates.emplace_back();
     a.id = id;
     a.priority = r.priority;
     a.submit_time = r.submit_time;
@@ -207,40 +209,41 @@ void Daemon::Admission() {
     a.begin_time = r.begin_time;
     a.gpu = r.gpu;
     a.foreground = r.kind == "run";
-    if (!r.dependency.empty()) {
+    if (!r.dependency.empty() && !r.held) {
       Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
       a.dependencies = deps.ok() ? EvaluateDependencies(deps.value(), state_of)
                                  : DependencyState::kNever;
     }
-    candidates.push_back(std::move(a));
+    records.push_back(&r);
   }
   AdmissionLimits limits{gpu_count_, options_.config.queue.max_running};
-  AdmissionResult result = Admit(std::move(candidates), RunningPerSlot(), limits, now);
+  AdmissionResult result = Admit(candidates, RunningPerSlot(), limits, now);
   next_begin_ = result.next_begin;
+  std::vector<std::pair<int64_t, std::string>> changed;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const char* reason = result.reasons[i];
+    if (reason == nullptr || records[i]->reason == reason) continue;
+    records[i]->reason = reason;
+    changed.emplace_back(records[i]->id, reason);
+  }
+  Status s = store_->SetReasons(changed);
+  if (!s.ok()) spdlog::error("cannot record pending reasons: {}", s.message());
   for (const AdmissionResult::Start& start : result.start) {
-    auto it = pending_.find(start.id);
+    const int64_t id = candidates[start.index].id;
+    auto it = pending_.find(id);
     JobRecord r = std::move(it->second);
     pending_.erase(it);
     const bool foreground = r.kind == "run";
     Activate(std::move(r), start.slot);
     if (!foreground) continue;
     for (auto& [cid, c] : conns_) {
-      if (c->kind != Connection::Kind::kRunner || c->job != start.id) continue;
+      if (c->kind != Connection::Kind::kRunner || c->job != id) continue;
       std::string frame = EncodeFrame(proto::MsgType::kRunAdmitted,
-                                      ToJsonText(json{{"job_id", start.id}}));
-      if (!WriteAll(c->fd, frame).ok()) spdlog::warn("job {}: cannot reach its gshare run", start.id);
+                                      ToJsonText(json{{"job_id", id}}));
+      if (!WriteAll(c->fd, frame).ok()) spdlog::warn("job {}: cannot reach its gshare run", id);
       break;
     }
   }
-  std::vector<std::pair<int64_t, std::string>> changed;
-  for (const auto& [id, reason] : result.reasons) {
-    JobRecord& r = pending_.at(id);
-    if (r.reason == reason) continue;
-    r.reason = reason;
-    changed.emplace_back(id, reason);
-  }
-  Status s = store_->SetReasons(changed);
-  if (!s.ok()) spdlog::error("cannot record pending reasons: {}", s.message());
 }
 
 void Daemon::Activate(JobRecord record, const std::string& slot) {

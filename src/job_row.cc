@@ -81,12 +81,13 @@ std::optional<T> ColumnOptional(sqlite3_stmt* stmt, int col) {
 
 }  // namespace
 
-Result<JobRecord> ReadRow(sqlite3_stmt* stmt) {
+Result<JobRecord> ReadRow(sqlite3_stmt* stmt, bool with_argv) {
   JobRecord r;
   r.id = sqlite3_column_int64(stmt, 0);
   r.name = ColumnText(stmt, 1);
   // Not the throwing parse: a hand-edited row must give an error, not an exception.
-  nlohmann::json argv = nlohmann::json::parse(ColumnText(stmt, 2), nullptr, false);
+  nlohmann::json argv =
+      with_argv ? nlohmann::json::parse(ColumnText(stmt, 2), nullptr, false) : nlohmann::json::array();
   if (!argv.is_array()) {
     return Status::Error("job " + std::to_string(r.id) + ": argv is not a JSON array");
   }

@@ -23,7 +23,8 @@ std::string SelectJobs();
 
 // The row under `stmt`, a statement of SelectJobs(). Fails on a hand-edited argv that is not
 // a JSON array of strings.
-Result<JobRecord> ReadRow(sqlite3_stmt* stmt);
+// With `argv` false the argv column is not parsed (left empty).
+Result<JobRecord> ReadRow(sqlite3_stmt* stmt, bool argv = true);
 // Binds every column but id, as ?1..?NumWritable().
 void BindRecord(sqlite3_stmt* stmt, const JobRecord& record);
 // Fails on a state or kind that is not known.

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -383,15 +384,9 @@ Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) {
   const int uid_index = filter.uid ? index++ : 0;
   if (uid_index != 0) where += (where.empty() ? "" : " AND ") + std::string("uid = ?") + std::to_string(uid_index);
   if (!where.empty()) sql += " WHERE " + where;
-  if (filter.order == ListFilter::Order::kQueueOrder) {
-    sql += " ORDER BY CASE state WHEN 'RUNNING' THEN 0 WHEN 'SUSPENDED' THEN 0"
-           " WHEN 'PENDING' THEN 1 ELSE 2 END,"
-           " CASE state WHEN 'PENDING' THEN -priority ELSE 0 END,"
-           " CASE state WHEN 'PENDING' THEN submit_time WHEN 'RUNNING' THEN start_time"
-           " WHEN 'SUSPENDED' THEN start_time ELSE -id END, id";
-  } else {
-    sql += " ORDER BY id DESC";
-  }
+  // Queue order is sorted below: SQLite's sorter would carry every column of every row.
+  const bool queue_order = filter.order == ListFilter::Order::kQueueOrder;
+  if (!queue_order) sql += " ORDER BY id DESC";
   sql += " LIMIT ?" + std::to_string(index);
   Result<sqlite3_stmt*> s = Prepare(sql);
   if (!s.ok()) return s.status();
@@ -400,15 +395,42 @@ Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) {
   for (const std::string& state : filter.states) BindText(s.value(), bind++, state);
   if (name_index != 0) BindText(s.value(), name_index, filter.name);
   if (uid_index != 0) sqlite3_bind_int64(s.value(), uid_index, *filter.uid);
-  sqlite3_bind_int64(s.value(), index, filter.limit > 0 ? filter.limit : -1);  // -1: no limit
+  // -1: no limit; queue order applies the limit after sorting.
+  sqlite3_bind_int64(s.value(), index, filter.limit > 0 && !queue_order ? filter.limit : -1);
   std::vector<JobRecord> rows;
   while (true) {
     int rc = sqlite3_step(s.value());
     if (rc == SQLITE_DONE) break;
     if (rc != SQLITE_ROW) return Error("list jobs");
-    Result<JobRecord> row = ReadRow(s.value());
+    Result<JobRecord> row = ReadRow(s.value(), filter.argv);
     if (!row.ok()) return row.status();
     rows.push_back(std::move(row.value()));
+  }
+  if (queue_order) {
+    // RUNNING/SUSPENDED by start time, then PENDING by (priority desc, submission), then the
+    // rest newest first; ties by id.
+    auto group = [](const JobRecord& r) {
+      return r.state == "RUNNING" || r.state == "SUSPENDED" ? 0 : r.state == "PENDING" ? 1 : 2;
+    };
+    std::vector<size_t> order(rows.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+      const JobRecord& a = rows[x];
+      const JobRecord& b = rows[y];
+      const int ga = group(a), gb = group(b);
+      if (ga != gb) return ga < gb;
+      if (ga == 0 && a.start_time != b.start_time) return a.start_time < b.start_time;
+      if (ga == 1 && a.priority != b.priority) return a.priority > b.priority;
+      if (ga == 1 && a.submit_time != b.submit_time) return a.submit_time < b.submit_time;
+      return ga == 2 ? a.id > b.id : a.id < b.id;
+    });
+    std::vector<JobRecord> sorted;
+    sorted.reserve(filter.limit > 0 ? std::min<size_t>(filter.limit, rows.size()) : rows.size());
+    for (size_t i : order) {
+      if (filter.limit > 0 && sorted.size() == static_cast<size_t>(filter.limit)) break;
+      sorted.push_back(std::move(rows[i]));
+    }
+    return sorted;
   }
   return rows;
 }

@@ -83,6 +83,7 @@ struct ListFilter {
   // then PENDING ones in the order admission considers them (priority, submission time, id),
   // then the rest newest first.
   enum class Order { kNewestFirst, kQueueOrder } order = Order::kNewestFirst;
+  bool argv = true;  // false: JobRecord::argv is left empty (listing 100,000 jobs is faster)
 };
 
 class JobStore {
