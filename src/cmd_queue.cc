@@ -67,7 +67,7 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
   ListFilter filter;
   filter.order = ListFilter::Order::kQueueOrder;
   filter.name = opt.name;
-  filter.argv = opt.json_output;  // the table does not show it
+  filter.summary = !opt.json_output;  // the table shows only these columns
   if (!opt.states.empty()) {
     Result<std::set<std::string>> states = ParseStates(opt.states);
     if (!states.ok()) {

@@ -81,13 +81,12 @@ std::optional<T> ColumnOptional(sqlite3_stmt* stmt, int col) {
 
 }  // namespace
 
-Result<JobRecord> ReadRow(sqlite3_stmt* stmt, bool with_argv) {
+Result<JobRecord> ReadRow(sqlite3_stmt* stmt) {
   JobRecord r;
   r.id = sqlite3_column_int64(stmt, 0);
   r.name = ColumnText(stmt, 1);
   // Not the throwing parse: a hand-edited row must give an error, not an exception.
-  nlohmann::json argv =
-      with_argv ? nlohmann::json::parse(ColumnText(stmt, 2), nullptr, false) : nlohmann::json::array();
+  nlohmann::json argv = nlohmann::json::parse(ColumnText(stmt, 2), nullptr, false);
   if (!argv.is_array()) {
     return Status::Error("job " + std::to_string(r.id) + ": argv is not a JSON array");
   }
@@ -124,6 +123,30 @@ Result<JobRecord> ReadRow(sqlite3_stmt* stmt, bool with_argv) {
   r.runner_pid = ColumnOptional<int>(stmt, 27);
   r.runner_start = ColumnOptional<int64_t>(stmt, 28);
   r.slot = ColumnText(stmt, 29);
+  return r;
+}
+
+std::string SelectSummaries() {
+  return "SELECT id, name, state, priority, reason, uid, gpu, slot, kind, submit_time, start_time,"
+         " end_time, exit_code, signal FROM jobs";
+}
+
+JobRecord ReadSummaryRow(sqlite3_stmt* stmt) {
+  JobRecord r;
+  r.id = sqlite3_column_int64(stmt, 0);
+  r.name = ColumnText(stmt, 1);
+  r.state = ColumnText(stmt, 2);
+  r.priority = sqlite3_column_int(stmt, 3);
+  r.reason = ColumnText(stmt, 4);
+  r.uid = static_cast<uint32_t>(sqlite3_column_int64(stmt, 5));
+  r.gpu = ColumnText(stmt, 6);
+  r.slot = ColumnText(stmt, 7);
+  r.kind = ColumnText(stmt, 8);
+  r.submit_time = sqlite3_column_double(stmt, 9);
+  r.start_time = ColumnOptional<double>(stmt, 10);
+  r.end_time = ColumnOptional<double>(stmt, 11);
+  r.exit_code = ColumnOptional<int>(stmt, 12);
+  r.signal = ColumnOptional<int>(stmt, 13);
   return r;
 }
 

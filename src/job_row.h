@@ -23,8 +23,11 @@ std::string SelectJobs();
 
 // The row under `stmt`, a statement of SelectJobs(). Fails on a hand-edited argv that is not
 // a JSON array of strings.
-// With `argv` false the argv column is not parsed (left empty).
-Result<JobRecord> ReadRow(sqlite3_stmt* stmt, bool argv = true);
+Result<JobRecord> ReadRow(sqlite3_stmt* stmt);
+
+// "SELECT <the summary columns> FROM jobs" and its reader (ListFilter::summary).
+std::string SelectSummaries();
+JobRecord ReadSummaryRow(sqlite3_stmt* stmt);
 // Binds every column but id, as ?1..?NumWritable().
 void BindRecord(sqlite3_stmt* stmt, const JobRecord& record);
 // Fails on a state or kind that is not known.

@@ -370,7 +370,7 @@ Result<std::optional<JobRecord>> JobStore::Get(int64_t id) {
 
 Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) {
   // One cached statement per filter shape; values are bound, never spliced into the SQL.
-  std::string sql = SelectJobs();
+  std::string sql = filter.summary ? SelectSummaries() : SelectJobs();
   std::string where;
   int index = 1;
   for (const std::string& state : filter.states) {
@@ -402,7 +402,11 @@ Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) {
     int rc = sqlite3_step(s.value());
     if (rc == SQLITE_DONE) break;
     if (rc != SQLITE_ROW) return Error("list jobs");
-    Result<JobRecord> row = ReadRow(s.value(), filter.argv);
+    if (filter.summary) {
+      rows.push_back(ReadSummaryRow(s.value()));
+      continue;
+    }
+    Result<JobRecord> row = ReadRow(s.value());
     if (!row.ok()) return row.status();
     rows.push_back(std::move(row.value()));
   }

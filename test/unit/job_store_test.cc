@@ -296,6 +296,15 @@ TEST_CASE("JobStore lists in queue order, by name and by owner, read-only too") 
   Result<std::unique_ptr<JobStore>> reader = JobStore::OpenReadOnly(path);
   REQUIRE_MESSAGE(reader.ok(), reader.status().message());
   CHECK(ids(*reader.value(), queue) == ids(*store, queue));
+  ListFilter summary = queue;
+  summary.summary = true;
+  CHECK(ids(*reader.value(), summary) == ids(*store, queue));
+  JobRecord first = reader.value()->List(summary).value().front();
+  CHECK(first.name == "y");
+  CHECK(first.state == "RUNNING");
+  CHECK(first.start_time == 4.0);
+  CHECK(first.argv.empty());  // not a summary column
+  CHECK(first.cwd.empty());
   CHECK_FALSE(reader.value()->Insert(Job("nope")).ok());
   CHECK_FALSE(JobStore::OpenReadOnly(dir.path() + "/missing.db").ok());
 }
