@@ -489,11 +489,6 @@ class QueueControlTest(TestCase):
         self.assertEqual(self.wait_rc(c), 0)
         self.assertEqual(_read(trunc), "new\n")
 
-    # BUG: `--env K=V` as the last job option before "--" makes gshare parse the command's
-    # own options: `gshare submit --env K=V -- sh -c 'echo $K'` exits 2 with "gshare: The
-    # following argument was not expected: -c" (`gshare run` the same, exit 125). With another
-    # option between --env and "--" it works.
-    @unittest.expectedFailure
     def test_env_option_last(self):
         h = self.h
         a = h.submit("--env", "K=v", "--", "sh", "-c", 'echo "$K"')
