@@ -413,20 +413,30 @@ Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) {
   if (queue_order) {
     // RUNNING/SUSPENDED by start time, then PENDING by (priority desc, submission), then the
     // rest newest first; ties by id.
-    auto group = [](const JobRecord& r) {
-      return r.state == "RUNNING" || r.state == "SUSPENDED" ? 0 : r.state == "PENDING" ? 1 : 2;
+    // Keys computed once per row: comparing state strings inside the sort dominated it.
+    struct Key {
+      int group;      // 0 running, 1 pending, 2 the rest
+      int priority;   // pending: higher first
+      double time;    // running: start; pending: submission
+      int64_t id;
     };
+    std::vector<Key> keys(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const JobRecord& r = rows[i];
+      const int group = r.state == "RUNNING" || r.state == "SUSPENDED" ? 0 : r.state == "PENDING" ? 1 : 2;
+      keys[i] = {group, group == 1 ? r.priority : 0,
+                 group == 0 ? r.start_time.value_or(0) : group == 1 ? r.submit_time : 0,
+                 group == 2 ? -r.id : r.id};
+    }
     std::vector<size_t> order(rows.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-      const JobRecord& a = rows[x];
-      const JobRecord& b = rows[y];
-      const int ga = group(a), gb = group(b);
-      if (ga != gb) return ga < gb;
-      if (ga == 0 && a.start_time != b.start_time) return a.start_time < b.start_time;
-      if (ga == 1 && a.priority != b.priority) return a.priority > b.priority;
-      if (ga == 1 && a.submit_time != b.submit_time) return a.submit_time < b.submit_time;
-      return ga == 2 ? a.id > b.id : a.id < b.id;
+    std::sort(order.begin(), order.end(), [&keys](size_t x, size_t y) {
+      const Key& a = keys[x];
+      const Key& b = keys[y];
+      if (a.group != b.group) return a.group < b.group;
+      if (a.priority != b.priority) return a.priority > b.priority;
+      if (a.time != b.time) return a.time < b.time;
+      return a.id < b.id;
     });
     std::vector<JobRecord> sorted;
     sorted.reserve(filter.limit > 0 ? std::min<size_t>(filter.limit, rows.size()) : rows.size());
