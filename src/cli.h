@@ -82,6 +82,11 @@ Result<std::set<std::string>> ParseStates(const std::string& list);
 Result<std::vector<JobRecord>> ListJobs(const GlobalOptions& global, ListFilter filter,
                                         const std::string& user);
 
+// Calls `row` for each job ListJobs would return, in queue order, with the columns of
+// JobStore::ForEachInQueueOrder only, as they stream from the database.
+Status ForEachJob(const GlobalOptions& global, ListFilter filter, const std::string& user,
+                  const std::function<void(const JobRecord&)>& row);
+
 // Sends a job-control request (protocol.h kJobControl) for `ids` and prints one error line
 // per id that failed. Returns 0 when all succeeded, kExitError otherwise.
 int ControlJobs(const GlobalOptions& global, const std::string& action,

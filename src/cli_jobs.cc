@@ -29,18 +29,37 @@ Result<std::set<std::string>> ParseStates(const std::string& list) {
   return states;
 }
 
-Result<std::vector<JobRecord>> ListJobs(const GlobalOptions& global, ListFilter filter,
-                                        const std::string& user) {
+namespace {
+
+// The store to read jobs of `user` from, with filter->uid set; nullptr when no job was ever
+// recorded.
+Result<std::unique_ptr<JobStore>> OpenFor(const GlobalOptions& global, const std::string& user,
+                                          ListFilter* filter) {
   if (!user.empty()) {
-    filter.uid = UserId(user);
-    if (!filter.uid) return Status::Error("no user \"" + user + "\"");
+    filter->uid = UserId(user);
+    if (!filter->uid) return Status::Error("no user \"" + user + "\"");
   }
   Result<ClientContext> ctx = MakeClientContext(global);
   if (!ctx.ok()) return ctx.status();
-  Result<std::unique_ptr<JobStore>> store = OpenJobsForReading(*ctx, true);
+  return OpenJobsForReading(*ctx, true);
+}
+
+}  // namespace
+
+Result<std::vector<JobRecord>> ListJobs(const GlobalOptions& global, ListFilter filter,
+                                        const std::string& user) {
+  Result<std::unique_ptr<JobStore>> store = OpenFor(global, user, &filter);
   if (!store.ok()) return store.status();
   if (!store.value()) return std::vector<JobRecord>();
   return store.value()->List(filter);
+}
+
+Status ForEachJob(const GlobalOptions& global, ListFilter filter, const std::string& user,
+                  const std::function<void(const JobRecord&)>& row) {
+  Result<std::unique_ptr<JobStore>> store = OpenFor(global, user, &filter);
+  if (!store.ok()) return store.status();
+  if (!store.value()) return Status::Ok();
+  return store.value()->ForEachInQueueOrder(filter, row);
 }
 
 }  // namespace gshare

@@ -67,7 +67,6 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
   ListFilter filter;
   filter.order = ListFilter::Order::kQueueOrder;
   filter.name = opt.name;
-  filter.summary = !opt.json_output;  // the table shows only these columns
   if (!opt.states.empty()) {
     Result<std::set<std::string>> states = ParseStates(opt.states);
     if (!states.ok()) {
@@ -78,15 +77,15 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
   } else if (!opt.all) {
     filter.states = {"PENDING", "RUNNING", "SUSPENDED"};
   }
-  Result<std::vector<JobRecord>> listed = ListJobs(global, filter, opt.user);
-  if (!listed.ok()) {
-    spdlog::error("queue: {}", listed.status().message());
-    return kExitError;
-  }
-  const std::vector<JobRecord>& rows = listed.value();
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   if (opt.json_output) {
+    Result<std::vector<JobRecord>> listed = ListJobs(global, filter, opt.user);
+    if (!listed.ok()) {
+      spdlog::error("queue: {}", listed.status().message());
+      return kExitError;
+    }
+    const std::vector<JobRecord>& rows = listed.value();
     json doc{{"schema_version", kJsonSchemaVersion}, {"jobs", json::array()}};
     json& jobs = doc["jobs"];
     std::map<uint32_t, std::string> users;  // one password-database lookup per owner
@@ -103,16 +102,26 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
     std::fputc('\n', stdout);
     return 0;
   }
+  // The table streams: 100,000 rows are printed as SQLite reads them.
   const bool color = ColorOnStdout();
-  if (!opt.no_header) {
-    std::printf("%-7s %-3s %5s %-16s %10s %-5s %s\n", "ID", "ST", "PRI", "NAME", "TIME", "GPU", "REASON");
-  }
-  for (const JobRecord& r : rows) {
-    std::string gpu = !r.slot.empty() ? r.slot : !r.gpu.empty() ? r.gpu : "-";
+  bool header = !opt.no_header;
+  Status st = ForEachJob(global, filter, opt.user, [&](const JobRecord& r) {
+    if (header) {
+      std::printf("%-7s %-3s %5s %-16s %10s %-5s %s\n", "ID", "ST", "PRI", "NAME", "TIME", "GPU", "REASON");
+      header = false;
+    }
+    const std::string& gpu = !r.slot.empty() ? r.slot : r.gpu;
     std::printf("%-7lld %s%-3s%s %5d %-16.16s %10s %-5s %s\n", static_cast<long long>(r.id),
                 color ? Color(r.state) : "", StateCode(r.state), color ? "\033[0m" : "",
-                r.priority, r.name.c_str(), Elapsed(ElapsedSeconds(r, now)).c_str(), gpu.c_str(),
-                ReasonText(r).c_str());
+                r.priority, r.name.c_str(), Elapsed(ElapsedSeconds(r, now)).c_str(),
+                gpu.empty() ? "-" : gpu.c_str(), ReasonText(r).c_str());
+  });
+  if (!st.ok()) {
+    spdlog::error("queue: {}", st.message());
+    return kExitError;
+  }
+  if (header) {
+    std::printf("%-7s %-3s %5s %-16s %10s %-5s %s\n", "ID", "ST", "PRI", "NAME", "TIME", "GPU", "REASON");
   }
   return 0;
 }

@@ -25,7 +25,7 @@ std::string SelectJobs();
 // a JSON array of strings.
 Result<JobRecord> ReadRow(sqlite3_stmt* stmt);
 
-// "SELECT <the summary columns> FROM jobs" and its reader (ListFilter::summary).
+// "SELECT <what `gshare queue` shows> FROM jobs" and its reader (ForEachInQueueOrder).
 std::string SelectSummaries();
 JobRecord ReadSummaryRow(sqlite3_stmt* stmt);
 // Binds every column but id, as ?1..?NumWritable().

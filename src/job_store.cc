@@ -47,6 +47,8 @@ constexpr const char* kMigrations[] = {
     "CREATE TABLE job_payloads (job_id INTEGER PRIMARY KEY, env TEXT NOT NULL DEFAULT '[]',"
     "  script TEXT);"
     "CREATE INDEX jobs_by_name ON jobs(name);",
+    // 3: pending jobs in admission order straight from an index (`gshare queue`).
+    "CREATE INDEX jobs_by_queue_order ON jobs(state, priority DESC, submit_time, id);",
 };
 constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
 
@@ -368,9 +370,57 @@ Result<std::optional<JobRecord>> JobStore::Get(int64_t id) {
   return std::optional<JobRecord>(std::move(row.value()));
 }
 
+Status JobStore::ForEachInQueueOrder(const ListFilter& filter,
+                                     const std::function<void(const JobRecord&)>& row) {
+  // Three passes, each in an order SQLite reads without sorting much: running by start,
+  // pending by (priority, submission), the rest newest first.
+  // "+state" keeps SQLite off the state index where a scan in id order needs no sort.
+  struct Group {
+    std::set<std::string> states;
+    const char* column;
+    const char* order_by;
+  };
+  const Group groups[] = {
+      {{"RUNNING", "SUSPENDED"}, "state", " ORDER BY start_time, id"},
+      {{"PENDING"}, "state", " ORDER BY priority DESC, submit_time, id"},  // jobs_by_queue_order
+      {{"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "LOST"}, "+state", " ORDER BY id DESC"}};
+  for (const std::string& state : filter.states) {
+    if (!IsJobState(state)) return Status::Error("unknown job state \"" + state + "\"");
+  }
+  for (const Group& group : groups) {
+    std::vector<std::string> wanted;
+    for (const std::string& state : group.states) {
+      if (filter.states.empty() || filter.states.count(state) != 0) wanted.push_back(state);
+    }
+    if (wanted.empty()) continue;
+    std::string sql = SelectSummaries() + " WHERE " + group.column + " IN (";
+    int index = 1;
+    for (size_t i = 0; i < wanted.size(); ++i) sql += (i ? ", ?" : "?") + std::to_string(index++);
+    sql += ")";
+    const int name_index = filter.name.empty() ? 0 : index++;
+    if (name_index != 0) sql += " AND name = ?" + std::to_string(name_index);
+    const int uid_index = filter.uid ? index++ : 0;
+    if (uid_index != 0) sql += " AND uid = ?" + std::to_string(uid_index);
+    sql += group.order_by;
+    Result<sqlite3_stmt*> s = Prepare(sql);
+    if (!s.ok()) return s.status();
+    ResetOnExit reset{s.value()};
+    for (size_t i = 0; i < wanted.size(); ++i) BindText(s.value(), static_cast<int>(i + 1), wanted[i]);
+    if (name_index != 0) BindText(s.value(), name_index, filter.name);
+    if (uid_index != 0) sqlite3_bind_int64(s.value(), uid_index, *filter.uid);
+    for (;;) {
+      int rc = sqlite3_step(s.value());
+      if (rc == SQLITE_DONE) break;
+      if (rc != SQLITE_ROW) return Error("list jobs");
+      row(ReadSummaryRow(s.value()));
+    }
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) {
   // One cached statement per filter shape; values are bound, never spliced into the SQL.
-  std::string sql = filter.summary ? SelectSummaries() : SelectJobs();
+  std::string sql = SelectJobs();
   std::string where;
   int index = 1;
   for (const std::string& state : filter.states) {
@@ -402,10 +452,6 @@ Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) {
     int rc = sqlite3_step(s.value());
     if (rc == SQLITE_DONE) break;
     if (rc != SQLITE_ROW) return Error("list jobs");
-    if (filter.summary) {
-      rows.push_back(ReadSummaryRow(s.value()));
-      continue;
-    }
     Result<JobRecord> row = ReadRow(s.value());
     if (!row.ok()) return row.status();
     rows.push_back(std::move(row.value()));

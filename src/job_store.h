@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -83,10 +84,6 @@ struct ListFilter {
   // then PENDING ones in the order admission considers them (priority, submission time, id),
   // then the rest newest first.
   enum class Order { kNewestFirst, kQueueOrder } order = Order::kNewestFirst;
-  // Only what `gshare queue` shows: id, name, state, priority, reason, uid, gpu, slot, kind,
-  // submit/start/end times, exit code and signal; the rest keep their defaults. Listing
-  // 100,000 jobs reads a third of the columns.
-  bool summary = false;
 };
 
 class JobStore {
@@ -120,6 +117,11 @@ class JobStore {
   // Deletes jobs in a final state whose end_time is before `ended_before`, except those in
   // `keep`, with their payloads, in one transaction. Returns the deleted rows.
   Result<std::vector<JobRecord>> DeleteEnded(double ended_before, const std::set<int64_t>& keep);
+  // Calls `row` for each job matching `filter` (its order and limit ignored) in queue order,
+  // with only what `gshare queue` shows filled (id, name, state, priority, reason, uid, gpu,
+  // slot, kind, submit/start/end times, exit code, signal), streaming from SQLite: nothing
+  // is kept, so 100,000 rows cost no memory. `row` must not call back into this store.
+  Status ForEachInQueueOrder(const ListFilter& filter, const std::function<void(const JobRecord&)>& row);
   // The row of job `id`, or nullopt when there is none.
   Result<std::optional<JobRecord>> Get(int64_t id);
   // Rows matching `filter`, in its order, at most filter.limit of them (all when 0). Fails on

@@ -296,10 +296,19 @@ TEST_CASE("JobStore lists in queue order, by name and by owner, read-only too") 
   Result<std::unique_ptr<JobStore>> reader = JobStore::OpenReadOnly(path);
   REQUIRE_MESSAGE(reader.ok(), reader.status().message());
   CHECK(ids(*reader.value(), queue) == ids(*store, queue));
-  ListFilter summary = queue;
-  summary.summary = true;
-  CHECK(ids(*reader.value(), summary) == ids(*store, queue));
-  JobRecord first = reader.value()->List(summary).value().front();
+  std::vector<int64_t> streamed;
+  REQUIRE(reader.value()->ForEachInQueueOrder(queue, [&](const JobRecord& r) { streamed.push_back(r.id); }).ok());
+  CHECK(streamed == ids(*store, queue));
+  streamed.clear();
+  ListFilter pending_of_x = queue;
+  pending_of_x.states = {"PENDING"};
+  pending_of_x.name = "x";
+  REQUIRE(reader.value()->ForEachInQueueOrder(pending_of_x, [&](const JobRecord& r) { streamed.push_back(r.id); }).ok());
+  CHECK(streamed == std::vector<int64_t>{high_early, low});
+  JobRecord first;
+  REQUIRE(reader.value()->ForEachInQueueOrder(queue, [&](const JobRecord& r) {
+    if (first.id == 0) first = r;
+  }).ok());
   CHECK(first.name == "y");
   CHECK(first.state == "RUNNING");
   CHECK(first.start_time == 4.0);
