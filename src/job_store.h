@@ -49,7 +49,7 @@ struct JobRecord {
   double wait_seconds = 0;         // time waiting for one
   uint64_t peak_bytes = 0;         // peak GPU memory
   std::string kind = "submit";     // "run" or "submit"
-  // Queue options (schema 2). Durations in milliseconds, 0: none.
+  // Queue options (schema 2 on). Durations in milliseconds, 0: none.
   std::string output;              // output file pattern (%j %x %u %%); empty: the terminal (run)
   int64_t time_limit_ms = 0;       // -t/--time; 0: no limit
   int64_t kill_after_ms = 30'000;  // SIGTERM -> SIGKILL grace for the time limit and cancel
