@@ -60,15 +60,9 @@ Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType
   if (!ctx.ok()) return ctx.status();
   auto fd = start ? ConnectToDaemon(*ctx) : ConnectIfRunning(*ctx);
   if (!fd.ok()) return fd.status();
-  auto reply = Exchange(fd.value(), type, ToJsonText(request));
+  Result<nlohmann::json> reply = ExchangeJson(fd.value(), type, request);
   close(fd.value());
-  if (!reply.ok()) return reply.status();
-  nlohmann::json j = nlohmann::json::parse(reply.value(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Status::Error("bad reply from the daemon");
-  if (!j.value("ok", false)) {
-    return Status::Error(j.value("error", std::string("the daemon refused the request")));
-  }
-  return j;
+  return reply;
 }
 
 Result<std::unique_ptr<JobStore>> OpenJobsForReading(const ClientContext& ctx, bool start_daemon) {

@@ -105,15 +105,13 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     fd = conn.value();
     json req = JobOptionsToJson(record.value());
     req["pid"] = getpid();
-    auto reply = Exchange(fd, proto::MsgType::kRunRegister, ToJsonText(req));
-    json r = reply.ok() ? json::parse(reply.value(), nullptr, false) : json();
-    if (!reply.ok() || r.is_discarded() || !r.value("ok", false)) {
+    Result<json> r = ExchangeJson(fd, proto::MsgType::kRunRegister, req);
+    if (!r.ok()) {
       close(fd);
-      return Fail("the daemon refused the job: " +
-                  (reply.ok() ? r.value("error", std::string("bad reply")) : reply.status().message()));
+      return Fail("the daemon refused the job: " + r.status().message());
     }
-    job_id = r.at("job_id").get<int64_t>();
-    if (!r.value("admitted", true)) {
+    job_id = r->at("job_id").get<int64_t>();
+    if (!r->value("admitted", true)) {
       int status = WaitForAdmission(fd, job_id);
       if (status != 0) {
         close(fd);

@@ -418,7 +418,8 @@ std::optional<TimePoint> Daemon::QueueDeadline() const {
 }
 
 void Daemon::QueueTick(TimePoint now) {
-  std::vector<JobId> lost, reported;
+  std::vector<JobId> lost;
+  std::vector<std::pair<JobId, JobEnd>> reported;
   for (auto& [id, job] : jobs_) {
     if (job->ended) continue;
     if (job->kill_at && now >= *job->kill_at) {
@@ -427,8 +428,8 @@ void Daemon::QueueTick(TimePoint now) {
     }
     if (job->orphan && now >= next_orphan_check_) {
       const JobRecord& r = job->record;
-      if (ReadJobEnd(JobEndPath(options_.state_dir, id))) {
-        reported.push_back(id);
+      if (std::optional<JobEnd> end = ReadJobEnd(JobEndPath(options_.state_dir, id))) {
+        reported.emplace_back(id, *end);
       } else if (!(r.runner_pid && r.runner_start &&
                    SameProcessAlive(*r.runner_pid, *r.runner_start))) {
         lost.push_back(id);
@@ -436,9 +437,7 @@ void Daemon::QueueTick(TimePoint now) {
     }
   }
   if (now >= next_orphan_check_) next_orphan_check_ = now + std::chrono::seconds(1);
-  for (JobId id : reported) {
-    EndJob(id, ReadJobEnd(JobEndPath(options_.state_dir, id)).value_or(JobEnd{}));
-  }
+  for (const auto& [id, end] : reported) EndJob(id, end);
   for (JobId id : lost) {
     if (jobs_.at(id)->readopted) {
       spdlog::warn("job {}: its runner is gone and left no exit status: LOST", id);
@@ -447,7 +446,7 @@ void Daemon::QueueTick(TimePoint now) {
       FinishJob(id, "FAILED", std::nullopt, std::nullopt, "job supervisor ended unexpectedly");
     }
   }
-  for (JobId id : reported) ForgetJobIfDone(id);
+  for (const auto& [id, end] : reported) ForgetJobIfDone(id);
   for (JobId id : lost) ForgetJobIfDone(id);
   Admission();
 }

@@ -1,6 +1,8 @@
 // Frame parsing and blocking socket helpers.
 #include "frame_io.h"
 
+#include "job_json.h"
+
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -88,6 +90,17 @@ Result<std::string> Exchange(int fd, proto::MsgType type, std::string_view json)
     return Status::Error("unexpected reply type from the daemon");
   }
   return std::move(reply->payload);
+}
+
+Result<nlohmann::json> ExchangeJson(int fd, proto::MsgType type, const nlohmann::json& request) {
+  Result<std::string> reply = Exchange(fd, type, ToJsonText(request));
+  if (!reply.ok()) return reply.status();
+  nlohmann::json j = nlohmann::json::parse(reply.value(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Status::Error("bad reply from the daemon");
+  if (!j.value("ok", false)) {
+    return Status::Error(j.value("error", std::string("the daemon refused the request")));
+  }
+  return j;
 }
 
 }  // namespace gshare

@@ -4,6 +4,7 @@
 // A FrameBuffer belongs to one connection and one thread; the free functions: any thread.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,5 +43,9 @@ Result<Frame> ReadFrame(int fd, uint32_t max_payload);
 
 // Sends a JSON request and waits for the daemon's kReply; returns its JSON text.
 Result<std::string> Exchange(int fd, proto::MsgType type, std::string_view json);
+
+// Exchange of a JSON object: the reply parsed. An error when it is not a JSON object or says
+// "ok": false (then with its "error" text).
+Result<nlohmann::json> ExchangeJson(int fd, proto::MsgType type, const nlohmann::json& request);
 
 }  // namespace gshare

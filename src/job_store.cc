@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -370,128 +369,100 @@ Result<std::optional<JobRecord>> JobStore::Get(int64_t id) {
   return std::optional<JobRecord>(std::move(row.value()));
 }
 
-Status JobStore::ForEachInQueueOrder(const ListFilter& filter,
-                                     const std::function<void(const JobRecord&)>& row) {
-  // Three passes, each in an order SQLite reads without sorting much: running by start,
-  // pending by (priority, submission), the rest newest first.
-  // "+state" keeps SQLite off the state index where a scan in id order needs no sort.
+Status JobStore::Scan(const std::string& select, const char* state_column,
+                      const std::vector<std::string>& states, const ListFilter& filter,
+                      const char* order_by, int64_t limit, const RowFn& row) {
+  // One cached statement per filter shape; values are bound, never spliced into the SQL.
+  std::string where;
+  int index = 1;
+  for (size_t i = 0; i < states.size(); ++i) {
+    where += (i == 0 ? std::string(state_column) + " IN (?" : std::string(", ?")) + std::to_string(index++);
+  }
+  if (!states.empty()) where += ")";
+  const int name_index = filter.name.empty() ? 0 : index++;
+  if (name_index != 0) where += (where.empty() ? "" : " AND ") + std::string("name = ?") + std::to_string(name_index);
+  const int uid_index = filter.uid ? index++ : 0;
+  if (uid_index != 0) where += (where.empty() ? "" : " AND ") + std::string("uid = ?") + std::to_string(uid_index);
+  std::string sql = select;
+  if (!where.empty()) sql += " WHERE " + where;
+  sql += order_by;
+  sql += " LIMIT ?" + std::to_string(index);
+  Result<sqlite3_stmt*> s = Prepare(sql);
+  if (!s.ok()) return s.status();
+  ResetOnExit reset{s.value()};
+  for (size_t i = 0; i < states.size(); ++i) BindText(s.value(), static_cast<int>(i + 1), states[i]);
+  if (name_index != 0) BindText(s.value(), name_index, filter.name);
+  if (uid_index != 0) sqlite3_bind_int64(s.value(), uid_index, *filter.uid);
+  sqlite3_bind_int64(s.value(), index, limit > 0 ? limit : -1);  // -1: no limit
+  for (;;) {
+    int rc = sqlite3_step(s.value());
+    if (rc == SQLITE_DONE) return Status::Ok();
+    if (rc != SQLITE_ROW) return Error("list jobs");
+    Status st = row(s.value());
+    if (!st.ok()) return st;
+  }
+}
+
+Status JobStore::ScanQueueOrder(const std::string& select, const ListFilter& filter,
+                                const RowFn& row) {
+  // Three passes, each in an order SQLite reads without a sort: running by start, pending by
+  // (priority, submission) from the jobs_by_queue_order index, the rest newest first ("+state"
+  // keeps SQLite off the state index, so it scans in id order).
   struct Group {
-    std::set<std::string> states;
+    std::vector<std::string> states;
     const char* column;
     const char* order_by;
   };
   const Group groups[] = {
       {{"RUNNING", "SUSPENDED"}, "state", " ORDER BY start_time, id"},
-      {{"PENDING"}, "state", " ORDER BY priority DESC, submit_time, id"},  // jobs_by_queue_order
-      {{"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "LOST"}, "+state", " ORDER BY id DESC"}};
-  for (const std::string& state : filter.states) {
-    if (!IsJobState(state)) return Status::Error("unknown job state \"" + state + "\"");
-  }
+      {{"PENDING"}, "state", " ORDER BY priority DESC, submit_time, id"},
+      {{"CANCELLED", "COMPLETED", "FAILED", "LOST", "TIMEOUT"}, "+state", " ORDER BY id DESC"}};
+  int64_t left = filter.limit > 0 ? filter.limit : -1;
   for (const Group& group : groups) {
     std::vector<std::string> wanted;
     for (const std::string& state : group.states) {
       if (filter.states.empty() || filter.states.count(state) != 0) wanted.push_back(state);
     }
     if (wanted.empty()) continue;
-    std::string sql = SelectSummaries() + " WHERE " + group.column + " IN (";
-    int index = 1;
-    for (size_t i = 0; i < wanted.size(); ++i) sql += (i ? ", ?" : "?") + std::to_string(index++);
-    sql += ")";
-    const int name_index = filter.name.empty() ? 0 : index++;
-    if (name_index != 0) sql += " AND name = ?" + std::to_string(name_index);
-    const int uid_index = filter.uid ? index++ : 0;
-    if (uid_index != 0) sql += " AND uid = ?" + std::to_string(uid_index);
-    sql += group.order_by;
-    Result<sqlite3_stmt*> s = Prepare(sql);
-    if (!s.ok()) return s.status();
-    ResetOnExit reset{s.value()};
-    for (size_t i = 0; i < wanted.size(); ++i) BindText(s.value(), static_cast<int>(i + 1), wanted[i]);
-    if (name_index != 0) BindText(s.value(), name_index, filter.name);
-    if (uid_index != 0) sqlite3_bind_int64(s.value(), uid_index, *filter.uid);
-    for (;;) {
-      int rc = sqlite3_step(s.value());
-      if (rc == SQLITE_DONE) break;
-      if (rc != SQLITE_ROW) return Error("list jobs");
-      row(ReadSummaryRow(s.value()));
-    }
+    Status st = Scan(select, group.column, wanted, filter, group.order_by, left,
+                     [&](sqlite3_stmt* stmt) {
+                       if (left > 0) --left;
+                       return row(stmt);
+                     });
+    if (!st.ok()) return st;
+    if (left == 0) break;
   }
   return Status::Ok();
 }
 
-Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) {
-  // One cached statement per filter shape; values are bound, never spliced into the SQL.
-  std::string sql = SelectJobs();
-  std::string where;
-  int index = 1;
+Status JobStore::ForEachInQueueOrder(const ListFilter& filter,
+                                     const std::function<void(const JobRecord&)>& row) {
   for (const std::string& state : filter.states) {
     if (!IsJobState(state)) return Status::Error("unknown job state \"" + state + "\"");
-    where += index == 1 ? "state IN (?" : ", ?";
-    where += std::to_string(index++);
   }
-  if (!filter.states.empty()) where += ")";
-  const int name_index = filter.name.empty() ? 0 : index++;
-  if (name_index != 0) where += (where.empty() ? "" : " AND ") + std::string("name = ?") + std::to_string(name_index);
-  const int uid_index = filter.uid ? index++ : 0;
-  if (uid_index != 0) where += (where.empty() ? "" : " AND ") + std::string("uid = ?") + std::to_string(uid_index);
-  if (!where.empty()) sql += " WHERE " + where;
-  // Queue order is sorted below: SQLite's sorter would carry every column of every row.
-  const bool queue_order = filter.order == ListFilter::Order::kQueueOrder;
-  if (!queue_order) sql += " ORDER BY id DESC";
-  sql += " LIMIT ?" + std::to_string(index);
-  Result<sqlite3_stmt*> s = Prepare(sql);
-  if (!s.ok()) return s.status();
-  ResetOnExit reset{s.value()};
-  int bind = 1;
-  for (const std::string& state : filter.states) BindText(s.value(), bind++, state);
-  if (name_index != 0) BindText(s.value(), name_index, filter.name);
-  if (uid_index != 0) sqlite3_bind_int64(s.value(), uid_index, *filter.uid);
-  // -1: no limit; queue order applies the limit after sorting.
-  sqlite3_bind_int64(s.value(), index, filter.limit > 0 && !queue_order ? filter.limit : -1);
+  return ScanQueueOrder(SelectSummaries(), filter, [&](sqlite3_stmt* stmt) {
+    row(ReadSummaryRow(stmt));
+    return Status::Ok();
+  });
+}
+
+Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) {
+  for (const std::string& state : filter.states) {
+    if (!IsJobState(state)) return Status::Error("unknown job state \"" + state + "\"");
+  }
   std::vector<JobRecord> rows;
-  while (true) {
-    int rc = sqlite3_step(s.value());
-    if (rc == SQLITE_DONE) break;
-    if (rc != SQLITE_ROW) return Error("list jobs");
-    Result<JobRecord> row = ReadRow(s.value());
+  RowFn collect = [&rows](sqlite3_stmt* stmt) {
+    Result<JobRecord> row = ReadRow(stmt);
     if (!row.ok()) return row.status();
     rows.push_back(std::move(row.value()));
-  }
-  if (queue_order) {
-    // RUNNING/SUSPENDED by start time, then PENDING by (priority desc, submission), then the
-    // rest newest first; ties by id.
-    // Keys computed once per row: comparing state strings inside the sort dominated it.
-    struct Key {
-      int group;      // 0 running, 1 pending, 2 the rest
-      int priority;   // pending: higher first
-      double time;    // running: start; pending: submission
-      int64_t id;
-    };
-    std::vector<Key> keys(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const JobRecord& r = rows[i];
-      const int group = r.state == "RUNNING" || r.state == "SUSPENDED" ? 0 : r.state == "PENDING" ? 1 : 2;
-      keys[i] = {group, group == 1 ? r.priority : 0,
-                 group == 0 ? r.start_time.value_or(0) : group == 1 ? r.submit_time : 0,
-                 group == 2 ? -r.id : r.id};
-    }
-    std::vector<size_t> order(rows.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&keys](size_t x, size_t y) {
-      const Key& a = keys[x];
-      const Key& b = keys[y];
-      if (a.group != b.group) return a.group < b.group;
-      if (a.priority != b.priority) return a.priority > b.priority;
-      if (a.time != b.time) return a.time < b.time;
-      return a.id < b.id;
-    });
-    std::vector<JobRecord> sorted;
-    sorted.reserve(filter.limit > 0 ? std::min<size_t>(filter.limit, rows.size()) : rows.size());
-    for (size_t i : order) {
-      if (filter.limit > 0 && sorted.size() == static_cast<size_t>(filter.limit)) break;
-      sorted.push_back(std::move(rows[i]));
-    }
-    return sorted;
-  }
+    return Status::Ok();
+  };
+  Status st = filter.order == ListFilter::Order::kQueueOrder
+                  ? ScanQueueOrder(SelectJobs(), filter, collect)
+                  : Scan(SelectJobs(), "state",
+                         std::vector<std::string>(filter.states.begin(), filter.states.end()),
+                         filter, " ORDER BY id DESC", filter.limit, collect);
+  if (!st.ok()) return st;
   return rows;
 }
 

@@ -143,6 +143,15 @@ class JobStore {
   // Runs a statement that returns no rows; *changes gets the number of rows it changed.
   Status Step(sqlite3_stmt* stmt, const char* what, int* changes);
   Status Error(std::string_view what) const;  // `what` failed, with sqlite's last message
+  // Runs `select` (SELECT ... FROM jobs) restricted to `states` (all when empty; tested on
+  // `state_column`, "state" or "+state") and filter.name / filter.uid, then `order_by`, at most
+  // `limit` rows (all when <= 0); calls `row` on each and stops at its first error.
+  using RowFn = std::function<Status(sqlite3_stmt*)>;
+  Status Scan(const std::string& select, const char* state_column,
+              const std::vector<std::string>& states, const ListFilter& filter,
+              const char* order_by, int64_t limit, const RowFn& row);
+  // Scan in queue order (ListFilter::Order::kQueueOrder), honouring filter.limit.
+  Status ScanQueueOrder(const std::string& select, const ListFilter& filter, const RowFn& row);
 
   sqlite3* db_;
   const std::string path_;

@@ -24,15 +24,6 @@ using json = nlohmann::json;
 // carries it to the next daemon.
 constexpr auto kReportPatience = std::chrono::seconds(60);
 
-Result<json> Request(int fd, proto::MsgType type, const json& request) {
-  Result<std::string> reply = Exchange(fd, type, ToJsonText(request));
-  if (!reply.ok()) return reply.status();
-  json j = json::parse(reply.value(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Status::Error("bad reply from the daemon");
-  if (!j.value("ok", false)) return Status::Error(j.value("error", std::string("refused")));
-  return j;
-}
-
 // Writes the script to `path` (0700) so that exec runs it with its #! interpreter.
 Status WriteScript(const std::string& path, const std::string& text) {
   mkdir(path.substr(0, path.rfind('/')).c_str(), 0700);
@@ -59,13 +50,13 @@ void ReportEnd(int fd, const std::string& socket_path, const std::string& end_pa
   Status written = WriteJobEnd(end_path, end, job_id);
   if (!written.ok()) spdlog::error("job {}: {}", job_id, written.message());
   json report = JobEndToJson(end, job_id);
-  if (fd >= 0 && Request(fd, proto::MsgType::kRunEnded, report).ok()) return;
+  if (fd >= 0 && ExchangeJson(fd, proto::MsgType::kRunEnded, report).ok()) return;
   const auto deadline = std::chrono::steady_clock::now() + kReportPatience;
   while (std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     Result<int> again = ConnectUnix(socket_path);
     if (!again.ok()) continue;
-    bool sent = Request(again.value(), proto::MsgType::kRunEnded, report).ok();
+    bool sent = ExchangeJson(again.value(), proto::MsgType::kRunEnded, report).ok();
     close(again.value());
     if (sent) return;
   }
@@ -81,7 +72,7 @@ int RunSupervisor(int64_t job_id, const std::string& socket_path) {
     return 1;
   }
   const int fd = conn.value();
-  Result<json> spec = Request(fd, proto::MsgType::kRunAttach, json{{"job_id", job_id}});
+  Result<json> spec = ExchangeJson(fd, proto::MsgType::kRunAttach, json{{"job_id", job_id}});
   if (!spec.ok()) {
     spdlog::error("job {}: {}", job_id, spec.status().message());
     close(fd);
@@ -122,7 +113,7 @@ int RunSupervisor(int64_t job_id, const std::string& socket_path) {
   }
 
   Result<ExitInfo> result = JobRunner::Run(run, [fd, job_id](pid_t pid) {
-    Result<json> ack = Request(fd, proto::MsgType::kRunStarted, json{{"job_id", job_id}, {"pid", pid}});
+    Result<json> ack = ExchangeJson(fd, proto::MsgType::kRunStarted, json{{"job_id", job_id}, {"pid", pid}});
     if (!ack.ok()) spdlog::warn("job {}: start not recorded: {}", job_id, ack.status().message());
   });
   JobEnd end;
