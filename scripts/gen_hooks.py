@@ -48,6 +48,9 @@ OTHER = [
     ("CAPTURE_END", "cuStreamEndCapture"),
     ("CAPTURE_END", "cuStreamEndCapture_ptsz"),
     ("CTXDESTROY", "cuCtxDestroy_v2"),
+    ("MEMINFO", "cuMemGetInfo_v2"),
+    ("TOTALMEM", "cuDeviceTotalMem_v2"),
+    ("ADDRRANGE", "cuMemGetAddressRange_v2"),
 ]
 
 

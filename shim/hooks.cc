@@ -12,6 +12,7 @@
 #include "hook_decls.h"
 #include "lease_client.h"
 #include "real_driver.h"
+#include "swap_space.h"
 
 namespace gshare::shim {
 namespace {
@@ -117,6 +118,51 @@ void TrackFree(AllocTable& table, uint64_t key) {
   }
 }
 
+// Device of the calling thread's context when the swap engine serves this process, else -1
+// (then the driver serves the allocation and it counts as memory that cannot move).
+int SwapDevice() {
+  if (!SwapSpace::Get().On()) return -1;
+  return ContextRegistry::Get().CurrentDevice();
+}
+
+// Stream-ordered allocation served by the engine: the memory is usable at once, so any
+// stream order is kept. Work being captured into a graph goes to the driver's pool.
+int SwapDeviceForStream(CUstream s, bool per_thread) {
+  int device = SwapDevice();
+  if (device >= 0 && g_active_captures.load(std::memory_order_relaxed) != 0 &&
+      StreamCapturing(s, per_thread, /*if_unknown=*/true)) {
+    return -1;
+  }
+  return device;
+}
+
+// cuMemAllocPitch: rows padded to 512 bytes (the pitch alignment the driver uses for
+// cudaMallocPitch on current GPUs). ElementSizeBytes must be 4, 8 or 16 (cuMemAllocPitch).
+CUresult SwapAllocPitch(int device, CUdeviceptr* dptr, size_t* pitch, size_t width,
+                        size_t height, unsigned element) {
+  if (dptr == nullptr || pitch == nullptr || width == 0 || height == 0 ||
+      (element != 4 && element != 8 && element != 16)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  size_t p = (width + 511) / 512 * 512;
+  CUresult r = SwapSpace::Get().Alloc(device, static_cast<uint64_t>(p) * height, dptr);
+  if (r == CUDA_SUCCESS) *pitch = p;
+  return r;
+}
+
+// What the process may use on its device as if it were alone on the GPU: the GPU less
+// what other jobs hold that cannot move, less its own allocations and its context
+// (~0.5 GiB, measured: 527 MiB on the H100).
+constexpr uint64_t kContextReserve = 512ull << 20;
+void VirtualMemInfo(int device, size_t* free_bytes, size_t* total_bytes) {
+  uint64_t others = LeaseClient::Get().OthersFixed(device);
+  uint64_t total = *total_bytes > others ? *total_bytes - others : 0;
+  int64_t fixed = LeaseClient::Get().DeviceBytes(device);
+  uint64_t own = SwapSpace::Get().Stats(device).allocated + (fixed > 0 ? fixed : 0) + kContextReserve;
+  *total_bytes = total;
+  *free_bytes = total > own ? total - own : 0;
+}
+
 // cuGetProcAddress: the real driver resolves name, version and flags; the shim then swaps
 // the returned pointer for the wrapper of the same export, so the caller's ABI (_v2, _ptsz,
 // _ptds) is exactly what the driver chose. A request for "cuGetProcAddress" itself thus
@@ -153,39 +199,114 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
     return r;                                                      \
   }
 
+// Records a driver allocation (memory that cannot move).
+#define GS_TRACK_DRIVER_ALLOC(bytes)                                                        \
+  if (r == CUDA_SUCCESS && dptr != nullptr) {                                                \
+    ::gshare::shim::TrackAlloc(::gshare::shim::g_allocations, *dptr,                         \
+                               ::gshare::shim::CurrentDeviceOrZero(), (bytes));              \
+  }
+
 #define GS_HOOK_ALLOC(name, params, args)                                                 \
   GS_EXPORT CUresult name params noexcept {                                                \
     GS_REAL(name, params);                                                                 \
-    CUresult r = gs_real_fn args;                                                                  \
-    if (r == CUDA_SUCCESS && dptr != nullptr) {                                            \
-      ::gshare::shim::TrackAlloc(::gshare::shim::g_allocations, *dptr,                     \
-                                 ::gshare::shim::CurrentDeviceOrZero(), bytesize);         \
-    }                                                                                      \
+    int gs_dev = ::gshare::shim::SwapDevice();                                             \
+    if (gs_dev >= 0) return ::gshare::shim::SwapSpace::Get().Alloc(gs_dev, bytesize, dptr); \
+    CUresult r = gs_real_fn args;                                                          \
+    GS_TRACK_DRIVER_ALLOC(bytesize)                                                        \
     return r;                                                                              \
   }
-#define GS_HOOK_ALLOCMANAGED GS_HOOK_ALLOC
-#define GS_HOOK_ALLOCASYNC GS_HOOK_ALLOC
-#define GS_HOOK_ALLOCPOOL GS_HOOK_ALLOC
+
+#define GS_HOOK_ALLOCMANAGED(name, params, args)                                          \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r = gs_real_fn args;                                                          \
+    GS_TRACK_DRIVER_ALLOC(bytesize)                                                        \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_ALLOCASYNC(name, params, args)                                            \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    int gs_dev = ::gshare::shim::SwapDeviceForStream(hStream,                              \
+                                                     ::gshare::shim::IsPerThread(#name));  \
+    if (gs_dev >= 0) return ::gshare::shim::SwapSpace::Get().Alloc(gs_dev, bytesize, dptr); \
+    CUresult r = gs_real_fn args;                                                          \
+    GS_TRACK_DRIVER_ALLOC(bytesize)                                                        \
+    return r;                                                                              \
+  }
+#define GS_HOOK_ALLOCPOOL GS_HOOK_ALLOCASYNC
 
 #define GS_HOOK_ALLOCPITCH(name, params, args)                                            \
   GS_EXPORT CUresult name params noexcept {                                                \
     GS_REAL(name, params);                                                                 \
-    CUresult r = gs_real_fn args;                                                                  \
-    if (r == CUDA_SUCCESS && dptr != nullptr && pPitch != nullptr) {                       \
-      ::gshare::shim::TrackAlloc(::gshare::shim::g_allocations, *dptr,                     \
-                                 ::gshare::shim::CurrentDeviceOrZero(), *pPitch * Height); \
+    int gs_dev = ::gshare::shim::SwapDevice();                                             \
+    if (gs_dev >= 0) {                                                                     \
+      return ::gshare::shim::SwapAllocPitch(gs_dev, dptr, pPitch, WidthInBytes, Height,    \
+                                            ElementSizeBytes);                             \
+    }                                                                                      \
+    CUresult r = gs_real_fn args;                                                          \
+    GS_TRACK_DRIVER_ALLOC(pPitch != nullptr ? *pPitch * Height : 0)                        \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_FREE(name, params, args)                                                  \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r;                                                                            \
+    if (::gshare::shim::SwapSpace::Get().On() &&                                           \
+        ::gshare::shim::SwapSpace::Get().Free(dptr, &r)) {                                 \
+      return r;                                                                            \
+    }                                                                                      \
+    r = gs_real_fn args;                                                                   \
+    if (r == CUDA_SUCCESS) ::gshare::shim::TrackFree(::gshare::shim::g_allocations, dptr); \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_FREEASYNC(name, params, args)                                             \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r;                                                                            \
+    if (::gshare::shim::SwapSpace::Get().On() &&                                           \
+        ::gshare::shim::SwapSpace::Get().FreeAsync(dptr, hStream, &r)) {                   \
+      return r;                                                                            \
+    }                                                                                      \
+    r = gs_real_fn args;                                                                   \
+    if (r == CUDA_SUCCESS) ::gshare::shim::TrackFree(::gshare::shim::g_allocations, dptr); \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_MEMINFO(name, params, args)                                               \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r = gs_real_fn args;                                                          \
+    int gs_dev = ::gshare::shim::SwapDevice();                                             \
+    if (r == CUDA_SUCCESS && gs_dev >= 0 && free != nullptr && total != nullptr) {         \
+      ::gshare::shim::VirtualMemInfo(gs_dev, free, total);                                 \
     }                                                                                      \
     return r;                                                                              \
   }
 
-#define GS_HOOK_FREE(name, params, args)                                          \
-  GS_EXPORT CUresult name params noexcept {                                        \
-    GS_REAL(name, params);                                                         \
+#define GS_HOOK_TOTALMEM(name, params, args)                                              \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
     CUresult r = gs_real_fn args;                                                          \
-    if (r == CUDA_SUCCESS) ::gshare::shim::TrackFree(::gshare::shim::g_allocations, dptr); \
-    return r;                                                                      \
+    if (r == CUDA_SUCCESS && bytes != nullptr && ::gshare::shim::SwapSpace::Get().On() &&  \
+        dev >= 0 && dev < ::gshare::shim::kMaxDevices) {                                   \
+      uint64_t gs_others = ::gshare::shim::LeaseClient::Get().OthersFixed(dev);            \
+      *bytes = *bytes > gs_others ? *bytes - gs_others : 0;                                \
+    }                                                                                      \
+    return r;                                                                              \
   }
-#define GS_HOOK_FREEASYNC GS_HOOK_FREE
+
+#define GS_HOOK_ADDRRANGE(name, params, args)                                             \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    if (::gshare::shim::SwapSpace::Get().On() &&                                           \
+        ::gshare::shim::SwapSpace::Get().AddressRange(dptr, pbase, psize)) {               \
+      return CUDA_SUCCESS;                                                                 \
+    }                                                                                      \
+    return gs_real_fn args;                                                                \
+  }
 
 #define GS_HOOK_MEMCREATE(name, params, args)                                             \
   GS_EXPORT CUresult name params noexcept {                                                \

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +25,8 @@
 #include "inflight_window.h"
 #include "real_driver.h"
 #include "shim_log.h"
+#include "swap_space.h"
+#include "vmm_driver.h"
 
 namespace gshare::shim {
 
@@ -37,11 +40,12 @@ constexpr int kDefaultIdleReleaseMs = 500;  // as configs/gshare.toml; gshare ru
 constexpr int kReconnectMs = 2000;
 constexpr int kTickMs = 50;
 
-int64_t NowMs() {
+int64_t NowNs() {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
+int64_t NowMs() { return NowNs() / 1000000; }
 
 struct DeviceState {
   bool requested = false;   // a request is outstanding
@@ -53,8 +57,10 @@ struct DeviceState {
   uint64_t epoch = 0;       // epoch of the current grant
   int64_t last_active_ms = 0;
   proto::GpuUuid uuid{};
-  std::atomic<int64_t> bytes{0};
-  std::atomic<bool> bytes_dirty{false};
+  std::atomic<int64_t> bytes{0};        // allocated past the swap engine
+  std::atomic<bool> bytes_dirty{false};  // a memory report is due
+  std::atomic<uint64_t> demand{0};
+  std::atomic<uint64_t> others_fixed{0};
 };
 
 // All state has static storage and trivial destruction (the shim must not run
@@ -106,7 +112,8 @@ bool ReadAll(int fd, void* data, size_t len) {
 // Sends one frame; false when the connection is gone. Any thread.
 bool SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len) {
   if (fd < 0) return false;
-  char buf[sizeof(proto::FrameHeader) + sizeof(proto::LeaseMsg)];
+  char buf[sizeof(proto::FrameHeader) + sizeof(proto::MemReportMsg)];
+  if (len > sizeof(proto::MemReportMsg)) return false;
   proto::FrameHeader h = proto::MakeHeader(type, len);
   std::memcpy(buf, &h, sizeof h);
   std::memcpy(buf + sizeof h, payload, len);
@@ -132,8 +139,43 @@ bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason)
   m.epoch = epoch;
   m.reason = reason;
   m.ordinal = device;
-  m.bytes = static_cast<uint64_t>(g.dev[device].bytes.load(std::memory_order_relaxed));
   return SendFrame(g.fd, type, &m, sizeof m);
+}
+
+// The ledger entry of this process on `device`. `swapin_*` describe the swap-in of grant
+// `epoch` when flags has kReportAfterSwapIn. Any thread; needs the device's uuid.
+bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
+                uint64_t swapin_bytes) {
+  DeviceState& d = g.dev[device];
+  proto::MemReportMsg m{};
+  m.gpu = d.uuid;
+  m.ordinal = device;
+  uint64_t fixed = static_cast<uint64_t>(std::max<int64_t>(0, d.bytes.load(std::memory_order_relaxed)));
+  m.fixed = fixed;
+  m.allocated = m.resident = fixed;
+  SwapSpace& swap = SwapSpace::Get();
+  if (swap.On()) {
+    SwapStats st = swap.Stats(device);
+    m.engine = static_cast<uint32_t>(proto::MemoryEngine::kSwap);
+    m.allocated += st.allocated;
+    m.resident += st.resident;
+    m.swaps_out = st.swaps_out;
+    m.swaps_in = st.swaps_in;
+    m.bytes_out = st.bytes_out;
+    m.bytes_in = st.bytes_in;
+    m.swap_ns = st.swap_ns;
+    m.host_bytes = swap.HostBytes();
+    size_t total = 0;
+    if (const VmmDriver* v = Vmm(); v != nullptr && v->cuDeviceTotalMem_v2(&total, device) == gs_cuda::CUDA_SUCCESS) {
+      m.total = total;
+    }
+  }
+  m.demand = d.demand.load(std::memory_order_relaxed);
+  m.flags = flags;
+  m.epoch = epoch;
+  m.swapin_ns = swapin_ns;
+  m.swapin_bytes = swapin_bytes;
+  return SendFrame(g.fd, proto::MsgType::kMemReport, &m, sizeof m);
 }
 
 int DeviceOfUuid(const proto::GpuUuid& u) {
@@ -164,6 +206,15 @@ bool ConnectLocked() {
   return true;
 }
 
+// Without a daemon the process runs on `device` as if alone: its memory comes back first.
+void RunUngated(int device) {
+  SwapSpace& swap = SwapSpace::Get();
+  if (!swap.On() || swap.Running(device)) return;
+  uint64_t moved;
+  swap.SwapIn(device, &moved);
+  swap.SetRunning(device, true);
+}
+
 // Daemon unreachable or gone: fail open. REQUIRES: g.mu held.
 void GoUngatedLocked(const char* why) {
   if (g.fd >= 0) {
@@ -176,6 +227,7 @@ void GoUngatedLocked(const char* why) {
   for (int i = 0; i < kMaxDevices; ++i) {
     g.dev[i].requested = g.dev[i].holding = g.dev[i].dropping = false;
     g.dev[i].drop_deferred = false;
+    RunUngated(i);
     g_gates[i].Open();
   }
   if (!g.warned) {
@@ -200,6 +252,7 @@ void SyncContexts(int device) {
 void Release(int device, proto::ReleaseReason reason) {
   g_gates[device].CloseAndDrain();
   SyncContexts(device);
+  SwapSpace::Get().SetRunning(device, false);
   pthread_mutex_lock(&g.mu);
   DeviceState& d = g.dev[device];
   d.holding = false;
@@ -216,18 +269,55 @@ void Release(int device, proto::ReleaseReason reason) {
 void HandleGrant(const proto::LeaseMsg& m) {
   pthread_mutex_lock(&g.mu);
   int device = DeviceOfUuid(m.gpu);
-  if (device >= 0) {
-    DeviceState& d = g.dev[device];
-    // A new grant starts uncontended until the daemon says someone waits.
-    if (!d.holding || d.epoch != m.epoch) InflightWindow::SetContended(device, false);
-    d.requested = false;
-    d.holding = true;
-    d.epoch = m.epoch;
-    d.last_active_ms = NowMs();
-    if (!d.dropping) g_gates[device].Open();
-    pthread_cond_broadcast(&g.cv);
+  if (device < 0) {
+    pthread_mutex_unlock(&g.mu);
+    return;
   }
+  DeviceState& d = g.dev[device];
+  // A new grant starts uncontended until the daemon says someone waits.
+  if (!d.holding || d.epoch != m.epoch) InflightWindow::SetContended(device, false);
+  d.requested = false;
+  d.holding = true;
+  d.epoch = m.epoch;
+  d.last_active_ms = NowMs();
+  d.others_fixed.store(m.bytes, std::memory_order_relaxed);
+  SwapSpace& swap = SwapSpace::Get();
+  bool swap_in = swap.On() && !d.dropping && !swap.Running(device);
   pthread_mutex_unlock(&g.mu);
+  if (swap_in) {
+    // The job's memory comes back before its first submission (DESIGN.md section 4).
+    int64_t t0 = NowNs();
+    uint64_t moved = 0;
+    bool ok = swap.SwapIn(device, &moved);
+    SendReport(device, proto::kReportAfterSwapIn, m.epoch, static_cast<uint64_t>(NowNs() - t0), moved);
+    if (!ok) {
+      // It cannot run without its memory: give the lease back, ask again a moment later.
+      struct timespec ts = {0, 200 * 1000 * 1000};
+      nanosleep(&ts, nullptr);
+      pthread_mutex_lock(&g.mu);
+      d.dropping = true;
+      pthread_mutex_unlock(&g.mu);
+      Release(device, proto::ReleaseReason::kDropped);
+      return;
+    }
+    swap.SetRunning(device, true);
+  }
+  pthread_mutex_lock(&g.mu);
+  if (d.holding && !d.dropping && d.epoch == m.epoch) g_gates[device].Open();
+  pthread_cond_broadcast(&g.cv);
+  pthread_mutex_unlock(&g.mu);
+}
+
+// The daemon needs room on the GPU: move memory to the host (only while not running there).
+void HandleEvict(const proto::LeaseMsg& m) {
+  pthread_mutex_lock(&g.mu);
+  int device = DeviceOfUuid(m.gpu);
+  bool stopped = device >= 0 && !g.dev[device].holding && !g.dev[device].dropping;
+  pthread_mutex_unlock(&g.mu);
+  if (device < 0) return;
+  SwapSpace& swap = SwapSpace::Get();
+  if (stopped && swap.On() && !swap.Running(device)) swap.Evict(device, m.bytes);
+  SendReport(device, 0, 0, 0, 0);  // always answered: the daemon's ledger is then current
 }
 
 // Another job waits: bound the queued work until this grant ends.
@@ -288,7 +378,7 @@ void Tick() {
     if (release) d.dropping = true;
     if (d.bytes_dirty.exchange(false, std::memory_order_relaxed) && g.fd >= 0) {
       EnsureUuid(i);
-      if (d.uuid_known) SendLease(proto::MsgType::kMemReport, i, 0, 0);
+      if (d.uuid_known) SendReport(i, 0, 0, 0, 0);
     }
     pthread_mutex_unlock(&g.mu);
     if (release) Release(i, reason);
@@ -303,7 +393,8 @@ bool ReceiveOne(int fd) {
   if (proto::CheckHeader(h, sizeof(proto::LeaseMsg)) != proto::HeaderCheck::kOk) return false;
   auto type = static_cast<proto::MsgType>(h.type);
   if (type != proto::MsgType::kLeaseGrant && type != proto::MsgType::kLeaseDrop &&
-      type != proto::MsgType::kLeaseContended) {
+      type != proto::MsgType::kLeaseContended && type != proto::MsgType::kEvict &&
+      type != proto::MsgType::kSwapPrepare) {
     return false;
   }
   proto::LeaseMsg m;
@@ -312,6 +403,10 @@ bool ReceiveOne(int fd) {
     HandleGrant(m);
   } else if (type == proto::MsgType::kLeaseDrop) {
     HandleDrop(m);
+  } else if (type == proto::MsgType::kEvict) {
+    HandleEvict(m);
+  } else if (type == proto::MsgType::kSwapPrepare) {
+    if (SwapSpace::Get().On()) SwapSpace::Get().Prepare(m.bytes);
   } else {
     HandleContended(m);
   }
@@ -338,11 +433,15 @@ void* ClientThread(void*) {
         g.ungated = false;
         pthread_mutex_unlock(&g.mu);
         for (int i = 0; i < kMaxDevices; ++i) g_gates[i].CloseAndDrain();
-        for (int i = 0; i < kMaxDevices; ++i) SyncContexts(i);
+        for (int i = 0; i < kMaxDevices; ++i) {
+          SyncContexts(i);
+          SwapSpace::Get().SetRunning(i, false);
+        }
         Warn("reconnected to the gshare daemon; GPU sharing resumed");
         pthread_mutex_lock(&g.mu);
         for (int i = 0; i < kMaxDevices; ++i) {
-          g.dev[i].bytes_dirty.store(g.dev[i].bytes.load() != 0, std::memory_order_relaxed);
+          g.dev[i].bytes_dirty.store(g.dev[i].uuid_known || g.dev[i].bytes.load() != 0,
+                                     std::memory_order_relaxed);
         }
         pthread_cond_broadcast(&g.cv);
       }
@@ -427,6 +526,30 @@ void LeaseClient::AddDeviceBytes(int device, int64_t delta) {
   if (device < 0 || device >= kMaxDevices) return;
   g.dev[device].bytes.fetch_add(delta, std::memory_order_relaxed);
   g.dev[device].bytes_dirty.store(true, std::memory_order_relaxed);
+}
+
+int64_t LeaseClient::DeviceBytes(int device) {
+  if (device < 0 || device >= kMaxDevices) return 0;
+  return g.dev[device].bytes.load(std::memory_order_relaxed);
+}
+
+void LeaseClient::MemoryChanged(int device) {
+  for (int i = 0; i < kMaxDevices; ++i) {
+    if (i == device || (device < 0 && g.dev[i].uuid_known)) {
+      g.dev[i].bytes_dirty.store(true, std::memory_order_relaxed);
+    }
+  }
+}
+
+void LeaseClient::SetDemand(int device, uint64_t bytes) {
+  if (device < 0 || device >= kMaxDevices) return;
+  g.dev[device].demand.store(bytes, std::memory_order_relaxed);
+  g.dev[device].bytes_dirty.store(true, std::memory_order_relaxed);
+}
+
+uint64_t LeaseClient::OthersFixed(int device) {
+  if (device < 0 || device >= kMaxDevices) return 0;
+  return g.dev[device].others_fixed.load(std::memory_order_relaxed);
 }
 
 void ChildAfterFork() {

@@ -29,9 +29,17 @@ class LeaseClient {
   // the gate is open; returns with the caller inside the gate (it must call Exit()).
   void EnterSlow(int device);
 
-  // Device memory accounting (bytes, signed delta) for `device`; reported to the daemon
-  // by the client thread within ~100 ms.
+  // Device memory allocated past the swap engine (bytes, signed delta) for `device`:
+  // it cannot be evicted. Reported to the daemon by the client thread within ~100 ms.
   void AddDeviceBytes(int device, int64_t delta);
+  int64_t DeviceBytes(int device);
+  // The swap engine's memory on `device` changed (-1: on some device): report it.
+  void MemoryChanged(int device);
+  // An allocation on `device` waits for `bytes` of room (0: no longer). Only sets a value
+  // for the next report; safe under the engine's lock.
+  void SetDemand(int device, uint64_t bytes);
+  // Bytes other jobs hold on `device` that cannot move, as of the last grant.
+  uint64_t OthersFixed(int device);
 
 };
 

@@ -53,11 +53,13 @@ void Arbiter::Enqueue(Lease& lease, JobId job, TimePoint now) {
   lease.wait_since[job] = now;
 }
 
-std::optional<JobId> Arbiter::BestWaiter(const Lease& lease) const {
+std::optional<JobId> Arbiter::BestWaiter(const GpuKey& gpu, const Lease& lease,
+                                         bool grantable_only) const {
   std::optional<JobId> best;
   int best_priority = 0;
   uint64_t best_arrival = 0;
   for (const auto& [job, arrival] : lease.queue) {
+    if (grantable_only && options_.can_grant && !options_.can_grant(gpu, job)) continue;
     int p = jobs_.at(job).priority;
     if (!best || p > best_priority || (p == best_priority && arrival < best_arrival)) {
       best = job;
@@ -74,7 +76,7 @@ LeaseActions Arbiter::Request(ConnId conn, const GpuKey& gpu, TimePoint now) {
   if (cit == conns_.end()) return out;
   JobId job = cit->second.job;
   Lease& lease = leases_[gpu];
-  if (!options_.enabled) {
+  if (!options_.enabled || lease.shared) {
     lease.holding[conn] = lease.epoch;
     out.push_back({LeaseAction::Kind::kGrant, conn, gpu, lease.epoch, 0});
     return out;
@@ -96,9 +98,9 @@ LeaseActions Arbiter::Request(ConnId conn, const GpuKey& gpu, TimePoint now) {
 }
 
 void Arbiter::Schedule(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out) {
-  if (!options_.enabled) return;
+  if (!options_.enabled || lease.shared) return;
   if (lease.holder && !lease.dropping) {
-    std::optional<JobId> best = BestWaiter(lease);
+    std::optional<JobId> best = BestWaiter(gpu, lease, false);
     if (!best) return;
     const Job& holder = jobs_.at(*lease.holder);
     int waiter_priority = jobs_.at(*best).priority;
@@ -109,7 +111,7 @@ void Arbiter::Schedule(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActi
     return;
   }
   if (lease.holder || !lease.holding.empty()) return;  // still draining
-  std::optional<JobId> best = BestWaiter(lease);
+  std::optional<JobId> best = BestWaiter(gpu, lease, true);
   if (best) Grant(gpu, lease, *best, now, out);
 }
 
@@ -183,7 +185,7 @@ void Arbiter::EndHolding(Lease& lease, TimePoint now) {
 void Arbiter::ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoint now,
                           LeaseActions& out) {
   lease.holding.erase(conn);
-  if (!options_.enabled) return;
+  if (!options_.enabled || lease.shared) return;
   if (lease.holder && conns_.count(conn) && conns_.at(conn).job != *lease.holder) return;
   bool holder_left = true;
   for (const auto& [c, epoch] : lease.holding) {
@@ -270,7 +272,13 @@ std::optional<TimePoint> Arbiter::NextDeadline() const {
   };
   if (!options_.enabled) return next;
   for (const auto& [gpu, lease] : leases_) {
-    if (!lease.holder) continue;
+    if (!lease.holder) {
+      // Waiters the grant filter refused are asked again each second.
+      if (!lease.queue.empty() && lease.holding.empty() && !lease.shared) {
+        consider(std::chrono::steady_clock::now() + Millis(1000));
+      }
+      continue;
+    }
     if (lease.dropping) {
       consider(lease.drop_sent_at + options_.drop_grace);
     } else if (!lease.queue.empty()) {
@@ -319,6 +327,10 @@ std::vector<Arbiter::GpuView> Arbiter::Gpus(TimePoint now) const {
     v.holder = lease.holder;
     if (lease.holder) v.held_seconds = Seconds(lease.granted_at, now);
     v.dropping = lease.dropping;
+    v.shared = lease.shared;
+    std::set<JobId> holding;
+    for (const auto& [conn, epoch] : lease.holding) holding.insert(conns_.at(conn).job);
+    v.holding.assign(holding.begin(), holding.end());
     v.last_drain_ms = lease.last_drain_ms;
     v.max_drain_ms = lease.max_drain_ms;
     v.drains = lease.drains;
@@ -332,6 +344,67 @@ std::vector<Arbiter::GpuView> Arbiter::Gpus(TimePoint now) const {
     views.push_back(std::move(v));
   }
   return views;
+}
+
+LeaseActions Arbiter::SetShared(const GpuKey& gpu, bool shared, TimePoint now) {
+  LeaseActions out;
+  Lease& lease = leases_[gpu];
+  if (lease.shared == shared) return out;
+  lease.shared = shared;
+  if (!options_.enabled) return out;
+  if (shared) {
+    // Everyone may run: continue stopped jobs, grant every waiting connection.
+    for (JobId job : lease.stopped) {
+      for (ConnId c : jobs_.at(job).conns) {
+        out.push_back({LeaseAction::Kind::kContinue, c, gpu, 0, conns_.at(c).pid});
+      }
+    }
+    lease.stopped.clear();
+    if (lease.holder) EndHolding(lease, now);
+    lease.queue.clear();
+    for (auto& [job, since] : lease.wait_since) {
+      jobs_.at(job).wait_seconds += std::chrono::duration<double>(now - since).count();
+    }
+    lease.wait_since.clear();
+    for (ConnId c : lease.wanting) {
+      lease.holding[c] = lease.epoch;
+      out.push_back({LeaseAction::Kind::kGrant, c, gpu, lease.epoch, 0});
+    }
+    lease.wanting.clear();
+  } else {
+    // Exclusive again: every holder drops; the lease is granted once all have drained.
+    for (const auto& [conn, epoch] : lease.holding) {
+      out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
+    }
+    if (lease.holding.empty()) Schedule(gpu, lease, now, out);
+  }
+  return out;
+}
+
+bool Arbiter::IsShared(const GpuKey& gpu) const {
+  auto it = leases_.find(gpu);
+  return it != leases_.end() && it->second.shared;
+}
+
+std::optional<JobId> Arbiter::Holder(const GpuKey& gpu) const {
+  auto it = leases_.find(gpu);
+  if (it == leases_.end()) return std::nullopt;
+  return it->second.holder;
+}
+
+std::vector<JobId> Arbiter::JobsOn(const GpuKey& gpu) const {
+  std::set<JobId> jobs;
+  auto it = leases_.find(gpu);
+  if (it != leases_.end()) {
+    for (const auto& [conn, epoch] : it->second.holding) jobs.insert(conns_.at(conn).job);
+    for (ConnId c : it->second.wanting) jobs.insert(conns_.at(c).job);
+  }
+  return {jobs.begin(), jobs.end()};
+}
+
+int Arbiter::PriorityOf(JobId job) const {
+  auto it = jobs_.find(job);
+  return it == jobs_.end() ? 0 : it->second.priority;
 }
 
 Arbiter::JobUsage Arbiter::Usage(JobId job, TimePoint now) const {

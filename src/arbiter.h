@@ -4,7 +4,9 @@
 // request makes the holder drop at once); DROP only when someone waits; a holder that does
 // not acknowledge a DROP within the grace period is stopped (SIGSTOP) and the lease moves
 // on, the stopped job is continued (SIGCONT) when its turn comes again. Disabled mode: every
-// request is granted at once (no gating). Time comes in as arguments (CLOCK_MONOTONIC in
+// request is granted at once (no gating). Shared mode, per GPU (SetShared): while the jobs on
+// a GPU fit in its memory, every request on it is granted at once and the driver
+// time-slices them; the daemon's MemoryLedger decides. Time comes in as arguments (CLOCK_MONOTONIC in
 // the daemon), so the policy is tested without sleeping.
 // Not thread-safe: the daemon's event loop is its only caller.
 #pragma once
@@ -12,6 +14,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -45,6 +48,9 @@ class Arbiter {
     bool enabled = true;                  // false: no gating, every request granted
     Millis default_quantum{20000};        // DESIGN.md §4, the thesis's recommendation
     Millis drop_grace{10000};             // DROP acknowledgement deadline
+    // Exclusive grants only go to jobs for which this returns true (unset: all); a job it
+    // refuses keeps waiting and is asked again at the next event or Tick().
+    std::function<bool(const GpuKey&, JobId)> can_grant;
   };
   explicit Arbiter(Options options);
 
@@ -67,6 +73,15 @@ class Arbiter {
   std::optional<TimePoint> NextDeadline() const;
   LeaseActions SetEnabled(bool enabled, TimePoint now);
   bool enabled() const { return options_.enabled; }
+  // Shared mode on `gpu`: true grants every waiting request now; false makes every holder
+  // drop, after which the lease is granted exclusively again.
+  LeaseActions SetShared(const GpuKey& gpu, bool shared, TimePoint now);
+  bool IsShared(const GpuKey& gpu) const;
+  // The job holding `gpu` exclusively, if any.
+  std::optional<JobId> Holder(const GpuKey& gpu) const;
+  // Jobs with a connection waiting for or holding `gpu`.
+  std::vector<JobId> JobsOn(const GpuKey& gpu) const;
+  int PriorityOf(JobId job) const;
 
   // Status.
   struct GpuView {
@@ -75,6 +90,8 @@ class Arbiter {
     double held_seconds = 0;  // of the current holder
     std::vector<JobId> waiters;  // in grant order
     bool dropping = false;
+    bool shared = false;
+    std::vector<JobId> holding;  // jobs holding (several in shared mode)
     std::vector<JobId> stopped;
     double last_drain_ms = 0;  // how long the last holder took to give the GPU back
     double max_drain_ms = 0;
@@ -103,6 +120,7 @@ class Arbiter {
     pid_t pid = 0;
   };
   struct Lease {
+    bool shared = false;  // shared mode: everyone holds, no holder
     uint64_t epoch = 0;
     std::optional<JobId> holder;
     TimePoint granted_at{};
@@ -122,7 +140,8 @@ class Arbiter {
   Millis QuantumOf(const Job& job) const;
   bool JobWants(const Lease& lease, JobId job) const;
   void Enqueue(Lease& lease, JobId job, TimePoint now);
-  std::optional<JobId> BestWaiter(const Lease& lease) const;
+  // The next job to grant; grantable_only skips those options_.can_grant refuses.
+  std::optional<JobId> BestWaiter(const GpuKey& gpu, const Lease& lease, bool grantable_only) const;
   void Schedule(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
   void Grant(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now, LeaseActions& out);
   void NotifyContended(const GpuKey& gpu, Lease& lease, LeaseActions& out);

@@ -92,6 +92,7 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
   spec.set_env.push_back(
       {"GSHARE_IDLE_RELEASE_MS", std::to_string(ctx->config.scheduler.idle_release.count())});
   if (!record->gpu.empty()) spec.set_env.push_back({"CUDA_VISIBLE_DEVICES", record->gpu});
+  spec.set_env.push_back({"GSHARE_MEMORY", record->memory});
 
   int fd = -1;
   int64_t job_id = 0;

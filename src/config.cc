@@ -11,6 +11,7 @@
 
 #include <toml++/toml.h>
 
+#include "byte_size.h"
 #include "duration.h"
 
 namespace gshare {
@@ -112,9 +113,14 @@ Status ApplyScheduler(const std::string& path, const toml::table& table, Config:
       st = ReadDuration(path, node, name, /*positive=*/false, &s->drop_grace);
     } else if (key == "default_priority") {
       st = ReadPriority(path, node, name, &s->default_priority);
+    } else if (key == "sharing") {
+      st = ReadString(path, node, name, &s->sharing);
+      if (st.ok() && s->sharing != "auto" && s->sharing != "exclusive") {
+        st = ValueError(path, node, name, "expected \"auto\" or \"exclusive\"");
+      }
     } else {
       st = UnknownKey(path, key, "scheduler",
-                      "enabled, quantum, idle_release, drop_grace, default_priority");
+                      "enabled, quantum, idle_release, drop_grace, default_priority, sharing");
     }
     if (!st.ok()) return st;
   }
@@ -176,17 +182,54 @@ Status ApplyQueue(const std::string& path, const toml::table& table, Config::Que
   return Status::Ok();
 }
 
+Status ReadSize(const std::string& path, const toml::node& node, std::string_view key,
+                uint64_t* out) {
+  const toml::value<std::string>* v = node.as_string();
+  if (v == nullptr) return ValueError(path, node, key, "expected a size string such as \"24GiB\"");
+  Result<uint64_t> n = ParseByteSize(v->get());
+  if (!n.ok()) return ValueError(path, node, key, n.status().message());
+  *out = n.value();
+  return Status::Ok();
+}
+
+Status ApplyMemory(const std::string& path, const toml::table& table, Config::Memory* m) {
+  for (const auto& [key, node] : table) {
+    std::string name = "memory." + std::string(key.str());
+    Status st;
+    if (key == "engine") {
+      st = ReadString(path, node, name, &m->engine);
+      if (st.ok() && !IsMemoryEngine(m->engine)) {
+        st = ValueError(path, node, name, "expected swap, managed, checkpoint or off");
+      }
+    } else if (key == "host_budget") {
+      st = ReadString(path, node, name, &m->host_budget);
+      if (st.ok() && !ParseByteSizeOrPercent(m->host_budget, 1).ok()) {
+        st = ValueError(path, node, name, "expected a size such as \"64GiB\" or a percentage of RAM such as \"50%\"");
+      }
+    } else if (key == "gpu_limit") {
+      st = ReadSize(path, node, name, &m->gpu_limit);
+    } else if (key == "context_reserve") {
+      st = ReadSize(path, node, name, &m->context_reserve);
+    } else {
+      st = UnknownKey(path, key, "memory", "engine, host_budget, gpu_limit, context_reserve");
+    }
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
 // Overlays the keys present in `root` (parsed from `path`) onto *config.
 Status Apply(const std::string& path, const toml::table& root, Config* config) {
   for (const auto& [key, node] : root) {
     const toml::table* table = node.as_table();
-    if (key != "scheduler" && key != "daemon" && key != "queue") {
-      return UnknownKey(path, key, "", "scheduler, daemon, queue");
+    if (key != "scheduler" && key != "daemon" && key != "queue" && key != "memory") {
+      return UnknownKey(path, key, "", "scheduler, daemon, queue, memory");
     }
     if (table == nullptr) return ValueError(path, node, key.str(), "expected a table");
     Status st = key == "scheduler" ? ApplyScheduler(path, *table, &config->scheduler)
                 : key == "daemon"  ? ApplyDaemon(path, *table, &config->daemon)
-                                   : ApplyQueue(path, *table, &config->queue);
+                : key == "queue"   ? ApplyQueue(path, *table, &config->queue)
+                                   : ApplyMemory(path, *table, &config->memory);
     if (!st.ok()) return st;
   }
   return Status::Ok();
@@ -218,6 +261,10 @@ Result<std::string> ReadFile(const std::string& path, bool* missing) {
 }
 
 }  // namespace
+
+bool IsMemoryEngine(const std::string& name) {
+  return name == "swap" || name == "managed" || name == "checkpoint" || name == "off";
+}
 
 ConfigSources DefaultConfigSources(std::optional<std::string> explicit_path) {
   ConfigSources sources;

@@ -25,6 +25,9 @@ struct Config {
     std::chrono::milliseconds idle_release{500};          // a holder idle this long gives the lease back
     std::chrono::milliseconds drop_grace{10'000};         // DROP acknowledgement deadline, then SIGSTOP
     int default_priority = 0;                             // of jobs that give none
+    // "auto": jobs that fit in a GPU's memory together run at once (shared mode), else one
+    // at a time; "exclusive": always one at a time.
+    std::string sharing = "auto";
   };
   struct Daemon {
     std::string socket;           // empty: the default rule of include/gshare/paths.h
@@ -35,10 +38,20 @@ struct Config {
     int max_running = 2;  // [queue] max_running: submitted jobs running per GPU (>= 1)
     int gpus = 0;         // [queue] gpus: GPUs to place jobs on; 0: count /dev/nvidia<N>
   };
+  struct Memory {
+    std::string engine = "swap";        // [memory] engine: default of `--memory`
+    std::string host_budget = "50%";    // host RAM for swapped-out data: a size or % of RAM
+    uint64_t gpu_limit = 0;             // bytes jobs may use per GPU together; 0: all of it
+    uint64_t context_reserve = 768ull << 20;  // device bytes counted per process for its context
+  };
   Scheduler scheduler;
   Daemon daemon;
   Queue queue;
+  Memory memory;
 };
+
+// The memory engines `--memory` and [memory] engine accept.
+bool IsMemoryEngine(const std::string& name);
 
 // One config file and whether its absence is an error.
 struct ConfigSource {

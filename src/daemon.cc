@@ -34,8 +34,6 @@ void OnSignal(int) {
   (void)ignored;
 }
 
-TimePoint Now() { return std::chrono::steady_clock::now(); }
-
 std::string ReadProcCmdline(pid_t pid, std::vector<std::string>* argv) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -54,6 +52,8 @@ std::string ReadProcCmdline(pid_t pid, std::vector<std::string>* argv) {
 }
 
 }  // namespace
+
+TimePoint Now() { return std::chrono::steady_clock::now(); }
 
 double WallNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
@@ -75,7 +75,11 @@ Daemon::Daemon(DaemonOptions options)
     : options_(std::move(options)),
       arbiter_(Arbiter::Options{options_.config.scheduler.enabled,
                                 options_.config.scheduler.quantum,
-                                options_.config.scheduler.drop_grace}) {}
+                                options_.config.scheduler.drop_grace,
+                                [this](const GpuKey& gpu, JobId job) { return CanGrant(gpu, job); }}),
+      ledger_(MemoryLedger::Options{options_.config.memory.context_reserve,
+                                    options_.config.memory.gpu_limit,
+                                    HostBudget(options_.config)}) {}
 
 Daemon::~Daemon() {
   for (auto& [id, c] : conns_) close(c->fd);
@@ -243,6 +247,8 @@ void Daemon::Drop(ConnId id, const std::string& why) {
   if (!why.empty()) spdlog::warn("dropping connection of pid {}: {}", c.pid, why);
   if (c.kind == Connection::Kind::kShim) {
     Apply(arbiter_.Disconnected(id, Now()));
+    ledger_.Forget(id);
+    for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
     auto jit = jobs_.find(c.job);
     if (jit != jobs_.end()) {
       jit->second->shims.erase(id);
@@ -339,26 +345,22 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
     return;
   }
   if (c.kind != Connection::Kind::kShim) return Drop(c.id, "lease message before hello");
+  if (f.type == proto::MsgType::kMemReport) {
+    proto::MemReportMsg m;
+    std::memcpy(&m, f.payload.data(), sizeof m);
+    GpuKey gpu = FormatGpuUuid(m.gpu);
+    gpus_.emplace(gpu, GpuInfo{m.gpu, m.ordinal});
+    return OnMemReport(c, gpu, m);
+  }
   proto::LeaseMsg m;
   std::memcpy(&m, f.payload.data(), sizeof m);
   GpuKey gpu = FormatGpuUuid(m.gpu);
   gpus_.emplace(gpu, GpuInfo{m.gpu, m.ordinal});
-  switch (f.type) {
-    case proto::MsgType::kLeaseRequest:
-      Apply(arbiter_.Request(c.id, gpu, Now()));
-      break;
-    case proto::MsgType::kLeaseReleased:
-      Apply(arbiter_.Released(c.id, gpu, m.epoch, Now()));
-      break;
-    default: {  // kMemReport
-      c.bytes[gpu] = m.bytes;
-      ActiveJob& job = *jobs_.at(c.job);
-      uint64_t total = 0;
-      for (ConnId s : job.shims) {
-        for (const auto& [g, b] : conns_.at(s)->bytes) total += b;
-      }
-      job.peak_bytes = std::max(job.peak_bytes, total);
-    }
+  if (f.type == proto::MsgType::kLeaseRequest) {
+    Apply(arbiter_.Request(c.id, gpu, Now()));
+    UpdateSharing(gpu);
+  } else {
+    Apply(arbiter_.Released(c.id, gpu, m.epoch, Now()));
   }
 }
 
@@ -373,6 +375,8 @@ void Daemon::Apply(const LeaseActions& actions) {
         proto::LeaseMsg m{};
         m.gpu = gpus_.at(a.gpu).uuid;  // every GPU the arbiter knows came from a shim's message
         m.epoch = a.epoch;
+        if (a.kind == LeaseAction::Kind::kGrant) m.bytes = PrepareGrant(a);
+        if (a.kind == LeaseAction::Kind::kDrop) NoteDrop(a);
         auto type = a.kind == LeaseAction::Kind::kGrant ? proto::MsgType::kLeaseGrant
                     : a.kind == LeaseAction::Kind::kDrop ? proto::MsgType::kLeaseDrop
                                                          : proto::MsgType::kLeaseContended;

@@ -21,6 +21,7 @@
 #include "config.h"
 #include "frame_io.h"
 #include "job_store.h"
+#include "memory_ledger.h"
 #include "status.h"
 
 namespace gshare {
@@ -57,7 +58,7 @@ class Daemon {
     uid_t uid = 0;  // SO_PEERCRED
     FrameBuffer in{proto::kMaxRequestPayload};
     JobId job = 0;
-    std::map<GpuKey, uint64_t> bytes;  // shim: device bytes held per GPU
+    std::map<GpuKey, uint64_t> prepared;  // shim: host bytes it was asked to pin, per GPU
   };
   struct ActiveJob {
     JobRecord record;
@@ -87,6 +88,22 @@ class Daemon {
                  std::optional<int> signal, const std::string& reason);
   void ForgetJobIfDone(JobId job);
   std::string StatusJson(const nlohmann::json& request);
+
+  // Memory: the ledger, shared and exclusive mode, evictions, handoffs (daemon_memory.cc).
+  void OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m);
+  // Shared mode while the jobs on `gpu` fit in its memory and have one priority.
+  void UpdateSharing(const GpuKey& gpu);
+  // Before an exclusive grant goes out: room is made (evictions sent) and the handoff
+  // timed. Returns the bytes others hold on the GPU that cannot move (for the grant).
+  uint64_t PrepareGrant(const LeaseAction& a);
+  void NoteDrop(const LeaseAction& a);
+  bool CanGrant(const GpuKey& gpu, JobId job);
+  void AskToPin(Connection& c, const GpuKey& gpu);
+  bool SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,
+                    uint64_t bytes);
+  nlohmann::json JobMemoryJson(JobId job) const;
+  void AddGpuMemoryJson(const GpuKey& gpu, nlohmann::json* g) const;
+  static uint64_t HostBudget(const Config& config);
 
   // The batch queue (daemon_queue.cc).
   void LoadQueue();
@@ -130,6 +147,24 @@ class Daemon {
     int ordinal;  // as the first shim that used the GPU numbered it (display only)
   };
   std::map<GpuKey, GpuInfo> gpus_;
+  MemoryLedger ledger_;
+  // One lease handoff: DROP to the old holder .. the new holder's memory back on the GPU.
+  struct Handoff {
+    JobId from = 0, to = 0;
+    uint64_t epoch = 0;  // of the new holder's grant
+    TimePoint drop_at{}, grant_at{};
+    uint64_t evict_bytes = 0, swapin_bytes = 0;
+    double drain_ms = 0, swapin_ms = 0, total_ms = 0;
+  };
+  struct GpuMemory {
+    std::optional<Handoff> open;  // waiting for the new holder's swap-in report
+    std::optional<Handoff> last;
+    std::optional<TimePoint> drop_at;  // DROP sent to the current holder
+    std::optional<JobId> dropped_holder;
+    uint64_t handoffs = 0;
+  };
+  std::map<GpuKey, GpuMemory> gpu_memory_;
+  std::map<JobId, std::string> memory_wait_;  // why a job's grant waits (ledger plan reason)
 
   // The batch queue: pending jobs (submitted, and `gshare run` jobs waiting for admission).
   std::map<int64_t, JobRecord> pending_;
@@ -142,6 +177,8 @@ class Daemon {
 
 // Unix time in seconds (wall clock), as job records store it. Leases use CLOCK_MONOTONIC.
 double WallNow();
+// CLOCK_MONOTONIC (steady_clock): leases, quanta, handoffs.
+TimePoint Now();
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (nvidia-smi's spelling of a UUID).
 GpuKey FormatGpuUuid(const proto::GpuUuid& uuid);

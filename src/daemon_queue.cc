@@ -325,6 +325,7 @@ void Daemon::OnRunAttach(Connection& c, const json& req) {
                {"GSHARE_JOB_ID", std::to_string(id)},
                {"GSHARE_JOB_NAME", r.name},
                {"GSHARE_IDLE_RELEASE_MS", std::to_string(options_.config.scheduler.idle_release.count())}};
+  set_env["GSHARE_MEMORY"] = r.memory.empty() ? options_.config.memory.engine : r.memory;
   if (!r.gpu.empty()) set_env["CUDA_VISIBLE_DEVICES"] = r.gpu;
   else if (gpu_count_ > 1) set_env["CUDA_VISIBLE_DEVICES"] = r.slot;
   std::string shim = FindShim(options_.self_exe);

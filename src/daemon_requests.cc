@@ -78,7 +78,8 @@ std::string Daemon::StatusJson(const json& request) {
   json gpus = json::array();
   for (const Arbiter::GpuView& v : arbiter_.Gpus(now)) {
     json g{{"uuid", v.gpu},
-           {"mode", arbiter_.enabled() ? "exclusive" : "off"},
+           {"mode", !arbiter_.enabled() ? "off" : v.shared ? "shared" : "exclusive"},
+           {"holding", v.holding},
            {"holder", v.holder ? json(*v.holder) : json(nullptr)},
            {"held_seconds", v.held_seconds},
            {"waiters", v.waiters},
@@ -90,6 +91,7 @@ std::string Daemon::StatusJson(const json& request) {
            {"quantum_ms", options_.config.scheduler.quantum.count()}};
     auto info = gpus_.find(v.gpu);
     g["ordinal"] = info != gpus_.end() ? json(info->second.ordinal) : json(nullptr);
+    AddGpuMemoryJson(v.gpu, &g);
     gpus.push_back(std::move(g));
   }
   json jobs = json::array();
@@ -100,16 +102,9 @@ std::string Daemon::StatusJson(const json& request) {
     j["lease_seconds"] = u.lease_seconds;
     j["wait_seconds"] = u.wait_seconds;
     j["lease"] = u.stopped ? "stopped" : u.holding ? "holding" : u.waiting ? "waiting" : "idle";
-    json mem = json::object();
-    uint64_t total = 0;
-    for (ConnId s : job->shims) {
-      for (const auto& [gpu, bytes] : conns_.at(s)->bytes) {
-        mem[gpu] = mem.value(gpu, uint64_t{0}) + bytes;
-        total += bytes;
-      }
-    }
-    j["memory_bytes"] = mem;
-    j["allocated_bytes"] = total;
+    json mem = JobMemoryJson(id);
+    j["allocated_bytes"] = mem["allocated"];
+    j["memory"] = std::move(mem);
     j["peak_bytes"] = job->peak_bytes;
     jobs.push_back(std::move(j));
     listed.insert(id);

@@ -40,7 +40,8 @@ nlohmann::json JobToJson(const JobRecord& r) {
           {"dependency", r.dependency},
           {"held", r.held},
           {"begin_time", OrNull(r.begin_time)},
-          {"slot", r.slot}};
+          {"slot", r.slot},
+          {"memory_engine", r.memory}};
 }
 
 const char* StateCode(const std::string& state) {
@@ -65,7 +66,8 @@ nlohmann::json JobOptionsToJson(const JobRecord& r) {
           {"dependency", r.dependency},
           {"held", r.held},
           {"begin_time", OrNull(r.begin_time)},
-          {"output", r.output}};
+          {"output", r.output},
+          {"memory", r.memory}};
 }
 
 Status JobOptionsFromJson(const nlohmann::json& j, JobRecord* r) {
@@ -84,6 +86,7 @@ Status JobOptionsFromJson(const nlohmann::json& j, JobRecord* r) {
       r->begin_time = j.at("begin_time").get<double>();
     }
     r->output = j.value("output", std::string());
+    r->memory = j.value("memory", std::string());
   } catch (const nlohmann::json::exception& e) {
     return Status::Error(std::string("bad job options: ") + e.what());
   }
@@ -91,6 +94,9 @@ Status JobOptionsFromJson(const nlohmann::json& j, JobRecord* r) {
   if (r->priority < kMinPriority || r->priority > kMaxPriority || r->quantum_ms < 0 ||
       r->time_limit_ms < 0 || r->kill_after_ms < 0) {
     return Status::Error("bad job options: priority, quantum or time out of range");
+  }
+  if (!r->memory.empty() && !IsMemoryEngine(r->memory)) {
+    return Status::Error("bad job options: unknown memory engine \"" + r->memory + "\"");
   }
   if (!r->cwd.empty() && r->cwd.front() != '/') {
     return Status::Error("bad job options: cwd is not absolute");

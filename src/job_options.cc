@@ -20,6 +20,10 @@ void AddJobOptions(CLI::App& app, JobOptions* opt) {
   add("quantum",
       app.add_option("--quantum", opt->quantum,
                      "Time quantum on the GPU lease, e.g. 20s, 500ms, 2m (default from config)"));
+  add("memory",
+      app.add_option("--memory", opt->memory,
+                     "Memory engine: swap (default), managed, checkpoint or off (docs/memory.md)")
+          ->check(CLI::IsMember({"swap", "managed", "checkpoint", "off"})));
   add("gpu", app.add_option("--gpu", opt->gpu, "GPU index or UUID (sets CUDA_VISIBLE_DEVICES)"));
   add("time",
       app.add_option("-t,--time", opt->time_limit,
@@ -69,6 +73,7 @@ void JobOptions::Merge(const JobOptions& script) {
   take("begin", begin, script.begin);
   take("output", output, script.output);
   take("chdir", chdir, script.chdir);
+  take("memory", memory, script.memory);
   std::vector<std::string> all = script.env;
   all.insert(all.end(), env.begin(), env.end());
   env = std::move(all);
@@ -122,6 +127,7 @@ Result<JobRecord> ResolveJobOptions(const JobOptions& opt, std::vector<std::stri
     r.quantum_ms = q.value();
   }
   r.gpu = opt.gpu;
+  r.memory = opt.memory.empty() ? config.memory.engine : opt.memory;
   if (!opt.time_limit.empty()) {
     Result<std::chrono::milliseconds> t = ParseTimeLimit(opt.time_limit);
     if (!t.ok()) return Status::Error("--time: " + t.status().message());

@@ -30,6 +30,7 @@ struct JobOptions {
   std::string output;
   std::string chdir;
   std::vector<std::string> env;  // "K=V"
+  std::string memory;            // --memory engine
 
   // Long names of the options given (filled by MarkGiven), for Merge.
   std::set<std::string> given;

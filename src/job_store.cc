@@ -48,6 +48,8 @@ constexpr const char* kMigrations[] = {
     "CREATE INDEX jobs_by_name ON jobs(name);",
     // 3: pending jobs in admission order straight from an index (`gshare queue`).
     "CREATE INDEX jobs_by_queue_order ON jobs(state, priority DESC, submit_time, id);",
+    // 4: the memory engine a job runs with (`--memory`).
+    "ALTER TABLE jobs ADD COLUMN memory TEXT NOT NULL DEFAULT '';",
 };
 constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
 

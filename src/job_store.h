@@ -62,6 +62,7 @@ struct JobRecord {
   std::optional<int> runner_pid;
   std::optional<int64_t> runner_start;
   std::string slot;                // GPU slot the queue placed the job on ("0", "1", a UUID)
+  std::string memory;              // schema 4: memory engine (--memory); empty: the config's
 };
 
 // Makes `r` PENDING again (requeue): as new but for its id, options and submission time.

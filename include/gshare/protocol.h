@@ -13,7 +13,7 @@ namespace gshare::proto {
 
 // Bumped on any incompatible change of a header or payload. A peer with another version
 // is disconnected (the daemon keeps serving everyone else).
-inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kVersion = 2;
 inline constexpr uint32_t kMagic = 0x52485347;  // "GSHR" little-endian
 // Largest payload a peer may send to the daemon; larger frames drop the connection. A
 // submission carries its environment and batch script.
@@ -26,11 +26,14 @@ enum class MsgType : uint16_t {
   kHello = 1,          // HelloMsg: first frame of a shim connection
   kLeaseRequest = 2,   // LeaseMsg: the process wants to submit work to `gpu`
   kLeaseReleased = 3,  // LeaseMsg: gate closed, work drained, contexts synchronized
-  kMemReport = 4,      // LeaseMsg: bytes = device bytes the process holds on `gpu`
+  kMemReport = 4,      // MemReportMsg: the process's memory on `gpu` (ledger entry)
   // daemon -> shim
   kLeaseGrant = 16,  // LeaseMsg: the job holds `gpu` (epoch identifies this grant)
   kLeaseDrop = 17,   // LeaseMsg: give `gpu` back (acknowledge with kLeaseReleased, same epoch)
   kLeaseContended = 18,  // LeaseMsg: another job waits for `gpu`: bound the work in flight
+  kEvict = 19,           // LeaseMsg: bytes = device bytes to move to host memory now (the
+                         // process does not hold `gpu`); answered with a kMemReport
+  kSwapPrepare = 20,     // LeaseMsg: bytes = pinned host memory to set aside for evictions
   // CLI -> daemon (JSON payloads) and daemon -> CLI replies
   // Job options (JobRequest, src/job_request.h) are the same JSON object in kRunRegister and
   // kSubmit.
@@ -76,12 +79,43 @@ enum class ReleaseReason : uint32_t { kDropped = 0, kIdle = 1 };
 
 struct LeaseMsg {
   GpuUuid gpu;
-  uint64_t epoch;   // grant number; 0 in requests and memory reports
-  uint64_t bytes;   // kMemReport: device bytes held by this process on `gpu`
+  uint64_t epoch;   // grant number; 0 in requests
+  uint64_t bytes;   // kLeaseGrant: bytes other jobs hold on `gpu` that cannot move;
+                    // kEvict, kSwapPrepare: see MsgType
   uint32_t reason;  // kLeaseReleased: ReleaseReason
   int32_t ordinal;  // CUDA device ordinal in the process (for display only)
 };
 static_assert(sizeof(LeaseMsg) == 40);
+
+// Memory engines (`--memory`, DESIGN.md section 5).
+enum class MemoryEngine : uint32_t { kOff = 0, kSwap = 1, kManaged = 2, kCheckpoint = 3 };
+
+// MemReportMsg::flags
+inline constexpr uint32_t kReportAfterSwapIn = 1;  // sent when a grant's swap-in finished
+
+// One process's ledger entry for one GPU. Sizes in bytes, times in nanoseconds.
+struct MemReportMsg {
+  GpuUuid gpu;
+  int32_t ordinal;
+  uint32_t engine;       // MemoryEngine
+  uint64_t total;        // device memory as the driver reports it (cuDeviceTotalMem)
+  uint64_t allocated;    // device memory the process holds (the engine's and the driver's)
+  uint64_t resident;     // of which is on the GPU now
+  uint64_t fixed;        // of which can never be evicted (allocated past the engine, exported)
+  uint64_t demand;       // an allocation waits for this much room (0: none)
+  uint64_t host_bytes;   // pinned host memory set aside for swapped data
+  uint64_t swaps_out;    // evictions (chunks moved to host) so far
+  uint64_t swaps_in;     // swap-ins (chunks moved back) so far
+  uint64_t bytes_out;
+  uint64_t bytes_in;
+  uint64_t swap_ns;      // time spent moving memory, both ways
+  uint64_t epoch;        // kReportAfterSwapIn: the grant
+  uint64_t swapin_ns;    // kReportAfterSwapIn: how long that swap-in took
+  uint64_t swapin_bytes; // kReportAfterSwapIn: bytes it moved
+  uint32_t flags;
+  uint32_t reserved;
+};
+static_assert(sizeof(MemReportMsg) == 144);
 
 // Encodes a header for `type` with `length` payload bytes.
 inline FrameHeader MakeHeader(MsgType type, uint32_t length) {
@@ -92,7 +126,8 @@ inline bool IsKnownType(uint16_t t) {
   switch (static_cast<MsgType>(t)) {
     case MsgType::kHello: case MsgType::kLeaseRequest: case MsgType::kLeaseReleased:
     case MsgType::kMemReport: case MsgType::kLeaseGrant: case MsgType::kLeaseDrop:
-    case MsgType::kLeaseContended: case MsgType::kRunRegister: case MsgType::kRunStarted: case MsgType::kRunEnded:
+    case MsgType::kLeaseContended: case MsgType::kEvict: case MsgType::kSwapPrepare:
+    case MsgType::kRunRegister: case MsgType::kRunStarted: case MsgType::kRunEnded:
     case MsgType::kStatusRequest: case MsgType::kSchedulerSet: case MsgType::kShutdown:
     case MsgType::kSubmit: case MsgType::kJobControl: case MsgType::kClean:
     case MsgType::kRunAttach: case MsgType::kReply: case MsgType::kRunAdmitted:
@@ -106,8 +141,10 @@ inline bool IsKnownType(uint16_t t) {
 inline uint32_t FixedPayloadSize(MsgType t) {
   switch (t) {
     case MsgType::kHello: return sizeof(HelloMsg);
-    case MsgType::kLeaseRequest: case MsgType::kLeaseReleased: case MsgType::kMemReport:
+    case MsgType::kMemReport: return sizeof(MemReportMsg);
+    case MsgType::kLeaseRequest: case MsgType::kLeaseReleased:
     case MsgType::kLeaseGrant: case MsgType::kLeaseDrop: case MsgType::kLeaseContended:
+    case MsgType::kEvict: case MsgType::kSwapPrepare:
       return sizeof(LeaseMsg);
     default: return 0;
   }

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Result parsing for test/bench/overhead.sh and test/bench/pair.sh (pure Python, no GPU needed).
+"""Result parsing for test/bench/overhead.sh, pair.sh, batch.sh and the memory benchmarks (mem_*.sh,
+parsed in memlib.py) (pure Python, no GPU needed).
 
     benchlib.py done FILE                      -> "<seconds> <train_seconds> <steps>" from the
                                                   example's `done ...` line (exit 1 if none)
@@ -11,6 +12,14 @@
     benchlib.py batch DIR T0                   -> batch.sh's timeline and order check (exit 1
                                                   when a job did not complete or started out
                                                   of order)
+    benchlib.py done-get FILE KEY              -> one value of the `done ...` line (exit 1 if none)
+    benchlib.py status-line < STATUS_JSON      -> one compact JSON line of `gshare status --json`
+                                                  with the time ("t"), for the pollers below
+    benchlib.py swaps-in NAME... < STATUS_JSON -> memory.swaps_in of each named job (- if none)
+    benchlib.py handoff-count < STATUS_JSON    -> the GPUs' hand-off counters, summed
+    benchlib.py mem-pair DIR                   -> mem_pair.sh's summary of one configuration
+    benchlib.py mem-handoff DIR                -> mem_handoff.sh's table per size
+    benchlib.py mem-stress DIR MIN_SWAPS TARGET -> mem_stress.sh's verdict (exit 1 on FAIL)
     benchlib.py selftest                       -> checks the parsers on synthetic text
 
 RAW (overhead.sh's $OUT/overhead.txt) has one line per run:
@@ -240,8 +249,44 @@ def selftest():
     assert batch_order_problems(good, [1, 2, 3, 4, 5, 6]) == []
     bad = good[:4] + [done(5, 20, 50), good[5]]
     assert "started before job 3" in batch_order_problems(bad, [1, 2, 3, 4, 5, 6])[0]
-    print("benchlib selftest: 10 passed, 0 failed")
+    import memlib  # the memory benchmarks' parsers (test/bench/memlib.py)
+    passed = 10 + memlib.selftest()
+    print(f"benchlib selftest: {passed} passed, 0 failed")
     return 0
+
+
+def mem_command(cmd, args):
+    """The memory benchmarks' subcommands (see the docstring); None when cmd is not one."""
+    import time
+
+    import memlib
+    if cmd == "done-get" and len(args) == 2:
+        d = parse_done(read(args[0]))
+        if not d or args[1] not in d:
+            print("-")
+            return 1
+        print(d[args[1]])
+        return 0
+    if cmd in ("status-line", "swaps-in", "handoff-count"):
+        status = json.load(sys.stdin)
+        if cmd == "status-line" and not args:
+            print(json.dumps(memlib.status_line(status, time.time()), separators=(",", ":")))
+            return 0
+        if cmd == "swaps-in" and args:
+            mems = [memlib.job_memory(status, name) for name in args]
+            print(" ".join(str(m.get("swaps_in", "-")) if m else "-" for m in mems))
+            return 0
+        if cmd == "handoff-count" and not args:
+            print(memlib.handoff_counter([status]))
+            return 0
+        return None
+    summaries = {"mem-pair": (1, memlib.mem_pair_summary), "mem-handoff": (1, memlib.mem_handoff_summary),
+                 "mem-stress": (3, lambda d, lo, hi: memlib.mem_stress_summary(d, int(lo), int(hi)))}
+    if cmd in summaries and len(args) == summaries[cmd][0]:
+        text, ok = summaries[cmd][1](*args)
+        print(text)
+        return 0 if ok else 1
+    return None
 
 
 def main(argv):
@@ -279,6 +324,9 @@ def main(argv):
             return 0 if ok else 1
         if cmd == "selftest" and not args:
             return selftest()
+        rc = mem_command(cmd, args)
+        if rc is not None:
+            return rc
     except (OSError, ValueError) as e:
         print(f"benchlib: {e}", file=sys.stderr)
         return 2

@@ -35,6 +35,8 @@ DEFAULT_CONFIG = {
     "idle_release": "500ms",  # the shipped defaults, written out: no /etc or user config leaks in
     "drop_grace": "10s",
     "default_priority": 0,
+    # The lease tests check one-at-a-time execution; test_memory_*.py set "auto" (the default).
+    "sharing": "exclusive",
 }
 
 # One executed op of the fake driver: kind K kernel, G graph launch, C copy, S set, H host
@@ -221,7 +223,7 @@ class Job:
 class Harness:
     """One isolated gshare installation: temp dir, socket, state, fake driver log."""
 
-    def __init__(self, testcase, config=None, census=False, queue=None):
+    def __init__(self, testcase, config=None, census=False, queue=None, memory=None):
         require_build(testcase)
         self.testcase = testcase
         base = None if len(tempfile.gettempdir()) < 40 else "/tmp"
@@ -245,6 +247,10 @@ class Harness:
             if queue:  # the [queue] table (max_running, gpus), for tests of the batch queue
                 f.write("[queue]\n")
                 for k, v in queue.items():
+                    f.write("%s = %s\n" % (k, _toml_value(v)))
+            if memory:  # the [memory] table (engine, gpu_limit, host_budget, context_reserve)
+                f.write("[memory]\n")
+                for k, v in memory.items():
                     f.write("%s = %s\n" % (k, _toml_value(v)))
         self.env = self._make_env()
         testcase.addCleanup(self.cleanup)

@@ -1,6 +1,9 @@
 """The fake driver's virtual memory management (cuMemAddressReserve/cuMemCreate/cuMemMap/...)
 and stream-ordered pool allocation, through fake_app --vmm and --pool: bare (the fake alone) and
-under `gshare run` (through the preloaded shim); plus FAKE_CUDA_FAIL_MEMCREATE_AFTER."""
+under `gshare run` (through the preloaded shim); plus FAKE_CUDA_FAIL_MEMCREATE_AFTER; and
+fake_app --swap-check bare, on a device shared through FAKE_CUDA_DEVICE_FILE."""
+import os
+import struct
 import subprocess
 import unittest
 
@@ -10,6 +13,9 @@ VMM_BYTES = 64 * 1024 * 1024 + 12345  # rounded up to the 2 MiB granularity
 VMM_ROUNDED = 66 * 1024 * 1024
 POOL_BYTES = 3 * 1024 * 1024 + 7
 ARGS = ["--kernels", "2", "--kernel-ms", "5", "--vmm", str(VMM_BYTES), "--pool", str(POOL_BYTES)]
+SWAP_BYTES = 160 * 1024 * 1024 + 999  # above the ~33 MiB of fixed buffers: the rest is 2 big ones
+SWAP_ARGS = ["--kernels", "0", "--kernel-ms", "5", "--swap-check", str(SWAP_BYTES), "--cycles",
+             "4", "--gap-ms", "10"]
 
 
 class FakeVmmTest(TestCase):
@@ -63,6 +69,36 @@ class FakeVmmTest(TestCase):
         r = self.bare([FAKE_APP] + ARGS, env)
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("fake_app: error MemCreate 2", r.stderr)
+
+    def device_file_env(self, mem_bytes):
+        path = os.path.join(self.h.tmp, "fake_device")
+        env = dict(self.h.env, FAKE_CUDA_DEVICE_FILE=path, FAKE_CUDA_MEM_BYTES=str(mem_bytes),
+                   FAKE_CUDA_CONTEXT_BYTES=str(4 * 1024 * 1024))
+        return path, env
+
+    @staticmethod
+    def device_used(path):
+        with open(path, "rb") as f:
+            return struct.unpack("<Q", f.read(8))[0]  # device 0's counter
+
+    def test_swap_check_bare(self):
+        path, env = self.device_file_env(256 * 1024 * 1024)
+        for app, route in ((FAKE_APP, "dlsym"), (FAKE_APP, "gpa"), (FAKE_APP_LINKED, "linked")):
+            with self.subTest(route=route):
+                r = self.bare([app, "--route", route] + SWAP_ARGS, env)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                self.assertIn("fake_app: swap-check ok cycles=4 bytes=%d" % SWAP_BYTES, r.stdout,
+                              r.stderr)
+                # Everything freed, and exit() gave back the context bytes.
+                self.assertEqual(self.device_used(path), 0)
+
+    def test_swap_check_device_too_small(self):
+        path, env = self.device_file_env(128 * 1024 * 1024)
+        r = self.bare([FAKE_APP] + SWAP_ARGS, env)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("fake_app: error MemAlloc 2", r.stderr)
+        self.assertNotIn("swap-check ok", r.stdout)
+        self.assertEqual(self.device_used(path), 0)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import unittest
 from gshare_e2e import TestCase
 
 MAGIC = 0x52485347
-VERSION = 1
+VERSION = 2  # include/gshare/protocol.h kVersion
 HELLO, LEASE_REQUEST, LEASE_GRANT = 1, 2, 16
 RUN_REGISTER, RUN_ENDED, STATUS_REQUEST, REPLY = 32, 34, 35, 48
 HELLO_SIZE, LEASE_SIZE = 16, 40

@@ -5,8 +5,24 @@
 
 #include <algorithm>
 
+#include "driver.h"
+#include "memory.h"
+
 namespace gs_cuda::fake {
 namespace {
+
+// Whether this process paid FAKE_CUDA_CONTEXT_BYTES on a device yet: once per process and
+// device, like the context memory a GPU sets aside for a process, whatever its contexts.
+std::atomic<bool> g_context_charged[kMaxDevices];
+
+// CUDA_ERROR_OUT_OF_MEMORY when the device cannot hold this process's context memory.
+CUresult ChargeFirstContext(int device) {
+  uint64_t bytes = GetSettings().context_bytes;
+  if (bytes == 0 || g_context_charged[device].exchange(true)) return CUDA_SUCCESS;
+  CUresult r = Charge(device, bytes);
+  if (r != CUDA_SUCCESS) g_context_charged[device].store(false);
+  return r;
+}
 
 // The context stack of each thread: trivially destructible thread_locals, so thread exit and
 // process exit run no code of ours.
@@ -19,6 +35,7 @@ pid_t ThreadId() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 }  // namespace
 
 Context* Context::Create(int device, bool primary) {
+  if (ChargeFirstContext(device) != CUDA_SUCCESS) return nullptr;
   Context* ctx = new Context(device, primary);
   ctx->legacy_ = Stream::Start(ctx, /*is_default=*/true);
   if (ctx->legacy_ == nullptr) {

@@ -17,7 +17,9 @@ namespace gs_cuda::fake {
 
 class Context {
  public:
-  // A context on device with its legacy stream started; nullptr when that stream cannot start.
+  // A context on device with its legacy stream started; nullptr when that stream cannot start
+  // or when the process's first context on device finds no room for FAKE_CUDA_CONTEXT_BYTES
+  // (charged once per process and device, never given back before exit).
   static Context* Create(int device, bool primary);
 
   int device() const { return device_; }

@@ -33,6 +33,8 @@ constexpr ErrorText kErrors[] = {
      "the operation cannot be performed in the present state"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "an illegal memory access was encountered"},
     {CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED", "operation not permitted"},
     {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
     {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
@@ -216,7 +218,7 @@ CUresult cuCtxSynchronize() noexcept {
   fake::Context* ctx;
   if (CUresult r = fake::CheckContext(&ctx)) return r;
   ctx->Synchronize();
-  return CUDA_SUCCESS;
+  return fake::StickyError();
 }
 
 CUresult cuModuleLoadData(CUmodule* module, const void* image) noexcept {

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "device_usage.h"
 #include "op_log.h"
 
 namespace gs_cuda::fake {
@@ -37,6 +38,8 @@ DriverState& State() {
 // Set once Init succeeded; read without the lock on every call.
 std::atomic<bool> g_ready{false};
 
+std::atomic<CUresult> g_sticky{CUDA_SUCCESS};
+
 }  // namespace
 
 CUresult Init() {
@@ -48,7 +51,9 @@ CUresult Init() {
   st.settings.devices = static_cast<int>(devices > kMaxDevices ? kMaxDevices : devices);
   st.settings.mem_bytes = EnvNumber("FAKE_CUDA_MEM_BYTES", 16ull << 30);
   st.settings.kernel_ms = static_cast<uint32_t>(EnvNumber("FAKE_CUDA_KERNEL_MS", 20));
-  if (!OpenOpLog()) {
+  st.settings.context_bytes = EnvNumber("FAKE_CUDA_CONTEXT_BYTES", 0);
+  st.settings.pin_us_per_mib = EnvNumber("FAKE_CUDA_PIN_US_PER_MIB", 0);
+  if (!OpenOpLog() || !OpenDeviceUsage(std::getenv("FAKE_CUDA_DEVICE_FILE"))) {
     st.init_result = CUDA_ERROR_UNKNOWN;
   } else if (st.settings.devices == 0) {
     st.init_result = CUDA_ERROR_NO_DEVICE;
@@ -97,6 +102,13 @@ CUresult ResolveStream(CUstream handle, bool per_thread_export, Stream** out) {
   *out = reinterpret_cast<Stream*>(handle);
   return CUDA_SUCCESS;
 }
+
+void SetStickyError(CUresult r) {
+  CUresult none = CUDA_SUCCESS;
+  g_sticky.compare_exchange_strong(none, r);  // the first error stays
+}
+
+CUresult StickyError() { return g_sticky.load(); }
 
 void AddHandle(const void* h, HandleKind kind) {
   DriverState& st = State();

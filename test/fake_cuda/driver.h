@@ -17,10 +17,13 @@ struct Settings {
   int devices = 1;                        // FAKE_CUDA_DEVICES
   uint64_t mem_bytes = 16ull << 30;       // FAKE_CUDA_MEM_BYTES, per device
   uint32_t kernel_ms = 20;                // FAKE_CUDA_KERNEL_MS, kernels without a duration
+  uint64_t context_bytes = 0;             // FAKE_CUDA_CONTEXT_BYTES, a process's first context
+  uint64_t pin_us_per_mib = 0;            // FAKE_CUDA_PIN_US_PER_MIB, pinned host allocation
 };
 
-// cuInit: reads the settings and opens the op log once. CUDA_ERROR_NO_DEVICE when
-// FAKE_CUDA_DEVICES is 0; later calls return the first call's result.
+// cuInit: reads the settings, opens the op log and FAKE_CUDA_DEVICE_FILE (device_usage.h)
+// once. CUDA_ERROR_NO_DEVICE when FAKE_CUDA_DEVICES is 0, CUDA_ERROR_UNKNOWN when the log or
+// the device file cannot be opened; later calls return the first call's result.
 CUresult Init();
 // The settings; valid once Init succeeded.
 const Settings& GetSettings();
@@ -42,6 +45,12 @@ Context* PrimaryContext(int dev);
 //   other  -> a live stream handle, else CUDA_ERROR_INVALID_HANDLE.
 // Needs a current context for 0, 0x1 and 0x2 (CUDA_ERROR_INVALID_CONTEXT).
 CUresult ResolveStream(CUstream handle, bool per_thread_export, Stream** out);
+
+// The sticky error of the process, as after a fault on a GPU: CUDA_SUCCESS until an op found
+// its memory gone when it ran (CUDA_ERROR_ILLEGAL_ADDRESS); from then on submissions and the
+// synchronizing calls return it.
+void SetStickyError(CUresult r);
+CUresult StickyError();
 
 // The live handles, so that a stale or foreign handle is an error rather than a crash.
 enum class HandleKind { kContext, kStream, kEvent, kModule, kFunction, kGraph, kGraphExec, kPool };

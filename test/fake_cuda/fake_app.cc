@@ -5,7 +5,8 @@
 //   gpa     dlsym("cuGetProcAddress_v2") only, then, like cudart, the cuGetProcAddress it
 //           returns for version 12000 answers every other lookup (base names).
 // Prints "fake_app: done <N>" (N = direct kernel launches = K lines in the fake's log) on
-// success; "fake_app: error <what> <code>" on stderr and exit 1 on failure.
+// success; "fake_app: error <what> <code>" on stderr and exit 1 on failure. --swap-check is in
+// fake_app_swap.cc.
 #include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,96 +21,48 @@
 #include <thread>
 #include <vector>
 
-#include "fake_cuda_api.h"
+#include "fake_app.h"
 
-namespace {
+namespace fake_app {
 
-using namespace gs_cuda;
-
-// X(field, export, per-thread export, name asked of cuGetProcAddress). The per-thread export
-// is used under --per-thread on the linked and dlsym routes (what nvcc's
-// --default-stream per-thread compiles to); gpa gets it from the flag instead.
-#define FAKE_APP_FUNCTIONS(X)                                                                  \
-  X(Init, cuInit, cuInit, "cuInit")                                                            \
-  X(DeviceGet, cuDeviceGet, cuDeviceGet, "cuDeviceGet")                                        \
-  X(PrimaryCtxRetain, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain,                      \
-    "cuDevicePrimaryCtxRetain")                                                                \
-  X(PrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease_v2,             \
-    "cuDevicePrimaryCtxRelease")                                                               \
-  X(CtxSetCurrent, cuCtxSetCurrent, cuCtxSetCurrent, "cuCtxSetCurrent")                        \
-  X(CtxSynchronize, cuCtxSynchronize, cuCtxSynchronize, "cuCtxSynchronize")                    \
-  X(ModuleLoadData, cuModuleLoadData, cuModuleLoadData, "cuModuleLoadData")                    \
-  X(ModuleGetFunction, cuModuleGetFunction, cuModuleGetFunction, "cuModuleGetFunction")       \
-  X(ModuleUnload, cuModuleUnload, cuModuleUnload, "cuModuleUnload")                            \
-  X(StreamCreate, cuStreamCreate, cuStreamCreate, "cuStreamCreate")                            \
-  X(StreamDestroy, cuStreamDestroy_v2, cuStreamDestroy_v2, "cuStreamDestroy")                  \
-  X(StreamSynchronize, cuStreamSynchronize, cuStreamSynchronize_ptsz, "cuStreamSynchronize")   \
-  X(LaunchKernel, cuLaunchKernel, cuLaunchKernel_ptsz, "cuLaunchKernel")                       \
-  X(LaunchKernelEx, cuLaunchKernelEx, cuLaunchKernelEx_ptsz, "cuLaunchKernelEx")               \
-  X(BeginCapture, cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_ptsz, "cuStreamBeginCapture") \
-  X(EndCapture, cuStreamEndCapture, cuStreamEndCapture_ptsz, "cuStreamEndCapture")             \
-  X(GraphInstantiate, cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags,                \
-    "cuGraphInstantiateWithFlags")                                                             \
-  X(GraphLaunch, cuGraphLaunch, cuGraphLaunch_ptsz, "cuGraphLaunch")                           \
-  X(GraphExecDestroy, cuGraphExecDestroy, cuGraphExecDestroy, "cuGraphExecDestroy")            \
-  X(GraphDestroy, cuGraphDestroy, cuGraphDestroy, "cuGraphDestroy")                            \
-  X(MemAlloc, cuMemAlloc_v2, cuMemAlloc_v2, "cuMemAlloc")                                      \
-  X(MemFree, cuMemFree_v2, cuMemFree_v2, "cuMemFree")                                          \
-  X(MemcpyHtoD, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds, "cuMemcpyHtoD")                         \
-  X(MemcpyDtoH, cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds, "cuMemcpyDtoH")                       \
-  X(MemGetGranularity, cuMemGetAllocationGranularity, cuMemGetAllocationGranularity,           \
-    "cuMemGetAllocationGranularity")                                                           \
-  X(MemAddressReserve, cuMemAddressReserve, cuMemAddressReserve, "cuMemAddressReserve")        \
-  X(MemAddressFree, cuMemAddressFree, cuMemAddressFree, "cuMemAddressFree")                    \
-  X(MemCreate, cuMemCreate, cuMemCreate, "cuMemCreate")                                        \
-  X(MemRelease, cuMemRelease, cuMemRelease, "cuMemRelease")                                    \
-  X(MemMap, cuMemMap, cuMemMap, "cuMemMap")                                                    \
-  X(MemUnmap, cuMemUnmap, cuMemUnmap, "cuMemUnmap")                                            \
-  X(MemSetAccess, cuMemSetAccess, cuMemSetAccess, "cuMemSetAccess")                            \
-  X(MemAllocAsync, cuMemAllocAsync, cuMemAllocAsync_ptsz, "cuMemAllocAsync")                   \
-  X(MemFreeAsync, cuMemFreeAsync, cuMemFreeAsync_ptsz, "cuMemFreeAsync")                       \
-  X(MemsetD8Async, cuMemsetD8Async, cuMemsetD8Async_ptsz, "cuMemsetD8Async")                   \
-  X(MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz, "cuMemcpyDtoHAsync")    \
-  X(MemGetInfo, cuMemGetInfo_v2, cuMemGetInfo_v2, "cuMemGetInfo")
-
-struct Api {
-#define FAKE_APP_FIELD(field, name, name_pt, query) decltype(&gs_cuda::name) field = nullptr;
-  FAKE_APP_FUNCTIONS(FAKE_APP_FIELD)
-#undef FAKE_APP_FIELD
-};
-
-struct Options {
-  std::string route = "dlsym";
-  int gpa_version = 12000;
-  bool per_thread = false;
-  int kernels = 10;
-  unsigned kernel_ms = 50;
-  int gap_ms = 0;
-  int sync_every = 1;
-  int threads = 1;
-  bool capture = false;
-  bool memcpy_check = false;
-  bool fork_child = false;
-  bool null_stream = false;
-  bool ex = false;
-  int exit_code = 0;
-  int sleep_ms = 0;
-  long long vmm_bytes = 0;   // --vmm: reserve, create, map, check, unmap/remap, free
-  long long pool_bytes = 0;  // --pool: cuMemAllocAsync + memset + cuMemFreeAsync
-};
-
-[[noreturn]] void Fail(const char* what, long code) {
+void Fail(const char* what, long code) {
   std::fflush(stdout);
   std::fprintf(stderr, "fake_app: error %s %ld\n", what, code);
   std::exit(1);
 }
+
+void Launch(const Api& api, const Options& o, CUfunction f, CUstream stream) {
+  // kernelParams[0] points at the duration; the driver reads it at launch.
+  unsigned int ms = o.kernel_ms;
+  void* params[] = {&ms};
+  if (o.ex) {
+    CUlaunchConfig config{};
+    config.gridDimX = config.gridDimY = config.gridDimZ = 1;
+    config.blockDimX = config.blockDimY = config.blockDimZ = 1;
+    config.hStream = stream;
+    CALL(LaunchKernelEx, &config, f, params, nullptr);
+  } else {
+    CALL(LaunchKernel, f, 1, 1, 1, 1, 1, 1, 0, stream, params, nullptr);
+  }
+}
+
+void SleepMs(int ms) {
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+}  // namespace fake_app
+
+namespace {
+
+using namespace fake_app;
 
 void Usage() {
   std::fprintf(stderr,
                "usage: fake_app [--route linked|dlsym|gpa] [--gpa-version N] [--per-thread]\n"
                "  [--kernels N] [--kernel-ms M] [--gap-ms G] [--sync-every K] [--threads T]\n"
                "  [--null-stream] [--ex] [--capture] [--memcpy] [--fork] [--exit-code C]\n"
-               "  [--sleep-ms S] [--vmm BYTES] [--pool BYTES]\n");
+               "  [--sleep-ms S] [--vmm BYTES] [--pool BYTES] [--swap-check BYTES]\n"
+               "  [--cycles C]\n");
   std::exit(2);
 }
 
@@ -158,6 +111,10 @@ Options Parse(int argc, char** argv) {
       o.vmm_bytes = number();
     } else if (a == "--pool") {
       o.pool_bytes = number();
+    } else if (a == "--swap-check") {
+      o.swap_bytes = number();
+    } else if (a == "--cycles") {
+      o.cycles = static_cast<int>(number());
     } else {
       Usage();
     }
@@ -215,38 +172,6 @@ Api LoadApi(const Options& o) {
 #undef FAKE_APP_GPA
   }
   return api;
-}
-
-// Fails when the route could not give fn.
-template <class F>
-F Need(F fn, const char* name) {
-  if (fn == nullptr) Fail(name, 500);
-  return fn;
-}
-
-#define CALL(field, ...)                                                  \
-  do {                                                                    \
-    CUresult fake_app_r = Need(api.field, "resolve-" #field)(__VA_ARGS__); \
-    if (fake_app_r != CUDA_SUCCESS) Fail(#field, fake_app_r);             \
-  } while (0)
-
-void Launch(const Api& api, const Options& o, CUfunction f, CUstream stream) {
-  // kernelParams[0] points at the duration; the driver reads it at launch.
-  unsigned int ms = o.kernel_ms;
-  void* params[] = {&ms};
-  if (o.ex) {
-    CUlaunchConfig config{};
-    config.gridDimX = config.gridDimY = config.gridDimZ = 1;
-    config.blockDimX = config.blockDimY = config.blockDimZ = 1;
-    config.hStream = stream;
-    CALL(LaunchKernelEx, &config, f, params, nullptr);
-  } else {
-    CALL(LaunchKernel, f, 1, 1, 1, 1, 1, 1, 0, stream, params, nullptr);
-  }
-}
-
-void SleepMs(int ms) {
-  if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 
 // One launching thread: N kernels on its own stream (or the default stream under
@@ -404,6 +329,7 @@ int main(int argc, char** argv) {
   if (o.capture) CaptureAndReplay(api, o, f);
   if (o.vmm_bytes > 0) VmmRoundTrip(api, o, f, dev);
   if (o.pool_bytes > 0) PoolRoundTrip(api, o);
+  if (o.swap_bytes > 0) SwapCheck(api, o, f, dev);
 
   CALL(CtxSynchronize);
   CALL(ModuleUnload, module);

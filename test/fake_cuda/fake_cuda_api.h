@@ -12,6 +12,16 @@ constexpr CUresult CUDA_ERROR_ILLEGAL_STATE = 401;        // capture begun twice
 constexpr CUresult CUDA_ERROR_NOT_PERMITTED = 800;
 constexpr unsigned int CU_STREAM_CAPTURE_MODE_GLOBAL = 0;
 
+// cuda.h names that cuda_abi.h lacks. In the fake's namespace, which hides rather than clashes
+// with a definition that cuda_abi.h may gain.
+namespace fake {
+constexpr CUresult CUDA_ERROR_ILLEGAL_ADDRESS = 700;  // a fault on device memory
+// cuMemHostAlloc flags; the fake accepts any mix of them.
+constexpr unsigned int CU_MEMHOSTALLOC_PORTABLE = 0x01;
+constexpr unsigned int CU_MEMHOSTALLOC_DEVICEMAP = 0x02;
+constexpr unsigned int CU_MEMHOSTALLOC_WRITECOMBINED = 0x04;
+}  // namespace fake
+
 // cuMemPoolCreate's properties, laid out as cuda.h's CUmemPoolProps_v1 (only the fake needs it).
 typedef struct CUmemPoolProps_st {
   CUmemAllocationType allocType;
@@ -26,7 +36,9 @@ typedef CUmemPoolProps_v1 CUmemPoolProps;
 static_assert(sizeof(CUmemPoolProps) == 88, "cuda.h's CUmemPoolProps_v1 is 88 bytes");
 
 // X(name, version that introduced it, (parameter declarations)). The version feeds the fake's
-// cuGetProcAddress; a _ptsz row shares its base export's version there.
+// cuGetProcAddress; a _ptsz row shares its base export's version there. A name may also be a
+// row of hooks.def (which grows as the shim hooks more): the declarations agree, and the
+// duplicate row of cuGetProcAddress's table answers nothing different.
 #define FAKE_CUDA_EXTRA_EXPORTS(X)                                                              \
   X(cuInit, 2000, (unsigned int Flags))                                                         \
   X(cuDriverGetVersion, 2020, (int* driverVersion))                                             \
@@ -70,6 +82,9 @@ static_assert(sizeof(CUmemPoolProps) == 88, "cuda.h's CUmemPoolProps_v1 is 88 by
   X(cuMemGetInfo_v2, 3020, (size_t* freeBytes, size_t* totalBytes))                             \
   X(cuMemAllocHost_v2, 3020, (void** pp, size_t bytesize))                                      \
   X(cuMemFreeHost, 2000, (void* p))                                                             \
+  X(cuMemHostAlloc, 2020, (void** pp, size_t bytesize, unsigned int Flags))                     \
+  X(cuMemHostGetDevicePointer_v2, 3020, (CUdeviceptr_v2 * pdptr, void* p, unsigned int Flags))  \
+  X(cuMemGetAddressRange_v2, 3020, (CUdeviceptr_v2 * pbase, size_t* psize, CUdeviceptr_v2 dptr)) \
   X(cuGraphCreate, 10000, (CUgraph* phGraph, unsigned int flags))                               \
   X(cuGraphInstantiate, 10000,                                                                  \
     (CUgraphExec* phGraphExec, CUgraph hGraph, CUgraphNode* phErrorNode, char* logBuffer,       \

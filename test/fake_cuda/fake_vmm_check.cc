@@ -1,40 +1,16 @@
 // fake_vmm_check: direct checks of the fake driver's VMM and pool semantics (linked against
 // the fake; ctest fake_vmm_check): granularity, accounting in cuMemGetInfo, bytes kept per handle
 // across unmap/remap and distinct per handle, release-while-mapped, retain, error codes, pool
-// attributes, release threshold and trim, and a multi-threaded map/unmap stress.
+// attributes, release threshold and trim, and a multi-threaded map/unmap stress; then what a
+// swap engine needs (fake_vmm_check.h): illegal addresses, pinned host memory, a device shared
+// between processes, the failure knobs, the sticky error.
 #include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <thread>
 #include <vector>
 
-#include "fake_cuda_api.h"
-
-using namespace gs_cuda;
-
-#define C(x)                                                                 \
-  do {                                                                       \
-    CUresult r_ = (x);                                                       \
-    if (r_) {                                                                \
-      std::printf("FAIL %s = %d line %d\n", #x, r_, __LINE__);              \
-      return 1;                                                              \
-    }                                                                        \
-  } while (0)
-#define E(x, want)                                                           \
-  do {                                                                       \
-    CUresult r_ = (x);                                                       \
-    if (r_ != (want)) {                                                      \
-      std::printf("FAIL %s = %d want %d line %d\n", #x, r_, want, __LINE__); \
-      return 1;                                                              \
-    }                                                                        \
-  } while (0)
-#define T(cond)                                                              \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
-      std::printf("FAIL %s line %d\n", #cond, __LINE__);                    \
-      return 1;                                                              \
-    }                                                                        \
-  } while (0)
+#include "fake_vmm_check.h"
 
 namespace {
 
@@ -70,7 +46,8 @@ int StressThread(CUcontext ctx, int id, std::atomic<int>* failures) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--child") == 0) return RunChild(argc, argv);
   C(cuInit(0));
   CUcontext ctx;
   C(cuDevicePrimaryCtxRetain(&ctx, 0));
@@ -182,6 +159,10 @@ int main() {
   T(errors == 0 && failures == 0);
   C(cuMemGetInfo_v2(&f2, &t));
   T(f2 == f0);
+  if (CheckIllegalAddress() || CheckHostMemory() || CheckProcesses(argv[0]) ||
+      CheckStickyError()) {
+    return 1;
+  }
   std::printf("fake_vmm_check: ok\n");
   return 0;
 }

@@ -1,6 +1,8 @@
 // The GATE rows of shim/hooks.def: every submission export, generated from the X-macro and
 // implemented once, generically. The op's log kind comes from the export's name; its stream,
-// kernel duration and body come from the argument types (see ArgScan and BodyOf below).
+// kernel duration and body come from the argument types (see ArgScan and WorkOf below). A copy
+// or set checks its device bytes against the VMM mappings (vmm.h) when submitted and again when
+// it runs: CUDA_ERROR_ILLEGAL_ADDRESS at once, or the process's sticky error later.
 #include <cstring>
 #include <string_view>
 #include <type_traits>
@@ -9,6 +11,7 @@
 #include "driver.h"
 #include "fake_cuda_api.h"
 #include "graph.h"
+#include "vmm.h"
 
 namespace gs_cuda::fake {
 namespace {
@@ -71,37 +74,70 @@ template <class T>
 constexpr bool kIsFill = std::is_same_v<T, unsigned char> || std::is_same_v<T, unsigned short> ||
                          std::is_same_v<T, unsigned int>;
 
-// The work an op does, chosen by the leading argument types, which are unique to each shape
+// What an op does: the memory it touches (checked against the VMM mappings) and the function
+// that touches it.
+struct Work {
+  MemRange ranges[2];
+  size_t count = 0;
+  std::function<void()> touch;
+};
+
+inline MemRange RangeOf(const void* p, size_t n, bool write) {
+  return MemRange{reinterpret_cast<uintptr_t>(p), n, write};
+}
+
+// The work of an op, chosen by the leading argument types, which are unique to each shape
 // among the GATE rows:
 //   (dst, src, size_t ...)          with 64-bit pointers: cuMemcpy{,HtoD,DtoH,DtoD}[Async]
 //   (CUdeviceptr_v2, fill, size_t)  cuMemsetD8/D16/D32[Async]
 //   (CUstream, CUhostFn, void*)     cuLaunchHostFunc
-// The legacy 32-bit CUdeviceptr_v1 rows and the 2D/3D/array/batch/peer ones do nothing.
+// The legacy 32-bit CUdeviceptr_v1 rows and the 2D/3D/array/batch/peer ones do nothing, and
+// kernels touch no memory. Every pointer of a copy is checked, host ones too: a host pointer
+// into reserved address space is as unmapped as a device one.
 template <class A0, class A1, class A2, class... Rest>
-std::function<void()> BodyOf3(char kind, A0 a0, A1 a1, A2 a2, Rest...) {
+Work WorkOf3(char kind, A0 a0, A1 a1, A2 a2, Rest...) {
+  Work w;
   if constexpr (kIsCopyDst<A0> && kIsCopySrc<A1> && std::is_same_v<A2, size_t>) {
-    if (kind == 'C') return [d = Ptr(a0), s = Ptr(a1), n = a2] { std::memmove(d, s, n); };
+    if (kind == 'C') {
+      w.ranges[0] = RangeOf(Ptr(a0), a2, true);
+      w.ranges[1] = RangeOf(Ptr(a1), a2, false);
+      w.count = 2;
+      w.touch = [d = Ptr(a0), s = Ptr(a1), n = a2] { std::memmove(d, s, n); };
+    }
   } else if constexpr (std::is_same_v<A0, CUdeviceptr_v2> && kIsFill<A1> &&
                        std::is_same_v<A2, size_t>) {
     if (kind == 'S') {
-      return [d = static_cast<A1*>(Ptr(a0)), v = a1, n = a2] {
+      w.ranges[0] = RangeOf(Ptr(a0), a2 * sizeof(A1), true);
+      w.count = 1;
+      w.touch = [d = static_cast<A1*>(Ptr(a0)), v = a1, n = a2] {
         for (size_t i = 0; i < n; ++i) d[i] = v;
       };
     }
   } else if constexpr (std::is_same_v<A0, CUstream> && std::is_same_v<A1, CUhostFn> &&
                        std::is_same_v<A2, void*>) {
-    if (kind == 'H' && a1 != nullptr) return [fn = a1, data = a2] { fn(data); };
+    if (kind == 'H' && a1 != nullptr) w.touch = [fn = a1, data = a2] { fn(data); };
   }
-  return {};
+  return w;
 }
 
 template <class... A>
-std::function<void()> BodyOf(char kind, A... a) {
+Work WorkOf(char kind, A... a) {
   if constexpr (sizeof...(A) >= 3) {
-    return BodyOf3(kind, a...);
+    return WorkOf3(kind, a...);
   } else {
     return {};
   }
+}
+
+// The op body of w. A copy whose memory went away between submission and execution touches
+// nothing and leaves the sticky error, as a fault on a GPU does.
+std::function<void()> BodyOf(Work w) {
+  if (w.count == 0) return std::move(w.touch);
+  return [w = std::move(w)] {
+    if (AccessRanges(w.ranges, w.count, w.touch) != CUDA_SUCCESS) {
+      SetStickyError(CUDA_ERROR_ILLEGAL_ADDRESS);
+    }
+  };
 }
 
 // The graph a cuGraphLaunch row names (its first argument), or nullptr for other rows.
@@ -121,6 +157,7 @@ template <class... A>
 CUresult Gate(const char* name, char kind, bool per_thread, A... a) {
   Context* ctx;
   if (CUresult r = CheckContext(&ctx)) return r;
+  if (CUresult r = StickyError()) return r;
   ArgScan scan;
   (scan.Add(a), ...);
   if (scan.bad_config) return CUDA_ERROR_INVALID_VALUE;
@@ -134,7 +171,11 @@ CUresult Gate(const char* name, char kind, bool per_thread, A... a) {
   } else {
     op.kind = kind;
     op.name = name;
-    op.body = BodyOf(kind, a...);
+    Work work = WorkOf(kind, a...);
+    if (work.count > 0) {
+      if (CUresult r = AccessRanges(work.ranges, work.count, {})) return r;
+    }
+    op.body = BodyOf(std::move(work));
     if (kind == 'K') {
       // Read now, not on the worker: like CUDA, the caller may reuse kernelParams at once.
       op.ms = (scan.params != nullptr && scan.params[0] != nullptr)
@@ -148,8 +189,9 @@ CUresult Gate(const char* name, char kind, bool per_thread, A... a) {
                                   &ticket)) {
     return r;
   }
-  if (sync) stream->WaitFor(ticket);
-  return CUDA_SUCCESS;
+  if (!sync) return CUDA_SUCCESS;
+  stream->WaitFor(ticket);
+  return StickyError();
 }
 
 }  // namespace
@@ -179,6 +221,9 @@ extern "C" {
 #define FAKE_GATE_CAPTURE_BEGIN(name, params, args)
 #define FAKE_GATE_CAPTURE_END(name, params, args)
 #define FAKE_GATE_CTXDESTROY(name, params, args)
+#define FAKE_GATE_MEMINFO(name, params, args)
+#define FAKE_GATE_TOTALMEM(name, params, args)
+#define FAKE_GATE_ADDRRANGE(name, params, args)
 #include "hooks.def"
 #undef GS_HOOK
 

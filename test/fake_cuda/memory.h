@@ -1,6 +1,8 @@
 // Device memory of the fake: host memory handed out as CUdeviceptr (so copies really move bytes),
-// with a byte count per device so that cuMemGetInfo and out-of-memory behave like a GPU of
-// FAKE_CUDA_MEM_BYTES. Also the byte counts of cuMemCreate storage (vmm.h). Any thread (one mutex).
+// counted per device (device_usage.h) so that cuMemGetInfo and out-of-memory behave like a GPU
+// of FAKE_CUDA_MEM_BYTES, shared between processes with FAKE_CUDA_DEVICE_FILE. Also the counts
+// of other device memory: cuMemCreate storage (vmm.cc) and contexts (FAKE_CUDA_CONTEXT_BYTES).
+// Any thread (one mutex for the table of allocations).
 #pragma once
 
 #include <cstddef>
@@ -17,13 +19,15 @@ CUresult DeviceAlloc(int device, size_t bytes, CUdeviceptr* out);
 CUresult DeviceFree(CUdeviceptr p);
 // True when p is the start of a live DeviceAlloc allocation.
 bool IsDeviceAlloc(CUdeviceptr p);
+// When p lies inside a live DeviceAlloc allocation: its start and requested size, and true.
+bool DeviceAllocRange(CUdeviceptr p, CUdeviceptr* base, size_t* size);
 
-// Counts bytes (> 0) of other memory (cuMemCreate storage) against device:
-// CUDA_ERROR_OUT_OF_MEMORY when it would go past the device's size. Uncharge gives them back.
+// Counts bytes (> 0) of other memory against device: CUDA_ERROR_OUT_OF_MEMORY when it would go
+// past the device's size (across processes with a device file). Uncharge gives them back.
 CUresult Charge(int device, size_t bytes);
 void Uncharge(int device, size_t bytes);
 
-// Bytes allocated on device by DeviceAlloc and Charge.
+// Bytes in use on device: DeviceAlloc, Charge, and other processes' with a device file.
 uint64_t UsedBytes(int device);
 
 }  // namespace gs_cuda::fake

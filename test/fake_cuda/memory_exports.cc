@@ -1,12 +1,12 @@
 // Memory exports of the fake driver: the ALLOC/ALLOCPITCH/ALLOCMANAGED/FREE rows of
-// shim/hooks.def, pinned host memory and cuMemGetInfo. Device memory is host memory (memory.h).
-// Stream-ordered allocation is in pool.cc, cuMemCreate and the other VMM calls in vmm.cc.
-#include <cstdlib>
-
+// shim/hooks.def, cuMemGetInfo and cuMemGetAddressRange. Device memory is host memory
+// (memory.h). Stream-ordered allocation is in pool.cc, cuMemCreate and the other VMM calls in
+// vmm.cc, pinned host memory in host_memory.cc.
 #include "driver.h"
 #include "fake_cuda_api.h"
 #include "memory.h"
 #include "pool.h"
+#include "vmm.h"
 
 namespace gs_cuda::fake {
 namespace {
@@ -55,23 +55,29 @@ CUresult cuMemGetInfo_v2(size_t* freeBytes, size_t* totalBytes) noexcept {
   if (CUresult r = fake::CheckContext(&ctx)) return r;
   if (freeBytes == nullptr || totalBytes == nullptr) return CUDA_ERROR_INVALID_VALUE;
   uint64_t total = fake::GetSettings().mem_bytes;
+  // used may exceed total: a process sharing the device file may have a larger
+  // FAKE_CUDA_MEM_BYTES.
+  uint64_t used = fake::UsedBytes(ctx->device());
   *totalBytes = total;
-  *freeBytes = total - fake::UsedBytes(ctx->device());
+  *freeBytes = used < total ? total - used : 0;
   return CUDA_SUCCESS;
 }
 
-// Pinned host memory is plain host memory; it does not count against any device.
-CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) noexcept {
+// The allocation that holds dptr: a cuMemAlloc/pool block (its requested size) or a cuMemMap
+// mapping. CUDA_ERROR_NOT_FOUND for any other address. Either output may be null.
+CUresult cuMemGetAddressRange_v2(CUdeviceptr_v2* pbase, size_t* psize, CUdeviceptr_v2 dptr) noexcept {
   fake::Context* ctx;
   if (CUresult r = fake::CheckContext(&ctx)) return r;
-  if (pp == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
-  *pp = std::aligned_alloc(256, (bytesize + 255) / 256 * 256);
-  return *pp != nullptr ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-}
-
-CUresult cuMemFreeHost(void* p) noexcept {
-  if (CUresult r = fake::CheckInit()) return r;
-  std::free(p);
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  uintptr_t mapped = 0;
+  if (fake::MappedRange(static_cast<uintptr_t>(dptr), &mapped, &size)) {
+    base = static_cast<CUdeviceptr>(mapped);
+  } else if (!fake::DeviceAllocRange(dptr, &base, &size)) {
+    return CUDA_ERROR_NOT_FOUND;
+  }
+  if (pbase != nullptr) *pbase = base;
+  if (psize != nullptr) *psize = size;
   return CUDA_SUCCESS;
 }
 

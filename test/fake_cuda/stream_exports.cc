@@ -1,6 +1,7 @@
 // Streams and events of the fake driver: create, destroy, synchronize, query, and the simple
 // events (record, query, synchronize, stream wait). Event bookkeeping runs on the stream workers
-// as internal ops, which are neither logged nor captured.
+// as internal ops, which are neither logged nor captured. The synchronizing calls return the
+// process's sticky error (driver.h) once there is one.
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -48,7 +49,7 @@ CUresult Synchronize(CUstream handle, bool per_thread) {
   Stream* s;
   if (CUresult r = ResolveStream(handle, per_thread, &s)) return r;
   s->Synchronize();
-  return CUDA_SUCCESS;
+  return StickyError();
 }
 
 CUresult Query(CUstream handle, bool per_thread) {
@@ -169,7 +170,7 @@ CUresult cuEventSynchronize(CUevent hEvent) noexcept {
     n = ev->state->recorded;
   }
   fake::WaitReached(*ev->state, n);
-  return CUDA_SUCCESS;
+  return fake::StickyError();
 }
 
 CUresult cuEventDestroy_v2(CUevent hEvent) noexcept {

@@ -2,10 +2,15 @@
 // on host virtual memory: a reservation is PROT_NONE address space, a handle owns a memfd of its
 // size, a mapping maps the memfd there with MAP_SHARED|MAP_FIXED (so bytes survive unmap/remap of
 // one handle), cuMemSetAccess mprotects. Storage is freed (and uncharged from the device) when the
-// handle is released and no mapping uses it, as the real driver does. Any thread (one mutex).
+// handle is released and no mapping uses it, as the real driver does. Copies check their bytes
+// against the mappings (vmm.h). Any thread (one reader/writer lock).
 //
-// FAKE_CUDA_FAIL_MEMCREATE_AFTER=N: the (N+1)-th and later cuMemCreate calls of the process fail
-// with CUDA_ERROR_OUT_OF_MEMORY, for tests of rollback paths.
+// FAKE_CUDA_FAIL_MEMCREATE_AFTER=N: the (N+1)-th and later valid cuMemCreate calls of the
+// process fail with CUDA_ERROR_OUT_OF_MEMORY, for tests of rollback paths;
+// FAKE_CUDA_FAIL_MEMCREATE_COUNT=K limits that to K calls, the (N+1)-th to the (N+K)-th (N is 0
+// when only the count is set), so that a retry succeeds.
+#include "vmm.h"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -15,6 +20,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <shared_mutex>
 #include <unordered_map>
 
 #include "driver.h"
@@ -42,7 +48,9 @@ struct Mapping {
 };
 
 struct VmmState {
-  std::mutex mu;  // guards everything below
+  // Guards everything below. Ops touching mapped bytes hold it shared (AccessRanges), so a
+  // mapping never changes under a copy.
+  std::shared_mutex mu;
   std::unordered_map<CUmemGenericAllocationHandle, Storage> storage;  // until freed
   CUmemGenericAllocationHandle next_handle = 0x10000;
   std::map<uintptr_t, size_t> reservations;  // start -> size
@@ -56,18 +64,41 @@ VmmState& State() {
 
 bool Aligned(uint64_t v) { return v % kGranularity == 0; }
 
-// How many cuMemCreate calls may succeed; -1: unlimited.
-int64_t MemCreateBudget() {
-  static const int64_t budget = [] {
-    const char* v = std::getenv("FAKE_CUDA_FAIL_MEMCREATE_AFTER");
-    if (v == nullptr || *v == '\0') return int64_t{-1};
-    char* end = nullptr;
-    long long n = std::strtoll(v, &end, 10);
-    return (end == nullptr || *end != '\0' || n < 0) ? int64_t{-1} : int64_t{n};
+// A non-negative number from the environment, or -1 when unset or malformed.
+int64_t EnvCount(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return -1;
+  char* end = nullptr;
+  long long n = std::strtoll(v, &end, 10);
+  return (end == nullptr || *end != '\0' || n < 0) ? -1 : int64_t{n};
+}
+
+// Which cuMemCreate calls fail (0-based, counting valid calls): [first, first + count), with
+// count -1 for all after first; first -1 when none fail.
+struct FailWindow {
+  int64_t first = -1;
+  int64_t count = -1;
+};
+
+const FailWindow& MemCreateFailures() {
+  static const FailWindow window = [] {
+    FailWindow w;
+    w.first = EnvCount("FAKE_CUDA_FAIL_MEMCREATE_AFTER");
+    w.count = EnvCount("FAKE_CUDA_FAIL_MEMCREATE_COUNT");
+    if (w.first < 0 && w.count >= 0) w.first = 0;
+    return w;
   }();
-  return budget;
+  return window;
 }
 std::atomic<int64_t> g_memcreate_calls{0};
+
+// Counts one valid cuMemCreate call; true when the failure knobs make it fail.
+bool InjectMemCreateFailure() {
+  const FailWindow& w = MemCreateFailures();
+  if (w.first < 0) return false;
+  int64_t call = g_memcreate_calls.fetch_add(1);
+  return call >= w.first && (w.count < 0 || call - w.first < w.count);
+}
 
 // REQUIRES: st.mu held. Closes and uncharges storage nobody uses any more.
 void MaybeFree(VmmState& st, CUmemGenericAllocationHandle h) {
@@ -107,6 +138,28 @@ bool FullyMapped(VmmState& st, uintptr_t p, size_t size) {
 
 void* Addr(uintptr_t p) { return reinterpret_cast<void*>(p); }
 
+// REQUIRES: st.mu held (shared is enough). True when the bytes of r may be touched: outside
+// every reservation, or mapped throughout with the access r needs.
+bool Accessible(VmmState& st, const MemRange& r) {
+  if (r.size == 0) return true;
+  uintptr_t end = r.start + r.size;
+  if (end < r.start) return false;
+  // Reservations never overlap: the last one starting before end is the only candidate that
+  // can reach past r.start.
+  auto res = st.reservations.lower_bound(end);
+  if (res == st.reservations.begin()) return true;
+  --res;
+  if (res->first + res->second <= r.start) return true;
+  CUmemAccess_flags need = r.write ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+                                   : CU_MEM_ACCESS_FLAGS_PROT_READ;
+  for (uintptr_t at = r.start; at < end;) {
+    auto m = MappingAt(st, at);
+    if (m == st.mappings.end() || (m->second.access & need) != need) return false;
+    at = m->first + m->second.size;
+  }
+  return true;
+}
+
 // Turns [p, p+size) back into reserved, inaccessible address space.
 bool ReserveAgain(uintptr_t p, size_t size) {
   return mmap(Addr(p), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
@@ -127,8 +180,7 @@ CUresult Create(CUmemGenericAllocationHandle* handle, size_t size,
     if (CUresult r = CheckDevice(prop->location.id)) return r;
   }
   if (!ValidProp(prop) || size == 0 || !Aligned(size)) return CUDA_ERROR_INVALID_VALUE;
-  int64_t budget = MemCreateBudget();
-  if (budget >= 0 && g_memcreate_calls.fetch_add(1) >= budget) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (InjectMemCreateFailure()) return CUDA_ERROR_OUT_OF_MEMORY;
   int device = prop->location.id;
   if (CUresult r = Charge(device, size)) return r;
   int fd = memfd_create("fake_cuda_vmm", MFD_CLOEXEC);
@@ -138,7 +190,7 @@ CUresult Create(CUmemGenericAllocationHandle* handle, size_t size,
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   VmmState& st = State();
-  std::lock_guard<std::mutex> lock(st.mu);
+  std::lock_guard<std::shared_mutex> lock(st.mu);
   CUmemGenericAllocationHandle h = st.next_handle++;
   Storage& s = st.storage[h];
   s.fd = fd;
@@ -151,7 +203,7 @@ CUresult Create(CUmemGenericAllocationHandle* handle, size_t size,
 CUresult Release(CUmemGenericAllocationHandle handle) {
   if (CUresult r = CheckInit()) return r;
   VmmState& st = State();
-  std::lock_guard<std::mutex> lock(st.mu);
+  std::lock_guard<std::shared_mutex> lock(st.mu);
   auto it = st.storage.find(handle);
   if (it == st.storage.end() || it->second.handle_refs == 0) return CUDA_ERROR_INVALID_VALUE;
   --it->second.handle_refs;
@@ -183,7 +235,7 @@ CUresult Reserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr ad
     base = Addr(aligned);
   }
   VmmState& st = State();
-  std::lock_guard<std::mutex> lock(st.mu);
+  std::lock_guard<std::shared_mutex> lock(st.mu);
   st.reservations[reinterpret_cast<uintptr_t>(base)] = size;
   *ptr = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(base));
   return CUDA_SUCCESS;
@@ -192,7 +244,7 @@ CUresult Reserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr ad
 CUresult AddressFree(CUdeviceptr ptr, size_t size) {
   if (CUresult r = CheckInit()) return r;
   VmmState& st = State();
-  std::lock_guard<std::mutex> lock(st.mu);
+  std::lock_guard<std::shared_mutex> lock(st.mu);
   auto it = st.reservations.find(static_cast<uintptr_t>(ptr));
   if (it == st.reservations.end() || it->second != size) return CUDA_ERROR_INVALID_VALUE;
   auto m = st.mappings.lower_bound(it->first);
@@ -210,7 +262,7 @@ CUresult Map(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocation
     return CUDA_ERROR_INVALID_VALUE;
   }
   VmmState& st = State();
-  std::lock_guard<std::mutex> lock(st.mu);
+  std::lock_guard<std::shared_mutex> lock(st.mu);
   auto s = st.storage.find(handle);
   if (s == st.storage.end() || s->second.handle_refs == 0) return CUDA_ERROR_INVALID_HANDLE;
   if (offset > s->second.size || size > s->second.size - offset) return CUDA_ERROR_INVALID_VALUE;
@@ -233,7 +285,7 @@ CUresult Unmap(CUdeviceptr ptr, size_t size) {
   uintptr_t p = static_cast<uintptr_t>(ptr);
   if (size == 0 || !Aligned(p) || !Aligned(size)) return CUDA_ERROR_INVALID_VALUE;
   VmmState& st = State();
-  std::lock_guard<std::mutex> lock(st.mu);
+  std::lock_guard<std::shared_mutex> lock(st.mu);
   // The range must consist of whole mappings, with no hole.
   if (!FullyMapped(st, p, size)) return CUDA_ERROR_INVALID_VALUE;
   auto first = st.mappings.find(p);
@@ -273,7 +325,7 @@ CUresult SetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, si
              : flags == CU_MEM_ACCESS_FLAGS_PROT_READ    ? PROT_READ
                                                          : PROT_NONE;
   VmmState& st = State();
-  std::lock_guard<std::mutex> lock(st.mu);
+  std::lock_guard<std::shared_mutex> lock(st.mu);
   if (!FullyMapped(st, p, size)) return CUDA_ERROR_INVALID_VALUE;
   if (mprotect(Addr(p), size, prot) != 0) return CUDA_ERROR_UNKNOWN;
   for (auto it = MappingAt(st, p); it != st.mappings.end() && it->first < p + size; ++it) {
@@ -288,7 +340,7 @@ CUresult GetAccess(unsigned long long* flags, const CUmemLocation* location, CUd
   if (location->type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
   if (CUresult r = CheckDevice(location->id)) return r;
   VmmState& st = State();
-  std::lock_guard<std::mutex> lock(st.mu);
+  std::lock_guard<std::shared_mutex> lock(st.mu);
   auto it = MappingAt(st, static_cast<uintptr_t>(ptr));
   if (it == st.mappings.end()) return CUDA_ERROR_INVALID_VALUE;
   *flags = static_cast<unsigned long long>(it->second.access);
@@ -299,7 +351,7 @@ CUresult Retain(CUmemGenericAllocationHandle* handle, void* addr) {
   if (CUresult r = CheckInit()) return r;
   if (handle == nullptr) return CUDA_ERROR_INVALID_VALUE;
   VmmState& st = State();
-  std::lock_guard<std::mutex> lock(st.mu);
+  std::lock_guard<std::shared_mutex> lock(st.mu);
   auto it = MappingAt(st, reinterpret_cast<uintptr_t>(addr));
   if (it == st.mappings.end()) return CUDA_ERROR_INVALID_VALUE;
   auto s = st.storage.find(it->second.handle);
@@ -313,7 +365,7 @@ CUresult Properties(CUmemAllocationProp* prop, CUmemGenericAllocationHandle hand
   if (CUresult r = CheckInit()) return r;
   if (prop == nullptr) return CUDA_ERROR_INVALID_VALUE;
   VmmState& st = State();
-  std::lock_guard<std::mutex> lock(st.mu);
+  std::lock_guard<std::shared_mutex> lock(st.mu);
   auto s = st.storage.find(handle);
   if (s == st.storage.end() || s->second.handle_refs == 0) return CUDA_ERROR_INVALID_VALUE;
   *prop = s->second.prop;
@@ -321,6 +373,27 @@ CUresult Properties(CUmemAllocationProp* prop, CUmemGenericAllocationHandle hand
 }
 
 }  // namespace
+
+CUresult AccessRanges(const MemRange* ranges, size_t count, const std::function<void()>& touch) {
+  VmmState& st = State();
+  std::shared_lock<std::shared_mutex> lock(st.mu);
+  for (size_t i = 0; i < count; ++i) {
+    if (!Accessible(st, ranges[i])) return CUDA_ERROR_ILLEGAL_ADDRESS;
+  }
+  if (touch) touch();
+  return CUDA_SUCCESS;
+}
+
+bool MappedRange(uintptr_t p, uintptr_t* base, size_t* size) {
+  VmmState& st = State();
+  std::shared_lock<std::shared_mutex> lock(st.mu);
+  auto it = MappingAt(st, p);
+  if (it == st.mappings.end()) return false;
+  *base = it->first;
+  *size = it->second.size;
+  return true;
+}
+
 }  // namespace gs_cuda::fake
 
 namespace gs_cuda {

@@ -1,0 +1,111 @@
+// First fit over a bitmap of 2 MiB units per pinned block.
+#include "host_pool.h"
+
+#include "vmm_driver.h"
+
+namespace gshare::shim {
+namespace {
+bool UnitUsed(const uint64_t* bits, int i) { return (bits[i / 64] >> (i % 64)) & 1; }
+void SetUnits(uint64_t* bits, int from, int n, bool used) {
+  for (int i = from; i < from + n; ++i) {
+    if (used) {
+      bits[i / 64] |= 1ull << (i % 64);
+    } else {
+      bits[i / 64] &= ~(1ull << (i % 64));
+    }
+  }
+}
+}  // namespace
+
+void* HostPool::TakeLocked(uint64_t units) {
+  for (int b = 0; b < count_; ++b) {
+    Block& block = blocks_[b];
+    int run = 0;
+    for (int i = 0; i < kUnitsPerBlock; ++i) {
+      run = UnitUsed(block.used, i) ? 0 : run + 1;
+      if (run == static_cast<int>(units)) {
+        int from = i + 1 - run;
+        SetUnits(block.used, from, run, true);
+        return block.base + static_cast<uint64_t>(from) * kUnitBytes;
+      }
+    }
+  }
+  return nullptr;
+}
+
+bool HostPool::AddBlock() {
+  const VmmDriver* vmm = Vmm();
+  if (vmm == nullptr) return false;
+  pthread_mutex_lock(&mu_);
+  bool room = count_ < kMaxBlocks &&
+              (limit_ == 0 || static_cast<uint64_t>(count_ + 1) * kBlockBytes <= limit_);
+  pthread_mutex_unlock(&mu_);
+  if (!room) return false;
+  void* p = nullptr;
+  if (vmm->cuMemHostAlloc(&p, kBlockBytes, kHostAllocPortable) != CUDA_SUCCESS || !p) {
+    return false;
+  }
+  pthread_mutex_lock(&mu_);
+  blocks_[count_] = Block{static_cast<char*>(p), {}};
+  ++count_;
+  pthread_mutex_unlock(&mu_);
+  return true;
+}
+
+void* HostPool::Take(uint64_t bytes) {
+  uint64_t units = (bytes + kUnitBytes - 1) / kUnitBytes;
+  if (units == 0 || units > static_cast<uint64_t>(kUnitsPerBlock)) return nullptr;
+  for (;;) {
+    pthread_mutex_lock(&mu_);
+    void* p = TakeLocked(units);
+    int blocks = count_;
+    pthread_mutex_unlock(&mu_);
+    if (p != nullptr) return p;
+    pthread_mutex_lock(&grow_mu_);
+    // Another thread may have grown the pool while this one waited.
+    pthread_mutex_lock(&mu_);
+    bool grown = count_ != blocks;
+    pthread_mutex_unlock(&mu_);
+    bool ok = grown || AddBlock();
+    pthread_mutex_unlock(&grow_mu_);
+    if (!ok) return nullptr;
+  }
+}
+
+void HostPool::Give(void* p, uint64_t bytes) {
+  uint64_t units = (bytes + kUnitBytes - 1) / kUnitBytes;
+  char* c = static_cast<char*>(p);
+  pthread_mutex_lock(&mu_);
+  for (int b = 0; b < count_; ++b) {
+    Block& block = blocks_[b];
+    if (c >= block.base && c < block.base + kBlockBytes) {
+      SetUnits(block.used, static_cast<int>((c - block.base) / kUnitBytes),
+               static_cast<int>(units), false);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&mu_);
+}
+
+uint64_t HostPool::Grow(uint64_t bytes) {
+  pthread_mutex_lock(&grow_mu_);
+  while (pinned() < bytes && AddBlock()) {
+  }
+  pthread_mutex_unlock(&grow_mu_);
+  return pinned();
+}
+
+void HostPool::SetLimit(uint64_t bytes) {
+  pthread_mutex_lock(&mu_);
+  limit_ = bytes;
+  pthread_mutex_unlock(&mu_);
+}
+
+uint64_t HostPool::pinned() {
+  pthread_mutex_lock(&mu_);
+  uint64_t n = static_cast<uint64_t>(count_) * kBlockBytes;
+  pthread_mutex_unlock(&mu_);
+  return n;
+}
+
+}  // namespace gshare::shim

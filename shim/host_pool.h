@@ -1,0 +1,50 @@
+// HostPool: the pinned host memory that evicted device memory is copied into. Pinning is
+// the expensive part on the GPU machine (cuMemHostAlloc ~0.8 s/GiB, measured; see
+// ../shared/reference/measurements.md), so memory is pinned once, in blocks of 1 GiB, and
+// reused for every later eviction; it is given back only at exit. Extents are handed out in
+// 2 MiB units (the VMM granularity), first fit. Callers must have a CUDA context current
+// when the pool may grow. Any thread.
+#pragma once
+
+#include <pthread.h>
+
+#include <cstdint>
+
+namespace gshare::shim {
+
+class HostPool {
+ public:
+  static constexpr uint64_t kUnitBytes = 2ull << 20;
+  static constexpr uint64_t kBlockBytes = 1ull << 30;
+
+  // A contiguous extent of `bytes` (a multiple of kUnitBytes, at most kBlockBytes), growing
+  // the pool by one block when none is free. nullptr when pinning fails or the pool would
+  // pass its limit.
+  void* Take(uint64_t bytes);
+  // Returns an extent from Take().
+  void Give(void* p, uint64_t bytes);
+  // Pins blocks until the pool holds at least `bytes` (or its limit). Slow: call it from a
+  // thread that nothing waits on. Returns the bytes pinned now.
+  uint64_t Grow(uint64_t bytes);
+  // Upper bound of pinned bytes (0: none).
+  void SetLimit(uint64_t bytes);
+  uint64_t pinned();
+
+ private:
+  static constexpr int kMaxBlocks = 4096;  // 4 TiB
+  static constexpr int kUnitsPerBlock = kBlockBytes / kUnitBytes;  // 512
+  struct Block {
+    char* base;
+    uint64_t used[kUnitsPerBlock / 64];  // bit per unit
+  };
+  bool AddBlock();  // REQUIRES: grow_mu_ held, not mu_
+  void* TakeLocked(uint64_t units);
+
+  pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;       // guards blocks_ bitmaps, count_
+  pthread_mutex_t grow_mu_ = PTHREAD_MUTEX_INITIALIZER;  // one pinning at a time
+  Block blocks_[kMaxBlocks] = {};
+  int count_ = 0;
+  uint64_t limit_ = 0;
+};
+
+}  // namespace gshare::shim

@@ -1,0 +1,238 @@
+// The swap engine's data movement: eviction to the pinned host pool and swap-in, each in
+// batches of up to 1 GiB of asynchronous copies on the engine's own stream, then one
+// synchronization, then the unmaps (eviction) or the host extents given back (swap-in).
+// Freeing chunk by chunk lets another process's swap-in use the memory while this one is
+// still evicting (the two overlap: ~86 GB/s both ways on the H100, measured).
+#include <pthread.h>
+#include <time.h>
+
+#include "real_driver.h"
+#include "shim_log.h"
+#include "swap_space.h"
+#include "swap_space_internal.h"
+#include "vmm_driver.h"
+
+namespace gshare::shim {
+
+uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
+  if (device < 0 || device >= kMaxDevices || bytes == 0) return 0;
+  pthread_mutex_lock(&mu_);
+  ReapDeferredLocked(true);
+  if (count_ == 0 || !EnterContext(device)) {
+    pthread_mutex_unlock(&mu_);
+    return 0;
+  }
+  const VmmDriver& v = *Vmm();
+  CUstream s = StreamOf(device);
+  int64_t start = swap_internal::NowNs();
+  uint64_t moved = 0;
+  Chunk* batch[swap_internal::kBatchChunks];
+  Region* owner[swap_internal::kBatchChunks];
+  int n = 0;
+  uint64_t batch_bytes = 0;
+  bool stop = false;
+  auto flush = [&]() {
+    bool ok = v.cuStreamSynchronize(s) == CUDA_SUCCESS;
+    for (int i = 0; i < n; ++i) {
+      Chunk& c = *batch[i];
+      if (!ok) {  // the copy failed: the chunk stays resident
+        pool_.Give(c.host, c.bytes);
+        c.host = nullptr;
+        continue;
+      }
+      swap_internal::Unback(owner[i]->base + c.offset, c.bytes, &c.handle);
+      c.state = swap_internal::kEvicted;
+      moved += c.bytes;
+      ++stats_[device].swaps_out;
+      stats_[device].bytes_out += c.bytes;
+    }
+    if (!ok) stop = true;
+    n = 0;
+    batch_bytes = 0;
+  };
+  for (int ri = 0; ri < count_ && !stop; ++ri) {
+    Region* r = regions_[ri];
+    if (r->device != device) continue;
+    for (int ci = 0; ci < r->nchunks && !stop; ++ci) {
+      Chunk& c = r->chunks[ci];
+      if (c.state != swap_internal::kResident) continue;
+      if (moved + batch_bytes >= bytes) {
+        stop = true;
+        break;
+      }
+      c.host = pool_.Take(c.bytes);
+      if (c.host == nullptr) {
+        Warn("cannot pin host memory for swapping; %llu bytes stay on the GPU",
+             static_cast<unsigned long long>(bytes - moved - batch_bytes));
+        stop = true;
+        break;
+      }
+      if (v.cuMemcpyDtoHAsync_v2(c.host, r->base + c.offset, c.bytes, s) != CUDA_SUCCESS) {
+        pool_.Give(c.host, c.bytes);
+        c.host = nullptr;
+        stop = true;
+        break;
+      }
+      batch[n] = &c;
+      owner[n] = r;
+      ++n;
+      batch_bytes += c.bytes;
+      if (n == swap_internal::kBatchChunks || batch_bytes >= swap_internal::kBatchBytes) flush();
+    }
+  }
+  if (n > 0) flush();
+  LeaveContext();
+  stats_[device].swap_ns += swap_internal::NowNs() - start;
+  pthread_mutex_unlock(&mu_);
+  return moved;
+}
+
+bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
+  *moved_out = 0;
+  if (device < 0 || device >= kMaxDevices) return false;
+  pthread_mutex_lock(&mu_);
+  bool any = false;
+  for (int ri = 0; ri < count_ && !any; ++ri) {
+    Region* r = regions_[ri];
+    if (r->device != device) continue;
+    for (int ci = 0; ci < r->nchunks; ++ci) {
+      if (r->chunks[ci].state != swap_internal::kResident) any = true;
+    }
+  }
+  if (!any || !EnterContext(device)) {
+    pthread_mutex_unlock(&mu_);
+    return !any;
+  }
+  const VmmDriver& v = *Vmm();
+  CUstream s = StreamOf(device);
+  int64_t start = swap_internal::NowNs();
+  uint64_t moved = 0;
+  Chunk* batch[swap_internal::kBatchChunks];
+  Region* owner[swap_internal::kBatchChunks];
+  int n = 0;
+  uint64_t batch_bytes = 0;
+  bool failed = false;
+  // Finishes the batch; on failure unmaps what it created (host copies stay).
+  auto flush = [&](bool ok) {
+    ok = v.cuStreamSynchronize(s) == CUDA_SUCCESS && ok;
+    for (int i = 0; i < n; ++i) {
+      Chunk& c = *batch[i];
+      if (!ok) {
+        swap_internal::Unback(owner[i]->base + c.offset, c.bytes, &c.handle);
+        continue;
+      }
+      if (c.host != nullptr) {
+        pool_.Give(c.host, c.bytes);
+        c.host = nullptr;
+        moved += c.bytes;
+        ++stats_[device].swaps_in;
+        stats_[device].bytes_in += c.bytes;
+      }
+      c.state = swap_internal::kResident;
+    }
+    if (!ok) failed = true;
+    n = 0;
+    batch_bytes = 0;
+  };
+  for (int ri = 0; ri < count_ && !failed; ++ri) {
+    Region* r = regions_[ri];
+    if (r->device != device) continue;
+    for (int ci = 0; ci < r->nchunks && !failed; ++ci) {
+      Chunk& c = r->chunks[ci];
+      if (c.state == swap_internal::kResident) continue;
+      // Another job may still be evicting to make this room: wait for it.
+      CUresult res;
+      int64_t wait_start = swap_internal::NowNs();
+      while ((res = BackChunk(*r, c)) == CUDA_ERROR_OUT_OF_MEMORY &&
+             swap_internal::NowNs() - wait_start < swap_internal::kSwapInWaitNs) {
+        swap_internal::SleepNs(1'000'000);
+      }
+      if (res == CUDA_SUCCESS && c.host != nullptr) {
+        res = v.cuMemcpyHtoDAsync_v2(r->base + c.offset, c.host, c.bytes, s);
+        if (res != CUDA_SUCCESS) swap_internal::Unback(r->base + c.offset, c.bytes, &c.handle);
+      }
+      if (res != CUDA_SUCCESS) {
+        Warn("swap-in of %llu bytes failed (CUresult %d); the data stays in host memory",
+             static_cast<unsigned long long>(c.bytes), res);
+        flush(false);
+        break;
+      }
+      batch[n] = &c;
+      owner[n] = r;
+      ++n;
+      batch_bytes += c.bytes;
+      if (n == swap_internal::kBatchChunks || batch_bytes >= swap_internal::kBatchBytes) flush(true);
+    }
+  }
+  if (n > 0) flush(true);
+  LeaveContext();
+  stats_[device].swap_ns += swap_internal::NowNs() - start;
+  *moved_out = moved;
+  pthread_mutex_unlock(&mu_);
+  return !failed;
+}
+
+SwapStats SwapSpace::Stats(int device) {
+  pthread_mutex_lock(&mu_);
+  SwapStats st = stats_[device];
+  for (int ri = 0; ri < count_; ++ri) {
+    const Region* r = regions_[ri];
+    if (r->device != device) continue;
+    st.allocated += r->size;
+    for (int ci = 0; ci < r->nchunks; ++ci) {
+      if (r->chunks[ci].state == swap_internal::kResident) st.resident += r->chunks[ci].bytes;
+    }
+  }
+  pthread_mutex_unlock(&mu_);
+  return st;
+}
+
+namespace {
+pthread_mutex_t g_prepare_mu = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t g_prepare_cv = PTHREAD_COND_INITIALIZER;
+uint64_t g_prepare_target = 0;  // GUARDED_BY(g_prepare_mu)
+bool g_prepare_started = false;  // GUARDED_BY(g_prepare_mu)
+}  // namespace
+
+void* SwapSpace::PrepareThread(void* arg) {
+  auto* self = static_cast<SwapSpace*>(arg);
+  for (;;) {
+    pthread_mutex_lock(&g_prepare_mu);
+    while (self->pool_.pinned() >= g_prepare_target) pthread_cond_wait(&g_prepare_cv, &g_prepare_mu);
+    uint64_t target = g_prepare_target;
+    pthread_mutex_unlock(&g_prepare_mu);
+    // Pinning needs a context: the first device the engine has one for.
+    int device = -1;
+    for (int d = 0; d < kMaxDevices && device < 0; ++d) {
+      if (self->ctx_[d] != nullptr) device = d;
+    }
+    bool pushed = device >= 0 && Extras().cuCtxPushCurrent_v2(self->ctx_[device]) == CUDA_SUCCESS;
+    uint64_t got = pushed ? self->pool_.Grow(target) : 0;
+    if (pushed) self->LeaveContext();
+    if (got < target) {
+      // Cannot pin more (limit, or the host is out of memory): stop asking.
+      pthread_mutex_lock(&g_prepare_mu);
+      if (g_prepare_target == target) g_prepare_target = got;
+      pthread_mutex_unlock(&g_prepare_mu);
+    }
+  }
+  return nullptr;
+}
+
+void SwapSpace::Prepare(uint64_t host_bytes) {
+  pthread_mutex_lock(&g_prepare_mu);
+  if (host_bytes > g_prepare_target) g_prepare_target = host_bytes;
+  if (!g_prepare_started) {
+    g_prepare_started = true;
+    pthread_t tid;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&tid, &attr, PrepareThread, this) != 0) g_prepare_started = false;
+    pthread_attr_destroy(&attr);
+  }
+  pthread_cond_signal(&g_prepare_cv);
+  pthread_mutex_unlock(&g_prepare_mu);
+}
+
+}  // namespace gshare::shim

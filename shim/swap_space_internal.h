@@ -1,0 +1,68 @@
+// Constants and helpers shared by swap_space.cc and swap_moves.cc. Internal to the engine.
+#pragma once
+
+#include <time.h>
+
+#include <cstdint>
+
+#include "cuda_abi.h"
+#include "swap_space.h"
+
+namespace gshare::shim::swap_internal {
+
+inline constexpr uint64_t kGranule = 2ull << 20;     // VMM granularity of NVIDIA GPUs
+inline constexpr uint64_t kChunkBytes = 64ull << 20;  // unit of eviction (issue: >= 64 MiB)
+inline constexpr uint64_t kSlabMax = 1ull << 20;      // larger allocations get a region
+inline constexpr int kSlabMinShift = 9;               // 512 B blocks (cudaMalloc aligns to 256 B)
+inline constexpr uint64_t kBatchBytes = 1ull << 30;   // copies in flight per synchronization
+inline constexpr int kBatchChunks = 64;
+inline constexpr int64_t kAllocWaitNs = 30'000'000'000;   // an allocation waits this long for room
+inline constexpr int64_t kSwapInWaitNs = 60'000'000'000;  // a swap-in waits this long for room
+
+enum : uint8_t { kFresh = 0, kResident = 1, kEvicted = 2 };
+
+inline int64_t NowNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+}
+
+inline void SleepNs(int64_t ns) {
+  struct timespec ts = {static_cast<time_t>(ns / 1'000'000'000),
+                        static_cast<long>(ns % 1'000'000'000)};
+  nanosleep(&ts, nullptr);
+}
+
+// Unmaps and releases a mapped chunk of `bytes` at `at`; clears *handle.
+void Unback(gs_cuda::CUdeviceptr at, uint64_t bytes, gs_cuda::CUmemGenericAllocationHandle* handle);
+
+}  // namespace gshare::shim::swap_internal
+
+namespace gshare::shim {
+
+struct SwapSpace::Chunk {
+  uint64_t offset;  // within its region
+  uint64_t bytes;
+  gs_cuda::CUmemGenericAllocationHandle handle;  // non-zero while mapped
+  void* host;                                    // the data while evicted (a pool extent)
+  uint8_t state;                                 // kFresh, kResident, kEvicted
+};
+
+struct SwapSpace::Region {
+  gs_cuda::CUdeviceptr base;
+  uint64_t size;  // reserved bytes, a multiple of kGranule
+  int device;
+  int nchunks;
+  Chunk* chunks;
+  int block_shift;  // slabs: log2 of the block size; 0 otherwise
+  int used_blocks;
+  uint64_t bitmap[(swap_internal::kGranule >> swap_internal::kSlabMinShift) / 64];
+};
+
+struct SwapSpace::Deferred {
+  gs_cuda::CUdeviceptr ptr;
+  gs_cuda::CUevent event;
+  Deferred* next;
+};
+
+}  // namespace gshare::shim

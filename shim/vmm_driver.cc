@@ -1,0 +1,59 @@
+// Resolves VmmDriver once with glibc's dlsym on the already loaded libcuda.
+#include "vmm_driver.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include <type_traits>
+
+#include "real_driver.h"
+
+namespace gshare::shim {
+namespace {
+
+VmmDriver g_vmm;
+bool g_vmm_ok = false;
+pthread_once_t g_vmm_once = PTHREAD_ONCE_INIT;
+
+void LoadVmm() {
+  if (!LoadRealDriver()) return;
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (lib == nullptr) return;
+  bool ok = true;
+  auto get = [lib, &ok](auto& slot, const char* name) {
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(RealDlsym(lib, name));
+    if (slot == nullptr) ok = false;
+  };
+  get(g_vmm.cuMemAddressReserve, "cuMemAddressReserve");
+  get(g_vmm.cuMemAddressFree, "cuMemAddressFree");
+  get(g_vmm.cuMemCreate, "cuMemCreate");
+  get(g_vmm.cuMemRelease, "cuMemRelease");
+  get(g_vmm.cuMemMap, "cuMemMap");
+  get(g_vmm.cuMemUnmap, "cuMemUnmap");
+  get(g_vmm.cuMemSetAccess, "cuMemSetAccess");
+  get(g_vmm.cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity");
+  get(g_vmm.cuMemHostAlloc, "cuMemHostAlloc");
+  get(g_vmm.cuMemFreeHost, "cuMemFreeHost");
+  get(g_vmm.cuStreamCreate, "cuStreamCreate");
+  get(g_vmm.cuStreamSynchronize, "cuStreamSynchronize");
+  get(g_vmm.cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync_v2");
+  get(g_vmm.cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync_v2");
+  get(g_vmm.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  get(g_vmm.cuMemGetInfo_v2, "cuMemGetInfo_v2");
+  get(g_vmm.cuDeviceTotalMem_v2, "cuDeviceTotalMem_v2");
+  get(g_vmm.cuMemAlloc_v2, "cuMemAlloc_v2");
+  get(g_vmm.cuMemFree_v2, "cuMemFree_v2");
+  get(g_vmm.cuEventQuery, "cuEventQuery");
+  get(g_vmm.cuEventDestroy_v2, "cuEventDestroy_v2");
+  dlclose(lib);
+  g_vmm_ok = ok;
+}
+
+}  // namespace
+
+const VmmDriver* Vmm() {
+  pthread_once(&g_vmm_once, LoadVmm);
+  return g_vmm_ok ? &g_vmm : nullptr;
+}
+
+}  // namespace gshare::shim

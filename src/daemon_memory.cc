@@ -1,0 +1,198 @@
+// The daemon's memory policy (DESIGN.md sections 4-5): the ledger fed by the shims' reports,
+// shared mode while the jobs on a GPU fit, evictions before an exclusive grant, pinned host
+// memory asked for ahead of the first eviction, and the handoff timeline.
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include "byte_size.h"
+#include "daemon.h"
+#include "frame_io.h"
+
+namespace gshare {
+namespace {
+double Ms(TimePoint from, TimePoint to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+}  // namespace
+
+uint64_t Daemon::HostBudget(const Config& config) {
+  uint64_t ram = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                 static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
+  Result<uint64_t> b = ParseByteSizeOrPercent(config.memory.host_budget, ram);
+  return b.ok() ? b.value() : ram / 2;
+}
+
+bool Daemon::SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,
+                          uint64_t bytes) {
+  auto it = conns_.find(conn);
+  if (it == conns_.end()) return false;
+  proto::LeaseMsg m{};
+  m.gpu = gpus_.at(gpu).uuid;
+  m.epoch = epoch;
+  m.bytes = bytes;
+  std::string frame =
+      EncodeFrame(type, std::string_view(reinterpret_cast<const char*>(&m), sizeof m));
+  return WriteAll(it->second->fd, frame).ok();
+}
+
+void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m) {
+  ledger_.Report(c.id, c.job, gpu, m);
+  ActiveJob& job = *jobs_.at(c.job);
+  job.peak_bytes = std::max(job.peak_bytes, ledger_.Totals(c.job).allocated);
+  GpuMemory& gm = gpu_memory_[gpu];
+  if ((m.flags & proto::kReportAfterSwapIn) != 0 && gm.open && gm.open->epoch == m.epoch &&
+      gm.open->to == c.job) {
+    Handoff& h = *gm.open;
+    h.swapin_bytes += m.swapin_bytes;
+    h.swapin_ms = std::max(h.swapin_ms, static_cast<double>(m.swapin_ns) / 1e6);
+    h.total_ms = Ms(h.drop_at, Now());
+    ++gm.handoffs;
+    spdlog::info("handoff {}: job {} -> job {}: drain {:.0f} ms, evicted {} bytes, swapped in {} "
+                 "bytes in {:.0f} ms, total {:.0f} ms",
+                 gpu, h.from, h.to, h.drain_ms, h.evict_bytes, h.swapin_bytes, h.swapin_ms,
+                 h.total_ms);
+    gm.last = h;
+    gm.open.reset();
+  }
+  // An allocation of the exclusive holder waits for room: take it from the others.
+  if (m.demand > 0 && arbiter_.Holder(gpu) == c.job && !arbiter_.IsShared(gpu)) {
+    MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, c.job, m.demand);
+    for (const MemoryLedger::Eviction& e : plan.evictions) {
+      SendLeaseMsg(e.conn, proto::MsgType::kEvict, gpu, 0, e.bytes);
+    }
+  }
+  UpdateSharing(gpu);
+  if (!arbiter_.IsShared(gpu)) AskToPin(c, gpu);
+  // A refused grant may be possible now.
+  Apply(arbiter_.Tick(Now()));
+}
+
+void Daemon::AskToPin(Connection& c, const GpuKey& gpu) {
+  MemoryLedger::JobTotals t = ledger_.Totals(c.job, gpu);
+  if (t.engine != static_cast<uint32_t>(proto::MemoryEngine::kSwap)) return;
+  uint64_t movable = t.allocated > t.fixed ? t.allocated - t.fixed : 0;
+  uint64_t budget = HostBudget(options_.config);
+  movable = std::min(movable, budget);
+  uint64_t& asked = c.prepared[gpu];
+  // Ask again only for a real change (pinning takes ~0.8 s/GiB).
+  if (movable > asked + (256ull << 20)) {
+    asked = movable;
+    SendLeaseMsg(c.id, proto::MsgType::kSwapPrepare, gpu, 0, movable);
+  }
+}
+
+void Daemon::UpdateSharing(const GpuKey& gpu) {
+  if (gpus_.count(gpu) == 0) return;
+  bool want = options_.config.scheduler.sharing == "auto" && ledger_.Fits(gpu);
+  if (want) {
+    std::vector<JobId> jobs = arbiter_.JobsOn(gpu);
+    for (JobId j : jobs) {
+      if (arbiter_.PriorityOf(j) != arbiter_.PriorityOf(jobs.front())) want = false;
+    }
+  }
+  if (arbiter_.IsShared(gpu) == want) return;
+  spdlog::info("{}: {} mode", gpu, want ? "shared" : "exclusive");
+  Apply(arbiter_.SetShared(gpu, want, Now()));
+  if (!want) {
+    for (auto& [id, conn] : conns_) {
+      if (conn->kind == Connection::Kind::kShim && conn->job != 0) AskToPin(*conn, gpu);
+    }
+  }
+}
+
+bool Daemon::CanGrant(const GpuKey& gpu, JobId job) {
+  MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, job);
+  if (plan.feasible) {
+    memory_wait_.erase(job);
+    return true;
+  }
+  // GpuMemory: the others' fixed memory leaves too little room; the job can still run when
+  // theirs is gone, but refusing forever would starve it if nothing changes: let it try
+  // (its swap-in waits, then gives the lease back).
+  if (plan.reason == "GpuMemory") {
+    memory_wait_[job] = plan.reason;
+    return true;
+  }
+  if (memory_wait_[job] != plan.reason) {
+    spdlog::info("job {} waits for {}: {}", job, gpu, plan.reason);
+  }
+  memory_wait_[job] = plan.reason;
+  return false;
+}
+
+void Daemon::NoteDrop(const LeaseAction& a) {
+  GpuMemory& gm = gpu_memory_[a.gpu];
+  if (!gm.drop_at) {
+    gm.drop_at = Now();
+    gm.dropped_holder = arbiter_.Holder(a.gpu);
+  }
+}
+
+uint64_t Daemon::PrepareGrant(const LeaseAction& a) {
+  JobId job = conns_.at(a.conn)->job;
+  uint64_t fixed = ledger_.FixedOfOthers(a.gpu, job);
+  if (arbiter_.IsShared(a.gpu) || !arbiter_.enabled()) return fixed;
+  GpuMemory& gm = gpu_memory_[a.gpu];
+  if (gm.open && gm.open->epoch == a.epoch) return fixed;  // another process of the same grant
+  TimePoint now = Now();
+  Handoff h;
+  h.from = gm.dropped_holder.value_or(0);
+  h.to = job;
+  h.epoch = a.epoch;
+  h.drop_at = gm.drop_at.value_or(now);
+  h.grant_at = now;
+  h.drain_ms = Ms(h.drop_at, now);
+  gm.drop_at.reset();
+  gm.dropped_holder.reset();
+  MemoryLedger::Plan plan = ledger_.MakeRoom(a.gpu, job);
+  for (const MemoryLedger::Eviction& e : plan.evictions) {
+    SendLeaseMsg(e.conn, proto::MsgType::kEvict, a.gpu, 0, e.bytes);
+    ledger_.NoteEviction(e.conn, a.gpu, e.bytes);
+  }
+  h.evict_bytes = plan.bytes;
+  ledger_.Ran(job, a.gpu, now);
+  gm.open = h;
+  return fixed;
+}
+
+nlohmann::json Daemon::JobMemoryJson(JobId job) const {
+  MemoryLedger::JobTotals t = ledger_.Totals(job);
+  static const char* kEngines[] = {"off", "swap", "managed", "checkpoint"};
+  auto it = jobs_.find(job);
+  std::string engine = t.engine < 4 ? kEngines[t.engine] : "?";
+  if (it != jobs_.end() && !it->second->record.memory.empty() && t.allocated == 0) {
+    engine = it->second->record.memory;
+  }
+  auto wait = memory_wait_.find(job);
+  return {{"engine", engine},
+          {"allocated", t.allocated},
+          {"resident", t.resident},
+          {"swapped", t.allocated > t.resident ? t.allocated - t.resident : 0},
+          {"fixed", t.fixed},
+          {"host_bytes", t.host_bytes},
+          {"swaps_out", t.swaps_out},
+          {"swaps_in", t.swaps_in},
+          {"bytes_out", t.bytes_out},
+          {"bytes_in", t.bytes_in},
+          {"swap_seconds", static_cast<double>(t.swap_ns) / 1e9},
+          {"waiting_for", wait != memory_wait_.end() ? nlohmann::json(wait->second)
+                                                     : nlohmann::json(nullptr)}};
+}
+
+void Daemon::AddGpuMemoryJson(const GpuKey& gpu, nlohmann::json* g) const {
+  (*g)["capacity"] = ledger_.Capacity(gpu);
+  auto it = gpu_memory_.find(gpu);
+  (*g)["handoffs"] = it == gpu_memory_.end() ? 0 : it->second.handoffs;
+  nlohmann::json last = nullptr;
+  if (it != gpu_memory_.end() && it->second.last) {
+    const Handoff& h = *it->second.last;
+    last = {{"from", h.from},           {"to", h.to},
+            {"drain_ms", h.drain_ms},   {"evict_bytes", h.evict_bytes},
+            {"swapin_bytes", h.swapin_bytes}, {"swapin_ms", h.swapin_ms},
+            {"total_ms", h.total_ms}};
+  }
+  (*g)["last_handoff"] = last;
+}
+
+}  // namespace gshare

@@ -1,0 +1,149 @@
+#include "memory_ledger.h"
+
+#include <algorithm>
+#include <set>
+
+namespace gshare {
+
+void MemoryLedger::Report(ConnId conn, JobId job, const GpuKey& gpu,
+                          const proto::MemReportMsg& m) {
+  Entry& e = entries_[conn][gpu];
+  e.job = job;
+  e.gpu = gpu;
+  e.report = m;
+  if (m.total != 0) gpu_total_[gpu] = m.total;
+}
+
+void MemoryLedger::Forget(ConnId conn) { entries_.erase(conn); }
+
+void MemoryLedger::NoteEviction(ConnId conn, const GpuKey& gpu, uint64_t bytes) {
+  auto c = entries_.find(conn);
+  if (c == entries_.end()) return;
+  auto e = c->second.find(gpu);
+  if (e == c->second.end()) return;
+  proto::MemReportMsg& r = e->second.report;
+  uint64_t movable = r.resident > r.fixed ? r.resident - r.fixed : 0;
+  r.resident -= std::min(bytes, movable);
+}
+
+void MemoryLedger::Ran(JobId job, const GpuKey& gpu, TimePoint now) {
+  last_ran_[{gpu, job}] = now;
+}
+
+uint64_t MemoryLedger::Capacity(const GpuKey& gpu) const {
+  auto it = gpu_total_.find(gpu);
+  uint64_t total = it == gpu_total_.end() ? 0 : it->second;
+  if (options_.gpu_limit != 0 && (total == 0 || options_.gpu_limit < total)) {
+    total = options_.gpu_limit;
+  }
+  return total;
+}
+
+bool MemoryLedger::Fits(const GpuKey& gpu) const {
+  uint64_t capacity = Capacity(gpu);
+  if (capacity == 0) return true;  // nothing known: nothing to protect yet
+  uint64_t need = 0;
+  for (const auto& [conn, per_gpu] : entries_) {
+    auto it = per_gpu.find(gpu);
+    if (it == per_gpu.end()) continue;
+    const proto::MemReportMsg& r = it->second.report;
+    need += r.allocated + r.demand + options_.context_bytes;
+  }
+  return need <= capacity;
+}
+
+uint64_t MemoryLedger::FixedOfOthers(const GpuKey& gpu, JobId job) const {
+  uint64_t fixed = 0;
+  for (const auto& [conn, per_gpu] : entries_) {
+    auto it = per_gpu.find(gpu);
+    if (it == per_gpu.end() || it->second.job == job) continue;
+    fixed += it->second.report.fixed + options_.context_bytes;
+  }
+  return fixed;
+}
+
+MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t extra) const {
+  Plan plan;
+  uint64_t capacity = Capacity(gpu);
+  if (capacity == 0) return plan;
+  uint64_t used = 0;     // resident now, contexts included
+  uint64_t missing = extra;  // bytes of `job` still to come back
+  struct Victim {
+    TimePoint last;
+    ConnId conn;
+    uint64_t movable;
+  };
+  std::vector<Victim> victims;
+  for (const auto& [conn, per_gpu] : entries_) {
+    auto it = per_gpu.find(gpu);
+    if (it == per_gpu.end()) continue;
+    const Entry& e = it->second;
+    const proto::MemReportMsg& r = e.report;
+    used += r.resident + options_.context_bytes;
+    if (e.job == job) {
+      missing += r.allocated > r.resident ? r.allocated - r.resident : 0;
+      continue;
+    }
+    uint64_t movable = r.resident > r.fixed ? r.resident - r.fixed : 0;
+    if (movable == 0) continue;
+    auto lr = last_ran_.find({gpu, e.job});
+    victims.push_back({lr == last_ran_.end() ? TimePoint{} : lr->second, conn, movable});
+  }
+  uint64_t free_bytes = capacity > used ? capacity - used : 0;
+  if (missing <= free_bytes) return plan;
+  uint64_t need = missing - free_bytes;
+  std::stable_sort(victims.begin(), victims.end(),
+                   [](const Victim& a, const Victim& b) { return a.last < b.last; });
+  for (const Victim& v : victims) {
+    if (plan.bytes >= need) break;
+    uint64_t take = std::min(v.movable, need - plan.bytes);
+    plan.evictions.push_back({v.conn, take});
+    plan.bytes += take;
+  }
+  if (plan.bytes < need) {
+    plan.feasible = false;
+    plan.reason = "GpuMemory";  // the rest is fixed: other jobs' memory that cannot move
+  } else if (options_.host_budget != 0 && SwappedBytes() + plan.bytes > options_.host_budget) {
+    plan.feasible = false;
+    plan.reason = "HostMemoryBudget";
+  }
+  return plan;
+}
+
+MemoryLedger::JobTotals MemoryLedger::Totals(JobId job, const GpuKey& gpu) const {
+  JobTotals t;
+  std::set<ConnId> counted_host;
+  for (const auto& [conn, per_gpu] : entries_) {
+    for (const auto& [g, e] : per_gpu) {
+      if (e.job != job || (!gpu.empty() && g != gpu)) continue;
+      const proto::MemReportMsg& r = e.report;
+      t.allocated += r.allocated;
+      t.resident += r.resident;
+      t.fixed += r.fixed;
+      t.demand += r.demand;
+      // Per-process counters and the host pool are the same in each GPU's report.
+      if (counted_host.insert(conn).second) {
+        t.host_bytes += r.host_bytes;
+      }
+      t.swaps_out += r.swaps_out;
+      t.swaps_in += r.swaps_in;
+      t.bytes_out += r.bytes_out;
+      t.bytes_in += r.bytes_in;
+      t.swap_ns += r.swap_ns;
+      t.engine = std::max(t.engine, r.engine);
+    }
+  }
+  return t;
+}
+
+uint64_t MemoryLedger::SwappedBytes() const {
+  uint64_t n = 0;
+  for (const auto& [conn, per_gpu] : entries_) {
+    for (const auto& [g, e] : per_gpu) {
+      if (e.report.allocated > e.report.resident) n += e.report.allocated - e.report.resident;
+    }
+  }
+  return n;
+}
+
+}  // namespace gshare

@@ -1,0 +1,84 @@
+// MemoryLedger: the daemon's view of device memory (DESIGN.md section 4, "memory ledger").
+// Per GPU and shim connection (one process of a job): allocated, resident and fixed
+// (non-evictable) bytes as the process last reported them, and the GPU's capacity. It
+// decides whether the jobs on a GPU fit together (shared mode) and, before an exclusive
+// grant, which processes evict how much: only as much as the new holder needs, from
+// processes of other jobs, least recently run first. Swapped-out data lives in host
+// memory within a budget. Pure policy, no I/O; time comes in as arguments.
+// Not thread-safe: the daemon's event loop is its only caller.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arbiter.h"
+#include "gshare/protocol.h"
+
+namespace gshare {
+
+class MemoryLedger {
+ public:
+  struct Options {
+    // Device memory per process not in its reports (its CUDA context): 0.5–0.85 GiB
+    // measured on the H100 (../shared/reference/measurements.md).
+    uint64_t context_bytes = 768ull << 20;
+    uint64_t gpu_limit = 0;    // 0: the GPU's own size; else at most this much is used
+    uint64_t host_budget = 0;  // host bytes for swapped-out data; 0: unlimited
+  };
+  explicit MemoryLedger(Options options) : options_(options) {}
+
+  void Report(ConnId conn, JobId job, const GpuKey& gpu, const proto::MemReportMsg& m);
+  void Forget(ConnId conn);
+  // An eviction of `bytes` was asked of `conn`: counted as done until its next report.
+  void NoteEviction(ConnId conn, const GpuKey& gpu, uint64_t bytes);
+  // The job ran on `gpu` (grant) at `now`: least recently run jobs are evicted first.
+  void Ran(JobId job, const GpuKey& gpu, TimePoint now);
+
+  // Bytes jobs may use together on `gpu`, 0 when no process reported the GPU's size.
+  uint64_t Capacity(const GpuKey& gpu) const;
+  // Whether every job with memory on `gpu` (plus `extra_job`, if not yet there) fits at once.
+  bool Fits(const GpuKey& gpu) const;
+
+  struct Eviction {
+    ConnId conn;
+    uint64_t bytes;
+  };
+  struct Plan {
+    bool feasible = true;    // false: the host budget or fixed memory does not allow it
+    std::string reason;      // when not feasible
+    std::vector<Eviction> evictions;
+    uint64_t bytes = 0;      // sum of evictions
+  };
+  // What must leave `gpu` so that `job` has all its memory there, plus `extra` bytes an
+  // allocation of it waits for.
+  Plan MakeRoom(const GpuKey& gpu, JobId job, uint64_t extra = 0) const;
+  // Bytes that other jobs than `job` hold on `gpu` and can never move (with their contexts).
+  uint64_t FixedOfOthers(const GpuKey& gpu, JobId job) const;
+
+  struct JobTotals {
+    uint64_t allocated = 0, resident = 0, fixed = 0, demand = 0, host_bytes = 0;
+    uint64_t swaps_out = 0, swaps_in = 0, bytes_out = 0, bytes_in = 0, swap_ns = 0;
+    uint32_t engine = 0;
+  };
+  // Sum over the job's processes (on every GPU when gpu is empty).
+  JobTotals Totals(JobId job, const GpuKey& gpu = "") const;
+  // Host bytes holding swapped-out data, over all jobs.
+  uint64_t SwappedBytes() const;
+  const Options& options() const { return options_; }
+
+ private:
+  struct Entry {
+    JobId job = 0;
+    GpuKey gpu;
+    proto::MemReportMsg report{};
+  };
+  Options options_;
+  std::map<ConnId, std::map<GpuKey, Entry>> entries_;
+  std::map<GpuKey, uint64_t> gpu_total_;
+  std::map<std::pair<GpuKey, JobId>, TimePoint> last_ran_;
+};
+
+}  // namespace gshare
