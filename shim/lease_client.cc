@@ -178,6 +178,16 @@ bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
   return SendFrame(g.fd, proto::MsgType::kMemReport, &m, sizeof m);
 }
 
+// Asks for the lease on `device`, after a memory report: the daemon decides between
+// shared and exclusive mode on what the process holds now. REQUIRES: g.mu held.
+bool RequestLease(int device) {
+  if (SwapSpace::Get().On() && g.dev[device].uuid_known) {
+    g.dev[device].bytes_dirty.store(false, std::memory_order_relaxed);
+    if (!SendReport(device, 0, 0, 0, 0)) return false;
+  }
+  return SendLease(proto::MsgType::kLeaseRequest, device, 0, 0);
+}
+
 int DeviceOfUuid(const proto::GpuUuid& u) {
   for (int i = 0; i < kMaxDevices; ++i) {
     if (g.dev[i].uuid_known && std::memcmp(g.dev[i].uuid.bytes, u.bytes, 16) == 0) return i;
@@ -260,9 +270,7 @@ void Release(int device, proto::ReleaseReason reason) {
   d.drop_deferred = false;
   InflightWindow::SetContended(device, false);
   SendLease(proto::MsgType::kLeaseReleased, device, d.epoch, static_cast<uint32_t>(reason));
-  if (d.waiters > 0) {
-    d.requested = SendLease(proto::MsgType::kLeaseRequest, device, 0, 0);
-  }
+  if (d.waiters > 0) d.requested = RequestLease(device);
   pthread_mutex_unlock(&g.mu);
 }
 
@@ -510,7 +518,7 @@ void LeaseClient::EnterSlow(int device) {
     }
     if (!d.requested && !d.holding && !d.dropping) {
       EnsureUuid(device);
-      d.requested = SendLease(proto::MsgType::kLeaseRequest, device, 0, 0);
+      d.requested = RequestLease(device);
       if (!d.requested) {
         GoUngatedLocked("lost the connection to the gshare daemon at");
         continue;

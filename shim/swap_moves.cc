@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <time.h>
 
+#include <cstdlib>
+
 #include "real_driver.h"
 #include "shim_log.h"
 #include "swap_space.h"
@@ -13,6 +15,15 @@
 #include "vmm_driver.h"
 
 namespace gshare::shim {
+
+int64_t swap_internal::SwapInWaitNs() {
+  static const int64_t ns = [] {
+    const char* v = std::getenv("GSHARE_SWAP_WAIT_MS");
+    long long ms = v != nullptr ? std::atoll(v) : 0;
+    return ms > 0 ? ms * 1'000'000 : kSwapInWaitNs;
+  }();
+  return ns;
+}
 
 uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   if (device < 0 || device >= kMaxDevices || bytes == 0) return 0;
@@ -144,7 +155,7 @@ bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
       CUresult res;
       int64_t wait_start = swap_internal::NowNs();
       while ((res = BackChunk(*r, c)) == CUDA_ERROR_OUT_OF_MEMORY &&
-             swap_internal::NowNs() - wait_start < swap_internal::kSwapInWaitNs) {
+             swap_internal::NowNs() - wait_start < swap_internal::SwapInWaitNs()) {
         swap_internal::SleepNs(1'000'000);
       }
       if (res == CUDA_SUCCESS && c.host != nullptr) {

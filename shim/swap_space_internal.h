@@ -17,7 +17,10 @@ inline constexpr int kSlabMinShift = 9;               // 512 B blocks (cudaMallo
 inline constexpr uint64_t kBatchBytes = 1ull << 30;   // copies in flight per synchronization
 inline constexpr int kBatchChunks = 64;
 inline constexpr int64_t kAllocWaitNs = 30'000'000'000;   // an allocation waits this long for room
-inline constexpr int64_t kSwapInWaitNs = 60'000'000'000;  // a swap-in waits this long for room
+// A swap-in waits this long for room (GSHARE_SWAP_WAIT_MS), then rolls back and the job
+// gives its lease back and asks again.
+inline constexpr int64_t kSwapInWaitNs = 10'000'000'000;
+int64_t SwapInWaitNs();
 
 enum : uint8_t { kFresh = 0, kResident = 1, kEvicted = 2 };
 

@@ -47,12 +47,15 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
     h.swapin_bytes += m.swapin_bytes;
     h.swapin_ms = std::max(h.swapin_ms, static_cast<double>(m.swapin_ns) / 1e6);
     h.total_ms = Ms(h.drop_at, Now());
-    ++gm.handoffs;
-    spdlog::info("handoff {}: job {} -> job {}: drain {:.0f} ms, evicted {} bytes, swapped in {} "
+    // A first grant on an idle GPU that moved nothing is not a handoff.
+    if (h.from != 0 || h.swapin_bytes != 0 || h.evict_bytes != 0) {
+      ++gm.handoffs;
+      gm.last = h;
+      spdlog::info("handoff {}: job {} -> job {}: drain {:.0f} ms, evicted {} bytes, swapped in {} "
                  "bytes in {:.0f} ms, total {:.0f} ms",
-                 gpu, h.from, h.to, h.drain_ms, h.evict_bytes, h.swapin_bytes, h.swapin_ms,
+                   gpu, h.from, h.to, h.drain_ms, h.evict_bytes, h.swapin_bytes, h.swapin_ms,
                  h.total_ms);
-    gm.last = h;
+    }
     gm.open.reset();
   }
   // An allocation of the exclusive holder waits for room: take it from the others.

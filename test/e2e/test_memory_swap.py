@@ -1,0 +1,140 @@
+"""The swap engine end to end on the fake driver, whose device memory is shared by every
+process (FAKE_CUDA_DEVICE_FILE), so a job that does not evict really leaves the next one
+without room:
+  - two jobs whose memory adds up to more than the GPU both finish bit-exact, one at a time
+    (exclusive mode), with evictions and swap-ins counted in `gshare status`;
+  - two jobs that fit run at once (shared mode) without a single swap;
+  - a swap-in that fails half way rolls back, keeps the host copy and succeeds later;
+  - with a host budget too small for the swapped data, the second job waits with a
+    visible reason and runs once the first is done."""
+import os
+import re
+import unittest
+
+from gshare_e2e import TestCase, overlaps
+
+MIB = 1 << 20
+DEVICE = 256 * MIB  # the fake GPU
+JOB = 150 * MIB     # each job's memory: two do not fit, one does
+
+
+class MemorySwapTest(TestCase):
+    def harness(self, memory=None, sharing="auto", quantum="300ms", **kw):
+        settings = {"context_reserve": "1MiB"}  # the fake's contexts take no memory
+        settings.update(memory or {})
+        h = super().harness(config={"sharing": sharing, "quantum": quantum}, memory=settings, **kw)
+        h.env["FAKE_CUDA_DEVICE_FILE"] = os.path.join(h.tmp, "device")
+        h.env["FAKE_CUDA_MEM_BYTES"] = str(DEVICE)
+        h.env["FAKE_CUDA_KERNEL_MS"] = "20"
+        return h
+
+    def swap_job(self, h, name, nbytes=JOB, cycles=12, gap_ms=0, env=None):
+        args = ["--kernels", 0, "--swap-check", nbytes, "--cycles", cycles, "--gap-ms", gap_ms]
+        argv = [str(a) for a in args]
+        from gshare_e2e import FAKE_APP
+        job_env = dict(h.env)
+        job_env.update(env or {})
+        return h.start_run([FAKE_APP] + argv, ["-J", name], name=name, env=job_env)
+
+    def assert_swap_ok(self, h, job, cycles=12, timeout=120):
+        rc = job.wait(timeout)
+        self.assertEqual(rc, 0, "%s exited %s\nstdout: %s\nstderr: %s\n%s" % (
+            job.name, rc, job.stdout, job.stderr, h.diagnostics()))
+        self.assertIn("fake_app: swap-check ok cycles=%d" % cycles, job.stdout)
+
+    def memory_of(self, h, name):
+        rec = h.job_record(lambda j: j.get("name") == name and "memory" in j)
+        return rec["memory"] if rec else {}
+
+    def daemon_log(self, h):
+        with open(h.daemon_log) as f:
+            return f.read()
+
+    def test_oversubscribed_pair_takes_turns_and_stays_exact(self):
+        h = self.harness()
+        h.start_daemon()
+        seen = {"a": {}, "b": {}}
+        a = self.swap_job(h, "a", cycles=40, gap_ms=30)
+        b = self.swap_job(h, "b", cycles=40, gap_ms=30)
+
+        def snapshot():
+            for name in ("a", "b"):
+                mem = self.memory_of(h, name)
+                if mem.get("swaps_in", 0) >= seen[name].get("swaps_in", 0):
+                    seen[name] = mem or seen[name]
+            return a.poll() is not None and b.poll() is not None
+        h.wait_for(snapshot, 120, "both jobs to end")
+        self.assert_swap_ok(h, a, cycles=40)
+        self.assert_swap_ok(h, b, cycles=40)
+        log = self.daemon_log(h)
+        self.assertIn("exclusive mode", log)
+        moved = re.findall(r"evicted (\d+) bytes, swapped in (\d+) bytes", log)
+        self.assertTrue(any(int(e) > 0 and int(i) > 0 for e, i in moved),
+                        "no handoff moved memory both ways:\n" + log)
+        for name in ("a", "b"):
+            self.assertGreater(seen[name].get("swaps_out", 0), 0, "%s: %s" % (name, seen))
+            self.assertGreater(seen[name].get("bytes_in", 0), 0, "%s: %s" % (name, seen))
+        # Their kernels never overlapped: one job at a time.
+        ops = h.ops("K")
+        self.assertEqual(overlaps([o for o in ops if o.pid == a.child_pid()],
+                                  [o for o in ops if o.pid == b.child_pid()]), [])
+        # Everything was given back: the shared device counter is 0 again.
+        with open(h.env["FAKE_CUDA_DEVICE_FILE"], "rb") as f:
+            used = int.from_bytes(f.read(8), "little")
+        self.assertEqual(used, 0, "device bytes still charged after both jobs ended")
+
+    def test_pair_that_fits_shares_the_gpu(self):
+        h = self.harness()
+        h.start_daemon()
+        a = self.swap_job(h, "a", nbytes=60 * MIB, cycles=10)
+        b = self.swap_job(h, "b", nbytes=60 * MIB, cycles=10)
+        shared = {"seen": False}
+
+        def check():
+            st = h.status()
+            if any(g.get("mode") == "shared" and len(g.get("holding", [])) == 2 for g in st["gpus"]):
+                shared["seen"] = True
+            return a.poll() is not None and b.poll() is not None
+        h.wait_for(check, 120, "both jobs to end")
+        self.assert_swap_ok(h, a, cycles=10)
+        self.assert_swap_ok(h, b, cycles=10)
+        self.assertTrue(shared["seen"], "never saw both jobs holding in shared mode\n" + h.diagnostics())
+        ops = h.ops("K")
+        pids = sorted({o.pid for o in ops})
+        self.assertEqual(len(pids), 2)
+        both = overlaps([o for o in ops if o.pid == pids[0]], [o for o in ops if o.pid == pids[1]])
+        self.assertNotEqual(both, [], "shared mode, yet the kernels never overlapped")
+        self.assertNotIn("handoff", self.daemon_log(h))
+
+    def test_failed_swap_in_rolls_back_and_recovers(self):
+        h = self.harness()
+        h.start_daemon()
+        a = self.swap_job(h, "a", cycles=30, gap_ms=30)
+        # b's 4th to 103rd cuMemCreate fail, and a swap-in waits only 30 ms for room: its
+        # first swap-ins back some chunks, then give up, roll back, and succeed later.
+        b = self.swap_job(h, "b", cycles=30, gap_ms=30,
+                          env={"FAKE_CUDA_FAIL_MEMCREATE_AFTER": "3",
+                               "FAKE_CUDA_FAIL_MEMCREATE_COUNT": "100",
+                               "GSHARE_SWAP_WAIT_MS": "30"})
+        self.assert_swap_ok(h, a, cycles=30)
+        self.assert_swap_ok(h, b, cycles=30)
+        self.assertIn("swap-in of", b.stderr, "the failure never happened: " + b.stderr)
+
+    def test_host_budget_makes_the_second_job_wait(self):
+        h = self.harness(memory={"host_budget": "16MiB"})
+        h.start_daemon()
+        a = self.swap_job(h, "a", cycles=40, gap_ms=20)
+        h.wait_for(lambda: self.memory_of(h, "a").get("allocated", 0) > 0, 30, "a's memory")
+        b = self.swap_job(h, "b", cycles=5)
+        h.wait_for(lambda: self.memory_of(h, "b").get("waiting_for") == "HostMemoryBudget",
+                   30, "b to wait for the host budget")
+        self.assert_swap_ok(h, a, cycles=40)
+        self.assert_swap_ok(h, b, cycles=5)
+        a_ops = [o for o in h.ops("K") if o.pid == a.child_pid()]
+        b_ops = [o for o in h.ops("K") if o.pid == b.child_pid()]
+        self.assertGreater(min(o.start for o in b_ops), max(o.end for o in a_ops) - 1,
+                           "b ran before a was done although nothing could be evicted")
+
+
+if __name__ == "__main__":
+    unittest.main()
