@@ -54,7 +54,6 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
       swap_internal::Unback(owner[i]->base + c.offset, c.bytes, &c.handle);
       c.state = swap_internal::kEvicted;
       moved += c.bytes;
-      ++stats_[device].swaps_out;
       stats_[device].bytes_out += c.bytes;
     }
     if (!ok) stop = true;
@@ -94,6 +93,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   if (n > 0) flush();
   LeaveContext();
   stats_[device].swap_ns += swap_internal::NowNs() - start;
+  if (moved > 0) ++stats_[device].swaps_out;
   pthread_mutex_unlock(&mu_);
   return moved;
 }
@@ -136,7 +136,6 @@ bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
         pool_.Give(c.host, c.bytes);
         c.host = nullptr;
         moved += c.bytes;
-        ++stats_[device].swaps_in;
         stats_[device].bytes_in += c.bytes;
       }
       c.state = swap_internal::kResident;
@@ -178,6 +177,7 @@ bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
   if (n > 0) flush(true);
   LeaveContext();
   stats_[device].swap_ns += swap_internal::NowNs() - start;
+  if (moved > 0) ++stats_[device].swaps_in;
   *moved_out = moved;
   pthread_mutex_unlock(&mu_);
   return !failed;

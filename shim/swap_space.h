@@ -33,8 +33,8 @@ using namespace gs_cuda;
 struct SwapStats {
   uint64_t allocated = 0;  // bytes of address space backed (or to be backed) by the engine
   uint64_t resident = 0;   // of which is on the GPU
-  uint64_t swaps_out = 0;  // chunks evicted
-  uint64_t swaps_in = 0;   // chunks swapped back in
+  uint64_t swaps_out = 0;  // evictions that moved memory to the host
+  uint64_t swaps_in = 0;   // swap-ins that moved memory back
   uint64_t bytes_out = 0;
   uint64_t bytes_in = 0;
   uint64_t swap_ns = 0;

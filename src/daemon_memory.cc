@@ -74,9 +74,9 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
 void Daemon::AskToPin(Connection& c, const GpuKey& gpu) {
   MemoryLedger::JobTotals t = ledger_.Totals(c.job, gpu);
   if (t.engine != static_cast<uint32_t>(proto::MemoryEngine::kSwap)) return;
+  // It will never have to hold more than what the GPU lacks (plus a margin) in host memory.
   uint64_t movable = t.allocated > t.fixed ? t.allocated - t.fixed : 0;
-  uint64_t budget = HostBudget(options_.config);
-  movable = std::min(movable, budget);
+  movable = std::min<uint64_t>({movable, ledger_.Overflow(gpu) + (1ull << 30), HostBudget(options_.config)});
   uint64_t& asked = c.prepared[gpu];
   // Ask again only for a real change (pinning takes ~0.8 s/GiB).
   if (movable > asked + (256ull << 20)) {

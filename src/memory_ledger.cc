@@ -40,8 +40,12 @@ uint64_t MemoryLedger::Capacity(const GpuKey& gpu) const {
 }
 
 bool MemoryLedger::Fits(const GpuKey& gpu) const {
+  return Capacity(gpu) == 0 || Overflow(gpu) == 0;  // nothing known: nothing to protect yet
+}
+
+uint64_t MemoryLedger::Overflow(const GpuKey& gpu) const {
   uint64_t capacity = Capacity(gpu);
-  if (capacity == 0) return true;  // nothing known: nothing to protect yet
+  if (capacity == 0) return 0;
   uint64_t need = 0;
   for (const auto& [conn, per_gpu] : entries_) {
     auto it = per_gpu.find(gpu);
@@ -49,7 +53,7 @@ bool MemoryLedger::Fits(const GpuKey& gpu) const {
     const proto::MemReportMsg& r = it->second.report;
     need += r.allocated + r.demand + options_.context_bytes;
   }
-  return need <= capacity;
+  return need > capacity ? need - capacity : 0;
 }
 
 uint64_t MemoryLedger::FixedOfOthers(const GpuKey& gpu, JobId job) const {
@@ -89,9 +93,10 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
     auto lr = last_ran_.find({gpu, e.job});
     victims.push_back({lr == last_ran_.end() ? TimePoint{} : lr->second, conn, movable});
   }
-  uint64_t free_bytes = capacity > used ? capacity - used : 0;
-  if (missing <= free_bytes) return plan;
-  uint64_t need = missing - free_bytes;
+  // After the swap-in the GPU holds used + missing; whatever passes the capacity must go
+  // (also memory that stayed resident beyond a gpu_limit while nothing had to move).
+  if (used + missing <= capacity) return plan;
+  uint64_t need = used + missing - capacity;
   std::stable_sort(victims.begin(), victims.end(),
                    [](const Victim& a, const Victim& b) { return a.last < b.last; });
   for (const Victim& v : victims) {

@@ -41,6 +41,9 @@ class MemoryLedger {
   uint64_t Capacity(const GpuKey& gpu) const;
   // Whether every job with memory on `gpu` (plus `extra_job`, if not yet there) fits at once.
   bool Fits(const GpuKey& gpu) const;
+  // Bytes by which the jobs on `gpu` exceed it (0 when they fit): at most this much of
+  // theirs is ever swapped out at once.
+  uint64_t Overflow(const GpuKey& gpu) const;
 
   struct Eviction {
     ConnId conn;

@@ -104,8 +104,8 @@ struct MemReportMsg {
   uint64_t fixed;        // of which can never be evicted (allocated past the engine, exported)
   uint64_t demand;       // an allocation waits for this much room (0: none)
   uint64_t host_bytes;   // pinned host memory set aside for swapped data
-  uint64_t swaps_out;    // evictions (chunks moved to host) so far
-  uint64_t swaps_in;     // swap-ins (chunks moved back) so far
+  uint64_t swaps_out;    // evictions that moved memory to the host, so far
+  uint64_t swaps_in;     // swap-ins that moved memory back, so far
   uint64_t bytes_out;
   uint64_t bytes_in;
   uint64_t swap_ns;      // time spent moving memory, both ways
