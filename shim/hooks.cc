@@ -13,6 +13,7 @@
 #include "lease_client.h"
 #include "real_driver.h"
 #include "swap_space.h"
+#include "swap_space_internal.h"
 
 namespace gshare::shim {
 namespace {
@@ -153,8 +154,8 @@ CUresult SwapAllocPitch(int device, CUdeviceptr* dptr, size_t* pitch, size_t wid
 // What the process may use on its device as if it were alone on the GPU: the GPU less
 // what other jobs hold that cannot move, less its own allocations and its context
 // (~0.5 GiB, measured: 527 MiB on the H100).
-constexpr uint64_t kContextReserve = 512ull << 20;
 void VirtualMemInfo(int device, size_t* free_bytes, size_t* total_bytes) {
+  const uint64_t kContextReserve = swap_internal::ContextReserve(*total_bytes);
   uint64_t others = LeaseClient::Get().OthersFixed(device);
   uint64_t total = *total_bytes > others ? *total_bytes - others : 0;
   int64_t fixed = LeaseClient::Get().DeviceBytes(device);

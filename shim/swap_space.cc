@@ -188,8 +188,27 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, Region** out) {
     std::free(r);
     return res;
   }
+  allocated_[device] += size;
   *out = r;
   return CUDA_SUCCESS;
+}
+
+bool SwapSpace::CanEverFitLocked(int device, uint64_t bytes) {
+  if (device_total_[device] == 0) {
+    size_t total = 0;
+    if (Vmm()->cuDeviceTotalMem_v2(&total, device) != CUDA_SUCCESS) return true;
+    device_total_[device] = total;
+  }
+  uint64_t total = device_total_[device];
+  uint64_t others = LeaseClient::Get().OthersFixed(device) + ContextReserve(total);
+  uint64_t room = total > others ? total - others : 0;
+  int64_t fixed = LeaseClient::Get().DeviceBytes(device);
+  uint64_t own = allocated_[device] + (fixed > 0 ? static_cast<uint64_t>(fixed) : 0);
+  if (own + RoundUp(bytes, kGranule) <= room) return true;
+  Warn("an allocation of %llu bytes cannot fit: this job would hold %llu of the %llu bytes the "
+       "GPU can give it", static_cast<unsigned long long>(bytes),
+       static_cast<unsigned long long>(own + bytes), static_cast<unsigned long long>(room));
+  return false;
 }
 
 void SwapSpace::FreeRegionLocked(Region* r) {
@@ -199,6 +218,7 @@ void SwapSpace::FreeRegionLocked(Region* r) {
     if (c.host != nullptr) pool_.Give(c.host, c.bytes);
   }
   Vmm()->cuMemAddressFree(r->base, r->size);
+  allocated_[r->device] -= r->size;
   RemoveLocked(r);
   std::free(r->chunks);
   std::free(r);
@@ -241,7 +261,9 @@ CUresult SwapSpace::Alloc(int device, uint64_t bytes, CUdeviceptr* out) {
   if (ctx_[device] == nullptr) Extras().cuCtxGetCurrent(&ctx_[device]);
   ReapDeferredLocked(false);
   CUresult res;
-  if (bytes <= kSlabMax) {
+  if (!CanEverFitLocked(device, bytes)) {
+    res = CUDA_ERROR_OUT_OF_MEMORY;
+  } else if (bytes <= kSlabMax) {
     res = SlabAllocLocked(device, bytes, out);
   } else {
     Region* r = nullptr;

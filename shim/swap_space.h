@@ -85,6 +85,9 @@ class SwapSpace {
   CUresult BackChunk(Region& r, Chunk& c);
   void FreeRegionLocked(Region* r);
   CUresult SlabAllocLocked(int device, uint64_t bytes, CUdeviceptr* out);
+  // False (with one line on stderr) when `bytes` more can never fit on `device`, even with
+  // every other job's movable memory evicted.
+  bool CanEverFitLocked(int device, uint64_t bytes);
   void FreeBlockLocked(Region* r, CUdeviceptr p);
   void ReapDeferredLocked(bool wait);
   bool EnterContext(int device);
@@ -101,6 +104,8 @@ class SwapSpace {
   CUcontext ctx_[kMaxDevices] = {};    // the context the engine works in, per device
   CUstream stream_[kMaxDevices] = {};  // the engine's copy stream, per device
   SwapStats stats_[kMaxDevices] = {};  // GUARDED_BY(mu_)
+  uint64_t allocated_[kMaxDevices] = {};  // reserved bytes of the regions; GUARDED_BY(mu_)
+  uint64_t device_total_[kMaxDevices] = {};  // cuDeviceTotalMem, read once
   HostPool pool_;
   int state_ = 0;  // 0 unknown, 1 on, 2 off
 };

@@ -16,6 +16,12 @@ inline constexpr uint64_t kSlabMax = 1ull << 20;      // larger allocations get 
 inline constexpr int kSlabMinShift = 9;               // 512 B blocks (cudaMalloc aligns to 256 B)
 inline constexpr uint64_t kBatchBytes = 1ull << 30;   // copies in flight per synchronization
 inline constexpr int kBatchChunks = 64;
+// Device memory taken by the process's own CUDA context on a GPU of `total` bytes: 512 MiB
+// (527 MiB measured on the H100), at most 1/16 of a (small, test) device.
+inline uint64_t ContextReserve(uint64_t total) {
+  uint64_t r = 512ull << 20;
+  return total / 16 < r ? total / 16 : r;
+}
 inline constexpr int64_t kAllocWaitNs = 30'000'000'000;   // an allocation waits this long for room
 // A swap-in waits this long for room (GSHARE_SWAP_WAIT_MS), then rolls back and the job
 // gives its lease back and asks again.

@@ -100,7 +100,8 @@ LeaseActions Arbiter::Request(ConnId conn, const GpuKey& gpu, TimePoint now) {
 void Arbiter::Schedule(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out) {
   if (!options_.enabled || lease.shared) return;
   if (lease.holder && !lease.dropping) {
-    std::optional<JobId> best = BestWaiter(gpu, lease, false);
+    // Only a waiter that could be granted ends the holder's turn (else the GPU would idle).
+    std::optional<JobId> best = BestWaiter(gpu, lease, true);
     if (!best) return;
     const Job& holder = jobs_.at(*lease.holder);
     int waiter_priority = jobs_.at(*best).priority;

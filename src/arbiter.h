@@ -49,7 +49,8 @@ class Arbiter {
     Millis default_quantum{20000};        // DESIGN.md §4, the thesis's recommendation
     Millis drop_grace{10000};             // DROP acknowledgement deadline
     // Exclusive grants only go to jobs for which this returns true (unset: all); a job it
-    // refuses keeps waiting and is asked again at the next event or Tick().
+    // refuses keeps waiting and is asked again at the next event or Tick(), at least each
+    // second (NextDeadline reads the steady clock for that one case).
     std::function<bool(const GpuKey&, JobId)> can_grant;
   };
   explicit Arbiter(Options options);

@@ -68,17 +68,27 @@ void PrintTable(const json& st) {
                 g.at("holder").is_null() ? "-" : Secs(g.at("held_seconds").get<double>()).c_str(),
                 waiters.empty() ? "-" : waiters.c_str());
   }
-  std::printf("\n%-5s %-12s %-10s %4s %-8s %8s %8s %9s  %s\n", "JOB", "NAME", "STATE", "PRI",
-              "LEASE", "ON-GPU", "WAITED", "MEMORY", "COMMAND");
+  std::printf("\n%-5s %-12s %-10s %4s %-8s %8s %8s %9s %9s %9s %5s %9s %7s  %s\n", "JOB",
+              "NAME", "STATE", "PRI", "LEASE", "ON-GPU", "WAITED", "ALLOC", "RESIDENT",
+              "SWAPPED", "SWAPS", "MOVED", "SWAP-S", "COMMAND");
   for (const auto& j : st.at("jobs")) {
-    std::printf("%-5lld %-12.12s %-10s %4d %-8s %8s %8s %9s  %s\n",
+    const json mem = j.value("memory", json::object());
+    auto bytes = [&mem](const char* key) { return Bytes(mem.value(key, uint64_t{0})); };
+    bool live = mem.contains("allocated");
+    std::string swaps = live ? std::to_string(mem.value("swaps_out", uint64_t{0})) + "/" +
+                                   std::to_string(mem.value("swaps_in", uint64_t{0}))
+                             : "-";
+    std::printf("%-5lld %-12.12s %-10s %4d %-8s %8s %8s %9s %9s %9s %5s %9s %7s  %s\n",
                 static_cast<long long>(j.at("id").get<int64_t>()),
                 j.at("name").get<std::string>().c_str(), j.at("state").get<std::string>().c_str(),
                 j.at("priority").get<int>(), j.value("lease", std::string("-")).c_str(),
                 Secs(j.at("lease_seconds").get<double>()).c_str(),
                 Secs(j.at("wait_seconds").get<double>()).c_str(),
-                Bytes(j.value("allocated_bytes", j.value("peak_bytes", uint64_t{0}))).c_str(),
-                Command(j).c_str());
+                live ? bytes("allocated").c_str() : Bytes(j.value("peak_bytes", uint64_t{0})).c_str(),
+                live ? bytes("resident").c_str() : "-", live ? bytes("swapped").c_str() : "-",
+                swaps.c_str(),
+                live ? Bytes(mem.value("bytes_out", uint64_t{0}) + mem.value("bytes_in", uint64_t{0})).c_str() : "-",
+                live ? Secs(mem.value("swap_seconds", 0.0)).c_str() : "-", Command(j).c_str());
   }
 }
 

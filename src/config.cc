@@ -199,7 +199,7 @@ Status ApplyMemory(const std::string& path, const toml::table& table, Config::Me
     if (key == "engine") {
       st = ReadString(path, node, name, &m->engine);
       if (st.ok() && !IsMemoryEngine(m->engine)) {
-        st = ValueError(path, node, name, "expected swap, managed, checkpoint or off");
+        st = ValueError(path, node, name, "expected swap or off (managed and checkpoint are not available yet)");
       }
     } else if (key == "host_budget") {
       st = ReadString(path, node, name, &m->host_budget);
@@ -263,7 +263,10 @@ Result<std::string> ReadFile(const std::string& path, bool* missing) {
 }  // namespace
 
 bool IsMemoryEngine(const std::string& name) {
-  return name == "swap" || name == "managed" || name == "checkpoint" || name == "off";
+  for (const char* e : kMemoryEngines) {
+    if (name == e) return true;
+  }
+  return false;
 }
 
 ConfigSources DefaultConfigSources(std::optional<std::string> explicit_path) {

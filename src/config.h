@@ -4,6 +4,7 @@
 // start; a loaded Config is a plain value, readable from any thread.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -50,7 +51,9 @@ struct Config {
   Memory memory;
 };
 
-// The memory engines `--memory` and [memory] engine accept.
+// The memory engines `--memory` and [memory] engine accept (docs/memory.md). `managed` and
+// `checkpoint` (DESIGN.md section 5) are not available yet.
+inline constexpr std::array<const char*, 2> kMemoryEngines = {"swap", "off"};
 bool IsMemoryEngine(const std::string& name);
 
 // One config file and whether its absence is an error.

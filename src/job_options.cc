@@ -22,8 +22,9 @@ void AddJobOptions(CLI::App& app, JobOptions* opt) {
                      "Time quantum on the GPU lease, e.g. 20s, 500ms, 2m (default from config)"));
   add("memory",
       app.add_option("--memory", opt->memory,
-                     "Memory engine: swap (default), managed, checkpoint or off (docs/memory.md)")
-          ->check(CLI::IsMember({"swap", "managed", "checkpoint", "off"})));
+                     "Memory engine: swap (default: the job's GPU memory moves to host memory "
+                     "while others run) or off (docs/memory.md)")
+          ->check(CLI::IsMember(std::vector<std::string>(kMemoryEngines.begin(), kMemoryEngines.end()))));
   add("gpu", app.add_option("--gpu", opt->gpu, "GPU index or UUID (sets CUDA_VISIBLE_DEVICES)"));
   add("time",
       app.add_option("-t,--time", opt->time_limit,

@@ -37,9 +37,10 @@ class MemoryLedger {
   // The job ran on `gpu` (grant) at `now`: least recently run jobs are evicted first.
   void Ran(JobId job, const GpuKey& gpu, TimePoint now);
 
-  // Bytes jobs may use together on `gpu`, 0 when no process reported the GPU's size.
+  // Bytes jobs may use together on `gpu`: the reported size, or gpu_limit when smaller (or
+  // when nothing was reported); 0 when neither is known.
   uint64_t Capacity(const GpuKey& gpu) const;
-  // Whether every job with memory on `gpu` (plus `extra_job`, if not yet there) fits at once.
+  // Whether every job with memory on `gpu` fits at once (contexts and demands included).
   bool Fits(const GpuKey& gpu) const;
   // Bytes by which the jobs on `gpu` exceed it (0 when they fit): at most this much of
   // theirs is ever swapped out at once.

@@ -135,6 +135,15 @@ class MemorySwapTest(TestCase):
         self.assertGreater(min(o.start for o in b_ops), max(o.end for o in a_ops) - 1,
                            "b ran before a was done although nothing could be evicted")
 
+    def test_job_larger_than_the_gpu_gets_a_clear_error(self):
+        h = self.harness()
+        h.start_daemon()
+        job = self.swap_job(h, "big", nbytes=DEVICE + 64 * MIB, cycles=1)
+        rc = job.wait(60)
+        self.assertEqual(rc, 1, "stdout: %s\nstderr: %s" % (job.stdout, job.stderr))
+        self.assertIn("error MemAlloc 2", job.stdout + job.stderr)
+        self.assertIn("cannot fit", job.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

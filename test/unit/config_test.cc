@@ -160,6 +160,111 @@ TEST_CASE("LoadConfig fails on a missing explicit file, skips a missing optional
   CHECK(LoadConfig({{{missing, false}}}).ok());
 }
 
+TEST_CASE("LoadConfig: [memory] and scheduler.sharing defaults") {
+  Result<Config> c = LoadConfig({});
+  REQUIRE(c.ok());
+  CHECK(c->memory.engine == "swap");
+  CHECK(c->memory.host_budget == "50%");
+  CHECK(c->memory.gpu_limit == 0);
+  CHECK(c->memory.context_reserve == 768ull * 1024 * 1024);
+  CHECK(c->scheduler.sharing == "auto");
+
+  // A file with other tables leaves them alone.
+  TempDir dir;
+  c = LoadOne(dir.Write("other.toml", "[scheduler]\nquantum = \"5s\"\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().message());
+  CHECK(c->memory.engine == "swap");
+  CHECK(c->memory.context_reserve == 768ull << 20);
+  CHECK(c->scheduler.sharing == "auto");
+}
+
+TEST_CASE("LoadConfig reads every [memory] key and scheduler.sharing") {
+  TempDir dir;
+  std::string path = dir.Write("memory.toml", R"(
+[scheduler]
+sharing = "exclusive"
+[memory]
+engine = "off"
+host_budget = "64GiB"
+gpu_limit = "40GiB"
+context_reserve = "512MiB"
+)");
+  Result<Config> c = LoadOne(path);
+  REQUIRE_MESSAGE(c.ok(), c.status().message());
+  CHECK(c->scheduler.sharing == "exclusive");
+  CHECK(c->memory.engine == "off");
+  CHECK(c->memory.host_budget == "64GiB");
+  CHECK(c->memory.gpu_limit == 40ull << 30);
+  CHECK(c->memory.context_reserve == 512ull << 20);
+
+  for (const char* engine : {"swap", "off"}) {
+    INFO(engine);
+    c = LoadOne(dir.Write("engine.toml", std::string("[memory]\nengine = \"") + engine + "\"\n"));
+    REQUIRE_MESSAGE(c.ok(), c.status().message());
+    CHECK(c->memory.engine == engine);
+  }
+  c = LoadOne(dir.Write("pct.toml", "[memory]\nhost_budget = \"25%\"\ngpu_limit = \"64MB\"\n"
+                                    "[scheduler]\nsharing = \"auto\"\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().message());
+  CHECK(c->memory.host_budget == "25%");
+  CHECK(c->memory.gpu_limit == 64'000'000);
+  CHECK(c->scheduler.sharing == "auto");
+  c = LoadOne(dir.Write("dotted.toml", "memory.context_reserve = \"1G\"\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().message());
+  CHECK(c->memory.context_reserve == 1ull << 30);
+}
+
+TEST_CASE("LoadConfig merges [memory] key by key") {
+  TempDir dir;
+  std::string system = dir.Write("system.toml",
+                                 "[memory]\nengine = \"off\"\ngpu_limit = \"10GiB\"\n");
+  std::string user = dir.Write("user.toml", "[memory]\ngpu_limit = \"20GiB\"\n");
+  Result<Config> c = LoadConfig({{{system, false}, {user, true}}});
+  REQUIRE_MESSAGE(c.ok(), c.status().message());
+  CHECK(c->memory.engine == "off");
+  CHECK(c->memory.gpu_limit == 20ull << 30);
+  CHECK(c->memory.host_budget == "50%");
+}
+
+TEST_CASE("LoadConfig reports a bad [memory] or sharing value in one line naming the key") {
+  TempDir dir;
+  struct Bad {
+    const char* text;
+    const char* key;
+  };
+  for (const Bad& bad : {Bad{"[memory]\nengine = \"fast\"\n", "memory.engine"},
+                         Bad{"[memory]\nengine = 1\n", "memory.engine"},
+                         Bad{"[memory]\ngpu_limit = \"12X\"\n", "memory.gpu_limit"},
+                         Bad{"[memory]\ngpu_limit = \"1.5\"\n", "memory.gpu_limit"},
+                         Bad{"[memory]\ngpu_limit = 1024\n", "memory.gpu_limit"},
+                         Bad{"[memory]\ncontext_reserve = \"lots\"\n", "memory.context_reserve"},
+                         Bad{"[memory]\nhost_budget = \"150%\"\n", "memory.host_budget"},
+                         Bad{"[memory]\nhost_budget = \"abc\"\n", "memory.host_budget"},
+                         Bad{"[memory]\nhost_budget = \"5%%\"\n", "memory.host_budget"},
+                         Bad{"[memory]\nhost_budget = 50\n", "memory.host_budget"},
+                         Bad{"[scheduler]\nsharing = \"always\"\n", "scheduler.sharing"},
+                         Bad{"[scheduler]\nsharing = true\n", "scheduler.sharing"},
+                         Bad{"[memory]\nswap = true\n", "memory.swap"}}) {
+    std::string path = dir.Write("bad.toml", bad.text);
+    Result<Config> c = LoadOne(path);
+    INFO(bad.text);
+    REQUIRE_FALSE(c.ok());
+    const std::string& m = c.status().message();
+    CHECK(m.find(path + ":2:") == 0);
+    CHECK(m.find(bad.key) != std::string::npos);
+    CHECK(m.find('\n') == std::string::npos);
+  }
+  // The unknown key's message lists the known ones.
+  Result<Config> c = LoadOne(dir.Write("typo.toml", "[memory]\ngpu_limt = \"1G\"\n"));
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().message().find("unknown key \"memory.gpu_limt\"") != std::string::npos);
+  CHECK(c.status().message().find("context_reserve") != std::string::npos);
+  // A bad size names the value.
+  c = LoadOne(dir.Write("size.toml", "[memory]\ngpu_limit = \"12X\"\n"));
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().message().find("\"12X\"") != std::string::npos);
+}
+
 TEST_CASE("DefaultConfigSources lists system, user, then explicit files") {
   ScopedEnv xdg("XDG_CONFIG_HOME", "/xdg");
   ConfigSources s = DefaultConfigSources("/tmp/x.toml");
