@@ -43,7 +43,8 @@ class QueueBadInputTest(TestCase):
         for opts in (["-t", "5x"], ["-t", "1:2:3:4"], ["--time", "-3"],
                      ["--begin", "nowx"], ["--begin", "now+"], ["--begin", "25:00"],
                      ["--begin", "2026-13-40"], ["--kill-after", "abc"], ["--kill-after", "1y"],
-                     ["--quantum", "0"], ["-p", "5000"], ["--env", "NOEQUALS"]):
+                     ["--quantum", "0"], ["-p", "5000"], ["--env", "NOEQUALS"],
+                     ["--memory", "bogus"], ["--memory", "managed"]):
             with self.subTest(opts=opts):
                 h.assert_error_line(h.gshare("submit", *opts, "--", "true"), 2)
         h.assert_error_line(h.gshare("clean", "--older-than", "later"), 2)
