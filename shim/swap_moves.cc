@@ -110,6 +110,7 @@ bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
       if (r->chunks[ci].state != swap_internal::kResident) any = true;
     }
   }
+  if (!any) running_[device].store(true, std::memory_order_release);
   if (!any || !EnterContext(device)) {
     pthread_mutex_unlock(&mu_);
     return !any;
@@ -178,6 +179,7 @@ bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
   LeaveContext();
   stats_[device].swap_ns += swap_internal::NowNs() - start;
   if (moved > 0) ++stats_[device].swaps_in;
+  if (!failed) running_[device].store(true, std::memory_order_release);
   *moved_out = moved;
   pthread_mutex_unlock(&mu_);
   return !failed;

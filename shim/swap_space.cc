@@ -30,7 +30,8 @@ SwapSpace g_swap_space;
 SwapSpace& SwapSpace::Get() { return g_swap_space; }
 
 bool SwapSpace::On() {
-  if (__builtin_expect(state_ != 0, 1)) return state_ == 1;
+  int known = state_.load(std::memory_order_acquire);
+  if (__builtin_expect(known != 0, 1)) return known == 1;
   const char* m = std::getenv("GSHARE_MEMORY");
   bool want = m == nullptr || m[0] == '\0' || std::strcmp(m, "swap") == 0;
   int s = 2;
@@ -44,7 +45,7 @@ bool SwapSpace::On() {
       if (limit != nullptr) pool_.SetLimit(std::strtoull(limit, nullptr, 10));
     }
   }
-  state_ = s;  // idempotent: racing first callers compute the same answer
+  state_.store(s, std::memory_order_release);  // racing first callers compute the same answer
   return s == 1;
 }
 

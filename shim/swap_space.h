@@ -65,8 +65,9 @@ class SwapSpace {
   // Moves at least `bytes` (UINT64_MAX: all) of resident memory on `device` to host memory.
   // Returns the bytes moved; less when the host pool cannot grow.
   uint64_t Evict(int device, uint64_t bytes);
-  // Makes everything on `device` resident. False after a failure (rolled back; call again
-  // later). `moved` gets the bytes copied back.
+  // Makes everything on `device` resident and, on success, marks the process running there
+  // (under the engine's lock, so no allocation in between is left without memory). False
+  // after a failure (rolled back; call again later). `moved` gets the bytes copied back.
   bool SwapIn(int device, uint64_t* moved);
   // Pins host memory in advance (a background thread); returns at once.
   void Prepare(uint64_t host_bytes);
@@ -107,7 +108,7 @@ class SwapSpace {
   uint64_t allocated_[kMaxDevices] = {};  // reserved bytes of the regions; GUARDED_BY(mu_)
   uint64_t device_total_[kMaxDevices] = {};  // cuDeviceTotalMem, read once
   HostPool pool_;
-  int state_ = 0;  // 0 unknown, 1 on, 2 off
+  std::atomic<int> state_{0};  // 0 unknown, 1 on, 2 off
 };
 
 }  // namespace gshare::shim
