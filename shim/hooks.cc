@@ -12,6 +12,7 @@
 #include "hook_decls.h"
 #include "lease_client.h"
 #include "real_driver.h"
+#include "managed_space.h"
 #include "swap_space.h"
 #include "swap_space_internal.h"
 
@@ -137,6 +138,12 @@ int SwapDeviceForStream(CUstream s, bool per_thread) {
   return device;
 }
 
+// Device of the calling thread's context when the managed engine serves this process, else -1.
+int ManagedDevice() {
+  if (!ManagedSpace::Get().On()) return -1;
+  return ContextRegistry::Get().CurrentDevice();
+}
+
 // cuMemAllocPitch: rows padded to 512 bytes (the pitch alignment the driver uses for
 // cudaMallocPitch on current GPUs). ElementSizeBytes must be 4, 8 or 16 (cuMemAllocPitch).
 CUresult SwapAllocPitch(int device, CUdeviceptr* dptr, size_t* pitch, size_t width,
@@ -146,7 +153,9 @@ CUresult SwapAllocPitch(int device, CUdeviceptr* dptr, size_t* pitch, size_t wid
     return CUDA_ERROR_INVALID_VALUE;
   }
   size_t p = (width + 511) / 512 * 512;
-  CUresult r = SwapSpace::Get().Alloc(device, static_cast<uint64_t>(p) * height, dptr);
+  uint64_t bytes = static_cast<uint64_t>(p) * height;
+  CUresult r = ManagedSpace::Get().On() ? ManagedSpace::Get().Alloc(device, bytes, dptr)
+                                        : SwapSpace::Get().Alloc(device, bytes, dptr);
   if (r == CUDA_SUCCESS) *pitch = p;
   return r;
 }
@@ -212,6 +221,8 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
     GS_REAL(name, params);                                                                 \
     int gs_dev = ::gshare::shim::SwapDevice();                                             \
     if (gs_dev >= 0) return ::gshare::shim::SwapSpace::Get().Alloc(gs_dev, bytesize, dptr); \
+    gs_dev = ::gshare::shim::ManagedDevice();                                              \
+    if (gs_dev >= 0) return ::gshare::shim::ManagedSpace::Get().Alloc(gs_dev, bytesize, dptr); \
     CUresult r = gs_real_fn args;                                                          \
     GS_TRACK_DRIVER_ALLOC(bytesize)                                                        \
     return r;                                                                              \
@@ -241,6 +252,7 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
   GS_EXPORT CUresult name params noexcept {                                                \
     GS_REAL(name, params);                                                                 \
     int gs_dev = ::gshare::shim::SwapDevice();                                             \
+    if (gs_dev < 0) gs_dev = ::gshare::shim::ManagedDevice();                              \
     if (gs_dev >= 0) {                                                                     \
       return ::gshare::shim::SwapAllocPitch(gs_dev, dptr, pPitch, WidthInBytes, Height,    \
                                             ElementSizeBytes);                             \
@@ -259,7 +271,10 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
       return r;                                                                            \
     }                                                                                      \
     r = gs_real_fn args;                                                                   \
-    if (r == CUDA_SUCCESS) ::gshare::shim::TrackFree(::gshare::shim::g_allocations, dptr); \
+    if (r == CUDA_SUCCESS) {                                                               \
+      ::gshare::shim::TrackFree(::gshare::shim::g_allocations, dptr);                      \
+      if (::gshare::shim::ManagedSpace::Get().On()) ::gshare::shim::ManagedSpace::Get().Forget(dptr); \
+    }                                                                                      \
     return r;                                                                              \
   }
 

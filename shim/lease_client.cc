@@ -25,6 +25,7 @@
 #include "inflight_window.h"
 #include "real_driver.h"
 #include "shim_log.h"
+#include "managed_space.h"
 #include "swap_space.h"
 #include "vmm_driver.h"
 
@@ -165,10 +166,15 @@ bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
     m.bytes_in = st.bytes_in;
     m.swap_ns = st.swap_ns;
     m.host_bytes = swap.HostBytes();
-    size_t total = 0;
-    if (const VmmDriver* v = Vmm(); v != nullptr && v->cuDeviceTotalMem_v2(&total, device) == gs_cuda::CUDA_SUCCESS) {
-      m.total = total;
-    }
+  } else if (ManagedSpace& managed = ManagedSpace::Get(); managed.On()) {
+    m.engine = static_cast<uint32_t>(proto::MemoryEngine::kManaged);
+    m.allocated += managed.Allocated(device);
+    m.resident += managed.Resident(device);
+  }
+  size_t total = 0;
+  if (const VmmDriver* v = Vmm(); m.engine != 0 && v != nullptr &&
+                                  v->cuDeviceTotalMem_v2(&total, device) == gs_cuda::CUDA_SUCCESS) {
+    m.total = total;
   }
   m.demand = d.demand.load(std::memory_order_relaxed);
   m.flags = flags;
@@ -181,7 +187,7 @@ bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
 // Asks for the lease on `device`, after a memory report: the daemon decides between
 // shared and exclusive mode on what the process holds now. REQUIRES: g.mu held.
 bool RequestLease(int device) {
-  if (SwapSpace::Get().On() && g.dev[device].uuid_known) {
+  if ((SwapSpace::Get().On() || ManagedSpace::Get().On()) && g.dev[device].uuid_known) {
     g.dev[device].bytes_dirty.store(false, std::memory_order_relaxed);
     if (!SendReport(device, 0, 0, 0, 0)) return false;
   }
@@ -263,6 +269,11 @@ void Release(int device, proto::ReleaseReason reason) {
   g_gates[device].CloseAndDrain();
   SyncContexts(device);
   SwapSpace::Get().SetRunning(device, false);
+  // Managed memory leaves with the lease when another job wants the GPU (not on idle).
+  uint64_t ns;
+  if (reason == proto::ReleaseReason::kDropped && ManagedSpace::Get().On()) {
+    ManagedSpace::Get().Prefetch(device, false, &ns);
+  }
   pthread_mutex_lock(&g.mu);
   DeviceState& d = g.dev[device];
   d.holding = false;
@@ -291,7 +302,14 @@ void HandleGrant(const proto::LeaseMsg& m) {
   d.others_fixed.store(m.bytes, std::memory_order_relaxed);
   SwapSpace& swap = SwapSpace::Get();
   bool swap_in = swap.On() && !d.dropping && !swap.Running(device);
+  bool prefetch = ManagedSpace::Get().On() && !d.dropping &&
+                  ManagedSpace::Get().Resident(device) == 0;
   pthread_mutex_unlock(&g.mu);
+  if (prefetch) {
+    uint64_t ns = 0;
+    uint64_t moved = ManagedSpace::Get().Prefetch(device, true, &ns);
+    SendReport(device, proto::kReportAfterSwapIn, m.epoch, ns, moved);
+  }
   if (swap_in) {
     // The job's memory comes back before its first submission (DESIGN.md section 4).
     int64_t t0 = NowNs();
@@ -325,6 +343,8 @@ void HandleEvict(const proto::LeaseMsg& m) {
   if (device < 0) return;
   SwapSpace& swap = SwapSpace::Get();
   if (stopped && swap.On() && !swap.Running(device)) swap.Evict(device, m.bytes);
+  uint64_t ns;
+  if (stopped && ManagedSpace::Get().On()) ManagedSpace::Get().Prefetch(device, false, &ns);
   SendReport(device, 0, 0, 0, 0);  // always answered: the daemon's ledger is then current
 }
 

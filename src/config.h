@@ -51,9 +51,9 @@ struct Config {
   Memory memory;
 };
 
-// The memory engines `--memory` and [memory] engine accept (docs/memory.md). `managed` and
-// `checkpoint` (DESIGN.md section 5) are not available yet.
-inline constexpr std::array<const char*, 2> kMemoryEngines = {"swap", "off"};
+// The memory engines `--memory` and [memory] engine accept (docs/memory.md). `checkpoint`
+// (DESIGN.md section 5) is not available yet.
+inline constexpr std::array<const char*, 3> kMemoryEngines = {"swap", "managed", "off"};
 bool IsMemoryEngine(const std::string& name);
 
 // One config file and whether its absence is an error.

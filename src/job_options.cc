@@ -23,7 +23,8 @@ void AddJobOptions(CLI::App& app, JobOptions* opt) {
   add("memory",
       app.add_option("--memory", opt->memory,
                      "Memory engine: swap (default: the job's GPU memory moves to host memory "
-                     "while others run) or off (docs/memory.md)")
+                     "while others run), managed (unified memory, prefetched at each grant) or "
+                     "off (docs/memory.md)")
           ->check(CLI::IsMember(std::vector<std::string>(kMemoryEngines.begin(), kMemoryEngines.end()))));
   add("gpu", app.add_option("--gpu", opt->gpu, "GPU index or UUID (sets CUDA_VISIBLE_DEVICES)"));
   add("time",

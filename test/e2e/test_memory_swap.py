@@ -11,7 +11,7 @@ import os
 import re
 import unittest
 
-from gshare_e2e import TestCase, overlaps
+from gshare_e2e import FAKE_APP, TestCase, overlaps
 
 MIB = 1 << 20
 DEVICE = 256 * MIB  # the fake GPU
@@ -28,13 +28,13 @@ class MemorySwapTest(TestCase):
         h.env["FAKE_CUDA_KERNEL_MS"] = "20"
         return h
 
-    def swap_job(self, h, name, nbytes=JOB, cycles=12, gap_ms=0, env=None):
+    def swap_job(self, h, name, nbytes=JOB, cycles=12, gap_ms=0, env=None, engine="swap"):
         args = ["--kernels", 0, "--swap-check", nbytes, "--cycles", cycles, "--gap-ms", gap_ms]
         argv = [str(a) for a in args]
-        from gshare_e2e import FAKE_APP
         job_env = dict(h.env)
         job_env.update(env or {})
-        return h.start_run([FAKE_APP] + argv, ["-J", name], name=name, env=job_env)
+        return h.start_run([FAKE_APP] + argv, ["-J", name, "--memory", engine], name=name,
+                           env=job_env)
 
     def assert_swap_ok(self, h, job, cycles=12, timeout=120):
         rc = job.wait(timeout)
@@ -134,6 +134,27 @@ class MemorySwapTest(TestCase):
         b_ops = [o for o in h.ops("K") if o.pid == b.child_pid()]
         self.assertGreater(min(o.start for o in b_ops), max(o.end for o in a_ops) - 1,
                            "b ran before a was done although nothing could be evicted")
+
+    def test_managed_engine_prefetches_at_each_grant(self):
+        # Exclusive mode forces DROPs: each job's managed memory is prefetched to the host when
+        # it gives the GPU away and back to the GPU when it gets it again.
+        h = self.harness(sharing="exclusive")
+        h.start_daemon()
+        jobs = [self.swap_job(h, name, nbytes=60 * MIB, cycles=20, gap_ms=20, engine="managed")
+                for name in ("a", "b")]
+        engines = set()
+
+        def check():
+            for name in ("a", "b"):
+                engines.add(self.memory_of(h, name).get("engine"))
+            return all(j.poll() is not None for j in jobs)
+        h.wait_for(check, 120, "both jobs to end")
+        for job in jobs:
+            self.assert_swap_ok(h, job, cycles=20)
+        self.assertIn("managed", engines)
+        prefetches = [o for o in h.ops(None) if o.name.startswith("cuMemPrefetchAsync")]
+        self.assertEqual({o.pid for o in prefetches}, {j.child_pid() for j in jobs},
+                         "both jobs prefetch their managed memory")
 
     def test_job_larger_than_the_gpu_gets_a_clear_error(self):
         h = self.harness()
