@@ -78,6 +78,7 @@ LeaseActions Arbiter::Request(ConnId conn, const GpuKey& gpu, TimePoint now) {
   Lease& lease = leases_[gpu];
   if (!options_.enabled || lease.shared) {
     lease.holding[conn] = lease.epoch;
+    if (lease.shared && options_.enabled) StartShared(lease, job, now);
     out.push_back({LeaseAction::Kind::kGrant, conn, gpu, lease.epoch, 0});
     return out;
   }
@@ -186,6 +187,12 @@ void Arbiter::EndHolding(Lease& lease, TimePoint now) {
 void Arbiter::ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoint now,
                           LeaseActions& out) {
   lease.holding.erase(conn);
+  if (lease.shared && conns_.count(conn) != 0) {
+    JobId job = conns_.at(conn).job;
+    bool still = false;
+    for (const auto& [c, epoch] : lease.holding) still = still || conns_.at(c).job == job;
+    if (!still) EndShared(lease, job, now);
+  }
   if (!options_.enabled || lease.shared) return;
   if (lease.holder && conns_.count(conn) && conns_.at(conn).job != *lease.holder) return;
   bool holder_left = true;
@@ -372,14 +379,28 @@ LeaseActions Arbiter::SetShared(const GpuKey& gpu, bool shared, TimePoint now) {
       out.push_back({LeaseAction::Kind::kGrant, c, gpu, lease.epoch, 0});
     }
     lease.wanting.clear();
+    for (const auto& [c, epoch] : lease.holding) StartShared(lease, conns_.at(c).job, now);
   } else {
     // Exclusive again: every holder drops; the lease is granted once all have drained.
+    while (!lease.shared_since.empty()) EndShared(lease, lease.shared_since.begin()->first, now);
     for (const auto& [conn, epoch] : lease.holding) {
       out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
     }
     if (lease.holding.empty()) Schedule(gpu, lease, now, out);
   }
   return out;
+}
+
+void Arbiter::StartShared(Lease& lease, JobId job, TimePoint now) {
+  lease.shared_since.emplace(job, now);
+}
+
+void Arbiter::EndShared(Lease& lease, JobId job, TimePoint now) {
+  auto it = lease.shared_since.find(job);
+  if (it == lease.shared_since.end()) return;
+  auto jit = jobs_.find(job);
+  if (jit != jobs_.end()) jit->second.lease_seconds += Seconds(it->second, now);
+  lease.shared_since.erase(it);
 }
 
 bool Arbiter::IsShared(const GpuKey& gpu) const {
@@ -418,6 +439,11 @@ Arbiter::JobUsage Arbiter::Usage(JobId job, TimePoint now) const {
     if (lease.holder == job) {
       u.holding = true;
       u.lease_seconds += Seconds(lease.granted_at, now);
+    }
+    auto sh = lease.shared_since.find(job);
+    if (sh != lease.shared_since.end()) {
+      u.holding = true;
+      u.lease_seconds += Seconds(sh->second, now);
     }
     auto ws = lease.wait_since.find(job);
     if (ws != lease.wait_since.end()) {

@@ -132,6 +132,7 @@ class Arbiter {
     std::map<JobId, uint64_t> queue;     // waiting job -> arrival number
     std::map<JobId, TimePoint> wait_since;
     std::set<JobId> stopped;             // SIGSTOPped for ignoring a DROP
+    std::map<JobId, TimePoint> shared_since;  // shared mode: jobs holding, since when
     uint64_t contended_epoch = 0;        // the grant whose holder was told someone waits
     double last_drain_ms = 0;            // DROP sent -> last acknowledgement, last release
     double max_drain_ms = 0;
@@ -150,6 +151,9 @@ class Arbiter {
   void ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoint now,
                    LeaseActions& out);
   void EndHolding(Lease& lease, TimePoint now);
+  // Shared mode: starts or ends a job's holding time (lease_seconds).
+  void StartShared(Lease& lease, JobId job, TimePoint now);
+  void EndShared(Lease& lease, JobId job, TimePoint now);
 
   Options options_;
   uint64_t arrivals_ = 0;

@@ -196,8 +196,9 @@ TEST_CASE_FIXTURE(Fixture, "arbiter shared: going shared grants every waiter and
   CHECK_FALSE(u1.stopped);
   CHECK_FALSE(u1.waiting);
   Arbiter::JobUsage u2 = arb.Usage(2, At(31000));
-  CHECK_FALSE(u2.holding);
-  CHECK(u2.lease_seconds == doctest::Approx(0.5));  // exclusive from 30000 to 30500
+  CHECK(u2.holding);  // it keeps holding, now in shared mode
+  // exclusive from 30000 to 30500, shared from 30500 to 31000
+  CHECK(u2.lease_seconds == doctest::Approx(1.0));
   Arbiter::JobUsage u3 = arb.Usage(3, At(31000));
   CHECK_FALSE(u3.waiting);
   CHECK(u3.wait_seconds == doctest::Approx(30.498));  // asked at 2, granted at 30500
@@ -312,4 +313,27 @@ TEST_CASE_FIXTURE(Fixture, "arbiter can_grant: shared mode grants without asking
 }
 
 }  // namespace
+TEST_CASE_FIXTURE(Fixture, "arbiter shared: time holding in shared mode counts as lease time") {
+  Arbiter arb(options);
+  arb.AddJob(1, 0, Millis(0));
+  arb.AddJob(2, 0, Millis(0));
+  arb.AddConn(11, 1, 100);
+  arb.AddConn(21, 2, 200);
+  arb.SetShared(kGpu, true, At(0));
+  arb.Request(11, kGpu, At(0));
+  arb.Request(21, kGpu, At(1000));
+  Arbiter::JobUsage u1 = arb.Usage(1, At(3000));
+  CHECK(u1.holding);
+  CHECK(u1.lease_seconds == doctest::Approx(3.0));
+  CHECK(arb.Usage(2, At(3000)).lease_seconds == doctest::Approx(2.0));
+  // An idle release ends job 1's time; going exclusive ends job 2's.
+  LeaseActions a = arb.Request(11, kGpu, At(3000));  // granted again: no double count
+  CHECK(Count(a, Kind::kGrant, 11) == 1);
+  arb.Released(11, kGpu, EpochOf(a, Kind::kGrant, 11), At(4000));
+  CHECK_FALSE(arb.Usage(1, At(9000)).holding);
+  CHECK(arb.Usage(1, At(9000)).lease_seconds == doctest::Approx(4.0));
+  arb.SetShared(kGpu, false, At(5000));
+  CHECK(arb.Usage(2, At(9000)).lease_seconds == doctest::Approx(4.0));
+}
+
 }  // namespace gshare
