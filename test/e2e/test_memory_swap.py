@@ -105,6 +105,17 @@ class MemorySwapTest(TestCase):
         both = overlaps([o for o in ops if o.pid == pids[0]], [o for o in ops if o.pid == pids[1]])
         self.assertNotEqual(both, [], "shared mode, yet the kernels never overlapped")
         self.assertNotIn("handoff", self.daemon_log(h))
+        # Each job sees the GPU as if alone (asked before its first kernel, when it knows of no
+        # other job's fixed memory): the whole device, less its own allocations and its
+        # context (1/16 of this small device), whatever the other job holds.
+        for job in (a, b):
+            m = re.search(r"meminfo free=(\d+) total=(\d+)", job.stdout)
+            self.assertIsNotNone(m, job.stdout)
+            free, total = int(m.group(1)), int(m.group(2))
+            self.assertEqual(total, DEVICE)
+            allocated = int(re.search(r"bytes=(\d+)", job.stdout).group(1))
+            self.assertLessEqual(free, DEVICE - allocated - DEVICE // 16)
+            self.assertGreater(free, DEVICE - allocated - DEVICE // 16 - 40 * MIB)
 
     def test_failed_swap_in_rolls_back_and_recovers(self):
         h = self.harness()

@@ -129,6 +129,10 @@ void SwapCheck(const Api& api, const Options& o, CUfunction f, CUdevice dev) {
   CUstream stream = nullptr;
   CALL(StreamCreate, &stream, 0);
   std::vector<Buffer> buffers = Allocate(api, stream, dev, static_cast<size_t>(o.swap_bytes));
+  // What the job sees of the GPU once its buffers exist (gshare virtualizes it).
+  size_t info_free = 0, info_total = 0;
+  CALL(MemGetInfo, &info_free, &info_total);
+  std::printf("fake_app: meminfo free=%zu total=%zu\n", info_free, info_total);
   size_t total = 0, biggest = 0;
   for (const Buffer& b : buffers) {
     total += b.bytes;
