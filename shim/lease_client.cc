@@ -1,10 +1,12 @@
-// The lease client: connection, background thread, release protocol.
+// The lease client: connection, background thread, release protocol. Its memory side
+// (reports, swap-in at a grant, evictions) is lease_memory.cc; shared state is lease_state.h.
 //
 // Locking: `mu` guards the per-device flags, the connection state and the condition
 // variable that submitting threads wait on. `send_mu` serializes writes to the socket.
 // The slow release work (draining the gate, synchronizing contexts) runs with neither
 // held, so submitting threads can queue up on `cv` meanwhile.
 #include "lease_client.h"
+#include "lease_state.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -33,55 +35,12 @@ namespace gshare::shim {
 
 std::atomic<int> g_active_captures{0};
 
-namespace {
+namespace lease {
 
 namespace proto = gshare::proto;
 
-constexpr int kDefaultIdleReleaseMs = 500;  // as configs/gshare.toml; gshare run passes the config's
 constexpr int kReconnectMs = 2000;
 constexpr int kTickMs = 50;
-
-int64_t NowNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-int64_t NowMs() { return NowNs() / 1000000; }
-
-struct DeviceState {
-  bool requested = false;   // a request is outstanding
-  bool holding = false;     // the daemon granted us the lease (gate may be open)
-  bool dropping = false;    // a release is in progress
-  bool drop_deferred = false;  // DROP arrived during a stream capture
-  bool uuid_known = false;
-  int waiters = 0;          // threads blocked in EnterSlow
-  uint64_t epoch = 0;       // epoch of the current grant
-  int64_t last_active_ms = 0;
-  proto::GpuUuid uuid{};
-  std::atomic<int64_t> bytes{0};        // allocated past the swap engine
-  std::atomic<bool> bytes_dirty{false};  // a memory report is due
-  std::atomic<uint64_t> demand{0};
-  std::atomic<uint64_t> others_fixed{0};
-};
-
-// All state has static storage and trivial destruction (the shim must not run
-// destructors at exit while job threads may still submit).
-struct State {
-  pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-  pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-  pthread_mutex_t send_mu = PTHREAD_MUTEX_INITIALIZER;
-  bool started = false;  // thread running (this process)
-  bool ungated = false;  // daemon unreachable: gates forced open
-  bool warned = false;
-  int fd = -1;
-  // A connection given up while the lease thread may still be polling it: shut down at once,
-  // closed by the lease thread itself, so its descriptor number cannot be reused under it.
-  int dead_fd = -1;
-  int idle_release_ms = kDefaultIdleReleaseMs;
-  uint64_t job_id = 0;
-  char socket_path[sizeof(sockaddr_un::sun_path)] = {};
-  DeviceState dev[kMaxDevices];
-};
 
 State g;
 DeviceGate g_gates[kMaxDevices];
@@ -143,57 +102,6 @@ bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason)
   return SendFrame(g.fd, type, &m, sizeof m);
 }
 
-// The ledger entry of this process on `device`. `swapin_*` describe the swap-in of grant
-// `epoch` when flags has kReportAfterSwapIn. Any thread; needs the device's uuid.
-bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
-                uint64_t swapin_bytes) {
-  DeviceState& d = g.dev[device];
-  proto::MemReportMsg m{};
-  m.gpu = d.uuid;
-  m.ordinal = device;
-  uint64_t fixed = static_cast<uint64_t>(std::max<int64_t>(0, d.bytes.load(std::memory_order_relaxed)));
-  m.fixed = fixed;
-  m.allocated = m.resident = fixed;
-  SwapSpace& swap = SwapSpace::Get();
-  if (swap.On()) {
-    SwapStats st = swap.Stats(device);
-    m.engine = static_cast<uint32_t>(proto::MemoryEngine::kSwap);
-    m.allocated += st.allocated;
-    m.resident += st.resident;
-    m.swaps_out = st.swaps_out;
-    m.swaps_in = st.swaps_in;
-    m.bytes_out = st.bytes_out;
-    m.bytes_in = st.bytes_in;
-    m.swap_ns = st.swap_ns;
-    m.host_bytes = swap.HostBytes();
-  } else if (ManagedSpace& managed = ManagedSpace::Get(); managed.On()) {
-    m.engine = static_cast<uint32_t>(proto::MemoryEngine::kManaged);
-    m.allocated += managed.Allocated(device);
-    m.resident += managed.Resident(device);
-  }
-  size_t total = 0;
-  if (const VmmDriver* v = Vmm(); m.engine != 0 && v != nullptr &&
-                                  v->cuDeviceTotalMem_v2(&total, device) == gs_cuda::CUDA_SUCCESS) {
-    m.total = total;
-  }
-  m.demand = d.demand.load(std::memory_order_relaxed);
-  m.flags = flags;
-  m.epoch = epoch;
-  m.swapin_ns = swapin_ns;
-  m.swapin_bytes = swapin_bytes;
-  return SendFrame(g.fd, proto::MsgType::kMemReport, &m, sizeof m);
-}
-
-// Asks for the lease on `device`, after a memory report: the daemon decides between
-// shared and exclusive mode on what the process holds now. REQUIRES: g.mu held.
-bool RequestLease(int device) {
-  if ((SwapSpace::Get().On() || ManagedSpace::Get().On()) && g.dev[device].uuid_known) {
-    g.dev[device].bytes_dirty.store(false, std::memory_order_relaxed);
-    if (!SendReport(device, 0, 0, 0, 0)) return false;
-  }
-  return SendLease(proto::MsgType::kLeaseRequest, device, 0, 0);
-}
-
 int DeviceOfUuid(const proto::GpuUuid& u) {
   for (int i = 0; i < kMaxDevices; ++i) {
     if (g.dev[i].uuid_known && std::memcmp(g.dev[i].uuid.bytes, u.bytes, 16) == 0) return i;
@@ -220,15 +128,6 @@ bool ConnectLocked() {
     return false;
   }
   return true;
-}
-
-// Without a daemon the process runs on `device` as if alone: its memory comes back first.
-void RunUngated(int device) {
-  SwapSpace& swap = SwapSpace::Get();
-  if (!swap.On() || swap.Running(device)) return;
-  uint64_t moved;
-  swap.SwapIn(device, &moved);
-  swap.SetRunning(device, true);
 }
 
 // Daemon unreachable or gone: fail open. REQUIRES: g.mu held.
@@ -283,69 +182,6 @@ void Release(int device, proto::ReleaseReason reason) {
   SendLease(proto::MsgType::kLeaseReleased, device, d.epoch, static_cast<uint32_t>(reason));
   if (d.waiters > 0) d.requested = RequestLease(device);
   pthread_mutex_unlock(&g.mu);
-}
-
-void HandleGrant(const proto::LeaseMsg& m) {
-  pthread_mutex_lock(&g.mu);
-  int device = DeviceOfUuid(m.gpu);
-  if (device < 0) {
-    pthread_mutex_unlock(&g.mu);
-    return;
-  }
-  DeviceState& d = g.dev[device];
-  // A new grant starts uncontended until the daemon says someone waits.
-  if (!d.holding || d.epoch != m.epoch) InflightWindow::SetContended(device, false);
-  d.requested = false;
-  d.holding = true;
-  d.epoch = m.epoch;
-  d.last_active_ms = NowMs();
-  d.others_fixed.store(m.bytes, std::memory_order_relaxed);
-  SwapSpace& swap = SwapSpace::Get();
-  bool swap_in = swap.On() && !d.dropping && !swap.Running(device);
-  bool prefetch = ManagedSpace::Get().On() && !d.dropping &&
-                  ManagedSpace::Get().Resident(device) == 0;
-  pthread_mutex_unlock(&g.mu);
-  if (prefetch) {
-    uint64_t ns = 0;
-    uint64_t moved = ManagedSpace::Get().Prefetch(device, true, &ns);
-    SendReport(device, proto::kReportAfterSwapIn, m.epoch, ns, moved);
-  }
-  if (swap_in) {
-    // The job's memory comes back before its first submission (DESIGN.md section 4).
-    int64_t t0 = NowNs();
-    uint64_t moved = 0;
-    bool ok = swap.SwapIn(device, &moved);
-    SendReport(device, proto::kReportAfterSwapIn, m.epoch, static_cast<uint64_t>(NowNs() - t0), moved);
-    if (!ok) {
-      // It cannot run without its memory: give the lease back, ask again a moment later.
-      struct timespec ts = {0, 200 * 1000 * 1000};
-      nanosleep(&ts, nullptr);
-      pthread_mutex_lock(&g.mu);
-      d.dropping = true;
-      pthread_mutex_unlock(&g.mu);
-      Release(device, proto::ReleaseReason::kDropped);
-      return;
-    }
-    swap.SetRunning(device, true);
-  }
-  pthread_mutex_lock(&g.mu);
-  if (d.holding && !d.dropping && d.epoch == m.epoch) g_gates[device].Open();
-  pthread_cond_broadcast(&g.cv);
-  pthread_mutex_unlock(&g.mu);
-}
-
-// The daemon needs room on the GPU: move memory to the host (only while not running there).
-void HandleEvict(const proto::LeaseMsg& m) {
-  pthread_mutex_lock(&g.mu);
-  int device = DeviceOfUuid(m.gpu);
-  bool stopped = device >= 0 && !g.dev[device].holding && !g.dev[device].dropping;
-  pthread_mutex_unlock(&g.mu);
-  if (device < 0) return;
-  SwapSpace& swap = SwapSpace::Get();
-  if (stopped && swap.On() && !swap.Running(device)) swap.Evict(device, m.bytes);
-  uint64_t ns;
-  if (stopped && ManagedSpace::Get().On()) ManagedSpace::Get().Prefetch(device, false, &ns);
-  SendReport(device, 0, 0, 0, 0);  // always answered: the daemon's ledger is then current
 }
 
 // Another job waits: bound the queued work until this grant ends.
@@ -517,7 +353,9 @@ void EnsureStartedLocked() {
   pthread_attr_destroy(&attr);
 }
 
-}  // namespace
+}  // namespace lease
+
+using namespace lease;
 
 DeviceGate& GateOf(int device) { return g_gates[device]; }
 
@@ -548,36 +386,6 @@ void LeaseClient::EnterSlow(int device) {
   }
   --d.waiters;
   pthread_mutex_unlock(&g.mu);
-}
-
-void LeaseClient::AddDeviceBytes(int device, int64_t delta) {
-  if (device < 0 || device >= kMaxDevices) return;
-  g.dev[device].bytes.fetch_add(delta, std::memory_order_relaxed);
-  g.dev[device].bytes_dirty.store(true, std::memory_order_relaxed);
-}
-
-int64_t LeaseClient::DeviceBytes(int device) {
-  if (device < 0 || device >= kMaxDevices) return 0;
-  return g.dev[device].bytes.load(std::memory_order_relaxed);
-}
-
-void LeaseClient::MemoryChanged(int device) {
-  for (int i = 0; i < kMaxDevices; ++i) {
-    if (i == device || (device < 0 && g.dev[i].uuid_known)) {
-      g.dev[i].bytes_dirty.store(true, std::memory_order_relaxed);
-    }
-  }
-}
-
-void LeaseClient::SetDemand(int device, uint64_t bytes) {
-  if (device < 0 || device >= kMaxDevices) return;
-  g.dev[device].demand.store(bytes, std::memory_order_relaxed);
-  g.dev[device].bytes_dirty.store(true, std::memory_order_relaxed);
-}
-
-uint64_t LeaseClient::OthersFixed(int device) {
-  if (device < 0 || device >= kMaxDevices) return 0;
-  return g.dev[device].others_fixed.load(std::memory_order_relaxed);
 }
 
 void ChildAfterFork() {
