@@ -55,17 +55,20 @@ void PrintTable(const json& st) {
               d.at("scheduler").get<std::string>().c_str(),
               FormatDuration(std::chrono::milliseconds(d.at("quantum_ms").get<int64_t>())).c_str(),
               d.at("socket").get<std::string>().c_str());
-  std::printf("\n%-4s %-42s %-9s %-7s %-8s %s\n", "GPU", "UUID", "MODE", "HOLDER", "HELD",
-              "WAITERS");
+  std::printf("\n%-4s %-42s %-9s %-7s %-8s %-9s %-8s %s\n", "GPU", "UUID", "MODE", "HOLDER",
+              "HELD", "CAPACITY", "HANDOFFS", "WAITERS");
   if (st.at("gpus").empty()) std::printf("(no GPU used yet)\n");
   for (const auto& g : st.at("gpus")) {
     std::string waiters;
     for (const auto& w : g.at("waiters")) waiters += (waiters.empty() ? "" : ",") + ToJsonText(w);
-    std::printf("%-4s %-42s %-9s %-7s %-8s %s\n",
+    uint64_t capacity = g.value("capacity", uint64_t{0});
+    std::printf("%-4s %-42s %-9s %-7s %-8s %-9s %-8s %s\n",
                 g.at("ordinal").is_null() ? "-" : ToJsonText(g.at("ordinal")).c_str(),
                 g.at("uuid").get<std::string>().c_str(), g.at("mode").get<std::string>().c_str(),
                 g.at("holder").is_null() ? "-" : ToJsonText(g.at("holder")).c_str(),
                 g.at("holder").is_null() ? "-" : Secs(g.at("held_seconds").get<double>()).c_str(),
+                capacity == 0 ? "-" : Bytes(capacity).c_str(),
+                std::to_string(g.value("handoffs", uint64_t{0})).c_str(),
                 waiters.empty() ? "-" : waiters.c_str());
   }
   std::printf("\n%-5s %-12s %-10s %4s %-8s %8s %8s %9s %9s %9s %5s %9s %7s  %s\n", "JOB",
