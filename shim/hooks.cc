@@ -168,7 +168,7 @@ void VirtualMemInfo(int device, size_t* free_bytes, size_t* total_bytes) {
   uint64_t others = LeaseClient::Get().OthersFixed(device);
   uint64_t total = *total_bytes > others ? *total_bytes - others : 0;
   int64_t fixed = LeaseClient::Get().DeviceBytes(device);
-  uint64_t own = SwapSpace::Get().Stats(device).allocated + (fixed > 0 ? fixed : 0) + kContextReserve;
+  uint64_t own = SwapSpace::Get().Allocated(device) + (fixed > 0 ? fixed : 0) + kContextReserve;
   *total_bytes = total;
   *free_bytes = total > own ? total - own : 0;
 }

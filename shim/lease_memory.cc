@@ -41,11 +41,7 @@ bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
     m.allocated += managed.Allocated(device);
     m.resident += managed.Resident(device);
   }
-  size_t total = 0;
-  if (const VmmDriver* v = Vmm(); m.engine != 0 && v != nullptr &&
-                                  v->cuDeviceTotalMem_v2(&total, device) == gs_cuda::CUDA_SUCCESS) {
-    m.total = total;
-  }
+  if (m.engine != 0) m.total = DeviceTotalBytes(device);
   m.demand = d.demand.load(std::memory_order_relaxed);
   m.flags = flags;
   m.epoch = epoch;
@@ -114,7 +110,7 @@ void HandleGrant(const proto::LeaseMsg& m) {
       Release(device, proto::ReleaseReason::kDropped);
       return;
     }
-    swap.SetRunning(device, true);
+    // SwapIn marked the process running on `device` under the engine's lock.
   }
   pthread_mutex_lock(&g.mu);
   if (d.holding && !d.dropping && d.epoch == m.epoch) g_gates[device].Open();

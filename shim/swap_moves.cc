@@ -188,16 +188,23 @@ bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
 SwapStats SwapSpace::Stats(int device) {
   pthread_mutex_lock(&mu_);
   SwapStats st = stats_[device];
+  st.allocated = allocated_[device];
   for (int ri = 0; ri < count_; ++ri) {
     const Region* r = regions_[ri];
     if (r->device != device) continue;
-    st.allocated += r->size;
     for (int ci = 0; ci < r->nchunks; ++ci) {
       if (r->chunks[ci].state == swap_internal::kResident) st.resident += r->chunks[ci].bytes;
     }
   }
   pthread_mutex_unlock(&mu_);
   return st;
+}
+
+uint64_t SwapSpace::Allocated(int device) {
+  pthread_mutex_lock(&mu_);
+  uint64_t n = allocated_[device];
+  pthread_mutex_unlock(&mu_);
+  return n;
 }
 
 namespace {

@@ -195,12 +195,8 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, Region** out) {
 }
 
 bool SwapSpace::CanEverFitLocked(int device, uint64_t bytes) {
-  if (device_total_[device] == 0) {
-    size_t total = 0;
-    if (Vmm()->cuDeviceTotalMem_v2(&total, device) != CUDA_SUCCESS) return true;
-    device_total_[device] = total;
-  }
-  uint64_t total = device_total_[device];
+  uint64_t total = DeviceTotalBytes(device);
+  if (total == 0) return true;
   uint64_t others = LeaseClient::Get().OthersFixed(device) + ContextReserve(total);
   uint64_t room = total > others ? total - others : 0;
   int64_t fixed = LeaseClient::Get().DeviceBytes(device);

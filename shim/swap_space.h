@@ -74,6 +74,9 @@ class SwapSpace {
   // Bytes of pinned host memory, and the ledger of `device`.
   uint64_t HostBytes() { return pool_.pinned(); }
   SwapStats Stats(int device);
+  // Bytes of address space the engine backs on `device` (SwapStats::allocated), without
+  // walking the regions: for cuMemGetInfo.
+  uint64_t Allocated(int device);
 
  private:
   struct Chunk;
@@ -106,7 +109,6 @@ class SwapSpace {
   CUstream stream_[kMaxDevices] = {};  // the engine's copy stream, per device
   SwapStats stats_[kMaxDevices] = {};  // GUARDED_BY(mu_)
   uint64_t allocated_[kMaxDevices] = {};  // reserved bytes of the regions; GUARDED_BY(mu_)
-  uint64_t device_total_[kMaxDevices] = {};  // cuDeviceTotalMem, read once
   HostPool pool_;
   std::atomic<int> state_{0};  // 0 unknown, 1 on, 2 off
 };

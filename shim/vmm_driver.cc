@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 
+#include <atomic>
 #include <type_traits>
 
 #include "real_driver.h"
@@ -54,6 +55,19 @@ void LoadVmm() {
 const VmmDriver* Vmm() {
   pthread_once(&g_vmm_once, LoadVmm);
   return g_vmm_ok ? &g_vmm : nullptr;
+}
+
+uint64_t DeviceTotalBytes(int device) {
+  constexpr int kDevices = 64;  // ContextRegistry's kMaxDevices
+  static std::atomic<uint64_t> totals[kDevices];
+  if (device < 0 || device >= kDevices) return 0;
+  uint64_t known = totals[device].load(std::memory_order_relaxed);
+  if (known != 0) return known;
+  size_t total = 0;
+  const VmmDriver* v = Vmm();
+  if (v == nullptr || v->cuDeviceTotalMem_v2(&total, device) != CUDA_SUCCESS) return 0;
+  totals[device].store(total, std::memory_order_relaxed);
+  return total;
 }
 
 }  // namespace gshare::shim

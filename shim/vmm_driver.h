@@ -5,6 +5,8 @@
 // Any thread after Vmm() returned non-null.
 #pragma once
 
+#include <cstdint>
+
 #include "cuda_abi.h"
 
 namespace gshare::shim {
@@ -40,6 +42,9 @@ struct VmmDriver {
 
 // The table, or nullptr when libcuda lacks any of it (then the swap engine is off).
 const VmmDriver* Vmm();
+
+// The real cuDeviceTotalMem of `device` in bytes, asked once per device; 0 when unknown.
+uint64_t DeviceTotalBytes(int device);
 
 // cuMemHostAlloc flag: the memory is pinned for every context (cuda.h CU_MEMHOSTALLOC_PORTABLE).
 inline constexpr unsigned int kHostAllocPortable = 0x01;
