@@ -60,15 +60,18 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
   }
   // An allocation of the exclusive holder waits for room: take it from the others.
   if (m.demand > 0 && arbiter_.Holder(gpu) == c.job && !arbiter_.IsShared(gpu)) {
-    MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, c.job, m.demand);
-    for (const MemoryLedger::Eviction& e : plan.evictions) {
-      SendLeaseMsg(e.conn, proto::MsgType::kEvict, gpu, 0, e.bytes);
-    }
+    SendEvictions(gpu, ledger_.MakeRoom(gpu, c.job, m.demand));
   }
   UpdateSharing(gpu);
   if (!arbiter_.IsShared(gpu)) AskToPin(c, gpu);
-  // A refused grant may be possible now.
-  Apply(arbiter_.Tick(Now()));
+  // A refused grant that is possible now goes out at the loop's Tick after this read.
+}
+
+void Daemon::SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) {
+  for (const MemoryLedger::Eviction& e : plan.evictions) {
+    SendLeaseMsg(e.conn, proto::MsgType::kEvict, gpu, 0, e.bytes);
+    ledger_.NoteEviction(e.conn, gpu, e.bytes);
+  }
 }
 
 void Daemon::AskToPin(Connection& c, const GpuKey& gpu) {
@@ -76,7 +79,9 @@ void Daemon::AskToPin(Connection& c, const GpuKey& gpu) {
   if (t.engine != static_cast<uint32_t>(proto::MemoryEngine::kSwap)) return;
   // It will never have to hold more than what the GPU lacks (plus a margin) in host memory.
   uint64_t movable = t.allocated > t.fixed ? t.allocated - t.fixed : 0;
-  movable = std::min<uint64_t>({movable, ledger_.Overflow(gpu) + (1ull << 30), HostBudget(options_.config)});
+  movable = std::min<uint64_t>(movable, ledger_.Overflow(gpu) + (1ull << 30));
+  uint64_t budget = ledger_.options().host_budget;  // 0: unlimited
+  if (budget != 0) movable = std::min(movable, budget);
   uint64_t& asked = c.prepared[gpu];
   // Ask again only for a real change (pinning takes ~0.8 s/GiB).
   if (movable > asked + (256ull << 20)) {
@@ -149,10 +154,7 @@ uint64_t Daemon::PrepareGrant(const LeaseAction& a) {
   gm.drop_at.reset();
   gm.dropped_holder.reset();
   MemoryLedger::Plan plan = ledger_.MakeRoom(a.gpu, job);
-  for (const MemoryLedger::Eviction& e : plan.evictions) {
-    SendLeaseMsg(e.conn, proto::MsgType::kEvict, a.gpu, 0, e.bytes);
-    ledger_.NoteEviction(e.conn, a.gpu, e.bytes);
-  }
+  SendEvictions(a.gpu, plan);
   h.evict_bytes = plan.bytes;
   ledger_.Ran(job, a.gpu, now);
   gm.open = h;
