@@ -1,6 +1,7 @@
 // Lease policy around memory: shared mode per GPU (everyone runs at once), the switches
 // between shared and exclusive mode, and the grant filter (Options::can_grant).
 #include "arbiter.h"
+#include "arbiter_test_util.h"
 
 #include <doctest/doctest.h>
 
@@ -9,35 +10,13 @@
 namespace gshare {
 namespace {
 
-using Kind = LeaseAction::Kind;
-const GpuKey kGpu = "GPU-0";
+using namespace arbiter_test;
 const GpuKey kOther = "GPU-1";
 
-struct Fixture {
-  Arbiter::Options options;
-  TimePoint t0 = TimePoint{} + std::chrono::hours(1);
-  Fixture() {
-    options.default_quantum = Millis(20000);
-    options.drop_grace = Millis(10000);
-  }
-  TimePoint At(int ms) const { return t0 + Millis(ms); }
-};
-
-int Count(const LeaseActions& a, Kind kind, ConnId conn) {
-  int n = 0;
-  for (const auto& x : a) n += (x.kind == kind && x.conn == conn);
-  return n;
-}
 int CountKind(const LeaseActions& a, Kind kind) {
   int n = 0;
   for (const auto& x : a) n += x.kind == kind;
   return n;
-}
-uint64_t EpochOf(const LeaseActions& a, Kind kind, ConnId conn) {
-  for (const auto& x : a) {
-    if (x.kind == kind && x.conn == conn) return x.epoch;
-  }
-  return 0;
 }
 pid_t PidOf(const LeaseActions& a, Kind kind, ConnId conn) {
   for (const auto& x : a) {

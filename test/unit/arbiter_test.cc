@@ -1,36 +1,14 @@
 // Lease policy: exclusivity, round robin by quantum, strict priority, grace, idle release,
 // dead clients, disabled mode.
 #include "arbiter.h"
+#include "arbiter_test_util.h"
 
 #include <doctest/doctest.h>
 
 namespace gshare {
 namespace {
 
-using Kind = LeaseAction::Kind;
-const GpuKey kGpu = "GPU-0";
-
-struct Fixture {
-  Arbiter::Options options;
-  TimePoint t0 = TimePoint{} + std::chrono::hours(1);
-  Fixture() {
-    options.default_quantum = Millis(20000);
-    options.drop_grace = Millis(10000);
-  }
-  TimePoint At(int ms) const { return t0 + Millis(ms); }
-};
-
-int Count(const LeaseActions& a, Kind kind, ConnId conn) {
-  int n = 0;
-  for (const auto& x : a) n += (x.kind == kind && x.conn == conn);
-  return n;
-}
-uint64_t EpochOf(const LeaseActions& a, Kind kind, ConnId conn) {
-  for (const auto& x : a) {
-    if (x.kind == kind && x.conn == conn) return x.epoch;
-  }
-  return 0;
-}
+using namespace arbiter_test;
 
 TEST_CASE_FIXTURE(Fixture, "arbiter: one holder at a time, round robin at quantum expiry") {
   Arbiter arb(options);
