@@ -13,6 +13,7 @@
 #include "lease_client.h"
 #include "real_driver.h"
 #include "managed_space.h"
+#include "memory_engine.h"
 #include "swap_space.h"
 #include "swap_space_internal.h"
 
@@ -138,6 +139,36 @@ int SwapDeviceForStream(CUstream s, bool per_thread) {
   return device;
 }
 
+// A driver allocation of `bytes`. Under the checkpoint engine one that finds the GPU full
+// waits for room, up to 30 s (as the swap engine does): it asks for the lease with the bytes
+// as its demand, and the daemon checkpoints other jobs to make room for the holder.
+template <typename F>
+CUresult DriverAlloc(uint64_t bytes, F alloc) {
+  CUresult r = alloc();
+  if (r != CUDA_ERROR_OUT_OF_MEMORY || !CheckpointEngineOn()) return r;
+  int device = CurrentDeviceOrZero();
+  LeaseClient& client = LeaseClient::Get();
+  client.SetDemand(device, bytes);
+  for (int tries = 0; r == CUDA_ERROR_OUT_OF_MEMORY && tries < 3000; ++tries) {
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, nullptr);
+    DeviceGate& gate = GateOf(device);
+    if (!gate.TryEnter()) client.EnterSlow(device);
+    gate.MarkActive();
+    r = alloc();
+    gate.Exit();
+  }
+  client.SetDemand(device, 0);
+  return r;
+}
+
+// Device of the calling thread's context when cuMemGetInfo is virtualized for this process
+// (engines swap and checkpoint: the memory of others moves away when it runs), else -1.
+int VirtualMemDevice() {
+  if (!SwapSpace::Get().On() && !CheckpointEngineOn()) return -1;
+  return ContextRegistry::Get().CurrentDevice();
+}
+
 // Device of the calling thread's context when the managed engine serves this process, else -1.
 int ManagedDevice() {
   if (!ManagedSpace::Get().On()) return -1;
@@ -223,7 +254,7 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
     if (gs_dev >= 0) return ::gshare::shim::SwapSpace::Get().Alloc(gs_dev, bytesize, dptr); \
     gs_dev = ::gshare::shim::ManagedDevice();                                              \
     if (gs_dev >= 0) return ::gshare::shim::ManagedSpace::Get().Alloc(gs_dev, bytesize, dptr); \
-    CUresult r = gs_real_fn args;                                                          \
+    CUresult r = ::gshare::shim::DriverAlloc(bytesize, [&] { return gs_real_fn args; });   \
     GS_TRACK_DRIVER_ALLOC(bytesize)                                                        \
     return r;                                                                              \
   }
@@ -242,7 +273,7 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
     int gs_dev = ::gshare::shim::SwapDeviceForStream(hStream,                              \
                                                      ::gshare::shim::IsPerThread(#name));  \
     if (gs_dev >= 0) return ::gshare::shim::SwapSpace::Get().Alloc(gs_dev, bytesize, dptr); \
-    CUresult r = gs_real_fn args;                                                          \
+    CUresult r = ::gshare::shim::DriverAlloc(bytesize, [&] { return gs_real_fn args; });   \
     GS_TRACK_DRIVER_ALLOC(bytesize)                                                        \
     return r;                                                                              \
   }
@@ -257,7 +288,8 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
       return ::gshare::shim::SwapAllocPitch(gs_dev, dptr, pPitch, WidthInBytes, Height,    \
                                             ElementSizeBytes);                             \
     }                                                                                      \
-    CUresult r = gs_real_fn args;                                                          \
+    CUresult r = ::gshare::shim::DriverAlloc(static_cast<uint64_t>(WidthInBytes) * Height,  \
+                                             [&] { return gs_real_fn args; });             \
     GS_TRACK_DRIVER_ALLOC(pPitch != nullptr ? *pPitch * Height : 0)                        \
     return r;                                                                              \
   }
@@ -295,7 +327,7 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
   GS_EXPORT CUresult name params noexcept {                                                \
     GS_REAL(name, params);                                                                 \
     CUresult r = gs_real_fn args;                                                          \
-    int gs_dev = ::gshare::shim::SwapDevice();                                             \
+    int gs_dev = ::gshare::shim::VirtualMemDevice();                                       \
     if (r == CUDA_SUCCESS && gs_dev >= 0 && free != nullptr && total != nullptr) {         \
       ::gshare::shim::VirtualMemInfo(gs_dev, free, total);                                 \
     }                                                                                      \
@@ -306,7 +338,8 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
   GS_EXPORT CUresult name params noexcept {                                                \
     GS_REAL(name, params);                                                                 \
     CUresult r = gs_real_fn args;                                                          \
-    if (r == CUDA_SUCCESS && bytes != nullptr && ::gshare::shim::SwapSpace::Get().On() &&  \
+    if (r == CUDA_SUCCESS && bytes != nullptr &&                                           \
+        (::gshare::shim::SwapSpace::Get().On() || ::gshare::shim::CheckpointEngineOn()) && \
         dev >= 0 && dev < ::gshare::shim::kMaxDevices) {                                   \
       uint64_t gs_others = ::gshare::shim::LeaseClient::Get().OthersFixed(dev);            \
       *bytes = *bytes > gs_others ? *bytes - gs_others : 0;                                \

@@ -6,6 +6,7 @@
 #include "lease_client.h"
 #include "lease_state.h"
 #include "managed_space.h"
+#include "memory_engine.h"
 #include "inflight_window.h"
 #include "swap_space.h"
 #include "vmm_driver.h"
@@ -40,6 +41,10 @@ bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
     m.engine = static_cast<uint32_t>(proto::MemoryEngine::kManaged);
     m.allocated += managed.Allocated(device);
     m.resident += managed.Resident(device);
+  } else if (CheckpointEngineOn()) {
+    // Everything moves with the process: the daemon checkpoints it whole.
+    m.engine = static_cast<uint32_t>(proto::MemoryEngine::kCheckpoint);
+    m.fixed = 0;
   }
   if (m.engine != 0) m.total = DeviceTotalBytes(device);
   m.demand = d.demand.load(std::memory_order_relaxed);
@@ -53,7 +58,8 @@ bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
 // Asks for the lease on `device`, after a memory report: the daemon decides between
 // shared and exclusive mode on what the process holds now. REQUIRES: g.mu held.
 bool RequestLease(int device) {
-  if ((SwapSpace::Get().On() || ManagedSpace::Get().On()) && g.dev[device].uuid_known) {
+  if ((SwapSpace::Get().On() || ManagedSpace::Get().On() || CheckpointEngineOn()) &&
+      g.dev[device].uuid_known) {
     g.dev[device].bytes_dirty.store(false, std::memory_order_relaxed);
     if (!SendReport(device, 0, 0, 0, 0)) return false;
   }

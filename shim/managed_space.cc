@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "memory_engine.h"
 #include "real_driver.h"
 #include "shim_log.h"
 #include "vmm_driver.h"
@@ -30,11 +31,11 @@ ManagedSpace& ManagedSpace::Get() { return g_managed_space; }
 bool ManagedSpace::On() {
   int known = state_.load(std::memory_order_acquire);
   if (__builtin_expect(known != 0, 1)) return known == 1;
-  const char* m = std::getenv("GSHARE_MEMORY");
-  bool on = m != nullptr && std::strcmp(m, "managed") == 0 && Vmm() != nullptr &&
+  bool want = RequestedMemoryEngine() == proto::MemoryEngine::kManaged;
+  bool on = want && Vmm() != nullptr &&
             RealFunction(kHook_cuMemAllocManaged) != nullptr &&
             RealFunction(kHook_cuMemPrefetchAsync_v2) != nullptr;
-  if (m != nullptr && std::strcmp(m, "managed") == 0 && !on) {
+  if (want && !on) {
     Warn("the CUDA driver lacks managed memory or cuMemPrefetchAsync_v2; --memory managed is off");
   }
   state_.store(on ? 1 : 2, std::memory_order_release);

@@ -1,6 +1,8 @@
 // The swap engine. Lock order: the lease client's mutex, then mu_ (the engine never calls
 // into the lease client while holding mu_; on_demand only sets an atomic there).
 #include "swap_space.h"
+
+#include "memory_engine.h"
 #include "swap_space_internal.h"
 
 #include <time.h>
@@ -9,6 +11,7 @@
 #include <cstring>
 
 #include "lease_client.h"
+#include "memory_engine.h"
 #include "real_driver.h"
 #include "shim_log.h"
 #include "vmm_driver.h"
@@ -32,8 +35,7 @@ SwapSpace& SwapSpace::Get() { return g_swap_space; }
 bool SwapSpace::On() {
   int known = state_.load(std::memory_order_acquire);
   if (__builtin_expect(known != 0, 1)) return known == 1;
-  const char* m = std::getenv("GSHARE_MEMORY");
-  bool want = m == nullptr || m[0] == '\0' || std::strcmp(m, "swap") == 0;
+  bool want = RequestedMemoryEngine() == proto::MemoryEngine::kSwap;
   int s = 2;
   if (want) {
     const VmmDriver* vmm = Vmm();

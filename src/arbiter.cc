@@ -59,6 +59,7 @@ std::optional<JobId> Arbiter::BestWaiter(const GpuKey& gpu, const Lease& lease,
   int best_priority = 0;
   uint64_t best_arrival = 0;
   for (const auto& [job, arrival] : lease.queue) {
+    if (jobs_.at(job).suspended) continue;
     if (grantable_only && options_.can_grant && !options_.can_grant(gpu, job)) continue;
     int p = jobs_.at(job).priority;
     if (!best || p > best_priority || (p == best_priority && arrival < best_arrival)) {
@@ -76,7 +77,7 @@ LeaseActions Arbiter::Request(ConnId conn, const GpuKey& gpu, TimePoint now) {
   if (cit == conns_.end()) return out;
   JobId job = cit->second.job;
   Lease& lease = leases_[gpu];
-  if (!options_.enabled || lease.shared) {
+  if ((!options_.enabled || lease.shared) && !jobs_.at(job).suspended) {
     lease.holding[conn] = lease.epoch;
     if (lease.shared && options_.enabled) StartShared(lease, job, now);
     out.push_back({LeaseAction::Kind::kGrant, conn, gpu, lease.epoch, 0});
@@ -93,6 +94,7 @@ LeaseActions Arbiter::Request(ConnId conn, const GpuKey& gpu, TimePoint now) {
   }
   lease.wanting.insert(conn);
   Enqueue(lease, job, now);
+  if (!options_.enabled || lease.shared) return out;  // suspended: waits for SetSuspended
   Schedule(gpu, lease, now, out);
   if (lease.holder && lease.holder != job) NotifyContended(gpu, lease, out);
   return out;
@@ -309,14 +311,8 @@ LeaseActions Arbiter::SetEnabled(bool enabled, TimePoint now) {
         }
       }
       lease.stopped.clear();
-      for (ConnId c : lease.wanting) {
-        lease.holding[c] = lease.epoch;
-        out.push_back({LeaseAction::Kind::kGrant, c, gpu, lease.epoch, 0});
-      }
-      lease.wanting.clear();
-      lease.queue.clear();
-      lease.wait_since.clear();
       if (lease.holder) EndHolding(lease, now);
+      GrantAllWanting(gpu, lease, now, out);
     } else {
       // Gating resumes: everyone drops; the lease is granted once all have drained.
       for (const auto& [conn, epoch] : lease.holding) {
@@ -369,16 +365,7 @@ LeaseActions Arbiter::SetShared(const GpuKey& gpu, bool shared, TimePoint now) {
     }
     lease.stopped.clear();
     if (lease.holder) EndHolding(lease, now);
-    lease.queue.clear();
-    for (auto& [job, since] : lease.wait_since) {
-      jobs_.at(job).wait_seconds += std::chrono::duration<double>(now - since).count();
-    }
-    lease.wait_since.clear();
-    for (ConnId c : lease.wanting) {
-      lease.holding[c] = lease.epoch;
-      out.push_back({LeaseAction::Kind::kGrant, c, gpu, lease.epoch, 0});
-    }
-    lease.wanting.clear();
+    GrantAllWanting(gpu, lease, now, out);
     for (const auto& [c, epoch] : lease.holding) StartShared(lease, conns_.at(c).job, now);
   } else {
     // Exclusive again: every holder drops; the lease is granted once all have drained.
@@ -389,6 +376,82 @@ LeaseActions Arbiter::SetShared(const GpuKey& gpu, bool shared, TimePoint now) {
     if (lease.holding.empty()) Schedule(gpu, lease, now, out);
   }
   return out;
+}
+
+void Arbiter::GrantAllWanting(const GpuKey& gpu, Lease& lease, TimePoint now,
+                              LeaseActions& out) {
+  for (auto it = lease.wanting.begin(); it != lease.wanting.end();) {
+    if (Suspended(*it)) {
+      ++it;
+      continue;
+    }
+    lease.holding[*it] = lease.epoch;
+    out.push_back({LeaseAction::Kind::kGrant, *it, gpu, lease.epoch, 0});
+    if (lease.shared && options_.enabled) StartShared(lease, conns_.at(*it).job, now);
+    it = lease.wanting.erase(it);
+  }
+  for (auto it = lease.queue.begin(); it != lease.queue.end();) {
+    JobId job = it->first;
+    if (JobWants(lease, job)) {
+      ++it;
+      continue;
+    }
+    auto ws = lease.wait_since.find(job);
+    if (ws != lease.wait_since.end()) {
+      jobs_.at(job).wait_seconds += Seconds(ws->second, now);
+      lease.wait_since.erase(ws);
+    }
+    it = lease.queue.erase(it);
+  }
+}
+
+bool Arbiter::Suspended(ConnId conn) const {
+  auto c = conns_.find(conn);
+  return c != conns_.end() && jobs_.at(c->second.job).suspended;
+}
+
+LeaseActions Arbiter::SetSuspended(JobId job, bool suspended, TimePoint now) {
+  LeaseActions out;
+  auto jit = jobs_.find(job);
+  if (jit == jobs_.end() || jit->second.suspended == suspended) return out;
+  jit->second.suspended = suspended;
+  for (auto& [gpu, lease] : leases_) {
+    if (suspended) {
+      if (options_.enabled && !lease.shared) {
+        if (lease.holder == job && !lease.dropping) SendDrop(gpu, lease, now, out);
+        continue;
+      }
+      for (const auto& [conn, epoch] : lease.holding) {
+        if (conns_.at(conn).job == job) out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
+      }
+    } else if (!options_.enabled || lease.shared) {
+      GrantAllWanting(gpu, lease, now, out);
+    } else {
+      Schedule(gpu, lease, now, out);
+    }
+  }
+  return out;
+}
+
+bool Arbiter::IsSuspended(JobId job) const {
+  auto it = jobs_.find(job);
+  return it != jobs_.end() && it->second.suspended;
+}
+
+bool Arbiter::JobHolds(JobId job) const {
+  for (const auto& [gpu, lease] : leases_) {
+    for (const auto& [conn, epoch] : lease.holding) {
+      if (conns_.at(conn).job == job) return true;
+    }
+  }
+  return false;
+}
+
+bool Arbiter::ConnHolds(ConnId conn) const {
+  for (const auto& [gpu, lease] : leases_) {
+    if (lease.holding.count(conn) != 0) return true;
+  }
+  return false;
 }
 
 void Arbiter::StartShared(Lease& lease, JobId job, TimePoint now) {

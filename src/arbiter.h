@@ -83,6 +83,13 @@ class Arbiter {
   // Jobs with a connection waiting for or holding `gpu`.
   std::vector<JobId> JobsOn(const GpuKey& gpu) const;
   int PriorityOf(JobId job) const;
+  // A suspended job is granted nothing, in any mode; suspending it makes its holding
+  // connections drop (exclusive and shared mode alike). Resuming lets its requests through.
+  LeaseActions SetSuspended(JobId job, bool suspended, TimePoint now);
+  bool IsSuspended(JobId job) const;
+  // Whether any connection of the job (or this connection) holds a lease on any GPU.
+  bool JobHolds(JobId job) const;
+  bool ConnHolds(ConnId conn) const;
 
   // Status.
   struct GpuView {
@@ -115,6 +122,7 @@ class Arbiter {
     std::set<ConnId> conns;
     double lease_seconds = 0;
     double wait_seconds = 0;
+    bool suspended = false;
   };
   struct Conn {
     JobId job = 0;
@@ -154,6 +162,9 @@ class Arbiter {
   // Shared mode: starts or ends a job's holding time (lease_seconds).
   void StartShared(Lease& lease, JobId job, TimePoint now);
   void EndShared(Lease& lease, JobId job, TimePoint now);
+  bool Suspended(ConnId conn) const;
+  // Shared or disabled mode: every waiting connection that is not suspended holds now.
+  void GrantAllWanting(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
 
   Options options_;
   uint64_t arrivals_ = 0;

@@ -1,5 +1,5 @@
-// Job control commands: `gshare cancel`, `hold`, `release`, `set-priority`, `requeue` (the
-// daemon acts, daemon_control.cc) and `clean`.
+// Job control commands: `gshare cancel`, `hold`, `release`, `set-priority`, `suspend`,
+// `resume`, `requeue` (the daemon acts, daemon_control.cc) and `clean`.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
@@ -155,6 +155,26 @@ void AddReleaseCommand(CLI::App& sub, const GlobalOptions& global, Handler* hand
   sub.add_option("ids", opt->ids, "Job ids")->required();
   sub.footer("Example:\n  gshare release 12 13");
   *handler = [opt, &global]() { return ControlJobs(global, "release", opt->ids); };
+}
+
+void AddSuspendCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  auto opt = std::make_shared<IdsOptions>();
+  sub.add_option("ids", opt->ids, "Job ids")->required();
+  sub.footer(
+      "Example:\n  gshare suspend 12    # RUNNING -> SUSPENDED: its lease is taken back, its GPU\n"
+      "                       # state checkpointed to host memory, its processes stopped\n"
+      "The time limit keeps running while suspended. Exit status: 0; 1 when a job could not\n"
+      "be suspended (not running, or already suspended).");
+  *handler = [opt, &global]() { return ControlJobs(global, "suspend", opt->ids); };
+}
+
+void AddResumeCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  auto opt = std::make_shared<IdsOptions>();
+  sub.add_option("ids", opt->ids, "Job ids")->required();
+  sub.footer(
+      "Example:\n  gshare resume 12     # SUSPENDED -> RUNNING: continued; its GPU state comes\n"
+      "                       # back when it next gets the GPU");
+  *handler = [opt, &global]() { return ControlJobs(global, "resume", opt->ids); };
 }
 
 void AddRequeueCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {

@@ -1,5 +1,7 @@
-// `gshare job-supervisor --job ID --socket PATH`: internal; the daemon starts one per
-// submitted job (job_supervisor.h). Not shown in --help.
+// The daemon's internal helpers, not shown in --help:
+//   `gshare job-supervisor --job ID --socket PATH`: one per submitted job (job_supervisor.h);
+//   `gshare checkpoint-helper --fd N`: runs the driver's checkpoint calls (checkpoint_helper.h).
+#include "checkpoint_helper.h"
 #include "cli.h"
 #include "job_supervisor.h"
 
@@ -18,6 +20,12 @@ void AddSuperviseCommand(CLI::App& sub, const GlobalOptions&, Handler* handler) 
   sub.add_option("--job", opt->job, "Job id")->required();
   sub.add_option("--socket", opt->socket, "Daemon socket")->required();
   *handler = [opt]() { return RunSupervisor(opt->job, opt->socket); };
+}
+
+void AddCheckpointHelperCommand(CLI::App& sub, const GlobalOptions&, Handler* handler) {
+  auto fd = std::make_shared<int>(-1);
+  sub.add_option("--fd", *fd, "Socket to the daemon")->required();
+  *handler = [fd]() { return RunCheckpointHelper(*fd); };
 }
 
 }  // namespace gshare

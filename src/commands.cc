@@ -19,6 +19,9 @@ void AddLogsCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddWaitCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddCleanCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddSuperviseCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddCheckpointHelperCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddSuspendCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddResumeCommand(CLI::App&, const GlobalOptions&, Handler*);
 
 const CommandSpec kCommands[] = {
     {"run", "Run a command in the foreground as a job sharing the GPU", AddRunCommand},
@@ -29,6 +32,8 @@ const CommandSpec kCommands[] = {
     {"hold", "Keep pending jobs from starting", AddHoldCommand},
     {"release", "Let held jobs start", AddReleaseCommand},
     {"set-priority", "Change a job's priority", AddSetPriorityCommand},
+    {"suspend", "Suspend running jobs: their GPU memory goes to host memory", AddSuspendCommand},
+    {"resume", "Resume suspended jobs", AddResumeCommand},
     {"logs", "Print (-f: follow) a job's output", AddLogsCommand},
     {"wait", "Wait for jobs to end; exit with their status", AddWaitCommand},
     {"requeue", "Put ended or running submitted jobs back in the queue", AddRequeueCommand},
@@ -38,6 +43,7 @@ const CommandSpec kCommands[] = {
      AddDaemonCommand},
     {"completion", "Print a shell completion script (bash, zsh, fish)", AddCompletionCommand},
     {"job-supervisor", "", AddSuperviseCommand},  // internal: started by the daemon
+    {"checkpoint-helper", "", AddCheckpointHelperCommand},  // internal: started by the daemon
 };
 const size_t kNumCommands = sizeof(kCommands) / sizeof(kCommands[0]);
 

@@ -199,7 +199,7 @@ Status ApplyMemory(const std::string& path, const toml::table& table, Config::Me
     if (key == "engine") {
       st = ReadString(path, node, name, &m->engine);
       if (st.ok() && !IsMemoryEngine(m->engine)) {
-        st = ValueError(path, node, name, "expected swap, managed or off (checkpoint is not available yet)");
+        st = ValueError(path, node, name, "expected swap, managed, checkpoint or off");
       }
     } else if (key == "host_budget") {
       st = ReadString(path, node, name, &m->host_budget);

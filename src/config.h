@@ -53,7 +53,7 @@ struct Config {
 
 // The memory engines `--memory` and [memory] engine accept (docs/memory.md). `checkpoint`
 // (DESIGN.md section 5) is not available yet.
-inline constexpr std::array<const char*, 3> kMemoryEngines = {"swap", "managed", "off"};
+inline constexpr std::array<const char*, 4> kMemoryEngines = {"swap", "managed", "checkpoint", "off"};
 bool IsMemoryEngine(const std::string& name);
 
 // One config file and whether its absence is an error.

@@ -78,8 +78,8 @@ Daemon::Daemon(DaemonOptions options)
                                 options_.config.scheduler.drop_grace,
                                 [this](const GpuKey& gpu, JobId job) { return CanGrant(gpu, job); }}),
       ledger_(MemoryLedger::Options{options_.config.memory.context_reserve,
-                                    options_.config.memory.gpu_limit,
-                                    HostBudget(options_.config)}) {}
+                                    options_.config.memory.gpu_limit, HostBudget(options_.config),
+                                    [this](ConnId c) { return arbiter_.ConnHolds(c); }}) {}
 
 Daemon::~Daemon() {
   for (auto& [id, c] : conns_) close(c->fd);
@@ -164,6 +164,7 @@ void Daemon::Loop() {
     ids.clear();
     fds.push_back({listen_fd_, POLLIN, 0});
     fds.push_back({signal_pipe_[0], POLLIN, 0});
+    fds.push_back({checkpoint_.fd(), POLLIN, 0});  // -1 (ignored) until started
     for (auto& [id, c] : conns_) {
       fds.push_back({c->fd, POLLIN, 0});
       ids.push_back(id);
@@ -186,11 +187,13 @@ void Daemon::Loop() {
       spdlog::info("signal received: shutting down");
       stopping_ = true;
     }
-    for (size_t i = 2; i < fds.size(); ++i) {
-      if (fds[i].revents != 0 && conns_.count(ids[i - 2]) != 0) OnReadable(ids[i - 2]);
+    for (size_t i = 3; i < fds.size(); ++i) {
+      if (fds[i].revents != 0 && conns_.count(ids[i - 3]) != 0) OnReadable(ids[i - 3]);
     }
     if (fds[0].revents != 0) Accept();
+    if (fds[2].revents != 0) OnCheckpointReplies();
     Apply(arbiter_.Tick(Now()));
+    CheckpointTick();
     QueueTick(Now());
   }
 }
@@ -384,6 +387,7 @@ void Daemon::Apply(const LeaseActions& actions) {
                       a.epoch, it->second->pid);
         std::string frame = EncodeFrame(type, std::string_view(
             reinterpret_cast<const char*>(&m), sizeof m));
+        if (a.kind == LeaseAction::Kind::kGrant && DeferGrant(a, frame)) break;
         if (!WriteAll(it->second->fd, frame).ok()) {
           spdlog::warn("cannot reach pid {}; its lease is reclaimed", it->second->pid);
           // Dropping here re-enters the arbiter; the actions it returns are applied then.

@@ -17,6 +17,7 @@
 
 #include "admission.h"
 #include "arbiter.h"
+#include "checkpoint_helper.h"
 #include "job_end.h"
 #include "config.h"
 #include "frame_io.h"
@@ -71,6 +72,13 @@ class Daemon {
     std::optional<TimePoint> kill_at;  // cancel/requeue: SIGKILL the group then
     std::set<ConnId> shims;
     uint64_t peak_bytes = 0;
+    // gshare suspend: the lease drains, the processes are checkpointed, then stopped.
+    enum class Suspension { kNone, kDraining, kCheckpointing, kStopped };
+    Suspension suspension = Suspension::kNone;
+    uint64_t suspend_seq = 0;  // the last checkpoint request of the suspension
+    // Checkpoint engine counters (status): whole-process checkpoints and restores.
+    uint64_t checkpoints = 0, restores = 0;
+    double checkpoint_ms = 0, restore_ms = 0;
   };
 
   Status Setup(int ready_fd, bool* busy);
@@ -103,6 +111,25 @@ class Daemon {
   void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan);
   bool SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,
                     uint64_t bytes);
+  // The checkpoint engine and suspension (daemon_checkpoint.cc): whole processes
+  // checkpointed by the helper; a grant to a checkpointed process (or one that must wait
+  // for checkpoints under way) goes out once the helper has restored it.
+  void EnsureCheckpointHelper();
+  bool CheckpointConn(ConnId conn, const std::string& why);
+  bool DeferGrant(const LeaseAction& a, const std::string& frame);
+  void PumpDeferredGrants();
+  void OnCheckpointReplies();
+  void CheckpointTick();
+  Status SuspendJob(int64_t id);
+  Status ResumeJob(int64_t id);
+  void AdvanceSuspension(ActiveJob& job);
+  // Signals every process of the job (its group, else each shim's pid).
+  void SignalJobProcesses(const ActiveJob& job, int sig);
+  // Asks the lease for a checkpointed process that cannot ask itself (its CUDA calls block
+  // until it is restored).
+  void RequestOnBehalf(ConnId conn);
+  // Closes the open handoff of `gpu` once the new holder's memory is back.
+  void CloseHandoff(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes, double ms);
   nlohmann::json JobMemoryJson(JobId job) const;
   void AddGpuMemoryJson(const GpuKey& gpu, nlohmann::json* g) const;
   static uint64_t HostBudget(const Config& config);
@@ -150,6 +177,23 @@ class Daemon {
   };
   std::map<GpuKey, GpuInfo> gpus_;
   MemoryLedger ledger_;
+  CheckpointHelper checkpoint_;
+  struct CheckpointCall {
+    ConnId conn;
+    JobId job;
+    CheckpointOp op;
+  };
+  std::map<uint64_t, CheckpointCall> checkpoint_calls_;  // by helper seq
+  struct DeferredGrant {
+    ConnId conn;
+    GpuKey gpu;
+    uint64_t epoch;
+    std::string frame;
+    uint64_t after_seq;        // helper requests to finish first (victims' checkpoints)
+    bool restore;              // the process is checkpointed: restore it first
+    uint64_t restore_seq = 0;  // once asked
+  };
+  std::vector<DeferredGrant> deferred_grants_;
   // One lease handoff: DROP to the old holder .. the new holder's memory back on the GPU.
   struct Handoff {
     JobId from = 0, to = 0;

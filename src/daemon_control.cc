@@ -38,7 +38,7 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
     spdlog::info("job {} CANCELLED while pending", id);
     if (r.kind == "run") {  // its `gshare run` waits for admission: tell it
       for (auto& [cid, c] : conns_) {
-        if (c->kind == Connection::Kind::kRunner && c->job == id) {
+        if (c->kind == Connection::Kind::kRunner && c->job == static_cast<JobId>(id)) {
           Reply(*c, ErrorReply(JobName(id) + " was cancelled"));
           break;
         }
@@ -57,6 +57,9 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
     if (!saved.ok()) return saved;
     job.record = std::move(r);
     SignalJob(job, SIGTERM);  // when its pid is not known yet, OnRunStarted sends it
+    // A suspended job must run to see it; a checkpointed process that blocks in CUDA on its
+    // way out gets SIGKILL after --kill-after.
+    if (job.suspension == ActiveJob::Suspension::kStopped) SignalJobProcesses(job, SIGCONT);
     job.kill_at = std::chrono::steady_clock::now() + Millis(job.record.kill_after_ms);
     spdlog::info("job {}: {} requested (SIGTERM)", id, job.record.end_request);
     return Status::Ok();
@@ -95,7 +98,8 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
   } else if (action == "signal") {
     sig = req.at("signal").get<int>();
     if (sig <= 0 || sig >= NSIG) return Reply(c, ErrorReply("bad signal number"));
-  } else if (action != "cancel" && action != "requeue" && action != "hold" && action != "release") {
+  } else if (action != "cancel" && action != "requeue" && action != "hold" && action != "release" &&
+             action != "suspend" && action != "resume") {
     return Reply(c, ErrorReply("unknown action \"" + action + "\""));
   }
   json results = json::array();
@@ -106,6 +110,10 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
     const bool running = active != jobs_.end() && !active->second->ended;
     if (action == "cancel" || action == "requeue") {
       st = CancelJob(id, action == "requeue");
+    } else if (action == "suspend") {
+      st = SuspendJob(id);
+    } else if (action == "resume") {
+      st = ResumeJob(id);
     } else if (action == "hold" || action == "release") {
       if (pending == pending_.end()) {
         std::string state = StateOf(id);

@@ -38,37 +38,49 @@ bool Daemon::SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, u
 
 void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m) {
   ledger_.Report(c.id, c.job, gpu, m);
+  if (m.engine == static_cast<uint32_t>(proto::MemoryEngine::kCheckpoint)) {
+    EnsureCheckpointHelper();  // cuInit takes seconds: paid before the first eviction
+  }
   ActiveJob& job = *jobs_.at(c.job);
   job.peak_bytes = std::max(job.peak_bytes, ledger_.Totals(c.job).allocated);
-  GpuMemory& gm = gpu_memory_[gpu];
-  if ((m.flags & proto::kReportAfterSwapIn) != 0 && gm.open && gm.open->epoch == m.epoch &&
-      gm.open->to == c.job) {
-    Handoff& h = *gm.open;
-    h.swapin_bytes += m.swapin_bytes;
-    h.swapin_ms = std::max(h.swapin_ms, static_cast<double>(m.swapin_ns) / 1e6);
-    h.total_ms = Ms(h.drop_at, Now());
-    // A first grant on an idle GPU that moved nothing is not a handoff.
-    if (h.from != 0 || h.swapin_bytes != 0 || h.evict_bytes != 0) {
-      ++gm.handoffs;
-      gm.last = h;
-      spdlog::info("handoff {}: job {} -> job {}: drain {:.0f} ms, evicted {} bytes, swapped in {} "
-                 "bytes in {:.0f} ms, total {:.0f} ms",
-                   gpu, h.from, h.to, h.drain_ms, h.evict_bytes, h.swapin_bytes, h.swapin_ms,
-                 h.total_ms);
-    }
-    gm.open.reset();
+  if ((m.flags & proto::kReportAfterSwapIn) != 0) {
+    CloseHandoff(gpu, c.job, m.epoch, m.swapin_bytes, static_cast<double>(m.swapin_ns) / 1e6);
   }
   // An allocation of the exclusive holder waits for room: take it from the others.
   if (m.demand > 0 && arbiter_.Holder(gpu) == c.job && !arbiter_.IsShared(gpu)) {
-    SendEvictions(gpu, ledger_.MakeRoom(gpu, c.job, m.demand));
+    SendEvictions(gpu, ledger_.MakeRoom(gpu, c.job));  // the demand is in the report
   }
   UpdateSharing(gpu);
   if (!arbiter_.IsShared(gpu)) AskToPin(c, gpu);
   // A refused grant that is possible now goes out at the loop's Tick after this read.
 }
 
+void Daemon::CloseHandoff(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes,
+                          double ms) {
+  GpuMemory& gm = gpu_memory_[gpu];
+  if (!gm.open || gm.open->epoch != epoch || gm.open->to != job) return;
+  Handoff& h = *gm.open;
+  h.swapin_bytes += bytes;
+  h.swapin_ms = std::max(h.swapin_ms, ms);
+  h.total_ms = Ms(h.drop_at, Now());
+  // A first grant on an idle GPU that moved nothing is not a handoff.
+  if (h.from != 0 || h.swapin_bytes != 0 || h.evict_bytes != 0) {
+    ++gm.handoffs;
+    gm.last = h;
+    spdlog::info("handoff {}: job {} -> job {}: drain {:.0f} ms, evicted {} bytes, swapped in {} "
+                 "bytes in {:.0f} ms, total {:.0f} ms",
+                 gpu, h.from, h.to, h.drain_ms, h.evict_bytes, h.swapin_bytes, h.swapin_ms,
+                 h.total_ms);
+  }
+  gm.open.reset();
+}
+
 void Daemon::SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) {
   for (const MemoryLedger::Eviction& e : plan.evictions) {
+    if (e.checkpoint) {
+      CheckpointConn(e.conn, "room for another job on " + gpu);
+      continue;
+    }
     SendLeaseMsg(e.conn, proto::MsgType::kEvict, gpu, 0, e.bytes);
     ledger_.NoteEviction(e.conn, gpu, e.bytes);
   }
@@ -110,7 +122,8 @@ void Daemon::UpdateSharing(const GpuKey& gpu) {
 }
 
 bool Daemon::CanGrant(const GpuKey& gpu, JobId job) {
-  MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, job);
+  // Asked before the holder drops: its memory counts as movable as after its release.
+  MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, job, 0, /*leases_released=*/true);
   if (plan.feasible) {
     memory_wait_.erase(job);
     return true;
@@ -118,7 +131,10 @@ bool Daemon::CanGrant(const GpuKey& gpu, JobId job) {
   // GpuMemory: the others' fixed memory leaves too little room; the job can still run when
   // theirs is gone, but refusing forever would starve it if nothing changes: let it try
   // (its swap-in waits, then gives the lease back).
-  if (plan.reason == "GpuMemory") {
+  bool checkpointed = false;
+  for (ConnId c : ledger_.ConnsOf(job, gpu)) checkpointed = checkpointed || ledger_.IsCheckpointed(c);
+  // A restore without room would leave the process unusable: only then may it not try.
+  if (plan.reason == "GpuMemory" && !checkpointed) {
     memory_wait_[job] = plan.reason;
     return true;
   }
@@ -170,7 +186,20 @@ nlohmann::json Daemon::JobMemoryJson(JobId job) const {
     engine = it->second->record.memory;
   }
   auto wait = memory_wait_.find(job);
+  uint64_t checkpoints = 0, restores = 0;
+  double checkpoint_s = 0, restore_s = 0;
+  if (it != jobs_.end()) {
+    checkpoints = it->second->checkpoints;
+    restores = it->second->restores;
+    checkpoint_s = it->second->checkpoint_ms / 1000;
+    restore_s = it->second->restore_ms / 1000;
+  }
   return {{"engine", engine},
+          {"checkpointed", t.checkpointed},
+          {"checkpoints", checkpoints},
+          {"restores", restores},
+          {"checkpoint_seconds", checkpoint_s},
+          {"restore_seconds", restore_s},
           {"allocated", t.allocated},
           {"resident", t.resident},
           {"swapped", t.allocated > t.resident ? t.allocated - t.resident : 0},

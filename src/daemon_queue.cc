@@ -237,7 +237,7 @@ void Daemon::Admission() {
     Activate(std::move(r), start.slot);
     if (!foreground) continue;
     for (auto& [cid, c] : conns_) {
-      if (c->kind != Connection::Kind::kRunner || c->job != id) continue;
+      if (c->kind != Connection::Kind::kRunner || c->job != static_cast<JobId>(id)) continue;
       std::string frame = EncodeFrame(proto::MsgType::kRunAdmitted,
                                       ToJsonText(json{{"job_id", id}}));
       if (!WriteAll(c->fd, frame).ok()) spdlog::warn("job {}: cannot reach its gshare run", id);

@@ -12,9 +12,60 @@ void MemoryLedger::Report(ConnId conn, JobId job, const GpuKey& gpu,
   e.gpu = gpu;
   e.report = m;
   if (m.total != 0) gpu_total_[gpu] = m.total;
+  evicting_.erase({conn, gpu});
 }
 
-void MemoryLedger::Forget(ConnId conn) { entries_.erase(conn); }
+void MemoryLedger::Forget(ConnId conn) {
+  entries_.erase(conn);
+  checkpointed_.erase(conn);
+  for (auto it = evicting_.begin(); it != evicting_.end();) {
+    it = it->first == conn ? evicting_.erase(it) : std::next(it);
+  }
+}
+
+void MemoryLedger::SetCheckpointed(ConnId conn, bool checkpointed) {
+  if (checkpointed) {
+    checkpointed_.insert(conn);
+  } else {
+    checkpointed_.erase(conn);
+  }
+}
+
+void MemoryLedger::SetSuspended(JobId job, bool suspended) {
+  if (suspended) {
+    suspended_.insert(job);
+  } else {
+    suspended_.erase(job);
+  }
+}
+
+bool MemoryLedger::Evicting(const GpuKey& gpu) const {
+  for (const auto& [conn, g] : evicting_) {
+    if (g == gpu) return true;
+  }
+  return false;
+}
+
+std::vector<ConnId> MemoryLedger::ConnsOf(JobId job, const GpuKey& gpu) const {
+  std::vector<ConnId> conns;
+  for (const auto& [conn, per_gpu] : entries_) {
+    for (const auto& [g, e] : per_gpu) {
+      if (e.job == job && (gpu.empty() || g == gpu)) {
+        conns.push_back(conn);
+        break;
+      }
+    }
+  }
+  return conns;
+}
+
+uint64_t MemoryLedger::ResidentOf(ConnId conn, const Entry& e) const {
+  return IsCheckpointed(conn) ? 0 : e.report.resident;
+}
+
+uint64_t MemoryLedger::ContextOf(ConnId conn) const {
+  return IsCheckpointed(conn) ? 0 : options_.context_bytes;
+}
 
 void MemoryLedger::NoteEviction(ConnId conn, const GpuKey& gpu, uint64_t bytes) {
   auto c = entries_.find(conn);
@@ -24,6 +75,7 @@ void MemoryLedger::NoteEviction(ConnId conn, const GpuKey& gpu, uint64_t bytes) 
   proto::MemReportMsg& r = e->second.report;
   uint64_t movable = r.resident > r.fixed ? r.resident - r.fixed : 0;
   r.resident -= std::min(bytes, movable);
+  evicting_.insert({conn, gpu});
 }
 
 void MemoryLedger::Ran(JobId job, const GpuKey& gpu, TimePoint now) {
@@ -49,7 +101,7 @@ uint64_t MemoryLedger::Overflow(const GpuKey& gpu) const {
   uint64_t need = 0;
   for (const auto& [conn, per_gpu] : entries_) {
     auto it = per_gpu.find(gpu);
-    if (it == per_gpu.end()) continue;
+    if (it == per_gpu.end() || suspended_.count(it->second.job) != 0) continue;
     const proto::MemReportMsg& r = it->second.report;
     need += r.allocated + r.demand + options_.context_bytes;
   }
@@ -60,13 +112,14 @@ uint64_t MemoryLedger::FixedOfOthers(const GpuKey& gpu, JobId job) const {
   uint64_t fixed = 0;
   for (const auto& [conn, per_gpu] : entries_) {
     auto it = per_gpu.find(gpu);
-    if (it == per_gpu.end() || it->second.job == job) continue;
+    if (it == per_gpu.end() || it->second.job == job || IsCheckpointed(conn)) continue;
     fixed += it->second.report.fixed + options_.context_bytes;
   }
   return fixed;
 }
 
-MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t extra) const {
+MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t extra,
+                                          bool leases_released) const {
   Plan plan;
   uint64_t capacity = Capacity(gpu);
   if (capacity == 0) return plan;
@@ -76,6 +129,7 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
     TimePoint last;
     ConnId conn;
     uint64_t movable;
+    bool checkpoint;
   };
   std::vector<Victim> victims;
   for (const auto& [conn, per_gpu] : entries_) {
@@ -83,15 +137,25 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
     if (it == per_gpu.end()) continue;
     const Entry& e = it->second;
     const proto::MemReportMsg& r = e.report;
-    used += r.resident + options_.context_bytes;
+    const uint64_t resident = ResidentOf(conn, e);
+    used += resident + ContextOf(conn);
     if (e.job == job) {
-      missing += r.allocated > r.resident ? r.allocated - r.resident : 0;
+      missing += r.allocated > resident ? r.allocated - resident : 0;
+      missing += r.demand;  // an allocation of it waits for this much
+      missing += options_.context_bytes - ContextOf(conn);  // a restore brings it back
       continue;
     }
-    uint64_t movable = r.resident > r.fixed ? r.resident - r.fixed : 0;
+    if (suspended_.count(e.job) != 0) continue;  // stopped: it cannot move anything now
+    bool checkpoint = r.engine == static_cast<uint32_t>(proto::MemoryEngine::kCheckpoint);
+    uint64_t movable = resident > r.fixed ? resident - r.fixed : 0;
+    if (checkpoint) {
+      if (IsCheckpointed(conn)) continue;
+      if (!leases_released && options_.holds_lease && options_.holds_lease(conn)) continue;
+      movable = resident + options_.context_bytes;  // all of it or nothing
+    }
     if (movable == 0) continue;
     auto lr = last_ran_.find({gpu, e.job});
-    victims.push_back({lr == last_ran_.end() ? TimePoint{} : lr->second, conn, movable});
+    victims.push_back({lr == last_ran_.end() ? TimePoint{} : lr->second, conn, movable, checkpoint});
   }
   // After the swap-in the GPU holds used + missing; whatever passes the capacity must go
   // (also memory that stayed resident beyond a gpu_limit while nothing had to move).
@@ -101,8 +165,8 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
                    [](const Victim& a, const Victim& b) { return a.last < b.last; });
   for (const Victim& v : victims) {
     if (plan.bytes >= need) break;
-    uint64_t take = std::min(v.movable, need - plan.bytes);
-    plan.evictions.push_back({v.conn, take});
+    uint64_t take = v.checkpoint ? v.movable : std::min(v.movable, need - plan.bytes);
+    plan.evictions.push_back({v.conn, take, v.checkpoint});
     plan.bytes += take;
   }
   if (plan.bytes < need) {
@@ -123,7 +187,8 @@ MemoryLedger::JobTotals MemoryLedger::Totals(JobId job, const GpuKey& gpu) const
       if (e.job != job || (!gpu.empty() && g != gpu)) continue;
       const proto::MemReportMsg& r = e.report;
       t.allocated += r.allocated;
-      t.resident += r.resident;
+      t.resident += ResidentOf(conn, e);
+      t.checkpointed = t.checkpointed || IsCheckpointed(conn);
       t.fixed += r.fixed;
       t.demand += r.demand;
       // Per-process counters and the host pool are the same in each GPU's report.
@@ -145,7 +210,8 @@ uint64_t MemoryLedger::SwappedBytes() const {
   uint64_t n = 0;
   for (const auto& [conn, per_gpu] : entries_) {
     for (const auto& [g, e] : per_gpu) {
-      if (e.report.allocated > e.report.resident) n += e.report.allocated - e.report.resident;
+      uint64_t resident = ResidentOf(conn, e);
+      if (e.report.allocated > resident) n += e.report.allocated - resident;
     }
   }
   return n;

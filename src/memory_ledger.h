@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +29,9 @@ class MemoryLedger {
     uint64_t context_bytes = 768ull << 20;
     uint64_t gpu_limit = 0;    // 0: the GPU's own size; else at most this much is used
     uint64_t host_budget = 0;  // host bytes for swapped-out data; 0: unlimited
+    // Whether a connection holds a lease on some GPU: such a process is never checkpointed
+    // (its other GPUs would lose their state). Unset: none does.
+    std::function<bool(ConnId)> holds_lease;
   };
   explicit MemoryLedger(Options options) : options_(options) {}
 
@@ -36,6 +41,16 @@ class MemoryLedger {
   void NoteEviction(ConnId conn, const GpuKey& gpu, uint64_t bytes);
   // The job ran on `gpu` (grant) at `now`: least recently run jobs are evicted first.
   void Ran(JobId job, const GpuKey& gpu, TimePoint now);
+  // The process of `conn` is checkpointed (engine `checkpoint`, or a suspended job): none of
+  // its memory, nor its context, is on any GPU until it is restored, whatever it reports.
+  void SetCheckpointed(ConnId conn, bool checkpointed);
+  bool IsCheckpointed(ConnId conn) const { return checkpointed_.count(conn) != 0; }
+  // A suspended job needs no room: it is left out of Fits/Overflow and is no victim.
+  void SetSuspended(JobId job, bool suspended);
+  // Whether an eviction asked of a shim on `gpu` is not reported done yet.
+  bool Evicting(const GpuKey& gpu) const;
+  // The connections with memory on `gpu` (every GPU when empty) of `job`.
+  std::vector<ConnId> ConnsOf(JobId job, const GpuKey& gpu = "") const;
 
   // Bytes jobs may use together on `gpu`: the reported size, or gpu_limit when smaller (or
   // when nothing was reported); 0 when neither is known.
@@ -49,6 +64,7 @@ class MemoryLedger {
   struct Eviction {
     ConnId conn;
     uint64_t bytes;
+    bool checkpoint = false;  // the whole process: checkpointed, not swapped by its shim
   };
   struct Plan {
     bool feasible = true;    // false: the host budget or fixed memory does not allow it
@@ -56,9 +72,13 @@ class MemoryLedger {
     std::vector<Eviction> evictions;
     uint64_t bytes = 0;      // sum of evictions
   };
-  // What must leave `gpu` so that `job` has all its memory there, plus `extra` bytes an
-  // allocation of it waits for.
-  Plan MakeRoom(const GpuKey& gpu, JobId job, uint64_t extra = 0) const;
+  // What must leave `gpu` so that `job` has all its memory there, plus the demand it
+  // reported (an allocation waiting for room) and `extra` bytes. `leases_released`: plan as
+  // if every lease had been given back (whether a waiter could be granted once the holder
+  // drops), so processes that hold one may be checkpointed too. Swap-engine processes give just the bytes needed;
+  // checkpoint-engine processes that hold no lease give everything, context included.
+  Plan MakeRoom(const GpuKey& gpu, JobId job, uint64_t extra = 0,
+                bool leases_released = false) const;
   // Bytes that other jobs than `job` hold on `gpu` and can never move (with their contexts).
   uint64_t FixedOfOthers(const GpuKey& gpu, JobId job) const;
 
@@ -66,6 +86,7 @@ class MemoryLedger {
     uint64_t allocated = 0, resident = 0, fixed = 0, demand = 0, host_bytes = 0;
     uint64_t swaps_out = 0, swaps_in = 0, bytes_out = 0, bytes_in = 0, swap_ns = 0;
     uint32_t engine = 0;
+    bool checkpointed = false;  // some process of the job is checkpointed
   };
   // Sum over the job's processes (on every GPU when gpu is empty).
   JobTotals Totals(JobId job, const GpuKey& gpu = "") const;
@@ -79,7 +100,14 @@ class MemoryLedger {
     GpuKey gpu;
     proto::MemReportMsg report{};
   };
+  // What the entry occupies on its GPU now: its resident bytes and its context.
+  uint64_t ResidentOf(ConnId conn, const Entry& e) const;
+  uint64_t ContextOf(ConnId conn) const;
+
   Options options_;
+  std::set<ConnId> checkpointed_;
+  std::set<JobId> suspended_;
+  std::set<std::pair<ConnId, GpuKey>> evicting_;
   std::map<ConnId, std::map<GpuKey, Entry>> entries_;
   std::map<GpuKey, uint64_t> gpu_total_;
   std::map<std::pair<GpuKey, JobId>, TimePoint> last_ran_;

@@ -44,7 +44,7 @@ class QueueBadInputTest(TestCase):
                      ["--begin", "nowx"], ["--begin", "now+"], ["--begin", "25:00"],
                      ["--begin", "2026-13-40"], ["--kill-after", "abc"], ["--kill-after", "1y"],
                      ["--quantum", "0"], ["-p", "5000"], ["--env", "NOEQUALS"],
-                     ["--memory", "bogus"], ["--memory", "checkpoint"]):
+                     ["--memory", "bogus"], ["--memory", "ckpt"]):
             with self.subTest(opts=opts):
                 h.assert_error_line(h.gshare("submit", *opts, "--", "true"), 2)
         h.assert_error_line(h.gshare("clean", "--older-than", "later"), 2)

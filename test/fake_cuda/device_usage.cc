@@ -82,6 +82,24 @@ void UnchargeDevice(int device, uint64_t bytes) {
   Counter(g_counters[device]).fetch_sub(bytes);
 }
 
+void TakeAllDeviceBytes(uint64_t* held) {
+  for (int d = 0; d < kMaxDevices; ++d) {
+    held[d] = Counter(g_counters != g_local ? g_mine[d] : g_local[d]).load();
+    if (held[d] != 0) UnchargeDevice(d, held[d]);
+  }
+}
+
+CUresult RechargeAllDeviceBytes(const uint64_t* held, uint64_t capacity) {
+  for (int d = 0; d < kMaxDevices; ++d) {
+    if (held[d] == 0 || ChargeDevice(d, held[d], capacity) == CUDA_SUCCESS) continue;
+    for (int u = 0; u < d; ++u) {
+      if (held[u] != 0) UnchargeDevice(u, held[u]);
+    }
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  return CUDA_SUCCESS;
+}
+
 uint64_t DeviceUsedBytes(int device) { return Counter(g_counters[device]).load(); }
 
 }  // namespace gs_cuda::fake

@@ -28,6 +28,12 @@ CUresult ChargeDevice(int device, uint64_t bytes, uint64_t capacity);
 // Takes back bytes this process charged to device.
 void UnchargeDevice(int device, uint64_t bytes);
 
+// Checkpoint and restore of the whole process (checkpoint.cc): every byte it holds on every
+// device is given back into held[] (kMaxDevices entries), or charged again from it. Recharge
+// is all or nothing: CUDA_ERROR_OUT_OF_MEMORY when some device lacks room, nothing charged.
+void TakeAllDeviceBytes(uint64_t* held);
+CUresult RechargeAllDeviceBytes(const uint64_t* held, uint64_t capacity);
+
 // The counter of device: this process's bytes, or every process's with a device file.
 uint64_t DeviceUsedBytes(int device);
 

@@ -53,7 +53,8 @@ CUresult Init() {
   st.settings.kernel_ms = static_cast<uint32_t>(EnvNumber("FAKE_CUDA_KERNEL_MS", 20));
   st.settings.context_bytes = EnvNumber("FAKE_CUDA_CONTEXT_BYTES", 0);
   st.settings.pin_us_per_mib = EnvNumber("FAKE_CUDA_PIN_US_PER_MIB", 0);
-  if (!OpenOpLog() || !OpenDeviceUsage(std::getenv("FAKE_CUDA_DEVICE_FILE"))) {
+  if (!OpenOpLog() || !OpenDeviceUsage(std::getenv("FAKE_CUDA_DEVICE_FILE")) ||
+      !StartCheckpointAgent()) {
     st.init_result = CUDA_ERROR_UNKNOWN;
   } else if (st.settings.devices == 0) {
     st.init_result = CUDA_ERROR_NO_DEVICE;
@@ -65,7 +66,11 @@ CUresult Init() {
 
 const Settings& GetSettings() { return State().settings; }
 
-CUresult CheckInit() { return g_ready.load() ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED; }
+CUresult CheckInit() {
+  if (!g_ready.load()) return CUDA_ERROR_NOT_INITIALIZED;
+  WaitWhileLocked();
+  return CUDA_SUCCESS;
+}
 
 CUresult CheckContext(Context** ctx) {
   if (CUresult r = CheckInit()) return r;

@@ -25,10 +25,17 @@ struct Settings {
 // once. CUDA_ERROR_NO_DEVICE when FAKE_CUDA_DEVICES is 0, CUDA_ERROR_UNKNOWN when the log or
 // the device file cannot be opened; later calls return the first call's result.
 CUresult Init();
+// checkpoint.cc: the agent that carries out other processes' cuCheckpointProcess* calls on
+// this one (only with FAKE_CUDA_CHECKPOINT_DIR; false when it cannot listen), and the wait
+// of every export while this process is locked or checkpointed.
+bool StartCheckpointAgent();
+void WaitWhileLocked();
+
 // The settings; valid once Init succeeded.
 const Settings& GetSettings();
 
-// CUDA_ERROR_NOT_INITIALIZED before a successful cuInit, else CUDA_SUCCESS.
+// CUDA_ERROR_NOT_INITIALIZED before a successful cuInit, else CUDA_SUCCESS. While another
+// process holds this one locked (checkpoint.cc), blocks until it is unlocked.
 CUresult CheckInit();
 // CheckInit, then the calling thread's current context into *ctx, or CUDA_ERROR_INVALID_CONTEXT.
 CUresult CheckContext(Context** ctx);

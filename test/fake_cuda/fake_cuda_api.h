@@ -127,7 +127,12 @@ static_assert(sizeof(CUmemPoolProps) == 88, "cuda.h's CUmemPoolProps_v1 is 88 by
   X(cuMemPoolDestroy, 11020, (CUmemoryPool pool))                                               \
   X(cuMemPoolTrimTo, 11020, (CUmemoryPool pool, size_t minBytesToKeep))                         \
   X(cuMemPoolSetAttribute, 11020, (CUmemoryPool pool, CUmemPool_attribute attr, void* value))   \
-  X(cuMemPoolGetAttribute, 11020, (CUmemoryPool pool, CUmemPool_attribute attr, void* value))
+  X(cuMemPoolGetAttribute, 11020, (CUmemoryPool pool, CUmemPool_attribute attr, void* value))  \
+  X(cuCheckpointProcessGetState, 12080, (int pid, int* state))                                 \
+  X(cuCheckpointProcessLock, 12080, (int pid, void* args))                                     \
+  X(cuCheckpointProcessCheckpoint, 12080, (int pid, void* args))                               \
+  X(cuCheckpointProcessRestore, 12080, (int pid, void* args))                                  \
+  X(cuCheckpointProcessUnlock, 12080, (int pid, void* args))
 
 #ifdef FAKE_CUDA_BUILD
 #define FAKE_CUDA_API __attribute__((visibility("default")))

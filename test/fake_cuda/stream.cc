@@ -49,6 +49,7 @@ void Stream::Work() {
       std::lock_guard<std::mutex> lock(mu_);
       ++completed_;
     }
+    g_ops_in_flight.fetch_sub(1);
     done_cv_.notify_all();
   }
 }
@@ -65,6 +66,7 @@ CUresult Stream::Submit(Op op, Mode mode, uint64_t* ticket) {
     }
     queue_.push_back(std::move(op));
     *ticket = ++submitted_;
+    g_ops_in_flight.fetch_add(1);
   }
   work_cv_.notify_one();
   return CUDA_SUCCESS;

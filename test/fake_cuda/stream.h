@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -27,6 +28,9 @@ struct Op {
   uint32_t ms = 0;        // how long a kernel (kind K) runs
   std::function<void()> body;
 };
+
+// Ops queued or running on every stream of the process (cuCheckpointProcessLock waits for 0).
+inline std::atomic<int64_t> g_ops_in_flight{0};
 
 // Runs op on the calling thread: sleeps op.ms for a kernel, then runs the body if any.
 void RunOp(const Op& op);

@@ -197,7 +197,7 @@ context_reserve = "512MiB"
   CHECK(c->memory.gpu_limit == 40ull << 30);
   CHECK(c->memory.context_reserve == 512ull << 20);
 
-  for (const char* engine : {"swap", "off"}) {
+  for (const char* engine : {"swap", "managed", "checkpoint", "off"}) {
     INFO(engine);
     c = LoadOne(dir.Write("engine.toml", std::string("[memory]\nengine = \"") + engine + "\"\n"));
     REQUIRE_MESSAGE(c.ok(), c.status().message());

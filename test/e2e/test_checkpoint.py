@@ -1,0 +1,131 @@
+"""The checkpoint engine and `gshare suspend`/`resume` end to end on the fake driver. The fake's
+processes carry out each other's cuCheckpointProcess* calls (FAKE_CUDA_CHECKPOINT_DIR: the
+daemon's helper locks, checkpoints, restores and unlocks a job's process), and their device
+memory is one shared count (FAKE_CUDA_DEVICE_FILE), so a process that is not checkpointed
+really leaves the next job without room, and one restored without room is lost for good:
+  - two jobs under --memory checkpoint whose memory adds up to more than the GPU both finish
+    bit-exact, taking turns: each is checkpointed whole to make room for the other and
+    restored before its next kernel;
+  - `gshare suspend` takes a job's lease, checkpoints it (its device bytes leave the count)
+    and stops it; a job that needs the whole GPU runs meanwhile; `gshare resume` continues it,
+    it is restored and finishes bit-exact;
+  - suspend/resume of jobs in the wrong state fail with one clear line."""
+import os
+import unittest
+
+from gshare_e2e import FAKE_APP, TestCase, overlaps, proc_state
+
+MIB = 1 << 20
+DEVICE = 256 * MIB
+JOB = 150 * MIB
+
+
+class CheckpointTest(TestCase):
+    def harness(self, sharing="auto", quantum="300ms"):
+        h = super().harness(config={"sharing": sharing, "quantum": quantum},
+                            memory={"context_reserve": "1MiB"})
+        h.env["FAKE_CUDA_DEVICE_FILE"] = os.path.join(h.tmp, "device")
+        h.env["FAKE_CUDA_MEM_BYTES"] = str(DEVICE)
+        h.env["FAKE_CUDA_KERNEL_MS"] = "20"
+        h.env["FAKE_CUDA_CHECKPOINT_DIR"] = h.tmp
+        return h
+
+    def job(self, h, name, nbytes=JOB, cycles=12, gap_ms=0, engine="checkpoint"):
+        args = ["--kernels", 0, "--swap-check", nbytes, "--cycles", cycles, "--gap-ms", gap_ms]
+        return h.start_run([FAKE_APP] + [str(a) for a in args], ["-J", name, "--memory", engine],
+                           name=name)
+
+    def assert_exact(self, h, job, cycles, timeout=120):
+        rc = job.wait(timeout)
+        self.assertEqual(rc, 0, "%s exited %s\nstdout: %s\nstderr: %s\n%s" % (
+            job.name, rc, job.stdout, job.stderr, h.diagnostics()))
+        self.assertIn("fake_app: swap-check ok cycles=%d" % cycles, job.stdout)
+
+    def device_used(self, h):
+        with open(h.env["FAKE_CUDA_DEVICE_FILE"], "rb") as f:
+            return int.from_bytes(f.read(8), "little")
+
+    def daemon_log(self, h):
+        with open(h.daemon_log) as f:
+            return f.read()
+
+    def record(self, h, name):
+        return h.job_record(lambda j: j.get("name") == name) or {}
+
+    def test_oversubscribed_pair_takes_turns_through_checkpoints(self):
+        h = self.harness()
+        h.start_daemon()
+        a = self.job(h, "a", cycles=15, gap_ms=30)
+        b = self.job(h, "b", cycles=15, gap_ms=30)
+        seen = {}
+
+        def done():
+            for name in ("a", "b"):
+                mem = self.record(h, name).get("memory") or {}
+                if mem and mem.get("checkpoints", 0) >= seen.get(name, {}).get("checkpoints", 0):
+                    seen[name] = mem
+            return a.poll() is not None and b.poll() is not None
+        h.wait_for(done, 180, "both jobs to end")
+        self.assert_exact(h, a, 15)
+        self.assert_exact(h, b, 15)
+        log = self.daemon_log(h)
+        self.assertIn("exclusive mode", log)
+        self.assertRegex(log, r"pid \d+ checkpointed in")
+        self.assertRegex(log, r"pid \d+ restored in")
+        self.assertNotIn("failed", log)
+        for name in ("a", "b"):  # they took turns: each was checkpointed and restored
+            self.assertEqual(seen[name].get("engine"), "checkpoint", seen)
+            self.assertGreater(seen[name].get("checkpoints", 0), 0, seen)
+            self.assertGreater(seen[name].get("restores", 0), 0, seen)
+        # The helper went through the driver's whole state machine on the jobs' processes.
+        calls = {o.name for o in h.ops("P")}
+        self.assertEqual(calls, {"cuCheckpointProcessLock", "cuCheckpointProcessCheckpoint",
+                                 "cuCheckpointProcessRestore", "cuCheckpointProcessUnlock"})
+        ops = h.ops("K")
+        self.assertEqual(overlaps([o for o in ops if o.pid == a.child_pid()],
+                                  [o for o in ops if o.pid == b.child_pid()]), [])
+        self.assertEqual(self.device_used(h), 0, "device bytes still charged after both jobs ended")
+
+    def test_suspend_frees_the_gpu_and_resume_continues_exactly(self):
+        h = self.harness()
+        h.start_daemon()
+        a = self.job(h, "a", cycles=400, gap_ms=10, engine="swap")
+        pid = a.child_pid()
+        h.wait_kernels(pid, 5)
+        job_id = self.record(h, "a")["id"]
+        r = h.gshare("suspend", str(job_id))
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+        def suspended():
+            rec = self.record(h, "a")
+            return (rec.get("state") == "SUSPENDED" and (rec.get("memory") or {}).get("checkpointed")
+                    and proc_state(pid) == "T" and self.device_used(h) == 0)
+        h.wait_for(suspended, 30, "job a checkpointed and stopped, its device bytes gone")
+        n_kernels = len(h.ops("K", pid))
+        # The whole GPU is free for another job meanwhile.
+        b = self.job(h, "b", nbytes=200 * MIB, cycles=5, engine="swap")
+        self.assert_exact(h, b, 5)
+        self.assertEqual(len(h.ops("K", pid)), n_kernels, "a suspended job ran kernels")
+        self.assertEqual(h.gshare("suspend", str(job_id)).returncode, 1)
+        r = h.gshare("resume", str(job_id))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assert_exact(h, a, 400, timeout=180)
+        log = self.daemon_log(h)
+        self.assertIn("job %d suspended" % job_id, log)
+        self.assertIn("job %d resumed" % job_id, log)
+        self.assertRegex(log, r"pid %d restored in" % pid)
+        self.assertEqual(self.device_used(h), 0)
+
+    def test_wrong_states_are_refused(self):
+        h = self.harness()
+        h.start_daemon()
+        h.assert_error_line(h.gshare("suspend", "999"), 1, "999")
+        a = self.job(h, "a", cycles=200, gap_ms=10)
+        h.wait_kernels(a.child_pid(), 2)
+        job_id = self.record(h, "a")["id"]
+        h.assert_error_line(h.gshare("resume", str(job_id)), 1, "not SUSPENDED")
+        a.kill()
+
+
+if __name__ == "__main__":
+    unittest.main()
