@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -42,13 +43,53 @@ int32_t LoadDriver(Driver* d) {
   return init(0);
 }
 
+// NVML (libnvidia-ml.so.1, nvml.h): free memory of a GPU by UUID; loaded on first use.
+struct Nvml {
+  bool tried = false;
+  int (*get_by_uuid)(const char*, void**) = nullptr;
+  int (*memory_info)(void*, unsigned long long*) = nullptr;  // nvmlMemory_t: total, free, used
+};
+
+// Free bytes of `gpu`, or -1 when NVML cannot tell.
+int64_t FreeBytes(Nvml& n, const char* gpu) {
+  if (!n.tried) {
+    n.tried = true;
+    void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    auto init = lib ? reinterpret_cast<int (*)()>(dlsym(lib, "nvmlInit_v2")) : nullptr;
+    if (init != nullptr && init() == 0) {
+      n.get_by_uuid = reinterpret_cast<int (*)(const char*, void**)>(dlsym(lib, "nvmlDeviceGetHandleByUUID"));
+      n.memory_info = reinterpret_cast<int (*)(void*, unsigned long long*)>(dlsym(lib, "nvmlDeviceGetMemoryInfo"));
+    }
+  }
+  void* dev = nullptr;
+  unsigned long long mem[3];
+  if (n.get_by_uuid == nullptr || n.memory_info == nullptr || n.get_by_uuid(gpu, &dev) != 0 ||
+      n.memory_info(dev, mem) != 0) {
+    return -1;
+  }
+  return static_cast<int64_t>(mem[1]);
+}
+
+// Waits up to 60 s for need bytes free on gpu; true when they are (or NVML cannot tell).
+bool WaitForRoom(Nvml& n, const CheckpointRequest& q) {
+  if (q.need_bytes == 0 || q.gpu[0] == '\0') return true;
+  char gpu[sizeof q.gpu + 1] = {};
+  std::memcpy(gpu, q.gpu, sizeof q.gpu);
+  for (int i = 0; i < 600; ++i) {
+    int64_t free = FreeBytes(n, gpu);
+    if (free < 0 || static_cast<uint64_t>(free) >= q.need_bytes) return true;
+    usleep(100 * 1000);
+  }
+  return false;
+}
+
 int32_t StateOf(const Driver& d, int pid) {
   ck::ProcessState s;
   return d.get_state(pid, &s) == 0 ? static_cast<int32_t>(s) : -1;
 }
 
 // One request, in the order of the state machine in cuda_checkpoint.h.
-int32_t Serve(const Driver& d, const CheckpointRequest& q) {
+int32_t Serve(const Driver& d, Nvml& nvml, const CheckpointRequest& q) {
   int32_t state = StateOf(d, q.pid);
   if (q.op == static_cast<int32_t>(CheckpointOp::kCheckpoint)) {
     if (state == ck::kCheckpointed) return 0;
@@ -68,6 +109,7 @@ int32_t Serve(const Driver& d, const CheckpointRequest& q) {
   if (q.op == static_cast<int32_t>(CheckpointOp::kRestore)) {
     if (state == ck::kRunning) return 0;
     if (state == ck::kCheckpointed) {
+      if (!WaitForRoom(nvml, q)) return kNoRoom;
       ck::RestoreArgs args{};
       if (int r = d.restore(q.pid, &args)) return r;
     }
@@ -82,6 +124,7 @@ int32_t Serve(const Driver& d, const CheckpointRequest& q) {
 int RunCheckpointHelper(int fd) {
   signal(SIGPIPE, SIG_IGN);
   Driver driver;
+  Nvml nvml;
   const int32_t start = LoadDriver(&driver);
   CheckpointReply ready{0, 0, 0, start, -1, 0};
   if (send(fd, &ready, sizeof ready, MSG_NOSIGNAL) < 0) return 1;
@@ -97,7 +140,7 @@ int RunCheckpointHelper(int fd) {
     CheckpointReply r{q.seq, q.op, q.pid, start, -1, 0};
     if (start == 0) {
       auto t0 = std::chrono::steady_clock::now();
-      r.result = Serve(driver, q);
+      r.result = Serve(driver, nvml, q);
       r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       r.state = StateOf(driver, q.pid);
     }
@@ -139,9 +182,11 @@ Status CheckpointHelper::Start(const std::string& self_exe) {
   return Status::Ok();
 }
 
-uint64_t CheckpointHelper::Submit(CheckpointOp op, pid_t pid, uint32_t lock_timeout_ms) {
+uint64_t CheckpointHelper::Submit(CheckpointOp op, pid_t pid, uint32_t lock_timeout_ms,
+                                  uint64_t need_bytes, const std::string& gpu) {
   if (fd_ < 0 || !usable_) return 0;
-  CheckpointRequest q{next_seq_, static_cast<int32_t>(op), pid, lock_timeout_ms, 0};
+  CheckpointRequest q{next_seq_, static_cast<int32_t>(op), pid, lock_timeout_ms, 0, need_bytes, {}};
+  std::memcpy(q.gpu, gpu.data(), std::min(gpu.size(), sizeof q.gpu - 1));
   if (send(fd_, &q, sizeof q, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof q)) return 0;
   outstanding_.push_back(q);
   return next_seq_++;

@@ -26,6 +26,9 @@ enum class CheckpointOp : int32_t {
   // checkpoint unlocks again. A process already checkpointed is left as it is.
   kCheckpoint = 1,
   // Restore (when checkpointed), then unlock (when locked). A running process is left as it is.
+  // With need_bytes and gpu set, first waits up to 60 s until NVML reports that much free on
+  // that GPU (memory of an exiting process is freed after its socket closes; other programs
+  // may use the GPU too); if it never is, kNoRoom and the process stays checkpointed, intact.
   kRestore = 2,
 };
 
@@ -35,6 +38,8 @@ struct CheckpointRequest {
   int32_t pid;
   uint32_t lock_timeout_ms;
   uint32_t reserved;
+  uint64_t need_bytes;  // kRestore: free device bytes to wait for (0: none)
+  char gpu[48];         // kRestore: "GPU-<uuid>" of need_bytes, NUL-terminated
 };
 
 struct CheckpointReply {
@@ -48,6 +53,8 @@ struct CheckpointReply {
 
 // CheckpointReply::result when libcuda.so.1 or its checkpoint calls are missing.
 inline constexpr int32_t kNoDriver = -1;
+// CheckpointReply::result of a restore that did not start: the GPU never had need_bytes free.
+inline constexpr int32_t kNoRoom = -2;
 
 // The helper's main (`gshare checkpoint-helper --fd N`): serves the socket until EOF.
 int RunCheckpointHelper(int fd);
@@ -70,7 +77,8 @@ class CheckpointHelper {
   int fd() const { return fd_; }
 
   // Queues a request; its seq (> 0), or 0 when the helper is not running or not usable.
-  uint64_t Submit(CheckpointOp op, pid_t pid, uint32_t lock_timeout_ms);
+  uint64_t Submit(CheckpointOp op, pid_t pid, uint32_t lock_timeout_ms, uint64_t need_bytes = 0,
+                  const std::string& gpu = "");
   // Seq of the last request sent and of the last answered (all before it answered too).
   uint64_t last_sent() const { return next_seq_ - 1; }
   uint64_t last_done() const { return done_seq_; }

@@ -76,7 +76,14 @@ void Daemon::PumpDeferredGrants() {
           ++it;
           continue;
         }
-        d.restore_seq = checkpoint_.Submit(CheckpointOp::kRestore, c->second->pid, 0);
+        // What it will take on the GPU: its memory and a context (a bound the helper checks
+        // against the GPU's free memory before it restores).
+        uint64_t need = 0;
+        for (ConnId p : ledger_.ConnsOf(c->second->job, d.gpu)) {
+          if (p == d.conn) need = ledger_.Totals(c->second->job, d.gpu).allocated;
+        }
+        need += ledger_.options().context_bytes;
+        d.restore_seq = checkpoint_.Submit(CheckpointOp::kRestore, c->second->pid, 0, need, d.gpu);
         if (d.restore_seq == 0) {
           spdlog::error("{}: pid {} is checkpointed and cannot be restored ({}): killing it",
                         JobText(c->second->job), c->second->pid, checkpoint_.unavailable_reason());
@@ -123,6 +130,16 @@ void Daemon::OnCheckpointReplies() {
         jit->second->checkpoint_ms += r.ms;
       }
       if (live && !arbiter_.IsSuspended(cc.job)) RequestOnBehalf(cc.conn);
+      continue;
+    }
+    if (r.result == kNoRoom) {
+      // Still intact and checkpointed: give the grant back and ask again.
+      spdlog::warn("{}: pid {} not restored: the GPU has no room (used outside gshare?); "
+                   "it asks again", JobText(cc.job), r.pid);
+      for (const DeferredGrant& d : deferred_grants_) {
+        if (d.restore_seq == r.seq) Apply(arbiter_.Released(cc.conn, d.gpu, d.epoch, Now()));
+      }
+      if (live) RequestOnBehalf(cc.conn);
       continue;
     }
     if (r.result != 0) {

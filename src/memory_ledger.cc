@@ -125,6 +125,7 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
   if (capacity == 0) return plan;
   uint64_t used = 0;     // resident now, contexts included
   uint64_t missing = extra;  // bytes of `job` still to come back
+  uint64_t own_swapped = 0;  // host bytes holding `job`'s swapped-out data
   struct Victim {
     TimePoint last;
     ConnId conn;
@@ -141,6 +142,7 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
     used += resident + ContextOf(conn);
     if (e.job == job) {
       missing += r.allocated > resident ? r.allocated - resident : 0;
+      own_swapped += r.allocated > resident ? r.allocated - resident : 0;
       missing += r.demand;  // an allocation of it waits for this much
       missing += options_.context_bytes - ContextOf(conn);  // a restore brings it back
       continue;
@@ -172,7 +174,9 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
   if (plan.bytes < need) {
     plan.feasible = false;
     plan.reason = "GpuMemory";  // the rest is fixed: other jobs' memory that cannot move
-  } else if (options_.host_budget != 0 && SwappedBytes() + plan.bytes > options_.host_budget) {
+  } else if (options_.host_budget != 0 &&
+             SwappedBytes() - own_swapped + plan.bytes > options_.host_budget) {
+    // The job's own host copy is given back as it comes in, so it does not count.
     plan.feasible = false;
     plan.reason = "HostMemoryBudget";
   }

@@ -251,12 +251,12 @@ TEST_CASE("ledger: infeasible for HostMemoryBudget when swapped data would pass 
   ledger.Report(21, 2, kGpu, Rep(10, 6, 0));  // 6 swapped; granting job 2 swaps 2 more
   CHECK(ledger.SwappedBytes() == 6 * kGiB);
   MemoryLedger::Plan plan = ledger.MakeRoom(kGpu, 2);
-  CHECK(plan.feasible);  // 6 + 2 = 8: exactly the budget
+  CHECK(plan.feasible);  // job 2's own 6 come back with it: 6 - 6 + 2 = 2
   CHECK(plan.bytes == 2 * kGiB);
 
-  ledger.Report(31, 3, kOther, Rep(10, 3, 2));  // 1 more swapped, on another GPU
-  CHECK(ledger.SwappedBytes() == 7 * kGiB);
-  plan = ledger.MakeRoom(kGpu, 2);
+  ledger.Report(31, 3, kOther, Rep(10, 9, 2));  // 7 more swapped, on another GPU
+  CHECK(ledger.SwappedBytes() == 13 * kGiB);
+  plan = ledger.MakeRoom(kGpu, 2);  // 13 - 6 + 2 = 9 > 8
   CHECK_FALSE(plan.feasible);
   CHECK(plan.reason == "HostMemoryBudget");
 

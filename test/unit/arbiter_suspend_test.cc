@@ -1,0 +1,80 @@
+// Arbiter::SetSuspended: a suspended job is granted nothing in any mode; suspending the holder
+// makes it drop; resuming lets its waiting requests through.
+#include <doctest/doctest.h>
+
+#include "arbiter.h"
+#include "arbiter_test_util.h"
+
+namespace gshare {
+namespace {
+using namespace arbiter_test;
+
+TEST_CASE_FIXTURE(Fixture, "arbiter suspend: the holder drops, the other job runs, resume queues it again") {
+  Arbiter arb(options);
+  arb.AddJob(1, 0, Millis(0));
+  arb.AddJob(2, 0, Millis(0));
+  arb.AddConn(11, 1, 100);
+  arb.AddConn(21, 2, 200);
+  auto a = arb.Request(11, kGpu, At(0));
+  uint64_t e1 = EpochOf(a, Kind::kGrant, 11);
+  REQUIRE(e1 != 0);
+  CHECK(arb.JobHolds(1));
+  CHECK(arb.ConnHolds(11));
+
+  a = arb.SetSuspended(1, true, At(10));
+  CHECK(Count(a, Kind::kDrop, 11) == 1);
+  CHECK(arb.IsSuspended(1));
+  CHECK(arb.SetSuspended(1, true, At(11)).empty());  // already
+  arb.Released(11, kGpu, e1, At(20));
+  CHECK_FALSE(arb.JobHolds(1));
+
+  // The suspended job asks again (its process may still submit): nothing.
+  CHECK(Count(arb.Request(11, kGpu, At(30)), Kind::kGrant, 11) == 0);
+  a = arb.Request(21, kGpu, At(40));
+  uint64_t e2 = EpochOf(a, Kind::kGrant, 21);
+  REQUIRE(e2 != 0);
+  // Past job 2's quantum: the suspended waiter does not end its turn.
+  CHECK(Count(arb.Tick(At(40 + 30000)), Kind::kDrop, 21) == 0);
+
+  // Resumed: it waits like any job, and job 2's expired quantum now ends.
+  a = arb.SetSuspended(1, false, At(40 + 30001));
+  CHECK(Count(a, Kind::kDrop, 21) == 1);
+  a = arb.Released(21, kGpu, e2, At(40 + 30010));
+  CHECK(Count(a, Kind::kGrant, 11) == 1);
+}
+
+TEST_CASE_FIXTURE(Fixture, "arbiter suspend: shared mode drops only the suspended job and grants it on resume") {
+  Arbiter arb(options);
+  arb.AddJob(1, 0, Millis(0));
+  arb.AddJob(2, 0, Millis(0));
+  arb.AddConn(11, 1, 100);
+  arb.AddConn(21, 2, 200);
+  arb.SetShared(kGpu, true, At(0));
+  uint64_t e1 = EpochOf(arb.Request(11, kGpu, At(1)), Kind::kGrant, 11);
+  CHECK(Count(arb.Request(21, kGpu, At(2)), Kind::kGrant, 21) == 1);
+
+  auto a = arb.SetSuspended(1, true, At(3));
+  CHECK(Count(a, Kind::kDrop, 11) == 1);
+  CHECK(Count(a, Kind::kDrop, 21) == 0);
+  arb.Released(11, kGpu, e1, At(4));
+  CHECK(arb.Request(11, kGpu, At(5)).empty());  // waits while suspended
+  CHECK(arb.JobsOn(kGpu) == std::vector<JobId>{1, 2});
+
+  a = arb.SetSuspended(1, false, At(6));
+  CHECK(Count(a, Kind::kGrant, 11) == 1);
+  CHECK(arb.JobHolds(1));
+  CHECK(arb.Gpus(At(7))[0].waiters.empty());
+}
+
+TEST_CASE_FIXTURE(Fixture, "arbiter suspend: with gating off a suspended job is still not granted") {
+  options.enabled = false;
+  Arbiter arb(options);
+  arb.AddJob(1, 0, Millis(0));
+  arb.AddConn(11, 1, 100);
+  arb.SetSuspended(1, true, At(0));
+  CHECK(arb.Request(11, kGpu, At(1)).empty());
+  CHECK(Count(arb.SetSuspended(1, false, At(2)), Kind::kGrant, 11) == 1);
+}
+
+}  // namespace
+}  // namespace gshare
