@@ -103,6 +103,7 @@ LeaseActions Arbiter::Request(ConnId conn, const GpuKey& gpu, TimePoint now) {
 void Arbiter::Schedule(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out) {
   if (!options_.enabled || lease.shared) return;
   if (lease.holder && !lease.dropping) {
+    if (lease.delivering) return;  // its turn has not begun
     // Only a waiter that could be granted ends the holder's turn (else the GPU would idle).
     std::optional<JobId> best = BestWaiter(gpu, lease, true);
     if (!best) return;
@@ -125,6 +126,7 @@ void Arbiter::Grant(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now,
   lease.holder = job;
   lease.granted_at = now;
   lease.dropping = false;
+  lease.delivering = false;
   lease.queue.erase(job);
   auto ws = lease.wait_since.find(job);
   if (ws != lease.wait_since.end()) {
@@ -184,6 +186,23 @@ void Arbiter::EndHolding(Lease& lease, TimePoint now) {
   }
   lease.holder.reset();
   lease.dropping = false;
+  lease.delivering = false;
+}
+
+void Arbiter::Deferred(const GpuKey& gpu, uint64_t epoch) {
+  auto it = leases_.find(gpu);
+  if (it == leases_.end() || !it->second.holder || it->second.epoch != epoch) return;
+  it->second.delivering = true;
+}
+
+void Arbiter::Delivered(const GpuKey& gpu, uint64_t epoch, TimePoint now) {
+  auto it = leases_.find(gpu);
+  if (it == leases_.end()) return;
+  Lease& lease = it->second;
+  if (!lease.delivering || !lease.holder || lease.epoch != epoch) return;
+  lease.delivering = false;
+  jobs_.at(*lease.holder).wait_seconds += Seconds(lease.granted_at, now);
+  lease.granted_at = now;
 }
 
 void Arbiter::ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoint now,
@@ -291,7 +310,7 @@ std::optional<TimePoint> Arbiter::NextDeadline() const {
     }
     if (lease.dropping) {
       consider(lease.drop_sent_at + options_.drop_grace);
-    } else if (!lease.queue.empty()) {
+    } else if (!lease.queue.empty() && !lease.delivering) {
       consider(lease.granted_at + QuantumOf(jobs_.at(*lease.holder)));
     }
   }

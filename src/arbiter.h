@@ -83,6 +83,11 @@ class Arbiter {
   // Jobs with a connection waiting for or holding `gpu`.
   std::vector<JobId> JobsOn(const GpuKey& gpu) const;
   int PriorityOf(JobId job) const;
+  // The grant of `epoch` on `gpu` reaches its holder only later (its memory is restored
+  // first): until Delivered, its quantum does not run and nothing preempts it; the time in
+  // between counts as waiting. Both ignore any other epoch.
+  void Deferred(const GpuKey& gpu, uint64_t epoch);
+  void Delivered(const GpuKey& gpu, uint64_t epoch, TimePoint now);
   // A suspended job is granted nothing, in any mode; suspending it makes its holding
   // connections drop (exclusive and shared mode alike). Resuming lets its requests through.
   LeaseActions SetSuspended(JobId job, bool suspended, TimePoint now);
@@ -134,6 +139,7 @@ class Arbiter {
     std::optional<JobId> holder;
     TimePoint granted_at{};
     bool dropping = false;
+    bool delivering = false;  // Deferred: the holder has not received its grant yet
     TimePoint drop_sent_at{};
     std::map<ConnId, uint64_t> holding;  // conn -> epoch it was granted
     std::set<ConnId> wanting;            // asked, not yet granted

@@ -27,6 +27,8 @@ bool Daemon::CheckpointConn(ConnId conn, const std::string& why) {
   auto it = conns_.find(conn);
   if (it == conns_.end()) return false;
   if (ledger_.IsCheckpointed(conn)) return true;
+  auto job = jobs_.find(it->second->job);
+  if (job == jobs_.end() || job->second->ended) return false;  // exiting: its memory goes anyway
   EnsureCheckpointHelper();
   // The lock waits for work already submitted; a process that holds no lease has none, so
   // the grace period for a DROP bounds it generously.
@@ -48,16 +50,19 @@ bool Daemon::DeferGrant(const LeaseAction& a, const std::string& frame) {
   bool restore = ledger_.IsCheckpointed(a.conn);
   if (!restore && checkpoint_.Idle()) return false;
   deferred_grants_.push_back({a.conn, a.gpu, a.epoch, frame, checkpoint_.last_sent(), restore});
+  arbiter_.Deferred(a.gpu, a.epoch);
   PumpDeferredGrants();
   return true;
 }
 
 void Daemon::PumpDeferredGrants() {
   std::vector<ConnId> unreachable;
+  std::vector<std::pair<GpuKey, uint64_t>> delivered;
   for (auto it = deferred_grants_.begin(); it != deferred_grants_.end();) {
     DeferredGrant& d = *it;
     auto c = conns_.find(d.conn);
     if (c == conns_.end()) {
+      delivered.push_back({d.gpu, d.epoch});
       it = deferred_grants_.erase(it);
       continue;
     }
@@ -88,6 +93,7 @@ void Daemon::PumpDeferredGrants() {
           spdlog::error("{}: pid {} is checkpointed and cannot be restored ({}): killing it",
                         JobText(c->second->job), c->second->pid, checkpoint_.unavailable_reason());
           kill(c->second->pid, SIGKILL);
+          delivered.push_back({d.gpu, d.epoch});
           it = deferred_grants_.erase(it);
           continue;
         }
@@ -104,8 +110,11 @@ void Daemon::PumpDeferredGrants() {
     if (!ledger_.IsCheckpointed(d.conn) && !WriteAll(c->second->fd, d.frame).ok()) {
       unreachable.push_back(d.conn);
     }
+    delivered.push_back({d.gpu, d.epoch});
     it = deferred_grants_.erase(it);
   }
+  // The holder's turn starts now (or, when it got nothing, it is dropped at once).
+  for (const auto& [gpu, epoch] : delivered) arbiter_.Delivered(gpu, epoch, Now());
   for (ConnId conn : unreachable) Drop(conn, "");
 }
 

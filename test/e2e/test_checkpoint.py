@@ -28,6 +28,7 @@ class CheckpointTest(TestCase):
         h.env["FAKE_CUDA_MEM_BYTES"] = str(DEVICE)
         h.env["FAKE_CUDA_KERNEL_MS"] = "20"
         h.env["FAKE_CUDA_CHECKPOINT_DIR"] = h.tmp
+        h.env["FAKE_CUDA_CHECKPOINT_US_PER_MIB"] = "1000"  # 150 MiB: 0.15 s each way
         return h
 
     def job(self, h, name, nbytes=JOB, cycles=12, gap_ms=0, engine="checkpoint"):

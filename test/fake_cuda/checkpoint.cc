@@ -13,7 +13,9 @@
 //               CUDA_ERROR_OUT_OF_MEMORY and the process is FAILED for good, as the real
 //               driver leaves it (cuda-checkpoint issue #44);
 //   unlock      LOCKED -> RUNNING.
-// A transition from another state is CUDA_ERROR_ILLEGAL_STATE; a pid with no agent is
+// FAKE_CUDA_CHECKPOINT_US_PER_MIB (default 0) makes checkpoint and restore take that long per
+// MiB the process holds, as copies do on a GPU. A transition from another state is
+// CUDA_ERROR_ILLEGAL_STATE; a pid with no agent is
 // CUDA_ERROR_INVALID_VALUE; without FAKE_CUDA_CHECKPOINT_DIR the exports return
 // CUDA_ERROR_NOT_SUPPORTED. Every transition is appended to the op log as a 'P' line.
 #include <pthread.h>
@@ -72,6 +74,15 @@ bool SocketPath(int pid, sockaddr_un* addr) {
   return n > 0 && static_cast<size_t>(n) < sizeof addr->sun_path;
 }
 
+// Sleeps FAKE_CUDA_CHECKPOINT_US_PER_MIB for each MiB of held.
+void CopyTime(const uint64_t* held) {
+  const char* v = std::getenv("FAKE_CUDA_CHECKPOINT_US_PER_MIB");
+  uint64_t us_per_mib = v != nullptr ? std::strtoull(v, nullptr, 10) : 0;
+  uint64_t bytes = 0;
+  for (int d = 0; d < kMaxDevices; ++d) bytes += held[d];
+  if (us_per_mib != 0) SleepUntilNs(NowNs() + us_per_mib * 1000 * (bytes >> 20));
+}
+
 void Log(const char* what) {
   uint64_t now = NowNs();
   LogOp('P', now, now, what);
@@ -108,6 +119,7 @@ int32_t Handle(const Request& q) {
     case kCheckpoint:
       if (s != ck::kLocked) return ck::kErrorIllegalState;
       TakeAllDeviceBytes(a.held);
+      CopyTime(a.held);
       a.state.store(ck::kCheckpointed);
       Log("cuCheckpointProcessCheckpoint");
       return 0;
@@ -117,6 +129,7 @@ int32_t Handle(const Request& q) {
         a.state.store(ck::kFailed);
         return ck::kErrorOutOfMemory;
       }
+      CopyTime(a.held);
       a.state.store(ck::kLocked);
       Log("cuCheckpointProcessRestore");
       return 0;

@@ -78,3 +78,29 @@ TEST_CASE_FIXTURE(Fixture, "arbiter suspend: with gating off a suspended job is 
 
 }  // namespace
 }  // namespace gshare
+
+namespace gshare {
+namespace {
+using namespace arbiter_test;
+
+TEST_CASE_FIXTURE(Fixture, "arbiter deferred grant: the quantum starts when the grant is delivered") {
+  Arbiter arb(options);
+  arb.AddJob(1, 0, Millis(0));
+  arb.AddJob(2, 0, Millis(0));
+  arb.AddConn(11, 1, 100);
+  arb.AddConn(21, 2, 200);
+  uint64_t e1 = EpochOf(arb.Request(11, kGpu, At(0)), Kind::kGrant, 11);
+  arb.Deferred(kGpu, e1 + 1);  // another epoch: ignored
+  arb.Deferred(kGpu, e1);
+  arb.Request(21, kGpu, At(1));
+  // Long past the quantum, but job 1 has not received its grant: no DROP.
+  CHECK(Count(arb.Tick(At(60000)), Kind::kDrop, 11) == 0);
+  arb.Delivered(kGpu, e1, At(60000));
+  CHECK(Count(arb.Tick(At(60000 + 19999)), Kind::kDrop, 11) == 0);
+  CHECK(Count(arb.Tick(At(60000 + 20000)), Kind::kDrop, 11) == 1);
+  // The wait for delivery counts as waiting, not as lease time.
+  CHECK(arb.Usage(1, At(80000)).wait_seconds == doctest::Approx(60.0));
+}
+
+}  // namespace
+}  // namespace gshare
