@@ -360,7 +360,7 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
 #define GS_HOOK_MEMCREATE(name, params, args)                                             \
   GS_EXPORT CUresult name params noexcept {                                                \
     GS_REAL(name, params);                                                                 \
-    CUresult r = gs_real_fn args;                                                                  \
+    CUresult r = ::gshare::shim::DriverAlloc(size, [&] { return gs_real_fn args; });       \
     if (r == CUDA_SUCCESS && handle != nullptr && prop != nullptr &&                       \
         prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {                              \
       ::gshare::shim::TrackAlloc(::gshare::shim::g_vmm_handles, *handle, prop->location.id, \

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
@@ -15,6 +16,7 @@
 #include "job_end.h"
 #include "job_json.h"
 #include "job_options.h"
+#include "sharing_env.h"
 #include "job_runner.h"
 #include "output_pattern.h"
 #include "shim_path.h"
@@ -93,6 +95,11 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
       {"GSHARE_IDLE_RELEASE_MS", std::to_string(ctx->config.scheduler.idle_release.count())});
   if (!record->gpu.empty()) spec.set_env.push_back({"CUDA_VISIBLE_DEVICES", record->gpu});
   spec.set_env.push_back({"GSHARE_MEMORY", record->memory});
+  for (auto& kv : SharingEnvDefaults([&opt](const std::string& name) {
+         return std::getenv(name.c_str()) != nullptr || EnvListHas(opt.job.env, name);
+       })) {
+    spec.set_env.push_back(std::move(kv));
+  }
 
   int fd = -1;
   int64_t job_id = 0;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon.h"
+#include "sharing_env.h"
 #include "dependency.h"
 #include "job_json.h"
 #include "output_pattern.h"
@@ -328,6 +329,11 @@ void Daemon::OnRunAttach(Connection& c, const json& req) {
   set_env["GSHARE_MEMORY"] = r.memory.empty() ? options_.config.memory.engine : r.memory;
   if (!r.gpu.empty()) set_env["CUDA_VISIBLE_DEVICES"] = r.gpu;
   else if (gpu_count_ > 1) set_env["CUDA_VISIBLE_DEVICES"] = r.slot;
+  for (const auto& [name, value] : SharingEnvDefaults([&payload](const std::string& name) {
+         return EnvListHas(payload->env, name);
+       })) {
+    set_env[name] = value;
+  }
   std::string shim = FindShim(options_.self_exe);
   if (shim.empty()) spdlog::warn("job {}: no libgshare.so next to {}; it runs unshared", id, options_.self_exe);
   json reply{{"ok", true},

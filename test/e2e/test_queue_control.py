@@ -65,6 +65,21 @@ class QueueControlTest(TestCase):
         self.assertEqual(self.wait_rc(p), 143, "a job cancelled before it ran: 128+SIGTERM")
         go()
 
+    def test_framework_memory_defaults_unless_the_job_sets_them(self):
+        h = self.h
+        show = ["sh", "-c", "echo xla=$XLA_PYTHON_CLIENT_PREALLOCATE tf=$TF_FORCE_GPU_ALLOW_GROWTH"]
+        r = h.gshare("run", "--", *show)
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "xla=false tf=true"), r.stderr)
+        env = dict(h.env, XLA_PYTHON_CLIENT_PREALLOCATE="true")
+        r = h.gshare("run", "--env", "TF_FORCE_GPU_ALLOW_GROWTH=false", "--", *show, env=env)
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "xla=true tf=false"), r.stderr)
+        # Submitted: the environment snapshot decides, as for every other variable.
+        a = h.submit("--", *show)
+        b = h.submit("--", *show, env=env)
+        self.assertEqual(self.wait_rc(a, b), 0)
+        self.assertEqual(h.gshare("logs", str(a)).stdout.strip(), "xla=false tf=true")
+        self.assertEqual(h.gshare("logs", str(b)).stdout.strip(), "xla=true tf=true")
+
     def test_cancel_running_term_then_kill(self):
         h = self.h
         # The job traps TERM and goes on: only the SIGKILL after --kill-after ends it.

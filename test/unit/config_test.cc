@@ -305,3 +305,4 @@ TEST_CASE("StateDir follows config, GSHARE_STATE_DIR, XDG_STATE_HOME, then HOME"
 
 }  // namespace
 }  // namespace gshare
+
