@@ -143,47 +143,42 @@ void AddCancelCommand(CLI::App& sub, const GlobalOptions& global, Handler* handl
   *handler = [opt, &global]() { return Cancel(global, *opt); };
 }
 
-void AddHoldCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+// A command that applies `action` to the job ids it is given (the daemon acts on each).
+void AddIdsAction(CLI::App& sub, const GlobalOptions& global, Handler* handler,
+                  const char* action, const char* footer) {
   auto opt = std::make_shared<IdsOptions>();
   sub.add_option("ids", opt->ids, "Job ids")->required();
-  sub.footer("Example:\n  gshare hold 12 13     # pending jobs stay pending (reason JobHeldUser)");
-  *handler = [opt, &global]() { return ControlJobs(global, "hold", opt->ids); };
+  sub.footer(footer);
+  *handler = [opt, &global, action]() { return ControlJobs(global, action, opt->ids); };
+}
+
+void AddHoldCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  AddIdsAction(sub, global, handler, "hold",
+               "Example:\n  gshare hold 12 13     # pending jobs stay pending (reason JobHeldUser)");
 }
 
 void AddReleaseCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
-  auto opt = std::make_shared<IdsOptions>();
-  sub.add_option("ids", opt->ids, "Job ids")->required();
-  sub.footer("Example:\n  gshare release 12 13");
-  *handler = [opt, &global]() { return ControlJobs(global, "release", opt->ids); };
+  AddIdsAction(sub, global, handler, "release", "Example:\n  gshare release 12 13");
 }
 
 void AddSuspendCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
-  auto opt = std::make_shared<IdsOptions>();
-  sub.add_option("ids", opt->ids, "Job ids")->required();
-  sub.footer(
-      "Example:\n  gshare suspend 12    # RUNNING -> SUSPENDED: its lease is taken back, its GPU\n"
-      "                       # state checkpointed to host memory, its processes stopped\n"
-      "The time limit keeps running while suspended. Exit status: 0; 1 when a job could not\n"
-      "be suspended (not running, or already suspended).");
-  *handler = [opt, &global]() { return ControlJobs(global, "suspend", opt->ids); };
+  AddIdsAction(sub, global, handler, "suspend",
+               "Example:\n  gshare suspend 12    # RUNNING -> SUSPENDED: its lease is taken back, its GPU\n"
+               "                       # state checkpointed to host memory, its processes stopped\n"
+               "The time limit keeps running while suspended. Exit status: 0; 1 when a job could not\n"
+               "be suspended (not running, or already suspended).");
 }
 
 void AddResumeCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
-  auto opt = std::make_shared<IdsOptions>();
-  sub.add_option("ids", opt->ids, "Job ids")->required();
-  sub.footer(
-      "Example:\n  gshare resume 12     # SUSPENDED -> RUNNING: continued; its GPU state comes\n"
-      "                       # back when it next gets the GPU");
-  *handler = [opt, &global]() { return ControlJobs(global, "resume", opt->ids); };
+  AddIdsAction(sub, global, handler, "resume",
+               "Example:\n  gshare resume 12     # SUSPENDED -> RUNNING: continued; its GPU state comes\n"
+               "                       # back when it next gets the GPU");
 }
 
 void AddRequeueCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
-  auto opt = std::make_shared<IdsOptions>();
-  sub.add_option("ids", opt->ids, "Job ids")->required();
-  sub.footer(
-      "Example:\n  gshare requeue 12    # an ended (or running: cancelled first) submitted job\n"
-      "                       # is PENDING again, same id and options");
-  *handler = [opt, &global]() { return ControlJobs(global, "requeue", opt->ids); };
+  AddIdsAction(sub, global, handler, "requeue",
+               "Example:\n  gshare requeue 12    # an ended (or running: cancelled first) submitted job\n"
+               "                       # is PENDING again, same id and options");
 }
 
 void AddSetPriorityCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
