@@ -11,6 +11,7 @@
 
 #include "daemon.h"
 #include "frame_io.h"
+#include "gshare/cuda_checkpoint.h"
 
 namespace gshare {
 namespace {
@@ -119,7 +120,16 @@ void Daemon::PumpDeferredGrants() {
 }
 
 void Daemon::OnCheckpointReplies() {
-  for (const CheckpointReply& r : checkpoint_.Read()) {
+  std::vector<CheckpointReply> replies = checkpoint_.Read();
+  auto unavailable = [this](const std::string& why) {
+    if (!ledger_.checkpoint_available()) return;
+    spdlog::warn("whole-process checkpoints are unavailable ({}): memory of --memory checkpoint "
+                 "jobs stays on the GPU",
+                 why);
+    ledger_.SetCheckpointAvailable(false);
+  };
+  if (!checkpoint_.usable()) unavailable(checkpoint_.unavailable_reason());
+  for (const CheckpointReply& r : replies) {
     auto call = checkpoint_calls_.find(r.seq);
     if (call == checkpoint_calls_.end()) continue;
     CheckpointCall cc = call->second;
@@ -131,6 +141,9 @@ void Daemon::OnCheckpointReplies() {
         spdlog::warn("{}: checkpoint of pid {} failed (CUDA error {}); its memory stays on the GPU",
                      JobText(cc.job), r.pid, r.result);
         ledger_.SetCheckpointed(cc.conn, false);
+        if (r.result == cuda_checkpoint::kErrorNotSupported || r.result == kNoDriver) {
+          unavailable("the driver answered CUDA error " + std::to_string(r.result));
+        }
         continue;
       }
       spdlog::info("{}: pid {} checkpointed in {:.0f} ms", JobText(cc.job), r.pid, r.ms);

@@ -63,6 +63,12 @@ uint64_t MemoryLedger::ResidentOf(ConnId conn, const Entry& e) const {
   return IsCheckpointed(conn) ? 0 : e.report.resident;
 }
 
+uint64_t MemoryLedger::FixedOf(ConnId conn, const Entry& e) const {
+  bool stuck = !checkpoint_available_ &&
+               e.report.engine == static_cast<uint32_t>(proto::MemoryEngine::kCheckpoint);
+  return stuck ? ResidentOf(conn, e) : e.report.fixed;
+}
+
 uint64_t MemoryLedger::ContextOf(ConnId conn) const {
   return IsCheckpointed(conn) ? 0 : options_.context_bytes;
 }
@@ -113,7 +119,7 @@ uint64_t MemoryLedger::FixedOfOthers(const GpuKey& gpu, JobId job) const {
   for (const auto& [conn, per_gpu] : entries_) {
     auto it = per_gpu.find(gpu);
     if (it == per_gpu.end() || it->second.job == job || IsCheckpointed(conn)) continue;
-    fixed += it->second.report.fixed + options_.context_bytes;
+    fixed += FixedOf(conn, it->second) + options_.context_bytes;
   }
   return fixed;
 }
@@ -148,8 +154,10 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
       continue;
     }
     if (suspended_.count(e.job) != 0) continue;  // stopped: it cannot move anything now
-    bool checkpoint = r.engine == static_cast<uint32_t>(proto::MemoryEngine::kCheckpoint);
-    uint64_t movable = resident > r.fixed ? resident - r.fixed : 0;
+    bool checkpoint = checkpoint_available_ &&
+                      r.engine == static_cast<uint32_t>(proto::MemoryEngine::kCheckpoint);
+    uint64_t fixed = FixedOf(conn, e);
+    uint64_t movable = resident > fixed ? resident - fixed : 0;
     if (checkpoint) {
       if (IsCheckpointed(conn)) continue;
       if (!leases_released && options_.holds_lease && options_.holds_lease(conn)) continue;

@@ -45,6 +45,10 @@ class MemoryLedger {
   // its memory, nor its context, is on any GPU until it is restored, whatever it reports.
   void SetCheckpointed(ConnId conn, bool checkpointed);
   bool IsCheckpointed(ConnId conn) const { return checkpointed_.count(conn) != 0; }
+  // Whether whole-process checkpoints can be taken (the daemon's helper works). When not,
+  // checkpoint-engine memory cannot move: it counts as fixed and is no victim.
+  void SetCheckpointAvailable(bool available) { checkpoint_available_ = available; }
+  bool checkpoint_available() const { return checkpoint_available_; }
   // A suspended job needs no room: it is left out of Fits/Overflow and is no victim.
   void SetSuspended(JobId job, bool suspended);
   // Whether an eviction asked of a shim on `gpu` is not reported done yet.
@@ -104,7 +108,11 @@ class MemoryLedger {
   uint64_t ResidentOf(ConnId conn, const Entry& e) const;
   uint64_t ContextOf(ConnId conn) const;
 
+  // Fixed bytes of the entry: what it reports, or all it holds when it can never move.
+  uint64_t FixedOf(ConnId conn, const Entry& e) const;
+
   Options options_;
+  bool checkpoint_available_ = true;
   std::set<ConnId> checkpointed_;
   std::set<JobId> suspended_;
   std::set<std::pair<ConnId, GpuKey>> evicting_;

@@ -101,3 +101,31 @@ TEST_CASE("ledger checkpoint: a suspended job is out of the fit and no victim") 
 
 }  // namespace
 }  // namespace gshare
+
+namespace gshare {
+namespace {
+
+TEST_CASE("ledger checkpoint: without checkpoints the engine's memory is fixed") {
+  MemoryLedger::Options o;
+  o.context_bytes = 0;
+  MemoryLedger ledger(o);
+  proto::MemReportMsg a{};
+  a.total = 10ull << 30;
+  a.allocated = a.resident = 6ull << 30;
+  a.engine = static_cast<uint32_t>(proto::MemoryEngine::kCheckpoint);
+  proto::MemReportMsg b = a;
+  b.resident = 0;
+  ledger.Report(11, 1, "GPU-0", a);
+  ledger.Report(21, 2, "GPU-0", b);
+  CHECK(ledger.MakeRoom("GPU-0", 2).feasible);  // job 1 would be checkpointed
+  CHECK(ledger.FixedOfOthers("GPU-0", 2) == 0);
+  ledger.SetCheckpointAvailable(false);
+  MemoryLedger::Plan plan = ledger.MakeRoom("GPU-0", 2);
+  CHECK_FALSE(plan.feasible);
+  CHECK(plan.reason == "GpuMemory");
+  CHECK(plan.evictions.empty());
+  CHECK(ledger.FixedOfOthers("GPU-0", 2) == 6ull << 30);
+}
+
+}  // namespace
+}  // namespace gshare
