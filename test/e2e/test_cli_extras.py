@@ -23,8 +23,9 @@ class CliExtrasTest(TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(self.complete(r.stdout, ["gshare", "ru"]), {"run"})
         self.assertEqual(self.complete(r.stdout, ["gshare", "s"]),
-                         {"status", "scheduler", "submit", "set-priority"})
-        self.assertNotIn("job-supervisor", r.stdout)  # internal command stays hidden
+                         {"status", "scheduler", "submit", "set-priority", "suspend"})
+        self.assertNotIn("job-supervisor", r.stdout)  # internal commands stay hidden
+        self.assertNotIn("checkpoint-helper", r.stdout)
         self.assertIn("--quantum", self.complete(r.stdout, ["gshare", "run", "--q"]))
         self.assertIn("--priority", self.complete(r.stdout, ["gshare", "-v", "run", "--p"]))
         self.assertNotIn("--ready-fd", r.stdout)  # internal option stays hidden
