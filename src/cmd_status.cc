@@ -78,9 +78,15 @@ void PrintTable(const json& st) {
     const json mem = j.value("memory", json::object());
     auto bytes = [&mem](const char* key) { return Bytes(mem.value(key, uint64_t{0})); };
     bool live = mem.contains("allocated");
-    std::string swaps = live ? std::to_string(mem.value("swaps_out", uint64_t{0})) + "/" +
-                                   std::to_string(mem.value("swaps_in", uint64_t{0}))
+    // Whole-process checkpoints and restores count as evictions and swap-ins here.
+    auto count = [&mem](const char* a, const char* b) {
+      return mem.value(a, uint64_t{0}) + mem.value(b, uint64_t{0});
+    };
+    std::string swaps = live ? std::to_string(count("swaps_out", "checkpoints")) + "/" +
+                                   std::to_string(count("swaps_in", "restores"))
                              : "-";
+    double swap_s = mem.value("swap_seconds", 0.0) + mem.value("checkpoint_seconds", 0.0) +
+                    mem.value("restore_seconds", 0.0);
     std::printf("%-5lld %-12.12s %-10s %4d %-8s %8s %8s %9s %9s %9s %5s %9s %7s  %s\n",
                 static_cast<long long>(j.at("id").get<int64_t>()),
                 j.at("name").get<std::string>().c_str(), j.at("state").get<std::string>().c_str(),
@@ -91,7 +97,7 @@ void PrintTable(const json& st) {
                 live ? bytes("resident").c_str() : "-", live ? bytes("swapped").c_str() : "-",
                 swaps.c_str(),
                 live ? Bytes(mem.value("bytes_out", uint64_t{0}) + mem.value("bytes_in", uint64_t{0})).c_str() : "-",
-                live ? Secs(mem.value("swap_seconds", 0.0)).c_str() : "-", Command(j).c_str());
+                live ? Secs(swap_s).c_str() : "-", Command(j).c_str());
   }
 }
 
