@@ -105,6 +105,10 @@ class CheckpointTest(TestCase):
             return (rec.get("state") == "SUSPENDED" and (rec.get("memory") or {}).get("checkpointed")
                     and proc_state(pid) == "T" and self.device_used(h) == 0)
         h.wait_for(suspended, 30, "job a checkpointed and stopped, its device bytes gone")
+        table = h.gshare("status").stdout
+        line = next(l for l in table.splitlines() if l.split()[:1] == [str(job_id)])
+        self.assertIn("SUSPENDED", line)
+        self.assertIn(" 1/0 ", line, "SWAPS counts the checkpoint:\n" + table)
         n_kernels = len(h.ops("K", pid))
         # The whole GPU is free for another job meanwhile.
         b = self.job(h, "b", nbytes=200 * MIB, cycles=5, engine="swap")
