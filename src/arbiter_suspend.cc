@@ -1,0 +1,79 @@
+// The arbiter's job suspension (gshare suspend/resume) and deferred grants (a grant that
+// reaches its holder only after the daemon restored its memory); see arbiter.h.
+#include <chrono>
+
+#include "arbiter.h"
+
+namespace gshare {
+namespace {
+double Seconds(TimePoint from, TimePoint to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+}  // namespace
+
+void Arbiter::Deferred(const GpuKey& gpu, uint64_t epoch) {
+  auto it = leases_.find(gpu);
+  if (it == leases_.end() || !it->second.holder || it->second.epoch != epoch) return;
+  it->second.delivering = true;
+}
+
+void Arbiter::Delivered(const GpuKey& gpu, uint64_t epoch, TimePoint now) {
+  auto it = leases_.find(gpu);
+  if (it == leases_.end()) return;
+  Lease& lease = it->second;
+  if (!lease.delivering || !lease.holder || lease.epoch != epoch) return;
+  lease.delivering = false;
+  jobs_.at(*lease.holder).wait_seconds += Seconds(lease.granted_at, now);
+  lease.granted_at = now;
+}
+
+bool Arbiter::Suspended(ConnId conn) const {
+  auto c = conns_.find(conn);
+  return c != conns_.end() && jobs_.at(c->second.job).suspended;
+}
+
+LeaseActions Arbiter::SetSuspended(JobId job, bool suspended, TimePoint now) {
+  LeaseActions out;
+  auto jit = jobs_.find(job);
+  if (jit == jobs_.end() || jit->second.suspended == suspended) return out;
+  jit->second.suspended = suspended;
+  for (auto& [gpu, lease] : leases_) {
+    if (suspended) {
+      if (options_.enabled && !lease.shared) {
+        if (lease.holder == job && !lease.dropping) SendDrop(gpu, lease, now, out);
+        continue;
+      }
+      for (const auto& [conn, epoch] : lease.holding) {
+        if (conns_.at(conn).job == job) out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
+      }
+    } else if (!options_.enabled || lease.shared) {
+      GrantAllWanting(gpu, lease, now, out);
+    } else {
+      Schedule(gpu, lease, now, out);
+    }
+  }
+  return out;
+}
+
+bool Arbiter::IsSuspended(JobId job) const {
+  auto it = jobs_.find(job);
+  return it != jobs_.end() && it->second.suspended;
+}
+
+bool Arbiter::JobHolds(JobId job) const {
+  for (const auto& [gpu, lease] : leases_) {
+    for (const auto& [conn, epoch] : lease.holding) {
+      if (conns_.at(conn).job == job) return true;
+    }
+  }
+  return false;
+}
+
+bool Arbiter::ConnHolds(ConnId conn) const {
+  for (const auto& [gpu, lease] : leases_) {
+    if (lease.holding.count(conn) != 0) return true;
+  }
+  return false;
+}
+
+}  // namespace gshare
