@@ -11,10 +11,7 @@ using namespace arbiter_test;
 
 TEST_CASE_FIXTURE(Fixture, "arbiter suspend: the holder drops, the other job runs, resume queues it again") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 0, Millis(0));
-  arb.AddConn(11, 1, 100);
-  arb.AddConn(21, 2, 200);
+  AddTwoJobs(arb);
   auto a = arb.Request(11, kGpu, At(0));
   uint64_t e1 = EpochOf(a, Kind::kGrant, 11);
   REQUIRE(e1 != 0);
@@ -45,10 +42,7 @@ TEST_CASE_FIXTURE(Fixture, "arbiter suspend: the holder drops, the other job run
 
 TEST_CASE_FIXTURE(Fixture, "arbiter suspend: shared mode drops only the suspended job and grants it on resume") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 0, Millis(0));
-  arb.AddConn(11, 1, 100);
-  arb.AddConn(21, 2, 200);
+  AddTwoJobs(arb);
   arb.SetShared(kGpu, true, At(0));
   uint64_t e1 = EpochOf(arb.Request(11, kGpu, At(1)), Kind::kGrant, 11);
   CHECK(Count(arb.Request(21, kGpu, At(2)), Kind::kGrant, 21) == 1);
@@ -85,10 +79,7 @@ using namespace arbiter_test;
 
 TEST_CASE_FIXTURE(Fixture, "arbiter deferred grant: the quantum starts when the grant is delivered") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 0, Millis(0));
-  arb.AddConn(11, 1, 100);
-  arb.AddConn(21, 2, 200);
+  AddTwoJobs(arb);
   uint64_t e1 = EpochOf(arb.Request(11, kGpu, At(0)), Kind::kGrant, 11);
   arb.Deferred(kGpu, e1 + 1);  // another epoch: ignored
   arb.Deferred(kGpu, e1);
