@@ -84,11 +84,8 @@ void Daemon::PumpDeferredGrants() {
         }
         // What it will take on the GPU: its memory and a context (a bound the helper checks
         // against the GPU's free memory before it restores).
-        uint64_t need = 0;
-        for (ConnId p : ledger_.ConnsOf(c->second->job, d.gpu)) {
-          if (p == d.conn) need = ledger_.Totals(c->second->job, d.gpu).allocated;
-        }
-        need += ledger_.options().context_bytes;
+        uint64_t need = ledger_.Totals(c->second->job, d.gpu).allocated +
+                        ledger_.options().context_bytes;
         d.restore_seq = checkpoint_.Submit(CheckpointOp::kRestore, c->second->pid, 0, need, d.gpu);
         if (d.restore_seq == 0) {
           spdlog::error("{}: pid {} is checkpointed and cannot be restored ({}): killing it",
@@ -187,13 +184,9 @@ void Daemon::OnCheckpointReplies() {
 void Daemon::RequestOnBehalf(ConnId conn) {
   auto c = conns_.find(conn);
   if (c == conns_.end()) return;
-  JobId job = c->second->job;
-  for (const auto& [gpu, info] : gpus_) {
-    for (ConnId other : ledger_.ConnsOf(job, gpu)) {
-      if (other != conn) continue;
-      Apply(arbiter_.Request(conn, gpu, Now()));
-      UpdateSharing(gpu);
-    }
+  for (const GpuKey& gpu : ledger_.GpusOf(conn)) {
+    Apply(arbiter_.Request(conn, gpu, Now()));
+    UpdateSharing(gpu);
   }
 }
 

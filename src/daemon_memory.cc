@@ -131,8 +131,7 @@ bool Daemon::CanGrant(const GpuKey& gpu, JobId job) {
   // GpuMemory: the others' fixed memory leaves too little room; the job can still run when
   // theirs is gone, but refusing forever would starve it if nothing changes: let it try
   // (its swap-in waits, then gives the lease back).
-  bool checkpointed = false;
-  for (ConnId c : ledger_.ConnsOf(job, gpu)) checkpointed = checkpointed || ledger_.IsCheckpointed(c);
+  bool checkpointed = ledger_.Totals(job, gpu).checkpointed;
   // A restore without room would leave the process unusable: only then may it not try.
   if (plan.reason == "GpuMemory" && !checkpointed) {
     memory_wait_[job] = plan.reason;

@@ -46,17 +46,13 @@ bool MemoryLedger::Evicting(const GpuKey& gpu) const {
   return false;
 }
 
-std::vector<ConnId> MemoryLedger::ConnsOf(JobId job, const GpuKey& gpu) const {
-  std::vector<ConnId> conns;
-  for (const auto& [conn, per_gpu] : entries_) {
-    for (const auto& [g, e] : per_gpu) {
-      if (e.job == job && (gpu.empty() || g == gpu)) {
-        conns.push_back(conn);
-        break;
-      }
-    }
+std::vector<GpuKey> MemoryLedger::GpusOf(ConnId conn) const {
+  std::vector<GpuKey> gpus;
+  auto it = entries_.find(conn);
+  if (it != entries_.end()) {
+    for (const auto& [g, e] : it->second) gpus.push_back(g);
   }
-  return conns;
+  return gpus;
 }
 
 uint64_t MemoryLedger::ResidentOf(ConnId conn, const Entry& e) const {

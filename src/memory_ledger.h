@@ -53,8 +53,8 @@ class MemoryLedger {
   void SetSuspended(JobId job, bool suspended);
   // Whether an eviction asked of a shim on `gpu` is not reported done yet.
   bool Evicting(const GpuKey& gpu) const;
-  // The connections with memory on `gpu` (every GPU when empty) of `job`.
-  std::vector<ConnId> ConnsOf(JobId job, const GpuKey& gpu = "") const;
+  // The GPUs `conn` has reported memory on.
+  std::vector<GpuKey> GpusOf(ConnId conn) const;
 
   // Bytes jobs may use together on `gpu`: the reported size, or gpu_limit when smaller (or
   // when nothing was reported); 0 when neither is known.
