@@ -37,28 +37,24 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   CUstream s = StreamOf(device);
   int64_t start = swap_internal::NowNs();
   uint64_t moved = 0;
-  Chunk* batch[swap_internal::kBatchChunks];
-  Region* owner[swap_internal::kBatchChunks];
-  int n = 0;
-  uint64_t batch_bytes = 0;
+  Batch batch;
   bool stop = false;
   auto flush = [&]() {
     bool ok = v.cuStreamSynchronize(s) == CUDA_SUCCESS;
-    for (int i = 0; i < n; ++i) {
-      Chunk& c = *batch[i];
+    for (int i = 0; i < batch.n; ++i) {
+      Chunk& c = *batch.chunk[i];
       if (!ok) {  // the copy failed: the chunk stays resident
         pool_.Give(c.host, c.bytes);
         c.host = nullptr;
         continue;
       }
-      swap_internal::Unback(owner[i]->base + c.offset, c.bytes, &c.handle);
+      swap_internal::Unback(batch.At(i), c.bytes, &c.handle);
       c.state = swap_internal::kEvicted;
       moved += c.bytes;
       stats_[device].bytes_out += c.bytes;
     }
     if (!ok) stop = true;
-    n = 0;
-    batch_bytes = 0;
+    batch.Clear();
   };
   for (int ri = 0; ri < count_ && !stop; ++ri) {
     Region* r = regions_[ri];
@@ -66,14 +62,14 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
     for (int ci = 0; ci < r->nchunks && !stop; ++ci) {
       Chunk& c = r->chunks[ci];
       if (c.state != swap_internal::kResident) continue;
-      if (moved + batch_bytes >= bytes) {
+      if (moved + batch.bytes >= bytes) {
         stop = true;
         break;
       }
       c.host = pool_.Take(c.bytes);
       if (c.host == nullptr) {
         Warn("cannot pin host memory for swapping; %llu bytes stay on the GPU",
-             static_cast<unsigned long long>(bytes - moved - batch_bytes));
+             static_cast<unsigned long long>(bytes - moved - batch.bytes));
         stop = true;
         break;
       }
@@ -83,14 +79,10 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
         stop = true;
         break;
       }
-      batch[n] = &c;
-      owner[n] = r;
-      ++n;
-      batch_bytes += c.bytes;
-      if (n == swap_internal::kBatchChunks || batch_bytes >= swap_internal::kBatchBytes) flush();
+      if (batch.Add(r, &c)) flush();
     }
   }
-  if (n > 0) flush();
+  if (batch.n > 0) flush();
   LeaveContext();
   stats_[device].swap_ns += swap_internal::NowNs() - start;
   if (moved > 0) ++stats_[device].swaps_out;
@@ -119,18 +111,15 @@ bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
   CUstream s = StreamOf(device);
   int64_t start = swap_internal::NowNs();
   uint64_t moved = 0;
-  Chunk* batch[swap_internal::kBatchChunks];
-  Region* owner[swap_internal::kBatchChunks];
-  int n = 0;
-  uint64_t batch_bytes = 0;
+  Batch batch;
   bool failed = false;
   // Finishes the batch; on failure unmaps what it created (host copies stay).
   auto flush = [&](bool ok) {
     ok = v.cuStreamSynchronize(s) == CUDA_SUCCESS && ok;
-    for (int i = 0; i < n; ++i) {
-      Chunk& c = *batch[i];
+    for (int i = 0; i < batch.n; ++i) {
+      Chunk& c = *batch.chunk[i];
       if (!ok) {
-        swap_internal::Unback(owner[i]->base + c.offset, c.bytes, &c.handle);
+        swap_internal::Unback(batch.At(i), c.bytes, &c.handle);
         continue;
       }
       if (c.host != nullptr) {
@@ -142,8 +131,7 @@ bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
       c.state = swap_internal::kResident;
     }
     if (!ok) failed = true;
-    n = 0;
-    batch_bytes = 0;
+    batch.Clear();
   };
   for (int ri = 0; ri < count_ && !failed; ++ri) {
     Region* r = regions_[ri];
@@ -168,14 +156,10 @@ bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
         flush(false);
         break;
       }
-      batch[n] = &c;
-      owner[n] = r;
-      ++n;
-      batch_bytes += c.bytes;
-      if (n == swap_internal::kBatchChunks || batch_bytes >= swap_internal::kBatchBytes) flush(true);
+      if (batch.Add(r, &c)) flush(true);
     }
   }
-  if (n > 0) flush(true);
+  if (batch.n > 0) flush(true);
   LeaveContext();
   stats_[device].swap_ns += swap_internal::NowNs() - start;
   if (moved > 0) ++stats_[device].swaps_in;

@@ -82,6 +82,7 @@ class SwapSpace {
   struct Chunk;
   struct Region;
   struct Deferred;  // cuMemFreeAsync waiting for its stream
+  struct Batch;     // chunk copies finished together
   Region* FindLocked(CUdeviceptr p) const;
   bool InsertLocked(Region* r);
   void RemoveLocked(Region* r);

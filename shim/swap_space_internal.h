@@ -68,6 +68,29 @@ struct SwapSpace::Region {
   uint64_t bitmap[(swap_internal::kGranule >> swap_internal::kSlabMinShift) / 64];
 };
 
+// Chunk copies queued on the engine's stream and finished together, one synchronization per
+// kBatchChunks chunks or kBatchBytes: the unit of work of Evict and SwapIn.
+struct SwapSpace::Batch {
+  Chunk* chunk[swap_internal::kBatchChunks];
+  Region* owner[swap_internal::kBatchChunks];
+  int n = 0;
+  uint64_t bytes = 0;
+  // Adds a chunk whose copy is queued; true when the batch is full and must be finished.
+  bool Add(Region* r, Chunk* c) {
+    chunk[n] = c;
+    owner[n] = r;
+    ++n;
+    bytes += c->bytes;
+    return n == swap_internal::kBatchChunks || bytes >= swap_internal::kBatchBytes;
+  }
+  void Clear() {
+    n = 0;
+    bytes = 0;
+  }
+  // The device address of chunk i.
+  gs_cuda::CUdeviceptr At(int i) const { return owner[i]->base + chunk[i]->offset; }
+};
+
 struct SwapSpace::Deferred {
   gs_cuda::CUdeviceptr ptr;
   gs_cuda::CUevent event;
