@@ -124,6 +124,7 @@ constexpr CUstreamCaptureStatus CU_STREAM_CAPTURE_STATUS_ACTIVE = 1;
 constexpr CUmemLocationType CU_MEM_LOCATION_TYPE_DEVICE = 1;
 constexpr CUmemAllocationType CU_MEM_ALLOCATION_TYPE_PINNED = 1;
 constexpr CUmemAllocationHandleType CU_MEM_HANDLE_TYPE_NONE = 0;
+constexpr CUmemAllocationHandleType CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1;
 constexpr CUmemAccess_flags CU_MEM_ACCESS_FLAGS_PROT_NONE = 0;
 constexpr CUmemAccess_flags CU_MEM_ACCESS_FLAGS_PROT_READ = 1;
 constexpr CUmemAccess_flags CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3;

@@ -357,10 +357,17 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
     return gs_real_fn args;                                                                \
   }
 
+// Application VMM: under the swap engine device handles are the engine's virtual ids
+// (swap_app_vmm.cc); everything else goes to the driver and counts as fixed memory.
+#define GS_SWAP ::gshare::shim::SwapSpace::Get()
+#define GS_IS_APP_HANDLE(h) ::gshare::shim::SwapSpace::IsAppHandle(h)
+
 #define GS_HOOK_MEMCREATE(name, params, args)                                             \
   GS_EXPORT CUresult name params noexcept {                                                \
     GS_REAL(name, params);                                                                 \
-    CUresult r = ::gshare::shim::DriverAlloc(size, [&] { return gs_real_fn args; });       \
+    CUresult r;                                                                            \
+    if (GS_SWAP.AppCreate(handle, size, prop, flags, &r)) return r;                        \
+    r = ::gshare::shim::DriverAlloc(size, [&] { return gs_real_fn args; });                \
     if (r == CUDA_SUCCESS && handle != nullptr && prop != nullptr &&                       \
         prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {                              \
       ::gshare::shim::TrackAlloc(::gshare::shim::g_vmm_handles, *handle, prop->location.id, \
@@ -369,12 +376,77 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
     return r;                                                                              \
   }
 
-#define GS_HOOK_MEMRELEASE(name, params, args)                                    \
-  GS_EXPORT CUresult name params noexcept {                                        \
-    GS_REAL(name, params);                                                         \
-    CUresult r = gs_real_fn args;                                                          \
+#define GS_HOOK_MEMRELEASE(name, params, args)                                            \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r;                                                                            \
+    if (GS_IS_APP_HANDLE(handle) && GS_SWAP.AppRelease(handle, &r)) return r;             \
+    r = gs_real_fn args;                                                                   \
     if (r == CUDA_SUCCESS) ::gshare::shim::TrackFree(::gshare::shim::g_vmm_handles, handle); \
-    return r;                                                                      \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_MEMMAP(name, params, args)                                                \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r;                                                                            \
+    if (GS_IS_APP_HANDLE(handle) && GS_SWAP.AppMap(ptr, size, offset, handle, flags, &r)) { \
+      return r;                                                                            \
+    }                                                                                      \
+    return gs_real_fn args;                                                                \
+  }
+
+#define GS_HOOK_MEMUNMAP(name, params, args)                                              \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r;                                                                            \
+    if (GS_SWAP.AppUnmap(ptr, size, &r)) return r;                                         \
+    return gs_real_fn args;                                                                \
+  }
+
+#define GS_HOOK_MEMSETACCESS(name, params, args)                                          \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r;                                                                            \
+    if (GS_SWAP.AppSetAccess(ptr, size, desc, count, &r)) return r;                        \
+    return gs_real_fn args;                                                                \
+  }
+
+#define GS_HOOK_MEMGETACCESS(name, params, args)                                          \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r;                                                                            \
+    if (GS_SWAP.AppGetAccess(flags, location, ptr, &r)) return r;                          \
+    return gs_real_fn args;                                                                \
+  }
+
+#define GS_HOOK_MEMRETAIN(name, params, args)                                             \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r;                                                                            \
+    if (GS_SWAP.AppRetain(handle, addr, &r)) return r;                                     \
+    return gs_real_fn args;                                                                \
+  }
+
+#define GS_HOOK_MEMPROPS(name, params, args)                                              \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r;                                                                            \
+    if (GS_IS_APP_HANDLE(handle) && GS_SWAP.AppProperties(prop, handle, &r)) return r;    \
+    return gs_real_fn args;                                                                \
+  }
+
+// An exported handle stays resident for good: the driver exports the real one.
+#define GS_HOOK_MEMEXPORT(name, params, args)                                             \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUmemGenericAllocationHandle gs_handle = handle;                                       \
+    CUresult r;                                                                            \
+    if (GS_IS_APP_HANDLE(handle) && GS_SWAP.AppPin(handle, &gs_handle, &r) &&              \
+        r != CUDA_SUCCESS) {                                                               \
+      return r;                                                                            \
+    }                                                                                      \
+    return gs_real_fn(shareableHandle, gs_handle, handleType, flags);                      \
   }
 
 #define GS_HOOK_CAPTURE_BEGIN(name, params, args)                                         \

@@ -48,7 +48,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
         c.host = nullptr;
         continue;
       }
-      swap_internal::Unback(batch.At(i), c.bytes, &c.handle);
+      UnbackLocked(*batch.owner[i], c);
       c.state = swap_internal::kEvicted;
       moved += c.bytes;
       stats_[device].bytes_out += c.bytes;
@@ -58,7 +58,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   };
   for (int ri = 0; ri < count_ && !stop; ++ri) {
     Region* r = regions_[ri];
-    if (r->device != device) continue;
+    if (r->device != device || (r->app != nullptr && r->app->exported)) continue;
     for (int ci = 0; ci < r->nchunks && !stop; ++ci) {
       Chunk& c = r->chunks[ci];
       if (c.state != swap_internal::kResident) continue;
@@ -119,7 +119,7 @@ bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
     for (int i = 0; i < batch.n; ++i) {
       Chunk& c = *batch.chunk[i];
       if (!ok) {
-        swap_internal::Unback(batch.At(i), c.bytes, &c.handle);
+        UnbackLocked(*batch.owner[i], c);
         continue;
       }
       if (c.host != nullptr) {
@@ -148,7 +148,7 @@ bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
       }
       if (res == CUDA_SUCCESS && c.host != nullptr) {
         res = v.cuMemcpyHtoDAsync_v2(r->base + c.offset, c.host, c.bytes, s);
-        if (res != CUDA_SUCCESS) swap_internal::Unback(r->base + c.offset, c.bytes, &c.handle);
+        if (res != CUDA_SUCCESS) UnbackLocked(*r, c);
       }
       if (res != CUDA_SUCCESS) {
         Warn("swap-in of %llu bytes failed (CUresult %d); the data stays in host memory",
@@ -167,6 +167,28 @@ bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
   *moved_out = moved;
   pthread_mutex_unlock(&mu_);
   return !failed;
+}
+
+CUresult SwapSpace::ResidentLocked(Region& r) {
+  Chunk& c = r.chunks[0];
+  if (c.state == swap_internal::kResident) return CUDA_SUCCESS;
+  if (!EnterContext(r.device)) return CUDA_ERROR_INVALID_CONTEXT;
+  const VmmDriver& v = *Vmm();
+  CUstream s = StreamOf(r.device);
+  CUresult res = BackChunk(r, c);
+  if (res == CUDA_SUCCESS && c.host != nullptr) {
+    res = v.cuMemcpyHtoDAsync_v2(r.base, c.host, c.bytes, s);
+    if (res == CUDA_SUCCESS) res = v.cuStreamSynchronize(s);
+    if (res != CUDA_SUCCESS) {
+      UnbackLocked(r, c);
+    } else {
+      pool_.Give(c.host, c.bytes);
+      c.host = nullptr;
+    }
+  }
+  if (res == CUDA_SUCCESS) c.state = swap_internal::kResident;
+  LeaveContext();
+  return res;
 }
 
 SwapStats SwapSpace::Stats(int device) {

@@ -96,9 +96,13 @@ void SwapSpace::RemoveLocked(Region* r) {
 CUresult SwapSpace::BackChunk(Region& r, Chunk& c) {
   const VmmDriver& v = *Vmm();
   CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = r.device;
+  if (r.app != nullptr) {
+    prop = r.app->prop;
+  } else {
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = r.device;
+  }
   CUmemGenericAllocationHandle h = 0;
   CUresult res = v.cuMemCreate(&h, c.bytes, &prop, 0);
   if (res != CUDA_SUCCESS) return res;
@@ -112,6 +116,7 @@ CUresult SwapSpace::BackChunk(Region& r, Chunk& c) {
   access.location = prop.location;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   res = v.cuMemSetAccess(at, c.bytes, &access, 1);
+  if (res == CUDA_SUCCESS && r.app != nullptr) res = MapAppLocked(r, h);
   if (res != CUDA_SUCCESS) {
     v.cuMemUnmap(at, c.bytes);
     v.cuMemRelease(h);
@@ -121,17 +126,18 @@ CUresult SwapSpace::BackChunk(Region& r, Chunk& c) {
   return CUDA_SUCCESS;
 }
 
-void swap_internal::Unback(CUdeviceptr at, uint64_t bytes, CUmemGenericAllocationHandle* h) {
+void SwapSpace::UnbackLocked(Region& r, Chunk& c) {
   const VmmDriver& v = *Vmm();
-  v.cuMemUnmap(at, bytes);
-  v.cuMemRelease(*h);
-  *h = 0;
+  if (r.app != nullptr) UnmapAppLocked(r);
+  v.cuMemUnmap(r.base + c.offset, c.bytes);
+  v.cuMemRelease(c.handle);
+  c.handle = 0;
 }
 
-CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, Region** out) {
+CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, Region** out) {
   const VmmDriver& v = *Vmm();
   uint64_t size = RoundUp(bytes, kGranule);
-  int n = static_cast<int>((size + kChunkBytes - 1) / kChunkBytes);
+  int n = app != nullptr ? 1 : static_cast<int>((size + kChunkBytes - 1) / kChunkBytes);
   auto* r = static_cast<Region*>(std::calloc(1, sizeof(Region)));
   auto* chunks = static_cast<Chunk*>(std::calloc(n, sizeof(Chunk)));
   if (r == nullptr || chunks == nullptr) {
@@ -149,6 +155,7 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, Region** out) {
   r->device = device;
   r->nchunks = n;
   r->chunks = chunks;
+  r->app = app;
   for (int i = 0; i < n; ++i) {
     chunks[i].offset = static_cast<uint64_t>(i) * kChunkBytes;
     chunks[i].bytes = (i == n - 1) ? size - chunks[i].offset : kChunkBytes;
@@ -184,7 +191,7 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, Region** out) {
   if (res == CUDA_SUCCESS && !InsertLocked(r)) res = CUDA_ERROR_OUT_OF_MEMORY;
   if (res != CUDA_SUCCESS) {
     for (int i = 0; i < n; ++i) {
-      if (chunks[i].handle != 0) Unback(r->base + chunks[i].offset, chunks[i].bytes, &chunks[i].handle);
+      if (chunks[i].handle != 0) UnbackLocked(*r, chunks[i]);
     }
     v.cuMemAddressFree(r->base, size);
     std::free(chunks);
@@ -213,12 +220,22 @@ bool SwapSpace::CanEverFitLocked(int device, uint64_t bytes) {
 void SwapSpace::FreeRegionLocked(Region* r) {
   for (int i = 0; i < r->nchunks; ++i) {
     Chunk& c = r->chunks[i];
-    if (c.handle != 0) Unback(r->base + c.offset, c.bytes, &c.handle);
+    if (c.handle != 0) UnbackLocked(*r, c);
     if (c.host != nullptr) pool_.Give(c.host, c.bytes);
   }
   Vmm()->cuMemAddressFree(r->base, r->size);
-  allocated_[r->device] -= r->size;
+  if (r->app != nullptr && r->app->exported) {
+    LeaseClient::Get().AddDeviceBytes(r->device, -static_cast<int64_t>(r->size));
+  } else {
+    allocated_[r->device] -= r->size;
+  }
   RemoveLocked(r);
+  if (r->app != nullptr) {
+    uint64_t slot = (r->app->id & ~kAppHandleTag) - 1;
+    app_ids_[slot] = nullptr;
+    if (static_cast<int>(slot) < app_id_hint_) app_id_hint_ = static_cast<int>(slot);
+    std::free(r->app);
+  }
   std::free(r->chunks);
   std::free(r);
 }
@@ -232,7 +249,7 @@ CUresult SwapSpace::SlabAllocLocked(int device, uint64_t bytes, CUdeviceptr* out
     if (r->block_shift == shift && r->device == device && r->used_blocks < blocks) slab = r;
   }
   if (slab == nullptr) {
-    CUresult res = NewRegionLocked(device, kGranule, &slab);
+    CUresult res = NewRegionLocked(device, kGranule, nullptr, &slab);
     if (res != CUDA_SUCCESS) return res;
     slab->block_shift = shift;
   }
@@ -266,7 +283,7 @@ CUresult SwapSpace::Alloc(int device, uint64_t bytes, CUdeviceptr* out) {
     res = SlabAllocLocked(device, bytes, out);
   } else {
     Region* r = nullptr;
-    res = NewRegionLocked(device, bytes, &r);
+    res = NewRegionLocked(device, bytes, nullptr, &r);
     if (res == CUDA_SUCCESS) *out = r->base;
   }
   pthread_mutex_unlock(&mu_);

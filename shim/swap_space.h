@@ -11,6 +11,12 @@
 //    them; swap-in re-creates them at the same addresses, maps them and copies the data
 //    back. A swap-in that fails rolls back the chunks of its unfinished batch and keeps
 //    their host copies.
+//  - memory the application maps itself (cuMemCreate + cuMemMap: PyTorch's expandable
+//    segments, JAX) is a region too: the engine keeps the real handle behind a virtual id
+//    (kAppHandleTag), maps it at an address of its own (the copies' source and target) and
+//    at every address the application mapped it, and re-creates all of it at swap-in. A
+//    handle exported (cuMemExportToShareableHandle) is resident for good and counts as
+//    fixed memory (swap_app_vmm.cc).
 // While the process does not run on a device (no lease, or not swapped in yet) new
 // allocations there get address space only; their chunks are created at the next swap-in.
 // Any thread; Evict/SwapIn/SetRunning are called by the lease client thread with the
@@ -78,16 +84,61 @@ class SwapSpace {
   // walking the regions: for cuMemGetInfo.
   uint64_t Allocated(int device);
 
+  // --- Memory the application maps itself (swap_app_vmm.cc), CUDA Driver API section
+  // "Virtual Memory Management". The App* calls mirror the driver's and return its errors.
+  // Handles the engine gives out have the top bit set; the driver's never do (they are
+  // addresses in user space).
+  static constexpr CUmemGenericAllocationHandle kAppHandleTag = 1ull << 63;
+  static bool IsAppHandle(CUmemGenericAllocationHandle h) { return (h & kAppHandleTag) != 0; }
+  // cuMemCreate. False when the engine does not serve the request (not device memory, not
+  // whole 2 MiB units, or larger than one host pool extent, 1 GiB): pass it to the driver.
+  bool AppCreate(CUmemGenericAllocationHandle* handle, size_t size,
+                 const CUmemAllocationProp* prop, unsigned long long flags, CUresult* result);
+  // cuMemRelease, cuMemMap, cuMemGetAllocationPropertiesFromHandle of an engine handle.
+  // False when `h` is not one (pass it to the driver).
+  bool AppRelease(CUmemGenericAllocationHandle h, CUresult* result);
+  bool AppMap(CUdeviceptr va, size_t size, size_t offset, CUmemGenericAllocationHandle h,
+              unsigned long long flags, CUresult* result);
+  bool AppProperties(CUmemAllocationProp* prop, CUmemGenericAllocationHandle h, CUresult* result);
+  // cuMemUnmap, cuMemSetAccess, cuMemGetAccess, cuMemRetainAllocationHandle. False when no
+  // mapping of an engine handle is involved (pass it to the driver).
+  bool AppUnmap(CUdeviceptr va, size_t size, CUresult* result);
+  bool AppSetAccess(CUdeviceptr va, size_t size, const CUmemAccessDesc* desc, size_t count,
+                    CUresult* result);
+  bool AppGetAccess(unsigned long long* flags, const CUmemLocation* location, CUdeviceptr va,
+                    CUresult* result);
+  bool AppRetain(CUmemGenericAllocationHandle* h, void* addr, CUresult* result);
+  // Before cuMemExportToShareableHandle of an engine handle: makes it resident for good (it
+  // is fixed memory from now on: another process may map it) and gives the driver's handle
+  // to export in *real. False when `h` is not one.
+  bool AppPin(CUmemGenericAllocationHandle h, CUmemGenericAllocationHandle* real,
+              CUresult* result);
+
  private:
   struct Chunk;
   struct Region;
   struct Deferred;  // cuMemFreeAsync waiting for its stream
   struct Batch;     // chunk copies finished together
+  struct AppHandle;   // an application's cuMemCreate handle
+  struct AppMapping;  // where the application mapped one
   Region* FindLocked(CUdeviceptr p) const;
   bool InsertLocked(Region* r);
   void RemoveLocked(Region* r);
-  CUresult NewRegionLocked(int device, uint64_t bytes, Region** out);
+  // A region of `bytes` on `device`, backed at once while the process runs there. `app`
+  // (owned by the region from then on) makes it an application handle's: one chunk.
+  CUresult NewRegionLocked(int device, uint64_t bytes, AppHandle* app, Region** out);
   CUresult BackChunk(Region& r, Chunk& c);
+  // Unmaps and releases a mapped chunk (and the application's mappings of its handle).
+  void UnbackLocked(Region& r, Chunk& c);
+  // Makes r's one chunk resident now, copying its data back (AppPin).
+  CUresult ResidentLocked(Region& r);
+  // The application's mappings: map them (BackChunk) or unmap them.
+  CUresult MapAppLocked(Region& r, CUmemGenericAllocationHandle real);
+  void UnmapAppLocked(Region& r);
+  Region* AppRegionLocked(CUmemGenericAllocationHandle h) const;
+  void ForgetAppLocked(Region* r);  // frees r once the application holds no reference
+  int FirstMappingLocked(CUdeviceptr va, uint64_t size) const;
+  void RemoveMappingLocked(AppMapping* m);
   void FreeRegionLocked(Region* r);
   CUresult SlabAllocLocked(int device, uint64_t bytes, CUdeviceptr* out);
   // False (with one line on stderr) when `bytes` more can never fit on `device`, even with
@@ -110,6 +161,12 @@ class SwapSpace {
   CUstream stream_[kMaxDevices] = {};  // the engine's copy stream, per device
   SwapStats stats_[kMaxDevices] = {};  // GUARDED_BY(mu_)
   uint64_t allocated_[kMaxDevices] = {};  // reserved bytes of the regions; GUARDED_BY(mu_)
+  Region** app_ids_ = nullptr;  // application handle id (less the tag) - 1 -> region; GUARDED_BY(mu_)
+  int app_id_capacity_ = 0;
+  int app_id_hint_ = 0;          // where the search for a free id starts
+  AppMapping** maps_ = nullptr;  // the application's mappings, sorted by address; GUARDED_BY(mu_)
+  int map_count_ = 0;
+  int map_capacity_ = 0;
   HostPool pool_;
   std::atomic<int> state_{0};  // 0 unknown, 1 on, 2 off
 };

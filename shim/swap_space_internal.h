@@ -42,9 +42,6 @@ inline void SleepNs(int64_t ns) {
   nanosleep(&ts, nullptr);
 }
 
-// Unmaps and releases a mapped chunk of `bytes` at `at`; clears *handle.
-void Unback(gs_cuda::CUdeviceptr at, uint64_t bytes, gs_cuda::CUmemGenericAllocationHandle* handle);
-
 }  // namespace gshare::shim::swap_internal
 
 namespace gshare::shim {
@@ -57,6 +54,26 @@ struct SwapSpace::Chunk {
   uint8_t state;                                 // kFresh, kResident, kEvicted
 };
 
+// An application's cuMemCreate handle, served by the engine (swap_app_vmm.cc). Its region
+// has one chunk; the region's base is the engine's own mapping of it.
+struct SwapSpace::AppHandle {
+  gs_cuda::CUmemAllocationProp prop;  // re-created with these properties
+  gs_cuda::CUmemGenericAllocationHandle id;  // what the application holds
+  int refs;          // cuMemCreate + cuMemRetainAllocationHandle - cuMemRelease
+  bool exported;     // resident for good, counted as fixed memory
+  AppMapping* maps;  // the application's mappings of it
+};
+
+struct SwapSpace::AppMapping {
+  gs_cuda::CUdeviceptr va;
+  uint64_t size;
+  uint64_t offset;  // into the handle
+  Region* owner;
+  AppMapping* next;  // the next mapping of the same handle
+  int naccess;       // the access the application set, applied again at each swap-in
+  gs_cuda::CUmemAccessDesc* access;
+};
+
 struct SwapSpace::Region {
   gs_cuda::CUdeviceptr base;
   uint64_t size;  // reserved bytes, a multiple of kGranule
@@ -65,6 +82,7 @@ struct SwapSpace::Region {
   Chunk* chunks;
   int block_shift;  // slabs: log2 of the block size; 0 otherwise
   int used_blocks;
+  AppHandle* app;  // an application's handle, else nullptr
   uint64_t bitmap[(swap_internal::kGranule >> swap_internal::kSlabMinShift) / 64];
 };
 

@@ -57,7 +57,9 @@ class FakeVmmTest(TestCase):
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("fake_app: error MemCreate 2", r.stderr)
         self.assertNotIn("vmm ok", r.stdout)
-        job = self.h.start_run([FAKE_APP] + ARGS, env=env)
+        # Through the shim to the driver (under the swap engine the engine's own cuMemCreate
+        # would meet the failure, at the swap-in, and retry).
+        job = self.h.start_run([FAKE_APP] + ARGS, ["--memory", "off"], env=env)
         self.assertEqual(job.wait(), 1, job.stdout + job.stderr)
         self.assertIn("fake_app: error MemCreate 2", job.stderr)
         # One call allowed: the app's single cuMemCreate succeeds.

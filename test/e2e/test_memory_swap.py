@@ -2,7 +2,8 @@
 process (FAKE_CUDA_DEVICE_FILE), so a job that does not evict really leaves the next one
 without room:
   - two jobs whose memory adds up to more than the GPU both finish bit-exact, one at a time
-    (exclusive mode), with evictions and swap-ins counted in `gshare status`;
+    (exclusive mode), with evictions and swap-ins counted in `gshare status`; their memory
+    includes mappings they make themselves (cuMemCreate/cuMemMap, fake_app --swap-check);
   - two jobs that fit run at once (shared mode) without a single swap;
   - a swap-in that fails half way rolls back, keeps the host copy and succeeds later;
   - with a host budget too small for the swapped data, the second job waits with a
@@ -54,12 +55,15 @@ class MemorySwapTest(TestCase):
         h = self.harness()
         h.start_daemon()
         seen = {"a": {}, "b": {}}
+        fixed = {"a": set(), "b": set()}  # every fixed-bytes figure seen while allocated
         a = self.swap_job(h, "a", cycles=40, gap_ms=30)
         b = self.swap_job(h, "b", cycles=40, gap_ms=30)
 
         def snapshot():
             for name in ("a", "b"):
                 mem = self.memory_of(h, name)
+                if mem.get("allocated", 0) > 0:
+                    fixed[name].add(mem.get("fixed"))
                 if mem.get("swaps_in", 0) >= seen[name].get("swaps_in", 0):
                     seen[name] = mem or seen[name]
             return a.poll() is not None and b.poll() is not None
@@ -74,6 +78,10 @@ class MemorySwapTest(TestCase):
         for name in ("a", "b"):
             self.assertGreater(seen[name].get("swaps_out", 0), 0, "%s: %s" % (name, seen))
             self.assertGreater(seen[name].get("bytes_in", 0), 0, "%s: %s" % (name, seen))
+            # The job's own cuMemCreate memory is the engine's (swappable, and the first an
+            # eviction takes); only the handle it exported stays resident, as fixed memory.
+            self.assertIn(2 * MIB, fixed[name], "%s: %s" % (name, fixed))
+            self.assertLessEqual(max(fixed[name]), 2 * MIB, "%s: %s" % (name, fixed))
         # Their kernels never overlapped: one job at a time.
         ops = h.ops("K")
         self.assertEqual(overlaps([o for o in ops if o.pid == a.child_pid()],

@@ -50,6 +50,13 @@ using namespace gs_cuda;
   X(MemMap, cuMemMap, cuMemMap, "cuMemMap")                                                    \
   X(MemUnmap, cuMemUnmap, cuMemUnmap, "cuMemUnmap")                                            \
   X(MemSetAccess, cuMemSetAccess, cuMemSetAccess, "cuMemSetAccess")                            \
+  X(MemGetAccess, cuMemGetAccess, cuMemGetAccess, "cuMemGetAccess")                            \
+  X(MemRetain, cuMemRetainAllocationHandle, cuMemRetainAllocationHandle,                       \
+    "cuMemRetainAllocationHandle")                                                             \
+  X(MemGetProps, cuMemGetAllocationPropertiesFromHandle, cuMemGetAllocationPropertiesFromHandle, \
+    "cuMemGetAllocationPropertiesFromHandle")                                                  \
+  X(MemExport, cuMemExportToShareableHandle, cuMemExportToShareableHandle,                     \
+    "cuMemExportToShareableHandle")                                                            \
   X(MemAllocAsync, cuMemAllocAsync, cuMemAllocAsync_ptsz, "cuMemAllocAsync")                   \
   X(MemFreeAsync, cuMemFreeAsync, cuMemFreeAsync_ptsz, "cuMemFreeAsync")                       \
   X(MemsetD8Async, cuMemsetD8Async, cuMemsetD8Async_ptsz, "cuMemsetD8Async")                   \

@@ -4,7 +4,14 @@
 // in odd sizes, fills each with its own pseudo-random pattern, then runs C cycles of: a kernel
 // (gated on the GPU lease under gshare), a bit-exact check of every buffer through the pointer
 // it was given at allocation, a new pattern in one buffer (so data changes between swaps), and
-// G ms of sleep (so the lease can move). Main thread only.
+// G ms of sleep (so the lease can move). Memory the job maps itself is in the mix too, as
+// PyTorch's expandable segments use it: handles mapped one after another into one reservation
+// with access set over the range in one call, a segment that is mapped and unmapped again
+// every other cycle (after the sleep, when the lease may be elsewhere), a handle released right
+// after mapping (its mapping keeps it alive) and one exported as a file descriptor. Main thread
+// only.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -17,7 +24,7 @@ namespace fake_app {
 namespace {
 
 // How a buffer was allocated, hence how it is written and freed.
-enum class How { kAlloc, kPitch, kAsync, kPool };
+enum class How { kAlloc, kPitch, kAsync, kPool, kVmm };
 
 struct Buffer {
   How how;
@@ -27,6 +34,19 @@ struct Buffer {
 };
 
 constexpr size_t kMiB = 1u << 20;
+
+// The job's own mappings: a 16 MiB reservation holding a 4 MiB and a 2 MiB handle (and a
+// third 2 MiB one every other cycle), a handle released after mapping, an exported one.
+struct VmmSet {
+  CUdeviceptr segment = 0;
+  CUdeviceptr lone = 0;
+  CUdeviceptr shared = 0;
+  CUmemGenericAllocationHandle seg[3] = {};
+  CUmemGenericAllocationHandle exported = 0;
+  size_t segment_buffer = 0;  // index of the segment's buffer
+  bool grown = false;
+};
+constexpr size_t kSegmentReserve = 16 * kMiB;
 
 // splitmix64: a cheap, well-mixed 64-bit hash, so patterns of different seeds share nothing.
 uint64_t Mix(uint64_t x) {
@@ -78,9 +98,106 @@ void Verify(const Api& api, const std::vector<Buffer>& buffers, int cycle,
   }
 }
 
-// Allocates the mix: small, pitched, stream-ordered, medium, from the default pool, and the
-// rest of total in one or two big buffers, interleaved so that the kinds' addresses mix.
-std::vector<Buffer> Allocate(const Api& api, CUstream stream, CUdevice dev, size_t total) {
+CUmemAllocationProp DeviceProp(CUdevice dev) {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = dev;
+  return prop;
+}
+
+CUmemAccessDesc ReadWrite(CUdevice dev) {
+  CUmemAccessDesc access{};
+  access.location = DeviceProp(dev).location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  return access;
+}
+
+// Maps a new handle of `bytes` at `at` with read-write access; returns it.
+CUmemGenericAllocationHandle MapNew(const Api& api, CUdevice dev, CUdeviceptr at, size_t bytes,
+                                    const CUmemAllocationProp& prop) {
+  CUmemGenericAllocationHandle h = 0;
+  CALL(MemCreate, &h, bytes, &prop, 0);
+  CALL(MemMap, at, bytes, 0, h, 0);
+  CUmemAccessDesc access = ReadWrite(dev);
+  CALL(MemSetAccess, at, bytes, &access, 1);
+  return h;
+}
+
+// The job's own mappings (VmmSet), with the driver's answers about them checked.
+void AllocateVmm(const Api& api, CUdevice dev, VmmSet& v, std::vector<Buffer>& out) {
+  CUmemAllocationProp prop = DeviceProp(dev);
+  CALL(MemAddressReserve, &v.segment, kSegmentReserve, 0, 0, 0);
+  CALL(MemCreate, &v.seg[0], 4 * kMiB, &prop, 0);
+  CALL(MemCreate, &v.seg[1], 2 * kMiB, &prop, 0);
+  CALL(MemMap, v.segment, 4 * kMiB, 0, v.seg[0], 0);
+  CALL(MemMap, v.segment + 4 * kMiB, 2 * kMiB, 0, v.seg[1], 0);
+  CUmemAccessDesc access = ReadWrite(dev);
+  CALL(MemSetAccess, v.segment, 6 * kMiB, &access, 1);
+  CUmemGenericAllocationHandle retained = 0;
+  CALL(MemRetain, &retained, reinterpret_cast<void*>(v.segment + 5 * kMiB));
+  if (retained != v.seg[1]) Fail("swap-check-retain", 0);
+  CALL(MemRelease, retained);
+  CUmemAllocationProp got{};
+  CALL(MemGetProps, &got, v.seg[0]);
+  if (got.location.id != dev || got.type != prop.type) Fail("swap-check-props", got.location.id);
+  v.segment_buffer = out.size();
+  out.push_back(Buffer{How::kVmm, 6 * kMiB, v.segment, 0});
+  CALL(MemAddressReserve, &v.lone, 2 * kMiB, 0, 0, 0);
+  CUmemGenericAllocationHandle lone = MapNew(api, dev, v.lone, 2 * kMiB, prop);
+  CALL(MemRelease, lone);
+  out.push_back(Buffer{How::kVmm, 2 * kMiB, v.lone, 0});
+  CUmemAllocationProp shareable = prop;
+  shareable.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  CALL(MemAddressReserve, &v.shared, 2 * kMiB, 0, 0, 0);
+  v.exported = MapNew(api, dev, v.shared, 2 * kMiB, shareable);
+  int fd = -1;
+  CALL(MemExport, &fd, v.exported, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+  if (fd < 0) Fail("swap-check-export", fd);
+  close(fd);
+  out.push_back(Buffer{How::kVmm, 2 * kMiB, v.shared, 0});
+}
+
+// Maps a third handle after the segment's two, or unmaps and releases it again: the segment's
+// buffer grows to 8 MiB (all of it gets a new pattern) or shrinks back to 6 MiB.
+void ToggleGrowth(const Api& api, CUdevice dev, VmmSet& v, Buffer& b, uint64_t seed,
+                  std::vector<unsigned char>& scratch) {
+  CUdeviceptr at = v.segment + 6 * kMiB;
+  if (v.grown) {
+    CALL(MemUnmap, at, 2 * kMiB);
+    CALL(MemRelease, v.seg[2]);
+    b.bytes = 6 * kMiB;  // the first 6 MiB of a pattern do not depend on its length
+  } else {
+    v.seg[2] = MapNew(api, dev, at, 2 * kMiB, DeviceProp(dev));
+    CUmemLocation where = DeviceProp(dev).location;
+    unsigned long long flags = 0;
+    CALL(MemGetAccess, &flags, &where, at);
+    if (flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) Fail("swap-check-access", static_cast<long>(flags));
+    b.bytes = 8 * kMiB;
+    b.seed = seed;
+    Pattern(seed, scratch.data(), b.bytes);
+    CALL(MemcpyHtoD, b.ptr, scratch.data(), b.bytes);
+  }
+  v.grown = !v.grown;
+}
+
+void FreeVmm(const Api& api, VmmSet& v) {
+  size_t mapped = v.grown ? 8 * kMiB : 6 * kMiB;
+  CALL(MemUnmap, v.segment, mapped);  // several mappings in one call
+  for (int i = 0; i < (v.grown ? 3 : 2); ++i) CALL(MemRelease, v.seg[i]);
+  CALL(MemAddressFree, v.segment, kSegmentReserve);
+  CALL(MemUnmap, v.lone, 2 * kMiB);  // frees the released handle
+  CALL(MemAddressFree, v.lone, 2 * kMiB);
+  CALL(MemUnmap, v.shared, 2 * kMiB);
+  CALL(MemRelease, v.exported);
+  CALL(MemAddressFree, v.shared, 2 * kMiB);
+}
+
+// Allocates the mix: small, pitched, stream-ordered, medium, from the default pool, the rest
+// of total (less 10 MiB) in one or two big buffers, interleaved so that the kinds' addresses
+// mix, and the job's own mappings (VmmSet, 10 MiB).
+std::vector<Buffer> Allocate(const Api& api, CUstream stream, CUdevice dev, size_t total,
+                             VmmSet& vmm) {
   std::vector<Buffer> out;
   auto alloc = [&](size_t bytes) {
     CUdeviceptr p = 0;
@@ -108,7 +225,7 @@ std::vector<Buffer> Allocate(const Api& api, CUstream stream, CUdevice dev, size
   out.push_back(Buffer{How::kPool, 2 * kMiB + 5, pooled, 0});
   alloc(20 * kMiB);
   alloc_async(6 * kMiB + 1);
-  size_t used = 0;
+  size_t used = 10 * kMiB;  // the job's own mappings, made last (below)
   for (const Buffer& b : out) used += b.bytes;
   if (total > used) {
     size_t rest = total - used;
@@ -120,6 +237,9 @@ std::vector<Buffer> Allocate(const Api& api, CUstream stream, CUdevice dev, size
       alloc(rest);
     }
   }
+  // Last, so that their engine regions get the lowest addresses (mmap hands out address space
+  // from the top down) and are the first an eviction takes.
+  AllocateVmm(api, dev, vmm, out);
   return out;
 }
 
@@ -128,7 +248,8 @@ std::vector<Buffer> Allocate(const Api& api, CUstream stream, CUdevice dev, size
 void SwapCheck(const Api& api, const Options& o, CUfunction f, CUdevice dev) {
   CUstream stream = nullptr;
   CALL(StreamCreate, &stream, 0);
-  std::vector<Buffer> buffers = Allocate(api, stream, dev, static_cast<size_t>(o.swap_bytes));
+  VmmSet vmm;
+  std::vector<Buffer> buffers = Allocate(api, stream, dev, static_cast<size_t>(o.swap_bytes), vmm);
   // What the job sees of the GPU once its buffers exist (gshare virtualizes it).
   size_t info_free = 0, info_total = 0;
   CALL(MemGetInfo, &info_free, &info_total);
@@ -138,6 +259,7 @@ void SwapCheck(const Api& api, const Options& o, CUfunction f, CUdevice dev) {
     total += b.bytes;
     biggest = std::max(biggest, b.bytes);
   }
+  biggest = std::max(biggest, 8 * kMiB);  // the segment when grown
   std::vector<unsigned char> got(biggest), want(biggest);
   for (size_t k = 0; k < buffers.size(); ++k) {
     buffers[k].seed = SeedOf(k, 0);
@@ -153,15 +275,21 @@ void SwapCheck(const Api& api, const Options& o, CUfunction f, CUdevice dev) {
     Pattern(buffers[k].seed, want.data(), buffers[k].bytes);
     Write(api, stream, buffers[k], want.data());
     SleepMs(o.gap_ms);
+    if (cycle % 2 == 0) {
+      ToggleGrowth(api, dev, vmm, buffers[vmm.segment_buffer], SeedOf(vmm.segment_buffer, 1000 + cycle),
+                   want);
+    }
   }
   Verify(api, buffers, o.cycles, got, want);  // the last change too
   for (const Buffer& b : buffers) {
+    if (b.how == How::kVmm) continue;
     if (IsStreamOrdered(b)) {
       CALL(MemFreeAsync, b.ptr, stream);
     } else {
       CALL(MemFree, b.ptr);
     }
   }
+  FreeVmm(api, vmm);
   CALL(StreamSynchronize, stream);
   CALL(StreamDestroy, stream);
   std::printf("fake_app: swap-check ok cycles=%d bytes=%zu\n", o.cycles, total);

@@ -4,6 +4,8 @@
 // attributes, release threshold and trim, and a multi-threaded map/unmap stress; then what a
 // swap engine needs (fake_vmm_check.h): illegal addresses, pinned host memory, a device shared
 // between processes, the failure knobs, the sticky error.
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -110,7 +112,21 @@ int main(int argc, char** argv) {
   C(cuMemAddressFree(base, 4 * g));
   C(cuMemGetInfo_v2(&f2, &t));
   T(f2 == f0);
-  E(cuMemExportToShareableHandle(nullptr, a, 1, 0), CUDA_ERROR_NOT_SUPPORTED);
+  // export: a file descriptor, only for a handle created to be shared that way
+  CUmemAllocationProp shareable = prop;
+  shareable.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  CUmemGenericAllocationHandle sh, plain;
+  C(cuMemCreate(&sh, g, &shareable, 0));
+  C(cuMemCreate(&plain, g, &prop, 0));
+  int fd = -1;
+  C(cuMemExportToShareableHandle(&fd, sh, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+  T(fd >= 0);
+  close(fd);
+  E(cuMemExportToShareableHandle(&fd, plain, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+    CUDA_ERROR_INVALID_VALUE);
+  E(cuMemExportToShareableHandle(&fd, sh, 2, 0), CUDA_ERROR_NOT_SUPPORTED);
+  C(cuMemRelease(sh));
+  C(cuMemRelease(plain));
   // pools
   CUmemoryPool dp;
   C(cuDeviceGetDefaultMemPool(&dp, 0));

@@ -207,7 +207,7 @@ extern "C" {
     return fake::Gate(#name, fake::KindOf(#name), fake::IsPerThreadName(#name), FAKE_UNPACK args); \
   }
 // The other kinds have hand-written definitions (memory_exports.cc, graph_exports.cc,
-// device_exports.cc, proc_address.cc). A new kind in hooks.def fails to compile here until it gets one.
+// device_exports.cc, proc_address.cc, vmm.cc). A new kind in hooks.def fails to compile here until it gets one.
 #define FAKE_GATE_PROCADDR(name, params, args)
 #define FAKE_GATE_ALLOC(name, params, args)
 #define FAKE_GATE_ALLOCPITCH(name, params, args)
@@ -218,6 +218,13 @@ extern "C" {
 #define FAKE_GATE_FREEASYNC(name, params, args)
 #define FAKE_GATE_MEMCREATE(name, params, args)
 #define FAKE_GATE_MEMRELEASE(name, params, args)
+#define FAKE_GATE_MEMMAP(name, params, args)
+#define FAKE_GATE_MEMUNMAP(name, params, args)
+#define FAKE_GATE_MEMSETACCESS(name, params, args)
+#define FAKE_GATE_MEMGETACCESS(name, params, args)
+#define FAKE_GATE_MEMRETAIN(name, params, args)
+#define FAKE_GATE_MEMPROPS(name, params, args)
+#define FAKE_GATE_MEMEXPORT(name, params, args)
 #define FAKE_GATE_CAPTURE_BEGIN(name, params, args)
 #define FAKE_GATE_CAPTURE_END(name, params, args)
 #define FAKE_GATE_CTXDESTROY(name, params, args)

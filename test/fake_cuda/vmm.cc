@@ -372,6 +372,24 @@ CUresult Properties(CUmemAllocationProp* prop, CUmemGenericAllocationHandle hand
   return CUDA_SUCCESS;
 }
 
+// A POSIX file descriptor of the handle's storage (a dup of its memfd), when the handle was
+// created with that handle type requested; other types are not supported.
+CUresult Export(void* shareable, CUmemGenericAllocationHandle handle,
+                CUmemAllocationHandleType type, unsigned long long flags) {
+  if (CUresult r = CheckInit()) return r;
+  if (shareable == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_NOT_SUPPORTED;
+  VmmState& st = State();
+  std::lock_guard<std::shared_mutex> lock(st.mu);
+  auto s = st.storage.find(handle);
+  if (s == st.storage.end() || s->second.handle_refs == 0) return CUDA_ERROR_INVALID_VALUE;
+  if ((s->second.prop.requestedHandleTypes & type) == 0) return CUDA_ERROR_INVALID_VALUE;
+  int fd = dup(s->second.fd);
+  if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  *static_cast<int*>(shareable) = fd;
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 CUresult AccessRanges(const MemRange* ranges, size_t count, const std::function<void()>& touch) {
@@ -455,10 +473,10 @@ CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop,
   return fake::Properties(prop, handle);
 }
 
-CUresult cuMemExportToShareableHandle(void*, CUmemGenericAllocationHandle,
-                                      CUmemAllocationHandleType, unsigned long long) noexcept {
-  if (CUresult r = fake::CheckInit()) return r;
-  return CUDA_ERROR_NOT_SUPPORTED;
+CUresult cuMemExportToShareableHandle(void* shareable, CUmemGenericAllocationHandle handle,
+                                      CUmemAllocationHandleType type,
+                                      unsigned long long flags) noexcept {
+  return fake::Export(shareable, handle, type, flags);
 }
 
 CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle*, void*,
