@@ -25,8 +25,11 @@ with a mismatch (its tensors are listed). Prints `cycle <i> ok` every --log-ever
 error such as a CUDA fault, reported as `error ...` before the done line).
 
 --alloc-backend async sets PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync before torch loads
-(appended to a value already there); native leaves the environment as it is. The `config` line
-shows the backend torch reports. Memory used: --gib plus ~100 MiB of scratch for the checks.
+(appended to a value already there); expandable sets expandable_segments:True (the caching
+allocator then maps cuMemCreate handles into reserved address space itself); native leaves the
+environment as it is. The `config` line shows the backend torch reports; the done line's
+expandable=<n> counts the allocator's expandable segments. Memory used: --gib plus ~100 MiB of
+scratch for the checks.
 """
 import argparse
 import os
@@ -53,7 +56,7 @@ def parse_args(argv=None):
     p.add_argument("--full-every", type=int, default=1, help="bit-exact check every K cycles (default 1)")
     p.add_argument("--log-every", type=int, default=50, help="print `cycle <i> ok` every K cycles (default 50)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--alloc-backend", choices=["native", "async"], default="native")
+    p.add_argument("--alloc-backend", choices=["native", "async", "expandable"], default="native")
     p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto")
     a = p.parse_args(argv)
     if a.gib <= 0 or a.max_tensor_gib <= 0 or a.small < 0 or a.cycles < 0:
@@ -64,10 +67,11 @@ def parse_args(argv=None):
 
 
 ARGS = parse_args()
-if ARGS.alloc_backend == "async":
+_BACKEND_CONF = {"async": "backend:cudaMallocAsync", "expandable": "expandable_segments:True"}
+if ARGS.alloc_backend in _BACKEND_CONF:
     # Read when torch's CUDA allocator initializes: must be in the environment before that.
     conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
-    os.environ["PYTORCH_CUDA_ALLOC_CONF"] = (conf + "," if conf else "") + "backend:cudaMallocAsync"
+    os.environ["PYTORCH_CUDA_ALLOC_CONF"] = (conf + "," if conf else "") + _BACKEND_CONF[ARGS.alloc_backend]
 
 import torch  # noqa: E402
 
@@ -176,6 +180,9 @@ def main():
         torch.zeros(1, device=device)   # initializes the allocator
         backend = get() if get else "native"
     st = Stress(a, device)
+    expandable = 0
+    if device.type == "cuda" and backend == "native":
+        expandable = sum(1 for seg in torch.cuda.memory_snapshot() if seg.get("is_expandable"))
     print(f"config device={device.type} backend={backend} tensors={len(st.sizes)} "
           f"bytes={sum(st.sizes)} smallest={min(st.sizes)} largest={max(st.sizes)} "
           f"cycles={a.cycles} gap_ms={a.gap_ms:g}", flush=True)
@@ -218,7 +225,7 @@ def main():
         error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
         print(f"error {error}", flush=True)
     print(f"done cycles={cycle} mismatches={mismatches} tensors={len(st.sizes)} "
-          f"seconds={time.perf_counter() - t_start:.3f} backend={backend}"
+          f"seconds={time.perf_counter() - t_start:.3f} backend={backend} expandable={expandable}"
           f"{' error=1' if error else ''} device={device.type}", flush=True)
     if error:
         return 3

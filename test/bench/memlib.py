@@ -251,21 +251,25 @@ def mem_handoff_summary(d):
     return "\n".join(lines), ok
 
 
-STRESS_JOBS = (("native", "stress-native"), ("async", "stress-async"))
+STRESS_BACKENDS = ("native", "async", "expandable")  # mem_stress.py --alloc-backend
 
 
 def mem_stress_summary(d, min_swaps, target):
-    """mem_stress.sh's verdict; returns (text, ok)."""
+    """mem_stress.sh's verdict; returns (text, ok). Its jobs are the <backend>.out files in d."""
     times = read_times(os.path.join(d, "times.txt"))
     samples = read_samples(os.path.join(d, "status.jsonl"))
     lines, ok, reached = [], True, True
-    for label, name in STRESS_JOBS:
+    labels = [b for b in STRESS_BACKENDS if os.path.exists(os.path.join(d, f"{b}.out"))]
+    if not labels:
+        return "mem_stress: FAIL (no job output)", False
+    for label, name in ((b, f"stress-{b}") for b in labels):
         rc = times.get(f"stress_{label}_end", (None, "?"))[1]
         out = os.path.join(d, f"{label}.out")
         done = parse_done(read(out)) if os.path.exists(out) else None
         backend = done.get("backend", "-") if done else "-"
-        wrong_backend = (label == "async" and done is not None and done.get("device") == "cuda"
-                         and backend != "cudaMallocAsync")
+        on_gpu = done is not None and done.get("device") == "cuda"
+        wrong_backend = on_gpu and ((label == "async" and backend != "cudaMallocAsync") or
+                                    (label == "expandable" and done.get("expandable", "0") == "0"))
         swaps_in = max_memory_field(samples, name, "swaps_in")
         swaps_out = max_memory_field(samples, name, "swaps_out")
         bytes_in = max_memory_field(samples, name, "bytes_in")
@@ -276,6 +280,7 @@ def mem_stress_summary(d, min_swaps, target):
         lines.append(f"{name}: rc={rc} cycles={done.get('cycles') if done else '-'} "
                      f"mismatches={done.get('mismatches') if done else '-'} swaps_in={fmt(swaps_in, 'd')} "
                      f"swaps_out={fmt(swaps_out, 'd')} bytes_in={fmt(bytes_in, 'd')} backend={backend}"
+                     + (f" expandable={done.get('expandable')}" if label == "expandable" and done else "")
                      + ("" if good else " FAILED") + ("" if enough else f" (fewer than {min_swaps} swaps in)"))
         ok = ok and good and enough
     lines.append(f"target {target} swaps in per job: " + ("reached" if reached else "not reached"))
