@@ -40,6 +40,14 @@ bool SameLocation(const CUmemLocation& a, const CUmemLocation& b) {
   return a.type == b.type && a.id == b.id;
 }
 
+// The fields of a CUmemAllocationProp that cuMemCreate reads on Linux (not the Windows
+// security attributes).
+bool SameProp(const CUmemAllocationProp& a, const CUmemAllocationProp& b) {
+  return a.type == b.type && a.requestedHandleTypes == b.requestedHandleTypes &&
+         SameLocation(a.location, b.location) &&
+         std::memcmp(&a.allocFlags, &b.allocFlags, sizeof a.allocFlags) == 0;
+}
+
 }  // namespace
 
 SwapSpace::Region* SwapSpace::AppRegionLocked(CUmemGenericAllocationHandle h) const {
@@ -109,6 +117,24 @@ void SwapSpace::UnmapAppLocked(Region& r) {
   for (AppMapping* m = r.app->maps; m != nullptr; m = m->next) Vmm()->cuMemUnmap(m->va, m->size);
 }
 
+CUresult SwapSpace::CheckPropLocked(const CUmemAllocationProp& prop, uint64_t bytes) {
+  for (int i = 0; i < good_prop_count_; ++i) {
+    if (SameProp(good_props_[i], prop)) return CUDA_SUCCESS;
+  }
+  const VmmDriver& v = *Vmm();
+  size_t granularity = 0;
+  CUresult res =
+      v.cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+  if (res != CUDA_SUCCESS) return res;
+  if (granularity == 0 || bytes % granularity != 0) return CUDA_ERROR_INVALID_VALUE;
+  CUmemGenericAllocationHandle probe = 0;
+  res = v.cuMemCreate(&probe, granularity, &prop, 0);
+  if (res == CUDA_SUCCESS) v.cuMemRelease(probe);
+  if (res == CUDA_ERROR_OUT_OF_MEMORY) return CUDA_SUCCESS;  // cannot tell now; not remembered
+  if (res == CUDA_SUCCESS && good_prop_count_ < 8) good_props_[good_prop_count_++] = prop;
+  return res;
+}
+
 bool SwapSpace::AppCreate(CUmemGenericAllocationHandle* handle, size_t size,
                           const CUmemAllocationProp* prop, unsigned long long flags,
                           CUresult* result) {
@@ -144,9 +170,11 @@ bool SwapSpace::AppCreate(CUmemGenericAllocationHandle* handle, size_t size,
       app_id_capacity_ = cap;
     }
   }
-  CUresult res = CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult res = CheckPropLocked(*prop, size);
+  if (res == CUDA_SUCCESS && slot < 0) res = CUDA_ERROR_OUT_OF_MEMORY;
   Region* r = nullptr;
-  if (slot >= 0 && CanEverFitLocked(device, size)) {
+  if (res == CUDA_SUCCESS && !CanEverFitLocked(device, size)) res = CUDA_ERROR_OUT_OF_MEMORY;
+  if (res == CUDA_SUCCESS) {
     app->id = kAppHandleTag | static_cast<uint64_t>(slot + 1);
     res = NewRegionLocked(device, size, app, &r);
   }

@@ -137,6 +137,11 @@ class SwapSpace {
   void UnmapAppLocked(Region& r);
   Region* AppRegionLocked(CUmemGenericAllocationHandle h) const;
   void ForgetAppLocked(Region* r);  // frees r once the application holds no reference
+  // Whether the driver accepts `prop` for `bytes`, asked once per distinct prop (a handle of
+  // the minimum granularity, created and released): a request the engine defers must fail
+  // now as the driver would (PyTorch tries fabric handles first and falls back on
+  // CUDA_ERROR_NOT_PERMITTED). CUDA_ERROR_OUT_OF_MEMORY from the probe counts as accepted.
+  CUresult CheckPropLocked(const CUmemAllocationProp& prop, uint64_t bytes);
   int FirstMappingLocked(CUdeviceptr va, uint64_t size) const;
   void RemoveMappingLocked(AppMapping* m);
   void FreeRegionLocked(Region* r);
@@ -164,6 +169,8 @@ class SwapSpace {
   Region** app_ids_ = nullptr;  // application handle id (less the tag) - 1 -> region; GUARDED_BY(mu_)
   int app_id_capacity_ = 0;
   int app_id_hint_ = 0;          // where the search for a free id starts
+  CUmemAllocationProp good_props_[8] = {};  // accepted by CheckPropLocked; GUARDED_BY(mu_)
+  int good_prop_count_ = 0;
   AppMapping** maps_ = nullptr;  // the application's mappings, sorted by address; GUARDED_BY(mu_)
   int map_count_ = 0;
   int map_capacity_ = 0;

@@ -47,6 +47,7 @@ struct VmmSet {
   bool grown = false;
 };
 constexpr size_t kSegmentReserve = 16 * kMiB;
+constexpr CUmemAllocationHandleType kFabricHandle = 0x8;  // cuda.h CU_MEM_HANDLE_TYPE_FABRIC
 
 // splitmix64: a cheap, well-mixed 64-bit hash, so patterns of different seeds share nothing.
 uint64_t Mix(uint64_t x) {
@@ -127,6 +128,14 @@ CUmemGenericAllocationHandle MapNew(const Api& api, CUdevice dev, CUdeviceptr at
 // The job's own mappings (VmmSet), with the driver's answers about them checked.
 void AllocateVmm(const Api& api, CUdevice dev, VmmSet& v, std::vector<Buffer>& out) {
   CUmemAllocationProp prop = DeviceProp(dev);
+  // As PyTorch does: a fabric handle first; the driver refuses it here (the fake has no
+  // fabric), and must do so at once even when the memory is not created yet.
+  CUmemAllocationProp fabric = prop;
+  fabric.requestedHandleTypes = kFabricHandle;
+  CUmemGenericAllocationHandle refused = 0;
+  if (Need(api.MemCreate, "resolve-MemCreate")(&refused, 4 * kMiB, &fabric, 0) == CUDA_SUCCESS) {
+    Fail("swap-check-fabric-accepted", 0);
+  }
   CALL(MemAddressReserve, &v.segment, kSegmentReserve, 0, 0, 0);
   CALL(MemCreate, &v.seg[0], 4 * kMiB, &prop, 0);
   CALL(MemCreate, &v.seg[1], 2 * kMiB, &prop, 0);

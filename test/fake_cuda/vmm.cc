@@ -180,6 +180,10 @@ CUresult Create(CUmemGenericAllocationHandle* handle, size_t size,
     if (CUresult r = CheckDevice(prop->location.id)) return r;
   }
   if (!ValidProp(prop) || size == 0 || !Aligned(size)) return CUDA_ERROR_INVALID_VALUE;
+  // Only file descriptors can be asked for (no fabric, as on a machine without IMEX).
+  if ((prop->requestedHandleTypes & ~CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != 0) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
   if (InjectMemCreateFailure()) return CUDA_ERROR_OUT_OF_MEMORY;
   int device = prop->location.id;
   if (CUresult r = Charge(device, size)) return r;
