@@ -234,6 +234,8 @@ void Tick() {
         release = true;
       } else if (g_gates[i].TakeActive()) {
         d.last_active_ms = now;
+      } else if (SwapSpace::Get().Pinning()) {
+        d.last_active_ms = now;  // its submissions are held up by the pinning, not absent
       } else if (d.waiters == 0 && now - d.last_active_ms >= g.idle_release_ms) {
         release = true;
         reason = proto::ReleaseReason::kIdle;

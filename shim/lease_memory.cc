@@ -119,7 +119,12 @@ void HandleGrant(const proto::LeaseMsg& m) {
     // SwapIn marked the process running on `device` under the engine's lock.
   }
   pthread_mutex_lock(&g.mu);
-  if (d.holding && !d.dropping && d.epoch == m.epoch) g_gates[device].Open();
+  if (d.holding && !d.dropping && d.epoch == m.epoch) {
+    // The idle clock starts when work can go out: a swap-in may take longer than
+    // idle_release, with the job's threads blocked in the engine (allocating), not at the gate.
+    d.last_active_ms = NowMs();
+    g_gates[device].Open();
+  }
   pthread_cond_broadcast(&g.cv);
   pthread_mutex_unlock(&g.mu);
 }

@@ -161,12 +161,14 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, 
     chunks[i].bytes = (i == n - 1) ? size - chunks[i].offset : kChunkBytes;
     chunks[i].state = kFresh;
   }
-  // Running: back it now, waiting (outside the lock) for room another job gives up.
+  // Running: back it now, waiting (outside the lock) for room another job gives up. A holder
+  // busy allocating (or waiting for room) is not idle: it keeps the lease (idle_release).
   bool demanded = false;
   int64_t start = NowNs();
   for (int i = 0; i < n && Running(device); ++i) {
     Chunk& c = chunks[i];
     for (;;) {
+      GateOf(device).MarkActive();
       res = BackChunk(*r, c);
       if (res == CUDA_SUCCESS) {
         c.state = kResident;

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "daemon.h"
 #include "frame_io.h"
+#include "logging.h"
 
 namespace gshare {
 namespace {
@@ -25,6 +26,8 @@ struct DaemonCmdOptions {
 };
 
 int Serve(const ClientContext& ctx, int ready_fd) {
+  // "info" is the default: leave -v's debug alone.
+  if (ctx.config.daemon.log_level != "info") ApplyLogLevel(ctx.config.daemon.log_level);
   DaemonOptions options{ctx.config,        ctx.socket_path, ctx.lock_path,
                         ctx.database_path, ctx.state_dir,   ctx.self_exe};
   Daemon daemon(std::move(options));

@@ -363,6 +363,8 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
     Apply(arbiter_.Request(c.id, gpu, Now()));
     UpdateSharing(gpu);
   } else {
+    spdlog::debug("job {} released {} epoch {} ({})", c.job, gpu, m.epoch,
+                  m.reason == static_cast<uint32_t>(proto::ReleaseReason::kIdle) ? "idle" : "dropped");
     Apply(arbiter_.Released(c.id, gpu, m.epoch, Now()));
   }
 }

@@ -18,4 +18,10 @@ void SetupLogging(bool verbose) {
   spdlog::set_default_logger(logger);
 }
 
+void ApplyLogLevel(const std::string& level) {
+  spdlog::level::level_enum l = spdlog::level::from_str(level);
+  if (l <= spdlog::level::debug) spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%l] [%P] %v");
+  spdlog::set_level(l);
+}
+
 }  // namespace gshare
