@@ -386,55 +386,28 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
     return r;                                                                              \
   }
 
-#define GS_HOOK_MEMMAP(name, params, args)                                                \
-  GS_EXPORT CUresult name params noexcept {                                                \
-    GS_REAL(name, params);                                                                 \
-    CUresult r;                                                                            \
-    if (GS_IS_APP_HANDLE(handle) && GS_SWAP.AppMap(ptr, size, offset, handle, flags, &r)) { \
-      return r;                                                                            \
-    }                                                                                      \
-    return gs_real_fn args;                                                                \
+// A call the swap engine answers when `served` (which sets r) is true; the driver otherwise.
+#define GS_SERVED_OR_REAL(name, params, args, served) \
+  GS_EXPORT CUresult name params noexcept {           \
+    GS_REAL(name, params);                            \
+    CUresult r;                                       \
+    if (served) return r;                             \
+    return gs_real_fn args;                           \
   }
-
-#define GS_HOOK_MEMUNMAP(name, params, args)                                              \
-  GS_EXPORT CUresult name params noexcept {                                                \
-    GS_REAL(name, params);                                                                 \
-    CUresult r;                                                                            \
-    if (GS_SWAP.AppUnmap(ptr, size, &r)) return r;                                         \
-    return gs_real_fn args;                                                                \
-  }
-
-#define GS_HOOK_MEMSETACCESS(name, params, args)                                          \
-  GS_EXPORT CUresult name params noexcept {                                                \
-    GS_REAL(name, params);                                                                 \
-    CUresult r;                                                                            \
-    if (GS_SWAP.AppSetAccess(ptr, size, desc, count, &r)) return r;                        \
-    return gs_real_fn args;                                                                \
-  }
-
-#define GS_HOOK_MEMGETACCESS(name, params, args)                                          \
-  GS_EXPORT CUresult name params noexcept {                                                \
-    GS_REAL(name, params);                                                                 \
-    CUresult r;                                                                            \
-    if (GS_SWAP.AppGetAccess(flags, location, ptr, &r)) return r;                          \
-    return gs_real_fn args;                                                                \
-  }
-
-#define GS_HOOK_MEMRETAIN(name, params, args)                                             \
-  GS_EXPORT CUresult name params noexcept {                                                \
-    GS_REAL(name, params);                                                                 \
-    CUresult r;                                                                            \
-    if (GS_SWAP.AppRetain(handle, addr, &r)) return r;                                     \
-    return gs_real_fn args;                                                                \
-  }
-
-#define GS_HOOK_MEMPROPS(name, params, args)                                              \
-  GS_EXPORT CUresult name params noexcept {                                                \
-    GS_REAL(name, params);                                                                 \
-    CUresult r;                                                                            \
-    if (GS_IS_APP_HANDLE(handle) && GS_SWAP.AppProperties(prop, handle, &r)) return r;    \
-    return gs_real_fn args;                                                                \
-  }
+#define GS_HOOK_MEMMAP(name, params, args)      \
+  GS_SERVED_OR_REAL(name, params, args,         \
+                    GS_IS_APP_HANDLE(handle) && GS_SWAP.AppMap(ptr, size, offset, handle, flags, &r))
+#define GS_HOOK_MEMUNMAP(name, params, args) \
+  GS_SERVED_OR_REAL(name, params, args, GS_SWAP.AppUnmap(ptr, size, &r))
+#define GS_HOOK_MEMSETACCESS(name, params, args) \
+  GS_SERVED_OR_REAL(name, params, args, GS_SWAP.AppSetAccess(ptr, size, desc, count, &r))
+#define GS_HOOK_MEMGETACCESS(name, params, args) \
+  GS_SERVED_OR_REAL(name, params, args, GS_SWAP.AppGetAccess(flags, location, ptr, &r))
+#define GS_HOOK_MEMRETAIN(name, params, args) \
+  GS_SERVED_OR_REAL(name, params, args, GS_SWAP.AppRetain(handle, addr, &r))
+#define GS_HOOK_MEMPROPS(name, params, args) \
+  GS_SERVED_OR_REAL(name, params, args,      \
+                    GS_IS_APP_HANDLE(handle) && GS_SWAP.AppProperties(prop, handle, &r))
 
 // An exported handle stays resident for good: the driver exports the real one.
 #define GS_HOOK_MEMEXPORT(name, params, args)                                             \

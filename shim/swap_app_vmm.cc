@@ -70,6 +70,14 @@ int SwapSpace::FirstMappingLocked(CUdeviceptr va, uint64_t size) const {
   return lo < map_count_ && maps_[lo]->va < va + size ? lo : -1;
 }
 
+int SwapSpace::LockFirstMapping(CUdeviceptr va, uint64_t size) {
+  if (!On()) return -1;
+  pthread_mutex_lock(&mu_);
+  int first = FirstMappingLocked(va, size);
+  if (first < 0) pthread_mutex_unlock(&mu_);
+  return first;
+}
+
 void SwapSpace::RemoveMappingLocked(AppMapping* m) {
   int i = FirstMappingLocked(m->va, 1);
   if (i >= 0 && maps_[i] == m) {
@@ -272,13 +280,8 @@ bool SwapSpace::AppProperties(CUmemAllocationProp* prop, CUmemGenericAllocationH
 }
 
 bool SwapSpace::AppUnmap(CUdeviceptr va, size_t size, CUresult* result) {
-  if (!On()) return false;
-  pthread_mutex_lock(&mu_);
-  int first = FirstMappingLocked(va, size);
-  if (first < 0) {
-    pthread_mutex_unlock(&mu_);
-    return false;
-  }
+  int first = LockFirstMapping(va, size);
+  if (first < 0) return false;
   const VmmDriver& v = *Vmm();
   CUdeviceptr end = va + size;
   int last = first;  // one past the last mapping in the range
@@ -328,13 +331,8 @@ bool SwapSpace::AppUnmap(CUdeviceptr va, size_t size, CUresult* result) {
 
 bool SwapSpace::AppSetAccess(CUdeviceptr va, size_t size, const CUmemAccessDesc* desc,
                              size_t count, CUresult* result) {
-  if (!On()) return false;
-  pthread_mutex_lock(&mu_);
-  int first = FirstMappingLocked(va, size);
-  if (first < 0) {
-    pthread_mutex_unlock(&mu_);
-    return false;
-  }
+  int first = LockFirstMapping(va, size);
+  if (first < 0) return false;
   CUresult res = CUDA_SUCCESS;
   if (desc == nullptr || count == 0 || count > static_cast<size_t>(kMaxDevices)) {
     res = CUDA_ERROR_INVALID_VALUE;
@@ -376,11 +374,10 @@ bool SwapSpace::AppSetAccess(CUdeviceptr va, size_t size, const CUmemAccessDesc*
 
 bool SwapSpace::AppGetAccess(unsigned long long* flags, const CUmemLocation* location,
                              CUdeviceptr va, CUresult* result) {
-  if (!On()) return false;
-  pthread_mutex_lock(&mu_);
-  int i = FirstMappingLocked(va, 1);
-  AppMapping* m = i >= 0 ? maps_[i] : nullptr;
-  bool answer = m != nullptr && m->owner->chunks[0].handle == 0;  // else the driver knows
+  int i = LockFirstMapping(va, 1);
+  if (i < 0) return false;
+  AppMapping* m = maps_[i];
+  bool answer = m->owner->chunks[0].handle == 0;  // else the driver knows
   if (answer) {
     *result = CUDA_ERROR_INVALID_VALUE;
     if (flags != nullptr && location != nullptr) {
@@ -396,20 +393,17 @@ bool SwapSpace::AppGetAccess(unsigned long long* flags, const CUmemLocation* loc
 }
 
 bool SwapSpace::AppRetain(CUmemGenericAllocationHandle* h, void* addr, CUresult* result) {
-  if (!On()) return false;
-  pthread_mutex_lock(&mu_);
-  int i = FirstMappingLocked(reinterpret_cast<CUdeviceptr>(addr), 1);
-  if (i >= 0) {
-    *result = CUDA_ERROR_INVALID_VALUE;
-    if (h != nullptr) {
-      AppHandle* app = maps_[i]->owner->app;
-      ++app->refs;
-      *h = app->id;
-      *result = CUDA_SUCCESS;
-    }
+  int i = LockFirstMapping(reinterpret_cast<CUdeviceptr>(addr), 1);
+  if (i < 0) return false;
+  *result = CUDA_ERROR_INVALID_VALUE;
+  if (h != nullptr) {
+    AppHandle* app = maps_[i]->owner->app;
+    ++app->refs;
+    *h = app->id;
+    *result = CUDA_SUCCESS;
   }
   pthread_mutex_unlock(&mu_);
-  return i >= 0;
+  return true;
 }
 
 bool SwapSpace::AppPin(CUmemGenericAllocationHandle h, CUmemGenericAllocationHandle* real,

@@ -146,6 +146,9 @@ class SwapSpace {
   // CUDA_ERROR_NOT_PERMITTED). CUDA_ERROR_OUT_OF_MEMORY from the probe counts as accepted.
   CUresult CheckPropLocked(const CUmemAllocationProp& prop, uint64_t bytes);
   int FirstMappingLocked(CUdeviceptr va, uint64_t size) const;
+  // Takes mu_ and returns FirstMappingLocked; -1 (mu_ not held) when there is none or the
+  // engine is off.
+  int LockFirstMapping(CUdeviceptr va, uint64_t size);
   void RemoveMappingLocked(AppMapping* m);
   void FreeRegionLocked(Region* r);
   CUresult SlabAllocLocked(int device, uint64_t bytes, CUdeviceptr* out);
