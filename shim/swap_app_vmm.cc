@@ -52,7 +52,7 @@ bool SameProp(const CUmemAllocationProp& a, const CUmemAllocationProp& b) {
 
 SwapSpace::Region* SwapSpace::AppRegionLocked(CUmemGenericAllocationHandle h) const {
   if (!IsAppHandle(h)) return nullptr;
-  uint64_t slot = (h & ~kAppHandleTag) - 1;
+  uint64_t slot = AppSlot(h);
   if (slot >= static_cast<uint64_t>(app_id_capacity_)) return nullptr;
   return app_ids_[slot];
 }
@@ -71,7 +71,7 @@ int SwapSpace::FirstMappingLocked(CUdeviceptr va, uint64_t size) const {
 }
 
 int SwapSpace::LockFirstMapping(CUdeviceptr va, uint64_t size) {
-  if (!On()) return -1;
+  if (!On() || map_count_.load(std::memory_order_relaxed) == 0) return -1;
   pthread_mutex_lock(&mu_);
   int first = FirstMappingLocked(va, size);
   if (first < 0) pthread_mutex_unlock(&mu_);
@@ -98,7 +98,7 @@ void SwapSpace::ForgetAppLocked(Region* r) {
   if (r->app->refs == 0 && r->app->maps == nullptr) FreeRegionLocked(r);
 }
 
-CUresult SwapSpace::MapAppLocked(Region& r, CUmemGenericAllocationHandle real) {
+void SwapSpace::MapAppLocked(Region& r, CUmemGenericAllocationHandle real) {
   const VmmDriver& v = *Vmm();
   AppMapping* m = r.app->maps;
   while (m != nullptr) {
@@ -118,7 +118,6 @@ CUresult SwapSpace::MapAppLocked(Region& r, CUmemGenericAllocationHandle real) {
     }
     m = next;
   }
-  return CUDA_SUCCESS;
 }
 
 void SwapSpace::UnmapAppLocked(Region& r) {

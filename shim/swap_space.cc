@@ -2,7 +2,6 @@
 // into the lease client while holding mu_; on_demand only sets an atomic there).
 #include "swap_space.h"
 
-#include "memory_engine.h"
 #include "swap_space_internal.h"
 
 #include <time.h>
@@ -116,12 +115,12 @@ CUresult SwapSpace::BackChunk(Region& r, Chunk& c) {
   access.location = prop.location;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   res = v.cuMemSetAccess(at, c.bytes, &access, 1);
-  if (res == CUDA_SUCCESS && r.app != nullptr) res = MapAppLocked(r, h);
   if (res != CUDA_SUCCESS) {
     v.cuMemUnmap(at, c.bytes);
     v.cuMemRelease(h);
     return res;
   }
+  if (r.app != nullptr) MapAppLocked(r, h);
   c.handle = h;
   return CUDA_SUCCESS;
 }
@@ -233,7 +232,7 @@ void SwapSpace::FreeRegionLocked(Region* r) {
   }
   RemoveLocked(r);
   if (r->app != nullptr) {
-    uint64_t slot = (r->app->id & ~kAppHandleTag) - 1;
+    uint64_t slot = AppSlot(r->app->id);
     app_ids_[slot] = nullptr;
     if (static_cast<int>(slot) < app_id_hint_) app_id_hint_ = static_cast<int>(slot);
     std::free(r->app);

@@ -93,6 +93,8 @@ class SwapSpace {
   // addresses in user space).
   static constexpr CUmemGenericAllocationHandle kAppHandleTag = 1ull << 63;
   static bool IsAppHandle(CUmemGenericAllocationHandle h) { return (h & kAppHandleTag) != 0; }
+  // The index of an engine handle in app_ids_ (ids are the tag | index + 1).
+  static uint64_t AppSlot(CUmemGenericAllocationHandle h) { return (h & ~kAppHandleTag) - 1; }
   // cuMemCreate. False when the engine does not serve the request (not device memory, not
   // whole 2 MiB units, or larger than one host pool extent, 1 GiB): pass it to the driver.
   bool AppCreate(CUmemGenericAllocationHandle* handle, size_t size,
@@ -135,8 +137,9 @@ class SwapSpace {
   void UnbackLocked(Region& r, Chunk& c);
   // Makes r's one chunk resident now, copying its data back (AppPin).
   CUresult ResidentLocked(Region& r);
-  // The application's mappings: map them (BackChunk) or unmap them.
-  CUresult MapAppLocked(Region& r, CUmemGenericAllocationHandle real);
+  // The application's mappings: map them (BackChunk; one the driver refuses is dropped) or
+  // unmap them.
+  void MapAppLocked(Region& r, CUmemGenericAllocationHandle real);
   void UnmapAppLocked(Region& r);
   Region* AppRegionLocked(CUmemGenericAllocationHandle h) const;
   void ForgetAppLocked(Region* r);  // frees r once the application holds no reference
@@ -146,8 +149,8 @@ class SwapSpace {
   // CUDA_ERROR_NOT_PERMITTED). CUDA_ERROR_OUT_OF_MEMORY from the probe counts as accepted.
   CUresult CheckPropLocked(const CUmemAllocationProp& prop, uint64_t bytes);
   int FirstMappingLocked(CUdeviceptr va, uint64_t size) const;
-  // Takes mu_ and returns FirstMappingLocked; -1 (mu_ not held) when there is none or the
-  // engine is off.
+  // Takes mu_ and returns FirstMappingLocked; -1 (mu_ not held) when there is none, the
+  // process has no mapping of its own, or the engine is off.
   int LockFirstMapping(CUdeviceptr va, uint64_t size);
   void RemoveMappingLocked(AppMapping* m);
   void FreeRegionLocked(Region* r);
@@ -178,7 +181,10 @@ class SwapSpace {
   CUmemAllocationProp good_props_[8] = {};  // accepted by CheckPropLocked; GUARDED_BY(mu_)
   int good_prop_count_ = 0;
   AppMapping** maps_ = nullptr;  // the application's mappings, sorted by address; GUARDED_BY(mu_)
-  int map_count_ = 0;
+  // Written under mu_; read without it too, so that processes that map nothing themselves
+  // pass cuMemUnmap/cuMemSetAccess/... to the driver without taking mu_ (an eviction may hold
+  // it for seconds).
+  std::atomic<int> map_count_{0};
   int map_capacity_ = 0;
   HostPool pool_;
   std::atomic<int> state_{0};  // 0 unknown, 1 on, 2 off

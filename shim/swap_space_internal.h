@@ -105,8 +105,6 @@ struct SwapSpace::Batch {
     n = 0;
     bytes = 0;
   }
-  // The device address of chunk i.
-  gs_cuda::CUdeviceptr At(int i) const { return owner[i]->base + chunk[i]->offset; }
 };
 
 struct SwapSpace::Deferred {

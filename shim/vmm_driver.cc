@@ -7,6 +7,7 @@
 #include <atomic>
 #include <type_traits>
 
+#include "context_registry.h"
 #include "real_driver.h"
 
 namespace gshare::shim {
@@ -58,9 +59,8 @@ const VmmDriver* Vmm() {
 }
 
 uint64_t DeviceTotalBytes(int device) {
-  constexpr int kDevices = 64;  // ContextRegistry's kMaxDevices
-  static std::atomic<uint64_t> totals[kDevices];
-  if (device < 0 || device >= kDevices) return 0;
+  static std::atomic<uint64_t> totals[kMaxDevices];
+  if (device < 0 || device >= kMaxDevices) return 0;
   uint64_t known = totals[device].load(std::memory_order_relaxed);
   if (known != 0) return known;
   size_t total = 0;
