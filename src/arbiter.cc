@@ -7,11 +7,6 @@
 #include <algorithm>
 
 namespace gshare {
-namespace {
-double Seconds(TimePoint from, TimePoint to) {
-  return std::chrono::duration<double>(to - from).count();
-}
-}  // namespace
 
 Arbiter::Arbiter(Options options) : options_(options) {}
 
@@ -128,11 +123,7 @@ void Arbiter::Grant(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now,
   lease.dropping = false;
   lease.delivering = false;
   lease.queue.erase(job);
-  auto ws = lease.wait_since.find(job);
-  if (ws != lease.wait_since.end()) {
-    jobs_.at(job).wait_seconds += Seconds(ws->second, now);
-    lease.wait_since.erase(ws);
-  }
+  StopWaiting(lease, job, now);
   if (lease.stopped.erase(job) != 0) {
     for (ConnId c : jobs_.at(job).conns) {
       out.push_back({LeaseAction::Kind::kContinue, c, gpu, 0, conns_.at(c).pid});
@@ -399,13 +390,16 @@ void Arbiter::GrantAllWanting(const GpuKey& gpu, Lease& lease, TimePoint now,
       ++it;
       continue;
     }
-    auto ws = lease.wait_since.find(job);
-    if (ws != lease.wait_since.end()) {
-      jobs_.at(job).wait_seconds += Seconds(ws->second, now);
-      lease.wait_since.erase(ws);
-    }
+    StopWaiting(lease, job, now);
     it = lease.queue.erase(it);
   }
+}
+
+void Arbiter::StopWaiting(Lease& lease, JobId job, TimePoint now) {
+  auto ws = lease.wait_since.find(job);
+  if (ws == lease.wait_since.end()) return;
+  jobs_.at(job).wait_seconds += Seconds(ws->second, now);
+  lease.wait_since.erase(ws);
 }
 
 void Arbiter::StartShared(Lease& lease, JobId job, TimePoint now) {

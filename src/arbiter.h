@@ -30,6 +30,11 @@ using GpuKey = std::string;  // "GPU-<uuid>" as the shim reports it
 using TimePoint = std::chrono::steady_clock::time_point;
 using Millis = std::chrono::milliseconds;
 
+// Seconds from `from` to `to`.
+inline double Seconds(TimePoint from, TimePoint to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
 struct LeaseAction {
   // kContended: tell a holding connection that another job waits (it then bounds the
   // work it keeps in flight, so its release will be quick).
@@ -165,6 +170,8 @@ class Arbiter {
   void ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoint now,
                    LeaseActions& out);
   void EndHolding(Lease& lease, TimePoint now);
+  // `job` no longer waits for `lease`: its waiting time so far goes to wait_seconds.
+  void StopWaiting(Lease& lease, JobId job, TimePoint now);
   // Shared mode: starts or ends a job's holding time (lease_seconds).
   void StartShared(Lease& lease, JobId job, TimePoint now);
   void EndShared(Lease& lease, JobId job, TimePoint now);

@@ -5,11 +5,6 @@
 #include "arbiter.h"
 
 namespace gshare {
-namespace {
-double Seconds(TimePoint from, TimePoint to) {
-  return std::chrono::duration<double>(to - from).count();
-}
-}  // namespace
 
 void Arbiter::Deferred(const GpuKey& gpu, uint64_t epoch) {
   auto it = leases_.find(gpu);

@@ -14,9 +14,6 @@
 #include "gshare/cuda_checkpoint.h"
 
 namespace gshare {
-namespace {
-std::string JobText(JobId id) { return "job " + std::to_string(id); }
-}  // namespace
 
 void Daemon::EnsureCheckpointHelper() {
   if (checkpoint_.started() || !checkpoint_.usable()) return;
@@ -43,7 +40,7 @@ bool Daemon::CheckpointConn(ConnId conn, const std::string& why) {
   }
   checkpoint_calls_[seq] = {conn, it->second->job, CheckpointOp::kCheckpoint};
   ledger_.SetCheckpointed(conn, true);  // counted as gone, as an eviction, until the reply
-  spdlog::info("{}: checkpointing pid {} ({})", JobText(it->second->job), it->second->pid, why);
+  spdlog::info("{}: checkpointing pid {} ({})", JobName(it->second->job), it->second->pid, why);
   return true;
 }
 
@@ -89,7 +86,7 @@ void Daemon::PumpDeferredGrants() {
         d.restore_seq = checkpoint_.Submit(CheckpointOp::kRestore, c->second->pid, 0, need, d.gpu);
         if (d.restore_seq == 0) {
           spdlog::error("{}: pid {} is checkpointed and cannot be restored ({}): killing it",
-                        JobText(c->second->job), c->second->pid, checkpoint_.unavailable_reason());
+                        JobName(c->second->job), c->second->pid, checkpoint_.unavailable_reason());
           kill(c->second->pid, SIGKILL);
           delivered.push_back({d.gpu, d.epoch});
           it = deferred_grants_.erase(it);
@@ -136,14 +133,14 @@ void Daemon::OnCheckpointReplies() {
     if (cc.op == CheckpointOp::kCheckpoint) {
       if (r.result != 0) {
         spdlog::warn("{}: checkpoint of pid {} failed (CUDA error {}); its memory stays on the GPU",
-                     JobText(cc.job), r.pid, r.result);
+                     JobName(cc.job), r.pid, r.result);
         ledger_.SetCheckpointed(cc.conn, false);
         if (r.result == cuda_checkpoint::kErrorNotSupported || r.result == kNoDriver) {
           unavailable("the driver answered CUDA error " + std::to_string(r.result));
         }
         continue;
       }
-      spdlog::info("{}: pid {} checkpointed in {:.0f} ms", JobText(cc.job), r.pid, r.ms);
+      spdlog::info("{}: pid {} checkpointed in {:.0f} ms", JobName(cc.job), r.pid, r.ms);
       if (jit != jobs_.end()) {
         ++jit->second->checkpoints;
         jit->second->checkpoint_ms += r.ms;
@@ -154,7 +151,7 @@ void Daemon::OnCheckpointReplies() {
     if (r.result == kNoRoom) {
       // Still intact and checkpointed: give the grant back and ask again.
       spdlog::warn("{}: pid {} not restored: the GPU has no room (used outside gshare?); "
-                   "it asks again", JobText(cc.job), r.pid);
+                   "it asks again", JobName(cc.job), r.pid);
       for (const DeferredGrant& d : deferred_grants_) {
         if (d.restore_seq == r.seq) Apply(arbiter_.Released(cc.conn, d.gpu, d.epoch, Now()));
       }
@@ -162,14 +159,14 @@ void Daemon::OnCheckpointReplies() {
       continue;
     }
     if (r.result != 0) {
-      spdlog::error("{}: restore of pid {} failed (CUDA error {}): killing it", JobText(cc.job),
+      spdlog::error("{}: restore of pid {} failed (CUDA error {}): killing it", JobName(cc.job),
                     r.pid, r.result);
       kill(r.pid, SIGKILL);
       continue;
     }
     ledger_.SetCheckpointed(cc.conn, false);
     uint64_t bytes = ledger_.Totals(cc.job).allocated;
-    spdlog::info("{}: pid {} restored in {:.0f} ms", JobText(cc.job), r.pid, r.ms);
+    spdlog::info("{}: pid {} restored in {:.0f} ms", JobName(cc.job), r.pid, r.ms);
     if (jit != jobs_.end()) {
       ++jit->second->restores;
       jit->second->restore_ms += r.ms;
@@ -217,7 +214,7 @@ void Daemon::AdvanceSuspension(ActiveJob& job) {
   if (job.suspension == S::kCheckpointing && checkpoint_.last_done() >= job.suspend_seq) {
     SignalJobProcesses(job, SIGSTOP);
     job.suspension = S::kStopped;
-    spdlog::info("{} suspended", JobText(id));
+    spdlog::info("{} suspended", JobName(id));
   }
 }
 
@@ -225,11 +222,11 @@ Status Daemon::SuspendJob(int64_t id) {
   auto it = jobs_.find(id);
   if (it == jobs_.end() || it->second->ended) {
     std::string state = StateOf(id);
-    return Status::Error(state.empty() ? "no " + JobText(id) : JobText(id) + " is " + state + ", not running");
+    return Status::Error(state.empty() ? "no " + JobName(id) : JobName(id) + " is " + state + ", not running");
   }
   ActiveJob& job = *it->second;
   if (job.suspension != ActiveJob::Suspension::kNone) {
-    return Status::Error(JobText(id) + " is already SUSPENDED");
+    return Status::Error(JobName(id) + " is already SUSPENDED");
   }
   JobRecord r = job.record;
   r.state = "SUSPENDED";
@@ -249,8 +246,8 @@ Status Daemon::ResumeJob(int64_t id) {
   if (it == jobs_.end() || it->second->ended ||
       it->second->suspension == ActiveJob::Suspension::kNone) {
     std::string state = StateOf(id);
-    return Status::Error(state.empty() ? "no " + JobText(id)
-                                       : JobText(id) + " is " + state + ", not SUSPENDED");
+    return Status::Error(state.empty() ? "no " + JobName(id)
+                                       : JobName(id) + " is " + state + ", not SUSPENDED");
   }
   ActiveJob& job = *it->second;
   JobRecord r = job.record;
@@ -270,7 +267,7 @@ Status Daemon::ResumeJob(int64_t id) {
     }
   }
   for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
-  spdlog::info("{} resumed", JobText(id));
+  spdlog::info("{} resumed", JobName(id));
   return Status::Ok();
 }
 

@@ -18,8 +18,6 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string JobName(int64_t id) { return "job " + std::to_string(id); }
-
 }  // namespace
 
 Status Daemon::CancelJob(int64_t id, bool requeue) {

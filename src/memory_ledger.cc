@@ -23,20 +23,23 @@ void MemoryLedger::Forget(ConnId conn) {
   }
 }
 
-void MemoryLedger::SetCheckpointed(ConnId conn, bool checkpointed) {
-  if (checkpointed) {
-    checkpointed_.insert(conn);
+namespace {
+template <typename T>
+void SetMember(std::set<T>& set, const T& key, bool member) {
+  if (member) {
+    set.insert(key);
   } else {
-    checkpointed_.erase(conn);
+    set.erase(key);
   }
+}
+}  // namespace
+
+void MemoryLedger::SetCheckpointed(ConnId conn, bool checkpointed) {
+  SetMember(checkpointed_, conn, checkpointed);
 }
 
 void MemoryLedger::SetSuspended(JobId job, bool suspended) {
-  if (suspended) {
-    suspended_.insert(job);
-  } else {
-    suspended_.erase(job);
-  }
+  SetMember(suspended_, job, suspended);
 }
 
 bool MemoryLedger::Evicting(const GpuKey& gpu) const {
@@ -143,8 +146,9 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
     const uint64_t resident = ResidentOf(conn, e);
     used += resident + ContextOf(conn);
     if (e.job == job) {
-      missing += r.allocated > resident ? r.allocated - resident : 0;
-      own_swapped += r.allocated > resident ? r.allocated - resident : 0;
+      uint64_t swapped = r.allocated > resident ? r.allocated - resident : 0;
+      own_swapped += swapped;
+      missing += swapped;
       missing += r.demand;  // an allocation of it waits for this much
       missing += options_.context_bytes - ContextOf(conn);  // a restore brings it back
       continue;

@@ -79,8 +79,9 @@ class MemoryLedger {
   // What must leave `gpu` so that `job` has all its memory there, plus the demand it
   // reported (an allocation waiting for room) and `extra` bytes. `leases_released`: plan as
   // if every lease had been given back (whether a waiter could be granted once the holder
-  // drops), so processes that hold one may be checkpointed too. Swap-engine processes give just the bytes needed;
-  // checkpoint-engine processes that hold no lease give everything, context included.
+  // drops), so processes that hold one may be checkpointed too. Swap-engine processes give
+  // just the bytes needed; checkpoint-engine processes that hold no lease give everything,
+  // context included.
   Plan MakeRoom(const GpuKey& gpu, JobId job, uint64_t extra = 0,
                 bool leases_released = false) const;
   // Bytes that other jobs than `job` hold on `gpu` and can never move (with their contexts).
