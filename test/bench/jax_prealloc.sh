@@ -15,14 +15,10 @@
 # Exit: 0 when every run succeeded with the bare checksum, 1 otherwise, 2 on usage errors.
 set -uo pipefail
 
-if [[ $# -ne 1 || "$1" == -h || "$1" == --help ]]; then
-  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-  exit 2
-fi
 me=jax_prealloc
 # shellcheck source=mem_common.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/mem_common.sh"
-mem_setup "$1"
+mem_setup "$@"
 
 steps=${STEPS:-300}
 tmo=${RUN_TIMEOUT:-200}

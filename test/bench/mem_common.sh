@@ -1,5 +1,5 @@
 # Shell helpers of the memory benchmarks (mem_pair.sh, mem_handoff.sh, mem_stress.sh); sourced,
-# not run. The caller sets `me` (its name for messages) and calls mem_setup GSHARE_DIR first.
+# not run. The caller sets `me` (its name for messages) and calls mem_setup "$@" first.
 #
 # Every long step runs in the background and is waited for, so a TERM or INT (e.g. from an outer
 # `timeout`) is handled at once: the EXIT trap then signals the jobs still running (each under
@@ -11,7 +11,14 @@
 say() { echo "$me: $*" >&2; }
 now() { date +%s.%N; }
 
-mem_setup() {   # mem_setup GSHARE_DIR: sets gshare, root, bench, python, work; installs the traps
+# mem_setup "$@" (the script's arguments, GSHARE_DIR): prints the script's header comment and
+# exits 2 on -h/--help or a wrong count; sets gshare, root, bench, python, work; installs the
+# traps.
+mem_setup() {
+  if [[ $# -ne 1 || "$1" == -h || "$1" == --help ]]; then
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+    exit 2
+  fi
   if ((BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1))); then
     say "needs bash >= 5.1 (this is $BASH_VERSION)"; exit 2
   fi

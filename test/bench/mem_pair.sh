@@ -52,14 +52,10 @@
 # Exit: 0 when every run succeeded and all losses are identical, 1 otherwise, 2 on usage errors.
 set -uo pipefail
 
-if [[ $# -ne 1 || "$1" == -h || "$1" == --help ]]; then
-  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-  exit 2
-fi
 me=mem_pair
 # shellcheck source=mem_common.sh source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/mem_common.sh"
-mem_setup "$1"
+mem_setup "$@"
 
 small="${SMALL:-0}"
 if [[ $small == 1 ]]; then kind=small def_gib=30; else kind=big def_gib=45; fi

@@ -41,14 +41,10 @@
 # Exit: 0 on PASS, 1 on FAIL, 2 on usage errors.
 set -uo pipefail
 
-if [[ $# -ne 1 || "$1" == -h || "$1" == --help ]]; then
-  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-  exit 2
-fi
 me=mem_stress
 # shellcheck source=mem_common.sh source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/mem_common.sh"
-mem_setup "$1"
+mem_setup "$@"
 
 gib="${GIB:-3}"
 target="${CYCLES:-1000}"

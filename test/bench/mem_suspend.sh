@@ -21,14 +21,10 @@
 # Exit: 0 when every run succeeded and the losses are identical, 1 otherwise, 2 on usage errors.
 set -uo pipefail
 
-if [[ $# -ne 1 || "$1" == -h || "$1" == --help ]]; then
-  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
-  exit 2
-fi
 me=mem_suspend
 # shellcheck source=mem_common.sh source-path=SCRIPTDIR
 source "$(dirname "$0")/mem_common.sh"
-mem_setup "$1"
+mem_setup "$@"
 
 gib=${GIB:-30}
 other_gib=${OTHER_GIB:-60}
