@@ -58,6 +58,13 @@ OTHER = [
     ("MEMINFO", "cuMemGetInfo_v2"),
     ("TOTALMEM", "cuDeviceTotalMem_v2"),
     ("ADDRRANGE", "cuMemGetAddressRange_v2"),
+    ("SYNC", "cuCtxSynchronize"),
+    ("SYNC", "cuStreamSynchronize"),
+    ("SYNC", "cuStreamSynchronize_ptsz"),
+    ("SYNC", "cuEventSynchronize"),
+    ("QUERY", "cuStreamQuery"),
+    ("QUERY", "cuStreamQuery_ptsz"),
+    ("QUERY", "cuEventQuery"),
 ]
 
 

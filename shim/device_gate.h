@@ -33,6 +33,8 @@ class alignas(64) DeviceGate {
 
   void Open() { state_.fetch_or(kOpen, std::memory_order_release); }
   bool IsOpen() const { return (state_.load(std::memory_order_acquire) & kOpen) != 0; }
+  // Some thread is inside (e.g. in a synchronous copy).
+  bool Busy() const { return (state_.load(std::memory_order_relaxed) & kCountMask) != 0; }
 
   // Closes the gate and waits until every thread inside has left. Threads inside may be
   // in a synchronous copy, so this can take as long as that copy.

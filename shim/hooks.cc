@@ -446,6 +446,23 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
     return gs_real_fn args;                                                                \
   }
 
+// Waiting for the GPU is not idleness (lease_client.h, g_syncing).
+#define GS_HOOK_SYNC(name, params, args)   \
+  GS_EXPORT CUresult name params noexcept { \
+    GS_REAL(name, params);                  \
+    ::gshare::shim::SyncScope gs_sync;      \
+    return gs_real_fn args;                 \
+  }
+
+// Polling for completion that is not there yet counts as waiting too.
+#define GS_HOOK_QUERY(name, params, args)                                      \
+  GS_EXPORT CUresult name params noexcept {                                    \
+    GS_REAL(name, params);                                                     \
+    CUresult r = gs_real_fn args;                                              \
+    if (r == CUDA_ERROR_NOT_READY) ::gshare::shim::NoteGpuWait();              \
+    return r;                                                                  \
+  }
+
 extern "C" __attribute__((visibility("default"))) const char gshare_shim_version[] = GSHARE_VERSION;
 
 namespace gs_cuda {

@@ -34,6 +34,8 @@
 namespace gshare::shim {
 
 std::atomic<int> g_active_captures{0};
+std::atomic<int> g_syncing{0};
+std::atomic<bool> g_gpu_waited{false};
 
 namespace lease {
 
@@ -178,6 +180,7 @@ void Release(int device, proto::ReleaseReason reason) {
   d.holding = false;
   d.dropping = false;
   d.drop_deferred = false;
+  d.handoff_ms = -1;
   InflightWindow::SetContended(device, false);
   SendLease(proto::MsgType::kLeaseReleased, device, d.epoch, static_cast<uint32_t>(reason));
   if (d.waiters > 0) d.requested = RequestLease(device);
@@ -190,6 +193,7 @@ void HandleContended(const proto::LeaseMsg& m) {
   int device = DeviceOfUuid(m.gpu);
   if (device >= 0 && g.dev[device].holding && g.dev[device].epoch == m.epoch) {
     InflightWindow::SetContended(device, true);
+    g.dev[device].handoff_ms = GapPredictor::HandoffMs(m.bytes);
   }
   pthread_mutex_unlock(&g.mu);
 }
@@ -220,28 +224,42 @@ void HandleDrop(const proto::LeaseMsg& m) {
   Release(device, proto::ReleaseReason::kDropped);
 }
 
-// Periodic work of the client thread: deferred drops, idle releases, memory reports.
+// Periodic work of the client thread: deferred drops, idle and early releases, memory
+// reports. Busy = a submission since the last tick, a thread inside the gate or in a
+// synchronizing call, or a query that found work unfinished.
 void Tick() {
   int64_t now = NowMs();
   bool capturing = g_active_captures.load(std::memory_order_acquire) > 0;
+  bool waited = g_gpu_waited.exchange(false, std::memory_order_relaxed) ||
+                g_syncing.load(std::memory_order_relaxed) > 0;
   for (int i = 0; i < kMaxDevices; ++i) {
     pthread_mutex_lock(&g.mu);
     DeviceState& d = g.dev[i];
     bool release = false;
     proto::ReleaseReason reason = proto::ReleaseReason::kDropped;
     if (d.holding && !d.dropping && !capturing) {
+      int64_t idle = now - d.last_active_ms;
       if (d.drop_deferred) {
         release = true;
-      } else if (g_gates[i].TakeActive()) {
+      } else if (g_gates[i].TakeActive() || g_gates[i].Busy() || waited) {
+        d.gaps.Observe(idle);  // a gap (if it was one) ended
         d.last_active_ms = now;
       } else if (SwapSpace::Get().Pinning()) {
         d.last_active_ms = now;  // its submissions are held up by the pinning, not absent
-      } else if (d.waiters == 0 && now - d.last_active_ms >= g.idle_release_ms) {
+      } else if (d.waiters == 0 && idle >= g.idle_release_ms) {
         release = true;
         reason = proto::ReleaseReason::kIdle;
+      } else if (d.waiters == 0 && g.early_release && d.handoff_ms >= 0 &&
+                 d.gaps.WorthReleasing(idle, d.handoff_ms)) {
+        release = true;  // another job waits and this gap should outlast both handoffs
+        reason = proto::ReleaseReason::kEarly;
+        ++d.early_releases;
       }
     }
-    if (release) d.dropping = true;
+    if (release) {
+      d.dropping = true;
+      d.gap_open = reason != proto::ReleaseReason::kDropped;
+    }
     if (d.bytes_dirty.exchange(false, std::memory_order_relaxed) && g.fd >= 0) {
       EnsureUuid(i);
       if (d.uuid_known) SendReport(i, 0, 0, 0, 0);
@@ -343,6 +361,8 @@ void EnsureStartedLocked() {
   if (std::getenv("GSHARE_QUIET") != nullptr) g.warned = true;
   const char* idle = std::getenv("GSHARE_IDLE_RELEASE_MS");
   if (idle != nullptr && std::atoi(idle) > 0) g.idle_release_ms = std::atoi(idle);
+  const char* early = std::getenv("GSHARE_EARLY_RELEASE");
+  if (early != nullptr && std::strcmp(early, "0") == 0) g.early_release = false;
   bool have_path = gshare::paths::SocketPath(g.socket_path, sizeof g.socket_path);
   if (!have_path || !ConnectLocked()) GoUngatedLocked("cannot reach the gshare daemon at");
   pthread_t tid;
@@ -377,6 +397,10 @@ void LeaseClient::EnterSlow(int device) {
       continue;
     }
     if (!d.requested && !d.holding && !d.dropping) {
+      if (d.gap_open) {
+        d.gaps.Observe(NowMs() - d.last_active_ms);  // the gap an idle release began ended
+        d.gap_open = false;
+      }
       EnsureUuid(device);
       d.requested = RequestLease(device);
       if (!d.requested) {
@@ -404,6 +428,10 @@ void ChildAfterFork() {
     DeviceState& d = g.dev[i];
     d.requested = d.holding = d.dropping = d.drop_deferred = false;
     d.waiters = 0;
+    d.gaps.Reset();
+    d.handoff_ms = -1;
+    d.gap_open = false;
+    d.early_releases = 0;
     d.epoch = 0;
     d.bytes.store(0, std::memory_order_relaxed);
     d.bytes_dirty.store(false, std::memory_order_relaxed);
@@ -413,6 +441,8 @@ void ChildAfterFork() {
   InflightWindow::ResetAfterFork();
   // The parent's counts are the parent's: the child reports only its own calls.
   for (auto& n : g_census) n.store(0, std::memory_order_relaxed);
+  g_syncing.store(0, std::memory_order_relaxed);
+  g_gpu_waited.store(false, std::memory_order_relaxed);
   g_census_captured.store(0, std::memory_order_relaxed);
 }
 

@@ -21,6 +21,27 @@ DeviceGate& GateOf(int device);
 // not submitted: it bypasses the gate, and releases wait until captures end).
 extern std::atomic<int> g_active_captures;
 
+// Threads of this process inside a synchronizing call (cuCtxSynchronize,
+// cuStreamSynchronize, cuEventSynchronize), and whether one ended or a query found work
+// unfinished since the lease thread last looked: a job waiting for its GPU work is busy,
+// not idle (idle release, early release). Relaxed atomics; any thread.
+extern std::atomic<int> g_syncing;
+extern std::atomic<bool> g_gpu_waited;
+inline void NoteGpuWait() {
+  if (!g_gpu_waited.load(std::memory_order_relaxed)) {
+    g_gpu_waited.store(true, std::memory_order_relaxed);
+  }
+}
+struct SyncScope {
+  SyncScope() { g_syncing.fetch_add(1, std::memory_order_relaxed); }
+  ~SyncScope() {
+    g_syncing.fetch_sub(1, std::memory_order_relaxed);
+    NoteGpuWait();
+  }
+  SyncScope(const SyncScope&) = delete;
+  SyncScope& operator=(const SyncScope&) = delete;
+};
+
 class LeaseClient {
  public:
   static LeaseClient& Get();

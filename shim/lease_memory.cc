@@ -84,7 +84,10 @@ void HandleGrant(const proto::LeaseMsg& m) {
   }
   DeviceState& d = g.dev[device];
   // A new grant starts uncontended until the daemon says someone waits.
-  if (!d.holding || d.epoch != m.epoch) InflightWindow::SetContended(device, false);
+  if (!d.holding || d.epoch != m.epoch) {
+    InflightWindow::SetContended(device, false);
+    d.handoff_ms = -1;
+  }
   d.requested = false;
   d.holding = true;
   d.epoch = m.epoch;

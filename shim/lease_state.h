@@ -13,6 +13,7 @@
 
 #include "context_registry.h"
 #include "device_gate.h"
+#include "gap_predictor.h"
 #include "gshare/protocol.h"
 
 namespace gshare::shim::lease {
@@ -35,6 +36,13 @@ struct DeviceState {
   int waiters = 0;          // threads blocked in EnterSlow
   uint64_t epoch = 0;       // epoch of the current grant
   int64_t last_active_ms = 0;
+  // Early release (gap_predictor.h): the job's idle gaps so far; the cost of one handoff to
+  // the waiting job, from the daemon's CONTENDED (-1: nobody waits); an idle release whose
+  // gap has not ended yet (the next submission ends it).
+  GapPredictor gaps;
+  int64_t handoff_ms = -1;
+  bool gap_open = false;
+  uint64_t early_releases = 0;
   proto::GpuUuid uuid{};
   std::atomic<int64_t> bytes{0};        // allocated past the swap engine
   std::atomic<bool> bytes_dirty{false};  // a memory report is due
@@ -56,6 +64,7 @@ struct State {
   // closed by the lease thread itself, so its descriptor number cannot be reused under it.
   int dead_fd = -1;
   int idle_release_ms = 500;  // as configs/gshare.toml; gshare run passes the config's
+  bool early_release = true;  // [scheduler] early_release (GSHARE_EARLY_RELEASE=0: off)
   uint64_t job_id = 0;
   char socket_path[sizeof(sockaddr_un::sun_path)] = {};
   DeviceState dev[kMaxDevices];

@@ -419,6 +419,12 @@ bool Arbiter::IsShared(const GpuKey& gpu) const {
   return it != leases_.end() && it->second.shared;
 }
 
+std::optional<JobId> Arbiter::NextWaiter(const GpuKey& gpu) const {
+  auto it = leases_.find(gpu);
+  if (it == leases_.end()) return std::nullopt;
+  return BestWaiter(gpu, it->second, /*grantable_only=*/false);
+}
+
 std::optional<JobId> Arbiter::Holder(const GpuKey& gpu) const {
   auto it = leases_.find(gpu);
   if (it == leases_.end()) return std::nullopt;

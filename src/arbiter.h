@@ -85,6 +85,9 @@ class Arbiter {
   bool IsShared(const GpuKey& gpu) const;
   // The job holding `gpu` exclusively, if any.
   std::optional<JobId> Holder(const GpuKey& gpu) const;
+  // The waiting job that would be granted `gpu` next if it were free (the grant filter not
+  // asked), if any.
+  std::optional<JobId> NextWaiter(const GpuKey& gpu) const;
   // Jobs with a connection waiting for or holding `gpu`.
   std::vector<JobId> JobsOn(const GpuKey& gpu) const;
   int PriorityOf(JobId job) const;

@@ -91,8 +91,7 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     spec.set_env.emplace_back(e.substr(0, e.find('=')), e.substr(e.find('=') + 1));
   }
   spec.set_env.push_back({"GSHARE_SOCKET", ctx->socket_path});
-  spec.set_env.push_back(
-      {"GSHARE_IDLE_RELEASE_MS", std::to_string(ctx->config.scheduler.idle_release.count())});
+  for (auto& kv : LeaseEnv(ctx->config.scheduler)) spec.set_env.push_back(std::move(kv));
   if (!record->gpu.empty()) spec.set_env.push_back({"CUDA_VISIBLE_DEVICES", record->gpu});
   spec.set_env.push_back({"GSHARE_MEMORY", record->memory});
   for (auto& kv : SharingEnvDefaults([&opt](const std::string& name) {

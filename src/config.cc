@@ -109,6 +109,8 @@ Status ApplyScheduler(const std::string& path, const toml::table& table, Config:
       st = ReadDuration(path, node, name, /*positive=*/true, &s->quantum);
     } else if (key == "idle_release") {
       st = ReadDuration(path, node, name, /*positive=*/false, &s->idle_release);
+    } else if (key == "early_release") {
+      st = ReadBool(path, node, name, &s->early_release);
     } else if (key == "drop_grace") {
       st = ReadDuration(path, node, name, /*positive=*/false, &s->drop_grace);
     } else if (key == "default_priority") {
@@ -120,7 +122,8 @@ Status ApplyScheduler(const std::string& path, const toml::table& table, Config:
       }
     } else {
       st = UnknownKey(path, key, "scheduler",
-                      "enabled, quantum, idle_release, drop_grace, default_priority, sharing");
+                      "enabled, quantum, idle_release, early_release, drop_grace, default_priority, "
+                      "sharing");
     }
     if (!st.ok()) return st;
   }

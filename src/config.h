@@ -24,6 +24,9 @@ struct Config {
     bool enabled = true;                                  // [scheduler] enabled
     std::chrono::milliseconds quantum{20'000};            // time quantum of an exclusive lease (> 0)
     std::chrono::milliseconds idle_release{500};          // a holder idle this long gives the lease back
+    // A holder with a waiting job gives the lease back at the start of an idle gap that it
+    // expects to outlast both handoffs (shim/gap_predictor.h).
+    bool early_release = true;
     std::chrono::milliseconds drop_grace{10'000};         // DROP acknowledgement deadline, then SIGSTOP
     int default_priority = 0;                             // of jobs that give none
     // "auto": jobs that fit in a GPU's memory together run at once (shared mode), else one

@@ -363,8 +363,9 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
     Apply(arbiter_.Request(c.id, gpu, Now()));
     UpdateSharing(gpu);
   } else {
+    static const char* kReasons[] = {"dropped", "idle", "early"};
     spdlog::debug("job {} released {} epoch {} ({})", c.job, gpu, m.epoch,
-                  m.reason == static_cast<uint32_t>(proto::ReleaseReason::kIdle) ? "idle" : "dropped");
+                  m.reason < 3 ? kReasons[m.reason] : "?");
     Apply(arbiter_.Released(c.id, gpu, m.epoch, Now()));
   }
 }
@@ -381,6 +382,7 @@ void Daemon::Apply(const LeaseActions& actions) {
         m.gpu = gpus_.at(a.gpu).uuid;  // every GPU the arbiter knows came from a shim's message
         m.epoch = a.epoch;
         if (a.kind == LeaseAction::Kind::kGrant) m.bytes = PrepareGrant(a);
+        if (a.kind == LeaseAction::Kind::kContended) m.bytes = HandoffBytes(a.gpu);
         if (a.kind == LeaseAction::Kind::kDrop) NoteDrop(a);
         auto type = a.kind == LeaseAction::Kind::kGrant ? proto::MsgType::kLeaseGrant
                     : a.kind == LeaseAction::Kind::kDrop ? proto::MsgType::kLeaseDrop

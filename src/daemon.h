@@ -104,6 +104,10 @@ class Daemon {
   // Before an exclusive grant goes out: room is made (evictions sent) and the handoff
   // timed. Returns the bytes others hold on the GPU that cannot move (for the grant).
   uint64_t PrepareGrant(const LeaseAction& a);
+  // Bytes a handoff of `gpu` to its next waiter would move in its larger direction (the
+  // holder's and others' evictions, the waiter's swap-in); ~0 when it would checkpoint or
+  // restore a process (seconds). Sent with CONTENDED for the holder's early release.
+  uint64_t HandoffBytes(const GpuKey& gpu);
   void NoteDrop(const LeaseAction& a);
   bool CanGrant(const GpuKey& gpu, JobId job);
   void AskToPin(Connection& c, const GpuKey& gpu);

@@ -3,6 +3,8 @@
 // memory asked for ahead of the first eviction, and the handoff timeline.
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "byte_size.h"
@@ -174,6 +176,19 @@ uint64_t Daemon::PrepareGrant(const LeaseAction& a) {
   ledger_.Ran(job, a.gpu, now);
   gm.open = h;
   return fixed;
+}
+
+uint64_t Daemon::HandoffBytes(const GpuKey& gpu) {
+  std::optional<JobId> waiter = arbiter_.NextWaiter(gpu);
+  if (!waiter) return 0;
+  MemoryLedger::JobTotals t = ledger_.Totals(*waiter, gpu);
+  if (t.checkpointed) return ~0ull;
+  MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, *waiter, 0, /*leases_released=*/true);
+  for (const MemoryLedger::Eviction& e : plan.evictions) {
+    if (e.checkpoint) return ~0ull;
+  }
+  uint64_t swap_in = t.allocated > t.resident ? t.allocated - t.resident : 0;
+  return std::max(plan.bytes, swap_in);
 }
 
 nlohmann::json Daemon::JobMemoryJson(JobId job) const {

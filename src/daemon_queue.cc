@@ -324,8 +324,8 @@ void Daemon::OnRunAttach(Connection& c, const json& req) {
   it->second->orphan = false;
   json set_env{{"GSHARE_SOCKET", options_.socket_path},
                {"GSHARE_JOB_ID", std::to_string(id)},
-               {"GSHARE_JOB_NAME", r.name},
-               {"GSHARE_IDLE_RELEASE_MS", std::to_string(options_.config.scheduler.idle_release.count())}};
+               {"GSHARE_JOB_NAME", r.name}};
+  for (const auto& [name, value] : LeaseEnv(options_.config.scheduler)) set_env[name] = value;
   set_env["GSHARE_MEMORY"] = r.memory.empty() ? options_.config.memory.engine : r.memory;
   if (!r.gpu.empty()) set_env["CUDA_VISIBLE_DEVICES"] = r.gpu;
   else if (gpu_count_ > 1) set_env["CUDA_VISIBLE_DEVICES"] = r.slot;

@@ -17,6 +17,11 @@ std::vector<std::pair<std::string, std::string>> SharingEnvDefaults(
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> LeaseEnv(const Config::Scheduler& s) {
+  return {{"GSHARE_IDLE_RELEASE_MS", std::to_string(s.idle_release.count())},
+          {"GSHARE_EARLY_RELEASE", s.early_release ? "1" : "0"}};
+}
+
 bool EnvListHas(const std::vector<std::string>& env, const std::string& key) {
   for (const std::string& e : env) {
     if (e.size() > key.size() && e.compare(0, key.size(), key) == 0 && e[key.size()] == '=') {

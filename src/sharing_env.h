@@ -11,7 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "config.h"
+
 namespace gshare {
+
+// The scheduler settings the shim reads from a job's environment (GSHARE_IDLE_RELEASE_MS,
+// GSHARE_EARLY_RELEASE), for `gshare run` and submitted jobs alike.
+std::vector<std::pair<std::string, std::string>> LeaseEnv(const Config::Scheduler& s);
 
 // The (name, value) defaults whose name `is_set` reports unset.
 std::vector<std::pair<std::string, std::string>> SharingEnvDefaults(

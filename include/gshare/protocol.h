@@ -75,12 +75,16 @@ struct HelloMsg {
 static_assert(sizeof(HelloMsg) == 16);
 
 // Release reasons in LeaseMsg::reason for kLeaseReleased.
-enum class ReleaseReason : uint32_t { kDropped = 0, kIdle = 1 };
+// kEarly: idle for less than idle_release, but another job waits and the holder expects its
+// gap to outlast both handoffs (shim/gap_predictor.h).
+enum class ReleaseReason : uint32_t { kDropped = 0, kIdle = 1, kEarly = 2 };
 
 struct LeaseMsg {
   GpuUuid gpu;
   uint64_t epoch;   // grant number; 0 in requests
   uint64_t bytes;   // kLeaseGrant: bytes other jobs hold on `gpu` that cannot move;
+                    // kLeaseContended: bytes a handoff to the next waiter would move in its
+                    // larger direction (~0: too costly to leave early for);
                     // kEvict, kSwapPrepare: see MsgType
   uint32_t reason;  // kLeaseReleased: ReleaseReason
   int32_t ordinal;  // CUDA device ordinal in the process (for display only)
