@@ -1,6 +1,8 @@
 // First fit over a bitmap of 2 MiB units per pinned block.
 #include "host_pool.h"
 
+#include <sys/mman.h>
+
 #include "vmm_driver.h"
 
 namespace gshare::shim {
@@ -41,15 +43,46 @@ bool HostPool::AddBlock() {
               (limit_ == 0 || static_cast<uint64_t>(count_ + 1) * kBlockBytes <= limit_);
   pthread_mutex_unlock(&mu_);
   if (!room) return false;
-  void* p = nullptr;
-  if (vmm->cuMemHostAlloc(&p, kBlockBytes, kHostAllocPortable) != CUDA_SUCCESS || !p) {
-    return false;
+  void* p = vmm->cuMemHostRegister_v2 != nullptr ? PopulatedBlock() : nullptr;
+  if (p != nullptr) {
+    registering_.store(true, std::memory_order_relaxed);
+    CUresult r = vmm->cuMemHostRegister_v2(p, kBlockBytes, kHostAllocPortable);
+    registering_.store(false, std::memory_order_relaxed);
+    if (r != CUDA_SUCCESS) {
+      munmap(p, kBlockBytes);
+      p = nullptr;
+    }
+  }
+  if (p == nullptr) {
+    registering_.store(true, std::memory_order_relaxed);
+    CUresult r = vmm->cuMemHostAlloc(&p, kBlockBytes, kHostAllocPortable);
+    registering_.store(false, std::memory_order_relaxed);
+    if (r != CUDA_SUCCESS || p == nullptr) return false;
   }
   pthread_mutex_lock(&mu_);
   blocks_[count_] = Block{static_cast<char*>(p), {}};
   ++count_;
   pthread_mutex_unlock(&mu_);
   return true;
+}
+
+void* HostPool::PopulatedBlock() {
+  constexpr uint64_t kAlign = 2ull << 20;  // a huge page
+  constexpr uint64_t kMapped = kBlockBytes + kAlign;
+  void* m = mmap(nullptr, kMapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  // Keep the 2 MiB-aligned 1 GiB inside; give the slack on both sides back.
+  uintptr_t start = reinterpret_cast<uintptr_t>(m);
+  uintptr_t aligned = (start + kAlign - 1) & ~(kAlign - 1);
+  uintptr_t end = aligned + kBlockBytes;
+  if (aligned > start) munmap(m, aligned - start);
+  if (start + kMapped > end) munmap(reinterpret_cast<void*>(end), start + kMapped - end);
+  char* p = reinterpret_cast<char*>(aligned);
+  madvise(p, kBlockBytes, MADV_HUGEPAGE);  // fewer faults and pages to pin; fine if refused
+  for (uint64_t off = 0; off < kBlockBytes; off += 4096) {
+    reinterpret_cast<volatile char*>(p)[off] = 0;
+  }
+  return p;
 }
 
 void* HostPool::Take(uint64_t bytes) {

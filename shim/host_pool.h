@@ -1,13 +1,21 @@
 // HostPool: the pinned host memory that evicted device memory is copied into. Pinning is
-// the expensive part on the GPU machine (cuMemHostAlloc ~0.8 s/GiB, measured; see
+// the expensive part on the GPU machine (cuMemHostAlloc ~0.5-0.8 s/GiB, measured; see
 // ../shared/reference/measurements.md), so memory is pinned once, in blocks of 1 GiB, and
 // reused for every later eviction; it is given back only at exit. Extents are handed out in
 // 2 MiB units (the VMM granularity), first fit. Callers must have a CUDA context current
 // when the pool may grow. Any thread.
+//
+// A block is populated first, without the driver (mmap, transparent huge pages asked for,
+// one write per page), then pinned with cuMemHostRegister. Measured on the H100 VM
+// (docs/benchmarks.md "Pinning host memory"): cuMemHostAlloc blocks every other driver call
+// of the process for its whole 0.48-0.66 s/GiB; populating takes 0.46-0.55 s/GiB and blocks
+// none; registering the populated block blocks them for 0.04-0.07 s/GiB. Copies run at the
+// same ~54 GB/s from either kind. Without cuMemHostRegister, cuMemHostAlloc is used.
 #pragma once
 
 #include <pthread.h>
 
+#include <atomic>
 #include <cstdint>
 
 namespace gshare::shim {
@@ -29,6 +37,8 @@ class HostPool {
   // Upper bound of pinned bytes (0: none).
   void SetLimit(uint64_t bytes);
   uint64_t pinned();
+  // A driver call that pins is in progress: the process's other driver calls wait for it.
+  bool Registering() const { return registering_.load(std::memory_order_relaxed); }
 
  private:
   static constexpr int kMaxBlocks = 4096;  // 4 TiB
@@ -38,6 +48,7 @@ class HostPool {
     uint64_t used[kUnitsPerBlock / 64];  // bit per unit
   };
   bool AddBlock();  // REQUIRES: grow_mu_ held, not mu_
+  static void* PopulatedBlock();  // kBlockBytes, 2 MiB aligned, touched; nullptr on failure
   void* TakeLocked(uint64_t units);
 
   pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;       // guards blocks_ bitmaps, count_
@@ -45,6 +56,7 @@ class HostPool {
   Block blocks_[kMaxBlocks] = {};
   int count_ = 0;
   uint64_t limit_ = 0;
+  std::atomic<bool> registering_{false};
 };
 
 }  // namespace gshare::shim

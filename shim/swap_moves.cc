@@ -233,9 +233,7 @@ void* SwapSpace::PrepareThread(void* arg) {
       if (self->ctx_[d] != nullptr) device = d;
     }
     bool pushed = device >= 0 && Extras().cuCtxPushCurrent_v2(self->ctx_[device]) == CUDA_SUCCESS;
-    self->pinning_.store(true, std::memory_order_relaxed);
     uint64_t got = pushed ? self->pool_.Grow(target) : 0;
-    self->pinning_.store(false, std::memory_order_relaxed);
     if (pushed) self->LeaveContext();
     if (got < target) {
       // Cannot pin more (limit, or the host is out of memory): stop asking.

@@ -75,11 +75,11 @@ class SwapSpace {
   // (under the engine's lock, so no allocation in between is left without memory). False
   // after a failure (rolled back; call again later). `moved` gets the bytes copied back.
   bool SwapIn(int device, uint64_t* moved);
-  // Pins host memory in advance (a background thread); returns at once. Pinning holds up the
-  // process's other driver calls (~0.8 s/GiB on the H100), so Pinning() is true meanwhile and
-  // the lease is not released as idle then.
+  // Pins host memory in advance (a background thread); returns at once. The driver call
+  // that pins holds up the process's other driver calls (host_pool.h), so Pinning() is true
+  // meanwhile and the lease is not released as idle then.
   void Prepare(uint64_t host_bytes);
-  bool Pinning() const { return pinning_.load(std::memory_order_relaxed); }
+  bool Pinning() const { return pool_.Registering(); }
   // Bytes of pinned host memory, and the ledger of `device`.
   uint64_t HostBytes() { return pool_.pinned(); }
   SwapStats Stats(int device);
@@ -188,7 +188,6 @@ class SwapSpace {
   int map_capacity_ = 0;
   HostPool pool_;
   std::atomic<int> state_{0};  // 0 unknown, 1 on, 2 off
-  std::atomic<bool> pinning_{false};  // the Prepare thread is pinning
 };
 
 }  // namespace gshare::shim

@@ -27,6 +27,9 @@ struct VmmDriver {
                                             CUmemAllocationGranularity_flags);
   CUresult (*cuMemHostAlloc)(void**, size_t, unsigned int);
   CUresult (*cuMemFreeHost)(void*);
+  // Optional (nullptr when libcuda lacks them): pinning memory populated beforehand.
+  CUresult (*cuMemHostRegister_v2)(void*, size_t, unsigned int);
+  CUresult (*cuMemHostUnregister)(void*);
   CUresult (*cuStreamCreate)(CUstream*, unsigned int);
   CUresult (*cuStreamSynchronize)(CUstream);
   CUresult (*cuMemcpyDtoHAsync_v2)(void*, CUdeviceptr, size_t, CUstream);
@@ -46,7 +49,8 @@ const VmmDriver* Vmm();
 // The real cuDeviceTotalMem of `device` in bytes, asked once per device; 0 when unknown.
 uint64_t DeviceTotalBytes(int device);
 
-// cuMemHostAlloc flag: the memory is pinned for every context (cuda.h CU_MEMHOSTALLOC_PORTABLE).
+// cuMemHostAlloc / cuMemHostRegister flag: the memory is pinned for every context (cuda.h
+// CU_MEMHOSTALLOC_PORTABLE, CU_MEMHOSTREGISTER_PORTABLE: both 0x01).
 inline constexpr unsigned int kHostAllocPortable = 0x01;
 // cuStreamCreate flag: no implicit synchronization with the legacy stream.
 inline constexpr unsigned int kStreamNonBlocking = 0x01;

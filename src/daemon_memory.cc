@@ -48,9 +48,15 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
   if ((m.flags & proto::kReportAfterSwapIn) != 0) {
     CloseHandoff(gpu, c.job, m.epoch, m.swapin_bytes, static_cast<double>(m.swapin_ns) / 1e6);
   }
-  // An allocation of the exclusive holder waits for room: take it from the others.
+  // An allocation of the exclusive holder waits for room: take it from the others, with
+  // headroom for the allocations that follow. A job that grows (PyTorch's expandable segments
+  // map 20 MiB at a time) would otherwise wait for one eviction round trip per allocation:
+  // measured on the H100, 14 GiB of growth took a whole 20 s quantum that way.
   if (m.demand > 0 && arbiter_.Holder(gpu) == c.job && !arbiter_.IsShared(gpu)) {
-    SendEvictions(gpu, ledger_.MakeRoom(gpu, c.job));  // the demand is in the report
+    constexpr uint64_t kGrowthHeadroom = 2ull << 30;
+    MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, c.job, kGrowthHeadroom);
+    if (!plan.feasible) plan = ledger_.MakeRoom(gpu, c.job);  // the demand is in the report
+    SendEvictions(gpu, plan);
   }
   UpdateSharing(gpu);
   if (!arbiter_.IsShared(gpu)) AskToPin(c, gpu);
@@ -91,9 +97,12 @@ void Daemon::SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) {
 void Daemon::AskToPin(Connection& c, const GpuKey& gpu) {
   MemoryLedger::JobTotals t = ledger_.Totals(c.job, gpu);
   if (t.engine != static_cast<uint32_t>(proto::MemoryEngine::kSwap)) return;
-  // It will never have to hold more than what the GPU lacks (plus a margin) in host memory.
+  // It will never have to hold more than what the GPU lacks in host memory, plus a margin for
+  // the jobs' growth: a quarter of its movable bytes, at least 2 GiB. Pinned ahead, the pool
+  // costs the job little (host_pool.h); grown during an eviction, 0.5 s/GiB of handoff.
   uint64_t movable = t.allocated > t.fixed ? t.allocated - t.fixed : 0;
-  movable = std::min<uint64_t>(movable, ledger_.Overflow(gpu) + (1ull << 30));
+  uint64_t margin = std::max<uint64_t>(2ull << 30, movable / 4);
+  movable = std::min<uint64_t>(movable, ledger_.Overflow(gpu) + margin);
   uint64_t budget = ledger_.options().host_budget;  // 0: unlimited
   if (budget != 0) movable = std::min(movable, budget);
   uint64_t& asked = c.prepared[gpu];

@@ -44,8 +44,11 @@ sleep: time.sleep). cpu_ms = f/(1-f) * (median GPU time of steps 1..--calib-step
 then on; the CPU time owed for those first steps is spent once, right after them, so the total
 CPU time is always steps * cpu_ms. Pass --cpu-ms (e.g. the bare run's cpu_ms=) to fix it
 instead: a job waiting for the GPU under gshare would otherwise measure its wait.
+Long steps with the same memory: --accum K runs K micro-batches of B rows per step (gradient
+accumulation), so a step's GPU time (and at 50/50 its CPU phase) grows K-fold.
 Note for gshare: a holder that submits no GPU work for [scheduler] idle_release (500 ms by
-default) gives the lease back; keep cpu_ms below it (the 250 ms default --step-ms does for 50/50).
+default) gives the lease back, and while another job waits it leaves earlier when its CPU phases
+outlast two handoffs (early release, docs/memory.md).
 """
 import time
 
@@ -94,7 +97,10 @@ def parse_args(argv=None):
     p.add_argument("--model-share", type=float, default=0.25,
                    help="share of --gib for parameters, gradients and Adam state (default 0.25)")
     p.add_argument("--step-ms", type=float, default=250.0,
-                   help="GPU time per step that the default batch aims at (default 250)")
+                   help="GPU time per micro-batch that the default batch aims at (default 250)")
+    p.add_argument("--accum", type=int, default=1,
+                   help="micro-batches per step (gradient accumulation): a step's GPU time grows "
+                        "K-fold, its memory does not (default 1)")
     p.add_argument("--assumed-tflops", type=float, default=40.0,
                    help="fp32 throughput assumed for --step-ms and --target-seconds (default 40)")
     p.add_argument("--lr", type=float, default=1e-4)
@@ -104,8 +110,8 @@ def parse_args(argv=None):
     a = p.parse_args(argv)
     if a.gib <= 0 or not 0 <= a.cpu_fraction <= 0.9:
         p.error("--gib must be > 0 and --cpu-fraction within 0..0.9")
-    if min(a.depth, a.log_every, a.calib_steps) < 1 or (a.steps is not None and a.steps < 1):
-        p.error("--depth, --log-every, --calib-steps and --steps must be >= 1")
+    if min(a.depth, a.log_every, a.calib_steps, a.accum) < 1 or (a.steps is not None and a.steps < 1):
+        p.error("--depth, --log-every, --calib-steps, --accum and --steps must be >= 1")
     if a.cpu_ms is not None and a.cpu_ms < 0:
         p.error("--cpu-ms must be >= 0")
     if not 0 < a.model_share < 0.6:
@@ -134,7 +140,7 @@ def plan(a):
     other_bytes = 8 * b * w * d + 6 * d * w * w + 16 * b * CLASSES
     data_bytes = 0.99 * g - state_bytes - other_bytes
     rows = max(2 * b, int(data_bytes // (4 * w)))
-    est_step = (b * flop_per_row + 2 * b * w * CLASSES * 3) / rate \
+    est_step = a.accum * (b * flop_per_row + 2 * b * w * CLASSES * 3) / rate \
         + (rows * w * 4 + 7 * 4 * d * w * w) / 2.5e12        # dataset read + Adam, ~2.5 TB/s
     steps = a.steps
     if steps is None:
@@ -191,7 +197,7 @@ def main(argv=None):
     w, b, rows, steps = cfg["width"], cfg["batch"], cfg["rows"], cfg["steps"]
     print(f"config gib={a.gib:g} width={w} depth={a.depth} batch={b} classes={CLASSES} "
           f"dataset_rows={rows} dataset_gib={rows * w * 4 / GIB:.2f} steps={steps} "
-          f"est_step_ms={cfg['est_step_ms']:.0f} cpu_fraction={a.cpu_fraction:g} "
+          f"est_step_ms={cfg['est_step_ms']:.0f} accum={a.accum} cpu_fraction={a.cpu_fraction:g} "
           f"cpu_work={a.cpu_work}", flush=True)
 
     model = DeepMLP(w, a.depth, device)
@@ -216,13 +222,15 @@ def main(argv=None):
     for i in range(steps):
         t0 = time.perf_counter()
         center = dataset.mean(dim=0)                  # reads the whole dataset every step
-        start = (i * b) % span
-        x = dataset[start:start + b] - center
-        with torch.no_grad():
-            y = (x @ teacher).argmax(dim=1)
+        start = (i * a.accum * b) % span
         opt.zero_grad(set_to_none=True)
-        loss = cross_entropy(model(x), y)
-        loss.backward()
+        for k in range(a.accum):                      # gradient accumulation: K micro-batches
+            lo = (start + k * b) % span
+            x = dataset[lo:lo + b] - center
+            with torch.no_grad():
+                y = (x @ teacher).argmax(dim=1)
+            loss = cross_entropy(model(x), y)
+            (loss / a.accum if a.accum > 1 else loss).backward()
         opt.step()
         sync()
         gpu_ms.append((time.perf_counter() - t0) * 1000)

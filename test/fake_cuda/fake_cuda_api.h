@@ -16,6 +16,8 @@ constexpr unsigned int CU_STREAM_CAPTURE_MODE_GLOBAL = 0;
 // with a definition that cuda_abi.h may gain.
 namespace fake {
 constexpr CUresult CUDA_ERROR_ILLEGAL_ADDRESS = 700;  // a fault on device memory
+constexpr CUresult CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712;
+constexpr CUresult CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713;
 // cuMemHostAlloc flags; the fake accepts any mix of them.
 constexpr unsigned int CU_MEMHOSTALLOC_PORTABLE = 0x01;
 constexpr unsigned int CU_MEMHOSTALLOC_DEVICEMAP = 0x02;
@@ -83,6 +85,8 @@ static_assert(sizeof(CUmemPoolProps) == 88, "cuda.h's CUmemPoolProps_v1 is 88 by
   X(cuMemAllocHost_v2, 3020, (void** pp, size_t bytesize))                                      \
   X(cuMemFreeHost, 2000, (void* p))                                                             \
   X(cuMemHostAlloc, 2020, (void** pp, size_t bytesize, unsigned int Flags))                     \
+  X(cuMemHostRegister_v2, 6050, (void* p, size_t bytesize, unsigned int Flags))                 \
+  X(cuMemHostUnregister, 4000, (void* p))                                                       \
   X(cuMemHostGetDevicePointer_v2, 3020, (CUdeviceptr_v2 * pdptr, void* p, unsigned int Flags))  \
   X(cuMemGetAddressRange_v2, 3020, (CUdeviceptr_v2 * pbase, size_t* psize, CUdeviceptr_v2 dptr)) \
   X(cuGraphCreate, 10000, (CUgraph* phGraph, unsigned int flags))                               \

@@ -1,11 +1,13 @@
-// Pinned host memory of the fake: cuMemAllocHost_v2, cuMemHostAlloc, cuMemFreeHost and
-// cuMemHostGetDevicePointer_v2. An allocation is its own anonymous mmap (page-aligned, counted
-// against no device); "pinning" it costs FAKE_CUDA_PIN_US_PER_MIB microseconds per MiB of
-// sleep, like page-locking on a real system. Copies to and from it are ordinary host copies.
-// Any thread (one mutex).
+// Pinned host memory of the fake: cuMemAllocHost_v2, cuMemHostAlloc, cuMemFreeHost,
+// cuMemHostRegister_v2, cuMemHostUnregister and cuMemHostGetDevicePointer_v2. An allocation is
+// its own anonymous mmap (page-aligned, counted against no device); "pinning" it, or a
+// registered range, costs FAKE_CUDA_PIN_US_PER_MIB microseconds per MiB of sleep, like
+// page-locking on a real system. Copies to and from it are ordinary host copies. Any thread
+// (one mutex).
 #include <sys/mman.h>
 
 #include <chrono>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -17,8 +19,9 @@ namespace gs_cuda::fake {
 namespace {
 
 struct HostState {
-  std::mutex mu;                       // guards everything below
-  std::map<uintptr_t, size_t> blocks;  // start -> bytes, live allocations
+  std::mutex mu;                           // guards everything below
+  std::map<uintptr_t, size_t> blocks;      // start -> bytes, live allocations
+  std::map<uintptr_t, size_t> registered;  // start -> bytes, registered ranges
 };
 
 HostState& State() {
@@ -60,6 +63,37 @@ CUresult HostFree(void* p) {
   return CUDA_SUCCESS;
 }
 
+CUresult Register(void* p, size_t bytes, unsigned int flags) {
+  Context* ctx;
+  if (CUresult r = CheckContext(&ctx)) return r;
+  constexpr unsigned int kKnown = 0x01 | 0x02 | 0x04 | 0x08;  // PORTABLE DEVICEMAP IOMEMORY RO
+  if (p == nullptr || bytes == 0 || (flags & ~kKnown) != 0) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t us = GetSettings().pin_us_per_mib * bytes / (1u << 20);
+  if (us > 0) std::this_thread::sleep_for(std::chrono::microseconds(us));
+  HostState& st = State();
+  std::lock_guard<std::mutex> lock(st.mu);
+  uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  auto next = st.registered.lower_bound(at);
+  if (next != st.registered.end() && next->first < at + bytes) {
+    return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  }
+  if (next != st.registered.begin() && std::prev(next)->first + std::prev(next)->second > at) {
+    return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  }
+  st.registered[at] = bytes;
+  return CUDA_SUCCESS;
+}
+
+CUresult Unregister(void* p) {
+  if (CUresult r = CheckInit()) return r;
+  HostState& st = State();
+  std::lock_guard<std::mutex> lock(st.mu);
+  if (st.registered.erase(reinterpret_cast<uintptr_t>(p)) == 0) {
+    return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  }
+  return CUDA_SUCCESS;
+}
+
 // The device address of pinned host memory is its host address (unified addressing).
 CUresult DevicePointer(CUdeviceptr* out, void* p, unsigned int flags) {
   Context* ctx;
@@ -92,6 +126,12 @@ CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) noexcept
 
 // CUDA_ERROR_INVALID_VALUE for memory that cuMemAllocHost/cuMemHostAlloc did not return.
 CUresult cuMemFreeHost(void* p) noexcept { return fake::HostFree(p); }
+
+CUresult cuMemHostRegister_v2(void* p, size_t bytesize, unsigned int Flags) noexcept {
+  return fake::Register(p, bytesize, Flags);
+}
+
+CUresult cuMemHostUnregister(void* p) noexcept { return fake::Unregister(p); }
 
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr_v2* pdptr, void* p, unsigned int Flags) noexcept {
   return fake::DevicePointer(pdptr, p, Flags);
