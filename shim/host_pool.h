@@ -6,7 +6,7 @@
 // when the pool may grow. Any thread.
 //
 // A block is populated first, without the driver (mmap, transparent huge pages asked for,
-// one write per page), then pinned with cuMemHostRegister. Measured on the H100 VM
+// one write per page by kPopulateThreads threads), then pinned with cuMemHostRegister. Measured on the H100 VM
 // (docs/benchmarks.md "Pinning host memory"): cuMemHostAlloc blocks every other driver call
 // of the process for its whole 0.48-0.66 s/GiB; populating takes 0.46-0.55 s/GiB and blocks
 // none; registering the populated block blocks them for 0.04-0.07 s/GiB. Copies run at the
@@ -49,6 +49,10 @@ class HostPool {
   };
   bool AddBlock();  // REQUIRES: grow_mu_ held, not mu_
   static void* PopulatedBlock();  // kBlockBytes, 2 MiB aligned, touched; nullptr on failure
+  static void* TouchSlice(void* slice);  // writes one byte per page of a 1/kPopulateThreads
+  // Threads that populate a block. Measured on the H100 VM (test/bench/host_populate_probe.cc):
+  // with huge pages 4.9 GB/s by 1 thread, 14.6 by 4, 6.0 by 8; without them 1.3 and 3.4.
+  static constexpr int kPopulateThreads = 4;
   void* TakeLocked(uint64_t units);
 
   pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;       // guards blocks_ bitmaps, count_

@@ -175,7 +175,11 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, 
       }
       if (res != CUDA_ERROR_OUT_OF_MEMORY || NowNs() - start > kAllocWaitNs) break;
       if (!demanded) {
-        LeaseClient::Get().SetDemand(device, size - c.offset);
+        // The whole region: its chunks backed so far are on the GPU but in no report (the
+        // region is counted once inserted), so the daemon must see all of it as wanted, or it
+        // may think the jobs fit and keep a shared GPU on which this allocation never fits
+        // (seen on the H100: a 34 GiB buffer waited for the other job to end).
+        LeaseClient::Get().SetDemand(device, size);
         demanded = true;
       }
       pthread_mutex_unlock(&mu_);
