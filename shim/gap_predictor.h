@@ -5,12 +5,14 @@
 // A gap is a time with no submission, no thread inside a gated call and no thread in a
 // synchronizing call (cuCtxSynchronize, cuStreamSynchronize, cuEventSynchronize), measured
 // at the lease thread's tick (50 ms resolution): the job's own CPU time, not its GPU time.
-// Only gaps of at least kMinGapMs count; the estimate is their exponentially weighted mean
-// (weight 1/2 on the newest), i.e. the expected length of a gap once it has lasted
-// kMinGapMs. A release pays when the rest of the gap, by that estimate, covers a handoff
-// away and a handoff back plus a margin: while it lasts another job runs on the GPU that
-// this one would have left idle (the early release of a holder with a waiting job; the
-// daemon's [scheduler] idle_release still applies to every holder).
+// Only gaps of at least kMinGapMs count; the last kHistory are kept. Once the holder has
+// been idle for t, the expected rest of this gap is the mean of g - t over the kept gaps g
+// longer than t (at least kMinSamples of them), so short pauses inside a GPU phase do not
+// hide long CPU phases, nor does one long gap among short ones make the holder leave. A
+// release pays when that rest covers a handoff away and a handoff back plus a margin: while
+// it lasts another job runs on the GPU that this one would have left idle (the early release
+// of a holder with a waiting job; the daemon's [scheduler] idle_release still applies to
+// every holder).
 //
 // Handoff cost: kHandoffFixedMs plus the larger direction of the bytes to move at
 // kBytesPerMs. The rate is half the aggregate of an eviction overlapped with a swap-in,
@@ -29,6 +31,8 @@ class GapPredictor {
  public:
   static constexpr int64_t kMinGapMs = 100;        // shorter pauses are part of the GPU phase
   static constexpr int64_t kMarginMs = 100;        // slack for the estimate's error
+  static constexpr int kHistory = 8;               // gaps kept
+  static constexpr int kMinSamples = 2;            // gaps longer than t needed to predict
   static constexpr int64_t kHandoffFixedMs = 30;
   static constexpr uint64_t kBytesPerMs = 40'000'000;  // 40 GB/s each way
   static constexpr uint64_t kNever = ~0ull;        // handoff bytes meaning "never pays"
@@ -36,10 +40,24 @@ class GapPredictor {
   // A gap of `ms` ended: the job submitted (or synchronized) again.
   void Observe(int64_t ms) {
     if (ms < kMinGapMs) return;
-    estimate_ms_ = estimate_ms_ == 0 ? ms : (estimate_ms_ + ms) / 2;
+    gaps_[next_] = ms;
+    next_ = (next_ + 1) % kHistory;
+    if (count_ < kHistory) ++count_;
   }
-  // Expected length of a gap that has lasted kMinGapMs; 0 while none has been seen.
-  int64_t EstimateMs() const { return estimate_ms_; }
+  // Whether any gap has been seen.
+  bool Known() const { return count_ > 0; }
+  // Expected rest of a gap that has lasted `idle_ms`; 0 without kMinSamples longer gaps.
+  int64_t RemainingMs(int64_t idle_ms) const {
+    int n = 0;
+    int64_t sum = 0;
+    for (int i = 0; i < count_; ++i) {
+      if (gaps_[i] > idle_ms) {
+        sum += gaps_[i] - idle_ms;
+        ++n;
+      }
+    }
+    return n < kMinSamples ? 0 : sum / n;
+  }
 
   // Milliseconds of one handoff that moves `bytes` in its larger direction.
   static int64_t HandoffMs(uint64_t bytes) {
@@ -50,14 +68,17 @@ class GapPredictor {
   // Whether giving the GPU away now, `idle_ms` into a gap, is expected to pay when one
   // handoff costs `handoff_ms`.
   bool WorthReleasing(int64_t idle_ms, int64_t handoff_ms) const {
-    if (estimate_ms_ == 0 || idle_ms < kMinGapMs) return false;
-    return estimate_ms_ - idle_ms >= 2 * handoff_ms + kMarginMs;
+    if (idle_ms < kMinGapMs) return false;
+    int64_t rest = RemainingMs(idle_ms);
+    return rest > 0 && rest >= 2 * handoff_ms + kMarginMs;
   }
 
-  void Reset() { estimate_ms_ = 0; }
+  void Reset() { count_ = next_ = 0; }
 
  private:
-  int64_t estimate_ms_ = 0;
+  int64_t gaps_[kHistory] = {};
+  int count_ = 0;
+  int next_ = 0;
 };
 
 }  // namespace gshare::shim

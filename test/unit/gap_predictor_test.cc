@@ -7,33 +7,41 @@
 namespace gshare::shim {
 namespace {
 
+constexpr int64_t kMin = GapPredictor::kMinGapMs;
+
 TEST_CASE("GapPredictor: no history, no early release") {
   GapPredictor p;
-  CHECK(p.EstimateMs() == 0);
-  CHECK_FALSE(p.WorthReleasing(150, 0));
+  CHECK_FALSE(p.Known());
+  CHECK(p.RemainingMs(kMin) == 0);
+  CHECK_FALSE(p.WorthReleasing(kMin, 0));
   CHECK_FALSE(p.WorthReleasing(10'000, 0));
 }
 
 TEST_CASE("GapPredictor: pauses shorter than a gap are not learnt") {
   GapPredictor p;
-  p.Observe(GapPredictor::kMinGapMs - 1);
+  p.Observe(kMin - 1);
   p.Observe(20);
-  CHECK(p.EstimateMs() == 0);
+  CHECK_FALSE(p.Known());
   p.Observe(2000);
-  CHECK(p.EstimateMs() == 2000);
-  p.Observe(50);  // a short pause inside a GPU phase changes nothing
-  CHECK(p.EstimateMs() == 2000);
+  CHECK(p.Known());
+  CHECK(p.RemainingMs(kMin) == 0);  // one long gap is not yet a pattern
+  p.Observe(2000);
+  CHECK(p.RemainingMs(kMin) == 2000 - kMin);
 }
 
-TEST_CASE("GapPredictor: the estimate follows new gaps, half weight on the newest") {
+TEST_CASE("GapPredictor: the rest of a gap is the mean over the longer gaps kept") {
   GapPredictor p;
-  p.Observe(2000);
+  p.Observe(3000);
   p.Observe(1000);
-  CHECK(p.EstimateMs() == 1500);
-  p.Observe(1000);
-  CHECK(p.EstimateMs() == 1250);
+  CHECK(p.RemainingMs(kMin) == (3000 - kMin + 1000 - kMin) / 2);
+  CHECK(p.RemainingMs(1500) == 0);  // only one gap lasted that long
+  p.Observe(3000);
+  CHECK(p.RemainingMs(1500) == 1500);
+  // Only the last kHistory gaps count.
+  for (int i = 0; i < GapPredictor::kHistory; ++i) p.Observe(500);
+  CHECK(p.RemainingMs(kMin) == 500 - kMin);
   p.Reset();
-  CHECK(p.EstimateMs() == 0);
+  CHECK_FALSE(p.Known());
 }
 
 TEST_CASE("GapPredictor: handoff cost from the bytes to move") {
@@ -46,25 +54,42 @@ TEST_CASE("GapPredictor: handoff cost from the bytes to move") {
 TEST_CASE("GapPredictor: release only when the rest of the gap covers both handoffs") {
   GapPredictor p;
   p.Observe(2000);
+  p.Observe(2000);
   int64_t cheap = GapPredictor::HandoffMs(0);                  // 30 ms
   int64_t big = GapPredictor::HandoffMs(10'000'000'000ull);    // 280 ms
   int64_t huge = GapPredictor::HandoffMs(40'000'000'000ull);   // 1030 ms
-  CHECK_FALSE(p.WorthReleasing(GapPredictor::kMinGapMs - 1, cheap));  // not a gap yet
-  CHECK(p.WorthReleasing(GapPredictor::kMinGapMs, cheap));
-  CHECK(p.WorthReleasing(GapPredictor::kMinGapMs, big));   // 1900 left >= 660
-  CHECK_FALSE(p.WorthReleasing(GapPredictor::kMinGapMs, huge));  // 1900 < 2160
-  CHECK_FALSE(p.WorthReleasing(1500, big));                // only 500 left: too late
-  CHECK_FALSE(p.WorthReleasing(GapPredictor::kMinGapMs,
-                               GapPredictor::HandoffMs(GapPredictor::kNever)));
+  CHECK_FALSE(p.WorthReleasing(kMin - 1, cheap));  // not a gap yet
+  CHECK(p.WorthReleasing(kMin, cheap));
+  CHECK(p.WorthReleasing(kMin, big));              // 1900 left >= 660
+  CHECK_FALSE(p.WorthReleasing(kMin, huge));       // 1900 < 2160
+  CHECK_FALSE(p.WorthReleasing(1500, big));        // only 500 left: too late
+  CHECK_FALSE(p.WorthReleasing(kMin, GapPredictor::HandoffMs(GapPredictor::kNever)));
+}
 
-  // A job with short CPU phases (a 90/10 job's ~25 ms, a 50/50 job's ~230 ms) never pays
-  // for a 10 GB handoff.
-  GapPredictor shortp;
-  shortp.Observe(230);
-  CHECK_FALSE(shortp.WorthReleasing(GapPredictor::kMinGapMs, big));
-  // With free handoffs (0 ms), the 130 ms left of such a gap cover the margin.
-  CHECK(shortp.WorthReleasing(GapPredictor::kMinGapMs, 0));
-  CHECK_FALSE(shortp.WorthReleasing(GapPredictor::kMinGapMs + 50, 0));
+TEST_CASE("GapPredictor: short CPU phases never pay for a large handoff") {
+  GapPredictor p;
+  for (int i = 0; i < 4; ++i) p.Observe(230);  // a 50/50 job with 0.23 s steps
+  int64_t big = GapPredictor::HandoffMs(10'000'000'000ull);
+  CHECK_FALSE(p.WorthReleasing(kMin, big));
+  CHECK(p.WorthReleasing(kMin, 0));                // 130 ms left cover the margin
+  CHECK_FALSE(p.WorthReleasing(kMin + 50, 0));     // 80 ms do not
+}
+
+TEST_CASE("GapPredictor: short pauses among long CPU phases neither hide them nor trigger") {
+  GapPredictor mixed;
+  for (int i = 0; i < 3; ++i) {
+    mixed.Observe(3000);  // CPU phases
+    mixed.Observe(150);   // pauses inside the GPU phase
+  }
+  int64_t big = GapPredictor::HandoffMs(10'000'000'000ull);
+  // 100 ms into a gap: (3 x 2900 + 3 x 50) / 6 = 1475 ms expected, enough for 2 x 280 + 100.
+  CHECK(mixed.WorthReleasing(kMin, big));
+  // One long gap among many short ones is no pattern.
+  GapPredictor rare;
+  rare.Observe(3000);
+  for (int i = 0; i < 7; ++i) rare.Observe(150);
+  CHECK_FALSE(rare.WorthReleasing(kMin, big));     // (2900 + 7 x 50) / 8 = 406 < 660
+  CHECK_FALSE(rare.WorthReleasing(200, big));      // only one gap lasted 200 ms
 }
 
 }  // namespace
