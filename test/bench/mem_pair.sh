@@ -44,11 +44,13 @@
 # 50-75 GB/s, ~1.3-1.9 s): with TARGET_SECONDS=30 each job trains ~26 s, ~37 s solo, so
 #   big_90 (45+45 GiB): serial ~75 s; TQ 5 ~80-85 s (~10 hand-offs), 10 ~72, 20 ~68, 60 ~65:
 #                        ~6 min in all, plus each daemon's start and stop;
-#   big_50: the same (the holder keeps the lease through its CPU phases: cpu_ms ~230 ms stays
-#           below the default idle_release of 500 ms);
+#   big_50: the same (the holder keeps the lease through its CPU phases: ~230 ms is shorter
+#           than two handoffs, so no early release); with TRAIN_ARGS="--accum 16"
+#           TARGET_SECONDS=60 (3.25 s phases) serial ~132 s and TQ 20 ~80-84 s, a handoff at
+#           each CPU phase (early release);
 #   small_90 / small_50 (30+30 GiB): serial ~75 s, together ~55-60 s, each TQ ~55-60 s: ~6 min.
-# If the daemon pins host memory for the swapped data when it starts or first swaps (0.8 s/GiB
-# in this VM), add that per TQ; drop quanta (QUANTA="5 20") to stay within a 10-minute call.
+# The jobs pin host memory for the swapped data when the GPU turns exclusive (~0.2-0.5 s/GiB
+# in this VM, mostly without holding the job up); drop quanta (QUANTA="5 20") to stay within a 10-minute call.
 # Exit: 0 when every run succeeded and all losses are identical, 1 otherwise, 2 on usage errors.
 set -uo pipefail
 
