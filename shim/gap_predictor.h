@@ -25,6 +25,8 @@
 
 #include <cstdint>
 
+#include "gshare/protocol.h"
+
 namespace gshare::shim {
 
 class GapPredictor {
@@ -35,7 +37,7 @@ class GapPredictor {
   static constexpr int kMinSamples = 2;            // gaps longer than t needed to predict
   static constexpr int64_t kHandoffFixedMs = 30;
   static constexpr uint64_t kBytesPerMs = 40'000'000;  // 40 GB/s each way
-  static constexpr uint64_t kNever = ~0ull;        // handoff bytes meaning "never pays"
+  static constexpr uint64_t kNever = proto::kHandoffNever;  // "never pays"
 
   // A gap of `ms` ended: the job submitted (or synchronized) again.
   void Observe(int64_t ms) {

@@ -253,7 +253,6 @@ void Tick() {
                  d.gaps.WorthReleasing(idle, d.handoff_ms)) {
         release = true;  // another job waits and this gap should outlast both handoffs
         reason = proto::ReleaseReason::kEarly;
-        ++d.early_releases;
       }
     }
     if (release) {
@@ -431,7 +430,6 @@ void ChildAfterFork() {
     d.gaps.Reset();
     d.handoff_ms = -1;
     d.gap_open = false;
-    d.early_releases = 0;
     d.epoch = 0;
     d.bytes.store(0, std::memory_order_relaxed);
     d.bytes_dirty.store(false, std::memory_order_relaxed);

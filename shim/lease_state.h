@@ -42,7 +42,6 @@ struct DeviceState {
   GapPredictor gaps;
   int64_t handoff_ms = -1;
   bool gap_open = false;
-  uint64_t early_releases = 0;
   proto::GpuUuid uuid{};
   std::atomic<int64_t> bytes{0};        // allocated past the swap engine
   std::atomic<bool> bytes_dirty{false};  // a memory report is due

@@ -38,8 +38,6 @@ void LoadVmm() {
   get(g_vmm.cuMemFreeHost, "cuMemFreeHost");
   g_vmm.cuMemHostRegister_v2 = reinterpret_cast<decltype(g_vmm.cuMemHostRegister_v2)>(
       RealDlsym(lib, "cuMemHostRegister_v2"));
-  g_vmm.cuMemHostUnregister = reinterpret_cast<decltype(g_vmm.cuMemHostUnregister)>(
-      RealDlsym(lib, "cuMemHostUnregister"));
   get(g_vmm.cuStreamCreate, "cuStreamCreate");
   get(g_vmm.cuStreamSynchronize, "cuStreamSynchronize");
   get(g_vmm.cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync_v2");

@@ -27,9 +27,8 @@ struct VmmDriver {
                                             CUmemAllocationGranularity_flags);
   CUresult (*cuMemHostAlloc)(void**, size_t, unsigned int);
   CUresult (*cuMemFreeHost)(void*);
-  // Optional (nullptr when libcuda lacks them): pinning memory populated beforehand.
+  // Optional (nullptr when libcuda lacks it): pinning memory populated beforehand.
   CUresult (*cuMemHostRegister_v2)(void*, size_t, unsigned int);
-  CUresult (*cuMemHostUnregister)(void*);
   CUresult (*cuStreamCreate)(CUstream*, unsigned int);
   CUresult (*cuStreamSynchronize)(CUstream);
   CUresult (*cuMemcpyDtoHAsync_v2)(void*, CUdeviceptr, size_t, CUstream);

@@ -191,10 +191,10 @@ uint64_t Daemon::HandoffBytes(const GpuKey& gpu) {
   std::optional<JobId> waiter = arbiter_.NextWaiter(gpu);
   if (!waiter) return 0;
   MemoryLedger::JobTotals t = ledger_.Totals(*waiter, gpu);
-  if (t.checkpointed) return ~0ull;
+  if (t.checkpointed) return proto::kHandoffNever;
   MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, *waiter, 0, /*leases_released=*/true);
   for (const MemoryLedger::Eviction& e : plan.evictions) {
-    if (e.checkpoint) return ~0ull;
+    if (e.checkpoint) return proto::kHandoffNever;
   }
   uint64_t swap_in = t.allocated > t.resident ? t.allocated - t.resident : 0;
   return std::max(plan.bytes, swap_in);

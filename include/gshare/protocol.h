@@ -84,12 +84,15 @@ struct LeaseMsg {
   uint64_t epoch;   // grant number; 0 in requests
   uint64_t bytes;   // kLeaseGrant: bytes other jobs hold on `gpu` that cannot move;
                     // kLeaseContended: bytes a handoff to the next waiter would move in its
-                    // larger direction (~0: too costly to leave early for);
+                    // larger direction (kHandoffNever: too costly to leave early for);
                     // kEvict, kSwapPrepare: see MsgType
   uint32_t reason;  // kLeaseReleased: ReleaseReason
   int32_t ordinal;  // CUDA device ordinal in the process (for display only)
 };
 static_assert(sizeof(LeaseMsg) == 40);
+// LeaseMsg::bytes of kLeaseContended when a handoff would checkpoint or restore a process
+// (seconds): never worth leaving early for.
+inline constexpr uint64_t kHandoffNever = ~0ull;
 
 // Memory engines (`--memory`, DESIGN.md section 5).
 enum class MemoryEngine : uint32_t { kOff = 0, kSwap = 1, kManaged = 2, kCheckpoint = 3 };
