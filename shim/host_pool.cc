@@ -35,16 +35,29 @@ void* HostPool::TakeLocked(uint64_t units) {
   return nullptr;
 }
 
-bool HostPool::AddBlock() {
+bool HostPool::AddBlock(bool more) {
   const VmmDriver* vmm = Vmm();
   if (vmm == nullptr) return false;
   pthread_mutex_lock(&mu_);
-  bool room = count_ < kMaxBlocks &&
-              (limit_ == 0 || static_cast<uint64_t>(count_ + 1) * kBlockBytes <= limit_);
+  auto fits = [&](int blocks) {
+    return blocks <= kMaxBlocks &&
+           (limit_ == 0 || static_cast<uint64_t>(blocks) * kBlockBytes <= limit_);
+  };
+  bool room = fits(count_ + 1);
+  bool room_after = fits(count_ + 2);
   pthread_mutex_unlock(&mu_);
   if (!room) return false;
-  void* p = vmm->cuMemHostRegister_v2 != nullptr ? PopulatedBlock() : nullptr;
+  void* p = nullptr;
+  if (vmm->cuMemHostRegister_v2 != nullptr) {
+    p = spare_ != nullptr ? spare_ : PopulatedBlock();
+    spare_ = nullptr;
+  }
   if (p != nullptr) {
+    // The next block is populated while this one is pinned: populating needs no driver call,
+    // so growth runs at the populate rate (~0.07 s/GiB) instead of populate + pin (~0.12).
+    pthread_t next;
+    bool populating = more && room_after &&
+                      pthread_create(&next, nullptr, PopulateSpare, nullptr) == 0;
     registering_.store(true, std::memory_order_relaxed);
     CUresult r = vmm->cuMemHostRegister_v2(p, kBlockBytes, kHostAllocPortable);
     registering_.store(false, std::memory_order_relaxed);
@@ -52,6 +65,7 @@ bool HostPool::AddBlock() {
       munmap(p, kBlockBytes);
       p = nullptr;
     }
+    if (populating) pthread_join(next, &spare_);
   }
   if (p == nullptr) {
     registering_.store(true, std::memory_order_relaxed);
@@ -65,6 +79,8 @@ bool HostPool::AddBlock() {
   pthread_mutex_unlock(&mu_);
   return true;
 }
+
+void* HostPool::PopulateSpare(void*) { return PopulatedBlock(); }
 
 void* HostPool::PopulatedBlock() {
   constexpr uint64_t kAlign = 2ull << 20;  // a huge page
@@ -114,7 +130,7 @@ void* HostPool::Take(uint64_t bytes) {
     pthread_mutex_lock(&mu_);
     bool grown = count_ != blocks;
     pthread_mutex_unlock(&mu_);
-    bool ok = grown || AddBlock();
+    bool ok = grown || AddBlock(/*more=*/true);  // an eviction moves many extents
     pthread_mutex_unlock(&grow_mu_);
     if (!ok) return nullptr;
   }
@@ -141,7 +157,8 @@ uint64_t HostPool::Grow(uint64_t bytes) {
   // in one hold kept a growing holder waiting for room for seconds).
   for (;;) {
     pthread_mutex_lock(&grow_mu_);
-    bool added = pinned() < bytes && AddBlock();
+    uint64_t have = pinned();
+    bool added = have < bytes && AddBlock(/*more=*/have + 2 * kBlockBytes <= bytes);
     pthread_mutex_unlock(&grow_mu_);
     if (!added) break;
   }

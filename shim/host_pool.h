@@ -6,7 +6,9 @@
 // when the pool may grow. Any thread.
 //
 // A block is populated first, without the driver (mmap, transparent huge pages asked for,
-// one write per page by kPopulateThreads threads), then pinned with cuMemHostRegister. Measured on the H100 VM
+// one write per page by kPopulateThreads threads), then pinned with cuMemHostRegister; while
+// one block is pinned the next is populated, so a growing pool may hold one populated block
+// (1 GiB of the process's memory) not pinned yet. Measured on the H100 VM
 // (docs/benchmarks.md "Pinning host memory"): cuMemHostAlloc blocks every other driver call
 // of the process for its whole 0.48-0.66 s/GiB; populating takes 0.46-0.55 s/GiB and blocks
 // none; registering the populated block blocks them for 0.04-0.07 s/GiB. Copies run at the
@@ -47,8 +49,11 @@ class HostPool {
     char* base;
     uint64_t used[kUnitsPerBlock / 64];  // bit per unit
   };
-  bool AddBlock();  // REQUIRES: grow_mu_ held, not mu_
+  // Pins one more block. `more`: another is likely wanted next, so it is populated (into
+  // spare_) while this one is pinned. REQUIRES: grow_mu_ held, not mu_.
+  bool AddBlock(bool more);
   static void* PopulatedBlock();  // kBlockBytes, 2 MiB aligned, touched; nullptr on failure
+  static void* PopulateSpare(void*);  // PopulatedBlock() as a thread's start routine
   static void* TouchSlice(void* slice);  // writes one byte per page of a 1/kPopulateThreads
   // Threads that populate a block. Measured on the H100 VM (test/bench/host_populate_probe.cc):
   // with huge pages 4.9 GB/s by 1 thread, 14.6 by 4, 6.0 by 8; without them 1.3 and 3.4.
@@ -59,6 +64,7 @@ class HostPool {
   pthread_mutex_t grow_mu_ = PTHREAD_MUTEX_INITIALIZER;  // one pinning at a time
   Block blocks_[kMaxBlocks] = {};
   int count_ = 0;
+  void* spare_ = nullptr;  // a populated block not pinned yet (GUARDED_BY grow_mu_)
   uint64_t limit_ = 0;
   std::atomic<bool> registering_{false};
 };

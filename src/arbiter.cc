@@ -57,7 +57,12 @@ std::optional<JobId> Arbiter::BestWaiter(const GpuKey& gpu, const Lease& lease,
     if (jobs_.at(job).suspended) continue;
     if (grantable_only && options_.can_grant && !options_.can_grant(gpu, job)) continue;
     int p = jobs_.at(job).priority;
-    if (!best || p > best_priority || (p == best_priority && arrival < best_arrival)) {
+    // Priority first, then the incumbent, then arrival.
+    bool before = !best || p > best_priority;
+    if (!before && p == best_priority && *best != lease.incumbent) {
+      before = job == lease.incumbent || arrival < best_arrival;
+    }
+    if (before) {
       best = job;
       best_priority = p;
       best_arrival = arrival;
@@ -119,6 +124,7 @@ void Arbiter::Grant(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now,
                     LeaseActions& out) {
   ++lease.epoch;
   lease.holder = job;
+  lease.incumbent.reset();
   lease.granted_at = now;
   lease.dropping = false;
   lease.delivering = false;
@@ -344,7 +350,8 @@ std::vector<Arbiter::GpuView> Arbiter::Gpus(TimePoint now) const {
   return views;
 }
 
-LeaseActions Arbiter::SetShared(const GpuKey& gpu, bool shared, TimePoint now) {
+LeaseActions Arbiter::SetShared(const GpuKey& gpu, bool shared, TimePoint now,
+                                std::optional<JobId> first) {
   LeaseActions out;
   Lease& lease = leases_[gpu];
   if (lease.shared == shared) return out;
@@ -362,7 +369,9 @@ LeaseActions Arbiter::SetShared(const GpuKey& gpu, bool shared, TimePoint now) {
     GrantAllWanting(gpu, lease, now, out);
     for (const auto& [c, epoch] : lease.holding) StartShared(lease, conns_.at(c).job, now);
   } else {
-    // Exclusive again: every holder drops; the lease is granted once all have drained.
+    // Exclusive again: every holder drops; the lease is granted once all have drained,
+    // `first` first among the waiters of its priority.
+    lease.incumbent = first;
     while (!lease.shared_since.empty()) EndShared(lease, lease.shared_since.begin()->first, now);
     for (const auto& [conn, epoch] : lease.holding) {
       out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});

@@ -80,8 +80,10 @@ class Arbiter {
   LeaseActions SetEnabled(bool enabled, TimePoint now);
   bool enabled() const { return options_.enabled; }
   // Shared mode on `gpu`: true grants every waiting request now; false makes every holder
-  // drop, after which the lease is granted exclusively again.
-  LeaseActions SetShared(const GpuKey& gpu, bool shared, TimePoint now);
+  // drop, after which the lease is granted exclusively again: to `first` before the other
+  // waiters of its priority (the daemon names the job that needs the least memory moved).
+  LeaseActions SetShared(const GpuKey& gpu, bool shared, TimePoint now,
+                         std::optional<JobId> first = std::nullopt);
   bool IsShared(const GpuKey& gpu) const;
   // The job holding `gpu` exclusively, if any.
   std::optional<JobId> Holder(const GpuKey& gpu) const;
@@ -155,6 +157,8 @@ class Arbiter {
     std::map<JobId, TimePoint> wait_since;
     std::set<JobId> stopped;             // SIGSTOPped for ignoring a DROP
     std::map<JobId, TimePoint> shared_since;  // shared mode: jobs holding, since when
+    // SetShared's `first`, until the next grant.
+    std::optional<JobId> incumbent;
     uint64_t contended_epoch = 0;        // the grant whose holder was told someone waits
     double last_drain_ms = 0;            // DROP sent -> last acknowledgement, last release
     double max_drain_ms = 0;

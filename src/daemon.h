@@ -111,6 +111,7 @@ class Daemon {
   void NoteDrop(const LeaseAction& a);
   bool CanGrant(const GpuKey& gpu, JobId job);
   void AskToPin(Connection& c, const GpuKey& gpu);
+  void AskAllToPin(const GpuKey& gpu);  // AskToPin for every shim connection
   // Sends a plan's EVICTs and counts them in the ledger until the victims report.
   void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan);
   bool SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,

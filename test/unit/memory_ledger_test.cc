@@ -1,6 +1,6 @@
 // Memory ledger: capacity, whether jobs fit together, and the eviction plan before an
 // exclusive grant (only what is needed, least recently run first, never fixed memory,
-// within the host budget).
+// within the host budget), and the host pool each swap-engine process pins ahead.
 #include "memory_ledger.h"
 
 #include <doctest/doctest.h>
@@ -383,6 +383,46 @@ TEST_CASE("ledger: Forget removes a connection") {
   CHECK(ledger.Capacity(kGpu) == 10 * kGiB);  // the GPU's size stays known
   ledger.Forget(11);                          // twice: nothing happens
   CHECK(ledger.Totals(2).allocated == 6 * kGiB);
+}
+
+
+proto::MemReportMsg SwapRep(uint64_t total, uint64_t allocated, uint64_t resident,
+                            uint64_t demand = 0) {
+  proto::MemReportMsg m = Rep(total, allocated, resident, 0, demand);
+  m.engine = static_cast<uint32_t>(proto::MemoryEngine::kSwap);
+  return m;
+}
+
+TEST_CASE("ledger: pool to pin ahead is the overflow plus a margin, not while room is made") {
+  MemoryLedger ledger(NoContext());
+  // Two 50 GiB jobs on an 80 GiB GPU: 20 GiB over. A runs; B's allocation waits for room.
+  ledger.Report(11, 1, kGpu, SwapRep(80, 50, 50));
+  ledger.Report(21, 2, kGpu, SwapRep(80, 30, 30, /*demand=*/20));
+  // B waits for room: it runs next, its pool can wait.
+  CHECK(ledger.PoolToPin(21, 2, kGpu) == 0);
+  // A, about to be evicted: what the GPU lacks (20) + a quarter of its 50 movable GiB.
+  CHECK(ledger.PoolToPin(11, 1, kGpu) == 20 * kGiB + 50 * kGiB / 4);
+  // While A is evicted, only A pins; B, granted, no longer waits but still is not asked.
+  ledger.NoteEviction(11, kGpu, 20 * kGiB);
+  ledger.Report(21, 2, kGpu, SwapRep(80, 50, 30));
+  CHECK(ledger.PoolToPin(21, 2, kGpu) == 0);
+  CHECK(ledger.PoolToPin(11, 1, kGpu) > 0);
+  // A reports the eviction done: the GPU has settled, B pins for its own turn.
+  ledger.Report(11, 1, kGpu, SwapRep(80, 50, 30));
+  CHECK(ledger.PoolToPin(21, 2, kGpu) == 20 * kGiB + 50 * kGiB / 4);
+  // Small jobs get at least 2 GiB of margin, never more than they could ever move.
+  ledger.Report(31, 3, kOther, SwapRep(80, 1, 1));
+  CHECK(ledger.PoolToPin(31, 3, kOther) == 1 * kGiB);
+  // Other engines pin nothing.
+  ledger.Report(41, 4, kOther, Rep(80, 70, 70));
+  CHECK(ledger.PoolToPin(41, 4, kOther) == 0);
+  // The host budget caps it.
+  MemoryLedger::Options o = NoContext();
+  o.host_budget = 8 * kGiB;
+  MemoryLedger budgeted(o);
+  budgeted.Report(11, 1, kGpu, SwapRep(80, 50, 50));
+  budgeted.Report(21, 2, kGpu, SwapRep(80, 50, 30));
+  CHECK(budgeted.PoolToPin(11, 1, kGpu) == 8 * kGiB);
 }
 
 }  // namespace
