@@ -90,6 +90,29 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   return moved;
 }
 
+uint64_t SwapSpace::Discard(int device) {
+  if (device < 0 || device >= kMaxDevices) return 0;
+  pthread_mutex_lock(&mu_);
+  ReapDeferredLocked(true);
+  uint64_t freed = 0;
+  if (count_ != 0 && EnterContext(device)) {
+    for (int ri = 0; ri < count_; ++ri) {
+      Region* r = regions_[ri];
+      if (r->device != device || (r->app != nullptr && r->app->exported)) continue;
+      for (int ci = 0; ci < r->nchunks; ++ci) {
+        Chunk& c = r->chunks[ci];
+        if (c.state != swap_internal::kResident) continue;
+        UnbackLocked(*r, c);
+        c.state = swap_internal::kFresh;  // a later swap-in creates it anew, without data
+        freed += c.bytes;
+      }
+    }
+    LeaveContext();
+  }
+  pthread_mutex_unlock(&mu_);
+  return freed;
+}
+
 bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
   *moved_out = 0;
   if (device < 0 || device >= kMaxDevices) return false;

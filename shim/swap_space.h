@@ -71,6 +71,11 @@ class SwapSpace {
   // Moves at least `bytes` (UINT64_MAX: all) of resident memory on `device` to host memory.
   // Returns the bytes moved; less when the host pool cannot grow.
   uint64_t Evict(int device, uint64_t bytes);
+  // At exit: releases the device memory of every resident chunk on `device` without copying
+  // it (the process reads none of it again); those chunks become fresh, so that a swap-in
+  // after all re-creates them, without their data. Exported handles stay. Returns the bytes
+  // released. Call with the device's gate closed and the process not running there.
+  uint64_t Discard(int device);
   // Makes everything on `device` resident and, on success, marks the process running there
   // (under the engine's lock, so no allocation in between is left without memory). False
   // after a failure (rolled back; call again later). `moved` gets the bytes copied back.

@@ -363,9 +363,9 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
     Apply(arbiter_.Request(c.id, gpu, Now()));
     UpdateSharing(gpu);
   } else {
-    static const char* kReasons[] = {"dropped", "idle", "early"};
+    static const char* kReasons[] = {"dropped", "idle", "early", "exit"};
     spdlog::debug("job {} released {} epoch {} ({})", c.job, gpu, m.epoch,
-                  m.reason < 3 ? kReasons[m.reason] : "?");
+                  m.reason < 4 ? kReasons[m.reason] : "?");
     Apply(arbiter_.Released(c.id, gpu, m.epoch, Now()));
   }
 }

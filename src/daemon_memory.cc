@@ -200,11 +200,20 @@ uint64_t Daemon::HandoffBytes(const GpuKey& gpu) {
   MemoryLedger::JobTotals t = ledger_.Totals(*waiter, gpu);
   if (t.checkpointed) return proto::kHandoffNever;
   MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, *waiter, 0, /*leases_released=*/true);
+  // An eviction into host memory not pinned yet waits for the pool to grow: ~0.07-0.12 s/GiB
+  // (host_pool.h) against ~0.025 s/GiB of copy (40 GB/s, gap_predictor.h). Such bytes count
+  // kUnpinnedWeight times, so a job whose pool is not pinned yet (its first turns) does not
+  // leave early for gaps that a slow first handoff would outlast.
+  constexpr uint64_t kUnpinnedWeight = 4;
+  uint64_t bytes = 0;
   for (const MemoryLedger::Eviction& e : plan.evictions) {
     if (e.checkpoint) return proto::kHandoffNever;
+    uint64_t pool_free = ledger_.PoolFree(e.conn);
+    uint64_t unpinned = e.bytes > pool_free ? e.bytes - pool_free : 0;
+    bytes += e.bytes + (kUnpinnedWeight - 1) * unpinned;
   }
   uint64_t swap_in = t.allocated > t.resident ? t.allocated - t.resident : 0;
-  return std::max(plan.bytes, swap_in);
+  return std::max(bytes, swap_in);
 }
 
 nlohmann::json Daemon::JobMemoryJson(JobId job) const {

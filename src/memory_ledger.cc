@@ -61,6 +61,17 @@ uint64_t MemoryLedger::PoolToPin(ConnId conn, JobId job, const GpuKey& gpu) cons
   return bytes;
 }
 
+uint64_t MemoryLedger::PoolFree(ConnId conn) const {
+  auto it = entries_.find(conn);
+  if (it == entries_.end()) return 0;
+  uint64_t pool = 0, swapped = 0;
+  for (const auto& [gpu, e] : it->second) {
+    pool = std::max(pool, e.report.host_bytes);
+    if (e.report.allocated > e.report.resident) swapped += e.report.allocated - e.report.resident;
+  }
+  return pool > swapped ? pool - swapped : 0;
+}
+
 std::vector<GpuKey> MemoryLedger::GpusOf(ConnId conn) const {
   std::vector<GpuKey> gpus;
   auto it = entries_.find(conn);

@@ -98,6 +98,9 @@ class MemoryLedger {
   // room (it runs next; its own eviction is a quantum away) and, while evictions are under
   // way on `gpu`, for every process but the evicting ones (their pools grow as they copy).
   uint64_t PoolToPin(ConnId conn, JobId job, const GpuKey& gpu) const;
+  // Pinned host bytes of `conn`'s swap engine (one pool per process, for all its GPUs) that
+  // hold no swapped-out data: what it can evict without growing its pool.
+  uint64_t PoolFree(ConnId conn) const;
   // Bytes that other jobs than `job` hold on `gpu` and can never move (with their contexts).
   uint64_t FixedOfOthers(const GpuKey& gpu, JobId job) const;
 

@@ -77,7 +77,9 @@ static_assert(sizeof(HelloMsg) == 16);
 // Release reasons in LeaseMsg::reason for kLeaseReleased.
 // kEarly: idle for less than idle_release, but another job waits and the holder expects its
 // gap to outlast both handoffs (shim/gap_predictor.h).
-enum class ReleaseReason : uint32_t { kDropped = 0, kIdle = 1, kEarly = 2 };
+// kExit: the process is exiting; its swap-engine memory was released before (a report
+// with it gone precedes the release).
+enum class ReleaseReason : uint32_t { kDropped = 0, kIdle = 1, kEarly = 2, kExit = 3 };
 
 struct LeaseMsg {
   GpuUuid gpu;

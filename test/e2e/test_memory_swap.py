@@ -10,9 +10,10 @@ without room:
     visible reason and runs once the first is done."""
 import os
 import re
+import subprocess
 import unittest
 
-from gshare_e2e import FAKE_APP, TestCase, overlaps
+from gshare_e2e import FAKE_APP, SHIM, TestCase, overlaps
 
 MIB = 1 << 20
 DEVICE = 256 * MIB  # the fake GPU
@@ -29,8 +30,10 @@ class MemorySwapTest(TestCase):
         h.env["FAKE_CUDA_KERNEL_MS"] = "20"
         return h
 
-    def swap_job(self, h, name, nbytes=JOB, cycles=12, gap_ms=0, env=None, engine="swap"):
+    def swap_job(self, h, name, nbytes=JOB, cycles=12, gap_ms=0, env=None, engine="swap",
+                 extra=()):
         args = ["--kernels", 0, "--swap-check", nbytes, "--cycles", cycles, "--gap-ms", gap_ms]
+        args += list(extra)
         argv = [str(a) for a in args]
         job_env = dict(h.env)
         job_env.update(env or {})
@@ -183,6 +186,29 @@ class MemorySwapTest(TestCase):
         self.assertEqual(rc, 1, "stdout: %s\nstderr: %s" % (job.stdout, job.stderr))
         self.assertIn("error MemAlloc 2", job.stdout + job.stderr)
         self.assertIn("cannot fit", job.stderr)
+
+    def test_exit_gives_the_memory_back_before_the_driver_does(self):
+        # A job that leaves its buffers to exit: the shim's exit handler releases them (and
+        # the lease) before the driver's own teardown would. Without a daemon the shim stays
+        # out of it: the memory is still held when the driver's turn comes.
+        used = re.compile(r"fake_app: device used at exit (-?\d+)")
+        h = self.harness()
+        h.start_daemon()
+        job = self.swap_job(h, "leaver", cycles=3, extra=["--leak-to-exit"])
+        self.assert_swap_ok(h, job, cycles=3)
+        m = used.search(job.stdout)
+        self.assertIsNotNone(m, job.stdout)
+        self.assertLess(int(m.group(1)), 4 * MIB, job.stdout)
+
+        env = dict(h.env, LD_PRELOAD=SHIM, GSHARE_SOCKET=os.path.join(h.tmp, "nobody.sock"),
+                   GSHARE_MEMORY="swap")
+        r = subprocess.run([FAKE_APP, "--kernels", "0", "--swap-check", str(JOB), "--cycles", "3",
+                            "--leak-to-exit"], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=120, cwd=h.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        m = used.search(r.stdout)
+        self.assertIsNotNone(m, r.stdout)
+        self.assertGreaterEqual(int(m.group(1)), JOB, r.stdout)
 
 
 if __name__ == "__main__":

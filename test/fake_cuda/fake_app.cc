@@ -8,6 +8,7 @@
 // success; "fake_app: error <what> <code>" on stderr and exit 1 on failure. --swap-check is in
 // fake_app_swap.cc.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,7 +63,10 @@ void Usage() {
                "  [--kernels N] [--kernel-ms M] [--gap-ms G] [--sync-every K] [--threads T]\n"
                "  [--null-stream] [--ex] [--capture] [--memcpy] [--fork] [--exit-code C]\n"
                "  [--sleep-ms S] [--vmm BYTES] [--pool BYTES] [--swap-check BYTES]\n"
-               "  [--cycles C]\n");
+               "  [--cycles C] [--leak-to-exit]\n"
+               "--leak-to-exit: leaves the --swap-check buffers allocated; at exit, after\n"
+               "  gshare's exit handler and before the (fake) driver gives the process's memory\n"
+               "  back, prints 'fake_app: device used at exit <bytes>' (FAKE_CUDA_DEVICE_FILE).\n");
   std::exit(2);
 }
 
@@ -115,6 +119,8 @@ Options Parse(int argc, char** argv) {
       o.swap_bytes = number();
     } else if (a == "--cycles") {
       o.cycles = static_cast<int>(number());
+    } else if (a == "--leak-to-exit") {
+      o.leak_to_exit = true;
     } else {
       Usage();
     }
@@ -295,11 +301,30 @@ void ForkChild() {
 
 }  // namespace
 
+// What device 0 of the fake holds, from the file every process counts in (the fake driver's
+// device_usage.cc: one 8-byte counter per device); -1 without one.
+void ReportDeviceUsedAtExit() {
+  const char* path = std::getenv("FAKE_CUDA_DEVICE_FILE");
+  long long used = -1;
+  int fd = path != nullptr ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+  if (fd >= 0) {
+    uint64_t n = 0;
+    if (pread(fd, &n, sizeof n, 0) == static_cast<ssize_t>(sizeof n)) used = static_cast<long long>(n);
+    close(fd);
+  }
+  std::printf("fake_app: device used at exit %lld\n", used);
+  std::fflush(stdout);
+}
+
 int main(int argc, char** argv) {
   Options o = Parse(argc, argv);
   Api api = LoadApi(o);
 
   CALL(Init, 0);
+  // Registered after cuInit (where the fake driver registers the give-back of the process's
+  // memory) and before the first call gshare gates (where the shim registers its exit
+  // handler): exit runs the shim's first, then this, then the driver's.
+  if (o.leak_to_exit) std::atexit(ReportDeviceUsedAtExit);
   CUdevice dev = 0;
   CALL(DeviceGet, &dev, 0);
   CUcontext ctx = nullptr;

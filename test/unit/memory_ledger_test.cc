@@ -425,5 +425,19 @@ TEST_CASE("ledger: pool to pin ahead is the overflow plus a margin, not while ro
   CHECK(budgeted.PoolToPin(11, 1, kGpu) == 8 * kGiB);
 }
 
+TEST_CASE("ledger: pool free is the pinned pool less the process's swapped-out bytes") {
+  MemoryLedger ledger(NoContext());
+  CHECK(ledger.PoolFree(11) == 0);  // nothing reported
+  proto::MemReportMsg a = SwapRep(80, 50, 30);  // 20 GiB swapped out
+  a.host_bytes = 32 * kGiB;
+  ledger.Report(11, 1, kGpu, a);
+  CHECK(ledger.PoolFree(11) == 12 * kGiB);
+  // The same pool serves the process's other GPU: its swapped bytes count too.
+  proto::MemReportMsg b = SwapRep(80, 20, 0);
+  b.host_bytes = 32 * kGiB;
+  ledger.Report(11, 1, kOther, b);
+  CHECK(ledger.PoolFree(11) == 0);
+}
+
 }  // namespace
 }  // namespace gshare
