@@ -101,7 +101,8 @@ void Daemon::AskAllToPin(const GpuKey& gpu) {
 }
 
 void Daemon::AskToPin(Connection& c, const GpuKey& gpu) {
-  uint64_t bytes = ledger_.PoolToPin(c.id, c.job, gpu);
+  bool holds = !arbiter_.IsShared(gpu) && arbiter_.Holder(gpu) == c.job;
+  uint64_t bytes = ledger_.PoolToPin(c.job, gpu, holds);
   uint64_t& asked = c.prepared[gpu];
   // Ask again only for a real change (pinning takes ~0.1 s/GiB).
   if (bytes > asked + (256ull << 20)) {

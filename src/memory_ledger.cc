@@ -49,11 +49,10 @@ bool MemoryLedger::Evicting(const GpuKey& gpu) const {
   return false;
 }
 
-uint64_t MemoryLedger::PoolToPin(ConnId conn, JobId job, const GpuKey& gpu) const {
+uint64_t MemoryLedger::PoolToPin(JobId job, const GpuKey& gpu, bool holds) const {
   JobTotals t = Totals(job, gpu);
   if (t.engine != static_cast<uint32_t>(proto::MemoryEngine::kSwap)) return 0;
-  if (t.demand > 0) return 0;
-  if (Evicting(gpu) && !Evicting(gpu, conn)) return 0;
+  if (!holds || t.demand > 0 || Evicting(gpu)) return 0;
   uint64_t movable = t.allocated > t.fixed ? t.allocated - t.fixed : 0;
   uint64_t margin = std::max<uint64_t>(2ull << 30, movable / 4);
   uint64_t bytes = std::min<uint64_t>(movable, Overflow(gpu) + margin);

@@ -51,11 +51,8 @@ class MemoryLedger {
   bool checkpoint_available() const { return checkpoint_available_; }
   // A suspended job needs no room: it is left out of Fits/Overflow and is no victim.
   void SetSuspended(JobId job, bool suspended);
-  // Whether an eviction asked of a shim on `gpu` (of `conn`'s) is not reported done yet.
+  // Whether an eviction asked of a shim on `gpu` is not reported done yet.
   bool Evicting(const GpuKey& gpu) const;
-  bool Evicting(const GpuKey& gpu, ConnId conn) const {
-    return evicting_.count({conn, gpu}) != 0;
-  }
   // The GPUs `conn` has reported memory on.
   std::vector<GpuKey> GpusOf(ConnId conn) const;
 
@@ -87,17 +84,18 @@ class MemoryLedger {
   // context included.
   Plan MakeRoom(const GpuKey& gpu, JobId job, uint64_t extra = 0,
                 bool leases_released = false) const;
-  // Host bytes the swap engine of `conn` (a process of `job`) should pin ahead on `gpu` now
-  // (SWAP_PREPARE; 0: nothing to ask now). It never has to hold more than what the GPU lacks
-  // (Overflow), plus a margin for the jobs' growth: a quarter of its movable bytes, at least
-  // 2 GiB; at most the host budget. Pinned ahead, the pool costs the job little; grown during
-  // an eviction, ~0.1 s/GiB of handoff (host_pool.h). Populating host memory is bound by the
-  // host's page faults (~15 GB/s for a whole VM), so a pool grown ahead while room is being
-  // made slows the evictions someone waits for (measured on the H100: 2 x 55 GiB, the first
-  // evictions ran at ~5 GB/s while both jobs' pools grew). Hence 0 for a job that waits for
-  // room (it runs next; its own eviction is a quantum away) and, while evictions are under
-  // way on `gpu`, for every process but the evicting ones (their pools grow as they copy).
-  uint64_t PoolToPin(ConnId conn, JobId job, const GpuKey& gpu) const;
+  // Host bytes each swap-engine process of `job` should pin ahead on `gpu` now
+  // (SWAP_PREPARE; 0: nothing to ask now). `holds`: `job` holds `gpu` exclusively. It never
+  // has to hold more than what the GPU lacks (Overflow), plus a margin for the jobs' growth:
+  // a quarter of its movable bytes, at least 2 GiB; at most the host budget. Pinned ahead,
+  // the pool costs the job little; grown during an eviction, ~0.1 s/GiB of handoff
+  // (host_pool.h). Only the holder pins ahead, for the eviction at the end of its turn, and
+  // only once the GPU has settled (no eviction under way, no allocation of it waiting):
+  // populating host memory is bound by the host's page faults (~15 GB/s for a whole VM), so
+  // a pool grown while room is being made slows the evictions someone waits for (measured on
+  // the H100, 2 x 55 GiB: the first evictions ran at ~5 GB/s while both jobs' pools grew).
+  // Others' pools grow as they are evicted (HostPool::Take).
+  uint64_t PoolToPin(JobId job, const GpuKey& gpu, bool holds) const;
   // Pinned host bytes of `conn`'s swap engine (one pool per process, for all its GPUs) that
   // hold no swapped-out data: what it can evict without growing its pool.
   uint64_t PoolFree(ConnId conn) const;
