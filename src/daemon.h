@@ -105,9 +105,9 @@ class Daemon {
   // timed. Returns the bytes others hold on the GPU that cannot move (for the grant).
   uint64_t PrepareGrant(const LeaseAction& a);
   // Bytes a handoff of `gpu` to its next waiter would move in its larger direction (the
-  // holder's and others' evictions, the waiter's swap-in), evictions into host memory not
-  // pinned yet counted 4 times; kHandoffNever when it would checkpoint or restore a process
-  // (seconds). Sent with CONTENDED for the holder's early release.
+  // holder's and others' evictions, the waiter's swap-in); kHandoffNever when it would
+  // checkpoint or restore a process, or evict more than 1 GiB into host memory not pinned
+  // yet (seconds either way). Sent with CONTENDED for the holder's early release.
   uint64_t HandoffBytes(const GpuKey& gpu);
   void NoteDrop(const LeaseAction& a);
   bool CanGrant(const GpuKey& gpu, JobId job);
