@@ -110,8 +110,7 @@ void Arbiter::Schedule(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActi
     const Job& holder = jobs_.at(*lease.holder);
     int waiter_priority = jobs_.at(*best).priority;
     bool preempt = waiter_priority > holder.priority;
-    bool expired = now - lease.granted_at >= QuantumOf(holder) &&
-                   waiter_priority >= holder.priority;
+    bool expired = now >= TurnEnd(lease) && waiter_priority >= holder.priority;
     if (preempt || expired) SendDrop(gpu, lease, now, out);
     return;
   }
@@ -128,6 +127,7 @@ void Arbiter::Grant(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now,
   lease.granted_at = now;
   lease.dropping = false;
   lease.delivering = false;
+  lease.swapping_in = false;
   lease.queue.erase(job);
   StopWaiting(lease, job, now);
   if (lease.stopped.erase(job) != 0) {
@@ -184,6 +184,7 @@ void Arbiter::EndHolding(Lease& lease, TimePoint now) {
   lease.holder.reset();
   lease.dropping = false;
   lease.delivering = false;
+  lease.swapping_in = false;
 }
 
 void Arbiter::ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoint now,
@@ -292,7 +293,7 @@ std::optional<TimePoint> Arbiter::NextDeadline() const {
     if (lease.dropping) {
       consider(lease.drop_sent_at + options_.drop_grace);
     } else if (!lease.queue.empty() && !lease.delivering) {
-      consider(lease.granted_at + QuantumOf(jobs_.at(*lease.holder)));
+      consider(TurnEnd(lease));
     }
   }
   return next;

@@ -98,6 +98,15 @@ class Arbiter {
   // between counts as waiting. Both ignore any other epoch.
   void Deferred(const GpuKey& gpu, uint64_t epoch);
   void Delivered(const GpuKey& gpu, uint64_t epoch, TimePoint now);
+  // The holder of `epoch` swaps its memory in before it runs (swap engine): its quantum
+  // starts when SwappedIn says the swap-in is over, the time before counting as waiting. A
+  // swap-in that waits for room another job evicts into host memory not pinned yet took up
+  // to 12.8 s on the H100, most of a 20 s quantum. The quantum runs anyway once
+  // kSwapInAllowance has passed without SwappedIn (a stuck process cannot keep the GPU).
+  // Both ignore any other epoch.
+  static constexpr Millis kSwapInAllowance{30000};
+  void AwaitSwapIn(const GpuKey& gpu, uint64_t epoch);
+  void SwappedIn(const GpuKey& gpu, uint64_t epoch, TimePoint now);
   // A suspended job is granted nothing, in any mode; suspending it makes its holding
   // connections drop (exclusive and shared mode alike). Resuming lets its requests through.
   LeaseActions SetSuspended(JobId job, bool suspended, TimePoint now);
@@ -150,6 +159,7 @@ class Arbiter {
     TimePoint granted_at{};
     bool dropping = false;
     bool delivering = false;  // Deferred: the holder has not received its grant yet
+    bool swapping_in = false;  // AwaitSwapIn: the holder's swap-in is not over yet
     TimePoint drop_sent_at{};
     std::map<ConnId, uint64_t> holding;  // conn -> epoch it was granted
     std::set<ConnId> wanting;            // asked, not yet granted
@@ -166,6 +176,8 @@ class Arbiter {
   };
 
   Millis QuantumOf(const Job& job) const;
+  // When the holder's turn ends: its quantum after the grant, later while it swaps in.
+  TimePoint TurnEnd(const Lease& lease) const;
   bool JobWants(const Lease& lease, JobId job) const;
   void Enqueue(Lease& lease, JobId job, TimePoint now);
   // The next job to grant; grantable_only skips those options_.can_grant refuses.

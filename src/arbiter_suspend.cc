@@ -1,5 +1,6 @@
-// The arbiter's job suspension (gshare suspend/resume) and deferred grants (a grant that
-// reaches its holder only after the daemon restored its memory); see arbiter.h.
+// The arbiter's job suspension (gshare suspend/resume), deferred grants (a grant that
+// reaches its holder only after the daemon restored its memory) and quanta that start after
+// the holder's swap-in; see arbiter.h.
 #include <chrono>
 
 #include "arbiter.h"
@@ -20,6 +21,27 @@ void Arbiter::Delivered(const GpuKey& gpu, uint64_t epoch, TimePoint now) {
   lease.delivering = false;
   jobs_.at(*lease.holder).wait_seconds += Seconds(lease.granted_at, now);
   lease.granted_at = now;
+}
+
+void Arbiter::AwaitSwapIn(const GpuKey& gpu, uint64_t epoch) {
+  auto it = leases_.find(gpu);
+  if (it == leases_.end() || !it->second.holder || it->second.epoch != epoch) return;
+  it->second.swapping_in = true;
+}
+
+void Arbiter::SwappedIn(const GpuKey& gpu, uint64_t epoch, TimePoint now) {
+  auto it = leases_.find(gpu);
+  if (it == leases_.end()) return;
+  Lease& lease = it->second;
+  if (!lease.swapping_in || !lease.holder || lease.epoch != epoch) return;
+  lease.swapping_in = false;
+  jobs_.at(*lease.holder).wait_seconds += Seconds(lease.granted_at, now);
+  lease.granted_at = now;
+}
+
+TimePoint Arbiter::TurnEnd(const Lease& lease) const {
+  TimePoint end = lease.granted_at + QuantumOf(jobs_.at(*lease.holder));
+  return lease.swapping_in ? end + kSwapInAllowance : end;
 }
 
 bool Arbiter::Suspended(ConnId conn) const {

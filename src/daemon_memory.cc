@@ -46,6 +46,7 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
   ActiveJob& job = *jobs_.at(c.job);
   job.peak_bytes = std::max(job.peak_bytes, ledger_.Totals(c.job).allocated);
   if ((m.flags & proto::kReportAfterSwapIn) != 0) {
+    arbiter_.SwappedIn(gpu, m.epoch, Now());  // the holder's quantum starts now
     CloseHandoff(gpu, c.job, m.epoch, m.swapin_bytes, static_cast<double>(m.swapin_ns) / 1e6);
   }
   // An allocation of the exclusive holder waits for room: take it from the others, with
@@ -192,6 +193,10 @@ uint64_t Daemon::PrepareGrant(const LeaseAction& a) {
   h.evict_bytes = plan.bytes;
   ledger_.Ran(job, a.gpu, now);
   gm.open = h;
+  // A swap-engine shim reports the end of its swap-in (kReportAfterSwapIn) after every grant.
+  if (ledger_.Totals(job, a.gpu).engine == static_cast<uint32_t>(proto::MemoryEngine::kSwap)) {
+    arbiter_.AwaitSwapIn(a.gpu, a.epoch);
+  }
   return fixed;
 }
 

@@ -93,5 +93,32 @@ TEST_CASE_FIXTURE(Fixture, "arbiter deferred grant: the quantum starts when the 
   CHECK(arb.Usage(1, At(80000)).wait_seconds == doctest::Approx(60.0));
 }
 
+TEST_CASE_FIXTURE(Fixture, "arbiter swap-in: the quantum starts when the holder's swap-in is over") {
+  Arbiter arb(options);
+  AddTwoJobs(arb);
+  uint64_t e1 = EpochOf(arb.Request(11, kGpu, At(0)), Kind::kGrant, 11);
+  arb.AwaitSwapIn(kGpu, e1);
+  arb.Request(21, kGpu, At(1));
+  // The swap-in took 12 s: the quantum (20 s) runs from there.
+  arb.SwappedIn(kGpu, e1 + 1, At(12000));  // another epoch: ignored
+  CHECK(Count(arb.Tick(At(20000)), Kind::kDrop, 11) == 0);
+  arb.SwappedIn(kGpu, e1, At(12000));
+  CHECK(arb.NextDeadline() == At(32000));
+  CHECK(Count(arb.Tick(At(31999)), Kind::kDrop, 11) == 0);
+  auto a = arb.Tick(At(32000));
+  REQUIRE(Count(a, Kind::kDrop, 11) == 1);
+  CHECK(arb.Usage(1, At(32000)).wait_seconds == doctest::Approx(12.0));
+
+  // A swap-in that never reports: the quantum runs anyway after the allowance.
+  uint64_t e2 = EpochOf(arb.Released(11, kGpu, EpochOf(a, Kind::kDrop, 11), At(32100)),
+                        Kind::kGrant, 21);
+  arb.AwaitSwapIn(kGpu, e2);
+  TimePoint end = At(32100) + Millis(20000) + Arbiter::kSwapInAllowance;
+  arb.Request(11, kGpu, At(32200));
+  CHECK(arb.NextDeadline() == end);
+  CHECK(Count(arb.Tick(end - Millis(1)), Kind::kDrop, 21) == 0);
+  CHECK(Count(arb.Tick(end), Kind::kDrop, 21) == 1);
+}
+
 }  // namespace
 }  // namespace gshare
