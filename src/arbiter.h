@@ -178,6 +178,11 @@ class Arbiter {
   Millis QuantumOf(const Job& job) const;
   // When the holder's turn ends: its quantum after the grant, later while it swaps in.
   TimePoint TurnEnd(const Lease& lease) const;
+  // The lease of `gpu` whose holder was granted `epoch`; nullptr otherwise.
+  Lease* HolderLease(const GpuKey& gpu, uint64_t epoch);
+  // Ends the holder's wait flagged by `pending` (delivery, swap-in): its quantum starts now,
+  // the time since the grant counts as waiting. Nothing when the flag is not set.
+  void BeginTurn(const GpuKey& gpu, uint64_t epoch, bool Lease::*pending, TimePoint now);
   bool JobWants(const Lease& lease, JobId job) const;
   void Enqueue(Lease& lease, JobId job, TimePoint now);
   // The next job to grant; grantable_only skips those options_.can_grant refuses.

@@ -7,36 +7,35 @@
 
 namespace gshare {
 
-void Arbiter::Deferred(const GpuKey& gpu, uint64_t epoch) {
+Arbiter::Lease* Arbiter::HolderLease(const GpuKey& gpu, uint64_t epoch) {
   auto it = leases_.find(gpu);
-  if (it == leases_.end() || !it->second.holder || it->second.epoch != epoch) return;
-  it->second.delivering = true;
+  if (it == leases_.end() || !it->second.holder || it->second.epoch != epoch) return nullptr;
+  return &it->second;
+}
+
+void Arbiter::BeginTurn(const GpuKey& gpu, uint64_t epoch, bool Lease::*pending,
+                        TimePoint now) {
+  Lease* lease = HolderLease(gpu, epoch);
+  if (lease == nullptr || !(lease->*pending)) return;
+  lease->*pending = false;
+  jobs_.at(*lease->holder).wait_seconds += Seconds(lease->granted_at, now);
+  lease->granted_at = now;
+}
+
+void Arbiter::Deferred(const GpuKey& gpu, uint64_t epoch) {
+  if (Lease* lease = HolderLease(gpu, epoch)) lease->delivering = true;
 }
 
 void Arbiter::Delivered(const GpuKey& gpu, uint64_t epoch, TimePoint now) {
-  auto it = leases_.find(gpu);
-  if (it == leases_.end()) return;
-  Lease& lease = it->second;
-  if (!lease.delivering || !lease.holder || lease.epoch != epoch) return;
-  lease.delivering = false;
-  jobs_.at(*lease.holder).wait_seconds += Seconds(lease.granted_at, now);
-  lease.granted_at = now;
+  BeginTurn(gpu, epoch, &Lease::delivering, now);
 }
 
 void Arbiter::AwaitSwapIn(const GpuKey& gpu, uint64_t epoch) {
-  auto it = leases_.find(gpu);
-  if (it == leases_.end() || !it->second.holder || it->second.epoch != epoch) return;
-  it->second.swapping_in = true;
+  if (Lease* lease = HolderLease(gpu, epoch)) lease->swapping_in = true;
 }
 
 void Arbiter::SwappedIn(const GpuKey& gpu, uint64_t epoch, TimePoint now) {
-  auto it = leases_.find(gpu);
-  if (it == leases_.end()) return;
-  Lease& lease = it->second;
-  if (!lease.swapping_in || !lease.holder || lease.epoch != epoch) return;
-  lease.swapping_in = false;
-  jobs_.at(*lease.holder).wait_seconds += Seconds(lease.granted_at, now);
-  lease.granted_at = now;
+  BeginTurn(gpu, epoch, &Lease::swapping_in, now);
 }
 
 TimePoint Arbiter::TurnEnd(const Lease& lease) const {

@@ -218,9 +218,8 @@ uint64_t Daemon::HandoffBytes(const GpuKey& gpu) {
     unpinned += e.bytes > pool_free ? e.bytes - pool_free : 0;
   }
   if (unpinned > kUnpinnedSlack) return proto::kHandoffNever;
-  uint64_t bytes = plan.bytes;
   uint64_t swap_in = t.allocated > t.resident ? t.allocated - t.resident : 0;
-  return std::max(bytes, swap_in);
+  return std::max(plan.bytes, swap_in);
 }
 
 nlohmann::json Daemon::JobMemoryJson(JobId job) const {

@@ -124,69 +124,60 @@ TEST_CASE_FIXTURE(Fixture, "arbiter shared: going exclusive drops every holder, 
   CHECK(arb.JobsOn(kGpu) == std::vector<JobId>{1, 2, 3});
 }
 
-TEST_CASE_FIXTURE(Fixture, "arbiter shared: going exclusive grants the named job first, priority still first") {
-  // Job 1, named, does not ask again before the last holder drains: the waiter gets it.
-  Arbiter arb2(options);
-  arb2.AddJob(1, 0, Millis(0));
-  arb2.AddJob(2, 0, Millis(0));
-  arb2.AddConn(11, 1, 100);
-  arb2.AddConn(21, 2, 200);
-  arb2.SetShared(kGpu, true, At(0));
-  for (ConnId c : {11, 21}) REQUIRE(Count(arb2.Request(c, kGpu, At(1)), Kind::kGrant, c) == 1);
-  auto a = arb2.SetShared(kGpu, false, At(10), JobId{1});
-  uint64_t e = EpochOf(a, Kind::kDrop, 11);
-  CHECK(arb2.Released(21, kGpu, e, At(11)).empty());
-  CHECK(arb2.Request(21, kGpu, At(12)).empty());
-  a = arb2.Released(11, kGpu, e, At(13));
-  CHECK(Count(a, Kind::kGrant, 21) == 1);
-  CHECK(arb2.Holder(kGpu) == JobId{2});
+// Shares kGpu among `conns` (each granted), then turns it exclusive naming `first`; returns
+// the epoch of the DROPs.
+uint64_t ExclusiveAfterSharing(const Fixture& f, Arbiter& arb, std::initializer_list<ConnId> conns,
+                               JobId first) {
+  arb.SetShared(kGpu, true, f.At(0));
+  for (ConnId c : conns) REQUIRE(Count(arb.Request(c, kGpu, f.At(1)), Kind::kGrant, c) == 1);
+  return EpochOf(arb.SetShared(kGpu, false, f.At(10), first), Kind::kDrop, *conns.begin());
+}
 
-  // Job 1 asks again before the last release: it goes first although it asked after job 2.
-  Arbiter arb3(options);
-  arb3.AddJob(1, 0, Millis(0));
-  arb3.AddJob(2, 0, Millis(0));
-  arb3.AddConn(11, 1, 100);
-  arb3.AddConn(12, 1, 101);
-  arb3.AddConn(21, 2, 200);
-  arb3.SetShared(kGpu, true, At(0));
-  for (ConnId c : {11, 12, 21}) {
-    REQUIRE(Count(arb3.Request(c, kGpu, At(1)), Kind::kGrant, c) == 1);
-  }
-  a = arb3.SetShared(kGpu, false, At(10), JobId{1});
-  e = EpochOf(a, Kind::kDrop, 11);
-  CHECK(arb3.Released(21, kGpu, e, At(11)).empty());
-  CHECK(arb3.Request(21, kGpu, At(11)).empty());
-  CHECK(arb3.Released(11, kGpu, e, At(12)).empty());
-  CHECK(arb3.Request(11, kGpu, At(13)).empty());  // job 1's other process still holds
-  a = arb3.Released(12, kGpu, e, At(14));
+TEST_CASE_FIXTURE(Fixture, "arbiter shared: going exclusive grants the named job first, once") {
+  Arbiter arb(options);
+  AddTwoJobs(arb);
+  arb.AddConn(12, 1, 101);
+  uint64_t e = ExclusiveAfterSharing(*this, arb, {11, 12, 21}, 1);
+  CHECK(arb.Released(21, kGpu, e, At(11)).empty());
+  CHECK(arb.Request(21, kGpu, At(11)).empty());
+  CHECK(arb.Released(11, kGpu, e, At(12)).empty());
+  CHECK(arb.Request(11, kGpu, At(13)).empty());  // job 1's other process still holds
+  auto a = arb.Released(12, kGpu, e, At(14));
   REQUIRE(Count(a, Kind::kGrant, 11) == 1);  // asked after job 2, granted first
-  CHECK(arb3.Holder(kGpu) == JobId{1});
+  CHECK(arb.Holder(kGpu) == JobId{1});
   CHECK(Count(a, Kind::kContended, 11) == 1);
   // The preference lasts one grant: job 1 gives the GPU back and asks again; job 2, waiting
   // since, is next.
-  a = arb3.Released(11, kGpu, EpochOf(a, Kind::kGrant, 11), At(15));
+  a = arb.Released(11, kGpu, EpochOf(a, Kind::kGrant, 11), At(15));
   CHECK(Count(a, Kind::kGrant, 21) == 1);
-  CHECK(CountKind(arb3.Request(11, kGpu, At(16)), Kind::kGrant) == 0);
-  CHECK(arb3.Holder(kGpu) == JobId{2});
+  CHECK(CountKind(arb.Request(11, kGpu, At(16)), Kind::kGrant) == 0);
+  CHECK(arb.Holder(kGpu) == JobId{2});
+}
 
-  // A higher priority goes before the named job.
-  Arbiter arb4(options);
-  arb4.AddJob(1, 0, Millis(0));
-  arb4.AddJob(3, 5, Millis(0));
-  arb4.AddConn(11, 1, 100);
-  arb4.AddConn(31, 3, 300);
-  arb4.AddConn(32, 3, 301);
-  arb4.SetShared(kGpu, true, At(0));
-  for (ConnId c : {11, 31, 32}) {
-    REQUIRE(Count(arb4.Request(c, kGpu, At(1)), Kind::kGrant, c) == 1);
-  }
-  a = arb4.SetShared(kGpu, false, At(10), JobId{1});
-  e = EpochOf(a, Kind::kDrop, 11);
-  CHECK(arb4.Released(11, kGpu, e, At(11)).empty());
-  CHECK(arb4.Request(11, kGpu, At(11)).empty());
-  CHECK(arb4.Released(31, kGpu, e, At(12)).empty());
-  CHECK(arb4.Request(31, kGpu, At(12)).empty());
-  a = arb4.Released(32, kGpu, e, At(13));
+TEST_CASE_FIXTURE(Fixture, "arbiter shared: a named job that does not ask again is not waited for") {
+  Arbiter arb(options);
+  AddTwoJobs(arb);
+  uint64_t e = ExclusiveAfterSharing(*this, arb, {11, 21}, 1);
+  CHECK(arb.Released(21, kGpu, e, At(11)).empty());
+  CHECK(arb.Request(21, kGpu, At(12)).empty());
+  auto a = arb.Released(11, kGpu, e, At(13));
+  CHECK(Count(a, Kind::kGrant, 21) == 1);
+  CHECK(arb.Holder(kGpu) == JobId{2});
+}
+
+TEST_CASE_FIXTURE(Fixture, "arbiter shared: a higher priority goes before the named job") {
+  Arbiter arb(options);
+  arb.AddJob(1, 0, Millis(0));
+  arb.AddJob(3, 5, Millis(0));
+  arb.AddConn(11, 1, 100);
+  arb.AddConn(31, 3, 300);
+  arb.AddConn(32, 3, 301);
+  uint64_t e = ExclusiveAfterSharing(*this, arb, {11, 31, 32}, 1);
+  CHECK(arb.Released(11, kGpu, e, At(11)).empty());
+  CHECK(arb.Request(11, kGpu, At(11)).empty());
+  CHECK(arb.Released(31, kGpu, e, At(12)).empty());
+  CHECK(arb.Request(31, kGpu, At(12)).empty());
+  auto a = arb.Released(32, kGpu, e, At(13));
   CHECK(Count(a, Kind::kGrant, 31) == 1);
   CHECK(CountKind(a, Kind::kGrant) == 1);
 }
