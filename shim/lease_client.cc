@@ -249,7 +249,8 @@ void Tick() {
         d.last_active_ms = now;
       } else if (SwapSpace::Get().Pinning()) {
         d.last_active_ms = now;  // its submissions are held up by the pinning, not absent
-      } else if (d.waiters == 0 && idle >= g.idle_release_ms) {
+      } else if (d.waiters == 0 &&
+                 idle >= GapPredictor::IdleReleaseMs(g.idle_release_ms, d.handoff_ms)) {
         release = true;
         reason = proto::ReleaseReason::kIdle;
       } else if (d.waiters == 0 && g.early_release && d.handoff_ms >= 0 &&

@@ -1,5 +1,5 @@
 // The shim's early-release rule: which idle gaps are worth giving the GPU away for, given
-// what the two handoffs cost.
+// what the two handoffs cost; and how long an idle holder waits before its idle release.
 #include "../../shim/gap_predictor.h"
 
 #include <doctest/doctest.h>
@@ -90,6 +90,24 @@ TEST_CASE("GapPredictor: short pauses among long CPU phases neither hide them no
   for (int i = 0; i < 7; ++i) rare.Observe(150);
   CHECK_FALSE(rare.WorthReleasing(kMin, big));     // (2900 + 7 x 50) / 8 = 406 < 660
   CHECK_FALSE(rare.WorthReleasing(200, big));      // only one gap lasted 200 ms
+}
+
+TEST_CASE("GapPredictor: idle release waits out the two handoffs a waiting job would cost") {
+  const int64_t idle_release = 500;
+  // No job waits: the configured idle release.
+  CHECK(GapPredictor::IdleReleaseMs(idle_release, -1) == idle_release);
+  // A cheap handoff (nothing to move): still the configured one.
+  CHECK(GapPredictor::IdleReleaseMs(idle_release, GapPredictor::HandoffMs(0)) == idle_release);
+  // 22 GB each way, 580 ms per handoff: idle for both, 1160 ms.
+  int64_t big = GapPredictor::HandoffMs(22'000'000'000ull);
+  CHECK(GapPredictor::IdleReleaseMs(idle_release, big) == 2 * big);
+  // A longer configured idle release is kept.
+  CHECK(GapPredictor::IdleReleaseMs(5000, big) == 5000);
+  // Unpriced (the eviction would go to host memory not pinned yet): the cap, not forever.
+  int64_t never = GapPredictor::HandoffMs(GapPredictor::kNever);
+  CHECK(GapPredictor::IdleReleaseMs(idle_release, never) == GapPredictor::kUnpricedIdleMs);
+  CHECK(GapPredictor::IdleReleaseMs(idle_release, GapPredictor::kUnpricedIdleMs / 2) ==
+        GapPredictor::kUnpricedIdleMs);
 }
 
 }  // namespace
