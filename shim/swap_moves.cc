@@ -162,11 +162,11 @@ bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
     for (int ci = 0; ci < r->nchunks && !failed; ++ci) {
       Chunk& c = r->chunks[ci];
       if (c.state == swap_internal::kResident) continue;
-      // Another job may still be evicting to make this room: wait for it.
+      // Another job may still be evicting to make this room: wait while it makes progress.
       CUresult res;
-      int64_t wait_start = swap_internal::NowNs();
+      RoomWait wait(swap_internal::SwapInWaitNs(), swap_internal::NowNs());
       while ((res = BackChunk(*r, c)) == CUDA_ERROR_OUT_OF_MEMORY &&
-             swap_internal::NowNs() - wait_start < swap_internal::SwapInWaitNs()) {
+             wait.KeepWaiting(swap_internal::NowNs(), swap_internal::FreeDeviceBytes())) {
         swap_internal::SleepNs(1'000'000);
       }
       if (res == CUDA_SUCCESS && c.host != nullptr) {

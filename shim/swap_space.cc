@@ -163,7 +163,7 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, 
   // Running: back it now, waiting (outside the lock) for room another job gives up. A holder
   // busy allocating (or waiting for room) is not idle: it keeps the lease (idle_release).
   bool demanded = false;
-  int64_t start = NowNs();
+  RoomWait wait(kAllocWaitNs, NowNs());
   for (int i = 0; i < n && Running(device); ++i) {
     Chunk& c = chunks[i];
     for (;;) {
@@ -173,7 +173,7 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, 
         c.state = kResident;
         break;
       }
-      if (res != CUDA_ERROR_OUT_OF_MEMORY || NowNs() - start > kAllocWaitNs) break;
+      if (res != CUDA_ERROR_OUT_OF_MEMORY || !wait.KeepWaiting(NowNs(), FreeDeviceBytes())) break;
       if (!demanded) {
         // The whole region: its chunks backed so far are on the GPU but in no report (the
         // region is counted once inserted), so the daemon must see all of it as wanted, or it

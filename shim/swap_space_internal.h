@@ -7,6 +7,8 @@
 
 #include "cuda_abi.h"
 #include "swap_space.h"
+#include "room_wait.h"
+#include "vmm_driver.h"
 
 namespace gshare::shim::swap_internal {
 
@@ -22,11 +24,18 @@ inline uint64_t ContextReserve(uint64_t total) {
   uint64_t r = 512ull << 20;
   return total / 16 < r ? total / 16 : r;
 }
-inline constexpr int64_t kAllocWaitNs = 30'000'000'000;   // an allocation waits this long for room
-// A swap-in waits this long for room (GSHARE_SWAP_WAIT_MS), then rolls back and the job
-// gives its lease back and asks again.
+// An allocation waits for room while the GPU's free memory grows, and this long without growth.
+inline constexpr int64_t kAllocWaitNs = 30'000'000'000;
+// A swap-in waits for room while the GPU's free memory grows, and this long without growth
+// (GSHARE_SWAP_WAIT_MS); then it rolls back and the job gives its lease back and asks again.
 inline constexpr int64_t kSwapInWaitNs = 10'000'000'000;
 int64_t SwapInWaitNs();
+
+// Free bytes of the current context's GPU from the real cuMemGetInfo; 0 when it fails.
+inline uint64_t FreeDeviceBytes() {
+  size_t free = 0, total = 0;
+  return Vmm()->cuMemGetInfo_v2(&free, &total) == CUDA_SUCCESS ? free : 0;
+}
 
 enum : uint8_t { kFresh = 0, kResident = 1, kEvicted = 2 };
 
