@@ -47,6 +47,15 @@ mem_cleanup() {
   rm -rf "$work"
 }
 
+# host_warm: touches HOST_WARM_GIB GiB of host memory once (default 100, 0: skip; see
+# host_warm.py: a VM's lazily initialized memory would otherwise slow the first host pools
+# down); prints host_warm.py's line, or "host_warm skipped".
+host_warm() {
+  local gib="${HOST_WARM_GIB:-100}"
+  if [[ $gib == 0 ]]; then echo "host_warm skipped"; return 0; fi
+  bounded 300 "$python" "$bench/host_warm.py" "$gib" || echo "host_warm failed (rc $?)"
+}
+
 # bounded SECONDS CMD...: CMD under `timeout -k 10`, in the background, waited for.
 bounded() {
   timeout -k 10 "$@" &

@@ -33,6 +33,7 @@
 #                  to try the plumbing without a GPU)
 #   HOST_BUDGET, IDLE_RELEASE   written to the daemon's config when set
 #   RUN_TIMEOUT    seconds allowed to each job (default HOLD_SECONDS + 120)
+#   HOST_WARM_GIB  host memory touched once before the runs (default 100, 0: none; host_warm.py)
 # Output in $OUT/mem_handoff/: times.txt, size<N>/{config.toml,A.out,B.out,*.err,status.jsonl,
 # daemon.log}, summary.txt: per size the number of hand-offs, total_ms median/min/max, GB/s
 # median/min/max, median drain_ms and swap-in ms, median GiB moved per hand-off.
@@ -73,6 +74,7 @@ echo "# key value [rc]  (epoch seconds)" >"$times"
 mem_flag=()
 [[ -n $ENGINE ]] && mem_flag=(--memory "$ENGINE")
 timeout 30 "$gshare" daemon stop >/dev/null 2>&1 || true
+echo "# $(host_warm)" >>"$out/summary.txt"
 
 job_cmd() {   # job_cmd N SEED STOPFILE
   if [[ $job == stress ]]; then

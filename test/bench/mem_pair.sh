@@ -34,6 +34,7 @@
 #   NAME            configuration name (default e.g. big_90_45x45, small_50_30x30)
 #   GPU_LIMIT, HOST_BUDGET, IDLE_RELEASE, EARLY_RELEASE   written to the daemon's config when set
 #   TRAIN_ARGS      extra arguments for both mem_train.py jobs (word-split)
+#   HOST_WARM_GIB   host memory touched once before the runs (default 100, 0: none; host_warm.py)
 #   RUN_TIMEOUT     seconds allowed to each run (default 300)
 #   POLL_EVERY      seconds between status polls (default 0.5)
 # Output in $OUT/mem_pair/<NAME>/: times.txt, bare_{A,B}.{out,err}, together_{A,B}.{out,err}
@@ -104,6 +105,7 @@ train B; cmd_b=("${cmd[@]}")
 
 # A daemon left by an earlier run with the default configuration is not ours to use: stop it.
 timeout 30 "$gshare" daemon stop >/dev/null 2>&1 || true
+echo "# $(host_warm)" >>"$out/summary.txt"
 
 # 1. Bare, one after the other.
 declare -A cpu_ms
