@@ -3,12 +3,14 @@
 // and the accounting entry points of LeaseClient.
 #include <algorithm>
 
+#include "inflight_window.h"
 #include "lease_client.h"
 #include "lease_state.h"
 #include "managed_space.h"
 #include "memory_engine.h"
-#include "inflight_window.h"
+#include "shim_log.h"
 #include "swap_space.h"
+#include "swap_space_internal.h"
 #include "vmm_driver.h"
 
 namespace gshare::shim {
@@ -71,8 +73,47 @@ void RunUngated(int device) {
   SwapSpace& swap = SwapSpace::Get();
   if (!swap.On() || swap.Running(device)) return;
   uint64_t moved;
-  swap.SwapIn(device, &moved);
+  swap.SwapIn(device, &moved, swap_internal::SwapInWaitNs());
   swap.SetRunning(device, true);
+}
+
+// A swap-in that finds no room for this long without the free memory growing asks the
+// daemon for more (below); at most its whole wait (GSHARE_SWAP_WAIT_MS). Evictions free
+// 1 GiB batches: ~25 ms apart into pinned memory, up to ~0.8 s into memory the host has not
+// touched yet (1.3 GB/s, docs/benchmarks.md).
+constexpr int64_t kAskForRoomNs = 1'000'000'000;
+
+// The memory of a grant back on `device`; false when it could not all come back. The daemon
+// evicted what its ledger says this job needs, but the ledger does not see all device memory
+// (the driver's own, per context and per loaded module): when the room runs out, the job asks
+// for what is missing as a demand, as a waiting allocation does (the daemon evicts it with
+// 2 GiB of headroom where it can), adding to what it asked before, and goes on. It gives up
+// once a whole wait (GSHARE_SWAP_WAIT_MS) brought nothing back. Seen on the H100 with two
+// jobs of ~40 GiB each that had filled the GPU in shared mode: the daemon evicted 0.8 GB
+// for a 3 GB swap-in, which then waited 10 s in vain.
+bool SwapInForGrant(int device, uint64_t* moved) {
+  SwapSpace& swap = SwapSpace::Get();
+  const int64_t wait_ns = swap_internal::SwapInWaitNs();
+  const int64_t ask_ns = std::min(kAskForRoomNs, wait_ns);
+  uint64_t shortfall = 0, asked = 0;
+  SwapSpace::SwapInResult r = swap.SwapIn(device, moved, ask_ns, &shortfall);
+  int64_t progress_at = NowNs();
+  while (r == SwapSpace::SwapInResult::kNoRoom && NowNs() - progress_at < wait_ns) {
+    asked += shortfall;
+    LeaseClient::Get().SetDemand(device, asked);
+    SendReport(device, 0, 0, 0, 0);
+    uint64_t more = 0;
+    r = swap.SwapIn(device, &more, ask_ns, &shortfall);
+    *moved += more;
+    if (more > 0) progress_at = NowNs();
+  }
+  if (asked > 0) LeaseClient::Get().SetDemand(device, 0);
+  if (r != SwapSpace::SwapInResult::kDone) {
+    Warn("the swap-in on device %d did not finish (%s); its data stays in host memory and the "
+         "job asks for the GPU again", device,
+         r == SwapSpace::SwapInResult::kNoRoom ? "no room on the GPU" : "a driver call failed");
+  }
+  return r == SwapSpace::SwapInResult::kDone;
 }
 
 void HandleGrant(const proto::LeaseMsg& m) {
@@ -107,7 +148,7 @@ void HandleGrant(const proto::LeaseMsg& m) {
     // The job's memory comes back before its first submission (DESIGN.md section 4).
     int64_t t0 = NowNs();
     uint64_t moved = 0;
-    bool ok = swap.SwapIn(device, &moved);
+    bool ok = SwapInForGrant(device, &moved);
     SendReport(device, proto::kReportAfterSwapIn, m.epoch, static_cast<uint64_t>(NowNs() - t0), moved);
     if (!ok) {
       // It cannot run without its memory: give the lease back, ask again a moment later.

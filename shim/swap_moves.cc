@@ -113,9 +113,10 @@ uint64_t SwapSpace::Discard(int device) {
   return freed;
 }
 
-bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
+SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64_t stall_ns,
+                                          uint64_t* shortfall) {
   *moved_out = 0;
-  if (device < 0 || device >= kMaxDevices) return false;
+  if (device < 0 || device >= kMaxDevices) return SwapInResult::kFailed;
   pthread_mutex_lock(&mu_);
   bool any = false;
   for (int ri = 0; ri < count_ && !any; ++ri) {
@@ -128,13 +129,14 @@ bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
   if (!any) running_[device].store(true, std::memory_order_release);
   if (!any || !EnterContext(device)) {
     pthread_mutex_unlock(&mu_);
-    return !any;
+    return any ? SwapInResult::kFailed : SwapInResult::kDone;
   }
   const VmmDriver& v = *Vmm();
   CUstream s = StreamOf(device);
   int64_t start = swap_internal::NowNs();
   uint64_t moved = 0;
   Batch batch;
+  SwapInResult result = SwapInResult::kDone;
   bool failed = false;
   // Finishes the batch; on failure unmaps what it created (host copies stay).
   auto flush = [&](bool ok) {
@@ -164,10 +166,17 @@ bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
       if (c.state == swap_internal::kResident) continue;
       // Another job may still be evicting to make this room: wait while it makes progress.
       CUresult res;
-      RoomWait wait(swap_internal::SwapInWaitNs(), swap_internal::NowNs());
+      RoomWait wait(stall_ns, swap_internal::NowNs());
       while ((res = BackChunk(*r, c)) == CUDA_ERROR_OUT_OF_MEMORY &&
              wait.KeepWaiting(swap_internal::NowNs(), swap_internal::FreeDeviceBytes())) {
         swap_internal::SleepNs(1'000'000);
+      }
+      if (res == CUDA_ERROR_OUT_OF_MEMORY) {  // the copies queued so far are good
+        if (shortfall != nullptr) *shortfall = ShortfallLocked(device, c.bytes);
+        flush(true);
+        result = failed ? SwapInResult::kFailed : SwapInResult::kNoRoom;
+        failed = true;
+        break;
       }
       if (res == CUDA_SUCCESS && c.host != nullptr) {
         res = v.cuMemcpyHtoDAsync_v2(r->base + c.offset, c.host, c.bytes, s);
@@ -177,6 +186,7 @@ bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
         Warn("swap-in of %llu bytes failed (CUresult %d); the data stays in host memory",
              static_cast<unsigned long long>(c.bytes), res);
         flush(false);
+        result = SwapInResult::kFailed;
         break;
       }
       if (batch.Add(r, &c)) flush(true);
@@ -189,7 +199,21 @@ bool SwapSpace::SwapIn(int device, uint64_t* moved_out) {
   if (!failed) running_[device].store(true, std::memory_order_release);
   *moved_out = moved;
   pthread_mutex_unlock(&mu_);
-  return !failed;
+  return failed && result == SwapInResult::kDone ? SwapInResult::kFailed : result;
+}
+
+uint64_t SwapSpace::ShortfallLocked(int device, uint64_t at_least) {
+  uint64_t missing = 0;
+  for (int ri = 0; ri < count_; ++ri) {
+    const Region* r = regions_[ri];
+    if (r->device != device) continue;
+    for (int ci = 0; ci < r->nchunks; ++ci) {
+      if (r->chunks[ci].state != swap_internal::kResident) missing += r->chunks[ci].bytes;
+    }
+  }
+  uint64_t free = swap_internal::FreeDeviceBytes();
+  uint64_t short_by = missing > free ? missing - free : 0;
+  return short_by > at_least ? short_by : at_least;
 }
 
 CUresult SwapSpace::ResidentLocked(Region& r) {

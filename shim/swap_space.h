@@ -77,9 +77,17 @@ class SwapSpace {
   // released. Call with the device's gate closed and the process not running there.
   uint64_t Discard(int device);
   // Makes everything on `device` resident and, on success, marks the process running there
-  // (under the engine's lock, so no allocation in between is left without memory). False
-  // after a failure (rolled back; call again later). `moved` gets the bytes copied back.
-  bool SwapIn(int device, uint64_t* moved);
+  // (under the engine's lock, so no allocation in between is left without memory). While the
+  // GPU has no room for the next chunk it waits as long as the free memory grows, and gives
+  // up `stall_ns` after its last growth (RoomWait). kNoRoom: it gave up waiting for room;
+  // kFailed: a copy or mapping failed (its batch rolled back). Either way the chunks already
+  // back stay back, host copies of the others stay, and a later call goes on from there.
+  // `moved` gets the bytes copied back by this call; after kNoRoom, `shortfall` (when not
+  // null) the bytes still to come back less the GPU's free memory then (at least the chunk
+  // that found no room).
+  enum class SwapInResult { kDone, kNoRoom, kFailed };
+  SwapInResult SwapIn(int device, uint64_t* moved, int64_t stall_ns,
+                      uint64_t* shortfall = nullptr);
   // Pins host memory in advance (a background thread); returns at once. The driver call
   // that pins holds up the process's other driver calls (host_pool.h), so Pinning() is true
   // meanwhile and the lease is not released as idle then.
@@ -142,6 +150,9 @@ class SwapSpace {
   void UnbackLocked(Region& r, Chunk& c);
   // Makes r's one chunk resident now, copying its data back (AppPin).
   CUresult ResidentLocked(Region& r);
+  // Bytes of `device` not resident less the GPU's free memory, at least `at_least`. Needs
+  // the device's context current.
+  uint64_t ShortfallLocked(int device, uint64_t at_least);
   // The application's mappings: map them (BackChunk; one the driver refuses is dropped) or
   // unmap them.
   void MapAppLocked(Region& r, CUmemGenericAllocationHandle real);

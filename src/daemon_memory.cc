@@ -90,7 +90,9 @@ void Daemon::SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) {
       CheckpointConn(e.conn, "room for another job on " + gpu);
       continue;
     }
-    SendLeaseMsg(e.conn, proto::MsgType::kEvict, gpu, 0, e.bytes);
+    bool sent = SendLeaseMsg(e.conn, proto::MsgType::kEvict, gpu, 0, e.bytes);
+    spdlog::debug("evict {} bytes of connection {} on {}{}", e.bytes, e.conn, gpu,
+                  sent ? "" : ": not sent");
     ledger_.NoteEviction(e.conn, gpu, e.bytes);
   }
 }

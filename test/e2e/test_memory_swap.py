@@ -6,6 +6,7 @@ without room:
     includes mappings they make themselves (cuMemCreate/cuMemMap, fake_app --swap-check);
   - two jobs that fit run at once (shared mode) without a single swap;
   - a swap-in that fails half way rolls back, keeps the host copy and succeeds later;
+  - a swap-in short of room that the daemon's ledger cannot see asks for it and finishes;
   - with a host budget too small for the swapped data, the second job waits with a
     visible reason and runs once the first is done."""
 import os
@@ -132,15 +133,41 @@ class MemorySwapTest(TestCase):
         h = self.harness()
         h.start_daemon()
         a = self.swap_job(h, "a", cycles=30, gap_ms=30)
-        # b's 4th to 103rd cuMemCreate fail, and a swap-in waits only 30 ms for room: its
-        # first swap-ins back some chunks, then give up, roll back, and succeed later.
+        # b's 4th to 103rd cuMemCreate fail, and a swap-in waits only 30 ms for room (then
+        # asks the daemon for room and waits 30 ms more): its first swap-ins back some chunks,
+        # then give up, keep what came back, and finish later.
         b = self.swap_job(h, "b", cycles=30, gap_ms=30,
                           env={"FAKE_CUDA_FAIL_MEMCREATE_AFTER": "3",
                                "FAKE_CUDA_FAIL_MEMCREATE_COUNT": "100",
                                "GSHARE_SWAP_WAIT_MS": "30"})
         self.assert_swap_ok(h, a, cycles=30)
         self.assert_swap_ok(h, b, cycles=30)
-        self.assertIn("swap-in of", b.stderr, "the failure never happened: " + b.stderr)
+        self.assertIn("swap-in on device 0 did not finish (no room on the GPU)", b.stderr,
+                      "the failure never happened: " + b.stderr)
+
+    def test_swap_in_asks_for_room_the_ledger_cannot_see(self):
+        # A process outside gshare holds 40 MiB of the device: the daemon's ledger does not
+        # see it (as it does not see the driver's own memory on a real GPU), so the room it
+        # makes for a swap-in falls short. The swap-in, stuck for a second, asks for more as a
+        # demand and goes on; without that it would give up after its wait (10 s) and warn
+        # that it did not finish. (A shorter wait is not safe here: a job's first eviction
+        # populates its host pool's first 1 GiB block, seconds on a loaded CI machine.)
+        h = self.harness()
+        hog = h.start([FAKE_APP, "--kernels", "0", "--swap-check", str(40 * MIB), "--cycles",
+                       "1", "--leak-to-exit", "--sleep-ms", "60000"], name="hog")
+        h.wait_for(lambda: "fake_app: done" in hog.stdout, 30, "the hog's allocation")
+        h.start_daemon()
+        a = self.swap_job(h, "a", cycles=12, gap_ms=30)
+        b = self.swap_job(h, "b", cycles=12, gap_ms=30)
+        self.assert_swap_ok(h, a, cycles=12)
+        self.assert_swap_ok(h, b, cycles=12)
+        hog.proc.kill()
+        for job in (a, b):
+            self.assertNotIn("did not finish", job.stderr,
+                             "%s: %s\nA: %s\nB: %s\n%s" % (job.name, job.stderr, a.stderr, b.stderr, self.daemon_log(h)))
+        moved = re.findall(r"evicted (\d+) bytes, swapped in (\d+) bytes", self.daemon_log(h))
+        self.assertTrue(any(int(e) > 0 and int(i) > 0 for e, i in moved),
+                        "no handoff moved memory both ways:\n" + self.daemon_log(h))
 
     def test_host_budget_makes_the_second_job_wait(self):
         h = self.harness(memory={"host_budget": "16MiB"})
