@@ -77,18 +77,17 @@ class GapPredictor {
 
   // How long a holder stays idle before it gives the lease back (the idle release), when the
   // daemon's [scheduler] idle_release is `idle_release_ms` and one handoff costs `handoff_ms`
-  // (< 0: no job waits, so a release costs nothing). With a job waiting, staying idle costs
-  // that job GPU time at rate one while leaving costs two handoffs (away now, back later):
-  // the break-even rule of rent-or-buy ("ski rental", Karlin, Manasse, Rudolph, Sleator,
-  // "Competitive snoopy caching", Algorithmica 3, 1988: within twice the best choice made
-  // knowing the future) waits until the idle time has cost what leaving would. A handoff
-  // that cannot be priced (kNever: it would evict into host memory not pinned yet, 0.5-5 GB/s
-  // measured on the H100's VM) waits kUnpricedIdleMs, which the quantum also bounds.
+  // (< 0: no job waits). A handoff that cannot be priced (kNever: it would evict into host
+  // memory not pinned yet, 0.5-5 GB/s measured on the H100's VM, so 10-25 s for a 13 GB
+  // eviction) is not risked on a short pause: the holder waits kUnpricedIdleMs, which the
+  // quantum also bounds. (Seen on the H100: a job still starting up paused 0.5 s in its
+  // first turn, and the handoff its idle release caused took 10 s.) Priced handoffs keep
+  // idle_release: waiting for 2 x handoff_ms (rent-or-buy) gained nothing measurable on the
+  // 50/50 pair, whose first CPU phases it lengthened by ~0.7 s each.
   static constexpr int64_t kUnpricedIdleMs = 10'000;
   static int64_t IdleReleaseMs(int64_t idle_release_ms, int64_t handoff_ms) {
-    if (handoff_ms < 0) return idle_release_ms;
-    int64_t both = handoff_ms >= kUnpricedIdleMs / 2 ? kUnpricedIdleMs : 2 * handoff_ms;
-    return both > idle_release_ms ? both : idle_release_ms;
+    bool unpriced = handoff_ms >= HandoffMs(kNever);
+    return unpriced && kUnpricedIdleMs > idle_release_ms ? kUnpricedIdleMs : idle_release_ms;
   }
 
   void Reset() { count_ = next_ = 0; }
