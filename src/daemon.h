@@ -111,8 +111,10 @@ class Daemon {
   uint64_t HandoffBytes(const GpuKey& gpu);
   void NoteDrop(const LeaseAction& a);
   bool CanGrant(const GpuKey& gpu, JobId job);
-  void AskToPin(Connection& c, const GpuKey& gpu);
-  void AskAllToPin(const GpuKey& gpu);  // AskToPin for every shim connection
+  void AskToPin(Connection& c, const GpuKey& gpu);  // c: a connection of the exclusive holder
+  // AskToPin for the exclusive holder's shim connections (MemoryLedger::PoolToPin pins ahead
+  // for no other job).
+  void AskHolderToPin(const GpuKey& gpu);
   // Sends a plan's EVICTs and counts them in the ledger until the victims report.
   void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan);
   bool SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,

@@ -60,7 +60,7 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
     SendEvictions(gpu, plan);
   }
   UpdateSharing(gpu);
-  if (!arbiter_.IsShared(gpu)) AskAllToPin(gpu);
+  AskHolderToPin(gpu);
   // A refused grant that is possible now goes out at the loop's Tick after this read.
 }
 
@@ -97,15 +97,16 @@ void Daemon::SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) {
   }
 }
 
-void Daemon::AskAllToPin(const GpuKey& gpu) {
+void Daemon::AskHolderToPin(const GpuKey& gpu) {
+  std::optional<JobId> holder = arbiter_.Holder(gpu);
+  if (arbiter_.IsShared(gpu) || !holder) return;
   for (auto& [id, conn] : conns_) {
-    if (conn->kind == Connection::Kind::kShim && conn->job != 0) AskToPin(*conn, gpu);
+    if (conn->kind == Connection::Kind::kShim && conn->job == *holder) AskToPin(*conn, gpu);
   }
 }
 
 void Daemon::AskToPin(Connection& c, const GpuKey& gpu) {
-  bool holds = !arbiter_.IsShared(gpu) && arbiter_.Holder(gpu) == c.job;
-  uint64_t bytes = ledger_.PoolToPin(c.job, gpu, holds);
+  uint64_t bytes = ledger_.PoolToPin(c.job, gpu, /*holds=*/true);
   uint64_t& asked = c.prepared[gpu];
   // Ask again only for a real change (pinning takes ~0.1 s/GiB).
   if (bytes > asked + (256ull << 20)) {
@@ -140,7 +141,7 @@ void Daemon::UpdateSharing(const GpuKey& gpu) {
     }
   }
   Apply(arbiter_.SetShared(gpu, want, Now(), first));
-  if (!want) AskAllToPin(gpu);
+  if (!want) AskHolderToPin(gpu);
 }
 
 bool Daemon::CanGrant(const GpuKey& gpu, JobId job) {
