@@ -88,24 +88,26 @@ constexpr int64_t kAskForRoomNs = 1'000'000'000;
 // (the driver's own, per context and per loaded module): when the room runs out, the job asks
 // for what is missing as a demand, as a waiting allocation does (the daemon evicts it with
 // 2 GiB of headroom where it can), adding to what it asked before, and goes on. It gives up
-// once a whole wait (GSHARE_SWAP_WAIT_MS) brought nothing back. Seen on the H100 with two
+// once a whole wait (GSHARE_SWAP_WAIT_MS) brought no chunk back. Seen on the H100 with two
 // jobs of ~40 GiB each that had filled the GPU in shared mode: the daemon evicted 0.8 GB
 // for a 3 GB swap-in, which then waited 10 s in vain.
 bool SwapInForGrant(int device, uint64_t* moved) {
   SwapSpace& swap = SwapSpace::Get();
   const int64_t wait_ns = swap_internal::SwapInWaitNs();
   const int64_t ask_ns = std::min(kAskForRoomNs, wait_ns);
-  uint64_t shortfall = 0, asked = 0;
-  SwapSpace::SwapInResult r = swap.SwapIn(device, moved, ask_ns, &shortfall);
+  SwapSpace::RoomNeed need;
+  SwapSpace::SwapInResult r = swap.SwapIn(device, moved, ask_ns, &need);
+  uint64_t asked = 0, missing = need.missing;
   int64_t progress_at = NowNs();
   while (r == SwapSpace::SwapInResult::kNoRoom && NowNs() - progress_at < wait_ns) {
-    asked += shortfall;
+    asked += need.shortfall;
     LeaseClient::Get().SetDemand(device, asked);
     SendReport(device, 0, 0, 0, 0);
     uint64_t more = 0;
-    r = swap.SwapIn(device, &more, ask_ns, &shortfall);
+    r = swap.SwapIn(device, &more, ask_ns, &need);
     *moved += more;
-    if (more > 0) progress_at = NowNs();
+    if (need.missing < missing) progress_at = NowNs();  // chunks came back, copied or fresh
+    missing = need.missing;
   }
   if (asked > 0) LeaseClient::Get().SetDemand(device, 0);
   if (r != SwapSpace::SwapInResult::kDone) {

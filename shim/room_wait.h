@@ -4,8 +4,9 @@
 // touched (docs/benchmarks.md "First touch of host memory"), so a fixed deadline either fails
 // healthy evictions or waits long on dead ones. The wait goes on while the free memory
 // reaches new highs and ends `stall_ns` after the last one.
-// Plain value type, no locking; the caller polls the free memory (swap_internal::
-// FreeDeviceBytes) and owns the clock (ns, CLOCK_MONOTONIC).
+// The free memory is asked (a driver call) at most every kPollNs: the stall times are 0.6 s
+// and more, and the process evicting should not meet a stream of queries while it unmaps.
+// Plain value type, no locking; the caller owns the clock (ns, CLOCK_MONOTONIC).
 #pragma once
 
 #include <cstdint>
@@ -14,9 +15,20 @@ namespace gshare::shim {
 
 class RoomWait {
  public:
+  static constexpr int64_t kPollNs = 10'000'000;
+  using FreeBytesFn = uint64_t (*)();  // the GPU's free bytes now
+
   RoomWait(int64_t stall_ns, int64_t now_ns) : stall_ns_(stall_ns), since_ns_(now_ns) {}
-  // Whether to try again at `now_ns`, the GPU having `free_bytes` free. The first sample is
-  // the baseline, not progress.
+  // Whether to try again at `now_ns`; asks `free_bytes` when a poll is due.
+  bool KeepWaiting(int64_t now_ns, FreeBytesFn free_bytes) {
+    if (!seen_ || now_ns - polled_ns_ >= kPollNs) {
+      polled_ns_ = now_ns;
+      return KeepWaiting(now_ns, free_bytes());
+    }
+    return now_ns - since_ns_ < stall_ns_;
+  }
+  // The same with the GPU having `free_bytes` free at `now_ns`. The first sample is the
+  // baseline, not progress.
   bool KeepWaiting(int64_t now_ns, uint64_t free_bytes) {
     if (free_bytes > best_) {
       if (seen_) since_ns_ = now_ns;
@@ -29,6 +41,7 @@ class RoomWait {
  private:
   int64_t stall_ns_;
   int64_t since_ns_;
+  int64_t polled_ns_ = 0;
   uint64_t best_ = 0;
   bool seen_ = false;
 };

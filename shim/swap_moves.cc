@@ -114,7 +114,7 @@ uint64_t SwapSpace::Discard(int device) {
 }
 
 SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64_t stall_ns,
-                                          uint64_t* shortfall) {
+                                          RoomNeed* need) {
   *moved_out = 0;
   if (device < 0 || device >= kMaxDevices) return SwapInResult::kFailed;
   pthread_mutex_lock(&mu_);
@@ -168,11 +168,11 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
       CUresult res;
       RoomWait wait(stall_ns, swap_internal::NowNs());
       while ((res = BackChunk(*r, c)) == CUDA_ERROR_OUT_OF_MEMORY &&
-             wait.KeepWaiting(swap_internal::NowNs(), swap_internal::FreeDeviceBytes())) {
+             wait.KeepWaiting(swap_internal::NowNs(), swap_internal::FreeDeviceBytes)) {
         swap_internal::SleepNs(1'000'000);
       }
       if (res == CUDA_ERROR_OUT_OF_MEMORY) {  // the copies queued so far are good
-        if (shortfall != nullptr) *shortfall = ShortfallLocked(device, c.bytes);
+        if (need != nullptr) *need = NeedLocked(device, c.bytes);
         flush(true);
         result = failed ? SwapInResult::kFailed : SwapInResult::kNoRoom;
         failed = true;
@@ -202,7 +202,7 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
   return failed && result == SwapInResult::kDone ? SwapInResult::kFailed : result;
 }
 
-uint64_t SwapSpace::ShortfallLocked(int device, uint64_t at_least) {
+SwapSpace::RoomNeed SwapSpace::NeedLocked(int device, uint64_t at_least) {
   uint64_t missing = 0;
   for (int ri = 0; ri < count_; ++ri) {
     const Region* r = regions_[ri];
@@ -213,7 +213,7 @@ uint64_t SwapSpace::ShortfallLocked(int device, uint64_t at_least) {
   }
   uint64_t free = swap_internal::FreeDeviceBytes();
   uint64_t short_by = missing > free ? missing - free : 0;
-  return short_by > at_least ? short_by : at_least;
+  return {missing, short_by > at_least ? short_by : at_least};
 }
 
 CUresult SwapSpace::ResidentLocked(Region& r) {

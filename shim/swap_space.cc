@@ -173,7 +173,7 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, 
         c.state = kResident;
         break;
       }
-      if (res != CUDA_ERROR_OUT_OF_MEMORY || !wait.KeepWaiting(NowNs(), FreeDeviceBytes())) break;
+      if (res != CUDA_ERROR_OUT_OF_MEMORY || !wait.KeepWaiting(NowNs(), FreeDeviceBytes)) break;
       if (!demanded) {
         // The whole region: its chunks backed so far are on the GPU but in no report (the
         // region is counted once inserted), so the daemon must see all of it as wanted, or it

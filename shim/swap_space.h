@@ -82,12 +82,17 @@ class SwapSpace {
   // up `stall_ns` after its last growth (RoomWait). kNoRoom: it gave up waiting for room;
   // kFailed: a copy or mapping failed (its batch rolled back). Either way the chunks already
   // back stay back, host copies of the others stay, and a later call goes on from there.
-  // `moved` gets the bytes copied back by this call; after kNoRoom, `shortfall` (when not
-  // null) the bytes still to come back less the GPU's free memory then (at least the chunk
-  // that found no room).
+  // `moved` gets the bytes copied back by this call; after kNoRoom, `need` (when not null)
+  // what is still missing.
   enum class SwapInResult { kDone, kNoRoom, kFailed };
-  SwapInResult SwapIn(int device, uint64_t* moved, int64_t stall_ns,
-                      uint64_t* shortfall = nullptr);
+  // What a swap-in stopped by kNoRoom still needs: `missing` bytes not resident on the
+  // device, `shortfall` of them beyond the GPU's free memory then (at least the chunk that
+  // found no room).
+  struct RoomNeed {
+    uint64_t missing = 0;
+    uint64_t shortfall = 0;
+  };
+  SwapInResult SwapIn(int device, uint64_t* moved, int64_t stall_ns, RoomNeed* need = nullptr);
   // Pins host memory in advance (a background thread); returns at once. The driver call
   // that pins holds up the process's other driver calls (host_pool.h), so Pinning() is true
   // meanwhile and the lease is not released as idle then.
@@ -150,9 +155,9 @@ class SwapSpace {
   void UnbackLocked(Region& r, Chunk& c);
   // Makes r's one chunk resident now, copying its data back (AppPin).
   CUresult ResidentLocked(Region& r);
-  // Bytes of `device` not resident less the GPU's free memory, at least `at_least`. Needs
-  // the device's context current.
-  uint64_t ShortfallLocked(int device, uint64_t at_least);
+  // What `device` still needs (RoomNeed), the shortfall at least `at_least`. Needs the
+  // device's context current.
+  RoomNeed NeedLocked(int device, uint64_t at_least);
   // The application's mappings: map them (BackChunk; one the driver refuses is dropped) or
   // unmap them.
   void MapAppLocked(Region& r, CUmemGenericAllocationHandle real);

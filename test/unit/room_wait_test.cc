@@ -34,5 +34,29 @@ TEST_CASE("RoomWait: only new highs count, not memory freed and taken again") {
   CHECK_FALSE(w.KeepWaiting(100 * kMs, 7 * kGiB));
 }
 
+int g_polls = 0;
+uint64_t g_free = 0;
+uint64_t CountedFree() {
+  ++g_polls;
+  return g_free;
+}
+
+TEST_CASE("RoomWait: the free memory is asked at most every poll interval") {
+  g_polls = 0;
+  g_free = 1 * kGiB;
+  RoomWait w(100 * kMs, 0);
+  // Every millisecond for 50 ms: 5 polls (0, 10, ..., 40 ms).
+  for (int64_t t = 0; t < 50 * kMs; t += kMs) CHECK(w.KeepWaiting(t, CountedFree));
+  CHECK(g_polls == 5);
+  // Growth seen at the next poll restarts the stall time; without a poll it is not seen.
+  g_free = 2 * kGiB;
+  CHECK(w.KeepWaiting(45 * kMs, CountedFree));  // 5 ms after the last poll: not asked
+  CHECK(g_polls == 5);
+  CHECK(w.KeepWaiting(50 * kMs, CountedFree));  // asked: a new high at 50 ms
+  CHECK(g_polls == 6);
+  CHECK(w.KeepWaiting(149 * kMs, CountedFree));
+  CHECK_FALSE(w.KeepWaiting(150 * kMs, CountedFree));
+}
+
 }  // namespace
 }  // namespace gshare::shim
