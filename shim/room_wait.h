@@ -4,8 +4,9 @@
 // touched (docs/benchmarks.md "First touch of host memory"), so a fixed deadline either fails
 // healthy evictions or waits long on dead ones. The wait goes on while the free memory
 // reaches new highs and ends `stall_ns` after the last one.
-// The free memory is asked (a driver call) at most every kPollNs: the stall times are 0.6 s
-// and more, and the process evicting should not meet a stream of queries while it unmaps.
+// The free memory is asked (a driver call, cuMemGetInfo) at most every kPollNs, which is
+// fine-grained enough for stall times of 0.6 s and more and keeps the query out of the
+// 1 ms retry loop (its cost next to another process's unmaps was not measured).
 // Plain value type, no locking; the caller owns the clock (ns, CLOCK_MONOTONIC).
 #pragma once
 
