@@ -151,7 +151,8 @@ void HandleGrant(const proto::LeaseMsg& m) {
     int64_t t0 = NowNs();
     uint64_t moved = 0;
     bool ok = SwapInForGrant(device, &moved);
-    SendReport(device, proto::kReportAfterSwapIn, m.epoch, static_cast<uint64_t>(NowNs() - t0), moved);
+    uint32_t flags = proto::kReportAfterSwapIn | (ok ? 0 : proto::kReportSwapInFailed);
+    SendReport(device, flags, m.epoch, static_cast<uint64_t>(NowNs() - t0), moved);
     if (!ok) {
       // It cannot run without its memory: give the lease back, ask again a moment later.
       struct timespec ts = {0, 200 * 1000 * 1000};

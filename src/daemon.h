@@ -79,6 +79,9 @@ class Daemon {
     // Checkpoint engine counters (status): whole-process checkpoints and restores.
     uint64_t checkpoints = 0, restores = 0;
     double checkpoint_ms = 0, restore_ms = 0;
+    // Swap-ins that did not finish (kReportSwapInFailed): in all, and since the last one that
+    // did (while > 0 the job waits to get its memory back: status waiting_for "SwapIn").
+    uint64_t swapins_failed = 0, swapins_failed_in_row = 0;
   };
 
   Status Setup(int ready_fd, bool* busy);

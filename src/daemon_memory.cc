@@ -46,6 +46,14 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
   ActiveJob& job = *jobs_.at(c.job);
   job.peak_bytes = std::max(job.peak_bytes, ledger_.Totals(c.job).allocated);
   if ((m.flags & proto::kReportAfterSwapIn) != 0) {
+    if ((m.flags & proto::kReportSwapInFailed) != 0) {
+      ++job.swapins_failed;
+      ++job.swapins_failed_in_row;
+      spdlog::warn("job {}: its swap-in on {} did not finish ({} in a row); it asks again",
+                   c.job, gpu, job.swapins_failed_in_row);
+    } else {
+      job.swapins_failed_in_row = 0;
+    }
     arbiter_.SwappedIn(gpu, m.epoch, Now());  // the holder's quantum starts now
     CloseHandoff(gpu, c.job, m.epoch, m.swapin_bytes, static_cast<double>(m.swapin_ns) / 1e6);
   }
@@ -234,13 +242,17 @@ nlohmann::json Daemon::JobMemoryJson(JobId job) const {
     engine = it->second->record.memory;
   }
   auto wait = memory_wait_.find(job);
-  uint64_t checkpoints = 0, restores = 0;
+  nlohmann::json waiting_for = nullptr;
+  if (wait != memory_wait_.end()) waiting_for = wait->second;
+  uint64_t checkpoints = 0, restores = 0, swapins_failed = 0;
   double checkpoint_s = 0, restore_s = 0;
   if (it != jobs_.end()) {
     checkpoints = it->second->checkpoints;
     restores = it->second->restores;
     checkpoint_s = it->second->checkpoint_ms / 1000;
     restore_s = it->second->restore_ms / 1000;
+    swapins_failed = it->second->swapins_failed;
+    if (waiting_for.is_null() && it->second->swapins_failed_in_row > 0) waiting_for = "SwapIn";
   }
   return {{"engine", engine},
           {"checkpointed", t.checkpointed},
@@ -258,8 +270,8 @@ nlohmann::json Daemon::JobMemoryJson(JobId job) const {
           {"bytes_out", t.bytes_out},
           {"bytes_in", t.bytes_in},
           {"swap_seconds", static_cast<double>(t.swap_ns) / 1e9},
-          {"waiting_for", wait != memory_wait_.end() ? nlohmann::json(wait->second)
-                                                     : nlohmann::json(nullptr)}};
+          {"swapins_failed", swapins_failed},
+          {"waiting_for", waiting_for}};
 }
 
 void Daemon::AddGpuMemoryJson(const GpuKey& gpu, nlohmann::json* g) const {

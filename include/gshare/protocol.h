@@ -101,6 +101,9 @@ enum class MemoryEngine : uint32_t { kOff = 0, kSwap = 1, kManaged = 2, kCheckpo
 
 // MemReportMsg::flags
 inline constexpr uint32_t kReportAfterSwapIn = 1;  // sent when a grant's swap-in finished
+// With kReportAfterSwapIn: that swap-in did not bring everything back (no room on the GPU
+// after its wait, or a driver call failed); the job gives the lease back and asks again.
+inline constexpr uint32_t kReportSwapInFailed = 2;
 
 // One process's ledger entry for one GPU. Sizes in bytes, times in nanoseconds.
 struct MemReportMsg {

@@ -140,10 +140,20 @@ class MemorySwapTest(TestCase):
                           env={"FAKE_CUDA_FAIL_MEMCREATE_AFTER": "3",
                                "FAKE_CUDA_FAIL_MEMCREATE_COUNT": "100",
                                "GSHARE_SWAP_WAIT_MS": "30"})
+        failed = {"a": 0, "b": 0}
+
+        def snapshot():  # gshare status counts the swap-ins that did not finish
+            for name in failed:
+                failed[name] = max(failed[name], self.memory_of(h, name).get("swapins_failed", 0))
+            return a.poll() is not None and b.poll() is not None
+        h.wait_for(snapshot, 120, "both jobs to end")
         self.assert_swap_ok(h, a, cycles=30)
         self.assert_swap_ok(h, b, cycles=30)
         self.assertIn("swap-in on device 0 did not finish (no room on the GPU)", b.stderr,
                       "the failure never happened: " + b.stderr)
+        self.assertGreater(failed["b"], 0, "status never counted b's failed swap-in")
+        self.assertEqual(failed["a"], 0)
+        self.assertIn("swap-in on GPU", self.daemon_log(h))
 
     def test_swap_in_asks_for_room_the_ledger_cannot_see(self):
         # A process outside gshare holds 40 MiB of the device: the daemon's ledger does not
