@@ -118,14 +118,7 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
   *moved_out = 0;
   if (device < 0 || device >= kMaxDevices) return SwapInResult::kFailed;
   pthread_mutex_lock(&mu_);
-  bool any = false;
-  for (int ri = 0; ri < count_ && !any; ++ri) {
-    Region* r = regions_[ri];
-    if (r->device != device) continue;
-    for (int ci = 0; ci < r->nchunks; ++ci) {
-      if (r->chunks[ci].state != swap_internal::kResident) any = true;
-    }
-  }
+  bool any = BytesLocked(device, /*resident=*/false) > 0;
   if (!any) running_[device].store(true, std::memory_order_release);
   if (!any || !EnterContext(device)) {
     pthread_mutex_unlock(&mu_);
@@ -137,8 +130,8 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
   uint64_t moved = 0;
   Batch batch;
   SwapInResult result = SwapInResult::kDone;
-  bool failed = false;
-  // Finishes the batch; on failure unmaps what it created (host copies stay).
+  // Finishes the batch; on failure unmaps what it created (host copies stay) and the result
+  // is kFailed.
   auto flush = [&](bool ok) {
     ok = v.cuStreamSynchronize(s) == CUDA_SUCCESS && ok;
     for (int i = 0; i < batch.n; ++i) {
@@ -155,13 +148,13 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
       }
       c.state = swap_internal::kResident;
     }
-    if (!ok) failed = true;
+    if (!ok) result = SwapInResult::kFailed;
     batch.Clear();
   };
-  for (int ri = 0; ri < count_ && !failed; ++ri) {
+  for (int ri = 0; ri < count_ && result == SwapInResult::kDone; ++ri) {
     Region* r = regions_[ri];
     if (r->device != device) continue;
-    for (int ci = 0; ci < r->nchunks && !failed; ++ci) {
+    for (int ci = 0; ci < r->nchunks && result == SwapInResult::kDone; ++ci) {
       Chunk& c = r->chunks[ci];
       if (c.state == swap_internal::kResident) continue;
       // Another job may still be evicting to make this room: wait while it makes progress.
@@ -174,8 +167,7 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
       if (res == CUDA_ERROR_OUT_OF_MEMORY) {  // the copies queued so far are good
         if (need != nullptr) *need = NeedLocked(device, c.bytes);
         flush(true);
-        result = failed ? SwapInResult::kFailed : SwapInResult::kNoRoom;
-        failed = true;
+        if (result == SwapInResult::kDone) result = SwapInResult::kNoRoom;
         break;
       }
       if (res == CUDA_SUCCESS && c.host != nullptr) {
@@ -186,7 +178,6 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
         Warn("swap-in of %llu bytes failed (CUresult %d); the data stays in host memory",
              static_cast<unsigned long long>(c.bytes), res);
         flush(false);
-        result = SwapInResult::kFailed;
         break;
       }
       if (batch.Add(r, &c)) flush(true);
@@ -196,21 +187,28 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
   LeaveContext();
   stats_[device].swap_ns += swap_internal::NowNs() - start;
   if (moved > 0) ++stats_[device].swaps_in;
-  if (!failed) running_[device].store(true, std::memory_order_release);
+  if (result == SwapInResult::kDone) running_[device].store(true, std::memory_order_release);
   *moved_out = moved;
   pthread_mutex_unlock(&mu_);
-  return failed && result == SwapInResult::kDone ? SwapInResult::kFailed : result;
+  return result;
 }
 
-SwapSpace::RoomNeed SwapSpace::NeedLocked(int device, uint64_t at_least) {
-  uint64_t missing = 0;
+uint64_t SwapSpace::BytesLocked(int device, bool resident) const {
+  uint64_t bytes = 0;
   for (int ri = 0; ri < count_; ++ri) {
     const Region* r = regions_[ri];
     if (r->device != device) continue;
     for (int ci = 0; ci < r->nchunks; ++ci) {
-      if (r->chunks[ci].state != swap_internal::kResident) missing += r->chunks[ci].bytes;
+      if ((r->chunks[ci].state == swap_internal::kResident) == resident) {
+        bytes += r->chunks[ci].bytes;
+      }
     }
   }
+  return bytes;
+}
+
+SwapSpace::RoomNeed SwapSpace::NeedLocked(int device, uint64_t at_least) {
+  uint64_t missing = BytesLocked(device, /*resident=*/false);
   uint64_t free = swap_internal::FreeDeviceBytes();
   uint64_t short_by = missing > free ? missing - free : 0;
   return {missing, short_by > at_least ? short_by : at_least};
@@ -242,13 +240,7 @@ SwapStats SwapSpace::Stats(int device) {
   pthread_mutex_lock(&mu_);
   SwapStats st = stats_[device];
   st.allocated = allocated_[device];
-  for (int ri = 0; ri < count_; ++ri) {
-    const Region* r = regions_[ri];
-    if (r->device != device) continue;
-    for (int ci = 0; ci < r->nchunks; ++ci) {
-      if (r->chunks[ci].state == swap_internal::kResident) st.resident += r->chunks[ci].bytes;
-    }
-  }
+  st.resident = BytesLocked(device, /*resident=*/true);
   pthread_mutex_unlock(&mu_);
   return st;
 }

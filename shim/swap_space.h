@@ -155,6 +155,8 @@ class SwapSpace {
   void UnbackLocked(Region& r, Chunk& c);
   // Makes r's one chunk resident now, copying its data back (AppPin).
   CUresult ResidentLocked(Region& r);
+  // Bytes of `device`'s chunks that are resident (or, with resident false, are not).
+  uint64_t BytesLocked(int device, bool resident) const;
   // What `device` still needs (RoomNeed), the shortfall at least `at_least`. Needs the
   // device's context current.
   RoomNeed NeedLocked(int device, uint64_t at_least);

@@ -6,8 +6,8 @@
 #include <cstdint>
 
 #include "cuda_abi.h"
-#include "swap_space.h"
 #include "room_wait.h"
+#include "swap_space.h"
 #include "vmm_driver.h"
 
 namespace gshare::shim::swap_internal {
