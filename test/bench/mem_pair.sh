@@ -38,8 +38,8 @@
 #   RUN_TIMEOUT     seconds allowed to each run (default 300)
 #   POLL_EVERY      seconds between status polls (default 0.5)
 # Output in $OUT/mem_pair/<NAME>/: times.txt, bare_{A,B}.{out,err}, together_{A,B}.{out,err}
-# (SMALL=1), tq<TQ>/{config.toml,A.out,B.out,*.err,status.jsonl,status_end.json,daemon.log},
-# summary.txt.
+# (SMALL=1), tq<TQ>/{config.toml,A.out,B.out,*.err,status.jsonl,status_end.json,daemon.log,
+# timeline.txt (test/bench/pair_timeline.py: where the makespan went)}, summary.txt.
 # Cost on an H100 80 GB (mem_train.py measured there: 0.23 s per step, ~11 s of start-up per
 # job, reserved 44.3 GiB at --gib 45 and 30.2 at 30; hand-offs estimated: 2 x 44 GiB at
 # 50-75 GB/s, ~1.3-1.9 s): with TARGET_SECONDS=30 each job trains ~26 s, ~37 s solo, so
@@ -86,7 +86,7 @@ train() {   # train A|B [--cpu-ms X]: the job's command line
   if [[ $1 == A ]]; then gib=$gib_a seed=1; else gib=$gib_b seed=2; fi
   shift
   cmd=("$python" "$bench/mem_train.py" --gib "$gib" --cpu-fraction "$frac" --seed "$seed"
-       --target-seconds "${TARGET_SECONDS:-30}")
+       --target-seconds "${TARGET_SECONDS:-30}" --trace)
   [[ -n ${STEPS:-} ]] && cmd+=(--steps "$STEPS")
   cmd+=("${train_args[@]}" "$@")
 }
@@ -157,6 +157,7 @@ for tq in $quanta; do
   daemon_down
   cp "$work/tq$tq/state/daemon.log" "$d/daemon.log" 2>/dev/null || say "tq=$tq: no daemon log"
   "$python" "$bench/benchlib.py" mem-pair "$out" 2>/dev/null | grep "^tq=$tq " >&2
+  "$python" "$bench/pair_timeline.py" "$d" --events >"$d/timeline.txt" 2>&1 || true
 done
 
 "$python" "$bench/benchlib.py" mem-pair "$out" | tee -a "$out/summary.txt"

@@ -53,6 +53,7 @@ outlast two handoffs (early release, docs/memory.md).
 import time
 
 T_START = time.perf_counter()  # before importing torch: `seconds=` covers import and CUDA init
+T_START_EPOCH = time.time()
 
 import argparse  # noqa: E402
 import math  # noqa: E402
@@ -105,6 +106,9 @@ def parse_args(argv=None):
                    help="fp32 throughput assumed for --step-ms and --target-seconds (default 40)")
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--trace", action="store_true",
+                   help="print the run's timeline to stderr: `trace start|ready|done <epoch s>` and "
+                        "`trace gpu|cpu <step> <begin epoch s> <end epoch s>` for each phase")
     p.add_argument("--device", choices=["cuda", "cpu"],
                    default="cuda" if torch.cuda.is_available() else "cpu")
     a = p.parse_args(argv)
@@ -212,8 +216,15 @@ def main(argv=None):
         if device.type == "cuda":
             torch.cuda.synchronize(device)
 
+    def trace(*fields):
+        if a.trace:
+            print("trace", *(f"{x:.3f}" if isinstance(x, float) else x for x in fields),
+                  file=sys.stderr, flush=True)
+
     model.train()
     sync()
+    trace("start", T_START_EPOCH)
+    trace("ready", time.time())
     t_train = time.perf_counter()
     gpu_ms, reserved = [], 0.0
     cpu_ms = a.cpu_ms
@@ -221,6 +232,7 @@ def main(argv=None):
     span = rows - b + 1
     for i in range(steps):
         t0 = time.perf_counter()
+        e0 = time.time()
         center = dataset.mean(dim=0)                  # reads the whole dataset every step
         start = (i * a.accum * b) % span
         opt.zero_grad(set_to_none=True)
@@ -234,6 +246,7 @@ def main(argv=None):
         opt.step()
         sync()
         gpu_ms.append((time.perf_counter() - t0) * 1000)
+        e1 = time.time()
         if i == 0 and device.type == "cuda":
             reserved = torch.cuda.memory_reserved(device) / GIB
         if i % a.log_every == 0 or i == steps - 1:
@@ -247,8 +260,11 @@ def main(argv=None):
             spend_cpu((i + 1) * cpu_ms / 1000, a.cpu_work)   # owed for steps 0..i
         elif i > calib_last:
             spend_cpu(cpu_ms / 1000, a.cpu_work)
+        trace("gpu", i, e0, e1)
+        trace("cpu", i, e1, time.time())
     sync()
     now = time.perf_counter()
+    trace("done", time.time())
     print(f"done steps={steps} seconds={now - T_START:.3f} train_seconds={now - t_train:.3f} "
           f"reserved_gib={reserved:.3f} gpu_ms={statistics.median(gpu_ms):.1f} "
           f"cpu_ms={cpu_ms:.1f} device={device.type}", flush=True)
