@@ -4,7 +4,7 @@
 //
 // A gap is a time with no submission, no thread inside a gated call and no thread in a
 // synchronizing call (cuCtxSynchronize, cuStreamSynchronize, cuEventSynchronize), measured
-// at the lease thread's tick (50 ms resolution): the job's own CPU time, not its GPU time.
+// at the lease thread's tick (20 ms resolution): the job's own CPU time, not its GPU time.
 // Only gaps of at least kMinGapMs count; the last kHistory are kept. Once the holder has
 // been idle for t, the expected rest of this gap is the mean of g - t over the kept gaps g
 // longer than t (at least kMinSamples of them), so short pauses inside a GPU phase do not
@@ -31,7 +31,10 @@ namespace gshare::shim {
 
 class GapPredictor {
  public:
-  static constexpr int64_t kMinGapMs = 100;        // shorter pauses are part of the GPU phase
+  // Shorter pauses are part of the GPU phase. Each tick of a gap is a tick later that the
+  // GPU goes to a waiting job: 50/50 jobs on the H100 hand off at every CPU phase (13 times
+  // in a 7-step pair), 0.6 s each, so the 100 ms this was before cost ~1 s of a 77 s pair.
+  static constexpr int64_t kMinGapMs = 50;
   static constexpr int64_t kMarginMs = 100;        // slack for the estimate's error
   static constexpr int kHistory = 8;               // gaps kept
   static constexpr int kMinSamples = 2;            // gaps longer than t needed to predict

@@ -42,7 +42,9 @@ namespace lease {
 namespace proto = gshare::proto;
 
 constexpr int kReconnectMs = 2000;
-constexpr int kTickMs = 50;
+// The client thread's period: the resolution of idle gaps (gap_predictor.h) and of the
+// idle and early releases.
+constexpr int kTickMs = 20;
 
 State g;
 DeviceGate g_gates[kMaxDevices];
@@ -231,7 +233,10 @@ void HandleDrop(const proto::LeaseMsg& m) {
 // reports. Busy = a submission since the last tick, a thread inside the gate or in a
 // synchronizing call, or a query that found work unfinished.
 void Tick() {
+  static int64_t last_tick_ms = 0;  // only the client thread ticks
   int64_t now = NowMs();
+  int64_t since_tick = last_tick_ms == 0 ? 0 : now - last_tick_ms;
+  last_tick_ms = now;
   bool capturing = g_active_captures.load(std::memory_order_acquire) > 0;
   bool waited = g_gpu_waited.exchange(false, std::memory_order_relaxed) ||
                 g_syncing.load(std::memory_order_relaxed) > 0;
@@ -248,7 +253,9 @@ void Tick() {
         d.gaps.Observe(idle);  // a gap (if it was one) ended
         d.last_active_ms = now;
       } else if (SwapSpace::Get().Pinning()) {
-        d.last_active_ms = now;  // its submissions are held up by the pinning, not absent
+        // A registration holds up the process's other driver calls (host_pool.h): the time
+        // since the last tick is not idle time, what came before it still is.
+        d.last_active_ms = std::min(now, d.last_active_ms + since_tick);
       } else if (d.waiters == 0 &&
                  idle >= GapPredictor::IdleReleaseMs(g.idle_release_ms, d.handoff_ms)) {
         release = true;

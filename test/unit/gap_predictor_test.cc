@@ -71,8 +71,8 @@ TEST_CASE("GapPredictor: short CPU phases never pay for a large handoff") {
   for (int i = 0; i < 4; ++i) p.Observe(230);  // a 50/50 job with 0.23 s steps
   int64_t big = GapPredictor::HandoffMs(10'000'000'000ull);
   CHECK_FALSE(p.WorthReleasing(kMin, big));
-  CHECK(p.WorthReleasing(kMin, 0));                // 130 ms left cover the margin
-  CHECK_FALSE(p.WorthReleasing(kMin + 50, 0));     // 80 ms do not
+  CHECK(p.WorthReleasing(kMin, 0));                // 180 ms left cover the margin
+  CHECK_FALSE(p.WorthReleasing(150, 0));           // 80 ms do not
 }
 
 TEST_CASE("GapPredictor: short pauses among long CPU phases neither hide them nor trigger") {
@@ -82,13 +82,13 @@ TEST_CASE("GapPredictor: short pauses among long CPU phases neither hide them no
     mixed.Observe(150);   // pauses inside the GPU phase
   }
   int64_t big = GapPredictor::HandoffMs(10'000'000'000ull);
-  // 100 ms into a gap: (3 x 2900 + 3 x 50) / 6 = 1475 ms expected, enough for 2 x 280 + 100.
+  // 50 ms into a gap: (3 x 2950 + 3 x 100) / 6 = 1525 ms expected, enough for 2 x 280 + 100.
   CHECK(mixed.WorthReleasing(kMin, big));
   // One long gap among many short ones is no pattern.
   GapPredictor rare;
   rare.Observe(3000);
   for (int i = 0; i < 7; ++i) rare.Observe(150);
-  CHECK_FALSE(rare.WorthReleasing(kMin, big));     // (2900 + 7 x 50) / 8 = 406 < 660
+  CHECK_FALSE(rare.WorthReleasing(kMin, big));     // (2950 + 7 x 100) / 8 = 456 < 660
   CHECK_FALSE(rare.WorthReleasing(200, big));      // only one gap lasted 200 ms
 }
 
