@@ -155,6 +155,18 @@ void Arbiter::NotifyContended(const GpuKey& gpu, Lease& lease, LeaseActions& out
   }
 }
 
+LeaseActions Arbiter::Recontend(const GpuKey& gpu) const {
+  LeaseActions out;
+  auto it = leases_.find(gpu);
+  if (!options_.enabled || it == leases_.end()) return out;
+  const Lease& lease = it->second;
+  if (lease.shared || lease.dropping || lease.contended_epoch != lease.epoch) return out;
+  for (const auto& [conn, epoch] : lease.holding) {
+    out.push_back({LeaseAction::Kind::kContended, conn, gpu, epoch, 0});
+  }
+  return out;
+}
+
 void Arbiter::SendDrop(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out) {
   lease.dropping = true;
   lease.drop_sent_at = now;

@@ -107,6 +107,10 @@ class Arbiter {
   static constexpr Millis kSwapInAllowance{30000};
   void AwaitSwapIn(const GpuKey& gpu, uint64_t epoch);
   void SwappedIn(const GpuKey& gpu, uint64_t epoch, TimePoint now);
+  // CONTENDED again, for each connection holding `gpu` in the grant whose holder was told
+  // another job waits (its handoff's price changed since); empty when none was told, while
+  // it drops, and in shared mode.
+  LeaseActions Recontend(const GpuKey& gpu) const;
   // A suspended job is granted nothing, in any mode; suspending it makes its holding
   // connections drop (exclusive and shared mode alike). Resuming lets its requests through.
   LeaseActions SetSuspended(JobId job, bool suspended, TimePoint now);

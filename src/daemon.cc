@@ -381,8 +381,14 @@ void Daemon::Apply(const LeaseActions& actions) {
         proto::LeaseMsg m{};
         m.gpu = gpus_.at(a.gpu).uuid;  // every GPU the arbiter knows came from a shim's message
         m.epoch = a.epoch;
-        if (a.kind == LeaseAction::Kind::kGrant) m.bytes = PrepareGrant(a);
-        if (a.kind == LeaseAction::Kind::kContended) m.bytes = HandoffBytes(a.gpu);
+        if (a.kind == LeaseAction::Kind::kGrant) {
+          m.bytes = PrepareGrant(a);
+          gpu_memory_[a.gpu].priced.reset();
+        }
+        if (a.kind == LeaseAction::Kind::kContended) {
+          m.bytes = HandoffBytes(a.gpu);
+          gpu_memory_[a.gpu].priced = m.bytes;
+        }
         if (a.kind == LeaseAction::Kind::kDrop) NoteDrop(a);
         auto type = a.kind == LeaseAction::Kind::kGrant ? proto::MsgType::kLeaseGrant
                     : a.kind == LeaseAction::Kind::kDrop ? proto::MsgType::kLeaseDrop

@@ -112,6 +112,12 @@ class Daemon {
   // checkpoint or restore a process, or evict more than 1 GiB into host memory not pinned
   // yet (seconds either way). Sent with CONTENDED for the holder's early release.
   uint64_t HandoffBytes(const GpuKey& gpu);
+  // Sends CONTENDED again when the handoff's price has changed since the holder was told:
+  // from unpriced to priced as the holder's pool is pinned (or back), or by more than
+  // kRepriceBytes as the jobs grow. Without it a holder granted before its pool was pinned
+  // would wait kUnpricedIdleMs (shim/gap_predictor.h) in every gap of its turn.
+  static constexpr uint64_t kRepriceBytes = 1ull << 30;  // ~25 ms of a handoff at 40 GB/s
+  void RepriceHandoff(const GpuKey& gpu);
   void NoteDrop(const LeaseAction& a);
   bool CanGrant(const GpuKey& gpu, JobId job);
   void AskToPin(Connection& c, const GpuKey& gpu);  // c: a connection of the exclusive holder
@@ -218,6 +224,7 @@ class Daemon {
     std::optional<Handoff> last;
     std::optional<TimePoint> drop_at;  // DROP sent to the current holder
     std::optional<JobId> dropped_holder;
+    std::optional<uint64_t> priced;  // handoff bytes last sent with CONTENDED in this grant
     uint64_t handoffs = 0;
   };
   std::map<GpuKey, GpuMemory> gpu_memory_;

@@ -69,6 +69,7 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
   }
   UpdateSharing(gpu);
   AskHolderToPin(gpu);
+  RepriceHandoff(gpu);
   // A refused grant that is possible now goes out at the loop's Tick after this read.
 }
 
@@ -114,7 +115,7 @@ void Daemon::AskHolderToPin(const GpuKey& gpu) {
 }
 
 void Daemon::AskToPin(Connection& c, const GpuKey& gpu) {
-  uint64_t bytes = ledger_.PoolToPin(c.job, gpu, /*holds=*/true);
+  uint64_t bytes = ledger_.PoolToPin(c.job, gpu);
   uint64_t& asked = c.prepared[gpu];
   // Ask again only for a real change (pinning takes ~0.1 s/GiB).
   if (bytes > asked + (256ull << 20)) {
@@ -231,6 +232,18 @@ uint64_t Daemon::HandoffBytes(const GpuKey& gpu) {
   if (unpinned > kUnpinnedSlack) return proto::kHandoffNever;
   uint64_t swap_in = t.allocated > t.resident ? t.allocated - t.resident : 0;
   return std::max(plan.bytes, swap_in);
+}
+
+void Daemon::RepriceHandoff(const GpuKey& gpu) {
+  auto it = gpu_memory_.find(gpu);
+  if (it == gpu_memory_.end() || !it->second.priced || !arbiter_.NextWaiter(gpu)) return;
+  uint64_t old = *it->second.priced;
+  uint64_t now = HandoffBytes(gpu);
+  bool never_changed = (now == proto::kHandoffNever) != (old == proto::kHandoffNever);
+  uint64_t diff = now > old ? now - old : old - now;
+  if (never_changed || (now != proto::kHandoffNever && diff > kRepriceBytes)) {
+    Apply(arbiter_.Recontend(gpu));
+  }
 }
 
 nlohmann::json Daemon::JobMemoryJson(JobId job) const {

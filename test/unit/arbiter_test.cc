@@ -167,16 +167,26 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: the holder is told once per grant that some
   arb.AddConn(11, 1, 100);
   arb.AddConn(21, 2, 200);
   arb.AddConn(31, 3, 300);
+  arb.AddConn(12, 1, 101);  // a second process of job 1
   auto a = arb.Request(11, kGpu, At(0));
   uint64_t e1 = EpochOf(a, Kind::kGrant, 11);
   CHECK(Count(a, Kind::kContended, 11) == 0);  // nobody waits yet
+  CHECK(arb.Recontend(kGpu).empty());          // nor was told so: nothing to re-price
+  arb.Request(12, kGpu, At(0));
   a = arb.Request(21, kGpu, At(1));
   REQUIRE(Count(a, Kind::kContended, 11) == 1);
   CHECK(EpochOf(a, Kind::kContended, 11) == e1);
   CHECK(arb.Request(31, kGpu, At(2)).empty());  // already told for this grant
+  // The handoff's price changed: told again, every holding process, the same grant.
+  a = arb.Recontend(kGpu);
+  CHECK(a.size() == 2);
+  CHECK(EpochOf(a, Kind::kContended, 11) == e1);
+  CHECK(EpochOf(a, Kind::kContended, 12) == e1);
   a = arb.Tick(At(20000));
   REQUIRE(Count(a, Kind::kDrop, 11) == 1);
+  CHECK(arb.Recontend(kGpu).empty());  // dropping: no price matters any more
   arb.Request(11, kGpu, At(20001));  // job 1 queues again
+  arb.Released(12, kGpu, e1, At(20001));
   a = arb.Released(11, kGpu, e1, At(20002));
   REQUIRE(Count(a, Kind::kGrant, 21) == 1);
   CHECK(Count(a, Kind::kContended, 21) == 1);  // jobs 3 and 1 wait behind it
