@@ -49,13 +49,12 @@ bool MemoryLedger::Evicting(const GpuKey& gpu) const {
   return false;
 }
 
-uint64_t MemoryLedger::PoolToPin(JobId job, const GpuKey& gpu, bool holds) const {
+uint64_t MemoryLedger::PoolToPin(JobId job, const GpuKey& gpu) const {
   JobTotals t = Totals(job, gpu);
   if (t.engine != static_cast<uint32_t>(proto::MemoryEngine::kSwap)) return 0;
-  if (!holds || t.demand > 0 || Evicting(gpu)) return 0;
+  if (t.demand > 0 || Evicting(gpu)) return 0;
   uint64_t movable = t.allocated > t.fixed ? t.allocated - t.fixed : 0;
-  uint64_t margin = std::max<uint64_t>(2ull << 30, movable / 4);
-  uint64_t bytes = std::min<uint64_t>(movable, Overflow(gpu) + margin);
+  uint64_t bytes = std::min<uint64_t>(movable, Overflow(gpu) + kPinMargin);
   if (options_.host_budget != 0) bytes = std::min(bytes, options_.host_budget);
   return bytes;
 }

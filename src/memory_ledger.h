@@ -84,18 +84,22 @@ class MemoryLedger {
   // context included.
   Plan MakeRoom(const GpuKey& gpu, JobId job, uint64_t extra = 0,
                 bool leases_released = false) const;
-  // Host bytes each swap-engine process of `job` should pin ahead on `gpu` now
-  // (SWAP_PREPARE; 0: nothing to ask now). `holds`: `job` holds `gpu` exclusively. It never
-  // has to hold more than what the GPU lacks (Overflow), plus a margin for the jobs' growth:
-  // a quarter of its movable bytes, at least 2 GiB; at most the host budget. Pinned ahead,
-  // the pool costs the job little; grown during an eviction, ~0.1 s/GiB of handoff
-  // (host_pool.h). Only the holder pins ahead, for the eviction at the end of its turn, and
-  // only once the GPU has settled (no eviction under way, no allocation of it waiting):
-  // populating host memory is bound by the host's page faults (~15 GB/s for a whole VM), so
-  // a pool grown while room is being made slows the evictions someone waits for (measured on
-  // the H100, 2 x 55 GiB: the first evictions ran at ~5 GB/s while both jobs' pools grew).
-  // Others' pools grow as they are evicted (HostPool::Take).
-  uint64_t PoolToPin(JobId job, const GpuKey& gpu, bool holds) const;
+  // Host bytes each swap-engine process of `job`, the exclusive holder of `gpu`, should pin
+  // ahead now (SWAP_PREPARE; 0: nothing to ask now). It never has to hold more than what the
+  // GPU lacks (Overflow) plus kPinMargin for the jobs' growth (the daemon asks again as the
+  // overflow grows); at most the host budget. Pinned ahead, the pool costs the job little;
+  // grown during an eviction, ~0.1 s/GiB of handoff (host_pool.h). Only the holder pins
+  // ahead, for the eviction at the end of its turn, and only once the GPU has settled (no
+  // eviction under way, no allocation of it waiting): populating host memory is bound by the
+  // host's page faults (~15 GB/s for a whole VM), so a pool grown while room is being made
+  // slows the evictions someone waits for (measured on the H100, 2 x 55 GiB: the first
+  // evictions ran at ~5 GB/s while both jobs' pools grew). Others' pools grow as they are
+  // evicted (HostPool::Take). The caller picks the holder (Daemon::AskHolderToPin).
+  uint64_t PoolToPin(JobId job, const GpuKey& gpu) const;
+  // The margin was a quarter of the job's movable bytes before: 2 x 50 GiB jobs pinned 31
+  // GiB each for 20 GiB handoffs, and on the H100 the holder's pinning, which holds its idle
+  // release back, was still under way when its first CPU phase began.
+  static constexpr uint64_t kPinMargin = 2ull << 30;
   // Pinned host bytes of `conn`'s swap engine (one pool per process, for all its GPUs) that
   // hold no swapped-out data: what it can evict without growing its pool.
   uint64_t PoolFree(ConnId conn) const;

@@ -393,35 +393,36 @@ proto::MemReportMsg SwapRep(uint64_t total, uint64_t allocated, uint64_t residen
   return m;
 }
 
-TEST_CASE("ledger: only the settled holder pins ahead: the overflow plus a margin") {
+TEST_CASE("ledger: the settled holder pins ahead the overflow plus a margin") {
   MemoryLedger ledger(NoContext());
   // Two 50 GiB jobs on an 80 GiB GPU: 20 GiB over. Job 2 holds; an allocation of it waits.
   ledger.Report(11, 1, kGpu, SwapRep(80, 50, 50));
   ledger.Report(21, 2, kGpu, SwapRep(80, 30, 30, /*demand=*/20));
-  CHECK(ledger.PoolToPin(2, kGpu, true) == 0);   // it waits for room
-  CHECK(ledger.PoolToPin(1, kGpu, false) == 0);  // not the holder: its pool grows as it copies
+  CHECK(ledger.PoolToPin(2, kGpu) == 0);  // it waits for room
   // Job 1 is evicted; job 2's allocation is served (no demand) but the GPU has not settled.
   ledger.NoteEviction(11, kGpu, 20 * kGiB);
   ledger.Report(21, 2, kGpu, SwapRep(80, 50, 50));
-  CHECK(ledger.PoolToPin(2, kGpu, true) == 0);
-  // Job 1 reports the eviction done: the holder pins what the GPU lacks + a quarter of its
-  // 50 movable GiB, for its own eviction at the end of its turn.
+  CHECK(ledger.PoolToPin(2, kGpu) == 0);
+  // Job 1 reports the eviction done: the holder pins what the GPU lacks + the margin, for
+  // its own eviction at the end of its turn.
   ledger.Report(11, 1, kGpu, SwapRep(80, 50, 30));
-  CHECK(ledger.PoolToPin(2, kGpu, true) == 20 * kGiB + 50 * kGiB / 4);
-  CHECK(ledger.PoolToPin(1, kGpu, false) == 0);
-  // Small jobs get at least 2 GiB of margin, never more than they could ever move.
+  CHECK(ledger.PoolToPin(2, kGpu) == 20 * kGiB + MemoryLedger::kPinMargin);
+  // The jobs grow: so does what the holder pins.
+  ledger.Report(21, 2, kGpu, SwapRep(80, 55, 55));
+  CHECK(ledger.PoolToPin(2, kGpu) == 25 * kGiB + MemoryLedger::kPinMargin);
+  // Never more than a job could ever move.
   ledger.Report(31, 3, kOther, SwapRep(80, 1, 1));
-  CHECK(ledger.PoolToPin(3, kOther, true) == 1 * kGiB);
+  CHECK(ledger.PoolToPin(3, kOther) == 1 * kGiB);
   // Other engines pin nothing.
   ledger.Report(41, 4, kOther, Rep(80, 70, 70));
-  CHECK(ledger.PoolToPin(4, kOther, true) == 0);
+  CHECK(ledger.PoolToPin(4, kOther) == 0);
   // The host budget caps it.
   MemoryLedger::Options o = NoContext();
   o.host_budget = 8 * kGiB;
   MemoryLedger budgeted(o);
   budgeted.Report(11, 1, kGpu, SwapRep(80, 50, 50));
   budgeted.Report(21, 2, kGpu, SwapRep(80, 50, 30));
-  CHECK(budgeted.PoolToPin(1, kGpu, true) == 8 * kGiB);
+  CHECK(budgeted.PoolToPin(1, kGpu) == 8 * kGiB);
 }
 
 TEST_CASE("ledger: pool free is the pinned pool less the process's swapped-out bytes") {
