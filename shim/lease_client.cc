@@ -251,19 +251,21 @@ void Tick() {
         release = true;
       } else if (g_gates[i].TakeActive() || g_gates[i].Busy() || waited) {
         d.gaps.Observe(idle);  // a gap (if it was one) ended
-        d.last_active_ms = now;
-      } else if (SwapSpace::Get().Pinning()) {
-        // A registration holds up the process's other driver calls (host_pool.h): the time
-        // since the last tick is not idle time, what came before it still is.
-        d.last_active_ms = std::min(now, d.last_active_ms + since_tick);
-      } else if (d.waiters == 0 &&
-                 idle >= GapPredictor::IdleReleaseMs(g.idle_release_ms, d.handoff_ms)) {
-        release = true;
-        reason = proto::ReleaseReason::kIdle;
-      } else if (d.waiters == 0 && g.early_release && d.handoff_ms >= 0 &&
-                 d.gaps.WorthReleasing(idle, d.handoff_ms)) {
-        release = true;  // another job waits and this gap should outlast both handoffs
-        reason = proto::ReleaseReason::kEarly;
+        d.Active(now);
+      } else {
+        // A pinning in progress needs no guard here: a handoff that would evict into host
+        // memory not pinned yet is unpriced (kNever), so the idle release waits
+        // kUnpricedIdleMs and the early release is off; a priced one finds its room pinned.
+        if (SwapSpace::Get().Pinning()) d.registering_ms += since_tick;
+        if (d.waiters == 0 &&
+            idle >= GapPredictor::IdleReleaseMs(g.idle_release_ms, d.handoff_ms)) {
+          release = true;
+          reason = proto::ReleaseReason::kIdle;
+        } else if (d.waiters == 0 && g.early_release && d.handoff_ms >= 0 &&
+                   d.gaps.WorthReleasing(idle - d.registering_ms, d.handoff_ms)) {
+          release = true;  // another job waits and this gap should outlast both handoffs
+          reason = proto::ReleaseReason::kEarly;
+        }
       }
     }
     if (release) {

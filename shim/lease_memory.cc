@@ -134,7 +134,7 @@ void HandleGrant(const proto::LeaseMsg& m) {
   d.requested = false;
   d.holding = true;
   d.epoch = m.epoch;
-  d.last_active_ms = NowMs();
+  d.Active(NowMs());
   d.others_fixed.store(m.bytes, std::memory_order_relaxed);
   SwapSpace& swap = SwapSpace::Get();
   bool swap_in = swap.On() && !d.dropping && !swap.Running(device);
@@ -169,7 +169,7 @@ void HandleGrant(const proto::LeaseMsg& m) {
   if (d.holding && !d.dropping && d.epoch == m.epoch) {
     // The idle clock starts when work can go out: a swap-in may take longer than
     // idle_release, with the job's threads blocked in the engine (allocating), not at the gate.
-    d.last_active_ms = NowMs();
+    d.Active(NowMs());
     g_gates[device].Open();
   }
   pthread_cond_broadcast(&g.cv);
@@ -217,6 +217,13 @@ void LeaseClient::SetDemand(int device, uint64_t bytes) {
   if (device < 0 || device >= kMaxDevices) return;
   g.dev[device].demand.store(bytes, std::memory_order_relaxed);
   g.dev[device].bytes_dirty.store(true, std::memory_order_relaxed);
+}
+
+bool LeaseClient::WaitingForRoom() {
+  for (int i = 0; i < kMaxDevices; ++i) {
+    if (g.dev[i].demand.load(std::memory_order_relaxed) != 0) return true;
+  }
+  return false;
 }
 
 uint64_t LeaseClient::OthersFixed(int device) {

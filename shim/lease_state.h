@@ -36,6 +36,14 @@ struct DeviceState {
   int waiters = 0;          // threads blocked in EnterSlow
   uint64_t epoch = 0;       // epoch of the current grant
   int64_t last_active_ms = 0;
+  // Of the idle time since last_active_ms, what the host pool spent registering memory
+  // (host_pool.h: it holds up the process's other driver calls, so the job may have been
+  // blocked, not idle). Only the early release leaves it out.
+  int64_t registering_ms = 0;
+  void Active(int64_t now_ms) {
+    last_active_ms = now_ms;
+    registering_ms = 0;
+  }
   // Early release (gap_predictor.h): the job's idle gaps so far; the cost of one handoff to
   // the waiting job, from the daemon's CONTENDED (-1: nobody waits); an idle release whose
   // gap has not ended yet (the next submission ends it).
