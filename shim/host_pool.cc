@@ -2,7 +2,6 @@
 #include "host_pool.h"
 
 #include <sys/mman.h>
-#include <time.h>
 
 #include "vmm_driver.h"
 
@@ -152,15 +151,11 @@ void HostPool::Give(void* p, uint64_t bytes) {
   pthread_mutex_unlock(&mu_);
 }
 
-uint64_t HostPool::Grow(uint64_t bytes, bool (*yield)()) {
+uint64_t HostPool::Grow(uint64_t bytes) {
   // One block per hold of grow_mu_: an eviction whose Take() finds the pool full waits for
   // the block being added, not for the whole growth (measured on the H100: 20 GiB of growth
   // in one hold kept a growing holder waiting for room for seconds).
   for (;;) {
-    while (yield != nullptr && yield()) {
-      struct timespec ts = {0, kYieldPollMs * 1'000'000L};
-      nanosleep(&ts, nullptr);
-    }
     pthread_mutex_lock(&grow_mu_);
     uint64_t have = pinned();
     bool added = have < bytes && AddBlock(/*more=*/have + 2 * kBlockBytes <= bytes);

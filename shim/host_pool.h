@@ -34,10 +34,8 @@ class HostPool {
   // Returns an extent from Take().
   void Give(void* p, uint64_t bytes);
   // Pins blocks until the pool holds at least `bytes` (or its limit). Slow: call it from a
-  // thread that nothing waits on. Before each block it waits, polling every kYieldPollMs,
-  // while `yield` (if given) says so. Returns the bytes pinned now.
-  static constexpr int kYieldPollMs = 5;
-  uint64_t Grow(uint64_t bytes, bool (*yield)() = nullptr);
+  // thread that nothing waits on. Returns the bytes pinned now.
+  uint64_t Grow(uint64_t bytes);
   // Upper bound of pinned bytes (0: none).
   void SetLimit(uint64_t bytes);
   uint64_t pinned();

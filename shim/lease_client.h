@@ -59,9 +59,6 @@ class LeaseClient {
   // An allocation on `device` waits for `bytes` of room (0: no longer). Only sets a value
   // for the next report; safe under the engine's lock.
   void SetDemand(int device, uint64_t bytes);
-  // Whether an allocation or a swap-in of this process waits for room on any device (a
-  // demand is set). Any thread, lock-free.
-  static bool WaitingForRoom();
   // Bytes other jobs hold on `device` that cannot move, as of the last grant.
   uint64_t OthersFixed(int device);
 

@@ -219,13 +219,6 @@ void LeaseClient::SetDemand(int device, uint64_t bytes) {
   g.dev[device].bytes_dirty.store(true, std::memory_order_relaxed);
 }
 
-bool LeaseClient::WaitingForRoom() {
-  for (int i = 0; i < kMaxDevices; ++i) {
-    if (g.dev[i].demand.load(std::memory_order_relaxed) != 0) return true;
-  }
-  return false;
-}
-
 uint64_t LeaseClient::OthersFixed(int device) {
   if (device < 0 || device >= kMaxDevices) return 0;
   return g.dev[device].others_fixed.load(std::memory_order_relaxed);

@@ -8,7 +8,6 @@
 
 #include <cstdlib>
 
-#include "lease_client.h"
 #include "real_driver.h"
 #include "shim_log.h"
 #include "swap_space.h"
@@ -273,11 +272,7 @@ void* SwapSpace::PrepareThread(void* arg) {
       if (self->ctx_[d] != nullptr) device = d;
     }
     bool pushed = device >= 0 && Extras().cuCtxPushCurrent_v2(self->ctx_[device]) == CUDA_SUCCESS;
-    // While this process waits for room, another job is being evicted for it, populating
-    // its own host pool as it copies: both populating at once share the host's page-fault
-    // throughput (14.6 GB/s with 4 threads, 6.0 with 8 in a probe on the H100 VM: host_pool.h)
-    // and the eviction waited for runs slower. Pinning ahead can wait.
-    uint64_t got = pushed ? self->pool_.Grow(target, &LeaseClient::WaitingForRoom) : 0;
+    uint64_t got = pushed ? self->pool_.Grow(target) : 0;
     if (pushed) self->LeaveContext();
     if (got < target) {
       // Cannot pin more (limit, or the host is out of memory): stop asking.

@@ -93,8 +93,7 @@ class SwapSpace {
     uint64_t shortfall = 0;
   };
   SwapInResult SwapIn(int device, uint64_t* moved, int64_t stall_ns, RoomNeed* need = nullptr);
-  // Pins host memory in advance (a background thread, which waits while this process waits
-  // for room); returns at once. The driver call that pins holds up the process's other
+  // Pins host memory in advance (a background thread); returns at once. The driver call that pins holds up the process's other
   // driver calls (host_pool.h), so Pinning() is true meanwhile and that time does not count
   // toward an early release.
   void Prepare(uint64_t host_bytes);

@@ -120,6 +120,7 @@ void Daemon::AskToPin(Connection& c, const GpuKey& gpu) {
   // Ask again only for a real change (pinning takes ~0.1 s/GiB).
   if (bytes > asked + (256ull << 20)) {
     asked = bytes;
+    spdlog::debug("pin {} bytes ahead: connection {} on {}", bytes, c.id, gpu);
     SendLeaseMsg(c.id, proto::MsgType::kSwapPrepare, gpu, 0, bytes);
   }
 }
