@@ -9,10 +9,10 @@ Merges, on one clock (seconds since the pair started, times.txt's `tq<TQ>_start`
   * the daemon's log (<dir>/daemon.log, debug level for releases): `shared mode` / `exclusive
     mode`, `job N released <gpu> epoch E (idle|early|dropped)`, `handoff ...` lines;
   * job ids to names from the status samples (<dir>/status.jsonl).
-Prints per job: start-up (process start to `ready`), first GPU phase, GPU and CPU seconds,
-seconds waiting for the GPU (a CPU phase's end to the next GPU phase's begin beyond what the
-step itself needs: the GPU phase under gshare is compared with the same step bare when
-bare_<name>.err of the parent folder has a trace), exit; then the releases by reason and the
+Prints per job: start-up (process start to `ready`), when its first GPU phase began, GPU and
+CPU seconds, how much longer each GPU phase took than the same step bare (when bare_<name>.err
+of the parent folder has a trace: a step's first kernel waits at the gate for the lease, so
+this is the wait plus the swap-in), and the exit; then the releases by reason and the
 handoffs. --events lists every event in time order.
 
 The daemon log's times are the machine's local time; they are put on the jobs' clock by the
@@ -78,17 +78,19 @@ def job_names(status_path):
 def job_summary(name, tr, bare, end):
     gpu = [e - b for _, b, e in tr["gpu"]]
     cpu = [e - b for _, b, e in tr["cpu"]]
-    waits = [tr["gpu"][i + 1][1] - tr["cpu"][i][2] for i in range(len(tr["cpu"]) - 1)]
-    slower = ""
+    extra = ""
     if bare:
-        extra = sum(g - b for g, b in zip(gpu, [e - b for _, b, e in bare["gpu"]]))
-        slower = f" gpu_vs_bare=+{extra:.1f}s"
+        # A GPU phase under gshare includes the wait for the lease and the swap-in (the job's
+        # first kernel of the step blocks at the gate): the difference to the same step bare.
+        over = [g - (e - b) for g, (_, b, e) in zip(gpu, bare["gpu"])]
+        extra = f" gpu_vs_bare=+{sum(over):.1f}s"
+        if len(over) <= 12:
+            extra += f" [{' '.join(f'{x:+.1f}' for x in over)}]"
     first = tr["gpu"][0][1] - tr["start"]
     exit_s = f" exit={end - tr['done']:.1f}s" if end else ""
     return (f"{name}: startup={tr['ready'] - tr['start']:.1f}s first_gpu_at={first:.1f}s "
-            f"steps={len(gpu)} gpu={sum(gpu):.1f}s (median {statistics.median(gpu):.2f}){slower} "
-            f"cpu={sum(cpu):.1f}s waits={sum(waits):.1f}s "
-            f"[{' '.join(f'{w:.1f}' for w in waits)}]{exit_s}")
+            f"steps={len(gpu)} gpu={sum(gpu):.1f}s (median {statistics.median(gpu):.2f}){extra} "
+            f"cpu={sum(cpu):.1f}s{exit_s}")
 
 
 def main(argv):
