@@ -33,7 +33,8 @@ class GapPredictor {
  public:
   // Shorter pauses are part of the GPU phase. Each tick of a gap is a tick later that the
   // GPU goes to a waiting job: 50/50 jobs on the H100 hand off at every CPU phase (13 times
-  // in a 7-step pair), 0.6 s each, so the 100 ms this was before cost ~1 s of a 77 s pair.
+  // in a 7-step pair), so 100 ms, the value before, would add ~0.65 s to a ~77 s pair (an
+  // estimate: the pair's run-to-run spread hid it, docs/benchmarks.md).
   static constexpr int64_t kMinGapMs = 50;
   static constexpr int64_t kMarginMs = 100;        // slack for the estimate's error
   static constexpr int kHistory = 8;               // gaps kept

@@ -240,9 +240,10 @@ void Daemon::RepriceHandoff(const GpuKey& gpu) {
   if (it == gpu_memory_.end() || !it->second.priced || !arbiter_.NextWaiter(gpu)) return;
   uint64_t old = *it->second.priced;
   uint64_t now = HandoffBytes(gpu);
-  bool never_changed = (now == proto::kHandoffNever) != (old == proto::kHandoffNever);
+  bool priced_now = now != proto::kHandoffNever;
+  bool priced_before = old != proto::kHandoffNever;
   uint64_t diff = now > old ? now - old : old - now;
-  if (never_changed || (now != proto::kHandoffNever && diff > kRepriceBytes)) {
+  if (priced_now != priced_before || (priced_now && diff > kRepriceBytes)) {
     Apply(arbiter_.Recontend(gpu));
   }
 }

@@ -97,8 +97,8 @@ class MemoryLedger {
   // evicted (HostPool::Take). The caller picks the holder (Daemon::AskHolderToPin).
   uint64_t PoolToPin(JobId job, const GpuKey& gpu) const;
   // The margin was a quarter of the job's movable bytes before: 2 x 50 GiB jobs pinned 31
-  // GiB each for 20 GiB handoffs, and on the H100 the holder's pinning, which holds its idle
-  // release back, was still under way when its first CPU phase began.
+  // GiB each for 20 GiB handoffs, and on the H100 the holder's pinning was still under way
+  // when its first CPU phase began.
   static constexpr uint64_t kPinMargin = 2ull << 30;
   // Pinned host bytes of `conn`'s swap engine (one pool per process, for all its GPUs) that
   // hold no swapped-out data: what it can evict without growing its pool.
