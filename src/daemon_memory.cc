@@ -58,12 +58,9 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
     CloseHandoff(gpu, c.job, m.epoch, m.swapin_bytes, static_cast<double>(m.swapin_ns) / 1e6);
   }
   // An allocation of the exclusive holder waits for room: take it from the others, with
-  // headroom for the allocations that follow. A job that grows (PyTorch's expandable segments
-  // map 20 MiB at a time) would otherwise wait for one eviction round trip per allocation:
-  // measured on the H100, 14 GiB of growth took a whole 20 s quantum that way.
+  // headroom for the allocations that follow (kGrowthHeadroom).
   if (m.demand > 0 && arbiter_.Holder(gpu) == c.job && !arbiter_.IsShared(gpu)) {
-    constexpr uint64_t kGrowthHeadroom = 2ull << 30;
-    MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, c.job, kGrowthHeadroom);
+    MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, c.job, MemoryLedger::kGrowthHeadroom);
     if (!plan.feasible) plan = ledger_.MakeRoom(gpu, c.job);  // the demand is in the report
     SendEvictions(gpu, plan);
   }
@@ -201,7 +198,7 @@ uint64_t Daemon::PrepareGrant(const LeaseAction& a) {
   h.drain_ms = Ms(h.drop_at, now);
   gm.drop_at.reset();
   gm.dropped_holder.reset();
-  MemoryLedger::Plan plan = ledger_.MakeRoom(a.gpu, job);
+  MemoryLedger::Plan plan = ledger_.GrantPlan(a.gpu, job);
   SendEvictions(a.gpu, plan);
   h.evict_bytes = plan.bytes;
   ledger_.Ran(job, a.gpu, now);

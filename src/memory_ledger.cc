@@ -212,6 +212,14 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
   return plan;
 }
 
+MemoryLedger::Plan MemoryLedger::GrantPlan(const GpuKey& gpu, JobId job) const {
+  if (last_ran_.count({gpu, job}) == 0) {
+    Plan roomy = MakeRoom(gpu, job, FirstTurnHeadroom(Totals(job, gpu).allocated));
+    if (roomy.feasible) return roomy;
+  }
+  return MakeRoom(gpu, job);
+}
+
 MemoryLedger::JobTotals MemoryLedger::Totals(JobId job, const GpuKey& gpu) const {
   JobTotals t;
   std::set<ConnId> counted_host;

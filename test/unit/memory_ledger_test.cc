@@ -136,6 +136,34 @@ TEST_CASE("ledger: evicts only as much as the new holder needs") {
   CHECK(plan.bytes == 3 * kGiB);
 }
 
+TEST_CASE("ledger: a job's first exclusive turn makes room for its growth too") {
+  MemoryLedger ledger(NoContext());
+  // Two 40 GiB jobs on an 80 GiB GPU: they fit exactly; job 1's first turn.
+  ledger.Report(11, 1, kGpu, Rep(80, 40, 40));
+  ledger.Report(21, 2, kGpu, Rep(80, 40, 40));
+  CHECK(ledger.MakeRoom(kGpu, 1).bytes == 0);
+  MemoryLedger::Plan plan = ledger.GrantPlan(kGpu, 1);
+  CHECK(plan.feasible);
+  CHECK(EvictedFrom(plan, 21) == 10 * kGiB);  // a quarter of job 1's 40 GiB
+  CHECK(EvictedFrom(plan, 11) == 0);
+  // Later turns take only what the job needs.
+  ledger.Ran(1, kGpu, At(0));
+  CHECK(ledger.GrantPlan(kGpu, 1).bytes == 0);
+  // The headroom is at least kGrowthHeadroom.
+  CHECK(MemoryLedger::FirstTurnHeadroom(4 * kGiB) == MemoryLedger::kGrowthHeadroom);
+  CHECK(MemoryLedger::FirstTurnHeadroom(40 * kGiB) == 10 * kGiB);
+  // Where the others cannot give it, the plan is what the job needs: job 2's first turn,
+  // job 1 can move 5 GiB only.
+  ledger.Report(11, 1, kGpu, Rep(80, 40, 40, /*fixed=*/35));
+  plan = ledger.GrantPlan(kGpu, 2);
+  CHECK(plan.feasible);
+  CHECK(plan.bytes == 0);
+  ledger.Report(21, 2, kGpu, Rep(80, 44, 40));  // 4 GiB to come back: 4 too many
+  plan = ledger.GrantPlan(kGpu, 2);
+  CHECK(plan.feasible);
+  CHECK(EvictedFrom(plan, 11) == 4 * kGiB);
+}
+
 TEST_CASE("ledger: contexts count as used memory when making room") {
   MemoryLedger::Options o;
   o.context_bytes = 1 * kGiB;
