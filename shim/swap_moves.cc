@@ -25,6 +25,18 @@ int64_t swap_internal::SwapInWaitNs() {
   return ns;
 }
 
+void swap_internal::TraceMove(const char* what, uint64_t bytes, int64_t begin_ns,
+                              uint64_t pool_bytes) {
+  static const bool on = std::getenv("GSHARE_TRACE_SWAP") != nullptr;
+  if (!on) return;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  double end = static_cast<double>(now.tv_sec) + now.tv_nsec / 1e9;
+  double begin = end - static_cast<double>(NowNs() - begin_ns) / 1e9;
+  Warn("trace %s %llu %.3f %.3f pool %llu", what, static_cast<unsigned long long>(bytes), begin,
+       end, static_cast<unsigned long long>(pool_bytes));
+}
+
 uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   if (device < 0 || device >= kMaxDevices || bytes == 0) return 0;
   pthread_mutex_lock(&mu_);
@@ -87,6 +99,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   stats_[device].swap_ns += swap_internal::NowNs() - start;
   if (moved > 0) ++stats_[device].swaps_out;
   pthread_mutex_unlock(&mu_);
+  swap_internal::TraceMove("evict", moved, start, pool_.pinned());
   return moved;
 }
 
@@ -190,6 +203,7 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
   if (result == SwapInResult::kDone) running_[device].store(true, std::memory_order_release);
   *moved_out = moved;
   pthread_mutex_unlock(&mu_);
+  swap_internal::TraceMove("swapin", moved, start, pool_.pinned());
   return result;
 }
 
@@ -272,7 +286,10 @@ void* SwapSpace::PrepareThread(void* arg) {
       if (self->ctx_[d] != nullptr) device = d;
     }
     bool pushed = device >= 0 && Extras().cuCtxPushCurrent_v2(self->ctx_[device]) == CUDA_SUCCESS;
+    int64_t start = swap_internal::NowNs();
+    uint64_t had = self->pool_.pinned();
     uint64_t got = pushed ? self->pool_.Grow(target) : 0;
+    swap_internal::TraceMove("pin", got > had ? got - had : 0, start, got);
     if (pushed) self->LeaveContext();
     if (got < target) {
       // Cannot pin more (limit, or the host is out of memory): stop asking.

@@ -45,6 +45,12 @@ inline int64_t NowNs() {
   return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
 }
 
+// GSHARE_TRACE_SWAP set (to anything): each eviction, swap-in and pin-ahead of the swap
+// engine ends with one line on stderr, "gshare: trace <evict|swapin|pin> <bytes> <begin>
+// <end> pool <pinned bytes>", begin and end in epoch seconds; test/bench/pair_timeline.py
+// merges them into a pair's timeline. `begin_ns` is a NowNs() value. Any thread.
+void TraceMove(const char* what, uint64_t bytes, int64_t begin_ns, uint64_t pool_bytes);
+
 inline void SleepNs(int64_t ns) {
   struct timespec ts = {static_cast<time_t>(ns / 1'000'000'000),
                         static_cast<long>(ns % 1'000'000'000)};

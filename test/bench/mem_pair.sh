@@ -37,6 +37,8 @@
 #   HOST_WARM_GIB   host memory touched once before the runs (default 100, 0: none; host_warm.py)
 #   RUN_TIMEOUT     seconds allowed to each run (default 300)
 #   POLL_EVERY      seconds between status polls (default 0.5)
+#   GSHARE_TRACE_SWAP  set: the jobs' shims trace each eviction, swap-in and pin-ahead on
+#                   stderr, and timeline.txt lists them
 # Output in $OUT/mem_pair/<NAME>/: times.txt, bare_{A,B}.{out,err}, together_{A,B}.{out,err}
 # (SMALL=1), tq<TQ>/{config.toml,A.out,B.out,*.err,status.jsonl,status_end.json,daemon.log,
 # timeline.txt (test/bench/pair_timeline.py: where the makespan went)}, summary.txt.

@@ -8,7 +8,9 @@ Merges, on one clock (seconds since the pair started, times.txt's `tq<TQ>_start`
     done <epoch s>`, `trace gpu|cpu <step> <begin> <end>`;
   * the daemon's log (<dir>/daemon.log, debug level for releases): `shared mode` / `exclusive
     mode`, `job N released <gpu> epoch E (idle|early|dropped)`, `handoff ...` lines;
-  * job ids to names from the status samples (<dir>/status.jsonl).
+  * job ids to names from the status samples (<dir>/status.jsonl);
+  * with GSHARE_TRACE_SWAP set in the jobs' environment, the shim's lines in A.err / B.err,
+    `gshare: trace evict|swapin|pin <bytes> <begin> <end> pool <bytes>` (--events only).
 Prints per job: start-up (process start to `ready`), when its first GPU phase began, GPU and
 CPU seconds, how much longer each GPU phase took than the same step bare (when bare_<name>.err
 of the parent folder has a trace: a step's first kernel waits at the gate for the lease, so
@@ -36,10 +38,13 @@ def read_trace(path):
     """{"start": t, "ready": t, "done": t, "gpu": [(step, b, e)], "cpu": [...]} or None."""
     if not os.path.exists(path):
         return None
-    tr = {"gpu": [], "cpu": []}
+    tr = {"gpu": [], "cpu": [], "moves": []}
     with open(path, errors="replace") as f:
         for line in f:
             p = line.split()
+            if len(p) == 8 and p[:2] == ["gshare:", "trace"]:    # the shim's swap trace
+                tr["moves"].append((p[2], int(p[3]), float(p[4]), float(p[5]), int(p[7])))
+                continue
             if len(p) < 3 or p[0] != "trace":
                 continue
             if p[1] in ("gpu", "cpu") and len(p) == 5:
@@ -114,6 +119,8 @@ def main(argv):
         events += [(b, f"{n} gpu {i} ({e - b:.2f} s)") for i, b, e in tr["gpu"]]
         events += [(b, f"{n} cpu {i} ({e - b:.2f} s)") for i, b, e in tr["cpu"]]
         events.append((tr["done"], f"{n} done"))
+        events += [(b, f"    {n} {what} {size / 1e9:.1f} GB in {e - b:.3f} s, pool {pool / 1e9:.1f} GB")
+                   for what, size, b, e, pool in tr["moves"] if size > 0]
     reasons, handoffs = {}, []
     for t, text in daemon_events(os.path.join(d, "daemon.log"), t0):
         if m := RELEASE_RE.search(text):

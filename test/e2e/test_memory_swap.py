@@ -4,6 +4,7 @@ without room:
   - two jobs whose memory adds up to more than the GPU both finish bit-exact, one at a time
     (exclusive mode), with evictions and swap-ins counted in `gshare status`; their memory
     includes mappings they make themselves (cuMemCreate/cuMemMap, fake_app --swap-check);
+    the one with GSHARE_TRACE_SWAP set traces its moves on stderr;
   - two jobs that fit run at once (shared mode) without a single swap;
   - a swap-in that fails half way rolls back, keeps the host copy and succeeds later;
   - a swap-in short of room that the daemon's ledger cannot see asks for it and finishes;
@@ -60,7 +61,7 @@ class MemorySwapTest(TestCase):
         h.start_daemon()
         seen = {"a": {}, "b": {}}
         fixed = {"a": set(), "b": set()}  # every fixed-bytes figure seen while allocated
-        a = self.swap_job(h, "a", cycles=40, gap_ms=30)
+        a = self.swap_job(h, "a", cycles=40, gap_ms=30, env={"GSHARE_TRACE_SWAP": "1"})
         b = self.swap_job(h, "b", cycles=40, gap_ms=30)
 
         def snapshot():
@@ -86,6 +87,14 @@ class MemorySwapTest(TestCase):
             # eviction takes); only the handle it exported stays resident, as fixed memory.
             self.assertIn(2 * MIB, fixed[name], "%s: %s" % (name, fixed))
             self.assertLessEqual(max(fixed[name]), 2 * MIB, "%s: %s" % (name, fixed))
+        # Job a traced its moves (GSHARE_TRACE_SWAP): bytes, begin <= end, pool bytes.
+        trace = re.findall(r"^gshare: trace (evict|swapin|pin) (\d+) ([\d.]+) ([\d.]+) pool (\d+)$",
+                           a.stderr, re.M)
+        self.assertEqual({t[0] for t in trace if int(t[1]) > 0} & {"evict", "swapin"},
+                         {"evict", "swapin"}, a.stderr)
+        self.assertTrue(all(float(t[2]) <= float(t[3]) for t in trace), trace)
+        self.assertTrue(all(int(t[4]) > 0 for t in trace if t[0] == "evict" and int(t[1]) > 0))
+        self.assertNotIn("gshare: trace", b.stderr)
         # Their kernels never overlapped: one job at a time.
         ops = h.ops("K")
         self.assertEqual(overlaps([o for o in ops if o.pid == a.child_pid()],
