@@ -93,10 +93,12 @@ class SwapSpace {
     uint64_t shortfall = 0;
   };
   SwapInResult SwapIn(int device, uint64_t* moved, int64_t stall_ns, RoomNeed* need = nullptr);
-  // Pins host memory in advance (a background thread); returns at once. The driver call that pins holds up the process's other
-  // driver calls (host_pool.h), so Pinning() is true meanwhile and that time does not count
-  // toward an early release.
+  // Pins host memory in advance (a background thread); returns at once. The driver call that
+  // pins holds up the process's other driver calls (host_pool.h), so Pinning() is true
+  // meanwhile and that time does not count toward an early release. The thread pins
+  // kPrepareStepBytes at a time and has a memory report sent after each step.
   void Prepare(uint64_t host_bytes);
+  static constexpr uint64_t kPrepareStepBytes = 4ull << 30;
   bool Pinning() const { return pool_.Registering(); }
   // Bytes of pinned host memory, and the ledger of `device`.
   uint64_t HostBytes() { return pool_.pinned(); }
