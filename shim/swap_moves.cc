@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "lease_client.h"
@@ -289,21 +290,16 @@ void* SwapSpace::PrepareThread(void* arg) {
     bool pushed = device >= 0 && Extras().cuCtxPushCurrent_v2(self->ctx_[device]) == CUDA_SUCCESS;
     int64_t start = swap_internal::NowNs();
     uint64_t had = self->pool_.pinned();
-    uint64_t got = had;
+    uint64_t got = pushed ? had : 0;
     // In steps, each followed by a memory report: the daemon prices the next handoff by the
     // pool it knows of (Daemon::HandoffBytes), and an unpriced one keeps the holder on the
     // GPU through its CPU phases (seen on the H100 when the last report predated the pin).
-    while (pushed && got < target) {
-      uint64_t step = got + kPrepareStepBytes < target ? got + kPrepareStepBytes : target;
-      uint64_t now = self->pool_.Grow(step);
-      if (now > got) LeaseClient::Get().MemoryChanged(-1);
-      if (now < step) {
-        got = now;
-        break;
-      }
-      got = now;
+    for (uint64_t step = got; pushed && got >= step && got < target;) {
+      step = std::min(got + kPrepareStepBytes, target);
+      uint64_t before = got;
+      got = self->pool_.Grow(step);  // short of `step`: cannot pin more, the loop ends
+      if (got > before) LeaseClient::Get().MemoryChanged(-1);
     }
-    if (!pushed) got = 0;
     swap_internal::TraceMove("pin", got > had ? got - had : 0, start, got);
     if (pushed) self->LeaveContext();
     if (got < target) {

@@ -60,9 +60,8 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
   // An allocation of the exclusive holder waits for room: take it from the others, with
   // headroom for the allocations that follow (kGrowthHeadroom).
   if (m.demand > 0 && arbiter_.Holder(gpu) == c.job && !arbiter_.IsShared(gpu)) {
-    MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, c.job, MemoryLedger::kGrowthHeadroom);
-    if (!plan.feasible) plan = ledger_.MakeRoom(gpu, c.job);  // the demand is in the report
-    SendEvictions(gpu, plan);
+    // The demand is in the report: without the headroom, the plan is what it asks.
+    SendEvictions(gpu, ledger_.MakeRoomWithHeadroom(gpu, c.job, MemoryLedger::kGrowthHeadroom));
   }
   UpdateSharing(gpu);
   AskHolderToPin(gpu);

@@ -212,12 +212,19 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
   return plan;
 }
 
-MemoryLedger::Plan MemoryLedger::GrantPlan(const GpuKey& gpu, JobId job) const {
-  if (last_ran_.count({gpu, job}) == 0) {
-    Plan roomy = MakeRoom(gpu, job, FirstTurnHeadroom(Totals(job, gpu).allocated));
+MemoryLedger::Plan MemoryLedger::MakeRoomWithHeadroom(const GpuKey& gpu, JobId job,
+                                                      uint64_t headroom) const {
+  if (headroom > 0) {
+    Plan roomy = MakeRoom(gpu, job, headroom);
     if (roomy.feasible) return roomy;
   }
   return MakeRoom(gpu, job);
+}
+
+MemoryLedger::Plan MemoryLedger::GrantPlan(const GpuKey& gpu, JobId job) const {
+  bool first_turn = last_ran_.count({gpu, job}) == 0;
+  return MakeRoomWithHeadroom(
+      gpu, job, first_turn ? FirstTurnHeadroom(Totals(job, gpu).allocated) : 0);
 }
 
 MemoryLedger::JobTotals MemoryLedger::Totals(JobId job, const GpuKey& gpu) const {

@@ -89,6 +89,8 @@ class MemoryLedger {
   // eviction round trip per allocation (measured on the H100: 14 GiB of growth took a whole
   // 20 s quantum that way).
   static constexpr uint64_t kGrowthHeadroom = 2ull << 30;
+  // MakeRoom with `headroom` extra bytes where the others can give them, else without.
+  Plan MakeRoomWithHeadroom(const GpuKey& gpu, JobId job, uint64_t headroom) const;
   // The plan of an exclusive grant of `gpu` to `job`: MakeRoom, and on the job's first
   // exclusive turn there (it never ran under an exclusive grant) room for its growth too,
   // FirstTurnHeadroom(allocated), where the others can give it. Jobs grow in their first
