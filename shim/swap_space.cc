@@ -408,4 +408,15 @@ CUstream SwapSpace::StreamOf(int device) {
   if (stream_[device] == nullptr) Vmm()->cuStreamCreate(&stream_[device], kStreamNonBlocking);
   return stream_[device];
 }
+
+SwapSpace::BatchPipe SwapSpace::PipeOf(int device) {
+  BatchPipe pipe;
+  pipe.stream = StreamOf(device);
+  for (int i = 0; i < 2; ++i) {
+    CUevent& e = batch_done_[device][i];
+    if (e == nullptr && Extras().cuEventCreate(&e, kEventDisableTiming) != CUDA_SUCCESS) e = nullptr;
+    pipe.done[i] = e;
+  }
+  return pipe;
+}
 }  // namespace gshare::shim

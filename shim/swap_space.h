@@ -144,6 +144,7 @@ class SwapSpace {
   struct Region;
   struct Deferred;  // cuMemFreeAsync waiting for its stream
   struct Batch;     // chunk copies finished together
+  struct BatchPipe;  // two batches in flight
   struct AppHandle;   // an application's cuMemCreate handle
   struct AppMapping;  // where the application mapped one
   Region* FindLocked(CUdeviceptr p) const;
@@ -188,6 +189,9 @@ class SwapSpace {
   bool EnterContext(int device);
   void LeaveContext();
   CUstream StreamOf(int device);
+  // The engine's stream on `device` with its two batch events (created once; nullptr where
+  // creation failed). Needs the device's context current.
+  BatchPipe PipeOf(int device);
   static void* PrepareThread(void* self);
 
   pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
@@ -198,6 +202,7 @@ class SwapSpace {
   std::atomic<bool> running_[kMaxDevices] = {};
   CUcontext ctx_[kMaxDevices] = {};    // the context the engine works in, per device
   CUstream stream_[kMaxDevices] = {};  // the engine's copy stream, per device
+  CUevent batch_done_[kMaxDevices][2] = {};  // BatchPipe's events, per device
   SwapStats stats_[kMaxDevices] = {};  // GUARDED_BY(mu_)
   uint64_t allocated_[kMaxDevices] = {};  // reserved bytes of the regions; GUARDED_BY(mu_)
   Region** app_ids_ = nullptr;  // application handle id (less the tag) - 1 -> region; GUARDED_BY(mu_)

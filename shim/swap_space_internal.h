@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "cuda_abi.h"
+#include "real_driver.h"
 #include "room_wait.h"
 #include "swap_space.h"
 #include "vmm_driver.h"
@@ -16,8 +17,13 @@ inline constexpr uint64_t kGranule = 2ull << 20;     // VMM granularity of NVIDI
 inline constexpr uint64_t kChunkBytes = 64ull << 20;  // unit of eviction (issue: >= 64 MiB)
 inline constexpr uint64_t kSlabMax = 1ull << 20;      // larger allocations get a region
 inline constexpr int kSlabMinShift = 9;               // 512 B blocks (cudaMalloc aligns to 256 B)
-inline constexpr uint64_t kBatchBytes = 1ull << 30;   // copies in flight per synchronization
-inline constexpr int kBatchChunks = 64;
+// Copies finished by one synchronization; two batches are in flight (BatchPipe), so ~1 GiB
+// is queued on the copy engine while the older half is unmapped or given back, and an
+// eviction frees the GPU in 512 MiB steps that another process's swap-in follows.
+// A batch ends at kBatchChunks chunks too, so that one of small chunks (2 MiB slabs) is
+// short as well.
+inline constexpr uint64_t kBatchBytes = 512ull << 20;
+inline constexpr int kBatchChunks = 16;
 // Device memory taken by the process's own CUDA context on a GPU of `total` bytes: 512 MiB
 // (527 MiB measured on the H100), at most 1/16 of a (small, test) device.
 inline uint64_t ContextReserve(uint64_t total) {
@@ -119,6 +125,54 @@ struct SwapSpace::Batch {
   void Clear() {
     n = 0;
     bytes = 0;
+  }
+};
+
+// Two batches in flight on the engine's stream (Evict, SwapIn): while the copies of the
+// current one run, the older one is finished, so the copy engine does not idle through the
+// driver calls of a finish (a batch's unmaps or mappings; each chunk's cuMemUnmap +
+// cuMemRelease or cuMemCreate + cuMemMap + cuMemSetAccess). Each batch's end is an event
+// recorded after its copies; without events (creation failed) a finish synchronizes the
+// whole stream, which is correct but serial. `finish(batch, ok)` does the batch's
+// bookkeeping; ok is false when its copies failed. Plain struct; the engine's mu_ guards it.
+struct SwapSpace::BatchPipe {
+  CUstream stream;
+  CUevent done[2];  // from SwapSpace::batch_done_; nullptr: synchronize the stream
+  Batch batch[2];
+  bool recorded[2] = {false, false};
+  int cur = 0;
+
+  Batch& Current() { return batch[cur]; }
+  uint64_t InFlightBytes() const { return batch[0].bytes + batch[1].bytes; }
+  // The current batch is full: queue its end, finish the older one, start a new one.
+  template <class Finish>
+  void Advance(Finish& finish) {
+    Record(cur);
+    int older = 1 - cur;
+    if (batch[older].n > 0) End(older, finish, true);
+    cur = older;
+  }
+  // Finishes both batches, the older first; the current one with ok forced false when
+  // `current_ok` is (its copies cannot all have been queued).
+  template <class Finish>
+  void Drain(Finish& finish, bool current_ok = true) {
+    int older = 1 - cur;
+    if (batch[cur].n > 0) Record(cur);
+    if (batch[older].n > 0) End(older, finish, true);
+    if (batch[cur].n > 0) End(cur, finish, current_ok);
+  }
+
+ private:
+  void Record(int i) {
+    recorded[i] = done[i] != nullptr && Extras().cuEventRecord(done[i], stream) == CUDA_SUCCESS;
+  }
+  template <class Finish>
+  void End(int i, Finish& finish, bool ok) {
+    CUresult r = recorded[i] ? Extras().cuEventSynchronize(done[i])
+                             : Vmm()->cuStreamSynchronize(stream);
+    finish(batch[i], ok && r == CUDA_SUCCESS);
+    batch[i].Clear();
+    recorded[i] = false;
   }
 };
 

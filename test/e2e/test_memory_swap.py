@@ -61,7 +61,10 @@ class MemorySwapTest(TestCase):
         h.start_daemon()
         seen = {"a": {}, "b": {}}
         fixed = {"a": set(), "b": set()}  # every fixed-bytes figure seen while allocated
-        a = self.swap_job(h, "a", cycles=40, gap_ms=30, env={"GSHARE_TRACE_SWAP": "1"})
+        # Job a's bulk is in 24 buffers: with the slabs and the job's own mappings an eviction
+        # spans ~40 chunks, several batches of the engine's copy pipeline (16 chunks each).
+        a = self.swap_job(h, "a", cycles=40, gap_ms=30, env={"GSHARE_TRACE_SWAP": "1"},
+                          extra=("--pieces", 24))
         b = self.swap_job(h, "b", cycles=40, gap_ms=30)
 
         def snapshot():

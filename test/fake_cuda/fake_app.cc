@@ -63,7 +63,9 @@ void Usage() {
                "  [--kernels N] [--kernel-ms M] [--gap-ms G] [--sync-every K] [--threads T]\n"
                "  [--null-stream] [--ex] [--capture] [--memcpy] [--fork] [--exit-code C]\n"
                "  [--sleep-ms S] [--vmm BYTES] [--pool BYTES] [--swap-check BYTES]\n"
-               "  [--cycles C] [--leak-to-exit]\n"
+               "  [--cycles C] [--pieces N] [--leak-to-exit]\n"
+               "--pieces N: --swap-check's bulk in N buffers (default 2), so that one eviction\n"
+               "  spans many chunks.\n"
                "--leak-to-exit: leaves the --swap-check buffers allocated; at exit, after\n"
                "  gshare's exit handler and before the (fake) driver gives the process's memory\n"
                "  back, prints 'fake_app: device used at exit <bytes>' (FAKE_CUDA_DEVICE_FILE).\n");
@@ -119,6 +121,9 @@ Options Parse(int argc, char** argv) {
       o.swap_bytes = number();
     } else if (a == "--cycles") {
       o.cycles = static_cast<int>(number());
+    } else if (a == "--pieces") {
+      o.pieces = static_cast<int>(number());
+      if (o.pieces < 1) Usage();
     } else if (a == "--leak-to-exit") {
       o.leak_to_exit = true;
     } else {

@@ -95,6 +95,7 @@ struct Options {
   long long pool_bytes = 0;  // --pool: cuMemAllocAsync + memset + cuMemFreeAsync
   long long swap_bytes = 0;  // --swap-check: buffers of about this many bytes, checked
   int cycles = 3;            // --cycles: rounds of --swap-check
+  int pieces = 2;            // --pieces: --swap-check's bulk in this many buffers
   bool leak_to_exit = false;  // --leak-to-exit: see Usage
 };
 

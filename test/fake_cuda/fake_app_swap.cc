@@ -203,10 +203,10 @@ void FreeVmm(const Api& api, VmmSet& v) {
 }
 
 // Allocates the mix: small, pitched, stream-ordered, medium, from the default pool, the rest
-// of total (less 10 MiB) in one or two big buffers, interleaved so that the kinds' addresses
+// of total (less 10 MiB) in `pieces` buffers (one when it is 96 MiB or less), interleaved so that the kinds' addresses
 // mix, and the job's own mappings (VmmSet, 10 MiB).
 std::vector<Buffer> Allocate(const Api& api, CUstream stream, CUdevice dev, size_t total,
-                             VmmSet& vmm) {
+                             int pieces, VmmSet& vmm) {
   std::vector<Buffer> out;
   auto alloc = [&](size_t bytes) {
     CUdeviceptr p = 0;
@@ -238,12 +238,12 @@ std::vector<Buffer> Allocate(const Api& api, CUstream stream, CUdevice dev, size
   for (const Buffer& b : out) used += b.bytes;
   if (total > used) {
     size_t rest = total - used;
-    if (rest > 96 * kMiB) {  // two big ones, neither a multiple of anything
-      size_t first = rest / 2 + 13;
-      alloc(first);
-      alloc(rest - first);
-    } else {
-      alloc(rest);
+    // `pieces` buffers, neither a multiple of anything; one only when the rest is small.
+    size_t n = rest > 96 * kMiB ? static_cast<size_t>(pieces) : 1;
+    for (size_t i = 0; i < n; ++i) {
+      size_t bytes = i + 1 == n ? rest : rest / (n - i) + 13;
+      alloc(bytes);
+      rest -= bytes;
     }
   }
   // Last, so that their engine regions get the lowest addresses (mmap hands out address space
@@ -258,7 +258,8 @@ void SwapCheck(const Api& api, const Options& o, CUfunction f, CUdevice dev) {
   CUstream stream = nullptr;
   CALL(StreamCreate, &stream, 0);
   VmmSet vmm;
-  std::vector<Buffer> buffers = Allocate(api, stream, dev, static_cast<size_t>(o.swap_bytes), vmm);
+  std::vector<Buffer> buffers =
+      Allocate(api, stream, dev, static_cast<size_t>(o.swap_bytes), o.pieces, vmm);
   // What the job sees of the GPU once its buffers exist (gshare virtualizes it).
   size_t info_free = 0, info_total = 0;
   CALL(MemGetInfo, &info_free, &info_total);
