@@ -7,8 +7,9 @@
 // at the lease thread's tick (20 ms resolution): the job's own CPU time, not its GPU time.
 // Only gaps of at least kMinGapMs count; the last kHistory are kept. Once the holder has
 // been idle for t, the expected rest of this gap is the mean of g - t over the kept gaps g
-// longer than t (at least kMinSamples of them), so short pauses inside a GPU phase do not
-// hide long CPU phases, nor does one long gap among short ones make the holder leave. A
+// longer than t (at least kMinSamples of them, or one when it is the latest gap), so short
+// pauses inside a GPU phase do not hide long CPU phases, nor does one long gap among short
+// ones make the holder leave; a job's second CPU phase already follows its first. A
 // release pays when that rest covers a handoff away and a handoff back plus a margin: while
 // it lasts another job runs on the GPU that this one would have left idle (the early release
 // of a holder with a waiting job; the daemon's [scheduler] idle_release still applies to
@@ -38,7 +39,7 @@ class GapPredictor {
   static constexpr int64_t kMinGapMs = 50;
   static constexpr int64_t kMarginMs = 100;        // slack for the estimate's error
   static constexpr int kHistory = 8;               // gaps kept
-  static constexpr int kMinSamples = 2;            // gaps longer than t needed to predict
+  static constexpr int kMinSamples = 2;  // gaps longer than t needed to predict (or the latest)
   static constexpr int64_t kHandoffFixedMs = 30;
   static constexpr uint64_t kBytesPerMs = 40'000'000;  // 40 GB/s each way
   static constexpr uint64_t kNever = proto::kHandoffNever;  // "never pays"
@@ -47,12 +48,16 @@ class GapPredictor {
   void Observe(int64_t ms) {
     if (ms < kMinGapMs) return;
     gaps_[next_] = ms;
+    latest_ = ms;
     next_ = (next_ + 1) % kHistory;
     if (count_ < kHistory) ++count_;
   }
   // Whether any gap has been seen.
   bool Known() const { return count_ > 0; }
-  // Expected rest of a gap that has lasted `idle_ms`; 0 without kMinSamples longer gaps.
+  // Expected rest of a gap that has lasted `idle_ms`; 0 without kMinSamples longer gaps,
+  // unless the one longer gap is the latest: a gap longer than every pause since the last
+  // long gap is taken as the same phase again (a periodic job's CPU phase). Pauses inside
+  // the GPU phase since then keep the one sample from counting.
   int64_t RemainingMs(int64_t idle_ms) const {
     int n = 0;
     int64_t sum = 0;
@@ -62,7 +67,8 @@ class GapPredictor {
         ++n;
       }
     }
-    return n < kMinSamples ? 0 : sum / n;
+    bool latest_alone = n == 1 && latest_ > idle_ms;
+    return n < kMinSamples && !latest_alone ? 0 : sum / n;
   }
 
   // Milliseconds of one handoff that moves `bytes` in its larger direction.
@@ -94,12 +100,16 @@ class GapPredictor {
     return unpriced && kUnpricedIdleMs > idle_release_ms ? kUnpricedIdleMs : idle_release_ms;
   }
 
-  void Reset() { count_ = next_ = 0; }
+  void Reset() {
+    count_ = next_ = 0;
+    latest_ = 0;
+  }
 
  private:
   int64_t gaps_[kHistory] = {};
   int count_ = 0;
   int next_ = 0;
+  int64_t latest_ = 0;  // the last gap observed
 };
 
 }  // namespace gshare::shim

@@ -24,9 +24,27 @@ TEST_CASE("GapPredictor: pauses shorter than a gap are not learnt") {
   CHECK_FALSE(p.Known());
   p.Observe(2000);
   CHECK(p.Known());
-  CHECK(p.RemainingMs(kMin) == 0);  // one long gap is not yet a pattern
+  p.Observe(100);
+  CHECK(p.RemainingMs(150) == 0);  // one long gap, followed by a pause, is not yet a pattern
   p.Observe(2000);
-  CHECK(p.RemainingMs(kMin) == 2000 - kMin);
+  CHECK(p.RemainingMs(kMin) == (2000 - kMin + 100 - kMin + 2000 - kMin) / 3);
+}
+
+TEST_CASE("GapPredictor: the latest gap alone predicts the next one") {
+  // A 50/50 job's first CPU phase (3.3 s) after start-up pauses: its second CPU phase is
+  // longer than every pause, and the latest gap says it goes on.
+  GapPredictor p;
+  p.Observe(80);
+  p.Observe(120);
+  p.Observe(3300);
+  int64_t big = GapPredictor::HandoffMs(22'000'000'000ull);  // 580 ms
+  CHECK_FALSE(p.WorthReleasing(kMin, big));  // (30 + 70 + 3250) / 3 = 1116 < 1260
+  CHECK(p.RemainingMs(140) == 3300 - 140);
+  CHECK(p.WorthReleasing(140, big));
+  // A pause after the long gap takes its lone vote away.
+  p.Observe(90);
+  CHECK(p.RemainingMs(140) == 0);
+  CHECK_FALSE(p.WorthReleasing(140, big));
 }
 
 TEST_CASE("GapPredictor: the rest of a gap is the mean over the longer gaps kept") {
@@ -34,7 +52,7 @@ TEST_CASE("GapPredictor: the rest of a gap is the mean over the longer gaps kept
   p.Observe(3000);
   p.Observe(1000);
   CHECK(p.RemainingMs(kMin) == (3000 - kMin + 1000 - kMin) / 2);
-  CHECK(p.RemainingMs(1500) == 0);  // only one gap lasted that long
+  CHECK(p.RemainingMs(1500) == 0);  // only one gap lasted that long, not the latest
   p.Observe(3000);
   CHECK(p.RemainingMs(1500) == 1500);
   // Only the last kHistory gaps count.
