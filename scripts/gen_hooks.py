@@ -59,6 +59,7 @@ OTHER = [
     ("TOTALMEM", "cuDeviceTotalMem_v2"),
     ("ADDRRANGE", "cuMemGetAddressRange_v2"),
     ("SYNC", "cuCtxSynchronize"),
+    ("SYNC", "cuCtxSynchronize_v2"),  # CUDA 13: the runtime's cudaDeviceSynchronize
     ("SYNC", "cuStreamSynchronize"),
     ("SYNC", "cuStreamSynchronize_ptsz"),
     ("SYNC", "cuEventSynchronize"),

@@ -1,5 +1,6 @@
-// Census: how many calls of each hooked export the shim saw, for comparison with an
-// independent count (CUPTI). On only when GSHARE_CENSUS=<path> is set; then the counts are
+// Census: how many calls of each hooked submission (gated) and synchronization export the
+// shim saw, for comparison with an independent count (CUPTI) and to tell which revision of
+// an export a program reaches. On only when GSHARE_CENSUS=<path> is set; then the counts are
 // written to <path>.<pid> at exit as "<export> <count>" lines, plus "#captured <n>" (calls
 // recorded into a stream capture, which bypass the gate). Count: any thread, lock-free.
 #pragma once

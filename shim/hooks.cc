@@ -447,11 +447,12 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
   }
 
 // Waiting for the GPU is not idleness (lease_client.h, g_syncing).
-#define GS_HOOK_SYNC(name, params, args)   \
-  GS_EXPORT CUresult name params noexcept { \
-    GS_REAL(name, params);                  \
-    ::gshare::shim::SyncScope gs_sync;      \
-    return gs_real_fn args;                 \
+#define GS_HOOK_SYNC(name, params, args)                      \
+  GS_EXPORT CUresult name params noexcept {                    \
+    GS_REAL(name, params);                                     \
+    ::gshare::shim::CensusCount(::gshare::shim::kHook_##name); \
+    ::gshare::shim::SyncScope gs_sync;                         \
+    return gs_real_fn args;                                    \
   }
 
 // Polling for completion that is not there yet counts as waiting too.

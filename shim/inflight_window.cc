@@ -7,6 +7,7 @@
 
 #include "context_registry.h"
 #include "real_driver.h"
+#include "vmm_driver.h"
 
 namespace gshare::shim {
 namespace {
@@ -14,7 +15,6 @@ namespace {
 using namespace gs_cuda;
 
 constexpr int kFences = 4;  // W: events outstanding per device
-constexpr unsigned kEventDisableTiming = 0x2;  // CU_EVENT_DISABLE_TIMING
 
 struct Ring {
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;

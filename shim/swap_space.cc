@@ -25,7 +25,6 @@ int SlabShift(uint64_t bytes) {
   return s;
 }
 uint64_t RoundUp(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
-constexpr unsigned kEventDisableTiming = 0x2;  // cuda.h CU_EVENT_DISABLE_TIMING
 }  // namespace
 
 SwapSpace g_swap_space;

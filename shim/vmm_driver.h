@@ -53,5 +53,7 @@ uint64_t DeviceTotalBytes(int device);
 inline constexpr unsigned int kHostAllocPortable = 0x01;
 // cuStreamCreate flag: no implicit synchronization with the legacy stream.
 inline constexpr unsigned int kStreamNonBlocking = 0x01;
+// cuEventCreate flag: an event only for ordering, no timestamp (cuda.h CU_EVENT_DISABLE_TIMING).
+inline constexpr unsigned int kEventDisableTiming = 0x02;
 
 }  // namespace gshare::shim

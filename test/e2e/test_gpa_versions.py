@@ -43,6 +43,12 @@ class GetProcAddressVersionsTest(TestCase):
                              "census of %s %s: %s" % (job.name, job.argv, counts))
             # The driver ran what the shim counted, through the same revision.
             self.assertEqual({o.name for o in h.ops("K", job.child_pid())}, {export})
+            # Its context synchronizations were seen too: at CUDA 13, "cuCtxSynchronize"
+            # resolves to cuCtxSynchronize_v2, which the shim must count as waiting, not idle.
+            version = int(job.argv[job.argv.index("--gpa-version") + 1])
+            sync = "cuCtxSynchronize_v2" if version >= 13000 else "cuCtxSynchronize"
+            self.assertGreaterEqual(counts.get(sync, 0), 1,
+                                    "census of %s %s: %s" % (job.name, job.argv, counts))
 
     def test_11030(self):
         self.pair(variant(11030), variant(11030, per_thread=True))

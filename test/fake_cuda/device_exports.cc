@@ -221,6 +221,17 @@ CUresult cuCtxSynchronize() noexcept {
   return fake::StickyError();
 }
 
+// CUDA 13: the context to wait for is named (nullptr: the current one), as the runtime's
+// cudaDeviceSynchronize calls it there.
+CUresult cuCtxSynchronize_v2(CUcontext ctx) noexcept {
+  if (ctx == nullptr) return cuCtxSynchronize();
+  if (CUresult r = cuCtxPushCurrent_v2(ctx)) return r;
+  CUresult r = cuCtxSynchronize();
+  CUcontext popped;
+  cuCtxPopCurrent_v2(&popped);
+  return r;
+}
+
 CUresult cuModuleLoadData(CUmodule* module, const void* image) noexcept {
   fake::Context* ctx;
   if (CUresult r = fake::CheckContext(&ctx)) return r;

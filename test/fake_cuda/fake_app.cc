@@ -181,8 +181,25 @@ Api LoadApi(const Options& o) {
   api.field = reinterpret_cast<decltype(api.field)>(p);
     FAKE_APP_FUNCTIONS(FAKE_APP_GPA)
 #undef FAKE_APP_GPA
+    // Both fields asked for "cuCtxSynchronize": keep the one whose signature the version has.
+    if (o.gpa_version >= 13000) {
+      api.CtxSynchronize = nullptr;
+    } else {
+      api.CtxSynchronizeIn = nullptr;
+    }
   }
   return api;
+}
+
+// cuCtxSynchronize of the current context through the revision the route gave: on the gpa
+// route at version >= 13000 that is CUDA 13's cuCtxSynchronize_v2, which names the context
+// (nullptr: the current one). Fails the program on an error.
+void SyncContext(const Api& api) {
+  if (api.CtxSynchronize != nullptr) {
+    CALL(CtxSynchronize);
+  } else {
+    CALL(CtxSynchronizeIn, nullptr);
+  }
 }
 
 // One launching thread: N kernels on its own stream (or the default stream under
@@ -195,7 +212,7 @@ void LaunchLoop(const Api& api, const Options& o, CUcontext ctx, CUfunction f,
   for (int i = 0; i < o.kernels; ++i) {
     Launch(api, o, f, stream);
     ++*launched;
-    if (o.sync_every > 0 && (i + 1) % o.sync_every == 0) CALL(CtxSynchronize);
+    if (o.sync_every > 0 && (i + 1) % o.sync_every == 0) SyncContext(api);
     if (i + 1 < o.kernels) SleepMs(o.gap_ms);
   }
   CALL(StreamSynchronize, stream);
@@ -361,7 +378,7 @@ int main(int argc, char** argv) {
   if (o.pool_bytes > 0) PoolRoundTrip(api, o);
   if (o.swap_bytes > 0) SwapCheck(api, o, f, dev);
 
-  CALL(CtxSynchronize);
+  SyncContext(api);
   CALL(ModuleUnload, module);
   CALL(PrimaryCtxRelease, dev);
 

@@ -22,6 +22,7 @@ using namespace gs_cuda;
     "cuDevicePrimaryCtxRelease")                                                               \
   X(CtxSetCurrent, cuCtxSetCurrent, cuCtxSetCurrent, "cuCtxSetCurrent")                        \
   X(CtxSynchronize, cuCtxSynchronize, cuCtxSynchronize, "cuCtxSynchronize")                    \
+  X(CtxSynchronizeIn, cuCtxSynchronize_v2, cuCtxSynchronize_v2, "cuCtxSynchronize")             \
   X(ModuleLoadData, cuModuleLoadData, cuModuleLoadData, "cuModuleLoadData")                    \
   X(ModuleGetFunction, cuModuleGetFunction, cuModuleGetFunction, "cuModuleGetFunction")       \
   X(ModuleUnload, cuModuleUnload, cuModuleUnload, "cuModuleUnload")                            \

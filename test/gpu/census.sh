@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Census: does every GPU submission of real frameworks pass gshare's gate? For each workload it
 # runs `gshare run -- <workload>` with two independent counters in the process:
-#   - the shim's own census (GSHARE_CENSUS=<dir>/shim -> <dir>/shim.<pid>: gated calls per export),
+#   - the shim's own census (GSHARE_CENSUS=<dir>/shim -> <dir>/shim.<pid>: gated calls and
+#     synchronizations per export),
 #   - test/gpu/cupti_counter.c, preloaded too (GSHARE_CUPTI_OUT=<dir>/cupti -> <dir>/cupti.<pid>:
 #     every driver API call CUPTI saw inside the driver, whatever route reached it),
 # then test/gpu/census_compare.py prints the per-family table and "escapes: N".
