@@ -128,6 +128,7 @@ void Arbiter::Grant(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now,
   lease.dropping = false;
   lease.delivering = false;
   lease.swapping_in = false;
+  lease.switch_time = Millis(0);
   lease.queue.erase(job);
   StopWaiting(lease, job, now);
   if (lease.stopped.erase(job) != 0) {

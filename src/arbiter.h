@@ -105,6 +105,13 @@ class Arbiter {
   // kSwapInAllowance has passed without SwappedIn (a stuck process cannot keep the GPU).
   // Both ignore any other epoch.
   static constexpr Millis kSwapInAllowance{30000};
+  // A deferred grant's turn lasts at least kTurnPerSwitch times its switch (grant to
+  // delivery: the daemon's checkpoints and restore), so that the GPU computes at least two
+  // thirds of the time however short the quantum: a checkpoint-engine handoff of 2 x 45 GiB
+  // took ~35 s on the H100 (docs/benchmarks.md), against quanta of 5-60 s. The same reasoning
+  // as the early release: a handoff must pay for itself (rent or buy). Swap-ins (~0.6 s for
+  // 22 GB each way) keep the plain quantum, so short quanta stay short for them.
+  static constexpr int kTurnPerSwitch = 2;
   void AwaitSwapIn(const GpuKey& gpu, uint64_t epoch);
   void SwappedIn(const GpuKey& gpu, uint64_t epoch, TimePoint now);
   // CONTENDED again, for each connection holding `gpu` in the grant whose holder was told
@@ -164,6 +171,7 @@ class Arbiter {
     bool dropping = false;
     bool delivering = false;  // Deferred: the holder has not received its grant yet
     bool swapping_in = false;  // AwaitSwapIn: the holder's swap-in is not over yet
+    Millis switch_time{0};     // a deferred grant's time to delivery, once delivered
     TimePoint drop_sent_at{};
     std::map<ConnId, uint64_t> holding;  // conn -> epoch it was granted
     std::set<ConnId> wanting;            // asked, not yet granted
@@ -180,7 +188,8 @@ class Arbiter {
   };
 
   Millis QuantumOf(const Job& job) const;
-  // When the holder's turn ends: its quantum after the grant, later while it swaps in.
+  // When the holder's turn ends: its quantum (at least kTurnPerSwitch x a deferred grant's
+  // switch) after its turn began, later while it swaps in.
   TimePoint TurnEnd(const Lease& lease) const;
   // The lease of `gpu` whose holder was granted `epoch`; nullptr otherwise.
   Lease* HolderLease(const GpuKey& gpu, uint64_t epoch);

@@ -1,6 +1,7 @@
 // The arbiter's job suspension (gshare suspend/resume), deferred grants (a grant that
 // reaches its holder only after the daemon restored its memory) and quanta that start after
 // the holder's swap-in; see arbiter.h.
+#include <algorithm>
 #include <chrono>
 
 #include "arbiter.h"
@@ -19,6 +20,9 @@ void Arbiter::BeginTurn(const GpuKey& gpu, uint64_t epoch, bool Lease::*pending,
   if (lease == nullptr || !(lease->*pending)) return;
   lease->*pending = false;
   jobs_.at(*lease->holder).wait_seconds += Seconds(lease->granted_at, now);
+  if (pending == &Lease::delivering) {
+    lease->switch_time = std::chrono::duration_cast<Millis>(now - lease->granted_at);
+  }
   lease->granted_at = now;
 }
 
@@ -39,7 +43,8 @@ void Arbiter::SwappedIn(const GpuKey& gpu, uint64_t epoch, TimePoint now) {
 }
 
 TimePoint Arbiter::TurnEnd(const Lease& lease) const {
-  TimePoint end = lease.granted_at + QuantumOf(jobs_.at(*lease.holder));
+  Millis turn = std::max(QuantumOf(jobs_.at(*lease.holder)), kTurnPerSwitch * lease.switch_time);
+  TimePoint end = lease.granted_at + turn;
   return lease.swapping_in ? end + kSwapInAllowance : end;
 }
 

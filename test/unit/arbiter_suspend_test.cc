@@ -85,12 +85,33 @@ TEST_CASE_FIXTURE(Fixture, "arbiter deferred grant: the quantum starts when the 
   arb.Deferred(kGpu, e1);
   arb.Request(21, kGpu, At(1));
   // Long past the quantum, but job 1 has not received its grant: no DROP.
-  CHECK(Count(arb.Tick(At(60000)), Kind::kDrop, 11) == 0);
-  arb.Delivered(kGpu, e1, At(60000));
-  CHECK(Count(arb.Tick(At(60000 + 19999)), Kind::kDrop, 11) == 0);
-  CHECK(Count(arb.Tick(At(60000 + 20000)), Kind::kDrop, 11) == 1);
+  CHECK(Count(arb.Tick(At(6000)), Kind::kDrop, 11) == 0);
+  arb.Delivered(kGpu, e1, At(6000));
+  CHECK(Count(arb.Tick(At(6000 + 19999)), Kind::kDrop, 11) == 0);
+  CHECK(Count(arb.Tick(At(6000 + 20000)), Kind::kDrop, 11) == 1);
   // The wait for delivery counts as waiting, not as lease time.
-  CHECK(arb.Usage(1, At(80000)).wait_seconds == doctest::Approx(60.0));
+  CHECK(arb.Usage(1, At(26000)).wait_seconds == doctest::Approx(6.0));
+}
+
+TEST_CASE_FIXTURE(Fixture, "arbiter: a delivered turn lasts at least twice its delivery took") {
+  Arbiter arb(options);  // quantum 20 s
+  AddTwoJobs(arb);
+  uint64_t e1 = EpochOf(arb.Request(11, kGpu, At(0)), Kind::kGrant, 11);
+  arb.Deferred(kGpu, e1);
+  arb.Request(21, kGpu, At(1));
+  // A 35 s restore (a checkpoint-engine handoff): the turn lasts 70 s, not 20.
+  arb.Delivered(kGpu, e1, At(35000));
+  CHECK(arb.NextDeadline() == At(35000 + Arbiter::kTurnPerSwitch * 35000));
+  CHECK(Count(arb.Tick(At(35000 + 20000)), Kind::kDrop, 11) == 0);
+  auto a = arb.Tick(At(35000 + 70000));
+  REQUIRE(Count(a, Kind::kDrop, 11) == 1);
+  // A swap-in, even a long one (5 s), keeps the plain quantum.
+  uint64_t e2 = EpochOf(arb.Released(11, kGpu, EpochOf(a, Kind::kDrop, 11), At(105100)),
+                        Kind::kGrant, 21);
+  arb.AwaitSwapIn(kGpu, e2);
+  arb.SwappedIn(kGpu, e2, At(110100));
+  arb.Request(11, kGpu, At(110200));
+  CHECK(arb.NextDeadline() == At(110100 + 20000));
 }
 
 TEST_CASE_FIXTURE(Fixture, "arbiter swap-in: the quantum starts when the holder's swap-in is over") {
@@ -99,22 +120,22 @@ TEST_CASE_FIXTURE(Fixture, "arbiter swap-in: the quantum starts when the holder'
   uint64_t e1 = EpochOf(arb.Request(11, kGpu, At(0)), Kind::kGrant, 11);
   arb.AwaitSwapIn(kGpu, e1);
   arb.Request(21, kGpu, At(1));
-  // The swap-in took 12 s: the quantum (20 s) runs from there.
-  arb.SwappedIn(kGpu, e1 + 1, At(12000));  // another epoch: ignored
+  // The swap-in took 8 s: the quantum (20 s) runs from there.
+  arb.SwappedIn(kGpu, e1 + 1, At(8000));  // another epoch: ignored
   CHECK(Count(arb.Tick(At(20000)), Kind::kDrop, 11) == 0);
-  arb.SwappedIn(kGpu, e1, At(12000));
-  CHECK(arb.NextDeadline() == At(32000));
-  CHECK(Count(arb.Tick(At(31999)), Kind::kDrop, 11) == 0);
-  auto a = arb.Tick(At(32000));
+  arb.SwappedIn(kGpu, e1, At(8000));
+  CHECK(arb.NextDeadline() == At(28000));
+  CHECK(Count(arb.Tick(At(27999)), Kind::kDrop, 11) == 0);
+  auto a = arb.Tick(At(28000));
   REQUIRE(Count(a, Kind::kDrop, 11) == 1);
-  CHECK(arb.Usage(1, At(32000)).wait_seconds == doctest::Approx(12.0));
+  CHECK(arb.Usage(1, At(28000)).wait_seconds == doctest::Approx(8.0));
 
   // A swap-in that never reports: the quantum runs anyway after the allowance.
-  uint64_t e2 = EpochOf(arb.Released(11, kGpu, EpochOf(a, Kind::kDrop, 11), At(32100)),
+  uint64_t e2 = EpochOf(arb.Released(11, kGpu, EpochOf(a, Kind::kDrop, 11), At(28100)),
                         Kind::kGrant, 21);
   arb.AwaitSwapIn(kGpu, e2);
-  TimePoint end = At(32100) + Millis(20000) + Arbiter::kSwapInAllowance;
-  arb.Request(11, kGpu, At(32200));
+  TimePoint end = At(28100) + Millis(20000) + Arbiter::kSwapInAllowance;
+  arb.Request(11, kGpu, At(28200));
   CHECK(arb.NextDeadline() == end);
   CHECK(Count(arb.Tick(end - Millis(1)), Kind::kDrop, 21) == 0);
   CHECK(Count(arb.Tick(end), Kind::kDrop, 21) == 1);
