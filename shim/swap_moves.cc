@@ -175,8 +175,8 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
         swap_internal::SleepNs(1'000'000);
       }
       if (res == CUDA_ERROR_OUT_OF_MEMORY) {  // the copies queued so far are good
+        pipe.Drain(finish);  // first, so that what they brought back counts as resident
         if (need != nullptr) *need = NeedLocked(device, c.bytes);
-        pipe.Drain(finish);
         if (result == SwapInResult::kDone) result = SwapInResult::kNoRoom;
         break;
       }
