@@ -28,10 +28,14 @@ int64_t swap_internal::SwapInWaitNs() {
   return ns;
 }
 
+bool swap_internal::TraceOn() {
+  static const bool on = std::getenv("GSHARE_TRACE_SWAP") != nullptr;
+  return on;
+}
+
 void swap_internal::TraceMove(const char* what, uint64_t bytes, int64_t begin_ns,
                               uint64_t pool_bytes) {
-  static const bool on = std::getenv("GSHARE_TRACE_SWAP") != nullptr;
-  if (!on) return;
+  if (!TraceOn()) return;
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   double end = static_cast<double>(now.tv_sec) + now.tv_nsec / 1e9;
@@ -99,7 +103,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   stats_[device].swap_ns += swap_internal::NowNs() - start;
   if (moved > 0) ++stats_[device].swaps_out;
   pthread_mutex_unlock(&mu_);
-  swap_internal::TraceMove("evict", moved, start, pool_.pinned());
+  if (swap_internal::TraceOn()) swap_internal::TraceMove("evict", moved, start, pool_.pinned());
   return moved;
 }
 
@@ -201,7 +205,7 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
   if (result == SwapInResult::kDone) running_[device].store(true, std::memory_order_release);
   *moved_out = moved;
   pthread_mutex_unlock(&mu_);
-  swap_internal::TraceMove("swapin", moved, start, pool_.pinned());
+  if (swap_internal::TraceOn()) swap_internal::TraceMove("swapin", moved, start, pool_.pinned());
   return result;
 }
 

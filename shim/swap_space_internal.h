@@ -56,6 +56,9 @@ inline int64_t NowNs() {
 // <end> pool <pinned bytes>", begin and end in epoch seconds; test/bench/pair_timeline.py
 // merges them into a pair's timeline. `begin_ns` is a NowNs() value. Any thread.
 void TraceMove(const char* what, uint64_t bytes, int64_t begin_ns, uint64_t pool_bytes);
+// Whether GSHARE_TRACE_SWAP is set (read once): callers skip computing TraceMove's arguments
+// (the pool's size takes its lock) when it is not.
+bool TraceOn();
 
 inline void SleepNs(int64_t ns) {
   struct timespec ts = {static_cast<time_t>(ns / 1'000'000'000),
