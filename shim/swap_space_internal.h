@@ -155,8 +155,8 @@ struct SwapSpace::BatchPipe {
     if (batch[older].n > 0) End(older, finish, true);
     cur = older;
   }
-  // Finishes both batches, the older first; the current one with ok forced false when
-  // `current_ok` is (its copies cannot all have been queued).
+  // Finishes both batches, the older first; the current one as failed when `current_ok` is
+  // false (not all of its copies could be queued).
   template <class Finish>
   void Drain(Finish& finish, bool current_ok = true) {
     int older = 1 - cur;
