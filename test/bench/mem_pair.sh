@@ -37,6 +37,9 @@
 #   HOST_WARM_GIB   host memory touched once before the runs (default 100, 0: none; host_warm.py)
 #   RUN_TIMEOUT     seconds allowed to each run (default 300)
 #   POLL_EVERY      seconds between status polls (default 0.5)
+#   PRIME_IMPORT    1: `import torch` once, untimed, before every run (bare, together and each
+#                   TQ), so that no run starts from a page cache the host warm-up or an earlier
+#                   run emptied (start-ups then differ by less than the 2-10 s seen without)
 #   GSHARE_TRACE_SWAP  set: the jobs' shims trace each eviction, swap-in and pin-ahead on
 #                   stderr, and timeline.txt lists them
 # Output in $OUT/mem_pair/<NAME>/: times.txt, bare_{A,B}.{out,err}, together_{A,B}.{out,err}
@@ -102,17 +105,24 @@ train B; cmd_b=("${cmd[@]}")
   echo "# gpu: $(gpu_line)"
   echo "# A: ${cmd_a[*]}"
   echo "# B: ${cmd_b[*]}"
-  echo "# engine=${ENGINE:-none} quanta=$quanta gpu_limit=${GPU_LIMIT:-default} host_budget=${HOST_BUDGET:-default} idle_release=${IDLE_RELEASE:-default} early_release=${EARLY_RELEASE:-default}"
+  echo "# engine=${ENGINE:-none} quanta=$quanta gpu_limit=${GPU_LIMIT:-default} host_budget=${HOST_BUDGET:-default} idle_release=${IDLE_RELEASE:-default} early_release=${EARLY_RELEASE:-default} prime_import=${PRIME_IMPORT:-0}"
 } >"$out/summary.txt"
 
 # A daemon left by an earlier run with the default configuration is not ours to use: stop it.
 timeout 30 "$gshare" daemon stop >/dev/null 2>&1 || true
 echo "# $(host_warm)" >>"$out/summary.txt"
 
+# PRIME_IMPORT=1: reads torch's libraries into the page cache before a run (untimed).
+prime_cache() {
+  [[ ${PRIME_IMPORT:-0} == 1 ]] || return 0
+  bounded 120 "$python" -c "import torch, torch.nn" >/dev/null 2>&1 || say "prime: import torch failed"
+}
+
 # 1. Bare, one after the other.
 declare -A cpu_ms
 for j in A B; do
   if [[ $j == A ]]; then c=("${cmd_a[@]}"); else c=("${cmd_b[@]}"); fi
+  prime_cache
   say "bare $j: ${c[*]}"
   t0=$(now)
   bounded "$tmo" "${c[@]}" >"$out/bare_$j.out" 2>"$out/bare_$j.err"
@@ -131,6 +141,7 @@ read -r -a extra_b <<< "$(cpu_args B)"
 
 # 2. Small pair: both bare at once, no gshare.
 if [[ $small == 1 ]]; then
+  prime_cache
   say "together without gshare"
   echo "together_start $(now)" >>"$times"
   job_start A "$out/together_A.out" "$tmo" "${cmd_a[@]}" "${extra_a[@]}"
@@ -150,6 +161,7 @@ for tq in $quanta; do
   poll_start "$d/status.jsonl"
   say "tq=$tq: A and B under gshare run ${mem_flag[*]} --quantum ${tq}s"
   g=("$gshare" --config "$d/config.toml" run "${mem_flag[@]}" --quantum "${tq}s")
+  prime_cache
   echo "tq${tq}_start $(now)" >>"$times"
   job_start A "$d/A.out" "$tmo" "${g[@]}" -J A -- "${cmd_a[@]}" "${extra_a[@]}"
   job_start B "$d/B.out" "$tmo" "${g[@]}" -J B -- "${cmd_b[@]}" "${extra_b[@]}"
