@@ -48,7 +48,6 @@ class GapPredictor {
   void Observe(int64_t ms) {
     if (ms < kMinGapMs) return;
     gaps_[next_] = ms;
-    latest_ = ms;
     next_ = (next_ + 1) % kHistory;
     if (count_ < kHistory) ++count_;
   }
@@ -67,7 +66,8 @@ class GapPredictor {
         ++n;
       }
     }
-    bool latest_alone = n == 1 && latest_ > idle_ms;
+    int64_t latest = count_ > 0 ? gaps_[(next_ + kHistory - 1) % kHistory] : 0;
+    bool latest_alone = n == 1 && latest > idle_ms;
     return n < kMinSamples && !latest_alone ? 0 : sum / n;
   }
 
@@ -100,16 +100,12 @@ class GapPredictor {
     return unpriced && kUnpricedIdleMs > idle_release_ms ? kUnpricedIdleMs : idle_release_ms;
   }
 
-  void Reset() {
-    count_ = next_ = 0;
-    latest_ = 0;
-  }
+  void Reset() { count_ = next_ = 0; }
 
  private:
   int64_t gaps_[kHistory] = {};
   int count_ = 0;
   int next_ = 0;
-  int64_t latest_ = 0;  // the last gap observed
 };
 
 }  // namespace gshare::shim
