@@ -2,7 +2,8 @@
 // Fast path (lease held): one atomic read-modify-write to enter and one to leave; no lock,
 // no syscall. Closing the gate waits until no thread is inside, so after CloseAndDrain()
 // returns no submission can reach the driver until Open(). Enter/Exit: any thread;
-// Open/CloseAndDrain: the lease client thread (or a fork handler via Reset).
+// Open/CloseAndDrain: the lease client thread (or a fork handler via Reset); Close and
+// Open also a submitting thread that stretches an idle gap (gap_watch.h).
 #pragma once
 
 #include <sched.h>
@@ -25,17 +26,24 @@ class alignas(64) DeviceGate {
   void Exit() { state_.fetch_sub(1, std::memory_order_release); }
 
   // Marks a submission for idle detection: a plain store only when the flag is clear.
-  void MarkActive() {
-    if (!active_.load(std::memory_order_relaxed)) active_.store(true, std::memory_order_relaxed);
+  // Returns true when it was clear: the first submission since TakeActive or ClearActive.
+  bool MarkActive() {
+    if (__builtin_expect(active_.load(std::memory_order_relaxed), 1)) return false;
+    active_.store(true, std::memory_order_relaxed);
+    return true;
   }
   // Returns whether any submission happened since the last call, and clears the flag.
   bool TakeActive() { return active_.exchange(false, std::memory_order_relaxed); }
+  // Clears the flag so that the next submission's MarkActive returns true (gap_watch.h).
+  void ClearActive() { active_.store(false, std::memory_order_relaxed); }
 
   void Open() { state_.fetch_or(kOpen, std::memory_order_release); }
   bool IsOpen() const { return (state_.load(std::memory_order_acquire) & kOpen) != 0; }
   // Some thread is inside (e.g. in a synchronous copy).
   bool Busy() const { return (state_.load(std::memory_order_relaxed) & kCountMask) != 0; }
 
+  // Closes the gate without waiting: threads inside finish, new ones take the slow path.
+  void Close() { state_.fetch_and(~kOpen, std::memory_order_acq_rel); }
   // Closes the gate and waits until every thread inside has left. Threads inside may be
   // in a synchronous copy, so this can take as long as that copy.
   void CloseAndDrain() {

@@ -73,7 +73,7 @@ class Submission {
     }
     DeviceGate& gate = GateOf(device);
     if (__builtin_expect(!gate.TryEnter(), 0)) LeaseClient::Get().EnterSlow(device);
-    gate.MarkActive();
+    if (__builtin_expect(gate.MarkActive(), 0)) GapEnds(device);
     gate_ = &gate;
     device_ = device;
     stream_ = stream;

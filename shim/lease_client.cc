@@ -186,6 +186,7 @@ void Release(int device, proto::ReleaseReason reason) {
   d.dropping = false;
   d.drop_deferred = false;
   d.handoff_ms = -1;
+  StopGapWatch(device);
   InflightWindow::SetContended(device, false);
   SendLease(proto::MsgType::kLeaseReleased, device, d.epoch, static_cast<uint32_t>(reason));
   if (d.waiters > 0) d.requested = RequestLease(device);
@@ -272,6 +273,7 @@ void Tick() {
       d.dropping = true;
       d.gap_open = reason != proto::ReleaseReason::kDropped;
     }
+    SendGap(i);
     if (d.bytes_dirty.exchange(false, std::memory_order_relaxed) && g.fd >= 0) {
       EnsureUuid(i);
       if (d.uuid_known) SendReport(i, 0, 0, 0, 0);
@@ -290,7 +292,8 @@ bool ReceiveOne(int fd) {
   auto type = static_cast<proto::MsgType>(h.type);
   if (type != proto::MsgType::kLeaseGrant && type != proto::MsgType::kLeaseDrop &&
       type != proto::MsgType::kLeaseContended && type != proto::MsgType::kEvict &&
-      type != proto::MsgType::kSwapPrepare) {
+      type != proto::MsgType::kSwapPrepare && type != proto::MsgType::kGapWatch &&
+      type != proto::MsgType::kStretchGap) {
     return false;
   }
   proto::LeaseMsg m;
@@ -303,6 +306,10 @@ bool ReceiveOne(int fd) {
     HandleEvict(m);
   } else if (type == proto::MsgType::kSwapPrepare) {
     if (SwapSpace::Get().On()) SwapSpace::Get().Prepare(m.bytes);
+  } else if (type == proto::MsgType::kGapWatch) {
+    HandleGapWatch(m);
+  } else if (type == proto::MsgType::kStretchGap) {
+    HandleStretch(m);
   } else {
     HandleContended(m);
   }
@@ -439,6 +446,7 @@ void LeaseClient::EnterSlow(int device) {
       gate.Open();
       continue;
     }
+    if (WaitStretch(device)) continue;
     if (!d.requested && !d.holding && !d.dropping) {
       if (d.gap_open) {
         d.gaps.Observe(NowMs() - d.last_active_ms);  // the gap an idle release began ended
@@ -475,6 +483,8 @@ void ChildAfterFork() {
     d.handoff_ms = -1;
     d.gap_open = false;
     d.epoch = 0;
+    d.watching = d.stretched = false;
+    d.stretch_until_ns = 0;
     d.bytes.store(0, std::memory_order_relaxed);
     d.bytes_dirty.store(false, std::memory_order_relaxed);
     g_gates[i].Reset();
@@ -486,6 +496,8 @@ void ChildAfterFork() {
   g_syncing.store(0, std::memory_order_relaxed);
   g_gpu_waited.store(false, std::memory_order_relaxed);
   g_census_captured.store(0, std::memory_order_relaxed);
+  g_gap_watch.store(0, std::memory_order_relaxed);
+  g_stretch_due.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace gshare::shim

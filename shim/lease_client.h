@@ -11,6 +11,7 @@
 
 #include "device_gate.h"
 #include "context_registry.h"
+#include "gap_watch.h"
 
 namespace gshare::shim {
 
@@ -37,6 +38,7 @@ struct SyncScope {
   ~SyncScope() {
     g_syncing.fetch_sub(1, std::memory_order_relaxed);
     NoteGpuWait();
+    AfterSync();  // a gap may begin (gap_watch.h)
   }
   SyncScope(const SyncScope&) = delete;
   SyncScope& operator=(const SyncScope&) = delete;

@@ -51,6 +51,15 @@ struct DeviceState {
   int64_t handoff_ms = -1;
   bool gap_open = false;
   proto::GpuUuid uuid{};
+  // Gap watch (gap_watch.h): the latest gap GapEnds published and the last one sent
+  // (CLOCK_MONOTONIC ns); a stretch ordered, and one holding the gate until stretch_until_ns.
+  bool watching = false;
+  std::atomic<int64_t> gap_begin_ns{0};
+  std::atomic<int64_t> gap_end_ns{0};
+  int64_t gap_sent_ns = 0;
+  std::atomic<int64_t> stretch_ms{0};
+  bool stretched = false;
+  int64_t stretch_until_ns = 0;
   std::atomic<int64_t> bytes{0};        // allocated past the swap engine
   std::atomic<bool> bytes_dirty{false};  // a memory report is due
   std::atomic<uint64_t> demand{0};

@@ -111,6 +111,8 @@ Status ApplyScheduler(const std::string& path, const toml::table& table, Config:
       st = ReadDuration(path, node, name, /*positive=*/false, &s->idle_release);
     } else if (key == "early_release") {
       st = ReadBool(path, node, name, &s->early_release);
+    } else if (key == "stagger") {
+      st = ReadBool(path, node, name, &s->stagger);
     } else if (key == "drop_grace") {
       st = ReadDuration(path, node, name, /*positive=*/false, &s->drop_grace);
     } else if (key == "default_priority") {
@@ -122,8 +124,8 @@ Status ApplyScheduler(const std::string& path, const toml::table& table, Config:
       }
     } else {
       st = UnknownKey(path, key, "scheduler",
-                      "enabled, quantum, idle_release, early_release, drop_grace, default_priority, "
-                      "sharing");
+                      "enabled, quantum, idle_release, early_release, stagger, drop_grace, "
+                      "default_priority, sharing");
     }
     if (!st.ok()) return st;
   }

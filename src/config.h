@@ -27,6 +27,9 @@ struct Config {
     // A holder with a waiting job gives the lease back at the start of an idle gap that it
     // expects to outlast both handoffs (shim/gap_predictor.h).
     bool early_release = true;
+    // Shared mode: jobs whose idle gaps coincide (lock step) are moved apart by stretching
+    // one job's next gap (src/stagger.h).
+    bool stagger = true;
     std::chrono::milliseconds drop_grace{10'000};         // DROP acknowledgement deadline, then SIGSTOP
     int default_priority = 0;                             // of jobs that give none
     // "auto": jobs that fit in a GPU's memory together run at once (shared mode), else one

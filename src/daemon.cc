@@ -251,6 +251,7 @@ void Daemon::Drop(ConnId id, const std::string& why) {
   if (c.kind == Connection::Kind::kShim) {
     Apply(arbiter_.Disconnected(id, Now()));
     ledger_.Forget(id);
+    stagger_.Forget(c.job);
     for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
     auto jit = jobs_.find(c.job);
     if (jit != jobs_.end()) {
@@ -288,6 +289,7 @@ void Daemon::Dispatch(Connection& c, const Frame& f) {
     case proto::MsgType::kLeaseRequest:
     case proto::MsgType::kLeaseReleased:
     case proto::MsgType::kMemReport:
+    case proto::MsgType::kGapReport:
       OnShimFrame(c, f);
       return;
     case proto::MsgType::kRunRegister:
@@ -355,6 +357,11 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
     gpus_.emplace(gpu, GpuInfo{m.gpu, m.ordinal});
     return OnMemReport(c, gpu, m);
   }
+  if (f.type == proto::MsgType::kGapReport) {
+    proto::GapMsg m;
+    std::memcpy(&m, f.payload.data(), sizeof m);
+    return OnGapReport(c, m);
+  }
   proto::LeaseMsg m;
   std::memcpy(&m, f.payload.data(), sizeof m);
   GpuKey gpu = FormatGpuUuid(m.gpu);
@@ -402,6 +409,8 @@ void Daemon::Apply(const LeaseActions& actions) {
           spdlog::warn("cannot reach pid {}; its lease is reclaimed", it->second->pid);
           // Dropping here re-enters the arbiter; the actions it returns are applied then.
           Drop(a.conn, "");
+        } else if (a.kind == LeaseAction::Kind::kGrant) {
+          WatchGaps(a.conn, a.gpu);
         }
         break;
       }

@@ -23,6 +23,7 @@
 #include "frame_io.h"
 #include "job_store.h"
 #include "memory_ledger.h"
+#include "stagger.h"
 #include "status.h"
 
 namespace gshare {
@@ -128,6 +129,11 @@ class Daemon {
   void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan);
   bool SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,
                     uint64_t bytes);
+  // Phase staggering in shared mode (daemon_stagger.cc, src/stagger.h): a shared-mode holder
+  // is asked to report its idle gaps; a report may stretch a holder's next gap.
+  void WatchGaps(ConnId conn, const GpuKey& gpu);
+  void WatchHolders(const GpuKey& gpu);
+  void OnGapReport(Connection& c, const proto::GapMsg& m);
   // The checkpoint engine and suspension (daemon_checkpoint.cc): whole processes
   // checkpointed by the helper; a grant to a checkpointed process (or one that must wait
   // for checkpoints under way) goes out once the helper has restored it.
@@ -194,6 +200,7 @@ class Daemon {
   };
   std::map<GpuKey, GpuInfo> gpus_;
   MemoryLedger ledger_;
+  Stagger stagger_;
   CheckpointHelper checkpoint_;
   struct CheckpointCall {
     ConnId conn;

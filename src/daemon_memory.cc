@@ -147,7 +147,12 @@ void Daemon::UpdateSharing(const GpuKey& gpu) {
     }
   }
   Apply(arbiter_.SetShared(gpu, want, Now(), first));
-  if (!want) AskHolderToPin(gpu);
+  if (want) {
+    WatchHolders(gpu);  // a holder that held it exclusively keeps its grant
+  } else {
+    stagger_.Clear(gpu);
+    AskHolderToPin(gpu);
+  }
 }
 
 bool Daemon::CanGrant(const GpuKey& gpu, JobId job) {

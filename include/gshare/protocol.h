@@ -13,7 +13,7 @@ namespace gshare::proto {
 
 // Bumped on any incompatible change of a header or payload. A peer with another version
 // is disconnected (the daemon keeps serving everyone else).
-inline constexpr uint16_t kVersion = 2;
+inline constexpr uint16_t kVersion = 3;
 inline constexpr uint32_t kMagic = 0x52485347;  // "GSHR" little-endian
 // Largest payload a peer may send to the daemon; larger frames drop the connection. A
 // submission carries its environment and batch script.
@@ -27,6 +27,7 @@ enum class MsgType : uint16_t {
   kLeaseRequest = 2,   // LeaseMsg: the process wants to submit work to `gpu`
   kLeaseReleased = 3,  // LeaseMsg: gate closed, work drained, contexts synchronized
   kMemReport = 4,      // MemReportMsg: the process's memory on `gpu` (ledger entry)
+  kGapReport = 5,      // GapMsg: an idle gap of the process on `gpu` ended (after kGapWatch)
   // daemon -> shim
   kLeaseGrant = 16,  // LeaseMsg: the job holds `gpu` (epoch identifies this grant)
   kLeaseDrop = 17,   // LeaseMsg: give `gpu` back (acknowledge with kLeaseReleased, same epoch)
@@ -34,6 +35,10 @@ enum class MsgType : uint16_t {
   kEvict = 19,           // LeaseMsg: bytes = device bytes to move to host memory now (the
                          // process does not hold `gpu`); answered with a kMemReport
   kSwapPrepare = 20,     // LeaseMsg: bytes = pinned host memory to set aside for evictions
+  kGapWatch = 21,        // LeaseMsg: bytes = 1: report idle gaps on `gpu` (kGapReport) while
+                         // holding it; 0: stop (a release stops it too)
+  kStretchGap = 22,      // LeaseMsg: bytes = ms: the process's next idle gap on `gpu` lasts at
+                         // least this long (its submissions wait; src/stagger.h)
   // CLI -> daemon (JSON payloads) and daemon -> CLI replies
   // Job options (JobRequest, src/job_request.h) are the same JSON object in kRunRegister and
   // kSubmit.
@@ -92,6 +97,18 @@ struct LeaseMsg {
   int32_t ordinal;  // CUDA device ordinal in the process (for display only)
 };
 static_assert(sizeof(LeaseMsg) == 40);
+
+// kGapReport: one idle gap of a lease holder, from the end of a synchronizing call (the
+// process waited for its GPU work) to its next submission on `gpu`; CLOCK_MONOTONIC
+// nanoseconds, the clock the daemon's steady_clock reads on Linux.
+struct GapMsg {
+  GpuUuid gpu;
+  int64_t begin_ns;
+  int64_t end_ns;
+  int32_t ordinal;
+  uint32_t reserved;
+};
+static_assert(sizeof(GapMsg) == 40);
 // LeaseMsg::bytes of kLeaseContended when a handoff would checkpoint or restore a process
 // (seconds): never worth leaving early for.
 inline constexpr uint64_t kHandoffNever = ~0ull;
@@ -137,8 +154,9 @@ inline FrameHeader MakeHeader(MsgType type, uint32_t length) {
 inline bool IsKnownType(uint16_t t) {
   switch (static_cast<MsgType>(t)) {
     case MsgType::kHello: case MsgType::kLeaseRequest: case MsgType::kLeaseReleased:
-    case MsgType::kMemReport: case MsgType::kLeaseGrant: case MsgType::kLeaseDrop:
-    case MsgType::kLeaseContended: case MsgType::kEvict: case MsgType::kSwapPrepare:
+    case MsgType::kMemReport: case MsgType::kGapReport: case MsgType::kLeaseGrant:
+    case MsgType::kLeaseDrop: case MsgType::kLeaseContended: case MsgType::kEvict:
+    case MsgType::kSwapPrepare: case MsgType::kGapWatch: case MsgType::kStretchGap:
     case MsgType::kRunRegister: case MsgType::kRunStarted: case MsgType::kRunEnded:
     case MsgType::kStatusRequest: case MsgType::kSchedulerSet: case MsgType::kShutdown:
     case MsgType::kSubmit: case MsgType::kJobControl: case MsgType::kClean:
@@ -154,9 +172,11 @@ inline uint32_t FixedPayloadSize(MsgType t) {
   switch (t) {
     case MsgType::kHello: return sizeof(HelloMsg);
     case MsgType::kMemReport: return sizeof(MemReportMsg);
+    case MsgType::kGapReport: return sizeof(GapMsg);
     case MsgType::kLeaseRequest: case MsgType::kLeaseReleased:
     case MsgType::kLeaseGrant: case MsgType::kLeaseDrop: case MsgType::kLeaseContended:
-    case MsgType::kEvict: case MsgType::kSwapPrepare:
+    case MsgType::kEvict: case MsgType::kSwapPrepare: case MsgType::kGapWatch:
+    case MsgType::kStretchGap:
       return sizeof(LeaseMsg);
     default: return 0;
   }

@@ -2,6 +2,7 @@
 keeps serving everyone else (status requests, the jobs that share the GPU meanwhile)."""
 import json
 import os
+import re
 import socket
 import struct
 import unittest
@@ -9,7 +10,10 @@ import unittest
 from gshare_e2e import TestCase
 
 MAGIC = 0x52485347
-VERSION = 2  # include/gshare/protocol.h kVersion
+_PROTOCOL_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include",
+                           "gshare", "protocol.h")
+with open(_PROTOCOL_H) as _f:
+    VERSION = int(re.search(r"kVersion = (\d+);", _f.read()).group(1))
 HELLO, LEASE_REQUEST, LEASE_GRANT = 1, 2, 16
 RUN_REGISTER, RUN_ENDED, STATUS_REQUEST, REPLY = 32, 34, 35, 48
 HELLO_SIZE, LEASE_SIZE = 16, 40

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -51,6 +52,20 @@ void SleepMs(int ms) {
   if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 
+// Sleeps until the next instant that is `offset_ms` past a multiple of `period_ms` on
+// CLOCK_MONOTONIC (--align-ms): processes on one grid start their steps together.
+void SleepToGrid(int period_ms, int offset_ms) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  int64_t ns = now.tv_sec * 1000000000LL + now.tv_nsec;
+  int64_t period = period_ms * 1000000LL, offset = offset_ms * 1000000LL;
+  int64_t next = ((ns - offset) / period + 1) * period + offset;
+  struct timespec at = {static_cast<time_t>(next / 1000000000LL),
+                        static_cast<long>(next % 1000000000LL)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) == EINTR) {
+  }
+}
+
 }  // namespace fake_app
 
 namespace {
@@ -63,7 +78,10 @@ void Usage() {
                "  [--kernels N] [--kernel-ms M] [--gap-ms G] [--sync-every K] [--threads T]\n"
                "  [--null-stream] [--ex] [--capture] [--memcpy] [--fork] [--exit-code C]\n"
                "  [--sleep-ms S] [--vmm BYTES] [--pool BYTES] [--swap-check BYTES]\n"
-               "  [--cycles C] [--pieces N] [--leak-to-exit]\n"
+               "  [--cycles C] [--pieces N] [--leak-to-exit] [--align-ms P [--align-offset-ms O]]\n"
+               "--align-ms P: after each synchronization the next kernel waits for the next\n"
+               "  instant O ms past a multiple of P ms on CLOCK_MONOTONIC, instead of --gap-ms\n"
+               "  (processes on one grid run their steps in lock step).\n"
                "--pieces N: --swap-check's bulk in N buffers (default 2), so that one eviction\n"
                "  spans many chunks.\n"
                "--leak-to-exit: leaves the --swap-check buffers allocated; at exit, after\n"
@@ -111,6 +129,10 @@ Options Parse(int argc, char** argv) {
       o.ex = true;
     } else if (a == "--exit-code") {
       o.exit_code = static_cast<int>(number());
+    } else if (a == "--align-ms") {
+      o.align_ms = static_cast<int>(number());
+    } else if (a == "--align-offset-ms") {
+      o.align_offset_ms = static_cast<int>(number());
     } else if (a == "--sleep-ms") {
       o.sleep_ms = static_cast<int>(number());
     } else if (a == "--vmm") {
@@ -212,8 +234,15 @@ void LaunchLoop(const Api& api, const Options& o, CUcontext ctx, CUfunction f,
   for (int i = 0; i < o.kernels; ++i) {
     Launch(api, o, f, stream);
     ++*launched;
-    if (o.sync_every > 0 && (i + 1) % o.sync_every == 0) SyncContext(api);
-    if (i + 1 < o.kernels) SleepMs(o.gap_ms);
+    bool synced = o.sync_every > 0 && (i + 1) % o.sync_every == 0;
+    if (synced) SyncContext(api);
+    if (i + 1 < o.kernels) {
+      if (synced && o.align_ms > 0) {
+        SleepToGrid(o.align_ms, o.align_offset_ms);
+      } else {
+        SleepMs(o.gap_ms);
+      }
+    }
   }
   CALL(StreamSynchronize, stream);
   if (stream != nullptr) CALL(StreamDestroy, stream);

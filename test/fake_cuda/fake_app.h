@@ -83,6 +83,8 @@ struct Options {
   int kernels = 10;
   unsigned kernel_ms = 50;
   int gap_ms = 0;
+  int align_ms = 0;         // --align-ms: see Usage
+  int align_offset_ms = 0;  // --align-offset-ms
   int sync_every = 1;
   int threads = 1;
   bool capture = false;

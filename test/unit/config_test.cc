@@ -43,6 +43,8 @@ TEST_CASE("LoadConfig with no files gives the defaults") {
   CHECK(c->scheduler.idle_release == milliseconds(500));
   CHECK(c->scheduler.drop_grace == milliseconds(10'000));
   CHECK(c->scheduler.default_priority == 0);
+  CHECK(c->scheduler.early_release);
+  CHECK(c->scheduler.stagger);
   CHECK(c->daemon.socket.empty());
   CHECK(c->daemon.state_dir.empty());
   CHECK(c->daemon.log_level == "info");
@@ -64,6 +66,8 @@ TEST_CASE("LoadConfig reads every key") {
 enabled = false
 quantum = "1m30s"
 idle_release = "500ms"
+early_release = false
+stagger = false
 drop_grace = "00:30"
 default_priority = -1000
 [daemon]
@@ -76,6 +80,8 @@ log_level = "debug"
   CHECK_FALSE(c->scheduler.enabled);
   CHECK(c->scheduler.quantum == milliseconds(90'000));
   CHECK(c->scheduler.idle_release == milliseconds(500));
+  CHECK_FALSE(c->scheduler.early_release);
+  CHECK_FALSE(c->scheduler.stagger);
   CHECK(c->scheduler.drop_grace == milliseconds(30'000));
   CHECK(c->scheduler.default_priority == -1000);
   CHECK(c->daemon.socket == "/run/gshare/gshare.sock");

@@ -1,0 +1,45 @@
+// The daemon's side of phase staggering (src/stagger.h): shared-mode holders report their
+// idle gaps; when the holders keep idling together, one job's next gap is stretched.
+#include <spdlog/spdlog.h>
+
+#include "daemon.h"
+
+namespace gshare {
+
+void Daemon::WatchGaps(ConnId conn, const GpuKey& gpu) {
+  if (!options_.config.scheduler.stagger || !arbiter_.IsShared(gpu)) return;
+  SendLeaseMsg(conn, proto::MsgType::kGapWatch, gpu, 0, 1);
+}
+
+void Daemon::WatchHolders(const GpuKey& gpu) {
+  std::vector<JobId> jobs = arbiter_.JobsOn(gpu);
+  for (auto& [id, conn] : conns_) {
+    if (conn->kind != Connection::Kind::kShim) continue;
+    if (std::find(jobs.begin(), jobs.end(), conn->job) == jobs.end()) continue;
+    if (arbiter_.ConnHolds(id)) WatchGaps(id, gpu);
+  }
+}
+
+void Daemon::OnGapReport(Connection& c, const proto::GapMsg& m) {
+  GpuKey gpu = FormatGpuUuid(m.gpu);
+  // A report that crossed the switch to exclusive mode (or sent after a release) is late.
+  if (!options_.config.scheduler.stagger || !arbiter_.IsShared(gpu)) return;
+  TimePoint begin{std::chrono::nanoseconds(m.begin_ns)};
+  TimePoint end{std::chrono::nanoseconds(m.end_ns)};
+  std::optional<Stagger::Order> order =
+      stagger_.Report(gpu, c.job, begin, end, arbiter_.JobsOn(gpu), Now());
+  if (!order) return;
+  spdlog::info("{}: the sharing jobs idle together (lock step, {} ms in the last gap): job {}'s "
+               "next gap stretched to {} ms (shift {} ms)",
+               gpu, order->co_idle.count(), order->job, order->gap.count(),
+               order->shift.count());
+  for (auto& [id, conn] : conns_) {
+    if (conn->kind == Connection::Kind::kShim && conn->job == order->job &&
+        arbiter_.ConnHolds(id)) {
+      SendLeaseMsg(id, proto::MsgType::kStretchGap, gpu, 0,
+                   static_cast<uint64_t>(order->gap.count()));
+    }
+  }
+}
+
+}  // namespace gshare

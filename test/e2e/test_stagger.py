@@ -1,0 +1,82 @@
+"""Phase staggering in shared mode: two jobs that share the GPU and run their steps in lock
+step (their idle gaps at the same time) are moved apart, by a stretch of one job's next gap;
+jobs whose gaps already fall apart are left alone, and [scheduler] stagger = false turns it
+off. The fake driver's kernels sleep, so lock step is made with --align-ms: each job's step
+starts on a shared 200 ms grid, runs a 150 ms kernel and waits for it, then idles 50 ms."""
+import os
+import re
+import unittest
+
+from gshare_e2e import TestCase
+
+MIB = 1 << 20
+STEPS = 24
+# One step: a 150 ms kernel, synchronized; the next step starts on the 200 ms grid.
+STEP = ["--kernels", STEPS, "--kernel-ms", 150, "--sync-every", 1, "--align-ms", 200]
+STRETCH = re.compile(r"job (\d+)'s next gap stretched to (\d+) ms")
+
+
+class StaggerTest(TestCase):
+    def harness(self, **config):
+        cfg = {"sharing": "auto", "quantum": "20s"}
+        cfg.update(config)
+        h = super().harness(config=cfg, memory={"context_reserve": "1MiB"})
+        h.env["FAKE_CUDA_DEVICE_FILE"] = os.path.join(h.tmp, "device")
+        h.env["FAKE_CUDA_MEM_BYTES"] = str(256 * MIB)
+        return h
+
+    def run_pair(self, h, offset_ms=0):
+        h.start_daemon()
+        a = h.start_fake(STEP, name="a")
+        b = h.start_fake(STEP + ["--align-offset-ms", offset_ms], name="b")
+        h.assert_done(a, STEPS, timeout=90)
+        h.assert_done(b, STEPS, timeout=90)
+        with open(h.daemon_log) as f:
+            log = f.read()
+        self.assertIn("shared mode", log, h.diagnostics())
+        return a, b, log
+
+    @staticmethod
+    def off_grid(kernels, offset_ms=0):
+        """(ms off the grid, ms since the previous kernel ended) of each kernel after the
+        first three (the first waits for no grid, the next ones for the switch to shared
+        mode) that did not start on its job's grid."""
+        out = []
+        for k, n in zip(kernels[2:], kernels[3:]):
+            off = ((n.start / 1e6 - offset_ms) % 200 + 100) % 200 - 100
+            if abs(off) > 5:
+                out.append((off, (n.start - k.end) / 1e6))
+        return out
+
+    def test_jobs_in_lock_step_are_moved_apart(self):
+        h = self.harness()
+        a, b, log = self.run_pair(h)
+        stretches = STRETCH.findall(log)
+        self.assertNotEqual(stretches, [], "no stretch for jobs in lock step\n" + h.diagnostics())
+        # Half of (period - gap) past the usual 50 ms gap.
+        ms = int(stretches[0][1])
+        self.assertGreaterEqual(ms, 50 + 50)
+        self.assertLessEqual(ms, 50 + 100)
+        # A stretched job's next kernel waited `ms` after its previous one ended, off the
+        # grid that every other step of it keeps.
+        late = self.off_grid(h.ops("K", a.child_pid())) + self.off_grid(h.ops("K", b.child_pid()))
+        stretched = [gap for off, gap in late if ms - 5 <= gap <= ms + 15]
+        self.assertNotEqual(stretched, [], "off-grid kernels %s, stretch %d ms\n%s" % (
+            late, ms, h.diagnostics()))
+
+    def test_jobs_whose_gaps_fall_apart_are_left_alone(self):
+        h = self.harness()
+        a, b, log = self.run_pair(h, offset_ms=100)
+        self.assertEqual(STRETCH.findall(log), [], h.diagnostics())
+        self.assertEqual(self.off_grid(h.ops("K", b.child_pid()), 100), [], h.diagnostics())
+
+    def test_off_leaves_lock_step_alone(self):
+        h = self.harness(stagger=False)
+        a, b, log = self.run_pair(h)
+        self.assertEqual(STRETCH.findall(log), [], h.diagnostics())
+        for job in (a, b):
+            self.assertEqual(self.off_grid(h.ops("K", job.child_pid())), [], h.diagnostics())
+
+
+if __name__ == "__main__":
+    unittest.main()

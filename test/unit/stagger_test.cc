@@ -1,0 +1,108 @@
+// Phase staggering: two holders whose idle gaps coincide are moved apart, by a stretch of one
+// job's next gap; holders whose gaps do not coincide, idle-bound holders and a lone holder
+// are left alone; a stretch is followed by a quiet time.
+#include "stagger.h"
+
+#include <doctest/doctest.h>
+
+namespace gshare {
+namespace {
+
+const GpuKey kGpu = "GPU-0";
+const TimePoint kT0{};
+
+TimePoint At(int64_t ms) { return kT0 + Millis(ms); }
+
+// Feeds both jobs' gaps of one period (job 1's gap begins at `a`, job 2's at `b`, each
+// `gap` ms long) to `s`, each reported 10 ms after it ended (the shim's tick), as a daemon
+// would receive them. Returns the orders given.
+std::vector<Stagger::Order> Period(Stagger& s, int64_t a, int64_t b, int64_t gap,
+                                   const std::vector<JobId>& holders = {1, 2}) {
+  std::vector<std::pair<int64_t, JobId>> ends{{a + gap, 1}, {b + gap, 2}};
+  std::sort(ends.begin(), ends.end());
+  std::vector<Stagger::Order> out;
+  for (auto [end, job] : ends) {
+    auto o = s.Report(kGpu, job, At(end - gap), At(end), holders, At(end + 10));
+    if (o) out.push_back(*o);
+  }
+  return out;
+}
+
+TEST_CASE("stagger: two jobs in lock step are moved half a GPU phase apart") {
+  // The H100 small pair: 538 ms period, 26 ms CPU phases, both at the same time.
+  Stagger s;
+  std::vector<Stagger::Order> orders;
+  int64_t t = 0;
+  for (int i = 0; i < 6 && orders.empty(); ++i, t += 538) orders = Period(s, t, t + 1, 26);
+  REQUIRE(orders.size() == 1);
+  // One job is stretched: its usual gap plus half of (period - gap).
+  CHECK((orders[0].job == 1 || orders[0].job == 2));
+  CHECK(orders[0].shift == Millis((538 - 26) / 2));
+  CHECK(orders[0].gap == Millis(26) + orders[0].shift);
+  CHECK(orders[0].co_idle >= Millis(24));
+  CHECK(s.Stretches(kGpu) == 1);
+}
+
+TEST_CASE("stagger: jobs whose gaps fall in each other's GPU phases are left alone") {
+  Stagger s;
+  int64_t t = 0;
+  for (int i = 0; i < 30; ++i, t += 509) CHECK(Period(s, t, t + 176, 26).empty());
+  CHECK(s.Stretches(kGpu) == 0);
+}
+
+TEST_CASE("stagger: gaps that overlap by less than half their length are not lock step") {
+  // Offset 20 ms of 26: 6 ms together (the GPU idles 6 ms a period, not worth a stretch).
+  Stagger s;
+  int64_t t = 0;
+  for (int i = 0; i < 30; ++i, t += 516) CHECK(Period(s, t, t + 20, 26).empty());
+}
+
+TEST_CASE("stagger: a lone holder, or one that reports no gaps, is never stretched") {
+  Stagger s;
+  int64_t t = 0;
+  for (int i = 0; i < 20; ++i, t += 538) {
+    CHECK(!s.Report(kGpu, 1, At(t), At(t + 26), {1}, At(t + 36)));
+  }
+  // Job 2 holds too but is always busy (no gap reported): nothing is idle together.
+  for (int i = 0; i < 20; ++i, t += 538) {
+    CHECK(!s.Report(kGpu, 1, At(t), At(t + 26), {1, 2}, At(t + 36)));
+  }
+  CHECK(s.Stretches(kGpu) == 0);
+}
+
+TEST_CASE("stagger: holders idle most of the time are idle together whatever their phase") {
+  // 300 ms gaps in 500 ms periods: more idle than busy.
+  Stagger s;
+  int64_t t = 0;
+  for (int i = 0; i < 30; ++i, t += 500) CHECK(Period(s, t, t + 5, 300).empty());
+}
+
+TEST_CASE("stagger: after a stretch the GPU is left alone for a few periods, then judged again") {
+  Stagger s;
+  int64_t t = 0;
+  std::vector<int> at;  // periods in which a stretch was ordered
+  for (int i = 0; i < 40; ++i, t += 538) {
+    // The jobs stay in lock step whatever is ordered (nothing acts on the orders here).
+    if (!Period(s, t, t, 26).empty()) at.push_back(i);
+  }
+  REQUIRE(at.size() >= 2);
+  // Quiet for kQuietPeriods periods (2.15 s), then kLockGaps gaps are judged again.
+  for (size_t k = 1; k < at.size(); ++k) CHECK(at[k] - at[k - 1] >= Stagger::kQuietPeriods);
+  CHECK(s.Stretches(kGpu) == at.size());
+}
+
+TEST_CASE("stagger: a job that stops holding no longer counts, nor does a forgotten one") {
+  Stagger s;
+  int64_t t = 0;
+  for (int i = 0; i < 3; ++i, t += 538) CHECK(Period(s, t, t, 26).empty());
+  // Job 2 leaves: job 1's gaps alone are never lock step.
+  for (int i = 0; i < 10; ++i, t += 538) {
+    CHECK(!s.Report(kGpu, 1, At(t), At(t + 26), {1}, At(t + 36)));
+  }
+  s.Forget(1);
+  s.Clear(kGpu);
+  CHECK(s.Stretches(kGpu) == 0);
+}
+
+}  // namespace
+}  // namespace gshare
