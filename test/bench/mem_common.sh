@@ -68,13 +68,14 @@ bounded() {
 
 # write_config FILE RUN_DIR QUANTUM [GPU_LIMIT]: the daemon's configuration for one run: its own
 # socket and state folder under RUN_DIR; [memory] only when ENGINE is set; IDLE_RELEASE,
-# EARLY_RELEASE (true|false), HOST_BUDGET and LOG_LEVEL when set.
+# EARLY_RELEASE (true|false), STAGGER (true|false), HOST_BUDGET and LOG_LEVEL when set.
 write_config() {
   {
     echo "[scheduler]"
     echo "quantum = \"$3\""
     [[ -n ${IDLE_RELEASE:-} ]] && echo "idle_release = \"$IDLE_RELEASE\""
     [[ -n ${EARLY_RELEASE:-} ]] && echo "early_release = $EARLY_RELEASE"
+    [[ -n ${STAGGER:-} ]] && echo "stagger = $STAGGER"
     if [[ -n ${ENGINE:-} ]]; then
       echo "[memory]"
       echo "engine = \"$ENGINE\""

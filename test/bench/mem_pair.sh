@@ -32,7 +32,8 @@
 #   STEPS           steps per job (default: mem_train.py's estimate for TARGET_SECONDS)
 #   TARGET_SECONDS  solo training time each job aims at on an H100 (default 30)
 #   NAME            configuration name (default e.g. big_90_45x45, small_50_30x30)
-#   GPU_LIMIT, HOST_BUDGET, IDLE_RELEASE, EARLY_RELEASE   written to the daemon's config when set
+#   GPU_LIMIT, HOST_BUDGET, IDLE_RELEASE, EARLY_RELEASE, STAGGER   written to the daemon's
+#                   config when set
 #   TRAIN_ARGS      extra arguments for both mem_train.py jobs (word-split)
 #   HOST_WARM_GIB   host memory touched once before the runs (default 100, 0: none; host_warm.py)
 #   RUN_TIMEOUT     seconds allowed to each run (default 300)
@@ -105,7 +106,7 @@ train B; cmd_b=("${cmd[@]}")
   echo "# gpu: $(gpu_line)"
   echo "# A: ${cmd_a[*]}"
   echo "# B: ${cmd_b[*]}"
-  echo "# engine=${ENGINE:-none} quanta=$quanta gpu_limit=${GPU_LIMIT:-default} host_budget=${HOST_BUDGET:-default} idle_release=${IDLE_RELEASE:-default} early_release=${EARLY_RELEASE:-default} prime_import=${PRIME_IMPORT:-0}"
+  echo "# engine=${ENGINE:-none} quanta=$quanta gpu_limit=${GPU_LIMIT:-default} host_budget=${HOST_BUDGET:-default} idle_release=${IDLE_RELEASE:-default} early_release=${EARLY_RELEASE:-default} stagger=${STAGGER:-default} prime_import=${PRIME_IMPORT:-0}"
 } >"$out/summary.txt"
 
 # A daemon left by an earlier run with the default configuration is not ours to use: stop it.

@@ -26,6 +26,25 @@ HANDOFF_KEYS = ("drain_ms", "evict_bytes", "swapin_bytes", "swapin_ms", "total_m
 JOB_KEYS = ("id", "name", "state", "lease", "memory", "allocated_bytes")
 
 
+STRETCH_RE = re.compile(r"job (\d+)'s next gap stretched to (\d+) ms")
+
+
+def idle_together(a, b):
+    """Seconds in which two jobs were both in CPU phases: the intersection of two lists of
+    (begin, end) intervals, each sorted and disjoint (mem_train.py --trace `cpu` phases). In
+    shared mode the GPU idles then (src/stagger.h)."""
+    total, i, j = 0.0, 0, 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if lo < hi:
+            total += hi - lo
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
 def status_line(status, t):
     """The compact record the pollers keep of one `gshare status --json`: all of "gpus", and of
     the jobs that run (or have memory figures) only what the benchmarks read."""
@@ -297,6 +316,10 @@ def selftest():
            "evicted 1000000000 bytes, swapped in 3000000000 bytes in 40.0 ms, total 80 ms\n"
            "gshare: handoff 0: job 2 -> job 1: drain 1 ms, evicted 2000000000 bytes, swapped in "
            "2000000000 bytes in 30.5 ms, total 100.0 ms\n")
+    assert abs(idle_together([(0, 1), (2, 3), (4, 5)], [(0.5, 2.5), (4.9, 6)]) - 1.1) < 1e-9
+    assert idle_together([(0, 1)], [(1, 2)]) == 0 and idle_together([], [(0, 1)]) == 0
+    assert STRETCH_RE.search("GPU-1: ... job 12's next gap stretched to 282 ms (shift 256 ms)").groups() == ("12", "282")
+    n += 1
     hs = handoffs_from_log(log)
     assert [(h["gpu"], h["from"], h["to"]) for h in hs] == [("GPU-1a2b", "1", "2"), ("0", "2", "1")], hs
     assert hs[0]["evict_bytes"] == 10**9 and hs[1]["swapin_ms"] == 30.5, hs

@@ -7,15 +7,18 @@ Merges, on one clock (seconds since the pair started, times.txt's `tq<TQ>_start`
   * each job's phases from `mem_train.py --trace` (in <dir>/A.err, B.err): `trace start|ready|
     done <epoch s>`, `trace gpu|cpu <step> <begin> <end>`;
   * the daemon's log (<dir>/daemon.log, debug level for releases): `shared mode` / `exclusive
-    mode`, `job N released <gpu> epoch E (idle|early|dropped)`, `handoff ...` lines;
+    mode`, `job N released <gpu> epoch E (idle|early|dropped)`, `handoff ...`, `job N's next
+    gap stretched to M ms` (phase staggering) lines;
   * job ids to names from the status samples (<dir>/status.jsonl);
   * with GSHARE_TRACE_SWAP set in the jobs' environment, the shim's lines in A.err / B.err,
     `gshare: trace evict|swapin|pin <bytes> <begin> <end> pool <bytes>` (--events only).
 Prints per job: start-up (process start to `ready`), when its first GPU phase began, GPU and
 CPU seconds, how much longer each GPU phase took than the same step bare (when bare_<name>.err
 of the parent folder has a trace: a step's first kernel waits at the gate for the lease, so
-this is the wait plus the swap-in), and the exit; then the releases by reason and the
-handoffs. --events lists every event in time order.
+this is the wait plus the swap-in), and the exit; then the releases by reason, the
+handoffs, the seconds both jobs spent in CPU phases at once (the GPU idle in shared mode) and
+the daemon's gap stretches (and the same seconds for the pair run together without gshare,
+SMALL=1). --events lists every event in time order.
 
 The daemon log's times are the machine's local time; they are put on the jobs' clock by the
 whole number of quarter hours that best aligns the first log line with the pair's start.
@@ -27,7 +30,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from memlib import HANDOFF_RE, read_samples, read_times  # noqa: E402
+from memlib import HANDOFF_RE, STRETCH_RE, idle_together, read_samples, read_times  # noqa: E402
 
 LOG_TIME_RE = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+)\]")
 RELEASE_RE = re.compile(r"job (\d+) released \S+ epoch (\d+) \((\w+)\)")
@@ -121,7 +124,7 @@ def main(argv):
         events.append((tr["done"], f"{n} done"))
         events += [(b, f"    {n} {what} {size / 1e9:.1f} GB in {e - b:.3f} s, pool {pool / 1e9:.1f} GB")
                    for what, size, b, e, pool in tr["moves"] if size > 0]
-    reasons, handoffs = {}, []
+    reasons, handoffs, stretches = {}, [], 0
     for t, text in daemon_events(os.path.join(d, "daemon.log"), t0):
         if m := RELEASE_RE.search(text):
             who = names.get(m.group(1), "job " + m.group(1))
@@ -134,6 +137,10 @@ def main(argv):
                               f"{int(m.group('evict_bytes')) / 1e9:.1f} GB, swapped in "
                               f"{int(m.group('swapin_bytes')) / 1e9:.1f} GB, total "
                               f"{m.group('total_ms')} ms"))
+        elif m := STRETCH_RE.search(text):
+            stretches += 1
+            events.append((t, f"  daemon: {names.get(m.group(1), 'job ' + m.group(1))}'s next gap "
+                              f"stretched to {m.group(2)} ms"))
         elif m := MODE_RE.search(text):
             events.append((t, f"  daemon: {m.group(1)} mode"))
     end = max(times.get(f"{tq}_{n}_end", 0) for n in traces)
@@ -143,6 +150,12 @@ def main(argv):
         print("  " + job_summary(n, tr, bare, times.get(f"{tq}_{n}_end")))
     print(f"  releases: {' '.join(f'{k}={v}' for k, v in sorted(reasons.items())) or 'none'}; "
           f"handoffs: {len(handoffs)}, {sum(handoffs) / 1000:.1f} s in all")
+    cpu = [[(b, e) for _, b, e in tr["cpu"]] for tr in traces.values()]
+    print(f"  both in CPU phases: {idle_together(*cpu):.2f} s; gap stretches: {stretches}")
+    together = [read_trace(os.path.join(parent, f"together_{n}.err")) for n in ("A", "B")]
+    if all(together):
+        cpu = [[(b, e) for _, b, e in tr["cpu"]] for tr in together]
+        print(f"  together without gshare (SMALL=1): both in CPU phases {idle_together(*cpu):.2f} s")
     if "--events" in argv:
         for t, text in sorted(events):
             print(f"  {t - t0:7.2f}  {text}")
