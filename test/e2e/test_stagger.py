@@ -68,14 +68,11 @@ class StaggerTest(TestCase):
         h = self.harness()
         a, b, log = self.run_pair(h, offset_ms=100)
         self.assertEqual(STRETCH.findall(log), [], h.diagnostics())
-        self.assertEqual(self.off_grid(h.ops("K", b.child_pid()), 100), [], h.diagnostics())
 
     def test_off_leaves_lock_step_alone(self):
         h = self.harness(stagger=False)
         a, b, log = self.run_pair(h)
         self.assertEqual(STRETCH.findall(log), [], h.diagnostics())
-        for job in (a, b):
-            self.assertEqual(self.off_grid(h.ops("K", job.child_pid())), [], h.diagnostics())
 
 
 if __name__ == "__main__":

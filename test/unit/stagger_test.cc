@@ -28,6 +28,17 @@ std::vector<Stagger::Order> Period(Stagger& s, int64_t a, int64_t b, int64_t gap
   return out;
 }
 
+// Whether 30 periods of `period` ms, job 2's `gap` starting `offset` ms after job 1's, pass
+// without a stretch.
+bool NeverStretched(int64_t period, int64_t offset, int64_t gap) {
+  Stagger s;
+  int64_t t = 0;
+  for (int i = 0; i < 30; ++i, t += period) {
+    if (!Period(s, t, t + offset, gap).empty()) return false;
+  }
+  return s.Stretches(kGpu) == 0;
+}
+
 TEST_CASE("stagger: two jobs in lock step are moved half a GPU phase apart") {
   // The H100 small pair: 538 ms period, 26 ms CPU phases, both at the same time.
   Stagger s;
@@ -44,17 +55,15 @@ TEST_CASE("stagger: two jobs in lock step are moved half a GPU phase apart") {
 }
 
 TEST_CASE("stagger: jobs whose gaps fall in each other's GPU phases are left alone") {
-  Stagger s;
-  int64_t t = 0;
-  for (int i = 0; i < 30; ++i, t += 509) CHECK(Period(s, t, t + 176, 26).empty());
-  CHECK(s.Stretches(kGpu) == 0);
+  CHECK(NeverStretched(509, 176, 26));
+  // The same jobs in lock step are stretched (the helper can tell).
+  CHECK_FALSE(NeverStretched(538, 0, 26));
 }
 
 TEST_CASE("stagger: gaps that overlap by less than half their length are not lock step") {
   // Offset 20 ms of 26: 6 ms together (the GPU idles 6 ms a period, not worth a stretch).
-  Stagger s;
-  int64_t t = 0;
-  for (int i = 0; i < 30; ++i, t += 516) CHECK(Period(s, t, t + 20, 26).empty());
+  CHECK(NeverStretched(516, 20, 26));
+  CHECK_FALSE(NeverStretched(516, 10, 26));  // 16 ms of 26 together
 }
 
 TEST_CASE("stagger: a lone holder, or one that reports no gaps, is never stretched") {
@@ -72,9 +81,8 @@ TEST_CASE("stagger: a lone holder, or one that reports no gaps, is never stretch
 
 TEST_CASE("stagger: holders idle most of the time are idle together whatever their phase") {
   // 300 ms gaps in 500 ms periods: more idle than busy.
-  Stagger s;
-  int64_t t = 0;
-  for (int i = 0; i < 30; ++i, t += 500) CHECK(Period(s, t, t + 5, 300).empty());
+  CHECK(NeverStretched(500, 5, 300));
+  CHECK_FALSE(NeverStretched(500, 5, 200));  // 200 of 500: GPU-bound
 }
 
 TEST_CASE("stagger: after a stretch the GPU is left alone for a few periods, then judged again") {
