@@ -51,6 +51,26 @@ Millis Stagger::CoIdle(const Board& b, JobId job, const Gap& g,
   return ToMillis(sum);
 }
 
+std::pair<JobId, Millis> Stagger::FollowerOf(const Board& b, JobId job, const Gap& g,
+                                             const std::vector<JobId>& holders) {
+  JobId follower = job;
+  TimePoint first = g.begin, last = g.begin;
+  for (JobId h : holders) {
+    if (h == job) continue;
+    auto it = b.gaps.find(h);
+    if (it == b.gaps.end()) continue;
+    for (const Gap& o : it->second) {
+      if (o.end <= g.begin || o.begin >= g.end) continue;  // not of this time
+      first = std::min(first, o.begin);
+      if (o.begin > last) {
+        last = o.begin;
+        follower = h;
+      }
+    }
+  }
+  return {follower, ToMillis(last - first)};
+}
+
 std::optional<Stagger::Order> Stagger::Report(const GpuKey& gpu, JobId job, TimePoint begin,
                                               TimePoint end, const std::vector<JobId>& holders,
                                               TimePoint now) {
@@ -80,7 +100,7 @@ std::optional<Stagger::Order> Stagger::Report(const GpuKey& gpu, JobId job, Time
   for (auto& [j, g] : settled) {
     g->judged = true;
     Millis co = CoIdle(b, j, *g, holders);
-    bool together = co >= kMinCoIdle && 2 * co >= ToMillis(g->end - g->begin);
+    bool together = co >= kMinCoIdle && kTogetherFraction * co >= ToMillis(g->end - g->begin);
     b.together_run = together ? b.together_run + 1 : 0;
     if (order || b.together_run < kLockGaps || now < b.quiet_until) continue;
     // Only GPU-bound holders, each with a known rhythm.
@@ -92,9 +112,12 @@ std::optional<Stagger::Order> Stagger::Report(const GpuKey& gpu, JobId job, Time
       if (!r || 2 * r->gap > r->period) bound = false;
     }
     if (!bound) continue;
-    Rhythm r = *RhythmOf(b.gaps[j]);
-    Millis shift = std::clamp((r.period - r.gap) / 2, kMinCoIdle, kMaxShift);
-    order = Order{j, r.gap + shift, shift, co};
+    // The follower (the job whose gap of this time began last) is stretched: shifted later
+    // by `shift`, its offset from the leader goes from `lead` to half its GPU phase.
+    auto [follower, lead] = FollowerOf(b, j, *g, holders);
+    Rhythm r = *RhythmOf(b.gaps[follower]);
+    Millis shift = std::clamp((r.period - r.gap - lead) / 2, kMinCoIdle, kMaxShift);
+    order = Order{follower, r.gap + shift, shift, co};
     ++b.stretches;
     b.together_run = 0;
     b.quiet_until = now + std::max(kQuietMin, kQuietPeriods * r.period);

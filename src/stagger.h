@@ -14,13 +14,15 @@
 // The daemon collects the holders' idle gaps (kGapReport: from the end of a synchronizing
 // call to the next submission, as the shim measures them) and looks for time in which every
 // holder was idle. When kLockGaps gaps in a row each overlap the other holders' gaps for at
-// least half their length, one job's next gap is stretched (kStretchGap): its submissions
-// wait, the others run alone meanwhile, and the job comes back shifted by `shift` against
-// them, which the neutral equilibrium keeps. The shift is half of the job's GPU phase in
-// lock step (period - gap), the middle of the offsets at which neither job's gap overlaps
-// the other's: for two identical jobs with a GPU phase of G alone and a gap of C, lock step
-// has a period of 2G + C, and every offset in [C, 2G - C] keeps the GPU busy (the fair-share
-// model above; a derivation in docs/memory.md "Phase staggering").
+// least a kTogetherFraction-th of their length, the follower's next gap (the job whose gap
+// began last) is stretched (kStretchGap): its submissions wait, the others run alone
+// meanwhile, and it comes back shifted later by `shift`, which the neutral equilibrium
+// keeps. For two identical jobs with a GPU phase of G alone and a gap of C, every offset in
+// [C, 2G - C] keeps the GPU busy (each gap falls in the other's GPU phase); the target is its
+// middle, G. At an offset d < C the period is P = 2G + C - d (the GPU idles C - d of it), so
+// G = (P - C + d) / 2 and the shift is G - d = (P - C - d) / 2: half the GPU phase from lock
+// step (d = 0), less from a partial overlap (the fair-share model; docs/memory.md "Phase
+// staggering").
 //
 // Only GPU-bound holders are staggered (median gap at most half the median period): jobs
 // that are idle most of the time are idle together whatever their phase. After a stretch
@@ -35,6 +37,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "arbiter.h"
@@ -46,6 +49,7 @@ class Stagger {
   static constexpr size_t kHistory = 8;        // gaps kept per job
   static constexpr Millis kSettle{100};        // a gap is judged this long after it ended
   static constexpr Millis kMinCoIdle{2};       // shorter time idle together is noise
+  static constexpr int kTogetherFraction = 5;  // of a gap idle together: the GPU idled
   static constexpr int kLockGaps = 4;          // gaps idle together in a row: lock step
   static constexpr size_t kMinGaps = 3;        // gaps per holder before any stretch
   static constexpr Millis kMaxShift{5000};
@@ -84,6 +88,10 @@ class Stagger {
   };
   // Time in [g.begin, g.end] in which every holder but `job` was idle too.
   static Millis CoIdle(const Board& b, JobId job, const Gap& g, const std::vector<JobId>& holders);
+  // The job whose gap overlapping `g` (of `job`) began last, and how much later its gap
+  // began than the first one's.
+  static std::pair<JobId, Millis> FollowerOf(const Board& b, JobId job, const Gap& g,
+                                             const std::vector<JobId>& holders);
   // Median gap and median period (between gap ends) of `gaps`; nullopt with too few.
   struct Rhythm {
     Millis gap{0}, period{0};

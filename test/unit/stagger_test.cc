@@ -46,9 +46,10 @@ TEST_CASE("stagger: two jobs in lock step are moved half a GPU phase apart") {
   int64_t t = 0;
   for (int i = 0; i < 6 && orders.empty(); ++i, t += 538) orders = Period(s, t, t + 1, 26);
   REQUIRE(orders.size() == 1);
-  // One job is stretched: its usual gap plus half of (period - gap).
-  CHECK((orders[0].job == 1 || orders[0].job == 2));
-  CHECK(orders[0].shift == Millis((538 - 26) / 2));
+  // The follower (job 2, 1 ms later) is stretched: its usual gap plus half of
+  // (period - gap), less the 1 ms it already follows by.
+  CHECK(orders[0].job == 2);
+  CHECK(orders[0].shift == Millis((538 - 26 - 1) / 2));
   CHECK(orders[0].gap == Millis(26) + orders[0].shift);
   CHECK(orders[0].co_idle >= Millis(24));
   CHECK(s.Stretches(kGpu) == 1);
@@ -60,10 +61,24 @@ TEST_CASE("stagger: jobs whose gaps fall in each other's GPU phases are left alo
   CHECK_FALSE(NeverStretched(538, 0, 26));
 }
 
-TEST_CASE("stagger: gaps that overlap by less than half their length are not lock step") {
-  // Offset 20 ms of 26: 6 ms together (the GPU idles 6 ms a period, not worth a stretch).
-  CHECK(NeverStretched(516, 20, 26));
-  CHECK_FALSE(NeverStretched(516, 10, 26));  // 16 ms of 26 together
+TEST_CASE("stagger: gaps that overlap by less than a fifth of their length are left alone") {
+  // Offset 22 ms of 26: 4 ms together (the GPU idles 4 ms a period, not worth a stretch).
+  CHECK(NeverStretched(516, 22, 26));
+  CHECK_FALSE(NeverStretched(516, 20, 26));  // 6 ms of 26 together
+}
+
+TEST_CASE("stagger: a partial overlap moves the follower to half its GPU phase") {
+  // The H100 small pair at 50/50: 552 ms period, 232 ms CPU phases, job 2's 160 ms after job
+  // 1's (72 ms idle together per period).
+  Stagger s;
+  std::vector<Stagger::Order> orders;
+  int64_t t = 0;
+  for (int i = 0; i < 8 && orders.empty(); ++i, t += 552) orders = Period(s, t, t + 160, 232);
+  REQUIRE(orders.size() == 1);
+  CHECK(orders[0].job == 2);
+  // G = (552 - 232 + 160) / 2 = 240: the offset goes from 160 to 240.
+  CHECK(orders[0].shift == Millis(80));
+  CHECK(orders[0].gap == Millis(232 + 80));
 }
 
 TEST_CASE("stagger: a lone holder, or one that reports no gaps, is never stretched") {
