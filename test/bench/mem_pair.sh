@@ -41,6 +41,9 @@
 #   PRIME_IMPORT    1: `import torch` once, untimed, before every run (bare, together and each
 #                   TQ), so that no run starts from a page cache the host warm-up or an earlier
 #                   run emptied (start-ups then differ by less than the 2-10 s seen without)
+#   LOCK_STEP       1: A and B begin their first step at the same instant (mem_train.py
+#                   --barrier) in the together run and each TQ run: a pair in lock step, as
+#                   identical jobs started together fall into (docs/memory.md "Phase staggering")
 #   GSHARE_TRACE_SWAP  set: the jobs' shims trace each eviction, swap-in and pin-ahead on
 #                   stderr, and timeline.txt lists them
 # Output in $OUT/mem_pair/<NAME>/: times.txt, bare_{A,B}.{out,err}, together_{A,B}.{out,err}
@@ -106,7 +109,7 @@ train B; cmd_b=("${cmd[@]}")
   echo "# gpu: $(gpu_line)"
   echo "# A: ${cmd_a[*]}"
   echo "# B: ${cmd_b[*]}"
-  echo "# engine=${ENGINE:-none} quanta=$quanta gpu_limit=${GPU_LIMIT:-default} host_budget=${HOST_BUDGET:-default} idle_release=${IDLE_RELEASE:-default} early_release=${EARLY_RELEASE:-default} stagger=${STAGGER:-default} prime_import=${PRIME_IMPORT:-0}"
+  echo "# engine=${ENGINE:-none} quanta=$quanta gpu_limit=${GPU_LIMIT:-default} host_budget=${HOST_BUDGET:-default} idle_release=${IDLE_RELEASE:-default} early_release=${EARLY_RELEASE:-default} stagger=${STAGGER:-default} lock_step=${LOCK_STEP:-0} prime_import=${PRIME_IMPORT:-0}"
 } >"$out/summary.txt"
 
 # A daemon left by an earlier run with the default configuration is not ours to use: stop it.
@@ -140,13 +143,19 @@ cpu_args() {   # the --cpu-ms of job $1 measured bare (none if that run failed)
 read -r -a extra_a <<< "$(cpu_args A)"
 read -r -a extra_b <<< "$(cpu_args B)"
 
+lock_args() {   # lock_args DIR: with LOCK_STEP=1, mem_train.py's --barrier DIR:2 in ${lock[@]}
+  lock=()
+  if [[ ${LOCK_STEP:-0} == 1 ]]; then lock=(--barrier "$1:2"); fi
+}
+
 # 2. Small pair: both bare at once, no gshare.
 if [[ $small == 1 ]]; then
   prime_cache
   say "together without gshare"
   echo "together_start $(now)" >>"$times"
-  job_start A "$out/together_A.out" "$tmo" "${cmd_a[@]}" "${extra_a[@]}"
-  job_start B "$out/together_B.out" "$tmo" "${cmd_b[@]}" "${extra_b[@]}"
+  lock_args "$work/barrier-together"
+  job_start A "$out/together_A.out" "$tmo" "${cmd_a[@]}" "${extra_a[@]}" "${lock[@]}"
+  job_start B "$out/together_B.out" "$tmo" "${cmd_b[@]}" "${extra_b[@]}" "${lock[@]}"
   jobs_wait together "$times"
 fi
 
@@ -164,8 +173,9 @@ for tq in $quanta; do
   g=("$gshare" --config "$d/config.toml" run "${mem_flag[@]}" --quantum "${tq}s")
   prime_cache
   echo "tq${tq}_start $(now)" >>"$times"
-  job_start A "$d/A.out" "$tmo" "${g[@]}" -J A -- "${cmd_a[@]}" "${extra_a[@]}"
-  job_start B "$d/B.out" "$tmo" "${g[@]}" -J B -- "${cmd_b[@]}" "${extra_b[@]}"
+  lock_args "$work/barrier-tq$tq"
+  job_start A "$d/A.out" "$tmo" "${g[@]}" -J A -- "${cmd_a[@]}" "${extra_a[@]}" "${lock[@]}"
+  job_start B "$d/B.out" "$tmo" "${g[@]}" -J B -- "${cmd_b[@]}" "${extra_b[@]}" "${lock[@]}"
   jobs_wait "tq$tq" "$times"
   poll_stop
   status_json >"$d/status_end.json"

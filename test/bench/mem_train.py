@@ -109,6 +109,10 @@ def parse_args(argv=None):
     p.add_argument("--trace", action="store_true",
                    help="print the run's timeline to stderr: `trace start|ready|done <epoch s>` and "
                         "`trace gpu|cpu <step> <begin epoch s> <end epoch s>` for each phase")
+    p.add_argument("--barrier", metavar="DIR:N",
+                   help="before the first step, wait until N processes given the same DIR got "
+                        "there (each creates DIR/<pid>): jobs started together begin their steps "
+                        "at the same instant, in lock step (mem_pair.sh LOCK_STEP=1)")
     p.add_argument("--device", choices=["cuda", "cpu"],
                    default="cuda" if torch.cuda.is_available() else "cpu")
     a = p.parse_args(argv)
@@ -223,6 +227,12 @@ def main(argv=None):
 
     model.train()
     sync()
+    if a.barrier:
+        folder, count = a.barrier.rsplit(":", 1)
+        os.makedirs(folder, exist_ok=True)
+        open(os.path.join(folder, str(os.getpid())), "w").close()
+        while len(os.listdir(folder)) < int(count):
+            time.sleep(0.001)
     trace("start", T_START_EPOCH)
     trace("ready", time.time())
     t_train = time.perf_counter()
