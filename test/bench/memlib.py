@@ -45,6 +45,19 @@ def idle_together(a, b):
     return total
 
 
+def phase_offset(a, b):
+    """(median period of a, median offset) of two jobs' GPU phases, each a list of (begin, end)
+    in step order: the offset is, per step of a after the first, the time from its begin to the
+    nearest begin of b's (negative: b began first). 0 is lock step; half the period is as far
+    apart as two jobs get. None with fewer than 4 phases each."""
+    if len(a) < 4 or len(b) < 4:
+        return None
+    starts = sorted(x for x, _ in b)
+    period = statistics.median(y[0] - x[0] for x, y in zip(a[1:], a[2:]))
+    offsets = [min((s - x for s in starts), key=abs) for x, _ in a[1:]]
+    return period, statistics.median(offsets)
+
+
 def status_line(status, t):
     """The compact record the pollers keep of one `gshare status --json`: all of "gpus", and of
     the jobs that run (or have memory figures) only what the benchmarks read."""
@@ -318,6 +331,9 @@ def selftest():
            "2000000000 bytes in 30.5 ms, total 100.0 ms\n")
     assert abs(idle_together([(0, 1), (2, 3), (4, 5)], [(0.5, 2.5), (4.9, 6)]) - 1.1) < 1e-9
     assert idle_together([(0, 1)], [(1, 2)]) == 0 and idle_together([], [(0, 1)]) == 0
+    p, o = phase_offset([(i, i + .4) for i in range(6)], [(i + .2, i + .6) for i in range(6)])
+    assert abs(p - 1) < 1e-9 and abs(o - .2) < 1e-9, (p, o)
+    assert phase_offset([(0, 1)], [(0, 1)]) is None
     assert STRETCH_RE.search("GPU-1: ... job 12's next gap stretched to 282 ms (shift 256 ms)").groups() == ("12", "282")
     n += 1
     hs = handoffs_from_log(log)

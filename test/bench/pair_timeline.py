@@ -17,8 +17,8 @@ CPU seconds, how much longer each GPU phase took than the same step bare (when b
 of the parent folder has a trace: a step's first kernel waits at the gate for the lease, so
 this is the wait plus the swap-in), and the exit; then the releases by reason, the
 handoffs, the seconds both jobs spent in CPU phases at once (the GPU idle in shared mode) and
-the daemon's gap stretches (and the same seconds for the pair run together without gshare,
-SMALL=1). --events lists every event in time order.
+the daemon's gap stretches and the jobs' phase offset (B's GPU phases against A's: 0 is lock
+step); the same for the pair run together without gshare (SMALL=1). --events lists every event in time order.
 
 The daemon log's times are the machine's local time; they are put on the jobs' clock by the
 whole number of quarter hours that best aligns the first log line with the pair's start.
@@ -30,7 +30,8 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from memlib import HANDOFF_RE, STRETCH_RE, idle_together, read_samples, read_times  # noqa: E402
+from memlib import (HANDOFF_RE, STRETCH_RE, idle_together, phase_offset, read_samples,  # noqa: E402
+                    read_times)
 
 LOG_TIME_RE = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+)\]")
 RELEASE_RE = re.compile(r"job (\d+) released \S+ epoch (\d+) \((\w+)\)")
@@ -101,6 +102,13 @@ def job_summary(name, tr, bare, end):
             f"cpu={sum(cpu):.1f}s{exit_s}")
 
 
+def phase_text(traces):
+    """`phase: B's GPU phases begin X s after A's, period P s` (memlib.phase_offset)."""
+    a, b = ([(x, y) for _, x, y in tr["gpu"]] for tr in traces)
+    po = phase_offset(a, b)
+    return f"phase: B's GPU phases begin {po[1]:+.3f} s after A's, period {po[0]:.3f} s" if po else "phase: -"
+
+
 def main(argv):
     if len(argv) < 2 or argv[1] in ("-h", "--help"):
         print(__doc__.strip())
@@ -151,11 +159,13 @@ def main(argv):
     print(f"  releases: {' '.join(f'{k}={v}' for k, v in sorted(reasons.items())) or 'none'}; "
           f"handoffs: {len(handoffs)}, {sum(handoffs) / 1000:.1f} s in all")
     cpu = [[(b, e) for _, b, e in tr["cpu"]] for tr in traces.values()]
-    print(f"  both in CPU phases: {idle_together(*cpu):.2f} s; gap stretches: {stretches}")
+    print(f"  both in CPU phases: {idle_together(*cpu):.2f} s; gap stretches: {stretches}; "
+          + phase_text(traces.values()))
     together = [read_trace(os.path.join(parent, f"together_{n}.err")) for n in ("A", "B")]
     if all(together):
         cpu = [[(b, e) for _, b, e in tr["cpu"]] for tr in together]
-        print(f"  together without gshare (SMALL=1): both in CPU phases {idle_together(*cpu):.2f} s")
+        print(f"  together without gshare (SMALL=1): both in CPU phases {idle_together(*cpu):.2f} s; "
+              + phase_text(together))
     if "--events" in argv:
         for t, text in sorted(events):
             print(f"  {t - t0:7.2f}  {text}")
