@@ -252,7 +252,10 @@ void Daemon::Drop(ConnId id, const std::string& why) {
     Apply(arbiter_.Disconnected(id, Now()));
     ledger_.Forget(id);
     stagger_.Forget(c.job);
-    for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
+    for (const auto& [gpu, info] : gpus_) {
+      UpdateSharing(gpu);
+      UpdateGapWatch(gpu);
+    }
     auto jit = jobs_.find(c.job);
     if (jit != jobs_.end()) {
       jit->second->shims.erase(id);
@@ -373,7 +376,9 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
     static const char* kReasons[] = {"dropped", "idle", "early", "exit"};
     spdlog::debug("job {} released {} epoch {} ({})", c.job, gpu, m.epoch,
                   m.reason < 4 ? kReasons[m.reason] : "?");
+    c.watched.erase(gpu);  // a release ends the shim's gap reports
     Apply(arbiter_.Released(c.id, gpu, m.epoch, Now()));
+    UpdateGapWatch(gpu);
   }
 }
 
@@ -410,7 +415,7 @@ void Daemon::Apply(const LeaseActions& actions) {
           // Dropping here re-enters the arbiter; the actions it returns are applied then.
           Drop(a.conn, "");
         } else if (a.kind == LeaseAction::Kind::kGrant) {
-          WatchGaps(a.conn, a.gpu);
+          UpdateGapWatch(a.gpu);
         }
         break;
       }

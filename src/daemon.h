@@ -61,6 +61,7 @@ class Daemon {
     FrameBuffer in{proto::kMaxRequestPayload};
     JobId job = 0;
     std::map<GpuKey, uint64_t> prepared;  // shim: host bytes it was asked to pin, per GPU
+    std::set<GpuKey> watched;             // shim: GPUs it reports idle gaps on (kGapWatch)
   };
   struct ActiveJob {
     JobRecord record;
@@ -129,10 +130,10 @@ class Daemon {
   void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan);
   bool SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,
                     uint64_t bytes);
-  // Phase staggering in shared mode (daemon_stagger.cc, src/stagger.h): a shared-mode holder
-  // is asked to report its idle gaps; a report may stretch a holder's next gap.
-  void WatchGaps(ConnId conn, const GpuKey& gpu);
-  void WatchHolders(const GpuKey& gpu);
+  // Phase staggering in shared mode (daemon_stagger.cc, src/stagger.h): while two jobs or
+  // more hold `gpu` in shared mode, its holders report their idle gaps (kGapWatch on, and
+  // off again when that ends); a report may stretch a holder's next gap.
+  void UpdateGapWatch(const GpuKey& gpu);
   void OnGapReport(Connection& c, const proto::GapMsg& m);
   // The checkpoint engine and suspension (daemon_checkpoint.cc): whole processes
   // checkpointed by the helper; a grant to a checkpointed process (or one that must wait

@@ -147,12 +147,8 @@ void Daemon::UpdateSharing(const GpuKey& gpu) {
     }
   }
   Apply(arbiter_.SetShared(gpu, want, Now(), first));
-  if (want) {
-    WatchHolders(gpu);  // a holder that held it exclusively keeps its grant
-  } else {
-    stagger_.Clear(gpu);
-    AskHolderToPin(gpu);
-  }
+  UpdateGapWatch(gpu);  // a holder that held it exclusively keeps its grant
+  if (!want) AskHolderToPin(gpu);
 }
 
 bool Daemon::CanGrant(const GpuKey& gpu, JobId job) {

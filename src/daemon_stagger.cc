@@ -2,21 +2,29 @@
 // idle gaps; when the holders keep idling together, one job's next gap is stretched.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "daemon.h"
 
 namespace gshare {
 
-void Daemon::WatchGaps(ConnId conn, const GpuKey& gpu) {
-  if (!options_.config.scheduler.stagger || !arbiter_.IsShared(gpu)) return;
-  SendLeaseMsg(conn, proto::MsgType::kGapWatch, gpu, 0, 1);
-}
-
-void Daemon::WatchHolders(const GpuKey& gpu) {
+void Daemon::UpdateGapWatch(const GpuKey& gpu) {
+  if (gpus_.count(gpu) == 0) return;
   std::vector<JobId> jobs = arbiter_.JobsOn(gpu);
+  bool want = options_.config.scheduler.stagger && arbiter_.IsShared(gpu) && jobs.size() >= 2;
+  if (!want) stagger_.Clear(gpu);
   for (auto& [id, conn] : conns_) {
     if (conn->kind != Connection::Kind::kShim) continue;
-    if (std::find(jobs.begin(), jobs.end(), conn->job) == jobs.end()) continue;
-    if (arbiter_.ConnHolds(id)) WatchGaps(id, gpu);
+    bool holds = arbiter_.ConnHolds(id) &&
+                 std::find(jobs.begin(), jobs.end(), conn->job) != jobs.end();
+    bool watched = conn->watched.count(gpu) != 0;
+    if (want && holds && !watched) {
+      SendLeaseMsg(id, proto::MsgType::kGapWatch, gpu, 0, 1);
+      conn->watched.insert(gpu);
+    } else if (!(want && holds) && watched) {
+      if (holds) SendLeaseMsg(id, proto::MsgType::kGapWatch, gpu, 0, 0);
+      conn->watched.erase(gpu);
+    }
   }
 }
 
