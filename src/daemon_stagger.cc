@@ -37,8 +37,8 @@ void Daemon::OnGapReport(Connection& c, const proto::GapMsg& m) {
   std::optional<Stagger::Order> order =
       stagger_.Report(gpu, c.job, begin, end, arbiter_.JobsOn(gpu), Now());
   if (!order) return;
-  spdlog::info("{}: the sharing jobs idle together (lock step, {} ms in the last gap): job {}'s "
-               "next gap stretched to {} ms (shift {} ms)",
+  spdlog::info("{}: the sharing jobs idle together ({} ms of the last gap): job {}'s next gap "
+               "stretched to {} ms (shift {} ms)",
                gpu, order->co_idle.count(), order->job, order->gap.count(),
                order->shift.count());
   for (auto& [id, conn] : conns_) {
