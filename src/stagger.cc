@@ -112,11 +112,11 @@ std::optional<Stagger::Order> Stagger::Report(const GpuKey& gpu, JobId job, Time
       if (!r || 2 * r->gap > r->period) bound = false;
     }
     if (!bound) continue;
-    // The follower (the job whose gap of this time began last) is stretched: shifted later
-    // by `shift`, its offset from the leader goes from `lead` to half its GPU phase.
+    // The follower (the job whose gap of this time began last) is stretched so that its
+    // offset from the leader goes from `lead` to its GPU phase alone (stagger.h).
     auto [follower, lead] = FollowerOf(b, j, *g, holders);
     Rhythm r = *RhythmOf(b.gaps[follower]);
-    Millis shift = std::clamp((r.period - r.gap - lead) / 2, kMinCoIdle, kMaxShift);
+    Millis shift = std::clamp((r.period + r.gap - 3 * lead) / 4, kMinCoIdle, kMaxShift);
     order = Order{follower, r.gap + shift, shift, co};
     ++b.stretches;
     b.together_run = 0;

@@ -15,14 +15,18 @@
 // call to the next submission, as the shim measures them) and looks for time in which every
 // holder was idle. When kLockGaps gaps in a row each overlap the other holders' gaps for at
 // least a kTogetherFraction-th of their length, the follower's next gap (the job whose gap
-// began last) is stretched (kStretchGap): its submissions wait, the others run alone
-// meanwhile, and it comes back shifted later by `shift`, which the neutral equilibrium
-// keeps. For two identical jobs with a GPU phase of G alone and a gap of C, every offset in
-// [C, 2G - C] keeps the GPU busy (each gap falls in the other's GPU phase); the target is its
-// middle, G. At an offset d < C the period is P = 2G + C - d (the GPU idles C - d of it), so
-// G = (P - C + d) / 2 and the shift is G - d = (P - C - d) / 2: half the GPU phase from lock
-// step (d = 0), less from a partial overlap (the fair-share model; docs/memory.md "Phase
-// staggering").
+// began last, d after the leader's) is stretched by `shift` (kStretchGap): its submissions
+// wait, the others run alone meanwhile, and the pair settles at a new offset, which the
+// neutral equilibrium keeps.
+//
+// The shift, in the fair-share model of two identical jobs with a GPU phase of G alone and a
+// gap of C (docs/memory.md "Phase staggering"): every offset in [C, 2G - C] keeps the GPU
+// busy (each gap falls in the other's GPU phase); the target is its middle, G. Stretching
+// the follower by s moves the offset from d to u = d + s when u <= C, and to 2u - C beyond
+// (the leader, back from its gap, shares the GPU with the follower's rest), so u = (G + C)/2.
+// In the state observed the period is P = 2G + C - d (the GPU idles C - d of it), so
+// G = (P - C + d)/2 and s = (P + C - 3d)/4. (Seen on the H100 with s = G instead: the leader
+// ran a whole step alone and the pair fell back into lock step.)
 //
 // Only GPU-bound holders are staggered (median gap at most half the median period): jobs
 // that are idle most of the time are idle together whatever their phase. After a stretch

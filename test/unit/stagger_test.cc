@@ -46,10 +46,11 @@ TEST_CASE("stagger: two jobs in lock step are moved half a GPU phase apart") {
   int64_t t = 0;
   for (int i = 0; i < 6 && orders.empty(); ++i, t += 538) orders = Period(s, t, t + 1, 26);
   REQUIRE(orders.size() == 1);
-  // The follower (job 2, 1 ms later) is stretched: its usual gap plus half of
-  // (period - gap), less the 1 ms it already follows by.
+  // The follower (job 2, 1 ms later) is stretched by (P + C - 3d) / 4: from lock step the
+  // leader runs that long alone, the rest is shared, and the offset settles at 2(d + s) - C
+  // = 256 ms, G in the fair-share model.
   CHECK(orders[0].job == 2);
-  CHECK(orders[0].shift == Millis((538 - 26 - 1) / 2));
+  CHECK(orders[0].shift == Millis((538 + 26 - 3) / 4));
   CHECK(orders[0].gap == Millis(26) + orders[0].shift);
   CHECK(orders[0].co_idle >= Millis(24));
   CHECK(s.Stretches(kGpu) == 1);
@@ -67,7 +68,7 @@ TEST_CASE("stagger: gaps that overlap by less than a fifth of their length are l
   CHECK_FALSE(NeverStretched(516, 20, 26));  // 6 ms of 26 together
 }
 
-TEST_CASE("stagger: a partial overlap moves the follower to half its GPU phase") {
+TEST_CASE("stagger: a partial overlap moves the follower by less") {
   // The H100 small pair at 50/50: 552 ms period, 232 ms CPU phases, job 2's 160 ms after job
   // 1's (72 ms idle together per period).
   Stagger s;
@@ -76,9 +77,10 @@ TEST_CASE("stagger: a partial overlap moves the follower to half its GPU phase")
   for (int i = 0; i < 8 && orders.empty(); ++i, t += 552) orders = Period(s, t, t + 160, 232);
   REQUIRE(orders.size() == 1);
   CHECK(orders[0].job == 2);
-  // G = (552 - 232 + 160) / 2 = 240: the offset goes from 160 to 240.
-  CHECK(orders[0].shift == Millis(80));
-  CHECK(orders[0].gap == Millis(232 + 80));
+  // G = (552 - 232 + 160) / 2 = 240; s = (552 + 232 - 480) / 4 = 76: u = 236 and the offset
+  // goes to 2u - C = 240.
+  CHECK(orders[0].shift == Millis(76));
+  CHECK(orders[0].gap == Millis(232 + 76));
 }
 
 TEST_CASE("stagger: a lone holder, or one that reports no gaps, is never stretched") {
