@@ -39,12 +39,21 @@ bool NeverStretched(int64_t period, int64_t offset, int64_t gap) {
   return s.Stretches(kGpu) == 0;
 }
 
+// The orders of the first period (of at most `periods`) that gives any.
+std::vector<Stagger::Order> FirstOrders(Stagger& s, int periods, int64_t period, int64_t offset,
+                                        int64_t gap) {
+  std::vector<Stagger::Order> orders;
+  int64_t t = 0;
+  for (int i = 0; i < periods && orders.empty(); ++i, t += period) {
+    orders = Period(s, t, t + offset, gap);
+  }
+  return orders;
+}
+
 TEST_CASE("stagger: two jobs in lock step are moved half a GPU phase apart") {
   // The H100 small pair: 538 ms period, 26 ms CPU phases, both at the same time.
   Stagger s;
-  std::vector<Stagger::Order> orders;
-  int64_t t = 0;
-  for (int i = 0; i < 6 && orders.empty(); ++i, t += 538) orders = Period(s, t, t + 1, 26);
+  std::vector<Stagger::Order> orders = FirstOrders(s, 6, 538, 1, 26);
   REQUIRE(orders.size() == 1);
   // The follower (job 2, 1 ms later) is stretched by (P + C - 3d) / 4: from lock step the
   // leader runs that long alone, the rest is shared, and the offset settles at 2(d + s) - C
@@ -72,9 +81,7 @@ TEST_CASE("stagger: a partial overlap moves the follower by less") {
   // The H100 small pair at 50/50: 552 ms period, 232 ms CPU phases, job 2's 160 ms after job
   // 1's (72 ms idle together per period).
   Stagger s;
-  std::vector<Stagger::Order> orders;
-  int64_t t = 0;
-  for (int i = 0; i < 8 && orders.empty(); ++i, t += 552) orders = Period(s, t, t + 160, 232);
+  std::vector<Stagger::Order> orders = FirstOrders(s, 8, 552, 160, 232);
   REQUIRE(orders.size() == 1);
   CHECK(orders[0].job == 2);
   // G = (552 - 232 + 160) / 2 = 240; s = (552 + 232 - 480) / 4 = 76: u = 236 and the offset
