@@ -134,6 +134,8 @@ class Daemon {
   // more hold `gpu` in shared mode, its holders report their idle gaps (kGapWatch on, and
   // off again when that ends); a report may stretch a holder's next gap.
   void UpdateGapWatch(const GpuKey& gpu);
+  // Status: `gap_watch` (connections reporting gaps on `gpu`) and `stretches` (so far).
+  void AddStaggerJson(const GpuKey& gpu, nlohmann::json* g) const;
   void OnGapReport(Connection& c, const proto::GapMsg& m);
   // The checkpoint engine and suspension (daemon_checkpoint.cc): whole processes
   // checkpointed by the helper; a grant to a checkpointed process (or one that must wait

@@ -92,6 +92,7 @@ std::string Daemon::StatusJson(const json& request) {
     auto info = gpus_.find(v.gpu);
     g["ordinal"] = info != gpus_.end() ? json(info->second.ordinal) : json(nullptr);
     AddGpuMemoryJson(v.gpu, &g);
+    AddStaggerJson(v.gpu, &g);
     gpus.push_back(std::move(g));
   }
   json jobs = json::array();

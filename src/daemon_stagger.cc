@@ -28,6 +28,13 @@ void Daemon::UpdateGapWatch(const GpuKey& gpu) {
   }
 }
 
+void Daemon::AddStaggerJson(const GpuKey& gpu, nlohmann::json* g) const {
+  int watched = 0;
+  for (const auto& [id, conn] : conns_) watched += conn->watched.count(gpu) != 0 ? 1 : 0;
+  (*g)["gap_watch"] = watched;
+  (*g)["stretches"] = stagger_.Stretches(gpu);
+}
+
 void Daemon::OnGapReport(Connection& c, const proto::GapMsg& m) {
   GpuKey gpu = FormatGpuUuid(m.gpu);
   // A report that crossed the switch to exclusive mode (or sent after a release) is late.

@@ -118,7 +118,7 @@ std::optional<Stagger::Order> Stagger::Report(const GpuKey& gpu, JobId job, Time
     Rhythm r = *RhythmOf(b.gaps[follower]);
     Millis shift = std::clamp((r.period + r.gap - 3 * lead) / 4, kMinCoIdle, kMaxShift);
     order = Order{follower, r.gap + shift, shift, co};
-    ++b.stretches;
+    ++stretches_[gpu];
     b.together_run = 0;
     b.quiet_until = now + std::max(kQuietMin, kQuietPeriods * r.period);
   }
@@ -130,8 +130,8 @@ void Stagger::Forget(JobId job) {
 }
 
 uint64_t Stagger::Stretches(const GpuKey& gpu) const {
-  auto it = boards_.find(gpu);
-  return it == boards_.end() ? 0 : it->second.stretches;
+  auto it = stretches_.find(gpu);
+  return it == stretches_.end() ? 0 : it->second;
 }
 
 }  // namespace gshare

@@ -74,9 +74,9 @@ class Stagger {
                               const std::vector<JobId>& holders, TimePoint now);
   // The job is gone (its gaps no longer count against others).
   void Forget(JobId job);
-  // The GPU left shared mode.
+  // The GPU left shared mode (its stretch count stays).
   void Clear(const GpuKey& gpu) { boards_.erase(gpu); }
-  // Stretches ordered on `gpu` so far (status, benchmarks).
+  // Stretches ordered on `gpu` since the daemon started (status, benchmarks).
   uint64_t Stretches(const GpuKey& gpu) const;
 
  private:
@@ -88,7 +88,6 @@ class Stagger {
     std::map<JobId, std::deque<Gap>> gaps;
     int together_run = 0;  // judged gaps in a row that were idle together
     TimePoint quiet_until{};
-    uint64_t stretches = 0;
   };
   // Time in [g.begin, g.end] in which every holder but `job` was idle too.
   static Millis CoIdle(const Board& b, JobId job, const Gap& g, const std::vector<JobId>& holders);
@@ -103,6 +102,7 @@ class Stagger {
   static std::optional<Rhythm> RhythmOf(const std::deque<Gap>& gaps);
 
   std::map<GpuKey, Board> boards_;
+  std::map<GpuKey, uint64_t> stretches_;
 };
 
 }  // namespace gshare

@@ -1,7 +1,7 @@
 """Phase staggering in shared mode: two jobs that share the GPU and run their steps in lock
 step (their idle gaps at the same time) are moved apart, by a stretch of one job's next gap;
-jobs whose gaps already fall apart are left alone, and [scheduler] stagger = false turns it
-off. The fake driver's kernels sleep, so lock step is made with --align-ms: each job's step
+jobs whose gaps already fall apart are left alone, a job alone on the GPU reports no gaps,
+and [scheduler] stagger = false turns it off. The fake driver's kernels sleep, so lock step is made with --align-ms: each job's step
 starts on a shared 200 ms grid, runs a 150 ms kernel and waits for it, then idles 50 ms."""
 import os
 import re
@@ -21,19 +21,37 @@ class StaggerTest(TestCase):
         cfg = {"sharing": "auto", "quantum": "20s"}
         cfg.update(config)
         h = super().harness(config=cfg, memory={"context_reserve": "1MiB"})
+        h.no_stagger = config.get("stagger") is False
         h.env["FAKE_CUDA_DEVICE_FILE"] = os.path.join(h.tmp, "device")
         h.env["FAKE_CUDA_MEM_BYTES"] = str(256 * MIB)
         return h
+
+    def watch(self, h, jobs):
+        """Polls `gshare status --json` until every job ended; returns the GPU's largest
+        gap_watch seen and its last stretches count."""
+        seen = {"watch": 0, "stretches": 0}
+
+        def check():
+            for g in h.status()["gpus"]:
+                seen["watch"] = max(seen["watch"], g.get("gap_watch", 0))
+                seen["stretches"] = g.get("stretches", 0)
+            return all(j.poll() is not None for j in jobs)
+        h.wait_for(check, 90, "the jobs to end")
+        return seen
 
     def run_pair(self, h, offset_ms=0):
         h.start_daemon()
         a = h.start_fake(STEP, name="a")
         b = h.start_fake(STEP + ["--align-offset-ms", offset_ms], name="b")
+        seen = self.watch(h, (a, b))
         h.assert_done(a, STEPS, timeout=90)
         h.assert_done(b, STEPS, timeout=90)
         with open(h.daemon_log) as f:
             log = f.read()
         self.assertIn("shared mode", log, h.diagnostics())
+        # Both report their gaps while they share the GPU; the status counts the stretches.
+        self.assertEqual(seen["watch"], 0 if h.no_stagger else 2, h.diagnostics())
+        self.assertEqual(seen["stretches"], len(STRETCH.findall(log)), h.diagnostics())
         return a, b, log
 
     @staticmethod
@@ -68,6 +86,14 @@ class StaggerTest(TestCase):
         h = self.harness()
         a, b, log = self.run_pair(h, offset_ms=100)
         self.assertEqual(STRETCH.findall(log), [], h.diagnostics())
+
+    def test_a_job_alone_reports_no_gaps(self):
+        h = self.harness()
+        h.start_daemon()
+        a = h.start_fake(STEP, name="a")
+        seen = self.watch(h, (a,))
+        h.assert_done(a, STEPS, timeout=90)
+        self.assertEqual(seen, {"watch": 0, "stretches": 0}, h.diagnostics())
 
     def test_off_leaves_lock_step_alone(self):
         h = self.harness(stagger=False)
