@@ -152,6 +152,8 @@ void Arbiter::NotifyContended(const GpuKey& gpu, Lease& lease, LeaseActions& out
   if (lease.contended_epoch == lease.epoch || lease.dropping || lease.queue.empty()) return;
   lease.contended_epoch = lease.epoch;
   for (const auto& [conn, epoch] : lease.holding) {
+    // Not the connections still dropping from shared mode (HoldInPlace).
+    if (lease.holder && conns_.at(conn).job != *lease.holder) continue;
     out.push_back({LeaseAction::Kind::kContended, conn, gpu, epoch, 0});
   }
 }
@@ -163,6 +165,7 @@ LeaseActions Arbiter::Recontend(const GpuKey& gpu) const {
   const Lease& lease = it->second;
   if (lease.shared || lease.dropping || lease.contended_epoch != lease.epoch) return out;
   for (const auto& [conn, epoch] : lease.holding) {
+    if (lease.holder && conns_.at(conn).job != *lease.holder) continue;
     out.push_back({LeaseAction::Kind::kContended, conn, gpu, epoch, 0});
   }
   return out;
@@ -383,16 +386,63 @@ LeaseActions Arbiter::SetShared(const GpuKey& gpu, bool shared, TimePoint now,
     GrantAllWanting(gpu, lease, now, out);
     for (const auto& [c, epoch] : lease.holding) StartShared(lease, conns_.at(c).job, now);
   } else {
-    // Exclusive again: every holder drops; the lease is granted once all have drained,
-    // `first` first among the waiters of its priority.
+    // Exclusive again. A `first` that holds the GPU and has the highest priority on it keeps
+    // running, as the holder of its grant; the others drop. Otherwise every holder drops and
+    // the lease is granted once all have drained, `first` first among the waiters of its
+    // priority.
     lease.incumbent = first;
     while (!lease.shared_since.empty()) EndShared(lease, lease.shared_since.begin()->first, now);
+    if (first && KeepsRunning(gpu, lease, *first)) {
+      HoldInPlace(gpu, lease, *first, now, out);
+      return out;
+    }
     for (const auto& [conn, epoch] : lease.holding) {
       out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
     }
     if (lease.holding.empty()) Schedule(gpu, lease, now, out);
   }
   return out;
+}
+
+bool Arbiter::KeepsRunning(const GpuKey& gpu, const Lease& lease, JobId job) const {
+  if (jobs_.at(job).suspended) return false;
+  bool holds = false;
+  for (const auto& [c, epoch] : lease.holding) holds = holds || conns_.at(c).job == job;
+  if (!holds) return false;
+  for (JobId other : JobsOn(gpu)) {
+    if (jobs_.at(other).priority > jobs_.at(job).priority) return false;
+  }
+  return true;
+}
+
+void Arbiter::HoldInPlace(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now,
+                          LeaseActions& out) {
+  // Its connections keep the epoch they hold; DROPs to the others carry theirs, and their
+  // releases leave the holder alone (ReleaseConn).
+  lease.holder = job;
+  lease.incumbent.reset();
+  lease.granted_at = now;
+  lease.dropping = false;
+  lease.delivering = false;
+  lease.swapping_in = false;
+  lease.switch_time = Millis(0);
+  lease.queue.erase(job);
+  StopWaiting(lease, job, now);
+  for (auto it = lease.wanting.begin(); it != lease.wanting.end();) {
+    if (conns_.at(*it).job == job) {
+      lease.holding[*it] = lease.epoch;
+      out.push_back({LeaseAction::Kind::kGrant, *it, gpu, lease.epoch, 0});
+      it = lease.wanting.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& [conn, epoch] : lease.holding) {
+    if (conns_.at(conn).job != job) out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
+  }
+  // The next waiter is news to this holder (whose grant may be epoch 0, shared mode's first).
+  lease.contended_epoch = ~uint64_t{0};
+  NotifyContended(gpu, lease, out);
 }
 
 void Arbiter::GrantAllWanting(const GpuKey& gpu, Lease& lease, TimePoint now,

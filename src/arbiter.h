@@ -79,9 +79,13 @@ class Arbiter {
   std::optional<TimePoint> NextDeadline() const;
   LeaseActions SetEnabled(bool enabled, TimePoint now);
   bool enabled() const { return options_.enabled; }
-  // Shared mode on `gpu`: true grants every waiting request now; false makes every holder
-  // drop, after which the lease is granted exclusively again: to `first` before the other
-  // waiters of its priority (the daemon names the job that needs the least memory moved).
+  // Shared mode on `gpu`: true grants every waiting request now. false: when `first` (the
+  // daemon names the job that needs the least memory moved) holds the GPU and no job on it
+  // has a higher priority, it keeps running as the exclusive holder of the grant it has (its
+  // quantum starts now) and every other holder drops; otherwise every holder drops, after
+  // which the lease is granted exclusively again, to `first` before the other waiters of its
+  // priority. (Dropping the incumbent too cost ~1 s on the H100: it waited for the others'
+  // drain before its new grant, docs/benchmarks.md call Y.)
   LeaseActions SetShared(const GpuKey& gpu, bool shared, TimePoint now,
                          std::optional<JobId> first = std::nullopt);
   bool IsShared(const GpuKey& gpu) const;
@@ -213,6 +217,9 @@ class Arbiter {
   void StartShared(Lease& lease, JobId job, TimePoint now);
   void EndShared(Lease& lease, JobId job, TimePoint now);
   bool Suspended(ConnId conn) const;
+  // SetShared(false)'s incumbent: whether `job` may keep running, and making it the holder.
+  bool KeepsRunning(const GpuKey& gpu, const Lease& lease, JobId job) const;
+  void HoldInPlace(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now, LeaseActions& out);
   // Shared or disabled mode: every waiting connection that is not suspended holds now.
   void GrantAllWanting(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
 

@@ -255,6 +255,7 @@ void Daemon::Drop(ConnId id, const std::string& why) {
     for (const auto& [gpu, info] : gpus_) {
       UpdateSharing(gpu);
       UpdateGapWatch(gpu);
+      MakeIncumbentRoom(gpu);
     }
     auto jit = jobs_.find(c.job);
     if (jit != jobs_.end()) {
@@ -379,6 +380,7 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
     c.watched.erase(gpu);  // a release ends the shim's gap reports
     Apply(arbiter_.Released(c.id, gpu, m.epoch, Now()));
     UpdateGapWatch(gpu);
+    MakeIncumbentRoom(gpu);
   }
 }
 

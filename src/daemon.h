@@ -121,6 +121,9 @@ class Daemon {
   static constexpr uint64_t kRepriceBytes = 1ull << 30;  // ~25 ms of a handoff at 40 GB/s
   void RepriceHandoff(const GpuKey& gpu);
   void NoteDrop(const LeaseAction& a);
+  // With incumbent_room set and every other holder released: evictions for the holder's turn,
+  // as at a grant (MemoryLedger::GrantPlan).
+  void MakeIncumbentRoom(const GpuKey& gpu);
   bool CanGrant(const GpuKey& gpu, JobId job);
   void AskToPin(Connection& c, const GpuKey& gpu);  // c: a connection of the exclusive holder
   // AskToPin for the exclusive holder's shim connections (MemoryLedger::PoolToPin pins ahead
@@ -235,6 +238,9 @@ class Daemon {
     std::optional<TimePoint> drop_at;  // DROP sent to the current holder
     std::optional<JobId> dropped_holder;
     std::optional<uint64_t> priced;  // handoff bytes last sent with CONTENDED in this grant
+    // Turning exclusive kept the incumbent running (Arbiter::SetShared): room for its turn is
+    // made once the others have released.
+    bool incumbent_room = false;
     uint64_t handoffs = 0;
   };
   std::map<GpuKey, GpuMemory> gpu_memory_;

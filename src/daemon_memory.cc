@@ -148,7 +148,33 @@ void Daemon::UpdateSharing(const GpuKey& gpu) {
   }
   Apply(arbiter_.SetShared(gpu, want, Now(), first));
   UpdateGapWatch(gpu);  // a holder that held it exclusively keeps its grant
+  if (!want && first && arbiter_.Holder(gpu) == first) {
+    gpu_memory_[gpu].incumbent_room = true;
+    MakeIncumbentRoom(gpu);
+  }
   if (!want) AskHolderToPin(gpu);
+}
+
+void Daemon::MakeIncumbentRoom(const GpuKey& gpu) {
+  GpuMemory& gm = gpu_memory_[gpu];
+  std::optional<JobId> holder = arbiter_.Holder(gpu);
+  if (!gm.incumbent_room) return;
+  if (!holder || arbiter_.IsShared(gpu)) {
+    gm.incumbent_room = false;
+    return;
+  }
+  for (const Arbiter::GpuView& v : arbiter_.Gpus(Now())) {
+    if (v.gpu != gpu) continue;
+    for (JobId j : v.holding) {
+      if (j != *holder) return;  // still draining: its memory cannot move yet
+    }
+  }
+  gm.incumbent_room = false;
+  MemoryLedger::Plan plan = ledger_.GrantPlan(gpu, *holder);
+  spdlog::info("{}: job {} keeps the GPU, exclusively; {} bytes evicted for its turn", gpu, *holder,
+                plan.bytes);
+  SendEvictions(gpu, plan);
+  ledger_.Ran(*holder, gpu, Now());
 }
 
 bool Daemon::CanGrant(const GpuKey& gpu, JobId job) {

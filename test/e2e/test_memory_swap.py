@@ -80,6 +80,8 @@ class MemorySwapTest(TestCase):
         self.assert_swap_ok(h, b, cycles=40)
         log = self.daemon_log(h)
         self.assertIn("exclusive mode", log)
+        # Turning exclusive, the job already running kept the GPU instead of dropping it too.
+        self.assertRegex(log, r"exclusive mode\n.*job \d+ keeps the GPU, exclusively")
         moved = re.findall(r"evicted (\d+) bytes, swapped in (\d+) bytes", log)
         self.assertTrue(any(int(e) > 0 and int(i) > 0 for e, i in moved),
                         "no handoff moved memory both ways:\n" + log)

@@ -130,36 +130,66 @@ uint64_t ExclusiveAfterSharing(const Fixture& f, Arbiter& arb, std::initializer_
                                JobId first) {
   arb.SetShared(kGpu, true, f.At(0));
   for (ConnId c : conns) REQUIRE(Count(arb.Request(c, kGpu, f.At(1)), Kind::kGrant, c) == 1);
-  return EpochOf(arb.SetShared(kGpu, false, f.At(10), first), Kind::kDrop, *conns.begin());
+  for (const LeaseAction& a : arb.SetShared(kGpu, false, f.At(10), first)) {
+    if (a.kind == Kind::kDrop) return a.epoch;
+  }
+  FAIL("no DROP");
+  return 0;
 }
 
-TEST_CASE_FIXTURE(Fixture, "arbiter shared: going exclusive grants the named job first, once") {
+TEST_CASE_FIXTURE(Fixture, "arbiter shared: going exclusive keeps the named job running, the others drop") {
   Arbiter arb(options);
   AddTwoJobs(arb);
   arb.AddConn(12, 1, 101);
-  uint64_t e = ExclusiveAfterSharing(*this, arb, {11, 12, 21}, 1);
-  CHECK(arb.Released(21, kGpu, e, At(11)).empty());
-  CHECK(arb.Request(21, kGpu, At(11)).empty());
-  CHECK(arb.Released(11, kGpu, e, At(12)).empty());
-  CHECK(arb.Request(11, kGpu, At(13)).empty());  // job 1's other process still holds
-  auto a = arb.Released(12, kGpu, e, At(14));
-  REQUIRE(Count(a, Kind::kGrant, 11) == 1);  // asked after job 2, granted first
+  arb.SetShared(kGpu, true, At(0));
+  for (ConnId c : {11, 12, 21}) REQUIRE(Count(arb.Request(c, kGpu, At(1)), Kind::kGrant, c) == 1);
+  auto a = arb.SetShared(kGpu, false, At(10), JobId{1});
+  CHECK(a.size() == 1);
+  REQUIRE(Count(a, Kind::kDrop, 21) == 1);
   CHECK(arb.Holder(kGpu) == JobId{1});
+  uint64_t e = EpochOf(a, Kind::kDrop, 21);
+  // Job 2's release leaves the holder alone; its new request waits, and only the holder's
+  // connections hear that someone waits.
+  CHECK(arb.Released(21, kGpu, e, At(11)).empty());
+  a = arb.Request(21, kGpu, At(12));
   CHECK(Count(a, Kind::kContended, 11) == 1);
-  // The preference lasts one grant: job 1 gives the GPU back and asks again; job 2, waiting
-  // since, is next.
-  a = arb.Released(11, kGpu, EpochOf(a, Kind::kGrant, 11), At(15));
+  CHECK(Count(a, Kind::kContended, 12) == 1);
+  CHECK(a.size() == 2);
+  // Job 1's quantum runs from the switch; then job 2 gets the GPU.
+  CHECK(arb.NextDeadline() == At(10 + 20000));
+  a = arb.Tick(At(10 + 20000));
+  CHECK(Count(a, Kind::kDrop, 11) == 1);
+  CHECK(Count(a, Kind::kDrop, 12) == 1);
+  CHECK(EpochOf(a, Kind::kDrop, 11) == e);  // the grant it held all along
+  CHECK(arb.Released(11, kGpu, e, At(20011)).empty());
+  a = arb.Released(12, kGpu, e, At(20012));
   CHECK(Count(a, Kind::kGrant, 21) == 1);
-  CHECK(CountKind(arb.Request(11, kGpu, At(16)), Kind::kGrant) == 0);
   CHECK(arb.Holder(kGpu) == JobId{2});
 }
 
-TEST_CASE_FIXTURE(Fixture, "arbiter shared: a named job that does not ask again is not waited for") {
+TEST_CASE_FIXTURE(Fixture, "arbiter shared: a named job that does not hold is granted first, once") {
+  Arbiter arb(options);
+  AddTwoJobs(arb);
+  arb.SetShared(kGpu, true, At(0));
+  REQUIRE(Count(arb.Request(21, kGpu, At(1)), Kind::kGrant, 21) == 1);
+  REQUIRE(Count(arb.Request(11, kGpu, At(1)), Kind::kGrant, 11) == 1);
+  // Job 1 gave the GPU back (idle) before the switch.
+  CHECK(arb.Released(11, kGpu, 0, At(2)).empty());
+  auto a = arb.SetShared(kGpu, false, At(10), JobId{1});
+  REQUIRE(Count(a, Kind::kDrop, 21) == 1);
+  CHECK_FALSE(arb.Holder(kGpu).has_value());
+  CHECK(arb.Request(11, kGpu, At(11)).empty());  // job 2 still holds
+  CHECK(arb.Released(21, kGpu, EpochOf(a, Kind::kDrop, 21), At(12)).empty() == false);
+  CHECK(arb.Holder(kGpu) == JobId{1});
+  CHECK(arb.Request(21, kGpu, At(13)).size() == 1);  // CONTENDED to job 1
+}
+
+TEST_CASE_FIXTURE(Fixture, "arbiter shared: a named job that releases hands over to the next waiter") {
   Arbiter arb(options);
   AddTwoJobs(arb);
   uint64_t e = ExclusiveAfterSharing(*this, arb, {11, 21}, 1);
   CHECK(arb.Released(21, kGpu, e, At(11)).empty());
-  CHECK(arb.Request(21, kGpu, At(12)).empty());
+  CHECK(arb.Request(21, kGpu, At(12)).size() == 1);  // CONTENDED to job 1
   auto a = arb.Released(11, kGpu, e, At(13));
   CHECK(Count(a, Kind::kGrant, 21) == 1);
   CHECK(arb.Holder(kGpu) == JobId{2});
