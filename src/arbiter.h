@@ -206,6 +206,8 @@ class Arbiter {
   std::optional<JobId> BestWaiter(const GpuKey& gpu, const Lease& lease, bool grantable_only) const;
   void Schedule(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
   void Grant(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now, LeaseActions& out);
+  // `job` holds `lease` from now, in its current epoch; its waiting connections are granted.
+  void BeginHolding(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now, LeaseActions& out);
   void NotifyContended(const GpuKey& gpu, Lease& lease, LeaseActions& out);
   void SendDrop(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
   void ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoint now,
