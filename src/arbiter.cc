@@ -326,15 +326,7 @@ LeaseActions Arbiter::SetEnabled(bool enabled, TimePoint now) {
   options_.enabled = enabled;
   for (auto& [gpu, lease] : leases_) {
     if (!enabled) {
-      // Everyone may run: grant every waiting connection, continue stopped jobs.
-      for (JobId job : lease.stopped) {
-        for (ConnId c : jobs_.at(job).conns) {
-          out.push_back({LeaseAction::Kind::kContinue, c, gpu, 0, conns_.at(c).pid});
-        }
-      }
-      lease.stopped.clear();
-      if (lease.holder) EndHolding(lease, now);
-      GrantAllWanting(gpu, lease, now, out);
+      OpenToAll(gpu, lease, now, out);
     } else {
       // Gating resumes: everyone drops; the lease is granted once all have drained.
       for (const auto& [conn, epoch] : lease.holding) {

@@ -222,6 +222,9 @@ class Arbiter {
   // SetShared(false)'s incumbent: whether `job` may keep running, and making it the holder.
   bool KeepsRunning(const GpuKey& gpu, const Lease& lease, JobId job) const;
   void HoldInPlace(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now, LeaseActions& out);
+  // Shared or disabled mode begins: stopped jobs continue, the holder's turn ends, and every
+  // waiting connection that is not suspended holds (GrantAllWanting).
+  void OpenToAll(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
   // Shared or disabled mode: every waiting connection that is not suspended holds now.
   void GrantAllWanting(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
 

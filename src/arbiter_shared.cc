@@ -14,15 +14,7 @@ LeaseActions Arbiter::SetShared(const GpuKey& gpu, bool shared, TimePoint now,
   lease.shared = shared;
   if (!options_.enabled) return out;
   if (shared) {
-    // Everyone may run: continue stopped jobs, grant every waiting connection.
-    for (JobId job : lease.stopped) {
-      for (ConnId c : jobs_.at(job).conns) {
-        out.push_back({LeaseAction::Kind::kContinue, c, gpu, 0, conns_.at(c).pid});
-      }
-    }
-    lease.stopped.clear();
-    if (lease.holder) EndHolding(lease, now);
-    GrantAllWanting(gpu, lease, now, out);
+    OpenToAll(gpu, lease, now, out);
     for (const auto& [c, epoch] : lease.holding) StartShared(lease, conns_.at(c).job, now);
   } else {
     // Exclusive again. A `first` that holds the GPU and has the highest priority on it keeps
@@ -65,6 +57,17 @@ void Arbiter::HoldInPlace(const GpuKey& gpu, Lease& lease, JobId job, TimePoint 
   // The next waiter is news to this holder (whose grant may be epoch 0, shared mode's first).
   lease.contended_epoch = ~uint64_t{0};
   NotifyContended(gpu, lease, out);
+}
+
+void Arbiter::OpenToAll(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out) {
+  for (JobId job : lease.stopped) {
+    for (ConnId c : jobs_.at(job).conns) {
+      out.push_back({LeaseAction::Kind::kContinue, c, gpu, 0, conns_.at(c).pid});
+    }
+  }
+  lease.stopped.clear();
+  if (lease.holder) EndHolding(lease, now);
+  GrantAllWanting(gpu, lease, now, out);
 }
 
 void Arbiter::GrantAllWanting(const GpuKey& gpu, Lease& lease, TimePoint now,
