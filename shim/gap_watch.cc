@@ -85,6 +85,7 @@ void HandleGapWatch(const proto::LeaseMsg& m) {
     if (m.bytes != 0 && d.holding && !d.dropping) {
       d.watching = true;
       d.gap_sent_ns = d.gap_end_ns.load(std::memory_order_relaxed);  // nothing stale
+      g_gap_begin_ns.store(0, std::memory_order_relaxed);  // nor a begin from an earlier watch
       g_gap_watch.fetch_or(Bit(device), std::memory_order_relaxed);
     } else {
       StopGapWatch(device);
@@ -105,6 +106,12 @@ void HandleStretch(const proto::LeaseMsg& m) {
     }
   }
   pthread_mutex_unlock(&g.mu);
+}
+
+void ResetGapWatchAfterFork() {
+  g_gap_watch.store(0, std::memory_order_relaxed);
+  g_stretch_due.store(0, std::memory_order_relaxed);
+  g_gap_begin_ns.store(0, std::memory_order_relaxed);
 }
 
 void StopGapWatch(int device) {

@@ -496,8 +496,7 @@ void ChildAfterFork() {
   g_syncing.store(0, std::memory_order_relaxed);
   g_gpu_waited.store(false, std::memory_order_relaxed);
   g_census_captured.store(0, std::memory_order_relaxed);
-  g_gap_watch.store(0, std::memory_order_relaxed);
-  g_stretch_due.store(0, std::memory_order_relaxed);
+  ResetGapWatchAfterFork();
 }
 
 }  // namespace gshare::shim
