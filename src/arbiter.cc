@@ -156,6 +156,10 @@ void Arbiter::BeginHolding(const GpuKey& gpu, Lease& lease, JobId job, TimePoint
 void Arbiter::NotifyContended(const GpuKey& gpu, Lease& lease, LeaseActions& out) {
   if (lease.contended_epoch == lease.epoch || lease.dropping || lease.queue.empty()) return;
   lease.contended_epoch = lease.epoch;
+  ContendedToHolder(gpu, lease, out);
+}
+
+void Arbiter::ContendedToHolder(const GpuKey& gpu, const Lease& lease, LeaseActions& out) const {
   for (const auto& [conn, epoch] : lease.holding) {
     // Not the connections still dropping from shared mode (HoldInPlace).
     if (lease.holder && conns_.at(conn).job != *lease.holder) continue;
@@ -169,10 +173,7 @@ LeaseActions Arbiter::Recontend(const GpuKey& gpu) const {
   if (!options_.enabled || it == leases_.end()) return out;
   const Lease& lease = it->second;
   if (lease.shared || lease.dropping || lease.contended_epoch != lease.epoch) return out;
-  for (const auto& [conn, epoch] : lease.holding) {
-    if (lease.holder && conns_.at(conn).job != *lease.holder) continue;
-    out.push_back({LeaseAction::Kind::kContended, conn, gpu, epoch, 0});
-  }
+  ContendedToHolder(gpu, lease, out);
   return out;
 }
 

@@ -209,6 +209,8 @@ class Arbiter {
   // `job` holds `lease` from now, in its current epoch; its waiting connections are granted.
   void BeginHolding(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now, LeaseActions& out);
   void NotifyContended(const GpuKey& gpu, Lease& lease, LeaseActions& out);
+  // CONTENDED to each connection of the holder (of every holder when there is none).
+  void ContendedToHolder(const GpuKey& gpu, const Lease& lease, LeaseActions& out) const;
   void SendDrop(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
   void ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoint now,
                    LeaseActions& out);

@@ -157,8 +157,8 @@ void Daemon::UpdateSharing(const GpuKey& gpu) {
 
 void Daemon::MakeIncumbentRoom(const GpuKey& gpu) {
   GpuMemory& gm = gpu_memory_[gpu];
-  std::optional<JobId> holder = arbiter_.Holder(gpu);
   if (!gm.incumbent_room) return;
+  std::optional<JobId> holder = arbiter_.Holder(gpu);
   if (!holder || arbiter_.IsShared(gpu)) {
     gm.incumbent_room = false;
     return;

@@ -55,13 +55,13 @@ class StaggerTest(TestCase):
         return a, b, log
 
     @staticmethod
-    def off_grid(kernels, offset_ms=0):
+    def off_grid(kernels):
         """(ms off the grid, ms since the previous kernel ended) of each kernel after the
         first three (the first waits for no grid, the next ones for the switch to shared
         mode) that did not start on its job's grid."""
         out = []
         for k, n in zip(kernels[2:], kernels[3:]):
-            off = ((n.start / 1e6 - offset_ms) % 200 + 100) % 200 - 100
+            off = (n.start / 1e6 % 200 + 100) % 200 - 100
             if abs(off) > 5:
                 out.append((off, (n.start - k.end) / 1e6))
         return out
