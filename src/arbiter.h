@@ -80,7 +80,7 @@ class Arbiter {
   LeaseActions SetEnabled(bool enabled, TimePoint now);
   bool enabled() const { return options_.enabled; }
   // Shared mode on `gpu`: true grants every waiting request now. false: when `first` (the
-  // daemon names the job that needs the least memory moved) holds the GPU and no job on it
+  // daemon names the holder longest in its GPU phase, Daemon::ExclusiveFirst) holds the GPU and no job on it
   // has a higher priority, it keeps running as the exclusive holder of the grant it has (its
   // quantum starts now) and every other holder drops; otherwise every holder drops, after
   // which the lease is granted exclusively again, to `first` before the other waiters of its
@@ -89,6 +89,8 @@ class Arbiter {
   LeaseActions SetShared(const GpuKey& gpu, bool shared, TimePoint now,
                          std::optional<JobId> first = std::nullopt);
   bool IsShared(const GpuKey& gpu) const;
+  // Since when `job` holds `gpu` in shared mode; nullopt when it does not.
+  std::optional<TimePoint> SharedSince(const GpuKey& gpu, JobId job) const;
   // The job holding `gpu` exclusively, if any.
   std::optional<JobId> Holder(const GpuKey& gpu) const;
   // The waiting job that would be granted `gpu` next if it were free (the grant filter not

@@ -110,4 +110,12 @@ bool Arbiter::IsShared(const GpuKey& gpu) const {
   return it != leases_.end() && it->second.shared;
 }
 
+std::optional<TimePoint> Arbiter::SharedSince(const GpuKey& gpu, JobId job) const {
+  auto it = leases_.find(gpu);
+  if (it == leases_.end()) return std::nullopt;
+  auto s = it->second.shared_since.find(job);
+  if (s == it->second.shared_since.end()) return std::nullopt;
+  return s->second;
+}
+
 }  // namespace gshare

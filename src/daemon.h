@@ -124,6 +124,8 @@ class Daemon {
   // With incumbent_room set and every other holder released: evictions for the holder's turn,
   // as at a grant (MemoryLedger::GrantPlan).
   void MakeIncumbentRoom(const GpuKey& gpu);
+  // Turning exclusive: the job that keeps running (Arbiter::SetShared's `first`).
+  std::optional<JobId> ExclusiveFirst(const GpuKey& gpu) const;
   bool CanGrant(const GpuKey& gpu, JobId job);
   void AskToPin(Connection& c, const GpuKey& gpu);  // c: a connection of the exclusive holder
   // AskToPin for the exclusive holder's shim connections (MemoryLedger::PoolToPin pins ahead

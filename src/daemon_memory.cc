@@ -10,6 +10,7 @@
 #include "byte_size.h"
 #include "daemon.h"
 #include "frame_io.h"
+#include "incumbent.h"
 
 namespace gshare {
 namespace {
@@ -132,20 +133,7 @@ void Daemon::UpdateSharing(const GpuKey& gpu) {
   }
   if (arbiter_.IsShared(gpu) == want) return;
   spdlog::info("{}: {} mode", gpu, want ? "shared" : "exclusive");
-  // Turning exclusive, the job whose memory is on the GPU already runs first: granting
-  // another first would move memory at once, before any host pool is pinned (measured on the
-  // H100, 2 x 55 GiB: a 3.5 s first handoff, then evictions at ~5 GB/s for 10 s).
-  std::optional<JobId> first;
-  uint64_t least = 0;
-  if (!want) {
-    for (JobId j : arbiter_.JobsOn(gpu)) {
-      MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, j, 0, /*leases_released=*/true);
-      if (plan.feasible && (!first || plan.bytes < least)) {
-        first = j;
-        least = plan.bytes;
-      }
-    }
-  }
+  std::optional<JobId> first = want ? std::nullopt : ExclusiveFirst(gpu);
   Apply(arbiter_.SetShared(gpu, want, Now(), first));
   UpdateGapWatch(gpu);  // a holder that held it exclusively keeps its grant
   if (!want && first && arbiter_.Holder(gpu) == first) {
@@ -153,6 +141,23 @@ void Daemon::UpdateSharing(const GpuKey& gpu) {
     MakeIncumbentRoom(gpu);
   }
   if (!want) AskHolderToPin(gpu);
+}
+
+std::optional<JobId> Daemon::ExclusiveFirst(const GpuKey& gpu) const {
+  TimePoint now = Now();
+  std::vector<IncumbentCandidate> candidates;
+  for (JobId j : arbiter_.JobsOn(gpu)) {
+    IncumbentCandidate c{j};
+    MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, j, 0, /*leases_released=*/true);
+    c.feasible = plan.feasible;
+    c.bytes = plan.bytes;
+    if (std::optional<TimePoint> since = arbiter_.SharedSince(gpu, j)) {
+      TimePoint began = std::max(*since, stagger_.PhaseBegan(gpu, j).value_or(*since));
+      c.phase = std::chrono::duration_cast<Millis>(now - began);
+    }
+    candidates.push_back(c);
+  }
+  return PickIncumbent(candidates);
 }
 
 void Daemon::MakeIncumbentRoom(const GpuKey& gpu) {

@@ -79,9 +79,14 @@ std::optional<Stagger::Order> Stagger::Report(const GpuKey& gpu, JobId job, Time
   // Jobs that stopped holding no longer count.
   for (auto it = b.gaps.begin(); it != b.gaps.end();) {
     bool holds = std::find(holders.begin(), holders.end(), it->first) != holders.end();
+    if (!holds) b.phase_began.erase(it->first);
     it = holds ? std::next(it) : b.gaps.erase(it);
   }
   if (std::find(holders.begin(), holders.end(), job) == holders.end()) return std::nullopt;
+  if (end - begin >= kPhaseGap) {
+    TimePoint& began = b.phase_began[job];
+    began = std::max(began, end);
+  }
   std::deque<Gap>& mine = b.gaps[job];
   mine.push_back(Gap{begin, end});
   while (mine.size() > kHistory) mine.pop_front();
@@ -126,7 +131,18 @@ std::optional<Stagger::Order> Stagger::Report(const GpuKey& gpu, JobId job, Time
 }
 
 void Stagger::Forget(JobId job) {
-  for (auto& [gpu, b] : boards_) b.gaps.erase(job);
+  for (auto& [gpu, b] : boards_) {
+    b.gaps.erase(job);
+    b.phase_began.erase(job);
+  }
+}
+
+std::optional<TimePoint> Stagger::PhaseBegan(const GpuKey& gpu, JobId job) const {
+  auto b = boards_.find(gpu);
+  if (b == boards_.end()) return std::nullopt;
+  auto it = b->second.phase_began.find(job);
+  if (it == b->second.phase_began.end()) return std::nullopt;
+  return it->second;
 }
 
 uint64_t Stagger::Stretches(const GpuKey& gpu) const {

@@ -74,6 +74,13 @@ class Stagger {
                               const std::vector<JobId>& holders, TimePoint now);
   // The job is gone (its gaps no longer count against others).
   void Forget(JobId job);
+  // Gaps of at least kPhaseGap end a GPU phase; shorter pauses belong to it (the line the
+  // shim's early release draws too, shim/gap_predictor.h kMinGapMs).
+  static constexpr Millis kPhaseGap{50};
+  // When `job`'s current GPU phase on `gpu` began: the end of its latest gap of at least
+  // kPhaseGap reported while it held `gpu` in shared mode; nullopt before any. A gap that is
+  // still going on has not been reported: a holder idle now reads as busy since then.
+  std::optional<TimePoint> PhaseBegan(const GpuKey& gpu, JobId job) const;
   // The GPU left shared mode (its stretch count stays).
   void Clear(const GpuKey& gpu) { boards_.erase(gpu); }
   // Stretches ordered on `gpu` since the daemon started (status, benchmarks).
@@ -86,6 +93,7 @@ class Stagger {
   };
   struct Board {
     std::map<JobId, std::deque<Gap>> gaps;
+    std::map<JobId, TimePoint> phase_began;  // end of the latest gap of >= kPhaseGap
     int together_run = 0;  // judged gaps in a row that were idle together
     TimePoint quiet_until{};
   };

@@ -136,5 +136,29 @@ TEST_CASE("stagger: a job that stops holding no longer counts, nor does a forgot
   CHECK(s.Stretches(kGpu) == 0);
 }
 
+TEST_CASE("stagger: a job's GPU phase begins at the end of its latest gap of kPhaseGap or more") {
+  Stagger s;
+  CHECK(!s.PhaseBegan(kGpu, 1));
+  // A gap of 3.3 s (a 50/50 job's CPU phase) begins a phase; the 20 ms pauses inside the GPU
+  // phase after it do not.
+  s.Report(kGpu, 1, At(1000), At(4300), {1, 2}, At(4310));
+  s.Report(kGpu, 1, At(5000), At(5020), {1, 2}, At(5030));
+  s.Report(kGpu, 1, At(6000), At(6000) + Stagger::kPhaseGap - Millis(1), {1, 2}, At(6100));
+  REQUIRE(s.PhaseBegan(kGpu, 1));
+  CHECK(*s.PhaseBegan(kGpu, 1) == At(4300));
+  s.Report(kGpu, 1, At(7000), At(7000) + Stagger::kPhaseGap, {1, 2}, At(7100));
+  CHECK(*s.PhaseBegan(kGpu, 1) == At(7050));
+  CHECK(!s.PhaseBegan(kGpu, 2));
+  CHECK(!s.PhaseBegan("GPU-1", 1));
+  // Another job's report after job 1 stopped holding drops job 1's phase; Forget drops it too.
+  s.Report(kGpu, 2, At(8000), At(8100), {1, 2}, At(8110));
+  s.Report(kGpu, 1, At(9000), At(9100), {1, 2}, At(9110));
+  s.Report(kGpu, 2, At(9500), At(9600), {2}, At(9610));
+  CHECK(!s.PhaseBegan(kGpu, 1));
+  CHECK(*s.PhaseBegan(kGpu, 2) == At(9600));
+  s.Forget(2);
+  CHECK(!s.PhaseBegan(kGpu, 2));
+}
+
 }  // namespace
 }  // namespace gshare
