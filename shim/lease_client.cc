@@ -25,9 +25,11 @@
 #include "gshare/protocol.h"
 #include "census.h"
 #include "inflight_window.h"
+#include "interpreter_exit.h"
 #include "real_driver.h"
 #include "shim_log.h"
 #include "managed_space.h"
+#include "memory_engine.h"
 #include "swap_space.h"
 #include "vmm_driver.h"
 
@@ -169,6 +171,11 @@ void SyncContexts(int device) {
 // Closes the gate, drains, synchronizes and acknowledges. Called by the client thread
 // with g.mu NOT held and d.dropping already set.
 void Release(int device, proto::ReleaseReason reason) {
+  // A checkpoint-engine process whose interpreter is shutting down says so: the daemon then
+  // leaves its memory to go with the process instead of checkpointing it (interpreter_exit.h).
+  if (reason != proto::ReleaseReason::kExit && CheckpointEngineOn() && InterpreterFinalizing()) {
+    reason = proto::ReleaseReason::kExit;
+  }
   g_gates[device].CloseAndDrain();
   SyncContexts(device);
   SwapSpace::Get().SetRunning(device, false);

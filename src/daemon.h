@@ -62,6 +62,7 @@ class Daemon {
     JobId job = 0;
     std::map<GpuKey, uint64_t> prepared;  // shim: host bytes it was asked to pin, per GPU
     std::set<GpuKey> watched;             // shim: GPUs it reports idle gaps on (kGapWatch)
+    bool exiting = false;  // shim: released with kExit (its process exits; never checkpointed)
   };
   struct ActiveJob {
     JobRecord record;

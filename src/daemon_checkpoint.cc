@@ -27,6 +27,14 @@ bool Daemon::CheckpointConn(ConnId conn, const std::string& why) {
   if (ledger_.IsCheckpointed(conn)) return true;
   auto job = jobs_.find(it->second->job);
   if (job == jobs_.end() || job->second->ended) return false;  // exiting: its memory goes anyway
+  if (it->second->exiting) {
+    // Checkpointing a process that exits blocks its exit in the driver until the checkpoint
+    // fails (~20 s on the H100, CUDA error 304); its memory goes with it meanwhile, and a
+    // restore waits for that room (CheckpointHelper, need_bytes).
+    spdlog::debug("{}: pid {} exits, not checkpointed ({})", JobName(it->second->job),
+                 it->second->pid, why);
+    return false;
+  }
   EnsureCheckpointHelper();
   // The lock waits for work already submitted; a process that holds no lease has none, so
   // the grace period for a DROP bounds it generously.

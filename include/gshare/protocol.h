@@ -83,7 +83,9 @@ static_assert(sizeof(HelloMsg) == 16);
 // kEarly: idle for less than idle_release, but another job waits and the holder expects its
 // gap to outlast both handoffs (shim/gap_predictor.h).
 // kExit: the process is exiting; its swap-engine memory was released before (a report
-// with it gone precedes the release).
+// with it gone precedes the release). A checkpoint-engine process also releases with kExit,
+// for any reason, once its Python interpreter is finalizing: the daemon never checkpoints
+// that connection again (its memory goes with the process).
 enum class ReleaseReason : uint32_t { kDropped = 0, kIdle = 1, kEarly = 2, kExit = 3 };
 
 struct LeaseMsg {

@@ -9,8 +9,11 @@ really leaves the next job without room, and one restored without room is lost f
   - `gshare suspend` takes a job's lease, checkpoints it (its device bytes leave the count)
     and stops it; a job that needs the whole GPU runs meanwhile; `gshare resume` continues it,
     it is restored and finishes bit-exact;
+  - a job whose Python interpreter is shutting down (fake_app --finalizing) gives the GPU back
+    as exiting and is not checkpointed; the waiting job's restore waits for its memory to go;
   - suspend/resume of jobs in the wrong state fail with one clear line."""
 import os
+import re
 import unittest
 
 from gshare_e2e import FAKE_APP, TestCase, overlaps, proc_state
@@ -31,8 +34,9 @@ class CheckpointTest(TestCase):
         h.env["FAKE_CUDA_CHECKPOINT_US_PER_MIB"] = "1000"  # 150 MiB: 0.15 s each way
         return h
 
-    def job(self, h, name, nbytes=JOB, cycles=12, gap_ms=0, engine="checkpoint"):
+    def job(self, h, name, nbytes=JOB, cycles=12, gap_ms=0, engine="checkpoint", extra=()):
         args = ["--kernels", 0, "--swap-check", nbytes, "--cycles", cycles, "--gap-ms", gap_ms]
+        args += list(extra)
         return h.start_run([FAKE_APP] + [str(a) for a in args], ["-J", name, "--memory", engine],
                            name=name)
 
@@ -89,6 +93,30 @@ class CheckpointTest(TestCase):
         self.assertEqual(overlaps([o for o in ops if o.pid == a.child_pid()],
                                   [o for o in ops if o.pid == b.child_pid()]), [])
         self.assertEqual(self.device_used(h), 0, "device bytes still charged after both jobs ended")
+
+    def test_a_job_shutting_down_is_not_checkpointed(self):
+        h = self.harness()
+        h.start_daemon()
+        a = self.job(h, "a", cycles=40, gap_ms=30)
+        h.wait_kernels(a.child_pid(), 3)
+        # b ends first and then stays 1.5 s in its "interpreter shutdown" with its memory,
+        # as a PyTorch job's exit does; a waits for the GPU meanwhile, checkpointed.
+        b = self.job(h, "b", cycles=6, gap_ms=30,
+                     extra=("--leak-to-exit", "--finalizing", "--sleep-ms", 1500))
+        b_pid = b.child_pid()
+        self.assert_exact(h, b, 6)
+        self.assert_exact(h, a, 40, timeout=180)
+        log = self.daemon_log(h)
+        exit_release = re.search(r"pid %d gives \S+ back while exiting" % b_pid, log)
+        self.assertIsNotNone(exit_release, "b's release in its shutdown is not an exit:\n" + log)
+        after = log[exit_release.start():]
+        self.assertNotRegex(after, r"checkpointing pid %d " % b_pid)
+        # Every checkpoint of b came back: none was taken in its shutdown.
+        self.assertEqual(len(re.findall(r"checkpointing pid %d " % b_pid, log)),
+                         len(re.findall(r"pid %d restored in" % b_pid, log)), log)
+        self.assertRegex(after, r"pid %d restored in" % a.child_pid())
+        self.assertNotIn("restore of", log)
+        self.assertEqual(self.device_used(h), 0)
 
     def test_suspend_frees_the_gpu_and_resume_continues_exactly(self):
         h = self.harness()

@@ -68,6 +68,10 @@ void SleepToGrid(int period_ms, int offset_ms) {
 
 }  // namespace fake_app
 
+// CPython's flag, as libpython exports it (the shim looks it up in the global scope).
+std::atomic<int> g_finalizing{0};
+extern "C" __attribute__((visibility("default"))) int Py_IsFinalizing() { return g_finalizing.load(); }
+
 namespace {
 
 using namespace fake_app;
@@ -78,7 +82,8 @@ void Usage() {
                "  [--kernels N] [--kernel-ms M] [--gap-ms G] [--sync-every K] [--threads T]\n"
                "  [--null-stream] [--ex] [--capture] [--memcpy] [--fork] [--exit-code C]\n"
                "  [--sleep-ms S] [--vmm BYTES] [--pool BYTES] [--swap-check BYTES]\n"
-               "  [--cycles C] [--pieces N] [--leak-to-exit] [--align-ms P [--align-offset-ms O]]\n"
+               "  [--cycles C] [--pieces N] [--leak-to-exit] [--finalizing]\n"
+               "  [--align-ms P [--align-offset-ms O]]\n"
                "--align-ms P: after each synchronization the next kernel waits for the next\n"
                "  instant O ms past a multiple of P ms on CLOCK_MONOTONIC, instead of --gap-ms\n"
                "  (processes on one grid run their steps in lock step).\n"
@@ -86,7 +91,9 @@ void Usage() {
                "  spans many chunks.\n"
                "--leak-to-exit: leaves the --swap-check buffers allocated; at exit, after\n"
                "  gshare's exit handler and before the (fake) driver gives the process's memory\n"
-               "  back, prints 'fake_app: device used at exit <bytes>' (FAKE_CUDA_DEVICE_FILE).\n");
+               "  back, prints 'fake_app: device used at exit <bytes>' (FAKE_CUDA_DEVICE_FILE).\n"
+               "--finalizing: from 'done' on (through --sleep-ms), Py_IsFinalizing(), which this\n"
+               "  program exports as CPython does, returns 1: a Python job shutting down.\n");
   std::exit(2);
 }
 
@@ -148,6 +155,8 @@ Options Parse(int argc, char** argv) {
       if (o.pieces < 1) Usage();
     } else if (a == "--leak-to-exit") {
       o.leak_to_exit = true;
+    } else if (a == "--finalizing") {
+      o.finalizing = true;
     } else {
       Usage();
     }
@@ -413,6 +422,7 @@ int main(int argc, char** argv) {
 
   std::printf("fake_app: done %d\n", launched.load());
   std::fflush(stdout);
+  if (o.finalizing) g_finalizing.store(1);
   SleepMs(o.sleep_ms);
   return o.exit_code;
 }

@@ -100,6 +100,7 @@ struct Options {
   int cycles = 3;            // --cycles: rounds of --swap-check
   int pieces = 2;            // --pieces: --swap-check's bulk in this many buffers
   bool leak_to_exit = false;  // --leak-to-exit: see Usage
+  bool finalizing = false;    // --finalizing: see Usage
 };
 
 // Prints "fake_app: error <what> <code>" on stderr and exits 1.
