@@ -118,6 +118,15 @@ class Arbiter {
   // as the early release: a handoff must pay for itself (rent or buy). Swap-ins (~0.6 s for
   // 22 GB each way) keep the plain quantum, so short quanta stay short for them.
   static constexpr int kTurnPerSwitch = 2;
+  // The incumbent kept by SetShared(false) runs while other jobs are checkpointed to make room
+  // for its turn (Daemon::MakeIncumbentRoom): until RoomMade nothing preempts it; its turn then
+  // begins and lasts at least kTurnPerSwitch times that time (or the quantum), the time before
+  // counting as waiting, as for a deferred grant (a job that grows waits for that room: on
+  // the H100 it ran no step during a 22 s checkpoint). Without it the checkpoint engine's
+  // incumbent lost the GPU at its quantum's end, while the other job was still being
+  // checkpointed, and paid a 35 s checkpoint of its own (docs/benchmarks.md calls AF, AG).
+  void MakingRoom(const GpuKey& gpu);
+  void RoomMade(const GpuKey& gpu, TimePoint now);
   void AwaitSwapIn(const GpuKey& gpu, uint64_t epoch);
   void SwappedIn(const GpuKey& gpu, uint64_t epoch, TimePoint now);
   // CONTENDED again, for each connection holding `gpu` in the grant whose holder was told
@@ -177,6 +186,7 @@ class Arbiter {
     bool dropping = false;
     bool delivering = false;  // Deferred: the holder has not received its grant yet
     bool swapping_in = false;  // AwaitSwapIn: the holder's swap-in is not over yet
+    bool making_room = false;  // MakingRoom: the incumbent's room is being checkpointed
     Millis switch_time{0};     // a deferred grant's time to delivery, once delivered
     TimePoint drop_sent_at{};
     std::map<ConnId, uint64_t> holding;  // conn -> epoch it was granted

@@ -20,7 +20,7 @@ void Arbiter::BeginTurn(const GpuKey& gpu, uint64_t epoch, bool Lease::*pending,
   if (lease == nullptr || !(lease->*pending)) return;
   lease->*pending = false;
   jobs_.at(*lease->holder).wait_seconds += Seconds(lease->granted_at, now);
-  if (pending == &Lease::delivering) {
+  if (pending == &Lease::delivering || pending == &Lease::making_room) {
     lease->switch_time = std::chrono::duration_cast<Millis>(now - lease->granted_at);
   }
   lease->granted_at = now;
@@ -32,6 +32,17 @@ void Arbiter::Deferred(const GpuKey& gpu, uint64_t epoch) {
 
 void Arbiter::Delivered(const GpuKey& gpu, uint64_t epoch, TimePoint now) {
   BeginTurn(gpu, epoch, &Lease::delivering, now);
+}
+
+void Arbiter::MakingRoom(const GpuKey& gpu) {
+  auto it = leases_.find(gpu);
+  if (it != leases_.end() && it->second.holder) it->second.making_room = true;
+}
+
+void Arbiter::RoomMade(const GpuKey& gpu, TimePoint now) {
+  auto it = leases_.find(gpu);
+  if (it == leases_.end()) return;
+  BeginTurn(gpu, it->second.epoch, &Lease::making_room, now);
 }
 
 void Arbiter::AwaitSwapIn(const GpuKey& gpu, uint64_t epoch) {

@@ -244,6 +244,8 @@ class Daemon {
     // Turning exclusive kept the incumbent running (Arbiter::SetShared): room for its turn is
     // made once the others have released.
     bool incumbent_room = false;
+    // Its room is being checkpointed: the last checkpoint request for it (Arbiter::MakingRoom).
+    uint64_t incumbent_checkpoint = 0;
     uint64_t handoffs = 0;
   };
   std::map<GpuKey, GpuMemory> gpu_memory_;

@@ -62,6 +62,12 @@ bool Daemon::DeferGrant(const LeaseAction& a, const std::string& frame) {
 }
 
 void Daemon::PumpDeferredGrants() {
+  for (auto& [gpu, gm] : gpu_memory_) {
+    if (gm.incumbent_checkpoint != 0 && checkpoint_.last_done() >= gm.incumbent_checkpoint) {
+      gm.incumbent_checkpoint = 0;
+      arbiter_.RoomMade(gpu, Now());
+    }
+  }
   std::vector<ConnId> unreachable;
   std::vector<std::pair<GpuKey, uint64_t>> delivered;
   for (auto it = deferred_grants_.begin(); it != deferred_grants_.end();) {

@@ -178,8 +178,13 @@ void Daemon::MakeIncumbentRoom(const GpuKey& gpu) {
   MemoryLedger::Plan plan = ledger_.GrantPlan(gpu, *holder);
   spdlog::info("{}: job {} keeps the GPU, exclusively; {} bytes evicted for its turn", gpu, *holder,
                 plan.bytes);
+  uint64_t before = checkpoint_.last_sent();
   SendEvictions(gpu, plan);
   ledger_.Ran(*holder, gpu, Now());
+  if (checkpoint_.last_sent() != before) {
+    gm.incumbent_checkpoint = checkpoint_.last_sent();
+    arbiter_.MakingRoom(gpu);
+  }
 }
 
 bool Daemon::CanGrant(const GpuKey& gpu, JobId job) {

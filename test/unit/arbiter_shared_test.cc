@@ -167,6 +167,36 @@ TEST_CASE_FIXTURE(Fixture, "arbiter shared: going exclusive keeps the named job 
   CHECK(arb.Holder(kGpu) == JobId{2});
 }
 
+TEST_CASE_FIXTURE(Fixture, "arbiter shared: the incumbent is not preempted while its room is checkpointed") {
+  Arbiter arb(options);
+  AddTwoJobs(arb);
+  arb.SetShared(kGpu, true, At(0));
+  for (ConnId c : {11, 21}) REQUIRE(Count(arb.Request(c, kGpu, At(1)), Kind::kGrant, c) == 1);
+  auto a = arb.SetShared(kGpu, false, At(10), JobId{1});
+  uint64_t e = EpochOf(a, Kind::kDrop, 21);
+  CHECK(arb.Released(21, kGpu, e, At(11)).empty());
+  arb.MakingRoom(kGpu);  // job 2 is being checkpointed for job 1's turn
+  CHECK(arb.Request(21, kGpu, At(12)).size() == 1);  // CONTENDED to job 1
+  // The quantum (20 s) passes during the checkpoint: no deadline, no DROP.
+  CHECK_FALSE(arb.NextDeadline().has_value());
+  CHECK(arb.Tick(At(10 + 25000)).empty());
+  // The checkpoint took 30 s: the turn begins now and lasts 2 x 30 s.
+  arb.RoomMade(kGpu, At(10 + 30000));
+  CHECK(arb.NextDeadline() == At(30010 + 60000));
+  CHECK(arb.Tick(At(30010 + 59000)).empty());
+  a = arb.Tick(At(30010 + 60000));
+  CHECK(Count(a, Kind::kDrop, 11) == 1);
+  // A second RoomMade changes nothing; a short checkpoint leaves the quantum.
+  arb.RoomMade(kGpu, At(30010 + 90000));
+  const int g = 90010 + 20;
+  CHECK(arb.Released(11, kGpu, e, At(g)).size() == 1);  // job 2's grant
+  arb.MakingRoom(kGpu);
+  arb.RoomMade(kGpu, At(g + 1000));
+  CHECK(arb.NextDeadline() == std::nullopt);  // nobody waits: no turn end
+  CHECK(Count(arb.Request(11, kGpu, At(g + 1500)), Kind::kContended, 21) == 1);
+  CHECK(arb.NextDeadline() == At(g + 1000 + 20000));
+}
+
 TEST_CASE_FIXTURE(Fixture, "arbiter shared: a named job that does not hold is granted first, once") {
   Arbiter arb(options);
   AddTwoJobs(arb);
