@@ -80,8 +80,8 @@ class Arbiter {
   LeaseActions SetEnabled(bool enabled, TimePoint now);
   bool enabled() const { return options_.enabled; }
   // Shared mode on `gpu`: true grants every waiting request now. false: when `first` (the
-  // daemon names the holder longest in its GPU phase, Daemon::ExclusiveFirst) holds the GPU and no job on it
-  // has a higher priority, it keeps running as the exclusive holder of the grant it has (its
+  // daemon names the holder longest in its GPU phase, Daemon::ExclusiveFirst) holds the GPU
+  // and no job on it has a higher priority, it keeps running as the exclusive holder of the grant it has (its
   // quantum starts now) and every other holder drops; otherwise every holder drops, after
   // which the lease is granted exclusively again, to `first` before the other waiters of its
   // priority. (Dropping the incumbent too cost ~1 s on the H100: it waited for the others'

@@ -380,8 +380,7 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
     c.watched.erase(gpu);  // a release ends the shim's gap reports
     if (m.reason == static_cast<uint32_t>(proto::ReleaseReason::kExit) && !c.exiting) {
       c.exiting = true;
-      spdlog::info("{}: pid {} gives {} back while exiting",
-                   JobName(c.job), c.pid, gpu);
+      spdlog::info("{}: pid {} gives {} back while exiting", JobName(c.job), c.pid, gpu);
     }
     Apply(arbiter_.Released(c.id, gpu, m.epoch, Now()));
     UpdateGapWatch(gpu);

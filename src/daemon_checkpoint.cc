@@ -32,7 +32,7 @@ bool Daemon::CheckpointConn(ConnId conn, const std::string& why) {
     // fails (~20 s on the H100, CUDA error 304); its memory goes with it meanwhile, and a
     // restore waits for that room (CheckpointHelper, need_bytes).
     spdlog::debug("{}: pid {} exits, not checkpointed ({})", JobName(it->second->job),
-                 it->second->pid, why);
+                  it->second->pid, why);
     return false;
   }
   EnsureCheckpointHelper();
