@@ -156,137 +156,6 @@ Status Daemon::Run(int ready_fd) {
   return Status::Ok();
 }
 
-void Daemon::Loop() {
-  std::vector<pollfd> fds;
-  std::vector<ConnId> ids;
-  while (!stopping_) {
-    fds.clear();
-    ids.clear();
-    fds.push_back({listen_fd_, POLLIN, 0});
-    fds.push_back({signal_pipe_[0], POLLIN, 0});
-    fds.push_back({checkpoint_.fd(), POLLIN, 0});  // -1 (ignored) until started
-    for (auto& [id, c] : conns_) {
-      fds.push_back({c->fd, POLLIN, 0});
-      ids.push_back(id);
-    }
-    int timeout_ms = -1;
-    std::optional<TimePoint> deadline = arbiter_.NextDeadline();
-    if (std::optional<TimePoint> queue = QueueDeadline()) {
-      deadline = deadline ? std::min(*deadline, *queue) : queue;
-    }
-    if (deadline) {
-      auto ms = std::chrono::ceil<Millis>(*deadline - Now()).count();
-      timeout_ms = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(ms, 60000)));
-    }
-    int n = poll(fds.data(), fds.size(), timeout_ms);
-    if (n < 0 && errno != EINTR) {
-      spdlog::error("poll: {}", strerror(errno));
-      continue;
-    }
-    if (fds[1].revents != 0) {
-      spdlog::info("signal received: shutting down");
-      stopping_ = true;
-    }
-    for (size_t i = 3; i < fds.size(); ++i) {
-      if (fds[i].revents != 0 && conns_.count(ids[i - 3]) != 0) OnReadable(ids[i - 3]);
-    }
-    if (fds[0].revents != 0) Accept();
-    if (fds[2].revents != 0) OnCheckpointReplies();
-    Apply(arbiter_.Tick(Now()));
-    CheckpointTick();
-    QueueTick(Now());
-  }
-}
-
-void Daemon::Accept() {
-  for (;;) {
-    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) return;
-    ucred cred{};
-    socklen_t len = sizeof cred;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
-        (cred.uid != getuid() && cred.uid != 0)) {
-      spdlog::warn("refused a connection from uid {}", cred.uid);
-      close(fd);
-      continue;
-    }
-    timeval tv{2, 0};  // a peer that stops reading cannot stall the daemon for long
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    auto c = std::make_unique<Connection>();
-    c->fd = fd;
-    c->id = next_conn_++;
-    c->pid = cred.pid;
-    c->uid = cred.uid;
-    conns_[c->id] = std::move(c);
-  }
-}
-
-void Daemon::OnReadable(ConnId id) {
-  Connection& c = *conns_.at(id);
-  char buf[8192];
-  ssize_t n = recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
-  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-    Drop(id, "");
-    return;
-  }
-  if (n < 0) return;
-  c.in.Append(buf, static_cast<size_t>(n));
-  for (;;) {
-    auto next = c.in.Next();
-    if (!next.ok()) {
-      Drop(id, "malformed frame (" + next.status().message() + ")");
-      return;
-    }
-    if (!next.value()) return;
-    Dispatch(c, *next.value());
-    if (conns_.count(id) == 0 || stopping_) return;
-  }
-}
-
-void Daemon::Drop(ConnId id, const std::string& why) {
-  auto it = conns_.find(id);
-  if (it == conns_.end()) return;
-  Connection& c = *it->second;
-  if (!why.empty()) spdlog::warn("dropping connection of pid {}: {}", c.pid, why);
-  if (c.kind == Connection::Kind::kShim) {
-    Apply(arbiter_.Disconnected(id, Now()));
-    ledger_.Forget(id);
-    stagger_.Forget(c.job);
-    for (const auto& [gpu, info] : gpus_) {
-      UpdateSharing(gpu);
-      UpdateGapWatch(gpu);
-      MakeIncumbentRoom(gpu);
-    }
-    auto jit = jobs_.find(c.job);
-    if (jit != jobs_.end()) {
-      jit->second->shims.erase(id);
-      if (jit->second->adhoc && jit->second->shims.empty()) {
-        FinishJob(c.job, "COMPLETED", std::nullopt, std::nullopt, "");
-      }
-    }
-  } else if (c.kind == Connection::Kind::kRunner) {
-    auto jit = jobs_.find(c.job);
-    if (pending_.count(c.job) != 0) {
-      // A `gshare run` that stopped waiting for admission (Ctrl-C).
-      Status st = CancelJob(c.job, false);
-      if (!st.ok()) spdlog::error("job {}: {}", c.job, st.message());
-    } else if (jit != jobs_.end() && !jit->second->ended && !stopping_) {
-      ActiveJob& job = *jit->second;
-      if (job.record.kind == "submit") {
-        // Its supervisor died (kill -9): nothing enforces its limits or reports its end now.
-        SignalJob(job, SIGKILL);
-        FinishJob(c.job, "FAILED", std::nullopt, std::nullopt, "job supervisor ended unexpectedly");
-      } else {
-        FinishJob(c.job, "FAILED", std::nullopt, std::nullopt, "gshare run exited early");
-      }
-    }
-  }
-  JobId job = c.job;
-  close(c.fd);
-  conns_.erase(it);
-  if (job != 0) ForgetJobIfDone(job);
-}
-
 void Daemon::Dispatch(Connection& c, const Frame& f) {
   switch (f.type) {
     case proto::MsgType::kHello:
@@ -394,8 +263,8 @@ void Daemon::Apply(const LeaseActions& actions) {
       case LeaseAction::Kind::kGrant:
       case LeaseAction::Kind::kDrop:
       case LeaseAction::Kind::kContended: {
-        auto it = conns_.find(a.conn);
-        if (it == conns_.end()) break;
+        Connection* conn = Live(a.conn);
+        if (conn == nullptr) break;
         proto::LeaseMsg m{};
         m.gpu = gpus_.at(a.gpu).uuid;  // every GPU the arbiter knows came from a shim's message
         m.epoch = a.epoch;
@@ -412,14 +281,14 @@ void Daemon::Apply(const LeaseActions& actions) {
                     : a.kind == LeaseAction::Kind::kDrop ? proto::MsgType::kLeaseDrop
                                                          : proto::MsgType::kLeaseContended;
         spdlog::debug("lease message {} for {} epoch {} -> pid {}", static_cast<int>(type), a.gpu,
-                      a.epoch, it->second->pid);
+                      a.epoch, conn->pid);
         std::string frame = EncodeFrame(type, std::string_view(
             reinterpret_cast<const char*>(&m), sizeof m));
         if (a.kind == LeaseAction::Kind::kGrant && DeferGrant(a, frame)) break;
-        if (!WriteAll(it->second->fd, frame).ok()) {
-          spdlog::warn("cannot reach pid {}; its lease is reclaimed", it->second->pid);
-          // Dropping here re-enters the arbiter; the actions it returns are applied then.
-          Drop(a.conn, "");
+        // A peer that cannot take it is dropped inside Send, which re-enters the arbiter:
+        // its lease is reclaimed and the actions that follow are applied then.
+        if (!Send(*conn, frame)) {
+          spdlog::warn("cannot reach pid {}; its lease is reclaimed", conn->pid);
         } else if (a.kind == LeaseAction::Kind::kGrant) {
           UpdateGapWatch(a.gpu);
         }
@@ -434,12 +303,6 @@ void Daemon::Apply(const LeaseActions& actions) {
         kill(a.pid, SIGCONT);
         break;
     }
-  }
-}
-
-void Daemon::Reply(Connection& c, const std::string& json_text) {
-  if (!WriteAll(c.fd, EncodeFrame(proto::MsgType::kReply, json_text)).ok()) {
-    Drop(c.id, "");
   }
 }
 
@@ -472,7 +335,7 @@ void Daemon::ForgetJobIfDone(JobId id) {
   auto it = jobs_.find(id);
   if (it == jobs_.end() || !it->second->ended || !it->second->shims.empty()) return;
   for (const auto& [cid, c] : conns_) {
-    if (c->job == id) return;  // its runner is still connected
+    if (c->job == id && !c->closing) return;  // its runner is still connected
   }
   arbiter_.RemoveJob(id);
   jobs_.erase(it);

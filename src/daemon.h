@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "admission.h"
 #include "arbiter.h"
@@ -23,6 +24,7 @@
 #include "frame_io.h"
 #include "job_store.h"
 #include "memory_ledger.h"
+#include "requests.h"
 #include "stagger.h"
 #include "status.h"
 
@@ -51,6 +53,9 @@ class Daemon {
   Status Run(int ready_fd);
 
  private:
+  // One peer. Its life ends in exactly one place: Drop() marks it closing and undoes what it
+  // owned (lease, memory, job); the loop's Reap() closes and erases it after the event that
+  // dropped it. A closing connection is never read, written or dispatched again.
   struct Connection {
     enum class Kind { kUnknown, kShim, kRunner, kCli };
     int fd = -1;
@@ -59,11 +64,28 @@ class Daemon {
     pid_t pid = 0;  // SO_PEERCRED
     uid_t uid = 0;  // SO_PEERCRED
     FrameBuffer in{proto::kMaxRequestPayload};
+    std::string out;    // frames not yet taken by the socket (non-blocking writes)
+    bool closing = false;
+    std::optional<TimePoint> partial_since;  // an incomplete frame began arriving then
+    TimePoint out_since{};                   // `out` became non-empty, or last moved
     JobId job = 0;
     std::map<GpuKey, uint64_t> prepared;  // shim: host bytes it was asked to pin, per GPU
     std::set<GpuKey> watched;             // shim: GPUs it reports idle gaps on (kGapWatch)
     bool exiting = false;  // shim: released with kExit (its process exits; never checkpointed)
   };
+  // Bounds on what peers may make the daemon hold (DESIGN.md section 7: a slow, hung or
+  // hostile client never blocks the loop or grows the daemon without limit).
+  // Connections at once: every process of every job holds one; past this, new ones are closed.
+  static constexpr size_t kMaxConnections = 4096;
+  // Unsent bytes per peer: one status reply at its largest, plus lease messages.
+  static constexpr size_t kMaxOutputBytes = proto::kMaxReplyPayload + (1u << 20);
+  // Received bytes not yet dispatched, over all peers (16 requests at their largest).
+  static constexpr size_t kMaxBufferedInput = 16ull * proto::kMaxRequestPayload;
+  // gshare's clients send each frame with one write: one that stays incomplete this long is
+  // a stalled or hostile peer. The same bound holds for a peer that takes none of its output.
+  static constexpr Millis kPeerDeadline{10000};
+  // Pause of accept() after EMFILE/ENFILE, so a descriptor shortage does not spin the loop.
+  static constexpr Millis kAcceptBackoff{100};
   struct ActiveJob {
     JobRecord record;
     bool ended = false;  // the runner reported the end (or vanished)
@@ -91,7 +113,22 @@ class Daemon {
   void Loop();
   void Accept();
   void OnReadable(ConnId id);
+  // Marks the connection closing and releases what it held; safe to call again, and from
+  // anything it triggers (the connection stays in conns_ until Reap).
   void Drop(ConnId id, const std::string& why);
+  // Closes and erases the connections dropped since the last call.
+  void Reap();
+  // The connection if it exists and is not closing, else nullptr.
+  Connection* Live(ConnId id);
+  // Queues `bytes` for the peer and writes what the socket takes now, without blocking.
+  // False (and the peer dropped) when the peer is gone or lets its output grow past
+  // kMaxOutputBytes; false without a drop when the connection was already closing.
+  bool Send(Connection& c, std::string_view bytes);
+  bool Send(ConnId id, std::string_view bytes);
+  void Flush(Connection& c);  // writes what the socket takes of c.out
+  // Drops peers past kPeerDeadline; returns the earliest deadline still ahead.
+  std::optional<TimePoint> ExpirePeers(TimePoint now);
+  void FlushBeforeExit();  // gives pending replies (the shutdown's own) up to a second
   void Dispatch(Connection& c, const Frame& f);
   void OnShimFrame(Connection& c, const Frame& f);
   void OnJsonFrame(Connection& c, const Frame& f);
@@ -101,7 +138,7 @@ class Daemon {
   void FinishJob(JobId job, const std::string& state, std::optional<int> exit_code,
                  std::optional<int> signal, const std::string& reason);
   void ForgetJobIfDone(JobId job);
-  std::string StatusJson(const nlohmann::json& request);
+  std::string StatusJson(const StatusRequest& request);
 
   // Memory: the ledger, shared and exclusive mode, evictions, handoffs (daemon_memory.cc).
   void OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m);
@@ -197,6 +234,8 @@ class Daemon {
   Arbiter arbiter_;
   std::unique_ptr<JobStore> store_;
   int listen_fd_ = -1;
+  std::optional<TimePoint> accept_paused_until_;
+  size_t buffered_in_ = 0;  // sum of the connections' unparsed input
   int lock_fd_ = -1;
   int signal_pipe_[2] = {-1, -1};
   bool stopping_ = false;

@@ -23,7 +23,7 @@ void Daemon::EnsureCheckpointHelper() {
 
 bool Daemon::CheckpointConn(ConnId conn, const std::string& why) {
   auto it = conns_.find(conn);
-  if (it == conns_.end()) return false;
+  if (it == conns_.end() || it->second->closing) return false;
   if (ledger_.IsCheckpointed(conn)) return true;
   auto job = jobs_.find(it->second->job);
   if (job == jobs_.end() || job->second->ended) return false;  // exiting: its memory goes anyway
@@ -68,12 +68,14 @@ void Daemon::PumpDeferredGrants() {
       arbiter_.RoomMade(gpu, Now());
     }
   }
-  std::vector<ConnId> unreachable;
+  // Sent after the loop: a peer that cannot take its grant is dropped by Send, which
+  // re-enters the arbiter and may defer grants anew.
+  std::vector<std::pair<ConnId, std::string>> to_send;
   std::vector<std::pair<GpuKey, uint64_t>> delivered;
   for (auto it = deferred_grants_.begin(); it != deferred_grants_.end();) {
     DeferredGrant& d = *it;
     auto c = conns_.find(d.conn);
-    if (c == conns_.end()) {
+    if (c == conns_.end() || c->second->closing) {
       delivered.push_back({d.gpu, d.epoch});
       it = deferred_grants_.erase(it);
       continue;
@@ -116,15 +118,13 @@ void Daemon::PumpDeferredGrants() {
       ++it;
       continue;
     }
-    if (!ledger_.IsCheckpointed(d.conn) && !WriteAll(c->second->fd, d.frame).ok()) {
-      unreachable.push_back(d.conn);
-    }
+    if (!ledger_.IsCheckpointed(d.conn)) to_send.emplace_back(d.conn, std::move(d.frame));
     delivered.push_back({d.gpu, d.epoch});
     it = deferred_grants_.erase(it);
   }
   // The holder's turn starts now (or, when it got nothing, it is dropped at once).
   for (const auto& [gpu, epoch] : delivered) arbiter_.Delivered(gpu, epoch, Now());
-  for (ConnId conn : unreachable) Drop(conn, "");
+  for (const auto& [conn, frame] : to_send) Send(conn, frame);
 }
 
 void Daemon::OnCheckpointReplies() {
@@ -143,7 +143,7 @@ void Daemon::OnCheckpointReplies() {
     CheckpointCall cc = call->second;
     checkpoint_calls_.erase(call);
     auto jit = jobs_.find(cc.job);
-    bool live = conns_.count(cc.conn) != 0;
+    bool live = Live(cc.conn) != nullptr;
     if (cc.op == CheckpointOp::kCheckpoint) {
       if (r.result != 0) {
         spdlog::warn("{}: checkpoint of pid {} failed (CUDA error {}); its memory stays on the GPU",
@@ -193,8 +193,7 @@ void Daemon::OnCheckpointReplies() {
 }
 
 void Daemon::RequestOnBehalf(ConnId conn) {
-  auto c = conns_.find(conn);
-  if (c == conns_.end()) return;
+  if (Live(conn) == nullptr) return;
   for (const GpuKey& gpu : ledger_.GpusOf(conn)) {
     Apply(arbiter_.Request(conn, gpu, Now()));
     UpdateSharing(gpu);

@@ -11,6 +11,7 @@
 #include "dependency.h"
 #include "job_json.h"
 #include "output_pattern.h"
+#include "requests.h"
 #include "user_name.h"
 
 namespace gshare {
@@ -83,23 +84,12 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
 }
 
 void Daemon::OnJobControl(Connection& c, const json& req) {
-  const std::string action = req.at("action").get<std::string>();
-  const std::vector<int64_t> ids = req.at("ids").get<std::vector<int64_t>>();
-  int priority = 0;
-  int sig = 0;
-  if (action == "set-priority") {
-    priority = req.at("priority").get<int>();
-    if (priority < kMinPriority || priority > kMaxPriority) {
-      return Reply(c, ErrorReply("priority must be within [" + std::to_string(kMinPriority) +
-                                 ", " + std::to_string(kMaxPriority) + "]"));
-    }
-  } else if (action == "signal") {
-    sig = req.at("signal").get<int>();
-    if (sig <= 0 || sig >= NSIG) return Reply(c, ErrorReply("bad signal number"));
-  } else if (action != "cancel" && action != "requeue" && action != "hold" && action != "release" &&
-             action != "suspend" && action != "resume") {
-    return Reply(c, ErrorReply("unknown action \"" + action + "\""));
-  }
+  Result<JobControlRequest> parsed = JobControlRequest::Parse(req);
+  if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
+  const std::string& action = parsed->action;
+  const std::vector<int64_t>& ids = parsed->ids;
+  const int priority = parsed->priority;
+  const int sig = parsed->signal;
   json results = json::array();
   for (int64_t id : ids) {
     Status st;
@@ -156,8 +146,9 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
 }
 
 void Daemon::OnClean(Connection& c, const json& req) {
-  const int64_t older_than_ms = req.value("older_than_ms", int64_t{0});
-  if (older_than_ms < 0) return Reply(c, ErrorReply("older_than_ms must not be negative"));
+  Result<CleanRequest> parsed = CleanRequest::Parse(req);
+  if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
+  const int64_t older_than_ms = parsed->older_than_ms;
   // Jobs a pending job still depends on stay, so that its dependency can be decided.
   std::set<int64_t> keep;
   for (const auto& [id, r] : pending_) {

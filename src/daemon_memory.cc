@@ -28,15 +28,14 @@ uint64_t Daemon::HostBudget(const Config& config) {
 
 bool Daemon::SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,
                           uint64_t bytes) {
-  auto it = conns_.find(conn);
-  if (it == conns_.end()) return false;
+  if (Live(conn) == nullptr) return false;
   proto::LeaseMsg m{};
   m.gpu = gpus_.at(gpu).uuid;
   m.epoch = epoch;
   m.bytes = bytes;
   std::string frame =
       EncodeFrame(type, std::string_view(reinterpret_cast<const char*>(&m), sizeof m));
-  return WriteAll(it->second->fd, frame).ok();
+  return Send(conn, frame);
 }
 
 void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m) {

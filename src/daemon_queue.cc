@@ -18,6 +18,7 @@
 #include "job_json.h"
 #include "output_pattern.h"
 #include "process_identity.h"
+#include "requests.h"
 #include "shim_path.h"
 #include "user_name.h"
 
@@ -125,10 +126,7 @@ void Daemon::OnRunRegister(Connection& c, const json& req) {
   if (c.kind != Connection::Kind::kUnknown) return Drop(c.id, "second registration");
   JobRecord r;
   Status st = JobOptionsFromJson(req, &r);
-  if (!st.ok()) {
-    Reply(c, ErrorReply(st.message()));
-    return Drop(c.id, "bad registration");
-  }
+  if (!st.ok()) return Reply(c, ErrorReply(st.message()));
   st = CheckDependencies(r);
   if (!st.ok()) return Reply(c, ErrorReply(st.message()));
   r.uid = c.uid;
@@ -241,7 +239,7 @@ void Daemon::Admission() {
       if (c->kind != Connection::Kind::kRunner || c->job != static_cast<JobId>(id)) continue;
       std::string frame = EncodeFrame(proto::MsgType::kRunAdmitted,
                                       ToJsonText(json{{"job_id", id}}));
-      if (!WriteAll(c->fd, frame).ok()) spdlog::warn("job {}: cannot reach its gshare run", id);
+      if (!Send(*c, frame)) spdlog::warn("job {}: cannot reach its gshare run", id);
       break;
     }
   }
@@ -309,12 +307,14 @@ Status Daemon::SpawnSupervisor(JobRecord& record) {
 }
 
 void Daemon::OnRunAttach(Connection& c, const json& req) {
-  int64_t id = req.at("job_id").get<int64_t>();
+  Result<RunAttachRequest> parsed = RunAttachRequest::Parse(req);
+  if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
+  const int64_t id = parsed->job_id;
   auto it = jobs_.find(id);
   if (c.kind != Connection::Kind::kUnknown || it == jobs_.end() || it->second->ended ||
       it->second->record.kind != "submit" || it->second->record.runner_pid != c.pid) {
-    Reply(c, ErrorReply("job " + std::to_string(id) + " is not waiting for its supervisor"));
-    return Drop(c.id, "unexpected supervisor");
+    spdlog::warn("pid {} attached to job {}, which is not waiting for it", c.pid, id);
+    return Reply(c, ErrorReply("job " + std::to_string(id) + " is not waiting for its supervisor"));
   }
   const JobRecord& r = it->second->record;
   auto payload = store_->GetPayload(id);
@@ -352,11 +352,13 @@ void Daemon::OnRunAttach(Connection& c, const json& req) {
 }
 
 void Daemon::OnRunStarted(Connection& c, const json& req) {
+  Result<RunStartedRequest> parsed = RunStartedRequest::Parse(req);
+  if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
   if (c.kind != Connection::Kind::kRunner || jobs_.count(c.job) == 0) {
     return Drop(c.id, "start without a job");
   }
   ActiveJob& job = *jobs_.at(c.job);
-  job.record.pid = req.at("pid").get<int>();
+  job.record.pid = parsed->pid;
   job.record.state = "RUNNING";
   if (!job.record.start_time) job.record.start_time = WallNow();
   SaveRecord(job.record);
@@ -367,16 +369,20 @@ void Daemon::OnRunStarted(Connection& c, const json& req) {
 
 void Daemon::OnRunEnded(Connection& c, const json& req) {
   // From the runner's own connection, or a fresh one after a daemon restart.
-  JobId id = c.kind == Connection::Kind::kRunner && c.job != 0 ? c.job
-                                                             : req.at("job_id").get<int64_t>();
+  Result<RunEndedRequest> parsed = RunEndedRequest::Parse(req);
+  if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
+  JobId id = c.kind == Connection::Kind::kRunner && c.job != 0 ? c.job : parsed->job_id;
   auto it = jobs_.find(id);
   // Without its runner's connection: only for a job whose runner is not connected (re-adopted).
   if (c.kind != Connection::Kind::kRunner &&
       (it == jobs_.end() || it->second->ended || !it->second->orphan)) {
-    Reply(c, ErrorReply("job " + std::to_string(id) + " is not running"));
-    return Drop(c.id, "end without a job");
+    // Its end was read from its end file meanwhile (after a restart): the report is done.
+    if (IsFinalJobState(StateOf(id))) {
+      return Reply(c, ToJsonText(json{{"ok", true}, {"already_recorded", true}}));
+    }
+    return Reply(c, ErrorReply("job " + std::to_string(id) + " is not running"));
   }
-  EndJob(id, JobEndFromJson(req));
+  EndJob(id, parsed->end);
   Reply(c, ToJsonText(json{{"ok", true}}));
 }
 

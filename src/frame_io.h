@@ -26,6 +26,9 @@ class FrameBuffer {
   // The next complete frame, nullopt when more bytes are needed, or an error when the
   // bytes cannot be a valid frame (the connection must then be dropped).
   Result<std::optional<Frame>> Next();
+  // Bytes received and not yet returned by Next (an incomplete frame, when non-zero after
+  // Next returned nullopt).
+  size_t buffered() const { return data_.size(); }
 
  private:
   uint32_t max_payload_;
@@ -35,7 +38,8 @@ class FrameBuffer {
 // Encodes one frame (header + payload).
 std::string EncodeFrame(proto::MsgType type, std::string_view payload);
 
-// Writes all of `bytes`; fails on a closed peer or after the socket's send timeout.
+// Writes all of `bytes`, blocking; fails on a closed peer or after the socket's send timeout.
+// For clients only: the daemon never blocks on a peer (Daemon::Send).
 Status WriteAll(int fd, std::string_view bytes);
 
 // Blocking read of one whole frame of at most `max_payload` bytes.

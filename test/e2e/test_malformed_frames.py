@@ -15,7 +15,8 @@ _PROTOCOL_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..
 with open(_PROTOCOL_H) as _f:
     VERSION = int(re.search(r"kVersion = (\d+);", _f.read()).group(1))
 HELLO, LEASE_REQUEST, LEASE_GRANT = 1, 2, 16
-RUN_REGISTER, RUN_ENDED, STATUS_REQUEST, REPLY = 32, 34, 35, 48
+RUN_REGISTER, RUN_STARTED, RUN_ENDED, STATUS_REQUEST, REPLY = 32, 33, 34, 35, 48
+SCHEDULER_SET, JOB_CONTROL, CLEAN, RUN_ATTACH = 36, 39, 40, 41
 HELLO_SIZE, LEASE_SIZE = 16, 40
 
 
@@ -77,6 +78,8 @@ class MalformedFramesTest(TestCase):
         self.assertEqual(self.h.daemon_processes(), [self.daemon])
 
     def send_bad(self, what, data, error_reply=False):
+        """A frame that cannot be parsed drops the connection; a well-framed request with bad
+        content gets an error reply and the connection stays usable (issue 19)."""
         s = self.connect()
         try:
             s.sendall(data)
@@ -86,7 +89,14 @@ class MalformedFramesTest(TestCase):
             reply = self.read_reply(s)
             self.assertIsNotNone(reply, what)
             self.assertFalse(reply["ok"], what)
-        self.assert_dropped(s, what)
+            self.assertTrue(reply["error"], what)
+            s.sendall(frame(STATUS_REQUEST, b"{}"))
+            again = self.read_reply(s)
+            self.assertIsNotNone(again, "the connection was dropped after " + what)
+            self.assertTrue(again["ok"], what)
+            s.close()
+        else:
+            self.assert_dropped(s, what)
         self.assert_serving(what)
 
     def test_malformed_frames(self):
@@ -127,12 +137,35 @@ class MalformedFramesTest(TestCase):
             ("registration out of range", frame(RUN_REGISTER, json.dumps(
                 {"name": "x", "argv": ["x"], "cwd": "/", "priority": 99999, "quantum_ms": 0, "gpu": ""}).encode())),
         ]
+        # Every field of the wrong type or out of range, in each request that has it.
+        bad_values = [True, "", 1.5, [], {}, 2 ** 63, -(2 ** 63), 2 ** 64 + 1, None]
+        for type_, field, base in ((RUN_STARTED, "pid", {"job_id": 1, "pid": 100}),
+                                   (RUN_STARTED, "job_id", {"job_id": 1, "pid": 100}),
+                                   (RUN_ENDED, "job_id", {"job_id": 1, "exit_code": 0}),
+                                   (RUN_ENDED, "exit_code", {"job_id": 1, "exit_code": 0}),
+                                   (RUN_ATTACH, "job_id", {"job_id": 1}),
+                                   (STATUS_REQUEST, "job_id", {"job_id": 1}),
+                                   (SCHEDULER_SET, "enabled", {"enabled": True}),
+                                   (CLEAN, "older_than_ms", {"older_than_ms": 1}),
+                                   (JOB_CONTROL, "ids", {"action": "hold", "ids": [1]}),
+                                   (JOB_CONTROL, "priority", {"action": "set-priority", "ids": [1],
+                                                              "priority": 1}),
+                                   (JOB_CONTROL, "signal", {"action": "signal", "ids": [1], "signal": 1})):
+            for value in bad_values:
+                if (value is True and field == "enabled") or (value == [] and field == "ids"):
+                    continue  # the valid values among them
+                if value is None and (type_, field) in ((STATUS_REQUEST, "job_id"), (CLEAN, "older_than_ms"),
+                                                        (RUN_ENDED, "exit_code")):
+                    continue  # optional fields: null is absent
+                body = dict(base)
+                body[field] = value
+                json_cases.append(("%s %s=%r" % (type_, field, value), frame(type_, json.dumps(body).encode())))
         for what, data in json_cases:
             with self.subTest(what):
                 self.send_bad(what, data, error_reply=True)
         with self.subTest("end without a job"):
             # Any connection may report a job's end (a runner reconnecting after a daemon
-            # restart), but only of a job that runs: the daemon answers with an error and drops.
+            # restart), but only of a job that runs: the daemon answers with an error.
             self.send_bad("end without a job", frame(RUN_ENDED, b'{"job_id": 1, "exit_code": 0, "signal": null}'),
                           error_reply=True)
 
