@@ -307,7 +307,8 @@ void Daemon::Apply(const LeaseActions& actions) {
 }
 
 void Daemon::FinishJob(JobId id, const std::string& state, std::optional<int> exit_code,
-                       std::optional<int> signal, const std::string& reason) {
+                       std::optional<int> signal, const std::string& reason,
+                       std::optional<double> end_time) {
   auto it = jobs_.find(id);
   if (it == jobs_.end() || it->second->ended) return;
   ActiveJob& job = *it->second;
@@ -318,7 +319,7 @@ void Daemon::FinishJob(JobId id, const std::string& state, std::optional<int> ex
   r.state = state;
   r.exit_code = exit_code;
   r.signal = signal;
-  r.end_time = WallNow();
+  r.end_time = end_time.value_or(WallNow());
   if (!r.start_time && state != "CANCELLED") r.start_time = r.end_time;
   r.lease_seconds = u.lease_seconds;
   r.wait_seconds = u.wait_seconds;

@@ -135,8 +135,11 @@ class Daemon {
   void Apply(const LeaseActions& actions);
   void Reply(Connection& c, const std::string& json);
   JobId AdoptProcess(Connection& c, uint64_t job_id);
+  // Records the end of active job `job`; `end_time` (unix seconds) when its runner saw it,
+  // else now.
   void FinishJob(JobId job, const std::string& state, std::optional<int> exit_code,
-                 std::optional<int> signal, const std::string& reason);
+                 std::optional<int> signal, const std::string& reason,
+                 std::optional<double> end_time = std::nullopt);
   void ForgetJobIfDone(JobId job);
   std::string StatusJson(const StatusRequest& request);
 
@@ -294,6 +297,9 @@ class Daemon {
   std::map<int64_t, JobRecord> pending_;
   std::map<int64_t, std::string> final_states_;  // for dependencies; final states never change
   bool queue_dirty_ = true;                      // Admission() runs after the next event
+  // A job's RUNNING state could not be written (a full disk): no job starts before then.
+  std::optional<TimePoint> store_retry_at_;
+  static constexpr Millis kStoreRetry{2000};
   std::optional<double> next_begin_;             // earliest --begin ahead (unix seconds)
   TimePoint next_orphan_check_{};
   int gpu_count_ = 1;

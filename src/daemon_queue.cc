@@ -57,10 +57,17 @@ void Daemon::LoadQueue() {
   gpu_count_ = CountGpus(options_.config.queue.gpus);
   ListFilter open;
   open.states = {"PENDING", "RUNNING", "SUSPENDED"};
-  auto rows = store_->List(open);
+  std::vector<std::pair<int64_t, std::string>> bad_rows;
+  auto rows = store_->List(open, &bad_rows);
   if (!rows.ok()) {
     spdlog::error("cannot load the queue: {}", rows.status().message());
     return;
+  }
+  // One damaged row costs its own job, not the queue.
+  for (const auto& [id, error] : bad_rows) {
+    spdlog::error("{} cannot be read ({}): FAILED", JobName(id), error);
+    Status st = store_->FailUnreadable(id, WallNow(), "its record cannot be read: " + error);
+    if (!st.ok()) spdlog::error("{}: {}", JobName(id), st.message());
   }
   for (JobRecord& r : rows.value()) {
     if (r.state == "PENDING" && r.kind == "run") {
@@ -170,8 +177,20 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
     if (req.contains("script") && !req.at("script").is_null()) {
       payload.script = req.at("script").get<std::string>();
     }
+    if (req.contains("submit_key") && !req.at("submit_key").is_null()) {
+      payload.submit_key = req.at("submit_key").get<std::string>();
+    }
   } catch (const json::exception& e) {
     return Reply(c, ErrorReply(std::string("bad submission: ") + e.what()));
+  }
+  if (payload.submit_key.size() > 128) return Reply(c, ErrorReply("submit_key is too long"));
+  if (!payload.submit_key.empty()) {
+    // A retry of a submission whose reply was lost: the job it made, not a second one.
+    Result<std::optional<int64_t>> known = store_->FindBySubmitKey(payload.submit_key);
+    if (!known.ok()) return Reply(c, ErrorReply(known.status().message()));
+    if (known.value()) {
+      return Reply(c, ToJsonText(json{{"ok", true}, {"job_id", *known.value()}, {"existing", true}}));
+    }
   }
   r.uid = c.uid;
   r.kind = "submit";
@@ -192,6 +211,11 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
 
 void Daemon::Admission() {
   const double now = WallNow();
+  if (store_retry_at_) {
+    if (Now() < *store_retry_at_) return;
+    store_retry_at_.reset();
+    queue_dirty_ = true;
+  }
   if (!queue_dirty_ && !(next_begin_ && *next_begin_ <= now)) return;
   queue_dirty_ = false;
   std::vector<AdmissionJob> candidates;
@@ -234,6 +258,7 @@ void Daemon::Admission() {
     pending_.erase(it);
     const bool foreground = r.kind == "run";
     Activate(std::move(r), start.slot);
+    if (store_retry_at_) break;  // the store refuses writes: the rest waits with it
     if (!foreground) continue;
     for (auto& [cid, c] : conns_) {
       if (c->kind != Connection::Kind::kRunner || c->job != static_cast<JobId>(id)) continue;
@@ -269,8 +294,22 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
   active.record.state = "RUNNING";
   active.record.start_time = WallNow();
   active.orphan = true;  // until its supervisor attaches
+  // RUNNING is durable before anything runs: a job the database still calls PENDING would
+  // start again after a restart.
+  if (!SaveRecord(active.record).ok()) {
+    JobRecord back = std::move(active.record);
+    arbiter_.RemoveJob(id);
+    jobs_.erase(id);
+    back.state = "PENDING";
+    back.start_time.reset();
+    back.slot.clear();
+    pending_.emplace(id, std::move(back));
+    store_retry_at_ = Now() + kStoreRetry;
+    spdlog::warn("job {} stays pending: its start cannot be recorded", id);
+    return;
+  }
   Status st = SpawnSupervisor(active.record);
-  SaveRecord(active.record);
+  SaveRecord(active.record);  // the supervisor's pid; without it, its end file still tells
   if (!st.ok()) {
     spdlog::error("job {}: {}", id, st.message());
     FinishJob(id, "FAILED", std::nullopt, std::nullopt, st.message());
@@ -347,7 +386,8 @@ void Daemon::OnRunAttach(Connection& c, const json& req) {
              {"kill_after_ms", r.kill_after_ms},
              {"script", payload->script ? json(*payload->script) : json(nullptr)},
              {"script_path", options_.state_dir + "/scripts/" + std::to_string(id)},
-             {"end_path", JobEndPath(options_.state_dir, id)}};
+             {"end_path", JobEndPath(options_.state_dir, id)},
+             {"start_path", JobStartPath(options_.state_dir, id)}};
   Reply(c, ToJsonText(reply));
 }
 
@@ -402,9 +442,10 @@ void Daemon::EndJob(JobId id, const JobEnd& end) {
     spdlog::info("job {} requeued", id);
   } else {
     std::string state = request == "cancel" ? "CANCELLED" : FinalStateOf(end);
-    FinishJob(id, state, end.exit_code, end.signal, end.error);
+    FinishJob(id, state, end.exit_code, end.signal, end.error, end.end_time);
   }
   unlink(JobEndPath(options_.state_dir, id).c_str());
+  unlink(JobStartPath(options_.state_dir, id).c_str());
 }
 
 bool Daemon::SignalJob(const ActiveJob& job, int sig) {
@@ -415,6 +456,7 @@ bool Daemon::SignalJob(const ActiveJob& job, int sig) {
 
 std::optional<TimePoint> Daemon::QueueDeadline() const {
   const TimePoint now = std::chrono::steady_clock::now();
+  if (store_retry_at_) return std::max(now, *store_retry_at_);
   if (queue_dirty_) return now;
   std::optional<TimePoint> deadline;
   auto earliest = [&deadline](TimePoint t) { deadline = deadline ? std::min(*deadline, t) : t; };
@@ -452,7 +494,24 @@ void Daemon::QueueTick(TimePoint now) {
   if (now >= next_orphan_check_) next_orphan_check_ = now + std::chrono::seconds(1);
   for (const auto& [id, end] : reported) EndJob(id, end);
   for (JobId id : lost) {
-    if (jobs_.at(id)->readopted) {
+    ActiveJob& job = *jobs_.at(id);
+    if (job.record.kind == "submit" && !job.record.pid &&
+        access(JobStartPath(options_.state_dir, id).c_str(), F_OK) != 0) {
+      // Its supervisor ended before it started anything (the daemon died before it attached,
+      // or it was killed): nothing ran, so the job goes back to the queue.
+      spdlog::warn("job {}: its supervisor ended before starting it: PENDING again", id);
+      job.ended = true;
+      JobRecord again = job.record;
+      ResetForQueue(again);
+      again.reason = "";
+      if (SaveRecord(again).ok()) {
+        pending_[id] = std::move(again);
+        queue_dirty_ = true;
+        continue;
+      }
+      job.ended = false;
+    }
+    if (job.readopted) {
       spdlog::warn("job {}: its runner is gone and left no exit status: LOST", id);
       FinishJob(id, "LOST", std::nullopt, std::nullopt, "");
     } else {

@@ -12,6 +12,11 @@
 namespace gshare {
 namespace {
 
+// The messages of a lost connection (IsLostConnection).
+constexpr const char* kClosedByDaemon = "the daemon closed the connection";
+constexpr const char* kReadFailed = "read from the daemon: ";
+constexpr const char* kSendFailed = "cannot send to the daemon: ";
+
 const char* Describe(proto::HeaderCheck c) {
   switch (c) {
     case proto::HeaderCheck::kBadMagic: return "bad magic";
@@ -27,8 +32,8 @@ Status ReadExactly(int fd, char* out, size_t len) {
   while (len > 0) {
     ssize_t n = recv(fd, out, len, 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n == 0) return Status::Error("the daemon closed the connection");
-    if (n < 0) return Status::Error(std::string("read from the daemon: ") + strerror(errno));
+    if (n == 0) return Status::Error(kClosedByDaemon);
+    if (n < 0) return Status::Error(std::string(kReadFailed) + strerror(errno));
     out += n;
     len -= static_cast<size_t>(n);
   }
@@ -83,13 +88,18 @@ Result<Frame> ReadFrame(int fd, uint32_t max_payload) {
 
 Result<std::string> Exchange(int fd, proto::MsgType type, std::string_view json) {
   Status s = WriteAll(fd, EncodeFrame(type, json));
-  if (!s.ok()) return Status::Error("cannot send to the daemon: " + s.message());
+  if (!s.ok()) return Status::Error(std::string(kSendFailed) + s.message());
   Result<Frame> reply = ReadFrame(fd, proto::kMaxReplyPayload);
   if (!reply.ok()) return reply.status();
   if (reply->type != proto::MsgType::kReply) {
     return Status::Error("unexpected reply type from the daemon");
   }
   return std::move(reply->payload);
+}
+
+bool IsLostConnection(const Status& error) {
+  const std::string& m = error.message();
+  return m == kClosedByDaemon || m.rfind(kReadFailed, 0) == 0 || m.rfind(kSendFailed, 0) == 0;
 }
 
 Result<nlohmann::json> ExchangeJson(int fd, proto::MsgType type, const nlohmann::json& request) {

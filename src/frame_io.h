@@ -48,6 +48,10 @@ Result<Frame> ReadFrame(int fd, uint32_t max_payload);
 // Sends a JSON request and waits for the daemon's kReply; returns its JSON text.
 Result<std::string> Exchange(int fd, proto::MsgType type, std::string_view json);
 
+// True when an Exchange/ExchangeJson error says the connection was lost (the daemon went
+// away before it answered), false for the daemon's own error replies.
+bool IsLostConnection(const Status& error);
+
 // Exchange of a JSON object: the reply parsed. An error when it is not a JSON object or says
 // "ok": false (then with its "error" text).
 Result<nlohmann::json> ExchangeJson(int fd, proto::MsgType type, const nlohmann::json& request);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -18,6 +19,8 @@ JobEnd JobEndFrom(const ExitInfo& info) {
   end.exit_code = info.exit_code;
   end.signal = info.signal;
   end.timed_out = info.timed_out;
+  end.end_time = std::chrono::duration<double>(
+                     std::chrono::system_clock::now().time_since_epoch()).count();
   return end;
 }
 
@@ -27,6 +30,7 @@ nlohmann::json JobEndToJson(const JobEnd& end, int64_t job_id) {
                    {"signal", end.signal ? nlohmann::json(*end.signal) : nlohmann::json()},
                    {"timed_out", end.timed_out}};
   if (!end.error.empty()) j["error"] = end.error;
+  if (end.end_time) j["end_time"] = *end.end_time;
   return j;
 }
 
@@ -44,11 +48,36 @@ JobEnd JobEndFromJson(const nlohmann::json& j) {
   end.timed_out = t != j.end() && t->is_boolean() && t->get<bool>();
   auto e = j.find("error");
   if (e != j.end() && e->is_string()) end.error = e->get<std::string>();
+  // A plausible unix time only (2001 .. 2286): a wrong clock or a hostile value must not
+  // make a job end in another century.
+  auto t_end = j.find("end_time");
+  if (t_end != j.end() && t_end->is_number()) {
+    double t = t_end->get<double>();
+    if (t > 1e9 && t < 1e10) end.end_time = t;
+  }
   return end;
 }
 
 std::string JobEndPath(const std::string& state_dir, int64_t job_id) {
   return state_dir + "/jobs/" + std::to_string(job_id) + ".end";
+}
+
+std::string JobStartPath(const std::string& state_dir, int64_t job_id) {
+  return state_dir + "/jobs/" + std::to_string(job_id) + ".start";
+}
+
+Status WriteJobStart(const std::string& path) {
+  std::string dir = path.substr(0, path.rfind('/'));
+  mkdir(dir.c_str(), 0700);
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::Error("cannot write " + path + ": " + std::strerror(errno));
+  std::string text = std::to_string(getpid()) + "\n";
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+            fsync(fd) == 0;
+  int err = errno;
+  close(fd);
+  if (!ok) return Status::Error("cannot write " + path + ": " + std::strerror(err));
+  return Status::Ok();
 }
 
 Status WriteJobEnd(const std::string& path, const JobEnd& end, int64_t job_id) {

@@ -18,6 +18,9 @@ struct JobEnd {
   std::optional<int> signal;
   bool timed_out = false;
   std::string error;  // the runner's own failure (the job could not start), else empty
+  // When the job's process ended, unix seconds, as its runner saw it: the record's end time,
+  // even when the daemon learns of the end much later (it was down meanwhile).
+  std::optional<double> end_time;
 };
 
 JobEnd JobEndFrom(const ExitInfo& info);
@@ -27,6 +30,13 @@ JobEnd JobEndFromJson(const nlohmann::json& j);
 
 // <state_dir>/jobs/<job_id>.end
 std::string JobEndPath(const std::string& state_dir, int64_t job_id);
+// <state_dir>/jobs/<job_id>.start: made by a job's supervisor before it starts the job, so
+// that a daemon that finds the supervisor gone knows whether the job may have run (then it
+// is LOST) or never did (then it is queued again).
+std::string JobStartPath(const std::string& state_dir, int64_t job_id);
+// Creates the marker at `path` holding this process's pid (0600, fsync'ed), creating the
+// directory (0700).
+Status WriteJobStart(const std::string& path);
 // Writes atomically (temporary file, fsync, rename), creating the directory (0700).
 Status WriteJobEnd(const std::string& path, const JobEnd& end, int64_t job_id);
 // The report at `path`, or nullopt when there is none (or it cannot be parsed).

@@ -50,6 +50,10 @@ constexpr const char* kMigrations[] = {
     "CREATE INDEX jobs_by_queue_order ON jobs(state, priority DESC, submit_time, id);",
     // 4: the memory engine a job runs with (`--memory`).
     "ALTER TABLE jobs ADD COLUMN memory TEXT NOT NULL DEFAULT '';",
+    // 5: the client's key of a submission, so that a retried submit finds its job.
+    "ALTER TABLE job_payloads ADD COLUMN submit_key TEXT;"
+    "CREATE UNIQUE INDEX job_payloads_by_submit_key ON job_payloads(submit_key)"
+    "  WHERE submit_key IS NOT NULL;",
 };
 constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
 
@@ -251,13 +255,15 @@ Result<int64_t> JobStore::Insert(const JobRecord& r, const JobPayload* payload) 
   int64_t id = static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
   if (st.ok()) {
     Result<sqlite3_stmt*> p =
-        Prepare("INSERT INTO job_payloads (job_id, env, script) VALUES (?1, ?2, ?3)");
+        Prepare("INSERT INTO job_payloads (job_id, env, script, submit_key) VALUES (?1, ?2, ?3, ?4)");
     if (!p.ok()) st = p.status();
     if (st.ok()) {
       sqlite3_bind_int64(p.value(), 1, id);
       BindText(p.value(), 2, StringsToJson(payload->env));
       if (payload->script) BindText(p.value(), 3, *payload->script);
       else sqlite3_bind_null(p.value(), 3);
+      if (!payload->submit_key.empty()) BindText(p.value(), 4, payload->submit_key);
+      else sqlite3_bind_null(p.value(), 4);
       st = Step(p.value(), "insert job payload", nullptr);
     }
   }
@@ -305,6 +311,17 @@ Result<JobPayload> JobStore::GetPayload(int64_t id) {
   return payload;
 }
 
+Result<std::optional<int64_t>> JobStore::FindBySubmitKey(const std::string& key) {
+  Result<sqlite3_stmt*> s = Prepare("SELECT job_id FROM job_payloads WHERE submit_key = ?1");
+  if (!s.ok()) return s.status();
+  ResetOnExit reset{s.value()};
+  BindText(s.value(), 1, key);
+  int rc = sqlite3_step(s.value());
+  if (rc == SQLITE_DONE) return std::optional<int64_t>();
+  if (rc != SQLITE_ROW) return Error("find a submission");
+  return std::optional<int64_t>(sqlite3_column_int64(s.value(), 0));
+}
+
 Status JobStore::SetReasons(const std::vector<std::pair<int64_t, std::string>>& reasons) {
   if (reasons.empty()) return Status::Ok();
   Status st = Exec("BEGIN IMMEDIATE");
@@ -323,6 +340,16 @@ Status JobStore::SetReasons(const std::vector<std::pair<int64_t, std::string>>& 
   if (st.ok()) st = Exec("COMMIT");
   if (!st.ok()) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   return st;
+}
+
+Status JobStore::FailUnreadable(int64_t id, double end_time, const std::string& reason) {
+  Result<sqlite3_stmt*> s =
+      Prepare("UPDATE jobs SET state = 'FAILED', end_time = ?2, reason = ?3 WHERE id = ?1");
+  if (!s.ok()) return s.status();
+  sqlite3_bind_int64(s.value(), 1, id);
+  sqlite3_bind_double(s.value(), 2, end_time);
+  BindText(s.value(), 3, reason);
+  return Step(s.value(), "fail an unreadable job", nullptr);
 }
 
 Result<std::vector<JobRecord>> JobStore::DeleteEnded(double ended_before,
@@ -448,13 +475,18 @@ Status JobStore::ForEachInQueueOrder(const ListFilter& filter,
   });
 }
 
-Result<std::vector<JobRecord>> JobStore::List(const ListFilter& filter) {
+Result<std::vector<JobRecord>> JobStore::List(
+    const ListFilter& filter, std::vector<std::pair<int64_t, std::string>>* bad_rows) {
   for (const std::string& state : filter.states) {
     if (!IsJobState(state)) return Status::Error("unknown job state \"" + state + "\"");
   }
   std::vector<JobRecord> rows;
-  RowFn collect = [&rows](sqlite3_stmt* stmt) {
+  RowFn collect = [&rows, bad_rows](sqlite3_stmt* stmt) {
     Result<JobRecord> row = ReadRow(stmt);
+    if (!row.ok() && bad_rows != nullptr) {
+      bad_rows->emplace_back(sqlite3_column_int64(stmt, 0), row.status().message());
+      return Status::Ok();
+    }
     if (!row.ok()) return row.status();
     rows.push_back(std::move(row.value()));
     return Status::Ok();

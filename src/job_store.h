@@ -73,6 +73,9 @@ void ResetForQueue(JobRecord& r);
 struct JobPayload {
   std::vector<std::string> env;      // "K=V" entries: the environment the job starts with
   std::optional<std::string> script; // the batch script's text (`submit --script`)
+  // The client's key of the submission (empty: none); unique among stored jobs, so that a
+  // submit retried after a lost reply finds the job it made (FindBySubmitKey).
+  std::string submit_key;
 };
 
 // Which rows List returns.
@@ -111,6 +114,8 @@ class JobStore {
   // Writes every column of `record` (found by record.id) but its payload. Fails on an unknown
   // state or when no such job exists.
   Status Save(const JobRecord& record);
+  // The job a submission with `key` made, or nullopt when none is stored.
+  Result<std::optional<int64_t>> FindBySubmitKey(const std::string& key);
   // The payload stored with job `id` (empty when it has none).
   Result<JobPayload> GetPayload(int64_t id);
   // Sets the reason of each (id, reason) in one transaction.
@@ -126,8 +131,14 @@ class JobStore {
   // The row of job `id`, or nullopt when there is none.
   Result<std::optional<JobRecord>> Get(int64_t id);
   // Rows matching `filter`, in its order, at most filter.limit of them (all when 0). Fails on
-  // an unknown state in the filter.
-  Result<std::vector<JobRecord>> List(const ListFilter& filter);
+  // an unknown state in the filter. A row that cannot be read (a column edited by hand, a
+  // damaged value) fails the whole list, unless `bad_rows` is given: then it is skipped and
+  // its (id, error) appended there.
+  Result<std::vector<JobRecord>> List(
+      const ListFilter& filter, std::vector<std::pair<int64_t, std::string>>* bad_rows = nullptr);
+  // Sets state FAILED, the end time and `reason` of job `id` by column, without reading the
+  // row (for a row List reported as unreadable).
+  Status FailUnreadable(int64_t id, double end_time, const std::string& reason);
 
  private:
   struct StatementDeleter {

@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -23,6 +25,10 @@ using json = nlohmann::json;
 // How long the end is offered to a daemon that is down; after that the end file alone
 // carries it to the next daemon.
 constexpr auto kReportPatience = std::chrono::seconds(60);
+// How long a new supervisor tries to attach to a daemon that is down (a restart takes well
+// under a second; a daemon that stays away longer finds the job never started and queues it
+// again).
+constexpr auto kAttachPatience = std::chrono::seconds(60);
 
 // Writes the script to `path` (0700) so that exec runs it with its #! interpreter.
 Status WriteScript(const std::string& path, const std::string& text) {
@@ -45,37 +51,65 @@ void NoteInOutput(const std::string& output, const std::string& message) {
   close(fd);
 }
 
+// Waits before the next try to reach a daemon that is down or restarting: 0.25 s, doubling
+// to 8 s, so that a restart is caught within a second and a long outage costs few tries.
+std::chrono::milliseconds Backoff(int attempt) {
+  return std::chrono::milliseconds(250) * (1 << std::min(attempt, 5));
+}
+
+// Sends `type` with `request` on a fresh connection, retrying while the daemon cannot be
+// reached until `patience` runs out. Any reply ends the tries: an error reply is the
+// daemon's answer, not an outage. nullopt when no daemon answered.
+std::optional<Result<json>> ExchangeRetrying(const std::string& socket_path, proto::MsgType type,
+                                             const json& request,
+                                             std::chrono::steady_clock::duration patience) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (int attempt = 0;; ++attempt) {
+    Result<int> conn = ConnectUnix(socket_path);
+    if (conn.ok()) {
+      Result<json> reply = ExchangeJson(conn.value(), type, request);
+      close(conn.value());
+      if (reply.ok() || !IsLostConnection(reply.status())) return reply;
+    }
+    if (std::chrono::steady_clock::now() + Backoff(attempt) > deadline) return std::nullopt;
+    std::this_thread::sleep_for(Backoff(attempt));
+  }
+}
+
 void ReportEnd(int fd, const std::string& socket_path, const std::string& end_path,
                const JobEnd& end, int64_t job_id) {
   Status written = WriteJobEnd(end_path, end, job_id);
   if (!written.ok()) spdlog::error("job {}: {}", job_id, written.message());
   json report = JobEndToJson(end, job_id);
   if (fd >= 0 && ExchangeJson(fd, proto::MsgType::kRunEnded, report).ok()) return;
-  const auto deadline = std::chrono::steady_clock::now() + kReportPatience;
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-    Result<int> again = ConnectUnix(socket_path);
-    if (!again.ok()) continue;
-    bool sent = ExchangeJson(again.value(), proto::MsgType::kRunEnded, report).ok();
-    close(again.value());
-    if (sent) return;
+  if (!ExchangeRetrying(socket_path, proto::MsgType::kRunEnded, report, kReportPatience)) {
+    spdlog::warn("job {}: daemon unreachable; its end waits in {}", job_id, end_path);
   }
-  spdlog::warn("job {}: daemon unreachable; its end waits in {}", job_id, end_path);
 }
 
 }  // namespace
 
 int RunSupervisor(int64_t job_id, const std::string& socket_path) {
-  Result<int> conn = ConnectUnix(socket_path);
-  if (!conn.ok()) {
-    spdlog::error("job {}: {}", job_id, conn.status().message());
-    return 1;
+  const auto start = std::chrono::steady_clock::now();
+  // The daemon that started us may die before we attach: its successor re-adopts the job
+  // and takes the attach, so keep trying through a restart.
+  int fd = -1;
+  Result<json> spec = Status::Error("the daemon did not answer");
+  for (int attempt = 0; std::chrono::steady_clock::now() < start + kAttachPatience; ++attempt) {
+    Result<int> conn = ConnectUnix(socket_path);
+    if (conn.ok()) {
+      spec = ExchangeJson(conn.value(), proto::MsgType::kRunAttach, json{{"job_id", job_id}});
+      if (spec.ok()) {
+        fd = conn.value();
+        break;
+      }
+      close(conn.value());
+      if (!IsLostConnection(spec.status())) break;
+    }
+    std::this_thread::sleep_for(Backoff(attempt));
   }
-  const int fd = conn.value();
-  Result<json> spec = ExchangeJson(fd, proto::MsgType::kRunAttach, json{{"job_id", job_id}});
-  if (!spec.ok()) {
+  if (fd < 0) {
     spdlog::error("job {}: {}", job_id, spec.status().message());
-    close(fd);
     return 1;
   }
   RunSpec run;
@@ -94,6 +128,16 @@ int RunSupervisor(int64_t job_id, const std::string& socket_path) {
     run.time_limit = std::chrono::milliseconds(s.at("time_limit_ms").get<int64_t>());
     run.kill_after = std::chrono::milliseconds(s.at("kill_after_ms").get<int64_t>());
     end_path = s.at("end_path").get<std::string>();
+    // Before anything of the job runs: from here on, a supervisor that vanishes leaves a job
+    // that may have run (LOST), not one that never did (queued again).
+    Status marked = WriteJobStart(s.at("start_path").get<std::string>());
+    if (!marked.ok()) {
+      JobEnd failed;
+      failed.error = marked.message();
+      ReportEnd(fd, socket_path, end_path, failed, job_id);
+      close(fd);
+      return 0;
+    }
     if (!s.at("script").is_null()) {
       std::string script_path = s.at("script_path").get<std::string>();
       Status st = WriteScript(script_path, s.at("script").get<std::string>());
