@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "daemon_dirs.h"
 #include "daemon_launcher.h"
 #include "frame_io.h"
 #include "job_end.h"
@@ -66,6 +67,7 @@ void ReportEnd(int fd, const std::string& socket_path, const std::string& end_pa
 }  // namespace
 
 int RunSupervisor(int64_t job_id, const std::string& socket_path) {
+  RestoreJobUmask();  // the daemon's own (077) is not the job's
   Result<int> conn = ConnectUnix(socket_path);
   if (!conn.ok()) {
     spdlog::error("job {}: {}", job_id, conn.status().message());
