@@ -23,6 +23,8 @@ namespace gshare {
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitRunFailed = 125;
+// `gshare daemon --foreground` when another daemon already serves its database or socket.
+inline constexpr int kExitDaemonBusy = 3;
 
 struct GlobalOptions {
   std::optional<std::string> config_path;
@@ -46,8 +48,13 @@ extern const size_t kNumCommands;
 struct ClientContext {
   Config config;
   std::string config_path;    // explicit --config, or empty
+  // Where the daemon of this database is reached: the live daemon's socket from its record
+  // (daemon_record.h) when one serves elsewhere, else serve_socket_path.
   std::string socket_path;
-  std::string lock_path;      // beside the socket
+  std::string serve_socket_path;  // where a daemon started with this context listens
+  std::string lock_path;          // <database_path>.lock: one daemon per database
+  std::string socket_lock_path;   // gshare.lock beside serve_socket_path
+  std::string record_path;        // <state_dir>/daemon.json
   std::string state_dir;
   std::string database_path;  // <state_dir>/gshare.db
   std::string daemon_log;     // <state_dir>/daemon.log
@@ -56,8 +63,9 @@ struct ClientContext {
 
 Result<ClientContext> MakeClientContext(const GlobalOptions& global);
 
-// Starts the daemon when none answers (detached, exactly one), then connects.
-Result<int> ConnectToDaemon(const ClientContext& ctx);
+// Starts the daemon when none answers (detached, exactly one), then connects, checking the
+// daemon as ConnectUnix does. `serving` (optional) gets the socket path that answered.
+Result<int> ConnectToDaemon(const ClientContext& ctx, std::string* serving = nullptr);
 
 // Connects to a running daemon without starting one.
 Result<int> ConnectIfRunning(const ClientContext& ctx);

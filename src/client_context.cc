@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "daemon_launcher.h"
+#include "daemon_record.h"
 #include "frame_io.h"
 #include "job_json.h"
 #include "gshare/paths.h"
@@ -21,16 +22,31 @@ Result<ClientContext> MakeClientContext(const GlobalOptions& global) {
   ctx.config = std::move(config.value());
   if (global.config_path) ctx.config_path = *global.config_path;
   if (!ctx.config.daemon.socket.empty()) {
-    ctx.socket_path = ctx.config.daemon.socket;
+    ctx.serve_socket_path = ctx.config.daemon.socket;
   } else {
     char path[512];
     if (!paths::SocketPath(path, sizeof path)) return Status::Error("socket path too long");
-    ctx.socket_path = path;
+    ctx.serve_socket_path = path;
   }
-  ctx.lock_path =
-      (std::filesystem::path(ctx.socket_path).parent_path() / "gshare.lock").string();
+  // Relative paths would mean one daemon, or one database, per working directory.
+  if (ctx.serve_socket_path[0] != '/') {
+    return Status::Error("the daemon's socket must be an absolute path: " + ctx.serve_socket_path);
+  }
   ctx.state_dir = StateDir(ctx.config);
+  if (ctx.state_dir.empty() || ctx.state_dir[0] != '/') {
+    return Status::Error("the state directory must be an absolute path: \"" + ctx.state_dir + "\"");
+  }
   ctx.database_path = ctx.state_dir + "/gshare.db";
+  ctx.lock_path = ctx.database_path + ".lock";
+  ctx.socket_lock_path =
+      (std::filesystem::path(ctx.serve_socket_path).parent_path() / "gshare.lock").string();
+  ctx.record_path = DaemonRecordPath(ctx.state_dir);
+  ctx.socket_path = ctx.serve_socket_path;
+  // The one daemon of this database may serve another socket (started where other rules
+  // applied: another XDG_RUNTIME_DIR, a config's socket). ConnectUnix checks it before use.
+  if (std::optional<DaemonRecord> live = ReadDaemonRecord(ctx.record_path)) {
+    ctx.socket_path = live->socket;
+  }
   ctx.daemon_log = ctx.state_dir + "/daemon.log";
   std::error_code ec;
   ctx.self_exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
@@ -38,20 +54,36 @@ Result<ClientContext> MakeClientContext(const GlobalOptions& global) {
   return ctx;
 }
 
-Result<int> ConnectIfRunning(const ClientContext& ctx) { return ConnectUnix(ctx.socket_path); }
+Result<int> ConnectIfRunning(const ClientContext& ctx) {
+  Result<int> fd = ConnectUnix(ctx.socket_path);
+  if (fd.ok() || ctx.socket_path == ctx.serve_socket_path) return fd;
+  // The recorded daemon has just gone: try where ours would be.
+  Result<int> own = ConnectUnix(ctx.serve_socket_path);
+  return own.ok() ? own : fd;
+}
 
-Result<int> ConnectToDaemon(const ClientContext& ctx) {
+Result<int> ConnectToDaemon(const ClientContext& ctx, std::string* serving_out) {
+  if (ctx.socket_path != ctx.serve_socket_path) {
+    Result<int> fd = ConnectUnix(ctx.socket_path);  // the recorded daemon
+    if (fd.ok()) {
+      if (serving_out != nullptr) *serving_out = ctx.socket_path;
+      return fd;
+    }
+  }
   LaunchSpec spec;
-  spec.socket_path = ctx.socket_path;
+  spec.socket_path = ctx.serve_socket_path;
   spec.daemon_argv = {ctx.self_exe, "daemon", "--foreground"};
   if (!ctx.config_path.empty()) {
     spec.daemon_argv.push_back("--config");
     spec.daemon_argv.push_back(ctx.config_path);
   }
   spec.log_path = ctx.daemon_log;
-  Status s = DaemonLauncher::EnsureDaemon(spec);
+  spec.record_path = ctx.record_path;
+  std::string serving;
+  Status s = DaemonLauncher::EnsureDaemon(spec, &serving);
   if (!s.ok()) return s;
-  return ConnectUnix(ctx.socket_path);
+  if (serving_out != nullptr) *serving_out = serving;
+  return ConnectUnix(serving);
 }
 
 Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType type,

@@ -1,7 +1,7 @@
 // `gshare daemon [start|stop|install-service] [--foreground]`: the arbiter. `start` (the
 // default) starts it detached unless one answers; `--foreground` serves in this process
-// (systemd, debugging); `stop` asks a running daemon to exit; `install-service` writes a
-// systemd user unit.
+// (systemd, debugging; exit 3 when another daemon serves its database or socket); `stop` asks
+// a running daemon to exit; `install-service` writes a systemd user unit.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -15,6 +15,7 @@
 #include "daemon.h"
 #include "frame_io.h"
 #include "logging.h"
+#include "socket_trust.h"
 
 namespace gshare {
 namespace {
@@ -28,10 +29,26 @@ struct DaemonCmdOptions {
 int Serve(const ClientContext& ctx, int ready_fd) {
   // "info" is the default: leave -v's debug alone.
   if (ctx.config.daemon.log_level != "info") ApplyLogLevel(ctx.config.daemon.log_level);
-  DaemonOptions options{ctx.config,        ctx.socket_path, ctx.lock_path,
-                        ctx.database_path, ctx.state_dir,   ctx.self_exe};
+  DaemonOptions options;
+  options.config = ctx.config;
+  options.socket_path = ctx.serve_socket_path;  // not a live daemon's: that one would say busy
+  options.lock_path = ctx.lock_path;
+  options.socket_lock_path = ctx.socket_lock_path;
+  options.record_path = ctx.record_path;
+  options.database_path = ctx.database_path;
+  options.state_dir = ctx.state_dir;
+  options.self_exe = ctx.self_exe;
   Daemon daemon(std::move(options));
   Status s = daemon.Run(ready_fd);
+  if (daemon.busy()) {
+    // The launcher's race (ready fd) is expected and its loser says so quietly.
+    if (ready_fd >= 0) {
+      spdlog::info("{}", s.message());
+    } else {
+      spdlog::error("{}", s.message());
+    }
+    return kExitDaemonBusy;
+  }
   if (!s.ok()) {
     spdlog::error("{}", s.message());
     return kExitError;
@@ -55,7 +72,11 @@ int InstallService(const ClientContext& ctx) {
   if (!ctx.config_path.empty()) exec += " --config " + ctx.config_path;
   std::ofstream out(unit);
   out << "[Unit]\nDescription=gshare: GPU sharing daemon\n\n"
-      << "[Service]\nType=simple\nExecStart=" << exec << "\nRestart=on-failure\n\n"
+      // notify: started once it serves (READY=1). KillMode=process: a restart stops the
+      // daemon alone, not the job supervisors in its cgroup (each in its own session), and
+      // the new daemon re-adopts their jobs. Exit 3: another daemon serves; no restart loop.
+      << "[Service]\nType=notify\nExecStart=" << exec << "\nKillMode=process\n"
+      << "Restart=on-failure\nRestartPreventExitStatus=" << kExitDaemonBusy << "\n\n"
       << "[Install]\nWantedBy=default.target\n";
   out.close();
   if (!out) {
@@ -74,6 +95,11 @@ int RunDaemonCommand(const GlobalOptions& global, const DaemonCmdOptions& opt) {
     return kExitError;
   }
   if (opt.action == "stop") {
+    // A daemon that cannot be trusted is not "not running": say what is wrong.
+    if (Status trusted = CheckSocketPath(ctx->socket_path); !trusted.ok()) {
+      spdlog::error("{}", trusted.message());
+      return kExitError;
+    }
     auto probe = ConnectIfRunning(*ctx);
     if (!probe.ok()) {
       spdlog::info("no daemon is running at {}", ctx->socket_path);
@@ -89,13 +115,14 @@ int RunDaemonCommand(const GlobalOptions& global, const DaemonCmdOptions& opt) {
   }
   if (opt.action == "install-service") return InstallService(*ctx);
   if (opt.foreground) return Serve(*ctx, opt.ready_fd);
-  auto fd = ConnectToDaemon(*ctx);
+  std::string serving;
+  auto fd = ConnectToDaemon(*ctx, &serving);
   if (!fd.ok()) {
     spdlog::error("{}", fd.status().message());
     return kExitError;
   }
   close(fd.value());
-  spdlog::info("daemon running at {}", ctx->socket_path);
+  spdlog::info("daemon running at {}", serving);
   return 0;
 }
 

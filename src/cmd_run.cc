@@ -90,7 +90,6 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
   for (const std::string& e : opt.job.env) {
     spec.set_env.emplace_back(e.substr(0, e.find('=')), e.substr(e.find('=') + 1));
   }
-  spec.set_env.push_back({"GSHARE_SOCKET", ctx->socket_path});
   for (auto& kv : LeaseEnv(ctx->config.scheduler)) spec.set_env.push_back(std::move(kv));
   if (!record->gpu.empty()) spec.set_env.push_back({"CUDA_VISIBLE_DEVICES", record->gpu});
   spec.set_env.push_back({"GSHARE_MEMORY", record->memory});
@@ -102,7 +101,9 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
 
   int fd = -1;
   int64_t job_id = 0;
-  auto conn = ConnectToDaemon(*ctx);
+  std::string serving = ctx->socket_path;
+  auto conn = ConnectToDaemon(*ctx, &serving);
+  spec.set_env.push_back({"GSHARE_SOCKET", serving});  // the socket that answered
   const bool queued = record->held || record->begin_time || !record->dependency.empty();
   if (!conn.ok()) {
     if (queued) return Fail(conn.status().message() + "; --dependency, --hold and --begin need it");

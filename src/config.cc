@@ -138,8 +138,17 @@ Status ApplyDaemon(const std::string& path, const toml::table& table, Config::Da
     Status st;
     if (key == "socket") {
       st = ReadString(path, node, name, &d->socket);
+      // Relative: one daemon per working directory.
+      if (st.ok() && !d->socket.empty() && d->socket[0] != '/') {
+        st = ValueError(path, node, name, "must be an absolute path");
+      }
     } else if (key == "state_dir") {
       st = ReadString(path, node, name, &d->state_dir);
+      // Relative: one database per working directory.
+      const std::string& dir = d->state_dir;
+      if (st.ok() && !dir.empty() && dir[0] != '/' && dir != "~" && dir.rfind("~/", 0) != 0) {
+        st = ValueError(path, node, name, "must be an absolute path or start with ~/");
+      }
     } else if (key == "log_level") {
       std::string level;
       st = ReadString(path, node, name, &level);

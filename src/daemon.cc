@@ -20,6 +20,8 @@
 #include <spdlog/spdlog.h>
 #include <vector>
 
+#include "daemon_dirs.h"
+#include "daemon_record.h"
 #include "job_json.h"
 
 namespace gshare {
@@ -82,11 +84,14 @@ Daemon::Daemon(DaemonOptions options)
                                     [this](ConnId c) { return arbiter_.ConnHolds(c); }}) {}
 
 Daemon::~Daemon() {
+  if (listen_fd_ >= 0) notify_.Send("STOPPING=1");
   for (auto& [id, c] : conns_) close(c->fd);
   if (listen_fd_ >= 0) {
     close(listen_fd_);
     unlink(options_.socket_path.c_str());
+    RemoveDaemonRecord(options_.record_path, getpid());
   }
+  if (socket_lock_fd_ >= 0) close(socket_lock_fd_);
   if (lock_fd_ >= 0) close(lock_fd_);
   for (int fd : signal_pipe_) {
     if (fd >= 0) close(fd);
@@ -94,20 +99,36 @@ Daemon::~Daemon() {
 }
 
 Status Daemon::Setup(int ready_fd, bool* busy) {
-  std::error_code ec;
-  std::filesystem::path dir = std::filesystem::path(options_.socket_path).parent_path();
-  std::filesystem::create_directories(dir, ec);
-  chmod(dir.c_str(), 0700);
-  lock_fd_ = open(options_.lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_fd_ < 0) return Status::Error("cannot open " + options_.lock_path + ": " + strerror(errno));
-  if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-    *busy = true;
+  // Before anything is created: the socket, the database and the logs are the owner's alone.
+  SetPrivateUmask();
+  notify_ = SystemdNotify::FromEnvironment();
+  if (Status s = PrepareStateDir(options_.state_dir); !s.ok()) return s;
+  if (Status s = PrepareSocketDir(options_.socket_path); !s.ok()) return s;
+  // One daemon per database (whatever socket it serves), then one per socket.
+  auto busy_with = [&](const std::string& who) {
+    *busy = busy_ = true;
     if (ready_fd >= 0) {
       ssize_t ignored = write(ready_fd, "B", 1);
       (void)ignored;
     }
-    return Status::Ok();
+    return Status::Error(who);
+  };
+  lock_fd_ = open(options_.lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0) return Status::Error("cannot open " + options_.lock_path + ": " + strerror(errno));
+  if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    std::optional<DaemonRecord> live = ReadDaemonRecord(options_.record_path);
+    return busy_with(live ? "another daemon (pid " + std::to_string(live->pid) + ") serves " +
+                                options_.database_path + " on " + live->socket
+                          : "another daemon holds " + options_.lock_path + " (starting up)");
   }
+  socket_lock_fd_ = open(options_.socket_lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (socket_lock_fd_ < 0) {
+    return Status::Error("cannot open " + options_.socket_lock_path + ": " + strerror(errno));
+  }
+  if (flock(socket_lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    return busy_with("another daemon, of another database, serves " + options_.socket_path);
+  }
+  if (Status s = PrivateDatabaseFiles(options_.database_path); !s.ok()) return s;
   // The database is open and migrated before the socket exists: clients that connect may
   // read it at once.
   auto store = JobStore::Open(options_.database_path);
@@ -137,10 +158,14 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
   signal(SIGCHLD, SIG_IGN);  // job supervisors report over the socket; none become zombies
   signal(SIGXFSZ, SIG_IGN);  // a file size limit fails the database write instead of killing us
   LoadQueue();
+  // Clients whose rules give another socket path find this one through the record.
+  Status recorded = WriteDaemonRecord(options_.record_path, {getpid(), options_.socket_path});
+  if (!recorded.ok()) return recorded;
   if (ready_fd >= 0) {
     ssize_t ignored = write(ready_fd, "R", 1);
     (void)ignored;
   }
+  notify_.Send("READY=1\nMAINPID=" + std::to_string(getpid()));
   spdlog::info("daemon {} serving {} (database {})", getpid(), options_.socket_path,
                options_.database_path);
   return Status::Ok();

@@ -27,13 +27,16 @@
 #include "requests.h"
 #include "stagger.h"
 #include "status.h"
+#include "systemd_notify.h"
 
 namespace gshare {
 
 struct DaemonOptions {
   Config config;
   std::string socket_path;
-  std::string lock_path;
+  std::string lock_path;         // beside the database: one daemon per database
+  std::string socket_lock_path;  // beside the socket: one daemon per socket
+  std::string record_path;       // daemon_record.h: where clients find the live daemon
   std::string database_path;
   std::string state_dir;  // job logs, end reports, scripts
   std::string self_exe;   // this binary, to start job supervisors
@@ -46,11 +49,13 @@ class Daemon {
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
-  // Takes the single-instance lock, binds the socket, opens the database and serves until
-  // SIGTERM/SIGINT or a shutdown request. `ready_fd` (or -1) receives 'R' once serving, or
-  // 'B' when another daemon holds the lock (then Run returns OK without serving).
+  // Takes the single-instance locks (the database's, the socket's), binds the socket, opens the
+  // database and serves until SIGTERM/SIGINT or a shutdown request. `ready_fd` (or -1)
+  // receives 'R' once serving (and $NOTIFY_SOCKET READY=1), or 'B' when another daemon holds
+  // a lock: then Run returns an error naming that daemon's pid and socket, and busy() is true.
   // Errors before serving are returned; after that, failures are logged and served past.
   Status Run(int ready_fd);
+  bool busy() const { return busy_; }
 
  private:
   // One peer. Its life ends in exactly one place: Drop() marks it closing and undoes what it
@@ -240,6 +245,9 @@ class Daemon {
   std::optional<TimePoint> accept_paused_until_;
   size_t buffered_in_ = 0;  // sum of the connections' unparsed input
   int lock_fd_ = -1;
+  int socket_lock_fd_ = -1;
+  bool busy_ = false;
+  SystemdNotify notify_;
   int signal_pipe_[2] = {-1, -1};
   bool stopping_ = false;
   ConnId next_conn_ = 1;

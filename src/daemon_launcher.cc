@@ -16,6 +16,9 @@
 #include <filesystem>
 #include <thread>
 
+#include "daemon_record.h"
+#include "socket_trust.h"
+
 namespace gshare {
 namespace {
 
@@ -121,19 +124,32 @@ char ReadReadyByte(int fd, std::chrono::steady_clock::time_point deadline) {
   }
 }
 
-}  // namespace
-
-Result<int> ConnectUnix(const std::string& path) {
+// ConnectUnix, telling apart a daemon that cannot be trusted (*untrusted set) from one that
+// is not there: the first is an error to report at once, the second a reason to start one.
+Result<int> ConnectTrusted(const std::string& path, bool* untrusted) {
+  *untrusted = false;
   struct sockaddr_un addr = {};
   addr.sun_family = AF_UNIX;
   if (path.empty() || path.size() >= sizeof addr.sun_path) {
     return Status::Error("socket path is empty or too long: " + path);
   }
+  // Nothing is sent to a daemon someone else could have put there (issue 27).
+  if (Status trusted = CheckSocketPath(path); !trusted.ok()) {
+    *untrusted = true;
+    return trusted;
+  }
   std::memcpy(addr.sun_path, path.data(), path.size());
   for (;;) {
     const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return Status::Error(ErrnoText("socket"));
-    if (connect(fd, reinterpret_cast<const struct sockaddr*>(&addr), sizeof addr) == 0) return fd;
+    if (connect(fd, reinterpret_cast<const struct sockaddr*>(&addr), sizeof addr) == 0) {
+      if (Status peer = CheckPeer(fd, path); !peer.ok()) {
+        close(fd);
+        *untrusted = true;
+        return peer;
+      }
+      return fd;
+    }
     const int err = errno;
     close(fd);
     // An interrupted connect goes on in the background; starting over is simpler than polling it.
@@ -141,11 +157,24 @@ Result<int> ConnectUnix(const std::string& path) {
   }
 }
 
-Status DaemonLauncher::EnsureDaemon(const LaunchSpec& spec) {
+}  // namespace
+
+Result<int> ConnectUnix(const std::string& path) {
+  bool untrusted = false;
+  return ConnectTrusted(path, &untrusted);
+}
+
+Status DaemonLauncher::EnsureDaemon(const LaunchSpec& spec, std::string* serving) {
   const auto deadline = std::chrono::steady_clock::now() + spec.timeout;
-  if (Result<int> fd = ConnectUnix(spec.socket_path); fd.ok()) {
+  std::string ignored_path;
+  if (serving == nullptr) serving = &ignored_path;
+  *serving = spec.socket_path;
+  bool untrusted = false;
+  if (Result<int> fd = ConnectTrusted(spec.socket_path, &untrusted); fd.ok()) {
     close(fd.value());
     return Status::Ok();
+  } else if (untrusted) {
+    return fd.status();
   }
   if (spec.daemon_argv.empty()) return Status::Error("no command to start the daemon with");
   const std::string did_not_start = "the daemon did not start (see " + spec.log_path + ")";
@@ -211,11 +240,17 @@ Status DaemonLauncher::EnsureDaemon(const LaunchSpec& spec) {
 
   const char byte = ReadReadyByte(ready_read.get(), deadline);
   if (byte != 'R' && byte != 'B') return Status::Error(did_not_start);
-  // 'R': ours listens. 'B': another daemon holds the lock and may still be starting up.
+  // 'R': ours listens. 'B': another daemon holds the lock and may still be starting up; it
+  // serves the database on the socket its record names once it listens.
   for (;;) {
-    if (Result<int> fd = ConnectUnix(spec.socket_path); fd.ok()) {
+    if (byte == 'B' && !spec.record_path.empty()) {
+      if (std::optional<DaemonRecord> live = ReadDaemonRecord(spec.record_path)) *serving = live->socket;
+    }
+    if (Result<int> fd = ConnectTrusted(*serving, &untrusted); fd.ok()) {
       close(fd.value());
       return Status::Ok();
+    } else if (untrusted) {
+      return fd.status();
     }
     if (std::chrono::steady_clock::now() >= deadline) return Status::Error(did_not_start);
     std::this_thread::sleep_for(kConnectRetryPause);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "daemon_dirs.h"
 #include "daemon_launcher.h"
 #include "frame_io.h"
 #include "job_end.h"
@@ -90,6 +91,7 @@ void ReportEnd(int fd, const std::string& socket_path, const std::string& end_pa
 }  // namespace
 
 int RunSupervisor(int64_t job_id, const std::string& socket_path) {
+  RestoreJobUmask();  // the daemon's own (077) is not the job's
   const auto start = std::chrono::steady_clock::now();
   // The daemon that started us may die before we attach: its successor re-adopts the job
   // and takes the attach, so keep trying through a restart.
@@ -105,6 +107,8 @@ int RunSupervisor(int64_t job_id, const std::string& socket_path) {
       }
       close(conn.value());
       if (!IsLostConnection(spec.status())) break;
+    } else {
+      spec = conn.status();
     }
     std::this_thread::sleep_for(Backoff(attempt));
   }

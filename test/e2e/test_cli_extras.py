@@ -53,7 +53,7 @@ class CliExtrasTest(TestCase):
             text = f.read()
         self.assertIn("ExecStart=%s daemon --foreground --config %s\n" % (
             os.path.realpath(GSHARE), h.config_path), text)
-        self.assertIn("Type=simple", text)
+        self.assertIn("Type=notify", text)
         self.assertIn("WantedBy=default.target", text)
 
 

@@ -45,6 +45,7 @@ class QueueCronTest(TestCase):
         # shell keeps a different XDG_RUNTIME_DIR (the harness's) to show it does not matter.
         os.makedirs(os.path.join(home, ".config", "gshare"))
         sock = os.path.join(home, "run", "gshare.sock")
+        os.makedirs(os.path.dirname(sock), 0o700)  # not the standard runtime dir: never created
         with open(os.path.join(home, ".config", "gshare", "gshare.toml"), "w") as f:
             f.write('[daemon]\nsocket = "%s"\n[queue]\nmax_running = 1\ngpus = 1\n' % sock)
         state_dir = os.path.join(home, ".local", "state", "gshare")

@@ -97,6 +97,46 @@ class QueueRestartTest(TestCase):
     def state(self, jid):
         return self.h.queue_jobs()[jid]
 
+    def start_group_daemon(self):
+        """`gshare daemon --foreground` in a process group of its own, as systemd starts it in
+        its unit's cgroup; returns its pid once it serves."""
+        h = self.h
+        p = subprocess.Popen(h.gshare_argv("daemon", "--foreground"), env=h.env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=os.setpgrp)
+        self.addCleanup(lambda: p.poll() is None and p.kill())
+        h.wait_for(lambda: os.path.exists(h.socket) or p.poll() is not None, 30, "the daemon to listen")
+        self.assertIsNone(p.poll(), "the daemon exited")
+        self.assertEqual(h.daemon_pid(), p.pid)
+        return p
+
+    def test_issue19_kill_the_daemons_group_jobs_live_on(self):
+        # What `systemctl --user restart gshare` does with KillMode=process is to end the
+        # daemon alone; this is the worst case beyond it (every process of the daemon's group,
+        # SIGKILL): the job supervisors live in sessions of their own and carry on.
+        self.h = h = self.harness(queue={"max_running": 1, "gpus": 1})
+        daemon = self.start_group_daemon()
+        a = h.submit("--", "sh", "-c", "touch %s; while [ ! -e %s ]; do sleep 0.05; done; exit 0"
+                     % (self.path("a.ready"), self.path("a.go")))
+        h.wait_for(lambda: os.path.exists(self.path("a.ready")), 30, "the job to start")
+        job_pid = h.wait_for(lambda: self.state(a)["pid"], 30, "the job's pid to be recorded")
+        supervisor = self.supervisor_pid(a)
+        self.assertTrue(supervisor)
+        self.assertNotEqual(os.getpgid(supervisor), daemon.pid)
+        os.killpg(daemon.pid, signal.SIGKILL)
+        daemon.wait(30)
+        self.assertTrue(proc_alive(job_pid) and proc_alive(supervisor), "the job died with the daemon's group")
+        self.start_group_daemon()
+        time.sleep(1.5)  # the new daemon checks its re-adopted jobs' runners once a second
+        rec = self.state(a)
+        self.assertEqual((rec["state"], rec["pid"]), ("RUNNING", job_pid), "re-adopted")
+        open(self.path("a.go"), "w").close()
+        self.assertEqual(h.gshare("wait", str(a)).returncode, 0)
+        rec = self.state(a)
+        self.assertEqual((rec["state"], rec["exit_code"], rec["pid"]), ("COMPLETED", 0, job_pid))
+        b = h.submit("--", "true")
+        self.assertEqual(h.gshare("wait", str(b)).returncode, 0)
+        self.assertEqual(self.state(b)["state"], "COMPLETED")
+
     def test_readopted_job_reports_failure(self):
         # Like the survivor above, with a non-zero status: the supervisor reports the real one.
         self.h = h = self.harness(queue={"max_running": 1, "gpus": 1})
