@@ -110,7 +110,9 @@ Status CheckGpuSpecAgainst(const std::string& spec, int gpu_count,
     if (spec.size() > 1 && spec[0] == '0') {
       return Status::Error(quoted + "write the index without leading zeros");
     }
-    if (gpu_count <= 0) return spec.size() <= 9 ? Status::Ok() : Status::Error(quoted + "no such GPU");
+    if (gpu_count <= 0) {
+      return spec.size() <= 9 ? Status::Ok() : Status::Error(quoted + "no such GPU");
+    }
     if (spec.size() > 9 || std::stoi(spec) >= gpu_count) {
       return Status::Error(quoted + "no such GPU (GPUs here: 0.." + std::to_string(gpu_count - 1) +
                            ")");

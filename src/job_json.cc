@@ -165,7 +165,9 @@ Status ReadFields(const json& j, JobRecord* r, int gpu_count) {
   r->kill_after_ms = kill_after;
   auto begin = j.find("begin_time");
   if (begin != j.end() && !begin->is_null()) {
-    if (!begin->is_number() || begin->is_boolean()) return BadField("begin_time", "must be a number");
+    if (!begin->is_number() || begin->is_boolean()) {
+      return BadField("begin_time", "must be a number");
+    }
     double b = begin->get<double>();
     double now = std::chrono::duration<double>(
                      std::chrono::system_clock::now().time_since_epoch()).count();

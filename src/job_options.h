@@ -59,7 +59,8 @@ Result<JobOptions> ParseScriptOptions(const std::string& script_text, const std:
 // A job record from `opt` for `argv`: durations and times parsed (begin relative to `now`,
 // unix seconds), dependencies in canonical form, the working directory made absolute
 // (default: ours), defaults from `config`, --gpu checked against the GPUs present
-// (gpu_inventory.h). kind, state, uid and submit time are left to the caller. Errors are the one-line usage messages of docs/cli.md, naming the option.
+// (gpu_inventory.h). kind, state, uid and submit time are left to the caller. Errors are the
+// one-line usage messages of docs/cli.md, naming the option.
 Result<JobRecord> ResolveJobOptions(const JobOptions& opt, std::vector<std::string> argv,
                                     const Config& config, double now);
 

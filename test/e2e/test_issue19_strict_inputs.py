@@ -65,7 +65,8 @@ class StrictInputsTest(TestCase):
             f.write("#!/bin/sh\n#GSHARE -J fromscript -p 7\necho hello from the script\n")
         job = h.submit("job.sh")
         rec = h.wait_state(job, ("COMPLETED", "FAILED"))
-        self.assertEqual((rec["name"], rec["priority"], rec["state"]), ("fromscript", 7, "COMPLETED"))
+        self.assertEqual((rec["name"], rec["priority"], rec["state"]),
+                         ("fromscript", 7, "COMPLETED"))
 
     def test_issue19_gpu_must_name_a_gpu_present(self):
         h = self.h
