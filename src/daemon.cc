@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 #include <vector>
 
+#include "daemon_ping.h"
 #include "job_json.h"
 
 namespace gshare {
@@ -295,6 +296,9 @@ void Daemon::Dispatch(Connection& c, const Frame& f) {
     case proto::MsgType::kMemReport:
     case proto::MsgType::kGapReport:
       OnShimFrame(c, f);
+      return;
+    case proto::MsgType::kPing:
+      AnswerPing(c.fd, f);  // daemon_ping.h: at once, whatever else the connection waits for
       return;
     case proto::MsgType::kRunRegister:
     case proto::MsgType::kRunStarted:
