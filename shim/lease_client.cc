@@ -44,6 +44,10 @@ namespace lease {
 namespace proto = gshare::proto;
 
 constexpr int kReconnectMs = 2000;
+// Bounds of GSHARE_DAEMON_TIMEOUT_MS: below the tick it means nothing, above an hour it is
+// a mistake (a hung daemon would freeze the job for that long).
+constexpr int kMinDaemonTimeoutMs = 100;
+constexpr int kMaxDaemonTimeoutMs = 3600 * 1000;
 // The client thread's period: the resolution of idle gaps (gap_predictor.h) and of the
 // idle and early releases.
 constexpr int kTickMs = 20;
@@ -115,25 +119,89 @@ int DeviceOfUuid(const proto::GpuUuid& u) {
   return -1;
 }
 
-// Connects and says hello. REQUIRES: g.mu held.
-bool ConnectLocked() {
+// Connects and says hello; the new descriptor, or -1. Needs no lock (g.socket_path and
+// g.job_id are set once before the client thread starts).
+int Connect() {
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
+  if (fd < 0) return -1;
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, g.socket_path, sizeof addr.sun_path);
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     close(fd);
-    return false;
+    return -1;
   }
   proto::HelloMsg hello{g.job_id, static_cast<int32_t>(getpid()), 0};
-  g.fd = fd;
   if (!SendFrame(fd, proto::MsgType::kHello, &hello, sizeof hello)) {
     close(fd);
-    g.fd = -1;
-    return false;
+    return -1;
   }
-  return true;
+  return fd;
+}
+
+// Connects and says hello. REQUIRES: g.mu held.
+bool ConnectLocked() {
+  g.fd = Connect();
+  return g.fd >= 0;
+}
+
+// Liveness of the daemon, seen from the client thread only. A lease request may wait a
+// whole quantum for its grant, so silence alone proves nothing: after a quarter of the
+// timeout without a frame the thread pings, and the daemon answers a ping at once. Any
+// frame counts as an answer.
+int64_t g_heard_ms = 0;       // when the last frame arrived (or the connection was made)
+int64_t g_ping_sent_ms = 0;   // when the unanswered ping went out; 0: none
+uint64_t g_ping_seq = 0;
+
+int PingAfterMs() { return g.daemon_timeout_ms / 4; }
+int AnswerWithinMs() { return g.daemon_timeout_ms - PingAfterMs(); }
+
+void HeardFromDaemon() {
+  g_heard_ms = NowMs();
+  g_ping_sent_ms = 0;
+}
+
+bool SendPing(int fd) {
+  proto::PingMsg m{++g_ping_seq};
+  return SendFrame(fd, proto::MsgType::kPing, &m, sizeof m);
+}
+
+enum class Liveness { kAlive, kHung, kGone };
+
+// Called when nothing was there to read: pings when due, and says whether the daemon
+// stopped answering.
+Liveness CheckLiveness(int fd) {
+  int64_t now = NowMs();
+  if (g_ping_sent_ms == 0) {
+    if (now - g_heard_ms < PingAfterMs()) return Liveness::kAlive;
+    if (!SendPing(fd)) return Liveness::kGone;
+    g_ping_sent_ms = now;
+    return Liveness::kAlive;
+  }
+  return now - g_ping_sent_ms < AnswerWithinMs() ? Liveness::kAlive : Liveness::kHung;
+}
+
+// A fresh connection proves the daemon alive only once it answers: connect() succeeds
+// on the listening socket of a stopped daemon too. True when a kPong came back in time.
+bool AwaitPong(int fd) {
+  if (!SendPing(fd)) return false;
+  int64_t deadline = NowMs() + AnswerWithinMs();
+  for (;;) {
+    int64_t left = deadline - NowMs();
+    if (left <= 0) return false;
+    struct pollfd p = {fd, POLLIN, 0};
+    int n = poll(&p, 1, static_cast<int>(left));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    proto::FrameHeader h;
+    proto::PingMsg m;
+    if (!ReadAll(fd, &h, sizeof h)) return false;
+    if (proto::CheckHeader(h, sizeof(proto::LeaseMsg)) != proto::HeaderCheck::kOk ||
+        static_cast<proto::MsgType>(h.type) != proto::MsgType::kPong) {
+      return false;  // nothing else is due before the first lease request
+    }
+    return ReadAll(fd, &m, sizeof m) && m.seq == g_ping_seq;
+  }
 }
 
 // Daemon unreachable or gone: fail open. REQUIRES: g.mu held.
@@ -297,6 +365,10 @@ bool ReceiveOne(int fd) {
   if (!ReadAll(fd, &h, sizeof h)) return false;
   if (proto::CheckHeader(h, sizeof(proto::LeaseMsg)) != proto::HeaderCheck::kOk) return false;
   auto type = static_cast<proto::MsgType>(h.type);
+  if (type == proto::MsgType::kPong) {
+    proto::PingMsg ping;
+    return ReadAll(fd, &ping, sizeof ping);  // what it proves, any frame proves
+  }
   if (type != proto::MsgType::kLeaseGrant && type != proto::MsgType::kLeaseDrop &&
       type != proto::MsgType::kLeaseContended && type != proto::MsgType::kEvict &&
       type != proto::MsgType::kSwapPrepare && type != proto::MsgType::kGapWatch &&
@@ -324,6 +396,7 @@ bool ReceiveOne(int fd) {
 }
 
 void* ClientThread(void*) {
+  HeardFromDaemon();
   for (;;) {
     pthread_mutex_lock(&g.mu);
     if (g.dead_fd >= 0) {
@@ -336,11 +409,18 @@ void* ClientThread(void*) {
     if (ungated) {
       struct timespec ts = {kReconnectMs / 1000, (kReconnectMs % 1000) * 1000000L};
       nanosleep(&ts, nullptr);
+      int fresh = Connect();
+      if (fresh >= 0 && !AwaitPong(fresh)) {
+        close(fresh);  // a stopped daemon: connect() worked, nobody answers
+        fresh = -1;
+      }
       pthread_mutex_lock(&g.mu);
-      if (ConnectLocked()) {
+      if (fresh >= 0) {
         // The daemon is back: return to gated operation. Close every gate first so no
         // submission slips between now and the first grant.
+        g.fd = fresh;
         g.ungated = false;
+        HeardFromDaemon();
         pthread_mutex_unlock(&g.mu);
         for (int i = 0; i < kMaxDevices; ++i) g_gates[i].CloseAndDrain();
         for (int i = 0; i < kMaxDevices; ++i) {
@@ -360,9 +440,17 @@ void* ClientThread(void*) {
     }
     struct pollfd p = {fd, POLLIN, 0};
     int n = poll(&p, 1, kTickMs);
-    if (n > 0 && !ReceiveOne(fd)) {
+    Liveness live = Liveness::kAlive;
+    if (n > 0) {
+      live = ReceiveOne(fd) ? Liveness::kAlive : Liveness::kGone;
+      if (live == Liveness::kAlive) HeardFromDaemon();
+    } else if (n == 0) {
+      live = CheckLiveness(fd);
+    }
+    if (live != Liveness::kAlive) {
       pthread_mutex_lock(&g.mu);
-      GoUngatedLocked("lost the connection to the gshare daemon at");
+      GoUngatedLocked(live == Liveness::kHung ? "the gshare daemon stopped answering at"
+                                              : "lost the connection to the gshare daemon at");
       pthread_mutex_unlock(&g.mu);
       continue;
     }
@@ -420,6 +508,14 @@ void EnsureStartedLocked() {
   if (idle != nullptr && std::atoi(idle) > 0) g.idle_release_ms = std::atoi(idle);
   const char* early = std::getenv("GSHARE_EARLY_RELEASE");
   if (early != nullptr && std::strcmp(early, "0") == 0) g.early_release = false;
+  const char* timeout = std::getenv("GSHARE_DAEMON_TIMEOUT_MS");
+  if (timeout != nullptr) {
+    char* end = nullptr;
+    long ms = std::strtol(timeout, &end, 10);
+    if (end != timeout && *end == '\0' && ms >= kMinDaemonTimeoutMs && ms <= kMaxDaemonTimeoutMs) {
+      g.daemon_timeout_ms = static_cast<int>(ms);
+    }
+  }
   bool have_path = gshare::paths::SocketPath(g.socket_path, sizeof g.socket_path);
   if (!have_path || !ConnectLocked()) GoUngatedLocked("cannot reach the gshare daemon at");
   pthread_t tid;
@@ -482,6 +578,7 @@ void ChildAfterFork() {
   pthread_cond_init(&g.cv, nullptr);
   g.started = false;
   g.ungated = false;
+  g_ping_sent_ms = 0;
   for (int i = 0; i < kMaxDevices; ++i) {
     DeviceState& d = g.dev[i];
     d.requested = d.holding = d.dropping = d.drop_deferred = false;

@@ -81,6 +81,10 @@ struct State {
   int dead_fd = -1;
   int idle_release_ms = 500;  // as configs/gshare.toml; gshare run passes the config's
   bool early_release = true;  // [scheduler] early_release (GSHARE_EARLY_RELEASE=0: off)
+  // A daemon that sends nothing for this long, not even the answer to a ping, is taken for
+  // hung: the job runs ungated until it answers again (GSHARE_DAEMON_TIMEOUT_MS;
+  // docs/design.md says why 4 s).
+  int daemon_timeout_ms = 4000;
   uint64_t job_id = 0;
   char socket_path[sizeof(sockaddr_un::sun_path)] = {};
   DeviceState dev[kMaxDevices];

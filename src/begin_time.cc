@@ -245,7 +245,25 @@ Result<double> ParseUnixSeconds(std::string_view number, std::string_view text) 
 
 }  // namespace
 
+namespace {
+
+Result<double> ParseBeginForms(std::string_view text, double now);
+
+}  // namespace
+
 Result<double> ParseBeginTime(std::string_view text, double now) {
+  Result<double> b = ParseBeginForms(text, now);
+  // Later than kMaxDuration from now is a typo, and would overflow the daemon's clocks.
+  const double max_ahead = static_cast<double>(kMaxDuration.count()) / 1000.0;
+  if (b.ok() && !(b.value() <= now + max_ahead)) {
+    return BadBegin(Trim(text), "more than 3650 days ahead");
+  }
+  return b;
+}
+
+namespace {
+
+Result<double> ParseBeginForms(std::string_view text, double now) {
   std::string_view t = Trim(text);
   if (t.empty()) return Status::Error("empty begin time");
   std::string s = Lower(t);
@@ -269,6 +287,8 @@ Result<double> ParseBeginTime(std::string_view text, double now) {
   }
   return BadBegin(t, kBeginForms);
 }
+
+}  // namespace
 
 Result<std::chrono::milliseconds> ParseTimeLimit(std::string_view text) {
   std::string_view t = Trim(text);

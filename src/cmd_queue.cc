@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "job_json.h"
+#include "terminal_text.h"
 #include "user_name.h"
 
 namespace gshare {
@@ -110,11 +111,12 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
       std::printf("%-7s %-3s %5s %-16s %10s %-5s %s\n", "ID", "ST", "PRI", "NAME", "TIME", "GPU", "REASON");
       header = false;
     }
-    const std::string& gpu = !r.slot.empty() ? r.slot : r.gpu;
+    // Names, GPU specs and reasons are the submitter's text: escaped for the terminal.
+    const std::string gpu = TerminalText(!r.slot.empty() ? r.slot : r.gpu);
     std::printf("%-7lld %s%-3s%s %5d %-16.16s %10s %-5s %s\n", static_cast<long long>(r.id),
                 color ? Color(r.state) : "", StateCode(r.state), color ? "\033[0m" : "",
-                r.priority, r.name.c_str(), Elapsed(ElapsedSeconds(r, now)).c_str(),
-                gpu.empty() ? "-" : gpu.c_str(), ReasonText(r).c_str());
+                r.priority, TerminalText(r.name).c_str(), Elapsed(ElapsedSeconds(r, now)).c_str(),
+                gpu.empty() ? "-" : gpu.c_str(), TerminalText(ReasonText(r)).c_str());
   });
   if (!st.ok()) {
     spdlog::error("queue: {}", st.message());

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "job_json.h"
 #include "duration.h"
+#include "terminal_text.h"
 
 namespace gshare {
 namespace {
@@ -46,6 +47,7 @@ std::string Command(const json& j) {
     if (!out.empty()) out += ' ';
     out += a.get<std::string>();
   }
+  out = TerminalText(out);
   return out.size() > 40 ? out.substr(0, 37) + "..." : out;
 }
 
@@ -54,7 +56,7 @@ void PrintTable(const json& st) {
   std::printf("daemon pid %d, scheduler %s, quantum %s, socket %s\n", d.at("pid").get<int>(),
               d.at("scheduler").get<std::string>().c_str(),
               FormatDuration(std::chrono::milliseconds(d.at("quantum_ms").get<int64_t>())).c_str(),
-              d.at("socket").get<std::string>().c_str());
+              TerminalText(d.at("socket").get<std::string>()).c_str());
   std::printf("\n%-4s %-42s %-9s %-7s %-8s %-9s %-8s %s\n", "GPU", "UUID", "MODE", "HOLDER",
               "HELD", "CAPACITY", "HANDOFFS", "WAITERS");
   if (st.at("gpus").empty()) std::printf("(no GPU used yet)\n");
@@ -89,7 +91,8 @@ void PrintTable(const json& st) {
                     mem.value("restore_seconds", 0.0);
     std::printf("%-5lld %-12.12s %-10s %4d %-8s %8s %8s %9s %9s %9s %5s %9s %7s  %s\n",
                 static_cast<long long>(j.at("id").get<int64_t>()),
-                j.at("name").get<std::string>().c_str(), j.at("state").get<std::string>().c_str(),
+                TerminalText(j.at("name").get<std::string>()).c_str(),
+                j.at("state").get<std::string>().c_str(),
                 j.at("priority").get<int>(), j.value("lease", std::string("-")).c_str(),
                 Secs(j.at("lease_seconds").get<double>()).c_str(),
                 Secs(j.at("wait_seconds").get<double>()).c_str(),

@@ -1,9 +1,13 @@
 // `gshare submit [job options] [--] CMD [ARGS...]` and `gshare submit [job options] --script
 // FILE [ARGS...]`: queues a job and prints its id. Snapshots the environment and the working
 // directory; no terminal, no prompt (cron-safe).
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -48,19 +52,75 @@ double WallClockNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// The whole file at `path`; errors (missing, unreadable, a directory) are one line.
+// The largest batch script `submit` reads (documented in docs/cli.md): far above any real
+// script, far below the daemon's request limit (protocol.h kMaxRequestPayload).
+constexpr size_t kMaxScriptBytes = 1024 * 1024;
+
+// The whole file at `path`; errors (missing, unreadable, a directory, a device or FIFO, over
+// kMaxScriptBytes) are one line. Opened O_NONBLOCK so that a FIFO cannot block the open; only
+// a regular file is read, and never more than the limit (a file may grow while read).
 Result<std::string> ReadScript(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return Status::Error("cannot read script " + path + ": " + std::strerror(errno));
+  auto fail = [&path](const std::string& why) {
+    return Status::Error("cannot read script " + path + ": " + why);
+  };
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return fail(std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return fail("not a regular file");
+  }
+  if (static_cast<uint64_t>(st.st_size) > kMaxScriptBytes) {
+    close(fd);
+    return fail("larger than 1 MiB");
+  }
   std::string text;
   char buf[65536];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  const bool failed = std::ferror(f) != 0;
-  const int err = errno;
-  std::fclose(f);
-  if (failed) return Status::Error("cannot read script " + path + ": " + std::strerror(err));
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      return fail(std::strerror(err));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxScriptBytes) {
+      close(fd);
+      return fail("larger than 1 MiB");
+    }
+  }
+  close(fd);
   return text;
+}
+
+// Whether `name` (no '/') names an executable that a PATH lookup finds.
+bool OnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t begin = 0;
+  while (begin <= dirs.size()) {
+    size_t end = dirs.find(':', begin);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(begin, end - begin);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    struct stat st;
+    if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        access(candidate.c_str(), X_OK) == 0) {
+      return true;
+    }
+    begin = end + 1;
+  }
+  return false;
+}
+
+// sbatch's `sbatch job.sh`: a first word without '/' that no PATH lookup finds but that is a
+// regular file in the working directory is a batch script there (as --script ./job.sh).
+bool IsScriptInCwd(const std::string& word) {
+  if (word.empty() || word.find('/') != std::string::npos || OnPath(word)) return false;
+  struct stat st;
+  return stat(word.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 int Usage(const std::string& message) {
@@ -73,6 +133,10 @@ int Submit(const GlobalOptions& global, SubmitOptions& opt) {
   opt.job.MarkGiven();
   std::optional<std::string> script_text;
   std::vector<std::string> argv = opt.command;
+  if (opt.script.empty() && !argv.empty() && IsScriptInCwd(argv.front())) {
+    opt.script = "./" + argv.front();
+    argv.erase(argv.begin());
+  }
   if (!opt.script.empty()) {
     Result<std::string> text = ReadScript(opt.script);
     if (!text.ok()) {
@@ -120,6 +184,7 @@ void AddSubmitCommand(CLI::App& sub, const GlobalOptions& global, Handler* handl
       "  gshare submit -p 10 -J nightly -t 2:00:00 -o ~/logs/%x-%j.out -- ./nightly.sh\n"
       "  id=$(gshare submit -- ./prepare.sh); gshare submit --after $id -- ./train.sh\n"
       "  gshare submit --script job.sh      # job.sh holds lines like: #GSHARE -p 5 -t 30\n"
+      "  gshare submit job.sh               # the same: a script in this directory (as sbatch)\n"
       "  crontab: 0 2 * * * /usr/local/bin/gshare submit -- /home/me/nightly.sh\n"
       "Prints the job id. Exit status: 0; 1 on error (daemon, database, unreadable script);\n"
       "2 on bad usage.");

@@ -22,6 +22,7 @@
 
 #include "daemon_dirs.h"
 #include "daemon_record.h"
+#include "daemon_ping.h"
 #include "job_json.h"
 
 namespace gshare {
@@ -189,6 +190,9 @@ void Daemon::Dispatch(Connection& c, const Frame& f) {
     case proto::MsgType::kMemReport:
     case proto::MsgType::kGapReport:
       OnShimFrame(c, f);
+      return;
+    case proto::MsgType::kPing:
+      Send(c, PongFor(f));  // at once: the shim's liveness check of the daemon
       return;
     case proto::MsgType::kRunRegister:
     case proto::MsgType::kRunStarted:

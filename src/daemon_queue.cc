@@ -15,6 +15,7 @@
 #include "daemon.h"
 #include "sharing_env.h"
 #include "dependency.h"
+#include "gpu_inventory.h"
 #include "job_json.h"
 #include "output_pattern.h"
 #include "process_identity.h"
@@ -26,24 +27,6 @@ namespace gshare {
 namespace {
 
 using json = nlohmann::json;
-
-// GPUs to place jobs on: the configured number, else the NVIDIA device nodes /dev/nvidia<N>
-// (one per GPU; nvidiactl, nvidia-uvm and friends are not numbered); at least 1.
-int CountGpus(int configured) {
-  if (configured > 0) return configured;
-  int count = 0;
-  if (DIR* dir = opendir("/dev")) {
-    while (dirent* e = readdir(dir)) {
-      const char* name = e->d_name;
-      if (std::strncmp(name, "nvidia", 6) != 0 || name[6] == '\0') continue;
-      bool digits = true;
-      for (const char* p = name + 6; *p != '\0'; ++p) digits = digits && *p >= '0' && *p <= '9';
-      if (digits) ++count;
-    }
-    closedir(dir);
-  }
-  return count > 0 ? count : 1;
-}
 
 }  // namespace
 
@@ -132,7 +115,7 @@ std::map<std::string, int> Daemon::RunningPerSlot() const {
 void Daemon::OnRunRegister(Connection& c, const json& req) {
   if (c.kind != Connection::Kind::kUnknown) return Drop(c.id, "second registration");
   JobRecord r;
-  Status st = JobOptionsFromJson(req, &r);
+  Status st = JobOptionsFromJson(req, &r, gpu_count_);
   if (!st.ok()) return Reply(c, ErrorReply(st.message()));
   st = CheckDependencies(r);
   if (!st.ok()) return Reply(c, ErrorReply(st.message()));
@@ -169,7 +152,7 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
   c.kind = Connection::Kind::kCli;
   JobRecord r;
   JobPayload payload;
-  Status st = JobOptionsFromJson(req, &r);
+  Status st = JobOptionsFromJson(req, &r, gpu_count_);
   if (st.ok()) st = CheckDependencies(r);
   if (!st.ok()) return Reply(c, ErrorReply(st.message()));
   try {

@@ -167,8 +167,10 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   if (t[0] == '-' || t[0] == '+') {
     return t[0] == '-' ? Bad(t, "must not be negative") : Bad(t, "unexpected sign");
   }
-  if (t.find_first_of(":-") != std::string_view::npos) return ParseColonForm(t);
-  return ParseUnitForm(t);
+  Result<std::chrono::milliseconds> d =
+      t.find_first_of(":-") != std::string_view::npos ? ParseColonForm(t) : ParseUnitForm(t);
+  if (d.ok() && d.value() > kMaxDuration) return Bad(t, "too large (at most 3650d)");
+  return d;
 }
 
 std::string FormatDuration(std::chrono::milliseconds d) {

@@ -36,8 +36,12 @@ const char* StateCode(const std::string& state);
 // {"name","argv","cwd","priority","quantum_ms","gpu","time_limit_ms","kill_after_ms",
 //  "dependency","held","begin_time","output"}.
 nlohmann::json JobOptionsToJson(const JobRecord& r);
-// Reads them back into `r` and checks them (non-empty argv, ranges, a canonical dependency
-// list, an absolute cwd). Never throws; errors are one line.
-Status JobOptionsFromJson(const nlohmann::json& j, JobRecord* r);
+// Reads them back into `r` and checks them as the CLI does (it comes from any local client):
+// every field's JSON type; non-empty argv; priority in [kMinPriority, kMaxPriority]; quantum
+// 1 ms..kMaxDuration; time limit, kill-after 0..kMaxDuration; begin time 0..now+kMaxDuration;
+// no NUL in strings; a canonical dependency list; an absolute cwd; a known memory engine; a
+// GPU spec as gpu_inventory.h CheckGpuSpec reads it, indices checked against `gpu_count`
+// (<= 0: their form only). Never throws; errors are one line.
+Status JobOptionsFromJson(const nlohmann::json& j, JobRecord* r, int gpu_count = 0);
 
 }  // namespace gshare

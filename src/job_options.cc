@@ -2,11 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "begin_time.h"
 #include "dependency.h"
 #include "duration.h"
+#include "gpu_inventory.h"
 #include "script_directives.h"
 
 namespace gshare {
@@ -110,16 +112,36 @@ Result<int64_t> Milliseconds(const std::string& text, const char* option) {
 
 }  // namespace
 
+Result<int> ParsePriority(const std::string& text) {
+  const std::string range =
+      "[" + std::to_string(kMinPriority) + ", " + std::to_string(kMaxPriority) + "]";
+  size_t digits = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  bool decimal = text.size() > digits &&
+                 std::all_of(text.begin() + digits, text.end(),
+                             [](char c) { return c >= '0' && c <= '9'; });
+  if (!decimal) {
+    return Status::Error("--priority \"" + text + "\": expected a decimal integer in " + range);
+  }
+  // Compared as text past 9 digits so that no conversion can overflow.
+  int value = text.size() - digits > 9 ? kMaxPriority + 1 : std::stoi(text.substr(digits));
+  if (text[0] == '-') value = -value;
+  if (value < kMinPriority || value > kMaxPriority) {
+    return Status::Error("--priority \"" + text + "\": must be within " + range);
+  }
+  return value;
+}
+
 Result<JobRecord> ResolveJobOptions(const JobOptions& opt, std::vector<std::string> argv,
                                     const Config& config, double now) {
   JobRecord r;
   if (argv.empty()) return Status::Error("no command given");
   r.argv = std::move(argv);
   r.name = opt.name.empty() ? std::filesystem::path(r.argv[0]).filename().string() : opt.name;
-  r.priority = opt.priority.value_or(config.scheduler.default_priority);
-  if (r.priority < kMinPriority || r.priority > kMaxPriority) {
-    return Status::Error("--priority must be within [" + std::to_string(kMinPriority) + ", " +
-                         std::to_string(kMaxPriority) + "]");
+  r.priority = config.scheduler.default_priority;
+  if (opt.priority) {
+    Result<int> p = ParsePriority(*opt.priority);
+    if (!p.ok()) return p.status();
+    r.priority = p.value();
   }
   r.quantum_ms = config.scheduler.quantum.count();
   if (!opt.quantum.empty()) {
@@ -129,6 +151,7 @@ Result<JobRecord> ResolveJobOptions(const JobOptions& opt, std::vector<std::stri
     r.quantum_ms = q.value();
   }
   r.gpu = opt.gpu;
+  if (Status g = CheckGpuSpec(r.gpu, CountGpus(config.queue.gpus)); !g.ok()) return g;
   r.memory = opt.memory.empty() ? config.memory.engine : opt.memory;
   if (!opt.time_limit.empty()) {
     Result<std::chrono::milliseconds> t = ParseTimeLimit(opt.time_limit);

@@ -18,7 +18,7 @@ namespace gshare {
 // The options as given, unparsed.
 struct JobOptions {
   std::string name;
-  std::optional<int> priority;
+  std::optional<std::string> priority;  // checked by ParsePriority
   std::string quantum;
   std::string gpu;
   std::string time_limit;
@@ -43,6 +43,11 @@ struct JobOptions {
   void Merge(const JobOptions& script);
 };
 
+// A priority as written on the command line or in a #GSHARE line: an optional '-' or '+'
+// and decimal digits, within [kMinPriority, kMaxPriority]. "", "0x10", "1e3" and " 5" are
+// errors naming --priority.
+Result<int> ParsePriority(const std::string& text);
+
 // Adds the job options to `app`, bound to `opt`.
 void AddJobOptions(CLI::App& app, JobOptions* opt);
 
@@ -53,8 +58,9 @@ Result<JobOptions> ParseScriptOptions(const std::string& script_text, const std:
 
 // A job record from `opt` for `argv`: durations and times parsed (begin relative to `now`,
 // unix seconds), dependencies in canonical form, the working directory made absolute
-// (default: ours), defaults from `config`. kind, state, uid and submit time are left to the
-// caller. Errors are the one-line usage messages of docs/cli.md, naming the option.
+// (default: ours), defaults from `config`, --gpu checked against the GPUs present
+// (gpu_inventory.h). kind, state, uid and submit time are left to the caller. Errors are the
+// one-line usage messages of docs/cli.md, naming the option.
 Result<JobRecord> ResolveJobOptions(const JobOptions& opt, std::vector<std::string> argv,
                                     const Config& config, double now);
 

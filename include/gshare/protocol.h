@@ -28,6 +28,8 @@ enum class MsgType : uint16_t {
   kLeaseReleased = 3,  // LeaseMsg: gate closed, work drained, contexts synchronized
   kMemReport = 4,      // MemReportMsg: the process's memory on `gpu` (ledger entry)
   kGapReport = 5,      // GapMsg: an idle gap of the process on `gpu` ended (after kGapWatch)
+  kPing = 6,           // PingMsg: are you alive? The daemon answers kPong at once, whatever
+                       // else waits (a lease request may wait a whole quantum; a ping never)
   // daemon -> shim
   kLeaseGrant = 16,  // LeaseMsg: the job holds `gpu` (epoch identifies this grant)
   kLeaseDrop = 17,   // LeaseMsg: give `gpu` back (acknowledge with kLeaseReleased, same epoch)
@@ -39,6 +41,7 @@ enum class MsgType : uint16_t {
                          // holding it; 0: stop (a release stops it too)
   kStretchGap = 22,      // LeaseMsg: bytes = ms: the process's next idle gap on `gpu` lasts at
                          // least this long (its submissions wait; src/stagger.h)
+  kPong = 23,            // PingMsg: the answer to kPing, same seq
   // CLI -> daemon (JSON payloads) and daemon -> CLI replies
   // Job options (JobRequest, src/job_request.h) are the same JSON object in kRunRegister and
   // kSubmit.
@@ -78,6 +81,13 @@ struct HelloMsg {
   uint32_t flags;    // reserved, zero
 };
 static_assert(sizeof(HelloMsg) == 16);
+
+// kPing / kPong: a shim that heard nothing from the daemon for a while asks whether it is
+// alive; no answer within GSHARE_DAEMON_TIMEOUT_MS and the shim runs ungated (docs/design.md).
+struct PingMsg {
+  uint64_t seq;  // echoed in kPong
+};
+static_assert(sizeof(PingMsg) == 8);
 
 // Release reasons in LeaseMsg::reason for kLeaseReleased.
 // kEarly: idle for less than idle_release, but another job waits and the holder expects its
@@ -156,7 +166,8 @@ inline FrameHeader MakeHeader(MsgType type, uint32_t length) {
 inline bool IsKnownType(uint16_t t) {
   switch (static_cast<MsgType>(t)) {
     case MsgType::kHello: case MsgType::kLeaseRequest: case MsgType::kLeaseReleased:
-    case MsgType::kMemReport: case MsgType::kGapReport: case MsgType::kLeaseGrant:
+    case MsgType::kMemReport: case MsgType::kGapReport: case MsgType::kPing:
+    case MsgType::kPong: case MsgType::kLeaseGrant:
     case MsgType::kLeaseDrop: case MsgType::kLeaseContended: case MsgType::kEvict:
     case MsgType::kSwapPrepare: case MsgType::kGapWatch: case MsgType::kStretchGap:
     case MsgType::kRunRegister: case MsgType::kRunStarted: case MsgType::kRunEnded:
@@ -175,6 +186,7 @@ inline uint32_t FixedPayloadSize(MsgType t) {
     case MsgType::kHello: return sizeof(HelloMsg);
     case MsgType::kMemReport: return sizeof(MemReportMsg);
     case MsgType::kGapReport: return sizeof(GapMsg);
+    case MsgType::kPing: case MsgType::kPong: return sizeof(PingMsg);
     case MsgType::kLeaseRequest: case MsgType::kLeaseReleased:
     case MsgType::kLeaseGrant: case MsgType::kLeaseDrop: case MsgType::kLeaseContended:
     case MsgType::kEvict: case MsgType::kSwapPrepare: case MsgType::kGapWatch:

@@ -22,6 +22,7 @@ JobOptions Parse(std::vector<std::string> args) {
 
 TEST_CASE("ResolveJobOptions parses every option into a job record") {
   Config config;
+  config.queue.gpus = 2;  // --gpu 1 must exist
   JobOptions opt = Parse({"-J", "train", "-p", "7", "--quantum", "5s", "--gpu", "1", "-t", "90",
                           "--kill-after", "10s", "-d", "afterok:3:4", "--after", "5", "-H",
                           "--begin", "now+1h", "-o", "out/%j.log", "-D", "/tmp", "--env", "A=1"});
@@ -73,7 +74,7 @@ TEST_CASE("Script directives give options the command line has not") {
   JobOptions cli = Parse({"-p", "1", "--env", "B=cli"});
   cli.Merge(script.value());
   CHECK(cli.name == "fromscript");
-  CHECK(cli.priority == 1);  // the command line wins
+  CHECK(cli.priority == "1");  // the command line wins
   CHECK(cli.time_limit == "5");
   CHECK(cli.env == std::vector<std::string>{"A=script", "B=cli"});
   Result<JobOptions> bad = ParseScriptOptions("#GSHARE --bogus\n", "job.sh");
