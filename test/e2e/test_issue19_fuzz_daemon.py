@@ -4,8 +4,8 @@ the wrong type (true, "", 1.5, [], {}, huge numbers, missing ones); shim message
 contents; and 500 idle connections held open meanwhile. Then the daemon must answer
 `gshare status` as the same process, and the jobs queued before the storm must be unchanged.
 
-Seeded: the seed is printed; GSHARE_FUZZ_SEED=N repeats a run, GSHARE_FUZZ_SECONDS sets the
-storm's length (default 30). The storm runs in a worker process of its own: the daemon signals
+Seeded: the seed is printed; GSHARE_FUZZ_SEED=N repeats a run, GSHARE_FUZZ_STORM_SECONDS sets
+the storm's length (default 20). The storm runs in a worker process of its own: the daemon signals
 the peers it serves (SIGSTOP past the drop grace, SIGKILL of a process it cannot restore), and
 those must not be this test. A daemon that dies is started again and the storm goes on; the
 test then fails naming each crash, with the cases sent just before it."""
@@ -276,7 +276,7 @@ def _signature(report):
 class FuzzDaemonTest(TestCase):
     def test_storm(self):
         seed = int(os.environ.get("GSHARE_FUZZ_SEED") or random.SystemRandom().randint(1, 10 ** 9))
-        seconds = float(os.environ.get("GSHARE_FUZZ_SECONDS") or 30)
+        seconds = float(os.environ.get("GSHARE_FUZZ_STORM_SECONDS") or 20)
         print("GSHARE_FUZZ_SEED=%d (%gs storm)" % (seed, seconds), flush=True)
         # drop_grace 1h: a storm connection that holds a lease is never stopped meanwhile.
         h = self.harness(config={"drop_grace": "1h"}, queue={"max_running": 1, "gpus": 1})
