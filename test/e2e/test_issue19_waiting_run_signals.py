@@ -43,10 +43,14 @@ class WaitingRunSignalsTest(TestCase):
                 self.fail("%s: gshare run did not end\n%s" % (what, h.diagnostics()))
             self.assertEqual(rc, -sig, "%s: gshare run must die of the signal" % what)
             names[rec["id"]] = what
+            self.assertEqual(h.wait_state(rec["id"], "CANCELLED", timeout=10)["start_time"], None, what)
+            # The job is cancelled when the daemon sees the connection close; it must then
+            # serve on, the same process.
             alive = h.daemon_processes()
             self.assertEqual(alive, [daemon], "%s: the daemon is gone or was replaced\n%s" % (
                 what, h.diagnostics()))
-            self.assertEqual(h.wait_state(rec["id"], "CANCELLED", timeout=10)["start_time"], None, what)
+            self.assertEqual(h.daemon_pid(), daemon, "%s: the daemon was replaced\n%s" % (
+                what, h.diagnostics()))
 
         self.assertEqual(h.daemon_pid(), daemon, "the daemon was replaced")
         jobs = h.queue_jobs()
