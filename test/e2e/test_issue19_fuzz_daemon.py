@@ -267,10 +267,17 @@ else:
 
 
 def _signature(report):
-    """The first error line and the first gshare frame of a sanitizer report."""
-    first = next((l for l in report.splitlines() if "ERROR:" in l or "runtime error:" in l), "?")
-    frame_ = next((l.strip() for l in report.splitlines() if re.match(r"\s+#\d+ .* in gshare::", l)), "")
-    return re.sub(r"0x[0-9a-f]+|==\d+==", "", first).strip() + " | " + re.sub(r"#\d+ 0x[0-9a-f]+ ", "", frame_)
+    """The kind of error and the first gshare function of a sanitizer report, with its line."""
+    lines = report.splitlines()
+    first = next((l for l in lines if "ERROR:" in l or "runtime error:" in l), "?")
+    first = re.sub(r"^\S+: runtime error", "runtime error", re.sub(r" on address.*|==\d+==", "", first)).strip()
+    where = ""
+    for l in lines:
+        m = re.match(r"\s+#\d+ 0x[0-9a-f]+ in (gshare::[\w:]+).* (/\S+:\d+)", l)
+        if m:
+            where = "%s %s" % (m.group(1), os.path.basename(m.group(2)))
+            break
+    return "%s in %s" % (first, where or "?")
 
 
 class FuzzDaemonTest(TestCase):
@@ -346,6 +353,11 @@ class FuzzDaemonTest(TestCase):
         for s in idle:
             s.close()
         idle.clear()
+        if crashes:
+            self.fail("GSHARE_FUZZ_SEED=%d: the daemon died %d time(s):\n%s" % (seed, len(crashes), "\n".join(
+                "== segment %d (worker seed %d): %s\nlast cases (index kind payload-hex):\n%s\n%s" % (
+                    seg, seed * 1000 + seg, sig, "\n".join(last), report[:6000])
+                for sig, report, last, seg in crashes)))
         alive = h.daemon_processes()
         self.assertEqual(h.daemon_pid(), daemon, "the daemon was replaced")
         self.assertEqual(alive, [daemon])
@@ -357,11 +369,6 @@ class FuzzDaemonTest(TestCase):
             # wait_seconds grows while it waits; all else must stay.
             self.assertEqual({k: v for k, v in after[jid].items() if k != "wait_seconds"},
                              {k: v for k, v in rec.items() if k != "wait_seconds"}, "job %d changed" % jid)
-        if crashes:
-            self.fail("GSHARE_FUZZ_SEED=%d: the daemon died %d time(s):\n%s" % (seed, len(crashes), "\n".join(
-                "== segment %d (worker seed %d): %s\nlast cases (index kind payload-hex):\n%s\n%s" % (
-                    seg, seed * 1000 + seg, sig, "\n".join(last), report[:6000])
-                for sig, report, last, seg in crashes)))
 
 
 def _sanitizer_files(h):
