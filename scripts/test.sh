@@ -2,7 +2,7 @@
 # Runs every test gshare has that needs no GPU: builds (installing build dependencies on
 # Debian 12 when missing), then ctest: unit tests (doctest) and end-to-end tests of the
 # daemon, the CLI and the shim against the fake libcuda of test/fake_cuda; then the libFuzzer
-# targets of test/fuzz, GSHARE_FUZZ_SECONDS (10) each.
+# targets of test/fuzz, GSHARE_FUZZ_SECONDS (5) each.
 # The build is build-ci/, with AddressSanitizer and UBSan in the daemon, the CLI and the unit
 # tests (GSHARE_SANITIZE): a sanitizer error fails the test it happens in. build/ (scripts/
 # setup.sh) stays a plain build. The fuzz targets are built with clang in build-fuzz/.
@@ -23,6 +23,6 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 status=0
 (cd build-ci && ctest --output-on-failure --timeout 600) || status=$?
 step "ctest"
-GSHARE_FUZZ_SECONDS=${GSHARE_FUZZ_SECONDS:-10} bash test/fuzz/run.sh build-fuzz || status=$?
+GSHARE_FUZZ_SECONDS=${GSHARE_FUZZ_SECONDS:-5} bash test/fuzz/run.sh build-fuzz || status=$?
 step "fuzzing"
 exit $status
