@@ -19,7 +19,12 @@ gshare_apt_install() {
   $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-gshare_build() {  # gshare_build BUILD_DIR [BUILD_TYPE]
-  cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE="${2:-RelWithDebInfo}" >/dev/null
-  cmake --build "$1" -j"$(nproc)"
+# CI's fuzzing (scripts/test.sh, test/fuzz/): clang and libFuzzer's runtime.
+gshare_fuzz_packages=(clang-14 libclang-rt-14-dev)
+
+gshare_build() {  # gshare_build BUILD_DIR [BUILD_TYPE [CMAKE_ARGS...]]
+  local dir=$1 type=${2:-RelWithDebInfo}
+  shift $(($# < 2 ? $# : 2))
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="$type" "$@" >/dev/null
+  cmake --build "$dir" -j"$(nproc)"
 }

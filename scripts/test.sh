@@ -1,11 +1,28 @@
 #!/usr/bin/env bash
 # Runs every test gshare has that needs no GPU: builds (installing build dependencies on
 # Debian 12 when missing), then ctest: unit tests (doctest) and end-to-end tests of the
-# daemon, the CLI and the shim against the fake libcuda of test/fake_cuda.
+# daemon, the CLI and the shim against the fake libcuda of test/fake_cuda; then the libFuzzer
+# targets of test/fuzz, GSHARE_FUZZ_SECONDS (5) each.
+# The build is build-ci/, with AddressSanitizer and UBSan in the daemon, the CLI and the unit
+# tests (GSHARE_SANITIZE): a sanitizer error fails the test it happens in. build/ (scripts/
+# setup.sh) stays a plain build. The fuzz targets are built with clang in build-fuzz/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
-gshare_apt_install "${gshare_build_packages[@]}"
-gshare_build build
-cd build
-ctest --output-on-failure --timeout 600
+step() { echo "gshare: $1: $((SECONDS - started)) s" >&2; started=$SECONDS; }
+started=$SECONDS
+gshare_apt_install "${gshare_build_packages[@]}" "${gshare_fuzz_packages[@]}"
+gshare_build build-ci RelWithDebInfo -DGSHARE_SANITIZE=ON
+step "build (sanitized)"
+# halt_on_error: the first error ends the process with status 1, as does UBSan's (built with
+# -fno-sanitize-recover). verify_asan_link_order=0: a gshare started by a job inherits the
+# job's LD_PRELOAD of the shim, which then comes before ASan's runtime (the shim's constructor
+# takes no heap, STYLE.md 14).
+export ASAN_OPTIONS=halt_on_error=1:verify_asan_link_order=0:detect_leaks=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+status=0
+(cd build-ci && ctest --output-on-failure --timeout 600) || status=$?
+step "ctest"
+GSHARE_FUZZ_SECONDS=${GSHARE_FUZZ_SECONDS:-5} bash test/fuzz/run.sh build-fuzz || status=$?
+step "fuzzing"
+exit $status

@@ -6,8 +6,12 @@ daemon and kills every process it started (and anything that inherited its envir
 when the test ends, pass or fail.
 
 The build tree comes from $GSHARE_BUILD (set by ctest), else ../../build beside this file.
+Under a sanitized build (GSHARE_SANITIZE, scripts/test.sh) every gshare process writes its
+AddressSanitizer/UBSan reports to <tmp>/sanitizer.<pid>, and a test whose processes report an
+error fails.
 """
 import collections
+import glob
 import json
 import os
 import shutil
@@ -268,7 +272,19 @@ class Harness:
         })
         if self.census:
             env["GSHARE_CENSUS"] = self.census
+        # The daemon's stderr is its log and a job's supervisor has none worth reading: each
+        # sanitized process reports into a file of its own instead (unsanitized ones ignore it).
+        for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+            env[var] = ":".join(filter(None, [env.get(var), "log_path=" + self.sanitizer_prefix()]))
         return env
+
+    def sanitizer_prefix(self):
+        return os.path.join(self.tmp, "sanitizer")
+
+    def sanitizer_reports(self):
+        """The sanitizer reports of this harness's processes so far, as one text ("" if none)."""
+        return "".join("---- %s ----\n%s" % (os.path.basename(p), _read(p))
+                       for p in sorted(glob.glob(self.sanitizer_prefix() + ".*")))
 
     # ---- running gshare ---------------------------------------------------------------
     def gshare_argv(self, *args, config=True):
@@ -433,8 +449,9 @@ class Harness:
                 "the lease did not alternate between the jobs\n%s" % fmt_ops(a_ops + b_ops))
 
     def diagnostics(self):
-        return "---- daemon.log (tail) ----\n%s\n---- fake log ----\n%s" % (
-            "\n".join(_read(self.daemon_log).splitlines()[-30:]), fmt_ops(self.ops(None), 60))
+        return "---- daemon.log (tail) ----\n%s\n---- fake log ----\n%s\n%s" % (
+            "\n".join(_read(self.daemon_log).splitlines()[-30:]), fmt_ops(self.ops(None), 60),
+            self.sanitizer_reports())
 
     # ---- cleanup ----------------------------------------------------------------------
     def cleanup(self):
@@ -475,10 +492,16 @@ class Harness:
                     os.kill(p, signal.SIGKILL)
                 except OSError:
                     pass
+        # Read after the daemon stopped: LeakSanitizer reports at exit.
+        reports = self.sanitizer_reports()
         if os.environ.get("GSHARE_E2E_KEEP"):
             print("kept", self.tmp)
         else:
             shutil.rmtree(self.tmp, ignore_errors=True)
+        if "ERROR: " in reports or "runtime error:" in reports:
+            raise AssertionError("sanitizer reports of gshare processes:\n" + reports)
+        if reports:  # warnings only
+            print(reports)
 
 
 class TestCase(unittest.TestCase):

@@ -1,0 +1,28 @@
+// libFuzzer target: the JSON payloads of the CLI's requests as the daemon reads them: job
+// options (kRunRegister, kSubmit: JobOptionsFromJson, src/job_json.h) and a job's end
+// (kRunEnded and <state_dir>/jobs/<id>.end: JobEndFromJson, src/job_end.h). Neither may throw;
+// options that are accepted must read back the same after JobOptionsToJson.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+
+#include "job_end.h"
+#include "job_json.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // As the daemon parses a payload: no exceptions, anything but an object refused later.
+  nlohmann::json j = nlohmann::json::parse(data, data + size, nullptr, false);
+  if (j.is_discarded()) return 0;
+  gshare::JobEnd end = gshare::JobEndFromJson(j);
+  (void)gshare::FinalStateOf(end);
+  (void)gshare::ToJsonText(gshare::JobEndToJson(end, 1));
+
+  gshare::JobRecord r;
+  if (!gshare::JobOptionsFromJson(j, &r).ok()) return 0;
+  const nlohmann::json once = gshare::JobOptionsToJson(r);
+  gshare::JobRecord again;
+  if (!gshare::JobOptionsFromJson(once, &again).ok()) abort();
+  if (gshare::JobOptionsToJson(again) != once) abort();
+  (void)gshare::ToJsonText(gshare::JobToJson(again));
+  return 0;
+}
