@@ -11,9 +11,11 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "frame_io.h"
 #include "job_json.h"
 #include "job_options.h"
 
@@ -21,6 +23,31 @@ extern char** environ;
 
 namespace gshare {
 namespace {
+
+// Tries of a submit whose connection the daemon closed before replying (it died: the next
+// try starts a new one, which takes ~0.1 s).
+constexpr int kSubmitAttempts = 4;
+
+// 128 random bits in hex: unique among submissions without coordination.
+std::string NewSubmitKey() {
+  unsigned char bytes[16] = {};
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  ssize_t got = fd >= 0 ? read(fd, bytes, sizeof bytes) : -1;
+  if (fd >= 0) close(fd);
+  std::string key;
+  if (got != static_cast<ssize_t>(sizeof bytes)) {
+    // No urandom: the pid and the clock still separate submissions of this machine.
+    key = std::to_string(getpid()) + "-" +
+          std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    return key;
+  }
+  static const char* kHex = "0123456789abcdef";
+  for (unsigned char b : bytes) {
+    key += kHex[b >> 4];
+    key += kHex[b & 15];
+  }
+  return key;
+}
 
 using json = nlohmann::json;
 
@@ -160,7 +187,16 @@ int Submit(const GlobalOptions& global, SubmitOptions& opt) {
   json request = JobOptionsToJson(record.value());
   request["env"] = SnapshotEnvironment(opt.job.env);
   request["script"] = script_text ? json(*script_text) : json(nullptr);
-  Result<json> reply = RequestDaemon(global, proto::MsgType::kSubmit, request, true);
+  // A daemon that dies after storing the job but before its reply leaves the submit unsure
+  // whether the job exists: the retry carries the same key, and the daemon answers with the
+  // job the first attempt made instead of a second one.
+  request["submit_key"] = NewSubmitKey();
+  Result<json> reply = Status::Error("");
+  for (int attempt = 0; attempt < kSubmitAttempts; ++attempt) {
+    reply = RequestDaemon(global, proto::MsgType::kSubmit, request, true);
+    if (reply.ok() || !IsLostConnection(reply.status())) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200) * (attempt + 1));
+  }
   if (!reply.ok()) {
     spdlog::error("submit: {}", reply.status().message());
     return kExitError;

@@ -166,7 +166,7 @@ class MalformedFramesTest(TestCase):
         with self.subTest("end without a job"):
             # Any connection may report a job's end (a runner reconnecting after a daemon
             # restart), but only of a job that runs: the daemon answers with an error.
-            self.send_bad("end without a job", frame(RUN_ENDED, b'{"job_id": 1, "exit_code": 0, "signal": null}'),
+            self.send_bad("end without a job", frame(RUN_ENDED, b'{"job_id": 999999, "exit_code": 0, "signal": null}'),
                           error_reply=True)
 
         # Frames cut short by the peer closing: nothing to answer, the daemon goes on.
