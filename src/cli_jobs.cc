@@ -3,6 +3,8 @@
 #include <cctype>
 #include <sstream>
 
+#include <spdlog/spdlog.h>
+
 #include "cli.h"
 #include "job_json.h"
 #include "user_name.h"
@@ -51,7 +53,13 @@ Result<std::vector<JobRecord>> ListJobs(const GlobalOptions& global, ListFilter 
   Result<std::unique_ptr<JobStore>> store = OpenFor(global, user, &filter);
   if (!store.ok()) return store.status();
   if (!store.value()) return std::vector<JobRecord>();
-  return store.value()->List(filter);
+  // A damaged row is named, not fatal: the rest of the queue is still worth seeing.
+  std::vector<std::pair<int64_t, std::string>> bad_rows;
+  Result<std::vector<JobRecord>> rows = store.value()->List(filter, &bad_rows);
+  for (const auto& [id, error] : bad_rows) {
+    spdlog::warn("job {}: its record cannot be read ({}); not listed", id, error);
+  }
+  return rows;
 }
 
 Status ForEachJob(const GlobalOptions& global, ListFilter filter, const std::string& user,
