@@ -131,6 +131,10 @@ class Daemon {
   bool Send(Connection& c, std::string_view bytes);
   bool Send(ConnId id, std::string_view bytes);
   void Flush(Connection& c);  // writes what the socket takes of c.out
+  // Dispatches the complete frames of c.in while the peer is not Blocked.
+  void ProcessInput(Connection& c);
+  // A peer (not a shim) with output it has not taken: its requests wait (back-pressure).
+  bool Blocked(const Connection& c) const;
   // Drops peers past kPeerDeadline; returns the earliest deadline still ahead.
   std::optional<TimePoint> ExpirePeers(TimePoint now);
   void FlushBeforeExit();  // gives pending replies (the shutdown's own) up to a second

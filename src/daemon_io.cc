@@ -78,7 +78,11 @@ void Daemon::Loop() {
     for (size_t i = 3; i < fds.size(); ++i) {
       const short ev = fds[i].revents;
       if (ev == 0) continue;
-      if (Connection* c = Live(ids[i - 3]); c != nullptr && !c->out.empty()) Flush(*c);
+      if (Connection* c = Live(ids[i - 3]); c != nullptr && !c->out.empty()) {
+        Flush(*c);
+        // Requests that waited for this peer to take its replies go on now.
+        if (!Blocked(*c) && c->in.buffered() != 0) ProcessInput(*c);
+      }
       if ((ev & (POLLIN | POLLHUP | POLLERR)) != 0 && Live(ids[i - 3]) != nullptr) {
         OnReadable(ids[i - 3]);
       }
@@ -132,6 +136,8 @@ void Daemon::OnReadable(ConnId id) {
   char buf[kReadChunk];
   size_t taken = 0;
   while (taken < kReadPerEvent && !c.closing) {
+    // Back-pressure: a peer that does not take its replies is not read any further.
+    if (Blocked(c)) return;
     ssize_t n = recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
       Drop(id, "");
@@ -143,41 +149,48 @@ void Daemon::OnReadable(ConnId id) {
       return;
     }
     taken += static_cast<size_t>(n);
-    const size_t before = c.in.buffered();
     c.in.Append(buf, static_cast<size_t>(n));
-    for (;;) {
-      auto next = c.in.Next();
-      if (!next.ok()) {
-        buffered_in_ = buffered_in_ - before + c.in.buffered();  // Reap takes it off
-        Drop(id, "malformed frame (" + next.status().message() + ")");
-        return;
-      }
-      if (!next.value()) break;
-      const Frame& f = *next.value();
-      try {
-        Dispatch(c, f);
-      } catch (const std::exception& e) {
-        // A handler's bug must cost one request, not the daemon.
-        spdlog::error("request type {} of pid {} failed: {}", static_cast<int>(f.type), c.pid,
-                      e.what());
-        if (IsJsonRequest(f.type)) {
-          Reply(c, ErrorReply(std::string("internal error: ") + e.what()));
-        } else {
-          Drop(id, "internal error");
-        }
-      }
-      if (c.closing || stopping_) break;
-    }
-    buffered_in_ = buffered_in_ - before + c.in.buffered();
+    buffered_in_ += static_cast<size_t>(n);
+    ProcessInput(c);
     if (c.closing || stopping_) return;
-    if (c.in.buffered() == 0) {
-      c.partial_since.reset();
-    } else if (!c.partial_since) {
-      c.partial_since = Now();
-    }
-    // Back-pressure: stop reading a peer that does not take its replies.
-    if (!c.out.empty() && c.kind != Connection::Kind::kShim) return;
     if (static_cast<size_t>(n) < sizeof buf) break;
+  }
+}
+
+bool Daemon::Blocked(const Connection& c) const {
+  return !c.out.empty() && c.kind != Connection::Kind::kShim;
+}
+
+void Daemon::ProcessInput(Connection& c) {
+  const size_t before = c.in.buffered();
+  while (!c.closing && !stopping_ && !Blocked(c)) {
+    auto next = c.in.Next();
+    if (!next.ok()) {
+      buffered_in_ = buffered_in_ - before + c.in.buffered();  // Reap takes off the rest
+      Drop(c.id, "malformed frame (" + next.status().message() + ")");
+      return;
+    }
+    if (!next.value()) break;
+    const Frame& f = *next.value();
+    try {
+      Dispatch(c, f);
+    } catch (const std::exception& e) {
+      // A handler's bug must cost one request, not the daemon.
+      spdlog::error("request type {} of pid {} failed: {}", static_cast<int>(f.type), c.pid,
+                    e.what());
+      if (IsJsonRequest(f.type)) {
+        Reply(c, ErrorReply(std::string("internal error: ") + e.what()));
+      } else {
+        Drop(c.id, "internal error");
+      }
+    }
+  }
+  buffered_in_ = buffered_in_ - before + c.in.buffered();
+  if (c.closing) return;
+  if (c.in.buffered() == 0) {
+    c.partial_since.reset();
+  } else if (!c.partial_since && !Blocked(c)) {
+    c.partial_since = Now();  // an incomplete frame (complete ones wait for the output)
   }
 }
 
