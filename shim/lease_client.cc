@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -119,15 +120,58 @@ int DeviceOfUuid(const proto::GpuUuid& u) {
   return -1;
 }
 
+// Whether the daemon behind g.socket_path may be trusted, checked before anything is sent
+// (issue 27: /tmp/gshare-UID is a name any user can take first): the socket's directory is
+// a real directory of this user or root that nobody else can write, the socket is theirs too
+// (both by lstat, links not followed). No heap: called from the lease thread and from
+// EnsureStartedLocked. The listener itself is checked after connect (PeerTrusted).
+bool PathTrusted() {
+  const uid_t me = getuid();
+  char dir[sizeof g.socket_path];
+  std::memcpy(dir, g.socket_path, sizeof dir);
+  dir[sizeof dir - 1] = '\0';
+  char* slash = std::strrchr(dir, '/');
+  if (slash == nullptr) return false;
+  if (slash == dir) {
+    slash[1] = '\0';  // "/gshare.sock": the root directory
+  } else {
+    *slash = '\0';
+  }
+  struct stat st {};
+  if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_uid != me && st.st_uid != 0) ||
+      (st.st_mode & 022) != 0) {
+    return false;
+  }
+  return lstat(g.socket_path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+         (st.st_uid == me || st.st_uid == 0);
+}
+
+bool PeerTrusted(int fd) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+         (cred.uid == getuid() || cred.uid == 0);
+}
+
+bool g_refused_warned = false;  // one warning per process for an untrusted socket
+
 // Connects and says hello; the new descriptor, or -1. Needs no lock (g.socket_path and
 // g.job_id are set once before the client thread starts).
 int Connect() {
+  if (!PathTrusted()) {
+    if (!g_refused_warned && access(g.socket_path, F_OK) == 0) {
+      g_refused_warned = true;
+      Warn("gshare: refusing the daemon socket %s: it or its directory is not yours (or "
+           "root's) or others may write there; running unshared", g.socket_path);
+    }
+    return -1;
+  }
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, g.socket_path, sizeof addr.sun_path);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || !PeerTrusted(fd)) {
     close(fd);
     return -1;
   }

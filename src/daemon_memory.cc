@@ -125,9 +125,11 @@ void Daemon::UpdateSharing(const GpuKey& gpu) {
   if (gpus_.count(gpu) == 0) return;
   bool want = options_.config.scheduler.sharing == "auto" && ledger_.Fits(gpu);
   if (want) {
+    // A job whose memory is unknown on this GPU may not fit: it waits its turn instead.
     std::vector<JobId> jobs = arbiter_.JobsOn(gpu);
     for (JobId j : jobs) {
       if (arbiter_.PriorityOf(j) != arbiter_.PriorityOf(jobs.front())) want = false;
+      if (!ledger_.Reported(gpu, j)) want = false;
     }
   }
   if (arbiter_.IsShared(gpu) == want) return;

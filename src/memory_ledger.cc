@@ -118,7 +118,15 @@ uint64_t MemoryLedger::Capacity(const GpuKey& gpu) const {
 }
 
 bool MemoryLedger::Fits(const GpuKey& gpu) const {
-  return Capacity(gpu) == 0 || Overflow(gpu) == 0;  // nothing known: nothing to protect yet
+  return Capacity(gpu) != 0 && Overflow(gpu) == 0;
+}
+
+bool MemoryLedger::Reported(const GpuKey& gpu, JobId job) const {
+  for (const auto& [conn, per_gpu] : entries_) {
+    auto it = per_gpu.find(gpu);
+    if (it != per_gpu.end() && it->second.job == job) return true;
+  }
+  return false;
 }
 
 uint64_t MemoryLedger::Overflow(const GpuKey& gpu) const {

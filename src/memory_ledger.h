@@ -60,7 +60,10 @@ class MemoryLedger {
   // when nothing was reported); 0 when neither is known.
   uint64_t Capacity(const GpuKey& gpu) const;
   // Whether every job with memory on `gpu` fits at once (contexts and demands included).
+  // False when the capacity is unknown: nothing reported is never read as "fits".
   bool Fits(const GpuKey& gpu) const;
+  // Whether a process of `job` has reported its memory on `gpu`.
+  bool Reported(const GpuKey& gpu, JobId job) const;
   // Bytes by which the jobs on `gpu` exceed it (0 when they fit): at most this much of
   // theirs is ever swapped out at once.
   uint64_t Overflow(const GpuKey& gpu) const;

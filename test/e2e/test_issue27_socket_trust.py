@@ -17,7 +17,7 @@ import tempfile
 import time
 import unittest
 
-from gshare_e2e import GSHARE, TestCase, _read
+from gshare_e2e import FAKE_APP, FAKECUDA_DIR, GSHARE, SHIM, TestCase, _read
 
 USERS = ("gshare-e2e-a", "gshare-e2e-b")
 # The impostor runs as user B: an interpreter B may execute (not one under /root).
@@ -129,6 +129,23 @@ class Issue27SocketTrustTest(TestCase):
         time.sleep(1.5)
         self.assertEqual(_read(heard), "listening\n", "user B received something")
         self.assertTrue(os.path.exists(sock), "A's daemon must leave B's socket alone")
+
+    def test_issue27_shim_refuses_a_daemon_of_another_user(self):
+        # A job process of A preloaded outside gshare finds B's socket where A's daemon would
+        # be: the shim sends B nothing (no hello with A's pid and job) and the job runs
+        # unshared, with one warning.
+        heard = self.start_impostor()
+        log = os.path.join(self.home, "k.log")
+        env = {"HOME": self.home, "PATH": "/usr/bin:/bin", "LD_PRELOAD": SHIM,
+               "LD_LIBRARY_PATH": FAKECUDA_DIR, "FAKE_CUDA_LOG": log}
+        r = subprocess.run([FAKE_APP, "--kernels", "3", "--kernel-ms", "1"], env=env,
+                           preexec_fn=as_user(self.a), cwd=self.home, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("refusing the daemon socket", r.stderr)
+        self.assertEqual(r.stderr.count("refusing the daemon socket"), 1, r.stderr)
+        time.sleep(1.5)
+        self.assertEqual(_read(heard), "listening\n", "user B received something")
 
     def test_issue27_own_runtime_dir_made_private(self):
         # A's own /tmp/gshare-UID left mode 0777 (an old umask, a careless script): clients

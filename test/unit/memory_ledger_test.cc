@@ -92,11 +92,16 @@ TEST_CASE("ledger: fits counts allocations, demand and a context per process") {
   CHECK(ledger.Overflow(kOther) == 2 * kGiB);
 }
 
-TEST_CASE("ledger: with no known size everything fits") {
+TEST_CASE("issue 19: with no known size nothing is read as fitting") {
   MemoryLedger ledger(NoContext());
+  CHECK_FALSE(ledger.Fits(kGpu));
+  CHECK_FALSE(ledger.Reported(kGpu, 1));
   ledger.Report(11, 1, kGpu, Rep(0, 500, 500));
   CHECK(ledger.Capacity(kGpu) == 0);
-  CHECK(ledger.Fits(kGpu));
+  CHECK_FALSE(ledger.Fits(kGpu));
+  CHECK(ledger.Reported(kGpu, 1));
+  CHECK_FALSE(ledger.Reported(kGpu, 2));
+  CHECK_FALSE(ledger.Reported(kOther, 1));
   CHECK(ledger.Overflow(kGpu) == 0);
   MemoryLedger::Plan plan = ledger.MakeRoom(kGpu, 2);
   CHECK(plan.feasible);
