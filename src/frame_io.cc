@@ -42,17 +42,6 @@ Status ReadExactly(int fd, char* out, size_t len) {
 
 }  // namespace
 
-void FrameBuffer::Append(const char* data, size_t len) {
-  data_.append(data, len);
-  if (data_.size() < sizeof(proto::FrameHeader)) return;
-  proto::FrameHeader h;
-  std::memcpy(&h, data_.data(), sizeof h);
-  if (proto::CheckHeader(h, max_payload_) == proto::HeaderCheck::kOk &&
-      data_.capacity() < sizeof h + h.length) {
-    data_.reserve(sizeof h + h.length);
-  }
-}
-
 Result<std::optional<Frame>> FrameBuffer::Next() {
   if (data_.size() < sizeof(proto::FrameHeader)) return std::optional<Frame>();
   proto::FrameHeader h;

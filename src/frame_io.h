@@ -22,9 +22,7 @@ struct Frame {
 class FrameBuffer {
  public:
   explicit FrameBuffer(uint32_t max_payload) : max_payload_(max_payload) {}
-  // Adds received bytes. Once a frame's header is in, room for the whole frame is taken at
-  // once (one allocation per large frame, not a doubling series).
-  void Append(const char* data, size_t len);
+  void Append(const char* data, size_t len) { data_.append(data, len); }
   // The next complete frame, nullopt when more bytes are needed, or an error when the
   // bytes cannot be a valid frame (the connection must then be dropped).
   Result<std::optional<Frame>> Next();

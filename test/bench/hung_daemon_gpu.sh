@@ -7,7 +7,9 @@
 #     trainings go on, then gate again once it is continued; losses must equal bare.
 #  4. a submitted job's daemon killed with SIGKILL mid-run and restarted: the job is
 #     re-adopted and ends COMPLETED with the bare losses.
-# Usage: OUT=dir [STEPS_GPT=150 STEPS_CNN=1500] test/bench/hung_daemon_gpu.sh BIN_DIR. Writes OUT/*.log and
+# Usage: OUT=dir [STEPS_GPT=150 STEPS_CNN=1500] [SHARING=exclusive] [PARTS="bare shared hang
+# kill9"] test/bench/hung_daemon_gpu.sh BIN_DIR (the losses of "bare" are what the others
+# are compared with). Writes OUT/*.log and
 # OUT/summary.txt. Every GPU command runs under timeout.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -19,12 +21,19 @@ py=${PYTHON:-python3}
 mkdir -p "$out"
 export GSHARE_STATE_DIR=$out/state XDG_RUNTIME_DIR=$out/run
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+if [ -n "${SHARING:-}" ]; then  # e.g. SHARING=exclusive: the jobs take turns, never share
+  mkdir -p "$out/config/gshare"
+  printf '[scheduler]\nsharing = "%s"\n' "$SHARING" >"$out/config/gshare/gshare.toml"
+  export XDG_CONFIG_HOME=$out/config
+fi
+parts=${PARTS:-bare shared hang kill9}
 g="$bin/gshare"
 losses() { grep '^step ' "$1"; }
 summary="$out/summary.txt"
 : >"$summary"
 
 for m in gpt cnn; do
+  [[ " $parts " == *" bare "* ]] || continue
   every=10; [ $m = cnn ] && every=100
   timeout 300 "$py" examples/train_$m.py --steps "${steps[$m]}" --log-every $every >"$out/bare_$m.log" 2>&1
   echo "bare $m rc=$? $(tail -1 "$out/bare_$m.log")" >>"$summary"
@@ -62,9 +71,10 @@ pair() {  # pair NAME [action during the run]
   echo "$name: rc gpt=$ra cnn=$rb" >>"$summary"
 }
 
-pair shared
-pair hang
+[[ " $parts " == *" shared "* ]] && pair shared
+[[ " $parts " == *" hang "* ]] && pair hang hang
 "$g" status >"$out/status_after_hang.txt" 2>&1
+[[ " $parts " == *" kill9 "* ]] || { "$g" daemon stop >/dev/null 2>&1; cp "$GSHARE_STATE_DIR/daemon.log" "$out/daemon.log"; cat "$summary"; exit 0; }
 
 # 4. kill -9 of the daemon while a submitted training runs.
 id=$("$g" submit -J gpt9 -o "$out/kill9_gpt.log" -- "$py" examples/train_gpt.py --steps "${steps[gpt]}" --log-every 10)
