@@ -85,7 +85,7 @@ class Kill9SoakTest(TestCase):
             t.join()
         done.set()
         ctl.join()
-        self.assertEqual(errors, [])
+        self.assertEqual(errors, [], "\n".join(errors))
         self.assertEqual(len(submitted), JOBS // 4 * 4)
 
         # Whatever is still held is released now; then everything ends.
