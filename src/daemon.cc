@@ -239,6 +239,16 @@ JobId Daemon::AdoptProcess(Connection& c, uint64_t job_id) {
   return r.id;
 }
 
+bool Daemon::NoteGpu(Connection& c, const GpuKey& gpu, const proto::GpuUuid& uuid, int ordinal) {
+  if (gpus_.count(gpu) != 0) return true;
+  if (gpus_.size() >= kMaxGpus) {
+    Drop(c.id, "it names more GPUs than a machine has");
+    return false;
+  }
+  gpus_.emplace(gpu, GpuInfo{uuid, ordinal});
+  return true;
+}
+
 void Daemon::OnShimFrame(Connection& c, const Frame& f) {
   if (f.type == proto::MsgType::kHello) {
     if (c.kind != Connection::Kind::kUnknown) return Drop(c.id, "second hello");
@@ -256,7 +266,7 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
     proto::MemReportMsg m;
     std::memcpy(&m, f.payload.data(), sizeof m);
     GpuKey gpu = FormatGpuUuid(m.gpu);
-    gpus_.emplace(gpu, GpuInfo{m.gpu, m.ordinal});
+    if (!NoteGpu(c, gpu, m.gpu, m.ordinal)) return;
     return OnMemReport(c, gpu, m);
   }
   if (f.type == proto::MsgType::kGapReport) {
@@ -267,7 +277,7 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
   proto::LeaseMsg m;
   std::memcpy(&m, f.payload.data(), sizeof m);
   GpuKey gpu = FormatGpuUuid(m.gpu);
-  gpus_.emplace(gpu, GpuInfo{m.gpu, m.ordinal});
+  if (!NoteGpu(c, gpu, m.gpu, m.ordinal)) return;
   if (f.type == proto::MsgType::kLeaseRequest) {
     Apply(arbiter_.Request(c.id, gpu, Now()));
     UpdateSharing(gpu);

@@ -140,6 +140,12 @@ class Daemon {
   void FlushBeforeExit();  // gives pending replies (the shutdown's own) up to a second
   void Dispatch(Connection& c, const Frame& f);
   void OnShimFrame(Connection& c, const Frame& f);
+  // Records a GPU a shim names; false (and the peer dropped) past kMaxGpus distinct GPUs, so
+  // that made-up UUIDs cannot grow the daemon's per-GPU state without bound.
+  bool NoteGpu(Connection& c, const GpuKey& gpu, const proto::GpuUuid& uuid, int ordinal);
+  // GPUs (UUIDs: whole GPUs and MIG instances) one machine can show: 8 GPUs x 7 MIG instances
+  // is 56; this leaves room for the largest hosts.
+  static constexpr size_t kMaxGpus = 256;
   void OnJsonFrame(Connection& c, const Frame& f);
   void Apply(const LeaseActions& actions);
   void Reply(Connection& c, const std::string& json);

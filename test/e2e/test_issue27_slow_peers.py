@@ -19,6 +19,7 @@ from gshare_e2e import TestCase
 
 MAGIC = 0x52485347
 STATUS_REQUEST = 35
+HELLO, LEASE_REQUEST = 1, 2
 _PROTOCOL_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include",
                            "gshare", "protocol.h")
 with open(_PROTOCOL_H) as _f:
@@ -119,6 +120,25 @@ class SlowPeersTest(TestCase):
         for s in conns:
             s.close()
         self.assertEqual(h.daemon_pid(), daemon)
+
+    def test_issue27_made_up_gpus_are_bounded(self):
+        # A shim that names a new GPU UUID in every lease request: past 256 GPUs it is
+        # dropped; the daemon keeps a bounded number of GPUs and keeps serving.
+        h = self.harness()
+        daemon = h.start_daemon()
+        s = self.connect(h)
+        s.sendall(header(HELLO, 16) + struct.pack("<QiI", 0, os.getpid(), 0))
+        try:
+            for i in range(400):
+                uuid = struct.pack("<QQ", 0x5eed, i)
+                s.sendall(header(LEASE_REQUEST, 40) + uuid + struct.pack("<QQIi", 0, 0, 0, 0))
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.assertTrue(closed_by_peer(s, 10), "a shim naming 400 GPUs was kept")
+        self.assertLessEqual(len(h.status()["gpus"]), 256)
+        self.assertEqual(h.daemon_pid(), daemon)
+        with open(h.daemon_log) as f:
+            self.assertIn("names more GPUs than a machine has", f.read())
 
     def test_issue27_descriptors_exhausted(self):
         h = self.harness()
