@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "daemon_launcher.h"
 #include "frame_io.h"
 #include "job_json.h"
 #include "job_options.h"
@@ -189,12 +190,15 @@ int Submit(const GlobalOptions& global, SubmitOptions& opt) {
   request["script"] = script_text ? json(*script_text) : json(nullptr);
   // A daemon that dies after storing the job but before its reply leaves the submit unsure
   // whether the job exists: the retry carries the same key, and the daemon answers with the
-  // job the first attempt made instead of a second one.
+  // job the first attempt made instead of a second one. A daemon killed just before the
+  // connect (or one that died starting) got nothing: trying again is as safe.
   request["submit_key"] = NewSubmitKey();
   Result<json> reply = Status::Error("");
   for (int attempt = 0; attempt < kSubmitAttempts; ++attempt) {
     reply = RequestDaemon(global, proto::MsgType::kSubmit, request, true);
-    if (reply.ok() || !IsLostConnection(reply.status())) break;
+    if (reply.ok() || !(IsLostConnection(reply.status()) || IsDaemonUnreachable(reply.status()))) {
+      break;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(200) * (attempt + 1));
   }
   if (!reply.ok()) {

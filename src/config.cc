@@ -232,18 +232,38 @@ Status ApplyMemory(const std::string& path, const toml::table& table, Config::Me
   return Status::Ok();
 }
 
+Status ApplyRetention(const std::string& path, const toml::table& table, Config::Retention* r) {
+  for (const auto& [key, node] : table) {
+    std::string name = "retention." + std::string(key.str());
+    Status st;
+    if (key == "ended_jobs") {
+      st = ReadDuration(path, node, name, /*positive=*/false, &r->ended_jobs);
+    } else if (key == "max_ended_jobs") {
+      st = ReadCount(path, node, name, 0, &r->max_ended_jobs);
+    } else if (key == "daemon_log_size") {
+      st = ReadSize(path, node, name, &r->daemon_log_size);
+    } else {
+      st = UnknownKey(path, key, "retention", "ended_jobs, max_ended_jobs, daemon_log_size");
+    }
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
 // Overlays the keys present in `root` (parsed from `path`) onto *config.
 Status Apply(const std::string& path, const toml::table& root, Config* config) {
   for (const auto& [key, node] : root) {
     const toml::table* table = node.as_table();
-    if (key != "scheduler" && key != "daemon" && key != "queue" && key != "memory") {
-      return UnknownKey(path, key, "", "scheduler, daemon, queue, memory");
+    if (key != "scheduler" && key != "daemon" && key != "queue" && key != "memory" &&
+        key != "retention") {
+      return UnknownKey(path, key, "", "scheduler, daemon, queue, memory, retention");
     }
     if (table == nullptr) return ValueError(path, node, key.str(), "expected a table");
     Status st = key == "scheduler" ? ApplyScheduler(path, *table, &config->scheduler)
                 : key == "daemon"  ? ApplyDaemon(path, *table, &config->daemon)
                 : key == "queue"   ? ApplyQueue(path, *table, &config->queue)
-                                   : ApplyMemory(path, *table, &config->memory);
+                : key == "memory"  ? ApplyMemory(path, *table, &config->memory)
+                                   : ApplyRetention(path, *table, &config->retention);
     if (!st.ok()) return st;
   }
   return Status::Ok();

@@ -51,10 +51,19 @@ struct Config {
     uint64_t gpu_limit = 0;             // bytes jobs may use per GPU together; 0: all of it
     uint64_t context_reserve = 768ull << 20;  // device bytes counted per process for its context
   };
+  // What the daemon removes by itself, as `gshare clean` would (docs/cli.md "Retention").
+  struct Retention {
+    // Ended jobs (rows, gshare's own logs of them, their scripts) are removed this long after
+    // they end; 0: kept until `gshare clean`.
+    std::chrono::milliseconds ended_jobs{30LL * 24 * 3600 * 1000};
+    int max_ended_jobs = 10'000;  // at most this many ended jobs kept, the last to end; 0: no cap
+    uint64_t daemon_log_size = 16ull << 20;  // <state_dir>/daemon.log rotated past it; 0: never
+  };
   Scheduler scheduler;
   Daemon daemon;
   Queue queue;
   Memory memory;
+  Retention retention;
 };
 
 // The memory engines `--memory` and [memory] engine accept (docs/memory.md). `checkpoint`

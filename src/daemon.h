@@ -230,6 +230,12 @@ class Daemon {
   void OnRunEnded(Connection& c, const nlohmann::json& req);
   void OnJobControl(Connection& c, const nlohmann::json& req);
   void OnClean(Connection& c, const nlohmann::json& req);
+  // Removes ended jobs as `gshare clean` and [retention] do (daemon_retention.cc): those that
+  // ended before `ended_before` (unix seconds) or are not among the `keep_newest` last to end,
+  // except jobs a pending job depends on; with the logs gshare placed and their scripts.
+  Result<std::vector<int64_t>> RemoveEnded(double ended_before, size_t keep_newest);
+  // Applies [retention] at start and every kRetentionPeriod: ended jobs, the daemon log's size.
+  void RetentionTick(TimePoint now);
   // Checks the dependency list of a new job; an error names the first unknown job.
   Status CheckDependencies(const JobRecord& r);
   std::string StateOf(int64_t id);
@@ -320,6 +326,8 @@ class Daemon {
   static constexpr Millis kStoreRetry{2000};
   std::optional<double> next_begin_;             // earliest --begin ahead (unix seconds)
   TimePoint next_orphan_check_{};
+  TimePoint next_retention_{};  // the epoch: the first loop applies [retention]
+  static constexpr Millis kRetentionPeriod{10 * 60 * 1000};
   int gpu_count_ = 1;
 };
 

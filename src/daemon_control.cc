@@ -1,5 +1,5 @@
 // Job control requests of the daemon (docs/cli.md): cancel, requeue, hold, release,
-// set-priority, signal, and clean. Each acts on a list of job ids and answers per id.
+// set-priority and signal (clean: daemon_retention.cc). Each acts on a list of job ids and answers per id.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -143,33 +143,6 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
     results.push_back(std::move(one));
   }
   Reply(c, ToJsonText(json{{"ok", true}, {"results", results}}));
-}
-
-void Daemon::OnClean(Connection& c, const json& req) {
-  Result<CleanRequest> parsed = CleanRequest::Parse(req);
-  if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
-  const int64_t older_than_ms = parsed->older_than_ms;
-  // Jobs a pending job still depends on stay, so that its dependency can be decided.
-  std::set<int64_t> keep;
-  for (const auto& [id, r] : pending_) {
-    auto deps = ParseDependencies(r.dependency);
-    if (!deps.ok()) continue;
-    for (const Dependency& d : deps.value()) keep.insert(d.job);
-  }
-  auto deleted = store_->DeleteEnded(WallNow() - static_cast<double>(older_than_ms) / 1000.0, keep);
-  if (!deleted.ok()) return Reply(c, ErrorReply(deleted.status().message()));
-  const std::string logs = options_.state_dir + "/logs/";
-  json removed = json::array();
-  for (const JobRecord& r : deleted.value()) {
-    removed.push_back(r.id);
-    final_states_.erase(r.id);
-    // Only logs gshare placed itself: a user's own --output file is theirs.
-    std::string output = ExpandOutputPattern(r.output, r.id, r.name, UserName(r.uid));
-    if (output.rfind(logs, 0) == 0) unlink(output.c_str());
-    unlink((options_.state_dir + "/scripts/" + std::to_string(r.id)).c_str());
-  }
-  spdlog::info("clean: removed {} job(s)", removed.size());
-  Reply(c, ToJsonText(json{{"ok", true}, {"removed", removed}}));
 }
 
 }  // namespace gshare

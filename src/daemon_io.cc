@@ -43,6 +43,7 @@ void Daemon::Loop() {
       if (t) deadline = deadline ? std::min(*deadline, *t) : t;
     };
     earliest(QueueDeadline());
+    earliest(next_retention_);
     earliest(ExpirePeers(now));
     Reap();
     if (accept_paused_until_ && now >= *accept_paused_until_) accept_paused_until_.reset();
@@ -92,6 +93,7 @@ void Daemon::Loop() {
     Apply(arbiter_.Tick(Now()));
     CheckpointTick();
     QueueTick(Now());
+    RetentionTick(Now());
     Reap();
   }
   FlushBeforeExit();

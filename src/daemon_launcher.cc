@@ -25,6 +25,9 @@ namespace {
 constexpr int kFirstFreeFd = 3;
 constexpr int kFallbackMaxFd = 65536;
 constexpr auto kConnectRetryPause = std::chrono::milliseconds(20);
+// The messages IsDaemonUnreachable recognizes.
+constexpr const char* kCannotConnect = "cannot connect to ";
+constexpr const char* kDidNotStart = "the daemon did not start";
 
 std::string ErrnoText(const std::string& what) { return what + ": " + std::strerror(errno); }
 
@@ -153,11 +156,16 @@ Result<int> ConnectTrusted(const std::string& path, bool* untrusted) {
     const int err = errno;
     close(fd);
     // An interrupted connect goes on in the background; starting over is simpler than polling it.
-    if (err != EINTR) return Status::Error("cannot connect to " + path + ": " + std::strerror(err));
+    if (err != EINTR) return Status::Error(kCannotConnect + path + ": " + std::strerror(err));
   }
 }
 
 }  // namespace
+
+bool IsDaemonUnreachable(const Status& error) {
+  const std::string& m = error.message();
+  return m.rfind(kCannotConnect, 0) == 0 || m.rfind(kDidNotStart, 0) == 0;
+}
 
 Result<int> ConnectUnix(const std::string& path) {
   bool untrusted = false;
@@ -177,7 +185,7 @@ Status DaemonLauncher::EnsureDaemon(const LaunchSpec& spec, std::string* serving
     return fd.status();
   }
   if (spec.daemon_argv.empty()) return Status::Error("no command to start the daemon with");
-  const std::string did_not_start = "the daemon did not start (see " + spec.log_path + ")";
+  const std::string did_not_start = kDidNotStart + (" (see " + spec.log_path + ")");
 
   // Everything the child needs is made here: after fork() a multithreaded parent's child may
   // not allocate.

@@ -43,4 +43,9 @@ class DaemonLauncher {
 // text or what is wrong with it.
 Result<int> ConnectUnix(const std::string& path);
 
+// True for the errors of ConnectUnix and EnsureDaemon that mean no daemon answered (none
+// listening, or the one started did not come up): a request not sent yet may be tried again.
+// False for a daemon that cannot be trusted and for every other error.
+bool IsDaemonUnreachable(const Status& error);
+
 }  // namespace gshare

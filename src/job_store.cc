@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -352,17 +353,23 @@ Status JobStore::FailUnreadable(int64_t id, double end_time, const std::string& 
   return Step(s.value(), "fail an unreadable job", nullptr);
 }
 
-Result<std::vector<JobRecord>> JobStore::DeleteEnded(double ended_before,
+Result<std::vector<JobRecord>> JobStore::DeleteEnded(double ended_before, size_t keep_newest,
                                                      const std::set<int64_t>& keep) {
   ListFilter ended;
   ended.states = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "LOST"};
   Result<std::vector<JobRecord>> rows = List(ended);
   if (!rows.ok()) return rows.status();
+  // Last to end first, so that the first `keep_newest` rows are the ones kept by count.
+  std::stable_sort(rows->begin(), rows->end(), [](const JobRecord& a, const JobRecord& b) {
+    return a.end_time.value_or(0) > b.end_time.value_or(0);
+  });
   std::vector<JobRecord> deleted;
   Status st = Exec("BEGIN IMMEDIATE");
   if (!st.ok()) return st;
+  size_t newer = 0;
   for (JobRecord& r : rows.value()) {
-    if (keep.count(r.id) != 0 || r.end_time.value_or(0) >= ended_before) continue;
+    const bool recent = newer++ < keep_newest && r.end_time.value_or(0) >= ended_before;
+    if (keep.count(r.id) != 0 || recent) continue;
     for (const char* sql : {"DELETE FROM jobs WHERE id = ?1",
                             "DELETE FROM job_payloads WHERE job_id = ?1"}) {
       Result<sqlite3_stmt*> s = Prepare(sql);

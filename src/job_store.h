@@ -120,9 +120,11 @@ class JobStore {
   Result<JobPayload> GetPayload(int64_t id);
   // Sets the reason of each (id, reason) in one transaction.
   Status SetReasons(const std::vector<std::pair<int64_t, std::string>>& reasons);
-  // Deletes jobs in a final state whose end_time is before `ended_before`, except those in
-  // `keep`, with their payloads, in one transaction. Returns the deleted rows.
-  Result<std::vector<JobRecord>> DeleteEnded(double ended_before, const std::set<int64_t>& keep);
+  // Deletes, with their payloads and in one transaction, the jobs in a final state that ended
+  // before `ended_before` (unix seconds) or that are not among the `keep_newest` last to end,
+  // except those in `keep`. Returns the deleted rows.
+  Result<std::vector<JobRecord>> DeleteEnded(double ended_before, size_t keep_newest,
+                                             const std::set<int64_t>& keep);
   // Calls `row` for each job matching `filter` (its order and limit ignored) in queue order,
   // with only what `gshare queue` shows filled (id, name, state, priority, reason, uid, gpu,
   // slot, kind, submit/start/end times, exit code, signal), streaming from SQLite: nothing

@@ -227,7 +227,8 @@ class Job:
 class Harness:
     """One isolated gshare installation: temp dir, socket, state, fake driver log."""
 
-    def __init__(self, testcase, config=None, census=False, queue=None, memory=None):
+    def __init__(self, testcase, config=None, census=False, queue=None, memory=None,
+                 retention=None):
         require_build(testcase)
         self.testcase = testcase
         base = None if len(tempfile.gettempdir()) < 40 else "/tmp"
@@ -248,13 +249,13 @@ class Harness:
             f.write("[scheduler]\n")
             for k, v in settings.items():
                 f.write("%s = %s\n" % (k, _toml_value(v)))
-            if queue:  # the [queue] table (max_running, gpus), for tests of the batch queue
-                f.write("[queue]\n")
-                for k, v in queue.items():
-                    f.write("%s = %s\n" % (k, _toml_value(v)))
-            if memory:  # the [memory] table (engine, gpu_limit, host_budget, context_reserve)
-                f.write("[memory]\n")
-                for k, v in memory.items():
+            # [queue] (max_running, gpus), [memory] (engine, gpu_limit, host_budget,
+            # context_reserve), [retention] (ended_jobs, max_ended_jobs, daemon_log_size)
+            for table, keys in (("queue", queue), ("memory", memory), ("retention", retention)):
+                if not keys:
+                    continue
+                f.write("[%s]\n" % table)
+                for k, v in keys.items():
                     f.write("%s = %s\n" % (k, _toml_value(v)))
         self.env = self._make_env()
         testcase.addCleanup(self.cleanup)

@@ -309,6 +309,29 @@ TEST_CASE("StateDir follows config, GSHARE_STATE_DIR, XDG_STATE_HOME, then HOME"
   CHECK(StateDir(c) == "/home/u/gs");
 }
 
+TEST_CASE("LoadConfig reads [retention], with its defaults and its errors") {
+  Result<Config> c = LoadConfig({});
+  REQUIRE(c.ok());
+  CHECK(c->retention.ended_jobs == std::chrono::hours(24 * 30));
+  CHECK(c->retention.max_ended_jobs == 10'000);
+  CHECK(c->retention.daemon_log_size == 16ull << 20);
+
+  TempDir dir;
+  c = LoadOne(dir.Write("retention.toml", "[retention]\nended_jobs = \"7d\"\n"
+                                          "max_ended_jobs = 0\ndaemon_log_size = \"1MiB\"\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().message());
+  CHECK(c->retention.ended_jobs == std::chrono::hours(24 * 7));
+  CHECK(c->retention.max_ended_jobs == 0);
+  CHECK(c->retention.daemon_log_size == 1ull << 20);
+
+  c = LoadOne(dir.Write("bad.toml", "[retention]\nmax_ended_jobs = -1\n"));
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().message().find("retention.max_ended_jobs") != std::string::npos);
+  c = LoadOne(dir.Write("typo.toml", "[retention]\nended = \"7d\"\n"));
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().message().find("unknown key \"retention.ended\"") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace gshare
 

@@ -150,6 +150,7 @@ TEST_CASE("daemon launcher reports a daemon that exits without a ready byte") {
     const Status status = DaemonLauncher::EnsureDaemon(spec);
     CHECK(!status.ok());
     CHECK(status.message() == "the daemon did not start (see " + spec.log_path + ")");
+    CHECK(IsDaemonUnreachable(status));  // a submit may try again
     CHECK(std::chrono::steady_clock::now() - start < spec.timeout / 2);  // EOF, not the timeout
   }
   CHECK(Contains(ReadFile(spec.log_path), "daemon-said-hello"));
@@ -172,7 +173,11 @@ TEST_CASE("daemon launcher's ConnectUnix names the path it could not reach") {
   Result<int> fd = ConnectUnix("/nonexistent/gshare.sock");
   REQUIRE(!fd.ok());
   CHECK(fd.status().message() == "cannot connect to /nonexistent/gshare.sock: No such file or directory");
-  CHECK(!ConnectUnix(std::string(200, 'x')).ok());
+  CHECK(IsDaemonUnreachable(fd.status()));
+  Result<int> too_long = ConnectUnix(std::string(200, 'x'));
+  REQUIRE(!too_long.ok());
+  CHECK_FALSE(IsDaemonUnreachable(too_long.status()));  // trying again cannot help
+  CHECK_FALSE(IsDaemonUnreachable(Status::Error("the daemon closed the connection")));
 }
 
 }  // namespace

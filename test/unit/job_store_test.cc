@@ -9,6 +9,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <set>
 
 namespace gshare {
 namespace {
@@ -216,17 +218,45 @@ TEST_CASE("JobStore keeps a payload with its job and deletes ended jobs") {
   int64_t old_id = InsertOrDie(store.get(), old);
   int64_t recent_id = InsertOrDie(store.get(), recent);
   int64_t needed_id = store->Insert(needed, &payload).value();
-  Result<std::vector<JobRecord>> deleted = store->DeleteEnded(150.0, {needed_id});
+  constexpr size_t kAll = std::numeric_limits<size_t>::max();
+  Result<std::vector<JobRecord>> deleted = store->DeleteEnded(150.0, kAll, {needed_id});
   REQUIRE(deleted.ok());
   REQUIRE(deleted->size() == 1);
   CHECK(deleted->front().id == old_id);
   CHECK_FALSE(store->Get(old_id).value().has_value());
   CHECK(store->Get(recent_id).value().has_value());
   CHECK(store->Get(with.value()).value().has_value());  // pending: never deleted
-  deleted = store->DeleteEnded(1e12, {});
+  deleted = store->DeleteEnded(1e12, kAll, {});
   REQUIRE(deleted.ok());
   CHECK(deleted->size() == 2);
   CHECK(store->GetPayload(needed_id)->env.empty());  // the payload went with it
+}
+
+TEST_CASE("JobStore keeps the newest ended jobs by count, and those a pending job needs") {
+  TempDir dir;
+  std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 5; ++i) {
+    JobRecord r = Job("ended" + std::to_string(i), "COMPLETED");
+    r.end_time = 1000.0 - 100.0 * i;  // job i ended i-th last
+    ids.push_back(InsertOrDie(store.get(), r));
+  }
+  int64_t pending = InsertOrDie(store.get(), Job("pending"));
+  // Keep 2 by count, nothing by age, and job 4 (the oldest) because something needs it.
+  Result<std::vector<JobRecord>> deleted = store->DeleteEnded(0.0, 2, {ids[4]});
+  REQUIRE(deleted.ok());
+  std::set<int64_t> gone;
+  for (const JobRecord& r : deleted.value()) gone.insert(r.id);
+  CHECK(gone == std::set<int64_t>{ids[2], ids[3]});
+  CHECK(store->Get(ids[0]).value().has_value());
+  CHECK(store->Get(ids[1]).value().has_value());
+  CHECK(store->Get(ids[4]).value().has_value());
+  CHECK(store->Get(pending).value().has_value());
+  // Age and count together: a job among the newest but ended before the cutoff goes.
+  deleted = store->DeleteEnded(950.0, 2, {});
+  REQUIRE(deleted.ok());
+  REQUIRE(deleted->size() == 2);
+  CHECK(store->Get(ids[0]).value().has_value());
 }
 
 TEST_CASE("JobStore lists newest first, filtered by state and limited") {
