@@ -40,7 +40,7 @@ enum class MsgType : uint16_t {
   kGapWatch = 21,        // LeaseMsg: bytes = 1: report idle gaps on `gpu` (kGapReport) while
                          // holding it; 0: stop (a release stops it too)
   kStretchGap = 22,      // LeaseMsg: bytes = ms: the process's next idle gap on `gpu` lasts at
-                         // least this long (its submissions wait; src/stagger.h)
+                         // least this long (its submissions wait; src/policy/stagger.h)
   kPong = 23,            // PingMsg: the answer to kPing, same seq
   // CLI -> daemon (JSON payloads) and daemon -> CLI replies
   // Job options (JobRequest, src/job_request.h) are the same JSON object in kRunRegister and
@@ -55,7 +55,7 @@ enum class MsgType : uint16_t {
   kSubmit = 38,         // options + {"env":[...],"script"|null} -> {"job_id"}
   kJobControl = 39,     // {"action","ids":[...],"priority"?,"signal"?} -> {"results":[...]}
   kClean = 40,          // {"older_than_ms"} -> {"removed":[ids]}
-  kRunAttach = 41,      // a job's supervisor: {"job_id"} -> what to run (src/job_supervisor.h)
+  kRunAttach = 41,      // a job's supervisor: {"job_id"} -> what to run (src/runner/job_supervisor.h)
   kReply = 48,          // {"ok": bool, "error": "...", ...result fields}
   kRunAdmitted = 49,    // daemon -> a pending `gshare run`: {"job_id"}: start now
 };
@@ -91,7 +91,7 @@ static_assert(sizeof(PingMsg) == 8);
 
 // Release reasons in LeaseMsg::reason for kLeaseReleased.
 // kEarly: idle for less than idle_release, but another job waits and the holder expects its
-// gap to outlast both handoffs (shim/gap_predictor.h).
+// gap to outlast both handoffs (shim/lease/gap_predictor.h).
 // kExit: the process is exiting; its swap-engine memory was released before (a report
 // with it gone precedes the release). A checkpoint-engine process also releases with kExit,
 // for any reason, once its Python interpreter is finalizing: the daemon never checkpoints

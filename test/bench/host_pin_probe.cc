@@ -1,5 +1,5 @@
 // Where pinning host memory spends its time, and whether it stalls the process's other driver
-// calls (shim/host_pool.h rests on the answer). No CUDA toolkit needed (dlopen libcuda.so.1):
+// calls (shim/memory/host_pool.h rests on the answer). No CUDA toolkit needed (dlopen libcuda.so.1):
 //   g++ -O2 -std=c++20 -o /tmp/host_pin_probe test/bench/host_pin_probe.cc -ldl -lpthread
 //   /tmp/host_pin_probe 4        # GiB per phase; ~20 s and 4 GiB of GPU memory on an H100
 // Phases on GIB GiB each (one line each: seconds, s/GiB, the pinger's worst call and count):

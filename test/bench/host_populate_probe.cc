@@ -1,4 +1,4 @@
-// How fast fresh anonymous memory is populated (the first half of shim/host_pool.h's pinning),
+// How fast fresh anonymous memory is populated (the first half of shim/memory/host_pool.h's pinning),
 // by 1..8 threads, with or without transparent huge pages, by touching each page or by
 // MADV_POPULATE_WRITE. No GPU needed:
 //   g++ -O2 -std=c++20 -o /tmp/host_populate_probe test/bench/host_populate_probe.cc -lpthread

@@ -32,7 +32,7 @@ STRETCH_RE = re.compile(r"job (\d+)'s next gap stretched to (\d+) ms")
 def idle_together(a, b):
     """Seconds in which two jobs were both in CPU phases: the intersection of two lists of
     (begin, end) intervals, each sorted and disjoint (mem_train.py --trace `cpu` phases). In
-    shared mode the GPU idles then (src/stagger.h)."""
+    shared mode the GPU idles then (src/policy/stagger.h)."""
     total, i, j = 0.0, 0, 0
     while i < len(a) and j < len(b):
         lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])

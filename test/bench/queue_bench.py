@@ -37,7 +37,7 @@ import subprocess
 import sys
 import time
 
-# The jobs table's writable columns (src/job_row.cc kWritableColumns), schema version 2.
+# The jobs table's writable columns (src/store/job_row.cc kWritableColumns), schema version 2.
 COLUMNS = ["name", "argv", "cwd", "uid", "priority", "quantum_ms", "gpu", "state", "reason",
            "submit_time", "start_time", "end_time", "exit_code", "signal", "pid",
            "lease_seconds", "wait_seconds", "peak_bytes", "kind", "output", "time_limit_ms",
@@ -45,7 +45,7 @@ COLUMNS = ["name", "argv", "cwd", "uid", "priority", "quantum_ms", "gpu", "state
            "runner_start", "slot"]
 SCHEMA_VERSION = 2
 
-# What `gshare queue` asks (src/job_store.cc JobStore::List, queue order), for sqlite3 alone.
+# What `gshare queue` asks (src/store/job_store.cc JobStore::List, queue order), for sqlite3 alone.
 QUEUE_ORDER = ("ORDER BY CASE state WHEN 'RUNNING' THEN 0 WHEN 'SUSPENDED' THEN 0"
                " WHEN 'PENDING' THEN 1 ELSE 2 END,"
                " CASE state WHEN 'PENDING' THEN -priority ELSE 0 END,"

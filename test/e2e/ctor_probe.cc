@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "cuda_abi.h"
+#include "hooks/cuda_abi.h"
 
 using namespace gs_cuda;
 

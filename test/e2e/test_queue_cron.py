@@ -35,7 +35,7 @@ class QueueCronTest(TestCase):
         home = os.path.join(h.tmp, "home")
         # How cron and the interactive shell meet at one daemon. Neither gets GSHARE_SOCKET
         # nor GSHARE_STATE_DIR. The state directory comes from HOME alone
-        # (~/.local/state/gshare, src/config.cc StateDir). The socket, by include/gshare/paths.h,
+        # (~/.local/state/gshare, src/base/config.cc StateDir). The socket, by include/gshare/paths.h,
         # would be /run/user/<uid>/gshare/gshare.sock (where logind gives the shell its
         # XDG_RUNTIME_DIR) else /tmp/gshare-<uid>/gshare.sock; both are one per user for the
         # whole machine, shared with other tests and with a developer's own daemon, and the

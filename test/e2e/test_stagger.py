@@ -71,7 +71,7 @@ class StaggerTest(TestCase):
         a, b, log = self.run_pair(h)
         stretches = STRETCH.findall(log)
         self.assertNotEqual(stretches, [], "no stretch for jobs in lock step\n" + h.diagnostics())
-        # (period + gap - 3 x offset) / 4 = ~62 ms past the usual 50 ms gap (src/stagger.h).
+        # (period + gap - 3 x offset) / 4 = ~62 ms past the usual 50 ms gap (src/policy/stagger.h).
         ms = int(stretches[0][1])
         self.assertGreaterEqual(ms, 50 + 50)
         self.assertLessEqual(ms, 50 + 75)

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "cuda_abi.h"
+#include "hooks/cuda_abi.h"
 
 namespace gs_cuda::fake {
 

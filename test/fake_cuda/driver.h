@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "context.h"
-#include "cuda_abi.h"
+#include "hooks/cuda_abi.h"
 
 namespace gs_cuda::fake {
 

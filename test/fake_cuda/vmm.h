@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "cuda_abi.h"
+#include "hooks/cuda_abi.h"
 
 namespace gs_cuda::fake {
 

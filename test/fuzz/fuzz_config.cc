@@ -1,4 +1,4 @@
-// libFuzzer target: gshare.toml as LoadConfig (src/config.h) reads it: toml++ and the checks of
+// libFuzzer target: gshare.toml as LoadConfig (src/base/config.h) reads it: toml++ and the checks of
 // every table and key. The input is the file, handed over as /proc/self/fd/N of a memfd.
 #include <sys/mman.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "config.h"
+#include "base/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const int fd = memfd_create("gshare.toml", MFD_CLOEXEC);

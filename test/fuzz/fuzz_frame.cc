@@ -1,4 +1,4 @@
-// libFuzzer target: the daemon's frame decoding (FrameBuffer, src/frame_io.h) fed arbitrary
+// libFuzzer target: the daemon's frame decoding (FrameBuffer, src/ipc/frame_io.h) fed arbitrary
 // bytes in arbitrary chunks, as recv() may deliver them. The first input byte picks the
 // chunk size; the rest is the stream. Every frame it returns must satisfy the header rules
 // of include/gshare/protocol.h.
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "frame_io.h"
+#include "ipc/frame_io.h"
 
 using gshare::FrameBuffer;
 namespace proto = gshare::proto;

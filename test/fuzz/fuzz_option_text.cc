@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "begin_time.h"
-#include "byte_size.h"
-#include "dependency.h"
-#include "duration.h"
+#include "base/begin_time.h"
+#include "base/byte_size.h"
+#include "policy/dependency.h"
+#include "base/duration.h"
 
 namespace {
 

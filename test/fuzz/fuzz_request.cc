@@ -1,13 +1,13 @@
 // libFuzzer target: the JSON payloads of the CLI's requests as the daemon reads them: job
-// options (kRunRegister, kSubmit: JobOptionsFromJson, src/job_json.h) and a job's end
-// (kRunEnded and <state_dir>/jobs/<id>.end: JobEndFromJson, src/job_end.h). Neither may throw;
+// options (kRunRegister, kSubmit: JobOptionsFromJson, src/ipc/job_json.h) and a job's end
+// (kRunEnded and <state_dir>/jobs/<id>.end: JobEndFromJson, src/ipc/job_end.h). Neither may throw;
 // options that are accepted must read back the same after JobOptionsToJson.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
-#include "job_end.h"
-#include "job_json.h"
+#include "ipc/job_end.h"
+#include "ipc/job_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // As the daemon parses a payload: no exceptions, anything but an object refused later.

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "job_options.h"
+#include "cli/job_options.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string script(reinterpret_cast<const char*>(data), size);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the fuzz targets (corpus/<target>/): requests as the CLI and the
-shim send them (src/cmd_run.cc, cmd_submit.cc, cmd_control.cc, job_supervisor.cc, the shim's
+shim send them (src/cli/cmd_run.cc, cmd_submit.cc, cmd_control.cc, job_supervisor.cc, the shim's
 binary messages of include/gshare/protocol.h), option text, batch scripts and configs.
 Rerun after a protocol change: python3 test/fuzz/make_corpus.py"""
 import json

@@ -1,0 +1,26 @@
+// Census: how many calls of each hooked submission (gated) and synchronization export the
+// shim saw, for comparison with an independent count (CUPTI) and to tell which revision of
+// an export a program reaches. On only when GSHARE_CENSUS=<path> is set; then the counts are
+// written to <path>.<pid> at exit as "<export> <count>" lines, plus "#captured <n>" (calls
+// recorded into a stream capture, which bypass the gate). Count: any thread, lock-free.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "hooks/real_driver.h"
+
+namespace gshare::shim {
+
+extern bool g_census_on;  // set once before the first hook runs through LoadRealDriver
+extern std::atomic<uint64_t> g_census[kNumHooks];
+extern std::atomic<uint64_t> g_census_captured;
+
+// Reads GSHARE_CENSUS. Called once while the driver is loaded.
+void CensusInit();
+
+inline void CensusCount(HookId id) {
+  if (__builtin_expect(g_census_on, 0)) g_census[id].fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace gshare::shim

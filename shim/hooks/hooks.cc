@@ -1,0 +1,473 @@
+// The exported driver entry points, generated from hooks.def. Each is a thin noexcept
+// wrapper: it finds the real function, does the kind's bookkeeping (gate, allocation table,
+// capture count) and returns the driver's own result. Nothing but a CUresult crosses the
+// C ABI. Any thread.
+#include <string_view>
+#include <type_traits>
+
+#include "memory/alloc_table.h"
+#include "hooks/census.h"
+#include "hooks/context_registry.h"
+#include "lease/inflight_window.h"
+#include "hooks/hook_decls.h"
+#include "lease/lease_client.h"
+#include "hooks/real_driver.h"
+#include "memory/managed_space.h"
+#include "memory/memory_engine.h"
+#include "memory/swap_space.h"
+#include "memory/swap_space_internal.h"
+
+namespace gshare::shim {
+namespace {
+
+using namespace gs_cuda;
+
+AllocTable g_allocations;  // device pointers
+AllocTable g_vmm_handles;  // cuMemCreate handles
+
+constexpr bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+// _ptsz/_ptds exports interpret stream 0 as the per-thread default stream.
+constexpr bool IsPerThread(std::string_view name) {
+  return EndsWith(name, "_ptsz") || EndsWith(name, "_ptds");
+}
+
+// The stream a submission goes to, found by type among its arguments.
+struct StreamArg {
+  bool present = false;
+  CUstream stream = nullptr;
+};
+inline void FindStream(StreamArg&) {}
+template <typename T, typename... Rest>
+inline void FindStream(StreamArg& out, const T& first, const Rest&... rest) {
+  if constexpr (std::is_same_v<T, CUstream>) {
+    if (!out.present) out = {true, first};
+  } else if constexpr (std::is_same_v<T, const CUlaunchConfig*>) {
+    if (!out.present && first != nullptr) out = {true, first->hStream};
+  }
+  FindStream(out, rest...);
+}
+
+// Whether `s` is capturing (work is recorded into a graph, not run). When the driver cannot
+// say, `if_unknown` is the answer: a submission then must not block (the call fails in the
+// driver on its own); cuStreamEndCapture must not count a capture it cannot see.
+bool StreamCapturing(CUstream s, bool per_thread, bool if_unknown) {
+  if (s == nullptr && per_thread) s = CuStreamPerThread();
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (Extras().cuStreamIsCapturing(s, &status) != CUDA_SUCCESS) return if_unknown;
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+// Holds the device gate for the duration of one submission.
+class Submission {
+ public:
+  Submission(HookId id, bool per_thread, StreamArg stream) {
+    CensusCount(id);
+    int device = ContextRegistry::Get().CurrentDevice();
+    if (device < 0) return;  // no current context: the driver rejects the call itself
+    if (g_active_captures.load(std::memory_order_relaxed) != 0 && stream.present &&
+        StreamCapturing(stream.stream, per_thread, /*if_unknown=*/true)) {
+      if (g_census_on) g_census_captured.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    DeviceGate& gate = GateOf(device);
+    if (__builtin_expect(!gate.TryEnter(), 0)) LeaseClient::Get().EnterSlow(device);
+    if (__builtin_expect(gate.MarkActive(), 0)) GapEnds(device);
+    gate_ = &gate;
+    device_ = device;
+    stream_ = stream;
+    per_thread_ = per_thread;
+  }
+  ~Submission() {
+    if (gate_ == nullptr) return;
+    // Synchronous calls (no stream) leave nothing queued; streamed ones are windowed
+    // while another job waits.
+    if (__builtin_expect(InflightWindow::Contended(device_), 0) && stream_.present) {
+      InflightWindow::AfterSubmission(device_, stream_.stream, per_thread_);
+    }
+    gate_->Exit();
+  }
+  Submission(const Submission&) = delete;
+  Submission& operator=(const Submission&) = delete;
+
+ private:
+  DeviceGate* gate_ = nullptr;
+  int device_ = -1;
+  StreamArg stream_;
+  bool per_thread_ = false;
+};
+
+template <typename Fn>
+inline Fn Real(HookId id) {
+  if (!LoadRealDriver()) return nullptr;
+  return reinterpret_cast<Fn>(RealFunction(id));
+}
+
+int CurrentDeviceOrZero() {
+  int d = ContextRegistry::Get().CurrentDevice();
+  return d < 0 ? 0 : d;
+}
+
+void TrackAlloc(AllocTable& table, uint64_t key, int device, uint64_t bytes) {
+  if (table.Add(key, device, bytes)) LeaseClient::Get().AddDeviceBytes(device, bytes);
+}
+
+void TrackFree(AllocTable& table, uint64_t key) {
+  int device;
+  uint64_t bytes;
+  if (table.Remove(key, &device, &bytes)) {
+    LeaseClient::Get().AddDeviceBytes(device, -static_cast<int64_t>(bytes));
+  }
+}
+
+// Device of the calling thread's context when the swap engine serves this process, else -1
+// (then the driver serves the allocation and it counts as memory that cannot move).
+int SwapDevice() {
+  if (!SwapSpace::Get().On()) return -1;
+  return ContextRegistry::Get().CurrentDevice();
+}
+
+// Stream-ordered allocation served by the engine: the memory is usable at once, so any
+// stream order is kept. Work being captured into a graph goes to the driver's pool.
+int SwapDeviceForStream(CUstream s, bool per_thread) {
+  int device = SwapDevice();
+  if (device >= 0 && g_active_captures.load(std::memory_order_relaxed) != 0 &&
+      StreamCapturing(s, per_thread, /*if_unknown=*/true)) {
+    return -1;
+  }
+  return device;
+}
+
+// A driver allocation of `bytes`. Under the checkpoint engine one that finds the GPU full
+// waits for room, up to 30 s (as the swap engine does): it asks for the lease with the bytes
+// as its demand, and the daemon checkpoints other jobs to make room for the holder.
+template <typename F>
+CUresult DriverAlloc(uint64_t bytes, F alloc) {
+  CUresult r = alloc();
+  if (r != CUDA_ERROR_OUT_OF_MEMORY || !CheckpointEngineOn()) return r;
+  int device = CurrentDeviceOrZero();
+  LeaseClient& client = LeaseClient::Get();
+  client.SetDemand(device, bytes);
+  for (int tries = 0; r == CUDA_ERROR_OUT_OF_MEMORY && tries < 3000; ++tries) {
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, nullptr);
+    DeviceGate& gate = GateOf(device);
+    if (!gate.TryEnter()) client.EnterSlow(device);
+    gate.MarkActive();
+    r = alloc();
+    gate.Exit();
+  }
+  client.SetDemand(device, 0);
+  return r;
+}
+
+// Device of the calling thread's context when cuMemGetInfo is virtualized for this process
+// (engines swap and checkpoint: the memory of others moves away when it runs), else -1.
+int VirtualMemDevice() {
+  if (!SwapSpace::Get().On() && !CheckpointEngineOn()) return -1;
+  return ContextRegistry::Get().CurrentDevice();
+}
+
+// Device of the calling thread's context when the managed engine serves this process, else -1.
+int ManagedDevice() {
+  if (!ManagedSpace::Get().On()) return -1;
+  return ContextRegistry::Get().CurrentDevice();
+}
+
+// cuMemAllocPitch: rows padded to 512 bytes (the pitch alignment the driver uses for
+// cudaMallocPitch on current GPUs). ElementSizeBytes must be 4, 8 or 16 (cuMemAllocPitch).
+CUresult SwapAllocPitch(int device, CUdeviceptr* dptr, size_t* pitch, size_t width,
+                        size_t height, unsigned element) {
+  if (dptr == nullptr || pitch == nullptr || width == 0 || height == 0 ||
+      (element != 4 && element != 8 && element != 16)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  size_t p = (width + 511) / 512 * 512;
+  uint64_t bytes = static_cast<uint64_t>(p) * height;
+  CUresult r = ManagedSpace::Get().On() ? ManagedSpace::Get().Alloc(device, bytes, dptr)
+                                        : SwapSpace::Get().Alloc(device, bytes, dptr);
+  if (r == CUDA_SUCCESS) *pitch = p;
+  return r;
+}
+
+// What the process may use on its device as if it were alone on the GPU: the GPU less
+// what other jobs hold that cannot move, less its own allocations and its context
+// (~0.5 GiB, measured: 527 MiB on the H100).
+void VirtualMemInfo(int device, size_t* free_bytes, size_t* total_bytes) {
+  const uint64_t kContextReserve = swap_internal::ContextReserve(*total_bytes);
+  uint64_t others = LeaseClient::Get().OthersFixed(device);
+  uint64_t total = *total_bytes > others ? *total_bytes - others : 0;
+  int64_t fixed = LeaseClient::Get().DeviceBytes(device);
+  uint64_t own = SwapSpace::Get().Allocated(device) + (fixed > 0 ? fixed : 0) + kContextReserve;
+  *total_bytes = total;
+  *free_bytes = total > own ? total - own : 0;
+}
+
+// cuGetProcAddress: the real driver resolves name, version and flags; the shim then swaps
+// the returned pointer for the wrapper of the same export, so the caller's ABI (_v2, _ptsz,
+// _ptds) is exactly what the driver chose. A request for "cuGetProcAddress" itself thus
+// returns the shim's cuGetProcAddress and every later lookup stays hooked.
+inline void SwapForWrapper(CUresult r, void** pfn) {
+  if (r != CUDA_SUCCESS || pfn == nullptr || *pfn == nullptr) return;
+  int id = HookOfPointer(*pfn);
+  if (id >= 0) *pfn = HookWrapper(id);
+}
+
+}  // namespace
+}  // namespace gshare::shim
+
+#define GS_EXPORT extern "C" __attribute__((visibility("default")))
+#define GS_REAL(name, params) \
+  auto gs_real_fn = ::gshare::shim::Real<CUresult(*) params>(::gshare::shim::kHook_##name); \
+  if (gs_real_fn == nullptr) return CUDA_ERROR_NOT_INITIALIZED
+
+#define GS_HOOK_GATE(name, params, args)                                                 \
+  GS_EXPORT CUresult name params noexcept {                                               \
+    GS_REAL(name, params);                                                                \
+    ::gshare::shim::StreamArg gs_stream;                                                   \
+    [&](auto&&... a) { ::gshare::shim::FindStream(gs_stream, a...); } args;                  \
+    ::gshare::shim::Submission gs_sub(::gshare::shim::kHook_##name,                          \
+                                   ::gshare::shim::IsPerThread(#name), gs_stream);           \
+    return gs_real_fn args;                                                                       \
+  }
+
+#define GS_HOOK_PROCADDR(name, params, args)                      \
+  GS_EXPORT CUresult name params noexcept {                        \
+    GS_REAL(name, params);                                         \
+    CUresult r = gs_real_fn args;                                          \
+    ::gshare::shim::SwapForWrapper(r, pfn);                        \
+    return r;                                                      \
+  }
+
+// Records a driver allocation (memory that cannot move).
+#define GS_TRACK_DRIVER_ALLOC(bytes)                                                        \
+  if (r == CUDA_SUCCESS && dptr != nullptr) {                                                \
+    ::gshare::shim::TrackAlloc(::gshare::shim::g_allocations, *dptr,                         \
+                               ::gshare::shim::CurrentDeviceOrZero(), (bytes));              \
+  }
+
+#define GS_HOOK_ALLOC(name, params, args)                                                 \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    int gs_dev = ::gshare::shim::SwapDevice();                                             \
+    if (gs_dev >= 0) return ::gshare::shim::SwapSpace::Get().Alloc(gs_dev, bytesize, dptr); \
+    gs_dev = ::gshare::shim::ManagedDevice();                                              \
+    if (gs_dev >= 0) return ::gshare::shim::ManagedSpace::Get().Alloc(gs_dev, bytesize, dptr); \
+    CUresult r = ::gshare::shim::DriverAlloc(bytesize, [&] { return gs_real_fn args; });   \
+    GS_TRACK_DRIVER_ALLOC(bytesize)                                                        \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_ALLOCMANAGED(name, params, args)                                          \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r = gs_real_fn args;                                                          \
+    GS_TRACK_DRIVER_ALLOC(bytesize)                                                        \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_ALLOCASYNC(name, params, args)                                            \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    int gs_dev = ::gshare::shim::SwapDeviceForStream(hStream,                              \
+                                                     ::gshare::shim::IsPerThread(#name));  \
+    if (gs_dev >= 0) return ::gshare::shim::SwapSpace::Get().Alloc(gs_dev, bytesize, dptr); \
+    CUresult r = ::gshare::shim::DriverAlloc(bytesize, [&] { return gs_real_fn args; });   \
+    GS_TRACK_DRIVER_ALLOC(bytesize)                                                        \
+    return r;                                                                              \
+  }
+#define GS_HOOK_ALLOCPOOL GS_HOOK_ALLOCASYNC
+
+#define GS_HOOK_ALLOCPITCH(name, params, args)                                            \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    int gs_dev = ::gshare::shim::SwapDevice();                                             \
+    if (gs_dev < 0) gs_dev = ::gshare::shim::ManagedDevice();                              \
+    if (gs_dev >= 0) {                                                                     \
+      return ::gshare::shim::SwapAllocPitch(gs_dev, dptr, pPitch, WidthInBytes, Height,    \
+                                            ElementSizeBytes);                             \
+    }                                                                                      \
+    CUresult r = ::gshare::shim::DriverAlloc(static_cast<uint64_t>(WidthInBytes) * Height,  \
+                                             [&] { return gs_real_fn args; });             \
+    GS_TRACK_DRIVER_ALLOC(pPitch != nullptr ? *pPitch * Height : 0)                        \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_FREE(name, params, args)                                                  \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r;                                                                            \
+    if (::gshare::shim::SwapSpace::Get().On() &&                                           \
+        ::gshare::shim::SwapSpace::Get().Free(dptr, &r)) {                                 \
+      return r;                                                                            \
+    }                                                                                      \
+    r = gs_real_fn args;                                                                   \
+    if (r == CUDA_SUCCESS) {                                                               \
+      ::gshare::shim::TrackFree(::gshare::shim::g_allocations, dptr);                      \
+      if (::gshare::shim::ManagedSpace::Get().On()) ::gshare::shim::ManagedSpace::Get().Forget(dptr); \
+    }                                                                                      \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_FREEASYNC(name, params, args)                                             \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r;                                                                            \
+    if (::gshare::shim::SwapSpace::Get().On() &&                                           \
+        ::gshare::shim::SwapSpace::Get().FreeAsync(dptr, hStream, &r)) {                   \
+      return r;                                                                            \
+    }                                                                                      \
+    r = gs_real_fn args;                                                                   \
+    if (r == CUDA_SUCCESS) ::gshare::shim::TrackFree(::gshare::shim::g_allocations, dptr); \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_MEMINFO(name, params, args)                                               \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r = gs_real_fn args;                                                          \
+    int gs_dev = ::gshare::shim::VirtualMemDevice();                                       \
+    if (r == CUDA_SUCCESS && gs_dev >= 0 && free != nullptr && total != nullptr) {         \
+      ::gshare::shim::VirtualMemInfo(gs_dev, free, total);                                 \
+    }                                                                                      \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_TOTALMEM(name, params, args)                                              \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r = gs_real_fn args;                                                          \
+    if (r == CUDA_SUCCESS && bytes != nullptr &&                                           \
+        (::gshare::shim::SwapSpace::Get().On() || ::gshare::shim::CheckpointEngineOn()) && \
+        dev >= 0 && dev < ::gshare::shim::kMaxDevices) {                                   \
+      uint64_t gs_others = ::gshare::shim::LeaseClient::Get().OthersFixed(dev);            \
+      *bytes = *bytes > gs_others ? *bytes - gs_others : 0;                                \
+    }                                                                                      \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_ADDRRANGE(name, params, args)                                             \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    if (::gshare::shim::SwapSpace::Get().On() &&                                           \
+        ::gshare::shim::SwapSpace::Get().AddressRange(dptr, pbase, psize)) {               \
+      return CUDA_SUCCESS;                                                                 \
+    }                                                                                      \
+    return gs_real_fn args;                                                                \
+  }
+
+// Application VMM: under the swap engine device handles are the engine's virtual ids
+// (swap_app_vmm.cc); everything else goes to the driver and counts as fixed memory.
+#define GS_SWAP ::gshare::shim::SwapSpace::Get()
+#define GS_IS_APP_HANDLE(h) ::gshare::shim::SwapSpace::IsAppHandle(h)
+
+#define GS_HOOK_MEMCREATE(name, params, args)                                             \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r;                                                                            \
+    if (GS_SWAP.AppCreate(handle, size, prop, flags, &r)) return r;                        \
+    r = ::gshare::shim::DriverAlloc(size, [&] { return gs_real_fn args; });                \
+    if (r == CUDA_SUCCESS && handle != nullptr && prop != nullptr &&                       \
+        prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {                              \
+      ::gshare::shim::TrackAlloc(::gshare::shim::g_vmm_handles, *handle, prop->location.id, \
+                                 size);                                                    \
+    }                                                                                      \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_MEMRELEASE(name, params, args)                                            \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r;                                                                            \
+    if (GS_IS_APP_HANDLE(handle) && GS_SWAP.AppRelease(handle, &r)) return r;             \
+    r = gs_real_fn args;                                                                   \
+    if (r == CUDA_SUCCESS) ::gshare::shim::TrackFree(::gshare::shim::g_vmm_handles, handle); \
+    return r;                                                                              \
+  }
+
+// A call the swap engine answers when `served` (which sets r) is true; the driver otherwise.
+#define GS_SERVED_OR_REAL(name, params, args, served) \
+  GS_EXPORT CUresult name params noexcept {           \
+    GS_REAL(name, params);                            \
+    CUresult r;                                       \
+    if (served) return r;                             \
+    return gs_real_fn args;                           \
+  }
+#define GS_HOOK_MEMMAP(name, params, args)      \
+  GS_SERVED_OR_REAL(name, params, args,         \
+                    GS_IS_APP_HANDLE(handle) && GS_SWAP.AppMap(ptr, size, offset, handle, flags, &r))
+#define GS_HOOK_MEMUNMAP(name, params, args) \
+  GS_SERVED_OR_REAL(name, params, args, GS_SWAP.AppUnmap(ptr, size, &r))
+#define GS_HOOK_MEMSETACCESS(name, params, args) \
+  GS_SERVED_OR_REAL(name, params, args, GS_SWAP.AppSetAccess(ptr, size, desc, count, &r))
+#define GS_HOOK_MEMGETACCESS(name, params, args) \
+  GS_SERVED_OR_REAL(name, params, args, GS_SWAP.AppGetAccess(flags, location, ptr, &r))
+#define GS_HOOK_MEMRETAIN(name, params, args) \
+  GS_SERVED_OR_REAL(name, params, args, GS_SWAP.AppRetain(handle, addr, &r))
+#define GS_HOOK_MEMPROPS(name, params, args) \
+  GS_SERVED_OR_REAL(name, params, args,      \
+                    GS_IS_APP_HANDLE(handle) && GS_SWAP.AppProperties(prop, handle, &r))
+
+// An exported handle stays resident for good: the driver exports the real one.
+#define GS_HOOK_MEMEXPORT(name, params, args)                                             \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUmemGenericAllocationHandle gs_handle = handle;                                       \
+    CUresult r;                                                                            \
+    if (GS_IS_APP_HANDLE(handle) && GS_SWAP.AppPin(handle, &gs_handle, &r) &&              \
+        r != CUDA_SUCCESS) {                                                               \
+      return r;                                                                            \
+    }                                                                                      \
+    return gs_real_fn(shareableHandle, gs_handle, handleType, flags);                      \
+  }
+
+#define GS_HOOK_CAPTURE_BEGIN(name, params, args)                                         \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    CUresult r = gs_real_fn args;                                                                  \
+    if (r == CUDA_SUCCESS) ::gshare::shim::g_active_captures.fetch_add(1);                 \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_CAPTURE_END(name, params, args)                                           \
+  GS_EXPORT CUresult name params noexcept {                                                \
+    GS_REAL(name, params);                                                                 \
+    bool was = ::gshare::shim::StreamCapturing(hStream, ::gshare::shim::IsPerThread(#name), false); \
+    CUresult r = gs_real_fn args;                                                                  \
+    if (was) ::gshare::shim::g_active_captures.fetch_sub(1);                               \
+    return r;                                                                              \
+  }
+
+#define GS_HOOK_CTXDESTROY(name, params, args)                                    \
+  GS_EXPORT CUresult name params noexcept {                                        \
+    GS_REAL(name, params);                                                         \
+    ::gshare::shim::ContextRegistry::Get().Forget(ctx);                            \
+    return gs_real_fn args;                                                                \
+  }
+
+// Waiting for the GPU is not idleness (lease_client.h, g_syncing).
+#define GS_HOOK_SYNC(name, params, args)                      \
+  GS_EXPORT CUresult name params noexcept {                    \
+    GS_REAL(name, params);                                     \
+    ::gshare::shim::CensusCount(::gshare::shim::kHook_##name); \
+    ::gshare::shim::SyncScope gs_sync;                         \
+    return gs_real_fn args;                                    \
+  }
+
+// Polling for completion that is not there yet counts as waiting too.
+#define GS_HOOK_QUERY(name, params, args)                                      \
+  GS_EXPORT CUresult name params noexcept {                                    \
+    GS_REAL(name, params);                                                     \
+    CUresult r = gs_real_fn args;                                              \
+    if (r == CUDA_ERROR_NOT_READY) ::gshare::shim::NoteGpuWait();              \
+    return r;                                                                  \
+  }
+
+extern "C" __attribute__((visibility("default"))) const char gshare_shim_version[] = GSHARE_VERSION;
+
+namespace gs_cuda {
+#define GS_HOOK(kind, name, pfn, params, args) GS_HOOK_##kind(name, params, args)
+#include "hooks/hooks.def"
+#undef GS_HOOK
+}  // namespace gs_cuda

@@ -1,0 +1,62 @@
+// Gap watch: the shim's side of phase staggering in shared mode (src/policy/stagger.h).
+//
+// While the daemon watches a GPU (kGapWatch), each idle gap of the process on it is
+// measured to the microsecond and reported (kGapReport): a gap begins when a synchronizing
+// call returns (cuCtxSynchronize, cuStreamSynchronize, cuEventSynchronize: the process
+// waited for its GPU work) and ends at the next submission. Gaps shorter than kMinGapNs are
+// not reported. The lease thread sends the latest gap at its tick (every 20 ms), so a
+// process with gaps closer than that reports some of them.
+//
+// A stretch (kStretchGap, `ms`) makes the process's next gap last at least `ms`: the next
+// synchronizing call to return closes the gate (without draining), and the first
+// submission after it waits in the slow path until `ms` after that return. A release
+// cancels both.
+//
+// Cost: the submission fast path is unchanged (the gate's activity flag, already read,
+// tells the first submission after a gap); a returning synchronizing call reads two atomic
+// words, and only while watched takes the clock and clears the activity flags.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "gshare/protocol.h"
+
+namespace gshare::shim {
+
+// Bit d: device ordinal d is watched / its next gap is to be stretched. Relaxed; any thread.
+extern std::atomic<uint64_t> g_gap_watch;
+extern std::atomic<uint64_t> g_stretch_due;
+
+// A synchronizing call returned: a gap may begin. Any thread.
+void GapBegins();
+// The first submission on `device` since its gate's activity flag was cleared. Any thread.
+void GapEnds(int device);
+
+inline void AfterSync() {
+  if (__builtin_expect((g_gap_watch.load(std::memory_order_relaxed) |
+                        g_stretch_due.load(std::memory_order_relaxed)) != 0, 0)) {
+    GapBegins();
+  }
+}
+
+namespace lease {
+
+inline constexpr int64_t kMinGapNs = 1'000'000;  // 1 ms
+
+// Lease thread, g.mu held: sends the gap published since the last call, if any.
+void SendGap(int device);
+// Lease thread: kGapWatch and kStretchGap from the daemon.
+void HandleGapWatch(const proto::LeaseMsg& m);
+void HandleStretch(const proto::LeaseMsg& m);
+// g.mu held: the lease on `device` ends (a release): no more reports or stretches.
+void StopGapWatch(int device);
+// In a forked child (async-signal-safe: atomic stores only): nothing watched or due.
+void ResetGapWatchAfterFork();
+// EnterSlow, g.mu held, the gate closed: while a stretch holds the gate, waits for its end
+// (or a release) and returns true; reopens the gate when the stretch is over. False when no
+// stretch holds the gate.
+bool WaitStretch(int device);
+
+}  // namespace lease
+}  // namespace gshare::shim

@@ -1,0 +1,88 @@
+// The in-flight window: a ring of events per device, used only while another job waits.
+#include "lease/inflight_window.h"
+
+#include <pthread.h>
+
+#include <cstdlib>
+
+#include "hooks/context_registry.h"
+#include "hooks/real_driver.h"
+#include "memory/vmm_driver.h"
+
+namespace gshare::shim {
+namespace {
+
+using namespace gs_cuda;
+
+constexpr int kFences = 4;  // W: events outstanding per device
+
+struct Ring {
+  pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  CUcontext ctx = nullptr;  // the events' context; other contexts are not windowed
+  CUevent events[kFences] = {};
+  int head = 0;   // oldest outstanding
+  int count = 0;  // outstanding
+  std::atomic<uint32_t> submissions{0};
+};
+
+Ring g_rings[kMaxDevices];
+std::atomic<int> g_stride{-1};  // K; 0 = window off
+
+int Stride() {
+  int k = g_stride.load(std::memory_order_relaxed);
+  if (k >= 0) return k;
+  const char* env = std::getenv("GSHARE_INFLIGHT_LAUNCHES");
+  int launches = env != nullptr ? std::atoi(env) : 64;
+  k = launches <= 0 ? 0 : (launches + kFences - 1) / kFences;
+  g_stride.store(k, std::memory_order_relaxed);
+  return k;
+}
+
+}  // namespace
+
+std::atomic<bool> InflightWindow::contended_[64];
+
+void InflightWindow::SetContended(int device, bool contended) {
+  contended_[device].store(contended && Stride() > 0, std::memory_order_relaxed);
+}
+
+void InflightWindow::AfterSubmission(int device, CUstream stream, bool per_thread) {
+  Ring& r = g_rings[device];
+  uint32_t n = r.submissions.fetch_add(1, std::memory_order_relaxed) + 1;
+  int stride = Stride();
+  if (stride == 0 || n % static_cast<uint32_t>(stride) != 0) return;
+  const DriverExtras& x = Extras();
+  CUcontext ctx = nullptr;
+  if (x.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == nullptr) return;
+  if (stream == nullptr && per_thread) stream = CuStreamPerThread();
+  pthread_mutex_lock(&r.mu);
+  if (r.ctx == nullptr) {
+    bool ok = true;
+    for (CUevent& e : r.events) ok = ok && x.cuEventCreate(&e, kEventDisableTiming) == CUDA_SUCCESS;
+    if (ok) r.ctx = ctx;
+  }
+  if (r.ctx == ctx) {
+    if (r.count == kFences) {
+      // Window full: wait for the oldest fence (the GPU has then at most K*(W-1) of our
+      // submissions left), and reuse its event.
+      x.cuEventSynchronize(r.events[r.head]);
+      r.head = (r.head + 1) % kFences;
+      --r.count;
+    }
+    CUevent e = r.events[(r.head + r.count) % kFences];
+    if (x.cuEventRecord(e, stream) == CUDA_SUCCESS) ++r.count;
+  }
+  pthread_mutex_unlock(&r.mu);
+}
+
+void InflightWindow::ResetAfterFork() {
+  for (int i = 0; i < kMaxDevices; ++i) {
+    Ring& r = g_rings[i];
+    pthread_mutex_init(&r.mu, nullptr);
+    r.ctx = nullptr;  // the parent's events mean nothing here
+    r.head = r.count = 0;
+    contended_[i].store(false, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace gshare::shim

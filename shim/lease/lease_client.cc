@@ -1,0 +1,650 @@
+// The lease client: connection, background thread, release protocol. Its memory side
+// (reports, swap-in at a grant, evictions) is lease_memory.cc; shared state is lease_state.h.
+//
+// Locking: `mu` guards the per-device flags, the connection state and the condition
+// variable that submitting threads wait on. `send_mu` serializes writes to the socket.
+// The slow release work (draining the gate, synchronizing contexts) runs with neither
+// held, so submitting threads can queue up on `cv` meanwhile.
+#include "lease/lease_client.h"
+#include "lease/lease_state.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "gshare/paths.h"
+#include "gshare/protocol.h"
+#include "hooks/census.h"
+#include "lease/inflight_window.h"
+#include "lease/interpreter_exit.h"
+#include "hooks/real_driver.h"
+#include "shim_log.h"
+#include "memory/managed_space.h"
+#include "memory/memory_engine.h"
+#include "memory/swap_space.h"
+#include "memory/vmm_driver.h"
+
+namespace gshare::shim {
+
+std::atomic<int> g_active_captures{0};
+std::atomic<int> g_syncing{0};
+std::atomic<bool> g_gpu_waited{false};
+
+namespace lease {
+
+namespace proto = gshare::proto;
+
+constexpr int kReconnectMs = 2000;
+// Bounds of GSHARE_DAEMON_TIMEOUT_MS: below the tick it means nothing, above an hour it is
+// a mistake (a hung daemon would freeze the job for that long).
+constexpr int kMinDaemonTimeoutMs = 100;
+constexpr int kMaxDaemonTimeoutMs = 3600 * 1000;
+// The client thread's period: the resolution of idle gaps (gap_predictor.h) and of the
+// idle and early releases.
+constexpr int kTickMs = 20;
+
+State g;
+DeviceGate g_gates[kMaxDevices];
+
+bool WriteAll(int fd, const void* data, size_t len) {
+  const char* p = static_cast<const char*>(data);
+  while (len > 0) {
+    ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    len -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool ReadAll(int fd, void* data, size_t len) {
+  char* p = static_cast<char*>(data);
+  while (len > 0) {
+    ssize_t n = recv(fd, p, len, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    len -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Sends one frame; false when the connection is gone. Any thread.
+bool SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len) {
+  if (fd < 0) return false;
+  char buf[sizeof(proto::FrameHeader) + sizeof(proto::MemReportMsg)];
+  if (len > sizeof(proto::MemReportMsg)) return false;
+  proto::FrameHeader h = proto::MakeHeader(type, len);
+  std::memcpy(buf, &h, sizeof h);
+  std::memcpy(buf + sizeof h, payload, len);
+  pthread_mutex_lock(&g.send_mu);
+  bool ok = WriteAll(fd, buf, sizeof h + len);
+  pthread_mutex_unlock(&g.send_mu);
+  return ok;
+}
+
+void EnsureUuid(int device) {
+  DeviceState& d = g.dev[device];
+  if (d.uuid_known) return;
+  gs_cuda::CUuuid u;
+  if (Extras().cuDeviceGetUuid(&u, device) == gs_cuda::CUDA_SUCCESS) {
+    std::memcpy(d.uuid.bytes, u.bytes, sizeof d.uuid.bytes);
+    d.uuid_known = true;
+  }
+}
+
+bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason) {
+  proto::LeaseMsg m{};
+  m.gpu = g.dev[device].uuid;
+  m.epoch = epoch;
+  m.reason = reason;
+  m.ordinal = device;
+  return SendFrame(g.fd, type, &m, sizeof m);
+}
+
+int DeviceOfUuid(const proto::GpuUuid& u) {
+  for (int i = 0; i < kMaxDevices; ++i) {
+    if (g.dev[i].uuid_known && std::memcmp(g.dev[i].uuid.bytes, u.bytes, 16) == 0) return i;
+  }
+  return -1;
+}
+
+// Whether the daemon behind g.socket_path may be trusted, checked before anything is sent
+// (issue 27: /tmp/gshare-UID is a name any user can take first): the socket's directory is
+// a real directory of this user or root that nobody else can write, the socket is theirs too
+// (both by lstat, links not followed). No heap: called from the lease thread and from
+// EnsureStartedLocked. The listener itself is checked after connect (PeerTrusted).
+bool PathTrusted() {
+  const uid_t me = getuid();
+  char dir[sizeof g.socket_path];
+  std::memcpy(dir, g.socket_path, sizeof dir);
+  dir[sizeof dir - 1] = '\0';
+  char* slash = std::strrchr(dir, '/');
+  if (slash == nullptr) return false;
+  if (slash == dir) {
+    slash[1] = '\0';  // "/gshare.sock": the root directory
+  } else {
+    *slash = '\0';
+  }
+  struct stat st {};
+  if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_uid != me && st.st_uid != 0) ||
+      (st.st_mode & 022) != 0) {
+    return false;
+  }
+  return lstat(g.socket_path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+         (st.st_uid == me || st.st_uid == 0);
+}
+
+bool PeerTrusted(int fd) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+         (cred.uid == getuid() || cred.uid == 0);
+}
+
+bool g_refused_warned = false;  // one warning per process for an untrusted socket
+
+// Connects and says hello; the new descriptor, or -1. Needs no lock (g.socket_path and
+// g.job_id are set once before the client thread starts).
+int Connect() {
+  if (!PathTrusted()) {
+    if (!g_refused_warned && access(g.socket_path, F_OK) == 0) {
+      g_refused_warned = true;
+      Warn("gshare: refusing the daemon socket %s: it or its directory is not yours (or "
+           "root's) or others may write there; running unshared", g.socket_path);
+    }
+    return -1;
+  }
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, g.socket_path, sizeof addr.sun_path);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || !PeerTrusted(fd)) {
+    close(fd);
+    return -1;
+  }
+  proto::HelloMsg hello{g.job_id, static_cast<int32_t>(getpid()), 0};
+  if (!SendFrame(fd, proto::MsgType::kHello, &hello, sizeof hello)) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Connects and says hello. REQUIRES: g.mu held.
+bool ConnectLocked() {
+  g.fd = Connect();
+  return g.fd >= 0;
+}
+
+// Liveness of the daemon, seen from the client thread only. A lease request may wait a
+// whole quantum for its grant, so silence alone proves nothing: after a quarter of the
+// timeout without a frame the thread pings, and the daemon answers a ping at once. Any
+// frame counts as an answer.
+int64_t g_heard_ms = 0;       // when the last frame arrived (or the connection was made)
+int64_t g_ping_sent_ms = 0;   // when the unanswered ping went out; 0: none
+uint64_t g_ping_seq = 0;
+
+int PingAfterMs() { return g.daemon_timeout_ms / 4; }
+int AnswerWithinMs() { return g.daemon_timeout_ms - PingAfterMs(); }
+
+void HeardFromDaemon() {
+  g_heard_ms = NowMs();
+  g_ping_sent_ms = 0;
+}
+
+bool SendPing(int fd) {
+  proto::PingMsg m{++g_ping_seq};
+  return SendFrame(fd, proto::MsgType::kPing, &m, sizeof m);
+}
+
+enum class Liveness { kAlive, kHung, kGone };
+
+// Called when nothing was there to read: pings when due, and says whether the daemon
+// stopped answering.
+Liveness CheckLiveness(int fd) {
+  int64_t now = NowMs();
+  if (g_ping_sent_ms == 0) {
+    if (now - g_heard_ms < PingAfterMs()) return Liveness::kAlive;
+    if (!SendPing(fd)) return Liveness::kGone;
+    g_ping_sent_ms = now;
+    return Liveness::kAlive;
+  }
+  return now - g_ping_sent_ms < AnswerWithinMs() ? Liveness::kAlive : Liveness::kHung;
+}
+
+// A fresh connection proves the daemon alive only once it answers: connect() succeeds
+// on the listening socket of a stopped daemon too. True when a kPong came back in time.
+bool AwaitPong(int fd) {
+  if (!SendPing(fd)) return false;
+  int64_t deadline = NowMs() + AnswerWithinMs();
+  for (;;) {
+    int64_t left = deadline - NowMs();
+    if (left <= 0) return false;
+    struct pollfd p = {fd, POLLIN, 0};
+    int n = poll(&p, 1, static_cast<int>(left));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    proto::FrameHeader h;
+    proto::PingMsg m;
+    if (!ReadAll(fd, &h, sizeof h)) return false;
+    if (proto::CheckHeader(h, sizeof(proto::LeaseMsg)) != proto::HeaderCheck::kOk ||
+        static_cast<proto::MsgType>(h.type) != proto::MsgType::kPong) {
+      return false;  // nothing else is due before the first lease request
+    }
+    return ReadAll(fd, &m, sizeof m) && m.seq == g_ping_seq;
+  }
+}
+
+// Daemon unreachable or gone: fail open. REQUIRES: g.mu held.
+void GoUngatedLocked(const char* why) {
+  if (g.fd >= 0) {
+    shutdown(g.fd, SHUT_RDWR);
+    if (g.dead_fd >= 0) close(g.dead_fd);
+    g.dead_fd = g.fd;
+  }
+  g.fd = -1;
+  g.ungated = true;
+  for (int i = 0; i < kMaxDevices; ++i) {
+    g.dev[i].requested = g.dev[i].holding = g.dev[i].dropping = false;
+    g.dev[i].drop_deferred = false;
+    RunUngated(i);
+    g_gates[i].Open();
+  }
+  if (!g.warned) {
+    g.warned = true;
+    Warn("%s %s; the job runs without GPU sharing", why, g.socket_path);
+  }
+  pthread_cond_broadcast(&g.cv);
+}
+
+void SyncContexts(int device) {
+  const DriverExtras& x = Extras();
+  ContextRegistry::Get().ForEach(device, [&x](gs_cuda::CUcontext ctx) {
+    if (x.cuCtxPushCurrent_v2(ctx) != gs_cuda::CUDA_SUCCESS) return;
+    x.cuCtxSynchronize();
+    gs_cuda::CUcontext popped;
+    x.cuCtxPopCurrent_v2(&popped);
+  });
+}
+
+// Closes the gate, drains, synchronizes and acknowledges. Called by the client thread
+// with g.mu NOT held and d.dropping already set.
+void Release(int device, proto::ReleaseReason reason) {
+  // A checkpoint-engine process whose interpreter is shutting down says so: the daemon then
+  // leaves its memory to go with the process instead of checkpointing it (interpreter_exit.h).
+  if (reason != proto::ReleaseReason::kExit && CheckpointEngineOn() && InterpreterFinalizing()) {
+    reason = proto::ReleaseReason::kExit;
+  }
+  g_gates[device].CloseAndDrain();
+  SyncContexts(device);
+  SwapSpace::Get().SetRunning(device, false);
+  // Managed memory leaves with the lease when another job wants the GPU (not on idle).
+  uint64_t ns;
+  if (reason == proto::ReleaseReason::kDropped && ManagedSpace::Get().On()) {
+    ManagedSpace::Get().Prefetch(device, false, &ns);
+  }
+  bool exiting = reason == proto::ReleaseReason::kExit;
+  if (exiting && SwapSpace::Get().On()) SwapSpace::Get().Discard(device);
+  pthread_mutex_lock(&g.mu);
+  DeviceState& d = g.dev[device];
+  if (exiting && d.uuid_known) SendReport(device, 0, 0, 0, 0);  // before the release
+  d.holding = false;
+  d.dropping = false;
+  d.drop_deferred = false;
+  d.handoff_ms = -1;
+  StopGapWatch(device);
+  InflightWindow::SetContended(device, false);
+  SendLease(proto::MsgType::kLeaseReleased, device, d.epoch, static_cast<uint32_t>(reason));
+  if (d.waiters > 0) d.requested = RequestLease(device);
+  pthread_mutex_unlock(&g.mu);
+}
+
+// Another job waits: bound the queued work until this grant ends.
+void HandleContended(const proto::LeaseMsg& m) {
+  pthread_mutex_lock(&g.mu);
+  int device = DeviceOfUuid(m.gpu);
+  if (device >= 0 && g.dev[device].holding && g.dev[device].epoch == m.epoch) {
+    InflightWindow::SetContended(device, true);
+    g.dev[device].handoff_ms = GapPredictor::HandoffMs(m.bytes);
+  }
+  pthread_mutex_unlock(&g.mu);
+}
+
+void HandleDrop(const proto::LeaseMsg& m) {
+  pthread_mutex_lock(&g.mu);
+  int device = DeviceOfUuid(m.gpu);
+  if (device < 0) {
+    pthread_mutex_unlock(&g.mu);
+    return;
+  }
+  DeviceState& d = g.dev[device];
+  if (!d.holding || d.dropping || m.epoch != d.epoch) {
+    // Already released (an idle release crossed this DROP) or a stale epoch: acknowledge
+    // so the daemon never waits on us; it ignores acknowledgements it does not expect.
+    SendLease(proto::MsgType::kLeaseReleased, device, m.epoch,
+              static_cast<uint32_t>(proto::ReleaseReason::kDropped));
+    pthread_mutex_unlock(&g.mu);
+    return;
+  }
+  if (g_active_captures.load(std::memory_order_acquire) > 0) {
+    d.drop_deferred = true;  // synchronizing now would invalidate the capture
+    pthread_mutex_unlock(&g.mu);
+    return;
+  }
+  d.dropping = true;
+  pthread_mutex_unlock(&g.mu);
+  Release(device, proto::ReleaseReason::kDropped);
+}
+
+// Periodic work of the client thread: deferred drops, idle and early releases, memory
+// reports. Busy = a submission since the last tick, a thread inside the gate or in a
+// synchronizing call, or a query that found work unfinished.
+void Tick() {
+  static int64_t last_tick_ms = 0;  // only the client thread ticks
+  int64_t now = NowMs();
+  int64_t since_tick = last_tick_ms == 0 ? 0 : now - last_tick_ms;
+  last_tick_ms = now;
+  bool capturing = g_active_captures.load(std::memory_order_acquire) > 0;
+  bool waited = g_gpu_waited.exchange(false, std::memory_order_relaxed) ||
+                g_syncing.load(std::memory_order_relaxed) > 0;
+  for (int i = 0; i < kMaxDevices; ++i) {
+    pthread_mutex_lock(&g.mu);
+    DeviceState& d = g.dev[i];
+    bool release = false;
+    proto::ReleaseReason reason = proto::ReleaseReason::kDropped;
+    if (d.holding && !d.dropping && !capturing) {
+      int64_t idle = now - d.last_active_ms;
+      if (d.drop_deferred) {
+        release = true;
+      } else if (g_gates[i].TakeActive() || g_gates[i].Busy() || waited) {
+        d.gaps.Observe(idle);  // a gap (if it was one) ended
+        d.Active(now);
+      } else {
+        // A pinning in progress needs no guard here: a handoff that would evict into host
+        // memory not pinned yet is unpriced (kNever), so the idle release waits
+        // kUnpricedIdleMs and the early release is off; a priced one finds its room pinned.
+        if (SwapSpace::Get().Pinning()) d.registering_ms += since_tick;
+        if (d.waiters == 0 &&
+            idle >= GapPredictor::IdleReleaseMs(g.idle_release_ms, d.handoff_ms)) {
+          release = true;
+          reason = proto::ReleaseReason::kIdle;
+        } else if (d.waiters == 0 && g.early_release && d.handoff_ms >= 0 &&
+                   d.gaps.WorthReleasing(idle - d.registering_ms, d.handoff_ms)) {
+          release = true;  // another job waits and this gap should outlast both handoffs
+          reason = proto::ReleaseReason::kEarly;
+        }
+      }
+    }
+    if (release) {
+      d.dropping = true;
+      d.gap_open = reason != proto::ReleaseReason::kDropped;
+    }
+    SendGap(i);
+    if (d.bytes_dirty.exchange(false, std::memory_order_relaxed) && g.fd >= 0) {
+      EnsureUuid(i);
+      if (d.uuid_known) SendReport(i, 0, 0, 0, 0);
+    }
+    pthread_mutex_unlock(&g.mu);
+    if (release) Release(i, reason);
+  }
+}
+
+// Reads and handles one frame. False when the connection is broken or the peer
+// misbehaves.
+bool ReceiveOne(int fd) {
+  proto::FrameHeader h;
+  if (!ReadAll(fd, &h, sizeof h)) return false;
+  if (proto::CheckHeader(h, sizeof(proto::LeaseMsg)) != proto::HeaderCheck::kOk) return false;
+  auto type = static_cast<proto::MsgType>(h.type);
+  if (type == proto::MsgType::kPong) {
+    proto::PingMsg ping;
+    return ReadAll(fd, &ping, sizeof ping);  // what it proves, any frame proves
+  }
+  if (type != proto::MsgType::kLeaseGrant && type != proto::MsgType::kLeaseDrop &&
+      type != proto::MsgType::kLeaseContended && type != proto::MsgType::kEvict &&
+      type != proto::MsgType::kSwapPrepare && type != proto::MsgType::kGapWatch &&
+      type != proto::MsgType::kStretchGap) {
+    return false;
+  }
+  proto::LeaseMsg m;
+  if (!ReadAll(fd, &m, sizeof m)) return false;
+  if (type == proto::MsgType::kLeaseGrant) {
+    HandleGrant(m);
+  } else if (type == proto::MsgType::kLeaseDrop) {
+    HandleDrop(m);
+  } else if (type == proto::MsgType::kEvict) {
+    HandleEvict(m);
+  } else if (type == proto::MsgType::kSwapPrepare) {
+    if (SwapSpace::Get().On()) SwapSpace::Get().Prepare(m.bytes);
+  } else if (type == proto::MsgType::kGapWatch) {
+    HandleGapWatch(m);
+  } else if (type == proto::MsgType::kStretchGap) {
+    HandleStretch(m);
+  } else {
+    HandleContended(m);
+  }
+  return true;
+}
+
+void* ClientThread(void*) {
+  HeardFromDaemon();
+  for (;;) {
+    pthread_mutex_lock(&g.mu);
+    if (g.dead_fd >= 0) {
+      close(g.dead_fd);
+      g.dead_fd = -1;
+    }
+    int fd = g.fd;
+    bool ungated = g.ungated;
+    pthread_mutex_unlock(&g.mu);
+    if (ungated) {
+      struct timespec ts = {kReconnectMs / 1000, (kReconnectMs % 1000) * 1000000L};
+      nanosleep(&ts, nullptr);
+      int fresh = Connect();
+      if (fresh >= 0 && !AwaitPong(fresh)) {
+        close(fresh);  // a stopped daemon: connect() worked, nobody answers
+        fresh = -1;
+      }
+      pthread_mutex_lock(&g.mu);
+      if (fresh >= 0) {
+        // The daemon is back: return to gated operation. Close every gate first so no
+        // submission slips between now and the first grant.
+        g.fd = fresh;
+        g.ungated = false;
+        HeardFromDaemon();
+        pthread_mutex_unlock(&g.mu);
+        for (int i = 0; i < kMaxDevices; ++i) g_gates[i].CloseAndDrain();
+        for (int i = 0; i < kMaxDevices; ++i) {
+          SyncContexts(i);
+          SwapSpace::Get().SetRunning(i, false);
+        }
+        Warn("reconnected to the gshare daemon; GPU sharing resumed");
+        pthread_mutex_lock(&g.mu);
+        for (int i = 0; i < kMaxDevices; ++i) {
+          g.dev[i].bytes_dirty.store(g.dev[i].uuid_known || g.dev[i].bytes.load() != 0,
+                                     std::memory_order_relaxed);
+        }
+        pthread_cond_broadcast(&g.cv);
+      }
+      pthread_mutex_unlock(&g.mu);
+      continue;
+    }
+    struct pollfd p = {fd, POLLIN, 0};
+    int n = poll(&p, 1, kTickMs);
+    Liveness live = Liveness::kAlive;
+    if (n > 0) {
+      live = ReceiveOne(fd) ? Liveness::kAlive : Liveness::kGone;
+      if (live == Liveness::kAlive) HeardFromDaemon();
+    } else if (n == 0) {
+      live = CheckLiveness(fd);
+    }
+    if (live != Liveness::kAlive) {
+      pthread_mutex_lock(&g.mu);
+      GoUngatedLocked(live == Liveness::kHung ? "the gshare daemon stopped answering at"
+                                              : "lost the connection to the gshare daemon at");
+      pthread_mutex_unlock(&g.mu);
+      continue;
+    }
+    Tick();
+  }
+  return nullptr;
+}
+
+// At exit(): the process will submit nothing more, so it gives its device memory and its
+// leases back now, not when the driver destroys its context later in exit (measured on the
+// H100: a 49 GiB job's exit kept the next job's swap-in waiting ~1 s). Registered at the
+// first gated call, so it runs before the driver's teardown (_dl_fini) and after the exit
+// handlers registered later (the CUDA runtime's registers at its own start, before). A
+// device that some thread still uses (inside the gate, synchronizing, or waiting for the
+// lease) is left alone. Never in a forked child (its parent's state is not its own).
+pid_t g_exit_pid = 0;
+
+void ReleaseAtExit() {
+  if (getpid() != g_exit_pid) return;
+  for (int i = 0; i < kMaxDevices; ++i) {
+    pthread_mutex_lock(&g.mu);
+    DeviceState& d = g.dev[i];
+    bool connected = g.fd >= 0 && !g.ungated;
+    bool quiet = d.waiters == 0 && !d.dropping && !g_gates[i].Busy();
+    bool held = connected && quiet && d.holding;
+    bool discard = connected && quiet && !d.holding && !d.requested && d.uuid_known &&
+                   SwapSpace::Get().On();
+    if (held) d.dropping = true;
+    pthread_mutex_unlock(&g.mu);
+    if (held) {
+      Release(i, proto::ReleaseReason::kExit);
+    } else if (discard && SwapSpace::Get().Discard(i) > 0) {
+      SendReport(i, 0, 0, 0, 0);  // the gate is closed: nothing of it runs
+    }
+  }
+}
+
+// Starts the connection and the thread on first use in this process.
+// REQUIRES: g.mu held.
+void EnsureStartedLocked() {
+  if (g.started) return;
+  g.started = true;
+  static bool atfork_registered = false;
+  if (!atfork_registered) {
+    atfork_registered = true;
+    pthread_atfork(nullptr, nullptr, ChildAfterFork);
+    g_exit_pid = getpid();
+    atexit(ReleaseAtExit);
+  }
+  const char* job = std::getenv("GSHARE_JOB_ID");
+  g.job_id = job != nullptr ? std::strtoull(job, nullptr, 10) : 0;
+  // `gshare run` already said it runs the job unshared: do not say it twice.
+  if (std::getenv("GSHARE_QUIET") != nullptr) g.warned = true;
+  const char* idle = std::getenv("GSHARE_IDLE_RELEASE_MS");
+  if (idle != nullptr && std::atoi(idle) > 0) g.idle_release_ms = std::atoi(idle);
+  const char* early = std::getenv("GSHARE_EARLY_RELEASE");
+  if (early != nullptr && std::strcmp(early, "0") == 0) g.early_release = false;
+  const char* timeout = std::getenv("GSHARE_DAEMON_TIMEOUT_MS");
+  if (timeout != nullptr) {
+    char* end = nullptr;
+    long ms = std::strtol(timeout, &end, 10);
+    if (end != timeout && *end == '\0' && ms >= kMinDaemonTimeoutMs && ms <= kMaxDaemonTimeoutMs) {
+      g.daemon_timeout_ms = static_cast<int>(ms);
+    }
+  }
+  bool have_path = gshare::paths::SocketPath(g.socket_path, sizeof g.socket_path);
+  if (!have_path || !ConnectLocked()) GoUngatedLocked("cannot reach the gshare daemon at");
+  pthread_t tid;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&tid, &attr, ClientThread, nullptr) != 0) {
+    GoUngatedLocked("cannot start the lease thread for");
+  }
+  pthread_attr_destroy(&attr);
+}
+
+}  // namespace lease
+
+using namespace lease;
+
+DeviceGate& GateOf(int device) { return g_gates[device]; }
+
+LeaseClient g_client;
+
+LeaseClient& LeaseClient::Get() { return g_client; }
+
+void LeaseClient::EnterSlow(int device) {
+  DeviceGate& gate = g_gates[device];
+  pthread_mutex_lock(&g.mu);
+  EnsureStartedLocked();
+  DeviceState& d = g.dev[device];
+  ++d.waiters;
+  while (!gate.TryEnter()) {
+    if (g.ungated) {
+      gate.Open();
+      continue;
+    }
+    if (WaitStretch(device)) continue;
+    if (!d.requested && !d.holding && !d.dropping) {
+      if (d.gap_open) {
+        d.gaps.Observe(NowMs() - d.last_active_ms);  // the gap an idle release began ended
+        d.gap_open = false;
+      }
+      EnsureUuid(device);
+      d.requested = RequestLease(device);
+      if (!d.requested) {
+        GoUngatedLocked("lost the connection to the gshare daemon at");
+        continue;
+      }
+    }
+    pthread_cond_wait(&g.cv, &g.mu);
+  }
+  --d.waiters;
+  pthread_mutex_unlock(&g.mu);
+}
+
+void ChildAfterFork() {
+  // Only async-signal-safe work: the child has one thread and no connection of its own.
+  if (g.fd >= 0) close(g.fd);
+  if (g.dead_fd >= 0) close(g.dead_fd);
+  g.fd = g.dead_fd = -1;
+  pthread_mutex_init(&g.mu, nullptr);
+  pthread_mutex_init(&g.send_mu, nullptr);
+  pthread_cond_init(&g.cv, nullptr);
+  g.started = false;
+  g.ungated = false;
+  g_ping_sent_ms = 0;
+  for (int i = 0; i < kMaxDevices; ++i) {
+    DeviceState& d = g.dev[i];
+    d.requested = d.holding = d.dropping = d.drop_deferred = false;
+    d.waiters = 0;
+    d.gaps.Reset();
+    d.handoff_ms = -1;
+    d.gap_open = false;
+    d.epoch = 0;
+    d.watching = d.stretched = false;
+    d.stretch_until_ns = 0;
+    d.bytes.store(0, std::memory_order_relaxed);
+    d.bytes_dirty.store(false, std::memory_order_relaxed);
+    g_gates[i].Reset();
+  }
+  ContextRegistry::Get().ResetAfterFork();
+  InflightWindow::ResetAfterFork();
+  // The parent's counts are the parent's: the child reports only its own calls.
+  for (auto& n : g_census) n.store(0, std::memory_order_relaxed);
+  g_syncing.store(0, std::memory_order_relaxed);
+  g_gpu_waited.store(false, std::memory_order_relaxed);
+  g_census_captured.store(0, std::memory_order_relaxed);
+  ResetGapWatchAfterFork();
+}
+
+}  // namespace gshare::shim

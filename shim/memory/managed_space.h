@@ -1,0 +1,57 @@
+// ManagedSpace: the managed memory engine (DESIGN.md section 5, `--memory managed`; the
+// thesis's libunified). The process's cuMemAlloc_v2 and cuMemAllocPitch_v2 become
+// cuMemAllocManaged(CU_MEM_ATTACH_GLOBAL): the driver may page that memory in and out by
+// itself, and the shim prefetches all of it to the GPU when the lease is granted and to host
+// memory when the lease is given back (cuMemPrefetchAsync_v2, CUDA Driver API "Unified
+// Addressing"), so a job meets its working set resident instead of faulting it in.
+// Faults run at 8-11 GB/s and prefetches at ~47 GB/s to the GPU, 11-17 GB/s back
+// (../shared/reference/measurements.md). On a GPU shared with others, never let managed
+// memory exceed the GPU's free memory: oversubscribed managed memory can stall the GPU.
+// Any thread; Prefetch is called by the lease client thread with the gate closed.
+#pragma once
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "hooks/context_registry.h"
+#include "hooks/cuda_abi.h"
+
+namespace gshare::shim {
+
+using namespace gs_cuda;
+
+class ManagedSpace {
+ public:
+  static ManagedSpace& Get();
+  // GSHARE_MEMORY=managed. Decided once.
+  bool On();
+  // cuMemAllocManaged on `device`'s behalf; the driver's result.
+  CUresult Alloc(int device, uint64_t bytes, CUdeviceptr* out);
+  // Forgets `p` if it is the engine's (the caller then frees it with cuMemFree, which frees
+  // managed memory too).
+  void Forget(CUdeviceptr p);
+  // Prefetches every allocation of `device` to it (to_gpu) or to host memory, waits, and
+  // returns the bytes moved. Needs a context of the process on `device`.
+  uint64_t Prefetch(int device, bool to_gpu, uint64_t* ns);
+  uint64_t Allocated(int device);
+  uint64_t Resident(int device);  // as of the last prefetch: all or nothing
+
+ private:
+  struct Range {
+    CUdeviceptr ptr;
+    uint64_t bytes;
+    int device;
+  };
+  pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
+  Range* ranges_ = nullptr;  // GUARDED_BY(mu_), unordered
+  int count_ = 0;
+  int capacity_ = 0;
+  CUcontext ctx_[kMaxDevices] = {};
+  CUstream stream_[kMaxDevices] = {};
+  bool on_gpu_[kMaxDevices] = {};  // GUARDED_BY(mu_)
+  std::atomic<int> state_{0};      // 0 unknown, 1 on, 2 off
+};
+
+}  // namespace gshare::shim

@@ -1,0 +1,331 @@
+// The swap engine's data movement: eviction to the pinned host pool and swap-in, each in
+// batches of up to 512 MiB of asynchronous copies on the engine's own stream, two in flight
+// (BatchPipe): while one batch copies, the other is finished, by the unmaps (eviction) or
+// the host extents given back (swap-in). Freeing batch by batch lets another process's
+// swap-in use the memory while this one is still evicting (the two overlap: ~86 GB/s both
+// ways on the H100, measured).
+#include <pthread.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "lease/lease_client.h"
+#include "hooks/real_driver.h"
+#include "shim_log.h"
+#include "memory/swap_space.h"
+#include "memory/swap_space_internal.h"
+#include "memory/vmm_driver.h"
+
+namespace gshare::shim {
+
+int64_t swap_internal::SwapInWaitNs() {
+  static const int64_t ns = [] {
+    const char* v = std::getenv("GSHARE_SWAP_WAIT_MS");
+    long long ms = v != nullptr ? std::atoll(v) : 0;
+    return ms > 0 ? ms * 1'000'000 : kSwapInWaitNs;
+  }();
+  return ns;
+}
+
+bool swap_internal::TraceOn() {
+  static const bool on = std::getenv("GSHARE_TRACE_SWAP") != nullptr;
+  return on;
+}
+
+void swap_internal::TraceMove(const char* what, uint64_t bytes, int64_t begin_ns,
+                              uint64_t pool_bytes) {
+  if (!TraceOn()) return;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  double end = static_cast<double>(now.tv_sec) + now.tv_nsec / 1e9;
+  double begin = end - static_cast<double>(NowNs() - begin_ns) / 1e9;
+  Warn("trace %s %llu %.3f %.3f pool %llu", what, static_cast<unsigned long long>(bytes), begin,
+       end, static_cast<unsigned long long>(pool_bytes));
+}
+
+uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
+  if (device < 0 || device >= kMaxDevices || bytes == 0) return 0;
+  pthread_mutex_lock(&mu_);
+  ReapDeferredLocked(true);
+  if (count_ == 0 || !EnterContext(device)) {
+    pthread_mutex_unlock(&mu_);
+    return 0;
+  }
+  const VmmDriver& v = *Vmm();
+  BatchPipe pipe = PipeOf(device);
+  int64_t start = swap_internal::NowNs();
+  uint64_t moved = 0;
+  bool stop = false;
+  auto finish = [&](Batch& batch, bool ok) {
+    for (int i = 0; i < batch.n; ++i) {
+      Chunk& c = *batch.chunk[i];
+      if (!ok) {  // the copy failed: the chunk stays resident
+        pool_.Give(c.host, c.bytes);
+        c.host = nullptr;
+        continue;
+      }
+      UnbackLocked(*batch.owner[i], c);
+      c.state = swap_internal::kEvicted;
+      moved += c.bytes;
+      stats_[device].bytes_out += c.bytes;
+    }
+    if (!ok) stop = true;
+  };
+  for (int ri = 0; ri < count_ && !stop; ++ri) {
+    Region* r = regions_[ri];
+    if (r->device != device || (r->app != nullptr && r->app->exported)) continue;
+    for (int ci = 0; ci < r->nchunks && !stop; ++ci) {
+      Chunk& c = r->chunks[ci];
+      if (c.state != swap_internal::kResident) continue;
+      if (moved + pipe.InFlightBytes() >= bytes) {
+        stop = true;
+        break;
+      }
+      c.host = pool_.Take(c.bytes);
+      if (c.host == nullptr) {
+        Warn("cannot pin host memory for swapping; %llu bytes stay on the GPU",
+             static_cast<unsigned long long>(bytes - moved - pipe.InFlightBytes()));
+        stop = true;
+        break;
+      }
+      if (v.cuMemcpyDtoHAsync_v2(c.host, r->base + c.offset, c.bytes, pipe.stream) != CUDA_SUCCESS) {
+        pool_.Give(c.host, c.bytes);
+        c.host = nullptr;
+        stop = true;
+        break;
+      }
+      if (pipe.Current().Add(r, &c)) pipe.Advance(finish);
+    }
+  }
+  pipe.Drain(finish);
+  LeaveContext();
+  stats_[device].swap_ns += swap_internal::NowNs() - start;
+  if (moved > 0) ++stats_[device].swaps_out;
+  pthread_mutex_unlock(&mu_);
+  if (swap_internal::TraceOn()) swap_internal::TraceMove("evict", moved, start, pool_.pinned());
+  return moved;
+}
+
+uint64_t SwapSpace::Discard(int device) {
+  if (device < 0 || device >= kMaxDevices) return 0;
+  pthread_mutex_lock(&mu_);
+  ReapDeferredLocked(true);
+  uint64_t freed = 0;
+  if (count_ != 0 && EnterContext(device)) {
+    for (int ri = 0; ri < count_; ++ri) {
+      Region* r = regions_[ri];
+      if (r->device != device || (r->app != nullptr && r->app->exported)) continue;
+      for (int ci = 0; ci < r->nchunks; ++ci) {
+        Chunk& c = r->chunks[ci];
+        if (c.state != swap_internal::kResident) continue;
+        UnbackLocked(*r, c);
+        c.state = swap_internal::kFresh;  // a later swap-in creates it anew, without data
+        freed += c.bytes;
+      }
+    }
+    LeaveContext();
+  }
+  pthread_mutex_unlock(&mu_);
+  return freed;
+}
+
+SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64_t stall_ns,
+                                          RoomNeed* need) {
+  *moved_out = 0;
+  if (device < 0 || device >= kMaxDevices) return SwapInResult::kFailed;
+  pthread_mutex_lock(&mu_);
+  bool any = BytesLocked(device, /*resident=*/false) > 0;
+  if (!any) running_[device].store(true, std::memory_order_release);
+  if (!any || !EnterContext(device)) {
+    pthread_mutex_unlock(&mu_);
+    return any ? SwapInResult::kFailed : SwapInResult::kDone;
+  }
+  const VmmDriver& v = *Vmm();
+  BatchPipe pipe = PipeOf(device);
+  int64_t start = swap_internal::NowNs();
+  uint64_t moved = 0;
+  SwapInResult result = SwapInResult::kDone;
+  // Finishes a batch; on failure unmaps what it created (host copies stay) and the result
+  // is kFailed.
+  auto finish = [&](Batch& batch, bool ok) {
+    for (int i = 0; i < batch.n; ++i) {
+      Chunk& c = *batch.chunk[i];
+      if (!ok) {
+        UnbackLocked(*batch.owner[i], c);
+        continue;
+      }
+      if (c.host != nullptr) {
+        pool_.Give(c.host, c.bytes);
+        c.host = nullptr;
+        moved += c.bytes;
+        stats_[device].bytes_in += c.bytes;
+      }
+      c.state = swap_internal::kResident;
+    }
+    if (!ok) result = SwapInResult::kFailed;
+  };
+  for (int ri = 0; ri < count_ && result == SwapInResult::kDone; ++ri) {
+    Region* r = regions_[ri];
+    if (r->device != device) continue;
+    for (int ci = 0; ci < r->nchunks && result == SwapInResult::kDone; ++ci) {
+      Chunk& c = r->chunks[ci];
+      if (c.state == swap_internal::kResident) continue;
+      // Another job may still be evicting to make this room: wait while it makes progress.
+      CUresult res;
+      RoomWait wait(stall_ns, swap_internal::NowNs());
+      while ((res = BackChunk(*r, c)) == CUDA_ERROR_OUT_OF_MEMORY &&
+             wait.KeepWaiting(swap_internal::NowNs(), swap_internal::FreeDeviceBytes)) {
+        swap_internal::SleepNs(1'000'000);
+      }
+      if (res == CUDA_ERROR_OUT_OF_MEMORY) {  // the copies queued so far are good
+        pipe.Drain(finish);  // first, so that what they brought back counts as resident
+        if (need != nullptr) *need = NeedLocked(device, c.bytes);
+        if (result == SwapInResult::kDone) result = SwapInResult::kNoRoom;
+        break;
+      }
+      if (res == CUDA_SUCCESS && c.host != nullptr) {
+        res = v.cuMemcpyHtoDAsync_v2(r->base + c.offset, c.host, c.bytes, pipe.stream);
+        if (res != CUDA_SUCCESS) UnbackLocked(*r, c);
+      }
+      if (res != CUDA_SUCCESS) {
+        Warn("swap-in of %llu bytes failed (CUresult %d); the data stays in host memory",
+             static_cast<unsigned long long>(c.bytes), res);
+        pipe.Drain(finish, /*current_ok=*/false);
+        result = SwapInResult::kFailed;
+        break;
+      }
+      if (pipe.Current().Add(r, &c)) pipe.Advance(finish);
+    }
+  }
+  pipe.Drain(finish);
+  LeaveContext();
+  stats_[device].swap_ns += swap_internal::NowNs() - start;
+  if (moved > 0) ++stats_[device].swaps_in;
+  if (result == SwapInResult::kDone) running_[device].store(true, std::memory_order_release);
+  *moved_out = moved;
+  pthread_mutex_unlock(&mu_);
+  if (swap_internal::TraceOn()) swap_internal::TraceMove("swapin", moved, start, pool_.pinned());
+  return result;
+}
+
+uint64_t SwapSpace::BytesLocked(int device, bool resident) const {
+  uint64_t bytes = 0;
+  for (int ri = 0; ri < count_; ++ri) {
+    const Region* r = regions_[ri];
+    if (r->device != device) continue;
+    for (int ci = 0; ci < r->nchunks; ++ci) {
+      if ((r->chunks[ci].state == swap_internal::kResident) == resident) {
+        bytes += r->chunks[ci].bytes;
+      }
+    }
+  }
+  return bytes;
+}
+
+SwapSpace::RoomNeed SwapSpace::NeedLocked(int device, uint64_t at_least) {
+  uint64_t missing = BytesLocked(device, /*resident=*/false);
+  uint64_t free = swap_internal::FreeDeviceBytes();
+  uint64_t short_by = missing > free ? missing - free : 0;
+  return {missing, short_by > at_least ? short_by : at_least};
+}
+
+CUresult SwapSpace::ResidentLocked(Region& r) {
+  Chunk& c = r.chunks[0];
+  if (c.state == swap_internal::kResident) return CUDA_SUCCESS;
+  if (!EnterContext(r.device)) return CUDA_ERROR_INVALID_CONTEXT;
+  const VmmDriver& v = *Vmm();
+  CUstream s = StreamOf(r.device);
+  CUresult res = BackChunk(r, c);
+  if (res == CUDA_SUCCESS && c.host != nullptr) {
+    res = v.cuMemcpyHtoDAsync_v2(r.base, c.host, c.bytes, s);
+    if (res == CUDA_SUCCESS) res = v.cuStreamSynchronize(s);
+    if (res != CUDA_SUCCESS) {
+      UnbackLocked(r, c);
+    } else {
+      pool_.Give(c.host, c.bytes);
+      c.host = nullptr;
+    }
+  }
+  if (res == CUDA_SUCCESS) c.state = swap_internal::kResident;
+  LeaveContext();
+  return res;
+}
+
+SwapStats SwapSpace::Stats(int device) {
+  pthread_mutex_lock(&mu_);
+  SwapStats st = stats_[device];
+  st.allocated = allocated_[device];
+  st.resident = BytesLocked(device, /*resident=*/true);
+  pthread_mutex_unlock(&mu_);
+  return st;
+}
+
+uint64_t SwapSpace::Allocated(int device) {
+  pthread_mutex_lock(&mu_);
+  uint64_t n = allocated_[device];
+  pthread_mutex_unlock(&mu_);
+  return n;
+}
+
+namespace {
+pthread_mutex_t g_prepare_mu = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t g_prepare_cv = PTHREAD_COND_INITIALIZER;
+uint64_t g_prepare_target = 0;  // GUARDED_BY(g_prepare_mu)
+bool g_prepare_started = false;  // GUARDED_BY(g_prepare_mu)
+}  // namespace
+
+void* SwapSpace::PrepareThread(void* arg) {
+  auto* self = static_cast<SwapSpace*>(arg);
+  for (;;) {
+    pthread_mutex_lock(&g_prepare_mu);
+    while (self->pool_.pinned() >= g_prepare_target) pthread_cond_wait(&g_prepare_cv, &g_prepare_mu);
+    uint64_t target = g_prepare_target;
+    pthread_mutex_unlock(&g_prepare_mu);
+    // Pinning needs a context: the first device the engine has one for.
+    int device = -1;
+    for (int d = 0; d < kMaxDevices && device < 0; ++d) {
+      if (self->ctx_[d] != nullptr) device = d;
+    }
+    bool pushed = device >= 0 && Extras().cuCtxPushCurrent_v2(self->ctx_[device]) == CUDA_SUCCESS;
+    int64_t start = swap_internal::NowNs();
+    uint64_t had = self->pool_.pinned();
+    uint64_t got = pushed ? had : 0;
+    // In steps, each followed by a memory report: the daemon prices the next handoff by the
+    // pool it knows of (Daemon::HandoffBytes), and an unpriced one keeps the holder on the
+    // GPU through its CPU phases (seen on the H100 when the last report predated the pin).
+    for (uint64_t step = got; pushed && got >= step && got < target;) {
+      step = std::min(got + kPrepareStepBytes, target);
+      uint64_t before = got;
+      got = self->pool_.Grow(step);  // short of `step`: cannot pin more, the loop ends
+      if (got > before) LeaseClient::Get().MemoryChanged(-1);
+    }
+    swap_internal::TraceMove("pin", got > had ? got - had : 0, start, got);
+    if (pushed) self->LeaveContext();
+    if (got < target) {
+      // Cannot pin more (limit, or the host is out of memory): stop asking.
+      pthread_mutex_lock(&g_prepare_mu);
+      if (g_prepare_target == target) g_prepare_target = got;
+      pthread_mutex_unlock(&g_prepare_mu);
+    }
+  }
+  return nullptr;
+}
+
+void SwapSpace::Prepare(uint64_t host_bytes) {
+  pthread_mutex_lock(&g_prepare_mu);
+  if (host_bytes > g_prepare_target) g_prepare_target = host_bytes;
+  if (!g_prepare_started) {
+    g_prepare_started = true;
+    pthread_t tid;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&tid, &attr, PrepareThread, this) != 0) g_prepare_started = false;
+    pthread_attr_destroy(&attr);
+  }
+  pthread_cond_signal(&g_prepare_cv);
+  pthread_mutex_unlock(&g_prepare_mu);
+}
+
+}  // namespace gshare::shim

@@ -1,0 +1,421 @@
+// The swap engine. Lock order: the lease client's mutex, then mu_ (the engine never calls
+// into the lease client while holding mu_; on_demand only sets an atomic there).
+#include "memory/swap_space.h"
+
+#include "memory/swap_space_internal.h"
+
+#include <time.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "lease/lease_client.h"
+#include "memory/memory_engine.h"
+#include "hooks/real_driver.h"
+#include "shim_log.h"
+#include "memory/vmm_driver.h"
+
+namespace gshare::shim {
+using namespace swap_internal;
+
+namespace {
+int SlabShift(uint64_t bytes) {
+  int s = kSlabMinShift;
+  while ((1ull << s) < bytes) ++s;
+  return s;
+}
+uint64_t RoundUp(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
+}  // namespace
+
+SwapSpace g_swap_space;
+SwapSpace& SwapSpace::Get() { return g_swap_space; }
+
+bool SwapSpace::On() {
+  int known = state_.load(std::memory_order_acquire);
+  if (__builtin_expect(known != 0, 1)) return known == 1;
+  bool want = RequestedMemoryEngine() == proto::MemoryEngine::kSwap;
+  int s = 2;
+  if (want) {
+    const VmmDriver* vmm = Vmm();
+    if (vmm == nullptr) {
+      Warn("the CUDA driver has no virtual memory management; --memory swap is off");
+    } else {
+      s = 1;
+      const char* limit = std::getenv("GSHARE_HOST_POOL_LIMIT");
+      if (limit != nullptr) pool_.SetLimit(std::strtoull(limit, nullptr, 10));
+    }
+  }
+  state_.store(s, std::memory_order_release);  // racing first callers compute the same answer
+  return s == 1;
+}
+
+SwapSpace::Region* SwapSpace::FindLocked(CUdeviceptr p) const {
+  int lo = 0, hi = count_;  // first region with base > p
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (regions_[mid]->base <= p) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo == 0) return nullptr;
+  Region* r = regions_[lo - 1];
+  return p < r->base + r->size ? r : nullptr;
+}
+
+bool SwapSpace::InsertLocked(Region* r) {
+  if (count_ == capacity_) {
+    int cap = capacity_ == 0 ? 256 : capacity_ * 2;
+    auto* grown = static_cast<Region**>(std::realloc(regions_, sizeof(Region*) * cap));
+    if (grown == nullptr) return false;
+    regions_ = grown;
+    capacity_ = cap;
+  }
+  int i = count_;
+  while (i > 0 && regions_[i - 1]->base > r->base) {
+    regions_[i] = regions_[i - 1];
+    --i;
+  }
+  regions_[i] = r;
+  ++count_;
+  return true;
+}
+
+void SwapSpace::RemoveLocked(Region* r) {
+  for (int i = 0; i < count_; ++i) {
+    if (regions_[i] != r) continue;
+    std::memmove(regions_ + i, regions_ + i + 1, sizeof(Region*) * (count_ - i - 1));
+    --count_;
+    return;
+  }
+}
+
+CUresult SwapSpace::BackChunk(Region& r, Chunk& c) {
+  const VmmDriver& v = *Vmm();
+  CUmemAllocationProp prop{};
+  if (r.app != nullptr) {
+    prop = r.app->prop;
+  } else {
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = r.device;
+  }
+  CUmemGenericAllocationHandle h = 0;
+  CUresult res = v.cuMemCreate(&h, c.bytes, &prop, 0);
+  if (res != CUDA_SUCCESS) return res;
+  CUdeviceptr at = r.base + c.offset;
+  res = v.cuMemMap(at, c.bytes, 0, h, 0);
+  if (res != CUDA_SUCCESS) {
+    v.cuMemRelease(h);
+    return res;
+  }
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  res = v.cuMemSetAccess(at, c.bytes, &access, 1);
+  if (res != CUDA_SUCCESS) {
+    v.cuMemUnmap(at, c.bytes);
+    v.cuMemRelease(h);
+    return res;
+  }
+  if (r.app != nullptr) MapAppLocked(r, h);
+  c.handle = h;
+  return CUDA_SUCCESS;
+}
+
+void SwapSpace::UnbackLocked(Region& r, Chunk& c) {
+  const VmmDriver& v = *Vmm();
+  if (r.app != nullptr) UnmapAppLocked(r);
+  v.cuMemUnmap(r.base + c.offset, c.bytes);
+  v.cuMemRelease(c.handle);
+  c.handle = 0;
+}
+
+CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, Region** out) {
+  const VmmDriver& v = *Vmm();
+  uint64_t size = RoundUp(bytes, kGranule);
+  int n = app != nullptr ? 1 : static_cast<int>((size + kChunkBytes - 1) / kChunkBytes);
+  auto* r = static_cast<Region*>(std::calloc(1, sizeof(Region)));
+  auto* chunks = static_cast<Chunk*>(std::calloc(n, sizeof(Chunk)));
+  if (r == nullptr || chunks == nullptr) {
+    std::free(r);
+    std::free(chunks);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  CUresult res = v.cuMemAddressReserve(&r->base, size, kGranule, 0, 0);
+  if (res != CUDA_SUCCESS) {
+    std::free(r);
+    std::free(chunks);
+    return res;
+  }
+  r->size = size;
+  r->device = device;
+  r->nchunks = n;
+  r->chunks = chunks;
+  r->app = app;
+  for (int i = 0; i < n; ++i) {
+    chunks[i].offset = static_cast<uint64_t>(i) * kChunkBytes;
+    chunks[i].bytes = (i == n - 1) ? size - chunks[i].offset : kChunkBytes;
+    chunks[i].state = kFresh;
+  }
+  // Running: back it now, waiting (outside the lock) for room another job gives up. A holder
+  // busy allocating (or waiting for room) is not idle: it keeps the lease (idle_release).
+  bool demanded = false;
+  RoomWait wait(kAllocWaitNs, NowNs());
+  for (int i = 0; i < n && Running(device); ++i) {
+    Chunk& c = chunks[i];
+    for (;;) {
+      GateOf(device).MarkActive();
+      res = BackChunk(*r, c);
+      if (res == CUDA_SUCCESS) {
+        c.state = kResident;
+        break;
+      }
+      if (res != CUDA_ERROR_OUT_OF_MEMORY || !wait.KeepWaiting(NowNs(), FreeDeviceBytes)) break;
+      if (!demanded) {
+        // The whole region: its chunks backed so far are on the GPU but in no report (the
+        // region is counted once inserted), so the daemon must see all of it as wanted, or it
+        // may think the jobs fit and keep a shared GPU on which this allocation never fits
+        // (seen on the H100: a 34 GiB buffer waited for the other job to end).
+        LeaseClient::Get().SetDemand(device, size);
+        demanded = true;
+      }
+      pthread_mutex_unlock(&mu_);
+      SleepNs(2'000'000);
+      pthread_mutex_lock(&mu_);
+      if (!Running(device)) {  // the lease moved on: the rest is backed at the next swap-in
+        res = CUDA_SUCCESS;
+        break;
+      }
+    }
+    if (res != CUDA_SUCCESS) break;
+  }
+  if (demanded) LeaseClient::Get().SetDemand(device, 0);
+  if (res == CUDA_SUCCESS && !InsertLocked(r)) res = CUDA_ERROR_OUT_OF_MEMORY;
+  if (res != CUDA_SUCCESS) {
+    for (int i = 0; i < n; ++i) {
+      if (chunks[i].handle != 0) UnbackLocked(*r, chunks[i]);
+    }
+    v.cuMemAddressFree(r->base, size);
+    std::free(chunks);
+    std::free(r);
+    return res;
+  }
+  allocated_[device] += size;
+  *out = r;
+  return CUDA_SUCCESS;
+}
+
+bool SwapSpace::CanEverFitLocked(int device, uint64_t bytes) {
+  uint64_t total = DeviceTotalBytes(device);
+  if (total == 0) return true;
+  uint64_t others = LeaseClient::Get().OthersFixed(device) + ContextReserve(total);
+  uint64_t room = total > others ? total - others : 0;
+  int64_t fixed = LeaseClient::Get().DeviceBytes(device);
+  uint64_t own = allocated_[device] + (fixed > 0 ? static_cast<uint64_t>(fixed) : 0);
+  if (own + RoundUp(bytes, kGranule) <= room) return true;
+  Warn("an allocation of %llu bytes cannot fit: this job would hold %llu of the %llu bytes the "
+       "GPU can give it", static_cast<unsigned long long>(bytes),
+       static_cast<unsigned long long>(own + bytes), static_cast<unsigned long long>(room));
+  return false;
+}
+
+void SwapSpace::FreeRegionLocked(Region* r) {
+  for (int i = 0; i < r->nchunks; ++i) {
+    Chunk& c = r->chunks[i];
+    if (c.handle != 0) UnbackLocked(*r, c);
+    if (c.host != nullptr) pool_.Give(c.host, c.bytes);
+  }
+  Vmm()->cuMemAddressFree(r->base, r->size);
+  if (r->app != nullptr && r->app->exported) {
+    LeaseClient::Get().AddDeviceBytes(r->device, -static_cast<int64_t>(r->size));
+  } else {
+    allocated_[r->device] -= r->size;
+  }
+  RemoveLocked(r);
+  if (r->app != nullptr) {
+    uint64_t slot = AppSlot(r->app->id);
+    app_ids_[slot] = nullptr;
+    if (static_cast<int>(slot) < app_id_hint_) app_id_hint_ = static_cast<int>(slot);
+    std::free(r->app);
+  }
+  std::free(r->chunks);
+  std::free(r);
+}
+
+CUresult SwapSpace::SlabAllocLocked(int device, uint64_t bytes, CUdeviceptr* out) {
+  int shift = SlabShift(bytes);
+  int blocks = static_cast<int>(kGranule >> shift);
+  Region* slab = nullptr;
+  for (int i = 0; i < count_ && slab == nullptr; ++i) {
+    Region* r = regions_[i];
+    if (r->block_shift == shift && r->device == device && r->used_blocks < blocks) slab = r;
+  }
+  if (slab == nullptr) {
+    CUresult res = NewRegionLocked(device, kGranule, nullptr, &slab);
+    if (res != CUDA_SUCCESS) return res;
+    slab->block_shift = shift;
+  }
+  for (int b = 0; b < blocks; ++b) {
+    uint64_t& word = slab->bitmap[b / 64];
+    if ((word >> (b % 64)) & 1) continue;
+    word |= 1ull << (b % 64);
+    ++slab->used_blocks;
+    *out = slab->base + (static_cast<uint64_t>(b) << shift);
+    return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_UNKNOWN;  // unreachable: used_blocks < blocks
+}
+
+void SwapSpace::FreeBlockLocked(Region* r, CUdeviceptr p) {
+  uint64_t b = (p - r->base) >> r->block_shift;
+  r->bitmap[b / 64] &= ~(1ull << (b % 64));
+  if (--r->used_blocks == 0) FreeRegionLocked(r);
+}
+
+CUresult SwapSpace::Alloc(int device, uint64_t bytes, CUdeviceptr* out) {
+  if (bytes == 0 || out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (device < 0 || device >= kMaxDevices) return CUDA_ERROR_INVALID_CONTEXT;
+  pthread_mutex_lock(&mu_);
+  if (ctx_[device] == nullptr) Extras().cuCtxGetCurrent(&ctx_[device]);
+  ReapDeferredLocked(false);
+  CUresult res;
+  if (!CanEverFitLocked(device, bytes)) {
+    res = CUDA_ERROR_OUT_OF_MEMORY;
+  } else if (bytes <= kSlabMax) {
+    res = SlabAllocLocked(device, bytes, out);
+  } else {
+    Region* r = nullptr;
+    res = NewRegionLocked(device, bytes, nullptr, &r);
+    if (res == CUDA_SUCCESS) *out = r->base;
+  }
+  pthread_mutex_unlock(&mu_);
+  if (res == CUDA_SUCCESS) LeaseClient::Get().MemoryChanged(device);
+  return res;
+}
+
+bool SwapSpace::Free(CUdeviceptr p, CUresult* result) {
+  pthread_mutex_lock(&mu_);
+  bool ours = FindLocked(p) != nullptr;
+  pthread_mutex_unlock(&mu_);
+  if (!ours) return false;
+  // cuMemFree waits for the device; so does this, before the memory can be reused.
+  Extras().cuCtxSynchronize();
+  pthread_mutex_lock(&mu_);
+  Region* r = FindLocked(p);
+  *result = CUDA_SUCCESS;
+  if (r == nullptr) {
+    *result = CUDA_ERROR_INVALID_VALUE;  // freed twice meanwhile
+  } else if (r->block_shift != 0) {
+    FreeBlockLocked(r, p);
+  } else if (p != r->base) {
+    *result = CUDA_ERROR_INVALID_VALUE;
+  } else {
+    FreeRegionLocked(r);
+  }
+  pthread_mutex_unlock(&mu_);
+  LeaseClient::Get().MemoryChanged(-1);
+  return true;
+}
+
+bool SwapSpace::FreeAsync(CUdeviceptr p, CUstream stream, CUresult* result) {
+  pthread_mutex_lock(&mu_);
+  if (FindLocked(p) == nullptr) {
+    pthread_mutex_unlock(&mu_);
+    return false;
+  }
+  auto* d = static_cast<Deferred*>(std::malloc(sizeof(Deferred)));
+  CUevent e = nullptr;
+  *result = CUDA_ERROR_OUT_OF_MEMORY;
+  if (d != nullptr) {
+    *result = Extras().cuEventCreate(&e, kEventDisableTiming);
+    if (*result == CUDA_SUCCESS) *result = Extras().cuEventRecord(e, stream);
+  }
+  if (*result == CUDA_SUCCESS) {
+    *d = Deferred{p, e, deferred_};
+    deferred_ = d;
+  } else {
+    if (e != nullptr) Vmm()->cuEventDestroy_v2(e);
+    std::free(d);
+  }
+  pthread_mutex_unlock(&mu_);
+  return true;
+}
+
+void SwapSpace::ReapDeferredLocked(bool wait) {
+  Deferred** link = &deferred_;
+  while (*link != nullptr) {
+    Deferred* d = *link;
+    CUresult q = wait ? Extras().cuEventSynchronize(d->event) : Vmm()->cuEventQuery(d->event);
+    if (q == CUDA_ERROR_NOT_READY) {
+      link = &d->next;
+      continue;
+    }
+    Region* r = FindLocked(d->ptr);
+    if (r != nullptr && r->block_shift != 0) {
+      FreeBlockLocked(r, d->ptr);
+    } else if (r != nullptr && r->base == d->ptr) {
+      FreeRegionLocked(r);
+    }
+    Vmm()->cuEventDestroy_v2(d->event);
+    *link = d->next;
+    std::free(d);
+  }
+}
+
+bool SwapSpace::AddressRange(CUdeviceptr p, CUdeviceptr* base, size_t* size) {
+  pthread_mutex_lock(&mu_);
+  Region* r = FindLocked(p);
+  if (r != nullptr) {
+    uint64_t b = r->base, s = r->size;
+    if (r->block_shift != 0) {
+      s = 1ull << r->block_shift;
+      b = r->base + ((p - r->base) & ~(s - 1));
+    }
+    if (base != nullptr) *base = b;
+    if (size != nullptr) *size = s;
+  }
+  pthread_mutex_unlock(&mu_);
+  return r != nullptr;
+}
+
+void SwapSpace::SetRunning(int device, bool running) {
+  running_[device].store(running, std::memory_order_release);
+}
+
+bool SwapSpace::EnterContext(int device) {
+  CUcontext ctx = ctx_[device];
+  if (ctx == nullptr) {
+    ContextRegistry::Get().ForEach(device, [&ctx](CUcontext c) {
+      if (ctx == nullptr) ctx = c;
+    });
+  }
+  if (ctx == nullptr && Vmm()->cuDevicePrimaryCtxRetain(&ctx, device) != CUDA_SUCCESS) {
+    return false;
+  }
+  ctx_[device] = ctx;
+  return Extras().cuCtxPushCurrent_v2(ctx) == CUDA_SUCCESS;
+}
+
+void SwapSpace::LeaveContext() {
+  CUcontext popped;
+  Extras().cuCtxPopCurrent_v2(&popped);
+}
+
+CUstream SwapSpace::StreamOf(int device) {
+  if (stream_[device] == nullptr) Vmm()->cuStreamCreate(&stream_[device], kStreamNonBlocking);
+  return stream_[device];
+}
+
+SwapSpace::BatchPipe SwapSpace::PipeOf(int device) {
+  BatchPipe pipe;
+  pipe.stream = StreamOf(device);
+  for (int i = 0; i < 2; ++i) {
+    CUevent& e = batch_done_[device][i];
+    if (e == nullptr && Extras().cuEventCreate(&e, kEventDisableTiming) != CUDA_SUCCESS) e = nullptr;
+    pipe.done[i] = e;
+  }
+  return pipe;
+}
+}  // namespace gshare::shim

@@ -1,0 +1,223 @@
+// SwapSpace: the swap memory engine (DESIGN.md section 5, `--memory swap`). It serves the
+// process's cuMemAlloc family itself, from VMM memory (cuMemAddressReserve + cuMemCreate +
+// cuMemMap) at addresses that never change, so its device memory can leave the GPU while
+// another job runs and come back before this one runs again:
+//  - an allocation of more than 1 MiB is a region of its own: reserved address space
+//    rounded up to the VMM granularity (2 MiB) and backed by chunks of at most 64 MiB (the
+//    unit of eviction; 2 MiB handles cost ~90 us each per cycle, measured);
+//  - smaller ones are blocks of shim-owned 2 MiB slabs, one size class (512 B .. 1 MiB,
+//    powers of two) per slab;
+//  - eviction copies resident chunks into the pinned HostPool, then unmaps and releases
+//    them; swap-in re-creates them at the same addresses, maps them and copies the data
+//    back. A swap-in that fails rolls back the chunks of its unfinished batch and keeps
+//    their host copies.
+//  - memory the application maps itself (cuMemCreate + cuMemMap: PyTorch's expandable
+//    segments, JAX) is a region too: the engine keeps the real handle behind a virtual id
+//    (kAppHandleTag), maps it at an address of its own (the copies' source and target) and
+//    at every address the application mapped it, and re-creates all of it at swap-in. A
+//    handle exported (cuMemExportToShareableHandle) is resident for good and counts as
+//    fixed memory (swap_app_vmm.cc).
+// While the process does not run on a device (no lease, or not swapped in yet) new
+// allocations there get address space only; their chunks are created at the next swap-in.
+// Any thread; Evict/SwapIn/SetRunning are called by the lease client thread with the
+// device's gate closed and drained (no submission of this process is in flight).
+#pragma once
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "hooks/context_registry.h"
+#include "hooks/cuda_abi.h"
+#include "memory/host_pool.h"
+
+namespace gshare::shim {
+
+using namespace gs_cuda;
+
+struct SwapStats {
+  uint64_t allocated = 0;  // bytes of address space backed (or to be backed) by the engine
+  uint64_t resident = 0;   // of which is on the GPU
+  uint64_t swaps_out = 0;  // evictions that moved memory to the host
+  uint64_t swaps_in = 0;   // swap-ins that moved memory back
+  uint64_t bytes_out = 0;
+  uint64_t bytes_in = 0;
+  uint64_t swap_ns = 0;
+};
+
+class SwapSpace {
+ public:
+  static SwapSpace& Get();
+
+  // Whether this process uses the engine: GSHARE_MEMORY=swap (the default) and a driver
+  // with VMM. Decided once.
+  bool On();
+
+  // cuMemAlloc_v2 on `device`: CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY (the GPU stayed full
+  // for longer than the engine waits for room), CUDA_ERROR_INVALID_VALUE (0 bytes).
+  CUresult Alloc(int device, uint64_t bytes, CUdeviceptr* out);
+  // cuMemFree_v2. False when `p` is not the engine's (pass it on to the driver). Waits for
+  // the device as cuMemFree does.
+  bool Free(CUdeviceptr p, CUresult* result);
+  // cuMemFreeAsync: the memory is released once `stream` has reached this point.
+  bool FreeAsync(CUdeviceptr p, CUstream stream, CUresult* result);
+  // cuMemGetAddressRange_v2 for the engine's pointers.
+  bool AddressRange(CUdeviceptr p, CUdeviceptr* base, size_t* size);
+
+  // The process runs on `device` (true after a swap-in, or when ungated) or stopped.
+  void SetRunning(int device, bool running);
+  bool Running(int device) const { return running_[device].load(std::memory_order_acquire); }
+  // Moves at least `bytes` (UINT64_MAX: all) of resident memory on `device` to host memory.
+  // Returns the bytes moved; less when the host pool cannot grow.
+  uint64_t Evict(int device, uint64_t bytes);
+  // At exit: releases the device memory of every resident chunk on `device` without copying
+  // it (the process reads none of it again); those chunks become fresh, so that a swap-in
+  // after all re-creates them, without their data. Exported handles stay. Returns the bytes
+  // released. Call with the device's gate closed and the process not running there.
+  uint64_t Discard(int device);
+  // Makes everything on `device` resident and, on success, marks the process running there
+  // (under the engine's lock, so no allocation in between is left without memory). While the
+  // GPU has no room for the next chunk it waits as long as the free memory grows, and gives
+  // up `stall_ns` after its last growth (RoomWait). kNoRoom: it gave up waiting for room;
+  // kFailed: a copy or mapping failed (its batch rolled back). Either way the chunks already
+  // back stay back, host copies of the others stay, and a later call goes on from there.
+  // `moved` gets the bytes copied back by this call; after kNoRoom, `need` (when not null)
+  // what is still missing.
+  enum class SwapInResult { kDone, kNoRoom, kFailed };
+  // What a swap-in stopped by kNoRoom still needs: `missing` bytes not resident on the
+  // device, `shortfall` of them beyond the GPU's free memory then (at least the chunk that
+  // found no room).
+  struct RoomNeed {
+    uint64_t missing = 0;
+    uint64_t shortfall = 0;
+  };
+  SwapInResult SwapIn(int device, uint64_t* moved, int64_t stall_ns, RoomNeed* need = nullptr);
+  // Pins host memory in advance (a background thread); returns at once. The driver call that
+  // pins holds up the process's other driver calls (host_pool.h), so Pinning() is true
+  // meanwhile and that time does not count toward an early release. The thread pins
+  // kPrepareStepBytes at a time and has a memory report sent after each step.
+  void Prepare(uint64_t host_bytes);
+  static constexpr uint64_t kPrepareStepBytes = 4ull << 30;
+  bool Pinning() const { return pool_.Registering(); }
+  // Bytes of pinned host memory, and the ledger of `device`.
+  uint64_t HostBytes() { return pool_.pinned(); }
+  SwapStats Stats(int device);
+  // Bytes of address space the engine backs on `device` (SwapStats::allocated), without
+  // walking the regions: for cuMemGetInfo.
+  uint64_t Allocated(int device);
+
+  // --- Memory the application maps itself (swap_app_vmm.cc), CUDA Driver API section
+  // "Virtual Memory Management". The App* calls mirror the driver's and return its errors.
+  // Handles the engine gives out have the top bit set; the driver's never do (they are
+  // addresses in user space).
+  static constexpr CUmemGenericAllocationHandle kAppHandleTag = 1ull << 63;
+  static bool IsAppHandle(CUmemGenericAllocationHandle h) { return (h & kAppHandleTag) != 0; }
+  // The index of an engine handle in app_ids_ (ids are the tag | index + 1).
+  static uint64_t AppSlot(CUmemGenericAllocationHandle h) { return (h & ~kAppHandleTag) - 1; }
+  // cuMemCreate. False when the engine does not serve the request (not device memory, not
+  // whole 2 MiB units, or larger than one host pool extent, 1 GiB): pass it to the driver.
+  bool AppCreate(CUmemGenericAllocationHandle* handle, size_t size,
+                 const CUmemAllocationProp* prop, unsigned long long flags, CUresult* result);
+  // cuMemRelease, cuMemMap, cuMemGetAllocationPropertiesFromHandle of an engine handle.
+  // False when `h` is not one (pass it to the driver).
+  bool AppRelease(CUmemGenericAllocationHandle h, CUresult* result);
+  bool AppMap(CUdeviceptr va, size_t size, size_t offset, CUmemGenericAllocationHandle h,
+              unsigned long long flags, CUresult* result);
+  bool AppProperties(CUmemAllocationProp* prop, CUmemGenericAllocationHandle h, CUresult* result);
+  // cuMemUnmap, cuMemSetAccess, cuMemGetAccess, cuMemRetainAllocationHandle. False when no
+  // mapping of an engine handle is involved (pass it to the driver).
+  bool AppUnmap(CUdeviceptr va, size_t size, CUresult* result);
+  bool AppSetAccess(CUdeviceptr va, size_t size, const CUmemAccessDesc* desc, size_t count,
+                    CUresult* result);
+  bool AppGetAccess(unsigned long long* flags, const CUmemLocation* location, CUdeviceptr va,
+                    CUresult* result);
+  bool AppRetain(CUmemGenericAllocationHandle* h, void* addr, CUresult* result);
+  // Before cuMemExportToShareableHandle of an engine handle: makes it resident for good (it
+  // is fixed memory from now on: another process may map it) and gives the driver's handle
+  // to export in *real. False when `h` is not one.
+  bool AppPin(CUmemGenericAllocationHandle h, CUmemGenericAllocationHandle* real,
+              CUresult* result);
+
+ private:
+  struct Chunk;
+  struct Region;
+  struct Deferred;  // cuMemFreeAsync waiting for its stream
+  struct Batch;     // chunk copies finished together
+  struct BatchPipe;  // two batches in flight
+  struct AppHandle;   // an application's cuMemCreate handle
+  struct AppMapping;  // where the application mapped one
+  Region* FindLocked(CUdeviceptr p) const;
+  bool InsertLocked(Region* r);
+  void RemoveLocked(Region* r);
+  // A region of `bytes` on `device`, backed at once while the process runs there. `app`
+  // (owned by the region from then on) makes it an application handle's: one chunk.
+  CUresult NewRegionLocked(int device, uint64_t bytes, AppHandle* app, Region** out);
+  CUresult BackChunk(Region& r, Chunk& c);
+  // Unmaps and releases a mapped chunk (and the application's mappings of its handle).
+  void UnbackLocked(Region& r, Chunk& c);
+  // Makes r's one chunk resident now, copying its data back (AppPin).
+  CUresult ResidentLocked(Region& r);
+  // Bytes of `device`'s chunks that are resident (or, with resident false, are not).
+  uint64_t BytesLocked(int device, bool resident) const;
+  // What `device` still needs (RoomNeed), the shortfall at least `at_least`. Needs the
+  // device's context current.
+  RoomNeed NeedLocked(int device, uint64_t at_least);
+  // The application's mappings: map them (BackChunk; one the driver refuses is dropped) or
+  // unmap them.
+  void MapAppLocked(Region& r, CUmemGenericAllocationHandle real);
+  void UnmapAppLocked(Region& r);
+  Region* AppRegionLocked(CUmemGenericAllocationHandle h) const;
+  void ForgetAppLocked(Region* r);  // frees r once the application holds no reference
+  // Whether the driver accepts `prop` for `bytes`, asked once per distinct prop (a handle of
+  // the minimum granularity, created and released): a request the engine defers must fail
+  // now as the driver would (PyTorch tries fabric handles first and falls back on
+  // CUDA_ERROR_NOT_PERMITTED). CUDA_ERROR_OUT_OF_MEMORY from the probe counts as accepted.
+  CUresult CheckPropLocked(const CUmemAllocationProp& prop, uint64_t bytes);
+  int FirstMappingLocked(CUdeviceptr va, uint64_t size) const;
+  // Takes mu_ and returns FirstMappingLocked; -1 (mu_ not held) when there is none, the
+  // process has no mapping of its own, or the engine is off.
+  int LockFirstMapping(CUdeviceptr va, uint64_t size);
+  void RemoveMappingLocked(AppMapping* m);
+  void FreeRegionLocked(Region* r);
+  CUresult SlabAllocLocked(int device, uint64_t bytes, CUdeviceptr* out);
+  // False (with one line on stderr) when `bytes` more can never fit on `device`, even with
+  // every other job's movable memory evicted.
+  bool CanEverFitLocked(int device, uint64_t bytes);
+  void FreeBlockLocked(Region* r, CUdeviceptr p);
+  void ReapDeferredLocked(bool wait);
+  bool EnterContext(int device);
+  void LeaveContext();
+  CUstream StreamOf(int device);
+  // The engine's stream on `device` with its two batch events (created once; nullptr where
+  // creation failed). Needs the device's context current.
+  BatchPipe PipeOf(int device);
+  static void* PrepareThread(void* self);
+
+  pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
+  Region** regions_ = nullptr;  // sorted by base; GUARDED_BY(mu_)
+  int count_ = 0;
+  int capacity_ = 0;
+  Deferred* deferred_ = nullptr;  // GUARDED_BY(mu_)
+  std::atomic<bool> running_[kMaxDevices] = {};
+  CUcontext ctx_[kMaxDevices] = {};    // the context the engine works in, per device
+  CUstream stream_[kMaxDevices] = {};  // the engine's copy stream, per device
+  CUevent batch_done_[kMaxDevices][2] = {};  // BatchPipe's events, per device
+  SwapStats stats_[kMaxDevices] = {};  // GUARDED_BY(mu_)
+  uint64_t allocated_[kMaxDevices] = {};  // reserved bytes of the regions; GUARDED_BY(mu_)
+  Region** app_ids_ = nullptr;  // application handle id (less the tag) - 1 -> region; GUARDED_BY(mu_)
+  int app_id_capacity_ = 0;
+  int app_id_hint_ = 0;          // where the search for a free id starts
+  CUmemAllocationProp good_props_[8] = {};  // accepted by CheckPropLocked; GUARDED_BY(mu_)
+  int good_prop_count_ = 0;
+  AppMapping** maps_ = nullptr;  // the application's mappings, sorted by address; GUARDED_BY(mu_)
+  // Written under mu_; read without it too, so that processes that map nothing themselves
+  // pass cuMemUnmap/cuMemSetAccess/... to the driver without taking mu_ (an eviction may hold
+  // it for seconds).
+  std::atomic<int> map_count_{0};
+  int map_capacity_ = 0;
+  HostPool pool_;
+  std::atomic<int> state_{0};  // 0 unknown, 1 on, 2 off
+};
+
+}  // namespace gshare::shim

@@ -1,0 +1,359 @@
+#include "base/config.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+
+#include <toml++/toml.h>
+
+#include "base/byte_size.h"
+#include "base/duration.h"
+
+namespace gshare {
+namespace {
+
+constexpr const char* kSystemConfig = "/etc/gshare/gshare.toml";
+constexpr const char* kLogLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+
+// The value of an environment variable, or "" when unset.
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::string(v) : std::string();
+}
+
+// $HOME, else the password database's entry (cron and systemd may leave HOME unset); "" if none.
+std::string HomeDir() {
+  std::string home = Env("HOME");
+  if (!home.empty()) return home;
+  struct passwd pw;
+  struct passwd* found = nullptr;
+  char buf[4096];
+  if (getpwuid_r(getuid(), &pw, buf, sizeof buf, &found) == 0 && found != nullptr &&
+      found->pw_dir != nullptr) {
+    return found->pw_dir;
+  }
+  return "";
+}
+
+// "path:line:col" for a value or key of the file at `path`, or just "path" when toml++ kept
+// no position.
+std::string Where(const std::string& path, const toml::source_region& region) {
+  if (region.begin.line == 0) return path;
+  return path + ":" + std::to_string(region.begin.line) + ":" + std::to_string(region.begin.column);
+}
+
+Status ValueError(const std::string& path, const toml::node& node, std::string_view key,
+                  std::string_view problem) {
+  return Status::Error(Where(path, node.source()) + ": " + std::string(key) + ": " +
+                       std::string(problem));
+}
+
+Status ReadBool(const std::string& path, const toml::node& node, std::string_view key, bool* out) {
+  const toml::value<bool>* v = node.as_boolean();
+  if (v == nullptr) return ValueError(path, node, key, "expected true or false");
+  *out = v->get();
+  return Status::Ok();
+}
+
+Status ReadDuration(const std::string& path, const toml::node& node, std::string_view key,
+                    bool positive, std::chrono::milliseconds* out) {
+  const toml::value<std::string>* v = node.as_string();
+  if (v == nullptr) return ValueError(path, node, key, "expected a duration string such as \"20s\"");
+  Result<std::chrono::milliseconds> d = ParseDuration(v->get());
+  if (!d.ok()) return ValueError(path, node, key, d.status().message());
+  if (positive && d.value().count() == 0) return ValueError(path, node, key, "must be more than 0");
+  *out = d.value();
+  return Status::Ok();
+}
+
+Status ReadPriority(const std::string& path, const toml::node& node, std::string_view key,
+                    int* out) {
+  const toml::value<int64_t>* v = node.as_integer();
+  if (v == nullptr || v->get() < kMinPriority || v->get() > kMaxPriority) {
+    return ValueError(path, node, key,
+                      "expected an integer from " + std::to_string(kMinPriority) + " to " +
+                          std::to_string(kMaxPriority));
+  }
+  *out = static_cast<int>(v->get());
+  return Status::Ok();
+}
+
+Status ReadString(const std::string& path, const toml::node& node, std::string_view key,
+                  std::string* out) {
+  const toml::value<std::string>* v = node.as_string();
+  if (v == nullptr) return ValueError(path, node, key, "expected a string");
+  *out = v->get();
+  return Status::Ok();
+}
+
+Status UnknownKey(const std::string& path, const toml::key& key, std::string_view table,
+                  std::string_view known) {
+  std::string name = table.empty() ? std::string(key.str())
+                                   : std::string(table) + "." + std::string(key.str());
+  return Status::Error(Where(path, key.source()) + ": unknown key \"" + name + "\" (known: " +
+                       std::string(known) + ")");
+}
+
+Status ApplyScheduler(const std::string& path, const toml::table& table, Config::Scheduler* s) {
+  for (const auto& [key, node] : table) {
+    std::string name = "scheduler." + std::string(key.str());
+    Status st;
+    if (key == "enabled") {
+      st = ReadBool(path, node, name, &s->enabled);
+    } else if (key == "quantum") {
+      st = ReadDuration(path, node, name, /*positive=*/true, &s->quantum);
+    } else if (key == "idle_release") {
+      st = ReadDuration(path, node, name, /*positive=*/false, &s->idle_release);
+    } else if (key == "early_release") {
+      st = ReadBool(path, node, name, &s->early_release);
+    } else if (key == "stagger") {
+      st = ReadBool(path, node, name, &s->stagger);
+    } else if (key == "drop_grace") {
+      st = ReadDuration(path, node, name, /*positive=*/false, &s->drop_grace);
+    } else if (key == "default_priority") {
+      st = ReadPriority(path, node, name, &s->default_priority);
+    } else if (key == "sharing") {
+      st = ReadString(path, node, name, &s->sharing);
+      if (st.ok() && s->sharing != "auto" && s->sharing != "exclusive") {
+        st = ValueError(path, node, name, "expected \"auto\" or \"exclusive\"");
+      }
+    } else {
+      st = UnknownKey(path, key, "scheduler",
+                      "enabled, quantum, idle_release, early_release, stagger, drop_grace, "
+                      "default_priority, sharing");
+    }
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+Status ApplyDaemon(const std::string& path, const toml::table& table, Config::Daemon* d) {
+  for (const auto& [key, node] : table) {
+    std::string name = "daemon." + std::string(key.str());
+    Status st;
+    if (key == "socket") {
+      st = ReadString(path, node, name, &d->socket);
+      // Relative: one daemon per working directory.
+      if (st.ok() && !d->socket.empty() && d->socket[0] != '/') {
+        st = ValueError(path, node, name, "must be an absolute path");
+      }
+    } else if (key == "state_dir") {
+      st = ReadString(path, node, name, &d->state_dir);
+      // Relative: one database per working directory.
+      const std::string& dir = d->state_dir;
+      if (st.ok() && !dir.empty() && dir[0] != '/' && dir != "~" && dir.rfind("~/", 0) != 0) {
+        st = ValueError(path, node, name, "must be an absolute path or start with ~/");
+      }
+    } else if (key == "log_level") {
+      std::string level;
+      st = ReadString(path, node, name, &level);
+      if (st.ok()) {
+        bool known = false;
+        for (const char* l : kLogLevels) known = known || level == l;
+        if (!known) {
+          st = ValueError(path, node, name,
+                          "unknown level \"" + level +
+                              "\" (use trace, debug, info, warn, error, critical or off)");
+        }
+      }
+      if (st.ok()) d->log_level = level;
+    } else {
+      st = UnknownKey(path, key, "daemon", "socket, state_dir, log_level");
+    }
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+Status ReadCount(const std::string& path, const toml::node& node, std::string_view key, int min,
+                 int* out) {
+  const toml::value<int64_t>* v = node.as_integer();
+  if (v == nullptr || v->get() < min || v->get() > 1'000'000) {
+    return ValueError(path, node, key, "expected an integer from " + std::to_string(min));
+  }
+  *out = static_cast<int>(v->get());
+  return Status::Ok();
+}
+
+Status ApplyQueue(const std::string& path, const toml::table& table, Config::Queue* q) {
+  for (const auto& [key, node] : table) {
+    std::string name = "queue." + std::string(key.str());
+    Status st;
+    if (key == "max_running") {
+      st = ReadCount(path, node, name, 1, &q->max_running);
+    } else if (key == "gpus") {
+      st = ReadCount(path, node, name, 0, &q->gpus);
+    } else {
+      st = UnknownKey(path, key, "queue", "max_running, gpus");
+    }
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+Status ReadSize(const std::string& path, const toml::node& node, std::string_view key,
+                uint64_t* out) {
+  const toml::value<std::string>* v = node.as_string();
+  if (v == nullptr) return ValueError(path, node, key, "expected a size string such as \"24GiB\"");
+  Result<uint64_t> n = ParseByteSize(v->get());
+  if (!n.ok()) return ValueError(path, node, key, n.status().message());
+  *out = n.value();
+  return Status::Ok();
+}
+
+Status ApplyMemory(const std::string& path, const toml::table& table, Config::Memory* m) {
+  for (const auto& [key, node] : table) {
+    std::string name = "memory." + std::string(key.str());
+    Status st;
+    if (key == "engine") {
+      st = ReadString(path, node, name, &m->engine);
+      if (st.ok() && !IsMemoryEngine(m->engine)) {
+        st = ValueError(path, node, name, "expected swap, managed, checkpoint or off");
+      }
+    } else if (key == "host_budget") {
+      st = ReadString(path, node, name, &m->host_budget);
+      if (st.ok() && !ParseByteSizeOrPercent(m->host_budget, 1).ok()) {
+        st = ValueError(path, node, name, "expected a size such as \"64GiB\" or a percentage of RAM such as \"50%\"");
+      }
+    } else if (key == "gpu_limit") {
+      st = ReadSize(path, node, name, &m->gpu_limit);
+    } else if (key == "context_reserve") {
+      st = ReadSize(path, node, name, &m->context_reserve);
+    } else {
+      st = UnknownKey(path, key, "memory", "engine, host_budget, gpu_limit, context_reserve");
+    }
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+Status ApplyRetention(const std::string& path, const toml::table& table, Config::Retention* r) {
+  for (const auto& [key, node] : table) {
+    std::string name = "retention." + std::string(key.str());
+    Status st;
+    if (key == "ended_jobs") {
+      st = ReadDuration(path, node, name, /*positive=*/false, &r->ended_jobs);
+    } else if (key == "max_ended_jobs") {
+      st = ReadCount(path, node, name, 0, &r->max_ended_jobs);
+    } else if (key == "daemon_log_size") {
+      st = ReadSize(path, node, name, &r->daemon_log_size);
+    } else {
+      st = UnknownKey(path, key, "retention", "ended_jobs, max_ended_jobs, daemon_log_size");
+    }
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+// Overlays the keys present in `root` (parsed from `path`) onto *config.
+Status Apply(const std::string& path, const toml::table& root, Config* config) {
+  for (const auto& [key, node] : root) {
+    const toml::table* table = node.as_table();
+    if (key != "scheduler" && key != "daemon" && key != "queue" && key != "memory" &&
+        key != "retention") {
+      return UnknownKey(path, key, "", "scheduler, daemon, queue, memory, retention");
+    }
+    if (table == nullptr) return ValueError(path, node, key.str(), "expected a table");
+    Status st = key == "scheduler" ? ApplyScheduler(path, *table, &config->scheduler)
+                : key == "daemon"  ? ApplyDaemon(path, *table, &config->daemon)
+                : key == "queue"   ? ApplyQueue(path, *table, &config->queue)
+                : key == "memory"  ? ApplyMemory(path, *table, &config->memory)
+                                   : ApplyRetention(path, *table, &config->retention);
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+// Reads the whole file. On failure sets *missing when the file does not exist.
+Result<std::string> ReadFile(const std::string& path, bool* missing) {
+  *missing = false;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *missing = errno == ENOENT || errno == ENOTDIR;
+    return Status::Error(path + ": cannot open config file: " + std::strerror(errno));
+  }
+  std::string text;
+  char buf[8192];
+  while (true) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      return Status::Error(path + ": cannot read config file: " + std::strerror(err));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return text;
+}
+
+}  // namespace
+
+bool IsMemoryEngine(const std::string& name) {
+  for (const char* e : kMemoryEngines) {
+    if (name == e) return true;
+  }
+  return false;
+}
+
+ConfigSources DefaultConfigSources(std::optional<std::string> explicit_path) {
+  ConfigSources sources;
+  sources.files.push_back({kSystemConfig, false});
+  // XDG basedir spec: a relative XDG_CONFIG_HOME is invalid and ignored.
+  std::string xdg = Env("XDG_CONFIG_HOME");
+  std::string home = HomeDir();
+  if (!xdg.empty() && xdg[0] == '/') {
+    sources.files.push_back({xdg + "/gshare/gshare.toml", false});
+  } else if (!home.empty()) {
+    sources.files.push_back({home + "/.config/gshare/gshare.toml", false});
+  }
+  if (explicit_path) sources.files.push_back({std::move(*explicit_path), true});
+  return sources;
+}
+
+Result<Config> LoadConfig(const ConfigSources& sources) {
+  Config config;
+  for (const ConfigSource& source : sources.files) {
+    bool missing = false;
+    Result<std::string> text = ReadFile(source.path, &missing);
+    if (!text.ok()) {
+      if (missing && !source.required) continue;
+      return text.status();
+    }
+    // toml++ reports syntax errors by exception; STYLE.md §6 wants them as values right here.
+    try {
+      toml::table root = toml::parse(text.value(), source.path);
+      Status st = Apply(source.path, root, &config);
+      if (!st.ok()) return st;
+    } catch (const toml::parse_error& e) {
+      std::string problem(e.description());
+      for (char& c : problem) c = c == '\n' ? ' ' : c;  // messages are one line
+      return Status::Error(Where(source.path, e.source()) + ": " + problem);
+    } catch (const std::exception& e) {
+      return Status::Error(source.path + ": " + e.what());
+    }
+  }
+  return config;
+}
+
+std::string StateDir(const Config& config) {
+  const std::string& dir = config.daemon.state_dir;
+  if (!dir.empty()) {
+    if (dir == "~" || dir.rfind("~/", 0) == 0) return HomeDir() + dir.substr(1);
+    return dir;
+  }
+  std::string env = Env("GSHARE_STATE_DIR");
+  if (!env.empty()) return env;
+  std::string xdg = Env("XDG_STATE_HOME");
+  if (!xdg.empty() && xdg[0] == '/') return xdg + "/gshare";
+  return HomeDir() + "/.local/state/gshare";
+}
+
+}  // namespace gshare

@@ -1,0 +1,102 @@
+// gshare's settings: built-in defaults overlaid key by key with gshare.toml files
+// (system, user, explicit --config). Loading reads the environment and the file system, so
+// call LoadConfig/DefaultConfigSources/StateDir from the main thread before other threads
+// start; a loaded Config is a plain value, readable from any thread.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace gshare {
+
+// Job priorities (the default one here and each job's own) lie in [kMinPriority, kMaxPriority].
+inline constexpr int kMinPriority = -1000;
+inline constexpr int kMaxPriority = 1000;
+
+// Every key of gshare.toml; configs/gshare.toml documents each one.
+struct Config {
+  struct Scheduler {
+    bool enabled = true;                                  // [scheduler] enabled
+    std::chrono::milliseconds quantum{20'000};            // time quantum of an exclusive lease (> 0)
+    std::chrono::milliseconds idle_release{500};          // a holder idle this long gives the lease back
+    // A holder with a waiting job gives the lease back at the start of an idle gap that it
+    // expects to outlast both handoffs (shim/lease/gap_predictor.h).
+    bool early_release = true;
+    // Shared mode: jobs whose idle gaps coincide (lock step) are moved apart by stretching
+    // one job's next gap (src/policy/stagger.h).
+    bool stagger = true;
+    std::chrono::milliseconds drop_grace{10'000};         // DROP acknowledgement deadline, then SIGSTOP
+    int default_priority = 0;                             // of jobs that give none
+    // "auto": jobs that fit in a GPU's memory together run at once (shared mode), else one
+    // at a time; "exclusive": always one at a time.
+    std::string sharing = "auto";
+  };
+  struct Daemon {
+    std::string socket;           // empty: the default rule of include/gshare/paths.h
+    std::string state_dir;        // empty: see StateDir()
+    std::string log_level = "info";  // trace, debug, info, warn, error, critical or off
+  };
+  struct Queue {
+    int max_running = 2;  // [queue] max_running: submitted jobs running per GPU (>= 1)
+    int gpus = 0;         // [queue] gpus: GPUs to place jobs on; 0: count /dev/nvidia<N>
+  };
+  struct Memory {
+    std::string engine = "swap";        // [memory] engine: default of `--memory`
+    std::string host_budget = "50%";    // host RAM for swapped-out data: a size or % of RAM
+    uint64_t gpu_limit = 0;             // bytes jobs may use per GPU together; 0: all of it
+    uint64_t context_reserve = 768ull << 20;  // device bytes counted per process for its context
+  };
+  // What the daemon removes by itself, as `gshare clean` would (docs/cli.md "Retention").
+  struct Retention {
+    // Ended jobs (rows, gshare's own logs of them, their scripts) are removed this long after
+    // they end; 0: kept until `gshare clean`.
+    std::chrono::milliseconds ended_jobs{30LL * 24 * 3600 * 1000};
+    int max_ended_jobs = 10'000;  // at most this many ended jobs kept, the last to end; 0: no cap
+    uint64_t daemon_log_size = 16ull << 20;  // <state_dir>/daemon.log rotated past it; 0: never
+  };
+  Scheduler scheduler;
+  Daemon daemon;
+  Queue queue;
+  Memory memory;
+  Retention retention;
+};
+
+// The memory engines `--memory` and [memory] engine accept (docs/memory.md). `checkpoint`
+// (DESIGN.md section 5) is not available yet.
+inline constexpr std::array<const char*, 4> kMemoryEngines = {"swap", "managed", "checkpoint", "off"};
+bool IsMemoryEngine(const std::string& name);
+
+// One config file and whether its absence is an error.
+struct ConfigSource {
+  std::string path;
+  bool required = false;
+};
+
+// Config files in precedence order, lowest first: a later file overrides an earlier one key by key.
+struct ConfigSources {
+  std::vector<ConfigSource> files;
+};
+
+// The usual sources: /etc/gshare/gshare.toml, then $XDG_CONFIG_HOME/gshare/gshare.toml (when
+// XDG_CONFIG_HOME is an absolute path, else $HOME/.config/gshare/gshare.toml; skipped with no
+// home), then `explicit_path` (required) when given. Reads the environment.
+ConfigSources DefaultConfigSources(std::optional<std::string> explicit_path);
+
+// Defaults overlaid with each file of `sources` in order. A missing optional file is skipped.
+// Errors (a missing required file, unreadable file, TOML syntax error, unknown table or key,
+// wrong type, bad duration, priority out of range, unknown log level) name the file and, where
+// the problem has one, "path:line:col: ...". Never throws.
+Result<Config> LoadConfig(const ConfigSources& sources);
+
+// The daemon's state directory (database, logs): config.daemon.state_dir when set (a leading
+// "~/" means $HOME), else $GSHARE_STATE_DIR, else $XDG_STATE_HOME/gshare (when absolute),
+// else $HOME/.local/state/gshare (the home from the password database when HOME is unset).
+// Does not create it. Reads the environment.
+std::string StateDir(const Config& config);
+
+}  // namespace gshare

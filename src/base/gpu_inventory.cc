@@ -1,0 +1,139 @@
+// GPU counting and --gpu checks. NVML is optional: gshare runs (and is tested) on machines
+// without a driver, so it is loaded with dlopen and only narrows what a UUID may be.
+#include "base/gpu_inventory.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+namespace gshare {
+
+int CountGpus(int configured) {
+  if (configured > 0) return configured;
+  int count = 0;
+  if (DIR* dir = opendir("/dev")) {
+    while (dirent* e = readdir(dir)) {
+      const char* name = e->d_name;
+      if (std::strncmp(name, "nvidia", 6) != 0 || name[6] == '\0') continue;
+      bool digits = true;
+      for (const char* p = name + 6; *p != '\0'; ++p) digits = digits && *p >= '0' && *p <= '9';
+      if (digits) ++count;
+    }
+    closedir(dir);
+  }
+  return count > 0 ? count : 1;
+}
+
+namespace {
+
+// The few NVML entry points used, with their C signatures (nvml.h is not needed to build).
+using NvmlInit = int (*)();
+using NvmlGetCount = int (*)(unsigned*);
+using NvmlGetHandle = int (*)(unsigned, void**);
+using NvmlGetUuid = int (*)(void*, char*, unsigned);
+constexpr unsigned kNvmlUuidBuffer = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+
+std::optional<std::vector<std::string>> LoadNvmlUuids() {
+  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) return std::nullopt;
+  auto init = reinterpret_cast<NvmlInit>(dlsym(lib, "nvmlInit_v2"));
+  auto count = reinterpret_cast<NvmlGetCount>(dlsym(lib, "nvmlDeviceGetCount_v2"));
+  auto handle = reinterpret_cast<NvmlGetHandle>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+  auto uuid = reinterpret_cast<NvmlGetUuid>(dlsym(lib, "nvmlDeviceGetUUID"));
+  auto shutdown = reinterpret_cast<NvmlInit>(dlsym(lib, "nvmlShutdown"));
+  unsigned n = 0;
+  if (init == nullptr || count == nullptr || handle == nullptr || uuid == nullptr ||
+      init() != 0) {
+    return std::nullopt;  // the library stays loaded: unloading NVML is not worth the risk
+  }
+  std::optional<std::vector<std::string>> out;
+  if (count(&n) == 0) {
+    out.emplace();
+    for (unsigned i = 0; i < n; ++i) {
+      void* dev = nullptr;
+      char buf[kNvmlUuidBuffer] = {};
+      if (handle(i, &dev) != 0 || uuid(dev, buf, sizeof buf) != 0) {
+        out.reset();  // a partial list would refuse a GPU that exists
+        break;
+      }
+      out->emplace_back(buf);
+    }
+  }
+  if (shutdown != nullptr) shutdown();
+  return out;
+}
+
+bool SameUuid(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+const std::optional<std::vector<std::string>>& NvmlGpuUuids() {
+  static const std::optional<std::vector<std::string>> uuids = LoadNvmlUuids();
+  return uuids;
+}
+
+bool IsGpuUuidForm(const std::string& spec) {
+  static const int kGroups[] = {8, 4, 4, 4, 12};
+  if (spec.rfind("GPU-", 0) != 0) return false;
+  size_t pos = 4;
+  for (size_t g = 0; g < 5; ++g) {
+    for (int i = 0; i < kGroups[g]; ++i, ++pos) {
+      if (pos >= spec.size() || !std::isxdigit(static_cast<unsigned char>(spec[pos]))) {
+        return false;
+      }
+    }
+    if (g < 4) {
+      if (pos >= spec.size() || spec[pos] != '-') return false;
+      ++pos;
+    }
+  }
+  return pos == spec.size();
+}
+
+Status CheckGpuSpecAgainst(const std::string& spec, int gpu_count,
+                           const std::optional<std::vector<std::string>>& uuids) {
+  if (spec.empty()) return Status::Ok();
+  const std::string quoted = "--gpu \"" + spec + "\": ";
+  if (std::all_of(spec.begin(), spec.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    if (spec.size() > 1 && spec[0] == '0') {
+      return Status::Error(quoted + "write the index without leading zeros");
+    }
+    if (gpu_count <= 0) {
+      return spec.size() <= 9 ? Status::Ok() : Status::Error(quoted + "no such GPU");
+    }
+    if (spec.size() > 9 || std::stoi(spec) >= gpu_count) {
+      return Status::Error(quoted + "no such GPU (GPUs here: 0.." + std::to_string(gpu_count - 1) +
+                           ")");
+    }
+    return Status::Ok();
+  }
+  if (!IsGpuUuidForm(spec)) {
+    return Status::Error(quoted +
+                         "expected a GPU index or a UUID GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx");
+  }
+  if (!uuids) return Status::Ok();
+  for (const std::string& u : *uuids) {
+    if (SameUuid(u, spec)) return Status::Ok();
+  }
+  return Status::Error(quoted + "no GPU with this UUID (nvidia-smi -L lists them)");
+}
+
+Status CheckGpuSpec(const std::string& spec, int gpu_count) {
+  // An index needs no NVML; a UUID does (loaded once, at the first UUID).
+  if (IsGpuUuidForm(spec)) return CheckGpuSpecAgainst(spec, gpu_count, NvmlGpuUuids());
+  return CheckGpuSpecAgainst(spec, gpu_count, std::nullopt);
+}
+
+}  // namespace gshare

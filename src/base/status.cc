@@ -1,0 +1,2 @@
+// Placeholder: the status type lives in status.h.
+#include "base/status.h"

@@ -1,0 +1,111 @@
+// The CLI's shared pieces: global options, the command table (one row per subcommand, its
+// handler in src/cmd_<name>.cc) and the client context every command resolves its paths
+// from. Main thread only.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/config.h"
+#include "gshare/protocol.h"
+#include "store/job_store.h"
+#include "base/status.h"
+
+namespace gshare {
+
+// Exit codes (docs/cli.md): data commands return 0 / 1 on error / 2 on bad usage; `run`,
+// `wait` and `logs -f` return the job's status, or these, as timeout(1) and env(1) do.
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitRunFailed = 125;
+// `gshare daemon --foreground` when another daemon already serves its database or socket.
+inline constexpr int kExitDaemonBusy = 3;
+
+struct GlobalOptions {
+  std::optional<std::string> config_path;
+  bool verbose = false;
+};
+
+using Handler = std::function<int()>;
+
+struct CommandSpec {
+  const char* name;
+  const char* help;
+  // Adds options to `sub` and stores the handler that runs when the command is chosen.
+  void (*add)(CLI::App& sub, const GlobalOptions& global, Handler* handler);
+};
+
+// Every subcommand, in --help order.
+extern const CommandSpec kCommands[];
+extern const size_t kNumCommands;
+
+// Paths and configuration a command works with.
+struct ClientContext {
+  Config config;
+  std::string config_path;    // explicit --config, or empty
+  // Where the daemon of this database is reached: the live daemon's socket from its record
+  // (daemon_record.h) when one serves elsewhere, else serve_socket_path.
+  std::string socket_path;
+  std::string serve_socket_path;  // where a daemon started with this context listens
+  std::string lock_path;          // <database_path>.lock: one daemon per database
+  std::string socket_lock_path;   // gshare.lock beside serve_socket_path
+  std::string record_path;        // <state_dir>/daemon.json
+  std::string state_dir;
+  std::string database_path;  // <state_dir>/gshare.db
+  std::string daemon_log;     // <state_dir>/daemon.log
+  std::string self_exe;
+};
+
+Result<ClientContext> MakeClientContext(const GlobalOptions& global);
+
+// Starts the daemon when none answers (detached, exactly one), then connects, checking the
+// daemon as ConnectUnix does. `serving` (optional) gets the socket path that answered.
+Result<int> ConnectToDaemon(const ClientContext& ctx, std::string* serving = nullptr);
+
+// Connects to a running daemon without starting one.
+Result<int> ConnectIfRunning(const ClientContext& ctx);
+
+// One request/reply exchange for a data command: resolves the context, reaches the daemon
+// (starting it when `start` is true), sends `request` and returns the parsed reply. Errors
+// (including a reply with "ok": false) come back as one-line messages.
+Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType type,
+                                     const nlohmann::json& request, bool start);
+
+// The job database for reading (the daemon alone writes it), after making sure a daemon
+// runs when `start_daemon` (so that pending jobs progress and stale states are recovered).
+// A missing database gives nullptr: no job was ever recorded.
+Result<std::unique_ptr<JobStore>> OpenJobsForReading(const ClientContext& ctx, bool start_daemon);
+
+// A comma-separated list of job states, by name or Slurm code in any case ("PD,r,failed").
+// Fails naming the first unknown one.
+Result<std::set<std::string>> ParseStates(const std::string& list);
+
+// The jobs matching `filter` and, when `user` (a login name or uid) is not empty, owned by that
+// user; read from the database once a daemon runs. Errors are one line.
+Result<std::vector<JobRecord>> ListJobs(const GlobalOptions& global, ListFilter filter,
+                                        const std::string& user);
+
+// Calls `row` for each job ListJobs would return, in queue order, with the columns of
+// JobStore::ForEachInQueueOrder only, as they stream from the database.
+Status ForEachJob(const GlobalOptions& global, ListFilter filter, const std::string& user,
+                  const std::function<void(const JobRecord&)>& row);
+
+// Sends a job-control request (protocol.h kJobControl) for `ids` and prints one error line
+// per id that failed. Returns 0 when all succeeded, kExitError otherwise.
+int ControlJobs(const GlobalOptions& global, const std::string& action,
+                const std::vector<int64_t>& ids, nlohmann::json extra = nlohmann::json::object());
+
+// The status a shell would see for an ended job (docs/cli.md "Exit status"): COMPLETED 0,
+// TIMEOUT 124, FAILED its exit code or 128+signal, CANCELLED 128+signal (else 143), LOST 125.
+int JobShellStatus(const JobRecord& r);
+
+// True when stdout is a terminal, NO_COLOR is unset or empty and TERM is not "dumb"
+// (https://no-color.org).
+bool ColorOnStdout();
+
+}  // namespace gshare

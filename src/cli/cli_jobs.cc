@@ -1,0 +1,73 @@
+// Reading jobs for the CLI: state lists as users write them and filtered job lists, shared
+// by `queue` and `cancel`.
+#include <cctype>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "cli/cli.h"
+#include "ipc/job_json.h"
+#include "base/user_name.h"
+
+namespace gshare {
+
+Result<std::set<std::string>> ParseStates(const std::string& list) {
+  std::set<std::string> states;
+  std::stringstream items(list);
+  for (std::string item; std::getline(items, item, ',');) {
+    std::string upper = item;
+    for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    bool known = false;
+    for (const char* state : kJobStates) {
+      if (upper == state || upper == StateCode(state)) {
+        states.insert(state);
+        known = true;
+      }
+    }
+    if (!known) {
+      return Status::Error("unknown state \"" + item + "\" (PD R S CD F CA TO LO, or their names)");
+    }
+  }
+  return states;
+}
+
+namespace {
+
+// The store to read jobs of `user` from, with filter->uid set; nullptr when no job was ever
+// recorded.
+Result<std::unique_ptr<JobStore>> OpenFor(const GlobalOptions& global, const std::string& user,
+                                          ListFilter* filter) {
+  if (!user.empty()) {
+    filter->uid = UserId(user);
+    if (!filter->uid) return Status::Error("no user \"" + user + "\"");
+  }
+  Result<ClientContext> ctx = MakeClientContext(global);
+  if (!ctx.ok()) return ctx.status();
+  return OpenJobsForReading(*ctx, true);
+}
+
+}  // namespace
+
+Result<std::vector<JobRecord>> ListJobs(const GlobalOptions& global, ListFilter filter,
+                                        const std::string& user) {
+  Result<std::unique_ptr<JobStore>> store = OpenFor(global, user, &filter);
+  if (!store.ok()) return store.status();
+  if (!store.value()) return std::vector<JobRecord>();
+  // A damaged row is named, not fatal: the rest of the queue is still worth seeing.
+  std::vector<std::pair<int64_t, std::string>> bad_rows;
+  Result<std::vector<JobRecord>> rows = store.value()->List(filter, &bad_rows);
+  for (const auto& [id, error] : bad_rows) {
+    spdlog::warn("job {}: its record cannot be read ({}); not listed", id, error);
+  }
+  return rows;
+}
+
+Status ForEachJob(const GlobalOptions& global, ListFilter filter, const std::string& user,
+                  const std::function<void(const JobRecord&)>& row) {
+  Result<std::unique_ptr<JobStore>> store = OpenFor(global, user, &filter);
+  if (!store.ok()) return store.status();
+  if (!store.value()) return Status::Ok();
+  return store.value()->ForEachInQueueOrder(filter, row);
+}
+
+}  // namespace gshare

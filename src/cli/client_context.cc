@@ -1,0 +1,145 @@
+// Resolving configuration and paths for a CLI command, and reaching the daemon.
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "cli/cli.h"
+#include "ipc/daemon_launcher.h"
+#include "ipc/daemon_record.h"
+#include "ipc/frame_io.h"
+#include "ipc/job_json.h"
+#include "gshare/paths.h"
+
+namespace gshare {
+
+Result<ClientContext> MakeClientContext(const GlobalOptions& global) {
+  ClientContext ctx;
+  auto config = LoadConfig(DefaultConfigSources(global.config_path));
+  if (!config.ok()) return config.status();
+  ctx.config = std::move(config.value());
+  if (global.config_path) ctx.config_path = *global.config_path;
+  if (!ctx.config.daemon.socket.empty()) {
+    ctx.serve_socket_path = ctx.config.daemon.socket;
+  } else {
+    char path[512];
+    if (!paths::SocketPath(path, sizeof path)) return Status::Error("socket path too long");
+    ctx.serve_socket_path = path;
+  }
+  // Relative paths would mean one daemon, or one database, per working directory.
+  if (ctx.serve_socket_path[0] != '/') {
+    return Status::Error("the daemon's socket must be an absolute path: " + ctx.serve_socket_path);
+  }
+  ctx.state_dir = StateDir(ctx.config);
+  if (ctx.state_dir.empty() || ctx.state_dir[0] != '/') {
+    return Status::Error("the state directory must be an absolute path: \"" + ctx.state_dir + "\"");
+  }
+  ctx.database_path = ctx.state_dir + "/gshare.db";
+  ctx.lock_path = ctx.database_path + ".lock";
+  ctx.socket_lock_path =
+      (std::filesystem::path(ctx.serve_socket_path).parent_path() / "gshare.lock").string();
+  ctx.record_path = DaemonRecordPath(ctx.state_dir);
+  ctx.socket_path = ctx.serve_socket_path;
+  // The one daemon of this database may serve another socket (started where other rules
+  // applied: another XDG_RUNTIME_DIR, a config's socket). ConnectUnix checks it before use.
+  if (std::optional<DaemonRecord> live = ReadDaemonRecord(ctx.record_path)) {
+    ctx.socket_path = live->socket;
+  }
+  ctx.daemon_log = ctx.state_dir + "/daemon.log";
+  std::error_code ec;
+  ctx.self_exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) return Status::Error("cannot find the gshare executable: " + ec.message());
+  return ctx;
+}
+
+Result<int> ConnectIfRunning(const ClientContext& ctx) {
+  Result<int> fd = ConnectUnix(ctx.socket_path);
+  if (fd.ok() || ctx.socket_path == ctx.serve_socket_path) return fd;
+  // The recorded daemon has just gone: try where ours would be.
+  Result<int> own = ConnectUnix(ctx.serve_socket_path);
+  return own.ok() ? own : fd;
+}
+
+Result<int> ConnectToDaemon(const ClientContext& ctx, std::string* serving_out) {
+  if (ctx.socket_path != ctx.serve_socket_path) {
+    Result<int> fd = ConnectUnix(ctx.socket_path);  // the recorded daemon
+    if (fd.ok()) {
+      if (serving_out != nullptr) *serving_out = ctx.socket_path;
+      return fd;
+    }
+  }
+  LaunchSpec spec;
+  spec.socket_path = ctx.serve_socket_path;
+  spec.daemon_argv = {ctx.self_exe, "daemon", "--foreground"};
+  if (!ctx.config_path.empty()) {
+    spec.daemon_argv.push_back("--config");
+    spec.daemon_argv.push_back(ctx.config_path);
+  }
+  spec.log_path = ctx.daemon_log;
+  spec.record_path = ctx.record_path;
+  std::string serving;
+  Status s = DaemonLauncher::EnsureDaemon(spec, &serving);
+  if (!s.ok()) return s;
+  if (serving_out != nullptr) *serving_out = serving;
+  return ConnectUnix(serving);
+}
+
+Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType type,
+                                     const nlohmann::json& request, bool start) {
+  auto ctx = MakeClientContext(global);
+  if (!ctx.ok()) return ctx.status();
+  auto fd = start ? ConnectToDaemon(*ctx) : ConnectIfRunning(*ctx);
+  if (!fd.ok()) return fd.status();
+  Result<nlohmann::json> reply = ExchangeJson(fd.value(), type, request);
+  close(fd.value());
+  return reply;
+}
+
+Result<std::unique_ptr<JobStore>> OpenJobsForReading(const ClientContext& ctx, bool start_daemon) {
+  if (start_daemon) {
+    Result<int> fd = ConnectToDaemon(ctx);
+    if (!fd.ok()) return fd.status();
+    close(fd.value());
+  }
+  if (access(ctx.database_path.c_str(), F_OK) != 0) return std::unique_ptr<JobStore>();
+  return JobStore::OpenReadOnly(ctx.database_path);
+}
+
+int ControlJobs(const GlobalOptions& global, const std::string& action,
+                const std::vector<int64_t>& ids, nlohmann::json extra) {
+  extra["action"] = action;
+  extra["ids"] = ids;
+  Result<nlohmann::json> reply = RequestDaemon(global, proto::MsgType::kJobControl, extra, true);
+  if (!reply.ok()) {
+    spdlog::error("{}", reply.status().message());
+    return kExitError;
+  }
+  int status = 0;
+  for (const nlohmann::json& r : reply->value("results", nlohmann::json::array())) {
+    if (r.value("ok", false)) continue;
+    spdlog::error("{}: {}", action, r.value("error", std::string("failed")));
+    status = kExitError;
+  }
+  return status;
+}
+
+int JobShellStatus(const JobRecord& r) {
+  if (r.state == "COMPLETED") return 0;
+  if (r.state == "TIMEOUT") return 124;
+  if (r.state == "LOST") return 125;
+  if (r.signal) return 128 + *r.signal;
+  if (r.state == "CANCELLED") return 128 + SIGTERM;  // whatever it exited with once asked to end
+  if (r.exit_code) return *r.exit_code;
+  return 125;
+}
+
+bool ColorOnStdout() {
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  return isatty(STDOUT_FILENO) && (no_color == nullptr || no_color[0] == '\0') &&
+         !(term != nullptr && std::string(term) == "dumb");
+}
+
+}  // namespace gshare

@@ -1,0 +1,107 @@
+// `gshare completion bash|zsh|fish`: prints a shell completion script, generated from the
+// same CLI11 definitions that parse the command line, so it never lists a stale option.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/cli.h"
+
+namespace gshare {
+namespace {
+
+struct Words {
+  std::vector<std::string> shorts;  // "-p"
+  std::vector<std::string> longs;   // "--priority"
+};
+
+Words OptionWords(const CLI::App& app) {
+  Words w;
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->get_group().empty()) continue;  // hidden (internal) options
+    for (const std::string& s : opt->get_snames()) w.shorts.push_back("-" + s);
+    for (const std::string& l : opt->get_lnames()) w.longs.push_back("--" + l);
+  }
+  return w;
+}
+
+std::string Join(const Words& w) {
+  std::string out;
+  for (const auto& v : {w.shorts, w.longs}) {
+    for (const std::string& s : v) out += (out.empty() ? "" : " ") + s;
+  }
+  return out;
+}
+
+std::string Bash(const CLI::App& root) {
+  std::string subs, cases;
+  for (const CLI::App* sub : root.get_subcommands({})) {
+    if (sub->get_group().empty()) continue;  // internal commands
+    subs += (subs.empty() ? "" : " ") + sub->get_name();
+    cases += "    " + sub->get_name() + ") words=\"" + Join(OptionWords(*sub)) + "\" ;;\n";
+  }
+  return "# gshare completion for bash (also zsh through bashcompinit)\n"
+         "_gshare() {\n"
+         "  local cur=${COMP_WORDS[COMP_CWORD]} cmd= i words\n"
+         "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
+         "    [[ ${COMP_WORDS[i]} == -- ]] && return 0  # the job's command: default completion\n"
+         "    case \" " + subs + " \" in *\" ${COMP_WORDS[i]} \"*) cmd=${COMP_WORDS[i]}; break ;; esac\n"
+         "  done\n"
+         "  case $cmd in\n"
+         "    '') words=\"" + subs + " " + Join(OptionWords(root)) + "\" ;;\n" + cases +
+         "  esac\n"
+         "  COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
+         "}\n"
+         "complete -o default -F _gshare gshare\n";
+}
+
+std::string Fish(const CLI::App& root) {
+  std::string out = "# gshare completion for fish\ncomplete -c gshare -f\n";
+  auto options = [&out](const CLI::App& app, const std::string& condition) {
+    for (const CLI::Option* opt : app.get_options()) {
+      if (opt->get_group().empty()) continue;
+      std::string line = "complete -c gshare -n '" + condition + "'";
+      for (const std::string& s : opt->get_snames()) line += " -s " + s;
+      for (const std::string& l : opt->get_lnames()) line += " -l " + l;
+      if (opt->get_snames().empty() && opt->get_lnames().empty()) continue;
+      out += line + "\n";
+    }
+  };
+  options(root, "__fish_use_subcommand");
+  for (const CLI::App* sub : root.get_subcommands({})) {
+    if (sub->get_group().empty()) continue;  // internal commands
+    std::string help = sub->get_description();
+    for (size_t i = 0; (i = help.find('\'', i)) != std::string::npos; i += 2) help.insert(i, "\\");
+    out += "complete -c gshare -n '__fish_use_subcommand' -a " + sub->get_name() + " -d '" +
+           help + "'\n";
+    options(*sub, "__fish_seen_subcommand_from " + sub->get_name());
+  }
+  return out;
+}
+
+}  // namespace
+
+void AddCompletionCommand(CLI::App& sub, const GlobalOptions&, Handler* handler) {
+  auto shell = std::make_shared<std::string>();
+  sub.add_option("shell", *shell, "bash, zsh or fish")
+      ->required()
+      ->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  sub.footer("Examples:\n  source <(gshare completion bash)\n"
+             "  gshare completion fish > ~/.config/fish/completions/gshare.fish");
+  CLI::App* root = sub.get_parent();
+  *handler = [shell, root]() {
+    std::string script;
+    if (*shell == "fish") {
+      script = Fish(*root);
+    } else if (*shell == "zsh") {
+      script = "autoload -U +X bashcompinit && bashcompinit\n" + Bash(*root);
+    } else {
+      script = Bash(*root);
+    }
+    std::fputs(script.c_str(), stdout);
+    return 0;
+  };
+}
+
+}  // namespace gshare

@@ -1,0 +1,173 @@
+// `gshare run [job options] [--] CMD [ARGS...]`: runs CMD in the foreground as a job that
+// shares the GPU under the daemon's lease; with --dependency, --hold or --begin it first waits,
+// pending, until the queue admits it. Exit status: CMD's (a signal death is re-raised), 124
+// when --time ended it, 125 when gshare itself fails, 126/127 when CMD cannot run / is not
+// found.
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "ipc/frame_io.h"
+#include "ipc/job_end.h"
+#include "ipc/job_json.h"
+#include "cli/job_options.h"
+#include "runner/sharing_env.h"
+#include "runner/job_runner.h"
+#include "base/output_pattern.h"
+#include "runner/shim_path.h"
+#include "base/user_name.h"
+
+namespace gshare {
+namespace {
+
+using json = nlohmann::json;
+
+struct RunOptions {
+  JobOptions job;
+  std::vector<std::string> command;
+};
+
+int Fail(const std::string& message) {
+  spdlog::error("{}", message);
+  return kExitRunFailed;
+}
+
+// Blocks until the daemon admits pending job `job_id` (kRunAdmitted). Returns 0 when admitted,
+// else the exit status: 143 when the job was cancelled, 125 when the daemon went away.
+int WaitForAdmission(int fd, int64_t job_id) {
+  spdlog::info("job {} pending; waiting for its dependencies, begin time or release", job_id);
+  Result<Frame> frame = ReadFrame(fd, proto::kMaxReplyPayload);
+  if (frame.ok() && frame->type == proto::MsgType::kRunAdmitted) return 0;
+  if (frame.ok()) {
+    json reply = json::parse(frame->payload, nullptr, false);
+    spdlog::error("{}", reply.is_object() ? reply.value("error", std::string("refused"))
+                                          : std::string("bad message from the daemon"));
+    return 128 + SIGTERM;
+  }
+  spdlog::error("job {}: the daemon went away while it was pending", job_id);
+  return kExitRunFailed;
+}
+
+// Reports the end over `fd`, or after a daemon restart over a new connection; when no daemon
+// answers, leaves it in the job's end file for the next one.
+void ReportEnd(int fd, const ClientContext& ctx, int64_t job_id, const ExitInfo& info) {
+  JobEnd end = JobEndFrom(info);
+  std::string report = ToJsonText(JobEndToJson(end, job_id));
+  if (Exchange(fd, proto::MsgType::kRunEnded, report).ok()) return;
+  Result<int> again = ConnectIfRunning(ctx);
+  if (again.ok()) {
+    bool sent = Exchange(again.value(), proto::MsgType::kRunEnded, report).ok();
+    close(again.value());
+    if (sent) return;
+  }
+  Status written = WriteJobEnd(JobEndPath(ctx.state_dir, job_id), end, job_id);
+  if (!written.ok()) spdlog::debug("end not recorded: {}", written.message());
+}
+
+int RunJob(const GlobalOptions& global, RunOptions& opt) {
+  if (!opt.command.empty() && opt.command.front() == "--") opt.command.erase(opt.command.begin());
+  if (opt.command.empty()) return Fail("run: no command given (usage: gshare run [options] -- CMD ...)");
+  auto ctx = MakeClientContext(global);
+  if (!ctx.ok()) return Fail(ctx.status().message());
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  Result<JobRecord> record = ResolveJobOptions(opt.job, opt.command, ctx->config, now);
+  if (!record.ok()) return Fail("run: " + record.status().message());
+  std::string shim = FindShim(ctx->self_exe);
+  if (shim.empty()) return Fail("cannot find libgshare.so next to " + ctx->self_exe);
+
+  RunSpec spec;
+  spec.argv = opt.command;
+  spec.preload = {shim};
+  spec.cwd = opt.job.chdir.empty() ? "" : record->cwd;
+  spec.time_limit = std::chrono::milliseconds(record->time_limit_ms);
+  spec.kill_after = std::chrono::milliseconds(record->kill_after_ms);
+  for (const std::string& e : opt.job.env) {
+    spec.set_env.emplace_back(e.substr(0, e.find('=')), e.substr(e.find('=') + 1));
+  }
+  for (auto& kv : LeaseEnv(ctx->config.scheduler)) spec.set_env.push_back(std::move(kv));
+  if (!record->gpu.empty()) spec.set_env.push_back({"CUDA_VISIBLE_DEVICES", record->gpu});
+  spec.set_env.push_back({"GSHARE_MEMORY", record->memory});
+  for (auto& kv : SharingEnvDefaults([&opt](const std::string& name) {
+         return std::getenv(name.c_str()) != nullptr || EnvListHas(opt.job.env, name);
+       })) {
+    spec.set_env.push_back(std::move(kv));
+  }
+
+  int fd = -1;
+  int64_t job_id = 0;
+  std::string serving = ctx->socket_path;
+  auto conn = ConnectToDaemon(*ctx, &serving);
+  spec.set_env.push_back({"GSHARE_SOCKET", serving});  // the socket that answered
+  const bool queued = record->held || record->begin_time || !record->dependency.empty();
+  if (!conn.ok()) {
+    if (queued) return Fail(conn.status().message() + "; --dependency, --hold and --begin need it");
+    // Fail open: the job still runs, without sharing, and says so once.
+    spdlog::warn("{}; running without GPU sharing", conn.status().message());
+  } else {
+    fd = conn.value();
+    json req = JobOptionsToJson(record.value());
+    req["pid"] = getpid();
+    Result<json> r = ExchangeJson(fd, proto::MsgType::kRunRegister, req);
+    if (!r.ok()) {
+      close(fd);
+      return Fail("the daemon refused the job: " + r.status().message());
+    }
+    job_id = r->at("job_id").get<int64_t>();
+    if (!r->value("admitted", true)) {
+      int status = WaitForAdmission(fd, job_id);
+      if (status != 0) {
+        close(fd);
+        return status;
+      }
+    }
+    spec.set_env.push_back({"GSHARE_JOB_ID", std::to_string(job_id)});
+    spec.set_env.push_back({"GSHARE_JOB_NAME", record->name});
+  }
+  if (fd < 0) spec.set_env.push_back({"GSHARE_QUIET", "1"});
+  if (!record->output.empty()) {
+    spec.output_path = ExpandOutputPattern(record->output, job_id, record->name, UserName(getuid()));
+  }
+
+  auto result = JobRunner::Run(spec, [fd, job_id](pid_t pid) {
+    if (fd < 0) return;
+    auto ack = Exchange(fd, proto::MsgType::kRunStarted, ToJsonText(json{{"job_id", job_id}, {"pid", pid}}));
+    if (!ack.ok()) spdlog::debug("start not recorded: {}", ack.status().message());
+  });
+  if (!result.ok()) {
+    if (fd >= 0) close(fd);
+    return Fail(result.status().message());
+  }
+  const ExitInfo& info = result.value();
+  if (!info.exec_error.empty()) spdlog::error("{}: {}", opt.command.front(), info.exec_error);
+  if (info.timed_out) spdlog::error("job {}: time limit reached", job_id);
+  if (fd >= 0) {
+    ReportEnd(fd, *ctx, job_id, info);
+    close(fd);
+  }
+  ExitLike(info);
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  auto opt = std::make_shared<RunOptions>();
+  AddJobOptions(sub, &opt->job);
+  sub.add_option("command", opt->command, "The command and its arguments")->required();
+  sub.prefix_command();
+  sub.footer(
+      "Examples:\n"
+      "  gshare run -- python3 train.py --lr 3e-4\n"
+      "  gshare run -p 10 -J eval --quantum 5s -- python3 eval.py\n"
+      "  gshare run -t 30 --after 12 -- python3 eval.py   # once job 12 COMPLETED; 30 min max\n"
+      "Exit status: the command's; 124 if --time ended it; 125 if gshare fails; 126/127 if the\n"
+      "command cannot run or is not found.");
+  *handler = [opt, &global]() { return RunJob(global, *opt); };
+}
+
+}  // namespace gshare

@@ -1,0 +1,27 @@
+// `gshare scheduler on|off`: switch lease gating at run time. Off, every job runs at once
+// (the driver time-slices); on, jobs drain and take turns again.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+
+namespace gshare {
+
+void AddSchedulerCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  auto state = std::make_shared<std::string>();
+  sub.add_option("state", *state, "on or off")->required()->check(CLI::IsMember({"on", "off"}));
+  sub.footer("Examples:\n  gshare scheduler off\n  gshare scheduler on");
+  *handler = [state, &global]() {
+    nlohmann::json req{{"enabled", *state == "on"}};
+    auto reply = RequestDaemon(global, proto::MsgType::kSchedulerSet, req, true);
+    if (!reply.ok()) {
+      spdlog::error("{}", reply.status().message());
+      return kExitError;
+    }
+    return 0;
+  };
+}
+
+}  // namespace gshare

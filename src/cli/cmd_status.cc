@@ -1,0 +1,151 @@
+// `gshare status [--json] [ID]`: per GPU the lease holder, waiters, mode and quantum; per
+// job its state, priority, time on the lease, time waiting and memory. A table for people,
+// one JSON document with --json (schema_version 1).
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "ipc/job_json.h"
+#include "base/duration.h"
+#include "base/terminal_text.h"
+
+namespace gshare {
+namespace {
+
+using json = nlohmann::json;
+
+struct StatusOptions {
+  bool json_output = false;
+  std::optional<int64_t> job;
+};
+
+std::string Bytes(uint64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f%s" : "%.1f%s", v, units[u]);
+  return buf;
+}
+
+std::string Secs(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1fs", s);
+  return buf;
+}
+
+std::string Command(const json& j) {
+  std::string out;
+  for (const auto& a : j.value("argv", json::array())) {
+    if (!out.empty()) out += ' ';
+    out += a.get<std::string>();
+  }
+  out = TerminalText(out);
+  return out.size() > 40 ? out.substr(0, 37) + "..." : out;
+}
+
+void PrintTable(const json& st) {
+  const json& d = st.at("daemon");
+  std::printf("daemon pid %d, scheduler %s, quantum %s, socket %s\n", d.at("pid").get<int>(),
+              d.at("scheduler").get<std::string>().c_str(),
+              FormatDuration(std::chrono::milliseconds(d.at("quantum_ms").get<int64_t>())).c_str(),
+              TerminalText(d.at("socket").get<std::string>()).c_str());
+  std::printf("\n%-4s %-42s %-9s %-7s %-8s %-9s %-8s %s\n", "GPU", "UUID", "MODE", "HOLDER",
+              "HELD", "CAPACITY", "HANDOFFS", "WAITERS");
+  if (st.at("gpus").empty()) std::printf("(no GPU used yet)\n");
+  for (const auto& g : st.at("gpus")) {
+    std::string waiters;
+    for (const auto& w : g.at("waiters")) waiters += (waiters.empty() ? "" : ",") + ToJsonText(w);
+    uint64_t capacity = g.value("capacity", uint64_t{0});
+    std::printf("%-4s %-42s %-9s %-7s %-8s %-9s %-8s %s\n",
+                g.at("ordinal").is_null() ? "-" : ToJsonText(g.at("ordinal")).c_str(),
+                g.at("uuid").get<std::string>().c_str(), g.at("mode").get<std::string>().c_str(),
+                g.at("holder").is_null() ? "-" : ToJsonText(g.at("holder")).c_str(),
+                g.at("holder").is_null() ? "-" : Secs(g.at("held_seconds").get<double>()).c_str(),
+                capacity == 0 ? "-" : Bytes(capacity).c_str(),
+                std::to_string(g.value("handoffs", uint64_t{0})).c_str(),
+                waiters.empty() ? "-" : waiters.c_str());
+  }
+  std::printf("\n%-5s %-12s %-10s %4s %-8s %8s %8s %9s %9s %9s %5s %9s %7s  %s\n", "JOB",
+              "NAME", "STATE", "PRI", "LEASE", "ON-GPU", "WAITED", "ALLOC", "RESIDENT",
+              "SWAPPED", "SWAPS", "MOVED", "SWAP-S", "COMMAND");
+  for (const auto& j : st.at("jobs")) {
+    const json mem = j.value("memory", json::object());
+    auto bytes = [&mem](const char* key) { return Bytes(mem.value(key, uint64_t{0})); };
+    bool live = mem.contains("allocated");
+    // Whole-process checkpoints and restores count as evictions and swap-ins here.
+    auto count = [&mem](const char* a, const char* b) {
+      return mem.value(a, uint64_t{0}) + mem.value(b, uint64_t{0});
+    };
+    std::string swaps = live ? std::to_string(count("swaps_out", "checkpoints")) + "/" +
+                                   std::to_string(count("swaps_in", "restores"))
+                             : "-";
+    double swap_s = mem.value("swap_seconds", 0.0) + mem.value("checkpoint_seconds", 0.0) +
+                    mem.value("restore_seconds", 0.0);
+    std::printf("%-5lld %-12.12s %-10s %4d %-8s %8s %8s %9s %9s %9s %5s %9s %7s  %s\n",
+                static_cast<long long>(j.at("id").get<int64_t>()),
+                TerminalText(j.at("name").get<std::string>()).c_str(),
+                j.at("state").get<std::string>().c_str(),
+                j.at("priority").get<int>(), j.value("lease", std::string("-")).c_str(),
+                Secs(j.at("lease_seconds").get<double>()).c_str(),
+                Secs(j.at("wait_seconds").get<double>()).c_str(),
+                live ? bytes("allocated").c_str() : Bytes(j.value("peak_bytes", uint64_t{0})).c_str(),
+                live ? bytes("resident").c_str() : "-", live ? bytes("swapped").c_str() : "-",
+                swaps.c_str(),
+                live ? Bytes(mem.value("bytes_out", uint64_t{0}) + mem.value("bytes_in", uint64_t{0})).c_str() : "-",
+                live ? Secs(swap_s).c_str() : "-", Command(j).c_str());
+  }
+}
+
+int ShowStatus(const GlobalOptions& global, const StatusOptions& opt) {
+  json request = json::object();
+  if (opt.job) request["job_id"] = *opt.job;
+  auto reply = RequestDaemon(global, proto::MsgType::kStatusRequest, request, true);
+  if (!reply.ok()) {
+    spdlog::error("{}", reply.status().message());
+    return kExitError;
+  }
+  json& st = reply.value();
+  st.erase("ok");
+  if (opt.job) {
+    for (const auto& j : st.at("jobs")) {
+      if (j.at("id").get<int64_t>() != *opt.job) continue;
+      if (opt.json_output) {
+        json one = j;
+        one["schema_version"] = st.at("schema_version");
+        std::printf("%s\n", ToJsonText(one, 2).c_str());
+      } else {
+        for (const auto& [k, v] : j.items()) std::printf("%s=%s\n", k.c_str(), ToJsonText(v).c_str());
+      }
+      return 0;
+    }
+    spdlog::error("no job {}", *opt.job);
+    return kExitError;
+  }
+  if (opt.json_output) {
+    std::printf("%s\n", ToJsonText(st, 2).c_str());
+  } else {
+    PrintTable(st);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddStatusCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  auto opt = std::make_shared<StatusOptions>();
+  sub.add_flag("--json", opt->json_output, "Print one JSON document");
+  sub.add_option("id", opt->job, "Show one job");
+  sub.footer("Examples:\n  gshare status\n  gshare status --json | jq '.gpus[0].holder'\n"
+             "  gshare status 12");
+  *handler = [opt, &global]() { return ShowStatus(global, *opt); };
+}
+
+}  // namespace gshare

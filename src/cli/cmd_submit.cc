@@ -1,0 +1,234 @@
+// `gshare submit [job options] [--] CMD [ARGS...]` and `gshare submit [job options] --script
+// FILE [ARGS...]`: queues a job and prints its id. Snapshots the environment and the working
+// directory; no terminal, no prompt (cron-safe).
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <thread>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "ipc/daemon_launcher.h"
+#include "ipc/frame_io.h"
+#include "ipc/job_json.h"
+#include "cli/job_options.h"
+
+extern char** environ;
+
+namespace gshare {
+namespace {
+
+// Tries of a submit whose connection the daemon closed before replying (it died: the next
+// try starts a new one, which takes ~0.1 s).
+constexpr int kSubmitAttempts = 4;
+
+// 128 random bits in hex: unique among submissions without coordination.
+std::string NewSubmitKey() {
+  unsigned char bytes[16] = {};
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  ssize_t got = fd >= 0 ? read(fd, bytes, sizeof bytes) : -1;
+  if (fd >= 0) close(fd);
+  std::string key;
+  if (got != static_cast<ssize_t>(sizeof bytes)) {
+    // No urandom: the pid and the clock still separate submissions of this machine.
+    key = std::to_string(getpid()) + "-" +
+          std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    return key;
+  }
+  static const char* kHex = "0123456789abcdef";
+  for (unsigned char b : bytes) {
+    key += kHex[b >> 4];
+    key += kHex[b & 15];
+  }
+  return key;
+}
+
+using json = nlohmann::json;
+
+struct SubmitOptions {
+  JobOptions job;
+  std::string script;
+  std::vector<std::string> command;
+};
+
+// Our environment with each "K=V" of `overrides` replacing K (getenv finds the first entry of
+// a name, so duplicates must not stay).
+std::vector<std::string> SnapshotEnvironment(const std::vector<std::string>& overrides) {
+  std::vector<std::string> env;
+  auto key_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
+  std::set<std::string> replaced;
+  for (const std::string& o : overrides) replaced.insert(key_of(o));
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string entry = *e;
+    if (replaced.count(key_of(entry)) == 0) env.push_back(std::move(entry));
+  }
+  std::set<std::string> added;
+  for (auto it = overrides.rbegin(); it != overrides.rend(); ++it) {  // the last --env K wins
+    if (added.insert(key_of(*it)).second) env.push_back(*it);
+  }
+  return env;
+}
+
+double WallClockNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The largest batch script `submit` reads (documented in docs/cli.md): far above any real
+// script, far below the daemon's request limit (protocol.h kMaxRequestPayload).
+constexpr size_t kMaxScriptBytes = 1024 * 1024;
+
+// The whole file at `path`; errors (missing, unreadable, a directory, a device or FIFO, over
+// kMaxScriptBytes) are one line. Opened O_NONBLOCK so that a FIFO cannot block the open; only
+// a regular file is read, and never more than the limit (a file may grow while read).
+Result<std::string> ReadScript(const std::string& path) {
+  auto fail = [&path](const std::string& why) {
+    return Status::Error("cannot read script " + path + ": " + why);
+  };
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return fail(std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return fail("not a regular file");
+  }
+  if (static_cast<uint64_t>(st.st_size) > kMaxScriptBytes) {
+    close(fd);
+    return fail("larger than 1 MiB");
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      return fail(std::strerror(err));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxScriptBytes) {
+      close(fd);
+      return fail("larger than 1 MiB");
+    }
+  }
+  close(fd);
+  return text;
+}
+
+// Whether `name` (no '/') names an executable that a PATH lookup finds.
+bool OnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t begin = 0;
+  while (begin <= dirs.size()) {
+    size_t end = dirs.find(':', begin);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(begin, end - begin);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    struct stat st;
+    if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        access(candidate.c_str(), X_OK) == 0) {
+      return true;
+    }
+    begin = end + 1;
+  }
+  return false;
+}
+
+// sbatch's `sbatch job.sh`: a first word without '/' that no PATH lookup finds but that is a
+// regular file in the working directory is a batch script there (as --script ./job.sh).
+bool IsScriptInCwd(const std::string& word) {
+  if (word.empty() || word.find('/') != std::string::npos || OnPath(word)) return false;
+  struct stat st;
+  return stat(word.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int Usage(const std::string& message) {
+  spdlog::error("submit: {}", message);
+  return kExitUsage;
+}
+
+int Submit(const GlobalOptions& global, SubmitOptions& opt) {
+  if (!opt.command.empty() && opt.command.front() == "--") opt.command.erase(opt.command.begin());
+  opt.job.MarkGiven();
+  std::optional<std::string> script_text;
+  std::vector<std::string> argv = opt.command;
+  if (opt.script.empty() && !argv.empty() && IsScriptInCwd(argv.front())) {
+    opt.script = "./" + argv.front();
+    argv.erase(argv.begin());
+  }
+  if (!opt.script.empty()) {
+    Result<std::string> text = ReadScript(opt.script);
+    if (!text.ok()) {
+      spdlog::error("submit: {}", text.status().message());
+      return kExitError;
+    }
+    script_text = std::move(text.value());
+    Result<JobOptions> directives = ParseScriptOptions(*script_text, opt.script);
+    if (!directives.ok()) return Usage(directives.status().message());
+    opt.job.Merge(directives.value());
+    argv.insert(argv.begin(), opt.script);
+  }
+  if (argv.empty()) return Usage("no command given (usage: gshare submit [options] -- CMD ...)");
+  auto ctx = MakeClientContext(global);
+  if (!ctx.ok()) {
+    spdlog::error("{}", ctx.status().message());
+    return kExitError;
+  }
+  Result<JobRecord> record = ResolveJobOptions(opt.job, argv, ctx->config, WallClockNow());
+  if (!record.ok()) return Usage(record.status().message());
+  json request = JobOptionsToJson(record.value());
+  request["env"] = SnapshotEnvironment(opt.job.env);
+  request["script"] = script_text ? json(*script_text) : json(nullptr);
+  // A daemon that dies after storing the job but before its reply leaves the submit unsure
+  // whether the job exists: the retry carries the same key, and the daemon answers with the
+  // job the first attempt made instead of a second one. A daemon killed just before the
+  // connect (or one that died starting) got nothing: trying again is as safe.
+  request["submit_key"] = NewSubmitKey();
+  Result<json> reply = Status::Error("");
+  for (int attempt = 0; attempt < kSubmitAttempts; ++attempt) {
+    reply = RequestDaemon(global, proto::MsgType::kSubmit, request, true);
+    if (reply.ok() || !(IsLostConnection(reply.status()) || IsDaemonUnreachable(reply.status()))) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200) * (attempt + 1));
+  }
+  if (!reply.ok()) {
+    spdlog::error("submit: {}", reply.status().message());
+    return kExitError;
+  }
+  std::printf("%lld\n", static_cast<long long>(reply->at("job_id").get<int64_t>()));
+  return 0;
+}
+
+}  // namespace
+
+void AddSubmitCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  auto opt = std::make_shared<SubmitOptions>();
+  AddJobOptions(sub, &opt->job);
+  sub.add_option("--script", opt->script,
+                 "Batch script to run; its #GSHARE lines give options (the command line wins)");
+  sub.add_option("command", opt->command, "The command and its arguments (with --script: the script's arguments)");
+  sub.prefix_command();
+  sub.footer(
+      "Examples:\n"
+      "  gshare submit -- python3 train.py --epochs 10\n"
+      "  gshare submit -p 10 -J nightly -t 2:00:00 -o ~/logs/%x-%j.out -- ./nightly.sh\n"
+      "  id=$(gshare submit -- ./prepare.sh); gshare submit --after $id -- ./train.sh\n"
+      "  gshare submit --script job.sh      # job.sh holds lines like: #GSHARE -p 5 -t 30\n"
+      "  gshare submit job.sh               # the same: a script in this directory (as sbatch)\n"
+      "  crontab: 0 2 * * * /usr/local/bin/gshare submit -- /home/me/nightly.sh\n"
+      "Prints the job id. Exit status: 0; 1 on error (daemon, database, unreadable script);\n"
+      "2 on bad usage.");
+  *handler = [opt, &global]() { return Submit(global, *opt); };
+}
+
+}  // namespace gshare

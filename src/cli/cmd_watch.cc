@@ -1,0 +1,153 @@
+// Commands that watch jobs end: `gshare wait ID...` and `gshare logs [-f] ID`. Both read the
+// database (written by the daemon) and poll it; neither loads the daemon.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "cli/cli.h"
+#include "base/output_pattern.h"
+#include "base/user_name.h"
+
+namespace gshare {
+namespace {
+
+// Polling interval: short at first (jobs that end at once), then at most this.
+constexpr auto kMaxPoll = std::chrono::milliseconds(250);
+
+struct WaitOptions {
+  std::vector<int64_t> ids;
+};
+
+struct LogsOptions {
+  int64_t id = 0;
+  bool follow = false;
+};
+
+// Opens the database once a daemon runs; errors are printed.
+std::unique_ptr<JobStore> OpenStore(const GlobalOptions& global, ClientContext* ctx_out) {
+  auto ctx = MakeClientContext(global);
+  if (!ctx.ok()) {
+    spdlog::error("{}", ctx.status().message());
+    return nullptr;
+  }
+  auto store = OpenJobsForReading(*ctx, true);
+  if (!store.ok()) {
+    spdlog::error("{}", store.status().message());
+    return nullptr;
+  }
+  if (!store.value()) spdlog::error("no job was ever recorded ({})", ctx->database_path);
+  *ctx_out = std::move(ctx.value());
+  return std::move(store.value());
+}
+
+// The job's current row; nullopt (with an error printed) when there is none.
+std::optional<JobRecord> Lookup(JobStore& store, int64_t id) {
+  auto row = store.Get(id);
+  if (!row.ok()) {
+    spdlog::error("{}", row.status().message());
+    return std::nullopt;
+  }
+  if (!row.value()) spdlog::error("no job {}", id);
+  return row.value();
+}
+
+void Sleep(std::chrono::milliseconds* interval) {
+  std::this_thread::sleep_for(*interval);
+  *interval = std::min(kMaxPoll, *interval * 2);
+}
+
+int Wait(const GlobalOptions& global, const WaitOptions& opt) {
+  ClientContext ctx;
+  std::unique_ptr<JobStore> store = OpenStore(global, &ctx);
+  if (!store) return kExitError;
+  int status = 0;
+  for (int64_t id : opt.ids) {  // check every id before waiting for any
+    if (!Lookup(*store, id)) return kExitError;
+  }
+  for (int64_t id : opt.ids) {
+    std::chrono::milliseconds interval(10);
+    for (;;) {
+      std::optional<JobRecord> r = Lookup(*store, id);
+      if (!r) return kExitError;  // cleaned meanwhile
+      if (IsFinalJobState(r->state)) {
+        status = std::max(status, JobShellStatus(*r));
+        break;
+      }
+      Sleep(&interval);
+    }
+  }
+  return status;
+}
+
+// Copies what `in` has beyond what was read so far to stdout.
+void Drain(std::ifstream& in) {
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    std::fwrite(buf, 1, static_cast<size_t>(in.gcount()), stdout);
+  }
+  in.clear();  // EOF now; the job may write more
+  std::fflush(stdout);
+}
+
+int Logs(const GlobalOptions& global, const LogsOptions& opt) {
+  ClientContext ctx;
+  std::unique_ptr<JobStore> store = OpenStore(global, &ctx);
+  if (!store) return kExitError;
+  std::optional<JobRecord> r = Lookup(*store, opt.id);
+  if (!r) return kExitError;
+  if (r->output.empty()) {
+    spdlog::error("job {} wrote to the terminal of its `gshare run` (no --output)", opt.id);
+    return kExitError;
+  }
+  const std::string path = ExpandOutputPattern(r->output, r->id, r->name, UserName(r->uid));
+  std::ifstream in;
+  std::chrono::milliseconds interval(10);
+  for (;;) {
+    if (!in.is_open()) in.open(path, std::ios::binary);
+    if (in.is_open()) Drain(in);
+    if (!opt.follow) break;
+    if (IsFinalJobState(r->state)) {
+      if (!in.is_open()) in.open(path, std::ios::binary);
+      if (in.is_open()) Drain(in);
+      return JobShellStatus(*r);
+    }
+    Sleep(&interval);
+    r = Lookup(*store, opt.id);
+    if (!r) return kExitError;
+  }
+  if (!in.is_open()) {
+    if (r->state == "PENDING") return 0;  // nothing written yet
+    spdlog::error("cannot read {}", path);
+    return kExitError;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddWaitCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  auto opt = std::make_shared<WaitOptions>();
+  sub.add_option("ids", opt->ids, "Job ids")->required();
+  sub.footer(
+      "Examples:\n  gshare wait 12 && echo done\n"
+      "  id=$(gshare submit -- ./train.sh); gshare wait $id; echo \"exit $?\"\n"
+      "Exit status: the job's (COMPLETED 0, FAILED its code or 128+signal, TIMEOUT 124,\n"
+      "CANCELLED 143 or 128+signal, LOST 125); the highest of several; 1 for an unknown job.");
+  *handler = [opt, &global]() { return Wait(global, *opt); };
+}
+
+void AddLogsCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  auto opt = std::make_shared<LogsOptions>();
+  sub.add_option("id", opt->id, "Job id")->required();
+  sub.add_flag("-f,--follow", opt->follow, "Follow the output until the job ends");
+  sub.footer(
+      "Examples:\n  gshare logs 12\n  gshare logs -f 12     # exits with the job's status when it ends");
+  *handler = [opt, &global]() { return Logs(global, *opt); };
+}
+
+}  // namespace gshare

@@ -1,0 +1,50 @@
+// The command table: one row per subcommand (STYLE.md §5).
+#include "cli/cli.h"
+
+namespace gshare {
+
+void AddRunCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddStatusCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddSchedulerCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddDaemonCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddCompletionCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddSubmitCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddQueueCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddCancelCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddHoldCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddReleaseCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddSetPriorityCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddRequeueCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddLogsCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddWaitCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddCleanCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddSuperviseCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddCheckpointHelperCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddSuspendCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddResumeCommand(CLI::App&, const GlobalOptions&, Handler*);
+
+const CommandSpec kCommands[] = {
+    {"run", "Run a command in the foreground as a job sharing the GPU", AddRunCommand},
+    {"submit", "Queue a job (prints its id); safe from cron", AddSubmitCommand},
+    {"queue", "List pending and running jobs (-a: all)", AddQueueCommand},
+    {"status", "Show GPUs, lease holders and jobs, or one job", AddStatusCommand},
+    {"cancel", "Cancel jobs (or send them a signal)", AddCancelCommand},
+    {"hold", "Keep pending jobs from starting", AddHoldCommand},
+    {"release", "Let held jobs start", AddReleaseCommand},
+    {"set-priority", "Change a job's priority", AddSetPriorityCommand},
+    {"suspend", "Suspend running jobs: their GPU memory goes to host memory", AddSuspendCommand},
+    {"resume", "Resume suspended jobs", AddResumeCommand},
+    {"logs", "Print (-f: follow) a job's output", AddLogsCommand},
+    {"wait", "Wait for jobs to end; exit with their status", AddWaitCommand},
+    {"requeue", "Put ended or running submitted jobs back in the queue", AddRequeueCommand},
+    {"clean", "Delete ended jobs and their logs", AddCleanCommand},
+    {"scheduler", "Switch lease gating on or off at run time", AddSchedulerCommand},
+    {"daemon", "Start, stop or run the arbiter daemon; install a systemd user unit",
+     AddDaemonCommand},
+    {"completion", "Print a shell completion script (bash, zsh, fish)", AddCompletionCommand},
+    {"job-supervisor", "", AddSuperviseCommand},  // internal: started by the daemon
+    {"checkpoint-helper", "", AddCheckpointHelperCommand},  // internal: started by the daemon
+};
+const size_t kNumCommands = sizeof(kCommands) / sizeof(kCommands[0]);
+
+}  // namespace gshare

@@ -1,0 +1,200 @@
+#include "cli/job_options.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "base/begin_time.h"
+#include "policy/dependency.h"
+#include "base/duration.h"
+#include "base/gpu_inventory.h"
+#include "cli/script_directives.h"
+
+namespace gshare {
+
+void AddJobOptions(CLI::App& app, JobOptions* opt) {
+  auto add = [&](const char* long_name, CLI::Option* o) { opt->options.emplace_back(long_name, o); };
+  add("name", app.add_option("-J,--name", opt->name, "Job name (default: the command)"));
+  add("priority",
+      app.add_option("-p,--priority", opt->priority,
+                     "Priority in [-1000, 1000]; higher first, in the queue and on the GPU"));
+  add("quantum",
+      app.add_option("--quantum", opt->quantum,
+                     "Time quantum on the GPU lease, e.g. 20s, 500ms, 2m (default from config)"));
+  add("memory",
+      app.add_option("--memory", opt->memory,
+                     "Memory engine: swap (default: the job's GPU memory moves to host memory "
+                     "while others run), managed (unified memory, prefetched at each grant) or "
+                     "off (docs/memory.md)")
+          ->check(CLI::IsMember(std::vector<std::string>(kMemoryEngines.begin(), kMemoryEngines.end()))));
+  add("gpu", app.add_option("--gpu", opt->gpu, "GPU index or UUID (sets CUDA_VISIBLE_DEVICES)"));
+  add("time",
+      app.add_option("-t,--time", opt->time_limit,
+                     "Time limit: minutes, MM:SS, HH:MM:SS, D-HH:MM:SS or 90s/1h30m; then "
+                     "SIGTERM, SIGKILL after --kill-after, state TIMEOUT, exit 124"));
+  add("kill-after",
+      app.add_option("--kill-after", opt->kill_after,
+                     "Grace from SIGTERM to SIGKILL for --time and cancel (default 30s)"));
+  add("dependency",
+      app.add_option("-d,--dependency", opt->dependency,
+                     "afterok|afterany|afternotok:ID[:ID...][,...]: start only after these jobs"));
+  add("after",
+      app.add_option("--after", opt->after, "ID[,ID...]: shorthand for --dependency afterok:ID..."));
+  add("hold", app.add_flag("-H,--hold", opt->hold, "Queue held until `gshare release ID`"));
+  add("begin",
+      app.add_option("--begin", opt->begin,
+                     "Not before: now+1h, 22:00, 2026-12-01T08:00, tomorrow, @UNIX_SECONDS"));
+  add("output",
+      app.add_option("-o,--output", opt->output,
+                     "File for stdout and stderr: %j job id, %x name, %u user"));
+  add("chdir", app.add_option("-D,--chdir", opt->chdir, "Working directory of the job"));
+  // One value per --env, so that `--env K=V -- CMD` leaves CMD alone.
+  add("env", app.add_option("--env", opt->env, "K=V set in the job's environment (repeatable)")
+                 ->allow_extra_args(false));
+}
+
+void JobOptions::MarkGiven() {
+  given.clear();
+  for (const auto& [name, option] : options) {
+    if (option->count() > 0) given.insert(name);
+  }
+}
+
+void JobOptions::Merge(const JobOptions& script) {
+  auto take = [&](const char* name, auto& field, const auto& from) {
+    if (given.count(name) == 0 && script.given.count(name) != 0) field = from;
+  };
+  take("name", name, script.name);
+  take("priority", priority, script.priority);
+  take("quantum", quantum, script.quantum);
+  take("gpu", gpu, script.gpu);
+  take("time", time_limit, script.time_limit);
+  take("kill-after", kill_after, script.kill_after);
+  take("dependency", dependency, script.dependency);
+  take("after", after, script.after);
+  take("hold", hold, script.hold);
+  take("begin", begin, script.begin);
+  take("output", output, script.output);
+  take("chdir", chdir, script.chdir);
+  take("memory", memory, script.memory);
+  std::vector<std::string> all = script.env;
+  all.insert(all.end(), env.begin(), env.end());
+  env = std::move(all);
+}
+
+Result<JobOptions> ParseScriptOptions(const std::string& script_text, const std::string& path) {
+  Result<std::vector<std::string>> tokens = ParseScriptDirectives(script_text);
+  if (!tokens.ok()) return Status::Error(path + ": " + tokens.status().message());
+  JobOptions opt;
+  CLI::App app{"#GSHARE directives"};
+  AddJobOptions(app, &opt);
+  app.allow_extras(false);
+  // CLI11 parses a reversed vector of arguments.
+  std::vector<std::string> args(tokens->rbegin(), tokens->rend());
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return Status::Error(path + ": #GSHARE: " + e.what());
+  }
+  opt.MarkGiven();
+  opt.options.clear();  // they point into `app`, which ends here
+  return opt;
+}
+
+namespace {
+
+Result<int64_t> Milliseconds(const std::string& text, const char* option) {
+  Result<std::chrono::milliseconds> d = ParseDuration(text);
+  if (!d.ok()) return Status::Error(std::string(option) + ": " + d.status().message());
+  return static_cast<int64_t>(d->count());
+}
+
+}  // namespace
+
+Result<int> ParsePriority(const std::string& text) {
+  const std::string range =
+      "[" + std::to_string(kMinPriority) + ", " + std::to_string(kMaxPriority) + "]";
+  size_t digits = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  bool decimal = text.size() > digits &&
+                 std::all_of(text.begin() + digits, text.end(),
+                             [](char c) { return c >= '0' && c <= '9'; });
+  if (!decimal) {
+    return Status::Error("--priority \"" + text + "\": expected a decimal integer in " + range);
+  }
+  // Compared as text past 9 digits so that no conversion can overflow.
+  int value = text.size() - digits > 9 ? kMaxPriority + 1 : std::stoi(text.substr(digits));
+  if (text[0] == '-') value = -value;
+  if (value < kMinPriority || value > kMaxPriority) {
+    return Status::Error("--priority \"" + text + "\": must be within " + range);
+  }
+  return value;
+}
+
+Result<JobRecord> ResolveJobOptions(const JobOptions& opt, std::vector<std::string> argv,
+                                    const Config& config, double now) {
+  JobRecord r;
+  if (argv.empty()) return Status::Error("no command given");
+  r.argv = std::move(argv);
+  r.name = opt.name.empty() ? std::filesystem::path(r.argv[0]).filename().string() : opt.name;
+  r.priority = config.scheduler.default_priority;
+  if (opt.priority) {
+    Result<int> p = ParsePriority(*opt.priority);
+    if (!p.ok()) return p.status();
+    r.priority = p.value();
+  }
+  r.quantum_ms = config.scheduler.quantum.count();
+  if (!opt.quantum.empty()) {
+    Result<int64_t> q = Milliseconds(opt.quantum, "--quantum");
+    if (!q.ok()) return q.status();
+    if (q.value() <= 0) return Status::Error("--quantum must be positive");
+    r.quantum_ms = q.value();
+  }
+  r.gpu = opt.gpu;
+  if (Status g = CheckGpuSpec(r.gpu, CountGpus(config.queue.gpus)); !g.ok()) return g;
+  r.memory = opt.memory.empty() ? config.memory.engine : opt.memory;
+  if (!opt.time_limit.empty()) {
+    Result<std::chrono::milliseconds> t = ParseTimeLimit(opt.time_limit);
+    if (!t.ok()) return Status::Error("--time: " + t.status().message());
+    r.time_limit_ms = t->count();
+  }
+  if (!opt.kill_after.empty()) {
+    Result<int64_t> k = Milliseconds(opt.kill_after, "--kill-after");
+    if (!k.ok()) return k.status();
+    r.kill_after_ms = k.value();
+  }
+  std::vector<Dependency> deps;
+  if (!opt.dependency.empty()) {
+    Result<std::vector<Dependency>> d = ParseDependencies(opt.dependency);
+    if (!d.ok()) return Status::Error("--dependency: " + d.status().message());
+    deps = d.value();
+  }
+  if (!opt.after.empty()) {
+    Result<std::vector<Dependency>> d = ParseAfter(opt.after);
+    if (!d.ok()) return Status::Error("--after: " + d.status().message());
+    deps.insert(deps.end(), d->begin(), d->end());
+  }
+  r.dependency = FormatDependencies(deps);
+  r.held = opt.hold;
+  if (!opt.begin.empty()) {
+    Result<double> b = ParseBeginTime(opt.begin, now);
+    if (!b.ok()) return Status::Error("--begin: " + b.status().message());
+    r.begin_time = b.value();
+  }
+  r.output = opt.output;
+  std::error_code ec;
+  std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (ec && opt.chdir.empty()) return Status::Error("cannot read the working directory: " + ec.message());
+  if (!opt.chdir.empty()) cwd = std::filesystem::absolute(opt.chdir, ec);
+  r.cwd = cwd.lexically_normal().string();
+  if (!r.output.empty() && r.output.front() != '/') r.output = r.cwd + "/" + r.output;
+  for (const std::string& e : opt.env) {
+    size_t eq = e.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::Error("--env: \"" + e + "\" is not K=V");
+    }
+  }
+  return r;
+}
+
+}  // namespace gshare

@@ -1,0 +1,104 @@
+// The checkpoint helper: a child process of the daemon that runs the CUDA driver's process
+// checkpoint calls (include/gshare/cuda_checkpoint.h) on jobs' processes. The daemon itself
+// never loads libcuda and never blocks on them: a checkpoint moves ~1.8 GB/s out and ~5 GB/s
+// in on the H100 (DESIGN.md section 5), so 10 GiB take seconds. The helper calls cuInit once
+// (the driver's restore needs it, and each attach costs ~2.7 s: interception-checklist.md
+// section 4) and serves requests one at a time, in the order sent; one reply per request.
+//
+// Wire: a SOCK_SEQPACKET socketpair, one CheckpointRequest or CheckpointReply per packet.
+// First the helper sends a reply with seq 0: result 0 once the driver is ready, else why not
+// (kNoDriver, or the driver's CUresult); after a failed start it answers every request with
+// that result and exits when the daemon closes its end.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace gshare {
+
+enum class CheckpointOp : int32_t {
+  // Lock (waiting up to lock_timeout_ms for submitted work), then checkpoint; a failed
+  // checkpoint unlocks again. A process already checkpointed is left as it is.
+  kCheckpoint = 1,
+  // Restore (when checkpointed), then unlock (when locked). A running process is left as it is.
+  // With need_bytes and gpu set, first waits up to 60 s until NVML reports that much free on
+  // that GPU (memory of an exiting process is freed after its socket closes; other programs
+  // may use the GPU too); if it never is, kNoRoom and the process stays checkpointed, intact.
+  kRestore = 2,
+};
+
+struct CheckpointRequest {
+  uint64_t seq;
+  int32_t op;  // CheckpointOp
+  int32_t pid;
+  uint32_t lock_timeout_ms;
+  uint32_t reserved;
+  uint64_t need_bytes;  // kRestore: free device bytes to wait for (0: none)
+  char gpu[48];         // kRestore: "GPU-<uuid>" of need_bytes, NUL-terminated
+};
+
+struct CheckpointReply {
+  uint64_t seq;
+  int32_t op;
+  int32_t pid;
+  int32_t result;  // 0, a CUresult, or kNoDriver
+  int32_t state;   // cuda_checkpoint::ProcessState after the request (-1: unknown)
+  double ms;       // time the driver calls took
+};
+
+// CheckpointReply::result when libcuda.so.1 or its checkpoint calls are missing.
+inline constexpr int32_t kNoDriver = -1;
+// CheckpointReply::result of a restore that did not start: the GPU never had need_bytes free.
+inline constexpr int32_t kNoRoom = -2;
+
+// The helper's main (`gshare checkpoint-helper --fd N`): serves the socket until EOF.
+int RunCheckpointHelper(int fd);
+
+// The daemon's side. Not thread-safe: the daemon's loop is its only user.
+class CheckpointHelper {
+ public:
+  CheckpointHelper() = default;
+  ~CheckpointHelper();
+  CheckpointHelper(const CheckpointHelper&) = delete;
+  CheckpointHelper& operator=(const CheckpointHelper&) = delete;
+
+  // Starts `self_exe checkpoint-helper` unless running. Errors: fork/socketpair failures.
+  Status Start(const std::string& self_exe);
+  bool started() const { return fd_ >= 0; }
+  // False once the helper said the driver cannot checkpoint (why: unavailable_reason()).
+  bool usable() const { return usable_; }
+  const std::string& unavailable_reason() const { return reason_; }
+  // The socket to poll for replies; -1 when not started.
+  int fd() const { return fd_; }
+
+  // Queues a request; its seq (> 0), or 0 when the helper is not running or not usable.
+  uint64_t Submit(CheckpointOp op, pid_t pid, uint32_t lock_timeout_ms, uint64_t need_bytes = 0,
+                  const std::string& gpu = "");
+  // Seq of the last request sent and of the last answered (all before it answered too).
+  uint64_t last_sent() const { return next_seq_ - 1; }
+  uint64_t last_done() const { return done_seq_; }
+  bool Idle() const { return done_seq_ + 1 == next_seq_; }
+
+  // Reads what the helper sent (call when fd() is readable). The start reply is consumed
+  // here. When the helper died, every outstanding request is answered with kNoDriver and the
+  // helper is marked unusable.
+  std::vector<CheckpointReply> Read();
+
+ private:
+  void Dead(std::vector<CheckpointReply>* out, const std::string& why);
+
+  int fd_ = -1;
+  pid_t pid_ = -1;
+  bool usable_ = true;
+  std::string reason_;
+  uint64_t next_seq_ = 1;
+  uint64_t done_seq_ = 0;
+  std::vector<CheckpointRequest> outstanding_;
+};
+
+}  // namespace gshare

@@ -1,0 +1,385 @@
+// The daemon's event loop and connection handling. Policy lives in Arbiter; persistence
+// in JobStore; this file moves bytes between them and the sockets.
+#include "daemon/daemon.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+#include <vector>
+
+#include "daemon/daemon_dirs.h"
+#include "runner/job_umask.h"
+#include "ipc/daemon_record.h"
+#include "daemon/daemon_ping.h"
+#include "ipc/job_json.h"
+
+namespace gshare {
+namespace {
+
+using json = nlohmann::json;
+
+int g_signal_write_fd = -1;
+void OnSignal(int) {
+  char c = 's';
+  ssize_t ignored = write(g_signal_write_fd, &c, 1);
+  (void)ignored;
+}
+
+std::string ReadProcCmdline(pid_t pid, std::vector<std::string>* argv) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string cur;
+  for (char ch : all) {
+    if (ch == '\0') {
+      argv->push_back(cur);
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  if (!cur.empty()) argv->push_back(cur);
+  std::error_code ec;
+  return std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/cwd", ec).string();
+}
+
+}  // namespace
+
+TimePoint Now() { return std::chrono::steady_clock::now(); }
+
+double WallNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+GpuKey FormatGpuUuid(const proto::GpuUuid& u) {
+  static const char* kHex = "0123456789abcdef";
+  std::string s = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    s += kHex[u.bytes[i] >> 4];
+    s += kHex[u.bytes[i] & 15];
+  }
+  return s;
+}
+
+Daemon::Daemon(DaemonOptions options)
+    : options_(std::move(options)),
+      arbiter_(Arbiter::Options{options_.config.scheduler.enabled,
+                                options_.config.scheduler.quantum,
+                                options_.config.scheduler.drop_grace,
+                                [this](const GpuKey& gpu, JobId job) { return CanGrant(gpu, job); }}),
+      ledger_(MemoryLedger::Options{options_.config.memory.context_reserve,
+                                    options_.config.memory.gpu_limit, HostBudget(options_.config),
+                                    [this](ConnId c) { return arbiter_.ConnHolds(c); }}) {}
+
+Daemon::~Daemon() {
+  if (listen_fd_ >= 0) notify_.Send("STOPPING=1");
+  for (auto& [id, c] : conns_) close(c->fd);
+  if (listen_fd_ >= 0) {
+    close(listen_fd_);
+    unlink(options_.socket_path.c_str());
+    RemoveDaemonRecord(options_.record_path, getpid());
+  }
+  if (socket_lock_fd_ >= 0) close(socket_lock_fd_);
+  if (lock_fd_ >= 0) close(lock_fd_);
+  for (int fd : signal_pipe_) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+Status Daemon::Setup(int ready_fd, bool* busy) {
+  // Before anything is created: the socket, the database and the logs are the owner's alone.
+  SetPrivateUmask();
+  notify_ = SystemdNotify::FromEnvironment();
+  if (Status s = PrepareStateDir(options_.state_dir); !s.ok()) return s;
+  if (Status s = PrepareSocketDir(options_.socket_path); !s.ok()) return s;
+  // One daemon per database (whatever socket it serves), then one per socket.
+  auto busy_with = [&](const std::string& who) {
+    *busy = busy_ = true;
+    if (ready_fd >= 0) {
+      ssize_t ignored = write(ready_fd, "B", 1);
+      (void)ignored;
+    }
+    return Status::Error(who);
+  };
+  lock_fd_ = open(options_.lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0) return Status::Error("cannot open " + options_.lock_path + ": " + strerror(errno));
+  if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    std::optional<DaemonRecord> live = ReadDaemonRecord(options_.record_path);
+    return busy_with(live ? "another daemon (pid " + std::to_string(live->pid) + ") serves " +
+                                options_.database_path + " on " + live->socket
+                          : "another daemon holds " + options_.lock_path + " (starting up)");
+  }
+  socket_lock_fd_ = open(options_.socket_lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (socket_lock_fd_ < 0) {
+    return Status::Error("cannot open " + options_.socket_lock_path + ": " + strerror(errno));
+  }
+  if (flock(socket_lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    return busy_with("another daemon, of another database, serves " + options_.socket_path);
+  }
+  if (Status s = PrivateDatabaseFiles(options_.database_path); !s.ok()) return s;
+  // The database is open and migrated before the socket exists: clients that connect may
+  // read it at once.
+  auto store = JobStore::Open(options_.database_path);
+  if (!store.ok()) return store.status();
+  store_ = std::move(store.value());
+  // We hold the lock: any socket file left behind belongs to a dead daemon.
+  unlink(options_.socket_path.c_str());
+  listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (options_.socket_path.size() >= sizeof addr.sun_path) {
+    return Status::Error("socket path too long: " + options_.socket_path);
+  }
+  std::memcpy(addr.sun_path, options_.socket_path.c_str(), options_.socket_path.size() + 1);
+  if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      chmod(options_.socket_path.c_str(), 0600) != 0 || listen(listen_fd_, 128) != 0) {
+    return Status::Error("cannot listen on " + options_.socket_path + ": " + strerror(errno));
+  }
+  if (pipe2(signal_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return Status::Error("pipe failed");
+  g_signal_write_fd = signal_pipe_[1];
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  signal(SIGCHLD, SIG_IGN);  // job supervisors report over the socket; none become zombies
+  signal(SIGXFSZ, SIG_IGN);  // a file size limit fails the database write instead of killing us
+  LoadQueue();
+  // Clients whose rules give another socket path find this one through the record.
+  Status recorded = WriteDaemonRecord(options_.record_path, {getpid(), options_.socket_path});
+  if (!recorded.ok()) return recorded;
+  if (ready_fd >= 0) {
+    ssize_t ignored = write(ready_fd, "R", 1);
+    (void)ignored;
+  }
+  notify_.Send("READY=1\nMAINPID=" + std::to_string(getpid()));
+  spdlog::info("daemon {} serving {} (database {})", getpid(), options_.socket_path,
+               options_.database_path);
+  return Status::Ok();
+}
+
+Status Daemon::Run(int ready_fd) {
+  bool busy = false;
+  Status s = Setup(ready_fd, &busy);
+  if (ready_fd >= 0) close(ready_fd);
+  if (!s.ok() || busy) return s;
+  Loop();
+  spdlog::info("daemon {} stopped", getpid());
+  return Status::Ok();
+}
+
+void Daemon::Dispatch(Connection& c, const Frame& f) {
+  switch (f.type) {
+    case proto::MsgType::kHello:
+    case proto::MsgType::kLeaseRequest:
+    case proto::MsgType::kLeaseReleased:
+    case proto::MsgType::kMemReport:
+    case proto::MsgType::kGapReport:
+      OnShimFrame(c, f);
+      return;
+    case proto::MsgType::kPing:
+      Send(c, PongFor(f));  // at once: the shim's liveness check of the daemon
+      return;
+    case proto::MsgType::kRunRegister:
+    case proto::MsgType::kRunStarted:
+    case proto::MsgType::kRunEnded:
+    case proto::MsgType::kStatusRequest:
+    case proto::MsgType::kSchedulerSet:
+    case proto::MsgType::kShutdown:
+    case proto::MsgType::kSubmit:
+    case proto::MsgType::kJobControl:
+    case proto::MsgType::kClean:
+    case proto::MsgType::kRunAttach:
+      OnJsonFrame(c, f);
+      return;
+    default:
+      Drop(c.id, "a daemon-to-client message type sent to the daemon");
+  }
+}
+
+JobId Daemon::AdoptProcess(Connection& c, uint64_t job_id) {
+  if (job_id != 0 && jobs_.count(job_id) != 0) return job_id;
+  // A process preloaded outside `gshare run` (or of a job this daemon does not know):
+  // it becomes a job of its own, recorded like any other.
+  JobRecord r;
+  r.cwd = ReadProcCmdline(c.pid, &r.argv);
+  r.name = r.argv.empty() ? "pid " + std::to_string(c.pid)
+                          : std::filesystem::path(r.argv[0]).filename().string();
+  r.uid = c.uid;
+  r.priority = options_.config.scheduler.default_priority;
+  r.state = "RUNNING";
+  r.kind = "run";
+  r.submit_time = r.start_time.emplace(WallNow());
+  r.pid = c.pid;
+  auto id = store_->Insert(r);
+  if (!id.ok()) {
+    spdlog::error("cannot record pid {}: {}", c.pid, id.status().message());
+    return 0;
+  }
+  r.id = id.value();
+  auto job = std::make_unique<ActiveJob>();
+  job->record = r;
+  job->adhoc = true;
+  jobs_[r.id] = std::move(job);
+  arbiter_.AddJob(r.id, r.priority, Millis(0));
+  return r.id;
+}
+
+bool Daemon::NoteGpu(Connection& c, const GpuKey& gpu, const proto::GpuUuid& uuid, int ordinal) {
+  if (gpus_.count(gpu) != 0) return true;
+  if (gpus_.size() >= kMaxGpus) {
+    Drop(c.id, "it names more GPUs than a machine has");
+    return false;
+  }
+  gpus_.emplace(gpu, GpuInfo{uuid, ordinal});
+  return true;
+}
+
+void Daemon::OnShimFrame(Connection& c, const Frame& f) {
+  if (f.type == proto::MsgType::kHello) {
+    if (c.kind != Connection::Kind::kUnknown) return Drop(c.id, "second hello");
+    proto::HelloMsg hello;
+    std::memcpy(&hello, f.payload.data(), sizeof hello);
+    c.kind = Connection::Kind::kShim;
+    c.job = AdoptProcess(c, hello.job_id);
+    if (c.job == 0) return Drop(c.id, "cannot record the job");
+    jobs_.at(c.job)->shims.insert(c.id);
+    arbiter_.AddConn(c.id, c.job, c.pid);
+    return;
+  }
+  if (c.kind != Connection::Kind::kShim) return Drop(c.id, "lease message before hello");
+  if (f.type == proto::MsgType::kMemReport) {
+    proto::MemReportMsg m;
+    std::memcpy(&m, f.payload.data(), sizeof m);
+    GpuKey gpu = FormatGpuUuid(m.gpu);
+    if (!NoteGpu(c, gpu, m.gpu, m.ordinal)) return;
+    return OnMemReport(c, gpu, m);
+  }
+  if (f.type == proto::MsgType::kGapReport) {
+    proto::GapMsg m;
+    std::memcpy(&m, f.payload.data(), sizeof m);
+    return OnGapReport(c, m);
+  }
+  proto::LeaseMsg m;
+  std::memcpy(&m, f.payload.data(), sizeof m);
+  GpuKey gpu = FormatGpuUuid(m.gpu);
+  if (!NoteGpu(c, gpu, m.gpu, m.ordinal)) return;
+  if (f.type == proto::MsgType::kLeaseRequest) {
+    Apply(arbiter_.Request(c.id, gpu, Now()));
+    UpdateSharing(gpu);
+  } else {
+    static const char* kReasons[] = {"dropped", "idle", "early", "exit"};
+    spdlog::debug("job {} released {} epoch {} ({})", c.job, gpu, m.epoch,
+                  m.reason < 4 ? kReasons[m.reason] : "?");
+    c.watched.erase(gpu);  // a release ends the shim's gap reports
+    if (m.reason == static_cast<uint32_t>(proto::ReleaseReason::kExit) && !c.exiting) {
+      c.exiting = true;
+      spdlog::info("{}: pid {} gives {} back while exiting", JobName(c.job), c.pid, gpu);
+    }
+    Apply(arbiter_.Released(c.id, gpu, m.epoch, Now()));
+    UpdateGapWatch(gpu);
+    MakeIncumbentRoom(gpu);
+  }
+}
+
+void Daemon::Apply(const LeaseActions& actions) {
+  for (const LeaseAction& a : actions) {
+    switch (a.kind) {
+      case LeaseAction::Kind::kGrant:
+      case LeaseAction::Kind::kDrop:
+      case LeaseAction::Kind::kContended: {
+        Connection* conn = Live(a.conn);
+        if (conn == nullptr) break;
+        proto::LeaseMsg m{};
+        m.gpu = gpus_.at(a.gpu).uuid;  // every GPU the arbiter knows came from a shim's message
+        m.epoch = a.epoch;
+        if (a.kind == LeaseAction::Kind::kGrant) {
+          m.bytes = PrepareGrant(a);
+          gpu_memory_[a.gpu].priced.reset();
+        }
+        if (a.kind == LeaseAction::Kind::kContended) {
+          m.bytes = HandoffBytes(a.gpu);
+          gpu_memory_[a.gpu].priced = m.bytes;
+        }
+        if (a.kind == LeaseAction::Kind::kDrop) NoteDrop(a);
+        auto type = a.kind == LeaseAction::Kind::kGrant ? proto::MsgType::kLeaseGrant
+                    : a.kind == LeaseAction::Kind::kDrop ? proto::MsgType::kLeaseDrop
+                                                         : proto::MsgType::kLeaseContended;
+        spdlog::debug("lease message {} for {} epoch {} -> pid {}", static_cast<int>(type), a.gpu,
+                      a.epoch, conn->pid);
+        std::string frame = EncodeFrame(type, std::string_view(
+            reinterpret_cast<const char*>(&m), sizeof m));
+        if (a.kind == LeaseAction::Kind::kGrant && DeferGrant(a, frame)) break;
+        // A peer that cannot take it is dropped inside Send, which re-enters the arbiter:
+        // its lease is reclaimed and the actions that follow are applied then.
+        if (!Send(*conn, frame)) {
+          spdlog::warn("cannot reach pid {}; its lease is reclaimed", conn->pid);
+        } else if (a.kind == LeaseAction::Kind::kGrant) {
+          UpdateGapWatch(a.gpu);
+        }
+        break;
+      }
+      case LeaseAction::Kind::kStop:
+        spdlog::warn("pid {} did not release {} within the grace period: stopping it",
+                     a.pid, a.gpu);
+        kill(a.pid, SIGSTOP);
+        break;
+      case LeaseAction::Kind::kContinue:
+        kill(a.pid, SIGCONT);
+        break;
+    }
+  }
+}
+
+void Daemon::FinishJob(JobId id, const std::string& state, std::optional<int> exit_code,
+                       std::optional<int> signal, const std::string& reason,
+                       std::optional<double> end_time) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second->ended) return;
+  ActiveJob& job = *it->second;
+  job.ended = true;
+  job.kill_at.reset();
+  Arbiter::JobUsage u = arbiter_.Usage(id, Now());
+  JobRecord& r = job.record;
+  r.state = state;
+  r.exit_code = exit_code;
+  r.signal = signal;
+  r.end_time = end_time.value_or(WallNow());
+  if (!r.start_time && state != "CANCELLED") r.start_time = r.end_time;
+  r.lease_seconds = u.lease_seconds;
+  r.wait_seconds = u.wait_seconds;
+  r.peak_bytes = job.peak_bytes;
+  r.reason = reason;
+  SaveRecord(r);
+  final_states_[id] = state;
+  queue_dirty_ = true;
+  spdlog::info("job {} {} (lease {:.1f} s, waited {:.1f} s){}", id, state, u.lease_seconds,
+               u.wait_seconds, reason.empty() ? "" : ": " + reason);
+}
+
+void Daemon::ForgetJobIfDone(JobId id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || !it->second->ended || !it->second->shims.empty()) return;
+  for (const auto& [cid, c] : conns_) {
+    if (c->job == id && !c->closing) return;  // its runner is still connected
+  }
+  arbiter_.RemoveJob(id);
+  jobs_.erase(it);
+}
+
+}  // namespace gshare

@@ -1,0 +1,345 @@
+// Daemon: gshare's arbiter process. Serves the Unix socket with one poll() loop: shim
+// connections (lease requests, releases, memory reports), runner connections (`gshare run`
+// and the supervisors of submitted jobs: registration, start, end) and one-shot CLI requests
+// (status, submit, job control, clean, scheduler on/off, shutdown). Owns the Arbiter, the
+// batch queue (daemon_queue.cc) and the JobStore. Single-threaded: everything below runs on the thread
+// that called Run().
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "policy/admission.h"
+#include "policy/arbiter.h"
+#include "daemon/checkpoint_helper.h"
+#include "ipc/job_end.h"
+#include "base/config.h"
+#include "ipc/frame_io.h"
+#include "store/job_store.h"
+#include "policy/memory_ledger.h"
+#include "ipc/requests.h"
+#include "policy/stagger.h"
+#include "base/status.h"
+#include "daemon/systemd_notify.h"
+
+namespace gshare {
+
+struct DaemonOptions {
+  Config config;
+  std::string socket_path;
+  std::string lock_path;         // beside the database: one daemon per database
+  std::string socket_lock_path;  // beside the socket: one daemon per socket
+  std::string record_path;       // daemon_record.h: where clients find the live daemon
+  std::string database_path;
+  std::string state_dir;  // job logs, end reports, scripts
+  std::string self_exe;   // this binary, to start job supervisors
+};
+
+class Daemon {
+ public:
+  explicit Daemon(DaemonOptions options);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Takes the single-instance locks (the database's, the socket's), binds the socket, opens the
+  // database and serves until SIGTERM/SIGINT or a shutdown request. `ready_fd` (or -1)
+  // receives 'R' once serving (and $NOTIFY_SOCKET READY=1), or 'B' when another daemon holds
+  // a lock: then Run returns an error naming that daemon's pid and socket, and busy() is true.
+  // Errors before serving are returned; after that, failures are logged and served past.
+  Status Run(int ready_fd);
+  bool busy() const { return busy_; }
+
+ private:
+  // One peer. Its life ends in exactly one place: Drop() marks it closing and undoes what it
+  // owned (lease, memory, job); the loop's Reap() closes and erases it after the event that
+  // dropped it. A closing connection is never read, written or dispatched again.
+  struct Connection {
+    enum class Kind { kUnknown, kShim, kRunner, kCli };
+    int fd = -1;
+    ConnId id = 0;
+    Kind kind = Kind::kUnknown;
+    pid_t pid = 0;  // SO_PEERCRED
+    uid_t uid = 0;  // SO_PEERCRED
+    FrameBuffer in{proto::kMaxRequestPayload};
+    std::string out;    // frames not yet taken by the socket (non-blocking writes)
+    bool closing = false;
+    std::optional<TimePoint> partial_since;  // an incomplete frame began arriving then
+    TimePoint out_since{};                   // `out` became non-empty, or last moved
+    JobId job = 0;
+    std::map<GpuKey, uint64_t> prepared;  // shim: host bytes it was asked to pin, per GPU
+    std::set<GpuKey> watched;             // shim: GPUs it reports idle gaps on (kGapWatch)
+    bool exiting = false;  // shim: released with kExit (its process exits; never checkpointed)
+  };
+  // Bounds on what peers may make the daemon hold (DESIGN.md section 7: a slow, hung or
+  // hostile client never blocks the loop or grows the daemon without limit).
+  // Connections at once: every process of every job holds one; past this, new ones are closed.
+  static constexpr size_t kMaxConnections = 4096;
+  // Unsent bytes per peer: one status reply at its largest, plus lease messages.
+  static constexpr size_t kMaxOutputBytes = proto::kMaxReplyPayload + (1u << 20);
+  // Received bytes not yet dispatched, over all peers (16 requests at their largest).
+  static constexpr size_t kMaxBufferedInput = 16ull * proto::kMaxRequestPayload;
+  // gshare's clients send each frame with one write: one that stays incomplete this long is
+  // a stalled or hostile peer. The same bound holds for a peer that takes none of its output.
+  static constexpr Millis kPeerDeadline{10000};
+  // Pause of accept() after EMFILE/ENFILE, so a descriptor shortage does not spin the loop.
+  static constexpr Millis kAcceptBackoff{100};
+  struct ActiveJob {
+    JobRecord record;
+    bool ended = false;  // the runner reported the end (or vanished)
+    bool adhoc = false;  // a preloaded process not started by `gshare run`
+    // No runner connection (re-adopted after a daemon restart, or a supervisor not attached
+    // yet): its runner's liveness is polled instead.
+    bool orphan = false;
+    bool readopted = false;  // running when this daemon started
+    std::optional<TimePoint> kill_at;  // cancel/requeue: SIGKILL the group then
+    std::set<ConnId> shims;
+    uint64_t peak_bytes = 0;
+    // gshare suspend: the lease drains, the processes are checkpointed, then stopped.
+    enum class Suspension { kNone, kDraining, kCheckpointing, kStopped };
+    Suspension suspension = Suspension::kNone;
+    uint64_t suspend_seq = 0;  // the last checkpoint request of the suspension
+    // Checkpoint engine counters (status): whole-process checkpoints and restores.
+    uint64_t checkpoints = 0, restores = 0;
+    double checkpoint_ms = 0, restore_ms = 0;
+    // Swap-ins that did not finish (kReportSwapInFailed): in all, and since the last one that
+    // did (while > 0 the job waits to get its memory back: status waiting_for "SwapIn").
+    uint64_t swapins_failed = 0, swapins_failed_in_row = 0;
+  };
+
+  Status Setup(int ready_fd, bool* busy);
+  void Loop();
+  void Accept();
+  void OnReadable(ConnId id);
+  // Marks the connection closing and releases what it held; safe to call again, and from
+  // anything it triggers (the connection stays in conns_ until Reap).
+  void Drop(ConnId id, const std::string& why);
+  // Closes and erases the connections dropped since the last call.
+  void Reap();
+  // The connection if it exists and is not closing, else nullptr.
+  Connection* Live(ConnId id);
+  // Queues `bytes` for the peer and writes what the socket takes now, without blocking.
+  // False (and the peer dropped) when the peer is gone or lets its output grow past
+  // kMaxOutputBytes; false without a drop when the connection was already closing.
+  bool Send(Connection& c, std::string_view bytes);
+  bool Send(ConnId id, std::string_view bytes);
+  void Flush(Connection& c);  // writes what the socket takes of c.out
+  // Dispatches the complete frames of c.in while the peer is not Blocked.
+  void ProcessInput(Connection& c);
+  // A peer (not a shim) with output it has not taken: its requests wait (back-pressure).
+  bool Blocked(const Connection& c) const;
+  // Drops peers past kPeerDeadline; returns the earliest deadline still ahead.
+  std::optional<TimePoint> ExpirePeers(TimePoint now);
+  void FlushBeforeExit();  // gives pending replies (the shutdown's own) up to a second
+  void Dispatch(Connection& c, const Frame& f);
+  void OnShimFrame(Connection& c, const Frame& f);
+  // Records a GPU a shim names; false (and the peer dropped) past kMaxGpus distinct GPUs, so
+  // that made-up UUIDs cannot grow the daemon's per-GPU state without bound.
+  bool NoteGpu(Connection& c, const GpuKey& gpu, const proto::GpuUuid& uuid, int ordinal);
+  // GPUs (UUIDs: whole GPUs and MIG instances) one machine can show: 8 GPUs x 7 MIG instances
+  // is 56; this leaves room for the largest hosts.
+  static constexpr size_t kMaxGpus = 256;
+  void OnJsonFrame(Connection& c, const Frame& f);
+  void Apply(const LeaseActions& actions);
+  void Reply(Connection& c, const std::string& json);
+  JobId AdoptProcess(Connection& c, uint64_t job_id);
+  // Records the end of active job `job`; `end_time` (unix seconds) when its runner saw it,
+  // else now.
+  void FinishJob(JobId job, const std::string& state, std::optional<int> exit_code,
+                 std::optional<int> signal, const std::string& reason,
+                 std::optional<double> end_time = std::nullopt);
+  void ForgetJobIfDone(JobId job);
+  std::string StatusJson(const StatusRequest& request);
+
+  // Memory: the ledger, shared and exclusive mode, evictions, handoffs (daemon_memory.cc).
+  void OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m);
+  // Shared mode while the jobs on `gpu` fit in its memory and have one priority.
+  void UpdateSharing(const GpuKey& gpu);
+  // Before an exclusive grant goes out: room is made (evictions sent) and the handoff
+  // timed. Returns the bytes others hold on the GPU that cannot move (for the grant).
+  uint64_t PrepareGrant(const LeaseAction& a);
+  // Bytes a handoff of `gpu` to its next waiter would move in its larger direction (the
+  // holder's and others' evictions, the waiter's swap-in); kHandoffNever when it would
+  // checkpoint or restore a process, or evict more than 1 GiB into host memory not pinned
+  // yet (seconds either way). Sent with CONTENDED for the holder's early release.
+  uint64_t HandoffBytes(const GpuKey& gpu);
+  // Sends CONTENDED again when the handoff's price has changed since the holder was told:
+  // from unpriced to priced as the holder's pool is pinned (or back), or by more than
+  // kRepriceBytes as the jobs grow. Without it a holder granted before its pool was pinned
+  // would wait kUnpricedIdleMs (shim/lease/gap_predictor.h) in every gap of its turn.
+  static constexpr uint64_t kRepriceBytes = 1ull << 30;  // ~25 ms of a handoff at 40 GB/s
+  void RepriceHandoff(const GpuKey& gpu);
+  void NoteDrop(const LeaseAction& a);
+  // With incumbent_room set and every other holder released: evictions for the holder's turn,
+  // as at a grant (MemoryLedger::GrantPlan).
+  void MakeIncumbentRoom(const GpuKey& gpu);
+  // Turning exclusive: the job that keeps running (Arbiter::SetShared's `first`).
+  std::optional<JobId> ExclusiveFirst(const GpuKey& gpu) const;
+  bool CanGrant(const GpuKey& gpu, JobId job);
+  void AskToPin(Connection& c, const GpuKey& gpu);  // c: a connection of the exclusive holder
+  // AskToPin for the exclusive holder's shim connections (MemoryLedger::PoolToPin pins ahead
+  // for no other job).
+  void AskHolderToPin(const GpuKey& gpu);
+  // Sends a plan's EVICTs and counts them in the ledger until the victims report.
+  void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan);
+  bool SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,
+                    uint64_t bytes);
+  // Phase staggering in shared mode (daemon_stagger.cc, src/policy/stagger.h): while two jobs or
+  // more hold `gpu` in shared mode, its holders report their idle gaps (kGapWatch on, and
+  // off again when that ends); a report may stretch a holder's next gap.
+  void UpdateGapWatch(const GpuKey& gpu);
+  // Status: `gap_watch` (connections reporting gaps on `gpu`) and `stretches` (so far).
+  void AddStaggerJson(const GpuKey& gpu, nlohmann::json* g) const;
+  void OnGapReport(Connection& c, const proto::GapMsg& m);
+  // The checkpoint engine and suspension (daemon_checkpoint.cc): whole processes
+  // checkpointed by the helper; a grant to a checkpointed process (or one that must wait
+  // for checkpoints under way) goes out once the helper has restored it.
+  void EnsureCheckpointHelper();
+  bool CheckpointConn(ConnId conn, const std::string& why);
+  bool DeferGrant(const LeaseAction& a, const std::string& frame);
+  void PumpDeferredGrants();
+  void OnCheckpointReplies();
+  void CheckpointTick();
+  Status SuspendJob(int64_t id);
+  Status ResumeJob(int64_t id);
+  void AdvanceSuspension(ActiveJob& job);
+  // Signals every process of the job (its group, else each shim's pid).
+  void SignalJobProcesses(const ActiveJob& job, int sig);
+  // Asks the lease for a checkpointed process that cannot ask itself (its CUDA calls block
+  // until it is restored).
+  void RequestOnBehalf(ConnId conn);
+  // Closes the open handoff of `gpu` once the new holder's memory is back.
+  void CloseHandoff(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes, double ms);
+  nlohmann::json JobMemoryJson(JobId job) const;
+  void AddGpuMemoryJson(const GpuKey& gpu, nlohmann::json* g) const;
+  static uint64_t HostBudget(const Config& config);
+
+  // The batch queue (daemon_queue.cc).
+  void LoadQueue();
+  void OnRunRegister(Connection& c, const nlohmann::json& req);
+  void OnSubmit(Connection& c, const nlohmann::json& req);
+  void OnRunAttach(Connection& c, const nlohmann::json& req);
+  void OnRunStarted(Connection& c, const nlohmann::json& req);
+  void OnRunEnded(Connection& c, const nlohmann::json& req);
+  void OnJobControl(Connection& c, const nlohmann::json& req);
+  void OnClean(Connection& c, const nlohmann::json& req);
+  // Removes ended jobs as `gshare clean` and [retention] do (daemon_retention.cc): those that
+  // ended before `ended_before` (unix seconds) or are not among the `keep_newest` last to end,
+  // except jobs a pending job depends on; with the logs gshare placed and their scripts.
+  Result<std::vector<int64_t>> RemoveEnded(double ended_before, size_t keep_newest);
+  // Applies [retention] at start and every kRetentionPeriod: ended jobs, the daemon log's size.
+  void RetentionTick(TimePoint now);
+  // Checks the dependency list of a new job; an error names the first unknown job.
+  Status CheckDependencies(const JobRecord& r);
+  std::string StateOf(int64_t id);
+  // Starts what admission allows and records the reasons of the rest.
+  void Admission();
+  void Activate(JobRecord record, const std::string& slot);
+  Status SpawnSupervisor(JobRecord& record);
+  std::map<std::string, int> RunningPerSlot() const;
+  // Ends active job `id` as `end` reports, honouring a pending cancel or requeue.
+  void EndJob(JobId id, const JobEnd& end);
+  // Signals a running job's process group; false when its pid is not known yet.
+  bool SignalJob(const ActiveJob& job, int sig);
+  Status CancelJob(int64_t id, bool requeue);
+  void QueueTick(TimePoint now);
+  std::optional<TimePoint> QueueDeadline() const;
+  // Writes `r` to the database; a failure is logged and returned.
+  Status SaveRecord(const JobRecord& r);
+
+  DaemonOptions options_;
+  Arbiter arbiter_;
+  std::unique_ptr<JobStore> store_;
+  int listen_fd_ = -1;
+  std::optional<TimePoint> accept_paused_until_;
+  size_t buffered_in_ = 0;  // sum of the connections' unparsed input
+  int lock_fd_ = -1;
+  int socket_lock_fd_ = -1;
+  bool busy_ = false;
+  SystemdNotify notify_;
+  int signal_pipe_[2] = {-1, -1};
+  bool stopping_ = false;
+  ConnId next_conn_ = 1;
+  std::map<ConnId, std::unique_ptr<Connection>> conns_;
+  std::map<JobId, std::unique_ptr<ActiveJob>> jobs_;
+  struct GpuInfo {
+    proto::GpuUuid uuid;
+    int ordinal;  // as the first shim that used the GPU numbered it (display only)
+  };
+  std::map<GpuKey, GpuInfo> gpus_;
+  MemoryLedger ledger_;
+  Stagger stagger_;
+  CheckpointHelper checkpoint_;
+  struct CheckpointCall {
+    ConnId conn;
+    JobId job;
+    CheckpointOp op;
+  };
+  std::map<uint64_t, CheckpointCall> checkpoint_calls_;  // by helper seq
+  struct DeferredGrant {
+    ConnId conn;
+    GpuKey gpu;
+    uint64_t epoch;
+    std::string frame;
+    uint64_t after_seq;        // helper requests to finish first (victims' checkpoints)
+    bool restore;              // the process is checkpointed: restore it first
+    uint64_t restore_seq = 0;  // once asked
+  };
+  std::vector<DeferredGrant> deferred_grants_;
+  // One lease handoff: DROP to the old holder .. the new holder's memory back on the GPU.
+  struct Handoff {
+    JobId from = 0, to = 0;
+    uint64_t epoch = 0;  // of the new holder's grant
+    TimePoint drop_at{}, grant_at{};
+    uint64_t evict_bytes = 0, swapin_bytes = 0;
+    double drain_ms = 0, swapin_ms = 0, total_ms = 0;
+  };
+  struct GpuMemory {
+    std::optional<Handoff> open;  // waiting for the new holder's swap-in report
+    std::optional<Handoff> last;
+    std::optional<TimePoint> drop_at;  // DROP sent to the current holder
+    std::optional<JobId> dropped_holder;
+    std::optional<uint64_t> priced;  // handoff bytes last sent with CONTENDED in this grant
+    // Turning exclusive kept the incumbent running (Arbiter::SetShared): room for its turn is
+    // made once the others have released.
+    bool incumbent_room = false;
+    // Its room is being checkpointed: the last checkpoint request for it (Arbiter::MakingRoom).
+    uint64_t incumbent_checkpoint = 0;
+    uint64_t handoffs = 0;
+  };
+  std::map<GpuKey, GpuMemory> gpu_memory_;
+  std::map<JobId, std::string> memory_wait_;  // why a job's grant waits (ledger plan reason)
+
+  // The batch queue: pending jobs (submitted, and `gshare run` jobs waiting for admission).
+  std::map<int64_t, JobRecord> pending_;
+  std::map<int64_t, std::string> final_states_;  // for dependencies; final states never change
+  bool queue_dirty_ = true;                      // Admission() runs after the next event
+  // A job's RUNNING state could not be written (a full disk): no job starts before then.
+  std::optional<TimePoint> store_retry_at_;
+  static constexpr Millis kStoreRetry{2000};
+  std::optional<double> next_begin_;             // earliest --begin ahead (unix seconds)
+  TimePoint next_orphan_check_{};
+  TimePoint next_retention_{};  // the epoch: the first loop applies [retention]
+  static constexpr Millis kRetentionPeriod{10 * 60 * 1000};
+  int gpu_count_ = 1;
+};
+
+// Unix time in seconds (wall clock), as job records store it. Leases use CLOCK_MONOTONIC.
+double WallNow();
+// CLOCK_MONOTONIC (steady_clock): leases, quanta, handoffs.
+TimePoint Now();
+
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (nvidia-smi's spelling of a UUID).
+GpuKey FormatGpuUuid(const proto::GpuUuid& uuid);
+
+// "job <id>": how the daemon's messages and error replies name a job.
+inline std::string JobName(int64_t id) { return "job " + std::to_string(id); }
+
+}  // namespace gshare

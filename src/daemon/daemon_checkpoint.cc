@@ -1,0 +1,287 @@
+// Whole-process checkpoints (DESIGN.md section 5, engine `checkpoint`) and `gshare suspend` /
+// `resume`. The helper (checkpoint_helper.h) locks and checkpoints a process that holds no
+// lease, which frees all its device memory and its context; a grant to a checkpointed process
+// goes out only once the helper restored it, after the evictions that make room for it are
+// done (a restore that runs out of memory leaves the process unusable: cuda-checkpoint issue
+// #44). A checkpointed process asks for nothing itself, since every CUDA call it makes blocks
+// until it is restored: the daemon asks the lease on its behalf, so it gets its turn.
+#include <signal.h>
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/daemon.h"
+#include "ipc/frame_io.h"
+#include "gshare/cuda_checkpoint.h"
+
+namespace gshare {
+
+void Daemon::EnsureCheckpointHelper() {
+  if (checkpoint_.started() || !checkpoint_.usable()) return;
+  Status st = checkpoint_.Start(options_.self_exe);
+  if (!st.ok()) spdlog::warn("{}", st.message());
+}
+
+bool Daemon::CheckpointConn(ConnId conn, const std::string& why) {
+  auto it = conns_.find(conn);
+  if (it == conns_.end() || it->second->closing) return false;
+  if (ledger_.IsCheckpointed(conn)) return true;
+  auto job = jobs_.find(it->second->job);
+  if (job == jobs_.end() || job->second->ended) return false;  // exiting: its memory goes anyway
+  if (it->second->exiting) {
+    // Checkpointing a process that exits blocks its exit in the driver until the checkpoint
+    // fails (~20 s on the H100, CUDA error 304); its memory goes with it meanwhile, and a
+    // restore waits for that room (CheckpointHelper, need_bytes).
+    spdlog::debug("{}: pid {} exits, not checkpointed ({})", JobName(it->second->job),
+                  it->second->pid, why);
+    return false;
+  }
+  EnsureCheckpointHelper();
+  // The lock waits for work already submitted; a process that holds no lease has none, so
+  // the grace period for a DROP bounds it generously.
+  uint32_t timeout_ms = static_cast<uint32_t>(options_.config.scheduler.drop_grace.count());
+  uint64_t seq = checkpoint_.Submit(CheckpointOp::kCheckpoint, it->second->pid, timeout_ms);
+  if (seq == 0) {
+    spdlog::warn("cannot checkpoint pid {} ({}): {}", it->second->pid, why,
+                 checkpoint_.unavailable_reason().empty() ? "the helper is not running"
+                                                          : checkpoint_.unavailable_reason());
+    return false;
+  }
+  checkpoint_calls_[seq] = {conn, it->second->job, CheckpointOp::kCheckpoint};
+  ledger_.SetCheckpointed(conn, true);  // counted as gone, as an eviction, until the reply
+  spdlog::info("{}: checkpointing pid {} ({})", JobName(it->second->job), it->second->pid, why);
+  return true;
+}
+
+bool Daemon::DeferGrant(const LeaseAction& a, const std::string& frame) {
+  bool restore = ledger_.IsCheckpointed(a.conn);
+  if (!restore && checkpoint_.Idle()) return false;
+  deferred_grants_.push_back({a.conn, a.gpu, a.epoch, frame, checkpoint_.last_sent(), restore});
+  arbiter_.Deferred(a.gpu, a.epoch);
+  PumpDeferredGrants();
+  return true;
+}
+
+void Daemon::PumpDeferredGrants() {
+  for (auto& [gpu, gm] : gpu_memory_) {
+    if (gm.incumbent_checkpoint != 0 && checkpoint_.last_done() >= gm.incumbent_checkpoint) {
+      gm.incumbent_checkpoint = 0;
+      arbiter_.RoomMade(gpu, Now());
+    }
+  }
+  // Sent after the loop: a peer that cannot take its grant is dropped by Send, which
+  // re-enters the arbiter and may defer grants anew.
+  std::vector<std::pair<ConnId, std::string>> to_send;
+  std::vector<std::pair<GpuKey, uint64_t>> delivered;
+  for (auto it = deferred_grants_.begin(); it != deferred_grants_.end();) {
+    DeferredGrant& d = *it;
+    auto c = conns_.find(d.conn);
+    if (c == conns_.end() || c->second->closing) {
+      delivered.push_back({d.gpu, d.epoch});
+      it = deferred_grants_.erase(it);
+      continue;
+    }
+    if (d.restore && d.restore_seq == 0) {
+      // Room first: the checkpoints queued before the grant and the shims' evictions.
+      if (checkpoint_.last_done() < d.after_seq || ledger_.Evicting(d.gpu)) {
+        ++it;
+        continue;
+      }
+      if (ledger_.IsCheckpointed(d.conn)) {
+        // Whatever still stands in the way goes first (a victim that held another lease
+        // at the grant): a restore without room would lose the process.
+        MemoryLedger::Plan plan = ledger_.MakeRoom(d.gpu, c->second->job);
+        if (plan.bytes > 0) {
+          if (plan.feasible) SendEvictions(d.gpu, plan);
+          ++it;
+          continue;
+        }
+        // What it will take on the GPU: its memory and a context (a bound the helper checks
+        // against the GPU's free memory before it restores).
+        uint64_t need = ledger_.Totals(c->second->job, d.gpu).allocated +
+                        ledger_.options().context_bytes;
+        d.restore_seq = checkpoint_.Submit(CheckpointOp::kRestore, c->second->pid, 0, need, d.gpu);
+        if (d.restore_seq == 0) {
+          spdlog::error("{}: pid {} is checkpointed and cannot be restored ({}): killing it",
+                        JobName(c->second->job), c->second->pid, checkpoint_.unavailable_reason());
+          kill(c->second->pid, SIGKILL);
+          delivered.push_back({d.gpu, d.epoch});
+          it = deferred_grants_.erase(it);
+          continue;
+        }
+        checkpoint_calls_[d.restore_seq] = {d.conn, c->second->job, CheckpointOp::kRestore};
+      } else {
+        d.restore = false;  // restored for another grant meanwhile
+      }
+    }
+    uint64_t wait = d.restore ? d.restore_seq : d.after_seq;
+    if (checkpoint_.last_done() < wait) {
+      ++it;
+      continue;
+    }
+    if (!ledger_.IsCheckpointed(d.conn)) to_send.emplace_back(d.conn, std::move(d.frame));
+    delivered.push_back({d.gpu, d.epoch});
+    it = deferred_grants_.erase(it);
+  }
+  // The holder's turn starts now (or, when it got nothing, it is dropped at once).
+  for (const auto& [gpu, epoch] : delivered) arbiter_.Delivered(gpu, epoch, Now());
+  for (const auto& [conn, frame] : to_send) Send(conn, frame);
+}
+
+void Daemon::OnCheckpointReplies() {
+  std::vector<CheckpointReply> replies = checkpoint_.Read();
+  auto unavailable = [this](const std::string& why) {
+    if (!ledger_.checkpoint_available()) return;
+    spdlog::warn("whole-process checkpoints are unavailable ({}): memory of --memory checkpoint "
+                 "jobs stays on the GPU",
+                 why);
+    ledger_.SetCheckpointAvailable(false);
+  };
+  if (!checkpoint_.usable()) unavailable(checkpoint_.unavailable_reason());
+  for (const CheckpointReply& r : replies) {
+    auto call = checkpoint_calls_.find(r.seq);
+    if (call == checkpoint_calls_.end()) continue;
+    CheckpointCall cc = call->second;
+    checkpoint_calls_.erase(call);
+    auto jit = jobs_.find(cc.job);
+    bool live = Live(cc.conn) != nullptr;
+    if (cc.op == CheckpointOp::kCheckpoint) {
+      if (r.result != 0) {
+        spdlog::warn("{}: checkpoint of pid {} failed (CUDA error {}); its memory stays on the GPU",
+                     JobName(cc.job), r.pid, r.result);
+        ledger_.SetCheckpointed(cc.conn, false);
+        if (r.result == cuda_checkpoint::kErrorNotSupported || r.result == kNoDriver) {
+          unavailable("the driver answered CUDA error " + std::to_string(r.result));
+        }
+        continue;
+      }
+      spdlog::info("{}: pid {} checkpointed in {:.0f} ms", JobName(cc.job), r.pid, r.ms);
+      if (jit != jobs_.end()) {
+        ++jit->second->checkpoints;
+        jit->second->checkpoint_ms += r.ms;
+      }
+      if (live && !arbiter_.IsSuspended(cc.job)) RequestOnBehalf(cc.conn);
+      continue;
+    }
+    if (r.result == kNoRoom) {
+      // Still intact and checkpointed: give the grant back and ask again.
+      spdlog::warn("{}: pid {} not restored: the GPU has no room (used outside gshare?); "
+                   "it asks again", JobName(cc.job), r.pid);
+      for (const DeferredGrant& d : deferred_grants_) {
+        if (d.restore_seq == r.seq) Apply(arbiter_.Released(cc.conn, d.gpu, d.epoch, Now()));
+      }
+      if (live) RequestOnBehalf(cc.conn);
+      continue;
+    }
+    if (r.result != 0) {
+      spdlog::error("{}: restore of pid {} failed (CUDA error {}): killing it", JobName(cc.job),
+                    r.pid, r.result);
+      kill(r.pid, SIGKILL);
+      continue;
+    }
+    ledger_.SetCheckpointed(cc.conn, false);
+    uint64_t bytes = ledger_.Totals(cc.job).allocated;
+    spdlog::info("{}: pid {} restored in {:.0f} ms", JobName(cc.job), r.pid, r.ms);
+    if (jit != jobs_.end()) {
+      ++jit->second->restores;
+      jit->second->restore_ms += r.ms;
+    }
+    for (const DeferredGrant& d : deferred_grants_) {
+      if (d.restore_seq == r.seq) CloseHandoff(d.gpu, cc.job, d.epoch, bytes, r.ms);
+    }
+  }
+  for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
+}
+
+void Daemon::RequestOnBehalf(ConnId conn) {
+  if (Live(conn) == nullptr) return;
+  for (const GpuKey& gpu : ledger_.GpusOf(conn)) {
+    Apply(arbiter_.Request(conn, gpu, Now()));
+    UpdateSharing(gpu);
+  }
+}
+
+void Daemon::CheckpointTick() {
+  PumpDeferredGrants();
+  for (auto& [id, job] : jobs_) {
+    if (!job->ended) AdvanceSuspension(*job);
+  }
+}
+
+void Daemon::SignalJobProcesses(const ActiveJob& job, int sig) {
+  if (SignalJob(job, sig)) return;
+  for (ConnId c : job.shims) {
+    auto it = conns_.find(c);
+    if (it != conns_.end()) kill(it->second->pid, sig);
+  }
+}
+
+void Daemon::AdvanceSuspension(ActiveJob& job) {
+  using S = ActiveJob::Suspension;
+  const JobId id = job.record.id;
+  if (job.suspension == S::kDraining) {
+    if (arbiter_.JobHolds(id)) return;  // its DROP is not acknowledged yet
+    for (ConnId c : job.shims) CheckpointConn(c, "suspended");
+    job.suspend_seq = checkpoint_.last_sent();
+    job.suspension = S::kCheckpointing;
+  }
+  if (job.suspension == S::kCheckpointing && checkpoint_.last_done() >= job.suspend_seq) {
+    SignalJobProcesses(job, SIGSTOP);
+    job.suspension = S::kStopped;
+    spdlog::info("{} suspended", JobName(id));
+  }
+}
+
+Status Daemon::SuspendJob(int64_t id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second->ended) {
+    std::string state = StateOf(id);
+    return Status::Error(state.empty() ? "no " + JobName(id) : JobName(id) + " is " + state + ", not running");
+  }
+  ActiveJob& job = *it->second;
+  if (job.suspension != ActiveJob::Suspension::kNone) {
+    return Status::Error(JobName(id) + " is already SUSPENDED");
+  }
+  JobRecord r = job.record;
+  r.state = "SUSPENDED";
+  if (Status st = SaveRecord(r); !st.ok()) return st;
+  job.record = std::move(r);
+  job.suspension = ActiveJob::Suspension::kDraining;
+  ledger_.SetSuspended(id, true);
+  if (!job.shims.empty()) EnsureCheckpointHelper();
+  Apply(arbiter_.SetSuspended(id, true, Now()));
+  AdvanceSuspension(job);
+  for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
+  return Status::Ok();
+}
+
+Status Daemon::ResumeJob(int64_t id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second->ended ||
+      it->second->suspension == ActiveJob::Suspension::kNone) {
+    std::string state = StateOf(id);
+    return Status::Error(state.empty() ? "no " + JobName(id)
+                                       : JobName(id) + " is " + state + ", not SUSPENDED");
+  }
+  ActiveJob& job = *it->second;
+  JobRecord r = job.record;
+  r.state = "RUNNING";
+  if (Status st = SaveRecord(r); !st.ok()) return st;
+  job.record = std::move(r);
+  if (job.suspension == ActiveJob::Suspension::kStopped) SignalJobProcesses(job, SIGCONT);
+  job.suspension = ActiveJob::Suspension::kNone;
+  ledger_.SetSuspended(id, false);
+  Apply(arbiter_.SetSuspended(id, false, Now()));
+  // Checkpoints still under way ask on the process's behalf when they finish.
+  for (ConnId c : job.shims) {
+    if (ledger_.IsCheckpointed(c) && !arbiter_.ConnHolds(c)) {
+      bool in_flight = false;
+      for (const auto& [seq, call] : checkpoint_calls_) in_flight = in_flight || call.conn == c;
+      if (!in_flight) RequestOnBehalf(c);
+    }
+  }
+  for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
+  spdlog::info("{} resumed", JobName(id));
+  return Status::Ok();
+}
+
+}  // namespace gshare

@@ -1,0 +1,148 @@
+// Job control requests of the daemon (docs/cli.md): cancel, requeue, hold, release,
+// set-priority and signal (clean: daemon_retention.cc). Each acts on a list of job ids and answers per id.
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/config.h"
+#include "daemon/daemon.h"
+#include "policy/dependency.h"
+#include "ipc/job_json.h"
+#include "base/output_pattern.h"
+#include "ipc/requests.h"
+#include "base/user_name.h"
+
+namespace gshare {
+namespace {
+
+using json = nlohmann::json;
+
+}  // namespace
+
+Status Daemon::CancelJob(int64_t id, bool requeue) {
+  const double now = WallNow();
+  if (auto it = pending_.find(id); it != pending_.end()) {
+    if (requeue) return Status::Error(JobName(id) + " is already pending");
+    JobRecord r = it->second;
+    r.state = "CANCELLED";
+    r.reason.clear();
+    r.end_time = now;
+    Status saved = SaveRecord(r);
+    if (!saved.ok()) return saved;  // still pending, as the database says
+    pending_.erase(it);
+    final_states_[id] = r.state;
+    queue_dirty_ = true;
+    spdlog::info("job {} CANCELLED while pending", id);
+    if (r.kind == "run") {  // its `gshare run` waits for admission: tell it
+      for (auto& [cid, c] : conns_) {
+        if (c->kind == Connection::Kind::kRunner && c->job == static_cast<JobId>(id)) {
+          Reply(*c, ErrorReply(JobName(id) + " was cancelled"));
+          break;
+        }
+      }
+    }
+    return Status::Ok();
+  }
+  if (auto it = jobs_.find(id); it != jobs_.end() && !it->second->ended && !it->second->adhoc) {
+    ActiveJob& job = *it->second;
+    if (requeue && job.record.kind != "submit") {
+      return Status::Error(JobName(id) + " is a `gshare run` job: only submitted jobs can be requeued");
+    }
+    JobRecord r = job.record;
+    r.end_request = requeue ? "requeue" : "cancel";
+    Status saved = SaveRecord(r);
+    if (!saved.ok()) return saved;
+    job.record = std::move(r);
+    SignalJob(job, SIGTERM);  // when its pid is not known yet, OnRunStarted sends it
+    // A suspended job must run to see it; a checkpointed process that blocks in CUDA on its
+    // way out gets SIGKILL after --kill-after.
+    if (job.suspension == ActiveJob::Suspension::kStopped) SignalJobProcesses(job, SIGCONT);
+    job.kill_at = std::chrono::steady_clock::now() + Millis(job.record.kill_after_ms);
+    spdlog::info("job {}: {} requested (SIGTERM)", id, job.record.end_request);
+    return Status::Ok();
+  }
+  auto row = store_->Get(id);
+  if (!row.ok()) return row.status();
+  if (!row.value()) return Status::Error("no " + JobName(id));
+  JobRecord r = std::move(*row.value());
+  if (!requeue || !IsFinalJobState(r.state)) {
+    return Status::Error(JobName(id) + " is already " + r.state);
+  }
+  if (r.kind != "submit") {
+    return Status::Error(JobName(id) + " is a `gshare run` job: only submitted jobs can be requeued");
+  }
+  ResetForQueue(r);
+  Status saved = SaveRecord(r);
+  if (!saved.ok()) return saved;
+  final_states_.erase(id);
+  pending_[id] = std::move(r);
+  queue_dirty_ = true;
+  spdlog::info("job {} requeued", id);
+  return Status::Ok();
+}
+
+void Daemon::OnJobControl(Connection& c, const json& req) {
+  Result<JobControlRequest> parsed = JobControlRequest::Parse(req);
+  if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
+  const std::string& action = parsed->action;
+  const std::vector<int64_t>& ids = parsed->ids;
+  const int priority = parsed->priority;
+  const int sig = parsed->signal;
+  json results = json::array();
+  for (int64_t id : ids) {
+    Status st;
+    auto pending = pending_.find(id);
+    auto active = jobs_.find(id);
+    const bool running = active != jobs_.end() && !active->second->ended;
+    if (action == "cancel" || action == "requeue") {
+      st = CancelJob(id, action == "requeue");
+    } else if (action == "suspend") {
+      st = SuspendJob(id);
+    } else if (action == "resume") {
+      st = ResumeJob(id);
+    } else if (action == "hold" || action == "release") {
+      if (pending == pending_.end()) {
+        std::string state = StateOf(id);
+        st = Status::Error(state.empty() ? "no " + JobName(id)
+                                         : JobName(id) + " is " + state + ", not pending");
+      } else {
+        JobRecord r = pending->second;
+        r.held = action == "hold";
+        st = SaveRecord(r);
+        if (st.ok()) pending->second = std::move(r);
+        queue_dirty_ = true;
+      }
+    } else if (action == "set-priority") {
+      if (pending != pending_.end()) {
+        JobRecord r = pending->second;
+        r.priority = priority;
+        st = SaveRecord(r);
+        if (st.ok()) pending->second = std::move(r);
+        queue_dirty_ = true;
+      } else if (running) {
+        JobRecord r = active->second->record;
+        r.priority = priority;
+        st = SaveRecord(r);
+        if (st.ok()) {
+          active->second->record = std::move(r);
+          arbiter_.SetPriority(id, priority);
+        }
+      } else {
+        std::string state = StateOf(id);
+        st = Status::Error(state.empty() ? "no " + JobName(id) : JobName(id) + " is already " + state);
+      }
+    } else {  // signal
+      if (!running || !SignalJob(*active->second, sig)) {
+        st = Status::Error(JobName(id) + " is not running");
+      }
+    }
+    json one{{"id", id}, {"ok", st.ok()}};
+    if (!st.ok()) one["error"] = st.message();
+    results.push_back(std::move(one));
+  }
+  Reply(c, ToJsonText(json{{"ok", true}, {"results", results}}));
+}
+
+}  // namespace gshare

@@ -1,0 +1,341 @@
+// The daemon's memory policy (DESIGN.md sections 4-5): the ledger fed by the shims' reports,
+// shared mode while the jobs on a GPU fit, evictions before an exclusive grant, pinned host
+// memory asked for ahead of the first eviction, and the handoff timeline.
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "base/byte_size.h"
+#include "daemon/daemon.h"
+#include "ipc/frame_io.h"
+#include "policy/incumbent.h"
+
+namespace gshare {
+namespace {
+double Ms(TimePoint from, TimePoint to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+}  // namespace
+
+uint64_t Daemon::HostBudget(const Config& config) {
+  uint64_t ram = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                 static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
+  Result<uint64_t> b = ParseByteSizeOrPercent(config.memory.host_budget, ram);
+  return b.ok() ? b.value() : ram / 2;
+}
+
+bool Daemon::SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,
+                          uint64_t bytes) {
+  if (Live(conn) == nullptr) return false;
+  proto::LeaseMsg m{};
+  m.gpu = gpus_.at(gpu).uuid;
+  m.epoch = epoch;
+  m.bytes = bytes;
+  std::string frame =
+      EncodeFrame(type, std::string_view(reinterpret_cast<const char*>(&m), sizeof m));
+  return Send(conn, frame);
+}
+
+void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m) {
+  ledger_.Report(c.id, c.job, gpu, m);
+  if (m.engine == static_cast<uint32_t>(proto::MemoryEngine::kCheckpoint)) {
+    EnsureCheckpointHelper();  // cuInit takes seconds: paid before the first eviction
+  }
+  ActiveJob& job = *jobs_.at(c.job);
+  job.peak_bytes = std::max(job.peak_bytes, ledger_.Totals(c.job).allocated);
+  if ((m.flags & proto::kReportAfterSwapIn) != 0) {
+    if ((m.flags & proto::kReportSwapInFailed) != 0) {
+      ++job.swapins_failed;
+      ++job.swapins_failed_in_row;
+      spdlog::warn("job {}: its swap-in on {} did not finish ({} in a row); it asks again",
+                   c.job, gpu, job.swapins_failed_in_row);
+    } else {
+      job.swapins_failed_in_row = 0;
+    }
+    arbiter_.SwappedIn(gpu, m.epoch, Now());  // the holder's quantum starts now
+    CloseHandoff(gpu, c.job, m.epoch, m.swapin_bytes, static_cast<double>(m.swapin_ns) / 1e6);
+  }
+  // An allocation of the exclusive holder waits for room: take it from the others, with
+  // headroom for the allocations that follow (kGrowthHeadroom).
+  if (m.demand > 0 && arbiter_.Holder(gpu) == c.job && !arbiter_.IsShared(gpu)) {
+    // The demand is in the report: without the headroom, the plan is what it asks.
+    SendEvictions(gpu, ledger_.MakeRoomWithHeadroom(gpu, c.job, MemoryLedger::kGrowthHeadroom));
+  }
+  UpdateSharing(gpu);
+  AskHolderToPin(gpu);
+  RepriceHandoff(gpu);
+  // A refused grant that is possible now goes out at the loop's Tick after this read.
+}
+
+void Daemon::CloseHandoff(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes,
+                          double ms) {
+  GpuMemory& gm = gpu_memory_[gpu];
+  if (!gm.open || gm.open->epoch != epoch || gm.open->to != job) return;
+  Handoff& h = *gm.open;
+  h.swapin_bytes += bytes;
+  h.swapin_ms = std::max(h.swapin_ms, ms);
+  h.total_ms = Ms(h.drop_at, Now());
+  // A first grant on an idle GPU that moved nothing is not a handoff.
+  if (h.from != 0 || h.swapin_bytes != 0 || h.evict_bytes != 0) {
+    ++gm.handoffs;
+    gm.last = h;
+    spdlog::info("handoff {}: job {} -> job {}: drain {:.0f} ms, evicted {} bytes, swapped in {} "
+                 "bytes in {:.0f} ms, total {:.0f} ms",
+                 gpu, h.from, h.to, h.drain_ms, h.evict_bytes, h.swapin_bytes, h.swapin_ms,
+                 h.total_ms);
+  }
+  gm.open.reset();
+}
+
+void Daemon::SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) {
+  for (const MemoryLedger::Eviction& e : plan.evictions) {
+    if (e.checkpoint) {
+      CheckpointConn(e.conn, "room for another job on " + gpu);
+      continue;
+    }
+    bool sent = SendLeaseMsg(e.conn, proto::MsgType::kEvict, gpu, 0, e.bytes);
+    spdlog::debug("evict {} bytes of connection {} on {}{}", e.bytes, e.conn, gpu,
+                  sent ? "" : ": not sent");
+    ledger_.NoteEviction(e.conn, gpu, e.bytes);
+  }
+}
+
+void Daemon::AskHolderToPin(const GpuKey& gpu) {
+  std::optional<JobId> holder = arbiter_.Holder(gpu);
+  if (arbiter_.IsShared(gpu) || !holder) return;
+  for (auto& [id, conn] : conns_) {
+    if (conn->kind == Connection::Kind::kShim && conn->job == *holder) AskToPin(*conn, gpu);
+  }
+}
+
+void Daemon::AskToPin(Connection& c, const GpuKey& gpu) {
+  uint64_t bytes = ledger_.PoolToPin(c.job, gpu);
+  uint64_t& asked = c.prepared[gpu];
+  // Ask again only for a real change (pinning takes ~0.1 s/GiB).
+  if (bytes > asked + (256ull << 20)) {
+    asked = bytes;
+    spdlog::debug("pin {} bytes ahead: connection {} on {}", bytes, c.id, gpu);
+    SendLeaseMsg(c.id, proto::MsgType::kSwapPrepare, gpu, 0, bytes);
+  }
+}
+
+void Daemon::UpdateSharing(const GpuKey& gpu) {
+  if (gpus_.count(gpu) == 0) return;
+  bool want = options_.config.scheduler.sharing == "auto" && ledger_.Fits(gpu);
+  if (want) {
+    // A job whose memory is unknown on this GPU may not fit: it waits its turn instead.
+    std::vector<JobId> jobs = arbiter_.JobsOn(gpu);
+    for (JobId j : jobs) {
+      if (arbiter_.PriorityOf(j) != arbiter_.PriorityOf(jobs.front())) want = false;
+      if (!ledger_.Reported(gpu, j)) want = false;
+    }
+  }
+  if (arbiter_.IsShared(gpu) == want) return;
+  spdlog::info("{}: {} mode", gpu, want ? "shared" : "exclusive");
+  std::optional<JobId> first = want ? std::nullopt : ExclusiveFirst(gpu);
+  Apply(arbiter_.SetShared(gpu, want, Now(), first));
+  UpdateGapWatch(gpu);  // a holder that held it exclusively keeps its grant
+  if (!want && first && arbiter_.Holder(gpu) == first) {
+    gpu_memory_[gpu].incumbent_room = true;
+    MakeIncumbentRoom(gpu);
+  }
+  if (!want) AskHolderToPin(gpu);
+}
+
+std::optional<JobId> Daemon::ExclusiveFirst(const GpuKey& gpu) const {
+  TimePoint now = Now();
+  std::vector<IncumbentCandidate> candidates;
+  for (JobId j : arbiter_.JobsOn(gpu)) {
+    IncumbentCandidate c{j};
+    MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, j, 0, /*leases_released=*/true);
+    c.feasible = plan.feasible;
+    c.bytes = plan.bytes;
+    if (std::optional<TimePoint> since = arbiter_.SharedSince(gpu, j)) {
+      TimePoint began = std::max(*since, stagger_.PhaseBegan(gpu, j).value_or(*since));
+      c.phase = std::chrono::duration_cast<Millis>(now - began);
+    }
+    candidates.push_back(c);
+  }
+  return PickIncumbent(candidates);
+}
+
+void Daemon::MakeIncumbentRoom(const GpuKey& gpu) {
+  GpuMemory& gm = gpu_memory_[gpu];
+  if (!gm.incumbent_room) return;
+  std::optional<JobId> holder = arbiter_.Holder(gpu);
+  if (!holder || arbiter_.IsShared(gpu)) {
+    gm.incumbent_room = false;
+    return;
+  }
+  for (const Arbiter::GpuView& v : arbiter_.Gpus(Now())) {
+    if (v.gpu != gpu) continue;
+    for (JobId j : v.holding) {
+      if (j != *holder) return;  // still draining: its memory cannot move yet
+    }
+  }
+  gm.incumbent_room = false;
+  MemoryLedger::Plan plan = ledger_.GrantPlan(gpu, *holder);
+  spdlog::info("{}: job {} keeps the GPU, exclusively; {} bytes evicted for its turn", gpu, *holder,
+                plan.bytes);
+  uint64_t before = checkpoint_.last_sent();
+  SendEvictions(gpu, plan);
+  ledger_.Ran(*holder, gpu, Now());
+  if (checkpoint_.last_sent() != before) {
+    gm.incumbent_checkpoint = checkpoint_.last_sent();
+    arbiter_.MakingRoom(gpu);
+  }
+}
+
+bool Daemon::CanGrant(const GpuKey& gpu, JobId job) {
+  // Asked before the holder drops: its memory counts as movable as after its release.
+  MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, job, 0, /*leases_released=*/true);
+  if (plan.feasible) {
+    memory_wait_.erase(job);
+    return true;
+  }
+  // GpuMemory: the others' fixed memory leaves too little room; the job can still run when
+  // theirs is gone, but refusing forever would starve it if nothing changes: let it try
+  // (its swap-in waits, then gives the lease back).
+  bool checkpointed = ledger_.Totals(job, gpu).checkpointed;
+  // A restore without room would leave the process unusable: only then may it not try.
+  if (plan.reason == "GpuMemory" && !checkpointed) {
+    memory_wait_[job] = plan.reason;
+    return true;
+  }
+  if (memory_wait_[job] != plan.reason) {
+    spdlog::info("job {} waits for {}: {}", job, gpu, plan.reason);
+  }
+  memory_wait_[job] = plan.reason;
+  return false;
+}
+
+void Daemon::NoteDrop(const LeaseAction& a) {
+  GpuMemory& gm = gpu_memory_[a.gpu];
+  if (!gm.drop_at) {
+    gm.drop_at = Now();
+    gm.dropped_holder = arbiter_.Holder(a.gpu);
+  }
+}
+
+uint64_t Daemon::PrepareGrant(const LeaseAction& a) {
+  JobId job = conns_.at(a.conn)->job;
+  uint64_t fixed = ledger_.FixedOfOthers(a.gpu, job);
+  if (arbiter_.IsShared(a.gpu) || !arbiter_.enabled()) return fixed;
+  GpuMemory& gm = gpu_memory_[a.gpu];
+  if (gm.open && gm.open->epoch == a.epoch) return fixed;  // another process of the same grant
+  TimePoint now = Now();
+  Handoff h;
+  h.from = gm.dropped_holder.value_or(0);
+  h.to = job;
+  h.epoch = a.epoch;
+  h.drop_at = gm.drop_at.value_or(now);
+  h.grant_at = now;
+  h.drain_ms = Ms(h.drop_at, now);
+  gm.drop_at.reset();
+  gm.dropped_holder.reset();
+  MemoryLedger::Plan plan = ledger_.GrantPlan(a.gpu, job);
+  SendEvictions(a.gpu, plan);
+  h.evict_bytes = plan.bytes;
+  ledger_.Ran(job, a.gpu, now);
+  gm.open = h;
+  // A swap-engine shim reports the end of its swap-in (kReportAfterSwapIn) after every grant.
+  if (ledger_.Totals(job, a.gpu).engine == static_cast<uint32_t>(proto::MemoryEngine::kSwap)) {
+    arbiter_.AwaitSwapIn(a.gpu, a.epoch);
+  }
+  return fixed;
+}
+
+uint64_t Daemon::HandoffBytes(const GpuKey& gpu) {
+  std::optional<JobId> waiter = arbiter_.NextWaiter(gpu);
+  if (!waiter) return 0;
+  MemoryLedger::JobTotals t = ledger_.Totals(*waiter, gpu);
+  if (t.checkpointed) return proto::kHandoffNever;
+  MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, *waiter, 0, /*leases_released=*/true);
+  // An eviction into host memory not pinned yet waits for the pool to grow, at the host's
+  // populate rate: 14.6 GB/s in a probe, 1-5 GB/s measured in big pairs on the H100 (both
+  // jobs starting, the VM's memory touched for the first time). Too slow and too uncertain
+  // to leave early for: the holder's pool is pinned during its first turn (PoolToPin).
+  constexpr uint64_t kUnpinnedSlack = 1ull << 30;
+  uint64_t unpinned = 0;
+  for (const MemoryLedger::Eviction& e : plan.evictions) {
+    if (e.checkpoint) return proto::kHandoffNever;
+    uint64_t pool_free = ledger_.PoolFree(e.conn);
+    unpinned += e.bytes > pool_free ? e.bytes - pool_free : 0;
+  }
+  if (unpinned > kUnpinnedSlack) return proto::kHandoffNever;
+  uint64_t swap_in = t.allocated > t.resident ? t.allocated - t.resident : 0;
+  return std::max(plan.bytes, swap_in);
+}
+
+void Daemon::RepriceHandoff(const GpuKey& gpu) {
+  auto it = gpu_memory_.find(gpu);
+  if (it == gpu_memory_.end() || !it->second.priced || !arbiter_.NextWaiter(gpu)) return;
+  uint64_t old = *it->second.priced;
+  uint64_t now = HandoffBytes(gpu);
+  bool priced_now = now != proto::kHandoffNever;
+  bool priced_before = old != proto::kHandoffNever;
+  uint64_t diff = now > old ? now - old : old - now;
+  if (priced_now != priced_before || (priced_now && diff > kRepriceBytes)) {
+    Apply(arbiter_.Recontend(gpu));
+  }
+}
+
+nlohmann::json Daemon::JobMemoryJson(JobId job) const {
+  MemoryLedger::JobTotals t = ledger_.Totals(job);
+  static const char* kEngines[] = {"off", "swap", "managed", "checkpoint"};
+  auto it = jobs_.find(job);
+  std::string engine = t.engine < 4 ? kEngines[t.engine] : "?";
+  if (it != jobs_.end() && !it->second->record.memory.empty() && t.allocated == 0) {
+    engine = it->second->record.memory;
+  }
+  auto wait = memory_wait_.find(job);
+  nlohmann::json waiting_for = nullptr;
+  if (wait != memory_wait_.end()) waiting_for = wait->second;
+  uint64_t checkpoints = 0, restores = 0, swapins_failed = 0;
+  double checkpoint_s = 0, restore_s = 0;
+  if (it != jobs_.end()) {
+    checkpoints = it->second->checkpoints;
+    restores = it->second->restores;
+    checkpoint_s = it->second->checkpoint_ms / 1000;
+    restore_s = it->second->restore_ms / 1000;
+    swapins_failed = it->second->swapins_failed;
+    if (waiting_for.is_null() && it->second->swapins_failed_in_row > 0) waiting_for = "SwapIn";
+  }
+  return {{"engine", engine},
+          {"checkpointed", t.checkpointed},
+          {"checkpoints", checkpoints},
+          {"restores", restores},
+          {"checkpoint_seconds", checkpoint_s},
+          {"restore_seconds", restore_s},
+          {"allocated", t.allocated},
+          {"resident", t.resident},
+          {"swapped", t.allocated > t.resident ? t.allocated - t.resident : 0},
+          {"fixed", t.fixed},
+          {"host_bytes", t.host_bytes},
+          {"swaps_out", t.swaps_out},
+          {"swaps_in", t.swaps_in},
+          {"bytes_out", t.bytes_out},
+          {"bytes_in", t.bytes_in},
+          {"swap_seconds", static_cast<double>(t.swap_ns) / 1e9},
+          {"swapins_failed", swapins_failed},
+          {"waiting_for", waiting_for}};
+}
+
+void Daemon::AddGpuMemoryJson(const GpuKey& gpu, nlohmann::json* g) const {
+  (*g)["capacity"] = ledger_.Capacity(gpu);
+  auto it = gpu_memory_.find(gpu);
+  (*g)["handoffs"] = it == gpu_memory_.end() ? 0 : it->second.handoffs;
+  nlohmann::json last = nullptr;
+  if (it != gpu_memory_.end() && it->second.last) {
+    const Handoff& h = *it->second.last;
+    last = {{"from", h.from},           {"to", h.to},
+            {"drain_ms", h.drain_ms},   {"evict_bytes", h.evict_bytes},
+            {"swapin_bytes", h.swapin_bytes}, {"swapin_ms", h.swapin_ms},
+            {"total_ms", h.total_ms}};
+  }
+  (*g)["last_handoff"] = last;
+}
+
+}  // namespace gshare

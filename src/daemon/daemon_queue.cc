@@ -1,0 +1,509 @@
+// The batch queue inside the daemon (docs/cli.md): submissions, `gshare run` registration and
+// admission, the supervisors of submitted jobs, their start and end reports, and recovery
+// after a restart. Job control and clean are in daemon_control.cc.
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "daemon/daemon.h"
+#include "runner/sharing_env.h"
+#include "policy/dependency.h"
+#include "base/gpu_inventory.h"
+#include "ipc/job_json.h"
+#include "base/output_pattern.h"
+#include "base/process_identity.h"
+#include "ipc/requests.h"
+#include "runner/shim_path.h"
+#include "base/user_name.h"
+
+namespace gshare {
+namespace {
+
+using json = nlohmann::json;
+
+}  // namespace
+
+Status Daemon::SaveRecord(const JobRecord& r) {
+  Status s = store_->Save(r);
+  if (!s.ok()) spdlog::error("cannot record job {}: {}", r.id, s.message());
+  return s;
+}
+
+void Daemon::LoadQueue() {
+  gpu_count_ = CountGpus(options_.config.queue.gpus);
+  ListFilter open;
+  open.states = {"PENDING", "RUNNING", "SUSPENDED"};
+  std::vector<std::pair<int64_t, std::string>> bad_rows;
+  auto rows = store_->List(open, &bad_rows);
+  if (!rows.ok()) {
+    spdlog::error("cannot load the queue: {}", rows.status().message());
+    return;
+  }
+  // One damaged row costs its own job, not the queue.
+  for (const auto& [id, error] : bad_rows) {
+    spdlog::error("{} cannot be read ({}): FAILED", JobName(id), error);
+    Status st = store_->FailUnreadable(id, WallNow(), "its record cannot be read: " + error);
+    if (!st.ok()) spdlog::error("{}: {}", JobName(id), st.message());
+  }
+  for (JobRecord& r : rows.value()) {
+    if (r.state == "PENDING" && r.kind == "run") {
+      // Its `gshare run` waited on the previous daemon and gave up when that one went away.
+      r.state = "CANCELLED";
+      r.end_time = WallNow();
+      SaveRecord(r);
+    } else if (r.state == "PENDING") {
+      pending_.emplace(r.id, std::move(r));
+    } else {
+      // Re-adopted until its runner is found dead; its shims reconnect by themselves.
+      auto job = std::make_unique<ActiveJob>();
+      job->orphan = true;
+      job->readopted = true;
+      if (!r.end_request.empty()) {
+        job->kill_at = std::chrono::steady_clock::now() + Millis(r.kill_after_ms);
+      }
+      JobId id = r.id;
+      arbiter_.AddJob(id, r.priority, Millis(r.quantum_ms));
+      job->record = std::move(r);
+      jobs_[id] = std::move(job);
+    }
+  }
+  next_orphan_check_ = {};  // at once
+  QueueTick(std::chrono::steady_clock::now());
+  int adopted = 0;
+  for (const auto& [id, job] : jobs_) adopted += job->ended ? 0 : 1;
+  spdlog::info("queue: {} pending, {} running re-adopted, {} GPU slot(s) of {} job(s)",
+               pending_.size(), adopted, gpu_count_, options_.config.queue.max_running);
+}
+
+std::string Daemon::StateOf(int64_t id) {
+  if (pending_.count(id) != 0) return "PENDING";
+  auto active = jobs_.find(id);
+  if (active != jobs_.end() && !active->second->ended) return active->second->record.state;
+  auto known = final_states_.find(id);
+  if (known != final_states_.end()) return known->second;
+  auto row = store_->Get(id);
+  if (!row.ok() || !row.value()) return "";
+  if (IsFinalJobState(row.value()->state)) final_states_[id] = row.value()->state;
+  return row.value()->state;
+}
+
+Status Daemon::CheckDependencies(const JobRecord& r) {
+  if (r.dependency.empty()) return Status::Ok();
+  Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
+  if (!deps.ok()) return deps.status();
+  for (const Dependency& d : deps.value()) {
+    if (StateOf(d.job).empty()) return Status::Error("dependency on job " + std::to_string(d.job) + ", which does not exist");
+  }
+  return Status::Ok();
+}
+
+std::map<std::string, int> Daemon::RunningPerSlot() const {
+  std::map<std::string, int> running;
+  for (const auto& [id, job] : jobs_) {
+    if (!job->ended && !job->adhoc) ++running[job->record.slot];
+  }
+  return running;
+}
+
+void Daemon::OnRunRegister(Connection& c, const json& req) {
+  if (c.kind != Connection::Kind::kUnknown) return Drop(c.id, "second registration");
+  JobRecord r;
+  Status st = JobOptionsFromJson(req, &r, gpu_count_);
+  if (!st.ok()) return Reply(c, ErrorReply(st.message()));
+  st = CheckDependencies(r);
+  if (!st.ok()) return Reply(c, ErrorReply(st.message()));
+  r.uid = c.uid;
+  r.kind = "run";
+  r.state = "PENDING";
+  r.submit_time = WallNow();
+  r.runner_pid = c.pid;
+  r.runner_start = ProcessStartTime(c.pid);
+  auto id = store_->Insert(r);
+  if (!id.ok()) return Reply(c, ErrorReply(id.status().message()));
+  r.id = id.value();
+  c.kind = Connection::Kind::kRunner;
+  c.job = r.id;
+  DependencyState deps = DependencyState::kSatisfied;
+  if (!r.dependency.empty()) {
+    deps = EvaluateDependencies(ParseDependencies(r.dependency).value(),
+                                [this](int64_t job) { return StateOf(job); });
+  }
+  bool wait = r.held || (r.begin_time && *r.begin_time > r.submit_time) ||
+              deps != DependencyState::kSatisfied;
+  if (wait) {
+    pending_.emplace(r.id, r);
+    queue_dirty_ = true;
+    return Reply(c, ToJsonText(json{{"ok", true}, {"job_id", r.id}, {"admitted", false}}));
+  }
+  std::string slot = ChooseSlot(r.gpu, RunningPerSlot(), gpu_count_);
+  int64_t job_id = r.id;
+  Activate(std::move(r), slot);
+  Reply(c, ToJsonText(json{{"ok", true}, {"job_id", job_id}, {"admitted", true}}));
+}
+
+void Daemon::OnSubmit(Connection& c, const json& req) {
+  c.kind = Connection::Kind::kCli;
+  JobRecord r;
+  JobPayload payload;
+  Status st = JobOptionsFromJson(req, &r, gpu_count_);
+  if (st.ok()) st = CheckDependencies(r);
+  if (!st.ok()) return Reply(c, ErrorReply(st.message()));
+  try {
+    payload.env = req.at("env").get<std::vector<std::string>>();
+    if (req.contains("script") && !req.at("script").is_null()) {
+      payload.script = req.at("script").get<std::string>();
+    }
+    if (req.contains("submit_key") && !req.at("submit_key").is_null()) {
+      payload.submit_key = req.at("submit_key").get<std::string>();
+    }
+  } catch (const json::exception& e) {
+    return Reply(c, ErrorReply(std::string("bad submission: ") + e.what()));
+  }
+  if (payload.submit_key.size() > 128) return Reply(c, ErrorReply("submit_key is too long"));
+  if (!payload.submit_key.empty()) {
+    // A retry of a submission whose reply was lost: the job it made, not a second one.
+    Result<std::optional<int64_t>> known = store_->FindBySubmitKey(payload.submit_key);
+    if (!known.ok()) return Reply(c, ErrorReply(known.status().message()));
+    if (known.value()) {
+      return Reply(c, ToJsonText(json{{"ok", true}, {"job_id", *known.value()}, {"existing", true}}));
+    }
+  }
+  r.uid = c.uid;
+  r.kind = "submit";
+  r.state = "PENDING";
+  r.submit_time = WallNow();
+  if (r.output.empty()) {
+    mkdir((options_.state_dir + "/logs").c_str(), 0700);
+    r.output = options_.state_dir + "/logs/%j.out";
+  }
+  auto id = store_->Insert(r, &payload);
+  if (!id.ok()) return Reply(c, ErrorReply(id.status().message()));
+  r.id = id.value();
+  spdlog::debug("job {} submitted: {}", r.id, r.name);
+  pending_.emplace(r.id, std::move(r));
+  queue_dirty_ = true;
+  Reply(c, ToJsonText(json{{"ok", true}, {"job_id", id.value()}}));
+}
+
+void Daemon::Admission() {
+  const double now = WallNow();
+  if (store_retry_at_) {
+    if (Now() < *store_retry_at_) return;
+    store_retry_at_.reset();
+    queue_dirty_ = true;
+  }
+  if (!queue_dirty_ && !(next_begin_ && *next_begin_ <= now)) return;
+  queue_dirty_ = false;
+  std::vector<AdmissionJob> candidates;
+  std::vector<JobRecord*> records;
+  candidates.reserve(pending_.size());
+  records.reserve(pending_.size());
+  auto state_of = [this](int64_t job) { return StateOf(job); };
+  for (auto& [id, r] : pending_) {
+    AdmissionJob& a = candidates.emplace_back();
+    a.id = id;
+    a.priority = r.priority;
+    a.submit_time = r.submit_time;
+    a.held = r.held;
+    a.begin_time = r.begin_time;
+    a.gpu = r.gpu;
+    a.foreground = r.kind == "run";
+    if (!r.dependency.empty() && !r.held) {
+      Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
+      a.dependencies = deps.ok() ? EvaluateDependencies(deps.value(), state_of)
+                                 : DependencyState::kNever;
+    }
+    records.push_back(&r);
+  }
+  AdmissionLimits limits{gpu_count_, options_.config.queue.max_running};
+  AdmissionResult result = Admit(candidates, RunningPerSlot(), limits, now);
+  next_begin_ = result.next_begin;
+  std::vector<std::pair<int64_t, std::string>> changed;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const char* reason = result.reasons[i];
+    if (reason == nullptr || records[i]->reason == reason) continue;
+    records[i]->reason = reason;
+    changed.emplace_back(records[i]->id, reason);
+  }
+  Status s = store_->SetReasons(changed);
+  if (!s.ok()) spdlog::error("cannot record pending reasons: {}", s.message());
+  for (const AdmissionResult::Start& start : result.start) {
+    const int64_t id = candidates[start.index].id;
+    auto it = pending_.find(id);
+    JobRecord r = std::move(it->second);
+    pending_.erase(it);
+    const bool foreground = r.kind == "run";
+    Activate(std::move(r), start.slot);
+    if (store_retry_at_) break;  // the store refuses writes: the rest waits with it
+    if (!foreground) continue;
+    for (auto& [cid, c] : conns_) {
+      if (c->kind != Connection::Kind::kRunner || c->job != static_cast<JobId>(id)) continue;
+      std::string frame = EncodeFrame(proto::MsgType::kRunAdmitted,
+                                      ToJsonText(json{{"job_id", id}}));
+      if (!Send(*c, frame)) spdlog::warn("job {}: cannot reach its gshare run", id);
+      break;
+    }
+  }
+}
+
+void Daemon::Activate(JobRecord record, const std::string& slot) {
+  const JobId id = record.id;
+  // A requeued job's previous run may linger until its runner disconnects.
+  if (auto old = jobs_.find(id); old != jobs_.end()) {
+    arbiter_.RemoveJob(id);
+    jobs_.erase(old);
+    for (auto& [cid, c] : conns_) {
+      if (c->job == id && c->kind == Connection::Kind::kRunner) c->job = 0;
+    }
+  }
+  record.slot = slot;
+  record.reason.clear();
+  auto job = std::make_unique<ActiveJob>();
+  job->record = std::move(record);
+  ActiveJob& active = *job;
+  jobs_[id] = std::move(job);
+  arbiter_.AddJob(id, active.record.priority, Millis(active.record.quantum_ms));
+  if (active.record.kind != "submit") {
+    SaveRecord(active.record);
+    return;
+  }
+  active.record.state = "RUNNING";
+  active.record.start_time = WallNow();
+  active.orphan = true;  // until its supervisor attaches
+  // RUNNING is durable before anything runs: a job the database still calls PENDING would
+  // start again after a restart.
+  if (!SaveRecord(active.record).ok()) {
+    JobRecord back = std::move(active.record);
+    arbiter_.RemoveJob(id);
+    jobs_.erase(id);
+    back.state = "PENDING";
+    back.start_time.reset();
+    back.slot.clear();
+    pending_.emplace(id, std::move(back));
+    store_retry_at_ = Now() + kStoreRetry;
+    spdlog::warn("job {} stays pending: its start cannot be recorded", id);
+    return;
+  }
+  Status st = SpawnSupervisor(active.record);
+  SaveRecord(active.record);  // the supervisor's pid; without it, its end file still tells
+  if (!st.ok()) {
+    spdlog::error("job {}: {}", id, st.message());
+    FinishJob(id, "FAILED", std::nullopt, std::nullopt, st.message());
+    return;
+  }
+  spdlog::info("job {} started on GPU slot {} (supervisor pid {})", id, slot,
+               active.record.runner_pid.value_or(0));
+}
+
+Status Daemon::SpawnSupervisor(JobRecord& record) {
+  std::vector<std::string> args = {options_.self_exe, "job-supervisor", "--job",
+                                   std::to_string(record.id), "--socket", options_.socket_path};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return Status::Error(std::string("cannot start the job supervisor: ") + strerror(errno));
+  if (pid == 0) {
+    // Its own session, so that neither the daemon's end nor a terminal reaches it; default
+    // signal handling (the daemon ignores SIGCHLD, SIGPIPE and SIGHUP).
+    setsid();
+    for (int sig : {SIGCHLD, SIGPIPE, SIGHUP, SIGTERM, SIGINT}) signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  record.runner_pid = pid;
+  record.runner_start = ProcessStartTime(pid);
+  return Status::Ok();
+}
+
+void Daemon::OnRunAttach(Connection& c, const json& req) {
+  Result<RunAttachRequest> parsed = RunAttachRequest::Parse(req);
+  if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
+  const int64_t id = parsed->job_id;
+  auto it = jobs_.find(id);
+  if (c.kind != Connection::Kind::kUnknown || it == jobs_.end() || it->second->ended ||
+      it->second->record.kind != "submit" || it->second->record.runner_pid != c.pid) {
+    spdlog::warn("pid {} attached to job {}, which is not waiting for it", c.pid, id);
+    return Reply(c, ErrorReply("job " + std::to_string(id) + " is not waiting for its supervisor"));
+  }
+  const JobRecord& r = it->second->record;
+  auto payload = store_->GetPayload(id);
+  if (!payload.ok()) return Reply(c, ErrorReply(payload.status().message()));
+  c.kind = Connection::Kind::kRunner;
+  c.job = id;
+  it->second->orphan = false;
+  json set_env{{"GSHARE_SOCKET", options_.socket_path},
+               {"GSHARE_JOB_ID", std::to_string(id)},
+               {"GSHARE_JOB_NAME", r.name}};
+  for (const auto& [name, value] : LeaseEnv(options_.config.scheduler)) set_env[name] = value;
+  set_env["GSHARE_MEMORY"] = r.memory.empty() ? options_.config.memory.engine : r.memory;
+  if (!r.gpu.empty()) set_env["CUDA_VISIBLE_DEVICES"] = r.gpu;
+  else if (gpu_count_ > 1) set_env["CUDA_VISIBLE_DEVICES"] = r.slot;
+  for (const auto& [name, value] : SharingEnvDefaults([&payload](const std::string& name) {
+         return EnvListHas(payload->env, name);
+       })) {
+    set_env[name] = value;
+  }
+  std::string shim = FindShim(options_.self_exe);
+  if (shim.empty()) spdlog::warn("job {}: no libgshare.so next to {}; it runs unshared", id, options_.self_exe);
+  json reply{{"ok", true},
+             {"argv", r.argv},
+             {"env", payload->env},
+             {"set_env", set_env},
+             {"preload", shim.empty() ? json::array() : json::array({shim})},
+             {"cwd", r.cwd},
+             {"output", ExpandOutputPattern(r.output, id, r.name, UserName(r.uid))},
+             {"time_limit_ms", r.time_limit_ms},
+             {"kill_after_ms", r.kill_after_ms},
+             {"script", payload->script ? json(*payload->script) : json(nullptr)},
+             {"script_path", options_.state_dir + "/scripts/" + std::to_string(id)},
+             {"end_path", JobEndPath(options_.state_dir, id)},
+             {"start_path", JobStartPath(options_.state_dir, id)}};
+  Reply(c, ToJsonText(reply));
+}
+
+void Daemon::OnRunStarted(Connection& c, const json& req) {
+  Result<RunStartedRequest> parsed = RunStartedRequest::Parse(req);
+  if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
+  if (c.kind != Connection::Kind::kRunner || jobs_.count(c.job) == 0) {
+    return Drop(c.id, "start without a job");
+  }
+  ActiveJob& job = *jobs_.at(c.job);
+  job.record.pid = parsed->pid;
+  job.record.state = "RUNNING";
+  if (!job.record.start_time) job.record.start_time = WallNow();
+  SaveRecord(job.record);
+  Reply(c, ToJsonText(json{{"ok", true}}));
+  // Cancelled while its supervisor was starting it.
+  if (!job.record.end_request.empty()) SignalJob(job, SIGTERM);
+}
+
+void Daemon::OnRunEnded(Connection& c, const json& req) {
+  // From the runner's own connection, or a fresh one after a daemon restart.
+  Result<RunEndedRequest> parsed = RunEndedRequest::Parse(req);
+  if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
+  JobId id = c.kind == Connection::Kind::kRunner && c.job != 0 ? c.job : parsed->job_id;
+  auto it = jobs_.find(id);
+  // Without its runner's connection: only for a job whose runner is not connected (re-adopted).
+  if (c.kind != Connection::Kind::kRunner &&
+      (it == jobs_.end() || it->second->ended || !it->second->orphan)) {
+    // Its end was read from its end file meanwhile (after a restart): the report is done.
+    if (IsFinalJobState(StateOf(id))) {
+      return Reply(c, ToJsonText(json{{"ok", true}, {"already_recorded", true}}));
+    }
+    return Reply(c, ErrorReply("job " + std::to_string(id) + " is not running"));
+  }
+  EndJob(id, parsed->end);
+  Reply(c, ToJsonText(json{{"ok", true}}));
+}
+
+void Daemon::EndJob(JobId id, const JobEnd& end) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || it->second->ended) return;
+  ActiveJob& job = *it->second;
+  const std::string request = job.record.end_request;
+  if (request == "requeue") {
+    job.ended = true;
+    JobRecord again = job.record;
+    ResetForQueue(again);
+    SaveRecord(again);
+    job.record.state = "PENDING";
+    pending_[id] = std::move(again);
+    queue_dirty_ = true;
+    spdlog::info("job {} requeued", id);
+  } else {
+    std::string state = request == "cancel" ? "CANCELLED" : FinalStateOf(end);
+    FinishJob(id, state, end.exit_code, end.signal, end.error, end.end_time);
+  }
+  unlink(JobEndPath(options_.state_dir, id).c_str());
+  unlink(JobStartPath(options_.state_dir, id).c_str());
+}
+
+bool Daemon::SignalJob(const ActiveJob& job, int sig) {
+  if (!job.record.pid || *job.record.pid <= 1) return false;
+  // The job leads its own process group (JobRunner), so the whole tree gets it.
+  return kill(-*job.record.pid, sig) == 0 || errno != ESRCH;
+}
+
+std::optional<TimePoint> Daemon::QueueDeadline() const {
+  const TimePoint now = std::chrono::steady_clock::now();
+  if (store_retry_at_) return std::max(now, *store_retry_at_);
+  if (queue_dirty_) return now;
+  std::optional<TimePoint> deadline;
+  auto earliest = [&deadline](TimePoint t) { deadline = deadline ? std::min(*deadline, t) : t; };
+  for (const auto& [id, job] : jobs_) {
+    if (job->ended) continue;
+    if (job->kill_at) earliest(*job->kill_at);
+    if (job->orphan) earliest(next_orphan_check_);
+  }
+  if (next_begin_) {
+    earliest(now + std::chrono::duration_cast<TimePoint::duration>(
+                       std::chrono::duration<double>(std::max(0.0, *next_begin_ - WallNow()))));
+  }
+  return deadline;
+}
+
+void Daemon::QueueTick(TimePoint now) {
+  std::vector<JobId> lost;
+  std::vector<std::pair<JobId, JobEnd>> reported;
+  for (auto& [id, job] : jobs_) {
+    if (job->ended) continue;
+    if (job->kill_at && now >= *job->kill_at) {
+      SignalJob(*job, SIGKILL);
+      job->kill_at.reset();
+    }
+    if (job->orphan && now >= next_orphan_check_) {
+      const JobRecord& r = job->record;
+      if (std::optional<JobEnd> end = ReadJobEnd(JobEndPath(options_.state_dir, id))) {
+        reported.emplace_back(id, *end);
+      } else if (!(r.runner_pid && r.runner_start &&
+                   SameProcessAlive(*r.runner_pid, *r.runner_start))) {
+        lost.push_back(id);
+      }
+    }
+  }
+  if (now >= next_orphan_check_) next_orphan_check_ = now + std::chrono::seconds(1);
+  for (const auto& [id, end] : reported) EndJob(id, end);
+  for (JobId id : lost) {
+    ActiveJob& job = *jobs_.at(id);
+    if (job.record.kind == "submit" && !job.record.pid &&
+        access(JobStartPath(options_.state_dir, id).c_str(), F_OK) != 0) {
+      // Its supervisor ended before it started anything (the daemon died before it attached,
+      // or it was killed): nothing ran, so the job goes back to the queue.
+      spdlog::warn("job {}: its supervisor ended before starting it: PENDING again", id);
+      job.ended = true;
+      JobRecord again = job.record;
+      ResetForQueue(again);
+      again.reason = "";
+      if (SaveRecord(again).ok()) {
+        pending_[id] = std::move(again);
+        queue_dirty_ = true;
+        continue;
+      }
+      job.ended = false;
+    }
+    if (job.readopted) {
+      spdlog::warn("job {}: its runner is gone and left no exit status: LOST", id);
+      FinishJob(id, "LOST", std::nullopt, std::nullopt, "");
+    } else {
+      FinishJob(id, "FAILED", std::nullopt, std::nullopt, "job supervisor ended unexpectedly");
+    }
+  }
+  for (const auto& [id, end] : reported) ForgetJobIfDone(id);
+  for (JobId id : lost) ForgetJobIfDone(id);
+  Admission();
+}
+
+}  // namespace gshare

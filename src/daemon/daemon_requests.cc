@@ -1,0 +1,142 @@
+// The daemon's JSON requests: dispatch (the queue's own are in daemon_queue.cc), status,
+// scheduler on/off, shutdown. Every request is validated (src/ipc/requests.h); a malformed one gets
+// an error reply and the connection stays usable.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "base/config.h"
+#include "daemon/daemon.h"
+#include "ipc/job_json.h"
+#include "ipc/requests.h"
+
+namespace gshare {
+namespace {
+
+using json = nlohmann::json;
+
+}  // namespace
+
+void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
+  json req = json::parse(f.payload, nullptr, /*allow_exceptions=*/false);
+  if (req.is_discarded() || !req.is_object()) {
+    return Reply(c, ErrorReply("request is not a JSON object"));
+  }
+  // A handler reads its fields through requests.h; a json::exception that still slips out
+  // (a bug) costs this request only: the peer gets an error and may go on.
+  try {
+    switch (f.type) {
+      case proto::MsgType::kRunRegister:
+        return OnRunRegister(c, req);
+      case proto::MsgType::kSubmit:
+        return OnSubmit(c, req);
+      case proto::MsgType::kRunAttach:
+        return OnRunAttach(c, req);
+      case proto::MsgType::kRunStarted:
+        return OnRunStarted(c, req);
+      case proto::MsgType::kRunEnded:
+        return OnRunEnded(c, req);
+      case proto::MsgType::kJobControl:
+        c.kind = Connection::Kind::kCli;
+        return OnJobControl(c, req);
+      case proto::MsgType::kClean:
+        c.kind = Connection::Kind::kCli;
+        return OnClean(c, req);
+      case proto::MsgType::kStatusRequest: {
+        c.kind = Connection::Kind::kCli;
+        Result<StatusRequest> parsed = StatusRequest::Parse(req);
+        if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
+        return Reply(c, StatusJson(parsed.value()));
+      }
+      case proto::MsgType::kSchedulerSet: {
+        c.kind = Connection::Kind::kCli;
+        Result<SchedulerSetRequest> parsed = SchedulerSetRequest::Parse(req);
+        if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
+        const bool enabled = parsed->enabled;
+        Apply(arbiter_.SetEnabled(enabled, std::chrono::steady_clock::now()));
+        spdlog::info("scheduler {}", enabled ? "on" : "off");
+        return Reply(c, ToJsonText(json{{"ok", true}, {"enabled", enabled}}));
+      }
+      case proto::MsgType::kShutdown:
+        c.kind = Connection::Kind::kCli;
+        Reply(c, ToJsonText(json{{"ok", true}}));
+        stopping_ = true;
+        return;
+      default:
+        return Drop(c.id, "unexpected message");
+    }
+  } catch (const json::exception& e) {
+    spdlog::error("request type {} of pid {}: {}", static_cast<int>(f.type), c.pid, e.what());
+    Reply(c, ErrorReply(std::string("bad request: ") + e.what()));
+  }
+}
+
+std::string Daemon::StatusJson(const StatusRequest& request) {
+  auto now = std::chrono::steady_clock::now();
+  json gpus = json::array();
+  for (const Arbiter::GpuView& v : arbiter_.Gpus(now)) {
+    json g{{"uuid", v.gpu},
+           {"mode", !arbiter_.enabled() ? "off" : v.shared ? "shared" : "exclusive"},
+           {"holding", v.holding},
+           {"holder", v.holder ? json(*v.holder) : json(nullptr)},
+           {"held_seconds", v.held_seconds},
+           {"waiters", v.waiters},
+           {"dropping", v.dropping},
+           {"drains", v.drains},
+           {"last_drain_ms", v.last_drain_ms},
+           {"max_drain_ms", v.max_drain_ms},
+           {"stopped", v.stopped},
+           {"quantum_ms", options_.config.scheduler.quantum.count()}};
+    auto info = gpus_.find(v.gpu);
+    g["ordinal"] = info != gpus_.end() ? json(info->second.ordinal) : json(nullptr);
+    AddGpuMemoryJson(v.gpu, &g);
+    AddStaggerJson(v.gpu, &g);
+    gpus.push_back(std::move(g));
+  }
+  json jobs = json::array();
+  std::set<int64_t> listed;
+  for (const auto& [id, job] : jobs_) {
+    json j = JobToJson(job->record);
+    Arbiter::JobUsage u = arbiter_.Usage(id, now);
+    j["lease_seconds"] = u.lease_seconds;
+    j["wait_seconds"] = u.wait_seconds;
+    j["lease"] = u.stopped ? "stopped" : u.holding ? "holding" : u.waiting ? "waiting" : "idle";
+    json mem = JobMemoryJson(id);
+    j["allocated_bytes"] = mem["allocated"];
+    j["memory"] = std::move(mem);
+    j["peak_bytes"] = job->peak_bytes;
+    jobs.push_back(std::move(j));
+    listed.insert(id);
+  }
+  ListFilter recent;
+  recent.limit = 20;
+  auto rows = store_->List(recent);
+  if (rows.ok()) {
+    for (const JobRecord& r : rows.value()) {
+      if (listed.insert(r.id).second) jobs.push_back(JobToJson(r));
+    }
+  }
+  // `gshare status ID` of an older job.
+  if (request.job_id) {
+    const int64_t id = *request.job_id;
+    auto row = listed.count(id) == 0 ? store_->Get(id) : Result<std::optional<JobRecord>>(std::nullopt);
+    if (row.ok() && row.value()) jobs.push_back(JobToJson(*row.value()));
+  }
+  json daemon{{"pid", getpid()},
+              {"version", GSHARE_VERSION},
+              {"socket", options_.socket_path},
+              {"database", options_.database_path},
+              {"scheduler", arbiter_.enabled() ? "on" : "off"},
+              {"quantum_ms", options_.config.scheduler.quantum.count()},
+              {"idle_release_ms", options_.config.scheduler.idle_release.count()},
+              {"drop_grace_ms", options_.config.scheduler.drop_grace.count()}};
+  return ToJsonText(json{{"ok", true},
+                         {"schema_version", kJsonSchemaVersion},
+                         {"daemon", daemon},
+                         {"gpus", gpus},
+                         {"jobs", jobs}});
+}
+
+}  // namespace gshare

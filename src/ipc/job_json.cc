@@ -1,0 +1,209 @@
+// JobRecord <-> JSON.
+#include "ipc/job_json.h"
+
+#include <chrono>
+#include <exception>
+
+#include "base/config.h"
+#include "policy/dependency.h"
+#include "base/duration.h"
+#include "base/gpu_inventory.h"
+
+namespace gshare {
+namespace {
+template <typename T>
+nlohmann::json OrNull(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+}  // namespace
+
+nlohmann::json JobToJson(const JobRecord& r) {
+  return {{"id", r.id},
+          {"name", r.name},
+          {"state", r.state},
+          {"reason", r.reason},
+          {"priority", r.priority},
+          {"argv", r.argv},
+          {"cwd", r.cwd},
+          {"uid", r.uid},
+          {"gpu", r.gpu},
+          {"quantum_ms", r.quantum_ms},
+          {"kind", r.kind},
+          {"submit_time", r.submit_time},
+          {"start_time", OrNull(r.start_time)},
+          {"end_time", OrNull(r.end_time)},
+          {"exit_code", OrNull(r.exit_code)},
+          {"signal", OrNull(r.signal)},
+          {"pid", OrNull(r.pid)},
+          {"lease_seconds", r.lease_seconds},
+          {"wait_seconds", r.wait_seconds},
+          {"peak_bytes", r.peak_bytes},
+          {"state_code", StateCode(r.state)},
+          {"output", r.output},
+          {"time_limit_ms", r.time_limit_ms},
+          {"kill_after_ms", r.kill_after_ms},
+          {"dependency", r.dependency},
+          {"held", r.held},
+          {"begin_time", OrNull(r.begin_time)},
+          {"slot", r.slot},
+          {"memory_engine", r.memory}};
+}
+
+const char* StateCode(const std::string& state) {
+  static const std::pair<const char*, const char*> kCodes[] = {
+      {"PENDING", "PD"}, {"RUNNING", "R"},    {"SUSPENDED", "S"}, {"COMPLETED", "CD"},
+      {"FAILED", "F"},   {"CANCELLED", "CA"}, {"TIMEOUT", "TO"},  {"LOST", "LO"}};
+  for (const auto& [name, code] : kCodes) {
+    if (state == name) return code;
+  }
+  return "?";
+}
+
+nlohmann::json JobOptionsToJson(const JobRecord& r) {
+  return {{"name", r.name},
+          {"argv", r.argv},
+          {"cwd", r.cwd},
+          {"priority", r.priority},
+          {"quantum_ms", r.quantum_ms},
+          {"gpu", r.gpu},
+          {"time_limit_ms", r.time_limit_ms},
+          {"kill_after_ms", r.kill_after_ms},
+          {"dependency", r.dependency},
+          {"held", r.held},
+          {"begin_time", OrNull(r.begin_time)},
+          {"output", r.output},
+          {"memory", r.memory}};
+}
+
+namespace {
+
+using json = nlohmann::json;
+
+Status BadField(const char* key, const std::string& why) {
+  return Status::Error(std::string("bad job options: \"") + key + "\" " + why);
+}
+
+// A string without NUL bytes (they would cut a path or an argument short at exec).
+Status ReadString(const json& j, const char* key, bool required, std::string* out) {
+  auto it = j.find(key);
+  if (it == j.end() || (!required && it->is_null())) {
+    return required ? BadField(key, "is missing") : Status::Ok();
+  }
+  if (!it->is_string()) return BadField(key, "must be a string");
+  const std::string& v = it->get_ref<const std::string&>();
+  if (v.find('\0') != std::string::npos) return BadField(key, "contains a NUL byte");
+  *out = v;
+  return Status::Ok();
+}
+
+// An integer (not a float, not a boolean) within [lo, hi].
+Status ReadInt(const json& j, const char* key, bool required, int64_t lo, int64_t hi,
+               int64_t* out) {
+  auto it = j.find(key);
+  if (it == j.end() || (!required && it->is_null())) {
+    return required ? BadField(key, "is missing") : Status::Ok();
+  }
+  if (!it->is_number_integer()) return BadField(key, "must be an integer");
+  bool in_range;
+  int64_t v = 0;
+  if (it->is_number_unsigned()) {
+    uint64_t u = it->get<uint64_t>();
+    in_range = u <= static_cast<uint64_t>(hi);
+    v = static_cast<int64_t>(in_range ? u : 0);
+  } else {
+    v = it->get<int64_t>();
+    in_range = true;
+  }
+  if (!in_range || v < lo || v > hi) {
+    return BadField(key, "must be within [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  *out = v;
+  return Status::Ok();
+}
+
+Status ReadBool(const json& j, const char* key, bool* out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return Status::Ok();
+  if (!it->is_boolean()) return BadField(key, "must be true or false");
+  *out = it->get<bool>();
+  return Status::Ok();
+}
+
+Status ReadFields(const json& j, JobRecord* r, int gpu_count) {
+  if (!j.is_object()) return Status::Error("bad job options: not a JSON object");
+  const int64_t max_ms = kMaxDuration.count();
+  auto argv = j.find("argv");
+  if (argv == j.end() || !argv->is_array()) return BadField("argv", "must be an array of strings");
+  r->argv.clear();
+  for (const json& a : *argv) {
+    if (!a.is_string()) return BadField("argv", "must be an array of strings");
+    const std::string& v = a.get_ref<const std::string&>();
+    if (v.find('\0') != std::string::npos) return BadField("argv", "contains a NUL byte");
+    r->argv.push_back(v);
+  }
+  if (r->argv.empty()) return Status::Error("bad job options: empty argv");
+  int64_t priority = 0, quantum = 0, time_limit = 0, kill_after = 30'000;
+  std::vector<Status> checks = {
+      ReadString(j, "name", true, &r->name),
+      ReadString(j, "cwd", true, &r->cwd),
+      ReadInt(j, "priority", true, kMinPriority, kMaxPriority, &priority),
+      ReadInt(j, "quantum_ms", true, 1, max_ms, &quantum),
+      ReadString(j, "gpu", true, &r->gpu),
+      ReadInt(j, "time_limit_ms", false, 0, max_ms, &time_limit),
+      ReadInt(j, "kill_after_ms", false, 0, max_ms, &kill_after),
+      ReadString(j, "dependency", false, &r->dependency),
+      ReadBool(j, "held", &r->held),
+      ReadString(j, "output", false, &r->output),
+      ReadString(j, "memory", false, &r->memory),
+  };
+  for (const Status& st : checks) {
+    if (!st.ok()) return st;
+  }
+  r->priority = static_cast<int>(priority);
+  r->quantum_ms = quantum;
+  r->time_limit_ms = time_limit;
+  r->kill_after_ms = kill_after;
+  auto begin = j.find("begin_time");
+  if (begin != j.end() && !begin->is_null()) {
+    if (!begin->is_number() || begin->is_boolean()) {
+      return BadField("begin_time", "must be a number");
+    }
+    double b = begin->get<double>();
+    double now = std::chrono::duration<double>(
+                     std::chrono::system_clock::now().time_since_epoch()).count();
+    if (!(b >= 0 && b <= now + static_cast<double>(max_ms) / 1000.0)) {
+      return BadField("begin_time", "out of range");
+    }
+    r->begin_time = b;
+  }
+  if (Status g = CheckGpuSpec(r->gpu, gpu_count); !g.ok()) {
+    return Status::Error("bad job options: " + g.message());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status JobOptionsFromJson(const nlohmann::json& j, JobRecord* r, int gpu_count) {
+  try {
+    Status st = ReadFields(j, r, gpu_count);
+    if (!st.ok()) return st;
+  } catch (const std::exception& e) {  // not expected: every access above is type-checked
+    return Status::Error(std::string("bad job options: ") + e.what());
+  }
+  if (!r->memory.empty() && !IsMemoryEngine(r->memory)) {
+    return Status::Error("bad job options: unknown memory engine \"" + r->memory + "\"");
+  }
+  if (!r->cwd.empty() && r->cwd.front() != '/') {
+    return Status::Error("bad job options: cwd is not absolute");
+  }
+  if (!r->dependency.empty()) {
+    Result<std::vector<Dependency>> deps = ParseDependencies(r->dependency);
+    if (!deps.ok()) return Status::Error("bad job options: " + deps.status().message());
+    r->dependency = FormatDependencies(deps.value());
+  }
+  if (r->name.empty()) r->name = r->argv[0];
+  return Status::Ok();
+}
+
+}  // namespace gshare

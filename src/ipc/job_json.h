@@ -1,0 +1,47 @@
+// JSON shapes shared by the daemon (which builds them) and the CLI (which prints them):
+// a job record as `gshare status --json` shows it. Any thread.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "store/job_store.h"
+
+namespace gshare {
+
+// Schema version of every JSON document gshare prints.
+inline constexpr int kJsonSchemaVersion = 1;
+
+// Serializes JSON for the wire and for people. Command lines and paths are bytes, not
+// always UTF-8: invalid sequences become U+FFFD instead of throwing.
+inline std::string ToJsonText(const nlohmann::json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// A daemon reply that refuses a request: {"ok": false, "error": message}.
+inline std::string ErrorReply(const std::string& message) {
+  return ToJsonText(nlohmann::json{{"ok", false}, {"error", message}});
+}
+
+// {"id","name","state","priority","argv","cwd","uid","gpu","quantum_ms","submit_time",
+//  "start_time","end_time","exit_code","signal","pid","lease_seconds","wait_seconds",
+//  "peak_bytes","kind","reason"}; absent values are null.
+// plus the queue's "state_code","output","time_limit_ms","kill_after_ms","dependency","held",
+// "begin_time","slot".
+nlohmann::json JobToJson(const JobRecord& r);
+
+// Slurm's compact state code: PD R S CD F CA TO, and LO for LOST.
+const char* StateCode(const std::string& state);
+
+// The job options as `run` and `submit` send them (protocol.h kRunRegister, kSubmit):
+// {"name","argv","cwd","priority","quantum_ms","gpu","time_limit_ms","kill_after_ms",
+//  "dependency","held","begin_time","output"}.
+nlohmann::json JobOptionsToJson(const JobRecord& r);
+// Reads them back into `r` and checks them as the CLI does (it comes from any local client):
+// every field's JSON type; non-empty argv; priority in [kMinPriority, kMaxPriority]; quantum
+// 1 ms..kMaxDuration; time limit, kill-after 0..kMaxDuration; begin time 0..now+kMaxDuration;
+// no NUL in strings; a canonical dependency list; an absolute cwd; a known memory engine; a
+// GPU spec as gpu_inventory.h CheckGpuSpec reads it, indices checked against `gpu_count`
+// (<= 0: their form only). Never throws; errors are one line.
+Status JobOptionsFromJson(const nlohmann::json& j, JobRecord* r, int gpu_count = 0);
+
+}  // namespace gshare

@@ -1,0 +1,135 @@
+#include "ipc/requests.h"
+
+#include <csignal>
+
+#include "base/config.h"
+
+namespace gshare {
+namespace {
+
+using json = nlohmann::json;
+
+// A JSON integer read without a narrowing surprise: nlohmann stores it as int64 or uint64.
+std::optional<int64_t> AsInt64(const json& v) {
+  if (v.is_number_unsigned()) {
+    uint64_t u = v.get<uint64_t>();
+    if (u > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+    return static_cast<int64_t>(u);
+  }
+  if (v.is_number_integer()) return v.get<int64_t>();
+  return std::nullopt;
+}
+
+Result<std::string> StringField(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) {
+    return Status::Error(std::string("\"") + key + "\" must be a string");
+  }
+  return it->get<std::string>();
+}
+
+Result<bool> BoolField(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_boolean()) {
+    return Status::Error(std::string("\"") + key + "\" must be true or false");
+  }
+  return it->get<bool>();
+}
+
+// An optional integer field: absent or null reads as nullopt.
+Result<std::optional<int64_t>> OptionalInt(const json& j, const char* key, int64_t lo,
+                                           int64_t hi) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::optional<int64_t>();
+  Result<int64_t> v = IntField(j, key, lo, hi);
+  if (!v.ok()) return v.status();
+  return std::optional<int64_t>(v.value());
+}
+
+}  // namespace
+
+Result<int64_t> IntField(const json& j, const char* key, int64_t lo, int64_t hi) {
+  auto it = j.find(key);
+  std::optional<int64_t> v = it == j.end() ? std::nullopt : AsInt64(*it);
+  if (!v || *v < lo || *v > hi) {
+    return Status::Error(std::string("\"") + key + "\" must be an integer within [" +
+                         std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return *v;
+}
+
+Result<JobControlRequest> JobControlRequest::Parse(const json& j) {
+  JobControlRequest r;
+  Result<std::string> action = StringField(j, "action");
+  if (!action.ok()) return action.status();
+  r.action = action.value();
+  auto ids = j.find("ids");
+  if (ids == j.end() || !ids->is_array()) return Status::Error("\"ids\" must be a list of job ids");
+  for (const json& id : *ids) {
+    std::optional<int64_t> v = AsInt64(id);
+    if (!v || *v <= 0) return Status::Error("\"ids\" must hold positive job ids");
+    r.ids.push_back(*v);
+  }
+  if (r.action == "set-priority") {
+    Result<int64_t> p = IntField(j, "priority", kMinPriority, kMaxPriority);
+    if (!p.ok()) return p.status();
+    r.priority = static_cast<int>(p.value());
+  } else if (r.action == "signal") {
+    Result<int64_t> s = IntField(j, "signal", 1, NSIG - 1);
+    if (!s.ok()) return s.status();
+    r.signal = static_cast<int>(s.value());
+  } else if (r.action != "cancel" && r.action != "requeue" && r.action != "hold" &&
+             r.action != "release" && r.action != "suspend" && r.action != "resume") {
+    return Status::Error("unknown action \"" + r.action + "\"");
+  }
+  return r;
+}
+
+Result<CleanRequest> CleanRequest::Parse(const json& j) {
+  Result<std::optional<int64_t>> ms = OptionalInt(j, "older_than_ms", 0, INT64_MAX);
+  if (!ms.ok()) return ms.status();
+  CleanRequest r;
+  r.older_than_ms = ms.value().value_or(0);
+  return r;
+}
+
+Result<RunStartedRequest> RunStartedRequest::Parse(const json& j) {
+  Result<int64_t> id = IntField(j, "job_id", 1, kMaxJobId);
+  if (!id.ok()) return id.status();
+  Result<int64_t> pid = IntField(j, "pid", 2, INT32_MAX);
+  if (!pid.ok()) return pid.status();
+  return RunStartedRequest{id.value(), static_cast<pid_t>(pid.value())};
+}
+
+Result<RunEndedRequest> RunEndedRequest::Parse(const json& j) {
+  Result<int64_t> id = IntField(j, "job_id", 1, kMaxJobId);
+  if (!id.ok()) return id.status();
+  Result<std::optional<int64_t>> code = OptionalInt(j, "exit_code", 0, 255);
+  if (!code.ok()) return code.status();
+  Result<std::optional<int64_t>> sig = OptionalInt(j, "signal", 1, NSIG - 1);
+  if (!sig.ok()) return sig.status();
+  RunEndedRequest r;
+  r.job_id = id.value();
+  r.end = JobEndFromJson(j);  // its own checks; the ranges above refuse what it would keep
+  return r;
+}
+
+Result<RunAttachRequest> RunAttachRequest::Parse(const json& j) {
+  Result<int64_t> id = IntField(j, "job_id", 1, kMaxJobId);
+  if (!id.ok()) return id.status();
+  return RunAttachRequest{id.value()};
+}
+
+Result<SchedulerSetRequest> SchedulerSetRequest::Parse(const json& j) {
+  Result<bool> enabled = BoolField(j, "enabled");
+  if (!enabled.ok()) return enabled.status();
+  return SchedulerSetRequest{enabled.value()};
+}
+
+Result<StatusRequest> StatusRequest::Parse(const json& j) {
+  Result<std::optional<int64_t>> id = OptionalInt(j, "job_id", 1, kMaxJobId);
+  if (!id.ok()) return id.status();
+  return StatusRequest{id.value()};
+}
+
+}  // namespace gshare

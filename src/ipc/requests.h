@@ -1,0 +1,74 @@
+// The daemon's JSON requests (include/gshare/protocol.h kRunStarted .. kRunAttach) as typed
+// structs, each read from untrusted JSON in one place: every field's type and range is
+// checked before the daemon acts on it. Parse never throws; its error is one line, sent back
+// to the peer as the request's error reply. Any thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ipc/job_end.h"
+#include "base/status.h"
+
+namespace gshare {
+
+// Job ids are SQLite rowids: positive.
+inline constexpr int64_t kMaxJobId = INT64_MAX;
+
+// kJobControl: {"action", "ids": [...], "priority"?, "signal"?}
+struct JobControlRequest {
+  std::string action;  // cancel requeue hold release suspend resume set-priority signal
+  std::vector<int64_t> ids;
+  int priority = 0;  // set-priority: within [kMinPriority, kMaxPriority]
+  int signal = 0;    // signal: within [1, NSIG)
+  static Result<JobControlRequest> Parse(const nlohmann::json& j);
+};
+
+// kClean: {"older_than_ms"?} (default 0: every ended job)
+struct CleanRequest {
+  int64_t older_than_ms = 0;  // >= 0
+  static Result<CleanRequest> Parse(const nlohmann::json& j);
+};
+
+// kRunStarted: {"job_id", "pid"}
+struct RunStartedRequest {
+  int64_t job_id = 0;
+  pid_t pid = 0;  // > 1
+  static Result<RunStartedRequest> Parse(const nlohmann::json& j);
+};
+
+// kRunEnded: {"job_id", "exit_code", "signal", "timed_out", "error"?, "end_time"?}
+struct RunEndedRequest {
+  int64_t job_id = 0;
+  JobEnd end;
+  static Result<RunEndedRequest> Parse(const nlohmann::json& j);
+};
+
+// kRunAttach: {"job_id"}
+struct RunAttachRequest {
+  int64_t job_id = 0;
+  static Result<RunAttachRequest> Parse(const nlohmann::json& j);
+};
+
+// kSchedulerSet: {"enabled"}
+struct SchedulerSetRequest {
+  bool enabled = true;
+  static Result<SchedulerSetRequest> Parse(const nlohmann::json& j);
+};
+
+// kStatusRequest: {} or {"job_id"}
+struct StatusRequest {
+  std::optional<int64_t> job_id;
+  static Result<StatusRequest> Parse(const nlohmann::json& j);
+};
+
+// The field `key` of object `j` as an integer within [lo, hi]: an error naming the field
+// when it is missing, not an integer (true, 1.5, "1" are not) or out of range.
+Result<int64_t> IntField(const nlohmann::json& j, const char* key, int64_t lo, int64_t hi);
+
+}  // namespace gshare

@@ -1,0 +1,121 @@
+// The arbiter's shared mode (jobs that fit in a GPU together all hold it; the driver
+// time-slices them) and the switch back to exclusive mode; see arbiter.h.
+#include <algorithm>
+
+#include "policy/arbiter.h"
+
+namespace gshare {
+
+LeaseActions Arbiter::SetShared(const GpuKey& gpu, bool shared, TimePoint now,
+                                std::optional<JobId> first) {
+  LeaseActions out;
+  Lease& lease = leases_[gpu];
+  if (lease.shared == shared) return out;
+  lease.shared = shared;
+  if (!options_.enabled) return out;
+  if (shared) {
+    OpenToAll(gpu, lease, now, out);
+    for (const auto& [c, epoch] : lease.holding) StartShared(lease, conns_.at(c).job, now);
+  } else {
+    // Exclusive again. A `first` that holds the GPU and has the highest priority on it keeps
+    // running, as the holder of its grant; the others drop. Otherwise every holder drops and
+    // the lease is granted once all have drained, `first` first among the waiters of its
+    // priority.
+    lease.incumbent = first;
+    while (!lease.shared_since.empty()) EndShared(lease, lease.shared_since.begin()->first, now);
+    if (first && KeepsRunning(gpu, lease, *first)) {
+      HoldInPlace(gpu, lease, *first, now, out);
+      return out;
+    }
+    for (const auto& [conn, epoch] : lease.holding) {
+      out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
+    }
+    if (lease.holding.empty()) Schedule(gpu, lease, now, out);
+  }
+  return out;
+}
+
+bool Arbiter::KeepsRunning(const GpuKey& gpu, const Lease& lease, JobId job) const {
+  if (jobs_.at(job).suspended) return false;
+  bool holds = false;
+  for (const auto& [c, epoch] : lease.holding) holds = holds || conns_.at(c).job == job;
+  if (!holds) return false;
+  for (JobId other : JobsOn(gpu)) {
+    if (jobs_.at(other).priority > jobs_.at(job).priority) return false;
+  }
+  return true;
+}
+
+void Arbiter::HoldInPlace(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now,
+                          LeaseActions& out) {
+  // Its connections keep the epoch they hold; DROPs to the others carry theirs, and their
+  // releases leave the holder alone (ReleaseConn).
+  BeginHolding(gpu, lease, job, now, out);
+  for (const auto& [conn, epoch] : lease.holding) {
+    if (conns_.at(conn).job != job) out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
+  }
+  // The next waiter is news to this holder (whose grant may be epoch 0, shared mode's first).
+  lease.contended_epoch = ~uint64_t{0};
+  NotifyContended(gpu, lease, out);
+}
+
+void Arbiter::OpenToAll(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out) {
+  for (JobId job : lease.stopped) {
+    for (ConnId c : jobs_.at(job).conns) {
+      out.push_back({LeaseAction::Kind::kContinue, c, gpu, 0, conns_.at(c).pid});
+    }
+  }
+  lease.stopped.clear();
+  if (lease.holder) EndHolding(lease, now);
+  GrantAllWanting(gpu, lease, now, out);
+}
+
+void Arbiter::GrantAllWanting(const GpuKey& gpu, Lease& lease, TimePoint now,
+                              LeaseActions& out) {
+  for (auto it = lease.wanting.begin(); it != lease.wanting.end();) {
+    if (Suspended(*it)) {
+      ++it;
+      continue;
+    }
+    lease.holding[*it] = lease.epoch;
+    out.push_back({LeaseAction::Kind::kGrant, *it, gpu, lease.epoch, 0});
+    if (lease.shared && options_.enabled) StartShared(lease, conns_.at(*it).job, now);
+    it = lease.wanting.erase(it);
+  }
+  for (auto it = lease.queue.begin(); it != lease.queue.end();) {
+    JobId job = it->first;
+    if (JobWants(lease, job)) {
+      ++it;
+      continue;
+    }
+    StopWaiting(lease, job, now);
+    it = lease.queue.erase(it);
+  }
+}
+
+void Arbiter::StartShared(Lease& lease, JobId job, TimePoint now) {
+  lease.shared_since.emplace(job, now);
+}
+
+void Arbiter::EndShared(Lease& lease, JobId job, TimePoint now) {
+  auto it = lease.shared_since.find(job);
+  if (it == lease.shared_since.end()) return;
+  auto jit = jobs_.find(job);
+  if (jit != jobs_.end()) jit->second.lease_seconds += Seconds(it->second, now);
+  lease.shared_since.erase(it);
+}
+
+bool Arbiter::IsShared(const GpuKey& gpu) const {
+  auto it = leases_.find(gpu);
+  return it != leases_.end() && it->second.shared;
+}
+
+std::optional<TimePoint> Arbiter::SharedSince(const GpuKey& gpu, JobId job) const {
+  auto it = leases_.find(gpu);
+  if (it == leases_.end()) return std::nullopt;
+  auto s = it->second.shared_since.find(job);
+  if (s == it->second.shared_since.end()) return std::nullopt;
+  return s->second;
+}
+
+}  // namespace gshare

@@ -1,0 +1,111 @@
+// The arbiter's job suspension (gshare suspend/resume), deferred grants (a grant that
+// reaches its holder only after the daemon restored its memory) and quanta that start after
+// the holder's swap-in; see arbiter.h.
+#include <algorithm>
+#include <chrono>
+
+#include "policy/arbiter.h"
+
+namespace gshare {
+
+Arbiter::Lease* Arbiter::HolderLease(const GpuKey& gpu, uint64_t epoch) {
+  auto it = leases_.find(gpu);
+  if (it == leases_.end() || !it->second.holder || it->second.epoch != epoch) return nullptr;
+  return &it->second;
+}
+
+void Arbiter::BeginTurn(const GpuKey& gpu, uint64_t epoch, bool Lease::*pending,
+                        TimePoint now) {
+  Lease* lease = HolderLease(gpu, epoch);
+  if (lease == nullptr || !(lease->*pending)) return;
+  lease->*pending = false;
+  jobs_.at(*lease->holder).wait_seconds += Seconds(lease->granted_at, now);
+  if (pending == &Lease::delivering || pending == &Lease::making_room) {
+    lease->switch_time = std::chrono::duration_cast<Millis>(now - lease->granted_at);
+  }
+  lease->granted_at = now;
+}
+
+void Arbiter::Deferred(const GpuKey& gpu, uint64_t epoch) {
+  if (Lease* lease = HolderLease(gpu, epoch)) lease->delivering = true;
+}
+
+void Arbiter::Delivered(const GpuKey& gpu, uint64_t epoch, TimePoint now) {
+  BeginTurn(gpu, epoch, &Lease::delivering, now);
+}
+
+void Arbiter::MakingRoom(const GpuKey& gpu) {
+  auto it = leases_.find(gpu);
+  if (it != leases_.end() && it->second.holder) it->second.making_room = true;
+}
+
+void Arbiter::RoomMade(const GpuKey& gpu, TimePoint now) {
+  auto it = leases_.find(gpu);
+  if (it == leases_.end()) return;
+  BeginTurn(gpu, it->second.epoch, &Lease::making_room, now);
+}
+
+void Arbiter::AwaitSwapIn(const GpuKey& gpu, uint64_t epoch) {
+  if (Lease* lease = HolderLease(gpu, epoch)) lease->swapping_in = true;
+}
+
+void Arbiter::SwappedIn(const GpuKey& gpu, uint64_t epoch, TimePoint now) {
+  BeginTurn(gpu, epoch, &Lease::swapping_in, now);
+}
+
+TimePoint Arbiter::TurnEnd(const Lease& lease) const {
+  Millis turn = std::max(QuantumOf(jobs_.at(*lease.holder)), kTurnPerSwitch * lease.switch_time);
+  TimePoint end = lease.granted_at + turn;
+  return lease.swapping_in ? end + kSwapInAllowance : end;
+}
+
+bool Arbiter::Suspended(ConnId conn) const {
+  auto c = conns_.find(conn);
+  return c != conns_.end() && jobs_.at(c->second.job).suspended;
+}
+
+LeaseActions Arbiter::SetSuspended(JobId job, bool suspended, TimePoint now) {
+  LeaseActions out;
+  auto jit = jobs_.find(job);
+  if (jit == jobs_.end() || jit->second.suspended == suspended) return out;
+  jit->second.suspended = suspended;
+  for (auto& [gpu, lease] : leases_) {
+    if (suspended) {
+      if (options_.enabled && !lease.shared) {
+        if (lease.holder == job && !lease.dropping) SendDrop(gpu, lease, now, out);
+        continue;
+      }
+      for (const auto& [conn, epoch] : lease.holding) {
+        if (conns_.at(conn).job == job) out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
+      }
+    } else if (!options_.enabled || lease.shared) {
+      GrantAllWanting(gpu, lease, now, out);
+    } else {
+      Schedule(gpu, lease, now, out);
+    }
+  }
+  return out;
+}
+
+bool Arbiter::IsSuspended(JobId job) const {
+  auto it = jobs_.find(job);
+  return it != jobs_.end() && it->second.suspended;
+}
+
+bool Arbiter::JobHolds(JobId job) const {
+  for (const auto& [gpu, lease] : leases_) {
+    for (const auto& [conn, epoch] : lease.holding) {
+      if (conns_.at(conn).job == job) return true;
+    }
+  }
+  return false;
+}
+
+bool Arbiter::ConnHolds(ConnId conn) const {
+  for (const auto& [gpu, lease] : leases_) {
+    if (lease.holding.count(conn) != 0) return true;
+  }
+  return false;
+}
+
+}  // namespace gshare

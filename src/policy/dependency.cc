@@ -1,0 +1,160 @@
+#include "policy/dependency.h"
+
+#include <optional>
+
+namespace gshare {
+namespace {
+
+struct TypeName {
+  DependencyType type;
+  std::string_view name;
+};
+constexpr TypeName kTypeNames[] = {
+    {DependencyType::kAfterOk, "afterok"},
+    {DependencyType::kAfterAny, "afterany"},
+    {DependencyType::kAfterNotOk, "afternotok"},
+};
+
+Status Bad(std::string_view text, std::string_view why) {
+  return Status::Error("bad dependency \"" + std::string(text) + "\": " + std::string(why));
+}
+
+std::string_view Trim(std::string_view text) {
+  size_t begin = text.find_first_not_of(" \t");
+  if (begin == std::string_view::npos) return {};
+  return text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char c = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
+    if (c != b[i]) return false;
+  }
+  return true;
+}
+
+// The parts of `text` between `sep`s; n separators give n+1 parts, some maybe empty.
+std::vector<std::string_view> Split(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  for (size_t begin = 0;;) {
+    size_t end = text.find(sep, begin);
+    parts.push_back(text.substr(begin, end == std::string_view::npos ? end : end - begin));
+    if (end == std::string_view::npos) return parts;
+    begin = end + 1;
+  }
+}
+
+// A positive decimal job id; `text` is the whole input, for messages.
+Result<int64_t> ParseJobId(std::string_view id, std::string_view text) {
+  if (id.empty()) return Bad(text, "missing job id");
+  int64_t value = 0;
+  for (char c : id) {
+    if (c < '0' || c > '9') {
+      return Bad(text, "job id \"" + std::string(id) + "\" is not a positive integer");
+    }
+    if (__builtin_mul_overflow(value, 10, &value) ||
+        __builtin_add_overflow(value, c - '0', &value)) {
+      return Bad(text, "job id \"" + std::string(id) + "\" is too large");
+    }
+  }
+  if (value == 0) return Bad(text, "job id \"" + std::string(id) + "\" is not a positive integer");
+  return value;
+}
+
+std::string_view NameOf(DependencyType type) {
+  for (const TypeName& t : kTypeNames) {
+    if (t.type == type) return t.name;
+  }
+  return "?";  // unreachable for a valid enum value
+}
+
+bool IsFinal(std::string_view state) {
+  return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" ||
+         state == "TIMEOUT" || state == "LOST";
+}
+
+}  // namespace
+
+Result<std::vector<Dependency>> ParseDependencies(std::string_view text) {
+  std::string_view t = Trim(text);
+  if (t.empty()) return Status::Error("empty dependency list");
+  // Slurm's "afterok:1?afterok:2" means "any one of"; gshare only has "all of".
+  if (t.find('?') != std::string_view::npos) {
+    return Bad(t, "'?' (any one of) is not supported; join dependencies with ',' (all of)");
+  }
+  std::vector<Dependency> deps;
+  for (std::string_view entry : Split(t, ',')) {
+    if (entry.empty()) return Bad(t, "empty entry (expected TYPE:ID[:ID...])");
+    std::vector<std::string_view> fields = Split(entry, ':');
+    std::optional<DependencyType> type;
+    for (const TypeName& name : kTypeNames) {
+      if (EqualsIgnoreCase(fields[0], name.name)) type = name.type;
+    }
+    if (!type) {
+      return Bad(t, "unknown type \"" + std::string(fields[0]) +
+                        "\" (use afterok, afterany or afternotok)");
+    }
+    if (fields.size() == 1) {
+      return Bad(t, "missing job id after \"" + std::string(fields[0]) + "\"");
+    }
+    for (size_t i = 1; i < fields.size(); ++i) {
+      Result<int64_t> job = ParseJobId(fields[i], t);
+      if (!job.ok()) return job.status();
+      deps.push_back({*type, *job});
+    }
+  }
+  return deps;
+}
+
+Result<std::vector<Dependency>> ParseAfter(std::string_view text) {
+  std::string_view t = Trim(text);
+  if (t.empty()) return Status::Error("empty job id list");
+  std::vector<Dependency> deps;
+  for (std::string_view id : Split(t, ',')) {
+    Result<int64_t> job = ParseJobId(id, t);
+    if (!job.ok()) return job.status();
+    deps.push_back({DependencyType::kAfterOk, *job});
+  }
+  return deps;
+}
+
+std::string FormatDependencies(const std::vector<Dependency>& deps) {
+  std::string out;
+  for (size_t i = 0; i < deps.size(); ++i) {
+    if (i == 0 || deps[i].type != deps[i - 1].type) {
+      if (i > 0) out += ',';
+      out += NameOf(deps[i].type);
+    }
+    out += ':' + std::to_string(deps[i].job);
+  }
+  return out;
+}
+
+DependencyState EvaluateDependency(DependencyType type, std::string_view job_state) {
+  if (job_state.empty()) return DependencyState::kNever;  // no such job: it will never end
+  if (!IsFinal(job_state)) return DependencyState::kWaiting;
+  bool completed = job_state == "COMPLETED";
+  switch (type) {
+    case DependencyType::kAfterOk:
+      return completed ? DependencyState::kSatisfied : DependencyState::kNever;
+    case DependencyType::kAfterAny:
+      return DependencyState::kSatisfied;
+    case DependencyType::kAfterNotOk:
+      return completed ? DependencyState::kNever : DependencyState::kSatisfied;
+  }
+  return DependencyState::kNever;  // unreachable for a valid enum value
+}
+
+DependencyState EvaluateDependencies(const std::vector<Dependency>& deps,
+                                     const std::function<std::string(int64_t)>& state_of) {
+  DependencyState all = DependencyState::kSatisfied;
+  for (const Dependency& dep : deps) {
+    DependencyState one = EvaluateDependency(dep.type, state_of(dep.job));
+    if (one == DependencyState::kNever) return one;
+    if (one == DependencyState::kWaiting) all = one;
+  }
+  return all;
+}
+
+}  // namespace gshare

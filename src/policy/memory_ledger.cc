@@ -1,0 +1,276 @@
+#include "policy/memory_ledger.h"
+
+#include <algorithm>
+#include <set>
+
+namespace gshare {
+
+void MemoryLedger::Report(ConnId conn, JobId job, const GpuKey& gpu,
+                          const proto::MemReportMsg& m) {
+  Entry& e = entries_[conn][gpu];
+  e.job = job;
+  e.gpu = gpu;
+  e.report = m;
+  if (m.total != 0) gpu_total_[gpu] = m.total;
+  evicting_.erase({conn, gpu});
+}
+
+void MemoryLedger::Forget(ConnId conn) {
+  entries_.erase(conn);
+  checkpointed_.erase(conn);
+  for (auto it = evicting_.begin(); it != evicting_.end();) {
+    it = it->first == conn ? evicting_.erase(it) : std::next(it);
+  }
+}
+
+namespace {
+template <typename T>
+void SetMember(std::set<T>& set, const T& key, bool member) {
+  if (member) {
+    set.insert(key);
+  } else {
+    set.erase(key);
+  }
+}
+}  // namespace
+
+void MemoryLedger::SetCheckpointed(ConnId conn, bool checkpointed) {
+  SetMember(checkpointed_, conn, checkpointed);
+}
+
+void MemoryLedger::SetSuspended(JobId job, bool suspended) {
+  SetMember(suspended_, job, suspended);
+}
+
+bool MemoryLedger::Evicting(const GpuKey& gpu) const {
+  for (const auto& [conn, g] : evicting_) {
+    if (g == gpu) return true;
+  }
+  return false;
+}
+
+uint64_t MemoryLedger::PoolToPin(JobId job, const GpuKey& gpu) const {
+  JobTotals t = Totals(job, gpu);
+  if (t.engine != static_cast<uint32_t>(proto::MemoryEngine::kSwap)) return 0;
+  if (t.demand > 0 || Evicting(gpu)) return 0;
+  uint64_t movable = t.allocated > t.fixed ? t.allocated - t.fixed : 0;
+  uint64_t bytes = std::min<uint64_t>(movable, Overflow(gpu) + kPinMargin);
+  if (options_.host_budget != 0) bytes = std::min(bytes, options_.host_budget);
+  return bytes;
+}
+
+uint64_t MemoryLedger::PoolFree(ConnId conn) const {
+  auto it = entries_.find(conn);
+  if (it == entries_.end()) return 0;
+  uint64_t pool = 0, swapped = 0;
+  for (const auto& [gpu, e] : it->second) {
+    pool = std::max(pool, e.report.host_bytes);
+    if (e.report.allocated > e.report.resident) swapped += e.report.allocated - e.report.resident;
+  }
+  return pool > swapped ? pool - swapped : 0;
+}
+
+std::vector<GpuKey> MemoryLedger::GpusOf(ConnId conn) const {
+  std::vector<GpuKey> gpus;
+  auto it = entries_.find(conn);
+  if (it != entries_.end()) {
+    for (const auto& [g, e] : it->second) gpus.push_back(g);
+  }
+  return gpus;
+}
+
+uint64_t MemoryLedger::ResidentOf(ConnId conn, const Entry& e) const {
+  return IsCheckpointed(conn) ? 0 : e.report.resident;
+}
+
+uint64_t MemoryLedger::FixedOf(ConnId conn, const Entry& e) const {
+  bool stuck = !checkpoint_available_ &&
+               e.report.engine == static_cast<uint32_t>(proto::MemoryEngine::kCheckpoint);
+  return stuck ? ResidentOf(conn, e) : e.report.fixed;
+}
+
+uint64_t MemoryLedger::ContextOf(ConnId conn) const {
+  return IsCheckpointed(conn) ? 0 : options_.context_bytes;
+}
+
+void MemoryLedger::NoteEviction(ConnId conn, const GpuKey& gpu, uint64_t bytes) {
+  auto c = entries_.find(conn);
+  if (c == entries_.end()) return;
+  auto e = c->second.find(gpu);
+  if (e == c->second.end()) return;
+  proto::MemReportMsg& r = e->second.report;
+  uint64_t movable = r.resident > r.fixed ? r.resident - r.fixed : 0;
+  r.resident -= std::min(bytes, movable);
+  evicting_.insert({conn, gpu});
+}
+
+void MemoryLedger::Ran(JobId job, const GpuKey& gpu, TimePoint now) {
+  last_ran_[{gpu, job}] = now;
+}
+
+uint64_t MemoryLedger::Capacity(const GpuKey& gpu) const {
+  auto it = gpu_total_.find(gpu);
+  uint64_t total = it == gpu_total_.end() ? 0 : it->second;
+  if (options_.gpu_limit != 0 && (total == 0 || options_.gpu_limit < total)) {
+    total = options_.gpu_limit;
+  }
+  return total;
+}
+
+bool MemoryLedger::Fits(const GpuKey& gpu) const {
+  return Capacity(gpu) != 0 && Overflow(gpu) == 0;
+}
+
+bool MemoryLedger::Reported(const GpuKey& gpu, JobId job) const {
+  for (const auto& [conn, per_gpu] : entries_) {
+    auto it = per_gpu.find(gpu);
+    if (it != per_gpu.end() && it->second.job == job) return true;
+  }
+  return false;
+}
+
+uint64_t MemoryLedger::Overflow(const GpuKey& gpu) const {
+  uint64_t capacity = Capacity(gpu);
+  if (capacity == 0) return 0;
+  uint64_t need = 0;
+  for (const auto& [conn, per_gpu] : entries_) {
+    auto it = per_gpu.find(gpu);
+    if (it == per_gpu.end() || suspended_.count(it->second.job) != 0) continue;
+    const proto::MemReportMsg& r = it->second.report;
+    need += r.allocated + r.demand + options_.context_bytes;
+  }
+  return need > capacity ? need - capacity : 0;
+}
+
+uint64_t MemoryLedger::FixedOfOthers(const GpuKey& gpu, JobId job) const {
+  uint64_t fixed = 0;
+  for (const auto& [conn, per_gpu] : entries_) {
+    auto it = per_gpu.find(gpu);
+    if (it == per_gpu.end() || it->second.job == job || IsCheckpointed(conn)) continue;
+    fixed += FixedOf(conn, it->second) + options_.context_bytes;
+  }
+  return fixed;
+}
+
+MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t extra,
+                                          bool leases_released) const {
+  Plan plan;
+  uint64_t capacity = Capacity(gpu);
+  if (capacity == 0) return plan;
+  uint64_t used = 0;     // resident now, contexts included
+  uint64_t missing = extra;  // bytes of `job` still to come back
+  uint64_t own_swapped = 0;  // host bytes holding `job`'s swapped-out data
+  struct Victim {
+    TimePoint last;
+    ConnId conn;
+    uint64_t movable;
+    bool checkpoint;
+  };
+  std::vector<Victim> victims;
+  for (const auto& [conn, per_gpu] : entries_) {
+    auto it = per_gpu.find(gpu);
+    if (it == per_gpu.end()) continue;
+    const Entry& e = it->second;
+    const proto::MemReportMsg& r = e.report;
+    const uint64_t resident = ResidentOf(conn, e);
+    used += resident + ContextOf(conn);
+    if (e.job == job) {
+      uint64_t swapped = r.allocated > resident ? r.allocated - resident : 0;
+      own_swapped += swapped;
+      missing += swapped;
+      missing += r.demand;  // an allocation of it waits for this much
+      missing += options_.context_bytes - ContextOf(conn);  // a restore brings it back
+      continue;
+    }
+    if (suspended_.count(e.job) != 0) continue;  // stopped: it cannot move anything now
+    bool checkpoint = checkpoint_available_ &&
+                      r.engine == static_cast<uint32_t>(proto::MemoryEngine::kCheckpoint);
+    uint64_t fixed = FixedOf(conn, e);
+    uint64_t movable = resident > fixed ? resident - fixed : 0;
+    if (checkpoint) {
+      if (IsCheckpointed(conn)) continue;
+      if (!leases_released && options_.holds_lease && options_.holds_lease(conn)) continue;
+      movable = resident + options_.context_bytes;  // all of it or nothing
+    }
+    if (movable == 0) continue;
+    auto lr = last_ran_.find({gpu, e.job});
+    victims.push_back({lr == last_ran_.end() ? TimePoint{} : lr->second, conn, movable, checkpoint});
+  }
+  // After the swap-in the GPU holds used + missing; whatever passes the capacity must go
+  // (also memory that stayed resident beyond a gpu_limit while nothing had to move).
+  if (used + missing <= capacity) return plan;
+  uint64_t need = used + missing - capacity;
+  std::stable_sort(victims.begin(), victims.end(),
+                   [](const Victim& a, const Victim& b) { return a.last < b.last; });
+  for (const Victim& v : victims) {
+    if (plan.bytes >= need) break;
+    uint64_t take = v.checkpoint ? v.movable : std::min(v.movable, need - plan.bytes);
+    plan.evictions.push_back({v.conn, take, v.checkpoint});
+    plan.bytes += take;
+  }
+  if (plan.bytes < need) {
+    plan.feasible = false;
+    plan.reason = "GpuMemory";  // the rest is fixed: other jobs' memory that cannot move
+  } else if (options_.host_budget != 0 &&
+             SwappedBytes() - own_swapped + plan.bytes > options_.host_budget) {
+    // The job's own host copy is given back as it comes in, so it does not count.
+    plan.feasible = false;
+    plan.reason = "HostMemoryBudget";
+  }
+  return plan;
+}
+
+MemoryLedger::Plan MemoryLedger::MakeRoomWithHeadroom(const GpuKey& gpu, JobId job,
+                                                      uint64_t headroom) const {
+  if (headroom > 0) {
+    Plan roomy = MakeRoom(gpu, job, headroom);
+    if (roomy.feasible) return roomy;
+  }
+  return MakeRoom(gpu, job);
+}
+
+MemoryLedger::Plan MemoryLedger::GrantPlan(const GpuKey& gpu, JobId job) const {
+  bool first_turn = last_ran_.count({gpu, job}) == 0;
+  return MakeRoomWithHeadroom(
+      gpu, job, first_turn ? FirstTurnHeadroom(Totals(job, gpu).allocated) : 0);
+}
+
+MemoryLedger::JobTotals MemoryLedger::Totals(JobId job, const GpuKey& gpu) const {
+  JobTotals t;
+  std::set<ConnId> counted_host;
+  for (const auto& [conn, per_gpu] : entries_) {
+    for (const auto& [g, e] : per_gpu) {
+      if (e.job != job || (!gpu.empty() && g != gpu)) continue;
+      const proto::MemReportMsg& r = e.report;
+      t.allocated += r.allocated;
+      t.resident += ResidentOf(conn, e);
+      t.checkpointed = t.checkpointed || IsCheckpointed(conn);
+      t.fixed += r.fixed;
+      t.demand += r.demand;
+      // Per-process counters and the host pool are the same in each GPU's report.
+      if (counted_host.insert(conn).second) {
+        t.host_bytes += r.host_bytes;
+      }
+      t.swaps_out += r.swaps_out;
+      t.swaps_in += r.swaps_in;
+      t.bytes_out += r.bytes_out;
+      t.bytes_in += r.bytes_in;
+      t.swap_ns += r.swap_ns;
+      t.engine = std::max(t.engine, r.engine);
+    }
+  }
+  return t;
+}
+
+uint64_t MemoryLedger::SwappedBytes() const {
+  uint64_t n = 0;
+  for (const auto& [conn, per_gpu] : entries_) {
+    for (const auto& [g, e] : per_gpu) {
+      uint64_t resident = ResidentOf(conn, e);
+      if (e.report.allocated > resident) n += e.report.allocated - resident;
+    }
+  }
+  return n;
+}
+
+}  // namespace gshare

@@ -1,0 +1,166 @@
+// MemoryLedger: the daemon's view of device memory (DESIGN.md section 4, "memory ledger").
+// Per GPU and shim connection (one process of a job): allocated, resident and fixed
+// (non-evictable) bytes as the process last reported them, and the GPU's capacity. It
+// decides whether the jobs on a GPU fit together (shared mode) and, before an exclusive
+// grant, which processes evict how much: only as much as the new holder needs, from
+// processes of other jobs, least recently run first. Swapped-out data lives in host
+// memory within a budget. Pure policy, no I/O; time comes in as arguments.
+// Not thread-safe: the daemon's event loop is its only caller.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policy/arbiter.h"
+#include "gshare/protocol.h"
+
+namespace gshare {
+
+class MemoryLedger {
+ public:
+  struct Options {
+    // Device memory per process not in its reports (its CUDA context): 0.5–0.85 GiB
+    // measured on the H100 (../shared/reference/measurements.md).
+    uint64_t context_bytes = 768ull << 20;
+    uint64_t gpu_limit = 0;    // 0: the GPU's own size; else at most this much is used
+    uint64_t host_budget = 0;  // host bytes for swapped-out data; 0: unlimited
+    // Whether a connection holds a lease on some GPU: such a process is never checkpointed
+    // (its other GPUs would lose their state). Unset: none does.
+    std::function<bool(ConnId)> holds_lease;
+  };
+  explicit MemoryLedger(Options options) : options_(options) {}
+
+  void Report(ConnId conn, JobId job, const GpuKey& gpu, const proto::MemReportMsg& m);
+  void Forget(ConnId conn);
+  // An eviction of `bytes` was asked of `conn`: counted as done until its next report.
+  void NoteEviction(ConnId conn, const GpuKey& gpu, uint64_t bytes);
+  // The job ran on `gpu` (grant) at `now`: least recently run jobs are evicted first.
+  void Ran(JobId job, const GpuKey& gpu, TimePoint now);
+  // The process of `conn` is checkpointed (engine `checkpoint`, or a suspended job): none of
+  // its memory, nor its context, is on any GPU until it is restored, whatever it reports.
+  void SetCheckpointed(ConnId conn, bool checkpointed);
+  bool IsCheckpointed(ConnId conn) const { return checkpointed_.count(conn) != 0; }
+  // Whether whole-process checkpoints can be taken (the daemon's helper works). When not,
+  // checkpoint-engine memory cannot move: it counts as fixed and is no victim.
+  void SetCheckpointAvailable(bool available) { checkpoint_available_ = available; }
+  bool checkpoint_available() const { return checkpoint_available_; }
+  // A suspended job needs no room: it is left out of Fits/Overflow and is no victim.
+  void SetSuspended(JobId job, bool suspended);
+  // Whether an eviction asked of a shim on `gpu` is not reported done yet.
+  bool Evicting(const GpuKey& gpu) const;
+  // The GPUs `conn` has reported memory on.
+  std::vector<GpuKey> GpusOf(ConnId conn) const;
+
+  // Bytes jobs may use together on `gpu`: the reported size, or gpu_limit when smaller (or
+  // when nothing was reported); 0 when neither is known.
+  uint64_t Capacity(const GpuKey& gpu) const;
+  // Whether every job with memory on `gpu` fits at once (contexts and demands included).
+  // False when the capacity is unknown: nothing reported is never read as "fits".
+  bool Fits(const GpuKey& gpu) const;
+  // Whether a process of `job` has reported its memory on `gpu`.
+  bool Reported(const GpuKey& gpu, JobId job) const;
+  // Bytes by which the jobs on `gpu` exceed it (0 when they fit): at most this much of
+  // theirs is ever swapped out at once.
+  uint64_t Overflow(const GpuKey& gpu) const;
+
+  struct Eviction {
+    ConnId conn;
+    uint64_t bytes;
+    bool checkpoint = false;  // the whole process: checkpointed, not swapped by its shim
+  };
+  struct Plan {
+    bool feasible = true;    // false: the host budget or fixed memory does not allow it
+    std::string reason;      // when not feasible
+    std::vector<Eviction> evictions;
+    uint64_t bytes = 0;      // sum of evictions
+  };
+  // What must leave `gpu` so that `job` has all its memory there, plus the demand it
+  // reported (an allocation waiting for room) and `extra` bytes. `leases_released`: plan as
+  // if every lease had been given back (whether a waiter could be granted once the holder
+  // drops), so processes that hold one may be checkpointed too. Swap-engine processes give
+  // just the bytes needed; checkpoint-engine processes that hold no lease give everything,
+  // context included.
+  Plan MakeRoom(const GpuKey& gpu, JobId job, uint64_t extra = 0,
+                bool leases_released = false) const;
+  // Free bytes kept for a holder's allocations when one of them waits for room: without it a
+  // job that grows (PyTorch's expandable segments map 20 MiB at a time) would wait for one
+  // eviction round trip per allocation (measured on the H100: 14 GiB of growth took a whole
+  // 20 s quantum that way).
+  static constexpr uint64_t kGrowthHeadroom = 2ull << 30;
+  // MakeRoom with `headroom` extra bytes where the others can give them, else without.
+  Plan MakeRoomWithHeadroom(const GpuKey& gpu, JobId job, uint64_t headroom) const;
+  // The plan of an exclusive grant of `gpu` to `job`: MakeRoom, and on the job's first
+  // exclusive turn there (it never ran under an exclusive grant) room for its growth too,
+  // FirstTurnHeadroom(allocated), where the others can give it. Jobs grow in their first
+  // turn (PyTorch allocates gradients and optimizer state in its first step: 2 x 50 GiB jobs
+  // on the H100 grew 40 -> 49 GiB each in their first opt.step); evicted at the grant, that
+  // room is made while the job computes, instead of while its allocations wait for evictions
+  // into host memory not pinned yet (3.5-7 GB/s measured there: 1.3-1.8 s per first turn).
+  Plan GrantPlan(const GpuKey& gpu, JobId job) const;
+  // A quarter of the job's allocated bytes, at least kGrowthHeadroom.
+  static uint64_t FirstTurnHeadroom(uint64_t allocated) {
+    return allocated / 4 > kGrowthHeadroom ? allocated / 4 : kGrowthHeadroom;
+  }
+  // Host bytes each swap-engine process of `job`, the exclusive holder of `gpu`, should pin
+  // ahead now (SWAP_PREPARE; 0: nothing to ask now). It never has to hold more than what the
+  // GPU lacks (Overflow) plus kPinMargin for the jobs' growth (the daemon asks again as the
+  // overflow grows); at most the host budget. Pinned ahead, the pool costs the job little;
+  // grown during an eviction, ~0.1 s/GiB of handoff (host_pool.h). Only the holder pins
+  // ahead, for the eviction at the end of its turn, and only once the GPU has settled (no
+  // eviction under way, no allocation of it waiting): populating host memory is bound by the
+  // host's page faults (~15 GB/s for a whole VM), so a pool grown while room is being made
+  // slows the evictions someone waits for (measured on the H100, 2 x 55 GiB: the first
+  // evictions ran at ~5 GB/s while both jobs' pools grew). Others' pools grow as they are
+  // evicted (HostPool::Take). The caller picks the holder (Daemon::AskHolderToPin).
+  uint64_t PoolToPin(JobId job, const GpuKey& gpu) const;
+  // The margin was a quarter of the job's movable bytes before: 2 x 50 GiB jobs pinned 31
+  // GiB each for 20 GiB handoffs, and on the H100 the holder's pinning was still under way
+  // when its first CPU phase began.
+  static constexpr uint64_t kPinMargin = 2ull << 30;
+  // Pinned host bytes of `conn`'s swap engine (one pool per process, for all its GPUs) that
+  // hold no swapped-out data: what it can evict without growing its pool.
+  uint64_t PoolFree(ConnId conn) const;
+  // Bytes that other jobs than `job` hold on `gpu` and can never move (with their contexts).
+  uint64_t FixedOfOthers(const GpuKey& gpu, JobId job) const;
+
+  struct JobTotals {
+    uint64_t allocated = 0, resident = 0, fixed = 0, demand = 0, host_bytes = 0;
+    uint64_t swaps_out = 0, swaps_in = 0, bytes_out = 0, bytes_in = 0, swap_ns = 0;
+    uint32_t engine = 0;
+    bool checkpointed = false;  // some process of the job is checkpointed
+  };
+  // Sum over the job's processes (on every GPU when gpu is empty).
+  JobTotals Totals(JobId job, const GpuKey& gpu = "") const;
+  // Host bytes holding swapped-out data, over all jobs.
+  uint64_t SwappedBytes() const;
+  const Options& options() const { return options_; }
+
+ private:
+  struct Entry {
+    JobId job = 0;
+    GpuKey gpu;
+    proto::MemReportMsg report{};
+  };
+  // What the entry occupies on its GPU now: its resident bytes and its context.
+  uint64_t ResidentOf(ConnId conn, const Entry& e) const;
+  uint64_t ContextOf(ConnId conn) const;
+
+  // Fixed bytes of the entry: what it reports, or all it holds when it can never move.
+  uint64_t FixedOf(ConnId conn, const Entry& e) const;
+
+  Options options_;
+  bool checkpoint_available_ = true;
+  std::set<ConnId> checkpointed_;
+  std::set<JobId> suspended_;
+  std::set<std::pair<ConnId, GpuKey>> evicting_;
+  std::map<ConnId, std::map<GpuKey, Entry>> entries_;
+  std::map<GpuKey, uint64_t> gpu_total_;
+  std::map<std::pair<GpuKey, JobId>, TimePoint> last_ran_;
+};
+
+}  // namespace gshare

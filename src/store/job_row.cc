@@ -1,0 +1,216 @@
+// JobRecord <-> the jobs table's columns.
+#include "store/job_row.h"
+
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <type_traits>
+
+namespace gshare::job_row {
+namespace {
+
+// Every column but id, in the order BindRecord binds them (?1..?kNumWritable) and ReadRow
+// reads them (after id).
+constexpr const char* kWritableColumns[] = {
+    "name",       "argv",          "cwd",        "uid",         "priority",    "quantum_ms",
+    "gpu",        "state",         "reason",     "submit_time", "start_time",  "end_time",
+    "exit_code",  "signal",        "pid",        "lease_seconds", "wait_seconds", "peak_bytes",
+    "kind",       "output",        "time_limit_ms", "kill_after_ms", "dependency", "held",
+    "begin_time", "end_request",   "runner_pid", "runner_start", "slot",
+    "memory"};
+constexpr int kNumWritable = sizeof kWritableColumns / sizeof kWritableColumns[0];
+
+// "name, argv, ...".
+}  // namespace
+
+int NumWritable() { return kNumWritable; }
+
+const char* WritableColumn(int i) { return kWritableColumns[i]; }
+
+std::string WritableColumnList() {
+  std::string out;
+  for (int i = 0; i < kNumWritable; ++i) out += std::string(i > 0 ? ", " : "") + kWritableColumns[i];
+  return out;
+}
+
+// "SELECT id, name, argv, ... FROM jobs": what ReadRow reads.
+std::string SelectJobs() { return "SELECT id, " + WritableColumnList() + " FROM jobs"; }
+
+void BindOptional(sqlite3_stmt* stmt, int index, const std::optional<int>& v) {
+  if (v) sqlite3_bind_int64(stmt, index, *v);
+  else sqlite3_bind_null(stmt, index);
+}
+
+void BindOptional(sqlite3_stmt* stmt, int index, const std::optional<double>& v) {
+  if (v) sqlite3_bind_double(stmt, index, *v);
+  else sqlite3_bind_null(stmt, index);
+}
+
+void BindOptional(sqlite3_stmt* stmt, int index, const std::optional<int64_t>& v) {
+  if (v) sqlite3_bind_int64(stmt, index, *v);
+  else sqlite3_bind_null(stmt, index);
+}
+
+void BindText(sqlite3_stmt* stmt, int index, const std::string& v) {
+  sqlite3_bind_text(stmt, index, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+}
+
+// JSON text of a list of strings; invalid UTF-8 becomes U+FFFD instead of throwing.
+std::string StringsToJson(const std::vector<std::string>& strings) {
+  return nlohmann::json(strings).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+int64_t ClampBytes(uint64_t bytes) {
+  constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  return static_cast<int64_t>(bytes > kMax ? kMax : bytes);
+}
+
+std::string ColumnText(sqlite3_stmt* stmt, int col) {
+  const unsigned char* text = sqlite3_column_text(stmt, col);
+  if (text == nullptr) return "";
+  return std::string(reinterpret_cast<const char*>(text),
+                     static_cast<size_t>(sqlite3_column_bytes(stmt, col)));
+}
+
+namespace {
+
+template <typename T>
+std::optional<T> ColumnOptional(sqlite3_stmt* stmt, int col) {
+  if (sqlite3_column_type(stmt, col) == SQLITE_NULL) return std::nullopt;
+  if constexpr (std::is_floating_point_v<T>) return sqlite3_column_double(stmt, col);
+  else return static_cast<T>(sqlite3_column_int64(stmt, col));
+}
+
+}  // namespace
+
+Result<JobRecord> ReadRow(sqlite3_stmt* stmt) {
+  JobRecord r;
+  r.id = sqlite3_column_int64(stmt, 0);
+  r.name = ColumnText(stmt, 1);
+  // Not the throwing parse: a hand-edited row must give an error, not an exception.
+  nlohmann::json argv = nlohmann::json::parse(ColumnText(stmt, 2), nullptr, false);
+  if (!argv.is_array()) {
+    return Status::Error("job " + std::to_string(r.id) + ": argv is not a JSON array");
+  }
+  for (const nlohmann::json& arg : argv) {
+    if (!arg.is_string()) {
+      return Status::Error("job " + std::to_string(r.id) + ": argv holds a non-string");
+    }
+    r.argv.push_back(arg.get<std::string>());
+  }
+  r.cwd = ColumnText(stmt, 3);
+  r.uid = static_cast<uint32_t>(sqlite3_column_int64(stmt, 4));
+  r.priority = sqlite3_column_int(stmt, 5);
+  r.quantum_ms = sqlite3_column_int64(stmt, 6);
+  r.gpu = ColumnText(stmt, 7);
+  r.state = ColumnText(stmt, 8);
+  r.reason = ColumnText(stmt, 9);
+  r.submit_time = sqlite3_column_double(stmt, 10);
+  r.start_time = ColumnOptional<double>(stmt, 11);
+  r.end_time = ColumnOptional<double>(stmt, 12);
+  r.exit_code = ColumnOptional<int>(stmt, 13);
+  r.signal = ColumnOptional<int>(stmt, 14);
+  r.pid = ColumnOptional<int>(stmt, 15);
+  r.lease_seconds = sqlite3_column_double(stmt, 16);
+  r.wait_seconds = sqlite3_column_double(stmt, 17);
+  r.peak_bytes = static_cast<uint64_t>(sqlite3_column_int64(stmt, 18));
+  r.kind = ColumnText(stmt, 19);
+  r.output = ColumnText(stmt, 20);
+  r.time_limit_ms = sqlite3_column_int64(stmt, 21);
+  r.kill_after_ms = sqlite3_column_int64(stmt, 22);
+  r.dependency = ColumnText(stmt, 23);
+  r.held = sqlite3_column_int(stmt, 24) != 0;
+  r.begin_time = ColumnOptional<double>(stmt, 25);
+  r.end_request = ColumnText(stmt, 26);
+  r.runner_pid = ColumnOptional<int>(stmt, 27);
+  r.runner_start = ColumnOptional<int64_t>(stmt, 28);
+  r.slot = ColumnText(stmt, 29);
+  r.memory = ColumnText(stmt, 30);
+  return r;
+}
+
+std::string SelectSummaries() {
+  return "SELECT id, name, state, priority, reason, uid, gpu, slot, kind, submit_time, start_time,"
+         " end_time, exit_code, signal FROM jobs";
+}
+
+JobRecord ReadSummaryRow(sqlite3_stmt* stmt) {
+  JobRecord r;
+  r.id = sqlite3_column_int64(stmt, 0);
+  r.name = ColumnText(stmt, 1);
+  r.state = ColumnText(stmt, 2);
+  r.priority = sqlite3_column_int(stmt, 3);
+  r.reason = ColumnText(stmt, 4);
+  r.uid = static_cast<uint32_t>(sqlite3_column_int64(stmt, 5));
+  r.gpu = ColumnText(stmt, 6);
+  r.slot = ColumnText(stmt, 7);
+  r.kind = ColumnText(stmt, 8);
+  r.submit_time = sqlite3_column_double(stmt, 9);
+  r.start_time = ColumnOptional<double>(stmt, 10);
+  r.end_time = ColumnOptional<double>(stmt, 11);
+  r.exit_code = ColumnOptional<int>(stmt, 12);
+  r.signal = ColumnOptional<int>(stmt, 13);
+  return r;
+}
+
+void BindRecord(sqlite3_stmt* s, const JobRecord& r) {
+  BindText(s, 1, r.name);
+  BindText(s, 2, StringsToJson(r.argv));
+  BindText(s, 3, r.cwd);
+  sqlite3_bind_int64(s, 4, r.uid);
+  sqlite3_bind_int64(s, 5, r.priority);
+  sqlite3_bind_int64(s, 6, r.quantum_ms);
+  BindText(s, 7, r.gpu);
+  BindText(s, 8, r.state);
+  BindText(s, 9, r.reason);
+  sqlite3_bind_double(s, 10, r.submit_time);
+  BindOptional(s, 11, r.start_time);
+  BindOptional(s, 12, r.end_time);
+  BindOptional(s, 13, r.exit_code);
+  BindOptional(s, 14, r.signal);
+  BindOptional(s, 15, r.pid);
+  sqlite3_bind_double(s, 16, r.lease_seconds);
+  sqlite3_bind_double(s, 17, r.wait_seconds);
+  sqlite3_bind_int64(s, 18, ClampBytes(r.peak_bytes));
+  BindText(s, 19, r.kind);
+  BindText(s, 20, r.output);
+  sqlite3_bind_int64(s, 21, r.time_limit_ms);
+  sqlite3_bind_int64(s, 22, r.kill_after_ms);
+  BindText(s, 23, r.dependency);
+  sqlite3_bind_int(s, 24, r.held ? 1 : 0);
+  BindOptional(s, 25, r.begin_time);
+  BindText(s, 26, r.end_request);
+  BindOptional(s, 27, r.runner_pid);
+  BindOptional(s, 28, r.runner_start);
+  BindText(s, 29, r.slot);
+  BindText(s, 30, r.memory);
+}
+
+Status CheckRecord(const JobRecord& r) {
+  if (!IsJobState(r.state)) return Status::Error("unknown job state \"" + r.state + "\"");
+  if (r.kind != "run" && r.kind != "submit") {
+    return Status::Error("unknown job kind \"" + r.kind + "\" (run or submit)");
+  }
+  return Status::Ok();
+}
+}  // namespace gshare::job_row
+
+namespace gshare {
+
+void ResetForQueue(JobRecord& r) {
+  r.state = "PENDING";
+  r.reason.clear();
+  r.start_time.reset();
+  r.end_time.reset();
+  r.exit_code.reset();
+  r.signal.reset();
+  r.pid.reset();
+  r.runner_pid.reset();
+  r.runner_start.reset();
+  r.slot.clear();
+  r.end_request.clear();
+  r.lease_seconds = 0;
+  r.wait_seconds = 0;
+  r.peak_bytes = 0;
+}
+
+}  // namespace gshare

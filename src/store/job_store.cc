@@ -1,0 +1,510 @@
+#include "store/job_store.h"
+
+#include "store/job_row.h"
+
+#include <sqlite3.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace gshare {
+namespace {
+
+using namespace job_row;  // NOLINT: the row codec is this file's vocabulary
+
+// Schema migrations: kMigrations[i] takes the database from user_version i to i + 1.
+// Append only; never edit a released entry. No CHECK on state, so a later version can add
+// states without rebuilding the table (SQLite cannot alter a CHECK).
+constexpr const char* kMigrations[] = {
+    // 1: the jobs table.
+    "CREATE TABLE jobs ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL DEFAULT '',"
+    "  argv TEXT NOT NULL DEFAULT '[]', cwd TEXT NOT NULL DEFAULT '', uid INTEGER NOT NULL,"
+    "  priority INTEGER NOT NULL DEFAULT 0, quantum_ms INTEGER NOT NULL DEFAULT 0,"
+    "  gpu TEXT NOT NULL DEFAULT '', state TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '',"
+    "  submit_time REAL NOT NULL, start_time REAL, end_time REAL,"
+    "  exit_code INTEGER, signal INTEGER, pid INTEGER,"
+    "  lease_seconds REAL NOT NULL DEFAULT 0, wait_seconds REAL NOT NULL DEFAULT 0,"
+    "  peak_bytes INTEGER NOT NULL DEFAULT 0, kind TEXT NOT NULL);"
+    "CREATE INDEX jobs_by_state ON jobs(state);",
+    // 2: the batch queue: job options, the runner's identity, payloads in their own table.
+    "ALTER TABLE jobs ADD COLUMN output TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE jobs ADD COLUMN time_limit_ms INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN kill_after_ms INTEGER NOT NULL DEFAULT 30000;"
+    "ALTER TABLE jobs ADD COLUMN dependency TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN begin_time REAL;"
+    "ALTER TABLE jobs ADD COLUMN end_request TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE jobs ADD COLUMN runner_pid INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN runner_start INTEGER;"
+    "ALTER TABLE jobs ADD COLUMN slot TEXT NOT NULL DEFAULT '';"
+    "CREATE TABLE job_payloads (job_id INTEGER PRIMARY KEY, env TEXT NOT NULL DEFAULT '[]',"
+    "  script TEXT);"
+    "CREATE INDEX jobs_by_name ON jobs(name);",
+    // 3: pending jobs in admission order straight from an index (`gshare queue`).
+    "CREATE INDEX jobs_by_queue_order ON jobs(state, priority DESC, submit_time, id);",
+    // 4: the memory engine a job runs with (`--memory`).
+    "ALTER TABLE jobs ADD COLUMN memory TEXT NOT NULL DEFAULT '';",
+    // 5: the client's key of a submission, so that a retried submit finds its job.
+    "ALTER TABLE job_payloads ADD COLUMN submit_key TEXT;"
+    "CREATE UNIQUE INDEX job_payloads_by_submit_key ON job_payloads(submit_key)"
+    "  WHERE submit_key IS NOT NULL;",
+};
+constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
+
+// The daemon is the only writer, but `sqlite3` shell readers may hold a lock briefly.
+constexpr int kBusyTimeoutMs = 5000;
+
+// Creates each missing directory of `dir` with mode 0700 (existing ones are left as they are).
+Status MakeDirs(const std::string& dir) {
+  for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
+    std::string prefix = dir.substr(0, slash);
+    if (!prefix.empty() && mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
+      return Status::Error("cannot create directory " + prefix + ": " + std::strerror(errno));
+    }
+    if (slash == std::string::npos) return Status::Ok();
+  }
+}
+
+}  // namespace
+
+bool IsJobState(std::string_view state) {
+  for (const char* s : kJobStates) {
+    if (state == s) return true;
+  }
+  return false;
+}
+
+bool IsFinalJobState(std::string_view state) {
+  return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" ||
+         state == "TIMEOUT" || state == "LOST";
+}
+
+void JobStore::StatementDeleter::operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+
+int JobStore::SchemaVersion() { return kSchemaVersion; }
+
+Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash != std::string::npos && slash > 0) {
+    Status st = MakeDirs(path.substr(0, slash));
+    if (!st.ok()) return Status::Error("job store " + path + ": " + st.message());
+  }
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    // sqlite retries read-only after a failed create, so its errno may say ENOENT where the
+    // real cause is an unwritable directory: name that first.
+    std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+    int err = db != nullptr ? sqlite3_system_errno(db) : 0;
+    if (faccessat(AT_FDCWD, dir.c_str(), W_OK | X_OK, AT_EACCESS) != 0) {
+      message += " (" + dir + ": " + std::strerror(errno) + ")";
+    } else if (err != 0) {
+      message += std::string(" (") + std::strerror(err) + ")";
+    }
+    sqlite3_close(db);
+    return Status::Error("job store " + path + ": open: " + message);
+  }
+  std::unique_ptr<JobStore> store(new JobStore(db, path));
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+
+  // journal_mode answers with the mode in effect, which stays "delete" where WAL is refused.
+  Result<sqlite3_stmt*> wal = store->Prepare("PRAGMA journal_mode=WAL");
+  if (!wal.ok()) return wal.status();
+  {
+    ResetOnExit reset{wal.value()};
+    if (sqlite3_step(wal.value()) != SQLITE_ROW) return store->Error("enable WAL");
+    std::string mode = ColumnText(wal.value(), 0);
+    if (mode != "wal") {
+      return Status::Error("job store " + path + ": cannot enable WAL (journal mode is " + mode +
+                           ")");
+    }
+  }
+  Status st = store->Exec("PRAGMA synchronous=NORMAL");
+  if (st.ok()) st = store->Migrate();
+  if (!st.ok()) return st;
+  return store;
+}
+
+JobStore::~JobStore() {
+  statements_.clear();  // finalized before the connection closes
+  sqlite3_close(db_);
+}
+
+Status JobStore::Error(std::string_view what) const {
+  std::string message = sqlite3_errmsg(db_);
+  int err = sqlite3_system_errno(db_);
+  int code = sqlite3_errcode(db_) & 0xff;  // errno means something only for I/O failures
+  if (err != 0 && (code == SQLITE_CANTOPEN || code == SQLITE_IOERR)) {
+    message += std::string(" (") + std::strerror(err) + ")";
+  }
+  return Status::Error("job store " + path_ + ": " + std::string(what) + ": " + message);
+}
+
+Status JobStore::Exec(const char* sql) {
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return Error(sql);
+  return Status::Ok();
+}
+
+Result<sqlite3_stmt*> JobStore::Prepare(const std::string& sql) {
+  auto it = statements_.find(sql);
+  if (it != statements_.end()) {
+    sqlite3_reset(it->second.get());
+    sqlite3_clear_bindings(it->second.get());
+    return it->second.get();
+  }
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) !=
+      SQLITE_OK) {
+    return Error("prepare " + sql);
+  }
+  statements_.emplace(sql, StatementPtr(stmt));
+  return stmt;
+}
+
+Status JobStore::Step(sqlite3_stmt* stmt, const char* what, int* changes) {
+  ResetOnExit reset{stmt};
+  if (sqlite3_step(stmt) != SQLITE_DONE) return Error(what);
+  if (changes != nullptr) *changes = sqlite3_changes(db_);
+  return Status::Ok();
+}
+
+Result<int> JobStore::ReadSchemaVersion() {
+  Result<sqlite3_stmt*> stmt = Prepare("PRAGMA user_version");
+  if (!stmt.ok()) return stmt.status();
+  ResetOnExit reset{stmt.value()};
+  if (sqlite3_step(stmt.value()) != SQLITE_ROW) return Error("read schema version");
+  return sqlite3_column_int(stmt.value(), 0);
+}
+
+Result<std::unique_ptr<JobStore>> JobStore::OpenReadOnly(const std::string& path) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    return Status::Error("job store " + path + ": open: " + message);
+  }
+  std::unique_ptr<JobStore> store(new JobStore(db, path));
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  Result<int> version = store->ReadSchemaVersion();
+  if (!version.ok()) return version.status();
+  if (version.value() != kSchemaVersion) {
+    return Status::Error("job store " + path + ": schema version " +
+                         std::to_string(version.value()) + ", this gshare reads " +
+                         std::to_string(kSchemaVersion));
+  }
+  return store;
+}
+
+Status JobStore::Migrate() {
+  // One write transaction for the check and every step, so a crash leaves the old version.
+  Status st = Exec("BEGIN IMMEDIATE");
+  if (!st.ok()) return st;
+  auto fail = [this](Status error) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return error;
+  };
+  Result<int> read = ReadSchemaVersion();
+  if (!read.ok()) return fail(read.status());
+  const int version = read.value();
+  if (version > kSchemaVersion) {
+    return fail(Status::Error("job store " + path_ + ": schema version " +
+                              std::to_string(version) + " is newer than this gshare knows (" +
+                              std::to_string(kSchemaVersion) + ")"));
+  }
+  for (int v = version; v < kSchemaVersion; ++v) {
+    st = Exec(kMigrations[v]);
+    // PRAGMA takes no bound parameters; the number is ours.
+    if (st.ok()) st = Exec(("PRAGMA user_version = " + std::to_string(v + 1)).c_str());
+    if (!st.ok()) return fail(st);
+  }
+  st = Exec("COMMIT");
+  if (!st.ok()) return fail(st);
+  return Status::Ok();
+}
+
+Result<int64_t> JobStore::Insert(const JobRecord& r, const JobPayload* payload) {
+  Status st = CheckRecord(r);
+  if (!st.ok()) return st;
+  std::string values;
+  for (int i = 1; i <= NumWritable(); ++i) values += (i > 1 ? ", ?" : "?") + std::to_string(i);
+  Result<sqlite3_stmt*> prepared = Prepare("INSERT INTO jobs (" + WritableColumnList() +
+                                           ") VALUES (" + values + ")");
+  if (!prepared.ok()) return prepared.status();
+  BindRecord(prepared.value(), r);
+  if (payload == nullptr) {
+    st = Step(prepared.value(), "insert job", nullptr);
+    if (!st.ok()) return st;
+    return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  }
+  // The row and its payload commit together: a crash between them must not leave a job
+  // without its environment.
+  st = Exec("BEGIN IMMEDIATE");
+  if (!st.ok()) return st;
+  st = Step(prepared.value(), "insert job", nullptr);
+  int64_t id = static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  if (st.ok()) {
+    Result<sqlite3_stmt*> p =
+        Prepare("INSERT INTO job_payloads (job_id, env, script, submit_key) VALUES (?1, ?2, ?3, ?4)");
+    if (!p.ok()) st = p.status();
+    if (st.ok()) {
+      sqlite3_bind_int64(p.value(), 1, id);
+      BindText(p.value(), 2, StringsToJson(payload->env));
+      if (payload->script) BindText(p.value(), 3, *payload->script);
+      else sqlite3_bind_null(p.value(), 3);
+      if (!payload->submit_key.empty()) BindText(p.value(), 4, payload->submit_key);
+      else sqlite3_bind_null(p.value(), 4);
+      st = Step(p.value(), "insert job payload", nullptr);
+    }
+  }
+  if (st.ok()) st = Exec("COMMIT");
+  if (!st.ok()) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return st;
+  }
+  return id;
+}
+
+Status JobStore::Save(const JobRecord& r) {
+  Status st = CheckRecord(r);
+  if (!st.ok()) return st;
+  std::string sets;
+  for (int i = 0; i < NumWritable(); ++i) {
+    sets += std::string(i > 0 ? ", " : "") + WritableColumn(i) + " = ?" + std::to_string(i + 1);
+  }
+  Result<sqlite3_stmt*> s =
+      Prepare("UPDATE jobs SET " + sets + " WHERE id = ?" + std::to_string(NumWritable() + 1));
+  if (!s.ok()) return s.status();
+  BindRecord(s.value(), r);
+  sqlite3_bind_int64(s.value(), NumWritable() + 1, r.id);
+  int changes = 0;
+  st = Step(s.value(), "save job", &changes);
+  if (st.ok() && changes == 0) return Status::Error("no job " + std::to_string(r.id));
+  return st;
+}
+
+Result<JobPayload> JobStore::GetPayload(int64_t id) {
+  Result<sqlite3_stmt*> s = Prepare("SELECT env, script FROM job_payloads WHERE job_id = ?1");
+  if (!s.ok()) return s.status();
+  ResetOnExit reset{s.value()};
+  sqlite3_bind_int64(s.value(), 1, id);
+  JobPayload payload;
+  int rc = sqlite3_step(s.value());
+  if (rc == SQLITE_DONE) return payload;
+  if (rc != SQLITE_ROW) return Error("get job payload");
+  nlohmann::json env = nlohmann::json::parse(ColumnText(s.value(), 0), nullptr, false);
+  if (!env.is_array()) return Status::Error("job " + std::to_string(id) + ": env is not a JSON array");
+  for (const nlohmann::json& e : env) {
+    if (e.is_string()) payload.env.push_back(e.get<std::string>());
+  }
+  if (sqlite3_column_type(s.value(), 1) != SQLITE_NULL) payload.script = ColumnText(s.value(), 1);
+  return payload;
+}
+
+Result<std::optional<int64_t>> JobStore::FindBySubmitKey(const std::string& key) {
+  Result<sqlite3_stmt*> s = Prepare("SELECT job_id FROM job_payloads WHERE submit_key = ?1");
+  if (!s.ok()) return s.status();
+  ResetOnExit reset{s.value()};
+  BindText(s.value(), 1, key);
+  int rc = sqlite3_step(s.value());
+  if (rc == SQLITE_DONE) return std::optional<int64_t>();
+  if (rc != SQLITE_ROW) return Error("find a submission");
+  return std::optional<int64_t>(sqlite3_column_int64(s.value(), 0));
+}
+
+Status JobStore::SetReasons(const std::vector<std::pair<int64_t, std::string>>& reasons) {
+  if (reasons.empty()) return Status::Ok();
+  Status st = Exec("BEGIN IMMEDIATE");
+  if (!st.ok()) return st;
+  for (const auto& [id, reason] : reasons) {
+    Result<sqlite3_stmt*> s = Prepare("UPDATE jobs SET reason = ?2 WHERE id = ?1");
+    if (!s.ok()) {
+      st = s.status();
+      break;
+    }
+    sqlite3_bind_int64(s.value(), 1, id);
+    BindText(s.value(), 2, reason);
+    st = Step(s.value(), "set job reason", nullptr);
+    if (!st.ok()) break;
+  }
+  if (st.ok()) st = Exec("COMMIT");
+  if (!st.ok()) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  return st;
+}
+
+Status JobStore::FailUnreadable(int64_t id, double end_time, const std::string& reason) {
+  Result<sqlite3_stmt*> s =
+      Prepare("UPDATE jobs SET state = 'FAILED', end_time = ?2, reason = ?3 WHERE id = ?1");
+  if (!s.ok()) return s.status();
+  sqlite3_bind_int64(s.value(), 1, id);
+  sqlite3_bind_double(s.value(), 2, end_time);
+  BindText(s.value(), 3, reason);
+  return Step(s.value(), "fail an unreadable job", nullptr);
+}
+
+Result<std::vector<JobRecord>> JobStore::DeleteEnded(double ended_before, size_t keep_newest,
+                                                     const std::set<int64_t>& keep) {
+  ListFilter ended;
+  ended.states = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "LOST"};
+  Result<std::vector<JobRecord>> rows = List(ended);
+  if (!rows.ok()) return rows.status();
+  // Last to end first, so that the first `keep_newest` rows are the ones kept by count.
+  std::stable_sort(rows->begin(), rows->end(), [](const JobRecord& a, const JobRecord& b) {
+    return a.end_time.value_or(0) > b.end_time.value_or(0);
+  });
+  std::vector<JobRecord> deleted;
+  Status st = Exec("BEGIN IMMEDIATE");
+  if (!st.ok()) return st;
+  size_t newer = 0;
+  for (JobRecord& r : rows.value()) {
+    const bool recent = newer++ < keep_newest && r.end_time.value_or(0) >= ended_before;
+    if (keep.count(r.id) != 0 || recent) continue;
+    for (const char* sql : {"DELETE FROM jobs WHERE id = ?1",
+                            "DELETE FROM job_payloads WHERE job_id = ?1"}) {
+      Result<sqlite3_stmt*> s = Prepare(sql);
+      if (!s.ok()) {
+        st = s.status();
+        break;
+      }
+      sqlite3_bind_int64(s.value(), 1, r.id);
+      st = Step(s.value(), "delete job", nullptr);
+      if (!st.ok()) break;
+    }
+    if (!st.ok()) break;
+    deleted.push_back(std::move(r));
+  }
+  if (st.ok()) st = Exec("COMMIT");
+  if (!st.ok()) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return st;
+  }
+  return deleted;
+}
+
+Result<std::optional<JobRecord>> JobStore::Get(int64_t id) {
+  Result<sqlite3_stmt*> s = Prepare(SelectJobs() + " WHERE id = ?1");
+  if (!s.ok()) return s.status();
+  ResetOnExit reset{s.value()};
+  sqlite3_bind_int64(s.value(), 1, id);
+  int rc = sqlite3_step(s.value());
+  if (rc == SQLITE_DONE) return std::optional<JobRecord>();
+  if (rc != SQLITE_ROW) return Error("get job");
+  Result<JobRecord> row = ReadRow(s.value());
+  if (!row.ok()) return row.status();
+  return std::optional<JobRecord>(std::move(row.value()));
+}
+
+Status JobStore::Scan(const std::string& select, const char* state_column,
+                      const std::vector<std::string>& states, const ListFilter& filter,
+                      const char* order_by, int64_t limit, const RowFn& row) {
+  // One cached statement per filter shape; values are bound, never spliced into the SQL.
+  std::string where;
+  int index = 1;
+  for (size_t i = 0; i < states.size(); ++i) {
+    where += (i == 0 ? std::string(state_column) + " IN (?" : std::string(", ?")) + std::to_string(index++);
+  }
+  if (!states.empty()) where += ")";
+  const int name_index = filter.name.empty() ? 0 : index++;
+  if (name_index != 0) where += (where.empty() ? "" : " AND ") + std::string("name = ?") + std::to_string(name_index);
+  const int uid_index = filter.uid ? index++ : 0;
+  if (uid_index != 0) where += (where.empty() ? "" : " AND ") + std::string("uid = ?") + std::to_string(uid_index);
+  std::string sql = select;
+  if (!where.empty()) sql += " WHERE " + where;
+  sql += order_by;
+  sql += " LIMIT ?" + std::to_string(index);
+  Result<sqlite3_stmt*> s = Prepare(sql);
+  if (!s.ok()) return s.status();
+  ResetOnExit reset{s.value()};
+  for (size_t i = 0; i < states.size(); ++i) BindText(s.value(), static_cast<int>(i + 1), states[i]);
+  if (name_index != 0) BindText(s.value(), name_index, filter.name);
+  if (uid_index != 0) sqlite3_bind_int64(s.value(), uid_index, *filter.uid);
+  sqlite3_bind_int64(s.value(), index, limit > 0 ? limit : -1);  // -1: no limit
+  for (;;) {
+    int rc = sqlite3_step(s.value());
+    if (rc == SQLITE_DONE) return Status::Ok();
+    if (rc != SQLITE_ROW) return Error("list jobs");
+    Status st = row(s.value());
+    if (!st.ok()) return st;
+  }
+}
+
+Status JobStore::ScanQueueOrder(const std::string& select, const ListFilter& filter,
+                                const RowFn& row) {
+  // Three passes, each in an order SQLite reads without a sort: running by start, pending by
+  // (priority, submission) from the jobs_by_queue_order index, the rest newest first ("+state"
+  // keeps SQLite off the state index, so it scans in id order).
+  struct Group {
+    std::vector<std::string> states;
+    const char* column;
+    const char* order_by;
+  };
+  const Group groups[] = {
+      {{"RUNNING", "SUSPENDED"}, "state", " ORDER BY start_time, id"},
+      {{"PENDING"}, "state", " ORDER BY priority DESC, submit_time, id"},
+      {{"CANCELLED", "COMPLETED", "FAILED", "LOST", "TIMEOUT"}, "+state", " ORDER BY id DESC"}};
+  int64_t left = filter.limit > 0 ? filter.limit : -1;
+  for (const Group& group : groups) {
+    std::vector<std::string> wanted;
+    for (const std::string& state : group.states) {
+      if (filter.states.empty() || filter.states.count(state) != 0) wanted.push_back(state);
+    }
+    if (wanted.empty()) continue;
+    Status st = Scan(select, group.column, wanted, filter, group.order_by, left,
+                     [&](sqlite3_stmt* stmt) {
+                       if (left > 0) --left;
+                       return row(stmt);
+                     });
+    if (!st.ok()) return st;
+    if (left == 0) break;
+  }
+  return Status::Ok();
+}
+
+Status JobStore::ForEachInQueueOrder(const ListFilter& filter,
+                                     const std::function<void(const JobRecord&)>& row) {
+  for (const std::string& state : filter.states) {
+    if (!IsJobState(state)) return Status::Error("unknown job state \"" + state + "\"");
+  }
+  return ScanQueueOrder(SelectSummaries(), filter, [&](sqlite3_stmt* stmt) {
+    row(ReadSummaryRow(stmt));
+    return Status::Ok();
+  });
+}
+
+Result<std::vector<JobRecord>> JobStore::List(
+    const ListFilter& filter, std::vector<std::pair<int64_t, std::string>>* bad_rows) {
+  for (const std::string& state : filter.states) {
+    if (!IsJobState(state)) return Status::Error("unknown job state \"" + state + "\"");
+  }
+  std::vector<JobRecord> rows;
+  RowFn collect = [&rows, bad_rows](sqlite3_stmt* stmt) {
+    Result<JobRecord> row = ReadRow(stmt);
+    if (!row.ok() && bad_rows != nullptr) {
+      bad_rows->emplace_back(sqlite3_column_int64(stmt, 0), row.status().message());
+      return Status::Ok();
+    }
+    if (!row.ok()) return row.status();
+    rows.push_back(std::move(row.value()));
+    return Status::Ok();
+  };
+  Status st = filter.order == ListFilter::Order::kQueueOrder
+                  ? ScanQueueOrder(SelectJobs(), filter, collect)
+                  : Scan(SelectJobs(), "state",
+                         std::vector<std::string>(filter.states.begin(), filter.states.end()),
+                         filter, " ORDER BY id DESC", filter.limit, collect);
+  if (!st.ok()) return st;
+  return rows;
+}
+
+}  // namespace gshare

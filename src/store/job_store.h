@@ -1,0 +1,175 @@
+// The daemon's SQLite database of jobs (DESIGN.md §6): one row per `run` or `submit` job.
+// Written only by the daemon, through a single JobStore owned by one thread: a JobStore is
+// not thread-safe and must not be shared. Other processes must not write the file.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace gshare {
+
+// Job states, named as Slurm's (plus LOST: running when the daemon died).
+inline constexpr const char* kJobStates[] = {"PENDING",   "RUNNING", "COMPLETED", "FAILED",
+                                             "CANCELLED", "TIMEOUT", "LOST",      "SUSPENDED"};
+// True for the states above; IsFinalJobState for those a job never leaves.
+bool IsJobState(std::string_view state);
+bool IsFinalJobState(std::string_view state);  // COMPLETED FAILED CANCELLED TIMEOUT LOST
+
+// One row of the jobs table. Times are unix seconds.
+struct JobRecord {
+  int64_t id = 0;                  // assigned by Insert
+  std::string name;
+  std::vector<std::string> argv;   // stored as a JSON array; invalid UTF-8 is stored as U+FFFD
+  std::string cwd;
+  uint32_t uid = 0;
+  int priority = 0;
+  int64_t quantum_ms = 0;
+  std::string gpu;                 // as the user gave it; empty: any
+  std::string state = "PENDING";   // one of kJobStates
+  std::string reason;              // why a pending job waits; may be empty
+  double submit_time = 0;
+  std::optional<double> start_time;
+  std::optional<double> end_time;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::optional<int> pid;
+  double lease_seconds = 0;        // time holding a GPU lease
+  double wait_seconds = 0;         // time waiting for one
+  uint64_t peak_bytes = 0;         // peak GPU memory
+  std::string kind = "submit";     // "run" or "submit"
+  // Queue options (schema 2 on). Durations in milliseconds, 0: none.
+  std::string output;              // output file pattern (%j %x %u %%); empty: the terminal (run)
+  int64_t time_limit_ms = 0;       // -t/--time; 0: no limit
+  int64_t kill_after_ms = 30'000;  // SIGTERM -> SIGKILL grace for the time limit and cancel
+  std::string dependency;          // canonical "afterok:1:2,afterany:3" (dependency.h); empty: none
+  bool held = false;               // -H / `gshare hold`: not started until released
+  std::optional<double> begin_time;  // --begin: not started before (unix seconds)
+  std::string end_request;         // "cancel" or "requeue" once asked for a running job; else ""
+  // The process that reports the job's end (`gshare run` or the job's supervisor), identified
+  // across pid reuse by its start time (/proc/PID/stat field 22, clock ticks since boot).
+  std::optional<int> runner_pid;
+  std::optional<int64_t> runner_start;
+  std::string slot;                // GPU slot the queue placed the job on ("0", "1", a UUID)
+  std::string memory;              // schema 4: memory engine (--memory); empty: the config's
+};
+
+// Makes `r` PENDING again (requeue): as new but for its id, options and submission time.
+void ResetForQueue(JobRecord& r);
+
+// What a submitted job carries besides its row: kept in a table of its own so that listing
+// jobs never reads it.
+struct JobPayload {
+  std::vector<std::string> env;      // "K=V" entries: the environment the job starts with
+  std::optional<std::string> script; // the batch script's text (`submit --script`)
+  // The client's key of the submission (empty: none); unique among stored jobs, so that a
+  // submit retried after a lost reply finds the job it made (FindBySubmitKey).
+  std::string submit_key;
+};
+
+// Which rows List returns.
+struct ListFilter {
+  std::set<std::string> states;  // empty: every state
+  std::string name;              // empty: any; else the exact job name
+  std::optional<uint32_t> uid;   // the owner
+  int limit = 0;                 // 0: no limit
+  // kNewestFirst: highest id first. kQueueOrder: RUNNING and SUSPENDED jobs first (by start),
+  // then PENDING ones in the order admission considers them (priority, submission time, id),
+  // then the rest newest first.
+  enum class Order { kNewestFirst, kQueueOrder } order = Order::kNewestFirst;
+};
+
+class JobStore {
+ public:
+  // Opens or creates the database at `path`, creating missing parent directories with mode
+  // 0700, in WAL mode with a busy timeout and synchronous=NORMAL, and migrates its schema to
+  // the newest version (PRAGMA user_version). Fails, with sqlite's or the OS's message and the
+  // path, when the file cannot be created or written (read-only directory, full disk), is not
+  // a database, or has a schema newer than this build knows.
+  static Result<std::unique_ptr<JobStore>> Open(const std::string& path);
+  // Opens an existing database for reading only (a CLI process reading what the daemon
+  // wrote). Fails when the file is missing, unreadable or not at this build's schema version.
+  static Result<std::unique_ptr<JobStore>> OpenReadOnly(const std::string& path);
+  ~JobStore();
+  JobStore(const JobStore&) = delete;
+  JobStore& operator=(const JobStore&) = delete;
+
+  // Schema version this build writes (the length of its migration list).
+  static int SchemaVersion();
+
+  // Adds `record` as a new row, ignoring record.id; returns the new id. Fails on a state or
+  // kind that is not known.
+  Result<int64_t> Insert(const JobRecord& record, const JobPayload* payload = nullptr);
+  // Writes every column of `record` (found by record.id) but its payload. Fails on an unknown
+  // state or when no such job exists.
+  Status Save(const JobRecord& record);
+  // The job a submission with `key` made, or nullopt when none is stored.
+  Result<std::optional<int64_t>> FindBySubmitKey(const std::string& key);
+  // The payload stored with job `id` (empty when it has none).
+  Result<JobPayload> GetPayload(int64_t id);
+  // Sets the reason of each (id, reason) in one transaction.
+  Status SetReasons(const std::vector<std::pair<int64_t, std::string>>& reasons);
+  // Deletes, with their payloads and in one transaction, the jobs in a final state that ended
+  // before `ended_before` (unix seconds) or that are not among the `keep_newest` last to end,
+  // except those in `keep`. Returns the deleted rows.
+  Result<std::vector<JobRecord>> DeleteEnded(double ended_before, size_t keep_newest,
+                                             const std::set<int64_t>& keep);
+  // Calls `row` for each job matching `filter` (its order and limit ignored) in queue order,
+  // with only what `gshare queue` shows filled (id, name, state, priority, reason, uid, gpu,
+  // slot, kind, submit/start/end times, exit code, signal), streaming from SQLite: nothing
+  // is kept, so 100,000 rows cost no memory. `row` must not call back into this store.
+  Status ForEachInQueueOrder(const ListFilter& filter, const std::function<void(const JobRecord&)>& row);
+  // The row of job `id`, or nullopt when there is none.
+  Result<std::optional<JobRecord>> Get(int64_t id);
+  // Rows matching `filter`, in its order, at most filter.limit of them (all when 0). Fails on
+  // an unknown state in the filter. A row that cannot be read (a column edited by hand, a
+  // damaged value) fails the whole list, unless `bad_rows` is given: then it is skipped and
+  // its (id, error) appended there.
+  Result<std::vector<JobRecord>> List(
+      const ListFilter& filter, std::vector<std::pair<int64_t, std::string>>* bad_rows = nullptr);
+  // Sets state FAILED, the end time and `reason` of job `id` by column, without reading the
+  // row (for a row List reported as unreadable).
+  Status FailUnreadable(int64_t id, double end_time, const std::string& reason);
+
+ private:
+  struct StatementDeleter {
+    void operator()(sqlite3_stmt* s) const;
+  };
+  using StatementPtr = std::unique_ptr<sqlite3_stmt, StatementDeleter>;
+
+  JobStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  Result<int> ReadSchemaVersion();
+  Status Migrate();
+  Status Exec(const char* sql);
+  // The cached prepared statement for `sql`, reset and with bindings cleared.
+  Result<sqlite3_stmt*> Prepare(const std::string& sql);
+  // Runs a statement that returns no rows; *changes gets the number of rows it changed.
+  Status Step(sqlite3_stmt* stmt, const char* what, int* changes);
+  Status Error(std::string_view what) const;  // `what` failed, with sqlite's last message
+  // Runs `select` (SELECT ... FROM jobs) restricted to `states` (all when empty; tested on
+  // `state_column`, "state" or "+state") and filter.name / filter.uid, then `order_by`, at most
+  // `limit` rows (all when <= 0); calls `row` on each and stops at its first error.
+  using RowFn = std::function<Status(sqlite3_stmt*)>;
+  Status Scan(const std::string& select, const char* state_column,
+              const std::vector<std::string>& states, const ListFilter& filter,
+              const char* order_by, int64_t limit, const RowFn& row);
+  // Scan in queue order (ListFilter::Order::kQueueOrder), honouring filter.limit.
+  Status ScanQueueOrder(const std::string& select, const ListFilter& filter, const RowFn& row);
+
+  sqlite3* db_;
+  const std::string path_;
+  std::map<std::string, StatementPtr> statements_;  // by SQL text
+};
+
+}  // namespace gshare

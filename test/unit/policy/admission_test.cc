@@ -1,0 +1,89 @@
+#include "policy/admission.h"
+
+#include <doctest/doctest.h>
+
+namespace gshare {
+namespace {
+
+AdmissionJob Pending(int64_t id, int priority = 0, double submit = 0) {
+  AdmissionJob j;
+  j.id = id;
+  j.priority = priority;
+  j.submit_time = submit == 0 ? static_cast<double>(id) : submit;
+  return j;
+}
+
+std::vector<int64_t> Started(const std::vector<AdmissionJob>& pending, const AdmissionResult& r) {
+  std::vector<int64_t> ids;
+  for (const auto& s : r.start) ids.push_back(pending[s.index].id);
+  return ids;
+}
+
+// The reason of the job with `id`, "" when it starts.
+std::string Reason(const std::vector<AdmissionJob>& pending, const AdmissionResult& r, int64_t id) {
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (pending[i].id == id) return r.reasons[i] == nullptr ? "" : r.reasons[i];
+  }
+  FAIL("no job ", id);
+  return "";
+}
+
+TEST_CASE("Admission starts by priority, then submission time, up to max_running") {
+  std::vector<AdmissionJob> pending = {Pending(1, 0), Pending(2, 5), Pending(3, 0, 0.5),
+                                       Pending(4, -1), Pending(5, 5)};
+  AdmissionResult r = Admit(pending, {}, {1, 3}, 100);
+  CHECK(Started(pending, r) == std::vector<int64_t>{2, 5, 3});  // 3 was submitted before 1
+  CHECK(Reason(pending, r, 1) == kReasonResources);  // first one that waits for a slot
+  CHECK(Reason(pending, r, 4) == kReasonPriority);   // behind it
+  CHECK(Reason(pending, r, 2).empty());
+}
+
+TEST_CASE("Admission counts jobs already running per slot and spreads over GPUs") {
+  std::vector<AdmissionJob> three = {Pending(1), Pending(2), Pending(3)};
+  AdmissionResult r = Admit(three, {{"0", 2}}, {2, 2}, 0);
+  REQUIRE(r.start.size() == 2);
+  CHECK(r.start[0].slot == "1");
+  CHECK(r.start[1].slot == "1");
+  CHECK(Reason(three, r, 3) == kReasonResources);
+  AdmissionJob pinned = Pending(4);
+  pinned.gpu = "0";
+  AdmissionJob other = Pending(5, 0, 10.0);  // submitted last
+  other.gpu = "GPU-x";  // a slot of its own
+  // Every slot full for jobs without --gpu, yet one pinned to a free GPU still starts.
+  std::vector<AdmissionJob> mixed = {pinned, Pending(6), Pending(7), other};
+  r = Admit(mixed, {{"0", 2}, {"1", 1}}, {2, 2}, 0);
+  CHECK(Started(mixed, r) == std::vector<int64_t>{6, 5});
+  CHECK(Reason(mixed, r, 4) == kReasonResources);
+  CHECK(Reason(mixed, r, 7) == kReasonPriority);
+  CHECK(ChooseSlot("", {{"0", 1}, {"1", 1}}, 3) == "2");
+  CHECK(ChooseSlot("", {}, 0) == "0");
+  CHECK(ChooseSlot("GPU-abc", {}, 2) == "GPU-abc");
+}
+
+TEST_CASE("Admission reasons follow Slurm's precedence and foreground jobs skip the limit") {
+  AdmissionJob held = Pending(1);
+  held.held = true;
+  held.begin_time = 500;  // held wins over BeginTime
+  AdmissionJob later = Pending(2);
+  later.begin_time = 300;
+  AdmissionJob never = Pending(3);
+  never.dependencies = DependencyState::kNever;
+  AdmissionJob waits = Pending(4);
+  waits.dependencies = DependencyState::kWaiting;
+  AdmissionJob due = Pending(5);
+  due.begin_time = 100;  // its time has come
+  AdmissionJob fg = Pending(6, -5);
+  fg.foreground = true;
+  std::vector<AdmissionJob> all = {held, later, never, waits, due, fg};
+  AdmissionResult r = Admit(all, {{"0", 1}}, {1, 2}, 200);
+  CHECK(Reason(all, r, 1) == kReasonHeld);
+  CHECK(Reason(all, r, 2) == kReasonBeginTime);
+  CHECK(Reason(all, r, 3) == kReasonDependencyNever);
+  CHECK(Reason(all, r, 4) == kReasonDependency);
+  CHECK(Started(all, r) == std::vector<int64_t>{5, 6});  // 6 is past the limit but in the foreground
+  REQUIRE(r.next_begin.has_value());
+  CHECK(*r.next_begin == 300);
+}
+
+}  // namespace
+}  // namespace gshare

@@ -1,0 +1,132 @@
+#include "policy/dependency.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+
+namespace gshare {
+namespace {
+
+constexpr DependencyType kOk = DependencyType::kAfterOk;
+constexpr DependencyType kAny = DependencyType::kAfterAny;
+constexpr DependencyType kNotOk = DependencyType::kAfterNotOk;
+constexpr DependencyState kWaiting = DependencyState::kWaiting;
+constexpr DependencyState kSatisfied = DependencyState::kSatisfied;
+constexpr DependencyState kNever = DependencyState::kNever;
+
+std::vector<Dependency> Deps(std::string_view text) {
+  Result<std::vector<Dependency>> deps = ParseDependencies(text);
+  INFO(text, ": ", deps.status().message());
+  REQUIRE(deps.ok());
+  return deps.value();
+}
+
+std::string ErrorOf(std::string_view text) {
+  Result<std::vector<Dependency>> deps = ParseDependencies(text);
+  INFO(text);
+  REQUIRE_FALSE(deps.ok());
+  return deps.status().message();
+}
+
+TEST_CASE("ParseDependencies reads Slurm's list") {
+  CHECK(Deps("afterok:1") == std::vector<Dependency>{{kOk, 1}});
+  CHECK(Deps("afterok:1:2,afterany:3") ==
+        std::vector<Dependency>{{kOk, 1}, {kOk, 2}, {kAny, 3}});
+  CHECK(Deps("afternotok:7,afterok:8") == std::vector<Dependency>{{kNotOk, 7}, {kOk, 8}});
+  CHECK(Deps(" AfterOK:12 ") == std::vector<Dependency>{{kOk, 12}});
+  CHECK(Deps("afterok:5,afterok:5") == std::vector<Dependency>{{kOk, 5}, {kOk, 5}});
+  CHECK(Deps("afterany:9223372036854775807") ==
+        std::vector<Dependency>{{kAny, INT64_MAX}});
+}
+
+TEST_CASE("ParseDependencies rejects bad lists with a one-line message quoting them") {
+  CHECK(ErrorOf("") == "empty dependency list");
+  CHECK(ErrorOf(" ") == "empty dependency list");
+  CHECK(ErrorOf("after:1") ==
+        "bad dependency \"after:1\": unknown type \"after\" (use afterok, afterany or afternotok)");
+  CHECK(ErrorOf("singleton").find("unknown type \"singleton\"") != std::string::npos);
+  CHECK(ErrorOf("afterok") == "bad dependency \"afterok\": missing job id after \"afterok\"");
+  CHECK(ErrorOf("afterok:").find("missing job id") != std::string::npos);
+  CHECK(ErrorOf("afterok:1:").find("missing job id") != std::string::npos);
+  CHECK(ErrorOf("afterok:1::2").find("missing job id") != std::string::npos);
+  CHECK(ErrorOf("afterok:x").find("job id \"x\" is not a positive integer") != std::string::npos);
+  CHECK(ErrorOf("afterok:0").find("job id \"0\" is not a positive integer") != std::string::npos);
+  CHECK(ErrorOf("afterok:-1").find("job id \"-1\" is not a positive integer") !=
+        std::string::npos);
+  CHECK(ErrorOf("afterok:9223372036854775808").find("too large") != std::string::npos);
+  CHECK(ErrorOf("afterok:1?afterany:2").find("'?' (any one of) is not supported") !=
+        std::string::npos);
+  CHECK(ErrorOf("afterok:1,").find("empty entry") != std::string::npos);
+  CHECK(ErrorOf(",afterok:1").find("empty entry") != std::string::npos);
+  for (const char* bad : {"afterok:1,,afterany:2", "afterok:1+60", "afterok:1 2", "afterok 1",
+                          ":1", "afterok:1.5", "afterok:+1", "afterany:1,afterok"}) {
+    std::string message = ErrorOf(bad);
+    CHECK(message.find(std::string("\"") + bad + "\"") != std::string::npos);
+    CHECK(message.find('\n') == std::string::npos);
+  }
+}
+
+TEST_CASE("ParseAfter gives afterok for each id") {
+  Result<std::vector<Dependency>> deps = ParseAfter("1,2");
+  REQUIRE(deps.ok());
+  CHECK(deps.value() == std::vector<Dependency>{{kOk, 1}, {kOk, 2}});
+  REQUIRE(ParseAfter(" 42 ").ok());
+  CHECK(ParseAfter(" 42 ").value() == std::vector<Dependency>{{kOk, 42}});
+  CHECK(ParseAfter("").status().message() == "empty job id list");
+  CHECK(ParseAfter("1,,2").status().message().find("missing job id") != std::string::npos);
+  CHECK(ParseAfter("1,x").status().message() ==
+        "bad dependency \"1,x\": job id \"x\" is not a positive integer");
+  CHECK_FALSE(ParseAfter("0").ok());
+  CHECK_FALSE(ParseAfter("afterok:1").ok());
+}
+
+TEST_CASE("FormatDependencies groups consecutive entries and parses back") {
+  CHECK(FormatDependencies({}) == "");
+  CHECK(FormatDependencies({{kOk, 1}, {kOk, 2}, {kAny, 3}}) == "afterok:1:2,afterany:3");
+  CHECK(FormatDependencies({{kNotOk, 4}}) == "afternotok:4");
+  CHECK(FormatDependencies({{kOk, 1}, {kAny, 2}, {kOk, 3}}) == "afterok:1,afterany:2,afterok:3");
+  for (const std::vector<Dependency>& deps : std::vector<std::vector<Dependency>>{
+           {{kOk, 1}},
+           {{kOk, 1}, {kOk, 2}, {kAny, 3}},
+           {{kNotOk, 10}, {kOk, 3}, {kNotOk, 10}, {kAny, INT64_MAX}},
+       }) {
+    CHECK(Deps(FormatDependencies(deps)) == deps);
+  }
+}
+
+TEST_CASE("EvaluateDependency follows Slurm's meaning of each type") {
+  for (const char* waiting : {"PENDING", "RUNNING", "SUSPENDED"}) {
+    CHECK(EvaluateDependency(kOk, waiting) == kWaiting);
+    CHECK(EvaluateDependency(kAny, waiting) == kWaiting);
+    CHECK(EvaluateDependency(kNotOk, waiting) == kWaiting);
+  }
+  CHECK(EvaluateDependency(kOk, "COMPLETED") == kSatisfied);
+  CHECK(EvaluateDependency(kAny, "COMPLETED") == kSatisfied);
+  CHECK(EvaluateDependency(kNotOk, "COMPLETED") == kNever);
+  for (const char* failed : {"FAILED", "CANCELLED", "TIMEOUT", "LOST"}) {
+    CHECK(EvaluateDependency(kOk, failed) == kNever);
+    CHECK(EvaluateDependency(kAny, failed) == kSatisfied);
+    CHECK(EvaluateDependency(kNotOk, failed) == kSatisfied);
+  }
+  for (DependencyType type : {kOk, kAny, kNotOk}) CHECK(EvaluateDependency(type, "") == kNever);
+}
+
+TEST_CASE("EvaluateDependencies combines: never, else waiting, else satisfied") {
+  std::map<int64_t, std::string> states = {
+      {1, "COMPLETED"}, {2, "RUNNING"}, {3, "FAILED"}, {4, "PENDING"}};
+  auto state_of = [&](int64_t job) {
+    auto it = states.find(job);
+    return it == states.end() ? std::string() : it->second;
+  };
+  CHECK(EvaluateDependencies({}, state_of) == kSatisfied);
+  CHECK(EvaluateDependencies({{kOk, 1}}, state_of) == kSatisfied);
+  CHECK(EvaluateDependencies({{kOk, 1}, {kAny, 3}, {kNotOk, 3}}, state_of) == kSatisfied);
+  CHECK(EvaluateDependencies({{kOk, 1}, {kOk, 2}}, state_of) == kWaiting);
+  CHECK(EvaluateDependencies({{kOk, 2}, {kOk, 3}}, state_of) == kNever);  // never beats waiting
+  CHECK(EvaluateDependencies({{kOk, 3}, {kOk, 2}}, state_of) == kNever);
+  CHECK(EvaluateDependencies({{kAny, 4}, {kOk, 99}}, state_of) == kNever);  // 99 does not exist
+  CHECK(EvaluateDependencies({{kAny, 4}, {kNotOk, 2}}, state_of) == kWaiting);
+}
+
+}  // namespace
+}  // namespace gshare

@@ -1,0 +1,442 @@
+#include "store/job_store.h"
+
+#include <doctest/doctest.h>
+
+#include "temp_dir.h"
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+
+namespace gshare {
+namespace {
+
+std::unique_ptr<JobStore> OpenOrDie(const std::string& path) {
+  Result<std::unique_ptr<JobStore>> store = JobStore::Open(path);
+  REQUIRE_MESSAGE(store.ok(), store.status().message());
+  return std::move(store.value());
+}
+
+JobRecord Job(std::string name, std::string state = "PENDING") {
+  JobRecord r;
+  r.name = std::move(name);
+  r.argv = {"python", "train.py"};
+  r.cwd = "/home/u";
+  r.uid = 1000;
+  r.state = std::move(state);
+  r.submit_time = 1700000000.5;
+  return r;
+}
+
+int64_t InsertOrDie(JobStore* store, const JobRecord& r) {
+  Result<int64_t> id = store->Insert(r);
+  REQUIRE_MESSAGE(id.ok(), id.status().message());
+  return id.value();
+}
+
+JobRecord GetOrDie(JobStore* store, int64_t id) {
+  Result<std::optional<JobRecord>> r = store->Get(id);
+  REQUIRE_MESSAGE(r.ok(), r.status().message());
+  REQUIRE(r.value().has_value());
+  return *r.value();
+}
+
+// A PRAGMA's value read through a separate connection.
+std::string Pragma(const std::string& path, const std::string& pragma) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db, ("PRAGMA " + pragma).c_str(), -1, &stmt, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
+  std::string value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return value;
+}
+
+TEST_CASE("JobStore round-trips a record, argv with spaces, quotes and unicode") {
+  TempDir dir;
+  std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
+  JobRecord in = Job("train ünïcødé");
+  in.id = 42;  // ignored
+  in.argv = {"sh", "-c", "echo \"hi there\" 'single' \\back\\slash", "", "日本語 🚀", "a\tb\nc"};
+  in.priority = -7;
+  in.quantum_ms = 20'000;
+  in.gpu = "0,1";
+  in.reason = "Priority";
+  in.start_time = 1700000001.25;
+  in.exit_code = 3;
+  in.signal = 9;
+  in.pid = 4321;
+  in.lease_seconds = 1.5;
+  in.wait_seconds = 2.5;
+  in.peak_bytes = 80ULL << 30;
+  in.kind = "run";
+  int64_t id = InsertOrDie(store.get(), in);
+  CHECK(id != 42);
+  JobRecord out = GetOrDie(store.get(), id);
+  CHECK(out.id == id);
+  CHECK(out.name == in.name);
+  CHECK(out.argv == in.argv);
+  CHECK(out.cwd == in.cwd);
+  CHECK(out.uid == 1000);
+  CHECK(out.priority == -7);
+  CHECK(out.quantum_ms == 20'000);
+  CHECK(out.gpu == "0,1");
+  CHECK(out.state == "PENDING");
+  CHECK(out.reason == "Priority");
+  CHECK(out.submit_time == in.submit_time);
+  CHECK(out.start_time == in.start_time);
+  CHECK_FALSE(out.end_time.has_value());
+  CHECK(out.exit_code == 3);
+  CHECK(out.signal == 9);
+  CHECK(out.pid == 4321);
+  CHECK(out.lease_seconds == 1.5);
+  CHECK(out.wait_seconds == 2.5);
+  CHECK(out.peak_bytes == (80ULL << 30));
+  CHECK(out.kind == "run");
+
+  int64_t plain = InsertOrDie(store.get(), Job("plain"));
+  CHECK(plain > id);
+  JobRecord p = GetOrDie(store.get(), plain);
+  CHECK_FALSE(p.start_time.has_value());
+  CHECK_FALSE(p.exit_code.has_value());
+  CHECK_FALSE(p.signal.has_value());
+  CHECK_FALSE(p.pid.has_value());
+
+  Result<std::optional<JobRecord>> none = store->Get(9999);
+  REQUIRE(none.ok());
+  CHECK_FALSE(none.value().has_value());
+}
+
+TEST_CASE("JobStore rejects unknown states and kinds") {
+  TempDir dir;
+  std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
+  CHECK_FALSE(store->Insert(Job("x", "DONE")).ok());
+  JobRecord bad_kind = Job("x");
+  bad_kind.kind = "batch";
+  CHECK_FALSE(store->Insert(bad_kind).ok());
+  CHECK_FALSE(store->List(ListFilter{{"BOGUS"}}).ok());
+}
+
+TEST_CASE("JobStore saves every column of a record") {
+  TempDir dir;
+  std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
+  JobRecord r = Job("j");
+  r.id = InsertOrDie(store.get(), r);
+  r.state = "FAILED";
+  r.reason = "job supervisor ended unexpectedly";
+  r.start_time = 1700000010.0;
+  r.end_time = 1700000020.0;
+  r.exit_code = 1;
+  r.pid = 555;
+  r.lease_seconds = 8.0;
+  r.wait_seconds = 2.0;
+  r.peak_bytes = 4096;
+  r.kind = "submit";
+  r.output = "/logs/%j.out";
+  r.time_limit_ms = 60'000;
+  r.kill_after_ms = 5'000;
+  r.dependency = "afterok:1:2";
+  r.held = true;
+  r.begin_time = 1700000100.25;
+  r.end_request = "cancel";
+  r.runner_pid = 777;
+  r.runner_start = 123456789012;
+  r.slot = "1";
+  REQUIRE(store->Save(r).ok());
+  JobRecord back = GetOrDie(store.get(), r.id);
+  CHECK(back.state == "FAILED");
+  CHECK(back.reason == r.reason);
+  CHECK(back.start_time == 1700000010.0);
+  CHECK(back.end_time == 1700000020.0);
+  CHECK(back.exit_code == 1);
+  CHECK_FALSE(back.signal.has_value());
+  CHECK(back.pid == 555);
+  CHECK(back.lease_seconds == 8.0);
+  CHECK(back.wait_seconds == 2.0);
+  CHECK(back.peak_bytes == 4096);
+  CHECK(back.output == "/logs/%j.out");
+  CHECK(back.time_limit_ms == 60'000);
+  CHECK(back.kill_after_ms == 5'000);
+  CHECK(back.dependency == "afterok:1:2");
+  CHECK(back.held);
+  CHECK(back.begin_time == 1700000100.25);
+  CHECK(back.end_request == "cancel");
+  CHECK(back.runner_pid == 777);
+  CHECK(back.runner_start == 123456789012);
+  CHECK(back.slot == "1");
+
+  ResetForQueue(r);
+  REQUIRE(store->Save(r).ok());
+  back = GetOrDie(store.get(), r.id);
+  CHECK(back.state == "PENDING");
+  CHECK_FALSE(back.start_time.has_value());
+  CHECK_FALSE(back.runner_pid.has_value());
+  CHECK(back.end_request.empty());
+  CHECK(back.dependency == "afterok:1:2");  // options stay
+
+  r.id = 777;
+  CHECK_FALSE(store->Save(r).ok());
+  r.id = back.id;
+  r.state = "DONE";
+  CHECK_FALSE(store->Save(r).ok());
+}
+
+TEST_CASE("JobStore keeps a payload with its job and deletes ended jobs") {
+  TempDir dir;
+  std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
+  JobPayload payload;
+  payload.env = {"HOME=/home/u", "X=a b"};
+  payload.script = "#!/bin/sh\necho hi\n";
+  Result<int64_t> with = store->Insert(Job("with"), &payload);
+  REQUIRE(with.ok());
+  int64_t without = InsertOrDie(store.get(), Job("without"));
+  Result<JobPayload> got = store->GetPayload(with.value());
+  REQUIRE(got.ok());
+  CHECK(got->env == payload.env);
+  CHECK(got->script == payload.script);
+  got = store->GetPayload(without);
+  REQUIRE(got.ok());
+  CHECK(got->env.empty());
+  CHECK_FALSE(got->script.has_value());
+
+  REQUIRE(store->SetReasons({{with.value(), "Dependency"}, {without, "Priority"}}).ok());
+  CHECK(GetOrDie(store.get(), with.value()).reason == "Dependency");
+  CHECK(GetOrDie(store.get(), without).reason == "Priority");
+
+  JobRecord old = Job("old", "COMPLETED");
+  old.end_time = 100.0;
+  JobRecord recent = Job("recent", "FAILED");
+  recent.end_time = 200.0;
+  JobRecord needed = Job("needed", "COMPLETED");
+  needed.end_time = 100.0;
+  int64_t old_id = InsertOrDie(store.get(), old);
+  int64_t recent_id = InsertOrDie(store.get(), recent);
+  int64_t needed_id = store->Insert(needed, &payload).value();
+  constexpr size_t kAll = std::numeric_limits<size_t>::max();
+  Result<std::vector<JobRecord>> deleted = store->DeleteEnded(150.0, kAll, {needed_id});
+  REQUIRE(deleted.ok());
+  REQUIRE(deleted->size() == 1);
+  CHECK(deleted->front().id == old_id);
+  CHECK_FALSE(store->Get(old_id).value().has_value());
+  CHECK(store->Get(recent_id).value().has_value());
+  CHECK(store->Get(with.value()).value().has_value());  // pending: never deleted
+  deleted = store->DeleteEnded(1e12, kAll, {});
+  REQUIRE(deleted.ok());
+  CHECK(deleted->size() == 2);
+  CHECK(store->GetPayload(needed_id)->env.empty());  // the payload went with it
+}
+
+TEST_CASE("JobStore keeps the newest ended jobs by count, and those a pending job needs") {
+  TempDir dir;
+  std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 5; ++i) {
+    JobRecord r = Job("ended" + std::to_string(i), "COMPLETED");
+    r.end_time = 1000.0 - 100.0 * i;  // job i ended i-th last
+    ids.push_back(InsertOrDie(store.get(), r));
+  }
+  int64_t pending = InsertOrDie(store.get(), Job("pending"));
+  // Keep 2 by count, nothing by age, and job 4 (the oldest) because something needs it.
+  Result<std::vector<JobRecord>> deleted = store->DeleteEnded(0.0, 2, {ids[4]});
+  REQUIRE(deleted.ok());
+  std::set<int64_t> gone;
+  for (const JobRecord& r : deleted.value()) gone.insert(r.id);
+  CHECK(gone == std::set<int64_t>{ids[2], ids[3]});
+  CHECK(store->Get(ids[0]).value().has_value());
+  CHECK(store->Get(ids[1]).value().has_value());
+  CHECK(store->Get(ids[4]).value().has_value());
+  CHECK(store->Get(pending).value().has_value());
+  // Age and count together: a job among the newest but ended before the cutoff goes.
+  deleted = store->DeleteEnded(950.0, 2, {});
+  REQUIRE(deleted.ok());
+  REQUIRE(deleted->size() == 2);
+  CHECK(store->Get(ids[0]).value().has_value());
+}
+
+TEST_CASE("JobStore lists newest first, filtered by state and limited") {
+  TempDir dir;
+  std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
+  int64_t a = InsertOrDie(store.get(), Job("a", "PENDING"));
+  int64_t b = InsertOrDie(store.get(), Job("b", "RUNNING"));
+  int64_t c = InsertOrDie(store.get(), Job("c", "COMPLETED"));
+  int64_t d = InsertOrDie(store.get(), Job("d", "PENDING"));
+
+  auto ids = [&](const ListFilter& f) {
+    Result<std::vector<JobRecord>> rows = store->List(f);
+    REQUIRE_MESSAGE(rows.ok(), rows.status().message());
+    std::vector<int64_t> out;
+    for (const JobRecord& r : rows.value()) out.push_back(r.id);
+    return out;
+  };
+  auto filter = [](std::set<std::string> states, int limit) {
+    ListFilter f;
+    f.states = std::move(states);
+    f.limit = limit;
+    return f;
+  };
+  CHECK(ids({}) == std::vector<int64_t>{d, c, b, a});
+  CHECK(ids(filter({}, 2)) == std::vector<int64_t>{d, c});
+  CHECK(ids(filter({"PENDING"}, 0)) == std::vector<int64_t>{d, a});
+  CHECK(ids(filter({"PENDING", "RUNNING"}, 0)) == std::vector<int64_t>{d, b, a});
+  CHECK(ids(filter({"PENDING", "RUNNING"}, 1)) == std::vector<int64_t>{d});
+  CHECK(ids(filter({"TIMEOUT"}, 0)).empty());
+  CHECK(GetOrDie(store.get(), c).name == "c");  // cached statements stay usable
+}
+
+TEST_CASE("JobStore lists in queue order, by name and by owner, read-only too") {
+  TempDir dir;
+  const std::string path = dir.path() + "/jobs.db";
+  std::unique_ptr<JobStore> store = OpenOrDie(path);
+  auto add = [&](const char* name, const char* state, int priority, double submit, uint32_t uid) {
+    JobRecord r = Job(name, state);
+    r.priority = priority;
+    r.submit_time = submit;
+    r.uid = uid;
+    if (std::string(state) == "RUNNING") r.start_time = submit + 1;
+    return InsertOrDie(store.get(), r);
+  };
+  int64_t done = add("x", "COMPLETED", 0, 1.0, 1000);
+  int64_t low = add("x", "PENDING", 0, 2.0, 1000);
+  int64_t high_late = add("y", "PENDING", 5, 4.0, 1001);
+  int64_t run = add("y", "RUNNING", 0, 3.0, 1000);
+  int64_t high_early = add("x", "PENDING", 5, 3.5, 1000);
+  ListFilter queue;
+  queue.order = ListFilter::Order::kQueueOrder;
+  auto ids = [&](JobStore& s, const ListFilter& f) {
+    Result<std::vector<JobRecord>> rows = s.List(f);
+    REQUIRE_MESSAGE(rows.ok(), rows.status().message());
+    std::vector<int64_t> out;
+    for (const JobRecord& r : rows.value()) out.push_back(r.id);
+    return out;
+  };
+  CHECK(ids(*store, queue) == std::vector<int64_t>{run, high_early, high_late, low, done});
+  ListFilter by_name = queue;
+  by_name.name = "y";
+  CHECK(ids(*store, by_name) == std::vector<int64_t>{run, high_late});
+  ListFilter by_uid = queue;
+  by_uid.uid = 1001;
+  CHECK(ids(*store, by_uid) == std::vector<int64_t>{high_late});
+
+  Result<std::unique_ptr<JobStore>> reader = JobStore::OpenReadOnly(path);
+  REQUIRE_MESSAGE(reader.ok(), reader.status().message());
+  CHECK(ids(*reader.value(), queue) == ids(*store, queue));
+  std::vector<int64_t> streamed;
+  REQUIRE(reader.value()->ForEachInQueueOrder(queue, [&](const JobRecord& r) { streamed.push_back(r.id); }).ok());
+  CHECK(streamed == ids(*store, queue));
+  streamed.clear();
+  ListFilter pending_of_x = queue;
+  pending_of_x.states = {"PENDING"};
+  pending_of_x.name = "x";
+  REQUIRE(reader.value()->ForEachInQueueOrder(pending_of_x, [&](const JobRecord& r) { streamed.push_back(r.id); }).ok());
+  CHECK(streamed == std::vector<int64_t>{high_early, low});
+  JobRecord first;
+  REQUIRE(reader.value()->ForEachInQueueOrder(queue, [&](const JobRecord& r) {
+    if (first.id == 0) first = r;
+  }).ok());
+  CHECK(first.name == "y");
+  CHECK(first.state == "RUNNING");
+  CHECK(first.start_time == 4.0);
+  CHECK(first.argv.empty());  // not a summary column
+  CHECK(first.cwd.empty());
+  CHECK_FALSE(reader.value()->Insert(Job("nope")).ok());
+  CHECK_FALSE(JobStore::OpenReadOnly(dir.path() + "/missing.db").ok());
+}
+
+TEST_CASE("JobStore migrates a schema 1 database, keeping its jobs") {
+  TempDir dir;
+  const std::string path = dir.path() + "/jobs.db";
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  // Schema 1 as the first release wrote it.
+  REQUIRE(sqlite3_exec(db,
+                       "CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                       " name TEXT NOT NULL DEFAULT '', argv TEXT NOT NULL DEFAULT '[]',"
+                       " cwd TEXT NOT NULL DEFAULT '', uid INTEGER NOT NULL,"
+                       " priority INTEGER NOT NULL DEFAULT 0, quantum_ms INTEGER NOT NULL DEFAULT 0,"
+                       " gpu TEXT NOT NULL DEFAULT '', state TEXT NOT NULL,"
+                       " reason TEXT NOT NULL DEFAULT '', submit_time REAL NOT NULL,"
+                       " start_time REAL, end_time REAL, exit_code INTEGER, signal INTEGER,"
+                       " pid INTEGER, lease_seconds REAL NOT NULL DEFAULT 0,"
+                       " wait_seconds REAL NOT NULL DEFAULT 0, peak_bytes INTEGER NOT NULL DEFAULT 0,"
+                       " kind TEXT NOT NULL);"
+                       "CREATE INDEX jobs_by_state ON jobs(state);"
+                       "INSERT INTO jobs (name, argv, uid, state, submit_time, exit_code, kind)"
+                       " VALUES ('old', '[\"a\"]', 1000, 'COMPLETED', 5.0, 0, 'run');"
+                       "PRAGMA user_version = 1;",
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  std::unique_ptr<JobStore> store = OpenOrDie(path);
+  CHECK(Pragma(path, "user_version") == std::to_string(JobStore::SchemaVersion()));
+  JobRecord old = GetOrDie(store.get(), 1);
+  CHECK(old.name == "old");
+  CHECK(old.exit_code == 0);
+  CHECK(old.kill_after_ms == 30'000);
+  CHECK(old.dependency.empty());
+  CHECK_FALSE(old.held);
+}
+
+TEST_CASE("JobStore reopens with its data, schema version and WAL") {
+  TempDir dir;
+  std::string path = dir.path() + "/state/sub/jobs.db";
+  int64_t id;
+  {
+    std::unique_ptr<JobStore> store = OpenOrDie(path);
+    id = InsertOrDie(store.get(), Job("kept"));
+  }
+  struct stat st;
+  REQUIRE(stat((dir.path() + "/state/sub").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  std::unique_ptr<JobStore> store = OpenOrDie(path);
+  CHECK(GetOrDie(store.get(), id).name == "kept");
+  CHECK(InsertOrDie(store.get(), Job("next")) > id);
+  CHECK(Pragma(path, "user_version") == std::to_string(JobStore::SchemaVersion()));
+  CHECK(Pragma(path, "journal_mode") == "wal");
+}
+
+TEST_CASE("JobStore refuses a newer schema and a file that is not a database") {
+  TempDir dir;
+  std::string path = dir.path() + "/jobs.db";
+  OpenOrDie(path);
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, "PRAGMA user_version = 999", nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  Result<std::unique_ptr<JobStore>> newer = JobStore::Open(path);
+  REQUIRE_FALSE(newer.ok());
+  CHECK(newer.status().message().find("999") != std::string::npos);
+
+  std::string junk = dir.path() + "/junk.db";
+  std::ofstream(junk) << std::string(8192, 'x');
+  Result<std::unique_ptr<JobStore>> bad = JobStore::Open(junk);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find(junk) != std::string::npos);
+  CHECK(bad.status().message().find("not a database") != std::string::npos);
+}
+
+TEST_CASE("JobStore in a read-only directory gives an error Status") {
+  TempDir dir;
+  std::string ro = dir.path() + "/ro";
+  REQUIRE(mkdir(ro.c_str(), 0555) == 0);
+  REQUIRE(chmod(dir.path().c_str(), 0755) == 0);
+  // root ignores permissions: test as nobody when we may, else in /proc, which refuses files.
+  bool dropped = geteuid() == 0 && seteuid(65534) == 0;
+  std::vector<std::string> paths = {ro + "/jobs.db", ro + "/sub/jobs.db"};
+  if (geteuid() == 0) paths = {"/proc/gshare-test.db", "/proc/gshare-test/jobs.db"};
+  std::vector<Result<std::unique_ptr<JobStore>>> results;
+  for (const std::string& p : paths) results.push_back(JobStore::Open(p));
+  if (dropped) REQUIRE(seteuid(0) == 0);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    INFO(paths[i]);
+    REQUIRE_FALSE(results[i].ok());
+    CHECK(results[i].status().message().find(paths[i]) != std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace gshare
