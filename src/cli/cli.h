@@ -83,7 +83,7 @@ Result<std::unique_ptr<JobStore>> OpenJobsForReading(const ClientContext& ctx, b
 
 // A comma-separated list of job states, by name or Slurm code in any case ("PD,r,failed").
 // Fails naming the first unknown one.
-Result<std::set<std::string>> ParseStates(const std::string& list);
+Result<std::set<JobState>> ParseStates(const std::string& list);
 
 // The jobs matching `filter` and, when `user` (a login name or uid) is not empty, owned by that
 // user; read from the database once a daemon runs. Errors are one line.

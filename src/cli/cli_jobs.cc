@@ -11,15 +11,15 @@
 
 namespace gshare {
 
-Result<std::set<std::string>> ParseStates(const std::string& list) {
-  std::set<std::string> states;
+Result<std::set<JobState>> ParseStates(const std::string& list) {
+  std::set<JobState> states;
   std::stringstream items(list);
   for (std::string item; std::getline(items, item, ',');) {
     std::string upper = item;
     for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
     bool known = false;
-    for (const char* state : kJobStates) {
-      if (upper == state || upper == StateCode(state)) {
+    for (JobState state : kAllJobStates) {
+      if (upper == JobStateName(state) || upper == JobStateCode(state)) {
         states.insert(state);
         known = true;
       }

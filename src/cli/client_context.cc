@@ -126,11 +126,11 @@ int ControlJobs(const GlobalOptions& global, const std::string& action,
 }
 
 int JobShellStatus(const JobRecord& r) {
-  if (r.state == "COMPLETED") return 0;
-  if (r.state == "TIMEOUT") return 124;
-  if (r.state == "LOST") return 125;
+  if (r.state == JobState::kCompleted) return 0;
+  if (r.state == JobState::kTimeout) return 124;
+  if (r.state == JobState::kLost) return 125;
   if (r.signal) return 128 + *r.signal;
-  if (r.state == "CANCELLED") return 128 + SIGTERM;  // whatever it exited with once asked to end
+  if (r.state == JobState::kCancelled) return 128 + SIGTERM;  // whatever it exited with once asked to end
   if (r.exit_code) return *r.exit_code;
   return 125;
 }

@@ -60,12 +60,14 @@ int Cancel(const GlobalOptions& global, const CancelOptions& opt) {
   if (filtered) {
     ListFilter filter;
     filter.name = opt.name;
-    filter.states = {"PENDING", "RUNNING", "SUSPENDED"};
+    filter.states = {JobState::kPending, JobState::kRunning, JobState::kSuspended};
     if (!opt.states.empty()) {
-      Result<std::set<std::string>> states = ParseStates(opt.states);
+      Result<std::set<JobState>> states = ParseStates(opt.states);
       std::string problem = states.ok() ? "" : states.status().message();
-      for (const std::string& s : states.ok() ? states.value() : std::set<std::string>{}) {
-        if (filter.states.count(s) == 0) problem = "a " + s + " job cannot be cancelled";
+      for (JobState s : states.ok() ? states.value() : std::set<JobState>{}) {
+        if (filter.states.count(s) == 0) {
+          problem = std::string("a ") + JobStateName(s) + " job cannot be cancelled";
+        }
       }
       if (!problem.empty()) {
         spdlog::error("cancel: -t: {}", problem);

@@ -50,17 +50,23 @@ double ElapsedSeconds(const JobRecord& r, double now) {
 
 // REASON column: why a pending job waits; for an ended job what ended it.
 std::string ReasonText(const JobRecord& r) {
-  if (!r.reason.empty() || !IsFinalJobState(r.state)) return r.reason;
+  if (!r.reason.empty() || !IsFinal(r.state)) return r.reason;
   if (r.signal) return "signal " + std::to_string(*r.signal);
   if (r.exit_code) return "exit " + std::to_string(*r.exit_code);
   return "";
 }
 
-const char* Color(const std::string& state) {
-  if (state == "RUNNING") return "\033[32m";
-  if (state == "PENDING") return "\033[33m";
-  if (state == "FAILED" || state == "TIMEOUT" || state == "LOST") return "\033[31m";
-  if (state == "CANCELLED") return "\033[35m";
+const char* Color(JobState state) {
+  switch (state) {
+    case JobState::kRunning: return "\033[32m";
+    case JobState::kPending: return "\033[33m";
+    case JobState::kFailed:
+    case JobState::kTimeout:
+    case JobState::kLost: return "\033[31m";
+    case JobState::kCancelled: return "\033[35m";
+    case JobState::kSuspended:
+    case JobState::kCompleted: return "";
+  }
   return "";
 }
 
@@ -69,14 +75,14 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
   filter.order = ListFilter::Order::kQueueOrder;
   filter.name = opt.name;
   if (!opt.states.empty()) {
-    Result<std::set<std::string>> states = ParseStates(opt.states);
+    Result<std::set<JobState>> states = ParseStates(opt.states);
     if (!states.ok()) {
       spdlog::error("queue: {}", states.status().message());
       return kExitUsage;
     }
     filter.states = states.value();
   } else if (!opt.all) {
-    filter.states = {"PENDING", "RUNNING", "SUSPENDED"};
+    filter.states = {JobState::kPending, JobState::kRunning, JobState::kSuspended};
   }
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -114,7 +120,7 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
     // Names, GPU specs and reasons are the submitter's text: escaped for the terminal.
     const std::string gpu = TerminalText(!r.slot.empty() ? r.slot : r.gpu);
     std::printf("%-7lld %s%-3s%s %5d %-16.16s %10s %-5s %s\n", static_cast<long long>(r.id),
-                color ? Color(r.state) : "", StateCode(r.state), color ? "\033[0m" : "",
+                color ? Color(r.state) : "", JobStateCode(r.state), color ? "\033[0m" : "",
                 r.priority, TerminalText(r.name).c_str(), Elapsed(ElapsedSeconds(r, now)).c_str(),
                 gpu.empty() ? "-" : gpu.c_str(), TerminalText(ReasonText(r)).c_str());
   });

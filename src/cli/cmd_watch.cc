@@ -74,7 +74,7 @@ int Wait(const GlobalOptions& global, const WaitOptions& opt) {
     for (;;) {
       std::optional<JobRecord> r = Lookup(*store, id);
       if (!r) return kExitError;  // cleaned meanwhile
-      if (IsFinalJobState(r->state)) {
+      if (IsFinal(r->state)) {
         status = std::max(status, JobShellStatus(*r));
         break;
       }
@@ -111,7 +111,7 @@ int Logs(const GlobalOptions& global, const LogsOptions& opt) {
     if (!in.is_open()) in.open(path, std::ios::binary);
     if (in.is_open()) Drain(in);
     if (!opt.follow) break;
-    if (IsFinalJobState(r->state)) {
+    if (IsFinal(r->state)) {
       if (!in.is_open()) in.open(path, std::ios::binary);
       if (in.is_open()) Drain(in);
       return JobShellStatus(*r);
@@ -121,7 +121,7 @@ int Logs(const GlobalOptions& global, const LogsOptions& opt) {
     if (!r) return kExitError;
   }
   if (!in.is_open()) {
-    if (r->state == "PENDING") return 0;  // nothing written yet
+    if (r->state == JobState::kPending) return 0;  // nothing written yet
     spdlog::error("cannot read {}", path);
     return kExitError;
   }

@@ -222,7 +222,7 @@ JobId Daemon::AdoptProcess(Connection& c, uint64_t job_id) {
                           : std::filesystem::path(r.argv[0]).filename().string();
   r.uid = c.uid;
   r.priority = options_.config.scheduler.default_priority;
-  r.state = "RUNNING";
+  r.state = JobState::kRunning;
   r.kind = "run";
   r.submit_time = r.start_time.emplace(WallNow());
   r.pid = c.pid;
@@ -346,7 +346,7 @@ void Daemon::Apply(const LeaseActions& actions) {
   }
 }
 
-void Daemon::FinishJob(JobId id, const std::string& state, std::optional<int> exit_code,
+void Daemon::FinishJob(JobId id, JobState state, std::optional<int> exit_code,
                        std::optional<int> signal, const std::string& reason,
                        std::optional<double> end_time) {
   auto it = jobs_.find(id);
@@ -360,7 +360,7 @@ void Daemon::FinishJob(JobId id, const std::string& state, std::optional<int> ex
   r.exit_code = exit_code;
   r.signal = signal;
   r.end_time = end_time.value_or(WallNow());
-  if (!r.start_time && state != "CANCELLED") r.start_time = r.end_time;
+  if (!r.start_time && state != JobState::kCancelled) r.start_time = r.end_time;
   r.lease_seconds = u.lease_seconds;
   r.wait_seconds = u.wait_seconds;
   r.peak_bytes = job.peak_bytes;
@@ -368,7 +368,7 @@ void Daemon::FinishJob(JobId id, const std::string& state, std::optional<int> ex
   SaveRecord(r);
   final_states_[id] = state;
   queue_dirty_ = true;
-  spdlog::info("job {} {} (lease {:.1f} s, waited {:.1f} s){}", id, state, u.lease_seconds,
+  spdlog::info("job {} {} (lease {:.1f} s, waited {:.1f} s){}", id, JobStateName(state), u.lease_seconds,
                u.wait_seconds, reason.empty() ? "" : ": " + reason);
 }
 

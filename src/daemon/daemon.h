@@ -152,7 +152,7 @@ class Daemon {
   JobId AdoptProcess(Connection& c, uint64_t job_id);
   // Records the end of active job `job`; `end_time` (unix seconds) when its runner saw it,
   // else now.
-  void FinishJob(JobId job, const std::string& state, std::optional<int> exit_code,
+  void FinishJob(JobId job, JobState state, std::optional<int> exit_code,
                  std::optional<int> signal, const std::string& reason,
                  std::optional<double> end_time = std::nullopt);
   void ForgetJobIfDone(JobId job);
@@ -238,7 +238,10 @@ class Daemon {
   void RetentionTick(TimePoint now);
   // Checks the dependency list of a new job; an error names the first unknown job.
   Status CheckDependencies(const JobRecord& r);
-  std::string StateOf(int64_t id);
+  // The state of job `id` (active, pending or stored); nullopt when no such job exists.
+  std::optional<JobState> StateOf(int64_t id);
+  // "no job N", or "job N is STATE, not `wanted`": the error of a request that needs another state.
+  Status NotInState(int64_t id, const std::string& wanted);
   // Starts what admission allows and records the reasons of the rest.
   void Admission();
   void Activate(JobRecord record, const std::string& slot);
@@ -319,7 +322,7 @@ class Daemon {
 
   // The batch queue: pending jobs (submitted, and `gshare run` jobs waiting for admission).
   std::map<int64_t, JobRecord> pending_;
-  std::map<int64_t, std::string> final_states_;  // for dependencies; final states never change
+  std::map<int64_t, JobState> final_states_;  // for dependencies; final states never change
   bool queue_dirty_ = true;                      // Admission() runs after the next event
   // A job's RUNNING state could not be written (a full disk): no job starts before then.
   std::optional<TimePoint> store_retry_at_;

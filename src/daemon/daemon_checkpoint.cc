@@ -233,16 +233,13 @@ void Daemon::AdvanceSuspension(ActiveJob& job) {
 
 Status Daemon::SuspendJob(int64_t id) {
   auto it = jobs_.find(id);
-  if (it == jobs_.end() || it->second->ended) {
-    std::string state = StateOf(id);
-    return Status::Error(state.empty() ? "no " + JobName(id) : JobName(id) + " is " + state + ", not running");
-  }
+  if (it == jobs_.end() || it->second->ended) return NotInState(id, "running");
   ActiveJob& job = *it->second;
   if (job.suspension != ActiveJob::Suspension::kNone) {
     return Status::Error(JobName(id) + " is already SUSPENDED");
   }
   JobRecord r = job.record;
-  r.state = "SUSPENDED";
+  r.state = JobState::kSuspended;
   if (Status st = SaveRecord(r); !st.ok()) return st;
   job.record = std::move(r);
   job.suspension = ActiveJob::Suspension::kDraining;
@@ -258,13 +255,11 @@ Status Daemon::ResumeJob(int64_t id) {
   auto it = jobs_.find(id);
   if (it == jobs_.end() || it->second->ended ||
       it->second->suspension == ActiveJob::Suspension::kNone) {
-    std::string state = StateOf(id);
-    return Status::Error(state.empty() ? "no " + JobName(id)
-                                       : JobName(id) + " is " + state + ", not SUSPENDED");
+    return NotInState(id, "SUSPENDED");
   }
   ActiveJob& job = *it->second;
   JobRecord r = job.record;
-  r.state = "RUNNING";
+  r.state = JobState::kRunning;
   if (Status st = SaveRecord(r); !st.ok()) return st;
   job.record = std::move(r);
   if (job.suspension == ActiveJob::Suspension::kStopped) SignalJobProcesses(job, SIGCONT);

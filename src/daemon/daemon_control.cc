@@ -26,7 +26,7 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
   if (auto it = pending_.find(id); it != pending_.end()) {
     if (requeue) return Status::Error(JobName(id) + " is already pending");
     JobRecord r = it->second;
-    r.state = "CANCELLED";
+    r.state = JobState::kCancelled;
     r.reason.clear();
     r.end_time = now;
     Status saved = SaveRecord(r);
@@ -67,8 +67,8 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
   if (!row.ok()) return row.status();
   if (!row.value()) return Status::Error("no " + JobName(id));
   JobRecord r = std::move(*row.value());
-  if (!requeue || !IsFinalJobState(r.state)) {
-    return Status::Error(JobName(id) + " is already " + r.state);
+  if (!requeue || !IsFinal(r.state)) {
+    return Status::Error(JobName(id) + " is already " + JobStateName(r.state));
   }
   if (r.kind != "submit") {
     return Status::Error(JobName(id) + " is a `gshare run` job: only submitted jobs can be requeued");
@@ -104,9 +104,7 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
       st = ResumeJob(id);
     } else if (action == "hold" || action == "release") {
       if (pending == pending_.end()) {
-        std::string state = StateOf(id);
-        st = Status::Error(state.empty() ? "no " + JobName(id)
-                                         : JobName(id) + " is " + state + ", not pending");
+        st = NotInState(id, "pending");
       } else {
         JobRecord r = pending->second;
         r.held = action == "hold";
@@ -130,8 +128,7 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
           arbiter_.SetPriority(id, priority);
         }
       } else {
-        std::string state = StateOf(id);
-        st = Status::Error(state.empty() ? "no " + JobName(id) : JobName(id) + " is already " + state);
+        st = NotInState(id, "pending or running");
       }
     } else {  // signal
       if (!running || !SignalJob(*active->second, sig)) {

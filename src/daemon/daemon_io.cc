@@ -222,7 +222,7 @@ void Daemon::Drop(ConnId id, const std::string& why) {
     if (jit != jobs_.end()) {
       jit->second->shims.erase(id);
       if (jit->second->adhoc && jit->second->shims.empty()) {
-        FinishJob(c.job, "COMPLETED", std::nullopt, std::nullopt, "");
+        FinishJob(c.job, JobState::kCompleted, std::nullopt, std::nullopt, "");
       }
     }
   } else if (c.kind == Connection::Kind::kRunner) {
@@ -236,9 +236,9 @@ void Daemon::Drop(ConnId id, const std::string& why) {
       if (job.record.kind == "submit") {
         // Its supervisor died (kill -9): nothing enforces its limits or reports its end now.
         SignalJob(job, SIGKILL);
-        FinishJob(c.job, "FAILED", std::nullopt, std::nullopt, "job supervisor ended unexpectedly");
+        FinishJob(c.job, JobState::kFailed, std::nullopt, std::nullopt, "job supervisor ended unexpectedly");
       } else {
-        FinishJob(c.job, "FAILED", std::nullopt, std::nullopt, "gshare run exited early");
+        FinishJob(c.job, JobState::kFailed, std::nullopt, std::nullopt, "gshare run exited early");
       }
     }
   }

@@ -39,7 +39,7 @@ Status Daemon::SaveRecord(const JobRecord& r) {
 void Daemon::LoadQueue() {
   gpu_count_ = CountGpus(options_.config.queue.gpus);
   ListFilter open;
-  open.states = {"PENDING", "RUNNING", "SUSPENDED"};
+  open.states = {JobState::kPending, JobState::kRunning, JobState::kSuspended};
   std::vector<std::pair<int64_t, std::string>> bad_rows;
   auto rows = store_->List(open, &bad_rows);
   if (!rows.ok()) {
@@ -53,12 +53,12 @@ void Daemon::LoadQueue() {
     if (!st.ok()) spdlog::error("{}: {}", JobName(id), st.message());
   }
   for (JobRecord& r : rows.value()) {
-    if (r.state == "PENDING" && r.kind == "run") {
+    if (r.state == JobState::kPending && r.kind == "run") {
       // Its `gshare run` waited on the previous daemon and gave up when that one went away.
-      r.state = "CANCELLED";
+      r.state = JobState::kCancelled;
       r.end_time = WallNow();
       SaveRecord(r);
-    } else if (r.state == "PENDING") {
+    } else if (r.state == JobState::kPending) {
       pending_.emplace(r.id, std::move(r));
     } else {
       // Re-adopted until its runner is found dead; its shims reconnect by themselves.
@@ -82,16 +82,22 @@ void Daemon::LoadQueue() {
                pending_.size(), adopted, gpu_count_, options_.config.queue.max_running);
 }
 
-std::string Daemon::StateOf(int64_t id) {
-  if (pending_.count(id) != 0) return "PENDING";
+std::optional<JobState> Daemon::StateOf(int64_t id) {
+  if (pending_.count(id) != 0) return JobState::kPending;
   auto active = jobs_.find(id);
   if (active != jobs_.end() && !active->second->ended) return active->second->record.state;
   auto known = final_states_.find(id);
   if (known != final_states_.end()) return known->second;
   auto row = store_->Get(id);
-  if (!row.ok() || !row.value()) return "";
-  if (IsFinalJobState(row.value()->state)) final_states_[id] = row.value()->state;
+  if (!row.ok() || !row.value()) return std::nullopt;
+  if (IsFinal(row.value()->state)) final_states_[id] = row.value()->state;
   return row.value()->state;
+}
+
+Status Daemon::NotInState(int64_t id, const std::string& wanted) {
+  std::optional<JobState> state = StateOf(id);
+  if (!state) return Status::Error("no " + JobName(id));
+  return Status::Error(JobName(id) + " is " + JobStateName(*state) + ", not " + wanted);
 }
 
 Status Daemon::CheckDependencies(const JobRecord& r) {
@@ -99,7 +105,7 @@ Status Daemon::CheckDependencies(const JobRecord& r) {
   Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
   if (!deps.ok()) return deps.status();
   for (const Dependency& d : deps.value()) {
-    if (StateOf(d.job).empty()) return Status::Error("dependency on job " + std::to_string(d.job) + ", which does not exist");
+    if (!StateOf(d.job)) return Status::Error("dependency on job " + std::to_string(d.job) + ", which does not exist");
   }
   return Status::Ok();
 }
@@ -121,7 +127,7 @@ void Daemon::OnRunRegister(Connection& c, const json& req) {
   if (!st.ok()) return Reply(c, ErrorReply(st.message()));
   r.uid = c.uid;
   r.kind = "run";
-  r.state = "PENDING";
+  r.state = JobState::kPending;
   r.submit_time = WallNow();
   r.runner_pid = c.pid;
   r.runner_start = ProcessStartTime(c.pid);
@@ -177,7 +183,7 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
   }
   r.uid = c.uid;
   r.kind = "submit";
-  r.state = "PENDING";
+  r.state = JobState::kPending;
   r.submit_time = WallNow();
   if (r.output.empty()) {
     mkdir((options_.state_dir + "/logs").c_str(), 0700);
@@ -274,7 +280,7 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
     SaveRecord(active.record);
     return;
   }
-  active.record.state = "RUNNING";
+  active.record.state = JobState::kRunning;
   active.record.start_time = WallNow();
   active.orphan = true;  // until its supervisor attaches
   // RUNNING is durable before anything runs: a job the database still calls PENDING would
@@ -283,7 +289,7 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
     JobRecord back = std::move(active.record);
     arbiter_.RemoveJob(id);
     jobs_.erase(id);
-    back.state = "PENDING";
+    back.state = JobState::kPending;
     back.start_time.reset();
     back.slot.clear();
     pending_.emplace(id, std::move(back));
@@ -295,7 +301,7 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
   SaveRecord(active.record);  // the supervisor's pid; without it, its end file still tells
   if (!st.ok()) {
     spdlog::error("job {}: {}", id, st.message());
-    FinishJob(id, "FAILED", std::nullopt, std::nullopt, st.message());
+    FinishJob(id, JobState::kFailed, std::nullopt, std::nullopt, st.message());
     return;
   }
   spdlog::info("job {} started on GPU slot {} (supervisor pid {})", id, slot,
@@ -382,7 +388,7 @@ void Daemon::OnRunStarted(Connection& c, const json& req) {
   }
   ActiveJob& job = *jobs_.at(c.job);
   job.record.pid = parsed->pid;
-  job.record.state = "RUNNING";
+  job.record.state = JobState::kRunning;
   if (!job.record.start_time) job.record.start_time = WallNow();
   SaveRecord(job.record);
   Reply(c, ToJsonText(json{{"ok", true}}));
@@ -400,7 +406,7 @@ void Daemon::OnRunEnded(Connection& c, const json& req) {
   if (c.kind != Connection::Kind::kRunner &&
       (it == jobs_.end() || it->second->ended || !it->second->orphan)) {
     // Its end was read from its end file meanwhile (after a restart): the report is done.
-    if (IsFinalJobState(StateOf(id))) {
+    if (std::optional<JobState> state = StateOf(id); state && IsFinal(*state)) {
       return Reply(c, ToJsonText(json{{"ok", true}, {"already_recorded", true}}));
     }
     return Reply(c, ErrorReply("job " + std::to_string(id) + " is not running"));
@@ -419,12 +425,12 @@ void Daemon::EndJob(JobId id, const JobEnd& end) {
     JobRecord again = job.record;
     ResetForQueue(again);
     SaveRecord(again);
-    job.record.state = "PENDING";
+    job.record.state = JobState::kPending;
     pending_[id] = std::move(again);
     queue_dirty_ = true;
     spdlog::info("job {} requeued", id);
   } else {
-    std::string state = request == "cancel" ? "CANCELLED" : FinalStateOf(end);
+    JobState state = request == "cancel" ? JobState::kCancelled : FinalStateOf(end);
     FinishJob(id, state, end.exit_code, end.signal, end.error, end.end_time);
   }
   unlink(JobEndPath(options_.state_dir, id).c_str());
@@ -496,9 +502,9 @@ void Daemon::QueueTick(TimePoint now) {
     }
     if (job.readopted) {
       spdlog::warn("job {}: its runner is gone and left no exit status: LOST", id);
-      FinishJob(id, "LOST", std::nullopt, std::nullopt, "");
+      FinishJob(id, JobState::kLost, std::nullopt, std::nullopt, "");
     } else {
-      FinishJob(id, "FAILED", std::nullopt, std::nullopt, "job supervisor ended unexpectedly");
+      FinishJob(id, JobState::kFailed, std::nullopt, std::nullopt, "job supervisor ended unexpectedly");
     }
   }
   for (const auto& [id, end] : reported) ForgetJobIfDone(id);

@@ -98,10 +98,10 @@ std::optional<JobEnd> ReadJobEnd(const std::string& path) {
   return JobEndFromJson(j);
 }
 
-std::string FinalStateOf(const JobEnd& end) {
-  if (end.timed_out) return "TIMEOUT";
-  if (end.exit_code && *end.exit_code == 0 && !end.signal) return "COMPLETED";
-  return "FAILED";
+JobState FinalStateOf(const JobEnd& end) {
+  if (end.timed_out) return JobState::kTimeout;
+  if (end.exit_code && *end.exit_code == 0 && !end.signal) return JobState::kCompleted;
+  return JobState::kFailed;
 }
 
 }  // namespace gshare

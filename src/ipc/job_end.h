@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "base/job_state.h"
 #include "base/status.h"
 
 namespace gshare {
@@ -41,6 +42,6 @@ Status WriteJobEnd(const std::string& path, const JobEnd& end, int64_t job_id);
 std::optional<JobEnd> ReadJobEnd(const std::string& path);
 
 // The job's final state for a report: TIMEOUT, COMPLETED (exit 0), else FAILED.
-std::string FinalStateOf(const JobEnd& end);
+JobState FinalStateOf(const JobEnd& end);
 
 }  // namespace gshare

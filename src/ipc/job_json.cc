@@ -20,7 +20,7 @@ nlohmann::json OrNull(const std::optional<T>& v) {
 nlohmann::json JobToJson(const JobRecord& r) {
   return {{"id", r.id},
           {"name", r.name},
-          {"state", r.state},
+          {"state", JobStateName(r.state)},
           {"reason", r.reason},
           {"priority", r.priority},
           {"argv", r.argv},
@@ -38,7 +38,7 @@ nlohmann::json JobToJson(const JobRecord& r) {
           {"lease_seconds", r.lease_seconds},
           {"wait_seconds", r.wait_seconds},
           {"peak_bytes", r.peak_bytes},
-          {"state_code", StateCode(r.state)},
+          {"state_code", JobStateCode(r.state)},
           {"output", r.output},
           {"time_limit_ms", r.time_limit_ms},
           {"kill_after_ms", r.kill_after_ms},
@@ -47,16 +47,6 @@ nlohmann::json JobToJson(const JobRecord& r) {
           {"begin_time", OrNull(r.begin_time)},
           {"slot", r.slot},
           {"memory_engine", r.memory}};
-}
-
-const char* StateCode(const std::string& state) {
-  static const std::pair<const char*, const char*> kCodes[] = {
-      {"PENDING", "PD"}, {"RUNNING", "R"},    {"SUSPENDED", "S"}, {"COMPLETED", "CD"},
-      {"FAILED", "F"},   {"CANCELLED", "CA"}, {"TIMEOUT", "TO"},  {"LOST", "LO"}};
-  for (const auto& [name, code] : kCodes) {
-    if (state == name) return code;
-  }
-  return "?";
 }
 
 nlohmann::json JobOptionsToJson(const JobRecord& r) {

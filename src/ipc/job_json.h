@@ -29,8 +29,6 @@ inline std::string ErrorReply(const std::string& message) {
 // "begin_time","slot".
 nlohmann::json JobToJson(const JobRecord& r);
 
-// Slurm's compact state code: PD R S CD F CA TO, and LO for LOST.
-const char* StateCode(const std::string& state);
 
 // The job options as `run` and `submit` send them (protocol.h kRunRegister, kSubmit):
 // {"name","argv","cwd","priority","quantum_ms","gpu","time_limit_ms","kill_after_ms",

@@ -69,11 +69,6 @@ std::string_view NameOf(DependencyType type) {
   return "?";  // unreachable for a valid enum value
 }
 
-bool IsFinal(std::string_view state) {
-  return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" ||
-         state == "TIMEOUT" || state == "LOST";
-}
-
 }  // namespace
 
 Result<std::vector<Dependency>> ParseDependencies(std::string_view text) {
@@ -131,10 +126,10 @@ std::string FormatDependencies(const std::vector<Dependency>& deps) {
   return out;
 }
 
-DependencyState EvaluateDependency(DependencyType type, std::string_view job_state) {
-  if (job_state.empty()) return DependencyState::kNever;  // no such job: it will never end
-  if (!IsFinal(job_state)) return DependencyState::kWaiting;
-  bool completed = job_state == "COMPLETED";
+DependencyState EvaluateDependency(DependencyType type, std::optional<JobState> job_state) {
+  if (!job_state) return DependencyState::kNever;  // no such job: it will never end
+  if (!IsFinal(*job_state)) return DependencyState::kWaiting;
+  bool completed = *job_state == JobState::kCompleted;
   switch (type) {
     case DependencyType::kAfterOk:
       return completed ? DependencyState::kSatisfied : DependencyState::kNever;
@@ -147,7 +142,7 @@ DependencyState EvaluateDependency(DependencyType type, std::string_view job_sta
 }
 
 DependencyState EvaluateDependencies(const std::vector<Dependency>& deps,
-                                     const std::function<std::string(int64_t)>& state_of) {
+                                     const std::function<std::optional<JobState>(int64_t)>& state_of) {
   DependencyState all = DependencyState::kSatisfied;
   for (const Dependency& dep : deps) {
     DependencyState one = EvaluateDependency(dep.type, state_of(dep.job));

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/job_state.h"
 #include "base/status.h"
 
 namespace gshare {
@@ -46,17 +47,16 @@ enum class DependencyState {
   kNever,      // can no longer hold (Slurm's DependencyNeverSatisfied)
 };
 
-// One dependency, given the state of the job it names: "PENDING", "RUNNING", "SUSPENDED" (not
-// ended: kWaiting, as is any other unknown non-empty state), "COMPLETED", "FAILED",
-// "CANCELLED", "TIMEOUT", "LOST" (ended), or "" when that job does not exist (kNever).
-// afterok holds on COMPLETED and never on another end; afterany holds on any end; afternotok
-// holds on an end other than COMPLETED and never on COMPLETED.
-DependencyState EvaluateDependency(DependencyType type, std::string_view job_state);
+// One dependency, given the state of the job it names (nullopt when that job does not exist:
+// kNever). A state not final waits; afterok holds on COMPLETED and never on another end;
+// afterany holds on any end; afternotok holds on an end other than COMPLETED and never on
+// COMPLETED.
+DependencyState EvaluateDependency(DependencyType type, std::optional<JobState> job_state);
 
 // All of `deps` together: kNever if any is never, else kWaiting if any waits, else kSatisfied
 // (also for an empty list). `state_of(job_id)` returns the job's state as above; it may not be
 // called for every dependency once one is never.
 DependencyState EvaluateDependencies(const std::vector<Dependency>& deps,
-                                     const std::function<std::string(int64_t)>& state_of);
+                                     const std::function<std::optional<JobState>(int64_t)>& state_of);
 
 }  // namespace gshare

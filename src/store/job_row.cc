@@ -102,7 +102,10 @@ Result<JobRecord> ReadRow(sqlite3_stmt* stmt) {
   r.priority = sqlite3_column_int(stmt, 5);
   r.quantum_ms = sqlite3_column_int64(stmt, 6);
   r.gpu = ColumnText(stmt, 7);
-  r.state = ColumnText(stmt, 8);
+  const std::string state = ColumnText(stmt, 8);
+  std::optional<JobState> known = JobStateFromName(state);
+  if (!known) return Status::Error("unknown job state \"" + state + "\"");
+  r.state = *known;
   r.reason = ColumnText(stmt, 9);
   r.submit_time = sqlite3_column_double(stmt, 10);
   r.start_time = ColumnOptional<double>(stmt, 11);
@@ -137,7 +140,8 @@ JobRecord ReadSummaryRow(sqlite3_stmt* stmt) {
   JobRecord r;
   r.id = sqlite3_column_int64(stmt, 0);
   r.name = ColumnText(stmt, 1);
-  r.state = ColumnText(stmt, 2);
+  // Summaries are selected by state (state IN the names of JobStateName), so the text is known.
+  r.state = JobStateFromName(ColumnText(stmt, 2)).value_or(JobState::kFailed);
   r.priority = sqlite3_column_int(stmt, 3);
   r.reason = ColumnText(stmt, 4);
   r.uid = static_cast<uint32_t>(sqlite3_column_int64(stmt, 5));
@@ -160,7 +164,7 @@ void BindRecord(sqlite3_stmt* s, const JobRecord& r) {
   sqlite3_bind_int64(s, 5, r.priority);
   sqlite3_bind_int64(s, 6, r.quantum_ms);
   BindText(s, 7, r.gpu);
-  BindText(s, 8, r.state);
+  BindText(s, 8, JobStateName(r.state));
   BindText(s, 9, r.reason);
   sqlite3_bind_double(s, 10, r.submit_time);
   BindOptional(s, 11, r.start_time);
@@ -186,7 +190,6 @@ void BindRecord(sqlite3_stmt* s, const JobRecord& r) {
 }
 
 Status CheckRecord(const JobRecord& r) {
-  if (!IsJobState(r.state)) return Status::Error("unknown job state \"" + r.state + "\"");
   if (r.kind != "run" && r.kind != "submit") {
     return Status::Error("unknown job kind \"" + r.kind + "\" (run or submit)");
   }
@@ -197,7 +200,7 @@ Status CheckRecord(const JobRecord& r) {
 namespace gshare {
 
 void ResetForQueue(JobRecord& r) {
-  r.state = "PENDING";
+  r.state = JobState::kPending;
   r.reason.clear();
   r.start_time.reset();
   r.end_time.reset();

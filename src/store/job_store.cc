@@ -72,19 +72,14 @@ Status MakeDirs(const std::string& dir) {
   }
 }
 
+// The jobs table's text of each state.
+std::vector<std::string> StateNames(const std::set<JobState>& states) {
+  std::vector<std::string> names;
+  for (JobState s : states) names.push_back(JobStateName(s));
+  return names;
+}
+
 }  // namespace
-
-bool IsJobState(std::string_view state) {
-  for (const char* s : kJobStates) {
-    if (state == s) return true;
-  }
-  return false;
-}
-
-bool IsFinalJobState(std::string_view state) {
-  return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" ||
-         state == "TIMEOUT" || state == "LOST";
-}
 
 void JobStore::StatementDeleter::operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
 
@@ -356,7 +351,9 @@ Status JobStore::FailUnreadable(int64_t id, double end_time, const std::string& 
 Result<std::vector<JobRecord>> JobStore::DeleteEnded(double ended_before, size_t keep_newest,
                                                      const std::set<int64_t>& keep) {
   ListFilter ended;
-  ended.states = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "LOST"};
+  for (JobState state : kAllJobStates) {
+    if (IsFinal(state)) ended.states.insert(state);
+  }
   Result<std::vector<JobRecord>> rows = List(ended);
   if (!rows.ok()) return rows.status();
   // Last to end first, so that the first `keep_newest` rows are the ones kept by count.
@@ -444,20 +441,24 @@ Status JobStore::ScanQueueOrder(const std::string& select, const ListFilter& fil
   // Three passes, each in an order SQLite reads without a sort: running by start, pending by
   // (priority, submission) from the jobs_by_queue_order index, the rest newest first ("+state"
   // keeps SQLite off the state index, so it scans in id order).
+  using S = JobState;
   struct Group {
-    std::vector<std::string> states;
+    std::vector<JobState> states;
     const char* column;
     const char* order_by;
   };
   const Group groups[] = {
-      {{"RUNNING", "SUSPENDED"}, "state", " ORDER BY start_time, id"},
-      {{"PENDING"}, "state", " ORDER BY priority DESC, submit_time, id"},
-      {{"CANCELLED", "COMPLETED", "FAILED", "LOST", "TIMEOUT"}, "+state", " ORDER BY id DESC"}};
+      {{S::kRunning, S::kSuspended}, "state", " ORDER BY start_time, id"},
+      {{S::kPending}, "state", " ORDER BY priority DESC, submit_time, id"},
+      {{S::kCancelled, S::kCompleted, S::kFailed, S::kLost, S::kTimeout}, "+state",
+       " ORDER BY id DESC"}};
   int64_t left = filter.limit > 0 ? filter.limit : -1;
   for (const Group& group : groups) {
     std::vector<std::string> wanted;
-    for (const std::string& state : group.states) {
-      if (filter.states.empty() || filter.states.count(state) != 0) wanted.push_back(state);
+    for (JobState state : group.states) {
+      if (filter.states.empty() || filter.states.count(state) != 0) {
+        wanted.push_back(JobStateName(state));
+      }
     }
     if (wanted.empty()) continue;
     Status st = Scan(select, group.column, wanted, filter, group.order_by, left,
@@ -473,9 +474,6 @@ Status JobStore::ScanQueueOrder(const std::string& select, const ListFilter& fil
 
 Status JobStore::ForEachInQueueOrder(const ListFilter& filter,
                                      const std::function<void(const JobRecord&)>& row) {
-  for (const std::string& state : filter.states) {
-    if (!IsJobState(state)) return Status::Error("unknown job state \"" + state + "\"");
-  }
   return ScanQueueOrder(SelectSummaries(), filter, [&](sqlite3_stmt* stmt) {
     row(ReadSummaryRow(stmt));
     return Status::Ok();
@@ -484,9 +482,6 @@ Status JobStore::ForEachInQueueOrder(const ListFilter& filter,
 
 Result<std::vector<JobRecord>> JobStore::List(
     const ListFilter& filter, std::vector<std::pair<int64_t, std::string>>* bad_rows) {
-  for (const std::string& state : filter.states) {
-    if (!IsJobState(state)) return Status::Error("unknown job state \"" + state + "\"");
-  }
   std::vector<JobRecord> rows;
   RowFn collect = [&rows, bad_rows](sqlite3_stmt* stmt) {
     Result<JobRecord> row = ReadRow(stmt);
@@ -500,9 +495,8 @@ Result<std::vector<JobRecord>> JobStore::List(
   };
   Status st = filter.order == ListFilter::Order::kQueueOrder
                   ? ScanQueueOrder(SelectJobs(), filter, collect)
-                  : Scan(SelectJobs(), "state",
-                         std::vector<std::string>(filter.states.begin(), filter.states.end()),
-                         filter, " ORDER BY id DESC", filter.limit, collect);
+                  : Scan(SelectJobs(), "state", StateNames(filter.states), filter,
+                         " ORDER BY id DESC", filter.limit, collect);
   if (!st.ok()) return st;
   return rows;
 }

@@ -13,19 +13,13 @@
 #include <string_view>
 #include <vector>
 
+#include "base/job_state.h"
 #include "base/status.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
 
 namespace gshare {
-
-// Job states, named as Slurm's (plus LOST: running when the daemon died).
-inline constexpr const char* kJobStates[] = {"PENDING",   "RUNNING", "COMPLETED", "FAILED",
-                                             "CANCELLED", "TIMEOUT", "LOST",      "SUSPENDED"};
-// True for the states above; IsFinalJobState for those a job never leaves.
-bool IsJobState(std::string_view state);
-bool IsFinalJobState(std::string_view state);  // COMPLETED FAILED CANCELLED TIMEOUT LOST
 
 // One row of the jobs table. Times are unix seconds.
 struct JobRecord {
@@ -37,7 +31,7 @@ struct JobRecord {
   int priority = 0;
   int64_t quantum_ms = 0;
   std::string gpu;                 // as the user gave it; empty: any
-  std::string state = "PENDING";   // one of kJobStates
+  JobState state = JobState::kPending;
   std::string reason;              // why a pending job waits; may be empty
   double submit_time = 0;
   std::optional<double> start_time;
@@ -80,7 +74,7 @@ struct JobPayload {
 
 // Which rows List returns.
 struct ListFilter {
-  std::set<std::string> states;  // empty: every state
+  std::set<JobState> states;  // empty: every state
   std::string name;              // empty: any; else the exact job name
   std::optional<uint32_t> uid;   // the owner
   int limit = 0;                 // 0: no limit
@@ -108,11 +102,11 @@ class JobStore {
   // Schema version this build writes (the length of its migration list).
   static int SchemaVersion();
 
-  // Adds `record` as a new row, ignoring record.id; returns the new id. Fails on a state or
-  // kind that is not known.
+  // Adds `record` as a new row, ignoring record.id; returns the new id. Fails on a kind that
+  // is not known.
   Result<int64_t> Insert(const JobRecord& record, const JobPayload* payload = nullptr);
   // Writes every column of `record` (found by record.id) but its payload. Fails on an unknown
-  // state or when no such job exists.
+  // kind or when no such job exists.
   Status Save(const JobRecord& record);
   // The job a submission with `key` made, or nullopt when none is stored.
   Result<std::optional<int64_t>> FindBySubmitKey(const std::string& key);
@@ -132,8 +126,8 @@ class JobStore {
   Status ForEachInQueueOrder(const ListFilter& filter, const std::function<void(const JobRecord&)>& row);
   // The row of job `id`, or nullopt when there is none.
   Result<std::optional<JobRecord>> Get(int64_t id);
-  // Rows matching `filter`, in its order, at most filter.limit of them (all when 0). Fails on
-  // an unknown state in the filter. A row that cannot be read (a column edited by hand, a
+  // Rows matching `filter`, in its order, at most filter.limit of them (all when 0). A row
+  // that cannot be read (a column edited by hand, a
   // damaged value) fails the whole list, unless `bad_rows` is given: then it is skipped and
   // its (id, error) appended there.
   Result<std::vector<JobRecord>> List(

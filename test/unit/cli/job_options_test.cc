@@ -96,13 +96,13 @@ TEST_CASE("A job's end survives in its end file") {
   CHECK(back->exit_code == 3);
   CHECK_FALSE(back->signal.has_value());
   CHECK(back->timed_out);
-  CHECK(FinalStateOf(*back) == "TIMEOUT");
+  CHECK(FinalStateOf(*back) == JobState::kTimeout);
   back->timed_out = false;
-  CHECK(FinalStateOf(*back) == "FAILED");
+  CHECK(FinalStateOf(*back) == JobState::kFailed);
   back->exit_code = 0;
-  CHECK(FinalStateOf(*back) == "COMPLETED");
+  CHECK(FinalStateOf(*back) == JobState::kCompleted);
   back->signal = 9;
-  CHECK(FinalStateOf(*back) == "FAILED");
+  CHECK(FinalStateOf(*back) == JobState::kFailed);
 }
 
 }  // namespace

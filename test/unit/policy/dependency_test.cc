@@ -95,28 +95,34 @@ TEST_CASE("FormatDependencies groups consecutive entries and parses back") {
 }
 
 TEST_CASE("EvaluateDependency follows Slurm's meaning of each type") {
-  for (const char* waiting : {"PENDING", "RUNNING", "SUSPENDED"}) {
+  using S = JobState;
+  for (S waiting : {S::kPending, S::kRunning, S::kSuspended}) {
     CHECK(EvaluateDependency(kOk, waiting) == kWaiting);
     CHECK(EvaluateDependency(kAny, waiting) == kWaiting);
     CHECK(EvaluateDependency(kNotOk, waiting) == kWaiting);
   }
-  CHECK(EvaluateDependency(kOk, "COMPLETED") == kSatisfied);
-  CHECK(EvaluateDependency(kAny, "COMPLETED") == kSatisfied);
-  CHECK(EvaluateDependency(kNotOk, "COMPLETED") == kNever);
-  for (const char* failed : {"FAILED", "CANCELLED", "TIMEOUT", "LOST"}) {
+  CHECK(EvaluateDependency(kOk, S::kCompleted) == kSatisfied);
+  CHECK(EvaluateDependency(kAny, S::kCompleted) == kSatisfied);
+  CHECK(EvaluateDependency(kNotOk, S::kCompleted) == kNever);
+  for (S failed : {S::kFailed, S::kCancelled, S::kTimeout, S::kLost}) {
     CHECK(EvaluateDependency(kOk, failed) == kNever);
     CHECK(EvaluateDependency(kAny, failed) == kSatisfied);
     CHECK(EvaluateDependency(kNotOk, failed) == kSatisfied);
   }
-  for (DependencyType type : {kOk, kAny, kNotOk}) CHECK(EvaluateDependency(type, "") == kNever);
+  for (DependencyType type : {kOk, kAny, kNotOk}) {
+    CHECK(EvaluateDependency(type, std::nullopt) == kNever);
+  }
 }
 
 TEST_CASE("EvaluateDependencies combines: never, else waiting, else satisfied") {
-  std::map<int64_t, std::string> states = {
-      {1, "COMPLETED"}, {2, "RUNNING"}, {3, "FAILED"}, {4, "PENDING"}};
-  auto state_of = [&](int64_t job) {
+  std::map<int64_t, JobState> states = {{1, JobState::kCompleted},
+                                        {2, JobState::kRunning},
+                                        {3, JobState::kFailed},
+                                        {4, JobState::kPending}};
+  auto state_of = [&](int64_t job) -> std::optional<JobState> {
     auto it = states.find(job);
-    return it == states.end() ? std::string() : it->second;
+    if (it == states.end()) return std::nullopt;
+    return it->second;
   };
   CHECK(EvaluateDependencies({}, state_of) == kSatisfied);
   CHECK(EvaluateDependencies({{kOk, 1}}, state_of) == kSatisfied);

@@ -27,7 +27,7 @@ JobRecord Job(std::string name, std::string state = "PENDING") {
   r.argv = {"python", "train.py"};
   r.cwd = "/home/u";
   r.uid = 1000;
-  r.state = std::move(state);
+  r.state = JobStateFromName(state).value();
   r.submit_time = 1700000000.5;
   return r;
 }
@@ -87,7 +87,7 @@ TEST_CASE("JobStore round-trips a record, argv with spaces, quotes and unicode")
   CHECK(out.priority == -7);
   CHECK(out.quantum_ms == 20'000);
   CHECK(out.gpu == "0,1");
-  CHECK(out.state == "PENDING");
+  CHECK(out.state == JobState::kPending);
   CHECK(out.reason == "Priority");
   CHECK(out.submit_time == in.submit_time);
   CHECK(out.start_time == in.start_time);
@@ -113,14 +113,30 @@ TEST_CASE("JobStore round-trips a record, argv with spaces, quotes and unicode")
   CHECK_FALSE(none.value().has_value());
 }
 
-TEST_CASE("JobStore rejects unknown states and kinds") {
+TEST_CASE("JobStore rejects unknown kinds, and a row of unknown state is damaged") {
   TempDir dir;
-  std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
-  CHECK_FALSE(store->Insert(Job("x", "DONE")).ok());
+  const std::string path = dir.path() + "/jobs.db";
+  std::unique_ptr<JobStore> store = OpenOrDie(path);
   JobRecord bad_kind = Job("x");
   bad_kind.kind = "batch";
   CHECK_FALSE(store->Insert(bad_kind).ok());
-  CHECK_FALSE(store->List(ListFilter{{"BOGUS"}}).ok());
+  int64_t id = InsertOrDie(store.get(), Job("edited"));
+  int64_t fine = InsertOrDie(store.get(), Job("fine"));
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, ("UPDATE jobs SET state = 'DONE' WHERE id = " + std::to_string(id)).c_str(),
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  Result<std::optional<JobRecord>> got = store->Get(id);
+  REQUIRE_FALSE(got.ok());
+  CHECK(got.status().message().find("unknown job state \"DONE\"") != std::string::npos);
+  std::vector<std::pair<int64_t, std::string>> bad_rows;
+  Result<std::vector<JobRecord>> rows = store->List({}, &bad_rows);
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 1);
+  CHECK(rows->front().id == fine);
+  REQUIRE(bad_rows.size() == 1);
+  CHECK(bad_rows.front().first == id);
 }
 
 TEST_CASE("JobStore saves every column of a record") {
@@ -128,7 +144,7 @@ TEST_CASE("JobStore saves every column of a record") {
   std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
   JobRecord r = Job("j");
   r.id = InsertOrDie(store.get(), r);
-  r.state = "FAILED";
+  r.state = JobState::kFailed;
   r.reason = "job supervisor ended unexpectedly";
   r.start_time = 1700000010.0;
   r.end_time = 1700000020.0;
@@ -150,7 +166,7 @@ TEST_CASE("JobStore saves every column of a record") {
   r.slot = "1";
   REQUIRE(store->Save(r).ok());
   JobRecord back = GetOrDie(store.get(), r.id);
-  CHECK(back.state == "FAILED");
+  CHECK(back.state == JobState::kFailed);
   CHECK(back.reason == r.reason);
   CHECK(back.start_time == 1700000010.0);
   CHECK(back.end_time == 1700000020.0);
@@ -174,16 +190,13 @@ TEST_CASE("JobStore saves every column of a record") {
   ResetForQueue(r);
   REQUIRE(store->Save(r).ok());
   back = GetOrDie(store.get(), r.id);
-  CHECK(back.state == "PENDING");
+  CHECK(back.state == JobState::kPending);
   CHECK_FALSE(back.start_time.has_value());
   CHECK_FALSE(back.runner_pid.has_value());
   CHECK(back.end_request.empty());
   CHECK(back.dependency == "afterok:1:2");  // options stay
 
   r.id = 777;
-  CHECK_FALSE(store->Save(r).ok());
-  r.id = back.id;
-  r.state = "DONE";
   CHECK_FALSE(store->Save(r).ok());
 }
 
@@ -276,7 +289,7 @@ TEST_CASE("JobStore lists newest first, filtered by state and limited") {
   };
   auto filter = [](std::set<std::string> states, int limit) {
     ListFilter f;
-    f.states = std::move(states);
+    for (const std::string& name : states) f.states.insert(JobStateFromName(name).value());
     f.limit = limit;
     return f;
   };
@@ -331,7 +344,7 @@ TEST_CASE("JobStore lists in queue order, by name and by owner, read-only too") 
   CHECK(streamed == ids(*store, queue));
   streamed.clear();
   ListFilter pending_of_x = queue;
-  pending_of_x.states = {"PENDING"};
+  pending_of_x.states = {JobState::kPending};
   pending_of_x.name = "x";
   REQUIRE(reader.value()->ForEachInQueueOrder(pending_of_x, [&](const JobRecord& r) { streamed.push_back(r.id); }).ok());
   CHECK(streamed == std::vector<int64_t>{high_early, low});
@@ -340,7 +353,7 @@ TEST_CASE("JobStore lists in queue order, by name and by owner, read-only too") 
     if (first.id == 0) first = r;
   }).ok());
   CHECK(first.name == "y");
-  CHECK(first.state == "RUNNING");
+  CHECK(first.state == JobState::kRunning);
   CHECK(first.start_time == 4.0);
   CHECK(first.argv.empty());  // not a summary column
   CHECK(first.cwd.empty());
