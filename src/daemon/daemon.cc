@@ -87,7 +87,6 @@ Daemon::Daemon(DaemonOptions options)
 
 Daemon::~Daemon() {
   if (listen_fd_ >= 0) notify_.Send("STOPPING=1");
-  for (auto& [id, c] : conns_) close(c->fd);
   if (listen_fd_ >= 0) {
     close(listen_fd_);
     unlink(options_.socket_path.c_str());
@@ -256,6 +255,7 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
     proto::HelloMsg hello;
     std::memcpy(&hello, f.payload.data(), sizeof hello);
     c.kind = Connection::Kind::kShim;
+    peers_.SetExempt(c.id);  // its lease messages never wait behind its own reports
     c.job = AdoptProcess(c, hello.job_id);
     if (c.job == 0) return Drop(c.id, "cannot record the job");
     jobs_.at(c.job)->shims.insert(c.id);

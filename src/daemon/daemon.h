@@ -19,6 +19,7 @@
 #include "policy/admission.h"
 #include "policy/arbiter.h"
 #include "daemon/checkpoint_helper.h"
+#include "daemon/peer_table.h"
 #include "ipc/job_end.h"
 #include "base/config.h"
 #include "ipc/frame_io.h"
@@ -42,10 +43,10 @@ struct DaemonOptions {
   std::string self_exe;   // this binary, to start job supervisors
 };
 
-class Daemon {
+class Daemon : private PeerEvents {
  public:
   explicit Daemon(DaemonOptions options);
-  ~Daemon();
+  ~Daemon() override;
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
@@ -58,39 +59,22 @@ class Daemon {
   bool busy() const { return busy_; }
 
  private:
-  // One peer. Its life ends in exactly one place: Drop() marks it closing and undoes what it
-  // owned (lease, memory, job); the loop's Reap() closes and erases it after the event that
-  // dropped it. A closing connection is never read, written or dispatched again.
+  // One peer's session: who it is and what it holds. Its bytes are the PeerTable's. Its life
+  // ends in exactly one place: Drop() marks it closing (and closes its peer) and undoes what
+  // it owned (lease, memory, job); the PeerTable's Reap erases it (OnReaped) after the event
+  // that dropped it. A closing connection is never read, written or dispatched again.
   struct Connection {
     enum class Kind { kUnknown, kShim, kRunner, kCli };
-    int fd = -1;
     ConnId id = 0;
     Kind kind = Kind::kUnknown;
     pid_t pid = 0;  // SO_PEERCRED
     uid_t uid = 0;  // SO_PEERCRED
-    FrameBuffer in{proto::kMaxRequestPayload};
-    std::string out;    // frames not yet taken by the socket (non-blocking writes)
     bool closing = false;
-    std::optional<TimePoint> partial_since;  // an incomplete frame began arriving then
-    TimePoint out_since{};                   // `out` became non-empty, or last moved
     JobId job = 0;
     std::map<GpuKey, uint64_t> prepared;  // shim: host bytes it was asked to pin, per GPU
     std::set<GpuKey> watched;             // shim: GPUs it reports idle gaps on (kGapWatch)
     bool exiting = false;  // shim: released with kExit (its process exits; never checkpointed)
   };
-  // Bounds on what peers may make the daemon hold (DESIGN.md section 7: a slow, hung or
-  // hostile client never blocks the loop or grows the daemon without limit).
-  // Connections at once: every process of every job holds one; past this, new ones are closed.
-  static constexpr size_t kMaxConnections = 4096;
-  // Unsent bytes per peer: one status reply at its largest, plus lease messages.
-  static constexpr size_t kMaxOutputBytes = proto::kMaxReplyPayload + (1u << 20);
-  // Received bytes not yet dispatched, over all peers (16 requests at their largest).
-  static constexpr size_t kMaxBufferedInput = 16ull * proto::kMaxRequestPayload;
-  // gshare's clients send each frame with one write: one that stays incomplete this long is
-  // a stalled or hostile peer. The same bound holds for a peer that takes none of its output.
-  static constexpr Millis kPeerDeadline{10000};
-  // Pause of accept() after EMFILE/ENFILE, so a descriptor shortage does not spin the loop.
-  static constexpr Millis kAcceptBackoff{100};
   struct ActiveJob {
     JobRecord record;
     bool ended = false;  // the runner reported the end (or vanished)
@@ -116,28 +100,21 @@ class Daemon {
 
   Status Setup(int ready_fd, bool* busy);
   void Loop();
-  void Accept();
-  void OnReadable(ConnId id);
+  // PeerEvents: the PeerTable's peers become connections (this user's and root's only),
+  // their frames are dispatched, their losses dropped, their erasure forgotten.
+  bool OnAccepted(ConnId id, pid_t pid, uid_t uid) override;
+  void OnFrame(ConnId id, const Frame& frame) override;
+  void OnLost(ConnId id, const std::string& why) override;
+  void OnReaped(ConnId id) override;
   // Marks the connection closing and releases what it held; safe to call again, and from
-  // anything it triggers (the connection stays in conns_ until Reap).
+  // anything it triggers (the connection stays in conns_ until the PeerTable reaps it).
   void Drop(ConnId id, const std::string& why);
-  // Closes and erases the connections dropped since the last call.
-  void Reap();
   // The connection if it exists and is not closing, else nullptr.
   Connection* Live(ConnId id);
-  // Queues `bytes` for the peer and writes what the socket takes now, without blocking.
-  // False (and the peer dropped) when the peer is gone or lets its output grow past
-  // kMaxOutputBytes; false without a drop when the connection was already closing.
+  // Queues `bytes` for the peer (PeerTable::Send). False when the peer is gone or closing, or
+  // when it lets its output grow past its bound (it is dropped then).
   bool Send(Connection& c, std::string_view bytes);
   bool Send(ConnId id, std::string_view bytes);
-  void Flush(Connection& c);  // writes what the socket takes of c.out
-  // Dispatches the complete frames of c.in while the peer is not Blocked.
-  void ProcessInput(Connection& c);
-  // A peer (not a shim) with output it has not taken: its requests wait (back-pressure).
-  bool Blocked(const Connection& c) const;
-  // Drops peers past kPeerDeadline; returns the earliest deadline still ahead.
-  std::optional<TimePoint> ExpirePeers(TimePoint now);
-  void FlushBeforeExit();  // gives pending replies (the shutdown's own) up to a second
   void Dispatch(Connection& c, const Frame& f);
   void OnShimFrame(Connection& c, const Frame& f);
   // Records a GPU a shim names; false (and the peer dropped) past kMaxGpus distinct GPUs, so
@@ -261,15 +238,13 @@ class Daemon {
   Arbiter arbiter_;
   std::unique_ptr<JobStore> store_;
   int listen_fd_ = -1;
-  std::optional<TimePoint> accept_paused_until_;
-  size_t buffered_in_ = 0;  // sum of the connections' unparsed input
+  PeerTable peers_{this, PeerTable::Limits{}, proto::kMaxRequestPayload};
   int lock_fd_ = -1;
   int socket_lock_fd_ = -1;
   bool busy_ = false;
   SystemdNotify notify_;
   int signal_pipe_[2] = {-1, -1};
   bool stopping_ = false;
-  ConnId next_conn_ = 1;
   std::map<ConnId, std::unique_ptr<Connection>> conns_;
   std::map<JobId, std::unique_ptr<ActiveJob>> jobs_;
   struct GpuInfo {

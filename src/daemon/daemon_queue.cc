@@ -389,7 +389,9 @@ void Daemon::OnRunStarted(Connection& c, const json& req) {
   ActiveJob& job = *jobs_.at(c.job);
   job.record.pid = parsed->pid;
   job.record.state = JobState::kRunning;
-  if (!job.record.start_time) job.record.start_time = WallNow();
+  // The job started now, whenever admission stored it RUNNING: a supervisor that could attach
+  // only to the next daemon (this one died meanwhile) starts its job seconds later.
+  job.record.start_time = WallNow();
   SaveRecord(job.record);
   Reply(c, ToJsonText(json{{"ok", true}}));
   // Cancelled while its supervisor was starting it.

@@ -22,18 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "policy/types.h"
+
 namespace gshare {
-
-using ConnId = uint64_t;
-using JobId = uint64_t;
-using GpuKey = std::string;  // "GPU-<uuid>" as the shim reports it
-using TimePoint = std::chrono::steady_clock::time_point;
-using Millis = std::chrono::milliseconds;
-
-// Seconds from `from` to `to`.
-inline double Seconds(TimePoint from, TimePoint to) {
-  return std::chrono::duration<double>(to - from).count();
-}
 
 struct LeaseAction {
   // kContended: tell a holding connection that another job waits (it then bounds the

@@ -6,6 +6,7 @@ pending jobs run. And no job whose id `submit` printed is lost to a kill -9 at a
 import os
 import random
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -97,6 +98,17 @@ class QueueRestartTest(TestCase):
     def state(self, jid):
         return self.h.queue_jobs()[jid]
 
+    @staticmethod
+    def accepts(path):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(path)
+            return True
+        except OSError:
+            return False
+        finally:
+            s.close()
+
     def start_group_daemon(self):
         """`gshare daemon --foreground` in a process group of its own, as systemd starts it in
         its unit's cgroup; returns its pid once it serves."""
@@ -104,7 +116,9 @@ class QueueRestartTest(TestCase):
         p = subprocess.Popen(h.gshare_argv("daemon", "--foreground"), env=h.env, stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=os.setpgrp)
         self.addCleanup(lambda: p.poll() is None and p.kill())
-        h.wait_for(lambda: os.path.exists(h.socket) or p.poll() is not None, 30, "the daemon to listen")
+        # The killed daemon's socket file stays: wait until this one accepts, without a client
+        # that would start a daemon of its own meanwhile.
+        h.wait_for(lambda: self.accepts(h.socket) or p.poll() is not None, 30, "the daemon to listen")
         self.assertIsNone(p.poll(), "the daemon exited")
         self.assertEqual(h.daemon_pid(), p.pid)
         return p
