@@ -2,7 +2,8 @@
 # Runs every test gshare has that needs no GPU: builds (installing build dependencies on
 # Debian 12 when missing), then ctest: unit tests (doctest) and end-to-end tests of the
 # daemon, the CLI and the shim against the fake libcuda of test/fake_cuda; then the libFuzzer
-# targets of test/fuzz, GSHARE_FUZZ_SECONDS (5) each.
+# targets of test/fuzz, GSHARE_FUZZ_SECONDS (5) each; then clang's thread-safety analysis of
+# the shim (scripts/check_thread_safety.sh).
 # The build is build-ci/, with AddressSanitizer and UBSan in the daemon, the CLI and the unit
 # tests (GSHARE_SANITIZE): a sanitizer error fails the test it happens in. build/ (scripts/
 # setup.sh) stays a plain build. The fuzz targets are built with clang in build-fuzz/.
@@ -26,4 +27,6 @@ status=0
 step "ctest"
 GSHARE_FUZZ_SECONDS=${GSHARE_FUZZ_SECONDS:-5} bash test/fuzz/run.sh build-fuzz || status=$?
 step "fuzzing"
+bash scripts/check_thread_safety.sh || status=$?
+step "thread safety"
 exit $status

@@ -26,7 +26,7 @@ int ContextRegistry::Register(gs_cuda::CUcontext ctx) {
   gs_cuda::CUdevice device = -1;
   if (Extras().cuCtxGetDevice(&device) != gs_cuda::CUDA_SUCCESS) return -1;
   if (device < 0 || device >= kMaxDevices) return -1;
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   int n = count_.load(std::memory_order_relaxed);
   bool known = false;
   for (int i = 0; i < n; ++i) {
@@ -39,22 +39,22 @@ int ContextRegistry::Register(gs_cuda::CUcontext ctx) {
     entries_[n] = {ctx, device};
     count_.store(n + 1, std::memory_order_release);
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   return device;
 }
 
 void ContextRegistry::Forget(gs_cuda::CUcontext ctx) {
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   int n = count_.load(std::memory_order_relaxed);
   for (int i = 0; i < n; ++i) {
     if (entries_[i].ctx == ctx) entries_[i].ctx = nullptr;
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   if (t_ctx == ctx) t_ctx = nullptr;
 }
 
 void ContextRegistry::ResetAfterFork() {
-  pthread_mutex_init(&mu_, nullptr);
+  mu_.ReinitAfterFork();
   count_.store(0, std::memory_order_relaxed);
   t_ctx = nullptr;
   t_device = -1;

@@ -4,11 +4,10 @@
 // Register/Find: any thread; ForEach: the lease client thread.
 #pragma once
 
-#include <pthread.h>
-
 #include <atomic>
 
 #include "hooks/cuda_abi.h"
+#include "mutex.h"
 
 namespace gshare::shim {
 
@@ -23,9 +22,12 @@ class ContextRegistry {
   // Costs one cuCtxGetCurrent when the context is the one this thread used last.
   int CurrentDevice();
 
-  // Calls fn(ctx) for every context seen on `device`.
+  // Calls fn(ctx) for every context seen on `device`. Reads entries_ without mu_ (so the
+  // lease thread never waits on submitting threads), which the analysis cannot express:
+  // entries below count_ (acquire) were published by Register's release store and stay in
+  // place; a Forget or a device change made meanwhile may or may not be seen.
   template <typename Fn>
-  void ForEach(int device, Fn fn) {
+  void ForEach(int device, Fn fn) NO_THREAD_SAFETY_ANALYSIS {
     int n = count_.load(std::memory_order_acquire);
     for (int i = 0; i < n; ++i) {
       if (entries_[i].device == device && entries_[i].ctx != nullptr) fn(entries_[i].ctx);
@@ -33,21 +35,21 @@ class ContextRegistry {
   }
 
   // Forgets `ctx` (cuCtxDestroy).
-  void Forget(gs_cuda::CUcontext ctx);
+  void Forget(gs_cuda::CUcontext ctx) EXCLUDES(mu_);
 
   // In the child after fork(): contexts do not survive a fork.
   void ResetAfterFork();
 
  private:
-  int Register(gs_cuda::CUcontext ctx);
+  int Register(gs_cuda::CUcontext ctx) EXCLUDES(mu_);
   static constexpr int kMaxContexts = 256;
   struct Entry {
     gs_cuda::CUcontext ctx;
     int device;
   };
-  Entry entries_[kMaxContexts] = {};
-  std::atomic<int> count_{0};
-  pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;  // guards appends to entries_
+  Mutex mu_;  // guards changes to entries_ (appends, forgetting); ForEach reads without it
+  Entry entries_[kMaxContexts] GUARDED_BY(mu_) = {};
+  std::atomic<int> count_{0};  // written under mu_
 };
 
 }  // namespace gshare::shim

@@ -25,6 +25,7 @@ uint64_t Bit(int device) { return uint64_t{1} << device; }
 }  // namespace
 
 using lease::g;
+using lease::g_mu;
 using lease::g_gates;
 using lease::NowNs;
 
@@ -37,7 +38,7 @@ void GapBegins() {
     for (uint64_t m = watch; m != 0; m &= m - 1) g_gates[__builtin_ctzll(m)].ClearActive();
   }
   if (g_stretch_due.load(std::memory_order_relaxed) == 0) return;
-  pthread_mutex_lock(&g.mu);
+  g_mu.Lock();
   uint64_t due = g_stretch_due.exchange(0, std::memory_order_relaxed);
   for (uint64_t m = due; m != 0; m &= m - 1) {
     int i = __builtin_ctzll(m);
@@ -47,7 +48,7 @@ void GapBegins() {
     d.stretch_until_ns = now + d.stretch_ms.load(std::memory_order_relaxed) * 1'000'000;
     g_gates[i].Close();
   }
-  pthread_mutex_unlock(&g.mu);
+  g_mu.Unlock();
 }
 
 void GapEnds(int device) {
@@ -78,7 +79,7 @@ void SendGap(int device) {
 }
 
 void HandleGapWatch(const proto::LeaseMsg& m) {
-  pthread_mutex_lock(&g.mu);
+  g_mu.Lock();
   int device = DeviceOfUuid(m.gpu);
   if (device >= 0) {
     DeviceState& d = g.dev[device];
@@ -91,11 +92,11 @@ void HandleGapWatch(const proto::LeaseMsg& m) {
       StopGapWatch(device);
     }
   }
-  pthread_mutex_unlock(&g.mu);
+  g_mu.Unlock();
 }
 
 void HandleStretch(const proto::LeaseMsg& m) {
-  pthread_mutex_lock(&g.mu);
+  g_mu.Lock();
   int device = DeviceOfUuid(m.gpu);
   if (device >= 0) {
     DeviceState& d = g.dev[device];
@@ -105,7 +106,7 @@ void HandleStretch(const proto::LeaseMsg& m) {
       g_stretch_due.fetch_or(Bit(device), std::memory_order_relaxed);
     }
   }
-  pthread_mutex_unlock(&g.mu);
+  g_mu.Unlock();
 }
 
 void ResetGapWatchAfterFork() {
@@ -122,7 +123,7 @@ void StopGapWatch(int device) {
   if (d.stretched && d.holding && !d.dropping) g_gates[device].Open();
   d.stretched = false;
   d.stretch_until_ns = 0;
-  pthread_cond_broadcast(&g.cv);
+  pthread_cond_broadcast(&g_cv);
 }
 
 bool WaitStretch(int device) {
@@ -139,7 +140,7 @@ bool WaitStretch(int device) {
   int64_t ns = ts.tv_nsec + left;
   ts.tv_sec += ns / 1'000'000'000;
   ts.tv_nsec = ns % 1'000'000'000;
-  pthread_cond_timedwait(&g.cv, &g.mu, &ts);
+  pthread_cond_timedwait(&g_cv, g_mu.native(), &ts);
   return true;
 }
 

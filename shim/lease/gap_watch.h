@@ -44,19 +44,10 @@ namespace lease {
 
 inline constexpr int64_t kMinGapNs = 1'000'000;  // 1 ms
 
-// Lease thread, g.mu held: sends the gap published since the last call, if any.
-void SendGap(int device);
-// Lease thread: kGapWatch and kStretchGap from the daemon.
-void HandleGapWatch(const proto::LeaseMsg& m);
-void HandleStretch(const proto::LeaseMsg& m);
-// g.mu held: the lease on `device` ends (a release): no more reports or stretches.
-void StopGapWatch(int device);
 // In a forked child (async-signal-safe: atomic stores only): nothing watched or due.
 void ResetGapWatchAfterFork();
-// EnterSlow, g.mu held, the gate closed: while a stretch holds the gate, waits for its end
-// (or a release) and returns true; reopens the gate when the stretch is over. False when no
-// stretch holds the gate.
-bool WaitStretch(int device);
+// The lease thread's side (SendGap, HandleGapWatch, HandleStretch, StopGapWatch,
+// WaitStretch) is declared in lease_state.h, next to the lock it needs.
 
 }  // namespace lease
 }  // namespace gshare::shim

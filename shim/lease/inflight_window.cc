@@ -1,13 +1,12 @@
 // The in-flight window: a ring of events per device, used only while another job waits.
 #include "lease/inflight_window.h"
 
-#include <pthread.h>
-
 #include <cstdlib>
 
 #include "hooks/context_registry.h"
 #include "hooks/real_driver.h"
 #include "memory/vmm_driver.h"
+#include "mutex.h"
 
 namespace gshare::shim {
 namespace {
@@ -17,11 +16,11 @@ using namespace gs_cuda;
 constexpr int kFences = 4;  // W: events outstanding per device
 
 struct Ring {
-  pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-  CUcontext ctx = nullptr;  // the events' context; other contexts are not windowed
-  CUevent events[kFences] = {};
-  int head = 0;   // oldest outstanding
-  int count = 0;  // outstanding
+  Mutex mu;  // held while a full window waits for its oldest fence
+  CUcontext ctx GUARDED_BY(mu) = nullptr;  // the events' context; other contexts are not windowed
+  CUevent events[kFences] GUARDED_BY(mu) = {};
+  int head GUARDED_BY(mu) = 0;   // oldest outstanding
+  int count GUARDED_BY(mu) = 0;  // outstanding
   std::atomic<uint32_t> submissions{0};
 };
 
@@ -55,7 +54,7 @@ void InflightWindow::AfterSubmission(int device, CUstream stream, bool per_threa
   CUcontext ctx = nullptr;
   if (x.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == nullptr) return;
   if (stream == nullptr && per_thread) stream = CuStreamPerThread();
-  pthread_mutex_lock(&r.mu);
+  r.mu.Lock();
   if (r.ctx == nullptr) {
     bool ok = true;
     for (CUevent& e : r.events) ok = ok && x.cuEventCreate(&e, kEventDisableTiming) == CUDA_SUCCESS;
@@ -72,13 +71,15 @@ void InflightWindow::AfterSubmission(int device, CUstream stream, bool per_threa
     CUevent e = r.events[(r.head + r.count) % kFences];
     if (x.cuEventRecord(e, stream) == CUDA_SUCCESS) ++r.count;
   }
-  pthread_mutex_unlock(&r.mu);
+  r.mu.Unlock();
 }
 
-void InflightWindow::ResetAfterFork() {
+// In the fork child's atfork handler: its only thread writes the rings without their locks
+// (fresh ones; taking a lock is not async-signal-safe), which the analysis cannot know.
+void InflightWindow::ResetAfterFork() NO_THREAD_SAFETY_ANALYSIS {
   for (int i = 0; i < kMaxDevices; ++i) {
     Ring& r = g_rings[i];
-    pthread_mutex_init(&r.mu, nullptr);
+    r.mu.ReinitAfterFork();
     r.ctx = nullptr;  // the parent's events mean nothing here
     r.head = r.count = 0;
     contended_[i].store(false, std::memory_order_relaxed);

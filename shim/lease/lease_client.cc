@@ -1,10 +1,11 @@
 // The lease client: connection, background thread, release protocol. Its memory side
 // (reports, swap-in at a grant, evictions) is lease_memory.cc; shared state is lease_state.h.
 //
-// Locking: `mu` guards the per-device flags, the connection state and the condition
-// variable that submitting threads wait on. `send_mu` serializes writes to the socket.
-// The slow release work (draining the gate, synchronizing contexts) runs with neither
-// held, so submitting threads can queue up on `cv` meanwhile.
+// Locking: `g_mu` guards the per-device flags, the connection state and the condition
+// variable `g_cv` that submitting threads wait on (lease_state.h marks what it guards).
+// `g.send_mu` serializes writes to the socket. The slow release work (draining the gate,
+// synchronizing contexts) runs with neither held, so submitting threads can queue up on
+// `g_cv` meanwhile.
 #include "lease/lease_client.h"
 #include "lease/lease_state.h"
 
@@ -53,6 +54,8 @@ constexpr int kMaxDaemonTimeoutMs = 3600 * 1000;
 // idle and early releases.
 constexpr int kTickMs = 20;
 
+constinit Mutex g_mu;
+pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
 State g;
 DeviceGate g_gates[kMaxDevices];
 
@@ -88,10 +91,8 @@ bool SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len) {
   proto::FrameHeader h = proto::MakeHeader(type, len);
   std::memcpy(buf, &h, sizeof h);
   std::memcpy(buf + sizeof h, payload, len);
-  pthread_mutex_lock(&g.send_mu);
-  bool ok = WriteAll(fd, buf, sizeof h + len);
-  pthread_mutex_unlock(&g.send_mu);
-  return ok;
+  MutexLock lock(g.send_mu);
+  return WriteAll(fd, buf, sizeof h + len);
 }
 
 void EnsureUuid(int device) {
@@ -183,8 +184,8 @@ int Connect() {
   return fd;
 }
 
-// Connects and says hello. REQUIRES: g.mu held.
-bool ConnectLocked() {
+// Connects and says hello.
+bool ConnectLocked() REQUIRES(g_mu) {
   g.fd = Connect();
   return g.fd >= 0;
 }
@@ -248,8 +249,8 @@ bool AwaitPong(int fd) {
   }
 }
 
-// Daemon unreachable or gone: fail open. REQUIRES: g.mu held.
-void GoUngatedLocked(const char* why) {
+// Daemon unreachable or gone: fail open.
+void GoUngatedLocked(const char* why) REQUIRES(g_mu) {
   if (g.fd >= 0) {
     shutdown(g.fd, SHUT_RDWR);
     if (g.dead_fd >= 0) close(g.dead_fd);
@@ -267,7 +268,7 @@ void GoUngatedLocked(const char* why) {
     g.warned = true;
     Warn("%s %s; the job runs without GPU sharing", why, g.socket_path);
   }
-  pthread_cond_broadcast(&g.cv);
+  pthread_cond_broadcast(&g_cv);
 }
 
 void SyncContexts(int device) {
@@ -281,7 +282,7 @@ void SyncContexts(int device) {
 }
 
 // Closes the gate, drains, synchronizes and acknowledges. Called by the client thread
-// with g.mu NOT held and d.dropping already set.
+// with g_mu not held and d.dropping already set.
 void Release(int device, proto::ReleaseReason reason) {
   // A checkpoint-engine process whose interpreter is shutting down says so: the daemon then
   // leaves its memory to go with the process instead of checkpointing it (interpreter_exit.h).
@@ -298,7 +299,7 @@ void Release(int device, proto::ReleaseReason reason) {
   }
   bool exiting = reason == proto::ReleaseReason::kExit;
   if (exiting && SwapSpace::Get().On()) SwapSpace::Get().Discard(device);
-  pthread_mutex_lock(&g.mu);
+  g_mu.Lock();
   DeviceState& d = g.dev[device];
   if (exiting && d.uuid_known) SendReport(device, 0, 0, 0, 0);  // before the release
   d.holding = false;
@@ -309,25 +310,25 @@ void Release(int device, proto::ReleaseReason reason) {
   InflightWindow::SetContended(device, false);
   SendLease(proto::MsgType::kLeaseReleased, device, d.epoch, static_cast<uint32_t>(reason));
   if (d.waiters > 0) d.requested = RequestLease(device);
-  pthread_mutex_unlock(&g.mu);
+  g_mu.Unlock();
 }
 
 // Another job waits: bound the queued work until this grant ends.
 void HandleContended(const proto::LeaseMsg& m) {
-  pthread_mutex_lock(&g.mu);
+  g_mu.Lock();
   int device = DeviceOfUuid(m.gpu);
   if (device >= 0 && g.dev[device].holding && g.dev[device].epoch == m.epoch) {
     InflightWindow::SetContended(device, true);
     g.dev[device].handoff_ms = GapPredictor::HandoffMs(m.bytes);
   }
-  pthread_mutex_unlock(&g.mu);
+  g_mu.Unlock();
 }
 
 void HandleDrop(const proto::LeaseMsg& m) {
-  pthread_mutex_lock(&g.mu);
+  g_mu.Lock();
   int device = DeviceOfUuid(m.gpu);
   if (device < 0) {
-    pthread_mutex_unlock(&g.mu);
+    g_mu.Unlock();
     return;
   }
   DeviceState& d = g.dev[device];
@@ -336,16 +337,16 @@ void HandleDrop(const proto::LeaseMsg& m) {
     // so the daemon never waits on us; it ignores acknowledgements it does not expect.
     SendLease(proto::MsgType::kLeaseReleased, device, m.epoch,
               static_cast<uint32_t>(proto::ReleaseReason::kDropped));
-    pthread_mutex_unlock(&g.mu);
+    g_mu.Unlock();
     return;
   }
   if (g_active_captures.load(std::memory_order_acquire) > 0) {
     d.drop_deferred = true;  // synchronizing now would invalidate the capture
-    pthread_mutex_unlock(&g.mu);
+    g_mu.Unlock();
     return;
   }
   d.dropping = true;
-  pthread_mutex_unlock(&g.mu);
+  g_mu.Unlock();
   Release(device, proto::ReleaseReason::kDropped);
 }
 
@@ -361,7 +362,7 @@ void Tick() {
   bool waited = g_gpu_waited.exchange(false, std::memory_order_relaxed) ||
                 g_syncing.load(std::memory_order_relaxed) > 0;
   for (int i = 0; i < kMaxDevices; ++i) {
-    pthread_mutex_lock(&g.mu);
+    g_mu.Lock();
     DeviceState& d = g.dev[i];
     bool release = false;
     proto::ReleaseReason reason = proto::ReleaseReason::kDropped;
@@ -397,7 +398,7 @@ void Tick() {
       EnsureUuid(i);
       if (d.uuid_known) SendReport(i, 0, 0, 0, 0);
     }
-    pthread_mutex_unlock(&g.mu);
+    g_mu.Unlock();
     if (release) Release(i, reason);
   }
 }
@@ -442,14 +443,14 @@ bool ReceiveOne(int fd) {
 void* ClientThread(void*) {
   HeardFromDaemon();
   for (;;) {
-    pthread_mutex_lock(&g.mu);
+    g_mu.Lock();
     if (g.dead_fd >= 0) {
       close(g.dead_fd);
       g.dead_fd = -1;
     }
     int fd = g.fd;
     bool ungated = g.ungated;
-    pthread_mutex_unlock(&g.mu);
+    g_mu.Unlock();
     if (ungated) {
       struct timespec ts = {kReconnectMs / 1000, (kReconnectMs % 1000) * 1000000L};
       nanosleep(&ts, nullptr);
@@ -458,28 +459,28 @@ void* ClientThread(void*) {
         close(fresh);  // a stopped daemon: connect() worked, nobody answers
         fresh = -1;
       }
-      pthread_mutex_lock(&g.mu);
+      g_mu.Lock();
       if (fresh >= 0) {
         // The daemon is back: return to gated operation. Close every gate first so no
         // submission slips between now and the first grant.
         g.fd = fresh;
         g.ungated = false;
         HeardFromDaemon();
-        pthread_mutex_unlock(&g.mu);
+        g_mu.Unlock();
         for (int i = 0; i < kMaxDevices; ++i) g_gates[i].CloseAndDrain();
         for (int i = 0; i < kMaxDevices; ++i) {
           SyncContexts(i);
           SwapSpace::Get().SetRunning(i, false);
         }
         Warn("reconnected to the gshare daemon; GPU sharing resumed");
-        pthread_mutex_lock(&g.mu);
+        g_mu.Lock();
         for (int i = 0; i < kMaxDevices; ++i) {
           g.dev[i].bytes_dirty.store(g.dev[i].uuid_known || g.dev[i].bytes.load() != 0,
                                      std::memory_order_relaxed);
         }
-        pthread_cond_broadcast(&g.cv);
+        pthread_cond_broadcast(&g_cv);
       }
-      pthread_mutex_unlock(&g.mu);
+      g_mu.Unlock();
       continue;
     }
     struct pollfd p = {fd, POLLIN, 0};
@@ -492,10 +493,10 @@ void* ClientThread(void*) {
       live = CheckLiveness(fd);
     }
     if (live != Liveness::kAlive) {
-      pthread_mutex_lock(&g.mu);
+      g_mu.Lock();
       GoUngatedLocked(live == Liveness::kHung ? "the gshare daemon stopped answering at"
                                               : "lost the connection to the gshare daemon at");
-      pthread_mutex_unlock(&g.mu);
+      g_mu.Unlock();
       continue;
     }
     Tick();
@@ -515,7 +516,7 @@ pid_t g_exit_pid = 0;
 void ReleaseAtExit() {
   if (getpid() != g_exit_pid) return;
   for (int i = 0; i < kMaxDevices; ++i) {
-    pthread_mutex_lock(&g.mu);
+    g_mu.Lock();
     DeviceState& d = g.dev[i];
     bool connected = g.fd >= 0 && !g.ungated;
     bool quiet = d.waiters == 0 && !d.dropping && !g_gates[i].Busy();
@@ -523,7 +524,7 @@ void ReleaseAtExit() {
     bool discard = connected && quiet && !d.holding && !d.requested && d.uuid_known &&
                    SwapSpace::Get().On();
     if (held) d.dropping = true;
-    pthread_mutex_unlock(&g.mu);
+    g_mu.Unlock();
     if (held) {
       Release(i, proto::ReleaseReason::kExit);
     } else if (discard && SwapSpace::Get().Discard(i) > 0) {
@@ -533,8 +534,7 @@ void ReleaseAtExit() {
 }
 
 // Starts the connection and the thread on first use in this process.
-// REQUIRES: g.mu held.
-void EnsureStartedLocked() {
+void EnsureStartedLocked() REQUIRES(g_mu) {
   if (g.started) return;
   g.started = true;
   static bool atfork_registered = false;
@@ -584,7 +584,7 @@ LeaseClient& LeaseClient::Get() { return g_client; }
 
 void LeaseClient::EnterSlow(int device) {
   DeviceGate& gate = g_gates[device];
-  pthread_mutex_lock(&g.mu);
+  g_mu.Lock();
   EnsureStartedLocked();
   DeviceState& d = g.dev[device];
   ++d.waiters;
@@ -606,20 +606,22 @@ void LeaseClient::EnterSlow(int device) {
         continue;
       }
     }
-    pthread_cond_wait(&g.cv, &g.mu);
+    pthread_cond_wait(&g_cv, g_mu.native());
   }
   --d.waiters;
-  pthread_mutex_unlock(&g.mu);
+  g_mu.Unlock();
 }
 
-void ChildAfterFork() {
+// Writes the lease state without g_mu, which the analysis cannot allow: the child's only
+// thread runs this, and the lock is made anew here (locking is not async-signal-safe).
+void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS {
   // Only async-signal-safe work: the child has one thread and no connection of its own.
   if (g.fd >= 0) close(g.fd);
   if (g.dead_fd >= 0) close(g.dead_fd);
   g.fd = g.dead_fd = -1;
-  pthread_mutex_init(&g.mu, nullptr);
-  pthread_mutex_init(&g.send_mu, nullptr);
-  pthread_cond_init(&g.cv, nullptr);
+  g_mu.ReinitAfterFork();
+  g.send_mu.ReinitAfterFork();
+  pthread_cond_init(&g_cv, nullptr);
   g.started = false;
   g.ungated = false;
   g_ping_sent_ms = 0;

@@ -54,11 +54,11 @@ bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
   m.epoch = epoch;
   m.swapin_ns = swapin_ns;
   m.swapin_bytes = swapin_bytes;
-  return SendFrame(g.fd, proto::MsgType::kMemReport, &m, sizeof m);
+  return SendFrame(FdUnlocked(), proto::MsgType::kMemReport, &m, sizeof m);
 }
 
 // Asks for the lease on `device`, after a memory report: the daemon decides between
-// shared and exclusive mode on what the process holds now. REQUIRES: g.mu held.
+// shared and exclusive mode on what the process holds now.
 bool RequestLease(int device) {
   if ((SwapSpace::Get().On() || ManagedSpace::Get().On() || CheckpointEngineOn()) &&
       g.dev[device].uuid_known) {
@@ -119,10 +119,10 @@ bool SwapInForGrant(int device, uint64_t* moved) {
 }
 
 void HandleGrant(const proto::LeaseMsg& m) {
-  pthread_mutex_lock(&g.mu);
+  g_mu.Lock();
   int device = DeviceOfUuid(m.gpu);
   if (device < 0) {
-    pthread_mutex_unlock(&g.mu);
+    g_mu.Unlock();
     return;
   }
   DeviceState& d = g.dev[device];
@@ -140,7 +140,7 @@ void HandleGrant(const proto::LeaseMsg& m) {
   bool swap_in = swap.On() && !d.dropping && !swap.Running(device);
   bool prefetch = ManagedSpace::Get().On() && !d.dropping &&
                   ManagedSpace::Get().Resident(device) == 0;
-  pthread_mutex_unlock(&g.mu);
+  g_mu.Unlock();
   if (prefetch) {
     uint64_t ns = 0;
     uint64_t moved = ManagedSpace::Get().Prefetch(device, true, &ns);
@@ -157,31 +157,31 @@ void HandleGrant(const proto::LeaseMsg& m) {
       // It cannot run without its memory: give the lease back, ask again a moment later.
       struct timespec ts = {0, 200 * 1000 * 1000};
       nanosleep(&ts, nullptr);
-      pthread_mutex_lock(&g.mu);
+      g_mu.Lock();
       d.dropping = true;
-      pthread_mutex_unlock(&g.mu);
+      g_mu.Unlock();
       Release(device, proto::ReleaseReason::kDropped);
       return;
     }
     // SwapIn marked the process running on `device` under the engine's lock.
   }
-  pthread_mutex_lock(&g.mu);
+  g_mu.Lock();
   if (d.holding && !d.dropping && d.epoch == m.epoch) {
     // The idle clock starts when work can go out: a swap-in may take longer than
     // idle_release, with the job's threads blocked in the engine (allocating), not at the gate.
     d.Active(NowMs());
     g_gates[device].Open();
   }
-  pthread_cond_broadcast(&g.cv);
-  pthread_mutex_unlock(&g.mu);
+  pthread_cond_broadcast(&g_cv);
+  g_mu.Unlock();
 }
 
 // The daemon needs room on the GPU: move memory to the host (only while not running there).
 void HandleEvict(const proto::LeaseMsg& m) {
-  pthread_mutex_lock(&g.mu);
+  g_mu.Lock();
   int device = DeviceOfUuid(m.gpu);
   bool stopped = device >= 0 && !g.dev[device].holding && !g.dev[device].dropping;
-  pthread_mutex_unlock(&g.mu);
+  g_mu.Unlock();
   if (device < 0) return;
   SwapSpace& swap = SwapSpace::Get();
   if (stopped && swap.On() && !swap.Running(device)) swap.Evict(device, m.bytes);

@@ -1,6 +1,7 @@
 // Internal to the lease client (lease_client.cc: connection, thread, release protocol;
-// lease_memory.cc: memory reports, grants with swap-in, evictions). Not for other files.
-// Locking as described in lease_client.cc: `g.mu` guards the per-device flags and the
+// lease_memory.cc: memory reports, grants with swap-in, evictions; gap_watch.cc: the lease
+// thread's side of gap reports and stretches). Not for other files.
+// Locking as described in lease_client.cc: `g_mu` guards the per-device flags and the
 // connection state, `g.send_mu` serializes socket writes.
 #pragma once
 
@@ -15,10 +16,16 @@
 #include "lease/device_gate.h"
 #include "lease/gap_predictor.h"
 #include "gshare/protocol.h"
+#include "mutex.h"
 
 namespace gshare::shim::lease {
 
 namespace proto = gshare::proto;
+
+// The lease client's lock: guards what is marked GUARDED_BY(g_mu) below. Threads wait for
+// a grant on g_cv, with g_mu.
+extern Mutex g_mu;
+extern pthread_cond_t g_cv;
 
 inline int64_t NowNs() {
   struct timespec ts;
@@ -27,39 +34,41 @@ inline int64_t NowNs() {
 }
 inline int64_t NowMs() { return NowNs() / 1000000; }
 
+// The atomics need no lock. uuid_known and uuid are set once, under g_mu (EnsureUuid), and
+// never change after: they are read without g_mu too.
 struct DeviceState {
-  bool requested = false;   // a request is outstanding
-  bool holding = false;     // the daemon granted us the lease (gate may be open)
-  bool dropping = false;    // a release is in progress
-  bool drop_deferred = false;  // DROP arrived during a stream capture
+  bool requested GUARDED_BY(g_mu) = false;      // a request is outstanding
+  bool holding GUARDED_BY(g_mu) = false;        // the daemon granted the lease (gate may be open)
+  bool dropping GUARDED_BY(g_mu) = false;       // a release is in progress
+  bool drop_deferred GUARDED_BY(g_mu) = false;  // DROP arrived during a stream capture
   bool uuid_known = false;
-  int waiters = 0;          // threads blocked in EnterSlow
-  uint64_t epoch = 0;       // epoch of the current grant
-  int64_t last_active_ms = 0;
+  int waiters GUARDED_BY(g_mu) = 0;             // threads blocked in EnterSlow
+  uint64_t epoch GUARDED_BY(g_mu) = 0;          // epoch of the current grant
+  int64_t last_active_ms GUARDED_BY(g_mu) = 0;
   // Of the idle time since last_active_ms, what the host pool spent registering memory
   // (host_pool.h: it holds up the process's other driver calls, so the job may have been
   // blocked, not idle). Only the early release leaves it out.
-  int64_t registering_ms = 0;
-  void Active(int64_t now_ms) {
+  int64_t registering_ms GUARDED_BY(g_mu) = 0;
+  void Active(int64_t now_ms) REQUIRES(g_mu) {
     last_active_ms = now_ms;
     registering_ms = 0;
   }
   // Early release (gap_predictor.h): the job's idle gaps so far; the cost of one handoff to
   // the waiting job, from the daemon's CONTENDED (-1: nobody waits); an idle release whose
   // gap has not ended yet (the next submission ends it).
-  GapPredictor gaps;
-  int64_t handoff_ms = -1;
-  bool gap_open = false;
+  GapPredictor gaps GUARDED_BY(g_mu);
+  int64_t handoff_ms GUARDED_BY(g_mu) = -1;
+  bool gap_open GUARDED_BY(g_mu) = false;
   proto::GpuUuid uuid{};
   // Gap watch (gap_watch.h): the latest gap GapEnds published and the last one sent
   // (CLOCK_MONOTONIC ns); a stretch ordered, and one holding the gate until stretch_until_ns.
-  bool watching = false;
+  bool watching GUARDED_BY(g_mu) = false;
   std::atomic<int64_t> gap_begin_ns{0};
   std::atomic<int64_t> gap_end_ns{0};
-  int64_t gap_sent_ns = 0;
+  int64_t gap_sent_ns GUARDED_BY(g_mu) = 0;
   std::atomic<int64_t> stretch_ms{0};
-  bool stretched = false;
-  int64_t stretch_until_ns = 0;
+  bool stretched GUARDED_BY(g_mu) = false;
+  int64_t stretch_until_ns GUARDED_BY(g_mu) = 0;
   std::atomic<int64_t> bytes{0};        // allocated past the swap engine
   std::atomic<bool> bytes_dirty{false};  // a memory report is due
   std::atomic<uint64_t> demand{0};
@@ -69,16 +78,16 @@ struct DeviceState {
 // All state has static storage and trivial destruction (the shim must not run
 // destructors at exit while job threads may still submit).
 struct State {
-  pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-  pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-  pthread_mutex_t send_mu = PTHREAD_MUTEX_INITIALIZER;
-  bool started = false;  // thread running (this process)
-  bool ungated = false;  // daemon unreachable: gates forced open
-  bool warned = false;
-  int fd = -1;
+  Mutex send_mu;  // one frame at a time on the socket; guards no data
+  bool started GUARDED_BY(g_mu) = false;  // thread running (this process)
+  bool ungated GUARDED_BY(g_mu) = false;  // daemon unreachable: gates forced open
+  bool warned GUARDED_BY(g_mu) = false;
+  int fd GUARDED_BY(g_mu) = -1;  // read without g_mu only through FdUnlocked()
   // A connection given up while the lease thread may still be polling it: shut down at once,
   // closed by the lease thread itself, so its descriptor number cannot be reused under it.
-  int dead_fd = -1;
+  int dead_fd GUARDED_BY(g_mu) = -1;
+  // The settings below are set by EnsureStartedLocked before the lease thread starts and
+  // only read after that, without g_mu.
   int idle_release_ms = 500;  // as configs/gshare.toml; gshare run passes the config's
   bool early_release = true;  // [scheduler] early_release (GSHARE_EARLY_RELEASE=0: off)
   // A daemon that sends nothing for this long, not even the answer to a ping, is taken for
@@ -93,23 +102,42 @@ struct State {
 extern State g;
 extern DeviceGate g_gates[kMaxDevices];
 
+// g.fd without g_mu, for SendReport, which runs with and without g_mu held (the lease thread
+// between its locked steps, ReleaseAtExit). A connection given up meanwhile is shut down but
+// stays open until the lease thread closes it (dead_fd), so a stale descriptor fails the send.
+inline int FdUnlocked() NO_THREAD_SAFETY_ANALYSIS { return g.fd; }
+
 // Sends one frame; false when the connection is gone. Any thread.
-bool SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len);
-bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason);
-void EnsureUuid(int device);
-int DeviceOfUuid(const proto::GpuUuid& u);
-// Closes the gate, drains, synchronizes and acknowledges; g.mu NOT held, d.dropping set.
-void Release(int device, proto::ReleaseReason reason);
+bool SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len)
+    EXCLUDES(g.send_mu);
+bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason) REQUIRES(g_mu);
+void EnsureUuid(int device) REQUIRES(g_mu);
+int DeviceOfUuid(const proto::GpuUuid& u) REQUIRES(g_mu);
+// Closes the gate, drains, synchronizes and acknowledges; d.dropping set.
+void Release(int device, proto::ReleaseReason reason) EXCLUDES(g_mu);
 
 // lease_memory.cc
 // The ledger entry of this process on `device` (MemReportMsg). Any thread.
 bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
                 uint64_t swapin_bytes);
-// A lease request preceded by a memory report. REQUIRES: g.mu held.
-bool RequestLease(int device);
+// A lease request preceded by a memory report.
+bool RequestLease(int device) REQUIRES(g_mu);
 // Without a daemon: the process's memory comes back and it runs as if alone.
 void RunUngated(int device);
-void HandleGrant(const proto::LeaseMsg& m);
-void HandleEvict(const proto::LeaseMsg& m);
+void HandleGrant(const proto::LeaseMsg& m) EXCLUDES(g_mu);
+void HandleEvict(const proto::LeaseMsg& m) EXCLUDES(g_mu);
+
+// gap_watch.cc (gap_watch.h), the lease thread's side.
+// Sends the gap published since the last call, if any.
+void SendGap(int device) REQUIRES(g_mu);
+// kGapWatch and kStretchGap from the daemon.
+void HandleGapWatch(const proto::LeaseMsg& m) EXCLUDES(g_mu);
+void HandleStretch(const proto::LeaseMsg& m) EXCLUDES(g_mu);
+// The lease on `device` ends (a release): no more reports or stretches.
+void StopGapWatch(int device) REQUIRES(g_mu);
+// EnterSlow, the gate closed: while a stretch holds the gate, waits for its end (or a
+// release) on g_cv and returns true; reopens the gate when the stretch is over. False when no
+// stretch holds the gate.
+bool WaitStretch(int device) REQUIRES(g_mu);
 
 }  // namespace gshare::shim::lease

@@ -32,9 +32,9 @@ bool AllocTable::GrowLocked() {
 }
 
 bool AllocTable::Add(uint64_t key, int device, uint64_t bytes) {
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   if ((used_ + deleted_ + 1) * 10 > capacity_ * 7 && !GrowLocked()) {
-    pthread_mutex_unlock(&mu_);
+    mu_.Unlock();
     return false;
   }
   size_t j = Hash(key) & (capacity_ - 1);
@@ -44,12 +44,12 @@ bool AllocTable::Add(uint64_t key, int device, uint64_t bytes) {
     ++used_;
   }
   slots_[j] = {key, bytes, device, 1};
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   return true;
 }
 
 bool AllocTable::Remove(uint64_t key, int* device, uint64_t* bytes) {
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   bool found = false;
   if (capacity_ != 0) {
     size_t j = Hash(key) & (capacity_ - 1);
@@ -66,15 +66,13 @@ bool AllocTable::Remove(uint64_t key, int* device, uint64_t* bytes) {
       j = (j + 1) & (capacity_ - 1);
     }
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   return found;
 }
 
 size_t AllocTable::size() {
-  pthread_mutex_lock(&mu_);
-  size_t n = used_;
-  pthread_mutex_unlock(&mu_);
-  return n;
+  MutexLock lock(mu_);
+  return used_;
 }
 
 }  // namespace gshare::shim

@@ -4,20 +4,20 @@
 // the hot path). Any thread; not for unsafe contexts.
 #pragma once
 
-#include <pthread.h>
-
 #include <cstddef>
 #include <cstdint>
+
+#include "mutex.h"
 
 namespace gshare::shim {
 
 class AllocTable {
  public:
   // Records `key`. Returns false (and records nothing) when memory for the table runs out.
-  bool Add(uint64_t key, int device, uint64_t bytes);
+  bool Add(uint64_t key, int device, uint64_t bytes) EXCLUDES(mu_);
   // Forgets `key`; returns false when it was unknown, else fills device and bytes.
-  bool Remove(uint64_t key, int* device, uint64_t* bytes);
-  size_t size();
+  bool Remove(uint64_t key, int* device, uint64_t* bytes) EXCLUDES(mu_);
+  size_t size() EXCLUDES(mu_);
 
  private:
   struct Slot {
@@ -26,12 +26,12 @@ class AllocTable {
     int device;
     int state;  // 0 empty, 1 used, 2 deleted
   };
-  bool GrowLocked();
-  pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
-  Slot* slots_ = nullptr;  // GUARDED_BY(mu_)
-  size_t capacity_ = 0;    // GUARDED_BY(mu_), a power of two
-  size_t used_ = 0;        // GUARDED_BY(mu_)
-  size_t deleted_ = 0;     // GUARDED_BY(mu_)
+  bool GrowLocked() REQUIRES(mu_);
+  Mutex mu_;
+  Slot* slots_ GUARDED_BY(mu_) PT_GUARDED_BY(mu_) = nullptr;
+  size_t capacity_ GUARDED_BY(mu_) = 0;  // a power of two
+  size_t used_ GUARDED_BY(mu_) = 0;
+  size_t deleted_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace gshare::shim

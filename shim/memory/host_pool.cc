@@ -38,14 +38,15 @@ void* HostPool::TakeLocked(uint64_t units) {
 bool HostPool::AddBlock(bool more) {
   const VmmDriver* vmm = Vmm();
   if (vmm == nullptr) return false;
-  pthread_mutex_lock(&mu_);
-  auto fits = [&](int blocks) {
+  mu_.Lock();
+  const uint64_t limit = limit_;
+  auto fits = [limit](int blocks) {
     return blocks <= kMaxBlocks &&
-           (limit_ == 0 || static_cast<uint64_t>(blocks) * kBlockBytes <= limit_);
+           (limit == 0 || static_cast<uint64_t>(blocks) * kBlockBytes <= limit);
   };
   bool room = fits(count_ + 1);
   bool room_after = fits(count_ + 2);
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   if (!room) return false;
   void* p = nullptr;
   if (vmm->cuMemHostRegister_v2 != nullptr) {
@@ -73,10 +74,10 @@ bool HostPool::AddBlock(bool more) {
     registering_.store(false, std::memory_order_relaxed);
     if (r != CUDA_SUCCESS || p == nullptr) return false;
   }
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   blocks_[count_] = Block{static_cast<char*>(p), {}};
   ++count_;
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   return true;
 }
 
@@ -120,18 +121,18 @@ void* HostPool::Take(uint64_t bytes) {
   uint64_t units = (bytes + kUnitBytes - 1) / kUnitBytes;
   if (units == 0 || units > static_cast<uint64_t>(kUnitsPerBlock)) return nullptr;
   for (;;) {
-    pthread_mutex_lock(&mu_);
+    mu_.Lock();
     void* p = TakeLocked(units);
     int blocks = count_;
-    pthread_mutex_unlock(&mu_);
+    mu_.Unlock();
     if (p != nullptr) return p;
-    pthread_mutex_lock(&grow_mu_);
+    grow_mu_.Lock();
     // Another thread may have grown the pool while this one waited.
-    pthread_mutex_lock(&mu_);
+    mu_.Lock();
     bool grown = count_ != blocks;
-    pthread_mutex_unlock(&mu_);
+    mu_.Unlock();
     bool ok = grown || AddBlock(/*more=*/true);  // an eviction moves many extents
-    pthread_mutex_unlock(&grow_mu_);
+    grow_mu_.Unlock();
     if (!ok) return nullptr;
   }
 }
@@ -139,7 +140,7 @@ void* HostPool::Take(uint64_t bytes) {
 void HostPool::Give(void* p, uint64_t bytes) {
   uint64_t units = (bytes + kUnitBytes - 1) / kUnitBytes;
   char* c = static_cast<char*>(p);
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   for (int b = 0; b < count_; ++b) {
     Block& block = blocks_[b];
     if (c >= block.base && c < block.base + kBlockBytes) {
@@ -148,7 +149,7 @@ void HostPool::Give(void* p, uint64_t bytes) {
       break;
     }
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
 }
 
 uint64_t HostPool::Grow(uint64_t bytes) {
@@ -156,26 +157,23 @@ uint64_t HostPool::Grow(uint64_t bytes) {
   // the block being added, not for the whole growth (measured on the H100: 20 GiB of growth
   // in one hold kept a growing holder waiting for room for seconds).
   for (;;) {
-    pthread_mutex_lock(&grow_mu_);
+    grow_mu_.Lock();
     uint64_t have = pinned();
     bool added = have < bytes && AddBlock(/*more=*/have + 2 * kBlockBytes <= bytes);
-    pthread_mutex_unlock(&grow_mu_);
+    grow_mu_.Unlock();
     if (!added) break;
   }
   return pinned();
 }
 
 void HostPool::SetLimit(uint64_t bytes) {
-  pthread_mutex_lock(&mu_);
+  MutexLock lock(mu_);
   limit_ = bytes;
-  pthread_mutex_unlock(&mu_);
 }
 
 uint64_t HostPool::pinned() {
-  pthread_mutex_lock(&mu_);
-  uint64_t n = static_cast<uint64_t>(count_) * kBlockBytes;
-  pthread_mutex_unlock(&mu_);
-  return n;
+  MutexLock lock(mu_);
+  return static_cast<uint64_t>(count_) * kBlockBytes;
 }
 
 }  // namespace gshare::shim

@@ -15,10 +15,10 @@
 // same ~54 GB/s from either kind. Without cuMemHostRegister, cuMemHostAlloc is used.
 #pragma once
 
-#include <pthread.h>
-
 #include <atomic>
 #include <cstdint>
+
+#include "mutex.h"
 
 namespace gshare::shim {
 
@@ -30,15 +30,15 @@ class HostPool {
   // A contiguous extent of `bytes` (a multiple of kUnitBytes, at most kBlockBytes), growing
   // the pool by one block when none is free. nullptr when pinning fails or the pool would
   // pass its limit.
-  void* Take(uint64_t bytes);
+  void* Take(uint64_t bytes) EXCLUDES(mu_, grow_mu_);
   // Returns an extent from Take().
-  void Give(void* p, uint64_t bytes);
+  void Give(void* p, uint64_t bytes) EXCLUDES(mu_);
   // Pins blocks until the pool holds at least `bytes` (or its limit). Slow: call it from a
   // thread that nothing waits on. Returns the bytes pinned now.
-  uint64_t Grow(uint64_t bytes);
+  uint64_t Grow(uint64_t bytes) EXCLUDES(mu_, grow_mu_);
   // Upper bound of pinned bytes (0: none).
-  void SetLimit(uint64_t bytes);
-  uint64_t pinned();
+  void SetLimit(uint64_t bytes) EXCLUDES(mu_);
+  uint64_t pinned() EXCLUDES(mu_);
   // A driver call that pins is in progress: the process's other driver calls wait for it.
   bool Registering() const { return registering_.load(std::memory_order_relaxed); }
 
@@ -50,22 +50,24 @@ class HostPool {
     uint64_t used[kUnitsPerBlock / 64];  // bit per unit
   };
   // Pins one more block. `more`: another is likely wanted next, so it is populated (into
-  // spare_) while this one is pinned. REQUIRES: grow_mu_ held, not mu_.
-  bool AddBlock(bool more);
+  // spare_) while this one is pinned.
+  bool AddBlock(bool more) REQUIRES(grow_mu_) EXCLUDES(mu_);
   static void* PopulatedBlock();  // kBlockBytes, 2 MiB aligned, touched; nullptr on failure
   static void* PopulateSpare(void*);  // PopulatedBlock() as a thread's start routine
   static void* TouchSlice(void* slice);  // writes one byte per page of a 1/kPopulateThreads
   // Threads that populate a block. Measured on the H100 VM (test/bench/host_populate_probe.cc):
   // with huge pages 4.9 GB/s by 1 thread, 14.6 by 4, 6.0 by 8; without them 1.3 and 3.4.
   static constexpr int kPopulateThreads = 4;
-  void* TakeLocked(uint64_t units);
+  void* TakeLocked(uint64_t units) REQUIRES(mu_);
 
-  pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;       // guards blocks_ bitmaps, count_
-  pthread_mutex_t grow_mu_ = PTHREAD_MUTEX_INITIALIZER;  // one pinning at a time
-  Block blocks_[kMaxBlocks] = {};
-  int count_ = 0;
-  void* spare_ = nullptr;  // a populated block not pinned yet (GUARDED_BY grow_mu_)
-  uint64_t limit_ = 0;
+  // Lock order: grow_mu_, then mu_. mu_ is never held across a driver call; grow_mu_ is held
+  // for one whole pinning.
+  Mutex mu_;
+  Mutex grow_mu_;  // one pinning at a time
+  Block blocks_[kMaxBlocks] GUARDED_BY(mu_) = {};
+  int count_ GUARDED_BY(mu_) = 0;
+  void* spare_ GUARDED_BY(grow_mu_) = nullptr;  // a populated block not pinned yet
+  uint64_t limit_ GUARDED_BY(mu_) = 0;
   std::atomic<bool> registering_{false};
 };
 

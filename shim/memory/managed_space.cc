@@ -46,13 +46,13 @@ CUresult ManagedSpace::Alloc(int device, uint64_t bytes, CUdeviceptr* out) {
   auto alloc = reinterpret_cast<AllocManagedFn>(RealFunction(kHook_cuMemAllocManaged));
   CUresult r = alloc(out, bytes, kAttachGlobal);
   if (r != CUDA_SUCCESS) return r;
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   if (ctx_[device] == nullptr) Extras().cuCtxGetCurrent(&ctx_[device]);
   if (count_ == capacity_) {
     int cap = capacity_ == 0 ? 256 : capacity_ * 2;
     auto* grown = static_cast<Range*>(std::realloc(ranges_, sizeof(Range) * cap));
     if (grown == nullptr) {
-      pthread_mutex_unlock(&mu_);
+      mu_.Unlock();
       Vmm()->cuMemFree_v2(*out);
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -60,25 +60,24 @@ CUresult ManagedSpace::Alloc(int device, uint64_t bytes, CUdeviceptr* out) {
     capacity_ = cap;
   }
   ranges_[count_++] = Range{*out, bytes, device};
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   return CUDA_SUCCESS;
 }
 
 void ManagedSpace::Forget(CUdeviceptr p) {
-  pthread_mutex_lock(&mu_);
+  MutexLock lock(mu_);
   for (int i = 0; i < count_; ++i) {
     if (ranges_[i].ptr == p) {
       ranges_[i] = ranges_[--count_];
       break;
     }
   }
-  pthread_mutex_unlock(&mu_);
 }
 
 uint64_t ManagedSpace::Prefetch(int device, bool to_gpu, uint64_t* ns) {
   *ns = 0;
   if (device < 0 || device >= kMaxDevices) return 0;
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   uint64_t moved = 0;
   CUcontext ctx = ctx_[device];
   if (ctx != nullptr && count_ > 0 && Extras().cuCtxPushCurrent_v2(ctx) == CUDA_SUCCESS) {
@@ -99,25 +98,25 @@ uint64_t ManagedSpace::Prefetch(int device, bool to_gpu, uint64_t* ns) {
     on_gpu_[device] = to_gpu;
     *ns = static_cast<uint64_t>(NowNs() - start);
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   return moved;
 }
 
 uint64_t ManagedSpace::Allocated(int device) {
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   uint64_t n = 0;
   for (int i = 0; i < count_; ++i) {
     if (ranges_[i].device == device) n += ranges_[i].bytes;
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   return n;
 }
 
 uint64_t ManagedSpace::Resident(int device) {
   uint64_t n = Allocated(device);
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   bool on = on_gpu_[device];
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   return on ? n : 0;
 }
 

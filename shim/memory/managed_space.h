@@ -10,13 +10,12 @@
 // Any thread; Prefetch is called by the lease client thread with the gate closed.
 #pragma once
 
-#include <pthread.h>
-
 #include <atomic>
 #include <cstdint>
 
 #include "hooks/context_registry.h"
 #include "hooks/cuda_abi.h"
+#include "mutex.h"
 
 namespace gshare::shim {
 
@@ -28,15 +27,15 @@ class ManagedSpace {
   // GSHARE_MEMORY=managed. Decided once.
   bool On();
   // cuMemAllocManaged on `device`'s behalf; the driver's result.
-  CUresult Alloc(int device, uint64_t bytes, CUdeviceptr* out);
+  CUresult Alloc(int device, uint64_t bytes, CUdeviceptr* out) EXCLUDES(mu_);
   // Forgets `p` if it is the engine's (the caller then frees it with cuMemFree, which frees
   // managed memory too).
-  void Forget(CUdeviceptr p);
+  void Forget(CUdeviceptr p) EXCLUDES(mu_);
   // Prefetches every allocation of `device` to it (to_gpu) or to host memory, waits, and
   // returns the bytes moved. Needs a context of the process on `device`.
-  uint64_t Prefetch(int device, bool to_gpu, uint64_t* ns);
-  uint64_t Allocated(int device);
-  uint64_t Resident(int device);  // as of the last prefetch: all or nothing
+  uint64_t Prefetch(int device, bool to_gpu, uint64_t* ns) EXCLUDES(mu_);
+  uint64_t Allocated(int device) EXCLUDES(mu_);
+  uint64_t Resident(int device) EXCLUDES(mu_);  // as of the last prefetch: all or nothing
 
  private:
   struct Range {
@@ -44,13 +43,13 @@ class ManagedSpace {
     uint64_t bytes;
     int device;
   };
-  pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
-  Range* ranges_ = nullptr;  // GUARDED_BY(mu_), unordered
-  int count_ = 0;
-  int capacity_ = 0;
-  CUcontext ctx_[kMaxDevices] = {};
-  CUstream stream_[kMaxDevices] = {};
-  bool on_gpu_[kMaxDevices] = {};  // GUARDED_BY(mu_)
+  Mutex mu_;  // held through a whole prefetch
+  Range* ranges_ GUARDED_BY(mu_) PT_GUARDED_BY(mu_) = nullptr;  // unordered
+  int count_ GUARDED_BY(mu_) = 0;
+  int capacity_ GUARDED_BY(mu_) = 0;
+  CUcontext ctx_[kMaxDevices] GUARDED_BY(mu_) = {};
+  CUstream stream_[kMaxDevices] GUARDED_BY(mu_) = {};
+  bool on_gpu_[kMaxDevices] GUARDED_BY(mu_) = {};
   std::atomic<int> state_{0};      // 0 unknown, 1 on, 2 off
 };
 

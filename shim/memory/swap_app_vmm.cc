@@ -70,12 +70,13 @@ int SwapSpace::FirstMappingLocked(CUdeviceptr va, uint64_t size) const {
   return lo < map_count_ && maps_[lo]->va < va + size ? lo : -1;
 }
 
-int SwapSpace::LockFirstMapping(CUdeviceptr va, uint64_t size) {
-  if (!On() || map_count_.load(std::memory_order_relaxed) == 0) return -1;
-  pthread_mutex_lock(&mu_);
-  int first = FirstMappingLocked(va, size);
-  if (first < 0) pthread_mutex_unlock(&mu_);
-  return first;
+bool SwapSpace::LockFirstMapping(CUdeviceptr va, uint64_t size, int* first) {
+  if (!On() || map_count_.load(std::memory_order_relaxed) == 0) return false;
+  mu_.Lock();
+  *first = FirstMappingLocked(va, size);
+  if (*first >= 0) return true;
+  mu_.Unlock();
+  return false;
 }
 
 void SwapSpace::RemoveMappingLocked(AppMapping* m) {
@@ -159,7 +160,7 @@ bool SwapSpace::AppCreate(CUmemGenericAllocationHandle* handle, size_t size,
   if (app == nullptr) return false;
   app->prop = *prop;
   app->refs = 1;
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   if (ctx_[device] == nullptr && ContextRegistry::Get().CurrentDevice() == device) {
     Extras().cuCtxGetCurrent(&ctx_[device]);
   }
@@ -192,14 +193,14 @@ bool SwapSpace::AppCreate(CUmemGenericAllocationHandle* handle, size_t size,
   } else {
     std::free(app);
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   if (res == CUDA_SUCCESS) LeaseClient::Get().MemoryChanged(device);
   *result = res;
   return true;
 }
 
 bool SwapSpace::AppRelease(CUmemGenericAllocationHandle h, CUresult* result) {
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   Region* r = AppRegionLocked(h);
   if (r != nullptr) {
     *result = CUDA_ERROR_INVALID_VALUE;
@@ -209,7 +210,7 @@ bool SwapSpace::AppRelease(CUmemGenericAllocationHandle h, CUresult* result) {
       ForgetAppLocked(r);
     }
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   if (r != nullptr) LeaseClient::Get().MemoryChanged(-1);
   return r != nullptr;
 }
@@ -217,10 +218,10 @@ bool SwapSpace::AppRelease(CUmemGenericAllocationHandle h, CUresult* result) {
 bool SwapSpace::AppMap(CUdeviceptr va, size_t size, size_t offset,
                        CUmemGenericAllocationHandle h, unsigned long long flags,
                        CUresult* result) {
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   Region* r = AppRegionLocked(h);
   if (r == nullptr) {
-    pthread_mutex_unlock(&mu_);
+    mu_.Unlock();
     return false;
   }
   CUresult res = CUDA_SUCCESS;
@@ -258,14 +259,14 @@ bool SwapSpace::AppMap(CUdeviceptr va, size_t size, size_t offset,
   } else {
     std::free(m);
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   *result = res;
   return true;
 }
 
 bool SwapSpace::AppProperties(CUmemAllocationProp* prop, CUmemGenericAllocationHandle h,
                               CUresult* result) {
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   Region* r = AppRegionLocked(h);
   if (r != nullptr) {
     *result = CUDA_ERROR_INVALID_VALUE;
@@ -274,13 +275,13 @@ bool SwapSpace::AppProperties(CUmemAllocationProp* prop, CUmemGenericAllocationH
       *result = CUDA_SUCCESS;
     }
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   return r != nullptr;
 }
 
 bool SwapSpace::AppUnmap(CUdeviceptr va, size_t size, CUresult* result) {
-  int first = LockFirstMapping(va, size);
-  if (first < 0) return false;
+  int first;
+  if (!LockFirstMapping(va, size, &first)) return false;
   const VmmDriver& v = *Vmm();
   CUdeviceptr end = va + size;
   int last = first;  // one past the last mapping in the range
@@ -322,7 +323,7 @@ bool SwapSpace::AppUnmap(CUdeviceptr va, size_t size, CUresult* result) {
     }
   }
   std::free(doomed);
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   LeaseClient::Get().MemoryChanged(-1);
   *result = res;
   return true;
@@ -330,8 +331,8 @@ bool SwapSpace::AppUnmap(CUdeviceptr va, size_t size, CUresult* result) {
 
 bool SwapSpace::AppSetAccess(CUdeviceptr va, size_t size, const CUmemAccessDesc* desc,
                              size_t count, CUresult* result) {
-  int first = LockFirstMapping(va, size);
-  if (first < 0) return false;
+  int first;
+  if (!LockFirstMapping(va, size, &first)) return false;
   CUresult res = CUDA_SUCCESS;
   if (desc == nullptr || count == 0 || count > static_cast<size_t>(kMaxDevices)) {
     res = CUDA_ERROR_INVALID_VALUE;
@@ -366,15 +367,15 @@ bool SwapSpace::AppSetAccess(CUdeviceptr va, size_t size, const CUmemAccessDesc*
     run = m->va + m->size;
   }
   if (res == CUDA_SUCCESS && run < end) res = v.cuMemSetAccess(run, end - run, desc, count);
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   *result = res;
   return true;
 }
 
 bool SwapSpace::AppGetAccess(unsigned long long* flags, const CUmemLocation* location,
                              CUdeviceptr va, CUresult* result) {
-  int i = LockFirstMapping(va, 1);
-  if (i < 0) return false;
+  int i;
+  if (!LockFirstMapping(va, 1, &i)) return false;
   AppMapping* m = maps_[i];
   bool answer = m->owner->chunks[0].handle == 0;  // else the driver knows
   if (answer) {
@@ -387,13 +388,13 @@ bool SwapSpace::AppGetAccess(unsigned long long* flags, const CUmemLocation* loc
       *result = CUDA_SUCCESS;
     }
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   return answer;
 }
 
 bool SwapSpace::AppRetain(CUmemGenericAllocationHandle* h, void* addr, CUresult* result) {
-  int i = LockFirstMapping(reinterpret_cast<CUdeviceptr>(addr), 1);
-  if (i < 0) return false;
+  int i;
+  if (!LockFirstMapping(reinterpret_cast<CUdeviceptr>(addr), 1, &i)) return false;
   *result = CUDA_ERROR_INVALID_VALUE;
   if (h != nullptr) {
     AppHandle* app = maps_[i]->owner->app;
@@ -401,13 +402,13 @@ bool SwapSpace::AppRetain(CUmemGenericAllocationHandle* h, void* addr, CUresult*
     *h = app->id;
     *result = CUDA_SUCCESS;
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   return true;
 }
 
 bool SwapSpace::AppPin(CUmemGenericAllocationHandle h, CUmemGenericAllocationHandle* real,
                        CUresult* result) {
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   Region* r = AppRegionLocked(h);
   if (r != nullptr) {
     *result = r->app->refs > 0 ? ResidentLocked(*r) : CUDA_ERROR_INVALID_HANDLE;
@@ -418,7 +419,7 @@ bool SwapSpace::AppPin(CUmemGenericAllocationHandle h, CUmemGenericAllocationHan
     }
     if (*result == CUDA_SUCCESS) *real = r->chunks[0].handle;
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   return r != nullptr;
 }
 

@@ -16,6 +16,7 @@
 #include "memory/swap_space.h"
 #include "memory/swap_space_internal.h"
 #include "memory/vmm_driver.h"
+#include "mutex.h"
 
 namespace gshare::shim {
 
@@ -46,10 +47,10 @@ void swap_internal::TraceMove(const char* what, uint64_t bytes, int64_t begin_ns
 
 uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   if (device < 0 || device >= kMaxDevices || bytes == 0) return 0;
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   ReapDeferredLocked(true);
   if (count_ == 0 || !EnterContext(device)) {
-    pthread_mutex_unlock(&mu_);
+    mu_.Unlock();
     return 0;
   }
   const VmmDriver& v = *Vmm();
@@ -57,7 +58,8 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   int64_t start = swap_internal::NowNs();
   uint64_t moved = 0;
   bool stop = false;
-  auto finish = [&](Batch& batch, bool ok) {
+  // Runs inside this hold of mu_, called through BatchPipe, which the analysis cannot see.
+  auto finish = [&](Batch& batch, bool ok) NO_THREAD_SAFETY_ANALYSIS {
     for (int i = 0; i < batch.n; ++i) {
       Chunk& c = *batch.chunk[i];
       if (!ok) {  // the copy failed: the chunk stays resident
@@ -102,14 +104,14 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   LeaveContext();
   stats_[device].swap_ns += swap_internal::NowNs() - start;
   if (moved > 0) ++stats_[device].swaps_out;
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   if (swap_internal::TraceOn()) swap_internal::TraceMove("evict", moved, start, pool_.pinned());
   return moved;
 }
 
 uint64_t SwapSpace::Discard(int device) {
   if (device < 0 || device >= kMaxDevices) return 0;
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   ReapDeferredLocked(true);
   uint64_t freed = 0;
   if (count_ != 0 && EnterContext(device)) {
@@ -126,7 +128,7 @@ uint64_t SwapSpace::Discard(int device) {
     }
     LeaveContext();
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   return freed;
 }
 
@@ -134,11 +136,11 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
                                           RoomNeed* need) {
   *moved_out = 0;
   if (device < 0 || device >= kMaxDevices) return SwapInResult::kFailed;
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   bool any = BytesLocked(device, /*resident=*/false) > 0;
   if (!any) running_[device].store(true, std::memory_order_release);
   if (!any || !EnterContext(device)) {
-    pthread_mutex_unlock(&mu_);
+    mu_.Unlock();
     return any ? SwapInResult::kFailed : SwapInResult::kDone;
   }
   const VmmDriver& v = *Vmm();
@@ -147,8 +149,9 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
   uint64_t moved = 0;
   SwapInResult result = SwapInResult::kDone;
   // Finishes a batch; on failure unmaps what it created (host copies stay) and the result
-  // is kFailed.
-  auto finish = [&](Batch& batch, bool ok) {
+  // is kFailed. Runs inside this hold of mu_, called through BatchPipe, which the analysis
+  // cannot see.
+  auto finish = [&](Batch& batch, bool ok) NO_THREAD_SAFETY_ANALYSIS {
     for (int i = 0; i < batch.n; ++i) {
       Chunk& c = *batch.chunk[i];
       if (!ok) {
@@ -204,7 +207,7 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
   if (moved > 0) ++stats_[device].swaps_in;
   if (result == SwapInResult::kDone) running_[device].store(true, std::memory_order_release);
   *moved_out = moved;
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   if (swap_internal::TraceOn()) swap_internal::TraceMove("swapin", moved, start, pool_.pinned());
   return result;
 }
@@ -253,41 +256,44 @@ CUresult SwapSpace::ResidentLocked(Region& r) {
 }
 
 SwapStats SwapSpace::Stats(int device) {
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   SwapStats st = stats_[device];
   st.allocated = allocated_[device];
   st.resident = BytesLocked(device, /*resident=*/true);
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   return st;
 }
 
 uint64_t SwapSpace::Allocated(int device) {
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   uint64_t n = allocated_[device];
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   return n;
 }
 
 namespace {
-pthread_mutex_t g_prepare_mu = PTHREAD_MUTEX_INITIALIZER;
-pthread_cond_t g_prepare_cv = PTHREAD_COND_INITIALIZER;
-uint64_t g_prepare_target = 0;  // GUARDED_BY(g_prepare_mu)
-bool g_prepare_started = false;  // GUARDED_BY(g_prepare_mu)
+constinit Mutex g_prepare_mu;
+pthread_cond_t g_prepare_cv = PTHREAD_COND_INITIALIZER;  // on g_prepare_mu
+uint64_t g_prepare_target GUARDED_BY(g_prepare_mu) = 0;
+bool g_prepare_started GUARDED_BY(g_prepare_mu) = false;
 }  // namespace
 
 void* SwapSpace::PrepareThread(void* arg) {
   auto* self = static_cast<SwapSpace*>(arg);
   for (;;) {
-    pthread_mutex_lock(&g_prepare_mu);
-    while (self->pool_.pinned() >= g_prepare_target) pthread_cond_wait(&g_prepare_cv, &g_prepare_mu);
+    g_prepare_mu.Lock();
+    while (self->pool_.pinned() >= g_prepare_target) {
+      pthread_cond_wait(&g_prepare_cv, g_prepare_mu.native());
+    }
     uint64_t target = g_prepare_target;
-    pthread_mutex_unlock(&g_prepare_mu);
+    g_prepare_mu.Unlock();
     // Pinning needs a context: the first device the engine has one for.
     int device = -1;
     for (int d = 0; d < kMaxDevices && device < 0; ++d) {
-      if (self->ctx_[d] != nullptr) device = d;
+      if (self->ContextUnlocked(d) != nullptr) device = d;
     }
-    bool pushed = device >= 0 && Extras().cuCtxPushCurrent_v2(self->ctx_[device]) == CUDA_SUCCESS;
+    bool pushed =
+        device >= 0 && Extras().cuCtxPushCurrent_v2(self->ContextUnlocked(device)) == CUDA_SUCCESS;
     int64_t start = swap_internal::NowNs();
     uint64_t had = self->pool_.pinned();
     uint64_t got = pushed ? had : 0;
@@ -304,16 +310,16 @@ void* SwapSpace::PrepareThread(void* arg) {
     if (pushed) self->LeaveContext();
     if (got < target) {
       // Cannot pin more (limit, or the host is out of memory): stop asking.
-      pthread_mutex_lock(&g_prepare_mu);
+      g_prepare_mu.Lock();
       if (g_prepare_target == target) g_prepare_target = got;
-      pthread_mutex_unlock(&g_prepare_mu);
+      g_prepare_mu.Unlock();
     }
   }
   return nullptr;
 }
 
 void SwapSpace::Prepare(uint64_t host_bytes) {
-  pthread_mutex_lock(&g_prepare_mu);
+  g_prepare_mu.Lock();
   if (host_bytes > g_prepare_target) g_prepare_target = host_bytes;
   if (!g_prepare_started) {
     g_prepare_started = true;
@@ -325,7 +331,7 @@ void SwapSpace::Prepare(uint64_t host_bytes) {
     pthread_attr_destroy(&attr);
   }
   pthread_cond_signal(&g_prepare_cv);
-  pthread_mutex_unlock(&g_prepare_mu);
+  g_prepare_mu.Unlock();
 }
 
 }  // namespace gshare::shim

@@ -181,9 +181,9 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, 
         LeaseClient::Get().SetDemand(device, size);
         demanded = true;
       }
-      pthread_mutex_unlock(&mu_);
+      mu_.Unlock();
       SleepNs(2'000'000);
-      pthread_mutex_lock(&mu_);
+      mu_.Lock();
       if (!Running(device)) {  // the lease moved on: the rest is backed at the next swap-in
         res = CUDA_SUCCESS;
         break;
@@ -277,7 +277,7 @@ void SwapSpace::FreeBlockLocked(Region* r, CUdeviceptr p) {
 CUresult SwapSpace::Alloc(int device, uint64_t bytes, CUdeviceptr* out) {
   if (bytes == 0 || out == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (device < 0 || device >= kMaxDevices) return CUDA_ERROR_INVALID_CONTEXT;
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   if (ctx_[device] == nullptr) Extras().cuCtxGetCurrent(&ctx_[device]);
   ReapDeferredLocked(false);
   CUresult res;
@@ -290,19 +290,19 @@ CUresult SwapSpace::Alloc(int device, uint64_t bytes, CUdeviceptr* out) {
     res = NewRegionLocked(device, bytes, nullptr, &r);
     if (res == CUDA_SUCCESS) *out = r->base;
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   if (res == CUDA_SUCCESS) LeaseClient::Get().MemoryChanged(device);
   return res;
 }
 
 bool SwapSpace::Free(CUdeviceptr p, CUresult* result) {
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   bool ours = FindLocked(p) != nullptr;
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   if (!ours) return false;
   // cuMemFree waits for the device; so does this, before the memory can be reused.
   Extras().cuCtxSynchronize();
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   Region* r = FindLocked(p);
   *result = CUDA_SUCCESS;
   if (r == nullptr) {
@@ -314,15 +314,15 @@ bool SwapSpace::Free(CUdeviceptr p, CUresult* result) {
   } else {
     FreeRegionLocked(r);
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   LeaseClient::Get().MemoryChanged(-1);
   return true;
 }
 
 bool SwapSpace::FreeAsync(CUdeviceptr p, CUstream stream, CUresult* result) {
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   if (FindLocked(p) == nullptr) {
-    pthread_mutex_unlock(&mu_);
+    mu_.Unlock();
     return false;
   }
   auto* d = static_cast<Deferred*>(std::malloc(sizeof(Deferred)));
@@ -339,7 +339,7 @@ bool SwapSpace::FreeAsync(CUdeviceptr p, CUstream stream, CUresult* result) {
     if (e != nullptr) Vmm()->cuEventDestroy_v2(e);
     std::free(d);
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   return true;
 }
 
@@ -365,7 +365,7 @@ void SwapSpace::ReapDeferredLocked(bool wait) {
 }
 
 bool SwapSpace::AddressRange(CUdeviceptr p, CUdeviceptr* base, size_t* size) {
-  pthread_mutex_lock(&mu_);
+  mu_.Lock();
   Region* r = FindLocked(p);
   if (r != nullptr) {
     uint64_t b = r->base, s = r->size;
@@ -376,7 +376,7 @@ bool SwapSpace::AddressRange(CUdeviceptr p, CUdeviceptr* base, size_t* size) {
     if (base != nullptr) *base = b;
     if (size != nullptr) *size = s;
   }
-  pthread_mutex_unlock(&mu_);
+  mu_.Unlock();
   return r != nullptr;
 }
 

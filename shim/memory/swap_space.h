@@ -23,14 +23,13 @@
 // device's gate closed and drained (no submission of this process is in flight).
 #pragma once
 
-#include <pthread.h>
-
 #include <atomic>
 #include <cstdint>
 
 #include "hooks/context_registry.h"
 #include "hooks/cuda_abi.h"
 #include "memory/host_pool.h"
+#include "mutex.h"
 
 namespace gshare::shim {
 
@@ -56,26 +55,26 @@ class SwapSpace {
 
   // cuMemAlloc_v2 on `device`: CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY (the GPU stayed full
   // for longer than the engine waits for room), CUDA_ERROR_INVALID_VALUE (0 bytes).
-  CUresult Alloc(int device, uint64_t bytes, CUdeviceptr* out);
+  CUresult Alloc(int device, uint64_t bytes, CUdeviceptr* out) EXCLUDES(mu_);
   // cuMemFree_v2. False when `p` is not the engine's (pass it on to the driver). Waits for
   // the device as cuMemFree does.
-  bool Free(CUdeviceptr p, CUresult* result);
+  bool Free(CUdeviceptr p, CUresult* result) EXCLUDES(mu_);
   // cuMemFreeAsync: the memory is released once `stream` has reached this point.
-  bool FreeAsync(CUdeviceptr p, CUstream stream, CUresult* result);
+  bool FreeAsync(CUdeviceptr p, CUstream stream, CUresult* result) EXCLUDES(mu_);
   // cuMemGetAddressRange_v2 for the engine's pointers.
-  bool AddressRange(CUdeviceptr p, CUdeviceptr* base, size_t* size);
+  bool AddressRange(CUdeviceptr p, CUdeviceptr* base, size_t* size) EXCLUDES(mu_);
 
   // The process runs on `device` (true after a swap-in, or when ungated) or stopped.
   void SetRunning(int device, bool running);
   bool Running(int device) const { return running_[device].load(std::memory_order_acquire); }
   // Moves at least `bytes` (UINT64_MAX: all) of resident memory on `device` to host memory.
   // Returns the bytes moved; less when the host pool cannot grow.
-  uint64_t Evict(int device, uint64_t bytes);
+  uint64_t Evict(int device, uint64_t bytes) EXCLUDES(mu_);
   // At exit: releases the device memory of every resident chunk on `device` without copying
   // it (the process reads none of it again); those chunks become fresh, so that a swap-in
   // after all re-creates them, without their data. Exported handles stay. Returns the bytes
   // released. Call with the device's gate closed and the process not running there.
-  uint64_t Discard(int device);
+  uint64_t Discard(int device) EXCLUDES(mu_);
   // Makes everything on `device` resident and, on success, marks the process running there
   // (under the engine's lock, so no allocation in between is left without memory). While the
   // GPU has no room for the next chunk it waits as long as the free memory grows, and gives
@@ -92,7 +91,8 @@ class SwapSpace {
     uint64_t missing = 0;
     uint64_t shortfall = 0;
   };
-  SwapInResult SwapIn(int device, uint64_t* moved, int64_t stall_ns, RoomNeed* need = nullptr);
+  SwapInResult SwapIn(int device, uint64_t* moved, int64_t stall_ns, RoomNeed* need = nullptr)
+      EXCLUDES(mu_);
   // Pins host memory in advance (a background thread); returns at once. The driver call that
   // pins holds up the process's other driver calls (host_pool.h), so Pinning() is true
   // meanwhile and that time does not count toward an early release. The thread pins
@@ -102,10 +102,10 @@ class SwapSpace {
   bool Pinning() const { return pool_.Registering(); }
   // Bytes of pinned host memory, and the ledger of `device`.
   uint64_t HostBytes() { return pool_.pinned(); }
-  SwapStats Stats(int device);
+  SwapStats Stats(int device) EXCLUDES(mu_);
   // Bytes of address space the engine backs on `device` (SwapStats::allocated), without
   // walking the regions: for cuMemGetInfo.
-  uint64_t Allocated(int device);
+  uint64_t Allocated(int device) EXCLUDES(mu_);
 
   // --- Memory the application maps itself (swap_app_vmm.cc), CUDA Driver API section
   // "Virtual Memory Management". The App* calls mirror the driver's and return its errors.
@@ -118,26 +118,28 @@ class SwapSpace {
   // cuMemCreate. False when the engine does not serve the request (not device memory, not
   // whole 2 MiB units, or larger than one host pool extent, 1 GiB): pass it to the driver.
   bool AppCreate(CUmemGenericAllocationHandle* handle, size_t size,
-                 const CUmemAllocationProp* prop, unsigned long long flags, CUresult* result);
+                 const CUmemAllocationProp* prop, unsigned long long flags, CUresult* result)
+      EXCLUDES(mu_);
   // cuMemRelease, cuMemMap, cuMemGetAllocationPropertiesFromHandle of an engine handle.
   // False when `h` is not one (pass it to the driver).
-  bool AppRelease(CUmemGenericAllocationHandle h, CUresult* result);
+  bool AppRelease(CUmemGenericAllocationHandle h, CUresult* result) EXCLUDES(mu_);
   bool AppMap(CUdeviceptr va, size_t size, size_t offset, CUmemGenericAllocationHandle h,
-              unsigned long long flags, CUresult* result);
-  bool AppProperties(CUmemAllocationProp* prop, CUmemGenericAllocationHandle h, CUresult* result);
+              unsigned long long flags, CUresult* result) EXCLUDES(mu_);
+  bool AppProperties(CUmemAllocationProp* prop, CUmemGenericAllocationHandle h, CUresult* result)
+      EXCLUDES(mu_);
   // cuMemUnmap, cuMemSetAccess, cuMemGetAccess, cuMemRetainAllocationHandle. False when no
   // mapping of an engine handle is involved (pass it to the driver).
-  bool AppUnmap(CUdeviceptr va, size_t size, CUresult* result);
+  bool AppUnmap(CUdeviceptr va, size_t size, CUresult* result) EXCLUDES(mu_);
   bool AppSetAccess(CUdeviceptr va, size_t size, const CUmemAccessDesc* desc, size_t count,
-                    CUresult* result);
+                    CUresult* result) EXCLUDES(mu_);
   bool AppGetAccess(unsigned long long* flags, const CUmemLocation* location, CUdeviceptr va,
-                    CUresult* result);
-  bool AppRetain(CUmemGenericAllocationHandle* h, void* addr, CUresult* result);
+                    CUresult* result) EXCLUDES(mu_);
+  bool AppRetain(CUmemGenericAllocationHandle* h, void* addr, CUresult* result) EXCLUDES(mu_);
   // Before cuMemExportToShareableHandle of an engine handle: makes it resident for good (it
   // is fixed memory from now on: another process may map it) and gives the driver's handle
   // to export in *real. False when `h` is not one.
   bool AppPin(CUmemGenericAllocationHandle h, CUmemGenericAllocationHandle* real,
-              CUresult* result);
+              CUresult* result) EXCLUDES(mu_);
 
  private:
   struct Chunk;
@@ -147,75 +149,85 @@ class SwapSpace {
   struct BatchPipe;  // two batches in flight
   struct AppHandle;   // an application's cuMemCreate handle
   struct AppMapping;  // where the application mapped one
-  Region* FindLocked(CUdeviceptr p) const;
-  bool InsertLocked(Region* r);
-  void RemoveLocked(Region* r);
+  Region* FindLocked(CUdeviceptr p) const REQUIRES(mu_);
+  bool InsertLocked(Region* r) REQUIRES(mu_);
+  void RemoveLocked(Region* r) REQUIRES(mu_);
   // A region of `bytes` on `device`, backed at once while the process runs there. `app`
   // (owned by the region from then on) makes it an application handle's: one chunk.
-  CUresult NewRegionLocked(int device, uint64_t bytes, AppHandle* app, Region** out);
-  CUresult BackChunk(Region& r, Chunk& c);
+  CUresult NewRegionLocked(int device, uint64_t bytes, AppHandle* app, Region** out)
+      REQUIRES(mu_);
+  CUresult BackChunk(Region& r, Chunk& c) REQUIRES(mu_);
   // Unmaps and releases a mapped chunk (and the application's mappings of its handle).
-  void UnbackLocked(Region& r, Chunk& c);
+  void UnbackLocked(Region& r, Chunk& c) REQUIRES(mu_);
   // Makes r's one chunk resident now, copying its data back (AppPin).
-  CUresult ResidentLocked(Region& r);
+  CUresult ResidentLocked(Region& r) REQUIRES(mu_);
   // Bytes of `device`'s chunks that are resident (or, with resident false, are not).
-  uint64_t BytesLocked(int device, bool resident) const;
+  uint64_t BytesLocked(int device, bool resident) const REQUIRES(mu_);
   // What `device` still needs (RoomNeed), the shortfall at least `at_least`. Needs the
   // device's context current.
-  RoomNeed NeedLocked(int device, uint64_t at_least);
+  RoomNeed NeedLocked(int device, uint64_t at_least) REQUIRES(mu_);
   // The application's mappings: map them (BackChunk; one the driver refuses is dropped) or
   // unmap them.
-  void MapAppLocked(Region& r, CUmemGenericAllocationHandle real);
-  void UnmapAppLocked(Region& r);
-  Region* AppRegionLocked(CUmemGenericAllocationHandle h) const;
-  void ForgetAppLocked(Region* r);  // frees r once the application holds no reference
+  void MapAppLocked(Region& r, CUmemGenericAllocationHandle real) REQUIRES(mu_);
+  void UnmapAppLocked(Region& r) REQUIRES(mu_);
+  Region* AppRegionLocked(CUmemGenericAllocationHandle h) const REQUIRES(mu_);
+  // Frees r once the application holds no reference.
+  void ForgetAppLocked(Region* r) REQUIRES(mu_);
   // Whether the driver accepts `prop` for `bytes`, asked once per distinct prop (a handle of
   // the minimum granularity, created and released): a request the engine defers must fail
   // now as the driver would (PyTorch tries fabric handles first and falls back on
   // CUDA_ERROR_NOT_PERMITTED). CUDA_ERROR_OUT_OF_MEMORY from the probe counts as accepted.
-  CUresult CheckPropLocked(const CUmemAllocationProp& prop, uint64_t bytes);
-  int FirstMappingLocked(CUdeviceptr va, uint64_t size) const;
-  // Takes mu_ and returns FirstMappingLocked; -1 (mu_ not held) when there is none, the
-  // process has no mapping of its own, or the engine is off.
-  int LockFirstMapping(CUdeviceptr va, uint64_t size);
-  void RemoveMappingLocked(AppMapping* m);
-  void FreeRegionLocked(Region* r);
-  CUresult SlabAllocLocked(int device, uint64_t bytes, CUdeviceptr* out);
+  CUresult CheckPropLocked(const CUmemAllocationProp& prop, uint64_t bytes) REQUIRES(mu_);
+  int FirstMappingLocked(CUdeviceptr va, uint64_t size) const REQUIRES(mu_);
+  // True: mu_ is taken and *first is FirstMappingLocked. False (mu_ not held) when there is
+  // none, the process has no mapping of its own, or the engine is off.
+  bool LockFirstMapping(CUdeviceptr va, uint64_t size, int* first) TRY_ACQUIRE(true, mu_);
+  void RemoveMappingLocked(AppMapping* m) REQUIRES(mu_);
+  void FreeRegionLocked(Region* r) REQUIRES(mu_);
+  CUresult SlabAllocLocked(int device, uint64_t bytes, CUdeviceptr* out) REQUIRES(mu_);
   // False (with one line on stderr) when `bytes` more can never fit on `device`, even with
   // every other job's movable memory evicted.
-  bool CanEverFitLocked(int device, uint64_t bytes);
-  void FreeBlockLocked(Region* r, CUdeviceptr p);
-  void ReapDeferredLocked(bool wait);
-  bool EnterContext(int device);
+  bool CanEverFitLocked(int device, uint64_t bytes) REQUIRES(mu_);
+  void FreeBlockLocked(Region* r, CUdeviceptr p) REQUIRES(mu_);
+  void ReapDeferredLocked(bool wait) REQUIRES(mu_);
+  bool EnterContext(int device) REQUIRES(mu_);
   void LeaveContext();
-  CUstream StreamOf(int device);
+  CUstream StreamOf(int device) REQUIRES(mu_);
   // The engine's stream on `device` with its two batch events (created once; nullptr where
   // creation failed). Needs the device's context current.
-  BatchPipe PipeOf(int device);
+  BatchPipe PipeOf(int device) REQUIRES(mu_);
+  // ctx_[device] without mu_, for PrepareThread: an eviction may hold mu_ for seconds, and a
+  // device's context is set once (null, then the context), so a stale read only finds none.
+  CUcontext ContextUnlocked(int device) const NO_THREAD_SAFETY_ANALYSIS { return ctx_[device]; }
   static void* PrepareThread(void* self);
 
-  pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
-  Region** regions_ = nullptr;  // sorted by base; GUARDED_BY(mu_)
-  int count_ = 0;
-  int capacity_ = 0;
-  Deferred* deferred_ = nullptr;  // GUARDED_BY(mu_)
+  // Held through evictions and swap-ins (seconds); driver calls are made under it.
+  Mutex mu_;
+  Region** regions_ GUARDED_BY(mu_) PT_GUARDED_BY(mu_) = nullptr;  // sorted by base
+  int count_ GUARDED_BY(mu_) = 0;
+  int capacity_ GUARDED_BY(mu_) = 0;
+  Deferred* deferred_ GUARDED_BY(mu_) = nullptr;
   std::atomic<bool> running_[kMaxDevices] = {};
-  CUcontext ctx_[kMaxDevices] = {};    // the context the engine works in, per device
-  CUstream stream_[kMaxDevices] = {};  // the engine's copy stream, per device
-  CUevent batch_done_[kMaxDevices][2] = {};  // BatchPipe's events, per device
-  SwapStats stats_[kMaxDevices] = {};  // GUARDED_BY(mu_)
-  uint64_t allocated_[kMaxDevices] = {};  // reserved bytes of the regions; GUARDED_BY(mu_)
-  Region** app_ids_ = nullptr;  // application handle id (less the tag) - 1 -> region; GUARDED_BY(mu_)
-  int app_id_capacity_ = 0;
-  int app_id_hint_ = 0;          // where the search for a free id starts
-  CUmemAllocationProp good_props_[8] = {};  // accepted by CheckPropLocked; GUARDED_BY(mu_)
-  int good_prop_count_ = 0;
-  AppMapping** maps_ = nullptr;  // the application's mappings, sorted by address; GUARDED_BY(mu_)
+  // The context the engine works in, per device; PrepareThread reads it without mu_
+  // (ContextUnlocked).
+  CUcontext ctx_[kMaxDevices] GUARDED_BY(mu_) = {};
+  CUstream stream_[kMaxDevices] GUARDED_BY(mu_) = {};  // the engine's copy stream, per device
+  CUevent batch_done_[kMaxDevices][2] GUARDED_BY(mu_) = {};  // BatchPipe's events, per device
+  SwapStats stats_[kMaxDevices] GUARDED_BY(mu_) = {};
+  uint64_t allocated_[kMaxDevices] GUARDED_BY(mu_) = {};  // reserved bytes of the regions
+  // Application handle id (less the tag) - 1 -> region.
+  Region** app_ids_ GUARDED_BY(mu_) PT_GUARDED_BY(mu_) = nullptr;
+  int app_id_capacity_ GUARDED_BY(mu_) = 0;
+  int app_id_hint_ GUARDED_BY(mu_) = 0;  // where the search for a free id starts
+  CUmemAllocationProp good_props_[8] GUARDED_BY(mu_) = {};  // accepted by CheckPropLocked
+  int good_prop_count_ GUARDED_BY(mu_) = 0;
+  // The application's mappings, sorted by address.
+  AppMapping** maps_ GUARDED_BY(mu_) PT_GUARDED_BY(mu_) = nullptr;
   // Written under mu_; read without it too, so that processes that map nothing themselves
   // pass cuMemUnmap/cuMemSetAccess/... to the driver without taking mu_ (an eviction may hold
   // it for seconds).
   std::atomic<int> map_count_{0};
-  int map_capacity_ = 0;
+  int map_capacity_ GUARDED_BY(mu_) = 0;
   HostPool pool_;
   std::atomic<int> state_{0};  // 0 unknown, 1 on, 2 off
 };
