@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/config.h"
+#include "ipc/requests.h"
 #include "gshare/protocol.h"
 #include "store/job_store.h"
 #include "base/status.h"
@@ -95,10 +96,9 @@ Result<std::vector<JobRecord>> ListJobs(const GlobalOptions& global, ListFilter 
 Status ForEachJob(const GlobalOptions& global, ListFilter filter, const std::string& user,
                   const std::function<void(const JobRecord&)>& row);
 
-// Sends a job-control request (protocol.h kJobControl) for `ids` and prints one error line
-// per id that failed. Returns 0 when all succeeded, kExitError otherwise.
-int ControlJobs(const GlobalOptions& global, const std::string& action,
-                const std::vector<int64_t>& ids, nlohmann::json extra = nlohmann::json::object());
+// Sends a job-control request (protocol.h kJobControl) and prints one error line per id that
+// failed. Returns 0 when all succeeded, kExitError otherwise.
+int ControlJobs(const GlobalOptions& global, const JobControlRequest& request);
 
 // The status a shell would see for an ended job (docs/cli.md "Exit status"): COMPLETED 0,
 // TIMEOUT 124, FAILED its exit code or 128+signal, CANCELLED 128+signal (else 143), LOST 125.

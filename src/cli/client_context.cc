@@ -107,11 +107,10 @@ Result<std::unique_ptr<JobStore>> OpenJobsForReading(const ClientContext& ctx, b
   return JobStore::OpenReadOnly(ctx.database_path);
 }
 
-int ControlJobs(const GlobalOptions& global, const std::string& action,
-                const std::vector<int64_t>& ids, nlohmann::json extra) {
-  extra["action"] = action;
-  extra["ids"] = ids;
-  Result<nlohmann::json> reply = RequestDaemon(global, proto::MsgType::kJobControl, extra, true);
+int ControlJobs(const GlobalOptions& global, const JobControlRequest& request) {
+  const std::string& action = request.action;
+  Result<nlohmann::json> reply =
+      RequestDaemon(global, proto::MsgType::kJobControl, request.ToJson(), true);
   if (!reply.ok()) {
     spdlog::error("{}", reply.status().message());
     return kExitError;

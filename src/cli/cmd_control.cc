@@ -83,8 +83,8 @@ int Cancel(const GlobalOptions& global, const CancelOptions& opt) {
     for (const JobRecord& r : rows.value()) ids.push_back(r.id);
     if (ids.empty()) return 0;  // as scancel: a filter that matches nothing is not an error
   }
-  if (sig) return ControlJobs(global, "signal", ids, json{{"signal", *sig}});
-  return ControlJobs(global, "cancel", ids);
+  if (sig) return ControlJobs(global, JobControlRequest{"signal", ids, 0, *sig});
+  return ControlJobs(global, JobControlRequest{"cancel", ids});
 }
 
 struct IdsOptions {
@@ -112,7 +112,7 @@ int Clean(const GlobalOptions& global, const CleanOptions& opt) {
     older_than_ms = d->count();
   }
   Result<json> reply =
-      RequestDaemon(global, proto::MsgType::kClean, json{{"older_than_ms", older_than_ms}}, true);
+      RequestDaemon(global, proto::MsgType::kClean, CleanRequest{older_than_ms}.ToJson(), true);
   if (!reply.ok()) {
     spdlog::error("clean: {}", reply.status().message());
     return kExitError;
@@ -151,7 +151,9 @@ void AddIdsAction(CLI::App& sub, const GlobalOptions& global, Handler* handler,
   auto opt = std::make_shared<IdsOptions>();
   sub.add_option("ids", opt->ids, "Job ids")->required();
   sub.footer(footer);
-  *handler = [opt, &global, action]() { return ControlJobs(global, action, opt->ids); };
+  *handler = [opt, &global, action]() {
+    return ControlJobs(global, JobControlRequest{action, opt->ids});
+  };
 }
 
 void AddHoldCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
@@ -189,7 +191,7 @@ void AddSetPriorityCommand(CLI::App& sub, const GlobalOptions& global, Handler* 
   sub.add_option("priority", opt->priority, "New priority, -1000..1000")->required();
   sub.footer("Example:\n  gshare set-priority 12 50   # pending: its queue place; running: its lease");
   *handler = [opt, &global]() {
-    return ControlJobs(global, "set-priority", {opt->id}, json{{"priority", opt->priority}});
+    return ControlJobs(global, JobControlRequest{"set-priority", {opt->id}, opt->priority});
   };
 }
 

@@ -15,6 +15,7 @@
 #include "ipc/frame_io.h"
 #include "ipc/job_end.h"
 #include "ipc/job_json.h"
+#include "ipc/requests.h"
 #include "cli/job_options.h"
 #include "runner/sharing_env.h"
 #include "runner/job_runner.h"
@@ -57,7 +58,7 @@ int WaitForAdmission(int fd, int64_t job_id) {
 // answers, leaves it in the job's end file for the next one.
 void ReportEnd(int fd, const ClientContext& ctx, int64_t job_id, const ExitInfo& info) {
   JobEnd end = JobEndFrom(info);
-  std::string report = ToJsonText(JobEndToJson(end, job_id));
+  std::string report = ToJsonText(RunEndedRequest{job_id, end}.ToJson());
   if (Exchange(fd, proto::MsgType::kRunEnded, report).ok()) return;
   Result<int> again = ConnectIfRunning(ctx);
   if (again.ok()) {
@@ -136,7 +137,8 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
 
   auto result = JobRunner::Run(spec, [fd, job_id](pid_t pid) {
     if (fd < 0) return;
-    auto ack = Exchange(fd, proto::MsgType::kRunStarted, ToJsonText(json{{"job_id", job_id}, {"pid", pid}}));
+    auto ack = Exchange(fd, proto::MsgType::kRunStarted,
+                        ToJsonText(RunStartedRequest{job_id, pid}.ToJson()));
     if (!ack.ok()) spdlog::debug("start not recorded: {}", ack.status().message());
   });
   if (!result.ok()) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "ipc/requests.h"
 
 namespace gshare {
 
@@ -14,8 +15,8 @@ void AddSchedulerCommand(CLI::App& sub, const GlobalOptions& global, Handler* ha
   sub.add_option("state", *state, "on or off")->required()->check(CLI::IsMember({"on", "off"}));
   sub.footer("Examples:\n  gshare scheduler off\n  gshare scheduler on");
   *handler = [state, &global]() {
-    nlohmann::json req{{"enabled", *state == "on"}};
-    auto reply = RequestDaemon(global, proto::MsgType::kSchedulerSet, req, true);
+    SchedulerSetRequest req{*state == "on"};
+    auto reply = RequestDaemon(global, proto::MsgType::kSchedulerSet, req.ToJson(), true);
     if (!reply.ok()) {
       spdlog::error("{}", reply.status().message());
       return kExitError;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "ipc/requests.h"
 #include "ipc/job_json.h"
 #include "base/duration.h"
 #include "base/terminal_text.h"
@@ -105,9 +106,9 @@ void PrintTable(const json& st) {
 }
 
 int ShowStatus(const GlobalOptions& global, const StatusOptions& opt) {
-  json request = json::object();
-  if (opt.job) request["job_id"] = *opt.job;
-  auto reply = RequestDaemon(global, proto::MsgType::kStatusRequest, request, true);
+  StatusRequest request;
+  if (opt.job) request.job_id = *opt.job;
+  auto reply = RequestDaemon(global, proto::MsgType::kStatusRequest, request.ToJson(), true);
   if (!reply.ok()) {
     spdlog::error("{}", reply.status().message());
     return kExitError;

@@ -19,6 +19,7 @@
 #include "policy/admission.h"
 #include "policy/arbiter.h"
 #include "daemon/checkpoint_helper.h"
+#include "daemon/handoff_log.h"
 #include "daemon/peer_table.h"
 #include "ipc/job_end.h"
 #include "base/config.h"
@@ -271,26 +272,14 @@ class Daemon : private PeerEvents {
     uint64_t restore_seq = 0;  // once asked
   };
   std::vector<DeferredGrant> deferred_grants_;
-  // One lease handoff: DROP to the old holder .. the new holder's memory back on the GPU.
-  struct Handoff {
-    JobId from = 0, to = 0;
-    uint64_t epoch = 0;  // of the new holder's grant
-    TimePoint drop_at{}, grant_at{};
-    uint64_t evict_bytes = 0, swapin_bytes = 0;
-    double drain_ms = 0, swapin_ms = 0, total_ms = 0;
-  };
+  HandoffLog handoffs_;
   struct GpuMemory {
-    std::optional<Handoff> open;  // waiting for the new holder's swap-in report
-    std::optional<Handoff> last;
-    std::optional<TimePoint> drop_at;  // DROP sent to the current holder
-    std::optional<JobId> dropped_holder;
     std::optional<uint64_t> priced;  // handoff bytes last sent with CONTENDED in this grant
     // Turning exclusive kept the incumbent running (Arbiter::SetShared): room for its turn is
     // made once the others have released.
     bool incumbent_room = false;
     // Its room is being checkpointed: the last checkpoint request for it (Arbiter::MakingRoom).
     uint64_t incumbent_checkpoint = 0;
-    uint64_t handoffs = 0;
   };
   std::map<GpuKey, GpuMemory> gpu_memory_;
   std::map<JobId, std::string> memory_wait_;  // why a job's grant waits (ledger plan reason)

@@ -13,11 +13,6 @@
 #include "policy/incumbent.h"
 
 namespace gshare {
-namespace {
-double Ms(TimePoint from, TimePoint to) {
-  return std::chrono::duration<double, std::milli>(to - from).count();
-}
-}  // namespace
 
 uint64_t Daemon::HostBudget(const Config& config) {
   uint64_t ram = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
@@ -71,22 +66,13 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
 
 void Daemon::CloseHandoff(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes,
                           double ms) {
-  GpuMemory& gm = gpu_memory_[gpu];
-  if (!gm.open || gm.open->epoch != epoch || gm.open->to != job) return;
-  Handoff& h = *gm.open;
-  h.swapin_bytes += bytes;
-  h.swapin_ms = std::max(h.swapin_ms, ms);
-  h.total_ms = Ms(h.drop_at, Now());
-  // A first grant on an idle GPU that moved nothing is not a handoff.
-  if (h.from != 0 || h.swapin_bytes != 0 || h.evict_bytes != 0) {
-    ++gm.handoffs;
-    gm.last = h;
+  std::optional<HandoffLog::Handoff> h = handoffs_.SwappedIn(gpu, job, epoch, bytes, ms, Now());
+  if (h) {
     spdlog::info("handoff {}: job {} -> job {}: drain {:.0f} ms, evicted {} bytes, swapped in {} "
                  "bytes in {:.0f} ms, total {:.0f} ms",
-                 gpu, h.from, h.to, h.drain_ms, h.evict_bytes, h.swapin_bytes, h.swapin_ms,
-                 h.total_ms);
+                 gpu, h->from, h->to, h->drain_ms, h->evict_bytes, h->swapin_bytes, h->swapin_ms,
+                 h->total_ms);
   }
-  gm.open.reset();
 }
 
 void Daemon::SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) {
@@ -148,7 +134,8 @@ std::optional<JobId> Daemon::ExclusiveFirst(const GpuKey& gpu) const {
   TimePoint now = Now();
   std::vector<IncumbentCandidate> candidates;
   for (JobId j : arbiter_.JobsOn(gpu)) {
-    IncumbentCandidate c{j};
+    IncumbentCandidate c;
+    c.job = j;
     MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, j, 0, /*leases_released=*/true);
     c.feasible = plan.feasible;
     c.bytes = plan.bytes;
@@ -212,34 +199,20 @@ bool Daemon::CanGrant(const GpuKey& gpu, JobId job) {
 }
 
 void Daemon::NoteDrop(const LeaseAction& a) {
-  GpuMemory& gm = gpu_memory_[a.gpu];
-  if (!gm.drop_at) {
-    gm.drop_at = Now();
-    gm.dropped_holder = arbiter_.Holder(a.gpu);
-  }
+  handoffs_.Dropped(a.gpu, arbiter_.Holder(a.gpu), Now());
 }
 
 uint64_t Daemon::PrepareGrant(const LeaseAction& a) {
   JobId job = conns_.at(a.conn)->job;
   uint64_t fixed = ledger_.FixedOfOthers(a.gpu, job);
   if (arbiter_.IsShared(a.gpu) || !arbiter_.enabled()) return fixed;
-  GpuMemory& gm = gpu_memory_[a.gpu];
-  if (gm.open && gm.open->epoch == a.epoch) return fixed;  // another process of the same grant
+  if (handoffs_.IsOpen(a.gpu, a.epoch)) return fixed;  // another process of the same grant
   TimePoint now = Now();
-  Handoff h;
-  h.from = gm.dropped_holder.value_or(0);
-  h.to = job;
-  h.epoch = a.epoch;
-  h.drop_at = gm.drop_at.value_or(now);
-  h.grant_at = now;
-  h.drain_ms = Ms(h.drop_at, now);
-  gm.drop_at.reset();
-  gm.dropped_holder.reset();
+  handoffs_.Granted(a.gpu, job, a.epoch, now);
   MemoryLedger::Plan plan = ledger_.GrantPlan(a.gpu, job);
   SendEvictions(a.gpu, plan);
-  h.evict_bytes = plan.bytes;
+  handoffs_.Evicted(a.gpu, a.epoch, plan.bytes);
   ledger_.Ran(job, a.gpu, now);
-  gm.open = h;
   // A swap-engine shim reports the end of its swap-in (kReportAfterSwapIn) after every grant.
   if (ledger_.Totals(job, a.gpu).engine == static_cast<uint32_t>(proto::MemoryEngine::kSwap)) {
     arbiter_.AwaitSwapIn(a.gpu, a.epoch);
@@ -325,17 +298,7 @@ nlohmann::json Daemon::JobMemoryJson(JobId job) const {
 
 void Daemon::AddGpuMemoryJson(const GpuKey& gpu, nlohmann::json* g) const {
   (*g)["capacity"] = ledger_.Capacity(gpu);
-  auto it = gpu_memory_.find(gpu);
-  (*g)["handoffs"] = it == gpu_memory_.end() ? 0 : it->second.handoffs;
-  nlohmann::json last = nullptr;
-  if (it != gpu_memory_.end() && it->second.last) {
-    const Handoff& h = *it->second.last;
-    last = {{"from", h.from},           {"to", h.to},
-            {"drain_ms", h.drain_ms},   {"evict_bytes", h.evict_bytes},
-            {"swapin_bytes", h.swapin_bytes}, {"swapin_ms", h.swapin_ms},
-            {"total_ms", h.total_ms}};
-  }
-  (*g)["last_handoff"] = last;
+  handoffs_.AddJson(gpu, g);
 }
 
 }  // namespace gshare

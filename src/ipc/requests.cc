@@ -58,6 +58,13 @@ Result<int64_t> IntField(const json& j, const char* key, int64_t lo, int64_t hi)
   return *v;
 }
 
+json JobControlRequest::ToJson() const {
+  json j{{"action", action}, {"ids", ids}};
+  if (action == "set-priority") j["priority"] = priority;
+  if (action == "signal") j["signal"] = signal;
+  return j;
+}
+
 Result<JobControlRequest> JobControlRequest::Parse(const json& j) {
   JobControlRequest r;
   Result<std::string> action = StringField(j, "action");
@@ -85,6 +92,8 @@ Result<JobControlRequest> JobControlRequest::Parse(const json& j) {
   return r;
 }
 
+json CleanRequest::ToJson() const { return json{{"older_than_ms", older_than_ms}}; }
+
 Result<CleanRequest> CleanRequest::Parse(const json& j) {
   Result<std::optional<int64_t>> ms = OptionalInt(j, "older_than_ms", 0, INT64_MAX);
   if (!ms.ok()) return ms.status();
@@ -93,6 +102,8 @@ Result<CleanRequest> CleanRequest::Parse(const json& j) {
   return r;
 }
 
+json RunStartedRequest::ToJson() const { return json{{"job_id", job_id}, {"pid", pid}}; }
+
 Result<RunStartedRequest> RunStartedRequest::Parse(const json& j) {
   Result<int64_t> id = IntField(j, "job_id", 1, kMaxJobId);
   if (!id.ok()) return id.status();
@@ -100,6 +111,8 @@ Result<RunStartedRequest> RunStartedRequest::Parse(const json& j) {
   if (!pid.ok()) return pid.status();
   return RunStartedRequest{id.value(), static_cast<pid_t>(pid.value())};
 }
+
+json RunEndedRequest::ToJson() const { return JobEndToJson(end, job_id); }
 
 Result<RunEndedRequest> RunEndedRequest::Parse(const json& j) {
   Result<int64_t> id = IntField(j, "job_id", 1, kMaxJobId);
@@ -114,16 +127,24 @@ Result<RunEndedRequest> RunEndedRequest::Parse(const json& j) {
   return r;
 }
 
+json RunAttachRequest::ToJson() const { return json{{"job_id", job_id}}; }
+
 Result<RunAttachRequest> RunAttachRequest::Parse(const json& j) {
   Result<int64_t> id = IntField(j, "job_id", 1, kMaxJobId);
   if (!id.ok()) return id.status();
   return RunAttachRequest{id.value()};
 }
 
+json SchedulerSetRequest::ToJson() const { return json{{"enabled", enabled}}; }
+
 Result<SchedulerSetRequest> SchedulerSetRequest::Parse(const json& j) {
   Result<bool> enabled = BoolField(j, "enabled");
   if (!enabled.ok()) return enabled.status();
   return SchedulerSetRequest{enabled.value()};
+}
+
+json StatusRequest::ToJson() const {
+  return job_id ? json{{"job_id", *job_id}} : json::object();
 }
 
 Result<StatusRequest> StatusRequest::Parse(const json& j) {

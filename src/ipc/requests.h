@@ -1,7 +1,9 @@
 // The daemon's JSON requests (include/gshare/protocol.h kRunStarted .. kRunAttach) as typed
-// structs, each read from untrusted JSON in one place: every field's type and range is
-// checked before the daemon acts on it. Parse never throws; its error is one line, sent back
-// to the peer as the request's error reply. Any thread.
+// structs shared by both sides: the client builds the struct and sends ToJson(); the daemon
+// reads it from untrusted JSON with Parse, in one place, checking every field's type and
+// range before it acts on it. Parse never throws; its error is one line, sent back to the
+// peer as the request's error reply. Parse(ToJson()) gives back what was sent. Any thread.
+// (The job options of kRunRegister and kSubmit are ipc/job_json.h's JobOptions JSON.)
 #pragma once
 
 #include <sys/types.h>
@@ -26,12 +28,14 @@ struct JobControlRequest {
   std::vector<int64_t> ids;
   int priority = 0;  // set-priority: within [kMinPriority, kMaxPriority]
   int signal = 0;    // signal: within [1, NSIG)
+  nlohmann::json ToJson() const;
   static Result<JobControlRequest> Parse(const nlohmann::json& j);
 };
 
 // kClean: {"older_than_ms"?} (default 0: every ended job)
 struct CleanRequest {
   int64_t older_than_ms = 0;  // >= 0
+  nlohmann::json ToJson() const;
   static Result<CleanRequest> Parse(const nlohmann::json& j);
 };
 
@@ -39,31 +43,37 @@ struct CleanRequest {
 struct RunStartedRequest {
   int64_t job_id = 0;
   pid_t pid = 0;  // > 1
+  nlohmann::json ToJson() const;
   static Result<RunStartedRequest> Parse(const nlohmann::json& j);
 };
 
 // kRunEnded: {"job_id", "exit_code", "signal", "timed_out", "error"?, "end_time"?}
+// (JobEndToJson's shape: the same object is a job's end file)
 struct RunEndedRequest {
   int64_t job_id = 0;
   JobEnd end;
+  nlohmann::json ToJson() const;
   static Result<RunEndedRequest> Parse(const nlohmann::json& j);
 };
 
 // kRunAttach: {"job_id"}
 struct RunAttachRequest {
   int64_t job_id = 0;
+  nlohmann::json ToJson() const;
   static Result<RunAttachRequest> Parse(const nlohmann::json& j);
 };
 
 // kSchedulerSet: {"enabled"}
 struct SchedulerSetRequest {
   bool enabled = true;
+  nlohmann::json ToJson() const;
   static Result<SchedulerSetRequest> Parse(const nlohmann::json& j);
 };
 
 // kStatusRequest: {} or {"job_id"}
 struct StatusRequest {
   std::optional<int64_t> job_id;
+  nlohmann::json ToJson() const;
   static Result<StatusRequest> Parse(const nlohmann::json& j);
 };
 

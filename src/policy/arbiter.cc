@@ -103,7 +103,7 @@ LeaseActions Arbiter::Request(ConnId conn, const GpuKey& gpu, TimePoint now) {
 void Arbiter::Schedule(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out) {
   if (!options_.enabled || lease.shared) return;
   if (lease.holder && !lease.dropping) {
-    if (lease.delivering || lease.making_room) return;  // its turn has not begun
+    if ((lease.turn_waits & (kDelivery | kRoom)) != 0) return;  // its turn has not begun
     // Only a waiter that could be granted ends the holder's turn (else the GPU would idle).
     std::optional<JobId> best = BestWaiter(gpu, lease, true);
     if (!best) return;
@@ -132,9 +132,7 @@ void Arbiter::BeginHolding(const GpuKey& gpu, Lease& lease, JobId job, TimePoint
   lease.incumbent.reset();
   lease.granted_at = now;
   lease.dropping = false;
-  lease.delivering = false;
-  lease.swapping_in = false;
-  lease.making_room = false;
+  lease.turn_waits = 0;
   lease.switch_time = Millis(0);
   lease.queue.erase(job);
   StopWaiting(lease, job, now);
@@ -206,9 +204,7 @@ void Arbiter::EndHolding(Lease& lease, TimePoint now) {
   }
   lease.holder.reset();
   lease.dropping = false;
-  lease.delivering = false;
-  lease.swapping_in = false;
-  lease.making_room = false;
+  lease.turn_waits = 0;
 }
 
 void Arbiter::ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoint now,
@@ -316,7 +312,7 @@ std::optional<TimePoint> Arbiter::NextDeadline() const {
     }
     if (lease.dropping) {
       consider(lease.drop_sent_at + options_.drop_grace);
-    } else if (!lease.queue.empty() && !lease.delivering && !lease.making_room) {
+    } else if (!lease.queue.empty() && (lease.turn_waits & (kDelivery | kRoom)) == 0) {
       consider(TurnEnd(lease));
     }
   }

@@ -169,16 +169,23 @@ class Arbiter {
     JobId job = 0;
     pid_t pid = 0;
   };
+  // Why a holder's turn has not begun, or runs longer.
+  enum TurnWait : unsigned {
+    kDelivery = 1u << 0,  // Deferred: the holder has not received its grant yet
+    kRoom = 1u << 1,      // MakingRoom: the incumbent's room is being checkpointed
+    kSwapIn = 1u << 2,    // AwaitSwapIn: the holder's swap-in is not over yet (the turn runs,
+                          // ending later by kSwapInAllowance)
+  };
   struct Lease {
     bool shared = false;  // shared mode: everyone holds, no holder
     uint64_t epoch = 0;
     std::optional<JobId> holder;
     TimePoint granted_at{};
     bool dropping = false;
-    bool delivering = false;  // Deferred: the holder has not received its grant yet
-    bool swapping_in = false;  // AwaitSwapIn: the holder's swap-in is not over yet
-    bool making_room = false;  // MakingRoom: the incumbent's room is being checkpointed
-    Millis switch_time{0};     // a deferred grant's time to delivery, once delivered
+    // What the holder's turn still waits for (TurnWait bits; 0: its turn runs). A grant may
+    // wait for delivery and a swap-in at once; each ends by itself (BeginTurn).
+    unsigned turn_waits = 0;
+    Millis switch_time{0};  // a deferred grant's time to delivery, once delivered
     TimePoint drop_sent_at{};
     std::map<ConnId, uint64_t> holding;  // conn -> epoch it was granted
     std::set<ConnId> wanting;            // asked, not yet granted
@@ -200,9 +207,9 @@ class Arbiter {
   TimePoint TurnEnd(const Lease& lease) const;
   // The lease of `gpu` whose holder was granted `epoch`; nullptr otherwise.
   Lease* HolderLease(const GpuKey& gpu, uint64_t epoch);
-  // Ends the holder's wait flagged by `pending` (delivery, swap-in): its quantum starts now,
-  // the time since the grant counts as waiting. Nothing when the flag is not set.
-  void BeginTurn(const GpuKey& gpu, uint64_t epoch, bool Lease::*pending, TimePoint now);
+  // Ends the holder's wait `wait` (delivery, room, swap-in): its quantum starts now, the time
+  // since the grant counts as waiting. Nothing when the lease does not wait for it.
+  void BeginTurn(const GpuKey& gpu, uint64_t epoch, TurnWait wait, TimePoint now);
   bool JobWants(const Lease& lease, JobId job) const;
   void Enqueue(Lease& lease, JobId job, TimePoint now);
   // The next job to grant; grantable_only skips those options_.can_grant refuses.

@@ -14,49 +14,48 @@ Arbiter::Lease* Arbiter::HolderLease(const GpuKey& gpu, uint64_t epoch) {
   return &it->second;
 }
 
-void Arbiter::BeginTurn(const GpuKey& gpu, uint64_t epoch, bool Lease::*pending,
-                        TimePoint now) {
+void Arbiter::BeginTurn(const GpuKey& gpu, uint64_t epoch, TurnWait wait, TimePoint now) {
   Lease* lease = HolderLease(gpu, epoch);
-  if (lease == nullptr || !(lease->*pending)) return;
-  lease->*pending = false;
+  if (lease == nullptr || (lease->turn_waits & wait) == 0) return;
+  lease->turn_waits &= ~static_cast<unsigned>(wait);
   jobs_.at(*lease->holder).wait_seconds += Seconds(lease->granted_at, now);
-  if (pending == &Lease::delivering || pending == &Lease::making_room) {
+  if (wait == kDelivery || wait == kRoom) {
     lease->switch_time = std::chrono::duration_cast<Millis>(now - lease->granted_at);
   }
   lease->granted_at = now;
 }
 
 void Arbiter::Deferred(const GpuKey& gpu, uint64_t epoch) {
-  if (Lease* lease = HolderLease(gpu, epoch)) lease->delivering = true;
+  if (Lease* lease = HolderLease(gpu, epoch)) lease->turn_waits |= kDelivery;
 }
 
 void Arbiter::Delivered(const GpuKey& gpu, uint64_t epoch, TimePoint now) {
-  BeginTurn(gpu, epoch, &Lease::delivering, now);
+  BeginTurn(gpu, epoch, kDelivery, now);
 }
 
 void Arbiter::MakingRoom(const GpuKey& gpu) {
   auto it = leases_.find(gpu);
-  if (it != leases_.end() && it->second.holder) it->second.making_room = true;
+  if (it != leases_.end() && it->second.holder) it->second.turn_waits |= kRoom;
 }
 
 void Arbiter::RoomMade(const GpuKey& gpu, TimePoint now) {
   auto it = leases_.find(gpu);
   if (it == leases_.end()) return;
-  BeginTurn(gpu, it->second.epoch, &Lease::making_room, now);
+  BeginTurn(gpu, it->second.epoch, kRoom, now);
 }
 
 void Arbiter::AwaitSwapIn(const GpuKey& gpu, uint64_t epoch) {
-  if (Lease* lease = HolderLease(gpu, epoch)) lease->swapping_in = true;
+  if (Lease* lease = HolderLease(gpu, epoch)) lease->turn_waits |= kSwapIn;
 }
 
 void Arbiter::SwappedIn(const GpuKey& gpu, uint64_t epoch, TimePoint now) {
-  BeginTurn(gpu, epoch, &Lease::swapping_in, now);
+  BeginTurn(gpu, epoch, kSwapIn, now);
 }
 
 TimePoint Arbiter::TurnEnd(const Lease& lease) const {
   Millis turn = std::max(QuantumOf(jobs_.at(*lease.holder)), kTurnPerSwitch * lease.switch_time);
   TimePoint end = lease.granted_at + turn;
-  return lease.swapping_in ? end + kSwapInAllowance : end;
+  return (lease.turn_waits & kSwapIn) != 0 ? end + kSwapInAllowance : end;
 }
 
 bool Arbiter::Suspended(ConnId conn) const {

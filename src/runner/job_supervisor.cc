@@ -16,6 +16,7 @@
 #include "ipc/frame_io.h"
 #include "ipc/job_end.h"
 #include "ipc/job_json.h"
+#include "ipc/requests.h"
 #include "runner/job_runner.h"
 
 namespace gshare {
@@ -81,7 +82,7 @@ void ReportEnd(int fd, const std::string& socket_path, const std::string& end_pa
                const JobEnd& end, int64_t job_id) {
   Status written = WriteJobEnd(end_path, end, job_id);
   if (!written.ok()) spdlog::error("job {}: {}", job_id, written.message());
-  json report = JobEndToJson(end, job_id);
+  json report = RunEndedRequest{job_id, end}.ToJson();
   if (fd >= 0 && ExchangeJson(fd, proto::MsgType::kRunEnded, report).ok()) return;
   if (!ExchangeRetrying(socket_path, proto::MsgType::kRunEnded, report, kReportPatience)) {
     spdlog::warn("job {}: daemon unreachable; its end waits in {}", job_id, end_path);
@@ -100,7 +101,7 @@ int RunSupervisor(int64_t job_id, const std::string& socket_path) {
   for (int attempt = 0; std::chrono::steady_clock::now() < start + kAttachPatience; ++attempt) {
     Result<int> conn = ConnectUnix(socket_path);
     if (conn.ok()) {
-      spec = ExchangeJson(conn.value(), proto::MsgType::kRunAttach, json{{"job_id", job_id}});
+      spec = ExchangeJson(conn.value(), proto::MsgType::kRunAttach, RunAttachRequest{job_id}.ToJson());
       if (spec.ok()) {
         fd = conn.value();
         break;
@@ -161,7 +162,8 @@ int RunSupervisor(int64_t job_id, const std::string& socket_path) {
   }
 
   Result<ExitInfo> result = JobRunner::Run(run, [fd, job_id](pid_t pid) {
-    Result<json> ack = ExchangeJson(fd, proto::MsgType::kRunStarted, json{{"job_id", job_id}, {"pid", pid}});
+    Result<json> ack =
+        ExchangeJson(fd, proto::MsgType::kRunStarted, RunStartedRequest{job_id, pid}.ToJson());
     if (!ack.ok()) spdlog::warn("job {}: start not recorded: {}", job_id, ack.status().message());
   });
   JobEnd end;

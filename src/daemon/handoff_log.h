@@ -1,0 +1,60 @@
+// HandoffLog: the timing of each lease handoff of a GPU in exclusive mode, from the DROP sent
+// to the old holder until the new holder's memory is back on the GPU (drain, evictions,
+// swap-in), for the daemon's log and `gshare status` (gpus[].handoffs, last_handoff). It only
+// records: nothing here decides. Time comes in as arguments. Daemon thread only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "policy/types.h"
+
+namespace gshare {
+
+class HandoffLog {
+ public:
+  struct Handoff {
+    JobId from = 0, to = 0;  // from 0: the GPU was free (nobody was dropped)
+    uint64_t epoch = 0;      // of the new holder's grant
+    TimePoint drop_at{}, grant_at{};
+    uint64_t evict_bytes = 0, swapin_bytes = 0;
+    double drain_ms = 0;    // DROP .. grant (the old holder's drain and release)
+    double swapin_ms = 0;   // the slowest of the new holder's processes to swap in
+    double total_ms = 0;    // DROP .. the new holder's memory back
+  };
+
+  // A DROP went to `holder` of `gpu`; the first DROP of a turn starts the handoff's clock.
+  void Dropped(const GpuKey& gpu, std::optional<JobId> holder, TimePoint now);
+  // True when grant `epoch` of `gpu` is already open (another process of the same grant).
+  bool IsOpen(const GpuKey& gpu, uint64_t epoch) const;
+  // Grant `epoch` of `gpu` went to `job`: opens its handoff (drain measured from the DROP, or
+  // 0 when none was sent).
+  void Granted(const GpuKey& gpu, JobId job, uint64_t epoch, TimePoint now);
+  // The evictions made for the open grant `epoch` moved `bytes`.
+  void Evicted(const GpuKey& gpu, uint64_t epoch, uint64_t bytes);
+  // A process of `job` swapped in `bytes` in `ms` for grant `epoch`: closes the handoff.
+  // Returns it when it counts as one (something was dropped or moved; a first grant on a free
+  // GPU that moved nothing does not); nullopt then, and for a report of another grant or job.
+  std::optional<Handoff> SwappedIn(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes,
+                                   double ms, TimePoint now);
+
+  // Handoffs of `gpu` counted so far, and the last one (nullptr when none).
+  uint64_t count(const GpuKey& gpu) const;
+  const Handoff* last(const GpuKey& gpu) const;
+  // `gshare status`: (*g)["handoffs"] and (*g)["last_handoff"] (null when none).
+  void AddJson(const GpuKey& gpu, nlohmann::json* g) const;
+
+ private:
+  struct PerGpu {
+    std::optional<Handoff> open;  // waiting for the new holder's swap-in report
+    std::optional<Handoff> last;
+    std::optional<TimePoint> drop_at;  // DROP sent to the current holder
+    std::optional<JobId> dropped_holder;
+    uint64_t handoffs = 0;
+  };
+  std::map<GpuKey, PerGpu> gpus_;
+};
+
+}  // namespace gshare

@@ -1,0 +1,62 @@
+#include "ipc/requests.h"
+
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <string>
+
+namespace gshare {
+namespace {
+
+using json = nlohmann::json;
+
+TEST_CASE("Requests: what a client sends is what the daemon reads") {
+  JobControlRequest cancel{"cancel", {3, 4}};
+  Result<JobControlRequest> c = JobControlRequest::Parse(cancel.ToJson());
+  REQUIRE(c.ok());
+  CHECK(c->action == "cancel");
+  CHECK(c->ids == std::vector<int64_t>{3, 4});
+  Result<JobControlRequest> p =
+      JobControlRequest::Parse(JobControlRequest{"set-priority", {7}, -5}.ToJson());
+  REQUIRE(p.ok());
+  CHECK(p->priority == -5);
+  Result<JobControlRequest> s =
+      JobControlRequest::Parse(JobControlRequest{"signal", {7}, 0, SIGUSR1}.ToJson());
+  REQUIRE(s.ok());
+  CHECK(s->signal == SIGUSR1);
+
+  CHECK(CleanRequest::Parse(CleanRequest{86'400'000}.ToJson())->older_than_ms == 86'400'000);
+  Result<RunStartedRequest> started = RunStartedRequest::Parse(RunStartedRequest{9, 4242}.ToJson());
+  REQUIRE(started.ok());
+  CHECK(started->job_id == 9);
+  CHECK(started->pid == 4242);
+  JobEnd end;
+  end.exit_code = 3;
+  end.end_time = 1700000000.25;
+  Result<RunEndedRequest> ended = RunEndedRequest::Parse(RunEndedRequest{9, end}.ToJson());
+  REQUIRE(ended.ok());
+  CHECK(ended->job_id == 9);
+  CHECK(ended->end.exit_code == 3);
+  CHECK_FALSE(ended->end.signal.has_value());
+  CHECK(ended->end.end_time == 1700000000.25);
+  CHECK(RunAttachRequest::Parse(RunAttachRequest{12}.ToJson())->job_id == 12);
+  CHECK_FALSE(SchedulerSetRequest::Parse(SchedulerSetRequest{false}.ToJson())->enabled);
+  CHECK(StatusRequest::Parse(StatusRequest{}.ToJson())->job_id == std::nullopt);
+  CHECK(StatusRequest::Parse(StatusRequest{5}.ToJson())->job_id == 5);
+}
+
+TEST_CASE("Requests: the daemon refuses what no client would send, in one line") {
+  CHECK(JobControlRequest::Parse(json{{"action", "explode"}, {"ids", {1}}}).status().message() ==
+        "unknown action \"explode\"");
+  CHECK_FALSE(JobControlRequest::Parse(json{{"action", "cancel"}, {"ids", {0}}}).ok());
+  CHECK_FALSE(JobControlRequest::Parse(json{{"action", "signal"}, {"ids", {1}}, {"signal", 0}}).ok());
+  CHECK_FALSE(RunStartedRequest::Parse(json{{"job_id", 1}, {"pid", true}}).ok());
+  CHECK_FALSE(RunStartedRequest::Parse(json{{"job_id", 1}, {"pid", 1}}).ok());  // init: never
+  CHECK_FALSE(CleanRequest::Parse(json{{"older_than_ms", -1}}).ok());
+  CHECK_FALSE(SchedulerSetRequest::Parse(json{{"enabled", 1}}).ok());
+  CHECK(StatusRequest::Parse(json{{"job_id", "1"}}).status().message() ==
+        "\"job_id\" must be an integer within [1, 9223372036854775807]");
+}
+
+}  // namespace
+}  // namespace gshare
