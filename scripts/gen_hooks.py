@@ -18,7 +18,7 @@ import sys
 
 CUDA = sys.argv[1] if len(sys.argv) > 1 else "/usr/local/cuda"
 
-# Submission families: every export matching is gated on the lease (DESIGN.md §3).
+# Submission families: every export matching is gated on the lease (docs/design.md, "The shim").
 GATED = re.compile(
     r"^cu(Launch|GraphLaunch|GraphUpload|Memcpy|Memset|StreamWriteValue|StreamWaitValue|"
     r"StreamBatchMemOp|MemPrefetch|MemDiscard)")

@@ -18,7 +18,7 @@ step "build (sanitized)"
 # halt_on_error: the first error ends the process with status 1, as does UBSan's (built with
 # -fno-sanitize-recover). verify_asan_link_order=0: a gshare started by a job inherits the
 # job's LD_PRELOAD of the shim, which then comes before ASan's runtime (the shim's constructor
-# takes no heap, STYLE.md 14).
+# takes no heap).
 export ASAN_OPTIONS=halt_on_error=1:verify_asan_link_order=0:detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 status=0

@@ -2,7 +2,7 @@
 // (thread_annotations.h), and MutexLock, which holds one for a scope. A Mutex is
 // constant-initialized and trivially destructible, so one in static storage needs no
 // constructor run and is usable from the shim's constructor, its dlsym hook and its atfork
-// handlers (STYLE.md 14: no heap there). Lock/Unlock: any thread.
+// handlers, where the shim takes no heap. Lock/Unlock: any thread.
 #pragma once
 
 #include <pthread.h>

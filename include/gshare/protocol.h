@@ -125,7 +125,7 @@ static_assert(sizeof(GapMsg) == 40);
 // (seconds): never worth leaving early for.
 inline constexpr uint64_t kHandoffNever = ~0ull;
 
-// Memory engines (`--memory`, DESIGN.md section 5).
+// Memory engines (`--memory`, docs/memory.md "Engines").
 enum class MemoryEngine : uint32_t { kOff = 0, kSwap = 1, kManaged = 2, kCheckpoint = 3 };
 
 // MemReportMsg::flags

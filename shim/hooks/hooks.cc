@@ -193,7 +193,7 @@ CUresult SwapAllocPitch(int device, CUdeviceptr* dptr, size_t* pitch, size_t wid
 
 // What the process may use on its device as if it were alone on the GPU: the GPU less
 // what other jobs hold that cannot move, less its own allocations and its context
-// (~0.5 GiB, measured: 527 MiB on the H100).
+// (~0.5 GiB: docs/memory.md, "What a job sees").
 void VirtualMemInfo(int device, size_t* free_bytes, size_t* total_bytes) {
   const uint64_t kContextReserve = swap_internal::ContextReserve(*total_bytes);
   uint64_t others = LeaseClient::Get().OthersFixed(device);

@@ -1,6 +1,7 @@
 // GapPredictor: how long a lease holder's idle gaps last (its CPU phases: data loading,
 // logging, evaluation on the host), to decide whether giving the GPU away at the start of a
-// gap pays for the two handoffs it costs (out now, back when the gap ends).
+// gap pays for the two handoffs it costs (out now, back when the gap ends). Plain value type,
+// not synchronized: its owner serializes (each device's lease state, under g_mu).
 //
 // A gap is a time with no submission, no thread inside a gated call and no thread in a
 // synchronizing call (cuCtxSynchronize, cuStreamSynchronize, cuEventSynchronize), measured
@@ -17,11 +18,10 @@
 //
 // Handoff cost: kHandoffFixedMs plus the larger direction of the bytes to move at
 // kBytesPerMs. The rate is half the aggregate of an eviction overlapped with a swap-in,
-// 75.9-85.8 GB/s on the H100 (../shared/reference/measurements.md; docs/benchmarks.md
-// "handoff": 81-82 GB/s), so ~40 GB/s each way; the fixed part covers drain, messages and
-// the synchronizations of a handoff that moves nothing (docs/benchmarks.md: ~10-30 ms).
-//
-// Plain value type, no locking: its owner serializes (the lease client under g.mu).
+// ~80 GB/s, so ~40 GB/s each way; the fixed part covers drain, messages and the
+// synchronizations of a handoff that moves nothing, a few ms to ~30 ms (both:
+// docs/benchmarks.md, "Handoff speed" and "Drains: how long a holder takes to give the GPU
+// back").
 #pragma once
 
 #include <cstdint>
@@ -33,9 +33,9 @@ namespace gshare::shim {
 class GapPredictor {
  public:
   // Shorter pauses are part of the GPU phase. Each tick of a gap is a tick later that the
-  // GPU goes to a waiting job: 50/50 jobs on the H100 hand off at every CPU phase (13 times
-  // in a 7-step pair), so 100 ms, the value before, would add ~0.65 s to a ~77 s pair (an
-  // estimate: the pair's run-to-run spread hid it, docs/benchmarks.md).
+  // GPU goes to a waiting job, and jobs with long CPU phases hand off at every one of them,
+  // so a longer minimum delays every handoff (docs/memory.md, "The daemon's ledger and
+  // policy", early release).
   static constexpr int64_t kMinGapMs = 50;
   static constexpr int64_t kMarginMs = 100;        // slack for the estimate's error
   static constexpr int kHistory = 8;               // gaps kept
@@ -88,12 +88,11 @@ class GapPredictor {
   // How long a holder stays idle before it gives the lease back (the idle release), when the
   // daemon's [scheduler] idle_release is `idle_release_ms` and one handoff costs `handoff_ms`
   // (< 0: no job waits). A handoff that cannot be priced (kNever: it would evict into host
-  // memory not pinned yet, 0.5-5 GB/s measured on the H100's VM, so 10-25 s for a 13 GB
-  // eviction) is not risked on a short pause: the holder waits kUnpricedIdleMs, which the
-  // quantum also bounds. (Seen on the H100: a job still starting up paused 0.5 s in its
-  // first turn, and the handoff its idle release caused took 10 s.) Priced handoffs keep
-  // idle_release: waiting for 2 x handoff_ms (rent-or-buy) gained nothing measurable on the
-  // 50/50 pair, whose first CPU phases it lengthened by ~0.7 s each.
+  // memory not pinned yet, at the host's populate rate, which can take seconds) is not risked
+  // on a short pause such as one in a job's start-up: the holder waits kUnpricedIdleMs, which
+  // the quantum also bounds. Priced handoffs keep idle_release: waiting for 2 x handoff_ms
+  // (rent-or-buy) lengthened the jobs' first CPU phases and gained nothing measurable (both:
+  // docs/benchmarks.md, "What went wrong at the start of the pairs, and what changed").
   static constexpr int64_t kUnpricedIdleMs = 10'000;
   static int64_t IdleReleaseMs(int64_t idle_release_ms, int64_t handoff_ms) {
     bool unpriced = handoff_ms >= HandoffMs(kNever);

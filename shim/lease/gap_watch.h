@@ -1,4 +1,6 @@
-// Gap watch: the shim's side of phase staggering in shared mode (src/policy/stagger.h).
+// Gap watch: the shim's side of phase staggering in shared mode (src/policy/stagger.h):
+// measures the process's idle gaps for the daemon and stretches one when asked. What is
+// declared here: any thread, lock-free; the lease thread's side is in lease_state.h.
 //
 // While the daemon watches a GPU (kGapWatch), each idle gap of the process on it is
 // measured to the microsecond and reported (kGapReport): a gap begins when a synchronizing

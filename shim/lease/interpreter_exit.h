@@ -6,8 +6,8 @@
 // (Python/pylifecycle.c). Any thread; lock-free after the first call.
 //
 // Used by the checkpoint engine: a job's CUDA memory goes with its process anyway, and a
-// checkpoint started while the process exits blocks the exit in the driver until it fails
-// (measured on the H100: ~20 s, CUDA error 304; docs/benchmarks.md calls O and X).
+// checkpoint started while the process exits blocks the exit in the driver until it fails,
+// seconds later (CUDA error 304; docs/memory.md, "How `checkpoint` works").
 #pragma once
 
 namespace gshare::shim {

@@ -505,12 +505,13 @@ void* ClientThread(void*) {
 }
 
 // At exit(): the process will submit nothing more, so it gives its device memory and its
-// leases back now, not when the driver destroys its context later in exit (measured on the
-// H100: a 49 GiB job's exit kept the next job's swap-in waiting ~1 s). Registered at the
-// first gated call, so it runs before the driver's teardown (_dl_fini) and after the exit
-// handlers registered later (the CUDA runtime's registers at its own start, before). A
-// device that some thread still uses (inside the gate, synchronizing, or waiting for the
-// lease) is left alone. Never in a forked child (its parent's state is not its own).
+// leases back now, not when the driver destroys its context later in exit: that teardown
+// takes about a second for a big job's memory, and the next job's swap-in would wait for it
+// (docs/memory.md, "How `swap` works"). Registered at the first gated call, so it runs
+// before the driver's teardown (_dl_fini) and after the exit handlers registered later (the
+// CUDA runtime's registers at its own start, before). A device that some thread still uses
+// (inside the gate, synchronizing, or waiting for the lease) is left alone. Never in a forked
+// child (its parent's state is not its own).
 pid_t g_exit_pid = 0;
 
 void ReleaseAtExit() {

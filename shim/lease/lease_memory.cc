@@ -78,9 +78,10 @@ void RunUngated(int device) {
 }
 
 // A swap-in that finds no room for this long without the free memory growing asks the
-// daemon for more (below); at most its whole wait (GSHARE_SWAP_WAIT_MS). Evictions free
-// 1 GiB batches: ~25 ms apart into pinned memory, up to ~0.8 s into memory the host has not
-// touched yet (1.3 GB/s, docs/benchmarks.md).
+// daemon for more (below); at most its whole wait (GSHARE_SWAP_WAIT_MS). Evictions free the
+// GPU a batch (swap_internal::kBatchBytes) at a time: milliseconds apart into pinned memory,
+// up to most of a second apart into memory the host has not touched yet (~1.3 GB/s:
+// docs/benchmarks.md, "What went wrong at the start of the pairs, and what changed").
 constexpr int64_t kAskForRoomNs = 1'000'000'000;
 
 // The memory of a grant back on `device`; false when it could not all come back. The daemon
@@ -88,9 +89,9 @@ constexpr int64_t kAskForRoomNs = 1'000'000'000;
 // (the driver's own, per context and per loaded module): when the room runs out, the job asks
 // for what is missing as a demand, as a waiting allocation does (the daemon evicts it with
 // 2 GiB of headroom where it can), adding to what it asked before, and goes on. It gives up
-// once a whole wait (GSHARE_SWAP_WAIT_MS) brought no chunk back. Seen on the H100 with two
-// jobs of ~40 GiB each that had filled the GPU in shared mode: the daemon evicted 0.8 GB
-// for a 3 GB swap-in, which then waited 10 s in vain.
+// once a whole wait (GSHARE_SWAP_WAIT_MS) brought no chunk back. Without the ask, a swap-in
+// on a GPU that the jobs had filled in shared mode waited its whole wait in vain
+// (docs/memory.md, "How `swap` works").
 bool SwapInForGrant(int device, uint64_t* moved) {
   SwapSpace& swap = SwapSpace::Get();
   const int64_t wait_ns = swap_internal::SwapInWaitNs();
@@ -147,7 +148,8 @@ void HandleGrant(const proto::LeaseMsg& m) {
     SendReport(device, proto::kReportAfterSwapIn, m.epoch, ns, moved);
   }
   if (swap_in) {
-    // The job's memory comes back before its first submission (DESIGN.md section 4).
+    // The job's memory comes back before its first submission (docs/memory.md, "How `swap`
+    // works": swap-in at the grant, before the gate opens).
     int64_t t0 = NowNs();
     uint64_t moved = 0;
     bool ok = SwapInForGrant(device, &moved);

@@ -1,13 +1,15 @@
-// RoomWait: how long to wait for device memory that another process is giving up.
-// Its eviction frees the GPU chunk by chunk, as fast as its host memory takes the data:
-// ~40 GB/s into pinned memory, but 0.5-5 GB/s on the H100's VM into memory it had never
-// touched (docs/benchmarks.md "First touch of host memory"), so a fixed deadline either fails
-// healthy evictions or waits long on dead ones. The wait goes on while the free memory
-// reaches new highs and ends `stall_ns` after the last one.
-// The free memory is asked (a driver call, cuMemGetInfo) at most every kPollNs, which is
-// fine-grained enough for stall times of 0.6 s and more and keeps the query out of the
-// 1 ms retry loop (its cost next to another process's unmaps was not measured).
-// Plain value type, no locking; the caller owns the clock (ns, CLOCK_MONOTONIC).
+// RoomWait: how long to wait for device memory that another process is giving up: the wait
+// goes on while the GPU's free memory reaches new highs and ends `stall_ns` after the last
+// one. Plain value type, not synchronized: one owner at a time, any thread; the caller owns
+// the clock (ns, CLOCK_MONOTONIC).
+//
+// Why no fixed deadline: the other process's eviction frees the GPU chunk by chunk, as fast
+// as its host memory takes the data, which is several times slower into memory the host has
+// never touched than into pinned memory (docs/benchmarks.md, "Why pools grew at 0.5–5 GB/s:
+// the VM's first touch"), so a fixed deadline either fails healthy evictions or waits long on
+// dead ones. The free memory is asked (a driver call, cuMemGetInfo) at most every kPollNs,
+// which is fine-grained enough for stall times of 0.6 s and more and keeps the query out of
+// the 1 ms retry loop (its cost next to another process's unmaps was not measured).
 #pragma once
 
 #include <cstdint>

@@ -154,8 +154,8 @@ void HostPool::Give(void* p, uint64_t bytes) {
 
 uint64_t HostPool::Grow(uint64_t bytes) {
   // One block per hold of grow_mu_: an eviction whose Take() finds the pool full waits for
-  // the block being added, not for the whole growth (measured on the H100: 20 GiB of growth
-  // in one hold kept a growing holder waiting for room for seconds).
+  // the block being added, not for the whole growth, which can take seconds (docs/memory.md,
+  // "How `swap` works").
   for (;;) {
     grow_mu_.Lock();
     uint64_t have = pinned();

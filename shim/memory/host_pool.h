@@ -1,18 +1,17 @@
-// HostPool: the pinned host memory that evicted device memory is copied into. Pinning is
-// the expensive part on the GPU machine (cuMemHostAlloc ~0.5-0.8 s/GiB, measured; see
-// ../shared/reference/measurements.md), so memory is pinned once, in blocks of 1 GiB, and
-// reused for every later eviction; it is given back only at exit. Extents are handed out in
-// 2 MiB units (the VMM granularity), first fit. Callers must have a CUDA context current
-// when the pool may grow. Any thread.
+// HostPool: the pinned host memory that evicted device memory is copied into, handed out in
+// 2 MiB extents (the VMM granularity), first fit. Any thread; callers must have a CUDA
+// context current when the pool may grow. Pinning is the expensive part (cuMemHostAlloc
+// ~0.5-0.7 s/GiB: docs/benchmarks.md, "Pinning host memory: what stalls the job"), so memory
+// is pinned once, in blocks of 1 GiB, and reused for every later eviction until exit.
 //
 // A block is populated first, without the driver (mmap, transparent huge pages asked for,
 // one write per page by kPopulateThreads threads), then pinned with cuMemHostRegister; while
 // one block is pinned the next is populated, so a growing pool may hold one populated block
-// (1 GiB of the process's memory) not pinned yet. Measured on the H100 VM
-// (docs/benchmarks.md "Pinning host memory"): cuMemHostAlloc blocks every other driver call
-// of the process for its whole 0.48-0.66 s/GiB; populating takes 0.46-0.55 s/GiB and blocks
-// none; registering the populated block blocks them for 0.04-0.07 s/GiB. Copies run at the
-// same ~54 GB/s from either kind. Without cuMemHostRegister, cuMemHostAlloc is used.
+// (1 GiB of the process's memory) not pinned yet. Why (same section): cuMemHostAlloc blocks
+// every other driver call of the process for its whole 0.48-0.66 s/GiB; populating takes
+// 0.46-0.55 s/GiB and blocks none; registering the populated block blocks them for
+// 0.04-0.07 s/GiB. Copies run at the same ~54 GB/s from either kind. Without
+// cuMemHostRegister, cuMemHostAlloc is used.
 #pragma once
 
 #include <atomic>
@@ -55,8 +54,8 @@ class HostPool {
   static void* PopulatedBlock();  // kBlockBytes, 2 MiB aligned, touched; nullptr on failure
   static void* PopulateSpare(void*);  // PopulatedBlock() as a thread's start routine
   static void* TouchSlice(void* slice);  // writes one byte per page of a 1/kPopulateThreads
-  // Threads that populate a block. Measured on the H100 VM (test/bench/host_populate_probe.cc):
-  // with huge pages 4.9 GB/s by 1 thread, 14.6 by 4, 6.0 by 8; without them 1.3 and 3.4.
+  // Threads that populate a block: with huge pages 4.9 GB/s by 1 thread, 14.6 by 4, 6.0 by 8;
+  // without them 1.3 and 3.4 (docs/benchmarks.md, "Pinning host memory: what stalls the job").
   static constexpr int kPopulateThreads = 4;
   void* TakeLocked(uint64_t units) REQUIRES(mu_);
 

@@ -1,13 +1,15 @@
-// ManagedSpace: the managed memory engine (DESIGN.md section 5, `--memory managed`; the
-// thesis's libunified). The process's cuMemAlloc_v2 and cuMemAllocPitch_v2 become
-// cuMemAllocManaged(CU_MEM_ATTACH_GLOBAL): the driver may page that memory in and out by
-// itself, and the shim prefetches all of it to the GPU when the lease is granted and to host
-// memory when the lease is given back (cuMemPrefetchAsync_v2, CUDA Driver API "Unified
-// Addressing"), so a job meets its working set resident instead of faulting it in.
-// Faults run at 8-11 GB/s and prefetches at ~47 GB/s to the GPU, 11-17 GB/s back
-// (../shared/reference/measurements.md). On a GPU shared with others, never let managed
-// memory exceed the GPU's free memory: oversubscribed managed memory can stall the GPU.
-// Any thread; Prefetch is called by the lease client thread with the gate closed.
+// ManagedSpace: the managed memory engine (`--memory managed`, docs/memory.md "Engines"): the
+// process's cuMemAlloc_v2 and cuMemAllocPitch_v2 become cuMemAllocManaged(CU_MEM_ATTACH_GLOBAL)
+// and the shim moves all of it with the lease. Any thread; Prefetch is called by the lease
+// client thread with the gate closed.
+//
+// The driver may page that memory in and out by itself; the shim prefetches all of it to the
+// GPU when the lease is granted and to host memory when the lease is given back
+// (cuMemPrefetchAsync_v2, CUDA Driver API "Unified Addressing"), so a job meets its working
+// set resident instead of faulting it in: prefetches to the GPU run several times faster than
+// faults, though back to the host several times slower than to the GPU (docs/memory.md,
+// "Engines"). On a GPU shared with others, never let managed memory exceed the GPU's free
+// memory: oversubscribed managed memory can stall the GPU.
 #pragma once
 
 #include <atomic>

@@ -1,4 +1,4 @@
-// The memory engine this process asked for (DESIGN.md section 5): GSHARE_MEMORY = swap (the
+// The memory engine this process asked for (docs/memory.md, "Engines"): GSHARE_MEMORY = swap (the
 // default, also when unset or empty), managed, checkpoint or off; any other value is off.
 // Read once, on first use; any thread, lock-free after that. Whether the engine can actually
 // run (the driver's VMM or managed-memory calls) is each engine's own On().

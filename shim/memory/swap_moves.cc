@@ -2,8 +2,8 @@
 // batches of up to 512 MiB of asynchronous copies on the engine's own stream, two in flight
 // (BatchPipe): while one batch copies, the other is finished, by the unmaps (eviction) or
 // the host extents given back (swap-in). Freeing batch by batch lets another process's
-// swap-in use the memory while this one is still evicting (the two overlap: ~86 GB/s both
-// ways on the H100, measured).
+// swap-in use the memory while this one is still evicting (the two overlap, near the copy
+// engines' duplex rate: docs/benchmarks.md, "Handoff speed").
 #include <pthread.h>
 #include <time.h>
 
@@ -298,8 +298,9 @@ void* SwapSpace::PrepareThread(void* arg) {
     uint64_t had = self->pool_.pinned();
     uint64_t got = pushed ? had : 0;
     // In steps, each followed by a memory report: the daemon prices the next handoff by the
-    // pool it knows of (Daemon::HandoffBytes), and an unpriced one keeps the holder on the
-    // GPU through its CPU phases (seen on the H100 when the last report predated the pin).
+    // pool it knows of (Daemon::HandoffBytes), and a handoff it cannot price because the last
+    // report predates the pin keeps the holder on the GPU through its CPU phases
+    // (docs/benchmarks.md, "Room for the first turn's growth, pools the daemon sees").
     for (uint64_t step = got; pushed && got >= step && got < target;) {
       step = std::min(got + kPrepareStepBytes, target);
       uint64_t before = got;

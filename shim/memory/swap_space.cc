@@ -176,8 +176,8 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, 
       if (!demanded) {
         // The whole region: its chunks backed so far are on the GPU but in no report (the
         // region is counted once inserted), so the daemon must see all of it as wanted, or it
-        // may think the jobs fit and keep a shared GPU on which this allocation never fits
-        // (seen on the H100: a 34 GiB buffer waited for the other job to end).
+        // may think the jobs fit and keep a shared GPU on which this allocation never fits,
+        // leaving it to wait for the other job to end (docs/memory.md, "How `swap` works").
         LeaseClient::Get().SetDemand(device, size);
         demanded = true;
       }

@@ -1,10 +1,14 @@
-// SwapSpace: the swap memory engine (DESIGN.md section 5, `--memory swap`). It serves the
-// process's cuMemAlloc family itself, from VMM memory (cuMemAddressReserve + cuMemCreate +
-// cuMemMap) at addresses that never change, so its device memory can leave the GPU while
-// another job runs and come back before this one runs again:
+// SwapSpace: the swap memory engine (`--memory swap`, docs/memory.md "How `swap` works"). Any
+// thread; Evict/SwapIn/SetRunning are called by the lease client thread with the device's
+// gate closed and drained (no submission of this process is in flight).
+//
+// It serves the process's cuMemAlloc family itself, from VMM memory (cuMemAddressReserve +
+// cuMemCreate + cuMemMap) at addresses that never change, so its device memory can leave the
+// GPU while another job runs and come back before this one runs again:
 //  - an allocation of more than 1 MiB is a region of its own: reserved address space
 //    rounded up to the VMM granularity (2 MiB) and backed by chunks of at most 64 MiB (the
-//    unit of eviction; 2 MiB handles cost ~90 us each per cycle, measured);
+//    unit of eviction; 2 MiB handles cost ~0.1 ms each per cycle: docs/memory.md, same
+//    section);
 //  - smaller ones are blocks of shim-owned 2 MiB slabs, one size class (512 B .. 1 MiB,
 //    powers of two) per slab;
 //  - eviction copies resident chunks into the pinned HostPool, then unmaps and releases
@@ -19,8 +23,6 @@
 //    fixed memory (swap_app_vmm.cc).
 // While the process does not run on a device (no lease, or not swapped in yet) new
 // allocations there get address space only; their chunks are created at the next swap-in.
-// Any thread; Evict/SwapIn/SetRunning are called by the lease client thread with the
-// device's gate closed and drained (no submission of this process is in flight).
 #pragma once
 
 #include <atomic>

@@ -1,4 +1,6 @@
-// Constants and helpers shared by swap_space.cc and swap_moves.cc. Internal to the engine.
+// Constants and helpers shared by swap_space.cc and swap_moves.cc, internal to the swap
+// engine: chunk, slab and batch sizes, waits for room, the clock, the swap trace. Any thread;
+// FreeDeviceBytes asks about the calling thread's current context (Vmm() resolved first).
 #pragma once
 
 #include <time.h>
@@ -25,7 +27,7 @@ inline constexpr int kSlabMinShift = 9;               // 512 B blocks (cudaMallo
 inline constexpr uint64_t kBatchBytes = 512ull << 20;
 inline constexpr int kBatchChunks = 16;
 // Device memory taken by the process's own CUDA context on a GPU of `total` bytes: 512 MiB
-// (527 MiB measured on the H100), at most 1/16 of a (small, test) device.
+// (docs/memory.md, "What a job sees"), at most 1/16 of a (small, test) device.
 inline uint64_t ContextReserve(uint64_t total) {
   uint64_t r = 512ull << 20;
   return total / 16 < r ? total / 16 : r;

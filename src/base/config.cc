@@ -327,7 +327,8 @@ Result<Config> LoadConfig(const ConfigSources& sources) {
       if (missing && !source.required) continue;
       return text.status();
     }
-    // toml++ reports syntax errors by exception; STYLE.md §6 wants them as values right here.
+    // toml++ reports syntax errors by exception; errors are values in gshare, so the exception
+    // is turned into a Status right here.
     try {
       toml::table root = toml::parse(text.value(), source.path);
       Status st = Apply(source.path, root, &config);

@@ -66,8 +66,7 @@ struct Config {
   Retention retention;
 };
 
-// The memory engines `--memory` and [memory] engine accept (docs/memory.md). `checkpoint`
-// (DESIGN.md section 5) is not available yet.
+// The memory engines `--memory` and [memory] engine accept (docs/memory.md, "Engines").
 inline constexpr std::array<const char*, 4> kMemoryEngines = {"swap", "managed", "checkpoint", "off"};
 bool IsMemoryEngine(const std::string& name);
 

@@ -1,4 +1,4 @@
-// Errors as values for the CLI and the daemon (STYLE.md §6): Status for operations
+// Errors as values for the CLI and the daemon: Status for operations
 // without a result, Result<T> for those with one. Copyable, any thread.
 #pragma once
 

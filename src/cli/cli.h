@@ -1,5 +1,5 @@
 // The CLI's shared pieces: global options, the command table (one row per subcommand, its
-// handler in src/cmd_<name>.cc) and the client context every command resolves its paths
+// handler in src/cli/cmd_<name>.cc) and the client context every command resolves its paths
 // from. Main thread only.
 #pragma once
 

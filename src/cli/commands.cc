@@ -1,4 +1,5 @@
-// The command table: one row per subcommand (STYLE.md §5).
+// The command table: one row per subcommand (name, help, the function that adds it to CLI11),
+// so that every subcommand is declared in one place.
 #include "cli/cli.h"
 
 namespace gshare {

@@ -1,9 +1,13 @@
 // The checkpoint helper: a child process of the daemon that runs the CUDA driver's process
-// checkpoint calls (include/gshare/cuda_checkpoint.h) on jobs' processes. The daemon itself
-// never loads libcuda and never blocks on them: a checkpoint moves ~1.8 GB/s out and ~5 GB/s
-// in on the H100 (DESIGN.md section 5), so 10 GiB take seconds. The helper calls cuInit once
-// (the driver's restore needs it, and each attach costs ~2.7 s: interception-checklist.md
-// section 4) and serves requests one at a time, in the order sent; one reply per request.
+// checkpoint calls (include/gshare/cuda_checkpoint.h) on jobs' processes, one request at a
+// time, in the order sent, one reply per request. CheckpointHelper is the daemon's handle on
+// it: called from the daemon's event loop thread only; errors come back as a Status (Start),
+// a refused request (Submit) or a reply's result.
+//
+// Why a process: the driver moves a checkpoint's memory at a few GB/s, so checkpointing a job
+// takes seconds or more (docs/memory.md, "How `checkpoint` works"), and the daemon must never
+// block on it nor load libcuda. The helper calls cuInit once: the driver's restore needs it in
+// the calling process, and attaching to the driver costs each process seconds (same section).
 //
 // Wire: a SOCK_SEQPACKET socketpair, one CheckpointRequest or CheckpointReply per packet.
 // First the helper sends a reply with seq 0: result 0 once the driver is ready, else why not

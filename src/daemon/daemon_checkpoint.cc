@@ -29,8 +29,8 @@ bool Daemon::CheckpointConn(ConnId conn, const std::string& why) {
   if (job == jobs_.end() || job->second->ended) return false;  // exiting: its memory goes anyway
   if (it->second->exiting) {
     // Checkpointing a process that exits blocks its exit in the driver until the checkpoint
-    // fails (~20 s on the H100, CUDA error 304); its memory goes with it meanwhile, and a
-    // restore waits for that room (CheckpointHelper, need_bytes).
+    // fails, seconds later (CUDA error 304; docs/memory.md, "How `checkpoint` works"); its
+    // memory goes with it meanwhile, and a restore waits for that room (need_bytes).
     spdlog::debug("{}: pid {} exits, not checkpointed ({})", JobName(it->second->job),
                   it->second->pid, why);
     return false;

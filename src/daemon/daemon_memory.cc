@@ -227,9 +227,9 @@ uint64_t Daemon::HandoffBytes(const GpuKey& gpu) {
   if (t.checkpointed) return proto::kHandoffNever;
   MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, *waiter, 0, /*leases_released=*/true);
   // An eviction into host memory not pinned yet waits for the pool to grow, at the host's
-  // populate rate: 14.6 GB/s in a probe, 1-5 GB/s measured in big pairs on the H100 (both
-  // jobs starting, the VM's memory touched for the first time). Too slow and too uncertain
-  // to leave early for: the holder's pool is pinned during its first turn (PoolToPin).
+  // populate rate, which falls several-fold when jobs start together on untouched memory
+  // (docs/benchmarks.md, "Why pools grew at 0.5–5 GB/s: the VM's first touch"): too slow and
+  // too uncertain to leave early for. The holder's pool is pinned in its first turn (PoolToPin).
   constexpr uint64_t kUnpinnedSlack = 1ull << 30;
   uint64_t unpinned = 0;
   for (const MemoryLedger::Eviction& e : plan.evictions) {

@@ -1,12 +1,14 @@
 // PeerTable: the daemon's peers as byte streams (the transport under the daemon's requests
-// and lease messages). Accepts connections, reads them without blocking into frames, writes
-// what the daemon sends from a bounded output buffer, and enforces the bounds that keep one
-// slow, hung or hostile peer from blocking the loop or growing the daemon (DESIGN.md section
-// 7): output per peer, input over all peers, a deadline for an incomplete frame or output not
-// taken, back-pressure (a peer with replies it has not taken is not read further), a limit on
-// connections and a pause of accept() when descriptors run out. It knows nothing of what a
-// frame means: frames, losses and erasures go to its PeerEvents. Time comes in as arguments.
-// Not thread-safe: the daemon's event loop is its only caller.
+// and lease messages): accepts connections, reads frames without blocking, writes what the
+// daemon sends from bounded buffers. Time comes in as arguments. Not thread-safe: the
+// daemon's event loop is its only caller.
+//
+// It enforces the bounds that keep one slow, hung or hostile peer from blocking the loop or
+// growing the daemon (docs/design.md, "Connections"): output per peer, input over all peers,
+// a deadline for an incomplete frame or output not taken, back-pressure (a peer with replies
+// it has not taken is not read further), a limit on connections and a pause of accept() when
+// descriptors run out. It knows nothing of what a frame means: frames, losses and erasures go
+// to its PeerEvents.
 #pragma once
 
 #include <poll.h>

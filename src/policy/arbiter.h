@@ -1,14 +1,15 @@
-// Arbiter: the lease policy of one machine, without I/O. One lease per physical GPU, held
-// by a job (all of its processes). Exclusive mode: the holder keeps the GPU for its time
-// quantum; round robin within a priority, strict priority across (a higher-priority
-// request makes the holder drop at once); DROP only when someone waits; a holder that does
-// not acknowledge a DROP within the grace period is stopped (SIGSTOP) and the lease moves
-// on, the stopped job is continued (SIGCONT) when its turn comes again. Disabled mode: every
-// request is granted at once (no gating). Shared mode, per GPU (SetShared): while the jobs on
-// a GPU fit in its memory, every request on it is granted at once and the driver
-// time-slices them; the daemon's MemoryLedger decides. Time comes in as arguments (CLOCK_MONOTONIC in
-// the daemon), so the policy is tested without sleeping.
+// Arbiter: the lease policy of one machine, without I/O: who holds each physical GPU's lease
+// (a job, all of its processes), when it must give it back, and who gets it next. Time comes
+// in as arguments (CLOCK_MONOTONIC in the daemon), so the policy is tested without sleeping.
 // Not thread-safe: the daemon's event loop is its only caller.
+//
+// Exclusive mode: the holder keeps the GPU for its time quantum; round robin within a
+// priority, strict priority across (a higher-priority request makes the holder drop at once);
+// DROP only when someone waits; a holder that does not acknowledge a DROP within the grace
+// period is stopped (SIGSTOP) and the lease moves on, the stopped job is continued (SIGCONT)
+// when its turn comes again. Disabled mode: every request is granted at once (no gating).
+// Shared mode, per GPU (SetShared): while the jobs on a GPU fit in its memory, every request
+// on it is granted at once and the driver time-slices them; the daemon's MemoryLedger decides.
 #pragma once
 
 #include <sys/types.h>
@@ -42,7 +43,9 @@ class Arbiter {
  public:
   struct Options {
     bool enabled = true;                  // false: no gating, every request granted
-    Millis default_quantum{20000};        // DESIGN.md §4, the thesis's recommendation
+    // Long enough that a turn pays for the memory its handoff moves, short enough that the
+    // jobs that wait get turns (docs/design.md, "Default quantum: 20 s").
+    Millis default_quantum{20000};
     Millis drop_grace{10000};             // DROP acknowledgement deadline
     // Exclusive grants only go to jobs for which this returns true (unset: all); a job it
     // refuses keeps waiting and is asked again at the next event or Tick(), at least each
@@ -72,11 +75,11 @@ class Arbiter {
   bool enabled() const { return options_.enabled; }
   // Shared mode on `gpu`: true grants every waiting request now. false: when `first` (the
   // daemon names the holder longest in its GPU phase, Daemon::ExclusiveFirst) holds the GPU
-  // and no job on it has a higher priority, it keeps running as the exclusive holder of the grant it has (its
-  // quantum starts now) and every other holder drops; otherwise every holder drops, after
-  // which the lease is granted exclusively again, to `first` before the other waiters of its
-  // priority. (Dropping the incumbent too cost ~1 s on the H100: it waited for the others'
-  // drain before its new grant, docs/benchmarks.md call Y.)
+  // and no job on it has a higher priority, it keeps running as the exclusive holder of the
+  // grant it has (its quantum starts now) and every other holder drops; otherwise every holder
+  // drops, after which the lease is granted exclusively again, to `first` before the other
+  // waiters of its priority. (Dropping the incumbent too would make it wait for the others'
+  // drain before its new grant: docs/memory.md, "The daemon's ledger and policy".)
   LeaseActions SetShared(const GpuKey& gpu, bool shared, TimePoint now,
                          std::optional<JobId> first = std::nullopt);
   bool IsShared(const GpuKey& gpu) const;
@@ -97,25 +100,27 @@ class Arbiter {
   void Delivered(const GpuKey& gpu, uint64_t epoch, TimePoint now);
   // The holder of `epoch` swaps its memory in before it runs (swap engine): its quantum
   // starts when SwappedIn says the swap-in is over, the time before counting as waiting. A
-  // swap-in that waits for room another job evicts into host memory not pinned yet took up
-  // to 12.8 s on the H100, most of a 20 s quantum. The quantum runs anyway once
-  // kSwapInAllowance has passed without SwappedIn (a stuck process cannot keep the GPU).
-  // Both ignore any other epoch.
+  // swap-in that waits for room another job evicts into host memory not pinned yet can take
+  // most of a quantum (docs/design.md, "A quantum starts after the swap-in"). The quantum runs
+  // anyway once kSwapInAllowance has passed without SwappedIn (a stuck process cannot keep
+  // the GPU). Both ignore any other epoch.
   static constexpr Millis kSwapInAllowance{30000};
   // A deferred grant's turn lasts at least kTurnPerSwitch times its switch (grant to
   // delivery: the daemon's checkpoints and restore), so that the GPU computes at least two
-  // thirds of the time however short the quantum: a checkpoint-engine handoff of 2 x 45 GiB
-  // took ~35 s on the H100 (docs/benchmarks.md), against quanta of 5-60 s. The same reasoning
-  // as the early release: a handoff must pay for itself (rent or buy). Swap-ins (~0.6 s for
-  // 22 GB each way) keep the plain quantum, so short quanta stay short for them.
+  // thirds of the time however short the quantum: a checkpoint-engine handoff of big jobs
+  // outlasts short quanta (docs/benchmarks.md, "Big pair under the checkpoint engine"). The
+  // same reasoning as the early release: a handoff must pay for itself (rent or buy). Swap-ins,
+  // under a second for tens of GB (docs/benchmarks.md, "Handoff speed"), keep the plain
+  // quantum, so short quanta stay short for them.
   static constexpr int kTurnPerSwitch = 2;
   // The incumbent kept by SetShared(false) runs while other jobs are checkpointed to make room
   // for its turn (Daemon::MakeIncumbentRoom): until RoomMade nothing preempts it; its turn then
   // begins and lasts at least kTurnPerSwitch times that time (or the quantum), the time before
-  // counting as waiting, as for a deferred grant (a job that grows waits for that room: on
-  // the H100 it ran no step during a 22 s checkpoint). Without it the checkpoint engine's
-  // incumbent lost the GPU at its quantum's end, while the other job was still being
-  // checkpointed, and paid a 35 s checkpoint of its own (docs/benchmarks.md calls AF, AG).
+  // counting as waiting, as for a deferred grant (a job that grows waits for that room, and
+  // may run no step until it is made). Without it the checkpoint engine's incumbent could lose
+  // the GPU at its quantum's end while the other job was still being checkpointed, and pay a
+  // checkpoint of its own (docs/benchmarks.md, "Checkpoint engine: the incumbent's turn while
+  // its room is checkpointed").
   void MakingRoom(const GpuKey& gpu);
   void RoomMade(const GpuKey& gpu, TimePoint now);
   void AwaitSwapIn(const GpuKey& gpu, uint64_t epoch);

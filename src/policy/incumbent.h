@@ -1,17 +1,16 @@
 // The incumbent: which job keeps running when a GPU leaves shared mode for exclusive mode
 // (Arbiter::SetShared's `first`; the daemon gathers the candidates, Daemon::ExclusiveFirst).
+// Pure function; any thread.
 //
 // A job whose memory is on the GPU already runs first: granting another first would move
-// memory at once, before any host pool is pinned (measured on the H100, 2 x 55 GiB: a 3.5 s
-// first handoff, then evictions at ~5 GB/s for 10 s). Among the holders, the one longest in
-// its current GPU phase keeps running: of jobs with like steps it is the nearest to the end
-// of its phase, so the jobs settle at once into turns that fill each other's CPU phases.
-// Keeping the newcomer instead (the least memory to move, the rule before) left the other
-// job 0.8 s of its first step for later, after which both idled together for 1.7 s: 2.6 s
-// of the 50/50 pair's 71.9 s makespan on the H100 (docs/benchmarks.md, call Z). Among equals,
-// and among jobs that hold nothing, the least memory to move wins.
-//
-// Pure function; any thread.
+// memory at once, before any host pool is pinned (docs/memory.md, "The daemon's ledger and
+// policy"). Among the holders, the one longest in its current GPU phase keeps running: of
+// jobs with like steps it is the nearest to the end of its phase, so the jobs settle at once
+// into turns that fill each other's CPU phases. Keeping the newcomer instead (the least
+// memory to move, the rule before) cut the other job's first step in two and left both jobs
+// idle together in their first CPU phases (docs/benchmarks.md, "Who keeps the GPU at the
+// switch to exclusive mode"). Among equals, and among jobs that hold nothing, the least
+// memory to move wins.
 #pragma once
 
 #include <cstdint>

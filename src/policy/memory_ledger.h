@@ -1,4 +1,5 @@
-// MemoryLedger: the daemon's view of device memory (DESIGN.md section 4, "memory ledger").
+// MemoryLedger: the daemon's view of device memory (docs/memory.md, "The daemon's ledger and
+// policy").
 // Per GPU and shim connection (one process of a job): allocated, resident and fixed
 // (non-evictable) bytes as the process last reported them, and the GPU's capacity. It
 // decides whether the jobs on a GPU fit together (shared mode) and, before an exclusive
@@ -24,8 +25,8 @@ namespace gshare {
 class MemoryLedger {
  public:
   struct Options {
-    // Device memory per process not in its reports (its CUDA context): 0.5–0.85 GiB
-    // measured on the H100 (../shared/reference/measurements.md).
+    // Device memory per process not in its reports (its CUDA context, the libraries' own):
+    // 0.5-0.85 GiB (docs/memory.md, "The daemon's ledger and policy").
     uint64_t context_bytes = 768ull << 20;
     uint64_t gpu_limit = 0;    // 0: the GPU's own size; else at most this much is used
     uint64_t host_budget = 0;  // host bytes for swapped-out data; 0: unlimited
@@ -89,18 +90,18 @@ class MemoryLedger {
                 bool leases_released = false) const;
   // Free bytes kept for a holder's allocations when one of them waits for room: without it a
   // job that grows (PyTorch's expandable segments map 20 MiB at a time) would wait for one
-  // eviction round trip per allocation (measured on the H100: 14 GiB of growth took a whole
-  // 20 s quantum that way).
+  // eviction round trip per allocation, which can use up a whole quantum (docs/memory.md,
+  // "How `swap` works").
   static constexpr uint64_t kGrowthHeadroom = 2ull << 30;
   // MakeRoom with `headroom` extra bytes where the others can give them, else without.
   Plan MakeRoomWithHeadroom(const GpuKey& gpu, JobId job, uint64_t headroom) const;
   // The plan of an exclusive grant of `gpu` to `job`: MakeRoom, and on the job's first
   // exclusive turn there (it never ran under an exclusive grant) room for its growth too,
   // FirstTurnHeadroom(allocated), where the others can give it. Jobs grow in their first
-  // turn (PyTorch allocates gradients and optimizer state in its first step: 2 x 50 GiB jobs
-  // on the H100 grew 40 -> 49 GiB each in their first opt.step); evicted at the grant, that
-  // room is made while the job computes, instead of while its allocations wait for evictions
-  // into host memory not pinned yet (3.5-7 GB/s measured there: 1.3-1.8 s per first turn).
+  // turn (PyTorch allocates gradients and optimizer state in its first step: about a fifth
+  // more memory); evicted at the grant, that room is made while the job computes, instead
+  // of while its allocations wait for evictions into host memory not pinned yet
+  // (docs/benchmarks.md, "Why: where the first turns waited").
   Plan GrantPlan(const GpuKey& gpu, JobId job) const;
   // A quarter of the job's allocated bytes, at least kGrowthHeadroom.
   static uint64_t FirstTurnHeadroom(uint64_t allocated) {
@@ -113,14 +114,14 @@ class MemoryLedger {
   // grown during an eviction, ~0.1 s/GiB of handoff (host_pool.h). Only the holder pins
   // ahead, for the eviction at the end of its turn, and only once the GPU has settled (no
   // eviction under way, no allocation of it waiting): populating host memory is bound by the
-  // host's page faults (~15 GB/s for a whole VM), so a pool grown while room is being made
-  // slows the evictions someone waits for (measured on the H100, 2 x 55 GiB: the first
-  // evictions ran at ~5 GB/s while both jobs' pools grew). Others' pools grow as they are
-  // evicted (HostPool::Take). The caller picks the holder (Daemon::AskHolderToPin).
+  // host's page faults, a rate all processes share, so a pool grown while room is being made
+  // slows the evictions someone waits for (docs/memory.md, "How `swap` works"). Others'
+  // pools grow as they are evicted (HostPool::Take). The caller picks the holder
+  // (Daemon::AskHolderToPin).
   uint64_t PoolToPin(JobId job, const GpuKey& gpu) const;
-  // The margin was a quarter of the job's movable bytes before: 2 x 50 GiB jobs pinned 31
-  // GiB each for 20 GiB handoffs, and on the H100 the holder's pinning was still under way
-  // when its first CPU phase began.
+  // Enough for growth between asks. A quarter of the job's movable bytes, the margin before,
+  // pinned far more than handoffs move and was still pinning when the holder's first CPU
+  // phase began (docs/memory.md, "How `swap` works").
   static constexpr uint64_t kPinMargin = 2ull << 30;
   // Pinned host bytes of `conn`'s swap engine (one pool per process, for all its GPUs) that
   // hold no swapped-out data: what it can evict without growing its pool.

@@ -1,15 +1,16 @@
-// Stagger: phase staggering of the jobs that share a GPU (shared mode).
+// Stagger: phase staggering of the jobs that share a GPU (shared mode): from the holders'
+// idle gaps it finds jobs that keep idling together and says whose next gap to stretch, and
+// by how much. Pure policy; time comes in as arguments (the shim's CLOCK_MONOTONIC, which
+// steady_clock reads on Linux). Not thread-safe: the daemon's event loop is its only caller.
 //
 // Jobs in shared mode all hold the lease and the driver time-slices their work. A training
 // job alternates a GPU phase with a CPU phase (its idle gap: data loading, logging, the
 // host side of the step). When jobs with the same period run their CPU phases at the same
 // time, the GPU idles for the whole common gap in every period, and nothing moves them
 // apart: under fair time-slicing any offset between two such jobs is kept (a neutral
-// equilibrium; docs/benchmarks.md "Phase lock in shared mode" measured two 2 x 30 GiB
-// PyTorch jobs on the H100 whose 26 ms CPU phases coincided for the whole run, 0.538 s a
-// step against 0.509 s for the same jobs half a step apart). Started at the same time, or
-// pulled together by their first steps, identical jobs (seeds of one model, a sweep) stay in
-// lock step: 5 % of the GPU lost at a 90/10 GPU/CPU mix, a third at 50/50.
+// equilibrium). Started at the same time, or pulled together by their first steps, identical
+// jobs (seeds of one model, a sweep) stay in lock step: 5 % of the GPU lost at a 90/10
+// GPU/CPU mix, a third at 50/50 (docs/memory.md, "Phase staggering").
 //
 // The daemon collects the holders' idle gaps (kGapReport: from the end of a synchronizing
 // call to the next submission, as the shim measures them) and looks for time in which every
@@ -25,16 +26,14 @@
 // the follower by s moves the offset from d to u = d + s when u <= C, and to 2u - C beyond
 // (the leader, back from its gap, shares the GPU with the follower's rest), so u = (G + C)/2.
 // In the state observed the period is P = 2G + C - d (the GPU idles C - d of it), so
-// G = (P - C + d)/2 and s = (P + C - 3d)/4. (Seen on the H100 with s = G instead: the leader
-// ran a whole step alone and the pair fell back into lock step.)
+// G = (P - C + d)/2 and s = (P + C - 3d)/4. (With s = G instead, the leader runs a whole step
+// alone and the pair falls back into lock step: docs/benchmarks.md, "A shift of a whole GPU
+// phase falls back into lock step".)
 //
 // Only GPU-bound holders are staggered (median gap at most half the median period): jobs
 // that are idle most of the time are idle together whatever their phase. After a stretch
 // the GPU is left alone for kQuietPeriods of the stretched job's periods (at least
 // kQuietMin) so that the shift shows before it is judged.
-//
-// Time comes in as arguments (the shim's CLOCK_MONOTONIC, which steady_clock reads on
-// Linux). Not thread-safe: the daemon's event loop is its only caller.
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,8 @@
 // Environment defaults under which common frameworks share a GPU instead of claiming most of
 // its memory at start: JAX/XLA preallocates 75 % of the memory it sees and TensorFlow maps
-// nearly all of it (measured under gshare on the H100: with JAX's default preallocation the
-// second of two jobs fails, docs/benchmarks.md; without it both run at once). gshare sets them
-// in every job's environment unless the job's environment already names them, so a user's
-// explicit choice always wins. Pure; any thread.
+// nearly all of it, so the second of two such jobs finds no room (docs/memory.md, "What a job
+// sees"). gshare sets them in every job's environment unless the job's environment already
+// names them, so a user's explicit choice always wins. Pure; any thread.
 #pragma once
 
 #include <functional>

@@ -1,6 +1,6 @@
-// The daemon's SQLite database of jobs (DESIGN.md §6): one row per `run` or `submit` job.
-// Written only by the daemon, through a single JobStore owned by one thread: a JobStore is
-// not thread-safe and must not be shared. Other processes must not write the file.
+// The daemon's SQLite database of jobs (docs/cli.md, "Persistence"): one row per `run` or
+// `submit` job. Written only by the daemon, through a single JobStore owned by one thread: a
+// JobStore is not thread-safe and must not be shared. Other processes must not write the file.
 #pragma once
 
 #include <cstdint>
