@@ -21,6 +21,8 @@ gshare_apt_install() {
 
 # CI's fuzzing (scripts/test.sh, test/fuzz/): clang and libFuzzer's runtime.
 gshare_fuzz_packages=(clang-14 libclang-rt-14-dev)
+# CI's source checks (scripts/check_format.sh; check_thread_safety.sh uses clang-14 above).
+gshare_lint_packages=(clang-format-14)
 
 gshare_build() {  # gshare_build BUILD_DIR [BUILD_TYPE [CMAKE_ARGS...]]
   local dir=$1 type=${2:-RelWithDebInfo}

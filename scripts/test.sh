@@ -3,7 +3,7 @@
 # Debian 12 when missing), then ctest: unit tests (doctest) and end-to-end tests of the
 # daemon, the CLI and the shim against the fake libcuda of test/fake_cuda; then the libFuzzer
 # targets of test/fuzz, GSHARE_FUZZ_SECONDS (5) each; then clang's thread-safety analysis of
-# the shim (scripts/check_thread_safety.sh).
+# the shim (scripts/check_thread_safety.sh) and the sources' format (scripts/check_format.sh).
 # The build is build-ci/, with AddressSanitizer and UBSan in the daemon, the CLI and the unit
 # tests (GSHARE_SANITIZE): a sanitizer error fails the test it happens in. build/ (scripts/
 # setup.sh) stays a plain build. The fuzz targets are built with clang in build-fuzz/.
@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 . scripts/deps.sh
 step() { echo "gshare: $1: $((SECONDS - started)) s" >&2; started=$SECONDS; }
 started=$SECONDS
-gshare_apt_install "${gshare_build_packages[@]}" "${gshare_fuzz_packages[@]}"
+gshare_apt_install "${gshare_build_packages[@]}" "${gshare_fuzz_packages[@]}" \
+  "${gshare_lint_packages[@]}"
 gshare_build build-ci RelWithDebInfo -DGSHARE_SANITIZE=ON
 step "build (sanitized)"
 # halt_on_error: the first error ends the process with status 1, as does UBSan's (built with
@@ -29,4 +30,6 @@ GSHARE_FUZZ_SECONDS=${GSHARE_FUZZ_SECONDS:-5} bash test/fuzz/run.sh build-fuzz |
 step "fuzzing"
 bash scripts/check_thread_safety.sh || status=$?
 step "thread safety"
+bash scripts/check_format.sh || status=$?
+step "format"
 exit $status

@@ -21,7 +21,7 @@ enum ProcessState : int {
   kFailed = 3,  // an uncorrectable error during checkpoint or restore
 };
 
-struct LockArgs {  // CUcheckpointLockArgs
+struct LockArgs {           // CUcheckpointLockArgs
   unsigned int timeout_ms;  // 0: no timeout
   unsigned int reserved0;
   uint64_t reserved1[7];
@@ -38,8 +38,8 @@ struct RestoreArgs {  // CUcheckpointRestoreArgs (gpuPairs null: the same GPUs)
 struct UnlockArgs {  // CUcheckpointUnlockArgs
   uint64_t reserved[8];
 };
-static_assert(sizeof(LockArgs) == 64 && sizeof(CheckpointArgs) == 64 &&
-              sizeof(UnlockArgs) == 64 && sizeof(RestoreArgs) == 64);
+static_assert(sizeof(LockArgs) == 64 && sizeof(CheckpointArgs) == 64 && sizeof(UnlockArgs) == 64 &&
+              sizeof(RestoreArgs) == 64);
 
 // CUresult values these calls return besides success (cuda.h).
 inline constexpr int kErrorOutOfMemory = 2;

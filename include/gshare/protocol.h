@@ -31,8 +31,8 @@ enum class MsgType : uint16_t {
   kPing = 6,           // PingMsg: are you alive? The daemon answers kPong at once, whatever
                        // else waits (a lease request may wait a whole quantum; a ping never)
   // daemon -> shim
-  kLeaseGrant = 16,  // LeaseMsg: the job holds `gpu` (epoch identifies this grant)
-  kLeaseDrop = 17,   // LeaseMsg: give `gpu` back (acknowledge with kLeaseReleased, same epoch)
+  kLeaseGrant = 16,      // LeaseMsg: the job holds `gpu` (epoch identifies this grant)
+  kLeaseDrop = 17,       // LeaseMsg: give `gpu` back (acknowledge with kLeaseReleased, same epoch)
   kLeaseContended = 18,  // LeaseMsg: another job waits for `gpu`: bound the work in flight
   kEvict = 19,           // LeaseMsg: bytes = device bytes to move to host memory now (the
                          // process does not hold `gpu`); answered with a kMemReport
@@ -55,17 +55,17 @@ enum class MsgType : uint16_t {
   kSubmit = 38,         // options + {"env":[...],"script"|null} -> {"job_id"}
   kJobControl = 39,     // {"action","ids":[...],"priority"?,"signal"?} -> {"results":[...]}
   kClean = 40,          // {"older_than_ms"} -> {"removed":[ids]}
-  kRunAttach = 41,      // a job's supervisor: {"job_id"} -> what to run (src/runner/job_supervisor.h)
-  kReply = 48,          // {"ok": bool, "error": "...", ...result fields}
-  kRunAdmitted = 49,    // daemon -> a pending `gshare run`: {"job_id"}: start now
+  kRunAttach = 41,    // a job's supervisor: {"job_id"} -> what to run (src/runner/job_supervisor.h)
+  kReply = 48,        // {"ok": bool, "error": "...", ...result fields}
+  kRunAdmitted = 49,  // daemon -> a pending `gshare run`: {"job_id"}: start now
 };
 
 struct FrameHeader {
   uint32_t magic;
   uint16_t version;
-  uint16_t type;     // MsgType
-  uint32_t length;   // payload bytes that follow
-  uint32_t reserved; // zero
+  uint16_t type;      // MsgType
+  uint32_t length;    // payload bytes that follow
+  uint32_t reserved;  // zero
 };
 static_assert(sizeof(FrameHeader) == 16, "frame header is 16 bytes on the wire");
 
@@ -76,9 +76,9 @@ struct GpuUuid {
 static_assert(sizeof(GpuUuid) == 16);
 
 struct HelloMsg {
-  uint64_t job_id;   // GSHARE_JOB_ID of the process, 0 when started outside `gshare run`
-  int32_t pid;       // getpid(); the daemon trusts SO_PEERCRED and uses this only to cross-check
-  uint32_t flags;    // reserved, zero
+  uint64_t job_id;  // GSHARE_JOB_ID of the process, 0 when started outside `gshare run`
+  int32_t pid;      // getpid(); the daemon trusts SO_PEERCRED and uses this only to cross-check
+  uint32_t flags;   // reserved, zero
 };
 static_assert(sizeof(HelloMsg) == 16);
 
@@ -138,21 +138,21 @@ inline constexpr uint32_t kReportSwapInFailed = 2;
 struct MemReportMsg {
   GpuUuid gpu;
   int32_t ordinal;
-  uint32_t engine;       // MemoryEngine
-  uint64_t total;        // device memory as the driver reports it (cuDeviceTotalMem)
-  uint64_t allocated;    // device memory the process holds (the engine's and the driver's)
-  uint64_t resident;     // of which is on the GPU now
-  uint64_t fixed;        // of which can never be evicted (allocated past the engine, exported)
-  uint64_t demand;       // an allocation waits for this much room (0: none)
-  uint64_t host_bytes;   // pinned host memory set aside for swapped data
-  uint64_t swaps_out;    // evictions that moved memory to the host, so far
-  uint64_t swaps_in;     // swap-ins that moved memory back, so far
+  uint32_t engine;      // MemoryEngine
+  uint64_t total;       // device memory as the driver reports it (cuDeviceTotalMem)
+  uint64_t allocated;   // device memory the process holds (the engine's and the driver's)
+  uint64_t resident;    // of which is on the GPU now
+  uint64_t fixed;       // of which can never be evicted (allocated past the engine, exported)
+  uint64_t demand;      // an allocation waits for this much room (0: none)
+  uint64_t host_bytes;  // pinned host memory set aside for swapped data
+  uint64_t swaps_out;   // evictions that moved memory to the host, so far
+  uint64_t swaps_in;    // swap-ins that moved memory back, so far
   uint64_t bytes_out;
   uint64_t bytes_in;
-  uint64_t swap_ns;      // time spent moving memory, both ways
-  uint64_t epoch;        // kReportAfterSwapIn: the grant
-  uint64_t swapin_ns;    // kReportAfterSwapIn: how long that swap-in took
-  uint64_t swapin_bytes; // kReportAfterSwapIn: bytes it moved
+  uint64_t swap_ns;       // time spent moving memory, both ways
+  uint64_t epoch;         // kReportAfterSwapIn: the grant
+  uint64_t swapin_ns;     // kReportAfterSwapIn: how long that swap-in took
+  uint64_t swapin_bytes;  // kReportAfterSwapIn: bytes it moved
   uint32_t flags;
   uint32_t reserved;
 };
@@ -165,16 +165,32 @@ inline FrameHeader MakeHeader(MsgType type, uint32_t length) {
 
 inline bool IsKnownType(uint16_t t) {
   switch (static_cast<MsgType>(t)) {
-    case MsgType::kHello: case MsgType::kLeaseRequest: case MsgType::kLeaseReleased:
-    case MsgType::kMemReport: case MsgType::kGapReport: case MsgType::kPing:
-    case MsgType::kPong: case MsgType::kLeaseGrant:
-    case MsgType::kLeaseDrop: case MsgType::kLeaseContended: case MsgType::kEvict:
-    case MsgType::kSwapPrepare: case MsgType::kGapWatch: case MsgType::kStretchGap:
-    case MsgType::kRunRegister: case MsgType::kRunStarted: case MsgType::kRunEnded:
-    case MsgType::kStatusRequest: case MsgType::kSchedulerSet: case MsgType::kShutdown:
-    case MsgType::kSubmit: case MsgType::kJobControl: case MsgType::kClean:
-    case MsgType::kRunAttach: case MsgType::kReply: case MsgType::kRunAdmitted:
-      return true;
+    case MsgType::kHello:
+    case MsgType::kLeaseRequest:
+    case MsgType::kLeaseReleased:
+    case MsgType::kMemReport:
+    case MsgType::kGapReport:
+    case MsgType::kPing:
+    case MsgType::kPong:
+    case MsgType::kLeaseGrant:
+    case MsgType::kLeaseDrop:
+    case MsgType::kLeaseContended:
+    case MsgType::kEvict:
+    case MsgType::kSwapPrepare:
+    case MsgType::kGapWatch:
+    case MsgType::kStretchGap:
+    case MsgType::kRunRegister:
+    case MsgType::kRunStarted:
+    case MsgType::kRunEnded:
+    case MsgType::kStatusRequest:
+    case MsgType::kSchedulerSet:
+    case MsgType::kShutdown:
+    case MsgType::kSubmit:
+    case MsgType::kJobControl:
+    case MsgType::kClean:
+    case MsgType::kRunAttach:
+    case MsgType::kReply:
+    case MsgType::kRunAdmitted: return true;
   }
   return false;
 }
@@ -186,12 +202,17 @@ inline uint32_t FixedPayloadSize(MsgType t) {
     case MsgType::kHello: return sizeof(HelloMsg);
     case MsgType::kMemReport: return sizeof(MemReportMsg);
     case MsgType::kGapReport: return sizeof(GapMsg);
-    case MsgType::kPing: case MsgType::kPong: return sizeof(PingMsg);
-    case MsgType::kLeaseRequest: case MsgType::kLeaseReleased:
-    case MsgType::kLeaseGrant: case MsgType::kLeaseDrop: case MsgType::kLeaseContended:
-    case MsgType::kEvict: case MsgType::kSwapPrepare: case MsgType::kGapWatch:
-    case MsgType::kStretchGap:
-      return sizeof(LeaseMsg);
+    case MsgType::kPing:
+    case MsgType::kPong: return sizeof(PingMsg);
+    case MsgType::kLeaseRequest:
+    case MsgType::kLeaseReleased:
+    case MsgType::kLeaseGrant:
+    case MsgType::kLeaseDrop:
+    case MsgType::kLeaseContended:
+    case MsgType::kEvict:
+    case MsgType::kSwapPrepare:
+    case MsgType::kGapWatch:
+    case MsgType::kStretchGap: return sizeof(LeaseMsg);
     default: return 0;
   }
 }

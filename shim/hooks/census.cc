@@ -41,7 +41,8 @@ __attribute__((destructor)) static void CensusDump() {
   }
   int len = std::snprintf(line, sizeof line, "#captured %llu\n",
                           static_cast<unsigned long long>(g_census_captured.load()));
-  if (write(fd, line, len) != len) { /* nothing more to do at exit */ }
+  if (write(fd, line, len) != len) { /* nothing more to do at exit */
+  }
   close(fd);
 }
 

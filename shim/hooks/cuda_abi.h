@@ -44,15 +44,15 @@ typedef struct CUmemcpyAttributes_st CUmemcpyAttributes_v1;
 typedef struct CUgraphEdgeData_st CUgraphEdgeData;
 typedef union CUstreamBatchMemOpParams_union CUstreamBatchMemOpParams;
 
-typedef int CUstreamCaptureMode;             // enum CUstreamCaptureMode_enum
-typedef int CUstreamCaptureStatus;           // enum CUstreamCaptureStatus_enum
-typedef int CUdriverProcAddressQueryResult;  // enum CUdriverProcAddressQueryResult_enum
-typedef int CUmemLocationType;               // enum CUmemLocationType_enum
-typedef int CUmemAllocationType;             // enum CUmemAllocationType_enum
-typedef int CUmemAllocationHandleType;       // enum CUmemAllocationHandleType_enum
-typedef int CUmemAccess_flags;               // enum CUmemAccess_flags_enum
+typedef int CUstreamCaptureMode;               // enum CUstreamCaptureMode_enum
+typedef int CUstreamCaptureStatus;             // enum CUstreamCaptureStatus_enum
+typedef int CUdriverProcAddressQueryResult;    // enum CUdriverProcAddressQueryResult_enum
+typedef int CUmemLocationType;                 // enum CUmemLocationType_enum
+typedef int CUmemAllocationType;               // enum CUmemAllocationType_enum
+typedef int CUmemAllocationHandleType;         // enum CUmemAllocationHandleType_enum
+typedef int CUmemAccess_flags;                 // enum CUmemAccess_flags_enum
 typedef int CUmemAllocationGranularity_flags;  // enum CUmemAllocationGranularity_flags_enum
-typedef int CUmemPool_attribute;             // enum CUmemPool_attribute_enum
+typedef int CUmemPool_attribute;               // enum CUmemPool_attribute_enum
 
 // Passed by value (cuMemPrefetchAsync_v2): the layout must be exact.
 typedef struct CUmemLocation_st {
@@ -139,7 +139,9 @@ constexpr CUmemPool_attribute CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH = 6;
 constexpr CUmemPool_attribute CU_MEMPOOL_ATTR_USED_MEM_CURRENT = 7;
 constexpr CUmemPool_attribute CU_MEMPOOL_ATTR_USED_MEM_HIGH = 8;
 
-inline CUstream CuStreamLegacy() { return reinterpret_cast<CUstream>(0x1); }     // CU_STREAM_LEGACY
-inline CUstream CuStreamPerThread() { return reinterpret_cast<CUstream>(0x2); }  // CU_STREAM_PER_THREAD
+inline CUstream CuStreamLegacy() { return reinterpret_cast<CUstream>(0x1); }  // CU_STREAM_LEGACY
+inline CUstream CuStreamPerThread() {
+  return reinterpret_cast<CUstream>(0x2);
+}  // CU_STREAM_PER_THREAD
 
 }  // namespace gs_cuda

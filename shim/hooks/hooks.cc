@@ -177,8 +177,8 @@ int ManagedDevice() {
 
 // cuMemAllocPitch: rows padded to 512 bytes (the pitch alignment the driver uses for
 // cudaMallocPitch on current GPUs). ElementSizeBytes must be 4, 8 or 16 (cuMemAllocPitch).
-CUresult SwapAllocPitch(int device, CUdeviceptr* dptr, size_t* pitch, size_t width,
-                        size_t height, unsigned element) {
+CUresult SwapAllocPitch(int device, CUdeviceptr* dptr, size_t* pitch, size_t width, size_t height,
+                        unsigned element) {
   if (dptr == nullptr || pitch == nullptr || width == 0 || height == 0 ||
       (element != 4 && element != 8 && element != 16)) {
     return CUDA_ERROR_INVALID_VALUE;
@@ -218,68 +218,67 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
 }  // namespace gshare::shim
 
 #define GS_EXPORT extern "C" __attribute__((visibility("default")))
-#define GS_REAL(name, params) \
+#define GS_REAL(name, params)                                                               \
   auto gs_real_fn = ::gshare::shim::Real<CUresult(*) params>(::gshare::shim::kHook_##name); \
   if (gs_real_fn == nullptr) return CUDA_ERROR_NOT_INITIALIZED
 
-#define GS_HOOK_GATE(name, params, args)                                                 \
-  GS_EXPORT CUresult name params noexcept {                                               \
-    GS_REAL(name, params);                                                                \
-    ::gshare::shim::StreamArg gs_stream;                                                   \
-    [&](auto&&... a) { ::gshare::shim::FindStream(gs_stream, a...); } args;                  \
-    ::gshare::shim::Submission gs_sub(::gshare::shim::kHook_##name,                          \
-                                   ::gshare::shim::IsPerThread(#name), gs_stream);           \
-    return gs_real_fn args;                                                                       \
+#define GS_HOOK_GATE(name, params, args)                                              \
+  GS_EXPORT CUresult name params noexcept {                                           \
+    GS_REAL(name, params);                                                            \
+    ::gshare::shim::StreamArg gs_stream;                                              \
+    [&](auto&&... a) { ::gshare::shim::FindStream(gs_stream, a...); } args;           \
+    ::gshare::shim::Submission gs_sub(::gshare::shim::kHook_##name,                   \
+                                      ::gshare::shim::IsPerThread(#name), gs_stream); \
+    return gs_real_fn args;                                                           \
   }
 
-#define GS_HOOK_PROCADDR(name, params, args)                      \
-  GS_EXPORT CUresult name params noexcept {                        \
-    GS_REAL(name, params);                                         \
-    CUresult r = gs_real_fn args;                                          \
-    ::gshare::shim::SwapForWrapper(r, pfn);                        \
-    return r;                                                      \
+#define GS_HOOK_PROCADDR(name, params, args) \
+  GS_EXPORT CUresult name params noexcept {  \
+    GS_REAL(name, params);                   \
+    CUresult r = gs_real_fn args;            \
+    ::gshare::shim::SwapForWrapper(r, pfn);  \
+    return r;                                \
   }
 
 // Records a driver allocation (memory that cannot move).
-#define GS_TRACK_DRIVER_ALLOC(bytes)                                                        \
-  if (r == CUDA_SUCCESS && dptr != nullptr) {                                                \
-    ::gshare::shim::TrackAlloc(::gshare::shim::g_allocations, *dptr,                         \
-                               ::gshare::shim::CurrentDeviceOrZero(), (bytes));              \
+#define GS_TRACK_DRIVER_ALLOC(bytes)                                            \
+  if (r == CUDA_SUCCESS && dptr != nullptr) {                                   \
+    ::gshare::shim::TrackAlloc(::gshare::shim::g_allocations, *dptr,            \
+                               ::gshare::shim::CurrentDeviceOrZero(), (bytes)); \
   }
 
-#define GS_HOOK_ALLOC(name, params, args)                                                 \
-  GS_EXPORT CUresult name params noexcept {                                                \
-    GS_REAL(name, params);                                                                 \
-    int gs_dev = ::gshare::shim::SwapDevice();                                             \
-    if (gs_dev >= 0) return ::gshare::shim::SwapSpace::Get().Alloc(gs_dev, bytesize, dptr); \
-    gs_dev = ::gshare::shim::ManagedDevice();                                              \
+#define GS_HOOK_ALLOC(name, params, args)                                                      \
+  GS_EXPORT CUresult name params noexcept {                                                    \
+    GS_REAL(name, params);                                                                     \
+    int gs_dev = ::gshare::shim::SwapDevice();                                                 \
+    if (gs_dev >= 0) return ::gshare::shim::SwapSpace::Get().Alloc(gs_dev, bytesize, dptr);    \
+    gs_dev = ::gshare::shim::ManagedDevice();                                                  \
     if (gs_dev >= 0) return ::gshare::shim::ManagedSpace::Get().Alloc(gs_dev, bytesize, dptr); \
-    CUresult r = ::gshare::shim::DriverAlloc(bytesize, [&] { return gs_real_fn args; });   \
-    GS_TRACK_DRIVER_ALLOC(bytesize)                                                        \
-    return r;                                                                              \
+    CUresult r = ::gshare::shim::DriverAlloc(bytesize, [&] { return gs_real_fn args; });       \
+    GS_TRACK_DRIVER_ALLOC(bytesize)                                                            \
+    return r;                                                                                  \
   }
 
-#define GS_HOOK_ALLOCMANAGED(name, params, args)                                          \
-  GS_EXPORT CUresult name params noexcept {                                                \
-    GS_REAL(name, params);                                                                 \
-    CUresult r = gs_real_fn args;                                                          \
-    GS_TRACK_DRIVER_ALLOC(bytesize)                                                        \
-    return r;                                                                              \
+#define GS_HOOK_ALLOCMANAGED(name, params, args) \
+  GS_EXPORT CUresult name params noexcept {      \
+    GS_REAL(name, params);                       \
+    CUresult r = gs_real_fn args;                \
+    GS_TRACK_DRIVER_ALLOC(bytesize)              \
+    return r;                                    \
   }
 
-#define GS_HOOK_ALLOCASYNC(name, params, args)                                            \
-  GS_EXPORT CUresult name params noexcept {                                                \
-    GS_REAL(name, params);                                                                 \
-    int gs_dev = ::gshare::shim::SwapDeviceForStream(hStream,                              \
-                                                     ::gshare::shim::IsPerThread(#name));  \
-    if (gs_dev >= 0) return ::gshare::shim::SwapSpace::Get().Alloc(gs_dev, bytesize, dptr); \
-    CUresult r = ::gshare::shim::DriverAlloc(bytesize, [&] { return gs_real_fn args; });   \
-    GS_TRACK_DRIVER_ALLOC(bytesize)                                                        \
-    return r;                                                                              \
+#define GS_HOOK_ALLOCASYNC(name, params, args)                                                     \
+  GS_EXPORT CUresult name params noexcept {                                                        \
+    GS_REAL(name, params);                                                                         \
+    int gs_dev = ::gshare::shim::SwapDeviceForStream(hStream, ::gshare::shim::IsPerThread(#name)); \
+    if (gs_dev >= 0) return ::gshare::shim::SwapSpace::Get().Alloc(gs_dev, bytesize, dptr);        \
+    CUresult r = ::gshare::shim::DriverAlloc(bytesize, [&] { return gs_real_fn args; });           \
+    GS_TRACK_DRIVER_ALLOC(bytesize)                                                                \
+    return r;                                                                                      \
   }
 #define GS_HOOK_ALLOCPOOL GS_HOOK_ALLOCASYNC
 
-#define GS_HOOK_ALLOCPITCH(name, params, args)                                            \
+#define GS_HOOK_ALLOCPITCH(name, params, args)                                             \
   GS_EXPORT CUresult name params noexcept {                                                \
     GS_REAL(name, params);                                                                 \
     int gs_dev = ::gshare::shim::SwapDevice();                                             \
@@ -288,29 +287,30 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
       return ::gshare::shim::SwapAllocPitch(gs_dev, dptr, pPitch, WidthInBytes, Height,    \
                                             ElementSizeBytes);                             \
     }                                                                                      \
-    CUresult r = ::gshare::shim::DriverAlloc(static_cast<uint64_t>(WidthInBytes) * Height,  \
+    CUresult r = ::gshare::shim::DriverAlloc(static_cast<uint64_t>(WidthInBytes) * Height, \
                                              [&] { return gs_real_fn args; });             \
     GS_TRACK_DRIVER_ALLOC(pPitch != nullptr ? *pPitch * Height : 0)                        \
     return r;                                                                              \
   }
 
-#define GS_HOOK_FREE(name, params, args)                                                  \
-  GS_EXPORT CUresult name params noexcept {                                                \
-    GS_REAL(name, params);                                                                 \
-    CUresult r;                                                                            \
-    if (::gshare::shim::SwapSpace::Get().On() &&                                           \
-        ::gshare::shim::SwapSpace::Get().Free(dptr, &r)) {                                 \
-      return r;                                                                            \
-    }                                                                                      \
-    r = gs_real_fn args;                                                                   \
-    if (r == CUDA_SUCCESS) {                                                               \
-      ::gshare::shim::TrackFree(::gshare::shim::g_allocations, dptr);                      \
-      if (::gshare::shim::ManagedSpace::Get().On()) ::gshare::shim::ManagedSpace::Get().Forget(dptr); \
-    }                                                                                      \
-    return r;                                                                              \
+#define GS_HOOK_FREE(name, params, args)                              \
+  GS_EXPORT CUresult name params noexcept {                           \
+    GS_REAL(name, params);                                            \
+    CUresult r;                                                       \
+    if (::gshare::shim::SwapSpace::Get().On() &&                      \
+        ::gshare::shim::SwapSpace::Get().Free(dptr, &r)) {            \
+      return r;                                                       \
+    }                                                                 \
+    r = gs_real_fn args;                                              \
+    if (r == CUDA_SUCCESS) {                                          \
+      ::gshare::shim::TrackFree(::gshare::shim::g_allocations, dptr); \
+      if (::gshare::shim::ManagedSpace::Get().On())                   \
+        ::gshare::shim::ManagedSpace::Get().Forget(dptr);             \
+    }                                                                 \
+    return r;                                                         \
   }
 
-#define GS_HOOK_FREEASYNC(name, params, args)                                             \
+#define GS_HOOK_FREEASYNC(name, params, args)                                              \
   GS_EXPORT CUresult name params noexcept {                                                \
     GS_REAL(name, params);                                                                 \
     CUresult r;                                                                            \
@@ -323,18 +323,18 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
     return r;                                                                              \
   }
 
-#define GS_HOOK_MEMINFO(name, params, args)                                               \
-  GS_EXPORT CUresult name params noexcept {                                                \
-    GS_REAL(name, params);                                                                 \
-    CUresult r = gs_real_fn args;                                                          \
-    int gs_dev = ::gshare::shim::VirtualMemDevice();                                       \
-    if (r == CUDA_SUCCESS && gs_dev >= 0 && free != nullptr && total != nullptr) {         \
-      ::gshare::shim::VirtualMemInfo(gs_dev, free, total);                                 \
-    }                                                                                      \
-    return r;                                                                              \
+#define GS_HOOK_MEMINFO(name, params, args)                                        \
+  GS_EXPORT CUresult name params noexcept {                                        \
+    GS_REAL(name, params);                                                         \
+    CUresult r = gs_real_fn args;                                                  \
+    int gs_dev = ::gshare::shim::VirtualMemDevice();                               \
+    if (r == CUDA_SUCCESS && gs_dev >= 0 && free != nullptr && total != nullptr) { \
+      ::gshare::shim::VirtualMemInfo(gs_dev, free, total);                         \
+    }                                                                              \
+    return r;                                                                      \
   }
 
-#define GS_HOOK_TOTALMEM(name, params, args)                                              \
+#define GS_HOOK_TOTALMEM(name, params, args)                                               \
   GS_EXPORT CUresult name params noexcept {                                                \
     GS_REAL(name, params);                                                                 \
     CUresult r = gs_real_fn args;                                                          \
@@ -347,14 +347,14 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
     return r;                                                                              \
   }
 
-#define GS_HOOK_ADDRRANGE(name, params, args)                                             \
-  GS_EXPORT CUresult name params noexcept {                                                \
-    GS_REAL(name, params);                                                                 \
-    if (::gshare::shim::SwapSpace::Get().On() &&                                           \
-        ::gshare::shim::SwapSpace::Get().AddressRange(dptr, pbase, psize)) {               \
-      return CUDA_SUCCESS;                                                                 \
-    }                                                                                      \
-    return gs_real_fn args;                                                                \
+#define GS_HOOK_ADDRRANGE(name, params, args)                                \
+  GS_EXPORT CUresult name params noexcept {                                  \
+    GS_REAL(name, params);                                                   \
+    if (::gshare::shim::SwapSpace::Get().On() &&                             \
+        ::gshare::shim::SwapSpace::Get().AddressRange(dptr, pbase, psize)) { \
+      return CUDA_SUCCESS;                                                   \
+    }                                                                        \
+    return gs_real_fn args;                                                  \
   }
 
 // Application VMM: under the swap engine device handles are the engine's virtual ids
@@ -362,28 +362,27 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
 #define GS_SWAP ::gshare::shim::SwapSpace::Get()
 #define GS_IS_APP_HANDLE(h) ::gshare::shim::SwapSpace::IsAppHandle(h)
 
-#define GS_HOOK_MEMCREATE(name, params, args)                                             \
-  GS_EXPORT CUresult name params noexcept {                                                \
-    GS_REAL(name, params);                                                                 \
-    CUresult r;                                                                            \
-    if (GS_SWAP.AppCreate(handle, size, prop, flags, &r)) return r;                        \
-    r = ::gshare::shim::DriverAlloc(size, [&] { return gs_real_fn args; });                \
-    if (r == CUDA_SUCCESS && handle != nullptr && prop != nullptr &&                       \
-        prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {                              \
-      ::gshare::shim::TrackAlloc(::gshare::shim::g_vmm_handles, *handle, prop->location.id, \
-                                 size);                                                    \
-    }                                                                                      \
-    return r;                                                                              \
+#define GS_HOOK_MEMCREATE(name, params, args)                                                      \
+  GS_EXPORT CUresult name params noexcept {                                                        \
+    GS_REAL(name, params);                                                                         \
+    CUresult r;                                                                                    \
+    if (GS_SWAP.AppCreate(handle, size, prop, flags, &r)) return r;                                \
+    r = ::gshare::shim::DriverAlloc(size, [&] { return gs_real_fn args; });                        \
+    if (r == CUDA_SUCCESS && handle != nullptr && prop != nullptr &&                               \
+        prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {                                      \
+      ::gshare::shim::TrackAlloc(::gshare::shim::g_vmm_handles, *handle, prop->location.id, size); \
+    }                                                                                              \
+    return r;                                                                                      \
   }
 
-#define GS_HOOK_MEMRELEASE(name, params, args)                                            \
-  GS_EXPORT CUresult name params noexcept {                                                \
-    GS_REAL(name, params);                                                                 \
-    CUresult r;                                                                            \
-    if (GS_IS_APP_HANDLE(handle) && GS_SWAP.AppRelease(handle, &r)) return r;             \
-    r = gs_real_fn args;                                                                   \
+#define GS_HOOK_MEMRELEASE(name, params, args)                                               \
+  GS_EXPORT CUresult name params noexcept {                                                  \
+    GS_REAL(name, params);                                                                   \
+    CUresult r;                                                                              \
+    if (GS_IS_APP_HANDLE(handle) && GS_SWAP.AppRelease(handle, &r)) return r;                \
+    r = gs_real_fn args;                                                                     \
     if (r == CUDA_SUCCESS) ::gshare::shim::TrackFree(::gshare::shim::g_vmm_handles, handle); \
-    return r;                                                                              \
+    return r;                                                                                \
   }
 
 // A call the swap engine answers when `served` (which sets r) is true; the driver otherwise.
@@ -394,9 +393,10 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
     if (served) return r;                             \
     return gs_real_fn args;                           \
   }
-#define GS_HOOK_MEMMAP(name, params, args)      \
-  GS_SERVED_OR_REAL(name, params, args,         \
-                    GS_IS_APP_HANDLE(handle) && GS_SWAP.AppMap(ptr, size, offset, handle, flags, &r))
+#define GS_HOOK_MEMMAP(name, params, args) \
+  GS_SERVED_OR_REAL(                       \
+      name, params, args,                  \
+      GS_IS_APP_HANDLE(handle) && GS_SWAP.AppMap(ptr, size, offset, handle, flags, &r))
 #define GS_HOOK_MEMUNMAP(name, params, args) \
   GS_SERVED_OR_REAL(name, params, args, GS_SWAP.AppUnmap(ptr, size, &r))
 #define GS_HOOK_MEMSETACCESS(name, params, args) \
@@ -410,44 +410,44 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
                     GS_IS_APP_HANDLE(handle) && GS_SWAP.AppProperties(prop, handle, &r))
 
 // An exported handle stays resident for good: the driver exports the real one.
-#define GS_HOOK_MEMEXPORT(name, params, args)                                             \
-  GS_EXPORT CUresult name params noexcept {                                                \
-    GS_REAL(name, params);                                                                 \
-    CUmemGenericAllocationHandle gs_handle = handle;                                       \
-    CUresult r;                                                                            \
-    if (GS_IS_APP_HANDLE(handle) && GS_SWAP.AppPin(handle, &gs_handle, &r) &&              \
-        r != CUDA_SUCCESS) {                                                               \
-      return r;                                                                            \
-    }                                                                                      \
-    return gs_real_fn(shareableHandle, gs_handle, handleType, flags);                      \
+#define GS_HOOK_MEMEXPORT(name, params, args)                                                      \
+  GS_EXPORT CUresult name params noexcept {                                                        \
+    GS_REAL(name, params);                                                                         \
+    CUmemGenericAllocationHandle gs_handle = handle;                                               \
+    CUresult r;                                                                                    \
+    if (GS_IS_APP_HANDLE(handle) && GS_SWAP.AppPin(handle, &gs_handle, &r) && r != CUDA_SUCCESS) { \
+      return r;                                                                                    \
+    }                                                                                              \
+    return gs_real_fn(shareableHandle, gs_handle, handleType, flags);                              \
   }
 
-#define GS_HOOK_CAPTURE_BEGIN(name, params, args)                                         \
-  GS_EXPORT CUresult name params noexcept {                                                \
-    GS_REAL(name, params);                                                                 \
-    CUresult r = gs_real_fn args;                                                                  \
-    if (r == CUDA_SUCCESS) ::gshare::shim::g_active_captures.fetch_add(1);                 \
-    return r;                                                                              \
+#define GS_HOOK_CAPTURE_BEGIN(name, params, args)                          \
+  GS_EXPORT CUresult name params noexcept {                                \
+    GS_REAL(name, params);                                                 \
+    CUresult r = gs_real_fn args;                                          \
+    if (r == CUDA_SUCCESS) ::gshare::shim::g_active_captures.fetch_add(1); \
+    return r;                                                              \
   }
 
-#define GS_HOOK_CAPTURE_END(name, params, args)                                           \
-  GS_EXPORT CUresult name params noexcept {                                                \
-    GS_REAL(name, params);                                                                 \
-    bool was = ::gshare::shim::StreamCapturing(hStream, ::gshare::shim::IsPerThread(#name), false); \
-    CUresult r = gs_real_fn args;                                                                  \
-    if (was) ::gshare::shim::g_active_captures.fetch_sub(1);                               \
-    return r;                                                                              \
+#define GS_HOOK_CAPTURE_END(name, params, args)                                              \
+  GS_EXPORT CUresult name params noexcept {                                                  \
+    GS_REAL(name, params);                                                                   \
+    bool was =                                                                               \
+        ::gshare::shim::StreamCapturing(hStream, ::gshare::shim::IsPerThread(#name), false); \
+    CUresult r = gs_real_fn args;                                                            \
+    if (was) ::gshare::shim::g_active_captures.fetch_sub(1);                                 \
+    return r;                                                                                \
   }
 
-#define GS_HOOK_CTXDESTROY(name, params, args)                                    \
-  GS_EXPORT CUresult name params noexcept {                                        \
-    GS_REAL(name, params);                                                         \
-    ::gshare::shim::ContextRegistry::Get().Forget(ctx);                            \
-    return gs_real_fn args;                                                                \
+#define GS_HOOK_CTXDESTROY(name, params, args)          \
+  GS_EXPORT CUresult name params noexcept {             \
+    GS_REAL(name, params);                              \
+    ::gshare::shim::ContextRegistry::Get().Forget(ctx); \
+    return gs_real_fn args;                             \
   }
 
 // Waiting for the GPU is not idleness (lease_client.h, g_syncing).
-#define GS_HOOK_SYNC(name, params, args)                      \
+#define GS_HOOK_SYNC(name, params, args)                       \
   GS_EXPORT CUresult name params noexcept {                    \
     GS_REAL(name, params);                                     \
     ::gshare::shim::CensusCount(::gshare::shim::kHook_##name); \
@@ -456,12 +456,12 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
   }
 
 // Polling for completion that is not there yet counts as waiting too.
-#define GS_HOOK_QUERY(name, params, args)                                      \
-  GS_EXPORT CUresult name params noexcept {                                    \
-    GS_REAL(name, params);                                                     \
-    CUresult r = gs_real_fn args;                                              \
-    if (r == CUDA_ERROR_NOT_READY) ::gshare::shim::NoteGpuWait();              \
-    return r;                                                                  \
+#define GS_HOOK_QUERY(name, params, args)                         \
+  GS_EXPORT CUresult name params noexcept {                       \
+    GS_REAL(name, params);                                        \
+    CUresult r = gs_real_fn args;                                 \
+    if (r == CUDA_ERROR_NOT_READY) ::gshare::shim::NoteGpuWait(); \
+    return r;                                                     \
   }
 
 extern "C" __attribute__((visibility("default"))) const char gshare_shim_version[] = GSHARE_VERSION;

@@ -71,8 +71,8 @@ void LoadOnce() {
   bool complete = g_extras.cuCtxGetCurrent && g_extras.cuCtxGetDevice &&
                   g_extras.cuCtxPushCurrent_v2 && g_extras.cuCtxPopCurrent_v2 &&
                   g_extras.cuCtxSynchronize && g_extras.cuStreamIsCapturing &&
-                  g_extras.cuDeviceGetUuid && g_extras.cuEventCreate &&
-                  g_extras.cuEventRecord && g_extras.cuEventSynchronize;
+                  g_extras.cuDeviceGetUuid && g_extras.cuEventCreate && g_extras.cuEventRecord &&
+                  g_extras.cuEventSynchronize;
   if (!complete) {
     Warn("libcuda.so.1 lacks a context or stream entry point; GPU sharing is off");
     return;
@@ -99,8 +99,9 @@ const DriverExtras& Extras() { return g_extras; }
 
 int HookOfPointer(const void* fn) {
   const PointerEntry* end = g_by_pointer + g_by_pointer_count;
-  const PointerEntry* it = std::lower_bound(
-      static_cast<const PointerEntry*>(g_by_pointer), end, fn, [](const PointerEntry& e, const void* p) { return e.fn < p; });
+  const PointerEntry* it =
+      std::lower_bound(static_cast<const PointerEntry*>(g_by_pointer), end, fn,
+                       [](const PointerEntry& e, const void* p) { return e.fn < p; });
   return (it != end && it->fn == fn) ? it->hook : -1;
 }
 

@@ -37,11 +37,11 @@ class GapPredictor {
   // so a longer minimum delays every handoff (docs/memory.md, "The daemon's ledger and
   // policy", early release).
   static constexpr int64_t kMinGapMs = 50;
-  static constexpr int64_t kMarginMs = 100;        // slack for the estimate's error
-  static constexpr int kHistory = 8;               // gaps kept
-  static constexpr int kMinSamples = 2;  // gaps longer than t needed to predict (or the latest)
+  static constexpr int64_t kMarginMs = 100;  // slack for the estimate's error
+  static constexpr int kHistory = 8;         // gaps kept
+  static constexpr int kMinSamples = 2;      // gaps longer than t needed to predict (or the latest)
   static constexpr int64_t kHandoffFixedMs = 30;
-  static constexpr uint64_t kBytesPerMs = 40'000'000;  // 40 GB/s each way
+  static constexpr uint64_t kBytesPerMs = 40'000'000;       // 40 GB/s each way
   static constexpr uint64_t kNever = proto::kHandoffNever;  // "never pays"
 
   // A gap of `ms` ended: the job submitted (or synchronized) again.

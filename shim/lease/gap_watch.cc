@@ -25,8 +25,8 @@ uint64_t Bit(int device) { return uint64_t{1} << device; }
 }  // namespace
 
 using lease::g;
-using lease::g_mu;
 using lease::g_gates;
+using lease::g_mu;
 using lease::NowNs;
 
 void GapBegins() {

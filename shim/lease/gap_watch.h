@@ -37,7 +37,8 @@ void GapEnds(int device);
 
 inline void AfterSync() {
   if (__builtin_expect((g_gap_watch.load(std::memory_order_relaxed) |
-                        g_stretch_due.load(std::memory_order_relaxed)) != 0, 0)) {
+                        g_stretch_due.load(std::memory_order_relaxed)) != 0,
+                       0)) {
     GapBegins();
   }
 }

@@ -16,7 +16,7 @@ using namespace gs_cuda;
 constexpr int kFences = 4;  // W: events outstanding per device
 
 struct Ring {
-  Mutex mu;  // held while a full window waits for its oldest fence
+  Mutex mu;                                // held while a full window waits for its oldest fence
   CUcontext ctx GUARDED_BY(mu) = nullptr;  // the events' context; other contexts are not windowed
   CUevent events[kFences] GUARDED_BY(mu) = {};
   int head GUARDED_BY(mu) = 0;   // oldest outstanding

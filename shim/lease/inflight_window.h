@@ -17,9 +17,7 @@ class InflightWindow {
  public:
   // Called by the lease thread: a DROP may come soon (another job waits) or not.
   static void SetContended(int device, bool contended);
-  static bool Contended(int device) {
-    return contended_[device].load(std::memory_order_relaxed);
-  }
+  static bool Contended(int device) { return contended_[device].load(std::memory_order_relaxed); }
   // After a submission on `stream` (inside the gate, current context set). May block until
   // the GPU has caught up to within the window.
   static void AfterSubmission(int device, gs_cuda::CUstream stream, bool per_thread);

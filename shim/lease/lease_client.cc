@@ -162,8 +162,10 @@ int Connect() {
   if (!PathTrusted()) {
     if (!g_refused_warned && access(g.socket_path, F_OK) == 0) {
       g_refused_warned = true;
-      Warn("gshare: refusing the daemon socket %s: it or its directory is not yours (or "
-           "root's) or others may write there; running unshared", g.socket_path);
+      Warn(
+          "gshare: refusing the daemon socket %s: it or its directory is not yours (or "
+          "root's) or others may write there; running unshared",
+          g.socket_path);
     }
     return -1;
   }
@@ -194,8 +196,8 @@ bool ConnectLocked() REQUIRES(g_mu) {
 // whole quantum for its grant, so silence alone proves nothing: after a quarter of the
 // timeout without a frame the thread pings, and the daemon answers a ping at once. Any
 // frame counts as an answer.
-int64_t g_heard_ms = 0;       // when the last frame arrived (or the connection was made)
-int64_t g_ping_sent_ms = 0;   // when the unanswered ping went out; 0: none
+int64_t g_heard_ms = 0;      // when the last frame arrived (or the connection was made)
+int64_t g_ping_sent_ms = 0;  // when the unanswered ping went out; 0: none
 uint64_t g_ping_seq = 0;
 
 int PingAfterMs() { return g.daemon_timeout_ms / 4; }
@@ -522,8 +524,8 @@ void ReleaseAtExit() {
     bool connected = g.fd >= 0 && !g.ungated;
     bool quiet = d.waiters == 0 && !d.dropping && !g_gates[i].Busy();
     bool held = connected && quiet && d.holding;
-    bool discard = connected && quiet && !d.holding && !d.requested && d.uuid_known &&
-                   SwapSpace::Get().On();
+    bool discard =
+        connected && quiet && !d.holding && !d.requested && d.uuid_known && SwapSpace::Get().On();
     if (held) d.dropping = true;
     g_mu.Unlock();
     if (held) {

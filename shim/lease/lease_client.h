@@ -63,7 +63,6 @@ class LeaseClient {
   void SetDemand(int device, uint64_t bytes);
   // Bytes other jobs hold on `device` that cannot move, as of the last grant.
   uint64_t OthersFixed(int device);
-
 };
 
 // pthread_atfork child handler: forget the parent's connection, thread and lease.

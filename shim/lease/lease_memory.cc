@@ -24,7 +24,8 @@ bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
   proto::MemReportMsg m{};
   m.gpu = d.uuid;
   m.ordinal = device;
-  uint64_t fixed = static_cast<uint64_t>(std::max<int64_t>(0, d.bytes.load(std::memory_order_relaxed)));
+  uint64_t fixed =
+      static_cast<uint64_t>(std::max<int64_t>(0, d.bytes.load(std::memory_order_relaxed)));
   m.fixed = fixed;
   m.allocated = m.resident = fixed;
   SwapSpace& swap = SwapSpace::Get();
@@ -112,9 +113,11 @@ bool SwapInForGrant(int device, uint64_t* moved) {
   }
   if (asked > 0) LeaseClient::Get().SetDemand(device, 0);
   if (r != SwapSpace::SwapInResult::kDone) {
-    Warn("the swap-in on device %d did not finish (%s); its data stays in host memory and the "
-         "job asks for the GPU again", device,
-         r == SwapSpace::SwapInResult::kNoRoom ? "no room on the GPU" : "a driver call failed");
+    Warn(
+        "the swap-in on device %d did not finish (%s); its data stays in host memory and the "
+        "job asks for the GPU again",
+        device,
+        r == SwapSpace::SwapInResult::kNoRoom ? "no room on the GPU" : "a driver call failed");
   }
   return r == SwapSpace::SwapInResult::kDone;
 }
@@ -139,8 +142,8 @@ void HandleGrant(const proto::LeaseMsg& m) {
   d.others_fixed.store(m.bytes, std::memory_order_relaxed);
   SwapSpace& swap = SwapSpace::Get();
   bool swap_in = swap.On() && !d.dropping && !swap.Running(device);
-  bool prefetch = ManagedSpace::Get().On() && !d.dropping &&
-                  ManagedSpace::Get().Resident(device) == 0;
+  bool prefetch =
+      ManagedSpace::Get().On() && !d.dropping && ManagedSpace::Get().Resident(device) == 0;
   g_mu.Unlock();
   if (prefetch) {
     uint64_t ns = 0;

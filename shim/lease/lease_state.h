@@ -42,8 +42,8 @@ struct DeviceState {
   bool dropping GUARDED_BY(g_mu) = false;       // a release is in progress
   bool drop_deferred GUARDED_BY(g_mu) = false;  // DROP arrived during a stream capture
   bool uuid_known = false;
-  int waiters GUARDED_BY(g_mu) = 0;             // threads blocked in EnterSlow
-  uint64_t epoch GUARDED_BY(g_mu) = 0;          // epoch of the current grant
+  int waiters GUARDED_BY(g_mu) = 0;     // threads blocked in EnterSlow
+  uint64_t epoch GUARDED_BY(g_mu) = 0;  // epoch of the current grant
   int64_t last_active_ms GUARDED_BY(g_mu) = 0;
   // Of the idle time since last_active_ms, what the host pool spent registering memory
   // (host_pool.h: it holds up the process's other driver calls, so the job may have been
@@ -69,7 +69,7 @@ struct DeviceState {
   std::atomic<int64_t> stretch_ms{0};
   bool stretched GUARDED_BY(g_mu) = false;
   int64_t stretch_until_ns GUARDED_BY(g_mu) = 0;
-  std::atomic<int64_t> bytes{0};        // allocated past the swap engine
+  std::atomic<int64_t> bytes{0};         // allocated past the swap engine
   std::atomic<bool> bytes_dirty{false};  // a memory report is due
   std::atomic<uint64_t> demand{0};
   std::atomic<uint64_t> others_fixed{0};
@@ -78,7 +78,7 @@ struct DeviceState {
 // All state has static storage and trivial destruction (the shim must not run
 // destructors at exit while job threads may still submit).
 struct State {
-  Mutex send_mu;  // one frame at a time on the socket; guards no data
+  Mutex send_mu;                          // one frame at a time on the socket; guards no data
   bool started GUARDED_BY(g_mu) = false;  // thread running (this process)
   bool ungated GUARDED_BY(g_mu) = false;  // daemon unreachable: gates forced open
   bool warned GUARDED_BY(g_mu) = false;
@@ -108,8 +108,7 @@ extern DeviceGate g_gates[kMaxDevices];
 inline int FdUnlocked() NO_THREAD_SAFETY_ANALYSIS { return g.fd; }
 
 // Sends one frame; false when the connection is gone. Any thread.
-bool SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len)
-    EXCLUDES(g.send_mu);
+bool SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len) EXCLUDES(g.send_mu);
 bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason) REQUIRES(g_mu);
 void EnsureUuid(int device) REQUIRES(g_mu);
 int DeviceOfUuid(const proto::GpuUuid& u) REQUIRES(g_mu);

@@ -57,8 +57,8 @@ bool HostPool::AddBlock(bool more) {
     // The next block is populated while this one is pinned: populating needs no driver call,
     // so growth runs at the populate rate (~0.07 s/GiB) instead of populate + pin (~0.12).
     pthread_t next;
-    bool populating = more && room_after &&
-                      pthread_create(&next, nullptr, PopulateSpare, nullptr) == 0;
+    bool populating =
+        more && room_after && pthread_create(&next, nullptr, PopulateSpare, nullptr) == 0;
     registering_.store(true, std::memory_order_relaxed);
     CUresult r = vmm->cuMemHostRegister_v2(p, kBlockBytes, kHostAllocPortable);
     registering_.store(false, std::memory_order_relaxed);
@@ -144,8 +144,8 @@ void HostPool::Give(void* p, uint64_t bytes) {
   for (int b = 0; b < count_; ++b) {
     Block& block = blocks_[b];
     if (c >= block.base && c < block.base + kBlockBytes) {
-      SetUnits(block.used, static_cast<int>((c - block.base) / kUnitBytes),
-               static_cast<int>(units), false);
+      SetUnits(block.used, static_cast<int>((c - block.base) / kUnitBytes), static_cast<int>(units),
+               false);
       break;
     }
   }

@@ -42,7 +42,7 @@ class HostPool {
   bool Registering() const { return registering_.load(std::memory_order_relaxed); }
 
  private:
-  static constexpr int kMaxBlocks = 4096;  // 4 TiB
+  static constexpr int kMaxBlocks = 4096;                          // 4 TiB
   static constexpr int kUnitsPerBlock = kBlockBytes / kUnitBytes;  // 512
   struct Block {
     char* base;
@@ -51,8 +51,8 @@ class HostPool {
   // Pins one more block. `more`: another is likely wanted next, so it is populated (into
   // spare_) while this one is pinned.
   bool AddBlock(bool more) REQUIRES(grow_mu_) EXCLUDES(mu_);
-  static void* PopulatedBlock();  // kBlockBytes, 2 MiB aligned, touched; nullptr on failure
-  static void* PopulateSpare(void*);  // PopulatedBlock() as a thread's start routine
+  static void* PopulatedBlock();         // kBlockBytes, 2 MiB aligned, touched; nullptr on failure
+  static void* PopulateSpare(void*);     // PopulatedBlock() as a thread's start routine
   static void* TouchSlice(void* slice);  // writes one byte per page of a 1/kPopulateThreads
   // Threads that populate a block: with huge pages 4.9 GB/s by 1 thread, 14.6 by 4, 6.0 by 8;
   // without them 1.3 and 3.4 (docs/benchmarks.md, "Pinning host memory: what stalls the job").

@@ -12,8 +12,8 @@
 
 namespace gshare::shim {
 namespace {
-constexpr unsigned kAttachGlobal = 0x1;               // cuda.h CU_MEM_ATTACH_GLOBAL
-constexpr CUmemLocationType kLocationHost = 2;         // cuda.h CU_MEM_LOCATION_TYPE_HOST
+constexpr unsigned kAttachGlobal = 0x1;         // cuda.h CU_MEM_ATTACH_GLOBAL
+constexpr CUmemLocationType kLocationHost = 2;  // cuda.h CU_MEM_LOCATION_TYPE_HOST
 
 int64_t NowNs() {
   struct timespec ts;
@@ -32,8 +32,7 @@ bool ManagedSpace::On() {
   int known = state_.load(std::memory_order_acquire);
   if (__builtin_expect(known != 0, 1)) return known == 1;
   bool want = RequestedMemoryEngine() == proto::MemoryEngine::kManaged;
-  bool on = want && Vmm() != nullptr &&
-            RealFunction(kHook_cuMemAllocManaged) != nullptr &&
+  bool on = want && Vmm() != nullptr && RealFunction(kHook_cuMemAllocManaged) != nullptr &&
             RealFunction(kHook_cuMemPrefetchAsync_v2) != nullptr;
   if (want && !on) {
     Warn("the CUDA driver lacks managed memory or cuMemPrefetchAsync_v2; --memory managed is off");

@@ -45,14 +45,14 @@ class ManagedSpace {
     uint64_t bytes;
     int device;
   };
-  Mutex mu_;  // held through a whole prefetch
+  Mutex mu_;                                                    // held through a whole prefetch
   Range* ranges_ GUARDED_BY(mu_) PT_GUARDED_BY(mu_) = nullptr;  // unordered
   int count_ GUARDED_BY(mu_) = 0;
   int capacity_ GUARDED_BY(mu_) = 0;
   CUcontext ctx_[kMaxDevices] GUARDED_BY(mu_) = {};
   CUstream stream_[kMaxDevices] GUARDED_BY(mu_) = {};
   bool on_gpu_[kMaxDevices] GUARDED_BY(mu_) = {};
-  std::atomic<int> state_{0};      // 0 unknown, 1 on, 2 off
+  std::atomic<int> state_{0};  // 0 unknown, 1 on, 2 off
 };
 
 }  // namespace gshare::shim

@@ -10,7 +10,8 @@ namespace {
 std::atomic<int> g_engine{0};
 
 proto::MemoryEngine Parse(const char* m) {
-  if (m == nullptr || m[0] == '\0' || std::strcmp(m, "swap") == 0) return proto::MemoryEngine::kSwap;
+  if (m == nullptr || m[0] == '\0' || std::strcmp(m, "swap") == 0)
+    return proto::MemoryEngine::kSwap;
   if (std::strcmp(m, "managed") == 0) return proto::MemoryEngine::kManaged;
   if (std::strcmp(m, "checkpoint") == 0) return proto::MemoryEngine::kCheckpoint;
   return proto::MemoryEngine::kOff;

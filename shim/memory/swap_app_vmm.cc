@@ -106,9 +106,10 @@ void SwapSpace::MapAppLocked(Region& r, CUmemGenericAllocationHandle real) {
     AppMapping* next = m->next;
     CUresult res = v.cuMemMap(m->va, m->size, m->offset, real, 0);
     if (res != CUDA_SUCCESS) {
-      Warn("the application's mapping of %llu bytes at 0x%llx cannot be made (CUresult %d); "
-           "it is dropped", static_cast<unsigned long long>(m->size),
-           static_cast<unsigned long long>(m->va), res);
+      Warn(
+          "the application's mapping of %llu bytes at 0x%llx cannot be made (CUresult %d); "
+          "it is dropped",
+          static_cast<unsigned long long>(m->size), static_cast<unsigned long long>(m->va), res);
       RemoveMappingLocked(m);
     } else if (m->naccess > 0) {
       res = v.cuMemSetAccess(m->va, m->size, m->access, m->naccess);
@@ -215,9 +216,8 @@ bool SwapSpace::AppRelease(CUmemGenericAllocationHandle h, CUresult* result) {
   return r != nullptr;
 }
 
-bool SwapSpace::AppMap(CUdeviceptr va, size_t size, size_t offset,
-                       CUmemGenericAllocationHandle h, unsigned long long flags,
-                       CUresult* result) {
+bool SwapSpace::AppMap(CUdeviceptr va, size_t size, size_t offset, CUmemGenericAllocationHandle h,
+                       unsigned long long flags, CUresult* result) {
   mu_.Lock();
   Region* r = AppRegionLocked(h);
   if (r == nullptr) {
@@ -329,8 +329,8 @@ bool SwapSpace::AppUnmap(CUdeviceptr va, size_t size, CUresult* result) {
   return true;
 }
 
-bool SwapSpace::AppSetAccess(CUdeviceptr va, size_t size, const CUmemAccessDesc* desc,
-                             size_t count, CUresult* result) {
+bool SwapSpace::AppSetAccess(CUdeviceptr va, size_t size, const CUmemAccessDesc* desc, size_t count,
+                             CUresult* result) {
   int first;
   if (!LockFirstMapping(va, size, &first)) return false;
   CUresult res = CUDA_SUCCESS;

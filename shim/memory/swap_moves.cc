@@ -91,7 +91,8 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
         stop = true;
         break;
       }
-      if (v.cuMemcpyDtoHAsync_v2(c.host, r->base + c.offset, c.bytes, pipe.stream) != CUDA_SUCCESS) {
+      if (v.cuMemcpyDtoHAsync_v2(c.host, r->base + c.offset, c.bytes, pipe.stream) !=
+          CUDA_SUCCESS) {
         pool_.Give(c.host, c.bytes);
         c.host = nullptr;
         stop = true;

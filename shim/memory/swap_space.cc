@@ -215,9 +215,11 @@ bool SwapSpace::CanEverFitLocked(int device, uint64_t bytes) {
   int64_t fixed = LeaseClient::Get().DeviceBytes(device);
   uint64_t own = allocated_[device] + (fixed > 0 ? static_cast<uint64_t>(fixed) : 0);
   if (own + RoundUp(bytes, kGranule) <= room) return true;
-  Warn("an allocation of %llu bytes cannot fit: this job would hold %llu of the %llu bytes the "
-       "GPU can give it", static_cast<unsigned long long>(bytes),
-       static_cast<unsigned long long>(own + bytes), static_cast<unsigned long long>(room));
+  Warn(
+      "an allocation of %llu bytes cannot fit: this job would hold %llu of the %llu bytes the "
+      "GPU can give it",
+      static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(own + bytes),
+      static_cast<unsigned long long>(room));
   return false;
 }
 
@@ -413,7 +415,8 @@ SwapSpace::BatchPipe SwapSpace::PipeOf(int device) {
   pipe.stream = StreamOf(device);
   for (int i = 0; i < 2; ++i) {
     CUevent& e = batch_done_[device][i];
-    if (e == nullptr && Extras().cuEventCreate(&e, kEventDisableTiming) != CUDA_SUCCESS) e = nullptr;
+    if (e == nullptr && Extras().cuEventCreate(&e, kEventDisableTiming) != CUDA_SUCCESS)
+      e = nullptr;
     pipe.done[i] = e;
   }
   return pipe;

@@ -119,9 +119,8 @@ class SwapSpace {
   static uint64_t AppSlot(CUmemGenericAllocationHandle h) { return (h & ~kAppHandleTag) - 1; }
   // cuMemCreate. False when the engine does not serve the request (not device memory, not
   // whole 2 MiB units, or larger than one host pool extent, 1 GiB): pass it to the driver.
-  bool AppCreate(CUmemGenericAllocationHandle* handle, size_t size,
-                 const CUmemAllocationProp* prop, unsigned long long flags, CUresult* result)
-      EXCLUDES(mu_);
+  bool AppCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop,
+                 unsigned long long flags, CUresult* result) EXCLUDES(mu_);
   // cuMemRelease, cuMemMap, cuMemGetAllocationPropertiesFromHandle of an engine handle.
   // False when `h` is not one (pass it to the driver).
   bool AppRelease(CUmemGenericAllocationHandle h, CUresult* result) EXCLUDES(mu_);
@@ -140,15 +139,15 @@ class SwapSpace {
   // Before cuMemExportToShareableHandle of an engine handle: makes it resident for good (it
   // is fixed memory from now on: another process may map it) and gives the driver's handle
   // to export in *real. False when `h` is not one.
-  bool AppPin(CUmemGenericAllocationHandle h, CUmemGenericAllocationHandle* real,
-              CUresult* result) EXCLUDES(mu_);
+  bool AppPin(CUmemGenericAllocationHandle h, CUmemGenericAllocationHandle* real, CUresult* result)
+      EXCLUDES(mu_);
 
  private:
   struct Chunk;
   struct Region;
-  struct Deferred;  // cuMemFreeAsync waiting for its stream
-  struct Batch;     // chunk copies finished together
-  struct BatchPipe;  // two batches in flight
+  struct Deferred;    // cuMemFreeAsync waiting for its stream
+  struct Batch;       // chunk copies finished together
+  struct BatchPipe;   // two batches in flight
   struct AppHandle;   // an application's cuMemCreate handle
   struct AppMapping;  // where the application mapped one
   Region* FindLocked(CUdeviceptr p) const REQUIRES(mu_);
@@ -156,8 +155,7 @@ class SwapSpace {
   void RemoveLocked(Region* r) REQUIRES(mu_);
   // A region of `bytes` on `device`, backed at once while the process runs there. `app`
   // (owned by the region from then on) makes it an application handle's: one chunk.
-  CUresult NewRegionLocked(int device, uint64_t bytes, AppHandle* app, Region** out)
-      REQUIRES(mu_);
+  CUresult NewRegionLocked(int device, uint64_t bytes, AppHandle* app, Region** out) REQUIRES(mu_);
   CUresult BackChunk(Region& r, Chunk& c) REQUIRES(mu_);
   // Unmaps and releases a mapped chunk (and the application's mappings of its handle).
   void UnbackLocked(Region& r, Chunk& c) REQUIRES(mu_);
@@ -213,14 +211,14 @@ class SwapSpace {
   // The context the engine works in, per device; PrepareThread reads it without mu_
   // (ContextUnlocked).
   CUcontext ctx_[kMaxDevices] GUARDED_BY(mu_) = {};
-  CUstream stream_[kMaxDevices] GUARDED_BY(mu_) = {};  // the engine's copy stream, per device
+  CUstream stream_[kMaxDevices] GUARDED_BY(mu_) = {};        // the engine's copy stream, per device
   CUevent batch_done_[kMaxDevices][2] GUARDED_BY(mu_) = {};  // BatchPipe's events, per device
   SwapStats stats_[kMaxDevices] GUARDED_BY(mu_) = {};
   uint64_t allocated_[kMaxDevices] GUARDED_BY(mu_) = {};  // reserved bytes of the regions
   // Application handle id (less the tag) - 1 -> region.
   Region** app_ids_ GUARDED_BY(mu_) PT_GUARDED_BY(mu_) = nullptr;
   int app_id_capacity_ GUARDED_BY(mu_) = 0;
-  int app_id_hint_ GUARDED_BY(mu_) = 0;  // where the search for a free id starts
+  int app_id_hint_ GUARDED_BY(mu_) = 0;                     // where the search for a free id starts
   CUmemAllocationProp good_props_[8] GUARDED_BY(mu_) = {};  // accepted by CheckPropLocked
   int good_prop_count_ GUARDED_BY(mu_) = 0;
   // The application's mappings, sorted by address.

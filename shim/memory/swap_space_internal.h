@@ -15,7 +15,7 @@
 
 namespace gshare::shim::swap_internal {
 
-inline constexpr uint64_t kGranule = 2ull << 20;     // VMM granularity of NVIDIA GPUs
+inline constexpr uint64_t kGranule = 2ull << 20;      // VMM granularity of NVIDIA GPUs
 inline constexpr uint64_t kChunkBytes = 64ull << 20;  // unit of eviction (issue: >= 64 MiB)
 inline constexpr uint64_t kSlabMax = 1ull << 20;      // larger allocations get a region
 inline constexpr int kSlabMinShift = 9;               // 512 B blocks (cudaMalloc aligns to 256 B)
@@ -83,7 +83,7 @@ struct SwapSpace::Chunk {
 // An application's cuMemCreate handle, served by the engine (swap_app_vmm.cc). Its region
 // has one chunk; the region's base is the engine's own mapping of it.
 struct SwapSpace::AppHandle {
-  gs_cuda::CUmemAllocationProp prop;  // re-created with these properties
+  gs_cuda::CUmemAllocationProp prop;         // re-created with these properties
   gs_cuda::CUmemGenericAllocationHandle id;  // what the application holds
   int refs;          // cuMemCreate + cuMemRetainAllocationHandle - cuMemRelease
   bool exported;     // resident for good, counted as fixed memory
@@ -173,8 +173,8 @@ struct SwapSpace::BatchPipe {
   }
   template <class Finish>
   void End(int i, Finish& finish, bool ok) {
-    CUresult r = recorded[i] ? Extras().cuEventSynchronize(done[i])
-                             : Vmm()->cuStreamSynchronize(stream);
+    CUresult r =
+        recorded[i] ? Extras().cuEventSynchronize(done[i]) : Vmm()->cuStreamSynchronize(stream);
     finish(batch[i], ok && r == CUDA_SUCCESS);
     batch[i].Clear();
     recorded[i] = false;

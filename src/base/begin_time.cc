@@ -190,8 +190,8 @@ Result<double> ParseDate(std::string_view s, std::string_view text) {
   }
   if (*day < 1 || *day > DaysInMonth(*year, *month)) {
     return BadBegin(text, "day " + std::to_string(*day) + " out of range for " +
-                              std::string(s.substr(0, 4)) + "-" +
-                              (*month < 10 ? "0" : "") + std::to_string(*month));
+                              std::string(s.substr(0, 4)) + "-" + (*month < 10 ? "0" : "") +
+                              std::to_string(*month));
   }
   t.year = *year;
   t.month = *month;

@@ -14,7 +14,8 @@ Result<uint64_t> ParseByteSize(std::string_view text) {
                          "\" (expected bytes or a number with K, M, G, T, KiB.., KB..)");
   };
   size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+    ++i;
   if (i == 0) return bad();
   std::string number(text.substr(0, i));
   char* end = nullptr;

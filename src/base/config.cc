@@ -63,7 +63,8 @@ Status ReadBool(const std::string& path, const toml::node& node, std::string_vie
 Status ReadDuration(const std::string& path, const toml::node& node, std::string_view key,
                     bool positive, std::chrono::milliseconds* out) {
   const toml::value<std::string>* v = node.as_string();
-  if (v == nullptr) return ValueError(path, node, key, "expected a duration string such as \"20s\"");
+  if (v == nullptr)
+    return ValueError(path, node, key, "expected a duration string such as \"20s\"");
   Result<std::chrono::milliseconds> d = ParseDuration(v->get());
   if (!d.ok()) return ValueError(path, node, key, d.status().message());
   if (positive && d.value().count() == 0) return ValueError(path, node, key, "must be more than 0");
@@ -93,10 +94,10 @@ Status ReadString(const std::string& path, const toml::node& node, std::string_v
 
 Status UnknownKey(const std::string& path, const toml::key& key, std::string_view table,
                   std::string_view known) {
-  std::string name = table.empty() ? std::string(key.str())
-                                   : std::string(table) + "." + std::string(key.str());
-  return Status::Error(Where(path, key.source()) + ": unknown key \"" + name + "\" (known: " +
-                       std::string(known) + ")");
+  std::string name =
+      table.empty() ? std::string(key.str()) : std::string(table) + "." + std::string(key.str());
+  return Status::Error(Where(path, key.source()) + ": unknown key \"" + name +
+                       "\" (known: " + std::string(known) + ")");
 }
 
 Status ApplyScheduler(const std::string& path, const toml::table& table, Config::Scheduler* s) {
@@ -218,7 +219,8 @@ Status ApplyMemory(const std::string& path, const toml::table& table, Config::Me
     } else if (key == "host_budget") {
       st = ReadString(path, node, name, &m->host_budget);
       if (st.ok() && !ParseByteSizeOrPercent(m->host_budget, 1).ok()) {
-        st = ValueError(path, node, name, "expected a size such as \"64GiB\" or a percentage of RAM such as \"50%\"");
+        st = ValueError(path, node, name,
+                        "expected a size such as \"64GiB\" or a percentage of RAM such as \"50%\"");
       }
     } else if (key == "gpu_limit") {
       st = ReadSize(path, node, name, &m->gpu_limit);

@@ -21,24 +21,24 @@ inline constexpr int kMaxPriority = 1000;
 // Every key of gshare.toml; configs/gshare.toml documents each one.
 struct Config {
   struct Scheduler {
-    bool enabled = true;                                  // [scheduler] enabled
-    std::chrono::milliseconds quantum{20'000};            // time quantum of an exclusive lease (> 0)
-    std::chrono::milliseconds idle_release{500};          // a holder idle this long gives the lease back
+    bool enabled = true;                          // [scheduler] enabled
+    std::chrono::milliseconds quantum{20'000};    // time quantum of an exclusive lease (> 0)
+    std::chrono::milliseconds idle_release{500};  // a holder idle this long gives the lease back
     // A holder with a waiting job gives the lease back at the start of an idle gap that it
     // expects to outlast both handoffs (shim/lease/gap_predictor.h).
     bool early_release = true;
     // Shared mode: jobs whose idle gaps coincide (lock step) are moved apart by stretching
     // one job's next gap (src/policy/stagger.h).
     bool stagger = true;
-    std::chrono::milliseconds drop_grace{10'000};         // DROP acknowledgement deadline, then SIGSTOP
-    int default_priority = 0;                             // of jobs that give none
+    std::chrono::milliseconds drop_grace{10'000};  // DROP acknowledgement deadline, then SIGSTOP
+    int default_priority = 0;                      // of jobs that give none
     // "auto": jobs that fit in a GPU's memory together run at once (shared mode), else one
     // at a time; "exclusive": always one at a time.
     std::string sharing = "auto";
   };
   struct Daemon {
-    std::string socket;           // empty: the default rule of include/gshare/paths.h
-    std::string state_dir;        // empty: see StateDir()
+    std::string socket;              // empty: the default rule of include/gshare/paths.h
+    std::string state_dir;           // empty: see StateDir()
     std::string log_level = "info";  // trace, debug, info, warn, error, critical or off
   };
   struct Queue {
@@ -46,9 +46,9 @@ struct Config {
     int gpus = 0;         // [queue] gpus: GPUs to place jobs on; 0: count /dev/nvidia<N>
   };
   struct Memory {
-    std::string engine = "swap";        // [memory] engine: default of `--memory`
-    std::string host_budget = "50%";    // host RAM for swapped-out data: a size or % of RAM
-    uint64_t gpu_limit = 0;             // bytes jobs may use per GPU together; 0: all of it
+    std::string engine = "swap";              // [memory] engine: default of `--memory`
+    std::string host_budget = "50%";          // host RAM for swapped-out data: a size or % of RAM
+    uint64_t gpu_limit = 0;                   // bytes jobs may use per GPU together; 0: all of it
     uint64_t context_reserve = 768ull << 20;  // device bytes counted per process for its context
   };
   // What the daemon removes by itself, as `gshare clean` would (docs/cli.md "Retention").
@@ -67,7 +67,8 @@ struct Config {
 };
 
 // The memory engines `--memory` and [memory] engine accept (docs/memory.md, "Engines").
-inline constexpr std::array<const char*, 4> kMemoryEngines = {"swap", "managed", "checkpoint", "off"};
+inline constexpr std::array<const char*, 4> kMemoryEngines = {"swap", "managed", "checkpoint",
+                                                              "off"};
 bool IsMemoryEngine(const std::string& name);
 
 // One config file and whether its absence is an error.

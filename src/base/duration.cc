@@ -196,16 +196,22 @@ std::string FormatDuration(std::chrono::milliseconds d) {
     }
   } else if (ms < static_cast<uint64_t>(kMsPerHour)) {
     uint64_t m = ms / kMsPerMinute, s = ms % kMsPerMinute / kMsPerSecond;
-    if (s == 0) std::snprintf(buf, sizeof buf, "%llum", u(m));
-    else std::snprintf(buf, sizeof buf, "%llum%02llus", u(m), u(s));
+    if (s == 0)
+      std::snprintf(buf, sizeof buf, "%llum", u(m));
+    else
+      std::snprintf(buf, sizeof buf, "%llum%02llus", u(m), u(s));
   } else if (ms < static_cast<uint64_t>(kMsPerDay)) {
     uint64_t h = ms / kMsPerHour, m = ms % kMsPerHour / kMsPerMinute;
-    if (m == 0) std::snprintf(buf, sizeof buf, "%lluh", u(h));
-    else std::snprintf(buf, sizeof buf, "%lluh%02llum", u(h), u(m));
+    if (m == 0)
+      std::snprintf(buf, sizeof buf, "%lluh", u(h));
+    else
+      std::snprintf(buf, sizeof buf, "%lluh%02llum", u(h), u(m));
   } else {
     uint64_t days = ms / kMsPerDay, h = ms % kMsPerDay / kMsPerHour;
-    if (h == 0) std::snprintf(buf, sizeof buf, "%llud", u(days));
-    else std::snprintf(buf, sizeof buf, "%llud%02lluh", u(days), u(h));
+    if (h == 0)
+      std::snprintf(buf, sizeof buf, "%llud", u(days));
+    else
+      std::snprintf(buf, sizeof buf, "%llud%02lluh", u(days), u(h));
   }
   return sign + buf;
 }

@@ -45,8 +45,7 @@ std::optional<std::vector<std::string>> LoadNvmlUuids() {
   auto uuid = reinterpret_cast<NvmlGetUuid>(dlsym(lib, "nvmlDeviceGetUUID"));
   auto shutdown = reinterpret_cast<NvmlInit>(dlsym(lib, "nvmlShutdown"));
   unsigned n = 0;
-  if (init == nullptr || count == nullptr || handle == nullptr || uuid == nullptr ||
-      init() != 0) {
+  if (init == nullptr || count == nullptr || handle == nullptr || uuid == nullptr || init() != 0) {
     return std::nullopt;  // the library stays loaded: unloading NVML is not worth the risk
   }
   std::optional<std::vector<std::string>> out;

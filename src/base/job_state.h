@@ -21,8 +21,8 @@ enum class JobState {
 };
 
 inline constexpr std::array<JobState, 8> kAllJobStates = {
-    JobState::kPending, JobState::kRunning, JobState::kSuspended, JobState::kCompleted,
-    JobState::kFailed,  JobState::kCancelled, JobState::kTimeout, JobState::kLost};
+    JobState::kPending, JobState::kRunning,   JobState::kSuspended, JobState::kCompleted,
+    JobState::kFailed,  JobState::kCancelled, JobState::kTimeout,   JobState::kLost};
 
 // "PENDING", "RUNNING", ...: the jobs table's `state` column and JSON's "state".
 const char* JobStateName(JobState state);

@@ -29,8 +29,8 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}           // NOLINT: implicit by design
-  Result(Status error) : status_(std::move(error)) {}      // NOLINT: must not be ok()
+  Result(T value) : value_(std::move(value)) {}        // NOLINT: implicit by design
+  Result(Status error) : status_(std::move(error)) {}  // NOLINT: must not be ok()
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }

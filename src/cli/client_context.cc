@@ -129,7 +129,8 @@ int JobShellStatus(const JobRecord& r) {
   if (r.state == JobState::kTimeout) return 124;
   if (r.state == JobState::kLost) return 125;
   if (r.signal) return 128 + *r.signal;
-  if (r.state == JobState::kCancelled) return 128 + SIGTERM;  // whatever it exited with once asked to end
+  if (r.state == JobState::kCancelled)
+    return 128 + SIGTERM;  // whatever it exited with once asked to end
   if (r.exit_code) return *r.exit_code;
   return 125;
 }

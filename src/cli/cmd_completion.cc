@@ -46,10 +46,13 @@ std::string Bash(const CLI::App& root) {
          "  local cur=${COMP_WORDS[COMP_CWORD]} cmd= i words\n"
          "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
          "    [[ ${COMP_WORDS[i]} == -- ]] && return 0  # the job's command: default completion\n"
-         "    case \" " + subs + " \" in *\" ${COMP_WORDS[i]} \"*) cmd=${COMP_WORDS[i]}; break ;; esac\n"
+         "    case \" " +
+         subs +
+         " \" in *\" ${COMP_WORDS[i]} \"*) cmd=${COMP_WORDS[i]}; break ;; esac\n"
          "  done\n"
          "  case $cmd in\n"
-         "    '') words=\"" + subs + " " + Join(OptionWords(root)) + "\" ;;\n" + cases +
+         "    '') words=\"" +
+         subs + " " + Join(OptionWords(root)) + "\" ;;\n" + cases +
          "  esac\n"
          "  COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
          "}\n"
@@ -73,8 +76,8 @@ std::string Fish(const CLI::App& root) {
     if (sub->get_group().empty()) continue;  // internal commands
     std::string help = sub->get_description();
     for (size_t i = 0; (i = help.find('\'', i)) != std::string::npos; i += 2) help.insert(i, "\\");
-    out += "complete -c gshare -n '__fish_use_subcommand' -a " + sub->get_name() + " -d '" +
-           help + "'\n";
+    out += "complete -c gshare -n '__fish_use_subcommand' -a " + sub->get_name() + " -d '" + help +
+           "'\n";
     options(*sub, "__fish_seen_subcommand_from " + sub->get_name());
   }
   return out;
@@ -87,8 +90,9 @@ void AddCompletionCommand(CLI::App& sub, const GlobalOptions&, Handler* handler)
   sub.add_option("shell", *shell, "bash, zsh or fish")
       ->required()
       ->check(CLI::IsMember({"bash", "zsh", "fish"}));
-  sub.footer("Examples:\n  source <(gshare completion bash)\n"
-             "  gshare completion fish > ~/.config/fish/completions/gshare.fish");
+  sub.footer(
+      "Examples:\n  source <(gshare completion bash)\n"
+      "  gshare completion fish > ~/.config/fish/completions/gshare.fish");
   CLI::App* root = sub.get_parent();
   *handler = [shell, root]() {
     std::string script;

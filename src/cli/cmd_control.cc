@@ -119,7 +119,9 @@ int Clean(const GlobalOptions& global, const CleanOptions& opt) {
   }
   const json& removed = reply->at("removed");
   if (opt.json_output) {
-    std::printf("%s\n", ToJsonText(json{{"schema_version", kJsonSchemaVersion}, {"removed", removed}}).c_str());
+    std::printf(
+        "%s\n",
+        ToJsonText(json{{"schema_version", kJsonSchemaVersion}, {"removed", removed}}).c_str());
   } else {
     spdlog::info("removed {} ended job(s)", removed.size());
   }
@@ -146,8 +148,8 @@ void AddCancelCommand(CLI::App& sub, const GlobalOptions& global, Handler* handl
 }
 
 // A command that applies `action` to the job ids it is given (the daemon acts on each).
-void AddIdsAction(CLI::App& sub, const GlobalOptions& global, Handler* handler,
-                  const char* action, const char* footer) {
+void AddIdsAction(CLI::App& sub, const GlobalOptions& global, Handler* handler, const char* action,
+                  const char* footer) {
   auto opt = std::make_shared<IdsOptions>();
   sub.add_option("ids", opt->ids, "Job ids")->required();
   sub.footer(footer);
@@ -157,8 +159,9 @@ void AddIdsAction(CLI::App& sub, const GlobalOptions& global, Handler* handler,
 }
 
 void AddHoldCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
-  AddIdsAction(sub, global, handler, "hold",
-               "Example:\n  gshare hold 12 13     # pending jobs stay pending (reason JobHeldUser)");
+  AddIdsAction(
+      sub, global, handler, "hold",
+      "Example:\n  gshare hold 12 13     # pending jobs stay pending (reason JobHeldUser)");
 }
 
 void AddReleaseCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
@@ -166,30 +169,34 @@ void AddReleaseCommand(CLI::App& sub, const GlobalOptions& global, Handler* hand
 }
 
 void AddSuspendCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
-  AddIdsAction(sub, global, handler, "suspend",
-               "Example:\n  gshare suspend 12    # RUNNING -> SUSPENDED: its lease is taken back, its GPU\n"
-               "                       # state checkpointed to host memory, its processes stopped\n"
-               "The time limit keeps running while suspended. Exit status: 0; 1 when a job could not\n"
-               "be suspended (not running, or already suspended).");
+  AddIdsAction(
+      sub, global, handler, "suspend",
+      "Example:\n  gshare suspend 12    # RUNNING -> SUSPENDED: its lease is taken back, its GPU\n"
+      "                       # state checkpointed to host memory, its processes stopped\n"
+      "The time limit keeps running while suspended. Exit status: 0; 1 when a job could not\n"
+      "be suspended (not running, or already suspended).");
 }
 
 void AddResumeCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
-  AddIdsAction(sub, global, handler, "resume",
-               "Example:\n  gshare resume 12     # SUSPENDED -> RUNNING: continued; its GPU state comes\n"
-               "                       # back when it next gets the GPU");
+  AddIdsAction(
+      sub, global, handler, "resume",
+      "Example:\n  gshare resume 12     # SUSPENDED -> RUNNING: continued; its GPU state comes\n"
+      "                       # back when it next gets the GPU");
 }
 
 void AddRequeueCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
-  AddIdsAction(sub, global, handler, "requeue",
-               "Example:\n  gshare requeue 12    # an ended (or running: cancelled first) submitted job\n"
-               "                       # is PENDING again, same id and options");
+  AddIdsAction(
+      sub, global, handler, "requeue",
+      "Example:\n  gshare requeue 12    # an ended (or running: cancelled first) submitted job\n"
+      "                       # is PENDING again, same id and options");
 }
 
 void AddSetPriorityCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<PriorityOptions>();
   sub.add_option("id", opt->id, "Job id")->required();
   sub.add_option("priority", opt->priority, "New priority, -1000..1000")->required();
-  sub.footer("Example:\n  gshare set-priority 12 50   # pending: its queue place; running: its lease");
+  sub.footer(
+      "Example:\n  gshare set-priority 12 50   # pending: its queue place; running: its lease");
   *handler = [opt, &global]() {
     return ControlJobs(global, JobControlRequest{"set-priority", {opt->id}, opt->priority});
   };

@@ -84,7 +84,8 @@ int InstallService(const ClientContext& ctx) {
     return kExitError;
   }
   std::printf("%s\n", unit.c_str());
-  spdlog::info("enable it with: systemctl --user daemon-reload && systemctl --user enable --now gshare");
+  spdlog::info(
+      "enable it with: systemctl --user daemon-reload && systemctl --user enable --now gshare");
   return 0;
 }
 
@@ -135,9 +136,10 @@ void AddDaemonCommand(CLI::App& sub, const GlobalOptions& global, Handler* handl
   sub.add_flag("--foreground", opt->foreground, "Serve in this process (for systemd)");
   sub.add_option("--ready-fd", opt->ready_fd, "Write R (serving) or B (busy) to this fd")
       ->group("");  // internal: the launcher's readiness handshake
-  sub.footer("Examples:\n  gshare daemon            # start it (normally automatic)\n"
-             "  gshare daemon --foreground\n  gshare daemon stop\n"
-             "  gshare daemon install-service && systemctl --user enable --now gshare");
+  sub.footer(
+      "Examples:\n  gshare daemon            # start it (normally automatic)\n"
+      "  gshare daemon --foreground\n  gshare daemon stop\n"
+      "  gshare daemon install-service && systemctl --user enable --now gshare");
   *handler = [opt, &global]() { return RunDaemonCommand(global, *opt); };
 }
 

@@ -114,7 +114,8 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
   bool header = !opt.no_header;
   Status st = ForEachJob(global, filter, opt.user, [&](const JobRecord& r) {
     if (header) {
-      std::printf("%-7s %-3s %5s %-16s %10s %-5s %s\n", "ID", "ST", "PRI", "NAME", "TIME", "GPU", "REASON");
+      std::printf("%-7s %-3s %5s %-16s %10s %-5s %s\n", "ID", "ST", "PRI", "NAME", "TIME", "GPU",
+                  "REASON");
       header = false;
     }
     // Names, GPU specs and reasons are the submitter's text: escaped for the terminal.
@@ -129,7 +130,8 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
     return kExitError;
   }
   if (header) {
-    std::printf("%-7s %-3s %5s %-16s %10s %-5s %s\n", "ID", "ST", "PRI", "NAME", "TIME", "GPU", "REASON");
+    std::printf("%-7s %-3s %5s %-16s %10s %-5s %s\n", "ID", "ST", "PRI", "NAME", "TIME", "GPU",
+                "REASON");
   }
   return 0;
 }

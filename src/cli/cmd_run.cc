@@ -72,7 +72,8 @@ void ReportEnd(int fd, const ClientContext& ctx, int64_t job_id, const ExitInfo&
 
 int RunJob(const GlobalOptions& global, RunOptions& opt) {
   if (!opt.command.empty() && opt.command.front() == "--") opt.command.erase(opt.command.begin());
-  if (opt.command.empty()) return Fail("run: no command given (usage: gshare run [options] -- CMD ...)");
+  if (opt.command.empty())
+    return Fail("run: no command given (usage: gshare run [options] -- CMD ...)");
   auto ctx = MakeClientContext(global);
   if (!ctx.ok()) return Fail(ctx.status().message());
   const double now =
@@ -132,7 +133,8 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
   }
   if (fd < 0) spec.set_env.push_back({"GSHARE_QUIET", "1"});
   if (!record->output.empty()) {
-    spec.output_path = ExpandOutputPattern(record->output, job_id, record->name, UserName(getuid()));
+    spec.output_path =
+        ExpandOutputPattern(record->output, job_id, record->name, UserName(getuid()));
   }
 
   auto result = JobRunner::Run(spec, [fd, job_id](pid_t pid) {

@@ -58,8 +58,8 @@ void PrintTable(const json& st) {
               d.at("scheduler").get<std::string>().c_str(),
               FormatDuration(std::chrono::milliseconds(d.at("quantum_ms").get<int64_t>())).c_str(),
               TerminalText(d.at("socket").get<std::string>()).c_str());
-  std::printf("\n%-4s %-42s %-9s %-7s %-8s %-9s %-8s %s\n", "GPU", "UUID", "MODE", "HOLDER",
-              "HELD", "CAPACITY", "HANDOFFS", "WAITERS");
+  std::printf("\n%-4s %-42s %-9s %-7s %-8s %-9s %-8s %s\n", "GPU", "UUID", "MODE", "HOLDER", "HELD",
+              "CAPACITY", "HANDOFFS", "WAITERS");
   if (st.at("gpus").empty()) std::printf("(no GPU used yet)\n");
   for (const auto& g : st.at("gpus")) {
     std::string waiters;
@@ -74,9 +74,9 @@ void PrintTable(const json& st) {
                 std::to_string(g.value("handoffs", uint64_t{0})).c_str(),
                 waiters.empty() ? "-" : waiters.c_str());
   }
-  std::printf("\n%-5s %-12s %-10s %4s %-8s %8s %8s %9s %9s %9s %5s %9s %7s  %s\n", "JOB",
-              "NAME", "STATE", "PRI", "LEASE", "ON-GPU", "WAITED", "ALLOC", "RESIDENT",
-              "SWAPPED", "SWAPS", "MOVED", "SWAP-S", "COMMAND");
+  std::printf("\n%-5s %-12s %-10s %4s %-8s %8s %8s %9s %9s %9s %5s %9s %7s  %s\n", "JOB", "NAME",
+              "STATE", "PRI", "LEASE", "ON-GPU", "WAITED", "ALLOC", "RESIDENT", "SWAPPED", "SWAPS",
+              "MOVED", "SWAP-S", "COMMAND");
   for (const auto& j : st.at("jobs")) {
     const json mem = j.value("memory", json::object());
     auto bytes = [&mem](const char* key) { return Bytes(mem.value(key, uint64_t{0})); };
@@ -90,18 +90,21 @@ void PrintTable(const json& st) {
                              : "-";
     double swap_s = mem.value("swap_seconds", 0.0) + mem.value("checkpoint_seconds", 0.0) +
                     mem.value("restore_seconds", 0.0);
-    std::printf("%-5lld %-12.12s %-10s %4d %-8s %8s %8s %9s %9s %9s %5s %9s %7s  %s\n",
-                static_cast<long long>(j.at("id").get<int64_t>()),
-                TerminalText(j.at("name").get<std::string>()).c_str(),
-                j.at("state").get<std::string>().c_str(),
-                j.at("priority").get<int>(), j.value("lease", std::string("-")).c_str(),
-                Secs(j.at("lease_seconds").get<double>()).c_str(),
-                Secs(j.at("wait_seconds").get<double>()).c_str(),
-                live ? bytes("allocated").c_str() : Bytes(j.value("peak_bytes", uint64_t{0})).c_str(),
-                live ? bytes("resident").c_str() : "-", live ? bytes("swapped").c_str() : "-",
-                swaps.c_str(),
-                live ? Bytes(mem.value("bytes_out", uint64_t{0}) + mem.value("bytes_in", uint64_t{0})).c_str() : "-",
-                live ? Secs(swap_s).c_str() : "-", Command(j).c_str());
+    std::printf(
+        "%-5lld %-12.12s %-10s %4d %-8s %8s %8s %9s %9s %9s %5s %9s %7s  %s\n",
+        static_cast<long long>(j.at("id").get<int64_t>()),
+        TerminalText(j.at("name").get<std::string>()).c_str(),
+        j.at("state").get<std::string>().c_str(), j.at("priority").get<int>(),
+        j.value("lease", std::string("-")).c_str(),
+        Secs(j.at("lease_seconds").get<double>()).c_str(),
+        Secs(j.at("wait_seconds").get<double>()).c_str(),
+        live ? bytes("allocated").c_str() : Bytes(j.value("peak_bytes", uint64_t{0})).c_str(),
+        live ? bytes("resident").c_str() : "-", live ? bytes("swapped").c_str() : "-",
+        swaps.c_str(),
+        live ? Bytes(mem.value("bytes_out", uint64_t{0}) + mem.value("bytes_in", uint64_t{0}))
+                   .c_str()
+             : "-",
+        live ? Secs(swap_s).c_str() : "-", Command(j).c_str());
   }
 }
 
@@ -123,7 +126,8 @@ int ShowStatus(const GlobalOptions& global, const StatusOptions& opt) {
         one["schema_version"] = st.at("schema_version");
         std::printf("%s\n", ToJsonText(one, 2).c_str());
       } else {
-        for (const auto& [k, v] : j.items()) std::printf("%s=%s\n", k.c_str(), ToJsonText(v).c_str());
+        for (const auto& [k, v] : j.items())
+          std::printf("%s=%s\n", k.c_str(), ToJsonText(v).c_str());
       }
       return 0;
     }
@@ -144,8 +148,9 @@ void AddStatusCommand(CLI::App& sub, const GlobalOptions& global, Handler* handl
   auto opt = std::make_shared<StatusOptions>();
   sub.add_flag("--json", opt->json_output, "Print one JSON document");
   sub.add_option("id", opt->job, "Show one job");
-  sub.footer("Examples:\n  gshare status\n  gshare status --json | jq '.gpus[0].holder'\n"
-             "  gshare status 12");
+  sub.footer(
+      "Examples:\n  gshare status\n  gshare status --json | jq '.gpus[0].holder'\n"
+      "  gshare status 12");
   *handler = [opt, &global]() { return ShowStatus(global, *opt); };
 }
 

@@ -216,7 +216,8 @@ void AddSubmitCommand(CLI::App& sub, const GlobalOptions& global, Handler* handl
   AddJobOptions(sub, &opt->job);
   sub.add_option("--script", opt->script,
                  "Batch script to run; its #GSHARE lines give options (the command line wins)");
-  sub.add_option("command", opt->command, "The command and its arguments (with --script: the script's arguments)");
+  sub.add_option("command", opt->command,
+                 "The command and its arguments (with --script: the script's arguments)");
   sub.prefix_command();
   sub.footer(
       "Examples:\n"

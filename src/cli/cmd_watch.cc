@@ -146,7 +146,8 @@ void AddLogsCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler
   sub.add_option("id", opt->id, "Job id")->required();
   sub.add_flag("-f,--follow", opt->follow, "Follow the output until the job ends");
   sub.footer(
-      "Examples:\n  gshare logs 12\n  gshare logs -f 12     # exits with the job's status when it ends");
+      "Examples:\n  gshare logs 12\n  gshare logs -f 12     # exits with the job's status when it "
+      "ends");
   *handler = [opt, &global]() { return Logs(global, *opt); };
 }
 

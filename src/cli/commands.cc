@@ -43,7 +43,7 @@ const CommandSpec kCommands[] = {
     {"daemon", "Start, stop or run the arbiter daemon; install a systemd user unit",
      AddDaemonCommand},
     {"completion", "Print a shell completion script (bash, zsh, fish)", AddCompletionCommand},
-    {"job-supervisor", "", AddSuperviseCommand},  // internal: started by the daemon
+    {"job-supervisor", "", AddSuperviseCommand},            // internal: started by the daemon
     {"checkpoint-helper", "", AddCheckpointHelperCommand},  // internal: started by the daemon
 };
 const size_t kNumCommands = sizeof(kCommands) / sizeof(kCommands[0]);

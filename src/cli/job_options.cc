@@ -14,7 +14,9 @@
 namespace gshare {
 
 void AddJobOptions(CLI::App& app, JobOptions* opt) {
-  auto add = [&](const char* long_name, CLI::Option* o) { opt->options.emplace_back(long_name, o); };
+  auto add = [&](const char* long_name, CLI::Option* o) {
+    opt->options.emplace_back(long_name, o);
+  };
   add("name", app.add_option("-J,--name", opt->name, "Job name (default: the command)"));
   add("priority",
       app.add_option("-p,--priority", opt->priority,
@@ -27,27 +29,26 @@ void AddJobOptions(CLI::App& app, JobOptions* opt) {
                      "Memory engine: swap (default: the job's GPU memory moves to host memory "
                      "while others run), managed (unified memory, prefetched at each grant) or "
                      "off (docs/memory.md)")
-          ->check(CLI::IsMember(std::vector<std::string>(kMemoryEngines.begin(), kMemoryEngines.end()))));
+          ->check(CLI::IsMember(
+              std::vector<std::string>(kMemoryEngines.begin(), kMemoryEngines.end()))));
   add("gpu", app.add_option("--gpu", opt->gpu, "GPU index or UUID (sets CUDA_VISIBLE_DEVICES)"));
-  add("time",
-      app.add_option("-t,--time", opt->time_limit,
-                     "Time limit: minutes, MM:SS, HH:MM:SS, D-HH:MM:SS or 90s/1h30m; then "
-                     "SIGTERM, SIGKILL after --kill-after, state TIMEOUT, exit 124"));
+  add("time", app.add_option("-t,--time", opt->time_limit,
+                             "Time limit: minutes, MM:SS, HH:MM:SS, D-HH:MM:SS or 90s/1h30m; then "
+                             "SIGTERM, SIGKILL after --kill-after, state TIMEOUT, exit 124"));
   add("kill-after",
       app.add_option("--kill-after", opt->kill_after,
                      "Grace from SIGTERM to SIGKILL for --time and cancel (default 30s)"));
   add("dependency",
       app.add_option("-d,--dependency", opt->dependency,
                      "afterok|afterany|afternotok:ID[:ID...][,...]: start only after these jobs"));
-  add("after",
-      app.add_option("--after", opt->after, "ID[,ID...]: shorthand for --dependency afterok:ID..."));
+  add("after", app.add_option("--after", opt->after,
+                              "ID[,ID...]: shorthand for --dependency afterok:ID..."));
   add("hold", app.add_flag("-H,--hold", opt->hold, "Queue held until `gshare release ID`"));
   add("begin",
       app.add_option("--begin", opt->begin,
                      "Not before: now+1h, 22:00, 2026-12-01T08:00, tomorrow, @UNIX_SECONDS"));
-  add("output",
-      app.add_option("-o,--output", opt->output,
-                     "File for stdout and stderr: %j job id, %x name, %u user"));
+  add("output", app.add_option("-o,--output", opt->output,
+                               "File for stdout and stderr: %j job id, %x name, %u user"));
   add("chdir", app.add_option("-D,--chdir", opt->chdir, "Working directory of the job"));
   // One value per --env, so that `--env K=V -- CMD` leaves CMD alone.
   add("env", app.add_option("--env", opt->env, "K=V set in the job's environment (repeatable)")
@@ -116,9 +117,8 @@ Result<int> ParsePriority(const std::string& text) {
   const std::string range =
       "[" + std::to_string(kMinPriority) + ", " + std::to_string(kMaxPriority) + "]";
   size_t digits = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
-  bool decimal = text.size() > digits &&
-                 std::all_of(text.begin() + digits, text.end(),
-                             [](char c) { return c >= '0' && c <= '9'; });
+  bool decimal = text.size() > digits && std::all_of(text.begin() + digits, text.end(),
+                                                     [](char c) { return c >= '0' && c <= '9'; });
   if (!decimal) {
     return Status::Error("--priority \"" + text + "\": expected a decimal integer in " + range);
   }
@@ -184,7 +184,8 @@ Result<JobRecord> ResolveJobOptions(const JobOptions& opt, std::vector<std::stri
   r.output = opt.output;
   std::error_code ec;
   std::filesystem::path cwd = std::filesystem::current_path(ec);
-  if (ec && opt.chdir.empty()) return Status::Error("cannot read the working directory: " + ec.message());
+  if (ec && opt.chdir.empty())
+    return Status::Error("cannot read the working directory: " + ec.message());
   if (!opt.chdir.empty()) cwd = std::filesystem::absolute(opt.chdir, ec);
   r.cwd = cwd.lexically_normal().string();
   if (!r.output.empty() && r.output.front() != '/') r.output = r.cwd + "/" + r.output;

@@ -57,8 +57,10 @@ int64_t FreeBytes(Nvml& n, const char* gpu) {
     void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     auto init = lib ? reinterpret_cast<int (*)()>(dlsym(lib, "nvmlInit_v2")) : nullptr;
     if (init != nullptr && init() == 0) {
-      n.get_by_uuid = reinterpret_cast<int (*)(const char*, void**)>(dlsym(lib, "nvmlDeviceGetHandleByUUID"));
-      n.memory_info = reinterpret_cast<int (*)(void*, unsigned long long*)>(dlsym(lib, "nvmlDeviceGetMemoryInfo"));
+      n.get_by_uuid =
+          reinterpret_cast<int (*)(const char*, void**)>(dlsym(lib, "nvmlDeviceGetHandleByUUID"));
+      n.memory_info = reinterpret_cast<int (*)(void*, unsigned long long*)>(
+          dlsym(lib, "nvmlDeviceGetMemoryInfo"));
     }
   }
   void* dev = nullptr;
@@ -141,7 +143,8 @@ int RunCheckpointHelper(int fd) {
     if (start == 0) {
       auto t0 = std::chrono::steady_clock::now();
       r.result = Serve(driver, nvml, q);
-      r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      r.ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       r.state = StateOf(driver, q.pid);
     }
     if (send(fd, &r, sizeof r, MSG_NOSIGNAL) < 0) return 1;

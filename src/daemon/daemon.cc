@@ -60,8 +60,7 @@ std::string ReadProcCmdline(pid_t pid, std::vector<std::string>* argv) {
 TimePoint Now() { return std::chrono::steady_clock::now(); }
 
 double WallNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 GpuKey FormatGpuUuid(const proto::GpuUuid& u) {
@@ -77,10 +76,10 @@ GpuKey FormatGpuUuid(const proto::GpuUuid& u) {
 
 Daemon::Daemon(DaemonOptions options)
     : options_(std::move(options)),
-      arbiter_(Arbiter::Options{options_.config.scheduler.enabled,
-                                options_.config.scheduler.quantum,
-                                options_.config.scheduler.drop_grace,
-                                [this](const GpuKey& gpu, JobId job) { return CanGrant(gpu, job); }}),
+      arbiter_(
+          Arbiter::Options{options_.config.scheduler.enabled, options_.config.scheduler.quantum,
+                           options_.config.scheduler.drop_grace,
+                           [this](const GpuKey& gpu, JobId job) { return CanGrant(gpu, job); }}),
       ledger_(MemoryLedger::Options{options_.config.memory.context_reserve,
                                     options_.config.memory.gpu_limit, HostBudget(options_.config),
                                     [this](ConnId c) { return arbiter_.ConnHolds(c); }}) {}
@@ -115,7 +114,8 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
     return Status::Error(who);
   };
   lock_fd_ = open(options_.lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_fd_ < 0) return Status::Error("cannot open " + options_.lock_path + ": " + strerror(errno));
+  if (lock_fd_ < 0)
+    return Status::Error("cannot open " + options_.lock_path + ": " + strerror(errno));
   if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     std::optional<DaemonRecord> live = ReadDaemonRecord(options_.record_path);
     return busy_with(live ? "another daemon (pid " + std::to_string(live->pid) + ") serves " +
@@ -188,9 +188,7 @@ void Daemon::Dispatch(Connection& c, const Frame& f) {
     case proto::MsgType::kLeaseRequest:
     case proto::MsgType::kLeaseReleased:
     case proto::MsgType::kMemReport:
-    case proto::MsgType::kGapReport:
-      OnShimFrame(c, f);
-      return;
+    case proto::MsgType::kGapReport: OnShimFrame(c, f); return;
     case proto::MsgType::kPing:
       Send(c, PongFor(f));  // at once: the shim's liveness check of the daemon
       return;
@@ -203,11 +201,8 @@ void Daemon::Dispatch(Connection& c, const Frame& f) {
     case proto::MsgType::kSubmit:
     case proto::MsgType::kJobControl:
     case proto::MsgType::kClean:
-    case proto::MsgType::kRunAttach:
-      OnJsonFrame(c, f);
-      return;
-    default:
-      Drop(c.id, "a daemon-to-client message type sent to the daemon");
+    case proto::MsgType::kRunAttach: OnJsonFrame(c, f); return;
+    default: Drop(c.id, "a daemon-to-client message type sent to the daemon");
   }
 }
 
@@ -317,13 +312,13 @@ void Daemon::Apply(const LeaseActions& actions) {
           gpu_memory_[a.gpu].priced = m.bytes;
         }
         if (a.kind == LeaseAction::Kind::kDrop) NoteDrop(a);
-        auto type = a.kind == LeaseAction::Kind::kGrant ? proto::MsgType::kLeaseGrant
+        auto type = a.kind == LeaseAction::Kind::kGrant  ? proto::MsgType::kLeaseGrant
                     : a.kind == LeaseAction::Kind::kDrop ? proto::MsgType::kLeaseDrop
                                                          : proto::MsgType::kLeaseContended;
         spdlog::debug("lease message {} for {} epoch {} -> pid {}", static_cast<int>(type), a.gpu,
                       a.epoch, conn->pid);
-        std::string frame = EncodeFrame(type, std::string_view(
-            reinterpret_cast<const char*>(&m), sizeof m));
+        std::string frame =
+            EncodeFrame(type, std::string_view(reinterpret_cast<const char*>(&m), sizeof m));
         if (a.kind == LeaseAction::Kind::kGrant && DeferGrant(a, frame)) break;
         // A peer that cannot take it is dropped inside Send, which re-enters the arbiter:
         // its lease is reclaimed and the actions that follow are applied then.
@@ -335,13 +330,11 @@ void Daemon::Apply(const LeaseActions& actions) {
         break;
       }
       case LeaseAction::Kind::kStop:
-        spdlog::warn("pid {} did not release {} within the grace period: stopping it",
-                     a.pid, a.gpu);
+        spdlog::warn("pid {} did not release {} within the grace period: stopping it", a.pid,
+                     a.gpu);
         kill(a.pid, SIGSTOP);
         break;
-      case LeaseAction::Kind::kContinue:
-        kill(a.pid, SIGCONT);
-        break;
+      case LeaseAction::Kind::kContinue: kill(a.pid, SIGCONT); break;
     }
   }
 }
@@ -368,8 +361,8 @@ void Daemon::FinishJob(JobId id, JobState state, std::optional<int> exit_code,
   SaveRecord(r);
   final_states_[id] = state;
   queue_dirty_ = true;
-  spdlog::info("job {} {} (lease {:.1f} s, waited {:.1f} s){}", id, JobStateName(state), u.lease_seconds,
-               u.wait_seconds, reason.empty() ? "" : ": " + reason);
+  spdlog::info("job {} {} (lease {:.1f} s, waited {:.1f} s){}", id, JobStateName(state),
+               u.lease_seconds, u.wait_seconds, reason.empty() ? "" : ": " + reason);
 }
 
 void Daemon::ForgetJobIfDone(JobId id) {

@@ -2,8 +2,8 @@
 // connections (lease requests, releases, memory reports), runner connections (`gshare run`
 // and the supervisors of submitted jobs: registration, start, end) and one-shot CLI requests
 // (status, submit, job control, clean, scheduler on/off, shutdown). Owns the Arbiter, the
-// batch queue (daemon_queue.cc) and the JobStore. Single-threaded: everything below runs on the thread
-// that called Run().
+// batch queue (daemon_queue.cc) and the JobStore. Single-threaded: everything below runs on the
+// thread that called Run().
 #pragma once
 
 #include <sys/types.h>
@@ -83,7 +83,7 @@ class Daemon : private PeerEvents {
     // No runner connection (re-adopted after a daemon restart, or a supervisor not attached
     // yet): its runner's liveness is polled instead.
     bool orphan = false;
-    bool readopted = false;  // running when this daemon started
+    bool readopted = false;            // running when this daemon started
     std::optional<TimePoint> kill_at;  // cancel/requeue: SIGKILL the group then
     std::set<ConnId> shims;
     uint64_t peak_bytes = 0;
@@ -130,9 +130,8 @@ class Daemon : private PeerEvents {
   JobId AdoptProcess(Connection& c, uint64_t job_id);
   // Records the end of active job `job`; `end_time` (unix seconds) when its runner saw it,
   // else now.
-  void FinishJob(JobId job, JobState state, std::optional<int> exit_code,
-                 std::optional<int> signal, const std::string& reason,
-                 std::optional<double> end_time = std::nullopt);
+  void FinishJob(JobId job, JobState state, std::optional<int> exit_code, std::optional<int> signal,
+                 const std::string& reason, std::optional<double> end_time = std::nullopt);
   void ForgetJobIfDone(JobId job);
   std::string StatusJson(const StatusRequest& request);
 
@@ -287,11 +286,11 @@ class Daemon : private PeerEvents {
   // The batch queue: pending jobs (submitted, and `gshare run` jobs waiting for admission).
   std::map<int64_t, JobRecord> pending_;
   std::map<int64_t, JobState> final_states_;  // for dependencies; final states never change
-  bool queue_dirty_ = true;                      // Admission() runs after the next event
+  bool queue_dirty_ = true;                   // Admission() runs after the next event
   // A job's RUNNING state could not be written (a full disk): no job starts before then.
   std::optional<TimePoint> store_retry_at_;
   static constexpr Millis kStoreRetry{2000};
-  std::optional<double> next_begin_;             // earliest --begin ahead (unix seconds)
+  std::optional<double> next_begin_;  // earliest --begin ahead (unix seconds)
   TimePoint next_orphan_check_{};
   TimePoint next_retention_{};  // the epoch: the first loop applies [retention]
   static constexpr Millis kRetentionPeriod{10 * 60 * 1000};

@@ -1,4 +1,4 @@
-// Whole-process checkpoints (DESIGN.md section 5, engine `checkpoint`) and `gshare suspend` /
+// Whole-process checkpoints (docs/memory.md, "How `checkpoint` works") and `gshare suspend` /
 // `resume`. The helper (checkpoint_helper.h) locks and checkpoints a process that holds no
 // lease, which frees all its device memory and its context; a grant to a checkpointed process
 // goes out only once the helper restored it, after the evictions that make room for it are
@@ -97,8 +97,8 @@ void Daemon::PumpDeferredGrants() {
         }
         // What it will take on the GPU: its memory and a context (a bound the helper checks
         // against the GPU's free memory before it restores).
-        uint64_t need = ledger_.Totals(c->second->job, d.gpu).allocated +
-                        ledger_.options().context_bytes;
+        uint64_t need =
+            ledger_.Totals(c->second->job, d.gpu).allocated + ledger_.options().context_bytes;
         d.restore_seq = checkpoint_.Submit(CheckpointOp::kRestore, c->second->pid, 0, need, d.gpu);
         if (d.restore_seq == 0) {
           spdlog::error("{}: pid {} is checkpointed and cannot be restored ({}): killing it",
@@ -131,9 +131,10 @@ void Daemon::OnCheckpointReplies() {
   std::vector<CheckpointReply> replies = checkpoint_.Read();
   auto unavailable = [this](const std::string& why) {
     if (!ledger_.checkpoint_available()) return;
-    spdlog::warn("whole-process checkpoints are unavailable ({}): memory of --memory checkpoint "
-                 "jobs stays on the GPU",
-                 why);
+    spdlog::warn(
+        "whole-process checkpoints are unavailable ({}): memory of --memory checkpoint "
+        "jobs stays on the GPU",
+        why);
     ledger_.SetCheckpointAvailable(false);
   };
   if (!checkpoint_.usable()) unavailable(checkpoint_.unavailable_reason());
@@ -164,8 +165,10 @@ void Daemon::OnCheckpointReplies() {
     }
     if (r.result == kNoRoom) {
       // Still intact and checkpointed: give the grant back and ask again.
-      spdlog::warn("{}: pid {} not restored: the GPU has no room (used outside gshare?); "
-                   "it asks again", JobName(cc.job), r.pid);
+      spdlog::warn(
+          "{}: pid {} not restored: the GPU has no room (used outside gshare?); "
+          "it asks again",
+          JobName(cc.job), r.pid);
       for (const DeferredGrant& d : deferred_grants_) {
         if (d.restore_seq == r.seq) Apply(arbiter_.Released(cc.conn, d.gpu, d.epoch, Now()));
       }

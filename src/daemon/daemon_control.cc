@@ -1,5 +1,6 @@
 // Job control requests of the daemon (docs/cli.md): cancel, requeue, hold, release,
-// set-priority and signal (clean: daemon_retention.cc). Each acts on a list of job ids and answers per id.
+// set-priority and signal (clean: daemon_retention.cc). Each acts on a list of job ids and answers
+// per id.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -48,7 +49,8 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
   if (auto it = jobs_.find(id); it != jobs_.end() && !it->second->ended && !it->second->adhoc) {
     ActiveJob& job = *it->second;
     if (requeue && job.record.kind != "submit") {
-      return Status::Error(JobName(id) + " is a `gshare run` job: only submitted jobs can be requeued");
+      return Status::Error(JobName(id) +
+                           " is a `gshare run` job: only submitted jobs can be requeued");
     }
     JobRecord r = job.record;
     r.end_request = requeue ? "requeue" : "cancel";
@@ -71,7 +73,8 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
     return Status::Error(JobName(id) + " is already " + JobStateName(r.state));
   }
   if (r.kind != "submit") {
-    return Status::Error(JobName(id) + " is a `gshare run` job: only submitted jobs can be requeued");
+    return Status::Error(JobName(id) +
+                         " is a `gshare run` job: only submitted jobs can be requeued");
   }
   ResetForQueue(r);
   Status saved = SaveRecord(r);

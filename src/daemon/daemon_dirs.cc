@@ -34,7 +34,8 @@ Status MakePrivate(const std::string& path, const struct stat& st, const char* w
     return Status::Error("cannot make " + std::string(what) + " " + path + " private (mode " +
                          Octal(st.st_mode) + "): " + std::strerror(errno));
   }
-  spdlog::warn("{} {} was mode {}; now {}", what, path, Octal(st.st_mode), Octal(st.st_mode & 0700));
+  spdlog::warn("{} {} was mode {}; now {}", what, path, Octal(st.st_mode),
+               Octal(st.st_mode & 0700));
   return Status::Ok();
 }
 
@@ -51,7 +52,8 @@ Status PrepareSocketDir(const std::string& socket_path) {
   const bool standard = dir == StandardRuntimeDir();
   struct stat st;
   if (lstat(dir.c_str(), &st) != 0) {
-    if (errno != ENOENT) return Status::Error("cannot inspect " + dir + ": " + std::strerror(errno));
+    if (errno != ENOENT)
+      return Status::Error("cannot inspect " + dir + ": " + std::strerror(errno));
     if (!standard) {
       return Status::Error("cannot serve " + socket_path + ": its directory " + dir +
                            " does not exist (create it, mode 0700, or choose another socket)");
@@ -66,13 +68,15 @@ Status PrepareSocketDir(const std::string& socket_path) {
   }
   if (!standard) {
     const std::string why = UntrustedDirReason(st, getuid());
-    if (!why.empty()) return Status::Error("cannot serve " + socket_path + ": " + why + " (" + dir + ")");
+    if (!why.empty())
+      return Status::Error("cannot serve " + socket_path + ": " + why + " (" + dir + ")");
     return Status::Ok();
   }
   // Someone else may have made /tmp/gshare-UID first, for us to serve in and their
   // own socket to wait there: never use it.
   if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
-    return Status::Error("runtime directory " + dir + " is not a directory (a symbolic link?): remove it");
+    return Status::Error("runtime directory " + dir +
+                         " is not a directory (a symbolic link?): remove it");
   }
   if (st.st_uid != getuid()) return Status::Error(NotYours("runtime directory", dir, st.st_uid));
   return MakePrivate(dir, st, "runtime directory");
@@ -94,8 +98,10 @@ Status PrepareStateDir(const std::string& state_dir) {
       return Status::Error("cannot inspect " + state_dir + ": " + std::strerror(errno));
     }
   }
-  if (!S_ISDIR(st.st_mode)) return Status::Error("state directory " + state_dir + " is not a directory");
-  if (st.st_uid != getuid()) return Status::Error(NotYours("state directory", state_dir, st.st_uid));
+  if (!S_ISDIR(st.st_mode))
+    return Status::Error("state directory " + state_dir + " is not a directory");
+  if (st.st_uid != getuid())
+    return Status::Error(NotYours("state directory", state_dir, st.st_uid));
   return MakePrivate(state_dir, st, "state directory");
 }
 

@@ -157,7 +157,8 @@ void Daemon::Drop(ConnId id, const std::string& why) {
       if (job.record.kind == "submit") {
         // Its supervisor died (kill -9): nothing enforces its limits or reports its end now.
         SignalJob(job, SIGKILL);
-        FinishJob(c.job, JobState::kFailed, std::nullopt, std::nullopt, "job supervisor ended unexpectedly");
+        FinishJob(c.job, JobState::kFailed, std::nullopt, std::nullopt,
+                  "job supervisor ended unexpectedly");
       } else {
         FinishJob(c.job, JobState::kFailed, std::nullopt, std::nullopt, "gshare run exited early");
       }

@@ -1,6 +1,6 @@
-// The daemon's memory policy (DESIGN.md sections 4-5): the ledger fed by the shims' reports,
-// shared mode while the jobs on a GPU fit, evictions before an exclusive grant, pinned host
-// memory asked for ahead of the first eviction, and the handoff timeline.
+// The daemon's memory policy (docs/memory.md, "The daemon's ledger and policy"): the ledger fed by
+// the shims' reports, shared mode while the jobs on a GPU fit, evictions before an exclusive grant,
+// pinned host memory asked for ahead of the first eviction, and the handoff timeline.
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,8 +44,8 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
     if ((m.flags & proto::kReportSwapInFailed) != 0) {
       ++job.swapins_failed;
       ++job.swapins_failed_in_row;
-      spdlog::warn("job {}: its swap-in on {} did not finish ({} in a row); it asks again",
-                   c.job, gpu, job.swapins_failed_in_row);
+      spdlog::warn("job {}: its swap-in on {} did not finish ({} in a row); it asks again", c.job,
+                   gpu, job.swapins_failed_in_row);
     } else {
       job.swapins_failed_in_row = 0;
     }
@@ -64,14 +64,14 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
   // A refused grant that is possible now goes out at the loop's Tick after this read.
 }
 
-void Daemon::CloseHandoff(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes,
-                          double ms) {
+void Daemon::CloseHandoff(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes, double ms) {
   std::optional<HandoffLog::Handoff> h = handoffs_.SwappedIn(gpu, job, epoch, bytes, ms, Now());
   if (h) {
-    spdlog::info("handoff {}: job {} -> job {}: drain {:.0f} ms, evicted {} bytes, swapped in {} "
-                 "bytes in {:.0f} ms, total {:.0f} ms",
-                 gpu, h->from, h->to, h->drain_ms, h->evict_bytes, h->swapin_bytes, h->swapin_ms,
-                 h->total_ms);
+    spdlog::info(
+        "handoff {}: job {} -> job {}: drain {:.0f} ms, evicted {} bytes, swapped in {} "
+        "bytes in {:.0f} ms, total {:.0f} ms",
+        gpu, h->from, h->to, h->drain_ms, h->evict_bytes, h->swapin_bytes, h->swapin_ms,
+        h->total_ms);
   }
 }
 
@@ -165,7 +165,7 @@ void Daemon::MakeIncumbentRoom(const GpuKey& gpu) {
   gm.incumbent_room = false;
   MemoryLedger::Plan plan = ledger_.GrantPlan(gpu, *holder);
   spdlog::info("{}: job {} keeps the GPU, exclusively; {} bytes evicted for its turn", gpu, *holder,
-                plan.bytes);
+               plan.bytes);
   uint64_t before = checkpoint_.last_sent();
   SendEvictions(gpu, plan);
   ledger_.Ran(*holder, gpu, Now());

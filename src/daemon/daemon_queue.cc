@@ -105,7 +105,8 @@ Status Daemon::CheckDependencies(const JobRecord& r) {
   Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
   if (!deps.ok()) return deps.status();
   for (const Dependency& d : deps.value()) {
-    if (!StateOf(d.job)) return Status::Error("dependency on job " + std::to_string(d.job) + ", which does not exist");
+    if (!StateOf(d.job))
+      return Status::Error("dependency on job " + std::to_string(d.job) + ", which does not exist");
   }
   return Status::Ok();
 }
@@ -178,7 +179,8 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
     Result<std::optional<int64_t>> known = store_->FindBySubmitKey(payload.submit_key);
     if (!known.ok()) return Reply(c, ErrorReply(known.status().message()));
     if (known.value()) {
-      return Reply(c, ToJsonText(json{{"ok", true}, {"job_id", *known.value()}, {"existing", true}}));
+      return Reply(c,
+                   ToJsonText(json{{"ok", true}, {"job_id", *known.value()}, {"existing", true}}));
     }
   }
   r.uid = c.uid;
@@ -223,8 +225,8 @@ void Daemon::Admission() {
     a.foreground = r.kind == "run";
     if (!r.dependency.empty() && !r.held) {
       Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
-      a.dependencies = deps.ok() ? EvaluateDependencies(deps.value(), state_of)
-                                 : DependencyState::kNever;
+      a.dependencies =
+          deps.ok() ? EvaluateDependencies(deps.value(), state_of) : DependencyState::kNever;
     }
     records.push_back(&r);
   }
@@ -251,8 +253,8 @@ void Daemon::Admission() {
     if (!foreground) continue;
     for (auto& [cid, c] : conns_) {
       if (c->kind != Connection::Kind::kRunner || c->job != static_cast<JobId>(id)) continue;
-      std::string frame = EncodeFrame(proto::MsgType::kRunAdmitted,
-                                      ToJsonText(json{{"job_id", id}}));
+      std::string frame =
+          EncodeFrame(proto::MsgType::kRunAdmitted, ToJsonText(json{{"job_id", id}}));
       if (!Send(*c, frame)) spdlog::warn("job {}: cannot reach its gshare run", id);
       break;
     }
@@ -309,13 +311,15 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
 }
 
 Status Daemon::SpawnSupervisor(JobRecord& record) {
-  std::vector<std::string> args = {options_.self_exe, "job-supervisor", "--job",
-                                   std::to_string(record.id), "--socket", options_.socket_path};
+  std::vector<std::string> args = {options_.self_exe, "job-supervisor",
+                                   "--job",           std::to_string(record.id),
+                                   "--socket",        options_.socket_path};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = fork();
-  if (pid < 0) return Status::Error(std::string("cannot start the job supervisor: ") + strerror(errno));
+  if (pid < 0)
+    return Status::Error(std::string("cannot start the job supervisor: ") + strerror(errno));
   if (pid == 0) {
     // Its own session, so that neither the daemon's end nor a terminal reaches it; default
     // signal handling (the daemon ignores SIGCHLD, SIGPIPE and SIGHUP).
@@ -355,15 +359,17 @@ void Daemon::OnRunAttach(Connection& c, const json& req) {
                {"GSHARE_JOB_NAME", r.name}};
   for (const auto& [name, value] : LeaseEnv(options_.config.scheduler)) set_env[name] = value;
   set_env["GSHARE_MEMORY"] = r.memory.empty() ? options_.config.memory.engine : r.memory;
-  if (!r.gpu.empty()) set_env["CUDA_VISIBLE_DEVICES"] = r.gpu;
-  else if (gpu_count_ > 1) set_env["CUDA_VISIBLE_DEVICES"] = r.slot;
-  for (const auto& [name, value] : SharingEnvDefaults([&payload](const std::string& name) {
-         return EnvListHas(payload->env, name);
-       })) {
+  if (!r.gpu.empty())
+    set_env["CUDA_VISIBLE_DEVICES"] = r.gpu;
+  else if (gpu_count_ > 1)
+    set_env["CUDA_VISIBLE_DEVICES"] = r.slot;
+  for (const auto& [name, value] : SharingEnvDefaults(
+           [&payload](const std::string& name) { return EnvListHas(payload->env, name); })) {
     set_env[name] = value;
   }
   std::string shim = FindShim(options_.self_exe);
-  if (shim.empty()) spdlog::warn("job {}: no libgshare.so next to {}; it runs unshared", id, options_.self_exe);
+  if (shim.empty())
+    spdlog::warn("job {}: no libgshare.so next to {}; it runs unshared", id, options_.self_exe);
   json reply{{"ok", true},
              {"argv", r.argv},
              {"env", payload->env},
@@ -506,7 +512,8 @@ void Daemon::QueueTick(TimePoint now) {
       spdlog::warn("job {}: its runner is gone and left no exit status: LOST", id);
       FinishJob(id, JobState::kLost, std::nullopt, std::nullopt, "");
     } else {
-      FinishJob(id, JobState::kFailed, std::nullopt, std::nullopt, "job supervisor ended unexpectedly");
+      FinishJob(id, JobState::kFailed, std::nullopt, std::nullopt,
+                "job supervisor ended unexpectedly");
     }
   }
   for (const auto& [id, end] : reported) ForgetJobIfDone(id);

@@ -28,22 +28,15 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
   // (a bug) costs this request only: the peer gets an error and may go on.
   try {
     switch (f.type) {
-      case proto::MsgType::kRunRegister:
-        return OnRunRegister(c, req);
-      case proto::MsgType::kSubmit:
-        return OnSubmit(c, req);
-      case proto::MsgType::kRunAttach:
-        return OnRunAttach(c, req);
-      case proto::MsgType::kRunStarted:
-        return OnRunStarted(c, req);
-      case proto::MsgType::kRunEnded:
-        return OnRunEnded(c, req);
+      case proto::MsgType::kRunRegister: return OnRunRegister(c, req);
+      case proto::MsgType::kSubmit: return OnSubmit(c, req);
+      case proto::MsgType::kRunAttach: return OnRunAttach(c, req);
+      case proto::MsgType::kRunStarted: return OnRunStarted(c, req);
+      case proto::MsgType::kRunEnded: return OnRunEnded(c, req);
       case proto::MsgType::kJobControl:
         c.kind = Connection::Kind::kCli;
         return OnJobControl(c, req);
-      case proto::MsgType::kClean:
-        c.kind = Connection::Kind::kCli;
-        return OnClean(c, req);
+      case proto::MsgType::kClean: c.kind = Connection::Kind::kCli; return OnClean(c, req);
       case proto::MsgType::kStatusRequest: {
         c.kind = Connection::Kind::kCli;
         Result<StatusRequest> parsed = StatusRequest::Parse(req);
@@ -64,8 +57,7 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
         Reply(c, ToJsonText(json{{"ok", true}}));
         stopping_ = true;
         return;
-      default:
-        return Drop(c.id, "unexpected message");
+      default: return Drop(c.id, "unexpected message");
     }
   } catch (const json::exception& e) {
     spdlog::error("request type {} of pid {}: {}", static_cast<int>(f.type), c.pid, e.what());
@@ -78,7 +70,9 @@ std::string Daemon::StatusJson(const StatusRequest& request) {
   json gpus = json::array();
   for (const Arbiter::GpuView& v : arbiter_.Gpus(now)) {
     json g{{"uuid", v.gpu},
-           {"mode", !arbiter_.enabled() ? "off" : v.shared ? "shared" : "exclusive"},
+           {"mode", !arbiter_.enabled() ? "off"
+                    : v.shared          ? "shared"
+                                        : "exclusive"},
            {"holding", v.holding},
            {"holder", v.holder ? json(*v.holder) : json(nullptr)},
            {"held_seconds", v.held_seconds},
@@ -121,7 +115,8 @@ std::string Daemon::StatusJson(const StatusRequest& request) {
   // `gshare status ID` of an older job.
   if (request.job_id) {
     const int64_t id = *request.job_id;
-    auto row = listed.count(id) == 0 ? store_->Get(id) : Result<std::optional<JobRecord>>(std::nullopt);
+    auto row =
+        listed.count(id) == 0 ? store_->Get(id) : Result<std::optional<JobRecord>>(std::nullopt);
     if (row.ok() && row.value()) jobs.push_back(JobToJson(*row.value()));
   }
   json daemon{{"pid", getpid()},

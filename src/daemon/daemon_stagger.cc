@@ -15,8 +15,8 @@ void Daemon::UpdateGapWatch(const GpuKey& gpu) {
   if (!want) stagger_.Clear(gpu);
   for (auto& [id, conn] : conns_) {
     if (conn->kind != Connection::Kind::kShim) continue;
-    bool holds = arbiter_.ConnHolds(id) &&
-                 std::find(jobs.begin(), jobs.end(), conn->job) != jobs.end();
+    bool holds =
+        arbiter_.ConnHolds(id) && std::find(jobs.begin(), jobs.end(), conn->job) != jobs.end();
     bool watched = conn->watched.count(gpu) != 0;
     if (want && holds && !watched) {
       SendLeaseMsg(id, proto::MsgType::kGapWatch, gpu, 0, 1);
@@ -44,10 +44,10 @@ void Daemon::OnGapReport(Connection& c, const proto::GapMsg& m) {
   std::optional<Stagger::Order> order =
       stagger_.Report(gpu, c.job, begin, end, arbiter_.JobsOn(gpu), Now());
   if (!order) return;
-  spdlog::info("{}: the sharing jobs idle together ({} ms of the last gap): job {}'s next gap "
-               "stretched to {} ms (shift {} ms)",
-               gpu, order->co_idle.count(), order->job, order->gap.count(),
-               order->shift.count());
+  spdlog::info(
+      "{}: the sharing jobs idle together ({} ms of the last gap): job {}'s next gap "
+      "stretched to {} ms (shift {} ms)",
+      gpu, order->co_idle.count(), order->job, order->gap.count(), order->shift.count());
   for (auto& [id, conn] : conns_) {
     if (conn->kind == Connection::Kind::kShim && conn->job == order->job &&
         arbiter_.ConnHolds(id)) {

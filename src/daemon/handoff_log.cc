@@ -46,8 +46,8 @@ void HandoffLog::Evicted(const GpuKey& gpu, uint64_t epoch, uint64_t bytes) {
 }
 
 std::optional<HandoffLog::Handoff> HandoffLog::SwappedIn(const GpuKey& gpu, JobId job,
-                                                         uint64_t epoch, uint64_t bytes,
-                                                         double ms, TimePoint now) {
+                                                         uint64_t epoch, uint64_t bytes, double ms,
+                                                         TimePoint now) {
   auto it = gpus_.find(gpu);
   if (it == gpus_.end()) return std::nullopt;
   PerGpu& g = it->second;

@@ -20,9 +20,9 @@ class HandoffLog {
     uint64_t epoch = 0;      // of the new holder's grant
     TimePoint drop_at{}, grant_at{};
     uint64_t evict_bytes = 0, swapin_bytes = 0;
-    double drain_ms = 0;    // DROP .. grant (the old holder's drain and release)
-    double swapin_ms = 0;   // the slowest of the new holder's processes to swap in
-    double total_ms = 0;    // DROP .. the new holder's memory back
+    double drain_ms = 0;   // DROP .. grant (the old holder's drain and release)
+    double swapin_ms = 0;  // the slowest of the new holder's processes to swap in
+    double total_ms = 0;   // DROP .. the new holder's memory back
   };
 
   // A DROP went to `holder` of `gpu`; the first DROP of a turn starts the handoff's clock.

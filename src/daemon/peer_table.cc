@@ -248,8 +248,7 @@ void PeerTable::FlushAll(Millis budget) {
         ids.push_back(id);
       }
     }
-    const auto left =
-        std::chrono::ceil<Millis>(until - std::chrono::steady_clock::now()).count();
+    const auto left = std::chrono::ceil<Millis>(until - std::chrono::steady_clock::now()).count();
     if (fds.empty() || left <= 0) return;
     if (poll(fds.data(), fds.size(), static_cast<int>(left)) <= 0) return;
     for (ConnId id : ids) Flush(id, std::chrono::steady_clock::now());
@@ -257,4 +256,3 @@ void PeerTable::FlushAll(Millis budget) {
 }
 
 }  // namespace gshare
-

@@ -65,7 +65,8 @@ void CloseFdsExcept(int keep) {
   // Kernels before 5.9 have no close_range: walk the table.
   struct rlimit limit;
   long max_fd = kFallbackMaxFd;
-  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < kFallbackMaxFd) {
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      limit.rlim_cur < kFallbackMaxFd) {
     max_fd = static_cast<long>(limit.rlim_cur);
   }
   for (int fd = kFirstFreeFd; fd < max_fd; ++fd) {
@@ -97,7 +98,8 @@ void CloseFdsExcept(int keep) {
 // Reads the daemon's one ready byte. Returns it, or 0 on EOF or when the deadline passes.
 char ReadReadyByte(int fd, std::chrono::steady_clock::time_point deadline) {
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return 0;
     struct pollfd p = {fd, POLLIN, 0};
     const int ready = poll(&p, 1, static_cast<int>(left.count()) + 1);
@@ -213,7 +215,8 @@ Status DaemonLauncher::EnsureDaemon(const LaunchSpec& spec, std::string* serving
     // makes it a non-leader that can never get a controlling terminal back, and lets init adopt it.
     setsid();
     const pid_t daemon = fork();
-    if (daemon == 0) ExecDaemon(argv.data(), envp.data(), null_fd.get(), log_fd.get(), ready_write.get());
+    if (daemon == 0)
+      ExecDaemon(argv.data(), envp.data(), null_fd.get(), log_fd.get(), ready_write.get());
     _exit(daemon < 0 ? 1 : 0);
   }
   // Our copy of the write end must go, or EOF would never come when the daemon dies.
@@ -235,7 +238,8 @@ Status DaemonLauncher::EnsureDaemon(const LaunchSpec& spec, std::string* serving
   // serves the database on the socket its record names once it listens.
   for (;;) {
     if (byte == 'B' && !spec.record_path.empty()) {
-      if (std::optional<DaemonRecord> live = ReadDaemonRecord(spec.record_path)) *serving = live->socket;
+      if (std::optional<DaemonRecord> live = ReadDaemonRecord(spec.record_path))
+        *serving = live->socket;
     }
     if (Result<int> fd = ConnectTrusted(*serving, &untrusted); fd.ok()) {
       close(fd.value());

@@ -1,6 +1,7 @@
 // DaemonLauncher makes sure exactly one gshare daemon serves a socket, starting it when needed,
 // even when several `gshare run`s race to do so (the daemon's lock file decides who wins).
-// Threads: any thread, concurrently; it forks, so the child side only makes async-signal-safe calls.
+// Threads: any thread, concurrently; it forks, so the child side only makes async-signal-safe
+// calls.
 #pragma once
 
 #include <chrono>
@@ -18,7 +19,8 @@ struct LaunchSpec {
   // or 'B' (then exit) when another daemon holds the lock: that one serves, on socket_path or
   // on the socket record_path names.
   std::vector<std::string> daemon_argv;
-  std::chrono::milliseconds timeout{10000};  // for the ready byte and the connects after it, together
+  std::chrono::milliseconds timeout{
+      10000};            // for the ready byte and the connects after it, together
   std::string log_path;  // the daemon's stdout and stderr, appended; missing parent dirs made 0700
   std::string record_path;  // the live daemon's record (daemon_record.h), read after a 'B'
 };

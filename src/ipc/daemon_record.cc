@@ -71,7 +71,8 @@ void RemoveDaemonRecord(const std::string& path, pid_t pid) {
   const ssize_t n = read(fd, buf, sizeof buf);
   close(fd);
   if (n <= 0) return;
-  nlohmann::json doc = nlohmann::json::parse(std::string(buf, static_cast<size_t>(n)), nullptr, false);
+  nlohmann::json doc =
+      nlohmann::json::parse(std::string(buf, static_cast<size_t>(n)), nullptr, false);
   if (doc.is_object() && doc.contains("pid") && doc["pid"].is_number_integer() &&
       doc["pid"].get<int64_t>() == pid) {
     unlink(path.c_str());

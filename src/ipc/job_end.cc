@@ -62,8 +62,8 @@ Status WriteJobStart(const std::string& path) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return Status::Error("cannot write " + path + ": " + std::strerror(errno));
   std::string text = std::to_string(getpid()) + "\n";
-  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-            fsync(fd) == 0;
+  bool ok =
+      write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && fsync(fd) == 0;
   int err = errno;
   close(fd);
   if (!ok) return Status::Error("cannot write " + path + ": " + std::strerror(err));
@@ -77,8 +77,8 @@ Status WriteJobEnd(const std::string& path, const JobEnd& end, int64_t job_id) {
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return Status::Error("cannot write " + tmp + ": " + std::strerror(errno));
   std::string text = ToJsonText(JobEndToJson(end, job_id)) + "\n";
-  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-            fsync(fd) == 0;
+  bool ok =
+      write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && fsync(fd) == 0;
   int err = errno;
   close(fd);
   if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {

@@ -159,8 +159,8 @@ Status ReadFields(const json& j, JobRecord* r, int gpu_count) {
       return BadField("begin_time", "must be a number");
     }
     double b = begin->get<double>();
-    double now = std::chrono::duration<double>(
-                     std::chrono::system_clock::now().time_since_epoch()).count();
+    double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     if (!(b >= 0 && b <= now + static_cast<double>(max_ms) / 1000.0)) {
       return BadField("begin_time", "out of range");
     }

@@ -29,7 +29,6 @@ inline std::string ErrorReply(const std::string& message) {
 // "begin_time","slot".
 nlohmann::json JobToJson(const JobRecord& r);
 
-
 // The job options as `run` and `submit` send them (protocol.h kRunRegister, kSubmit):
 // {"name","argv","cwd","priority","quantum_ms","gpu","time_limit_ms","kill_after_ms",
 //  "dependency","held","begin_time","output"}.

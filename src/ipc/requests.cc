@@ -37,8 +37,7 @@ Result<bool> BoolField(const json& j, const char* key) {
 }
 
 // An optional integer field: absent or null reads as nullopt.
-Result<std::optional<int64_t>> OptionalInt(const json& j, const char* key, int64_t lo,
-                                           int64_t hi) {
+Result<std::optional<int64_t>> OptionalInt(const json& j, const char* key, int64_t lo, int64_t hi) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::optional<int64_t>();
   Result<int64_t> v = IntField(j, key, lo, hi);
@@ -143,9 +142,7 @@ Result<SchedulerSetRequest> SchedulerSetRequest::Parse(const json& j) {
   return SchedulerSetRequest{enabled.value()};
 }
 
-json StatusRequest::ToJson() const {
-  return job_id ? json{{"job_id", *job_id}} : json::object();
-}
+json StatusRequest::ToJson() const { return job_id ? json{{"job_id", *job_id}} : json::object(); }
 
 Result<StatusRequest> StatusRequest::Parse(const json& j) {
   Result<std::optional<int64_t>> id = OptionalInt(j, "job_id", 1, kMaxJobId);

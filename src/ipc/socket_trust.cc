@@ -60,7 +60,8 @@ Status CheckSocketPath(const std::string& socket_path) {
                          std::strerror(errno));
   }
   std::string why = UntrustedDirReason(st, getuid());
-  if (!why.empty()) return Status::Error("refusing to use " + socket_path + ": " + why + " (" + dir + ")");
+  if (!why.empty())
+    return Status::Error("refusing to use " + socket_path + ": " + why + " (" + dir + ")");
   if (lstat(socket_path.c_str(), &st) != 0) {
     if (errno == ENOENT) return Status::Ok();
     return Status::Error("refusing to use " + socket_path + ": " + std::strerror(errno));

@@ -26,10 +26,10 @@ struct AdmissionJob {
   int priority = 0;
   double submit_time = 0;  // unix seconds
   bool held = false;
-  std::optional<double> begin_time;  // unix seconds
+  std::optional<double> begin_time;                            // unix seconds
   DependencyState dependencies = DependencyState::kSatisfied;  // evaluated by the caller
-  std::string gpu;         // as requested; empty: any GPU
-  bool foreground = false; // a waiting `gshare run`: not bound by max_running
+  std::string gpu;                                             // as requested; empty: any GPU
+  bool foreground = false;  // a waiting `gshare run`: not bound by max_running
 };
 
 struct AdmissionLimits {

@@ -119,8 +119,7 @@ void Arbiter::Schedule(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActi
   if (best) Grant(gpu, lease, *best, now, out);
 }
 
-void Arbiter::Grant(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now,
-                    LeaseActions& out) {
+void Arbiter::Grant(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now, LeaseActions& out) {
   ++lease.epoch;
   BeginHolding(gpu, lease, job, now, out);
   NotifyContended(gpu, lease, out);
@@ -228,8 +227,7 @@ void Arbiter::ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoin
   }
 }
 
-LeaseActions Arbiter::Released(ConnId conn, const GpuKey& gpu, uint64_t epoch,
-                               TimePoint now) {
+LeaseActions Arbiter::Released(ConnId conn, const GpuKey& gpu, uint64_t epoch, TimePoint now) {
   LeaseActions out;
   auto lit = leases_.find(gpu);
   if (lit == leases_.end()) return out;

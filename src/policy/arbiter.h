@@ -42,11 +42,11 @@ using LeaseActions = std::vector<LeaseAction>;
 class Arbiter {
  public:
   struct Options {
-    bool enabled = true;                  // false: no gating, every request granted
+    bool enabled = true;  // false: no gating, every request granted
     // Long enough that a turn pays for the memory its handoff moves, short enough that the
     // jobs that wait get turns (docs/design.md, "Default quantum: 20 s").
     Millis default_quantum{20000};
-    Millis drop_grace{10000};             // DROP acknowledgement deadline
+    Millis drop_grace{10000};  // DROP acknowledgement deadline
     // Exclusive grants only go to jobs for which this returns true (unset: all); a job it
     // refuses keeps waiting and is asked again at the next event or Tick(), at least each
     // second (NextDeadline reads the steady clock for that one case).
@@ -141,7 +141,7 @@ class Arbiter {
   struct GpuView {
     GpuKey gpu;
     std::optional<JobId> holder;
-    double held_seconds = 0;  // of the current holder
+    double held_seconds = 0;     // of the current holder
     std::vector<JobId> waiters;  // in grant order
     bool dropping = false;
     bool shared = false;
@@ -149,7 +149,7 @@ class Arbiter {
     std::vector<JobId> stopped;
     double last_drain_ms = 0;  // how long the last holder took to give the GPU back
     double max_drain_ms = 0;
-    uint64_t drains = 0;       // releases that followed a DROP
+    uint64_t drains = 0;  // releases that followed a DROP
   };
   std::vector<GpuView> Gpus(TimePoint now) const;
   struct JobUsage {
@@ -196,12 +196,12 @@ class Arbiter {
     std::set<ConnId> wanting;            // asked, not yet granted
     std::map<JobId, uint64_t> queue;     // waiting job -> arrival number
     std::map<JobId, TimePoint> wait_since;
-    std::set<JobId> stopped;             // SIGSTOPped for ignoring a DROP
+    std::set<JobId> stopped;                  // SIGSTOPped for ignoring a DROP
     std::map<JobId, TimePoint> shared_since;  // shared mode: jobs holding, since when
     // SetShared's `first`, until the next grant.
     std::optional<JobId> incumbent;
-    uint64_t contended_epoch = 0;        // the grant whose holder was told someone waits
-    double last_drain_ms = 0;            // DROP sent -> last acknowledgement, last release
+    uint64_t contended_epoch = 0;  // the grant whose holder was told someone waits
+    double last_drain_ms = 0;      // DROP sent -> last acknowledgement, last release
     double max_drain_ms = 0;
     uint64_t drains = 0;
   };
@@ -227,8 +227,7 @@ class Arbiter {
   // CONTENDED to each connection of the holder (of every holder when there is none).
   void ContendedToHolder(const GpuKey& gpu, const Lease& lease, LeaseActions& out) const;
   void SendDrop(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
-  void ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoint now,
-                   LeaseActions& out);
+  void ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoint now, LeaseActions& out);
   void EndHolding(Lease& lease, TimePoint now);
   // `job` no longer waits for `lease`: its waiting time so far goes to wait_seconds.
   void StopWaiting(Lease& lease, JobId job, TimePoint now);

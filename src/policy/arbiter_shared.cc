@@ -70,8 +70,7 @@ void Arbiter::OpenToAll(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseAct
   GrantAllWanting(gpu, lease, now, out);
 }
 
-void Arbiter::GrantAllWanting(const GpuKey& gpu, Lease& lease, TimePoint now,
-                              LeaseActions& out) {
+void Arbiter::GrantAllWanting(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out) {
   for (auto it = lease.wanting.begin(); it != lease.wanting.end();) {
     if (Suspended(*it)) {
       ++it;

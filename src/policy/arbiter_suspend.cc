@@ -75,7 +75,8 @@ LeaseActions Arbiter::SetSuspended(JobId job, bool suspended, TimePoint now) {
         continue;
       }
       for (const auto& [conn, epoch] : lease.holding) {
-        if (conns_.at(conn).job == job) out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
+        if (conns_.at(conn).job == job)
+          out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
       }
     } else if (!options_.enabled || lease.shared) {
       GrantAllWanting(gpu, lease, now, out);

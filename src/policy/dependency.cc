@@ -133,16 +133,16 @@ DependencyState EvaluateDependency(DependencyType type, std::optional<JobState> 
   switch (type) {
     case DependencyType::kAfterOk:
       return completed ? DependencyState::kSatisfied : DependencyState::kNever;
-    case DependencyType::kAfterAny:
-      return DependencyState::kSatisfied;
+    case DependencyType::kAfterAny: return DependencyState::kSatisfied;
     case DependencyType::kAfterNotOk:
       return completed ? DependencyState::kNever : DependencyState::kSatisfied;
   }
   return DependencyState::kNever;  // unreachable for a valid enum value
 }
 
-DependencyState EvaluateDependencies(const std::vector<Dependency>& deps,
-                                     const std::function<std::optional<JobState>(int64_t)>& state_of) {
+DependencyState EvaluateDependencies(
+    const std::vector<Dependency>& deps,
+    const std::function<std::optional<JobState>(int64_t)>& state_of) {
   DependencyState all = DependencyState::kSatisfied;
   for (const Dependency& dep : deps) {
     DependencyState one = EvaluateDependency(dep.type, state_of(dep.job));

@@ -56,7 +56,8 @@ DependencyState EvaluateDependency(DependencyType type, std::optional<JobState> 
 // All of `deps` together: kNever if any is never, else kWaiting if any waits, else kSatisfied
 // (also for an empty list). `state_of(job_id)` returns the job's state as above; it may not be
 // called for every dependency once one is never.
-DependencyState EvaluateDependencies(const std::vector<Dependency>& deps,
-                                     const std::function<std::optional<JobState>(int64_t)>& state_of);
+DependencyState EvaluateDependencies(
+    const std::vector<Dependency>& deps,
+    const std::function<std::optional<JobState>(int64_t)>& state_of);
 
 }  // namespace gshare

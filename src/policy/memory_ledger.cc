@@ -5,8 +5,7 @@
 
 namespace gshare {
 
-void MemoryLedger::Report(ConnId conn, JobId job, const GpuKey& gpu,
-                          const proto::MemReportMsg& m) {
+void MemoryLedger::Report(ConnId conn, JobId job, const GpuKey& gpu, const proto::MemReportMsg& m) {
   Entry& e = entries_[conn][gpu];
   e.job = job;
   e.gpu = gpu;
@@ -104,9 +103,7 @@ void MemoryLedger::NoteEviction(ConnId conn, const GpuKey& gpu, uint64_t bytes) 
   evicting_.insert({conn, gpu});
 }
 
-void MemoryLedger::Ran(JobId job, const GpuKey& gpu, TimePoint now) {
-  last_ran_[{gpu, job}] = now;
-}
+void MemoryLedger::Ran(JobId job, const GpuKey& gpu, TimePoint now) { last_ran_[{gpu, job}] = now; }
 
 uint64_t MemoryLedger::Capacity(const GpuKey& gpu) const {
   auto it = gpu_total_.find(gpu);
@@ -157,7 +154,7 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
   Plan plan;
   uint64_t capacity = Capacity(gpu);
   if (capacity == 0) return plan;
-  uint64_t used = 0;     // resident now, contexts included
+  uint64_t used = 0;         // resident now, contexts included
   uint64_t missing = extra;  // bytes of `job` still to come back
   uint64_t own_swapped = 0;  // host bytes holding `job`'s swapped-out data
   struct Victim {
@@ -194,7 +191,8 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
     }
     if (movable == 0) continue;
     auto lr = last_ran_.find({gpu, e.job});
-    victims.push_back({lr == last_ran_.end() ? TimePoint{} : lr->second, conn, movable, checkpoint});
+    victims.push_back(
+        {lr == last_ran_.end() ? TimePoint{} : lr->second, conn, movable, checkpoint});
   }
   // After the swap-in the GPU holds used + missing; whatever passes the capacity must go
   // (also memory that stayed resident beyond a gpu_limit while nothing had to move).
@@ -231,8 +229,8 @@ MemoryLedger::Plan MemoryLedger::MakeRoomWithHeadroom(const GpuKey& gpu, JobId j
 
 MemoryLedger::Plan MemoryLedger::GrantPlan(const GpuKey& gpu, JobId job) const {
   bool first_turn = last_ran_.count({gpu, job}) == 0;
-  return MakeRoomWithHeadroom(
-      gpu, job, first_turn ? FirstTurnHeadroom(Totals(job, gpu).allocated) : 0);
+  return MakeRoomWithHeadroom(gpu, job,
+                              first_turn ? FirstTurnHeadroom(Totals(job, gpu).allocated) : 0);
 }
 
 MemoryLedger::JobTotals MemoryLedger::Totals(JobId job, const GpuKey& gpu) const {

@@ -75,10 +75,10 @@ class MemoryLedger {
     bool checkpoint = false;  // the whole process: checkpointed, not swapped by its shim
   };
   struct Plan {
-    bool feasible = true;    // false: the host budget or fixed memory does not allow it
-    std::string reason;      // when not feasible
+    bool feasible = true;  // false: the host budget or fixed memory does not allow it
+    std::string reason;    // when not feasible
     std::vector<Eviction> evictions;
-    uint64_t bytes = 0;      // sum of evictions
+    uint64_t bytes = 0;  // sum of evictions
   };
   // What must leave `gpu` so that `job` has all its memory there, plus the demand it
   // reported (an allocation waiting for room) and `extra` bytes. `leases_released`: plan as

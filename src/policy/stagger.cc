@@ -26,8 +26,7 @@ std::optional<Stagger::Rhythm> Stagger::RhythmOf(const std::deque<Gap>& gaps) {
   return Rhythm{ToMillis(Median(lengths)), ToMillis(Median(periods))};
 }
 
-Millis Stagger::CoIdle(const Board& b, JobId job, const Gap& g,
-                       const std::vector<JobId>& holders) {
+Millis Stagger::CoIdle(const Board& b, JobId job, const Gap& g, const std::vector<JobId>& holders) {
   // The gap, cut down to the parts in which each other holder was idle too.
   std::vector<std::pair<TimePoint, TimePoint>> idle{{g.begin, g.end}};
   bool others = false;

@@ -93,7 +93,7 @@ class Stagger {
   struct Board {
     std::map<JobId, std::deque<Gap>> gaps;
     std::map<JobId, TimePoint> phase_began;  // end of the latest gap of >= kPhaseGap
-    int together_run = 0;  // judged gaps in a row that were idle together
+    int together_run = 0;                    // judged gaps in a row that were idle together
     TimePoint quiet_until{};
   };
   // Time in [g.begin, g.end] in which every holder but `job` was idle too.

@@ -8,8 +8,8 @@
 
 namespace gshare {
 
-using ConnId = uint64_t;  // one peer connection of the daemon, never reused while it runs
-using JobId = uint64_t;   // a job's id, as the job store numbers it
+using ConnId = uint64_t;     // one peer connection of the daemon, never reused while it runs
+using JobId = uint64_t;      // a job's id, as the job store numbers it
 using GpuKey = std::string;  // "GPU-<uuid>" as the shim reports it
 // Leases, quanta, deadlines: CLOCK_MONOTONIC (steady_clock), never the wall clock.
 using TimePoint = std::chrono::steady_clock::time_point;

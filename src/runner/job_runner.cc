@@ -62,7 +62,8 @@ std::vector<std::string> BuildEnv(const RunSpec& spec) {
   }
   auto find = [&env](const std::string& key) {
     for (size_t i = 0; i < env.size(); ++i) {
-      if (env[i].size() > key.size() && env[i].compare(0, key.size(), key) == 0 && env[i][key.size()] == '=') {
+      if (env[i].size() > key.size() && env[i].compare(0, key.size(), key) == 0 &&
+          env[i][key.size()] == '=') {
         return static_cast<int>(i);
       }
     }
@@ -120,12 +121,13 @@ struct ChildSetup {
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
   for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, nullptr);  // EINVAL for libc's own: fine
+    if (sig != SIGKILL && sig != SIGSTOP)
+      sigaction(sig, &dfl, nullptr);  // EINVAL for libc's own: fine
   }
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  environ = envp;  // so that execvp searches the job's PATH, as env(1) does
+  environ = envp;         // so that execvp searches the job's PATH, as env(1) does
   execvp(argv[0], argv);  // glibc runs a script without "#!" with /bin/sh (ENOEXEC)
   const int err = errno;
   ssize_t ignored = write(error_fd, &err, sizeof err);
@@ -170,7 +172,9 @@ class SignalScope {
 
  private:
   static constexpr size_t kNumHandled = std::size(kForwardedSignals) + 1;  // + SIGCHLD
-  static int Handled(size_t i) { return i < std::size(kForwardedSignals) ? kForwardedSignals[i] : SIGCHLD; }
+  static int Handled(size_t i) {
+    return i < std::size(kForwardedSignals) ? kForwardedSignals[i] : SIGCHLD;
+  }
 
   sigset_t old_mask_;
   struct sigaction old_actions_[kNumHandled];
@@ -231,7 +235,8 @@ pid_t WaitEintr(pid_t pid, int* status, int flags) {
 
 }  // namespace
 
-Result<ExitInfo> JobRunner::Run(const RunSpec& spec, const std::function<void(pid_t pid)>& on_started) {
+Result<ExitInfo> JobRunner::Run(const RunSpec& spec,
+                                const std::function<void(pid_t pid)>& on_started) {
   if (spec.argv.empty()) return Status::Error("no command to run");
   bool idle = false;
   if (!g_running.compare_exchange_strong(idle, true)) {
@@ -268,12 +273,15 @@ Result<ExitInfo> JobRunner::Run(const RunSpec& spec, const std::function<void(pi
     setup.stdin_fd = stdin_null.fd;
   }
   if (!spec.output_path.empty()) {
-    output.fd = open(spec.output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-    if (output.fd < 0) return Status::Error(Errno(("cannot open output file " + spec.output_path).c_str()));
+    output.fd =
+        open(spec.output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (output.fd < 0)
+      return Status::Error(Errno(("cannot open output file " + spec.output_path).c_str()));
     setup.output_fd = output.fd;
   }
 
-  const bool take_tty = !spec.stdin_null && isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+  const bool take_tty =
+      !spec.stdin_null && isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
   SignalScope signals(wake[1]);
   const pid_t pid = fork();
   if (pid < 0) return Status::Error(Errno("fork"));
@@ -297,7 +305,8 @@ Result<ExitInfo> JobRunner::Run(const RunSpec& spec, const std::function<void(pi
     ExitInfo info;
     if (exec_errno < 0) {
       info.exit_code = kExitNotExecutable;
-      info.exec_error = "cannot change directory to " + spec.cwd + ": " + std::strerror(-exec_errno);
+      info.exec_error =
+          "cannot change directory to " + spec.cwd + ": " + std::strerror(-exec_errno);
     } else {
       info.exit_code = exec_errno == ENOENT ? kExitNotFound : kExitNotExecutable;
       info.exec_error = std::strerror(exec_errno);
@@ -399,8 +408,8 @@ JobEnd JobEndFrom(const ExitInfo& info) {
   end.exit_code = info.exit_code;
   end.signal = info.signal;
   end.timed_out = info.timed_out;
-  end.end_time = std::chrono::duration<double>(
-                     std::chrono::system_clock::now().time_since_epoch()).count();
+  end.end_time =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   return end;
 }
 

@@ -26,8 +26,9 @@ struct RunSpec {
   std::vector<std::pair<std::string, std::string>> set_env;  // set (or replaced) in the job's env
   // Paths prepended to LD_PRELOAD, colon-joined before any existing value (after set_env).
   std::vector<std::string> preload;
-  std::string cwd;          // the job's working directory; empty: ours
-  std::string output_path;  // stdout and stderr go to this file (created 0644, truncated); empty: ours
+  std::string cwd;  // the job's working directory; empty: ours
+  std::string
+      output_path;  // stdout and stderr go to this file (created 0644, truncated); empty: ours
   bool stdin_null = false;  // stdin is /dev/null instead of ours (and the terminal is not taken)
   // Time limit (0: none): at the limit the job's group gets SIGTERM, SIGKILL `kill_after` later,
   // and ExitInfo::timed_out is set.
@@ -62,7 +63,8 @@ class JobRunner {
   // Returns the job's ExitInfo (exec failures included, see ExitInfo::exec_error); an error
   // Status only when the job could not be started at all (empty argv, pipe/fork failure, output
   // file not creatable, Run already running) or could not be waited for.
-  static Result<ExitInfo> Run(const RunSpec& spec, const std::function<void(pid_t pid)>& on_started);
+  static Result<ExitInfo> Run(const RunSpec& spec,
+                              const std::function<void(pid_t pid)>& on_started);
 };
 
 // The report of how the job ended (ipc/job_end.h) for `info`, ended now.

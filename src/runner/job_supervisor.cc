@@ -101,7 +101,8 @@ int RunSupervisor(int64_t job_id, const std::string& socket_path) {
   for (int attempt = 0; std::chrono::steady_clock::now() < start + kAttachPatience; ++attempt) {
     Result<int> conn = ConnectUnix(socket_path);
     if (conn.ok()) {
-      spec = ExchangeJson(conn.value(), proto::MsgType::kRunAttach, RunAttachRequest{job_id}.ToJson());
+      spec =
+          ExchangeJson(conn.value(), proto::MsgType::kRunAttach, RunAttachRequest{job_id}.ToJson());
       if (spec.ok()) {
         fd = conn.value();
         break;

@@ -10,9 +10,8 @@ std::string FindShim(const std::string& self_exe) {
     return env;
   }
   std::filesystem::path dir = std::filesystem::path(self_exe).parent_path();
-  for (const auto& candidate :
-       {dir / "libgshare.so", dir / ".." / "lib" / "libgshare.so",
-        dir / ".." / "lib" / "gshare" / "libgshare.so"}) {
+  for (const auto& candidate : {dir / "libgshare.so", dir / ".." / "lib" / "libgshare.so",
+                                dir / ".." / "lib" / "gshare" / "libgshare.so"}) {
     std::error_code ec;
     if (std::filesystem::exists(candidate, ec)) {
       return std::filesystem::weakly_canonical(candidate, ec).string();

@@ -11,12 +11,11 @@ namespace {
 // Every column but id, in the order BindRecord binds them (?1..?kNumWritable) and ReadRow
 // reads them (after id).
 constexpr const char* kWritableColumns[] = {
-    "name",       "argv",          "cwd",        "uid",         "priority",    "quantum_ms",
-    "gpu",        "state",         "reason",     "submit_time", "start_time",  "end_time",
-    "exit_code",  "signal",        "pid",        "lease_seconds", "wait_seconds", "peak_bytes",
-    "kind",       "output",        "time_limit_ms", "kill_after_ms", "dependency", "held",
-    "begin_time", "end_request",   "runner_pid", "runner_start", "slot",
-    "memory"};
+    "name",       "argv",        "cwd",           "uid",           "priority",     "quantum_ms",
+    "gpu",        "state",       "reason",        "submit_time",   "start_time",   "end_time",
+    "exit_code",  "signal",      "pid",           "lease_seconds", "wait_seconds", "peak_bytes",
+    "kind",       "output",      "time_limit_ms", "kill_after_ms", "dependency",   "held",
+    "begin_time", "end_request", "runner_pid",    "runner_start",  "slot",         "memory"};
 constexpr int kNumWritable = sizeof kWritableColumns / sizeof kWritableColumns[0];
 
 // "name, argv, ...".
@@ -28,7 +27,8 @@ const char* WritableColumn(int i) { return kWritableColumns[i]; }
 
 std::string WritableColumnList() {
   std::string out;
-  for (int i = 0; i < kNumWritable; ++i) out += std::string(i > 0 ? ", " : "") + kWritableColumns[i];
+  for (int i = 0; i < kNumWritable; ++i)
+    out += std::string(i > 0 ? ", " : "") + kWritableColumns[i];
   return out;
 }
 
@@ -36,18 +36,24 @@ std::string WritableColumnList() {
 std::string SelectJobs() { return "SELECT id, " + WritableColumnList() + " FROM jobs"; }
 
 void BindOptional(sqlite3_stmt* stmt, int index, const std::optional<int>& v) {
-  if (v) sqlite3_bind_int64(stmt, index, *v);
-  else sqlite3_bind_null(stmt, index);
+  if (v)
+    sqlite3_bind_int64(stmt, index, *v);
+  else
+    sqlite3_bind_null(stmt, index);
 }
 
 void BindOptional(sqlite3_stmt* stmt, int index, const std::optional<double>& v) {
-  if (v) sqlite3_bind_double(stmt, index, *v);
-  else sqlite3_bind_null(stmt, index);
+  if (v)
+    sqlite3_bind_double(stmt, index, *v);
+  else
+    sqlite3_bind_null(stmt, index);
 }
 
 void BindOptional(sqlite3_stmt* stmt, int index, const std::optional<int64_t>& v) {
-  if (v) sqlite3_bind_int64(stmt, index, *v);
-  else sqlite3_bind_null(stmt, index);
+  if (v)
+    sqlite3_bind_int64(stmt, index, *v);
+  else
+    sqlite3_bind_null(stmt, index);
 }
 
 void BindText(sqlite3_stmt* stmt, int index, const std::string& v) {
@@ -76,8 +82,10 @@ namespace {
 template <typename T>
 std::optional<T> ColumnOptional(sqlite3_stmt* stmt, int col) {
   if (sqlite3_column_type(stmt, col) == SQLITE_NULL) return std::nullopt;
-  if constexpr (std::is_floating_point_v<T>) return sqlite3_column_double(stmt, col);
-  else return static_cast<T>(sqlite3_column_int64(stmt, col));
+  if constexpr (std::is_floating_point_v<T>)
+    return sqlite3_column_double(stmt, col);
+  else
+    return static_cast<T>(sqlite3_column_int64(stmt, col));
 }
 
 }  // namespace

@@ -92,9 +92,8 @@ Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
     if (!st.ok()) return Status::Error("job store " + path + ": " + st.message());
   }
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     // sqlite retries read-only after a failed create, so its errno may say ENOENT where the
@@ -214,8 +213,8 @@ Status JobStore::Migrate() {
   if (!read.ok()) return fail(read.status());
   const int version = read.value();
   if (version > kSchemaVersion) {
-    return fail(Status::Error("job store " + path_ + ": schema version " +
-                              std::to_string(version) + " is newer than this gshare knows (" +
+    return fail(Status::Error("job store " + path_ + ": schema version " + std::to_string(version) +
+                              " is newer than this gshare knows (" +
                               std::to_string(kSchemaVersion) + ")"));
   }
   for (int v = version; v < kSchemaVersion; ++v) {
@@ -234,8 +233,8 @@ Result<int64_t> JobStore::Insert(const JobRecord& r, const JobPayload* payload) 
   if (!st.ok()) return st;
   std::string values;
   for (int i = 1; i <= NumWritable(); ++i) values += (i > 1 ? ", ?" : "?") + std::to_string(i);
-  Result<sqlite3_stmt*> prepared = Prepare("INSERT INTO jobs (" + WritableColumnList() +
-                                           ") VALUES (" + values + ")");
+  Result<sqlite3_stmt*> prepared =
+      Prepare("INSERT INTO jobs (" + WritableColumnList() + ") VALUES (" + values + ")");
   if (!prepared.ok()) return prepared.status();
   BindRecord(prepared.value(), r);
   if (payload == nullptr) {
@@ -250,16 +249,20 @@ Result<int64_t> JobStore::Insert(const JobRecord& r, const JobPayload* payload) 
   st = Step(prepared.value(), "insert job", nullptr);
   int64_t id = static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
   if (st.ok()) {
-    Result<sqlite3_stmt*> p =
-        Prepare("INSERT INTO job_payloads (job_id, env, script, submit_key) VALUES (?1, ?2, ?3, ?4)");
+    Result<sqlite3_stmt*> p = Prepare(
+        "INSERT INTO job_payloads (job_id, env, script, submit_key) VALUES (?1, ?2, ?3, ?4)");
     if (!p.ok()) st = p.status();
     if (st.ok()) {
       sqlite3_bind_int64(p.value(), 1, id);
       BindText(p.value(), 2, StringsToJson(payload->env));
-      if (payload->script) BindText(p.value(), 3, *payload->script);
-      else sqlite3_bind_null(p.value(), 3);
-      if (!payload->submit_key.empty()) BindText(p.value(), 4, payload->submit_key);
-      else sqlite3_bind_null(p.value(), 4);
+      if (payload->script)
+        BindText(p.value(), 3, *payload->script);
+      else
+        sqlite3_bind_null(p.value(), 3);
+      if (!payload->submit_key.empty())
+        BindText(p.value(), 4, payload->submit_key);
+      else
+        sqlite3_bind_null(p.value(), 4);
       st = Step(p.value(), "insert job payload", nullptr);
     }
   }
@@ -299,7 +302,8 @@ Result<JobPayload> JobStore::GetPayload(int64_t id) {
   if (rc == SQLITE_DONE) return payload;
   if (rc != SQLITE_ROW) return Error("get job payload");
   nlohmann::json env = nlohmann::json::parse(ColumnText(s.value(), 0), nullptr, false);
-  if (!env.is_array()) return Status::Error("job " + std::to_string(id) + ": env is not a JSON array");
+  if (!env.is_array())
+    return Status::Error("job " + std::to_string(id) + ": env is not a JSON array");
   for (const nlohmann::json& e : env) {
     if (e.is_string()) payload.env.push_back(e.get<std::string>());
   }
@@ -367,8 +371,8 @@ Result<std::vector<JobRecord>> JobStore::DeleteEnded(double ended_before, size_t
   for (JobRecord& r : rows.value()) {
     const bool recent = newer++ < keep_newest && r.end_time.value_or(0) >= ended_before;
     if (keep.count(r.id) != 0 || recent) continue;
-    for (const char* sql : {"DELETE FROM jobs WHERE id = ?1",
-                            "DELETE FROM job_payloads WHERE job_id = ?1"}) {
+    for (const char* sql :
+         {"DELETE FROM jobs WHERE id = ?1", "DELETE FROM job_payloads WHERE job_id = ?1"}) {
       Result<sqlite3_stmt*> s = Prepare(sql);
       if (!s.ok()) {
         st = s.status();
@@ -409,13 +413,16 @@ Status JobStore::Scan(const std::string& select, const char* state_column,
   std::string where;
   int index = 1;
   for (size_t i = 0; i < states.size(); ++i) {
-    where += (i == 0 ? std::string(state_column) + " IN (?" : std::string(", ?")) + std::to_string(index++);
+    where += (i == 0 ? std::string(state_column) + " IN (?" : std::string(", ?")) +
+             std::to_string(index++);
   }
   if (!states.empty()) where += ")";
   const int name_index = filter.name.empty() ? 0 : index++;
-  if (name_index != 0) where += (where.empty() ? "" : " AND ") + std::string("name = ?") + std::to_string(name_index);
+  if (name_index != 0)
+    where += (where.empty() ? "" : " AND ") + std::string("name = ?") + std::to_string(name_index);
   const int uid_index = filter.uid ? index++ : 0;
-  if (uid_index != 0) where += (where.empty() ? "" : " AND ") + std::string("uid = ?") + std::to_string(uid_index);
+  if (uid_index != 0)
+    where += (where.empty() ? "" : " AND ") + std::string("uid = ?") + std::to_string(uid_index);
   std::string sql = select;
   if (!where.empty()) sql += " WHERE " + where;
   sql += order_by;
@@ -423,7 +430,8 @@ Status JobStore::Scan(const std::string& select, const char* state_column,
   Result<sqlite3_stmt*> s = Prepare(sql);
   if (!s.ok()) return s.status();
   ResetOnExit reset{s.value()};
-  for (size_t i = 0; i < states.size(); ++i) BindText(s.value(), static_cast<int>(i + 1), states[i]);
+  for (size_t i = 0; i < states.size(); ++i)
+    BindText(s.value(), static_cast<int>(i + 1), states[i]);
   if (name_index != 0) BindText(s.value(), name_index, filter.name);
   if (uid_index != 0) sqlite3_bind_int64(s.value(), uid_index, *filter.uid);
   sqlite3_bind_int64(s.value(), index, limit > 0 ? limit : -1);  // -1: no limit
@@ -447,11 +455,11 @@ Status JobStore::ScanQueueOrder(const std::string& select, const ListFilter& fil
     const char* column;
     const char* order_by;
   };
-  const Group groups[] = {
-      {{S::kRunning, S::kSuspended}, "state", " ORDER BY start_time, id"},
-      {{S::kPending}, "state", " ORDER BY priority DESC, submit_time, id"},
-      {{S::kCancelled, S::kCompleted, S::kFailed, S::kLost, S::kTimeout}, "+state",
-       " ORDER BY id DESC"}};
+  const Group groups[] = {{{S::kRunning, S::kSuspended}, "state", " ORDER BY start_time, id"},
+                          {{S::kPending}, "state", " ORDER BY priority DESC, submit_time, id"},
+                          {{S::kCancelled, S::kCompleted, S::kFailed, S::kLost, S::kTimeout},
+                           "+state",
+                           " ORDER BY id DESC"}};
   int64_t left = filter.limit > 0 ? filter.limit : -1;
   for (const Group& group : groups) {
     std::vector<std::string> wanted;
@@ -461,11 +469,11 @@ Status JobStore::ScanQueueOrder(const std::string& select, const ListFilter& fil
       }
     }
     if (wanted.empty()) continue;
-    Status st = Scan(select, group.column, wanted, filter, group.order_by, left,
-                     [&](sqlite3_stmt* stmt) {
-                       if (left > 0) --left;
-                       return row(stmt);
-                     });
+    Status st =
+        Scan(select, group.column, wanted, filter, group.order_by, left, [&](sqlite3_stmt* stmt) {
+          if (left > 0) --left;
+          return row(stmt);
+        });
     if (!st.ok()) return st;
     if (left == 0) break;
   }

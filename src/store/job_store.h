@@ -23,26 +23,26 @@ namespace gshare {
 
 // One row of the jobs table. Times are unix seconds.
 struct JobRecord {
-  int64_t id = 0;                  // assigned by Insert
+  int64_t id = 0;  // assigned by Insert
   std::string name;
-  std::vector<std::string> argv;   // stored as a JSON array; invalid UTF-8 is stored as U+FFFD
+  std::vector<std::string> argv;  // stored as a JSON array; invalid UTF-8 is stored as U+FFFD
   std::string cwd;
   uint32_t uid = 0;
   int priority = 0;
   int64_t quantum_ms = 0;
-  std::string gpu;                 // as the user gave it; empty: any
+  std::string gpu;  // as the user gave it; empty: any
   JobState state = JobState::kPending;
-  std::string reason;              // why a pending job waits; may be empty
+  std::string reason;  // why a pending job waits; may be empty
   double submit_time = 0;
   std::optional<double> start_time;
   std::optional<double> end_time;
   std::optional<int> exit_code;
   std::optional<int> signal;
   std::optional<int> pid;
-  double lease_seconds = 0;        // time holding a GPU lease
-  double wait_seconds = 0;         // time waiting for one
-  uint64_t peak_bytes = 0;         // peak GPU memory
-  std::string kind = "submit";     // "run" or "submit"
+  double lease_seconds = 0;     // time holding a GPU lease
+  double wait_seconds = 0;      // time waiting for one
+  uint64_t peak_bytes = 0;      // peak GPU memory
+  std::string kind = "submit";  // "run" or "submit"
   // Queue options (schema 2 on). Durations in milliseconds, 0: none.
   std::string output;              // output file pattern (%j %x %u %%); empty: the terminal (run)
   int64_t time_limit_ms = 0;       // -t/--time; 0: no limit
@@ -50,13 +50,13 @@ struct JobRecord {
   std::string dependency;          // canonical "afterok:1:2,afterany:3" (dependency.h); empty: none
   bool held = false;               // -H / `gshare hold`: not started until released
   std::optional<double> begin_time;  // --begin: not started before (unix seconds)
-  std::string end_request;         // "cancel" or "requeue" once asked for a running job; else ""
+  std::string end_request;           // "cancel" or "requeue" once asked for a running job; else ""
   // The process that reports the job's end (`gshare run` or the job's supervisor), identified
   // across pid reuse by its start time (/proc/PID/stat field 22, clock ticks since boot).
   std::optional<int> runner_pid;
   std::optional<int64_t> runner_start;
-  std::string slot;                // GPU slot the queue placed the job on ("0", "1", a UUID)
-  std::string memory;              // schema 4: memory engine (--memory); empty: the config's
+  std::string slot;    // GPU slot the queue placed the job on ("0", "1", a UUID)
+  std::string memory;  // schema 4: memory engine (--memory); empty: the config's
 };
 
 // Makes `r` PENDING again (requeue): as new but for its id, options and submission time.
@@ -65,8 +65,8 @@ void ResetForQueue(JobRecord& r);
 // What a submitted job carries besides its row: kept in a table of its own so that listing
 // jobs never reads it.
 struct JobPayload {
-  std::vector<std::string> env;      // "K=V" entries: the environment the job starts with
-  std::optional<std::string> script; // the batch script's text (`submit --script`)
+  std::vector<std::string> env;       // "K=V" entries: the environment the job starts with
+  std::optional<std::string> script;  // the batch script's text (`submit --script`)
   // The client's key of the submission (empty: none); unique among stored jobs, so that a
   // submit retried after a lost reply finds the job it made (FindBySubmitKey).
   std::string submit_key;
@@ -74,10 +74,10 @@ struct JobPayload {
 
 // Which rows List returns.
 struct ListFilter {
-  std::set<JobState> states;  // empty: every state
-  std::string name;              // empty: any; else the exact job name
-  std::optional<uint32_t> uid;   // the owner
-  int limit = 0;                 // 0: no limit
+  std::set<JobState> states;    // empty: every state
+  std::string name;             // empty: any; else the exact job name
+  std::optional<uint32_t> uid;  // the owner
+  int limit = 0;                // 0: no limit
   // kNewestFirst: highest id first. kQueueOrder: RUNNING and SUSPENDED jobs first (by start),
   // then PENDING ones in the order admission considers them (priority, submission time, id),
   // then the rest newest first.
@@ -123,7 +123,8 @@ class JobStore {
   // with only what `gshare queue` shows filled (id, name, state, priority, reason, uid, gpu,
   // slot, kind, submit/start/end times, exit code, signal), streaming from SQLite: nothing
   // is kept, so 100,000 rows cost no memory. `row` must not call back into this store.
-  Status ForEachInQueueOrder(const ListFilter& filter, const std::function<void(const JobRecord&)>& row);
+  Status ForEachInQueueOrder(const ListFilter& filter,
+                             const std::function<void(const JobRecord&)>& row);
   // The row of job `id`, or nullopt when there is none.
   Result<std::optional<JobRecord>> Get(int64_t id);
   // Rows matching `filter`, in its order, at most filter.limit of them (all when 0). A row

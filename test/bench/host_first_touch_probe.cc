@@ -3,8 +3,8 @@
 // needed. Round 0 meets memory the machine may never have used since boot; later rounds (and
 // later processes) get pages freed by earlier ones. Run twice in a row to see whether freed
 // memory stays fast (test/bench/host_warm.py rests on the answer):
-//   g++ -O2 -std=c++20 -o /tmp/host_first_touch_probe test/bench/host_first_touch_probe.cc -lpthread
-//   /tmp/host_first_touch_probe 40 3 && /tmp/host_first_touch_probe 40 2   # GiB, rounds
+//   g++ -O2 -std=c++20 -o /tmp/host_first_touch_probe test/bench/host_first_touch_probe.cc
+//   -lpthread /tmp/host_first_touch_probe 40 3 && /tmp/host_first_touch_probe 40 2   # GiB, rounds
 #include <sys/mman.h>
 
 #include <chrono>

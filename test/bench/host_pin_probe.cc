@@ -1,5 +1,6 @@
 // Where pinning host memory spends its time, and whether it stalls the process's other driver
-// calls (shim/memory/host_pool.h rests on the answer). No CUDA toolkit needed (dlopen libcuda.so.1):
+// calls (shim/memory/host_pool.h rests on the answer). No CUDA toolkit needed (dlopen
+// libcuda.so.1):
 //   g++ -O2 -std=c++20 -o /tmp/host_pin_probe test/bench/host_pin_probe.cc -ldl -lpthread
 //   /tmp/host_pin_probe 4        # GiB per phase; ~20 s and 4 GiB of GPU memory on an H100
 // Phases on GIB GiB each (one line each: seconds, s/GiB, the pinger's worst call and count):
@@ -60,7 +61,10 @@ static void pinger() {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
-static void phase_begin() { maxlat = 0; calls = 0; }
+static void phase_begin() {
+  maxlat = 0;
+  calls = 0;
+}
 static void phase_end(const char* name, double t0, size_t bytes) {
   double dt = now() - t0;
   printf("%-10s %.3f s  %.3f s/GiB  pinger: max %.1f ms, %ld calls\n", name, dt,
@@ -82,11 +86,24 @@ int main(int argc, char** argv) {
   size_t gib = argc > 1 ? atoi(argv[1]) : 2;
   size_t bytes = gib << 30;
   void* h = dlopen("libcuda.so.1", RTLD_NOW);
-  if (!h) { printf("no libcuda\n"); return 1; }
+  if (!h) {
+    printf("no libcuda\n");
+    return 1;
+  }
 #define L(n) *(void**)&n = dlsym(h, #n)
-  L(cuInit); L(cuDeviceGet); L(cuDevicePrimaryCtxRetain); L(cuCtxSetCurrent); L(cuCtxSynchronize);
-  L(cuMemAlloc_v2); L(cuMemHostAlloc); L(cuMemFreeHost); L(cuMemHostRegister_v2);
-  L(cuMemHostUnregister); L(cuMemsetD8_v2); L(cuMemcpyDtoH_v2); L(cuMemcpyHtoD_v2);
+  L(cuInit);
+  L(cuDeviceGet);
+  L(cuDevicePrimaryCtxRetain);
+  L(cuCtxSetCurrent);
+  L(cuCtxSynchronize);
+  L(cuMemAlloc_v2);
+  L(cuMemHostAlloc);
+  L(cuMemFreeHost);
+  L(cuMemHostRegister_v2);
+  L(cuMemHostUnregister);
+  L(cuMemsetD8_v2);
+  L(cuMemcpyDtoH_v2);
+  L(cuMemcpyHtoD_v2);
   CUdevice d;
   cuInit(0);
   cuDeviceGet(&d, 0);
@@ -94,7 +111,10 @@ int main(int argc, char** argv) {
   cuCtxSetCurrent(ctx);
   cuMemAlloc_v2(&small, 4096);
   CUdeviceptr dev;
-  if (cuMemAlloc_v2(&dev, bytes) != 0) { printf("alloc failed\n"); return 1; }
+  if (cuMemAlloc_v2(&dev, bytes) != 0) {
+    printf("alloc failed\n");
+    return 1;
+  }
   std::thread t(pinger);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   phase_begin();
@@ -110,7 +130,8 @@ int main(int argc, char** argv) {
 
   phase_begin();
   t0 = now();
-  void* pm = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  void* pm = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   phase_end("populate", t0, bytes);
 
   phase_begin();
@@ -121,7 +142,8 @@ int main(int argc, char** argv) {
 
   phase_begin();
   t0 = now();
-  void* tm = mmap(nullptr, bytes + (2 << 20), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* tm =
+      mmap(nullptr, bytes + (2 << 20), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   char* ta = (char*)(((uintptr_t)tm + (2 << 20) - 1) & ~uintptr_t((2 << 20) - 1));
   int ma = madvise(ta, bytes, MADV_HUGEPAGE);
   memset(ta, 0, bytes);
@@ -144,7 +166,8 @@ int main(int argc, char** argv) {
   phase_end("unreg+unmap", t0, bytes);
   phase_begin();
   t0 = now();
-  pm = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  pm = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1,
+            0);
   phase_end("repopulate", t0, bytes);
   phase_begin();
   t0 = now();

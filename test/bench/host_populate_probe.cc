@@ -1,5 +1,5 @@
-// How fast fresh anonymous memory is populated (the first half of shim/memory/host_pool.h's pinning),
-// by 1..8 threads, with or without transparent huge pages, by touching each page or by
+// How fast fresh anonymous memory is populated (the first half of shim/memory/host_pool.h's
+// pinning), by 1..8 threads, with or without transparent huge pages, by touching each page or by
 // MADV_POPULATE_WRITE. No GPU needed:
 //   g++ -O2 -std=c++20 -o /tmp/host_populate_probe test/bench/host_populate_probe.cc -lpthread
 //   /tmp/host_populate_probe 3   # GiB per run; keeps every run's memory (8 x GiB in all) so
@@ -22,7 +22,10 @@ static double now() {
 
 static void run(const char* name, size_t bytes, int threads, bool thp, bool madv) {
   char* p = (char*)mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) { printf("mmap failed\n"); return; }
+  if (p == MAP_FAILED) {
+    printf("mmap failed\n");
+    return;
+  }
   if (thp) madvise(p, bytes, MADV_HUGEPAGE);
   double t0 = now();
   std::vector<std::thread> ts;

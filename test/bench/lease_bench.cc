@@ -50,8 +50,8 @@ struct Driver {
   CUresult (*cuCtxSetCurrent)(CUcontext);
   CUresult (*cuModuleLoadData)(CUmodule*, const void*);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, CUstream, void**, void**);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void**, void**);
   CUresult (*cuCtxSynchronize)();
 } d;
 
@@ -80,8 +80,8 @@ void Load(void* lib, T& slot, const char* name) {
 void Percentiles(const char* key, std::vector<double> v) {
   std::sort(v.begin(), v.end());
   auto at = [&v](double q) { return v[static_cast<size_t>(q * (v.size() - 1))]; };
-  std::printf("%s_median_us %.1f\n%s_p90_us %.1f\n%s_max_us %.1f\n", key, at(0.5), key,
-              at(0.9), key, v.back());
+  std::printf("%s_median_us %.1f\n%s_p90_us %.1f\n%s_max_us %.1f\n", key, at(0.5), key, at(0.9),
+              key, v.back());
 }
 
 }  // namespace
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
   CUfunction empty, spin;
   Check(d.cuModuleGetFunction(&empty, mod, "empty"), "empty");
   Check(d.cuModuleGetFunction(&spin, mod, "spin"), "spin");
-  auto launch_empty = [] (CUfunction f) {
+  auto launch_empty = [](CUfunction f) {
     return d.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr);
   };
   if (mode == "fastpath") {

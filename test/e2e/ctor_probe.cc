@@ -1,6 +1,6 @@
 // A library whose constructor uses the GPU: preloaded after libgshare.so into a job, it
 // submits work before main() and before any of the shim's own lazy initialization ran, as
-// a framework's static initializer might (STYLE.md §15). Acts only inside a gshare job
+// a framework's static initializer might. Acts only inside a gshare job
 // (GSHARE_JOB_ID set). Reports on stderr; never exits the process.
 #include <dlfcn.h>
 
@@ -17,14 +17,16 @@ __attribute__((constructor)) static void GpuWorkInConstructor() {
   if (lib == nullptr) return;
   auto sym = [lib](const char* name) { return dlsym(lib, name); };
   auto init = reinterpret_cast<CUresult (*)(unsigned)>(sym("cuInit"));
-  auto retain = reinterpret_cast<CUresult (*)(CUcontext*, CUdevice)>(sym("cuDevicePrimaryCtxRetain"));
+  auto retain =
+      reinterpret_cast<CUresult (*)(CUcontext*, CUdevice)>(sym("cuDevicePrimaryCtxRetain"));
   auto set = reinterpret_cast<CUresult (*)(CUcontext)>(sym("cuCtxSetCurrent"));
   auto load = reinterpret_cast<CUresult (*)(CUmodule*, const void*)>(sym("cuModuleLoadData"));
   auto get = reinterpret_cast<CUresult (*)(CUfunction*, CUmodule, const char*)>(
       sym("cuModuleGetFunction"));
-  auto launch = reinterpret_cast<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                                              unsigned, unsigned, unsigned, CUstream, void**,
-                                              void**)>(sym("cuLaunchKernel"));
+  auto launch =
+      reinterpret_cast<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                    unsigned, unsigned, CUstream, void**, void**)>(
+          sym("cuLaunchKernel"));
   auto sync = reinterpret_cast<CUresult (*)()>(sym("cuCtxSynchronize"));
   CUcontext ctx;
   CUmodule mod;

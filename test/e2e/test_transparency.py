@@ -1,4 +1,4 @@
-"""Transparency (STYLE.md §15): a job behaves the same with and without the shim, on every
+"""Transparency: a job behaves the same with and without the shim, on every
 route; and work submitted from another library's constructor, before main() and before the
 shim initialised anything, is gated like any other."""
 import os

@@ -114,8 +114,7 @@ int32_t Handle(const Request& q) {
   std::lock_guard<std::mutex> lock(a.mu);
   int s = a.state.load();
   switch (q.op) {
-    case kGetState:
-      return 0;
+    case kGetState: return 0;
     case kCheckpoint:
       if (s != ck::kLocked) return ck::kErrorIllegalState;
       TakeAllDeviceBytes(a.held);
@@ -139,8 +138,7 @@ int32_t Handle(const Request& q) {
       a.unlocked.notify_all();
       Log("cuCheckpointProcessUnlock");
       return 0;
-    default:
-      return CUDA_ERROR_INVALID_VALUE;
+    default: return CUDA_ERROR_INVALID_VALUE;
   }
 }
 
@@ -196,7 +194,8 @@ bool StartCheckpointAgent() {
     return false;
   }
   pthread_t t;
-  if (pthread_create(&t, nullptr, AgentMain, reinterpret_cast<void*>(static_cast<intptr_t>(fd))) != 0) {
+  if (pthread_create(&t, nullptr, AgentMain, reinterpret_cast<void*>(static_cast<intptr_t>(fd))) !=
+      0) {
     close(fd);
     return false;
   }
@@ -224,7 +223,8 @@ CUresult cuCheckpointProcessGetState(int pid, int* state) noexcept {
 }
 
 CUresult cuCheckpointProcessLock(int pid, void* args) noexcept {
-  uint32_t timeout = args != nullptr ? static_cast<gshare::cuda_checkpoint::LockArgs*>(args)->timeout_ms : 0;
+  uint32_t timeout =
+      args != nullptr ? static_cast<gshare::cuda_checkpoint::LockArgs*>(args)->timeout_ms : 0;
   return fake::Call(pid, fake::kLock, timeout, nullptr);
 }
 

@@ -116,7 +116,9 @@ CUresult cuDeviceGetName(char* name, int len, CUdevice dev) noexcept {
   return CUDA_SUCCESS;
 }
 
-CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) noexcept { return fake::DeviceUuid(uuid, dev); }
+CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) noexcept {
+  return fake::DeviceUuid(uuid, dev);
+}
 CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) noexcept {
   return fake::DeviceUuid(uuid, dev);
 }

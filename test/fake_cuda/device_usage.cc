@@ -47,11 +47,10 @@ bool OpenDeviceUsage(const char* path) {
   struct stat st;
   // Growing to the same size from two processes at once is harmless: ftruncate never zeroes
   // bytes that are already in the file.
-  bool ok = fstat(fd, &st) == 0 &&
-            (st.st_size >= static_cast<off_t>(kDeviceFileBytes) ||
-             ftruncate(fd, static_cast<off_t>(kDeviceFileBytes)) == 0);
-  void* p = ok ? mmap(nullptr, kDeviceFileBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-               : MAP_FAILED;
+  bool ok = fstat(fd, &st) == 0 && (st.st_size >= static_cast<off_t>(kDeviceFileBytes) ||
+                                    ftruncate(fd, static_cast<off_t>(kDeviceFileBytes)) == 0);
+  void* p =
+      ok ? mmap(nullptr, kDeviceFileBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
   close(fd);
   if (p == MAP_FAILED) return false;
   g_counters = static_cast<uint64_t*>(p);

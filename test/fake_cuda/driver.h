@@ -14,11 +14,11 @@ namespace gs_cuda::fake {
 constexpr int kMaxDevices = 64;
 
 struct Settings {
-  int devices = 1;                        // FAKE_CUDA_DEVICES
-  uint64_t mem_bytes = 16ull << 30;       // FAKE_CUDA_MEM_BYTES, per device
-  uint32_t kernel_ms = 20;                // FAKE_CUDA_KERNEL_MS, kernels without a duration
-  uint64_t context_bytes = 0;             // FAKE_CUDA_CONTEXT_BYTES, a process's first context
-  uint64_t pin_us_per_mib = 0;            // FAKE_CUDA_PIN_US_PER_MIB, pinned host allocation
+  int devices = 1;                   // FAKE_CUDA_DEVICES
+  uint64_t mem_bytes = 16ull << 30;  // FAKE_CUDA_MEM_BYTES, per device
+  uint32_t kernel_ms = 20;           // FAKE_CUDA_KERNEL_MS, kernels without a duration
+  uint64_t context_bytes = 0;        // FAKE_CUDA_CONTEXT_BYTES, a process's first context
+  uint64_t pin_us_per_mib = 0;       // FAKE_CUDA_PIN_US_PER_MIB, pinned host allocation
 };
 
 // cuInit: reads the settings, opens the op log and FAKE_CUDA_DEVICE_FILE (device_usage.h)

@@ -70,7 +70,9 @@ void SleepToGrid(int period_ms, int offset_ms) {
 
 // CPython's flag, as libpython exports it (the shim looks it up in the global scope).
 std::atomic<int> g_finalizing{0};
-extern "C" __attribute__((visibility("default"))) int Py_IsFinalizing() { return g_finalizing.load(); }
+extern "C" __attribute__((visibility("default"))) int Py_IsFinalizing() {
+  return g_finalizing.load();
+}
 
 namespace {
 
@@ -188,9 +190,8 @@ Api LoadApi(const Options& o) {
 #endif
   } else if (o.route == "dlsym") {
     void* lib = OpenDriver();
-#define FAKE_APP_DLSYM(field, name, name_pt, query)                                    \
-  api.field = reinterpret_cast<decltype(api.field)>(dlsym(lib, o.per_thread ? #name_pt \
-                                                                             : #name));
+#define FAKE_APP_DLSYM(field, name, name_pt, query) \
+  api.field = reinterpret_cast<decltype(api.field)>(dlsym(lib, o.per_thread ? #name_pt : #name));
     FAKE_APP_FUNCTIONS(FAKE_APP_DLSYM)
 #undef FAKE_APP_DLSYM
   } else {
@@ -203,12 +204,12 @@ Api LoadApi(const Options& o) {
     CUresult r = first("cuGetProcAddress", &p, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &status);
     if (r != CUDA_SUCCESS || p == nullptr) Fail("gpa-cuGetProcAddress", r);
     auto gpa = reinterpret_cast<decltype(&gs_cuda::cuGetProcAddress_v2)>(p);
-    const cuuint64_t flags = o.per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
-                                          : CU_GET_PROC_ADDRESS_DEFAULT;
+    const cuuint64_t flags =
+        o.per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_DEFAULT;
     // A name the version does not offer stays null; Need() reports it when it is used.
-#define FAKE_APP_GPA(field, name, name_pt, query)                                           \
-  p = nullptr;                                                                              \
-  gpa(query, &p, o.gpa_version, flags, &status);                                            \
+#define FAKE_APP_GPA(field, name, name_pt, query) \
+  p = nullptr;                                    \
+  gpa(query, &p, o.gpa_version, flags, &status);  \
   api.field = reinterpret_cast<decltype(api.field)>(p);
     FAKE_APP_FUNCTIONS(FAKE_APP_GPA)
 #undef FAKE_APP_GPA
@@ -369,7 +370,8 @@ void ReportDeviceUsedAtExit() {
   int fd = path != nullptr ? open(path, O_RDONLY | O_CLOEXEC) : -1;
   if (fd >= 0) {
     uint64_t n = 0;
-    if (pread(fd, &n, sizeof n, 0) == static_cast<ssize_t>(sizeof n)) used = static_cast<long long>(n);
+    if (pread(fd, &n, sizeof n, 0) == static_cast<ssize_t>(sizeof n))
+      used = static_cast<long long>(n);
     close(fd);
   }
   std::printf("fake_app: device used at exit %lld\n", used);

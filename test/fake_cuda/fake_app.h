@@ -13,61 +13,61 @@ using namespace gs_cuda;
 // X(field, export, per-thread export, name asked of cuGetProcAddress). The per-thread export
 // is used under --per-thread on the linked and dlsym routes (what nvcc's
 // --default-stream per-thread compiles to); gpa gets it from the flag instead.
-#define FAKE_APP_FUNCTIONS(X)                                                                  \
-  X(Init, cuInit, cuInit, "cuInit")                                                            \
-  X(DeviceGet, cuDeviceGet, cuDeviceGet, "cuDeviceGet")                                        \
-  X(PrimaryCtxRetain, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain,                      \
-    "cuDevicePrimaryCtxRetain")                                                                \
-  X(PrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease_v2,             \
-    "cuDevicePrimaryCtxRelease")                                                               \
-  X(CtxSetCurrent, cuCtxSetCurrent, cuCtxSetCurrent, "cuCtxSetCurrent")                        \
-  X(CtxSynchronize, cuCtxSynchronize, cuCtxSynchronize, "cuCtxSynchronize")                    \
-  X(CtxSynchronizeIn, cuCtxSynchronize_v2, cuCtxSynchronize_v2, "cuCtxSynchronize")             \
-  X(ModuleLoadData, cuModuleLoadData, cuModuleLoadData, "cuModuleLoadData")                    \
-  X(ModuleGetFunction, cuModuleGetFunction, cuModuleGetFunction, "cuModuleGetFunction")       \
-  X(ModuleUnload, cuModuleUnload, cuModuleUnload, "cuModuleUnload")                            \
-  X(StreamCreate, cuStreamCreate, cuStreamCreate, "cuStreamCreate")                            \
-  X(StreamDestroy, cuStreamDestroy_v2, cuStreamDestroy_v2, "cuStreamDestroy")                  \
-  X(StreamSynchronize, cuStreamSynchronize, cuStreamSynchronize_ptsz, "cuStreamSynchronize")   \
-  X(LaunchKernel, cuLaunchKernel, cuLaunchKernel_ptsz, "cuLaunchKernel")                       \
-  X(LaunchKernelEx, cuLaunchKernelEx, cuLaunchKernelEx_ptsz, "cuLaunchKernelEx")               \
+#define FAKE_APP_FUNCTIONS(X)                                                                    \
+  X(Init, cuInit, cuInit, "cuInit")                                                              \
+  X(DeviceGet, cuDeviceGet, cuDeviceGet, "cuDeviceGet")                                          \
+  X(PrimaryCtxRetain, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain,                        \
+    "cuDevicePrimaryCtxRetain")                                                                  \
+  X(PrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease_v2,               \
+    "cuDevicePrimaryCtxRelease")                                                                 \
+  X(CtxSetCurrent, cuCtxSetCurrent, cuCtxSetCurrent, "cuCtxSetCurrent")                          \
+  X(CtxSynchronize, cuCtxSynchronize, cuCtxSynchronize, "cuCtxSynchronize")                      \
+  X(CtxSynchronizeIn, cuCtxSynchronize_v2, cuCtxSynchronize_v2, "cuCtxSynchronize")              \
+  X(ModuleLoadData, cuModuleLoadData, cuModuleLoadData, "cuModuleLoadData")                      \
+  X(ModuleGetFunction, cuModuleGetFunction, cuModuleGetFunction, "cuModuleGetFunction")          \
+  X(ModuleUnload, cuModuleUnload, cuModuleUnload, "cuModuleUnload")                              \
+  X(StreamCreate, cuStreamCreate, cuStreamCreate, "cuStreamCreate")                              \
+  X(StreamDestroy, cuStreamDestroy_v2, cuStreamDestroy_v2, "cuStreamDestroy")                    \
+  X(StreamSynchronize, cuStreamSynchronize, cuStreamSynchronize_ptsz, "cuStreamSynchronize")     \
+  X(LaunchKernel, cuLaunchKernel, cuLaunchKernel_ptsz, "cuLaunchKernel")                         \
+  X(LaunchKernelEx, cuLaunchKernelEx, cuLaunchKernelEx_ptsz, "cuLaunchKernelEx")                 \
   X(BeginCapture, cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_ptsz, "cuStreamBeginCapture") \
-  X(EndCapture, cuStreamEndCapture, cuStreamEndCapture_ptsz, "cuStreamEndCapture")             \
-  X(GraphInstantiate, cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags,                \
-    "cuGraphInstantiateWithFlags")                                                             \
-  X(GraphLaunch, cuGraphLaunch, cuGraphLaunch_ptsz, "cuGraphLaunch")                           \
-  X(GraphExecDestroy, cuGraphExecDestroy, cuGraphExecDestroy, "cuGraphExecDestroy")            \
-  X(GraphDestroy, cuGraphDestroy, cuGraphDestroy, "cuGraphDestroy")                            \
-  X(MemAlloc, cuMemAlloc_v2, cuMemAlloc_v2, "cuMemAlloc")                                      \
-  X(MemFree, cuMemFree_v2, cuMemFree_v2, "cuMemFree")                                          \
-  X(MemcpyHtoD, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds, "cuMemcpyHtoD")                         \
-  X(MemcpyDtoH, cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds, "cuMemcpyDtoH")                       \
-  X(MemGetGranularity, cuMemGetAllocationGranularity, cuMemGetAllocationGranularity,           \
-    "cuMemGetAllocationGranularity")                                                           \
-  X(MemAddressReserve, cuMemAddressReserve, cuMemAddressReserve, "cuMemAddressReserve")        \
-  X(MemAddressFree, cuMemAddressFree, cuMemAddressFree, "cuMemAddressFree")                    \
-  X(MemCreate, cuMemCreate, cuMemCreate, "cuMemCreate")                                        \
-  X(MemRelease, cuMemRelease, cuMemRelease, "cuMemRelease")                                    \
-  X(MemMap, cuMemMap, cuMemMap, "cuMemMap")                                                    \
-  X(MemUnmap, cuMemUnmap, cuMemUnmap, "cuMemUnmap")                                            \
-  X(MemSetAccess, cuMemSetAccess, cuMemSetAccess, "cuMemSetAccess")                            \
-  X(MemGetAccess, cuMemGetAccess, cuMemGetAccess, "cuMemGetAccess")                            \
-  X(MemRetain, cuMemRetainAllocationHandle, cuMemRetainAllocationHandle,                       \
-    "cuMemRetainAllocationHandle")                                                             \
+  X(EndCapture, cuStreamEndCapture, cuStreamEndCapture_ptsz, "cuStreamEndCapture")               \
+  X(GraphInstantiate, cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags,                  \
+    "cuGraphInstantiateWithFlags")                                                               \
+  X(GraphLaunch, cuGraphLaunch, cuGraphLaunch_ptsz, "cuGraphLaunch")                             \
+  X(GraphExecDestroy, cuGraphExecDestroy, cuGraphExecDestroy, "cuGraphExecDestroy")              \
+  X(GraphDestroy, cuGraphDestroy, cuGraphDestroy, "cuGraphDestroy")                              \
+  X(MemAlloc, cuMemAlloc_v2, cuMemAlloc_v2, "cuMemAlloc")                                        \
+  X(MemFree, cuMemFree_v2, cuMemFree_v2, "cuMemFree")                                            \
+  X(MemcpyHtoD, cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds, "cuMemcpyHtoD")                           \
+  X(MemcpyDtoH, cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds, "cuMemcpyDtoH")                           \
+  X(MemGetGranularity, cuMemGetAllocationGranularity, cuMemGetAllocationGranularity,             \
+    "cuMemGetAllocationGranularity")                                                             \
+  X(MemAddressReserve, cuMemAddressReserve, cuMemAddressReserve, "cuMemAddressReserve")          \
+  X(MemAddressFree, cuMemAddressFree, cuMemAddressFree, "cuMemAddressFree")                      \
+  X(MemCreate, cuMemCreate, cuMemCreate, "cuMemCreate")                                          \
+  X(MemRelease, cuMemRelease, cuMemRelease, "cuMemRelease")                                      \
+  X(MemMap, cuMemMap, cuMemMap, "cuMemMap")                                                      \
+  X(MemUnmap, cuMemUnmap, cuMemUnmap, "cuMemUnmap")                                              \
+  X(MemSetAccess, cuMemSetAccess, cuMemSetAccess, "cuMemSetAccess")                              \
+  X(MemGetAccess, cuMemGetAccess, cuMemGetAccess, "cuMemGetAccess")                              \
+  X(MemRetain, cuMemRetainAllocationHandle, cuMemRetainAllocationHandle,                         \
+    "cuMemRetainAllocationHandle")                                                               \
   X(MemGetProps, cuMemGetAllocationPropertiesFromHandle, cuMemGetAllocationPropertiesFromHandle, \
-    "cuMemGetAllocationPropertiesFromHandle")                                                  \
-  X(MemExport, cuMemExportToShareableHandle, cuMemExportToShareableHandle,                     \
-    "cuMemExportToShareableHandle")                                                            \
-  X(MemAllocAsync, cuMemAllocAsync, cuMemAllocAsync_ptsz, "cuMemAllocAsync")                   \
-  X(MemFreeAsync, cuMemFreeAsync, cuMemFreeAsync_ptsz, "cuMemFreeAsync")                       \
-  X(MemsetD8Async, cuMemsetD8Async, cuMemsetD8Async_ptsz, "cuMemsetD8Async")                   \
-  X(MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz, "cuMemcpyDtoHAsync")    \
-  X(MemGetInfo, cuMemGetInfo_v2, cuMemGetInfo_v2, "cuMemGetInfo")                            \
-  X(MemAllocPitch, cuMemAllocPitch_v2, cuMemAllocPitch_v2, "cuMemAllocPitch")                  \
-  X(MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz, "cuMemcpyHtoDAsync")    \
-  X(MemAllocFromPoolAsync, cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync_ptsz,              \
-    "cuMemAllocFromPoolAsync")                                                                 \
-  X(DeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool,             \
+    "cuMemGetAllocationPropertiesFromHandle")                                                    \
+  X(MemExport, cuMemExportToShareableHandle, cuMemExportToShareableHandle,                       \
+    "cuMemExportToShareableHandle")                                                              \
+  X(MemAllocAsync, cuMemAllocAsync, cuMemAllocAsync_ptsz, "cuMemAllocAsync")                     \
+  X(MemFreeAsync, cuMemFreeAsync, cuMemFreeAsync_ptsz, "cuMemFreeAsync")                         \
+  X(MemsetD8Async, cuMemsetD8Async, cuMemsetD8Async_ptsz, "cuMemsetD8Async")                     \
+  X(MemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz, "cuMemcpyDtoHAsync")       \
+  X(MemGetInfo, cuMemGetInfo_v2, cuMemGetInfo_v2, "cuMemGetInfo")                                \
+  X(MemAllocPitch, cuMemAllocPitch_v2, cuMemAllocPitch_v2, "cuMemAllocPitch")                    \
+  X(MemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz, "cuMemcpyHtoDAsync")       \
+  X(MemAllocFromPoolAsync, cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync_ptsz,                \
+    "cuMemAllocFromPoolAsync")                                                                   \
+  X(DeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool,               \
     "cuDeviceGetDefaultMemPool")
 
 struct Api {
@@ -94,11 +94,11 @@ struct Options {
   bool ex = false;
   int exit_code = 0;
   int sleep_ms = 0;
-  long long vmm_bytes = 0;   // --vmm: reserve, create, map, check, unmap/remap, free
-  long long pool_bytes = 0;  // --pool: cuMemAllocAsync + memset + cuMemFreeAsync
-  long long swap_bytes = 0;  // --swap-check: buffers of about this many bytes, checked
-  int cycles = 3;            // --cycles: rounds of --swap-check
-  int pieces = 2;            // --pieces: --swap-check's bulk in this many buffers
+  long long vmm_bytes = 0;    // --vmm: reserve, create, map, check, unmap/remap, free
+  long long pool_bytes = 0;   // --pool: cuMemAllocAsync + memset + cuMemFreeAsync
+  long long swap_bytes = 0;   // --swap-check: buffers of about this many bytes, checked
+  int cycles = 3;             // --cycles: rounds of --swap-check
+  int pieces = 2;             // --pieces: --swap-check's bulk in this many buffers
   bool leak_to_exit = false;  // --leak-to-exit: see Usage
   bool finalizing = false;    // --finalizing: see Usage
 };
@@ -114,10 +114,10 @@ F Need(F fn, const char* name) {
 }
 
 // Calls api.field and fails on any result but CUDA_SUCCESS.
-#define CALL(field, ...)                                                  \
-  do {                                                                    \
+#define CALL(field, ...)                                                   \
+  do {                                                                     \
     CUresult fake_app_r = Need(api.field, "resolve-" #field)(__VA_ARGS__); \
-    if (fake_app_r != CUDA_SUCCESS) Fail(#field, fake_app_r);             \
+    if (fake_app_r != CUDA_SUCCESS) Fail(#field, fake_app_r);              \
   } while (0)
 
 // One kernel of o.kernel_ms on stream (cuLaunchKernelEx under --ex).

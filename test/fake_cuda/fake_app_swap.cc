@@ -28,9 +28,9 @@ enum class How { kAlloc, kPitch, kAsync, kPool, kVmm };
 
 struct Buffer {
   How how;
-  size_t bytes;      // requested; pitch * height for the pitched one
-  CUdeviceptr ptr;   // never changes: the swap engine must keep the address
-  uint64_t seed;     // of the pattern the buffer holds now
+  size_t bytes;     // requested; pitch * height for the pitched one
+  CUdeviceptr ptr;  // never changes: the swap engine must keep the address
+  uint64_t seed;    // of the pattern the buffer holds now
 };
 
 constexpr size_t kMiB = 1u << 20;
@@ -93,8 +93,8 @@ void Verify(const Api& api, const std::vector<Buffer>& buffers, int cycle,
     size_t at = 0;
     while (got[at] == want[at]) ++at;
     std::fflush(stdout);
-    std::fprintf(stderr, "fake_app: swap-check mismatch cycle=%d buffer=%zu offset=%zu\n", cycle,
-                 k, at);
+    std::fprintf(stderr, "fake_app: swap-check mismatch cycle=%d buffer=%zu offset=%zu\n", cycle, k,
+                 at);
     std::exit(3);
   }
 }
@@ -181,7 +181,8 @@ void ToggleGrowth(const Api& api, CUdevice dev, VmmSet& v, Buffer& b, uint64_t s
     CUmemLocation where = DeviceProp(dev).location;
     unsigned long long flags = 0;
     CALL(MemGetAccess, &flags, &where, at);
-    if (flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) Fail("swap-check-access", static_cast<long>(flags));
+    if (flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+      Fail("swap-check-access", static_cast<long>(flags));
     b.bytes = 8 * kMiB;
     b.seed = seed;
     Pattern(seed, scratch.data(), b.bytes);
@@ -203,8 +204,8 @@ void FreeVmm(const Api& api, VmmSet& v) {
 }
 
 // Allocates the mix: small, pitched, stream-ordered, medium, from the default pool, the rest
-// of total (less 10 MiB) in `pieces` buffers (one when it is 96 MiB or less), interleaved so that the kinds' addresses
-// mix, and the job's own mappings (VmmSet, 10 MiB).
+// of total (less 10 MiB) in `pieces` buffers (one when it is 96 MiB or less), interleaved so that
+// the kinds' addresses mix, and the job's own mappings (VmmSet, 10 MiB).
 std::vector<Buffer> Allocate(const Api& api, CUstream stream, CUdevice dev, size_t total,
                              int pieces, VmmSet& vmm) {
   std::vector<Buffer> out;
@@ -286,8 +287,8 @@ void SwapCheck(const Api& api, const Options& o, CUfunction f, CUdevice dev) {
     Write(api, stream, buffers[k], want.data());
     SleepMs(o.gap_ms);
     if (cycle % 2 == 0) {
-      ToggleGrowth(api, dev, vmm, buffers[vmm.segment_buffer], SeedOf(vmm.segment_buffer, 1000 + cycle),
-                   want);
+      ToggleGrowth(api, dev, vmm, buffers[vmm.segment_buffer],
+                   SeedOf(vmm.segment_buffer, 1000 + cycle), want);
     }
   }
   Verify(api, buffers, o.cycles, got, want);  // the last change too

@@ -175,8 +175,7 @@ int main(int argc, char** argv) {
   T(errors == 0 && failures == 0);
   C(cuMemGetInfo_v2(&f2, &t));
   T(f2 == f0);
-  if (CheckIllegalAddress() || CheckHostMemory() || CheckProcesses(argv[0]) ||
-      CheckStickyError()) {
+  if (CheckIllegalAddress() || CheckHostMemory() || CheckProcesses(argv[0]) || CheckStickyError()) {
     return 1;
   }
   std::printf("fake_vmm_check: ok\n");

@@ -8,29 +8,28 @@
 
 using namespace gs_cuda;
 
-#define C(x)                                                                   \
-  do {                                                                         \
-    CUresult r_ = (x);                                                         \
-    if (r_) {                                                                  \
-      std::printf("FAIL %s = %d %s:%d\n", #x, r_, __FILE__, __LINE__);         \
-      return 1;                                                                \
-    }                                                                          \
+#define C(x)                                                           \
+  do {                                                                 \
+    CUresult r_ = (x);                                                 \
+    if (r_) {                                                          \
+      std::printf("FAIL %s = %d %s:%d\n", #x, r_, __FILE__, __LINE__); \
+      return 1;                                                        \
+    }                                                                  \
   } while (0)
-#define E(x, want)                                                             \
-  do {                                                                         \
-    CUresult r_ = (x);                                                         \
-    if (r_ != (want)) {                                                        \
-      std::printf("FAIL %s = %d want %d %s:%d\n", #x, r_, want, __FILE__,      \
-                  __LINE__);                                                   \
-      return 1;                                                                \
-    }                                                                          \
+#define E(x, want)                                                                   \
+  do {                                                                               \
+    CUresult r_ = (x);                                                               \
+    if (r_ != (want)) {                                                              \
+      std::printf("FAIL %s = %d want %d %s:%d\n", #x, r_, want, __FILE__, __LINE__); \
+      return 1;                                                                      \
+    }                                                                                \
   } while (0)
-#define T(cond)                                                                \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      std::printf("FAIL %s %s:%d\n", #cond, __FILE__, __LINE__);               \
-      return 1;                                                                \
-    }                                                                          \
+#define T(cond)                                                  \
+  do {                                                           \
+    if (!(cond)) {                                               \
+      std::printf("FAIL %s %s:%d\n", #cond, __FILE__, __LINE__); \
+      return 1;                                                  \
+    }                                                            \
   } while (0)
 
 // In this process (no device file), after the VMM and pool checks: copies and sets into

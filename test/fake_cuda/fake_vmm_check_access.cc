@@ -195,7 +195,7 @@ int CheckStickyError() {
   std::vector<unsigned char> buf(16);
   C(cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, s, params, nullptr));
   C(cuMemcpyDtoHAsync_v2(buf.data(), base, 16, s));  // mapped when queued...
-  C(cuMemUnmap(base, kG));                             // ...not when it runs
+  C(cuMemUnmap(base, kG));                           // ...not when it runs
   E(cuStreamSynchronize(s), kIllegal);
   E(cuCtxSynchronize(), kIllegal);
   E(cuMemcpyHtoD_v2(plain, buf.data(), 16), kIllegal);  // sticky: even good memory

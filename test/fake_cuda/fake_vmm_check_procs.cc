@@ -222,9 +222,9 @@ int CheckProcesses(const char* self) {
   char dir[] = "/tmp/fake_vmm_check.XXXXXX";
   T(mkdtemp(dir) != nullptr);
   const std::string file = std::string(dir) + "/device";
-  const std::vector<std::string> env = {
-      "FAKE_CUDA_DEVICE_FILE=" + file, "FAKE_CUDA_MEM_BYTES=" + std::to_string(kCapacity),
-      "FAKE_CUDA_CONTEXT_BYTES=" + std::to_string(kContext)};
+  const std::vector<std::string> env = {"FAKE_CUDA_DEVICE_FILE=" + file,
+                                        "FAKE_CUDA_MEM_BYTES=" + std::to_string(kCapacity),
+                                        "FAKE_CUDA_CONTEXT_BYTES=" + std::to_string(kContext)};
   // A holder's 40 MiB and context count for a second process, which sees what is left.
   Child holder = Spawn(self, "hold", std::to_string(40 * kMiB), env);
   T(ReadLine(holder) == "held");

@@ -202,12 +202,13 @@ extern "C" {
 
 #define FAKE_UNPACK(...) __VA_ARGS__
 #define GS_HOOK(kind, name, pfn, params, args) FAKE_GATE_##kind(name, params, args)
-#define FAKE_GATE_GATE(name, params, args)                                                  \
-  CUresult name params noexcept {                                                          \
+#define FAKE_GATE_GATE(name, params, args)                                                         \
+  CUresult name params noexcept {                                                                  \
     return fake::Gate(#name, fake::KindOf(#name), fake::IsPerThreadName(#name), FAKE_UNPACK args); \
   }
 // The other kinds have hand-written definitions (memory_exports.cc, graph_exports.cc,
-// device_exports.cc, proc_address.cc, vmm.cc). A new kind in hooks.def fails to compile here until it gets one.
+// device_exports.cc, proc_address.cc, vmm.cc). A new kind in hooks.def fails to compile here until
+// it gets one.
 #define FAKE_GATE_PROCADDR(name, params, args)
 #define FAKE_GATE_ALLOC(name, params, args)
 #define FAKE_GATE_ALLOCPITCH(name, params, args)

@@ -1,5 +1,5 @@
-// Stream capture and graphs: the CAPTURE_* rows of shim/hooks/hooks.def, cuStreamIsCapturing, and the
-// graph calls a capturing job makes (create, instantiate, destroy). cuGraphLaunch itself is a
+// Stream capture and graphs: the CAPTURE_* rows of shim/hooks/hooks.def, cuStreamIsCapturing, and
+// the graph calls a capturing job makes (create, instantiate, destroy). cuGraphLaunch itself is a
 // GATE row (gate_exports.cc) that runs MakeGraphLaunchOp below.
 #include <cstring>
 #include <memory>
@@ -98,8 +98,7 @@ CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode) noe
   return fake::BeginCapture(hStream, true, nullptr);
 }
 CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode*,
-                                     const CUgraphEdgeData*, size_t,
-                                     CUstreamCaptureMode) noexcept {
+                                     const CUgraphEdgeData*, size_t, CUstreamCaptureMode) noexcept {
   if (hGraph == nullptr) return CUDA_ERROR_INVALID_VALUE;
   return fake::BeginCapture(hStream, false, hGraph);
 }

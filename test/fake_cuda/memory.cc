@@ -19,7 +19,7 @@ struct Block {
 };
 
 struct MemoryState {
-  std::mutex mu;                         // guards everything below
+  std::mutex mu;                        // guards everything below
   std::map<CUdeviceptr, Block> allocs;  // ordered: cuMemGetAddressRange looks up interiors
 };
 

@@ -29,8 +29,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr_v2* dptr, size_t bytesize) noexcept {
 
 CUresult cuMemAllocPitch_v2(CUdeviceptr_v2* dptr, size_t* pPitch, size_t WidthInBytes,
                             size_t Height, unsigned int ElementSizeBytes) noexcept {
-  if (pPitch == nullptr || (ElementSizeBytes != 4 && ElementSizeBytes != 8 &&
-                            ElementSizeBytes != 16)) {
+  if (pPitch == nullptr ||
+      (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16)) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   size_t pitch = (WidthInBytes + 255) / 256 * 256;
@@ -65,7 +65,8 @@ CUresult cuMemGetInfo_v2(size_t* freeBytes, size_t* totalBytes) noexcept {
 
 // The allocation that holds dptr: a cuMemAlloc/pool block (its requested size) or a cuMemMap
 // mapping. CUDA_ERROR_NOT_FOUND for any other address. Either output may be null.
-CUresult cuMemGetAddressRange_v2(CUdeviceptr_v2* pbase, size_t* psize, CUdeviceptr_v2 dptr) noexcept {
+CUresult cuMemGetAddressRange_v2(CUdeviceptr_v2* pbase, size_t* psize,
+                                 CUdeviceptr_v2 dptr) noexcept {
   fake::Context* ctx;
   if (CUresult r = fake::CheckContext(&ctx)) return r;
   CUdeviceptr base = 0;

@@ -39,7 +39,7 @@ struct Block {
 };
 
 struct PoolState {
-  std::mutex mu;  // guards everything below
+  std::mutex mu;                                  // guards everything below
   std::unordered_map<CUdeviceptr, Block> live;    // allocated from a pool
   std::unordered_map<CUdeviceptr, Block> cached;  // freed, kept by a pool
   Pool* default_pool[kMaxDevices] = {};
@@ -145,8 +145,7 @@ bool ReturnBlock(CUdeviceptr p) {
   return true;
 }
 
-CUresult AllocAsync(CUdeviceptr* dptr, size_t bytes, Pool* pool, CUstream handle,
-                    bool per_thread) {
+CUresult AllocAsync(CUdeviceptr* dptr, size_t bytes, Pool* pool, CUstream handle, bool per_thread) {
   Context* ctx;
   if (CUresult r = CheckContext(&ctx)) return r;
   Stream* s;
@@ -205,7 +204,8 @@ CUresult GetAttribute(Pool* pool, CUmemPool_attribute attr, void* value) {
     case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
     case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
     case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
-      *static_cast<int*>(value) = pool->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES];
+      *static_cast<int*>(value) =
+          pool->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES];
       return CUDA_SUCCESS;
     case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: *u64 = pool->release_threshold; return CUDA_SUCCESS;
     case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: *u64 = pool->reserved; return CUDA_SUCCESS;

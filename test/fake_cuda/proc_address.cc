@@ -53,7 +53,8 @@ constexpr size_t kEntryCount = 0
 #define GS_HOOK FAKE_COUNT_ROW
 #include "hooks/hooks.def"
 #undef GS_HOOK
-    FAKE_CUDA_EXTRA_EXPORTS(FAKE_COUNT_ROW) + 1;  // + the cuGraphInstantiate alias
+                               FAKE_CUDA_EXTRA_EXPORTS(FAKE_COUNT_ROW) +
+                               1;  // + the cuGraphInstantiate alias
 
 // A function-local static, initialized on first use: a constructor of another library may ask
 // before this library's own initializers ran.
@@ -95,8 +96,8 @@ int Lookup(std::string_view symbol, int version, cuuint64_t flags,
     }
   }
   if (best < 0) {
-    *status = known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
-                    : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    *status =
+        known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     return -1;
   }
   if ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0) {

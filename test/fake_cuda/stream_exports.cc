@@ -122,7 +122,9 @@ CUresult cuStreamDestroy_v2(CUstream hStream) noexcept {
   return CUDA_SUCCESS;
 }
 
-CUresult cuStreamSynchronize(CUstream hStream) noexcept { return fake::Synchronize(hStream, false); }
+CUresult cuStreamSynchronize(CUstream hStream) noexcept {
+  return fake::Synchronize(hStream, false);
+}
 CUresult cuStreamSynchronize_ptsz(CUstream hStream) noexcept {
   return fake::Synchronize(hStream, true);
 }

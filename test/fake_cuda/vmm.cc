@@ -150,8 +150,8 @@ bool Accessible(VmmState& st, const MemRange& r) {
   if (res == st.reservations.begin()) return true;
   --res;
   if (res->first + res->second <= r.start) return true;
-  CUmemAccess_flags need = r.write ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
-                                   : CU_MEM_ACCESS_FLAGS_PROT_READ;
+  CUmemAccess_flags need =
+      r.write ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_READ;
   for (uintptr_t at = r.start; at < end;) {
     auto m = MappingAt(st, at);
     if (m == st.mappings.end() || (m->second.access & need) != need) return false;
@@ -162,8 +162,8 @@ bool Accessible(VmmState& st, const MemRange& r) {
 
 // Turns [p, p+size) back into reserved, inaccessible address space.
 bool ReserveAgain(uintptr_t p, size_t size) {
-  return mmap(Addr(p), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
-              -1, 0) != MAP_FAILED;
+  return mmap(Addr(p), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+              0) != MAP_FAILED;
 }
 
 bool ValidProp(const CUmemAllocationProp* prop) {
@@ -172,8 +172,8 @@ bool ValidProp(const CUmemAllocationProp* prop) {
          CheckDevice(prop->location.id) == CUDA_SUCCESS;
 }
 
-CUresult Create(CUmemGenericAllocationHandle* handle, size_t size,
-                const CUmemAllocationProp* prop, unsigned long long flags) {
+CUresult Create(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop,
+                unsigned long long flags) {
   if (CUresult r = CheckInit()) return r;
   if (handle == nullptr || prop == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
   if (prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {

@@ -1,5 +1,5 @@
-// libFuzzer target: gshare.toml as LoadConfig (src/base/config.h) reads it: toml++ and the checks of
-// every table and key. The input is the file, handed over as /proc/self/fd/N of a memfd.
+// libFuzzer target: gshare.toml as LoadConfig (src/base/config.h) reads it: toml++ and the checks
+// of every table and key. The input is the file, handed over as /proc/self/fd/N of a memfd.
 #include <sys/mman.h>
 #include <unistd.h>
 

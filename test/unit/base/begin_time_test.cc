@@ -23,8 +23,10 @@ class ScopedTz {
     tzset();
   }
   ~ScopedTz() {
-    if (old_) setenv("TZ", old_->c_str(), 1);
-    else unsetenv("TZ");
+    if (old_)
+      setenv("TZ", old_->c_str(), 1);
+    else
+      unsetenv("TZ");
     tzset();
   }
 
@@ -83,7 +85,7 @@ TEST_CASE("ParseBeginTime reads HH:MM[:SS] as the next such time") {
   CHECK(At("10:30") == kNow);  // equal to now: today
   CHECK(At("10:30:01") == kNow + 1);
   CHECK(At("10:29") == kNow - 60 + kDay);  // passed: tomorrow
-  CHECK(At("9:00") == 1710579600);          // 2024-03-16 09:00
+  CHECK(At("9:00") == 1710579600);         // 2024-03-16 09:00
   CHECK(At("23:59:59") == 1710547199);
   CHECK(At("10:30", kNow + 0.5) == kNow + kDay);
   // Across a month and a year end: from 2024-12-31 23:59:59 the next 00:00 is in 2025.
@@ -110,9 +112,9 @@ TEST_CASE("ParseBeginTime reads the keywords") {
   CHECK(At("midnight") == 1710547200);
   CHECK(At("noon") == 1710504000);
   CHECK(At("TeaTime") == 1710460800 + 16 * kHour);
-  CHECK(At("noon", 1710504000) == 1710504000);               // at noon: now
-  CHECK(At("noon", 1710504001) == 1710504000 + kDay);        // after: tomorrow's
-  CHECK(At("midnight", 1710460800) == 1710460800);           // at midnight: now
+  CHECK(At("noon", 1710504000) == 1710504000);         // at noon: now
+  CHECK(At("noon", 1710504001) == 1710504000 + kDay);  // after: tomorrow's
+  CHECK(At("midnight", 1710460800) == 1710460800);     // at midnight: now
 }
 
 TEST_CASE("ParseBeginTime reads @unix seconds") {
@@ -145,11 +147,36 @@ TEST_CASE("ParseBeginTime rejects other input with a one-line message quoting it
         "YYYY-MM-DD[THH:MM[:SS]], today, tomorrow, midnight, noon, teatime or @UNIX_SECONDS");
   CHECK(ErrorOf("now+5x").find("now+DUR") != std::string::npos);
   CHECK(ErrorOf("@abc").find("@UNIX_SECONDS") != std::string::npos);
-  for (const char* bad :
-       {"yesterday", "now-1h", "now+", "now+5x", "now+ 1h", "now+1fortnight", "now+-1h", "now1h",
-        "@", "@-5", "@1e9", "@1.", "@.5", "@1.2.3", "12", "12:5", "12:30:5", "123:00", "12:30:",
-        ":30", "2024-03-16T", "2024-03-16 09:00", "2024-03-16T9", "24-03-16", "2024/03/16",
-        "2024-03", "20240-03-16", "next week", "today+1h", "noon tomorrow"}) {
+  for (const char* bad : {"yesterday",
+                          "now-1h",
+                          "now+",
+                          "now+5x",
+                          "now+ 1h",
+                          "now+1fortnight",
+                          "now+-1h",
+                          "now1h",
+                          "@",
+                          "@-5",
+                          "@1e9",
+                          "@1.",
+                          "@.5",
+                          "@1.2.3",
+                          "12",
+                          "12:5",
+                          "12:30:5",
+                          "123:00",
+                          "12:30:",
+                          ":30",
+                          "2024-03-16T",
+                          "2024-03-16 09:00",
+                          "2024-03-16T9",
+                          "24-03-16",
+                          "2024/03/16",
+                          "2024-03",
+                          "20240-03-16",
+                          "next week",
+                          "today+1h",
+                          "noon tomorrow"}) {
     std::string message = ErrorOf(bad);
     CHECK(message.find(std::string("\"") + bad + "\"") != std::string::npos);
     CHECK(message.find('\n') == std::string::npos);
@@ -162,11 +189,11 @@ TEST_CASE("ParseBeginTime follows local time across DST changes") {
   ScopedTz tz("Europe/Berlin");
   const double kSat = 1711796400;  // 2024-03-30 12:00 CET
   CHECK(At("today", kSat) == 1711796400 - 12 * kHour);
-  CHECK(At("tomorrow", kSat) == 1711839600);           // 2024-03-31 00:00 CET
-  CHECK(At("2024-03-31T12:00", kSat) == 1711879200);   // CEST: 10:00 UTC
+  CHECK(At("tomorrow", kSat) == 1711839600);          // 2024-03-31 00:00 CET
+  CHECK(At("2024-03-31T12:00", kSat) == 1711879200);  // CEST: 10:00 UTC
   CHECK(At("12:00", kSat) == kSat);
-  CHECK(At("11:00", kSat) == 1711879200 - kHour);      // tomorrow 11:00 CEST: 22 hours on
-  CHECK(At("now+1d", kSat) == kSat + kDay);            // a duration, not a calendar day
+  CHECK(At("11:00", kSat) == 1711879200 - kHour);  // tomorrow 11:00 CEST: 22 hours on
+  CHECK(At("now+1d", kSat) == kSat + kDay);        // a duration, not a calendar day
   // 02:30 on 2024-03-31 is skipped: read as CET, it is 03:30 CEST (PEP 495 fold=0).
   const double kSkipNight = 1711843200;  // 2024-03-31 01:00 CET
   CHECK(At("2024-03-31T02:30") == 1711848600);

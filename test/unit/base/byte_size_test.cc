@@ -66,9 +66,8 @@ TEST_CASE("ParseByteSize allows a space before the unit") {
 }
 
 TEST_CASE("ParseByteSize rejects what is not a size, naming the text") {
-  for (const char* text : {"", "abc", "12X", "-5", "1.5", "1.5B", "5%%", "5%", "K", "KiB",
-                           "1KiBB", "1Ki", "1e3", "1.2.3", "12 X", "1P", "0x10", "+5",
-                           "99999999999T"}) {
+  for (const char* text : {"", "abc", "12X", "-5", "1.5", "1.5B", "5%%", "5%", "K", "KiB", "1KiBB",
+                           "1Ki", "1e3", "1.2.3", "12 X", "1P", "0x10", "+5", "99999999999T"}) {
     Result<uint64_t> r = ParseByteSize(text);
     INFO("text: \"", text, "\"");
     CHECK_FALSE(r.ok());

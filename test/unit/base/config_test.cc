@@ -20,12 +20,16 @@ class ScopedEnv {
   ScopedEnv(const char* name, const char* value) : name_(name) {
     const char* old = std::getenv(name);
     if (old != nullptr) old_ = old;
-    if (value != nullptr) setenv(name, value, 1);
-    else unsetenv(name);
+    if (value != nullptr)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
   }
   ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
   }
 
  private:
@@ -136,12 +140,11 @@ TEST_CASE("LoadConfig reports a bad duration with file, line and the value") {
 
 TEST_CASE("LoadConfig rejects wrong types and out-of-range values") {
   TempDir dir;
-  for (const char* text : {"[scheduler]\nquantum = 20\n", "[scheduler]\nquantum = \"0s\"\n",
-                           "[scheduler]\nenabled = \"yes\"\n",
-                           "[scheduler]\ndefault_priority = 1001\n",
-                           "[scheduler]\ndefault_priority = \"high\"\n",
-                           "[daemon]\nlog_level = \"loud\"\n", "[daemon]\nsocket = 3\n",
-                           "scheduler = 1\n"}) {
+  for (const char* text :
+       {"[scheduler]\nquantum = 20\n", "[scheduler]\nquantum = \"0s\"\n",
+        "[scheduler]\nenabled = \"yes\"\n", "[scheduler]\ndefault_priority = 1001\n",
+        "[scheduler]\ndefault_priority = \"high\"\n", "[daemon]\nlog_level = \"loud\"\n",
+        "[daemon]\nsocket = 3\n", "scheduler = 1\n"}) {
     Result<Config> c = LoadOne(dir.Write("wrong.toml", text));
     INFO(text);
     REQUIRE_FALSE(c.ok());
@@ -209,8 +212,9 @@ context_reserve = "512MiB"
     REQUIRE_MESSAGE(c.ok(), c.status().message());
     CHECK(c->memory.engine == engine);
   }
-  c = LoadOne(dir.Write("pct.toml", "[memory]\nhost_budget = \"25%\"\ngpu_limit = \"64MB\"\n"
-                                    "[scheduler]\nsharing = \"auto\"\n"));
+  c = LoadOne(dir.Write("pct.toml",
+                        "[memory]\nhost_budget = \"25%\"\ngpu_limit = \"64MB\"\n"
+                        "[scheduler]\nsharing = \"auto\"\n"));
   REQUIRE_MESSAGE(c.ok(), c.status().message());
   CHECK(c->memory.host_budget == "25%");
   CHECK(c->memory.gpu_limit == 64'000'000);
@@ -222,8 +226,8 @@ context_reserve = "512MiB"
 
 TEST_CASE("LoadConfig merges [memory] key by key") {
   TempDir dir;
-  std::string system = dir.Write("system.toml",
-                                 "[memory]\nengine = \"off\"\ngpu_limit = \"10GiB\"\n");
+  std::string system =
+      dir.Write("system.toml", "[memory]\nengine = \"off\"\ngpu_limit = \"10GiB\"\n");
   std::string user = dir.Write("user.toml", "[memory]\ngpu_limit = \"20GiB\"\n");
   Result<Config> c = LoadConfig({{{system, false}, {user, true}}});
   REQUIRE_MESSAGE(c.ok(), c.status().message());
@@ -317,8 +321,9 @@ TEST_CASE("LoadConfig reads [retention], with its defaults and its errors") {
   CHECK(c->retention.daemon_log_size == 16ull << 20);
 
   TempDir dir;
-  c = LoadOne(dir.Write("retention.toml", "[retention]\nended_jobs = \"7d\"\n"
-                                          "max_ended_jobs = 0\ndaemon_log_size = \"1MiB\"\n"));
+  c = LoadOne(dir.Write("retention.toml",
+                        "[retention]\nended_jobs = \"7d\"\n"
+                        "max_ended_jobs = 0\ndaemon_log_size = \"1MiB\"\n"));
   REQUIRE_MESSAGE(c.ok(), c.status().message());
   CHECK(c->retention.ended_jobs == std::chrono::hours(24 * 7));
   CHECK(c->retention.max_ended_jobs == 0);
@@ -334,4 +339,3 @@ TEST_CASE("LoadConfig reads [retention], with its defaults and its errors") {
 
 }  // namespace
 }  // namespace gshare
-

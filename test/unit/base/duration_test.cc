@@ -44,9 +44,9 @@ TEST_CASE("ParseDuration reads a bare number as seconds") {
 }
 
 TEST_CASE("ParseDuration reads Slurm's colon forms") {
-  CHECK(Ms("05:30") == 330'000);            // MM:SS
-  CHECK(Ms("90:00") == 5'400'000);          // leading field may exceed 59
-  CHECK(Ms("01:02:03") == 3'723'000);       // HH:MM:SS
+  CHECK(Ms("05:30") == 330'000);       // MM:SS
+  CHECK(Ms("90:00") == 5'400'000);     // leading field may exceed 59
+  CHECK(Ms("01:02:03") == 3'723'000);  // HH:MM:SS
   CHECK(Ms("2-03:04:05") == 2 * 86'400'000LL + 3 * 3'600'000 + 4 * 60'000 + 5'000);
   CHECK(Ms("1-12") == 86'400'000LL + 12 * 3'600'000);
   CHECK(Ms("1-00:30") == 86'400'000LL + 30 * 60'000);
@@ -96,8 +96,8 @@ TEST_CASE("FormatDuration gives a short human form") {
 }
 
 TEST_CASE("FormatDuration output parses back") {
-  for (int64_t ms : {0LL, 1LL, 999LL, 1'000LL, 1'500LL, 59'999LL, 60'000LL, 303'000LL,
-                     3'720'000LL, 86'400'000LL, 90'000'000LL}) {
+  for (int64_t ms : {0LL, 1LL, 999LL, 1'000LL, 1'500LL, 59'999LL, 60'000LL, 303'000LL, 3'720'000LL,
+                     86'400'000LL, 90'000'000LL}) {
     CHECK(Ms(FormatDuration(milliseconds(ms))) == ms);
   }
 }

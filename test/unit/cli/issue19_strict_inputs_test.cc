@@ -36,10 +36,10 @@ Result<JobRecord> Resolve(std::vector<std::string> args, int gpus = 1) {
 }
 
 json GoodOptions() {
-  return json{{"name", "n"},       {"argv", {"true"}},     {"cwd", "/tmp"},
-              {"priority", 0},     {"quantum_ms", 20000},  {"gpu", ""},
+  return json{{"name", "n"},        {"argv", {"true"}},       {"cwd", "/tmp"},
+              {"priority", 0},      {"quantum_ms", 20000},    {"gpu", ""},
               {"time_limit_ms", 0}, {"kill_after_ms", 30000}, {"dependency", ""},
-              {"held", false},     {"begin_time", nullptr}, {"output", ""},
+              {"held", false},      {"begin_time", nullptr},  {"output", ""},
               {"memory", "swap"}};
 }
 
@@ -85,8 +85,9 @@ TEST_CASE("issue 19: --gpu is an index of a GPU present or a well-formed UUID") 
   CHECK(Resolve({"--gpu", "3"}, 4).ok());
   const std::string uuid = "GPU-0123abcd-4567-89ab-cdef-0123456789AB";
   CHECK(CheckGpuSpecAgainst(uuid, 1, std::nullopt).ok());  // no NVML: the form is enough
-  CHECK(CheckGpuSpecAgainst(uuid, 1, std::vector<std::string>{
-                                         "GPU-0123abcd-4567-89ab-cdef-0123456789ab"}).ok());
+  CHECK(CheckGpuSpecAgainst(uuid, 1,
+                            std::vector<std::string>{"GPU-0123abcd-4567-89ab-cdef-0123456789ab"})
+            .ok());
   CHECK_FALSE(CheckGpuSpecAgainst(uuid, 1, std::vector<std::string>{}).ok());
   CHECK_FALSE(CheckGpuSpecAgainst("GPU-0123abcd-4567-89ab-cdef-0123456789a", 1, std::nullopt).ok());
   CHECK_FALSE(CheckGpuSpecAgainst("00", 4, std::nullopt).ok());

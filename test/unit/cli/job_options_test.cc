@@ -23,9 +23,11 @@ JobOptions Parse(std::vector<std::string> args) {
 TEST_CASE("ResolveJobOptions parses every option into a job record") {
   Config config;
   config.queue.gpus = 2;  // --gpu 1 must exist
-  JobOptions opt = Parse({"-J", "train", "-p", "7", "--quantum", "5s", "--gpu", "1", "-t", "90",
-                          "--kill-after", "10s", "-d", "afterok:3:4", "--after", "5", "-H",
-                          "--begin", "now+1h", "-o", "out/%j.log", "-D", "/tmp", "--env", "A=1"});
+  JobOptions opt = Parse({"-J",     "train",       "-p",         "7",  "--quantum",    "5s",
+                          "--gpu",  "1",           "-t",         "90", "--kill-after", "10s",
+                          "-d",     "afterok:3:4", "--after",    "5",  "-H",           "--begin",
+                          "now+1h", "-o",          "out/%j.log", "-D", "/tmp",         "--env",
+                          "A=1"});
   Result<JobRecord> r = ResolveJobOptions(opt, {"python3", "train.py"}, config, 1000.0);
   REQUIRE_MESSAGE(r.ok(), r.status().message());
   CHECK(r->name == "train");

@@ -137,7 +137,8 @@ TEST_CASE("PeerTable reads no further from a peer that does not take its replies
   REQUIRE(table.Send(shim.id, big, kStart + Millis(5)));
   table.Expire(kStart + Millis(5) + kLimits.peer_deadline);
   REQUIRE(events.lost.size() == 1);
-  CHECK(events.lost[0] == std::make_pair(shim.id, std::string("it does not read what the daemon sends")));
+  CHECK(events.lost[0] ==
+        std::make_pair(shim.id, std::string("it does not read what the daemon sends")));
 }
 
 TEST_CASE("PeerTable bounds a peer's output and everyone's input") {
@@ -165,7 +166,8 @@ TEST_CASE("PeerTable bounds a peer's output and everyone's input") {
   Write(b.client, std::string(40, ' '));
   table.OnPollEvents(b.id, POLLIN, kStart);
   REQUIRE(events.lost.size() == 2);
-  CHECK(events.lost[1] == std::make_pair(b.id, std::string("too much unprocessed input on all connections")));
+  CHECK(events.lost[1] ==
+        std::make_pair(b.id, std::string("too much unprocessed input on all connections")));
   table.Reap();
   CHECK(table.buffered_input() == 0);
   CHECK(table.size() == 0);

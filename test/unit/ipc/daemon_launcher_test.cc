@@ -56,7 +56,9 @@ while True:
     server.accept()[0].close()
 )";
 
-bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // Kills pid once it has written pid_file (a shell of ours that outlives the test otherwise).
 void KillFromPidFile(const std::string& pid_file) {
@@ -79,7 +81,8 @@ TEST_CASE("daemon launcher starts exactly one daemon when eight race") {
 
   LaunchSpec spec;
   spec.socket_path = dir.File("sock");
-  spec.daemon_argv = {"python3", script, spec.socket_path, dir.File("lock"), pids, std::to_string(kProbeFd)};
+  spec.daemon_argv = {"python3",        script, spec.socket_path,
+                      dir.File("lock"), pids,   std::to_string(kProbeFd)};
   spec.log_path = dir.File("log/sub/daemon.log");
   constexpr int kRacers = 8;
   std::vector<Status> results(kRacers);
@@ -143,14 +146,16 @@ TEST_CASE("daemon launcher reports a daemon that exits without a ready byte") {
   LaunchSpec spec;
   spec.socket_path = dir.File("sock");
   spec.log_path = dir.File("daemon.log");
-  for (const std::vector<std::string>& argv : std::vector<std::vector<std::string>>{
-           {"/bin/false"}, {"/bin/sh", "-c", "echo daemon-said-hello; exit 0"}, {"/nonexistent/gshare"}}) {
+  for (const std::vector<std::string>& argv :
+       std::vector<std::vector<std::string>>{{"/bin/false"},
+                                             {"/bin/sh", "-c", "echo daemon-said-hello; exit 0"},
+                                             {"/nonexistent/gshare"}}) {
     spec.daemon_argv = argv;
     const auto start = std::chrono::steady_clock::now();
     const Status status = DaemonLauncher::EnsureDaemon(spec);
     CHECK(!status.ok());
     CHECK(status.message() == "the daemon did not start (see " + spec.log_path + ")");
-    CHECK(IsDaemonUnreachable(status));  // a submit may try again
+    CHECK(IsDaemonUnreachable(status));                                  // a submit may try again
     CHECK(std::chrono::steady_clock::now() - start < spec.timeout / 2);  // EOF, not the timeout
   }
   CHECK(Contains(ReadFile(spec.log_path), "daemon-said-hello"));
@@ -172,7 +177,8 @@ TEST_CASE("daemon launcher gives up on a daemon that never gets ready") {
 TEST_CASE("daemon launcher's ConnectUnix names the path it could not reach") {
   Result<int> fd = ConnectUnix("/nonexistent/gshare.sock");
   REQUIRE(!fd.ok());
-  CHECK(fd.status().message() == "cannot connect to /nonexistent/gshare.sock: No such file or directory");
+  CHECK(fd.status().message() ==
+        "cannot connect to /nonexistent/gshare.sock: No such file or directory");
   CHECK(IsDaemonUnreachable(fd.status()));
   Result<int> too_long = ConnectUnix(std::string(200, 'x'));
   REQUIRE(!too_long.ok());

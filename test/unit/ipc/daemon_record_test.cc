@@ -13,7 +13,8 @@
 namespace gshare {
 namespace {
 
-TEST_CASE("issue19: the daemon record round-trips, mode 0600, and is removed by its own daemon only") {
+TEST_CASE(
+    "issue19: the daemon record round-trips, mode 0600, and is removed by its own daemon only") {
   TempDir dir;
   const std::string path = DaemonRecordPath(dir.path());
   CHECK(path == dir.path() + "/daemon.json");

@@ -49,7 +49,8 @@ TEST_CASE("Requests: the daemon refuses what no client would send, in one line")
   CHECK(JobControlRequest::Parse(json{{"action", "explode"}, {"ids", {1}}}).status().message() ==
         "unknown action \"explode\"");
   CHECK_FALSE(JobControlRequest::Parse(json{{"action", "cancel"}, {"ids", {0}}}).ok());
-  CHECK_FALSE(JobControlRequest::Parse(json{{"action", "signal"}, {"ids", {1}}, {"signal", 0}}).ok());
+  CHECK_FALSE(
+      JobControlRequest::Parse(json{{"action", "signal"}, {"ids", {1}}, {"signal", 0}}).ok());
   CHECK_FALSE(RunStartedRequest::Parse(json{{"job_id", 1}, {"pid", true}}).ok());
   CHECK_FALSE(RunStartedRequest::Parse(json{{"job_id", 1}, {"pid", 1}}).ok());  // init: never
   CHECK_FALSE(CleanRequest::Parse(json{{"older_than_ms", -1}}).ok());

@@ -27,23 +27,28 @@ struct stat Stat(mode_t type_and_mode, uid_t owner) {
 constexpr uid_t kMe = 1000;
 constexpr uid_t kOther = 1001;
 
-TEST_CASE("issue27: the socket's directory is trusted only when its owner is the user or root "
-          "and nobody else may write to it") {
+TEST_CASE(
+    "issue27: the socket's directory is trusted only when its owner is the user or root "
+    "and nobody else may write to it") {
   CHECK(UntrustedDirReason(Stat(S_IFDIR | 0700, kMe), kMe).empty());
   CHECK(UntrustedDirReason(Stat(S_IFDIR | 0755, 0), kMe).empty());  // a system daemon's
-  CHECK(UntrustedDirReason(Stat(S_IFDIR | 0777, kOther), kMe).find("uid 1001") != std::string::npos);
-  CHECK(UntrustedDirReason(Stat(S_IFDIR | 0700, kOther), kMe).find("uid 1001") != std::string::npos);
+  CHECK(UntrustedDirReason(Stat(S_IFDIR | 0777, kOther), kMe).find("uid 1001") !=
+        std::string::npos);
+  CHECK(UntrustedDirReason(Stat(S_IFDIR | 0700, kOther), kMe).find("uid 1001") !=
+        std::string::npos);
   CHECK(UntrustedDirReason(Stat(S_IFDIR | 0777, kMe), kMe).find("0777") != std::string::npos);
   CHECK(UntrustedDirReason(Stat(S_IFDIR | 0720, kMe), kMe).find("writable") != std::string::npos);
   CHECK(UntrustedDirReason(Stat(S_IFDIR | 01777, 0), kMe).find("writable") != std::string::npos);
-  CHECK(UntrustedDirReason(Stat(S_IFLNK | 0777, kMe), kMe).find("symbolic link") != std::string::npos);
+  CHECK(UntrustedDirReason(Stat(S_IFLNK | 0777, kMe), kMe).find("symbolic link") !=
+        std::string::npos);
   CHECK(!UntrustedDirReason(Stat(S_IFREG | 0700, kMe), kMe).empty());
 }
 
 TEST_CASE("issue27: the socket and the listener are trusted when they are the user's or root's") {
   CHECK(UntrustedSocketReason(Stat(S_IFSOCK | 0600, kMe), kMe).empty());
   CHECK(UntrustedSocketReason(Stat(S_IFSOCK | 0666, 0), kMe).empty());
-  CHECK(UntrustedSocketReason(Stat(S_IFSOCK | 0600, kOther), kMe).find("uid 1001") != std::string::npos);
+  CHECK(UntrustedSocketReason(Stat(S_IFSOCK | 0600, kOther), kMe).find("uid 1001") !=
+        std::string::npos);
   CHECK(!UntrustedSocketReason(Stat(S_IFREG | 0600, kMe), kMe).empty());
   CHECK(UntrustedPeerReason(kMe, kMe).empty());
   CHECK(UntrustedPeerReason(0, kMe).empty());
@@ -61,7 +66,8 @@ int Listen(const std::string& path) {
   return fd;
 }
 
-TEST_CASE("issue27: ConnectUnix refuses a socket in a directory others may write, before connecting") {
+TEST_CASE(
+    "issue27: ConnectUnix refuses a socket in a directory others may write, before connecting") {
   TempDir dir;
   const std::string sock = dir.File("gshare.sock");
   const int listener = Listen(sock);

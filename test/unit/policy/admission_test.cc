@@ -33,8 +33,8 @@ TEST_CASE("Admission starts by priority, then submission time, up to max_running
                                        Pending(4, -1), Pending(5, 5)};
   AdmissionResult r = Admit(pending, {}, {1, 3}, 100);
   CHECK(Started(pending, r) == std::vector<int64_t>{2, 5, 3});  // 3 was submitted before 1
-  CHECK(Reason(pending, r, 1) == kReasonResources);  // first one that waits for a slot
-  CHECK(Reason(pending, r, 4) == kReasonPriority);   // behind it
+  CHECK(Reason(pending, r, 1) == kReasonResources);             // first one that waits for a slot
+  CHECK(Reason(pending, r, 4) == kReasonPriority);              // behind it
   CHECK(Reason(pending, r, 2).empty());
 }
 
@@ -48,7 +48,7 @@ TEST_CASE("Admission counts jobs already running per slot and spreads over GPUs"
   AdmissionJob pinned = Pending(4);
   pinned.gpu = "0";
   AdmissionJob other = Pending(5, 0, 10.0);  // submitted last
-  other.gpu = "GPU-x";  // a slot of its own
+  other.gpu = "GPU-x";                       // a slot of its own
   // Every slot full for jobs without --gpu, yet one pinned to a free GPU still starts.
   std::vector<AdmissionJob> mixed = {pinned, Pending(6), Pending(7), other};
   r = Admit(mixed, {{"0", 2}, {"1", 1}}, {2, 2}, 0);
@@ -80,7 +80,8 @@ TEST_CASE("Admission reasons follow Slurm's precedence and foreground jobs skip 
   CHECK(Reason(all, r, 2) == kReasonBeginTime);
   CHECK(Reason(all, r, 3) == kReasonDependencyNever);
   CHECK(Reason(all, r, 4) == kReasonDependency);
-  CHECK(Started(all, r) == std::vector<int64_t>{5, 6});  // 6 is past the limit but in the foreground
+  CHECK(Started(all, r) ==
+        std::vector<int64_t>{5, 6});  // 6 is past the limit but in the foreground
   REQUIRE(r.next_begin.has_value());
   CHECK(*r.next_begin == 300);
 }

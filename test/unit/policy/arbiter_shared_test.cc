@@ -76,7 +76,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter shared: every request is granted at once, no
   CHECK(arb.Holder(kOther) == JobId{1});
 }
 
-TEST_CASE_FIXTURE(Fixture, "arbiter shared: going exclusive drops every holder, then grants the best waiter") {
+TEST_CASE_FIXTURE(
+    Fixture, "arbiter shared: going exclusive drops every holder, then grants the best waiter") {
   Arbiter arb(options);
   arb.AddJob(1, 0, Millis(0));
   arb.AddJob(2, 0, Millis(0));
@@ -137,7 +138,8 @@ uint64_t ExclusiveAfterSharing(const Fixture& f, Arbiter& arb, std::initializer_
   return 0;
 }
 
-TEST_CASE_FIXTURE(Fixture, "arbiter shared: going exclusive keeps the named job running, the others drop") {
+TEST_CASE_FIXTURE(Fixture,
+                  "arbiter shared: going exclusive keeps the named job running, the others drop") {
   Arbiter arb(options);
   AddTwoJobs(arb);
   arb.AddConn(12, 1, 101);
@@ -167,7 +169,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter shared: going exclusive keeps the named job 
   CHECK(arb.Holder(kGpu) == JobId{2});
 }
 
-TEST_CASE_FIXTURE(Fixture, "arbiter shared: the incumbent is not preempted while its room is checkpointed") {
+TEST_CASE_FIXTURE(Fixture,
+                  "arbiter shared: the incumbent is not preempted while its room is checkpointed") {
   Arbiter arb(options);
   AddTwoJobs(arb);
   arb.SetShared(kGpu, true, At(0));
@@ -175,7 +178,7 @@ TEST_CASE_FIXTURE(Fixture, "arbiter shared: the incumbent is not preempted while
   auto a = arb.SetShared(kGpu, false, At(10), JobId{1});
   uint64_t e = EpochOf(a, Kind::kDrop, 21);
   CHECK(arb.Released(21, kGpu, e, At(11)).empty());
-  arb.MakingRoom(kGpu);  // job 2 is being checkpointed for job 1's turn
+  arb.MakingRoom(kGpu);                              // job 2 is being checkpointed for job 1's turn
   CHECK(arb.Request(21, kGpu, At(12)).size() == 1);  // CONTENDED to job 1
   // The quantum (20 s) passes during the checkpoint: no deadline, no DROP.
   CHECK_FALSE(arb.NextDeadline().has_value());
@@ -197,7 +200,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter shared: the incumbent is not preempted while
   CHECK(arb.NextDeadline() == At(g + 1000 + 20000));
 }
 
-TEST_CASE_FIXTURE(Fixture, "arbiter shared: a named job that does not hold is granted first, once") {
+TEST_CASE_FIXTURE(Fixture,
+                  "arbiter shared: a named job that does not hold is granted first, once") {
   Arbiter arb(options);
   AddTwoJobs(arb);
   arb.SetShared(kGpu, true, At(0));
@@ -214,7 +218,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter shared: a named job that does not hold is gr
   CHECK(arb.Request(21, kGpu, At(13)).size() == 1);  // CONTENDED to job 1
 }
 
-TEST_CASE_FIXTURE(Fixture, "arbiter shared: a named job that releases hands over to the next waiter") {
+TEST_CASE_FIXTURE(Fixture,
+                  "arbiter shared: a named job that releases hands over to the next waiter") {
   Arbiter arb(options);
   AddTwoJobs(arb);
   uint64_t e = ExclusiveAfterSharing(*this, arb, {11, 21}, 1);
@@ -242,7 +247,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter shared: a higher priority goes before the na
   CHECK(CountKind(a, Kind::kGrant) == 1);
 }
 
-TEST_CASE_FIXTURE(Fixture, "arbiter shared: going exclusive with nobody holding grants the next request") {
+TEST_CASE_FIXTURE(Fixture,
+                  "arbiter shared: going exclusive with nobody holding grants the next request") {
   Arbiter arb(options);
   arb.AddJob(1, 0, Millis(0));
   arb.AddJob(2, 0, Millis(0));
@@ -255,7 +261,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter shared: going exclusive with nobody holding 
   CHECK(Count(arb.Request(21, kGpu, At(3)), Kind::kGrant, 21) == 0);
 }
 
-TEST_CASE_FIXTURE(Fixture, "arbiter shared: going shared grants every waiter and continues stopped jobs") {
+TEST_CASE_FIXTURE(Fixture,
+                  "arbiter shared: going shared grants every waiter and continues stopped jobs") {
   Arbiter arb(options);
   arb.AddJob(1, 0, Millis(0));
   arb.AddJob(2, 0, Millis(0));

@@ -9,7 +9,8 @@ namespace gshare {
 namespace {
 using namespace arbiter_test;
 
-TEST_CASE_FIXTURE(Fixture, "arbiter suspend: the holder drops, the other job runs, resume queues it again") {
+TEST_CASE_FIXTURE(Fixture,
+                  "arbiter suspend: the holder drops, the other job runs, resume queues it again") {
   Arbiter arb(options);
   AddTwoJobs(arb);
   auto a = arb.Request(11, kGpu, At(0));
@@ -40,7 +41,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter suspend: the holder drops, the other job run
   CHECK(Count(a, Kind::kGrant, 11) == 1);
 }
 
-TEST_CASE_FIXTURE(Fixture, "arbiter suspend: shared mode drops only the suspended job and grants it on resume") {
+TEST_CASE_FIXTURE(
+    Fixture, "arbiter suspend: shared mode drops only the suspended job and grants it on resume") {
   Arbiter arb(options);
   AddTwoJobs(arb);
   arb.SetShared(kGpu, true, At(0));
@@ -60,7 +62,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter suspend: shared mode drops only the suspende
   CHECK(arb.Gpus(At(7))[0].waiters.empty());
 }
 
-TEST_CASE_FIXTURE(Fixture, "arbiter suspend: with gating off a suspended job is still not granted") {
+TEST_CASE_FIXTURE(Fixture,
+                  "arbiter suspend: with gating off a suspended job is still not granted") {
   options.enabled = false;
   Arbiter arb(options);
   arb.AddJob(1, 0, Millis(0));
@@ -77,7 +80,8 @@ namespace gshare {
 namespace {
 using namespace arbiter_test;
 
-TEST_CASE_FIXTURE(Fixture, "arbiter deferred grant: the quantum starts when the grant is delivered") {
+TEST_CASE_FIXTURE(Fixture,
+                  "arbiter deferred grant: the quantum starts when the grant is delivered") {
   Arbiter arb(options);
   AddTwoJobs(arb);
   uint64_t e1 = EpochOf(arb.Request(11, kGpu, At(0)), Kind::kGrant, 11);
@@ -106,15 +110,16 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: a delivered turn lasts at least twice its d
   auto a = arb.Tick(At(35000 + 70000));
   REQUIRE(Count(a, Kind::kDrop, 11) == 1);
   // A swap-in, even a long one (5 s), keeps the plain quantum.
-  uint64_t e2 = EpochOf(arb.Released(11, kGpu, EpochOf(a, Kind::kDrop, 11), At(105100)),
-                        Kind::kGrant, 21);
+  uint64_t e2 =
+      EpochOf(arb.Released(11, kGpu, EpochOf(a, Kind::kDrop, 11), At(105100)), Kind::kGrant, 21);
   arb.AwaitSwapIn(kGpu, e2);
   arb.SwappedIn(kGpu, e2, At(110100));
   arb.Request(11, kGpu, At(110200));
   CHECK(arb.NextDeadline() == At(110100 + 20000));
 }
 
-TEST_CASE_FIXTURE(Fixture, "arbiter swap-in: the quantum starts when the holder's swap-in is over") {
+TEST_CASE_FIXTURE(Fixture,
+                  "arbiter swap-in: the quantum starts when the holder's swap-in is over") {
   Arbiter arb(options);
   AddTwoJobs(arb);
   uint64_t e1 = EpochOf(arb.Request(11, kGpu, At(0)), Kind::kGrant, 11);
@@ -131,8 +136,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter swap-in: the quantum starts when the holder'
   CHECK(arb.Usage(1, At(28000)).wait_seconds == doctest::Approx(8.0));
 
   // A swap-in that never reports: the quantum runs anyway after the allowance.
-  uint64_t e2 = EpochOf(arb.Released(11, kGpu, EpochOf(a, Kind::kDrop, 11), At(28100)),
-                        Kind::kGrant, 21);
+  uint64_t e2 =
+      EpochOf(arb.Released(11, kGpu, EpochOf(a, Kind::kDrop, 11), At(28100)), Kind::kGrant, 21);
   arb.AwaitSwapIn(kGpu, e2);
   TimePoint end = At(28100) + Millis(20000) + Arbiter::kSwapInAllowance;
   arb.Request(11, kGpu, At(28200));

@@ -134,7 +134,7 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: a holder ignoring DROP is stopped, then con
   REQUIRE(Count(a, Kind::kGrant, 21) == 1);
   uint64_t e2 = EpochOf(a, Kind::kGrant, 21);
   CHECK(arb.Released(11, kGpu, e1, At(30001)).empty());  // late ack: ignored
-  a = arb.Released(21, kGpu, e2, At(31000));  // job 2 goes idle
+  a = arb.Released(21, kGpu, e2, At(31000));             // job 2 goes idle
   REQUIRE(Count(a, Kind::kContinue, 11) == 1);
   REQUIRE(Count(a, Kind::kGrant, 11) == 1);
   CHECK(EpochOf(a, Kind::kGrant, 11) > e2);
@@ -185,7 +185,7 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: the holder is told once per grant that some
   a = arb.Tick(At(20000));
   REQUIRE(Count(a, Kind::kDrop, 11) == 1);
   CHECK(arb.Recontend(kGpu).empty());  // dropping: no price matters any more
-  arb.Request(11, kGpu, At(20001));  // job 1 queues again
+  arb.Request(11, kGpu, At(20001));    // job 1 queues again
   arb.Released(12, kGpu, e1, At(20001));
   a = arb.Released(11, kGpu, e1, At(20002));
   REQUIRE(Count(a, Kind::kGrant, 21) == 1);

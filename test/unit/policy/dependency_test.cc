@@ -30,13 +30,11 @@ std::string ErrorOf(std::string_view text) {
 
 TEST_CASE("ParseDependencies reads Slurm's list") {
   CHECK(Deps("afterok:1") == std::vector<Dependency>{{kOk, 1}});
-  CHECK(Deps("afterok:1:2,afterany:3") ==
-        std::vector<Dependency>{{kOk, 1}, {kOk, 2}, {kAny, 3}});
+  CHECK(Deps("afterok:1:2,afterany:3") == std::vector<Dependency>{{kOk, 1}, {kOk, 2}, {kAny, 3}});
   CHECK(Deps("afternotok:7,afterok:8") == std::vector<Dependency>{{kNotOk, 7}, {kOk, 8}});
   CHECK(Deps(" AfterOK:12 ") == std::vector<Dependency>{{kOk, 12}});
   CHECK(Deps("afterok:5,afterok:5") == std::vector<Dependency>{{kOk, 5}, {kOk, 5}});
-  CHECK(Deps("afterany:9223372036854775807") ==
-        std::vector<Dependency>{{kAny, INT64_MAX}});
+  CHECK(Deps("afterany:9223372036854775807") == std::vector<Dependency>{{kAny, INT64_MAX}});
 }
 
 TEST_CASE("ParseDependencies rejects bad lists with a one-line message quoting them") {
@@ -51,15 +49,14 @@ TEST_CASE("ParseDependencies rejects bad lists with a one-line message quoting t
   CHECK(ErrorOf("afterok:1::2").find("missing job id") != std::string::npos);
   CHECK(ErrorOf("afterok:x").find("job id \"x\" is not a positive integer") != std::string::npos);
   CHECK(ErrorOf("afterok:0").find("job id \"0\" is not a positive integer") != std::string::npos);
-  CHECK(ErrorOf("afterok:-1").find("job id \"-1\" is not a positive integer") !=
-        std::string::npos);
+  CHECK(ErrorOf("afterok:-1").find("job id \"-1\" is not a positive integer") != std::string::npos);
   CHECK(ErrorOf("afterok:9223372036854775808").find("too large") != std::string::npos);
   CHECK(ErrorOf("afterok:1?afterany:2").find("'?' (any one of) is not supported") !=
         std::string::npos);
   CHECK(ErrorOf("afterok:1,").find("empty entry") != std::string::npos);
   CHECK(ErrorOf(",afterok:1").find("empty entry") != std::string::npos);
-  for (const char* bad : {"afterok:1,,afterany:2", "afterok:1+60", "afterok:1 2", "afterok 1",
-                          ":1", "afterok:1.5", "afterok:+1", "afterany:1,afterok"}) {
+  for (const char* bad : {"afterok:1,,afterany:2", "afterok:1+60", "afterok:1 2", "afterok 1", ":1",
+                          "afterok:1.5", "afterok:+1", "afterany:1,afterok"}) {
     std::string message = ErrorOf(bad);
     CHECK(message.find(std::string("\"") + bad + "\"") != std::string::npos);
     CHECK(message.find('\n') == std::string::npos);

@@ -60,7 +60,8 @@ TEST_CASE("ledger checkpoint: a victim goes whole, context included, and never w
   CHECK(plan.bytes == 5 * kGiB);
 }
 
-TEST_CASE("ledger checkpoint: swap-engine victims give only what is needed, beside checkpoint ones") {
+TEST_CASE(
+    "ledger checkpoint: swap-engine victims give only what is needed, beside checkpoint ones") {
   MemoryLedger::Options o;
   o.context_bytes = 0;
   MemoryLedger ledger(o);

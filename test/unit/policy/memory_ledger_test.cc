@@ -16,8 +16,8 @@ const TimePoint kT0 = TimePoint{} + std::chrono::hours(1);
 TimePoint At(int ms) { return kT0 + Millis(ms); }
 
 // A report in GiB: the GPU's size (0: not reported) and the process's memory on it.
-proto::MemReportMsg Rep(uint64_t total, uint64_t allocated, uint64_t resident,
-                        uint64_t fixed = 0, uint64_t demand = 0) {
+proto::MemReportMsg Rep(uint64_t total, uint64_t allocated, uint64_t resident, uint64_t fixed = 0,
+                        uint64_t demand = 0) {
   proto::MemReportMsg m{};
   m.total = total * kGiB;
   m.allocated = allocated * kGiB;
@@ -215,7 +215,7 @@ TEST_CASE("ledger: takes from the next victim when the first is not enough") {
   ledger.Report(31, 3, kGpu, Rep(10, 2, 2));
   ledger.Report(21, 2, kGpu, Rep(10, 5, 0));
   ledger.Report(22, 2, kGpu, Rep(10, 2, 2));  // the new holder's other process stays
-  ledger.Ran(2, kGpu, At(0));                  // even though job 2 ran least recently
+  ledger.Ran(2, kGpu, At(0));                 // even though job 2 ran least recently
   ledger.Ran(3, kGpu, At(100));
   ledger.Ran(1, kGpu, At(200));
   // Resident 4 + 2 + 2, 5 to come back: 3 too many; job 3 has 2, job 1 gives the rest.
@@ -418,7 +418,6 @@ TEST_CASE("ledger: Forget removes a connection") {
   CHECK(ledger.Totals(2).allocated == 6 * kGiB);
 }
 
-
 proto::MemReportMsg SwapRep(uint64_t total, uint64_t allocated, uint64_t resident,
                             uint64_t demand = 0) {
   proto::MemReportMsg m = Rep(total, allocated, resident, 0, demand);
@@ -460,7 +459,7 @@ TEST_CASE("ledger: the settled holder pins ahead the overflow plus a margin") {
 
 TEST_CASE("ledger: pool free is the pinned pool less the process's swapped-out bytes") {
   MemoryLedger ledger(NoContext());
-  CHECK(ledger.PoolFree(11) == 0);  // nothing reported
+  CHECK(ledger.PoolFree(11) == 0);              // nothing reported
   proto::MemReportMsg a = SwapRep(80, 50, 30);  // 20 GiB swapped out
   a.host_bytes = 32 * kGiB;
   ledger.Report(11, 1, kGpu, a);

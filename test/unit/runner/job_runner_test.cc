@@ -36,7 +36,8 @@ bool WaitForFile(const std::string& path) {
   return false;
 }
 
-RunSpec Spec(std::vector<std::string> argv, std::vector<std::pair<std::string, std::string>> set_env = {},
+RunSpec Spec(std::vector<std::string> argv,
+             std::vector<std::pair<std::string, std::string>> set_env = {},
              std::vector<std::string> preload = {}) {
   RunSpec spec;
   spec.argv = std::move(argv);
@@ -100,7 +101,8 @@ TEST_CASE("job runner reports the signal that killed the job") {
 }
 
 TEST_CASE("job runner maps a command not found to 127") {
-  for (const char* command : {"gshare-no-such-command-4711", "/nonexistent/gshare-no-such-command"}) {
+  for (const char* command :
+       {"gshare-no-such-command-4711", "/nonexistent/gshare-no-such-command"}) {
     bool started = false;
     Result<ExitInfo> result = JobRunner::Run(Spec({command}), [&](pid_t) { started = true; });
     REQUIRE(result.ok());
@@ -124,17 +126,20 @@ TEST_CASE("job runner maps a command that is not executable to 126") {
 TEST_CASE("job runner sets the environment and prefixes LD_PRELOAD") {
   TempDir dir;
   const std::string out = dir.File("env");
-  const std::string script = "printf '%s|%s|%s\\n' \"$GSHARE_T\" \"$LD_PRELOAD\" \"$(pwd)\" > " + out;
+  const std::string script =
+      "printf '%s|%s|%s\\n' \"$GSHARE_T\" \"$LD_PRELOAD\" \"$(pwd)\" > " + out;
 
   // Library names ld.so finds and sh loads anyway, so that preloading them prints no warnings.
   const char* saved = getenv("LD_PRELOAD");
   const std::string saved_preload = saved ? saved : "";
   unsetenv("LD_PRELOAD");
   RunShell(script, Spec({}, {{"GSHARE_T", "v1"}}, {"libc.so.6", "libm.so.6"}));
-  CHECK(ReadFile(out) == "v1|libc.so.6:libm.so.6|" + std::filesystem::current_path().string() + "\n");
+  CHECK(ReadFile(out) ==
+        "v1|libc.so.6:libm.so.6|" + std::filesystem::current_path().string() + "\n");
 
   RunShell(script, Spec({}, {{"LD_PRELOAD", "libm.so.6"}, {"GSHARE_T", "v2"}}, {"libc.so.6"}));
-  CHECK(ReadFile(out) == "v2|libc.so.6:libm.so.6|" + std::filesystem::current_path().string() + "\n");
+  CHECK(ReadFile(out) ==
+        "v2|libc.so.6:libm.so.6|" + std::filesystem::current_path().string() + "\n");
 
   RunShell(script, Spec({}, {{"GSHARE_T", ""}}));
   CHECK(ReadFile(out) == "||" + std::filesystem::current_path().string() + "\n");
@@ -173,10 +178,11 @@ TEST_CASE("job runner calls on_started with the job's pid, which leads its own g
   const std::string out = dir.File("pid");
   pid_t started = -1;
   pid_t group = -1;
-  Result<ExitInfo> result = JobRunner::Run(Spec({"/bin/sh", "-c", "echo $$ > " + out}), [&](pid_t pid) {
-    started = pid;
-    group = getpgid(pid);
-  });
+  Result<ExitInfo> result =
+      JobRunner::Run(Spec({"/bin/sh", "-c", "echo $$ > " + out}), [&](pid_t pid) {
+        started = pid;
+        group = getpgid(pid);
+      });
   REQUIRE(result.ok());
   CHECK(result->exit_code == 0);
   CHECK(started > 0);
@@ -186,11 +192,13 @@ TEST_CASE("job runner calls on_started with the job's pid, which leads its own g
 
 TEST_CASE("job runner forwards SIGTERM to the whole job group") {
   TempDir dir;
-  const std::string got = dir.File("got"), grandchild_got = dir.File("gc"), ready = dir.File("ready");
+  const std::string got = dir.File("got"), grandchild_got = dir.File("gc"),
+                    ready = dir.File("ready");
   // The job's shell and a grandchild shell both trap TERM; the grandchild says when both traps
   // are set, so the signal can't come too early.
-  const std::string script = "trap 'echo got > " + got + "; exit 7' TERM; sh -c 'trap \"echo gc > " +
-                             grandchild_got + "; exit 0\" TERM; echo ready > " + ready + "; sleep 5 & wait' & wait";
+  const std::string script = "trap 'echo got > " + got +
+                             "; exit 7' TERM; sh -c 'trap \"echo gc > " + grandchild_got +
+                             "; exit 0\" TERM; echo ready > " + ready + "; sleep 5 & wait' & wait";
   std::fflush(nullptr);
   const pid_t helper = fork();
   REQUIRE(helper >= 0);
@@ -210,7 +218,8 @@ TEST_CASE("job runner forwards SIGTERM to the whole job group") {
   CHECK(ReadFile(grandchild_got) == "gc\n");
 }
 
-TEST_CASE("job runner hands the terminal to the job, relays its Ctrl-Z and takes the terminal back") {
+TEST_CASE(
+    "job runner hands the terminal to the job, relays its Ctrl-Z and takes the terminal back") {
   TempDir dir;
   const std::string out = dir.File("tty");
   const int master = posix_openpt(O_RDWR | O_NOCTTY);
@@ -221,7 +230,8 @@ TEST_CASE("job runner hands the terminal to the job, relays its Ctrl-Z and takes
   // Fields 5 and 8 of /proc/PID/stat: the job's process group and the terminal's foreground one.
   // Then the job stops itself as Ctrl-Z would; the runner (a session leader, so its own stop is
   // dropped as orphaned) must continue it.
-  const std::string script = "awk '{print $5, $8}' /proc/$$/stat > " + out + "; kill -TSTP $$; echo resumed >> " + out;
+  const std::string script =
+      "awk '{print $5, $8}' /proc/$$/stat > " + out + "; kill -TSTP $$; echo resumed >> " + out;
   std::fflush(nullptr);
   const pid_t helper = fork();
   REQUIRE(helper >= 0);
@@ -237,7 +247,8 @@ TEST_CASE("job runner hands the terminal to the job, relays its Ctrl-Z and takes
   int status = 0;
   const auto deadline = std::chrono::steady_clock::now() + kPatience;
   pid_t reaped = 0;
-  while ((reaped = waitpid(helper, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline) {
+  while ((reaped = waitpid(helper, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (reaped == 0) kill(helper, SIGKILL), waitpid(helper, &status, 0);
@@ -287,7 +298,8 @@ TEST_CASE("job runner runs a detached job: its env, directory, output file and /
   spec.cwd = dir.path();
   spec.output_path = dir.path() + "/out.log";
   spec.stdin_null = true;
-  ExitInfo info = RunShell("echo \"$ONLY $EXTRA ${HOME:-nohome} $(pwd)\"; echo err >&2; cat; exit 4", spec);
+  ExitInfo info =
+      RunShell("echo \"$ONLY $EXTRA ${HOME:-nohome} $(pwd)\"; echo err >&2; cat; exit 4", spec);
   CHECK(info.exit_code == 4);
   CHECK(ReadFile(spec.output_path) == "this x nohome " + dir.path() + "\nerr\n");
 
@@ -297,7 +309,8 @@ TEST_CASE("job runner runs a detached job: its env, directory, output file and /
   CHECK(info.exec_error.find("cannot change directory") == 0);
   spec.cwd.clear();
   spec.output_path = dir.path() + "/no/such/dir/out.log";
-  CHECK_FALSE(JobRunner::Run(RunSpec{{"/bin/true"}, {}, {}, {}, "", spec.output_path}, nullptr).ok());
+  CHECK_FALSE(
+      JobRunner::Run(RunSpec{{"/bin/true"}, {}, {}, {}, "", spec.output_path}, nullptr).ok());
 }
 
 TEST_CASE("job runner ends a job at its time limit: SIGTERM, then SIGKILL after the grace") {

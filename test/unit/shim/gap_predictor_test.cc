@@ -38,7 +38,7 @@ TEST_CASE("GapPredictor: the latest gap alone predicts the next one") {
   p.Observe(120);
   p.Observe(3300);
   int64_t big = GapPredictor::HandoffMs(22'000'000'000ull);  // 580 ms
-  CHECK_FALSE(p.WorthReleasing(kMin, big));  // (30 + 70 + 3250) / 3 = 1116 < 1260
+  CHECK_FALSE(p.WorthReleasing(kMin, big));                  // (30 + 70 + 3250) / 3 = 1116 < 1260
   CHECK(p.RemainingMs(140) == 3300 - 140);
   CHECK(p.WorthReleasing(140, big));
   // A pause after the long gap takes its lone vote away.
@@ -73,14 +73,14 @@ TEST_CASE("GapPredictor: release only when the rest of the gap covers both hando
   GapPredictor p;
   p.Observe(2000);
   p.Observe(2000);
-  int64_t cheap = GapPredictor::HandoffMs(0);                  // 30 ms
-  int64_t big = GapPredictor::HandoffMs(10'000'000'000ull);    // 280 ms
-  int64_t huge = GapPredictor::HandoffMs(40'000'000'000ull);   // 1030 ms
-  CHECK_FALSE(p.WorthReleasing(kMin - 1, cheap));  // not a gap yet
+  int64_t cheap = GapPredictor::HandoffMs(0);                 // 30 ms
+  int64_t big = GapPredictor::HandoffMs(10'000'000'000ull);   // 280 ms
+  int64_t huge = GapPredictor::HandoffMs(40'000'000'000ull);  // 1030 ms
+  CHECK_FALSE(p.WorthReleasing(kMin - 1, cheap));             // not a gap yet
   CHECK(p.WorthReleasing(kMin, cheap));
-  CHECK(p.WorthReleasing(kMin, big));              // 1900 left >= 660
-  CHECK_FALSE(p.WorthReleasing(kMin, huge));       // 1900 < 2160
-  CHECK_FALSE(p.WorthReleasing(1500, big));        // only 500 left: too late
+  CHECK(p.WorthReleasing(kMin, big));         // 1900 left >= 660
+  CHECK_FALSE(p.WorthReleasing(kMin, huge));  // 1900 < 2160
+  CHECK_FALSE(p.WorthReleasing(1500, big));   // only 500 left: too late
   CHECK_FALSE(p.WorthReleasing(kMin, GapPredictor::HandoffMs(GapPredictor::kNever)));
 }
 
@@ -89,8 +89,8 @@ TEST_CASE("GapPredictor: short CPU phases never pay for a large handoff") {
   for (int i = 0; i < 4; ++i) p.Observe(230);  // a 50/50 job with 0.23 s steps
   int64_t big = GapPredictor::HandoffMs(10'000'000'000ull);
   CHECK_FALSE(p.WorthReleasing(kMin, big));
-  CHECK(p.WorthReleasing(kMin, 0));                // 180 ms left cover the margin
-  CHECK_FALSE(p.WorthReleasing(150, 0));           // 80 ms do not
+  CHECK(p.WorthReleasing(kMin, 0));       // 180 ms left cover the margin
+  CHECK_FALSE(p.WorthReleasing(150, 0));  // 80 ms do not
 }
 
 TEST_CASE("GapPredictor: short pauses among long CPU phases neither hide them nor trigger") {
@@ -106,8 +106,8 @@ TEST_CASE("GapPredictor: short pauses among long CPU phases neither hide them no
   GapPredictor rare;
   rare.Observe(3000);
   for (int i = 0; i < 7; ++i) rare.Observe(150);
-  CHECK_FALSE(rare.WorthReleasing(kMin, big));     // (2950 + 7 x 100) / 8 = 456 < 660
-  CHECK_FALSE(rare.WorthReleasing(200, big));      // only one gap lasted 200 ms
+  CHECK_FALSE(rare.WorthReleasing(kMin, big));  // (2950 + 7 x 100) / 8 = 456 < 660
+  CHECK_FALSE(rare.WorthReleasing(200, big));   // only one gap lasted 200 ms
 }
 
 TEST_CASE("GapPredictor: idle release is not risked on a handoff that cannot be priced") {

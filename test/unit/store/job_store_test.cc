@@ -124,7 +124,8 @@ TEST_CASE("JobStore rejects unknown kinds, and a row of unknown state is damaged
   int64_t fine = InsertOrDie(store.get(), Job("fine"));
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(db, ("UPDATE jobs SET state = 'DONE' WHERE id = " + std::to_string(id)).c_str(),
+  REQUIRE(sqlite3_exec(db,
+                       ("UPDATE jobs SET state = 'DONE' WHERE id = " + std::to_string(id)).c_str(),
                        nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(db);
   Result<std::optional<JobRecord>> got = store->Get(id);
@@ -340,18 +341,26 @@ TEST_CASE("JobStore lists in queue order, by name and by owner, read-only too") 
   REQUIRE_MESSAGE(reader.ok(), reader.status().message());
   CHECK(ids(*reader.value(), queue) == ids(*store, queue));
   std::vector<int64_t> streamed;
-  REQUIRE(reader.value()->ForEachInQueueOrder(queue, [&](const JobRecord& r) { streamed.push_back(r.id); }).ok());
+  REQUIRE(reader.value()
+              ->ForEachInQueueOrder(queue, [&](const JobRecord& r) { streamed.push_back(r.id); })
+              .ok());
   CHECK(streamed == ids(*store, queue));
   streamed.clear();
   ListFilter pending_of_x = queue;
   pending_of_x.states = {JobState::kPending};
   pending_of_x.name = "x";
-  REQUIRE(reader.value()->ForEachInQueueOrder(pending_of_x, [&](const JobRecord& r) { streamed.push_back(r.id); }).ok());
+  REQUIRE(
+      reader.value()
+          ->ForEachInQueueOrder(pending_of_x, [&](const JobRecord& r) { streamed.push_back(r.id); })
+          .ok());
   CHECK(streamed == std::vector<int64_t>{high_early, low});
   JobRecord first;
-  REQUIRE(reader.value()->ForEachInQueueOrder(queue, [&](const JobRecord& r) {
-    if (first.id == 0) first = r;
-  }).ok());
+  REQUIRE(reader.value()
+              ->ForEachInQueueOrder(queue,
+                                    [&](const JobRecord& r) {
+                                      if (first.id == 0) first = r;
+                                    })
+              .ok());
   CHECK(first.name == "y");
   CHECK(first.state == JobState::kRunning);
   CHECK(first.start_time == 4.0);
@@ -367,22 +376,23 @@ TEST_CASE("JobStore migrates a schema 1 database, keeping its jobs") {
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
   // Schema 1 as the first release wrote it.
-  REQUIRE(sqlite3_exec(db,
-                       "CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT,"
-                       " name TEXT NOT NULL DEFAULT '', argv TEXT NOT NULL DEFAULT '[]',"
-                       " cwd TEXT NOT NULL DEFAULT '', uid INTEGER NOT NULL,"
-                       " priority INTEGER NOT NULL DEFAULT 0, quantum_ms INTEGER NOT NULL DEFAULT 0,"
-                       " gpu TEXT NOT NULL DEFAULT '', state TEXT NOT NULL,"
-                       " reason TEXT NOT NULL DEFAULT '', submit_time REAL NOT NULL,"
-                       " start_time REAL, end_time REAL, exit_code INTEGER, signal INTEGER,"
-                       " pid INTEGER, lease_seconds REAL NOT NULL DEFAULT 0,"
-                       " wait_seconds REAL NOT NULL DEFAULT 0, peak_bytes INTEGER NOT NULL DEFAULT 0,"
-                       " kind TEXT NOT NULL);"
-                       "CREATE INDEX jobs_by_state ON jobs(state);"
-                       "INSERT INTO jobs (name, argv, uid, state, submit_time, exit_code, kind)"
-                       " VALUES ('old', '[\"a\"]', 1000, 'COMPLETED', 5.0, 0, 'run');"
-                       "PRAGMA user_version = 1;",
-                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  REQUIRE(
+      sqlite3_exec(db,
+                   "CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                   " name TEXT NOT NULL DEFAULT '', argv TEXT NOT NULL DEFAULT '[]',"
+                   " cwd TEXT NOT NULL DEFAULT '', uid INTEGER NOT NULL,"
+                   " priority INTEGER NOT NULL DEFAULT 0, quantum_ms INTEGER NOT NULL DEFAULT 0,"
+                   " gpu TEXT NOT NULL DEFAULT '', state TEXT NOT NULL,"
+                   " reason TEXT NOT NULL DEFAULT '', submit_time REAL NOT NULL,"
+                   " start_time REAL, end_time REAL, exit_code INTEGER, signal INTEGER,"
+                   " pid INTEGER, lease_seconds REAL NOT NULL DEFAULT 0,"
+                   " wait_seconds REAL NOT NULL DEFAULT 0, peak_bytes INTEGER NOT NULL DEFAULT 0,"
+                   " kind TEXT NOT NULL);"
+                   "CREATE INDEX jobs_by_state ON jobs(state);"
+                   "INSERT INTO jobs (name, argv, uid, state, submit_time, exit_code, kind)"
+                   " VALUES ('old', '[\"a\"]', 1000, 'COMPLETED', 5.0, 0, 'run');"
+                   "PRAGMA user_version = 1;",
+                   nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(db);
   std::unique_ptr<JobStore> store = OpenOrDie(path);
   CHECK(Pragma(path, "user_version") == std::to_string(JobStore::SchemaVersion()));
