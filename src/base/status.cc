@@ -1,2 +1,0 @@
-// Placeholder: the status type lives in status.h.
-#include "base/status.h"
