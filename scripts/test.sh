@@ -2,7 +2,7 @@
 # Runs every test gshare has that needs no GPU: builds (installing build dependencies on
 # Debian 12 when missing), then ctest: unit tests (doctest) and end-to-end tests of the
 # daemon, the CLI and the shim against the fake libcuda of test/fake_cuda; then the libFuzzer
-# targets of test/fuzz, GSHARE_FUZZ_SECONDS (5) each; then clang's thread-safety analysis of
+# targets of test/fuzz, GSHARE_FUZZ_SECONDS (3) each; then clang's thread-safety analysis of
 # the shim (scripts/check_thread_safety.sh) and the sources' format (scripts/check_format.sh).
 # The build is build-ci/, with AddressSanitizer and UBSan in the daemon, the CLI and the unit
 # tests (GSHARE_SANITIZE): a sanitizer error fails the test it happens in. build/ (scripts/
@@ -26,7 +26,7 @@ status=0
 # Two tests at a time: most end-to-end tests wait on their jobs, not on the CPU.
 (cd build-ci && ctest -j2 --output-on-failure --timeout 600) || status=$?
 step "ctest"
-GSHARE_FUZZ_SECONDS=${GSHARE_FUZZ_SECONDS:-5} bash test/fuzz/run.sh build-fuzz || status=$?
+GSHARE_FUZZ_SECONDS=${GSHARE_FUZZ_SECONDS:-3} bash test/fuzz/run.sh build-fuzz || status=$?
 step "fuzzing"
 bash scripts/check_thread_safety.sh || status=$?
 step "thread safety"

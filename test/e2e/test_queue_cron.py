@@ -1,5 +1,5 @@
 """The batch queue's headline case: a shell script run as cron runs it (`env -i` with only
-PATH and HOME, no terminal, no XDG_RUNTIME_DIR, no GSHARE_* variable) submits 200 jobs with
+PATH and HOME, no terminal, no XDG_RUNTIME_DIR, no GSHARE_* variable) submits 100 jobs with
 random priorities and a dependency chain; an interactive shell of the same user then sees
 every one of them, releases them, and they run in the documented order: priority first, then
 submission order, a dependent job only after the job it depends on completed."""
@@ -10,7 +10,8 @@ import unittest
 
 from gshare_e2e import GSHARE, MARKER, TestCase, _read
 
-N_FREE = 190  # jobs without a dependency
+# 100 jobs in all: each one costs a sanitized job supervisor in CI.
+N_FREE = 90  # jobs without a dependency
 N_CHAIN = 10  # jobs each --dependency afterok:<the previous one>
 
 
@@ -30,7 +31,7 @@ def simulate(jobs):
 
 
 class QueueCronTest(TestCase):
-    def test_cron_submits_200_jobs(self):
+    def test_cron_submits_100_jobs(self):
         h = self.harness()
         home = os.path.join(h.tmp, "home")
         # How cron and the interactive shell meet at one daemon. Neither gets GSHARE_SOCKET
@@ -128,7 +129,7 @@ class QueueCronTest(TestCase):
                                           for j in q.values()):
                 return q
             return None
-        q = h.wait_for(all_held, 60, "200 held jobs in the interactive shell's queue")
+        q = h.wait_for(all_held, 60, "every held job in the interactive shell's queue")
         by_id = {j["id"]: j for j in jobs}
         for jid, rec in q.items():
             self.assertEqual(rec["priority"], by_id[jid]["priority"], "job %d" % jid)
