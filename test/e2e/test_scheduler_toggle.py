@@ -5,12 +5,15 @@ import unittest
 
 from gshare_e2e import TestCase, overlaps
 
-KERNELS = 20
+# 3 s of kernels per job: the second job starts before the first ends even on a loaded machine,
+# so with gating off they overlap.
+KERNELS = 100
 QUANTUM = ["--quantum", "200ms"]
 
 
 class SchedulerToggleTest(TestCase):
-    def pair(self, h, tag, kernels=KERNELS):
+    def pair(self, h, tag):
+        kernels = KERNELS
         args = ["--kernels", kernels, "--kernel-ms", 30]
         a = h.start_fake(args, QUANTUM, name=tag + "a")
         b = h.start_fake(args + ["--route", "gpa"], QUANTUM, name=tag + "b")
@@ -81,9 +84,7 @@ class SchedulerToggleTest(TestCase):
         h = self.harness(config={"enabled": False})
         h.start_daemon()
         self.assertEqual(h.status()["daemon"]["scheduler"], "off")
-        # Long enough (3 s) that the second job starts before the first ends on a loaded
-        # machine; ungated, they then overlap.
-        ka, kb = self.pair(h, "cfg", kernels=100)
+        ka, kb = self.pair(h, "cfg")
         self.assertGreater(len(overlaps(ka, kb)), 0)
 
 
