@@ -9,11 +9,8 @@
 
 #include "base/config.h"
 #include "daemon/daemon.h"
-#include "policy/dependency.h"
 #include "ipc/job_json.h"
-#include "base/output_pattern.h"
 #include "ipc/requests.h"
-#include "base/user_name.h"
 
 namespace gshare {
 namespace {
