@@ -57,12 +57,6 @@ std::string ReadProcCmdline(pid_t pid, std::vector<std::string>* argv) {
 
 }  // namespace
 
-TimePoint Now() { return std::chrono::steady_clock::now(); }
-
-double WallNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 GpuKey FormatGpuUuid(const proto::GpuUuid& u) {
   static const char* kHex = "0123456789abcdef";
   std::string s = "GPU-";
@@ -74,8 +68,9 @@ GpuKey FormatGpuUuid(const proto::GpuUuid& u) {
   return s;
 }
 
-Daemon::Daemon(DaemonOptions options)
+Daemon::Daemon(DaemonOptions options, Clock& clock)
     : options_(std::move(options)),
+      clock_(clock),
       arbiter_(
           Arbiter::Options{options_.config.scheduler.enabled, options_.config.scheduler.quantum,
                            options_.config.scheduler.drop_grace,
@@ -135,6 +130,7 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
   auto store = JobStore::Open(options_.database_path);
   if (!store.ok()) return store.status();
   store_ = std::move(store.value());
+  queue_.emplace(*store_, clock_, [this](int64_t id) { return ActiveStateOf(id); });
   // We hold the lock: any socket file left behind belongs to a dead daemon.
   unlink(options_.socket_path.c_str());
   listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -359,8 +355,7 @@ void Daemon::FinishJob(JobId id, JobState state, std::optional<int> exit_code,
   r.peak_bytes = job.peak_bytes;
   r.reason = reason;
   SaveRecord(r);
-  final_states_[id] = state;
-  queue_dirty_ = true;
+  queue_->Ended(id, state);
   spdlog::info("job {} {} (lease {:.1f} s, waited {:.1f} s){}", id, JobStateName(state),
                u.lease_seconds, u.wait_seconds, reason.empty() ? "" : ": " + reason);
 }

@@ -16,6 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/clock.h"
+#include "daemon/batch_queue.h"
 #include "policy/admission.h"
 #include "policy/arbiter.h"
 #include "daemon/checkpoint_helper.h"
@@ -46,7 +48,8 @@ struct DaemonOptions {
 
 class Daemon : private PeerEvents {
  public:
-  explicit Daemon(DaemonOptions options);
+  // `clock` (outlives the daemon) is what every lease, quantum and job time is read from.
+  explicit Daemon(DaemonOptions options, Clock& clock = SystemClock());
   ~Daemon() override;
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
@@ -213,12 +216,9 @@ class Daemon : private PeerEvents {
   Result<std::vector<int64_t>> RemoveEnded(double ended_before, size_t keep_newest);
   // Applies [retention] at start and every kRetentionPeriod: ended jobs, the daemon log's size.
   void RetentionTick(TimePoint now);
-  // Checks the dependency list of a new job; an error names the first unknown job.
-  Status CheckDependencies(const JobRecord& r);
-  // The state of job `id` (active, pending or stored); nullopt when no such job exists.
-  std::optional<JobState> StateOf(int64_t id);
-  // "no job N", or "job N is STATE, not `wanted`": the error of a request that needs another state.
-  Status NotInState(int64_t id, const std::string& wanted);
+  // The state of job `id` while it is active and not ended (BatchQueue::ActiveState).
+  std::optional<JobState> ActiveStateOf(int64_t id) const;
+  Status NotInState(int64_t id, const std::string& wanted) { return queue_->NotInState(id, wanted); }
   // Starts what admission allows and records the reasons of the rest.
   void Admission();
   void Activate(JobRecord record, const std::string& slot);
@@ -234,9 +234,14 @@ class Daemon : private PeerEvents {
   // Writes `r` to the database; a failure is logged and returned.
   Status SaveRecord(const JobRecord& r);
 
+  TimePoint Now() const { return clock_.Now(); }
+  double WallNow() const { return clock_.WallNow(); }
+
   DaemonOptions options_;
+  Clock& clock_;
   Arbiter arbiter_;
   std::unique_ptr<JobStore> store_;
+  std::optional<BatchQueue> queue_;  // once the store is open
   int listen_fd_ = -1;
   PeerTable peers_{this, PeerTable::Limits{}, proto::kMaxRequestPayload};
   int lock_fd_ = -1;
@@ -283,24 +288,11 @@ class Daemon : private PeerEvents {
   std::map<GpuKey, GpuMemory> gpu_memory_;
   std::map<JobId, std::string> memory_wait_;  // why a job's grant waits (ledger plan reason)
 
-  // The batch queue: pending jobs (submitted, and `gshare run` jobs waiting for admission).
-  std::map<int64_t, JobRecord> pending_;
-  std::map<int64_t, JobState> final_states_;  // for dependencies; final states never change
-  bool queue_dirty_ = true;                   // Admission() runs after the next event
-  // A job's RUNNING state could not be written (a full disk): no job starts before then.
-  std::optional<TimePoint> store_retry_at_;
-  static constexpr Millis kStoreRetry{2000};
-  std::optional<double> next_begin_;  // earliest --begin ahead (unix seconds)
   TimePoint next_orphan_check_{};
   TimePoint next_retention_{};  // the epoch: the first loop applies [retention]
   static constexpr Millis kRetentionPeriod{10 * 60 * 1000};
   int gpu_count_ = 1;
 };
-
-// Unix time in seconds (wall clock), as job records store it. Leases use CLOCK_MONOTONIC.
-double WallNow();
-// CLOCK_MONOTONIC (steady_clock): leases, quanta, handoffs.
-TimePoint Now();
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (nvidia-smi's spelling of a UUID).
 GpuKey FormatGpuUuid(const proto::GpuUuid& uuid);

@@ -21,17 +21,16 @@ using json = nlohmann::json;
 
 Status Daemon::CancelJob(int64_t id, bool requeue) {
   const double now = WallNow();
-  if (auto it = pending_.find(id); it != pending_.end()) {
+  if (const JobRecord* pending = queue_->Pending(id)) {
     if (requeue) return Status::Error(JobName(id) + " is already pending");
-    JobRecord r = it->second;
+    JobRecord r = *pending;
     r.state = JobState::kCancelled;
     r.reason.clear();
     r.end_time = now;
     Status saved = SaveRecord(r);
     if (!saved.ok()) return saved;  // still pending, as the database says
-    pending_.erase(it);
-    final_states_[id] = r.state;
-    queue_dirty_ = true;
+    queue_->Remove(id);
+    queue_->Ended(id, r.state);
     spdlog::info("job {} CANCELLED while pending", id);
     if (r.kind == "run") {  // its `gshare run` waits for admission: tell it
       for (auto& [cid, c] : conns_) {
@@ -58,7 +57,7 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
     // A suspended job must run to see it; a checkpointed process that blocks in CUDA on its
     // way out gets SIGKILL after --kill-after.
     if (job.suspension == ActiveJob::Suspension::kStopped) SignalJobProcesses(job, SIGCONT);
-    job.kill_at = std::chrono::steady_clock::now() + Millis(job.record.kill_after_ms);
+    job.kill_at = Now() + Millis(job.record.kill_after_ms);
     spdlog::info("job {}: {} requested (SIGTERM)", id, job.record.end_request);
     return Status::Ok();
   }
@@ -76,9 +75,7 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
   ResetForQueue(r);
   Status saved = SaveRecord(r);
   if (!saved.ok()) return saved;
-  final_states_.erase(id);
-  pending_[id] = std::move(r);
-  queue_dirty_ = true;
+  queue_->Add(std::move(r));
   spdlog::info("job {} requeued", id);
   return Status::Ok();
 }
@@ -93,7 +90,7 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
   json results = json::array();
   for (int64_t id : ids) {
     Status st;
-    auto pending = pending_.find(id);
+    JobRecord* pending = queue_->Pending(id);
     auto active = jobs_.find(id);
     const bool running = active != jobs_.end() && !active->second->ended;
     if (action == "cancel" || action == "requeue") {
@@ -103,22 +100,22 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
     } else if (action == "resume") {
       st = ResumeJob(id);
     } else if (action == "hold" || action == "release") {
-      if (pending == pending_.end()) {
+      if (pending == nullptr) {
         st = NotInState(id, "pending");
       } else {
-        JobRecord r = pending->second;
+        JobRecord r = *pending;
         r.held = action == "hold";
         st = SaveRecord(r);
-        if (st.ok()) pending->second = std::move(r);
-        queue_dirty_ = true;
+        if (st.ok()) *pending = std::move(r);
+        queue_->Changed();
       }
     } else if (action == "set-priority") {
-      if (pending != pending_.end()) {
-        JobRecord r = pending->second;
+      if (pending != nullptr) {
+        JobRecord r = *pending;
         r.priority = priority;
         st = SaveRecord(r);
-        if (st.ok()) pending->second = std::move(r);
-        queue_dirty_ = true;
+        if (st.ok()) *pending = std::move(r);
+        queue_->Changed();
       } else if (running) {
         JobRecord r = active->second->record;
         r.priority = priority;

@@ -148,7 +148,7 @@ void Daemon::Drop(ConnId id, const std::string& why) {
     }
   } else if (c.kind == Connection::Kind::kRunner) {
     auto jit = jobs_.find(c.job);
-    if (pending_.count(c.job) != 0) {
+    if (queue_->Pending(c.job) != nullptr) {
       // A `gshare run` that stopped waiting for admission (Ctrl-C, a hang-up).
       Status st = CancelJob(c.job, false);
       if (!st.ok()) spdlog::error("job {}: {}", c.job, st.message());

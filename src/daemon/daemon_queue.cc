@@ -59,14 +59,14 @@ void Daemon::LoadQueue() {
       r.end_time = WallNow();
       SaveRecord(r);
     } else if (r.state == JobState::kPending) {
-      pending_.emplace(r.id, std::move(r));
+      queue_->Add(std::move(r));
     } else {
       // Re-adopted until its runner is found dead; its shims reconnect by themselves.
       auto job = std::make_unique<ActiveJob>();
       job->orphan = true;
       job->readopted = true;
       if (!r.end_request.empty()) {
-        job->kill_at = std::chrono::steady_clock::now() + Millis(r.kill_after_ms);
+        job->kill_at = Now() + Millis(r.kill_after_ms);
       }
       JobId id = r.id;
       arbiter_.AddJob(id, r.priority, Millis(r.quantum_ms));
@@ -75,40 +75,17 @@ void Daemon::LoadQueue() {
     }
   }
   next_orphan_check_ = {};  // at once
-  QueueTick(std::chrono::steady_clock::now());
+  QueueTick(Now());
   int adopted = 0;
   for (const auto& [id, job] : jobs_) adopted += job->ended ? 0 : 1;
   spdlog::info("queue: {} pending, {} running re-adopted, {} GPU slot(s) of {} job(s)",
-               pending_.size(), adopted, gpu_count_, options_.config.queue.max_running);
+               queue_->pending().size(), adopted, gpu_count_, options_.config.queue.max_running);
 }
 
-std::optional<JobState> Daemon::StateOf(int64_t id) {
-  if (pending_.count(id) != 0) return JobState::kPending;
+std::optional<JobState> Daemon::ActiveStateOf(int64_t id) const {
   auto active = jobs_.find(id);
-  if (active != jobs_.end() && !active->second->ended) return active->second->record.state;
-  auto known = final_states_.find(id);
-  if (known != final_states_.end()) return known->second;
-  auto row = store_->Get(id);
-  if (!row.ok() || !row.value()) return std::nullopt;
-  if (IsFinal(row.value()->state)) final_states_[id] = row.value()->state;
-  return row.value()->state;
-}
-
-Status Daemon::NotInState(int64_t id, const std::string& wanted) {
-  std::optional<JobState> state = StateOf(id);
-  if (!state) return Status::Error("no " + JobName(id));
-  return Status::Error(JobName(id) + " is " + JobStateName(*state) + ", not " + wanted);
-}
-
-Status Daemon::CheckDependencies(const JobRecord& r) {
-  if (r.dependency.empty()) return Status::Ok();
-  Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
-  if (!deps.ok()) return deps.status();
-  for (const Dependency& d : deps.value()) {
-    if (!StateOf(d.job))
-      return Status::Error("dependency on job " + std::to_string(d.job) + ", which does not exist");
-  }
-  return Status::Ok();
+  if (active == jobs_.end() || active->second->ended) return std::nullopt;
+  return active->second->record.state;
 }
 
 std::map<std::string, int> Daemon::RunningPerSlot() const {
@@ -124,7 +101,7 @@ void Daemon::OnRunRegister(Connection& c, const json& req) {
   JobRecord r;
   Status st = JobOptionsFromJson(req, &r, gpu_count_);
   if (!st.ok()) return Reply(c, ErrorReply(st.message()));
-  st = CheckDependencies(r);
+  st = queue_->CheckDependencies(r);
   if (!st.ok()) return Reply(c, ErrorReply(st.message()));
   r.uid = c.uid;
   r.kind = "run";
@@ -137,16 +114,10 @@ void Daemon::OnRunRegister(Connection& c, const json& req) {
   r.id = id.value();
   c.kind = Connection::Kind::kRunner;
   c.job = r.id;
-  DependencyState deps = DependencyState::kSatisfied;
-  if (!r.dependency.empty()) {
-    deps = EvaluateDependencies(ParseDependencies(r.dependency).value(),
-                                [this](int64_t job) { return StateOf(job); });
-  }
   bool wait = r.held || (r.begin_time && *r.begin_time > r.submit_time) ||
-              deps != DependencyState::kSatisfied;
+              queue_->Dependencies(r) != DependencyState::kSatisfied;
   if (wait) {
-    pending_.emplace(r.id, r);
-    queue_dirty_ = true;
+    queue_->Add(r);
     return Reply(c, ToJsonText(json{{"ok", true}, {"job_id", r.id}, {"admitted", false}}));
   }
   std::string slot = ChooseSlot(r.gpu, RunningPerSlot(), gpu_count_);
@@ -160,7 +131,7 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
   JobRecord r;
   JobPayload payload;
   Status st = JobOptionsFromJson(req, &r, gpu_count_);
-  if (st.ok()) st = CheckDependencies(r);
+  if (st.ok()) st = queue_->CheckDependencies(r);
   if (!st.ok()) return Reply(c, ErrorReply(st.message()));
   try {
     payload.env = req.at("env").get<std::vector<std::string>>();
@@ -195,67 +166,24 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
   if (!id.ok()) return Reply(c, ErrorReply(id.status().message()));
   r.id = id.value();
   spdlog::debug("job {} submitted: {}", r.id, r.name);
-  pending_.emplace(r.id, std::move(r));
-  queue_dirty_ = true;
+  queue_->Add(std::move(r));
   Reply(c, ToJsonText(json{{"ok", true}, {"job_id", id.value()}}));
 }
 
 void Daemon::Admission() {
-  const double now = WallNow();
-  if (store_retry_at_) {
-    if (Now() < *store_retry_at_) return;
-    store_retry_at_.reset();
-    queue_dirty_ = true;
-  }
-  if (!queue_dirty_ && !(next_begin_ && *next_begin_ <= now)) return;
-  queue_dirty_ = false;
-  std::vector<AdmissionJob> candidates;
-  std::vector<JobRecord*> records;
-  candidates.reserve(pending_.size());
-  records.reserve(pending_.size());
-  auto state_of = [this](int64_t job) { return StateOf(job); };
-  for (auto& [id, r] : pending_) {
-    AdmissionJob& a = candidates.emplace_back();
-    a.id = id;
-    a.priority = r.priority;
-    a.submit_time = r.submit_time;
-    a.held = r.held;
-    a.begin_time = r.begin_time;
-    a.gpu = r.gpu;
-    a.foreground = r.kind == "run";
-    if (!r.dependency.empty() && !r.held) {
-      Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
-      a.dependencies =
-          deps.ok() ? EvaluateDependencies(deps.value(), state_of) : DependencyState::kNever;
-    }
-    records.push_back(&r);
-  }
   AdmissionLimits limits{gpu_count_, options_.config.queue.max_running};
-  AdmissionResult result = Admit(candidates, RunningPerSlot(), limits, now);
-  next_begin_ = result.next_begin;
-  std::vector<std::pair<int64_t, std::string>> changed;
-  for (size_t i = 0; i < records.size(); ++i) {
-    const char* reason = result.reasons[i];
-    if (reason == nullptr || records[i]->reason == reason) continue;
-    records[i]->reason = reason;
-    changed.emplace_back(records[i]->id, reason);
-  }
-  Status s = store_->SetReasons(changed);
-  if (!s.ok()) spdlog::error("cannot record pending reasons: {}", s.message());
-  for (const AdmissionResult::Start& start : result.start) {
-    const int64_t id = candidates[start.index].id;
-    auto it = pending_.find(id);
-    JobRecord r = std::move(it->second);
-    pending_.erase(it);
-    const bool foreground = r.kind == "run";
-    Activate(std::move(r), start.slot);
-    if (store_retry_at_) break;  // the store refuses writes: the rest waits with it
+  for (const BatchQueue::Start& start : queue_->Admit(RunningPerSlot(), limits)) {
+    std::optional<JobRecord> r = queue_->Remove(start.id);
+    if (!r) continue;
+    const bool foreground = r->kind == "run";
+    Activate(std::move(*r), start.slot);
+    if (queue_->retrying()) break;  // the store refuses writes: the rest waits with it
     if (!foreground) continue;
     for (auto& [cid, c] : conns_) {
-      if (c->kind != Connection::Kind::kRunner || c->job != static_cast<JobId>(id)) continue;
+      if (c->kind != Connection::Kind::kRunner || c->job != static_cast<JobId>(start.id)) continue;
       std::string frame =
-          EncodeFrame(proto::MsgType::kRunAdmitted, ToJsonText(json{{"job_id", id}}));
-      if (!Send(*c, frame)) spdlog::warn("job {}: cannot reach its gshare run", id);
+          EncodeFrame(proto::MsgType::kRunAdmitted, ToJsonText(json{{"job_id", start.id}}));
+      if (!Send(*c, frame)) spdlog::warn("job {}: cannot reach its gshare run", start.id);
       break;
     }
   }
@@ -294,8 +222,7 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
     back.state = JobState::kPending;
     back.start_time.reset();
     back.slot.clear();
-    pending_.emplace(id, std::move(back));
-    store_retry_at_ = Now() + kStoreRetry;
+    queue_->StartRefused(std::move(back));
     spdlog::warn("job {} stays pending: its start cannot be recorded", id);
     return;
   }
@@ -414,7 +341,7 @@ void Daemon::OnRunEnded(Connection& c, const json& req) {
   if (c.kind != Connection::Kind::kRunner &&
       (it == jobs_.end() || it->second->ended || !it->second->orphan)) {
     // Its end was read from its end file meanwhile (after a restart): the report is done.
-    if (std::optional<JobState> state = StateOf(id); state && IsFinal(*state)) {
+    if (std::optional<JobState> state = queue_->StateOf(id); state && IsFinal(*state)) {
       return Reply(c, ToJsonText(json{{"ok", true}, {"already_recorded", true}}));
     }
     return Reply(c, ErrorReply("job " + std::to_string(id) + " is not running"));
@@ -434,8 +361,7 @@ void Daemon::EndJob(JobId id, const JobEnd& end) {
     ResetForQueue(again);
     SaveRecord(again);
     job.record.state = JobState::kPending;
-    pending_[id] = std::move(again);
-    queue_dirty_ = true;
+    queue_->Add(std::move(again));
     spdlog::info("job {} requeued", id);
   } else {
     JobState state = request == "cancel" ? JobState::kCancelled : FinalStateOf(end);
@@ -452,19 +378,12 @@ bool Daemon::SignalJob(const ActiveJob& job, int sig) {
 }
 
 std::optional<TimePoint> Daemon::QueueDeadline() const {
-  const TimePoint now = std::chrono::steady_clock::now();
-  if (store_retry_at_) return std::max(now, *store_retry_at_);
-  if (queue_dirty_) return now;
-  std::optional<TimePoint> deadline;
+  std::optional<TimePoint> deadline = queue_->Deadline();
   auto earliest = [&deadline](TimePoint t) { deadline = deadline ? std::min(*deadline, t) : t; };
   for (const auto& [id, job] : jobs_) {
     if (job->ended) continue;
     if (job->kill_at) earliest(*job->kill_at);
     if (job->orphan) earliest(next_orphan_check_);
-  }
-  if (next_begin_) {
-    earliest(now + std::chrono::duration_cast<TimePoint::duration>(
-                       std::chrono::duration<double>(std::max(0.0, *next_begin_ - WallNow()))));
   }
   return deadline;
 }
@@ -502,8 +421,7 @@ void Daemon::QueueTick(TimePoint now) {
       ResetForQueue(again);
       again.reason = "";
       if (SaveRecord(again).ok()) {
-        pending_[id] = std::move(again);
-        queue_dirty_ = true;
+        queue_->Add(std::move(again));
         continue;
       }
       job.ended = false;

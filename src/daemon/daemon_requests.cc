@@ -48,7 +48,7 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
         Result<SchedulerSetRequest> parsed = SchedulerSetRequest::Parse(req);
         if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
         const bool enabled = parsed->enabled;
-        Apply(arbiter_.SetEnabled(enabled, std::chrono::steady_clock::now()));
+        Apply(arbiter_.SetEnabled(enabled, Now()));
         spdlog::info("scheduler {}", enabled ? "on" : "off");
         return Reply(c, ToJsonText(json{{"ok", true}, {"enabled", enabled}}));
       }
@@ -66,7 +66,7 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
 }
 
 std::string Daemon::StatusJson(const StatusRequest& request) {
-  auto now = std::chrono::steady_clock::now();
+  auto now = Now();
   json gpus = json::array();
   for (const Arbiter::GpuView& v : arbiter_.Gpus(now)) {
     json g{{"uuid", v.gpu},

@@ -21,19 +21,14 @@ using json = nlohmann::json;
 
 Result<std::vector<int64_t>> Daemon::RemoveEnded(double ended_before, size_t keep_newest) {
   // Jobs a pending job still depends on stay, so that its dependency can be decided.
-  std::set<int64_t> keep;
-  for (const auto& [id, r] : pending_) {
-    auto deps = ParseDependencies(r.dependency);
-    if (!deps.ok()) continue;
-    for (const Dependency& d : deps.value()) keep.insert(d.job);
-  }
+  std::set<int64_t> keep = queue_->DependedOn();
   auto deleted = store_->DeleteEnded(ended_before, keep_newest, keep);
   if (!deleted.ok()) return deleted.status();
   const std::string logs = options_.state_dir + "/logs/";
   std::vector<int64_t> removed;
   for (const JobRecord& r : deleted.value()) {
     removed.push_back(r.id);
-    final_states_.erase(r.id);
+    queue_->Forget(r.id);
     // Only logs gshare placed itself: a user's own --output file is theirs.
     std::string output = ExpandOutputPattern(r.output, r.id, r.name, UserName(r.uid));
     if (output.rfind(logs, 0) == 0) unlink(output.c_str());

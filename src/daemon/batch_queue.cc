@@ -1,0 +1,143 @@
+#include "daemon/batch_queue.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace gshare {
+
+BatchQueue::BatchQueue(JobStore& store, const Clock& clock, ActiveState active)
+    : store_(store), clock_(clock), active_(std::move(active)) {}
+
+JobRecord* BatchQueue::Pending(int64_t id) {
+  auto it = pending_.find(id);
+  return it == pending_.end() ? nullptr : &it->second;
+}
+
+void BatchQueue::Add(JobRecord r) {
+  const int64_t id = r.id;
+  final_states_.erase(id);
+  pending_[id] = std::move(r);
+  dirty_ = true;
+}
+
+std::optional<JobRecord> BatchQueue::Remove(int64_t id) {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return std::nullopt;
+  JobRecord r = std::move(it->second);
+  pending_.erase(it);
+  return r;
+}
+
+void BatchQueue::Ended(int64_t id, JobState state) {
+  if (IsFinal(state)) final_states_[id] = state;
+  dirty_ = true;
+}
+
+std::optional<JobState> BatchQueue::StateOf(int64_t id) {
+  if (pending_.count(id) != 0) return JobState::kPending;
+  if (std::optional<JobState> active = active_(id)) return active;
+  auto known = final_states_.find(id);
+  if (known != final_states_.end()) return known->second;
+  auto row = store_.Get(id);
+  if (!row.ok() || !row.value()) return std::nullopt;
+  if (IsFinal(row.value()->state)) final_states_[id] = row.value()->state;
+  return row.value()->state;
+}
+
+Status BatchQueue::NotInState(int64_t id, const std::string& wanted) {
+  std::optional<JobState> state = StateOf(id);
+  if (!state) return Status::Error("no job " + std::to_string(id));
+  return Status::Error("job " + std::to_string(id) + " is " + JobStateName(*state) + ", not " +
+                       wanted);
+}
+
+Status BatchQueue::CheckDependencies(const JobRecord& r) {
+  if (r.dependency.empty()) return Status::Ok();
+  Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
+  if (!deps.ok()) return deps.status();
+  for (const Dependency& d : deps.value()) {
+    if (!StateOf(d.job))
+      return Status::Error("dependency on job " + std::to_string(d.job) + ", which does not exist");
+  }
+  return Status::Ok();
+}
+
+DependencyState BatchQueue::Dependencies(const JobRecord& r) {
+  if (r.dependency.empty()) return DependencyState::kSatisfied;
+  Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
+  if (!deps.ok()) return DependencyState::kNever;
+  return EvaluateDependencies(deps.value(), [this](int64_t job) { return StateOf(job); });
+}
+
+std::set<int64_t> BatchQueue::DependedOn() const {
+  std::set<int64_t> jobs;
+  for (const auto& [id, r] : pending_) {
+    Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
+    if (!deps.ok()) continue;
+    for (const Dependency& d : deps.value()) jobs.insert(d.job);
+  }
+  return jobs;
+}
+
+std::vector<BatchQueue::Start> BatchQueue::Admit(const std::map<std::string, int>& running,
+                                                 const AdmissionLimits& limits) {
+  const double now = clock_.WallNow();
+  if (retry_at_) {
+    if (clock_.Now() < *retry_at_) return {};
+    retry_at_.reset();
+    dirty_ = true;
+  }
+  if (!dirty_ && !(next_begin_ && *next_begin_ <= now)) return {};
+  dirty_ = false;
+  std::vector<AdmissionJob> candidates;
+  std::vector<JobRecord*> records;
+  candidates.reserve(pending_.size());
+  records.reserve(pending_.size());
+  for (auto& [id, r] : pending_) {
+    AdmissionJob& a = candidates.emplace_back();
+    a.id = id;
+    a.priority = r.priority;
+    a.submit_time = r.submit_time;
+    a.held = r.held;
+    a.begin_time = r.begin_time;
+    a.gpu = r.gpu;
+    a.foreground = r.kind == "run";
+    if (!r.held) a.dependencies = Dependencies(r);
+    records.push_back(&r);
+  }
+  AdmissionResult result = gshare::Admit(candidates, running, limits, now);
+  next_begin_ = result.next_begin;
+  std::vector<std::pair<int64_t, std::string>> changed;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const char* reason = result.reasons[i];
+    if (reason == nullptr || records[i]->reason == reason) continue;
+    records[i]->reason = reason;
+    changed.emplace_back(records[i]->id, reason);
+  }
+  Status s = store_.SetReasons(changed);
+  if (!s.ok()) spdlog::error("cannot record pending reasons: {}", s.message());
+  std::vector<Start> starts;
+  starts.reserve(result.start.size());
+  for (const AdmissionResult::Start& start : result.start) {
+    starts.push_back({candidates[start.index].id, start.slot});
+  }
+  return starts;
+}
+
+void BatchQueue::StartRefused(JobRecord r) {
+  Add(std::move(r));
+  retry_at_ = clock_.Now() + kStoreRetry;
+}
+
+std::optional<TimePoint> BatchQueue::Deadline() const {
+  const TimePoint now = clock_.Now();
+  if (retry_at_) return std::max(now, *retry_at_);
+  if (dirty_) return now;
+  if (!next_begin_) return std::nullopt;
+  return now + std::chrono::duration_cast<TimePoint::duration>(std::chrono::duration<double>(
+                   std::max(0.0, *next_begin_ - clock_.WallNow())));
+}
+
+}  // namespace gshare

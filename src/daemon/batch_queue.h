@@ -1,0 +1,91 @@
+// The batch queue: jobs waiting to be admitted (submitted jobs, and `gshare run` jobs waiting
+// for a slot), their pending reasons, and the states their dependencies are decided on. It
+// owns the pending records; the Daemon owns the jobs once they start and answers for them
+// through `ActiveState`. Admission itself is policy/admission.h's Admit; the queue feeds it
+// and decides when it runs. Single-threaded: the daemon's loop. Store errors are returned
+// (CheckDependencies) or logged (reasons).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/job_state.h"
+#include "base/status.h"
+#include "policy/admission.h"
+#include "policy/dependency.h"
+#include "policy/types.h"
+#include "store/job_store.h"
+
+namespace gshare {
+
+class BatchQueue {
+ public:
+  // The state of job `id` while it is admitted and not ended; nullopt otherwise.
+  using ActiveState = std::function<std::optional<JobState>(int64_t id)>;
+  // A start that could not be recorded waits this long before anything starts again.
+  static constexpr Millis kStoreRetry{2000};
+
+  // `store` and `clock` outlive the queue.
+  BatchQueue(JobStore& store, const Clock& clock, ActiveState active);
+
+  const std::map<int64_t, JobRecord>& pending() const { return pending_; }
+  // The pending job `id`, or nullptr. A change to it must be followed by Changed().
+  JobRecord* Pending(int64_t id);
+  // Queues `r` (new, requeued, or back from a start that failed); its id leaves the final
+  // states.
+  void Add(JobRecord r);
+  // Takes pending job `id` out of the queue (it starts, or was cancelled: then Changed()).
+  std::optional<JobRecord> Remove(int64_t id);
+  // Job `id` reached final state `state` (dependencies on it can be decided).
+  void Ended(int64_t id, JobState state);
+  // Job `id` was deleted (gshare clean, retention).
+  void Forget(int64_t id) { final_states_.erase(id); }
+  // Something admission depends on changed (a job ended, a hold, a priority): Admit runs.
+  void Changed() { dirty_ = true; }
+
+  // The state of job `id`: pending, active, ended, or stored; nullopt when no such job.
+  std::optional<JobState> StateOf(int64_t id);
+  // "no job N", or "job N is STATE, not `wanted`".
+  Status NotInState(int64_t id, const std::string& wanted);
+  // Error naming the first job `r` depends on that does not exist, or a parse error.
+  Status CheckDependencies(const JobRecord& r);
+  // `r`'s dependencies as they stand (kSatisfied when it has none).
+  DependencyState Dependencies(const JobRecord& r);
+  // Jobs some pending job depends on (clean keeps them).
+  std::set<int64_t> DependedOn() const;
+
+  struct Start {
+    int64_t id;
+    std::string slot;
+  };
+  // When the queue changed or a --begin came due, and no start is being retried: which
+  // pending jobs start now (in order), given the jobs running per slot. Changed reasons of the
+  // others are written to the store. The starts stay pending until Remove()d.
+  std::vector<Start> Admit(const std::map<std::string, int>& running,
+                           const AdmissionLimits& limits);
+  // Job `r` was taken to start but its RUNNING state could not be written: it is pending
+  // again, and nothing starts for kStoreRetry.
+  void StartRefused(JobRecord r);
+  bool retrying() const { return retry_at_.has_value(); }
+  // When Admit has work next: now when changed, the retry time, the next --begin; nullopt
+  // when nothing is due.
+  std::optional<TimePoint> Deadline() const;
+
+ private:
+  JobStore& store_;
+  const Clock& clock_;
+  ActiveState active_;
+  std::map<int64_t, JobRecord> pending_;
+  std::map<int64_t, JobState> final_states_;  // final states never change
+  bool dirty_ = true;
+  std::optional<TimePoint> retry_at_;
+  std::optional<double> next_begin_;  // earliest --begin ahead (unix seconds)
+};
+
+}  // namespace gshare

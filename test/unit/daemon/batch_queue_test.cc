@@ -1,0 +1,154 @@
+// BatchQueue against a real SQLite store in a scratch directory and a manual clock.
+#include "daemon/batch_queue.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <memory>
+
+#include "temp_dir.h"
+
+namespace gshare {
+namespace {
+
+struct QueueFixture {
+  TempDir dir;
+  std::unique_ptr<JobStore> store;
+  ManualClock clock;
+  std::map<int64_t, JobState> active;  // what the daemon would answer
+  std::unique_ptr<BatchQueue> queue;
+  AdmissionLimits one_slot{1, 1};
+
+  QueueFixture() {
+    auto opened = JobStore::Open(dir.path() + "/q.db");
+    REQUIRE_MESSAGE(opened.ok(), opened.status().message());
+    store = std::move(opened.value());
+    queue = std::make_unique<BatchQueue>(*store, clock, [this](int64_t id) {
+      auto it = active.find(id);
+      return it == active.end() ? std::nullopt : std::optional<JobState>(it->second);
+    });
+  }
+
+  // A PENDING submitted job, stored and queued; its id.
+  int64_t Submit(int priority, std::string dependency = "", std::optional<double> begin = {}) {
+    JobRecord r;
+    r.name = "j";
+    r.argv = {"true"};
+    r.cwd = "/";
+    r.kind = "submit";
+    r.state = JobState::kPending;
+    r.priority = priority;
+    r.dependency = std::move(dependency);
+    r.begin_time = begin;
+    r.submit_time = clock.WallNow();
+    auto id = store->Insert(r);
+    REQUIRE(id.ok());
+    r.id = id.value();
+    queue->Add(r);
+    return r.id;
+  }
+
+  std::string StoredReason(int64_t id) {
+    auto row = store->Get(id);
+    REQUIRE(row.ok());
+    REQUIRE(row.value().has_value());
+    return row.value()->reason;
+  }
+};
+
+TEST_CASE("BatchQueue admits by priority and stores the reasons of the others") {
+  QueueFixture f;
+  const int64_t low = f.Submit(0);
+  const int64_t high = f.Submit(5);
+  std::vector<BatchQueue::Start> starts = f.queue->Admit({}, f.one_slot);
+  REQUIRE(starts.size() == 1);
+  CHECK(starts[0].id == high);
+  CHECK(starts[0].slot == "0");
+  CHECK(f.StoredReason(low) == kReasonResources);
+  // The start stays pending until the daemon takes it.
+  CHECK(f.queue->StateOf(high) == JobState::kPending);
+  REQUIRE(f.queue->Remove(high).has_value());
+  f.active[high] = JobState::kRunning;
+  CHECK(f.queue->StateOf(high) == JobState::kRunning);
+  // Nothing changed since: no second decision (and none that ignores the running job).
+  CHECK(f.queue->Admit({{"0", 1}}, f.one_slot).empty());
+  CHECK_FALSE(f.queue->Deadline().has_value());
+}
+
+TEST_CASE("BatchQueue decides dependencies on ended jobs and refuses unknown ones") {
+  QueueFixture f;
+  const int64_t first = f.Submit(0);
+  const int64_t second = f.Submit(9, "afterok:" + std::to_string(first));
+  std::vector<BatchQueue::Start> starts = f.queue->Admit({}, f.one_slot);
+  REQUIRE(starts.size() == 1);
+  CHECK(starts[0].id == first);  // the higher priority waits on it
+  CHECK(f.StoredReason(second) == kReasonDependency);
+  f.queue->Remove(first);
+  f.active[first] = JobState::kRunning;
+  CHECK(f.queue->Admit({{"0", 1}}, f.one_slot).empty());  // nothing changed
+  f.active.erase(first);
+  f.queue->Ended(first, JobState::kCompleted);
+  starts = f.queue->Admit({}, f.one_slot);
+  REQUIRE(starts.size() == 1);
+  CHECK(starts[0].id == second);
+  CHECK(f.queue->DependedOn() == std::set<int64_t>{first});
+
+  JobRecord orphan;
+  orphan.dependency = "afterany:999";
+  Status st = f.queue->CheckDependencies(orphan);
+  CHECK_FALSE(st.ok());
+  CHECK(st.message() == "dependency on job 999, which does not exist");
+  CHECK(f.queue->NotInState(first, "pending").message() == "job 1 is COMPLETED, not pending");
+  CHECK(f.queue->NotInState(999, "pending").message() == "no job 999");
+}
+
+TEST_CASE("BatchQueue knows a stored final state without asking the store again") {
+  QueueFixture f;
+  const int64_t id = f.Submit(0);
+  f.queue->Remove(id);
+  JobRecord r = f.store->Get(id).value().value();
+  r.state = JobState::kFailed;
+  REQUIRE(f.store->Save(r).ok());
+  CHECK(f.queue->StateOf(id) == JobState::kFailed);
+  // Final states never change, so the answer is kept; a row the store no longer has
+  // (cleaned) is forgotten only when told.
+  auto removed = f.store->DeleteEnded(f.clock.WallNow() + 1, 0, {});
+  REQUIRE(removed.ok());
+  CHECK(f.queue->StateOf(id) == JobState::kFailed);
+  f.queue->Forget(id);
+  CHECK_FALSE(f.queue->StateOf(id).has_value());
+}
+
+TEST_CASE("BatchQueue waits kStoreRetry after a start it could not record") {
+  QueueFixture f;
+  const int64_t id = f.Submit(0);
+  REQUIRE(f.queue->Admit({}, f.one_slot).size() == 1);
+  JobRecord r = *f.queue->Remove(id);
+  f.queue->StartRefused(std::move(r));
+  CHECK(f.queue->retrying());
+  CHECK(f.queue->Deadline() == f.clock.Now() + BatchQueue::kStoreRetry);
+  f.clock.Advance(BatchQueue::kStoreRetry - Millis(1));
+  CHECK(f.queue->Admit({}, f.one_slot).empty());
+  f.clock.Advance(Millis(1));
+  std::vector<BatchQueue::Start> starts = f.queue->Admit({}, f.one_slot);
+  REQUIRE(starts.size() == 1);
+  CHECK(starts[0].id == id);
+  CHECK_FALSE(f.queue->retrying());
+}
+
+TEST_CASE("BatchQueue wakes for a --begin time without another event") {
+  QueueFixture f;
+  const int64_t id = f.Submit(0, "", f.clock.WallNow() + 5);
+  CHECK(f.queue->Admit({}, f.one_slot).empty());
+  CHECK(f.StoredReason(id) == kReasonBeginTime);
+  CHECK(f.queue->Deadline() == f.clock.Now() + Millis(5000));
+  f.clock.Advance(Millis(4999));
+  CHECK(f.queue->Admit({}, f.one_slot).empty());
+  f.clock.Advance(Millis(1));
+  std::vector<BatchQueue::Start> starts = f.queue->Admit({}, f.one_slot);
+  REQUIRE(starts.size() == 1);
+  CHECK(starts[0].id == id);
+}
+
+}  // namespace
+}  // namespace gshare
