@@ -136,8 +136,8 @@ std::optional<TimePoint> BatchQueue::Deadline() const {
   if (retry_at_) return std::max(now, *retry_at_);
   if (dirty_) return now;
   if (!next_begin_) return std::nullopt;
-  return now + std::chrono::duration_cast<TimePoint::duration>(std::chrono::duration<double>(
-                   std::max(0.0, *next_begin_ - clock_.WallNow())));
+  return now + std::chrono::duration_cast<TimePoint::duration>(
+                   std::chrono::duration<double>(std::max(0.0, *next_begin_ - clock_.WallNow())));
 }
 
 }  // namespace gshare

@@ -218,7 +218,9 @@ class Daemon : private PeerEvents {
   void RetentionTick(TimePoint now);
   // The state of job `id` while it is active and not ended (BatchQueue::ActiveState).
   std::optional<JobState> ActiveStateOf(int64_t id) const;
-  Status NotInState(int64_t id, const std::string& wanted) { return queue_->NotInState(id, wanted); }
+  Status NotInState(int64_t id, const std::string& wanted) {
+    return queue_->NotInState(id, wanted);
+  }
   // Starts what admission allows and records the reasons of the rest.
   void Admission();
   void Activate(JobRecord record, const std::string& slot);
