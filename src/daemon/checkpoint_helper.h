@@ -63,8 +63,22 @@ inline constexpr int32_t kNoRoom = -2;
 // The helper's main (`gshare checkpoint-helper --fd N`): serves the socket until EOF.
 int RunCheckpointHelper(int fd);
 
+// What the daemon needs of a checkpoint runner: requests answered in the order sent.
+class CheckpointService {
+ public:
+  virtual ~CheckpointService() = default;
+  // Queues a request; its seq (> 0, increasing), or 0 when it cannot be run.
+  virtual uint64_t Submit(CheckpointOp op, pid_t pid, uint32_t lock_timeout_ms, uint64_t need_bytes,
+                          const std::string& gpu) = 0;
+  // Seq of the last request sent and of the last answered (all before it answered too).
+  virtual uint64_t last_sent() const = 0;
+  virtual uint64_t last_done() const = 0;
+  // Why requests are refused (empty while they are taken).
+  virtual const std::string& unavailable_reason() const = 0;
+};
+
 // The daemon's side. Not thread-safe: the daemon's loop is its only user.
-class CheckpointHelper {
+class CheckpointHelper final : public CheckpointService {
  public:
   CheckpointHelper() = default;
   ~CheckpointHelper();
@@ -76,17 +90,15 @@ class CheckpointHelper {
   bool started() const { return fd_ >= 0; }
   // False once the helper said the driver cannot checkpoint (why: unavailable_reason()).
   bool usable() const { return usable_; }
-  const std::string& unavailable_reason() const { return reason_; }
+  const std::string& unavailable_reason() const override { return reason_; }
   // The socket to poll for replies; -1 when not started.
   int fd() const { return fd_; }
 
   // Queues a request; its seq (> 0), or 0 when the helper is not running or not usable.
-  uint64_t Submit(CheckpointOp op, pid_t pid, uint32_t lock_timeout_ms, uint64_t need_bytes = 0,
-                  const std::string& gpu = "");
-  // Seq of the last request sent and of the last answered (all before it answered too).
-  uint64_t last_sent() const { return next_seq_ - 1; }
-  uint64_t last_done() const { return done_seq_; }
-  bool Idle() const { return done_seq_ + 1 == next_seq_; }
+  uint64_t Submit(CheckpointOp op, pid_t pid, uint32_t lock_timeout_ms, uint64_t need_bytes,
+                  const std::string& gpu) override;
+  uint64_t last_sent() const override { return next_seq_ - 1; }
+  uint64_t last_done() const override { return done_seq_; }
 
   // Reads what the helper sent (call when fd() is readable). The start reply is consumed
   // here. When the helper died, every outstanding request is answered with kNoDriver and the

@@ -20,6 +20,7 @@
 #include "daemon/batch_queue.h"
 #include "policy/admission.h"
 #include "policy/arbiter.h"
+#include "daemon/checkpoint_coordinator.h"
 #include "daemon/checkpoint_helper.h"
 #include "daemon/handoff_log.h"
 #include "daemon/peer_table.h"
@@ -46,7 +47,7 @@ struct DaemonOptions {
   std::string self_exe;   // this binary, to start job supervisors
 };
 
-class Daemon : private PeerEvents {
+class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
  public:
   // `clock` (outlives the daemon) is what every lease, quantum and job time is read from.
   explicit Daemon(DaemonOptions options, Clock& clock = SystemClock());
@@ -168,7 +169,7 @@ class Daemon : private PeerEvents {
   // for no other job).
   void AskHolderToPin(const GpuKey& gpu);
   // Sends a plan's EVICTs and counts them in the ledger until the victims report.
-  void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan);
+  void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) override;
   bool SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,
                     uint64_t bytes);
   // Phase staggering in shared mode (daemon_stagger.cc, src/policy/stagger.h): while two jobs or
@@ -182,6 +183,11 @@ class Daemon : private PeerEvents {
   // checkpointed by the helper; a grant to a checkpointed process (or one that must wait
   // for checkpoints under way) goes out once the helper has restored it.
   void EnsureCheckpointHelper();
+  // CheckpointCoordinator::Host: live peers' processes, deferred grants' delivery.
+  std::optional<CheckpointCoordinator::Process> LiveProcess(ConnId conn) override;
+  void SendGrant(ConnId conn, const std::string& frame) override;
+  void GrantDelivered(const GpuKey& gpu, uint64_t epoch) override;
+  void KillProcess(pid_t pid) override;
   bool CheckpointConn(ConnId conn, const std::string& why);
   bool DeferGrant(const LeaseAction& a, const std::string& frame);
   void PumpDeferredGrants();
@@ -262,22 +268,7 @@ class Daemon : private PeerEvents {
   MemoryLedger ledger_;
   Stagger stagger_;
   CheckpointHelper checkpoint_;
-  struct CheckpointCall {
-    ConnId conn;
-    JobId job;
-    CheckpointOp op;
-  };
-  std::map<uint64_t, CheckpointCall> checkpoint_calls_;  // by helper seq
-  struct DeferredGrant {
-    ConnId conn;
-    GpuKey gpu;
-    uint64_t epoch;
-    std::string frame;
-    uint64_t after_seq;        // helper requests to finish first (victims' checkpoints)
-    bool restore;              // the process is checkpointed: restore it first
-    uint64_t restore_seq = 0;  // once asked
-  };
-  std::vector<DeferredGrant> deferred_grants_;
+  CheckpointCoordinator checkpoints_{checkpoint_, ledger_, *this};
   HandoffLog handoffs_;
   struct GpuMemory {
     std::optional<uint64_t> priced;  // handoff bytes last sent with CONTENDED in this grant

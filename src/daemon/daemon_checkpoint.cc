@@ -39,23 +39,18 @@ bool Daemon::CheckpointConn(ConnId conn, const std::string& why) {
   // The lock waits for work already submitted; a process that holds no lease has none, so
   // the grace period for a DROP bounds it generously.
   uint32_t timeout_ms = static_cast<uint32_t>(options_.config.scheduler.drop_grace.count());
-  uint64_t seq = checkpoint_.Submit(CheckpointOp::kCheckpoint, it->second->pid, timeout_ms);
-  if (seq == 0) {
+  if (checkpoints_.Checkpoint(conn, {it->second->pid, it->second->job}, timeout_ms) == 0) {
     spdlog::warn("cannot checkpoint pid {} ({}): {}", it->second->pid, why,
                  checkpoint_.unavailable_reason().empty() ? "the helper is not running"
                                                           : checkpoint_.unavailable_reason());
     return false;
   }
-  checkpoint_calls_[seq] = {conn, it->second->job, CheckpointOp::kCheckpoint};
-  ledger_.SetCheckpointed(conn, true);  // counted as gone, as an eviction, until the reply
   spdlog::info("{}: checkpointing pid {} ({})", JobName(it->second->job), it->second->pid, why);
   return true;
 }
 
 bool Daemon::DeferGrant(const LeaseAction& a, const std::string& frame) {
-  bool restore = ledger_.IsCheckpointed(a.conn);
-  if (!restore && checkpoint_.Idle()) return false;
-  deferred_grants_.push_back({a.conn, a.gpu, a.epoch, frame, checkpoint_.last_sent(), restore});
+  if (!checkpoints_.Defer(a.conn, a.gpu, a.epoch, frame)) return false;
   arbiter_.Deferred(a.gpu, a.epoch);
   PumpDeferredGrants();
   return true;
@@ -68,64 +63,22 @@ void Daemon::PumpDeferredGrants() {
       arbiter_.RoomMade(gpu, Now());
     }
   }
-  // Sent after the loop: a peer that cannot take its grant is dropped by Send, which
-  // re-enters the arbiter and may defer grants anew.
-  std::vector<std::pair<ConnId, std::string>> to_send;
-  std::vector<std::pair<GpuKey, uint64_t>> delivered;
-  for (auto it = deferred_grants_.begin(); it != deferred_grants_.end();) {
-    DeferredGrant& d = *it;
-    auto c = conns_.find(d.conn);
-    if (c == conns_.end() || c->second->closing) {
-      delivered.push_back({d.gpu, d.epoch});
-      it = deferred_grants_.erase(it);
-      continue;
-    }
-    if (d.restore && d.restore_seq == 0) {
-      // Room first: the checkpoints queued before the grant and the shims' evictions.
-      if (checkpoint_.last_done() < d.after_seq || ledger_.Evicting(d.gpu)) {
-        ++it;
-        continue;
-      }
-      if (ledger_.IsCheckpointed(d.conn)) {
-        // Whatever still stands in the way goes first (a victim that held another lease
-        // at the grant): a restore without room would lose the process.
-        MemoryLedger::Plan plan = ledger_.MakeRoom(d.gpu, c->second->job);
-        if (plan.bytes > 0) {
-          if (plan.feasible) SendEvictions(d.gpu, plan);
-          ++it;
-          continue;
-        }
-        // What it will take on the GPU: its memory and a context (a bound the helper checks
-        // against the GPU's free memory before it restores).
-        uint64_t need =
-            ledger_.Totals(c->second->job, d.gpu).allocated + ledger_.options().context_bytes;
-        d.restore_seq = checkpoint_.Submit(CheckpointOp::kRestore, c->second->pid, 0, need, d.gpu);
-        if (d.restore_seq == 0) {
-          spdlog::error("{}: pid {} is checkpointed and cannot be restored ({}): killing it",
-                        JobName(c->second->job), c->second->pid, checkpoint_.unavailable_reason());
-          kill(c->second->pid, SIGKILL);
-          delivered.push_back({d.gpu, d.epoch});
-          it = deferred_grants_.erase(it);
-          continue;
-        }
-        checkpoint_calls_[d.restore_seq] = {d.conn, c->second->job, CheckpointOp::kRestore};
-      } else {
-        d.restore = false;  // restored for another grant meanwhile
-      }
-    }
-    uint64_t wait = d.restore ? d.restore_seq : d.after_seq;
-    if (checkpoint_.last_done() < wait) {
-      ++it;
-      continue;
-    }
-    if (!ledger_.IsCheckpointed(d.conn)) to_send.emplace_back(d.conn, std::move(d.frame));
-    delivered.push_back({d.gpu, d.epoch});
-    it = deferred_grants_.erase(it);
-  }
-  // The holder's turn starts now (or, when it got nothing, it is dropped at once).
-  for (const auto& [gpu, epoch] : delivered) arbiter_.Delivered(gpu, epoch, Now());
-  for (const auto& [conn, frame] : to_send) Send(conn, frame);
+  checkpoints_.Pump();
 }
+
+std::optional<CheckpointCoordinator::Process> Daemon::LiveProcess(ConnId conn) {
+  Connection* c = Live(conn);
+  if (c == nullptr) return std::nullopt;
+  return CheckpointCoordinator::Process{c->pid, c->job};
+}
+
+void Daemon::SendGrant(ConnId conn, const std::string& frame) { Send(conn, frame); }
+
+void Daemon::GrantDelivered(const GpuKey& gpu, uint64_t epoch) {
+  arbiter_.Delivered(gpu, epoch, Now());
+}
+
+void Daemon::KillProcess(pid_t pid) { kill(pid, SIGKILL); }
 
 void Daemon::OnCheckpointReplies() {
   std::vector<CheckpointReply> replies = checkpoint_.Read();
@@ -139,10 +92,9 @@ void Daemon::OnCheckpointReplies() {
   };
   if (!checkpoint_.usable()) unavailable(checkpoint_.unavailable_reason());
   for (const CheckpointReply& r : replies) {
-    auto call = checkpoint_calls_.find(r.seq);
-    if (call == checkpoint_calls_.end()) continue;
-    CheckpointCall cc = call->second;
-    checkpoint_calls_.erase(call);
+    std::optional<CheckpointCoordinator::Call> call = checkpoints_.Answered(r.seq);
+    if (!call) continue;
+    const CheckpointCoordinator::Call& cc = *call;
     auto jit = jobs_.find(cc.job);
     bool live = Live(cc.conn) != nullptr;
     if (cc.op == CheckpointOp::kCheckpoint) {
@@ -169,8 +121,8 @@ void Daemon::OnCheckpointReplies() {
           "{}: pid {} not restored: the GPU has no room (used outside gshare?); "
           "it asks again",
           JobName(cc.job), r.pid);
-      for (const DeferredGrant& d : deferred_grants_) {
-        if (d.restore_seq == r.seq) Apply(arbiter_.Released(cc.conn, d.gpu, d.epoch, Now()));
+      for (const auto& [gpu, epoch] : checkpoints_.GrantsAwaiting(r.seq)) {
+        Apply(arbiter_.Released(cc.conn, gpu, epoch, Now()));
       }
       if (live) RequestOnBehalf(cc.conn);
       continue;
@@ -188,8 +140,8 @@ void Daemon::OnCheckpointReplies() {
       ++jit->second->restores;
       jit->second->restore_ms += r.ms;
     }
-    for (const DeferredGrant& d : deferred_grants_) {
-      if (d.restore_seq == r.seq) CloseHandoff(d.gpu, cc.job, d.epoch, bytes, r.ms);
+    for (const auto& [gpu, epoch] : checkpoints_.GrantsAwaiting(r.seq)) {
+      CloseHandoff(gpu, cc.job, epoch, bytes, r.ms);
     }
   }
   for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
@@ -271,10 +223,8 @@ Status Daemon::ResumeJob(int64_t id) {
   Apply(arbiter_.SetSuspended(id, false, Now()));
   // Checkpoints still under way ask on the process's behalf when they finish.
   for (ConnId c : job.shims) {
-    if (ledger_.IsCheckpointed(c) && !arbiter_.ConnHolds(c)) {
-      bool in_flight = false;
-      for (const auto& [seq, call] : checkpoint_calls_) in_flight = in_flight || call.conn == c;
-      if (!in_flight) RequestOnBehalf(c);
+    if (ledger_.IsCheckpointed(c) && !arbiter_.ConnHolds(c) && !checkpoints_.InFlight(c)) {
+      RequestOnBehalf(c);
     }
   }
   for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
