@@ -11,6 +11,7 @@
 #include "ipc/daemon_record.h"
 #include "ipc/frame_io.h"
 #include "ipc/job_json.h"
+#include "ipc/replies.h"
 #include "gshare/paths.h"
 
 namespace gshare {
@@ -115,10 +116,15 @@ int ControlJobs(const GlobalOptions& global, const JobControlRequest& request) {
     spdlog::error("{}", reply.status().message());
     return kExitError;
   }
+  Result<JobControlReply> outcome = JobControlReply::Parse(reply.value());
+  if (!outcome.ok()) {
+    spdlog::error("{}: {}", action, outcome.status().message());
+    return kExitError;
+  }
   int status = 0;
-  for (const nlohmann::json& r : reply->value("results", nlohmann::json::array())) {
-    if (r.value("ok", false)) continue;
-    spdlog::error("{}: {}", action, r.value("error", std::string("failed")));
+  for (const JobControlReply::Outcome& o : outcome->results) {
+    if (o.error.empty()) continue;
+    spdlog::error("{}: {}", action, o.error);
     status = kExitError;
   }
   return status;

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "base/duration.h"
 #include "ipc/job_json.h"
+#include "ipc/replies.h"
 
 namespace gshare {
 namespace {
@@ -117,7 +118,12 @@ int Clean(const GlobalOptions& global, const CleanOptions& opt) {
     spdlog::error("clean: {}", reply.status().message());
     return kExitError;
   }
-  const json& removed = reply->at("removed");
+  Result<CleanReply> cleaned = CleanReply::Parse(reply.value());
+  if (!cleaned.ok()) {
+    spdlog::error("clean: {}", cleaned.status().message());
+    return kExitError;
+  }
+  const std::vector<int64_t>& removed = cleaned->removed;
   if (opt.json_output) {
     std::printf(
         "%s\n",

@@ -15,6 +15,7 @@
 #include "ipc/frame_io.h"
 #include "ipc/job_end.h"
 #include "ipc/job_json.h"
+#include "ipc/replies.h"
 #include "ipc/requests.h"
 #include "cli/job_options.h"
 #include "runner/sharing_env.h"
@@ -120,8 +121,13 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
       close(fd);
       return Fail("the daemon refused the job: " + r.status().message());
     }
-    job_id = r->at("job_id").get<int64_t>();
-    if (!r->value("admitted", true)) {
+    Result<JobIdReply> registered = JobIdReply::Parse(r.value());
+    if (!registered.ok()) {
+      close(fd);
+      return Fail("the daemon refused the job: " + registered.status().message());
+    }
+    job_id = registered->job_id;
+    if (!registered->admitted) {
       int status = WaitForAdmission(fd, job_id);
       if (status != 0) {
         close(fd);

@@ -18,6 +18,7 @@
 #include "ipc/daemon_launcher.h"
 #include "ipc/frame_io.h"
 #include "ipc/job_json.h"
+#include "ipc/replies.h"
 #include "cli/job_options.h"
 
 extern char** environ;
@@ -205,7 +206,12 @@ int Submit(const GlobalOptions& global, SubmitOptions& opt) {
     spdlog::error("submit: {}", reply.status().message());
     return kExitError;
   }
-  std::printf("%lld\n", static_cast<long long>(reply->at("job_id").get<int64_t>()));
+  Result<JobIdReply> made = JobIdReply::Parse(reply.value());
+  if (!made.ok()) {
+    spdlog::error("submit: {}", made.status().message());
+    return kExitError;
+  }
+  std::printf("%lld\n", static_cast<long long>(made->job_id));
   return 0;
 }
 

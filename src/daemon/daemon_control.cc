@@ -9,6 +9,7 @@
 
 #include "base/config.h"
 #include "daemon/daemon.h"
+#include "ipc/replies.h"
 #include "ipc/job_json.h"
 #include "ipc/requests.h"
 
@@ -87,7 +88,7 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
   const std::vector<int64_t>& ids = parsed->ids;
   const int priority = parsed->priority;
   const int sig = parsed->signal;
-  json results = json::array();
+  JobControlReply reply;
   for (int64_t id : ids) {
     Status st;
     JobRecord* pending = queue_->Pending(id);
@@ -132,11 +133,9 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
         st = Status::Error(JobName(id) + " is not running");
       }
     }
-    json one{{"id", id}, {"ok", st.ok()}};
-    if (!st.ok()) one["error"] = st.message();
-    results.push_back(std::move(one));
+    reply.results.push_back({id, st.ok() ? "" : st.message()});
   }
-  Reply(c, ToJsonText(json{{"ok", true}, {"results", results}}));
+  Reply(c, reply.ToJsonText());
 }
 
 }  // namespace gshare

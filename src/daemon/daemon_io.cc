@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "daemon/daemon.h"
+#include "ipc/replies.h"
 #include "ipc/job_json.h"
 
 namespace gshare {

@@ -20,6 +20,7 @@
 #include "base/output_pattern.h"
 #include "base/process_identity.h"
 #include "ipc/requests.h"
+#include "ipc/replies.h"
 #include "runner/shim_path.h"
 #include "base/user_name.h"
 
@@ -118,12 +119,12 @@ void Daemon::OnRunRegister(Connection& c, const json& req) {
               queue_->Dependencies(r) != DependencyState::kSatisfied;
   if (wait) {
     queue_->Add(r);
-    return Reply(c, ToJsonText(json{{"ok", true}, {"job_id", r.id}, {"admitted", false}}));
+    return Reply(c, JobIdReply{r.id, false}.ToJsonText());
   }
   std::string slot = ChooseSlot(r.gpu, RunningPerSlot(), gpu_count_);
   int64_t job_id = r.id;
   Activate(std::move(r), slot);
-  Reply(c, ToJsonText(json{{"ok", true}, {"job_id", job_id}, {"admitted", true}}));
+  Reply(c, JobIdReply{job_id}.ToJsonText());
 }
 
 void Daemon::OnSubmit(Connection& c, const json& req) {
@@ -150,8 +151,7 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
     Result<std::optional<int64_t>> known = store_->FindBySubmitKey(payload.submit_key);
     if (!known.ok()) return Reply(c, ErrorReply(known.status().message()));
     if (known.value()) {
-      return Reply(c,
-                   ToJsonText(json{{"ok", true}, {"job_id", *known.value()}, {"existing", true}}));
+      return Reply(c, JobIdReply{*known.value(), true, true}.ToJsonText());
     }
   }
   r.uid = c.uid;
@@ -167,7 +167,7 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
   r.id = id.value();
   spdlog::debug("job {} submitted: {}", r.id, r.name);
   queue_->Add(std::move(r));
-  Reply(c, ToJsonText(json{{"ok", true}, {"job_id", id.value()}}));
+  Reply(c, JobIdReply{id.value()}.ToJsonText());
 }
 
 void Daemon::Admission() {
@@ -326,7 +326,7 @@ void Daemon::OnRunStarted(Connection& c, const json& req) {
   // only to the next daemon (this one died meanwhile) starts its job seconds later.
   job.record.start_time = WallNow();
   SaveRecord(job.record);
-  Reply(c, ToJsonText(json{{"ok", true}}));
+  Reply(c, OkReply());
   // Cancelled while its supervisor was starting it.
   if (!job.record.end_request.empty()) SignalJob(job, SIGTERM);
 }
@@ -347,7 +347,7 @@ void Daemon::OnRunEnded(Connection& c, const json& req) {
     return Reply(c, ErrorReply("job " + std::to_string(id) + " is not running"));
   }
   EndJob(id, parsed->end);
-  Reply(c, ToJsonText(json{{"ok", true}}));
+  Reply(c, OkReply());
 }
 
 void Daemon::EndJob(JobId id, const JobEnd& end) {

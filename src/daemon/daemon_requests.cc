@@ -9,6 +9,7 @@
 
 #include "base/config.h"
 #include "daemon/daemon.h"
+#include "ipc/replies.h"
 #include "ipc/job_json.h"
 #include "ipc/requests.h"
 
@@ -50,11 +51,11 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
         const bool enabled = parsed->enabled;
         Apply(arbiter_.SetEnabled(enabled, Now()));
         spdlog::info("scheduler {}", enabled ? "on" : "off");
-        return Reply(c, ToJsonText(json{{"ok", true}, {"enabled", enabled}}));
+        return Reply(c, SchedulerReply{enabled}.ToJsonText());
       }
       case proto::MsgType::kShutdown:
         c.kind = Connection::Kind::kCli;
-        Reply(c, ToJsonText(json{{"ok", true}}));
+        Reply(c, OkReply());
         stopping_ = true;
         return;
       default: return Drop(c.id, "unexpected message");

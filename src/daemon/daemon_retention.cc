@@ -13,6 +13,7 @@
 #include "daemon/log_rotation.h"
 #include "base/output_pattern.h"
 #include "ipc/requests.h"
+#include "ipc/replies.h"
 #include "base/user_name.h"
 
 namespace gshare {
@@ -44,7 +45,7 @@ void Daemon::OnClean(Connection& c, const json& req) {
   auto removed = RemoveEnded(before, std::numeric_limits<size_t>::max());
   if (!removed.ok()) return Reply(c, ErrorReply(removed.status().message()));
   spdlog::info("clean: removed {} job(s)", removed->size());
-  Reply(c, ToJsonText(json{{"ok", true}, {"removed", removed.value()}}));
+  Reply(c, CleanReply{removed.value()}.ToJsonText());
 }
 
 void Daemon::RetentionTick(TimePoint now) {

@@ -17,11 +17,6 @@ inline std::string ToJsonText(const nlohmann::json& j, int indent = -1) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// A daemon reply that refuses a request: {"ok": false, "error": message}.
-inline std::string ErrorReply(const std::string& message) {
-  return ToJsonText(nlohmann::json{{"ok", false}, {"error", message}});
-}
-
 // {"id","name","state","priority","argv","cwd","uid","gpu","quantum_ms","submit_time",
 //  "start_time","end_time","exit_code","signal","pid","lease_seconds","wait_seconds",
 //  "peak_bytes","kind","reason"}; absent values are null.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ipc/job_end.h"
+#include "ipc/json_fields.h"
 #include "base/status.h"
 
 namespace gshare {
@@ -76,9 +77,5 @@ struct StatusRequest {
   nlohmann::json ToJson() const;
   static Result<StatusRequest> Parse(const nlohmann::json& j);
 };
-
-// The field `key` of object `j` as an integer within [lo, hi]: an error naming the field
-// when it is missing, not an integer (true, 1.5, "1" are not) or out of range.
-Result<int64_t> IntField(const nlohmann::json& j, const char* key, int64_t lo, int64_t hi);
 
 }  // namespace gshare

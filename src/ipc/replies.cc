@@ -1,0 +1,101 @@
+#include "ipc/replies.h"
+
+#include "ipc/job_json.h"
+#include "ipc/json_fields.h"
+#include "ipc/requests.h"
+
+namespace gshare {
+
+using json = nlohmann::json;
+
+std::string ErrorReply(const std::string& message) {
+  return gshare::ToJsonText(json{{"ok", false}, {"error", message}});
+}
+
+std::string OkReply() { return gshare::ToJsonText(json{{"ok", true}}); }
+
+Status ReplyError(const json& reply) {
+  if (!reply.is_object()) return Status::Error("the daemon's reply is not a JSON object");
+  auto ok = reply.find("ok");
+  if (ok != reply.end() && ok->is_boolean() && ok->get<bool>()) return Status::Ok();
+  auto error = reply.find("error");
+  return Status::Error(error != reply.end() && error->is_string() ? error->get<std::string>()
+                                                                  : "failed");
+}
+
+std::string JobIdReply::ToJsonText() const {
+  json j{{"ok", true}, {"job_id", job_id}};
+  if (!admitted) j["admitted"] = false;
+  if (existing) j["existing"] = true;
+  return gshare::ToJsonText(j);
+}
+
+Result<JobIdReply> JobIdReply::Parse(const json& j) {
+  if (Status st = ReplyError(j); !st.ok()) return st;
+  Result<int64_t> id = IntField(j, "job_id", 1, kMaxJobId);
+  if (!id.ok()) return id.status();
+  JobIdReply r;
+  r.job_id = id.value();
+  for (auto [key, field] : {std::pair{"admitted", &r.admitted}, {"existing", &r.existing}}) {
+    if (!j.contains(key)) continue;
+    Result<bool> v = BoolField(j, key);
+    if (!v.ok()) return v.status();
+    *field = v.value();
+  }
+  return r;
+}
+
+std::string JobControlReply::ToJsonText() const {
+  json list = json::array();
+  for (const Outcome& o : results) {
+    json one{{"id", o.id}, {"ok", o.error.empty()}};
+    if (!o.error.empty()) one["error"] = o.error;
+    list.push_back(std::move(one));
+  }
+  return gshare::ToJsonText(json{{"ok", true}, {"results", std::move(list)}});
+}
+
+Result<JobControlReply> JobControlReply::Parse(const json& j) {
+  if (Status st = ReplyError(j); !st.ok()) return st;
+  auto list = j.find("results");
+  if (list == j.end() || !list->is_array()) return Status::Error("\"results\" must be a list");
+  JobControlReply r;
+  for (const json& one : *list) {
+    if (!one.is_object()) return Status::Error("\"results\" must hold objects");
+    Result<int64_t> id = IntField(one, "id", 1, kMaxJobId);
+    if (!id.ok()) return id.status();
+    Status st = ReplyError(one);
+    r.results.push_back({id.value(), st.ok() ? "" : st.message()});
+  }
+  return r;
+}
+
+std::string CleanReply::ToJsonText() const {
+  return gshare::ToJsonText(json{{"ok", true}, {"removed", removed}});
+}
+
+Result<CleanReply> CleanReply::Parse(const json& j) {
+  if (Status st = ReplyError(j); !st.ok()) return st;
+  auto list = j.find("removed");
+  if (list == j.end() || !list->is_array()) return Status::Error("\"removed\" must be a list");
+  CleanReply r;
+  for (const json& id : *list) {
+    std::optional<int64_t> v = AsInt64(id);
+    if (!v || *v < 1) return Status::Error("\"removed\" must hold job ids");
+    r.removed.push_back(*v);
+  }
+  return r;
+}
+
+std::string SchedulerReply::ToJsonText() const {
+  return gshare::ToJsonText(json{{"ok", true}, {"enabled", enabled}});
+}
+
+Result<SchedulerReply> SchedulerReply::Parse(const json& j) {
+  if (Status st = ReplyError(j); !st.ok()) return st;
+  Result<bool> enabled = BoolField(j, "enabled");
+  if (!enabled.ok()) return enabled.status();
+  return SchedulerReply{enabled.value()};
+}
+
+}  // namespace gshare

@@ -1,0 +1,59 @@
+// The daemon's JSON replies to the CLI and runners as typed structs shared by both sides: the
+// daemon builds the struct and sends ToJsonText(); the client reads it with Parse, which
+// checks every field and never throws (a daemon of another version or a damaged reply is an
+// error, not a crash). Every reply carries "ok"; a refusal is ErrorReply's
+// {"ok": false, "error"}. Parse(ToJson()) gives back what was sent. Any thread.
+// (Status replies are the documented `status --json` document, ipc/job_json.h.)
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace gshare {
+
+// A reply that refuses a request: {"ok": false, "error": message}.
+std::string ErrorReply(const std::string& message);
+// A reply that only says done: {"ok": true}.
+std::string OkReply();
+// The error of a reply with "ok": false (its "error", or "failed"), else Ok.
+Status ReplyError(const nlohmann::json& reply);
+
+// kSubmit and kRunRegister: {"ok", "job_id", "admitted"?, "existing"?}
+struct JobIdReply {
+  int64_t job_id = 0;
+  bool admitted = true;   // kRunRegister: false while the job waits in the queue
+  bool existing = false;  // kSubmit: the submission key named a job made before
+  std::string ToJsonText() const;
+  static Result<JobIdReply> Parse(const nlohmann::json& j);
+};
+
+// kJobControl: {"ok", "results": [{"id", "ok", "error"?}]}, one result per requested id.
+struct JobControlReply {
+  struct Outcome {
+    int64_t id = 0;
+    std::string error;  // empty: done
+  };
+  std::vector<Outcome> results;
+  std::string ToJsonText() const;
+  static Result<JobControlReply> Parse(const nlohmann::json& j);
+};
+
+// kClean: {"ok", "removed": [ids]}
+struct CleanReply {
+  std::vector<int64_t> removed;
+  std::string ToJsonText() const;
+  static Result<CleanReply> Parse(const nlohmann::json& j);
+};
+
+// kSchedulerSet: {"ok", "enabled"}
+struct SchedulerReply {
+  bool enabled = true;
+  std::string ToJsonText() const;
+  static Result<SchedulerReply> Parse(const nlohmann::json& j);
+};
+
+}  // namespace gshare
