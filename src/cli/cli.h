@@ -74,6 +74,10 @@ struct ClientContext {
 // the system daemon when it answers, else this user's) and, for a user's daemon, its paths.
 Result<ClientContext> MakeClientContext(const GlobalOptions& global);
 
+// MakeClientContext without the system daemon: this user's own daemon, which `gshare daemon
+// --foreground` (as the launcher starts it) serves whether or not a system daemon runs.
+Result<ClientContext> MakeUserContext(const GlobalOptions& global);
+
 // The system daemon's context (`gshare daemon --system`): its config (--config, else
 // /etc/gshare/gshare.toml; no user's file), [system] socket and state_dir.
 Result<ClientContext> MakeSystemContext(const GlobalOptions& global);

@@ -43,9 +43,21 @@ Status SetPaths(const std::string& serve_socket, const std::string& state_dir, C
   return Status::Ok();
 }
 
+Result<ClientContext> MakeContext(const GlobalOptions& global, bool look_for_system);
+
 }  // namespace
 
 Result<ClientContext> MakeClientContext(const GlobalOptions& global) {
+  return MakeContext(global, /*look_for_system=*/true);
+}
+
+Result<ClientContext> MakeUserContext(const GlobalOptions& global) {
+  return MakeContext(global, /*look_for_system=*/false);
+}
+
+namespace {
+
+Result<ClientContext> MakeContext(const GlobalOptions& global, bool look_for_system) {
   ClientContext ctx;
   auto config = LoadConfig(DefaultConfigSources(global.config_path));
   if (!config.ok()) return config.status();
@@ -58,7 +70,7 @@ Result<ClientContext> MakeClientContext(const GlobalOptions& global) {
   if (!paths::SocketPath(user_socket, sizeof user_socket)) {
     return Status::Error("socket path too long");
   }
-  const std::string system_socket = ClientSystemSocket(ctx.config);
+  const std::string system_socket = look_for_system ? ClientSystemSocket(ctx.config) : "";
   DaemonChoice choice =
       ChooseDaemon(explicit_socket, system_socket, user_socket, [](const std::string& path) {
         Result<int> fd = ConnectUnix(path);
@@ -75,6 +87,8 @@ Result<ClientContext> MakeClientContext(const GlobalOptions& global) {
   }
   return ctx;
 }
+
+}  // namespace
 
 Result<ClientContext> MakeSystemContext(const GlobalOptions& global) {
   ClientContext ctx;

@@ -100,7 +100,9 @@ int RunDaemonCommand(const GlobalOptions& global, const DaemonCmdOptions& opt) {
         opt.foreground ? "serve" : opt.action);
     return kExitNotRoot;
   }
-  auto ctx = opt.system ? MakeSystemContext(global) : MakeClientContext(global);
+  auto ctx = opt.system       ? MakeSystemContext(global)
+             : opt.foreground ? MakeUserContext(global)
+                              : MakeClientContext(global);
   if (!ctx.ok()) {
     spdlog::error("{}", ctx.status().message());
     return kExitError;
