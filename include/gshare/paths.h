@@ -15,6 +15,27 @@ namespace gshare::paths {
 // Environment variable that names the socket explicitly (set by `gshare run` for its job).
 inline constexpr const char* kSocketEnv = "GSHARE_SOCKET";
 
+// Where the system daemon (`gshare daemon --system`) listens by default, and the variable that
+// names another place for clients (tests; sites whose [system] socket is elsewhere, for jobs
+// started outside gshare: `gshare run` and submitted jobs get GSHARE_SOCKET anyway).
+inline constexpr const char* kSystemSocket = "/run/gshare/gshare.sock";
+inline constexpr const char* kSystemSocketEnv = "GSHARE_SYSTEM_SOCKET";
+
+// The system daemon's socket as a client looks for it: $GSHARE_SYSTEM_SOCKET if set, else
+// kSystemSocket. Returns false when `out` (of `cap` bytes) is too small.
+inline bool SystemSocketPath(char* out, size_t cap) {
+  const char* env = std::getenv(kSystemSocketEnv);
+  int n = std::snprintf(out, cap, "%s", env != nullptr && env[0] != '\0' ? env : kSystemSocket);
+  return n > 0 && static_cast<size_t>(n) < cap;
+}
+
+// Whether $GSHARE_SOCKET names the socket (then neither the system nor the per-user rule
+// applies).
+inline bool SocketExplicit() {
+  const char* env = std::getenv(kSocketEnv);
+  return env != nullptr && env[0] != '\0';
+}
+
 // The per-user runtime directory of gshare, without trailing slash:
 //   $XDG_RUNTIME_DIR/gshare when XDG_RUNTIME_DIR is set (XDG basedir spec 0.8),
 //   else /run/user/<uid>/gshare when /run/user/<uid> exists and belongs to the user
@@ -39,7 +60,8 @@ inline bool RuntimeDir(char* out, size_t cap) {
   return n > 0 && static_cast<size_t>(n) < cap;
 }
 
-// The daemon's socket: $GSHARE_SOCKET if set, else RuntimeDir()/gshare.sock.
+// The per-user daemon's socket: $GSHARE_SOCKET if set, else RuntimeDir()/gshare.sock. Clients
+// try SystemSocketPath() first when $GSHARE_SOCKET is unset (docs/design.md "Which daemon").
 inline bool SocketPath(char* out, size_t cap) {
   const char* env = std::getenv(kSocketEnv);
   if (env != nullptr && env[0] != '\0') {

@@ -56,6 +56,7 @@ enum class MsgType : uint16_t {
   kJobControl = 39,     // {"action","ids":[...],"priority"?,"signal"?} -> {"results":[...]}
   kClean = 40,          // {"older_than_ms"} -> {"removed":[ids]}
   kRunAttach = 41,    // a job's supervisor: {"job_id"} -> what to run (src/runner/job_supervisor.h)
+  kListJobs = 42,     // a filter or {"job_id"} -> {"jobs":[...]} (src/ipc/job_list.h)
   kReply = 48,        // {"ok": bool, "error": "...", ...result fields}
   kRunAdmitted = 49,  // daemon -> a pending `gshare run`: {"job_id"}: start now
 };
@@ -189,6 +190,7 @@ inline bool IsKnownType(uint16_t t) {
     case MsgType::kJobControl:
     case MsgType::kClean:
     case MsgType::kRunAttach:
+    case MsgType::kListJobs:
     case MsgType::kReply:
     case MsgType::kRunAdmitted: return true;
   }

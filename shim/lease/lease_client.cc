@@ -563,8 +563,17 @@ void EnsureStartedLocked() REQUIRES(g_mu) {
       g.daemon_timeout_ms = static_cast<int>(ms);
     }
   }
-  bool have_path = gshare::paths::SocketPath(g.socket_path, sizeof g.socket_path);
-  if (!have_path || !ConnectLocked()) GoUngatedLocked("cannot reach the gshare daemon at");
+  // $GSHARE_SOCKET (what gshare sets for its jobs), else the system daemon when it answers,
+  // else the user's own (docs/design.md "Which daemon"). Reconnections keep the choice.
+  bool connected = false;
+  if (!gshare::paths::SocketExplicit() &&
+      gshare::paths::SystemSocketPath(g.socket_path, sizeof g.socket_path)) {
+    connected = ConnectLocked();
+  }
+  if (!connected) {
+    bool have_path = gshare::paths::SocketPath(g.socket_path, sizeof g.socket_path);
+    if (!have_path || !ConnectLocked()) GoUngatedLocked("cannot reach the gshare daemon at");
+  }
   pthread_t tid;
   pthread_attr_t attr;
   pthread_attr_init(&attr);

@@ -13,6 +13,7 @@
 
 #include "base/byte_size.h"
 #include "base/duration.h"
+#include "gshare/paths.h"
 
 namespace gshare {
 namespace {
@@ -171,6 +172,27 @@ Status ApplyDaemon(const std::string& path, const toml::table& table, Config::Da
   return Status::Ok();
 }
 
+Status ApplySystem(const std::string& path, const toml::table& table, Config::System* s) {
+  for (const auto& [key, node] : table) {
+    std::string name = "system." + std::string(key.str());
+    Status st;
+    if (key == "socket" || key == "state_dir") {
+      std::string* out = key == "socket" ? &s->socket : &s->state_dir;
+      st = ReadString(path, node, name, out);
+      // No "~/": the system daemon's paths are nobody's home.
+      if (st.ok() && !out->empty() && (*out)[0] != '/') {
+        st = ValueError(path, node, name, "must be an absolute path");
+      }
+    } else if (key == "socket_group") {
+      st = ReadString(path, node, name, &s->socket_group);
+    } else {
+      st = UnknownKey(path, key, "system", "socket, state_dir, socket_group");
+    }
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
 Status ReadCount(const std::string& path, const toml::node& node, std::string_view key, int min,
                  int* out) {
   const toml::value<int64_t>* v = node.as_integer();
@@ -256,13 +278,14 @@ Status ApplyRetention(const std::string& path, const toml::table& table, Config:
 Status Apply(const std::string& path, const toml::table& root, Config* config) {
   for (const auto& [key, node] : root) {
     const toml::table* table = node.as_table();
-    if (key != "scheduler" && key != "daemon" && key != "queue" && key != "memory" &&
-        key != "retention") {
-      return UnknownKey(path, key, "", "scheduler, daemon, queue, memory, retention");
+    if (key != "scheduler" && key != "daemon" && key != "system" && key != "queue" &&
+        key != "memory" && key != "retention") {
+      return UnknownKey(path, key, "", "scheduler, daemon, system, queue, memory, retention");
     }
     if (table == nullptr) return ValueError(path, node, key.str(), "expected a table");
     Status st = key == "scheduler" ? ApplyScheduler(path, *table, &config->scheduler)
                 : key == "daemon"  ? ApplyDaemon(path, *table, &config->daemon)
+                : key == "system"  ? ApplySystem(path, *table, &config->system)
                 : key == "queue"   ? ApplyQueue(path, *table, &config->queue)
                 : key == "memory"  ? ApplyMemory(path, *table, &config->memory)
                                    : ApplyRetention(path, *table, &config->retention);
@@ -318,6 +341,29 @@ ConfigSources DefaultConfigSources(std::optional<std::string> explicit_path) {
   }
   if (explicit_path) sources.files.push_back({std::move(*explicit_path), true});
   return sources;
+}
+
+ConfigSources SystemConfigSources(std::optional<std::string> explicit_path) {
+  ConfigSources sources;
+  if (explicit_path) {
+    sources.files.push_back({std::move(*explicit_path), true});
+  } else {
+    sources.files.push_back({kSystemConfig, false});
+  }
+  return sources;
+}
+
+std::string SystemSocket(const Config& config) {
+  return config.system.socket.empty() ? paths::kSystemSocket : config.system.socket;
+}
+
+std::string ClientSystemSocket(const Config& config) {
+  std::string env = Env(paths::kSystemSocketEnv);
+  return env.empty() ? SystemSocket(config) : env;
+}
+
+std::string SystemStateDir(const Config& config) {
+  return config.system.state_dir.empty() ? kSystemStateDir : config.system.state_dir;
 }
 
 Result<Config> LoadConfig(const ConfigSources& sources) {

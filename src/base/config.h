@@ -41,6 +41,15 @@ struct Config {
     std::string state_dir;           // empty: see StateDir()
     std::string log_level = "info";  // trace, debug, info, warn, error, critical or off
   };
+  // The system daemon (`gshare daemon --system`, docs/design.md "The system daemon"): its own
+  // paths, apart from [daemon]'s, because /etc/gshare/gshare.toml is also every user's first
+  // config layer and [daemon] there would move every per-user daemon too. Clients read
+  // [system] socket to find the system daemon.
+  struct System {
+    std::string socket;        // empty: paths::kSystemSocket (/run/gshare/gshare.sock)
+    std::string state_dir;     // empty: kSystemStateDir (/var/lib/gshare)
+    std::string socket_group;  // empty: every user may connect (0666); else 0660 root:group
+  };
   struct Queue {
     int max_running = 2;  // [queue] max_running: submitted jobs running per GPU (>= 1)
     int gpus = 0;         // [queue] gpus: GPUs to place jobs on; 0: count /dev/nvidia<N>
@@ -61,6 +70,7 @@ struct Config {
   };
   Scheduler scheduler;
   Daemon daemon;
+  System system;
   Queue queue;
   Memory memory;
   Retention retention;
@@ -86,6 +96,20 @@ struct ConfigSources {
 // XDG_CONFIG_HOME is an absolute path, else $HOME/.config/gshare/gshare.toml; skipped with no
 // home), then `explicit_path` (required) when given. Reads the environment.
 ConfigSources DefaultConfigSources(std::optional<std::string> explicit_path);
+
+// The system daemon's sources: `explicit_path` (required) when given, else
+// /etc/gshare/gshare.toml (optional). No user's file: root's own settings are not the machine's.
+ConfigSources SystemConfigSources(std::optional<std::string> explicit_path);
+
+// The system daemon's state directory when [system] state_dir is empty.
+inline constexpr const char* kSystemStateDir = "/var/lib/gshare";
+// Where the system daemon listens: [system] socket, else paths::kSystemSocket.
+std::string SystemSocket(const Config& config);
+// Where clients look for the system daemon: $GSHARE_SYSTEM_SOCKET when set (the shim reads no
+// config; tests), else SystemSocket(config). Reads the environment.
+std::string ClientSystemSocket(const Config& config);
+// [system] state_dir, else kSystemStateDir.
+std::string SystemStateDir(const Config& config);
 
 // Defaults overlaid with each file of `sources` in order. A missing optional file is skipped.
 // Errors (a missing required file, unreadable file, TOML syntax error, unknown table or key,

@@ -12,8 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "base/config.h"
+#include "ipc/daemon_choice.h"
 #include "ipc/requests.h"
 #include "gshare/protocol.h"
+#include "cli/job_source.h"
 #include "store/job_store.h"
 #include "base/status.h"
 
@@ -26,6 +28,8 @@ inline constexpr int kExitUsage = 2;
 inline constexpr int kExitRunFailed = 125;
 // `gshare daemon --foreground` when another daemon already serves its database or socket.
 inline constexpr int kExitDaemonBusy = 3;
+// `gshare daemon ... --system` run by a user other than root.
+inline constexpr int kExitNotRoot = 4;
 
 struct GlobalOptions {
   std::optional<std::string> config_path;
@@ -60,9 +64,23 @@ struct ClientContext {
   std::string database_path;  // <state_dir>/gshare.db
   std::string daemon_log;     // <state_dir>/daemon.log
   std::string self_exe;
+  // kSystem: the machine's daemon (ipc/daemon_choice.h), never started by a client; its
+  // database is not readable by users, so jobs are read through it (JobSource).
+  DaemonScope scope = DaemonScope::kUser;
+  bool starts_system = false;  // made by MakeSystemContext: ConnectToDaemon may start it
 };
 
+// A client's context: the daemon ChooseDaemon picks ($GSHARE_SOCKET or [daemon] socket, else
+// the system daemon when it answers, else this user's) and, for a user's daemon, its paths.
 Result<ClientContext> MakeClientContext(const GlobalOptions& global);
+
+// MakeClientContext without the system daemon: this user's own daemon, which `gshare daemon
+// --foreground` (as the launcher starts it) serves whether or not a system daemon runs.
+Result<ClientContext> MakeUserContext(const GlobalOptions& global);
+
+// The system daemon's context (`gshare daemon --system`): its config (--config, else
+// /etc/gshare/gshare.toml; no user's file), [system] socket and state_dir.
+Result<ClientContext> MakeSystemContext(const GlobalOptions& global);
 
 // Starts the daemon when none answers (detached, exactly one), then connects, checking the
 // daemon as ConnectUnix does. `serving` (optional) gets the socket path that answered.
@@ -76,11 +94,6 @@ Result<int> ConnectIfRunning(const ClientContext& ctx);
 // (including a reply with "ok": false) come back as one-line messages.
 Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType type,
                                      const nlohmann::json& request, bool start);
-
-// The job database for reading (the daemon alone writes it), after making sure a daemon
-// runs when `start_daemon` (so that pending jobs progress and stale states are recovered).
-// A missing database gives nullptr: no job was ever recorded.
-Result<std::unique_ptr<JobStore>> OpenJobsForReading(const ClientContext& ctx, bool start_daemon);
 
 // A comma-separated list of job states, by name or Slurm code in any case ("PD,r,failed").
 // Fails naming the first unknown one.

@@ -33,41 +33,35 @@ Result<std::set<JobState>> ParseStates(const std::string& list) {
 
 namespace {
 
-// The store to read jobs of `user` from, with filter->uid set; nullptr when no job was ever
+// The source to read jobs of `user` from, with filter->uid set; nullptr when no job was ever
 // recorded.
-Result<std::unique_ptr<JobStore>> OpenFor(const GlobalOptions& global, const std::string& user,
-                                          ListFilter* filter) {
+Result<std::unique_ptr<JobSource>> OpenFor(const GlobalOptions& global, const std::string& user,
+                                           ListFilter* filter) {
   if (!user.empty()) {
     filter->uid = UserId(user);
     if (!filter->uid) return Status::Error("no user \"" + user + "\"");
   }
   Result<ClientContext> ctx = MakeClientContext(global);
   if (!ctx.ok()) return ctx.status();
-  return OpenJobsForReading(*ctx, true);
+  return JobSource::Open(*ctx, true);
 }
 
 }  // namespace
 
 Result<std::vector<JobRecord>> ListJobs(const GlobalOptions& global, ListFilter filter,
                                         const std::string& user) {
-  Result<std::unique_ptr<JobStore>> store = OpenFor(global, user, &filter);
-  if (!store.ok()) return store.status();
-  if (!store.value()) return std::vector<JobRecord>();
-  // A damaged row is named, not fatal: the rest of the queue is still worth seeing.
-  std::vector<std::pair<int64_t, std::string>> bad_rows;
-  Result<std::vector<JobRecord>> rows = store.value()->List(filter, &bad_rows);
-  for (const auto& [id, error] : bad_rows) {
-    spdlog::warn("job {}: its record cannot be read ({}); not listed", id, error);
-  }
-  return rows;
+  Result<std::unique_ptr<JobSource>> source = OpenFor(global, user, &filter);
+  if (!source.ok()) return source.status();
+  if (!source.value()) return std::vector<JobRecord>();
+  return source.value()->List(filter);
 }
 
 Status ForEachJob(const GlobalOptions& global, ListFilter filter, const std::string& user,
                   const std::function<void(const JobRecord&)>& row) {
-  Result<std::unique_ptr<JobStore>> store = OpenFor(global, user, &filter);
-  if (!store.ok()) return store.status();
-  if (!store.value()) return Status::Ok();
-  return store.value()->ForEachInQueueOrder(filter, row);
+  Result<std::unique_ptr<JobSource>> source = OpenFor(global, user, &filter);
+  if (!source.ok()) return source.status();
+  if (!source.value()) return Status::Ok();
+  return source.value()->ForEachInQueueOrder(filter, row);
 }
 
 }  // namespace gshare

@@ -13,45 +13,98 @@
 #include "ipc/job_json.h"
 #include "ipc/replies.h"
 #include "gshare/paths.h"
+#include "ipc/daemon_choice.h"
 
 namespace gshare {
 
+namespace {
+
+// The paths of the daemon of `state_dir` serving `serve_socket`, checked absolute.
+Status SetPaths(const std::string& serve_socket, const std::string& state_dir, ClientContext* ctx) {
+  ctx->serve_socket_path = serve_socket;
+  // Relative paths would mean one daemon, or one database, per working directory.
+  if (ctx->serve_socket_path.empty() || ctx->serve_socket_path[0] != '/') {
+    return Status::Error("the daemon's socket must be an absolute path: " + ctx->serve_socket_path);
+  }
+  ctx->state_dir = state_dir;
+  if (ctx->state_dir.empty() || ctx->state_dir[0] != '/') {
+    return Status::Error("the state directory must be an absolute path: \"" + ctx->state_dir +
+                         "\"");
+  }
+  ctx->database_path = ctx->state_dir + "/gshare.db";
+  ctx->lock_path = ctx->database_path + ".lock";
+  ctx->socket_lock_path =
+      (std::filesystem::path(ctx->serve_socket_path).parent_path() / "gshare.lock").string();
+  ctx->record_path = DaemonRecordPath(ctx->state_dir);
+  ctx->socket_path = ctx->serve_socket_path;
+  ctx->daemon_log = ctx->state_dir + "/daemon.log";
+  std::error_code ec;
+  ctx->self_exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec) return Status::Error("cannot find the gshare executable: " + ec.message());
+  return Status::Ok();
+}
+
+Result<ClientContext> MakeContext(const GlobalOptions& global, bool look_for_system);
+
+}  // namespace
+
 Result<ClientContext> MakeClientContext(const GlobalOptions& global) {
+  return MakeContext(global, /*look_for_system=*/true);
+}
+
+Result<ClientContext> MakeUserContext(const GlobalOptions& global) {
+  return MakeContext(global, /*look_for_system=*/false);
+}
+
+namespace {
+
+Result<ClientContext> MakeContext(const GlobalOptions& global, bool look_for_system) {
   ClientContext ctx;
   auto config = LoadConfig(DefaultConfigSources(global.config_path));
   if (!config.ok()) return config.status();
   ctx.config = std::move(config.value());
   if (global.config_path) ctx.config_path = *global.config_path;
-  if (!ctx.config.daemon.socket.empty()) {
-    ctx.serve_socket_path = ctx.config.daemon.socket;
-  } else {
-    char path[512];
-    if (!paths::SocketPath(path, sizeof path)) return Status::Error("socket path too long");
-    ctx.serve_socket_path = path;
+  std::string explicit_socket = ctx.config.daemon.socket;
+  if (explicit_socket.empty() && paths::SocketExplicit())
+    explicit_socket = std::getenv(paths::kSocketEnv);
+  char user_socket[512];
+  if (!paths::SocketPath(user_socket, sizeof user_socket)) {
+    return Status::Error("socket path too long");
   }
-  // Relative paths would mean one daemon, or one database, per working directory.
-  if (ctx.serve_socket_path[0] != '/') {
-    return Status::Error("the daemon's socket must be an absolute path: " + ctx.serve_socket_path);
-  }
-  ctx.state_dir = StateDir(ctx.config);
-  if (ctx.state_dir.empty() || ctx.state_dir[0] != '/') {
-    return Status::Error("the state directory must be an absolute path: \"" + ctx.state_dir + "\"");
-  }
-  ctx.database_path = ctx.state_dir + "/gshare.db";
-  ctx.lock_path = ctx.database_path + ".lock";
-  ctx.socket_lock_path =
-      (std::filesystem::path(ctx.serve_socket_path).parent_path() / "gshare.lock").string();
-  ctx.record_path = DaemonRecordPath(ctx.state_dir);
-  ctx.socket_path = ctx.serve_socket_path;
+  const std::string system_socket = look_for_system ? ClientSystemSocket(ctx.config) : "";
+  DaemonChoice choice =
+      ChooseDaemon(explicit_socket, system_socket, user_socket, [](const std::string& path) {
+        Result<int> fd = ConnectUnix(path);
+        if (fd.ok()) close(fd.value());
+        return fd.ok();
+      });
+  ctx.scope = choice.scope;
+  if (Status s = SetPaths(choice.socket, StateDir(ctx.config), &ctx); !s.ok()) return s;
+  if (ctx.scope == DaemonScope::kSystem) return ctx;  // its state is not ours to read
   // The one daemon of this database may serve another socket (started where other rules
   // applied: another XDG_RUNTIME_DIR, a config's socket). ConnectUnix checks it before use.
   if (std::optional<DaemonRecord> live = ReadDaemonRecord(ctx.record_path)) {
     ctx.socket_path = live->socket;
   }
-  ctx.daemon_log = ctx.state_dir + "/daemon.log";
-  std::error_code ec;
-  ctx.self_exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  if (ec) return Status::Error("cannot find the gshare executable: " + ec.message());
+  return ctx;
+}
+
+}  // namespace
+
+Result<ClientContext> MakeSystemContext(const GlobalOptions& global) {
+  ClientContext ctx;
+  auto config = LoadConfig(SystemConfigSources(global.config_path));
+  if (!config.ok()) return config.status();
+  ctx.config = std::move(config.value());
+  if (global.config_path) ctx.config_path = *global.config_path;
+  ctx.scope = DaemonScope::kSystem;
+  ctx.starts_system = true;
+  if (Status s = SetPaths(SystemSocket(ctx.config), SystemStateDir(ctx.config), &ctx); !s.ok()) {
+    return s;
+  }
+  if (std::optional<DaemonRecord> live = ReadDaemonRecord(ctx.record_path)) {
+    ctx.socket_path = live->socket;
+  }
   return ctx;
 }
 
@@ -64,6 +117,13 @@ Result<int> ConnectIfRunning(const ClientContext& ctx) {
 }
 
 Result<int> ConnectToDaemon(const ClientContext& ctx, std::string* serving_out) {
+  // The system daemon is started by root (systemd, `gshare daemon start --system`), never on
+  // a user's behalf.
+  if (ctx.scope == DaemonScope::kSystem && !ctx.starts_system) {
+    Result<int> fd = ConnectUnix(ctx.socket_path);
+    if (fd.ok() && serving_out != nullptr) *serving_out = ctx.socket_path;
+    return fd;
+  }
   if (ctx.socket_path != ctx.serve_socket_path) {
     Result<int> fd = ConnectUnix(ctx.socket_path);  // the recorded daemon
     if (fd.ok()) {
@@ -74,6 +134,7 @@ Result<int> ConnectToDaemon(const ClientContext& ctx, std::string* serving_out) 
   LaunchSpec spec;
   spec.socket_path = ctx.serve_socket_path;
   spec.daemon_argv = {ctx.self_exe, "daemon", "--foreground"};
+  if (ctx.starts_system) spec.daemon_argv.push_back("--system");
   if (!ctx.config_path.empty()) {
     spec.daemon_argv.push_back("--config");
     spec.daemon_argv.push_back(ctx.config_path);
@@ -96,16 +157,6 @@ Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType
   Result<nlohmann::json> reply = ExchangeJson(fd.value(), type, request);
   close(fd.value());
   return reply;
-}
-
-Result<std::unique_ptr<JobStore>> OpenJobsForReading(const ClientContext& ctx, bool start_daemon) {
-  if (start_daemon) {
-    Result<int> fd = ConnectToDaemon(ctx);
-    if (!fd.ok()) return fd.status();
-    close(fd.value());
-  }
-  if (access(ctx.database_path.c_str(), F_OK) != 0) return std::unique_ptr<JobStore>();
-  return JobStore::OpenReadOnly(ctx.database_path);
 }
 
 int ControlJobs(const GlobalOptions& global, const JobControlRequest& request) {

@@ -54,8 +54,10 @@ std::string Command(const json& j) {
 
 void PrintTable(const json& st) {
   const json& d = st.at("daemon");
-  std::printf("daemon pid %d, scheduler %s, quantum %s, socket %s\n", d.at("pid").get<int>(),
-              d.at("scheduler").get<std::string>().c_str(),
+  // Which daemon answered: the machine's (every user's jobs) or this user's own.
+  std::printf("%s daemon pid %d, scheduler %s, quantum %s, socket %s\n",
+              d.value("mode", std::string("user")) == "system" ? "system" : "user",
+              d.at("pid").get<int>(), d.at("scheduler").get<std::string>().c_str(),
               FormatDuration(std::chrono::milliseconds(d.at("quantum_ms").get<int64_t>())).c_str(),
               TerminalText(d.at("socket").get<std::string>()).c_str());
   std::printf("\n%-4s %-42s %-9s %-7s %-8s %-9s %-8s %s\n", "GPU", "UUID", "MODE", "HOLDER", "HELD",

@@ -1,5 +1,6 @@
 // Commands that watch jobs end: `gshare wait ID...` and `gshare logs [-f] ID`. Both read the
-// database (written by the daemon) and poll it; neither loads the daemon.
+// database (written by the daemon) and poll it; neither loads a user's daemon (the system
+// daemon is asked instead: cli/job_source.h). The log itself is read by the user.
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -28,14 +29,14 @@ struct LogsOptions {
   bool follow = false;
 };
 
-// Opens the database once a daemon runs; errors are printed.
-std::unique_ptr<JobStore> OpenStore(const GlobalOptions& global, ClientContext* ctx_out) {
+// Opens the job source once a daemon runs; errors are printed.
+std::unique_ptr<JobSource> OpenStore(const GlobalOptions& global, ClientContext* ctx_out) {
   auto ctx = MakeClientContext(global);
   if (!ctx.ok()) {
     spdlog::error("{}", ctx.status().message());
     return nullptr;
   }
-  auto store = OpenJobsForReading(*ctx, true);
+  auto store = JobSource::Open(*ctx, true);
   if (!store.ok()) {
     spdlog::error("{}", store.status().message());
     return nullptr;
@@ -46,7 +47,7 @@ std::unique_ptr<JobStore> OpenStore(const GlobalOptions& global, ClientContext* 
 }
 
 // The job's current row; nullopt (with an error printed) when there is none.
-std::optional<JobRecord> Lookup(JobStore& store, int64_t id) {
+std::optional<JobRecord> Lookup(JobSource& store, int64_t id) {
   auto row = store.Get(id);
   if (!row.ok()) {
     spdlog::error("{}", row.status().message());
@@ -63,7 +64,7 @@ void Sleep(std::chrono::milliseconds* interval) {
 
 int Wait(const GlobalOptions& global, const WaitOptions& opt) {
   ClientContext ctx;
-  std::unique_ptr<JobStore> store = OpenStore(global, &ctx);
+  std::unique_ptr<JobSource> store = OpenStore(global, &ctx);
   if (!store) return kExitError;
   int status = 0;
   for (int64_t id : opt.ids) {  // check every id before waiting for any
@@ -96,7 +97,7 @@ void Drain(std::ifstream& in) {
 
 int Logs(const GlobalOptions& global, const LogsOptions& opt) {
   ClientContext ctx;
-  std::unique_ptr<JobStore> store = OpenStore(global, &ctx);
+  std::unique_ptr<JobSource> store = OpenStore(global, &ctx);
   if (!store) return kExitError;
   std::optional<JobRecord> r = Lookup(*store, opt.id);
   if (!r) return kExitError;

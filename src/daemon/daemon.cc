@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "daemon/daemon_dirs.h"
+#include "daemon/system_dirs.h"
 #include "runner/job_umask.h"
 #include "ipc/daemon_record.h"
 #include "daemon/daemon_ping.h"
@@ -97,8 +98,16 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
   // Before anything is created: the socket, the database and the logs are the owner's alone.
   SetPrivateUmask();
   notify_ = SystemdNotify::FromEnvironment();
-  if (Status s = PrepareStateDir(options_.state_dir); !s.ok()) return s;
-  if (Status s = PrepareSocketDir(options_.socket_path); !s.ok()) return s;
+  if (Status s = options_.system ? PrepareSystemStateDir(options_.state_dir)
+                                 : PrepareStateDir(options_.state_dir);
+      !s.ok()) {
+    return s;
+  }
+  if (Status s = options_.system ? PrepareSystemSocketDir(options_.socket_path)
+                                 : PrepareSocketDir(options_.socket_path);
+      !s.ok()) {
+    return s;
+  }
   // One daemon per database (whatever socket it serves), then one per socket.
   auto busy_with = [&](const std::string& who) {
     *busy = busy_ = true;
@@ -144,6 +153,10 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
       chmod(options_.socket_path.c_str(), 0600) != 0 || listen(listen_fd_, 128) != 0) {
     return Status::Error("cannot listen on " + options_.socket_path + ": " + strerror(errno));
   }
+  if (options_.system) {
+    if (Status s = ShareSocket(options_.socket_path, options_.config.system.socket_group); !s.ok())
+      return s;
+  }
   if (pipe2(signal_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return Status::Error("pipe failed");
   g_signal_write_fd = signal_pipe_[1];
   struct sigaction sa {};
@@ -163,8 +176,8 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
     (void)ignored;
   }
   notify_.Send("READY=1\nMAINPID=" + std::to_string(getpid()));
-  spdlog::info("daemon {} serving {} (database {})", getpid(), options_.socket_path,
-               options_.database_path);
+  spdlog::info("{} daemon {} serving {} (database {})", options_.system ? "system" : "user",
+               getpid(), options_.socket_path, options_.database_path);
   return Status::Ok();
 }
 
@@ -197,7 +210,8 @@ void Daemon::Dispatch(Connection& c, const Frame& f) {
     case proto::MsgType::kSubmit:
     case proto::MsgType::kJobControl:
     case proto::MsgType::kClean:
-    case proto::MsgType::kRunAttach: OnJsonFrame(c, f); return;
+    case proto::MsgType::kRunAttach:
+    case proto::MsgType::kListJobs: OnJsonFrame(c, f); return;
     default: Drop(c.id, "a daemon-to-client message type sent to the daemon");
   }
 }

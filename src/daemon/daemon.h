@@ -30,6 +30,7 @@
 #include "store/job_store.h"
 #include "policy/memory_ledger.h"
 #include "ipc/requests.h"
+#include "runner/job_identity.h"
 #include "policy/stagger.h"
 #include "base/status.h"
 #include "daemon/systemd_notify.h"
@@ -45,6 +46,7 @@ struct DaemonOptions {
   std::string database_path;
   std::string state_dir;  // job logs, end reports, scripts
   std::string self_exe;   // this binary, to start job supervisors
+  bool system = false;    // the machine's daemon, serving every user (daemon_system.cc)
 };
 
 class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
@@ -206,6 +208,16 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   nlohmann::json JobMemoryJson(JobId job) const;
   void AddGpuMemoryJson(const GpuKey& gpu, nlohmann::json* g) const;
   static uint64_t HostBudget(const Config& config);
+
+  // The system daemon (daemon_system.cc): every user may connect; each user's job files live in
+  // a directory of theirs; submitted jobs run as their owners.
+  bool AcceptsUid(uid_t uid) const;
+  void OnListJobs(Connection& c, const nlohmann::json& req);
+  // Where the end, start, script and default log files of `uid`'s jobs live: the state
+  // directory (a per-user daemon), else <state_dir>/users/<uid> (docs/design.md).
+  std::string JobFilesDir(uint32_t uid) const;
+  // Who the supervisor of `r` runs as, its files' directories made first (system daemon).
+  Result<JobIdentity> SupervisorIdentity(const JobRecord& r);
 
   // The batch queue (daemon_queue.cc).
   void LoadQueue();

@@ -79,7 +79,7 @@ void Daemon::Loop() {
 }
 
 bool Daemon::OnAccepted(ConnId id, pid_t pid, uid_t uid) {
-  if (uid != getuid() && uid != 0) {
+  if (!AcceptsUid(uid)) {
     spdlog::warn("refused a connection from uid {}", uid);
     return false;
   }

@@ -159,8 +159,8 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
   r.state = JobState::kPending;
   r.submit_time = WallNow();
   if (r.output.empty()) {
-    mkdir((options_.state_dir + "/logs").c_str(), 0700);
-    r.output = options_.state_dir + "/logs/%j.out";
+    mkdir((JobFilesDir(r.uid) + "/logs").c_str(), 0700);
+    r.output = JobFilesDir(r.uid) + "/logs/%j.out";
   }
   auto id = store_->Insert(r, &payload);
   if (!id.ok()) return Reply(c, ErrorReply(id.status().message()));
@@ -238,6 +238,8 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
 }
 
 Status Daemon::SpawnSupervisor(JobRecord& record) {
+  Result<JobIdentity> who = SupervisorIdentity(record);  // the owner's, under a root daemon
+  if (!who.ok()) return who.status();
   std::vector<std::string> args = {options_.self_exe, "job-supervisor",
                                    "--job",           std::to_string(record.id),
                                    "--socket",        options_.socket_path};
@@ -257,6 +259,7 @@ Status Daemon::SpawnSupervisor(JobRecord& record) {
     sigprocmask(SIG_SETMASK, &none, nullptr);
     int null_fd = open("/dev/null", O_RDONLY);
     if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+    if (who->Become() != 0) _exit(126);  // never run a job as root by mistake
     execv(argv[0], argv.data());
     _exit(127);
   }
@@ -307,9 +310,9 @@ void Daemon::OnRunAttach(Connection& c, const json& req) {
              {"time_limit_ms", r.time_limit_ms},
              {"kill_after_ms", r.kill_after_ms},
              {"script", payload->script ? json(*payload->script) : json(nullptr)},
-             {"script_path", options_.state_dir + "/scripts/" + std::to_string(id)},
-             {"end_path", JobEndPath(options_.state_dir, id)},
-             {"start_path", JobStartPath(options_.state_dir, id)}};
+             {"script_path", JobFilesDir(r.uid) + "/scripts/" + std::to_string(id)},
+             {"end_path", JobEndPath(JobFilesDir(r.uid), id)},
+             {"start_path", JobStartPath(JobFilesDir(r.uid), id)}};
   Reply(c, ToJsonText(reply));
 }
 
@@ -367,8 +370,8 @@ void Daemon::EndJob(JobId id, const JobEnd& end) {
     JobState state = request == "cancel" ? JobState::kCancelled : FinalStateOf(end);
     FinishJob(id, state, end.exit_code, end.signal, end.error, end.end_time);
   }
-  unlink(JobEndPath(options_.state_dir, id).c_str());
-  unlink(JobStartPath(options_.state_dir, id).c_str());
+  unlink(JobEndPath(JobFilesDir(job.record.uid), id).c_str());
+  unlink(JobStartPath(JobFilesDir(job.record.uid), id).c_str());
 }
 
 bool Daemon::SignalJob(const ActiveJob& job, int sig) {
@@ -399,7 +402,7 @@ void Daemon::QueueTick(TimePoint now) {
     }
     if (job->orphan && now >= next_orphan_check_) {
       const JobRecord& r = job->record;
-      if (std::optional<JobEnd> end = ReadJobEnd(JobEndPath(options_.state_dir, id))) {
+      if (std::optional<JobEnd> end = ReadJobEnd(JobEndPath(JobFilesDir(r.uid), id))) {
         reported.emplace_back(id, *end);
       } else if (!(r.runner_pid && r.runner_start &&
                    SameProcessAlive(*r.runner_pid, *r.runner_start))) {
@@ -412,7 +415,7 @@ void Daemon::QueueTick(TimePoint now) {
   for (JobId id : lost) {
     ActiveJob& job = *jobs_.at(id);
     if (job.record.kind == "submit" && !job.record.pid &&
-        access(JobStartPath(options_.state_dir, id).c_str(), F_OK) != 0) {
+        access(JobStartPath(JobFilesDir(job.record.uid), id).c_str(), F_OK) != 0) {
       // Its supervisor ended before it started anything (the daemon died before it attached,
       // or it was killed): nothing ran, so the job goes back to the queue.
       spdlog::warn("job {}: its supervisor ended before starting it: PENDING again", id);

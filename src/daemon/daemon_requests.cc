@@ -38,6 +38,7 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
         c.kind = Connection::Kind::kCli;
         return OnJobControl(c, req);
       case proto::MsgType::kClean: c.kind = Connection::Kind::kCli; return OnClean(c, req);
+      case proto::MsgType::kListJobs: c.kind = Connection::Kind::kCli; return OnListJobs(c, req);
       case proto::MsgType::kStatusRequest: {
         c.kind = Connection::Kind::kCli;
         Result<StatusRequest> parsed = StatusRequest::Parse(req);
@@ -123,6 +124,7 @@ std::string Daemon::StatusJson(const StatusRequest& request) {
   json daemon{{"pid", getpid()},
               {"version", GSHARE_VERSION},
               {"socket", options_.socket_path},
+              {"mode", options_.system ? "system" : "user"},
               {"database", options_.database_path},
               {"scheduler", arbiter_.enabled() ? "on" : "off"},
               {"quantum_ms", options_.config.scheduler.quantum.count()},

@@ -25,15 +25,19 @@ Result<std::vector<int64_t>> Daemon::RemoveEnded(double ended_before, size_t kee
   std::set<int64_t> keep = queue_->DependedOn();
   auto deleted = store_->DeleteEnded(ended_before, keep_newest, keep);
   if (!deleted.ok()) return deleted.status();
-  const std::string logs = options_.state_dir + "/logs/";
   std::vector<int64_t> removed;
   for (const JobRecord& r : deleted.value()) {
     removed.push_back(r.id);
     queue_->Forget(r.id);
     // Only logs gshare placed itself: a user's own --output file is theirs.
+    // Only a file right in the logs directory: a link there is unlinked, not followed, while
+    // a directory below it (or "..") is the user's to point anywhere (system_dirs.h).
+    const std::string logs = JobFilesDir(r.uid) + "/logs/";
     std::string output = ExpandOutputPattern(r.output, r.id, r.name, UserName(r.uid));
-    if (output.rfind(logs, 0) == 0) unlink(output.c_str());
-    unlink((options_.state_dir + "/scripts/" + std::to_string(r.id)).c_str());
+    if (output.rfind(logs, 0) == 0 && output.find('/', logs.size()) == std::string::npos) {
+      unlink(output.c_str());
+    }
+    unlink((JobFilesDir(r.uid) + "/scripts/" + std::to_string(r.id)).c_str());
   }
   return removed;
 }

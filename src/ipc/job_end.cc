@@ -48,6 +48,10 @@ JobEnd JobEndFromJson(const nlohmann::json& j) {
   return end;
 }
 
+namespace {
+constexpr off_t kMaxJobEndBytes = 64 * 1024;  // a report is ~200 bytes
+}  // namespace
+
 std::string JobEndPath(const std::string& state_dir, int64_t job_id) {
   return state_dir + "/jobs/" + std::to_string(job_id) + ".end";
 }
@@ -90,9 +94,21 @@ Status WriteJobEnd(const std::string& path, const JobEnd& end, int64_t job_id) {
 }
 
 std::optional<JobEnd> ReadJobEnd(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Under the system daemon the file lies in its owner's directory, read by root: a link or
+  // a FIFO put in its place must not be followed or block the daemon, a huge file not be
+  // read whole.
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxJobEndBytes) {
+    close(fd);
+    return std::nullopt;
+  }
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  ssize_t n = pread(fd, text.data(), text.size(), 0);
+  close(fd);
+  if (n < 0) return std::nullopt;
+  text.resize(static_cast<size_t>(n));
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
   return JobEndFromJson(j);

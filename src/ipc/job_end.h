@@ -38,7 +38,8 @@ std::string JobStartPath(const std::string& state_dir, int64_t job_id);
 Status WriteJobStart(const std::string& path);
 // Writes atomically (temporary file, fsync, rename), creating the directory (0700).
 Status WriteJobEnd(const std::string& path, const JobEnd& end, int64_t job_id);
-// The report at `path`, or nullopt when there is none (or it cannot be parsed).
+// The report at `path`, or nullopt when there is none, it cannot be parsed, or it is not a
+// regular file of at most 64 KiB reached without following a final symbolic link.
 std::optional<JobEnd> ReadJobEnd(const std::string& path);
 
 // The job's final state for a report: TIMEOUT, COMPLETED (exit 0), else FAILED.

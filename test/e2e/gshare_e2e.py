@@ -268,6 +268,8 @@ class Harness:
             "XDG_RUNTIME_DIR": self.run_dir,
             "GSHARE_STATE_DIR": self.state_dir,
             "XDG_CONFIG_HOME": os.path.join(self.tmp, "config"),  # no user config file
+            # Not the machine's system daemon, should one run here (issue 21).
+            "GSHARE_SYSTEM_SOCKET": os.path.join(self.tmp, "no-system-daemon.sock"),
             "FAKE_CUDA_LOG": self.log,
             "LD_LIBRARY_PATH": FAKECUDA_DIR,
         })

@@ -337,5 +337,45 @@ TEST_CASE("LoadConfig reads [retention], with its defaults and its errors") {
   CHECK(c.status().message().find("unknown key \"retention.ended\"") != std::string::npos);
 }
 
+TEST_CASE("issue21: [system] keys, their defaults and the system daemon's sources") {
+  Result<Config> c = LoadConfig({});
+  REQUIRE(c.ok());
+  CHECK(SystemSocket(*c) == "/run/gshare/gshare.sock");
+  CHECK(SystemStateDir(*c) == "/var/lib/gshare");
+  CHECK(c->system.socket_group.empty());
+  TempDir dir;
+  c = LoadOne(dir.Write("system.toml",
+                        "[system]\nsocket = \"/tmp/x/s.sock\"\nstate_dir = \"/tmp/x/state\"\n"
+                        "socket_group = \"gpu\"\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().message());
+  CHECK(SystemSocket(*c) == "/tmp/x/s.sock");
+  CHECK(SystemStateDir(*c) == "/tmp/x/state");
+  CHECK(c->system.socket_group == "gpu");
+  CHECK(c->daemon.socket.empty());  // [system] never moves a user's daemon
+  {
+    ScopedEnv env("GSHARE_SYSTEM_SOCKET", "/tmp/y/s.sock");
+    CHECK(ClientSystemSocket(*c) == "/tmp/y/s.sock");
+    CHECK(SystemSocket(*c) == "/tmp/x/s.sock");  // the daemon serves its config's
+  }
+  {
+    ScopedEnv env("GSHARE_SYSTEM_SOCKET", nullptr);
+    CHECK(ClientSystemSocket(*c) == "/tmp/x/s.sock");
+  }
+  c = LoadOne(dir.Write("relative.toml", "[system]\nstate_dir = \"~/gshare\"\n"));
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().message().find("system.state_dir") != std::string::npos);
+  c = LoadOne(dir.Write("typo.toml", "[system]\nsocket_grp = \"gpu\"\n"));
+  REQUIRE_FALSE(c.ok());
+  // The system daemon reads /etc/gshare/gshare.toml, or --config alone: no user's file.
+  ConfigSources plain = SystemConfigSources(std::nullopt);
+  REQUIRE(plain.files.size() == 1);
+  CHECK(plain.files[0].path == "/etc/gshare/gshare.toml");
+  CHECK_FALSE(plain.files[0].required);
+  ConfigSources given = SystemConfigSources(std::string("/tmp/g.toml"));
+  REQUIRE(given.files.size() == 1);
+  CHECK(given.files[0].path == "/tmp/g.toml");
+  CHECK(given.files[0].required);
+}
+
 }  // namespace
 }  // namespace gshare

@@ -1,0 +1,18 @@
+// The daemon's answer to kListJobs (ipc/job_list.h): jobs read from its database for a client
+// that cannot open it (a user of the system daemon). The daemon's thread only. Item 3 of issue
+// 21 (who may see a job's command, cwd and output) is decided here once it comes.
+#pragma once
+
+#include <string>
+
+#include "ipc/job_list.h"
+#include "store/job_store.h"
+
+namespace gshare {
+
+// The reply text: {"ok": true, "jobs": [...]} in the request's order, a job's row alone for
+// {"job_id"} (none when it does not exist); rows that cannot be read are left out (logged).
+// A store error is an error reply.
+std::string ListJobsReply(JobStore& store, const ListJobsRequest& request);
+
+}  // namespace gshare

@@ -1,0 +1,103 @@
+#include "ipc/job_list.h"
+
+#include <exception>
+
+namespace gshare {
+
+using json = nlohmann::json;
+
+json ListJobsRequest::ToJson() const {
+  if (job_id) return json{{"job_id", *job_id}};
+  json states = json::array();
+  for (JobState s : filter.states) states.push_back(JobStateName(s));
+  json j{{"states", states},
+         {"name", filter.name},
+         {"order", filter.order == ListFilter::Order::kQueueOrder ? "queue" : "newest"},
+         {"limit", filter.limit}};
+  if (filter.uid) j["uid"] = *filter.uid;
+  return j;
+}
+
+Result<ListJobsRequest> ListJobsRequest::Parse(const json& j) {
+  ListJobsRequest r;
+  try {
+    if (j.contains("job_id")) {
+      const json& id = j.at("job_id");
+      if (!id.is_number_integer() || id.get<int64_t>() <= 0) {
+        return Status::Error("bad list request: \"job_id\" must be a positive integer");
+      }
+      r.job_id = id.get<int64_t>();
+      return r;
+    }
+    for (const json& s : j.value("states", json::array())) {
+      std::optional<JobState> state =
+          s.is_string() ? JobStateFromName(s.get<std::string>()) : std::nullopt;
+      if (!state) return Status::Error("bad list request: unknown state " + s.dump());
+      r.filter.states.insert(*state);
+    }
+    r.filter.name = j.value("name", std::string());
+    if (j.contains("uid") && !j.at("uid").is_null()) r.filter.uid = j.at("uid").get<uint32_t>();
+    const std::string order = j.value("order", std::string("newest"));
+    if (order != "queue" && order != "newest") {
+      return Status::Error("bad list request: \"order\" must be \"queue\" or \"newest\"");
+    }
+    r.filter.order =
+        order == "queue" ? ListFilter::Order::kQueueOrder : ListFilter::Order::kNewestFirst;
+    r.filter.limit = j.value("limit", 0);
+    if (r.filter.limit < 0) return Status::Error("bad list request: \"limit\" must be >= 0");
+  } catch (const std::exception& e) {
+    return Status::Error(std::string("bad list request: ") + e.what());
+  }
+  return r;
+}
+
+namespace {
+
+template <typename T>
+void ReadOptional(const json& j, const char* key, std::optional<T>* out) {
+  auto it = j.find(key);
+  if (it != j.end() && !it->is_null()) *out = it->get<T>();
+}
+
+}  // namespace
+
+Result<JobRecord> JobFromJson(const json& j) {
+  JobRecord r;
+  try {
+    r.id = j.at("id").get<int64_t>();
+    r.name = j.value("name", std::string());
+    std::optional<JobState> state = JobStateFromName(j.at("state").get<std::string>());
+    if (!state) return Status::Error("job " + std::to_string(r.id) + ": unknown state");
+    r.state = *state;
+    r.reason = j.value("reason", std::string());
+    r.priority = j.value("priority", 0);
+    r.argv = j.value("argv", std::vector<std::string>());
+    r.cwd = j.value("cwd", std::string());
+    r.uid = j.value("uid", uint32_t{0});
+    r.gpu = j.value("gpu", std::string());
+    r.quantum_ms = j.value("quantum_ms", int64_t{0});
+    r.kind = j.value("kind", std::string("submit"));
+    r.submit_time = j.value("submit_time", 0.0);
+    ReadOptional(j, "start_time", &r.start_time);
+    ReadOptional(j, "end_time", &r.end_time);
+    ReadOptional(j, "exit_code", &r.exit_code);
+    ReadOptional(j, "signal", &r.signal);
+    ReadOptional(j, "pid", &r.pid);
+    r.lease_seconds = j.value("lease_seconds", 0.0);
+    r.wait_seconds = j.value("wait_seconds", 0.0);
+    r.peak_bytes = j.value("peak_bytes", uint64_t{0});
+    r.output = j.value("output", std::string());
+    r.time_limit_ms = j.value("time_limit_ms", int64_t{0});
+    r.kill_after_ms = j.value("kill_after_ms", int64_t{30'000});
+    r.dependency = j.value("dependency", std::string());
+    r.held = j.value("held", false);
+    ReadOptional(j, "begin_time", &r.begin_time);
+    r.slot = j.value("slot", std::string());
+    r.memory = j.value("memory_engine", std::string());
+  } catch (const std::exception& e) {
+    return Status::Error(std::string("bad job in the daemon's reply: ") + e.what());
+  }
+  return r;
+}
+
+}  // namespace gshare
