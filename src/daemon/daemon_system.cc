@@ -9,6 +9,7 @@
 #include "daemon/system_dirs.h"
 #include "ipc/job_json.h"
 #include "ipc/job_list.h"
+#include "ipc/replies.h"
 
 namespace gshare {
 

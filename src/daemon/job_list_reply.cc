@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "ipc/job_json.h"
+#include "ipc/replies.h"
 
 namespace gshare {
 
