@@ -240,7 +240,7 @@ JobId Daemon::AdoptProcess(Connection& c, uint64_t job_id) {
   job->record = r;
   job->adhoc = true;
   jobs_[r.id] = std::move(job);
-  arbiter_.AddJob(r.id, r.priority, Millis(0));
+  arbiter_.AddJob(r.id, r.priority, Millis(0), r.uid);
   return r.id;
 }
 

@@ -70,7 +70,7 @@ void Daemon::LoadQueue() {
         job->kill_at = Now() + Millis(r.kill_after_ms);
       }
       JobId id = r.id;
-      arbiter_.AddJob(id, r.priority, Millis(r.quantum_ms));
+      arbiter_.AddJob(id, r.priority, Millis(r.quantum_ms), r.uid);
       job->record = std::move(r);
       jobs_[id] = std::move(job);
     }
@@ -205,7 +205,7 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
   job->record = std::move(record);
   ActiveJob& active = *job;
   jobs_[id] = std::move(job);
-  arbiter_.AddJob(id, active.record.priority, Millis(active.record.quantum_ms));
+  arbiter_.AddJob(id, active.record.priority, Millis(active.record.quantum_ms), active.record.uid);
   if (active.record.kind != "submit") {
     SaveRecord(active.record);
     return;
