@@ -211,8 +211,10 @@ Status ApplyQueue(const std::string& path, const toml::table& table, Config::Que
       st = ReadCount(path, node, name, 1, &q->max_running);
     } else if (key == "gpus") {
       st = ReadCount(path, node, name, 0, &q->gpus);
+    } else if (key == "max_running_per_user") {
+      st = ReadCount(path, node, name, 0, &q->max_running_per_user);
     } else {
-      st = UnknownKey(path, key, "queue", "max_running, gpus");
+      st = UnknownKey(path, key, "queue", "max_running, gpus, max_running_per_user");
     }
     if (!st.ok()) return st;
   }

@@ -53,6 +53,8 @@ struct Config {
   struct Queue {
     int max_running = 2;  // [queue] max_running: submitted jobs running per GPU (>= 1)
     int gpus = 0;         // [queue] gpus: GPUs to place jobs on; 0: count /dev/nvidia<N>
+    // [queue] max_running_per_user: submitted jobs one user runs at once; 0: no limit
+    int max_running_per_user = 0;
   };
   struct Memory {
     std::string engine = "swap";              // [memory] engine: default of `--memory`

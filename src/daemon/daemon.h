@@ -244,6 +244,9 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   void Activate(JobRecord record, const std::string& slot);
   Status SpawnSupervisor(JobRecord& record);
   std::map<std::string, int> RunningPerSlot() const;
+  // Fair share between users (daemon_fairness.cc): each user's jobs counted toward
+  // max_running_per_user.
+  std::map<uid_t, int> RunningPerUser() const;
   // Ends active job `id` as `end` reports, honouring a pending cancel or requeue.
   void EndJob(JobId id, const JobEnd& end);
   // Signals a running job's process group; false when its pid is not known yet.

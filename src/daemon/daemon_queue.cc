@@ -171,8 +171,9 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
 }
 
 void Daemon::Admission() {
-  AdmissionLimits limits{gpu_count_, options_.config.queue.max_running};
-  for (const BatchQueue::Start& start : queue_->Admit(RunningPerSlot(), limits)) {
+  AdmissionLimits limits{gpu_count_, options_.config.queue.max_running,
+                         options_.config.queue.max_running_per_user};
+  for (const BatchQueue::Start& start : queue_->Admit(RunningPerSlot(), limits, RunningPerUser())) {
     std::optional<JobRecord> r = queue_->Remove(start.id);
     if (!r) continue;
     const bool foreground = r->kind == "run";
