@@ -246,12 +246,20 @@ Status ApplyMemory(const std::string& path, const toml::table& table, Config::Me
         st = ValueError(path, node, name,
                         "expected a size such as \"64GiB\" or a percentage of RAM such as \"50%\"");
       }
+    } else if (key == "host_budget_per_user") {
+      st = ReadString(path, node, name, &m->host_budget_per_user);
+      if (st.ok() && !m->host_budget_per_user.empty() &&
+          !ParseByteSizeOrPercent(m->host_budget_per_user, 1).ok()) {
+        st = ValueError(path, node, name,
+                        "expected a size such as \"16GiB\" or a percentage of RAM such as \"10%\"");
+      }
     } else if (key == "gpu_limit") {
       st = ReadSize(path, node, name, &m->gpu_limit);
     } else if (key == "context_reserve") {
       st = ReadSize(path, node, name, &m->context_reserve);
     } else {
-      st = UnknownKey(path, key, "memory", "engine, host_budget, gpu_limit, context_reserve");
+      st = UnknownKey(path, key, "memory",
+                      "engine, host_budget, host_budget_per_user, gpu_limit, context_reserve");
     }
     if (!st.ok()) return st;
   }

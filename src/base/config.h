@@ -59,6 +59,7 @@ struct Config {
   struct Memory {
     std::string engine = "swap";              // [memory] engine: default of `--memory`
     std::string host_budget = "50%";          // host RAM for swapped-out data: a size or % of RAM
+    std::string host_budget_per_user;         // the same for one user's jobs; empty: no limit
     uint64_t gpu_limit = 0;                   // bytes jobs may use per GPU together; 0: all of it
     uint64_t context_reserve = 768ull << 20;  // device bytes counted per process for its context
   };
