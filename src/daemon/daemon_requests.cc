@@ -134,7 +134,8 @@ std::string Daemon::StatusJson(const StatusRequest& request) {
                          {"schema_version", kJsonSchemaVersion},
                          {"daemon", daemon},
                          {"gpus", gpus},
-                         {"jobs", jobs}});
+                         {"jobs", jobs},
+                         {"users", UsersJson(now)}});
 }
 
 }  // namespace gshare
