@@ -13,7 +13,7 @@ namespace gshare::proto {
 
 // Bumped on any incompatible change of a header or payload. A peer with another version
 // is disconnected (the daemon keeps serving everyone else).
-inline constexpr uint16_t kVersion = 3;
+inline constexpr uint16_t kVersion = 4;
 inline constexpr uint32_t kMagic = 0x52485347;  // "GSHR" little-endian
 // Largest payload a peer may send to the daemon; larger frames drop the connection. A
 // submission carries its environment and batch script.
@@ -80,8 +80,11 @@ struct HelloMsg {
   uint64_t job_id;  // GSHARE_JOB_ID of the process, 0 when started outside `gshare run`
   int32_t pid;      // getpid(); the daemon trusts SO_PEERCRED and uses this only to cross-check
   uint32_t flags;   // reserved, zero
+  // GSHARE_JOB_TOKEN's 16 bytes (src/base/job_token.h): the proof that the process belongs to
+  // job_id. Zero when absent; the daemon then does not let it join job_id.
+  uint8_t token[16];
 };
-static_assert(sizeof(HelloMsg) == 16);
+static_assert(sizeof(HelloMsg) == 32);
 
 // kPing / kPong: a shim that heard nothing from the daemon for a while asks whether it is
 // alive; no answer within GSHARE_DAEMON_TIMEOUT_MS and the shim runs ungated (docs/design.md).

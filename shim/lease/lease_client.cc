@@ -178,7 +178,8 @@ int Connect() {
     close(fd);
     return -1;
   }
-  proto::HelloMsg hello{g.job_id, static_cast<int32_t>(getpid()), 0};
+  proto::HelloMsg hello{g.job_id, static_cast<int32_t>(getpid()), 0, {}};
+  std::memcpy(hello.token, g.job_token, sizeof hello.token);
   if (!SendFrame(fd, proto::MsgType::kHello, &hello, sizeof hello)) {
     close(fd);
     return -1;
@@ -536,6 +537,24 @@ void ReleaseAtExit() {
   }
 }
 
+// GSHARE_JOB_TOKEN's 32 hex digits into `out`'s 16 bytes; all zero when absent or malformed.
+void ParseJobToken(const char* hex, uint8_t out[16]) {
+  std::memset(out, 0, 16);
+  if (hex == nullptr || std::strlen(hex) != 32) return;
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  uint8_t bytes[16];
+  for (int i = 0; i < 16; ++i) {
+    int hi = digit(hex[2 * i]), lo = digit(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return;
+    bytes[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  std::memcpy(out, bytes, 16);
+}
+
 // Starts the connection and the thread on first use in this process.
 void EnsureStartedLocked() REQUIRES(g_mu) {
   if (g.started) return;
@@ -549,6 +568,7 @@ void EnsureStartedLocked() REQUIRES(g_mu) {
   }
   const char* job = std::getenv("GSHARE_JOB_ID");
   g.job_id = job != nullptr ? std::strtoull(job, nullptr, 10) : 0;
+  ParseJobToken(std::getenv("GSHARE_JOB_TOKEN"), g.job_token);
   // `gshare run` already said it runs the job unshared: do not say it twice.
   if (std::getenv("GSHARE_QUIET") != nullptr) g.warned = true;
   const char* idle = std::getenv("GSHARE_IDLE_RELEASE_MS");

@@ -95,6 +95,7 @@ struct State {
   // docs/design.md says why 4 s).
   int daemon_timeout_ms = 4000;
   uint64_t job_id = 0;
+  uint8_t job_token[16] = {};  // GSHARE_JOB_TOKEN (set with job_id)
   char socket_path[sizeof(sockaddr_un::sun_path)] = {};
   DeviceState dev[kMaxDevices];
 };

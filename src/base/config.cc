@@ -183,10 +183,30 @@ Status ApplySystem(const std::string& path, const toml::table& table, Config::Sy
       if (st.ok() && !out->empty() && (*out)[0] != '/') {
         st = ValueError(path, node, name, "must be an absolute path");
       }
-    } else if (key == "socket_group") {
-      st = ReadString(path, node, name, &s->socket_group);
+    } else if (key == "socket_group" || key == "admin_group") {
+      st = ReadString(path, node, name, key == "socket_group" ? &s->socket_group : &s->admin_group);
+    } else if (key == "max_priority") {
+      st = ReadPriority(path, node, name, &s->max_priority);
+    } else if (key == "priority_ceiling") {
+      const toml::table* ceilings = node.as_table();
+      if (ceilings == nullptr) {
+        st = ValueError(path, node, name, "must be a table of \"user\" or \"@group\" = priority");
+      }
+      for (auto it = ceilings ? ceilings->begin() : toml::table::iterator{};
+           st.ok() && ceilings && it != ceilings->end(); ++it) {
+        const std::string who(it->first.str());
+        if (who.empty() || who == "@") {
+          st = ValueError(path, it->second, name, "names no user or group");
+          break;
+        }
+        int ceiling = 0;
+        st = ReadPriority(path, it->second, name + "." + who, &ceiling);
+        if (st.ok()) s->priority_ceiling[who] = ceiling;
+      }
     } else {
-      st = UnknownKey(path, key, "system", "socket, state_dir, socket_group");
+      st = UnknownKey(path, key, "system",
+                      "socket, state_dir, socket_group, admin_group, max_priority, "
+                      "priority_ceiling");
     }
     if (!st.ok()) return st;
   }

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,15 @@ struct Config {
     std::string socket;        // empty: paths::kSystemSocket (/run/gshare/gshare.sock)
     std::string state_dir;     // empty: kSystemStateDir (/var/lib/gshare)
     std::string socket_group;  // empty: every user may connect (0666); else 0660 root:group
+    // Members of this group may steer every job, stop the daemon and switch the scheduler, as
+    // root may (docs/design.md "Who may do what"). Empty: root only.
+    std::string admin_group;
+    // The highest priority a user who is not an admin may give a job, unless
+    // priority_ceiling names them or a group of theirs.
+    int max_priority = 100;
+    // [system.priority_ceiling]: "user" or "@group" -> that user's or group's ceiling; a user
+    // gets the highest of the entries that match them, else max_priority.
+    std::map<std::string, int> priority_ceiling;
   };
   struct Queue {
     int max_running = 2;  // [queue] max_running: submitted jobs running per GPU (>= 1)

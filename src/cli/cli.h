@@ -30,6 +30,12 @@ inline constexpr int kExitRunFailed = 125;
 inline constexpr int kExitDaemonBusy = 3;
 // `gshare daemon ... --system` run by a user other than root.
 inline constexpr int kExitNotRoot = 4;
+// A request the daemon refused by its permission rules (policy/access.h): another user's job,
+// an admin-only request, a priority above the user's ceiling.
+inline constexpr int kExitDenied = 5;
+
+// kExitDenied for a refusal by the permission rules, else kExitError.
+int ExitFor(const Status& error);
 
 struct GlobalOptions {
   std::optional<std::string> config_path;

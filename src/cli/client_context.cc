@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "ipc/daemon_launcher.h"
+#include "policy/access.h"
 #include "ipc/daemon_record.h"
 #include "ipc/frame_io.h"
 #include "ipc/job_json.h"
@@ -159,24 +160,30 @@ Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType
   return reply;
 }
 
+int ExitFor(const Status& error) {
+  return error.message().rfind(kPermissionDenied, 0) == 0 ? kExitDenied : kExitError;
+}
+
 int ControlJobs(const GlobalOptions& global, const JobControlRequest& request) {
   const std::string& action = request.action;
   Result<nlohmann::json> reply =
       RequestDaemon(global, proto::MsgType::kJobControl, request.ToJson(), true);
   if (!reply.ok()) {
     spdlog::error("{}", reply.status().message());
-    return kExitError;
+    return ExitFor(reply.status());
   }
   Result<JobControlReply> outcome = JobControlReply::Parse(reply.value());
   if (!outcome.ok()) {
     spdlog::error("{}: {}", action, outcome.status().message());
     return kExitError;
   }
+  // Any other failure outweighs a refusal: kExitDenied only when refusals were all that failed.
   int status = 0;
   for (const JobControlReply::Outcome& o : outcome->results) {
     if (o.error.empty()) continue;
     spdlog::error("{}: {}", action, o.error);
-    status = kExitError;
+    int code = ExitFor(Status::Error(o.error));
+    status = status == kExitError ? status : code;
   }
   return status;
 }

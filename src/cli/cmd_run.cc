@@ -136,6 +136,7 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     }
     spec.set_env.push_back({"GSHARE_JOB_ID", std::to_string(job_id)});
     spec.set_env.push_back({"GSHARE_JOB_NAME", record->name});
+    spec.set_env.push_back({"GSHARE_JOB_TOKEN", registered->token});
   }
   if (fd < 0) spec.set_env.push_back({"GSHARE_QUIET", "1"});
   if (!record->output.empty()) {

@@ -19,7 +19,7 @@ void AddSchedulerCommand(CLI::App& sub, const GlobalOptions& global, Handler* ha
     auto reply = RequestDaemon(global, proto::MsgType::kSchedulerSet, req.ToJson(), true);
     if (!reply.ok()) {
       spdlog::error("{}", reply.status().message());
-      return kExitError;
+      return ExitFor(reply.status());
     }
     return 0;
   };

@@ -204,7 +204,7 @@ int Submit(const GlobalOptions& global, SubmitOptions& opt) {
   }
   if (!reply.ok()) {
     spdlog::error("submit: {}", reply.status().message());
-    return kExitError;
+    return ExitFor(reply.status());
   }
   Result<JobIdReply> made = JobIdReply::Parse(reply.value());
   if (!made.ok()) {

@@ -2,6 +2,8 @@
 // in JobStore; this file moves bytes between them and the sockets.
 #include "daemon/daemon.h"
 
+#include "base/job_token.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -99,6 +101,10 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
   // Before anything is created: the socket, the database and the logs are the owner's alone.
   SetPrivateUmask();
   notify_ = SystemdNotify::FromEnvironment();
+  Result<AccessRules> access =
+      ResolveAccessRules(options_.config.system, options_.system, getuid());
+  if (!access.ok()) return access.status();
+  access_ = std::move(access.value());
   if (Status s = options_.system ? PrepareSystemStateDir(options_.state_dir)
                                  : PrepareStateDir(options_.state_dir);
       !s.ok()) {
@@ -217,6 +223,12 @@ void Daemon::Dispatch(Connection& c, const Frame& f) {
   }
 }
 
+bool Daemon::MayJoin(const Connection& c, const ActiveJob& job,
+                     const proto::HelloMsg& hello) const {
+  if (c.uid != job.record.uid && c.uid != 0) return false;
+  return JobTokensEqual(JobTokenHex(hello.token), job.record.token);
+}
+
 JobId Daemon::AdoptProcess(Connection& c, uint64_t job_id) {
   if (job_id != 0 && jobs_.count(job_id) != 0) return job_id;
   // A process preloaded outside `gshare run` (or of a job this daemon does not know):
@@ -262,6 +274,12 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
     std::memcpy(&hello, f.payload.data(), sizeof hello);
     c.kind = Connection::Kind::kShim;
     peers_.SetExempt(c.id);  // its lease messages never wait behind its own reports
+    if (auto claimed = jobs_.find(hello.job_id);
+        claimed != jobs_.end() && !MayJoin(c, *claimed->second, hello)) {
+      spdlog::warn("pid {} (uid {}) claims {} without its token: refused", c.pid, c.uid,
+                   JobName(hello.job_id));
+      return Drop(c.id, "it cannot prove it belongs to " + JobName(hello.job_id));
+    }
     c.job = AdoptProcess(c, hello.job_id);
     if (c.job == 0) return Drop(c.id, "cannot record the job");
     jobs_.at(c.job)->shims.insert(c.id);

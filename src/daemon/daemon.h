@@ -18,6 +18,8 @@
 
 #include "base/clock.h"
 #include "daemon/batch_queue.h"
+#include "daemon/requester.h"
+#include "policy/access.h"
 #include "policy/admission.h"
 #include "policy/arbiter.h"
 #include "daemon/checkpoint_coordinator.h"
@@ -81,6 +83,7 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
     std::map<GpuKey, uint64_t> prepared;  // shim: host bytes it was asked to pin, per GPU
     std::set<GpuKey> watched;             // shim: GPUs it reports idle gaps on (kGapWatch)
     bool exiting = false;  // shim: released with kExit (its process exits; never checkpointed)
+    std::optional<Requester> requester;  // its uid's groups, once a request needed them
   };
   struct ActiveJob {
     JobRecord record;
@@ -134,12 +137,15 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   void Apply(const LeaseActions& actions);
   void Reply(Connection& c, const std::string& json);
   JobId AdoptProcess(Connection& c, uint64_t job_id);
+  // Whether shim connection `c` may join active `job`: its owner's (or root's) process that
+  // shows the job's token (base/job_token.h).
+  bool MayJoin(const Connection& c, const ActiveJob& job, const proto::HelloMsg& hello) const;
   // Records the end of active job `job`; `end_time` (unix seconds) when its runner saw it,
   // else now.
   void FinishJob(JobId job, JobState state, std::optional<int> exit_code, std::optional<int> signal,
                  const std::string& reason, std::optional<double> end_time = std::nullopt);
   void ForgetJobIfDone(JobId job);
-  std::string StatusJson(const StatusRequest& request);
+  std::string StatusJson(Connection& c, const StatusRequest& request);
 
   // Memory: the ledger, shared and exclusive mode, evictions, handoffs (daemon_memory.cc).
   void OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m);
@@ -219,6 +225,18 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   // Who the supervisor of `r` runs as, its files' directories made first (system daemon).
   Result<JobIdentity> SupervisorIdentity(const JobRecord& r);
 
+  // Who may do what (daemon_access.cc, policy/access.h).
+  const Requester& Who(Connection& c);
+  bool IsAdmin(Connection& c) { return gshare::IsAdmin(access_, Who(c)); }
+  // The owner of job `id` (pending, active or stored); nullopt when there is no such job.
+  std::optional<uint32_t> OwnerOf(int64_t id);
+  // Error (kPermissionDenied) unless `c` may steer job `id` with `action`; Ok for a job that
+  // does not exist (the action's own error says so).
+  Status MayControl(Connection& c, int64_t id, const std::string& action);
+  // Removes what only the owner and admins may see from job JSON (ipc/job_json.h) of a job
+  // `c` may not steer.
+  void HideDetails(Connection& c, nlohmann::json* job);
+
   // The batch queue (daemon_queue.cc).
   void LoadQueue();
   void OnRunRegister(Connection& c, const nlohmann::json& req);
@@ -231,7 +249,9 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   // Removes ended jobs as `gshare clean` and [retention] do (daemon_retention.cc): those that
   // ended before `ended_before` (unix seconds) or are not among the `keep_newest` last to end,
   // except jobs a pending job depends on; with the logs gshare placed and their scripts.
-  Result<std::vector<int64_t>> RemoveEnded(double ended_before, size_t keep_newest);
+  // Only `owner`'s jobs when given.
+  Result<std::vector<int64_t>> RemoveEnded(double ended_before, size_t keep_newest,
+                                           std::optional<uint32_t> owner = std::nullopt);
   // Applies [retention] at start and every kRetentionPeriod: ended jobs, the daemon log's size.
   void RetentionTick(TimePoint now);
   // The state of job `id` while it is active and not ended (BatchQueue::ActiveState).
@@ -258,6 +278,8 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   Status CancelJob(int64_t id, bool requeue);
   void QueueTick(TimePoint now);
   std::optional<TimePoint> QueueDeadline() const;
+  // Gives a new job its token (base/job_token.h); error when no randomness is to be had.
+  Status AssignToken(JobRecord* r);
   // Writes `r` to the database; a failure is logged and returned.
   Status SaveRecord(const JobRecord& r);
 
@@ -269,6 +291,7 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   Arbiter arbiter_;
   std::unique_ptr<JobStore> store_;
   std::optional<BatchQueue> queue_;  // once the store is open
+  AccessRules access_;
   int listen_fd_ = -1;
   PeerTable peers_{this, PeerTable::Limits{}, proto::kMaxRequestPayload};
   int lock_fd_ = -1;

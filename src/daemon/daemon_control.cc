@@ -90,7 +90,12 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
   const int sig = parsed->signal;
   JobControlReply reply;
   for (int64_t id : ids) {
-    Status st;
+    Status st = MayControl(c, id, action);
+    if (st.ok() && action == "set-priority") st = CheckPriority(access_, Who(c), priority);
+    if (!st.ok()) {
+      reply.results.push_back({id, st.message()});
+      continue;
+    }
     JobRecord* pending = queue_->Pending(id);
     auto active = jobs_.find(id);
     const bool running = active != jobs_.end() && !active->second->ended;

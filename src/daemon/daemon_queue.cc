@@ -16,6 +16,7 @@
 #include "runner/sharing_env.h"
 #include "policy/dependency.h"
 #include "base/gpu_inventory.h"
+#include "base/job_token.h"
 #include "ipc/job_json.h"
 #include "base/output_pattern.h"
 #include "base/process_identity.h"
@@ -30,6 +31,13 @@ namespace {
 using json = nlohmann::json;
 
 }  // namespace
+
+Status Daemon::AssignToken(JobRecord* r) {
+  Result<std::string> token = NewJobToken();
+  if (!token.ok()) return token.status();
+  r->token = std::move(token.value());
+  return Status::Ok();
+}
 
 Status Daemon::SaveRecord(const JobRecord& r) {
   Status s = store_->Save(r);
@@ -103,8 +111,10 @@ void Daemon::OnRunRegister(Connection& c, const json& req) {
   Status st = JobOptionsFromJson(req, &r, gpu_count_);
   if (!st.ok()) return Reply(c, ErrorReply(st.message()));
   st = queue_->CheckDependencies(r);
+  if (st.ok()) st = CheckPriority(access_, Who(c), r.priority);
   if (!st.ok()) return Reply(c, ErrorReply(st.message()));
   r.uid = c.uid;
+  if (Status token = AssignToken(&r); !token.ok()) return Reply(c, ErrorReply(token.message()));
   r.kind = "run";
   r.state = JobState::kPending;
   r.submit_time = WallNow();
@@ -119,12 +129,12 @@ void Daemon::OnRunRegister(Connection& c, const json& req) {
               queue_->Dependencies(r) != DependencyState::kSatisfied;
   if (wait) {
     queue_->Add(r);
-    return Reply(c, JobIdReply{r.id, false}.ToJsonText());
+    return Reply(c, JobIdReply{r.id, false, false, r.token}.ToJsonText());
   }
   std::string slot = ChooseSlot(r.gpu, RunningPerSlot(), gpu_count_);
-  int64_t job_id = r.id;
+  JobIdReply reply{r.id, true, false, r.token};
   Activate(std::move(r), slot);
-  Reply(c, JobIdReply{job_id}.ToJsonText());
+  Reply(c, reply.ToJsonText());
 }
 
 void Daemon::OnSubmit(Connection& c, const json& req) {
@@ -133,6 +143,7 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
   JobPayload payload;
   Status st = JobOptionsFromJson(req, &r, gpu_count_);
   if (st.ok()) st = queue_->CheckDependencies(r);
+  if (st.ok()) st = CheckPriority(access_, Who(c), r.priority);
   if (!st.ok()) return Reply(c, ErrorReply(st.message()));
   try {
     payload.env = req.at("env").get<std::vector<std::string>>();
@@ -155,6 +166,7 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
     }
   }
   r.uid = c.uid;
+  if (Status token = AssignToken(&r); !token.ok()) return Reply(c, ErrorReply(token.message()));
   r.kind = "submit";
   r.state = JobState::kPending;
   r.submit_time = WallNow();
@@ -287,7 +299,8 @@ void Daemon::OnRunAttach(Connection& c, const json& req) {
   it->second->orphan = false;
   json set_env{{"GSHARE_SOCKET", options_.socket_path},
                {"GSHARE_JOB_ID", std::to_string(id)},
-               {"GSHARE_JOB_NAME", r.name}};
+               {"GSHARE_JOB_NAME", r.name},
+               {"GSHARE_JOB_TOKEN", r.token}};
   for (const auto& [name, value] : LeaseEnv(options_.config.scheduler)) set_env[name] = value;
   set_env["GSHARE_MEMORY"] = r.memory.empty() ? options_.config.memory.engine : r.memory;
   if (!r.gpu.empty())

@@ -43,12 +43,16 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
         c.kind = Connection::Kind::kCli;
         Result<StatusRequest> parsed = StatusRequest::Parse(req);
         if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
-        return Reply(c, StatusJson(parsed.value()));
+        return Reply(c, StatusJson(c, parsed.value()));
       }
       case proto::MsgType::kSchedulerSet: {
         c.kind = Connection::Kind::kCli;
         Result<SchedulerSetRequest> parsed = SchedulerSetRequest::Parse(req);
         if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
+        if (!IsAdmin(c)) {
+          return Reply(c, ErrorReply(std::string(kPermissionDenied) +
+                                     "only an admin may switch the scheduler"));
+        }
         const bool enabled = parsed->enabled;
         Apply(arbiter_.SetEnabled(enabled, Now()));
         spdlog::info("scheduler {}", enabled ? "on" : "off");
@@ -56,6 +60,9 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
       }
       case proto::MsgType::kShutdown:
         c.kind = Connection::Kind::kCli;
+        if (!IsAdmin(c)) {
+          return Reply(c, ErrorReply(std::string(kPermissionDenied) + "only an admin may stop it"));
+        }
         Reply(c, OkReply());
         stopping_ = true;
         return;
@@ -67,7 +74,7 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
   }
 }
 
-std::string Daemon::StatusJson(const StatusRequest& request) {
+std::string Daemon::StatusJson(Connection& c, const StatusRequest& request) {
   auto now = Now();
   json gpus = json::array();
   for (const Arbiter::GpuView& v : arbiter_.Gpus(now)) {
@@ -103,6 +110,7 @@ std::string Daemon::StatusJson(const StatusRequest& request) {
     j["allocated_bytes"] = mem["allocated"];
     j["memory"] = std::move(mem);
     j["peak_bytes"] = job->peak_bytes;
+    HideDetails(c, &j);
     jobs.push_back(std::move(j));
     listed.insert(id);
   }
@@ -111,7 +119,9 @@ std::string Daemon::StatusJson(const StatusRequest& request) {
   auto rows = store_->List(recent);
   if (rows.ok()) {
     for (const JobRecord& r : rows.value()) {
-      if (listed.insert(r.id).second) jobs.push_back(JobToJson(r));
+      if (!listed.insert(r.id).second) continue;
+      jobs.push_back(JobToJson(r));
+      HideDetails(c, &jobs.back());
     }
   }
   // `gshare status ID` of an older job.
@@ -119,7 +129,10 @@ std::string Daemon::StatusJson(const StatusRequest& request) {
     const int64_t id = *request.job_id;
     auto row =
         listed.count(id) == 0 ? store_->Get(id) : Result<std::optional<JobRecord>>(std::nullopt);
-    if (row.ok() && row.value()) jobs.push_back(JobToJson(*row.value()));
+    if (row.ok() && row.value()) {
+      jobs.push_back(JobToJson(*row.value()));
+      HideDetails(c, &jobs.back());
+    }
   }
   json daemon{{"pid", getpid()},
               {"version", GSHARE_VERSION},

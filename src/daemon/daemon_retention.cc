@@ -20,10 +20,11 @@ namespace gshare {
 
 using json = nlohmann::json;
 
-Result<std::vector<int64_t>> Daemon::RemoveEnded(double ended_before, size_t keep_newest) {
+Result<std::vector<int64_t>> Daemon::RemoveEnded(double ended_before, size_t keep_newest,
+                                                 std::optional<uint32_t> owner) {
   // Jobs a pending job still depends on stay, so that its dependency can be decided.
   std::set<int64_t> keep = queue_->DependedOn();
-  auto deleted = store_->DeleteEnded(ended_before, keep_newest, keep);
+  auto deleted = store_->DeleteEnded(ended_before, keep_newest, keep, owner);
   if (!deleted.ok()) return deleted.status();
   std::vector<int64_t> removed;
   for (const JobRecord& r : deleted.value()) {
@@ -46,7 +47,9 @@ void Daemon::OnClean(Connection& c, const json& req) {
   Result<CleanRequest> parsed = CleanRequest::Parse(req);
   if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
   const double before = WallNow() - static_cast<double>(parsed->older_than_ms) / 1000.0;
-  auto removed = RemoveEnded(before, std::numeric_limits<size_t>::max());
+  // An admin cleans every user's ended jobs; anyone else their own.
+  auto removed = RemoveEnded(before, std::numeric_limits<size_t>::max(),
+                             IsAdmin(c) ? std::nullopt : std::optional<uint32_t>(c.uid));
   if (!removed.ok()) return Reply(c, ErrorReply(removed.status().message()));
   spdlog::info("clean: removed {} job(s)", removed->size());
   Reply(c, CleanReply{removed.value()}.ToJsonText());

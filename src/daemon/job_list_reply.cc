@@ -9,7 +9,8 @@ namespace gshare {
 
 using json = nlohmann::json;
 
-std::string ListJobsReply(JobStore& store, const ListJobsRequest& request) {
+std::string ListJobsReply(JobStore& store, const ListJobsRequest& request,
+                          const std::function<void(json*)>& hide) {
   json jobs = json::array();
   if (request.job_id) {
     Result<std::optional<JobRecord>> row = store.Get(*request.job_id);
@@ -24,6 +25,7 @@ std::string ListJobsReply(JobStore& store, const ListJobsRequest& request) {
     }
     for (const JobRecord& r : rows.value()) jobs.push_back(JobToJson(r));
   }
+  for (json& job : jobs) hide(&job);
   return ToJsonText(json{{"ok", true}, {"jobs", std::move(jobs)}});
 }
 

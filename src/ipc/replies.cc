@@ -27,6 +27,7 @@ std::string JobIdReply::ToJsonText() const {
   json j{{"ok", true}, {"job_id", job_id}};
   if (!admitted) j["admitted"] = false;
   if (existing) j["existing"] = true;
+  if (!token.empty()) j["token"] = token;
   return gshare::ToJsonText(j);
 }
 
@@ -41,6 +42,11 @@ Result<JobIdReply> JobIdReply::Parse(const json& j) {
     Result<bool> v = BoolField(j, key);
     if (!v.ok()) return v.status();
     *field = v.value();
+  }
+  if (j.contains("token")) {
+    Result<std::string> token = StringField(j, "token");
+    if (!token.ok()) return token.status();
+    r.token = std::move(token.value());
   }
   return r;
 }

@@ -22,11 +22,13 @@ std::string OkReply();
 // The error of a reply with "ok": false (its "error", or "failed"), else Ok.
 Status ReplyError(const nlohmann::json& reply);
 
-// kSubmit and kRunRegister: {"ok", "job_id", "admitted"?, "existing"?}
+// kSubmit and kRunRegister: {"ok", "job_id", "admitted"?, "existing"?, "token"?}
 struct JobIdReply {
   int64_t job_id = 0;
   bool admitted = true;   // kRunRegister: false while the job waits in the queue
   bool existing = false;  // kSubmit: the submission key named a job made before
+  // kRunRegister: the job's token (base/job_token.h), for GSHARE_JOB_TOKEN; else empty.
+  std::string token;
   std::string ToJsonText() const;
   static Result<JobIdReply> Parse(const nlohmann::json& j);
 };

@@ -15,7 +15,8 @@ constexpr const char* kWritableColumns[] = {
     "gpu",        "state",       "reason",        "submit_time",   "start_time",   "end_time",
     "exit_code",  "signal",      "pid",           "lease_seconds", "wait_seconds", "peak_bytes",
     "kind",       "output",      "time_limit_ms", "kill_after_ms", "dependency",   "held",
-    "begin_time", "end_request", "runner_pid",    "runner_start",  "slot",         "memory"};
+    "begin_time", "end_request", "runner_pid",    "runner_start",  "slot",         "memory",
+    "token"};
 constexpr int kNumWritable = sizeof kWritableColumns / sizeof kWritableColumns[0];
 
 // "name, argv, ...".
@@ -136,6 +137,7 @@ Result<JobRecord> ReadRow(sqlite3_stmt* stmt) {
   r.runner_start = ColumnOptional<int64_t>(stmt, 28);
   r.slot = ColumnText(stmt, 29);
   r.memory = ColumnText(stmt, 30);
+  r.token = ColumnText(stmt, 31);
   return r;
 }
 
@@ -195,6 +197,7 @@ void BindRecord(sqlite3_stmt* s, const JobRecord& r) {
   BindOptional(s, 28, r.runner_start);
   BindText(s, 29, r.slot);
   BindText(s, 30, r.memory);
+  BindText(s, 31, r.token);
 }
 
 Status CheckRecord(const JobRecord& r) {

@@ -55,6 +55,8 @@ constexpr const char* kMigrations[] = {
     "ALTER TABLE job_payloads ADD COLUMN submit_key TEXT;"
     "CREATE UNIQUE INDEX job_payloads_by_submit_key ON job_payloads(submit_key)"
     "  WHERE submit_key IS NOT NULL;",
+    // 6: the job's secret, proof that a process joining it belongs to it.
+    "ALTER TABLE jobs ADD COLUMN token TEXT NOT NULL DEFAULT '';",
 };
 constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
 
@@ -353,8 +355,10 @@ Status JobStore::FailUnreadable(int64_t id, double end_time, const std::string& 
 }
 
 Result<std::vector<JobRecord>> JobStore::DeleteEnded(double ended_before, size_t keep_newest,
-                                                     const std::set<int64_t>& keep) {
+                                                     const std::set<int64_t>& keep,
+                                                     std::optional<uint32_t> owner) {
   ListFilter ended;
+  ended.uid = owner;
   for (JobState state : kAllJobStates) {
     if (IsFinal(state)) ended.states.insert(state);
   }

@@ -57,6 +57,9 @@ struct JobRecord {
   std::optional<int64_t> runner_start;
   std::string slot;    // GPU slot the queue placed the job on ("0", "1", a UUID)
   std::string memory;  // schema 4: memory engine (--memory); empty: the config's
+  // Schema 6: the job's secret (base/job_token.h), which its processes show the daemon to join
+  // the job. Never printed, never in JSON.
+  std::string token;
 };
 
 // Makes `r` PENDING again (requeue): as new but for its id, options and submission time.
@@ -116,9 +119,11 @@ class JobStore {
   Status SetReasons(const std::vector<std::pair<int64_t, std::string>>& reasons);
   // Deletes, with their payloads and in one transaction, the jobs in a final state that ended
   // before `ended_before` (unix seconds) or that are not among the `keep_newest` last to end,
-  // except those in `keep`. Returns the deleted rows.
+  // except those in `keep`; only `owner`'s jobs when given (keep_newest then counts theirs).
+  // Returns the deleted rows.
   Result<std::vector<JobRecord>> DeleteEnded(double ended_before, size_t keep_newest,
-                                             const std::set<int64_t>& keep);
+                                             const std::set<int64_t>& keep,
+                                             std::optional<uint32_t> owner = std::nullopt);
   // Calls `row` for each job matching `filter` (its order and limit ignored) in queue order,
   // with only what `gshare queue` shows filled (id, name, state, priority, reason, uid, gpu,
   // slot, kind, submit/start/end times, exit code, signal), streaming from SQLite: nothing

@@ -532,10 +532,10 @@ class SystemDaemonCase(TestCase):
     `gshare` as a user in cron's bare environment (env -i with HOME and PATH, plus
     GSHARE_SYSTEM_SOCKET pointing at this test's socket)."""
 
-    def setup_system(self, users, config):
-        """Makes `users` (names) and a config whose [system] table this adds to `config`'s
-        other tables; sets self.h, self.users (pwd entries), self.homes, self.socket,
-        self.state, self.config."""
+    def setup_system(self, users, config, system=""):
+        """Makes `users` (names) and a config whose [system] table (socket, state_dir, then
+        `system`'s lines) this adds to `config`'s other tables; sets self.h, self.users (pwd
+        entries), self.homes, self.socket, self.state, self.config."""
         self.h = h = self.harness()
         self.users = [ensure_user(u) for u in users]
         # The harness's directory is root's 0700: the users must reach the build's fake driver
@@ -551,7 +551,7 @@ class SystemDaemonCase(TestCase):
         self.config = os.path.join(self.sys, "gshare.toml")
         with open(self.config, "w") as f:
             f.write(config + '[system]\nsocket = "%s"\nstate_dir = "%s"\n' %
-                    (self.socket, self.state))
+                    (self.socket, self.state) + system)
         self.homes = {}
         for u in self.users:
             home = os.path.join(h.tmp, "home-" + u.pw_name)

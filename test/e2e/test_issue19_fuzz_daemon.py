@@ -27,7 +27,7 @@ with open(os.path.join(HERE, "..", "..", "include", "gshare", "protocol.h")) as 
     VERSION = int(re.search(r"kVersion = (\d+);", _f.read()).group(1))
 MAGIC = 0x52485347
 HELLO, LEASE_REQUEST, LEASE_RELEASED, MEM_REPORT, GAP_REPORT = 1, 2, 3, 4, 5
-SHIM_SIZES = {HELLO: 16, LEASE_REQUEST: 40, LEASE_RELEASED: 40, MEM_REPORT: 144, GAP_REPORT: 40}
+SHIM_SIZES = {HELLO: 32, LEASE_REQUEST: 40, LEASE_RELEASED: 40, MEM_REPORT: 144, GAP_REPORT: 40}
 RUN_REGISTER, RUN_STARTED, RUN_ENDED, STATUS, SCHEDULER, SHUTDOWN = 32, 33, 34, 35, 36, 37
 SUBMIT, CONTROL, CLEAN, ATTACH = 38, 39, 40, 41
 KNOWN = {1, 2, 3, 4, 5, 16, 17, 18, 19, 20, 21, 22, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 48, 49}
@@ -135,8 +135,9 @@ class Storm:
         r = self.rng
         size = SHIM_SIZES[type_]
         if type_ == HELLO:
-            return struct.pack("<QiI", r.choice([0, self.job_id() & (2 ** 64 - 1), r.getrandbits(64)]),
-                               r.choice([self.sleeper, 0, -1, 2_000_000_000]), r.getrandbits(32))
+            return struct.pack("<QiI16s", r.choice([0, self.job_id() & (2 ** 64 - 1), r.getrandbits(64)]),
+                               r.choice([self.sleeper, 0, -1, 2_000_000_000]), r.getrandbits(32),
+                               r.randbytes(16))
         gpu = bytes([r.randint(0, 2)]) * 16  # few GPUs, so that leases meet
         if r.random() < 0.3:
             return gpu + r.randbytes(size - 16)

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import unittest
 
-from gshare_e2e import FAKE_APP, GSHARE, SystemDaemonCase
+from gshare_e2e import FAKE_APP, FAKECUDA_DIR, GSHARE, SHIM, SystemDaemonCase
 
 USERS = ("gshare21a", "gshare21b")
 
@@ -24,8 +24,84 @@ USERS = ("gshare21a", "gshare21b")
 class SystemDaemonTest(SystemDaemonCase):
     def setUp(self):
         self.setup_system(USERS, '[scheduler]\nsharing = "exclusive"\nquantum = "20s"\n'
-                          '[queue]\nmax_running = 2\ngpus = 1\n')
+                          '[queue]\nmax_running = 2\ngpus = 1\n',
+                          system='max_priority = 10\n[system.priority_ceiling]\n%s = 50\n' % USERS[1])
         self.a, self.b = self.users
+
+    def job_json(self, user, job):
+        r = self.as_user(user, "queue", "-a", "--json", check_rc=0)
+        return {j["id"]: j for j in json.loads(r.stdout)["jobs"]}[job]
+
+    def test_users_cannot_steer_or_see_into_each_others_jobs(self):
+        """Item 2 and 3: requests are judged by the peer's uid; B cannot cancel, hold,
+        re-prioritize, suspend or signal A's job, nor see its command (exit 5 each, A's job
+        untouched); priorities above a user's ceiling are refused; admin-only requests are
+        refused to users; root may steer anyone's job; a process of B that claims A's job id is
+        refused, and A's own processes join A's job with its token."""
+        a, b = self.a, self.b
+        self.start_system()
+        ja = self.submit(a, "-J", "secret-name-visible", "--", "sh", "-c",
+                         "%s --kernels 2 --kernel-ms 20; sleep 60" % FAKE_APP)
+        jb = self.submit(b, "--", "sh", "-c", "echo b-was-here")
+        self.as_user(b, "wait", str(jb), check_rc=0)
+        for attempt in (("cancel", str(ja)), ("hold", str(ja)), ("set-priority", str(ja), "5"),
+                        ("suspend", str(ja)), ("cancel", "--signal", "KILL", str(ja)),
+                        ("requeue", str(ja))):
+            r = self.as_user(b, *attempt)
+            self.assertEqual(r.returncode, 5, "%s: %s" % (attempt, r.stderr))
+            self.assertIn("permission denied: job %d belongs to %s" % (ja, USERS[0]), r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        seen_by_b = self.job_json(b, ja)
+        self.assertEqual(seen_by_b["state"], "RUNNING")  # untouched
+        self.assertEqual(seen_by_b["name"], "secret-name-visible")  # the queue is public
+        self.assertEqual(seen_by_b["argv"], [])
+        self.assertEqual(seen_by_b["cwd"], "")
+        self.assertIn("sleep 60", " ".join(self.job_json(a, ja)["argv"]))
+        self.assertEqual(self.job_json(b, jb)["argv"], ["sh", "-c", "echo b-was-here"])
+        r = self.as_user(b, "status", str(ja), "--json", check_rc=0)
+        self.assertNotIn("sleep 60", r.stdout)
+        self.assertTrue(json.loads(r.stdout)["hidden"], r.stdout)
+
+        # Priority ceilings: max_priority 10 for A, B's own entry 50.
+        r = self.as_user(a, "submit", "-p", "11", "--", "true")
+        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertIn("priority 11 is above your ceiling of 10", r.stderr)
+        self.submit(a, "-p", "10", "--", "true")
+        self.submit(b, "-p", "50", "--", "true")
+        r = self.as_user(b, "submit", "-p", "51", "--", "true")
+        self.assertEqual(r.returncode, 5, r.stderr)
+        r = self.as_user(a, "set-priority", str(ja), "11")
+        self.assertEqual(r.returncode, 5, r.stderr)
+        # Admin-only requests.
+        r = self.as_user(b, "scheduler", "off")
+        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertIn("only an admin may switch the scheduler", r.stderr)
+
+        # B's process claims A's job id without its token: refused; A's job keeps its shims.
+        argv = ["runuser", "-u", b.pw_name, "--", "env", "-i", "PATH=/usr/bin:/bin",
+                "LD_LIBRARY_PATH=" + FAKECUDA_DIR, "FAKE_CUDA_LOG=" + self.h.log,
+                "LD_PRELOAD=" + SHIM, "GSHARE_SOCKET=" + self.socket,
+                "GSHARE_JOB_ID=%d" % ja, "GSHARE_JOB_TOKEN=" + "0" * 32,
+                FAKE_APP, "--kernels", "1", "--kernel-ms", "5"]
+        subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        self.assertIn("(uid %d) claims job %d without its token: refused" % (b.pw_uid, ja),
+                      self.log())
+        self.assertEqual(self.job_json(a, ja)["state"], "RUNNING")
+        # A's own job joined with its token (it held the lease for its kernels).
+        self.assertEqual(self.log().count("claims job %d without its token" % ja), 1, self.log())
+        r = subprocess.run([GSHARE, "--config", self.config, "status", str(ja), "--json"],
+                           env=dict(self.h.env, GSHARE_SOCKET=self.socket),
+                           stdout=subprocess.PIPE, text=True, timeout=30)
+        status = json.loads(r.stdout)
+        self.assertGreater(status["lease_seconds"], 0, status)
+
+        # Root is an admin: it may cancel A's job.
+        r = subprocess.run([GSHARE, "cancel", str(ja)], env=dict(self.h.env,
+                           GSHARE_SOCKET=self.socket), stderr=subprocess.PIPE, text=True,
+                           timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.as_user(a, "wait", str(ja))
+        self.assertEqual(self.job_json(a, ja)["state"], "CANCELLED")
 
     def test_system_daemon_serves_both_users_as_themselves(self):
         h, a, b = self.h, self.a, self.b

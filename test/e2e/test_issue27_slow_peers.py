@@ -127,7 +127,7 @@ class SlowPeersTest(TestCase):
         h = self.harness()
         daemon = h.start_daemon()
         s = self.connect(h)
-        s.sendall(header(HELLO, 16) + struct.pack("<QiI", 0, os.getpid(), 0))
+        s.sendall(header(HELLO, 32) + struct.pack("<QiI16s", 0, os.getpid(), 0, b""))
         try:
             for i in range(400):
                 uuid = struct.pack("<QQ", 0x5eed, i)

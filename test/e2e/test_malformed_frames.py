@@ -17,7 +17,7 @@ with open(_PROTOCOL_H) as _f:
 HELLO, LEASE_REQUEST, LEASE_GRANT = 1, 2, 16
 RUN_REGISTER, RUN_STARTED, RUN_ENDED, STATUS_REQUEST, REPLY = 32, 33, 34, 35, 48
 SCHEDULER_SET, JOB_CONTROL, CLEAN, RUN_ATTACH = 36, 39, 40, 41
-HELLO_SIZE, LEASE_SIZE = 16, 40
+HELLO_SIZE, LEASE_SIZE = 32, 40
 
 
 def header(type_, length, magic=MAGIC, version=VERSION, reserved=0):
@@ -109,7 +109,7 @@ class MalformedFramesTest(TestCase):
         self.assertEqual(reply["daemon"]["pid"], self.daemon)
         s.close()
 
-        hello = struct.pack("<QiI", 0, os.getpid(), 0)
+        hello = struct.pack("<QiI16s", 0, os.getpid(), 0, b"")
         cases = [
             ("bad magic", header(STATUS_REQUEST, 2, magic=0xDEADBEEF) + b"{}"),
             ("bad version", header(STATUS_REQUEST, 2, version=99) + b"{}"),

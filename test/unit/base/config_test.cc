@@ -379,3 +379,30 @@ TEST_CASE("issue21: [system] keys, their defaults and the system daemon's source
 
 }  // namespace
 }  // namespace gshare
+
+namespace gshare {
+namespace {
+
+TEST_CASE("issue21: [system] admin_group, max_priority and priority_ceiling") {
+  Result<Config> c = LoadConfig({});
+  REQUIRE(c.ok());
+  CHECK(c->system.max_priority == 100);
+  CHECK(c->system.admin_group.empty());
+  TempDir dir;
+  c = LoadOne(dir.Write("access.toml",
+                        "[system]\nadmin_group = \"gpu-admin\"\nmax_priority = 5\n"
+                        "[system.priority_ceiling]\nalice = 50\n\"@ml\" = 20\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().message());
+  CHECK(c->system.admin_group == "gpu-admin");
+  CHECK(c->system.max_priority == 5);
+  CHECK(c->system.priority_ceiling == std::map<std::string, int>{{"@ml", 20}, {"alice", 50}});
+  c = LoadOne(dir.Write("high.toml", "[system.priority_ceiling]\nbob = 5000\n"));
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().message().find("system.priority_ceiling.bob") != std::string::npos);
+  c = LoadOne(dir.Write("flat.toml", "[system]\npriority_ceiling = 3\n"));
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().message().find("system.priority_ceiling") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace gshare
