@@ -231,8 +231,10 @@ Status ApplyQueue(const std::string& path, const toml::table& table, Config::Que
       st = ReadCount(path, node, name, 1, &q->max_running);
     } else if (key == "gpus") {
       st = ReadCount(path, node, name, 0, &q->gpus);
+    } else if (key == "max_running_per_user") {
+      st = ReadCount(path, node, name, 0, &q->max_running_per_user);
     } else {
-      st = UnknownKey(path, key, "queue", "max_running, gpus");
+      st = UnknownKey(path, key, "queue", "max_running, gpus, max_running_per_user");
     }
     if (!st.ok()) return st;
   }
@@ -264,12 +266,20 @@ Status ApplyMemory(const std::string& path, const toml::table& table, Config::Me
         st = ValueError(path, node, name,
                         "expected a size such as \"64GiB\" or a percentage of RAM such as \"50%\"");
       }
+    } else if (key == "host_budget_per_user") {
+      st = ReadString(path, node, name, &m->host_budget_per_user);
+      if (st.ok() && !m->host_budget_per_user.empty() &&
+          !ParseByteSizeOrPercent(m->host_budget_per_user, 1).ok()) {
+        st = ValueError(path, node, name,
+                        "expected a size such as \"16GiB\" or a percentage of RAM such as \"10%\"");
+      }
     } else if (key == "gpu_limit") {
       st = ReadSize(path, node, name, &m->gpu_limit);
     } else if (key == "context_reserve") {
       st = ReadSize(path, node, name, &m->context_reserve);
     } else {
-      st = UnknownKey(path, key, "memory", "engine, host_budget, gpu_limit, context_reserve");
+      st = UnknownKey(path, key, "memory",
+                      "engine, host_budget, host_budget_per_user, gpu_limit, context_reserve");
     }
     if (!st.ok()) return st;
   }

@@ -63,10 +63,13 @@ struct Config {
   struct Queue {
     int max_running = 2;  // [queue] max_running: submitted jobs running per GPU (>= 1)
     int gpus = 0;         // [queue] gpus: GPUs to place jobs on; 0: count /dev/nvidia<N>
+    // [queue] max_running_per_user: submitted jobs one user runs at once; 0: no limit
+    int max_running_per_user = 0;
   };
   struct Memory {
     std::string engine = "swap";              // [memory] engine: default of `--memory`
     std::string host_budget = "50%";          // host RAM for swapped-out data: a size or % of RAM
+    std::string host_budget_per_user;         // the same for one user's jobs; empty: no limit
     uint64_t gpu_limit = 0;                   // bytes jobs may use per GPU together; 0: all of it
     uint64_t context_reserve = 768ull << 20;  // device bytes counted per process for its context
   };

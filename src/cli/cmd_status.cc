@@ -1,6 +1,7 @@
 // `gshare status [--json] [ID]`: per GPU the lease holder, waiters, mode and quantum; per
-// job its state, priority, time on the lease, time waiting and memory. A table for people,
-// one JSON document with --json (schema_version 1).
+// user their jobs running and pending and their lease time; per job its state, priority, time on
+// the lease, time waiting and memory. A table for people, one JSON document with --json
+// (schema_version 1).
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -52,6 +53,19 @@ std::string Command(const json& j) {
   return out.size() > 40 ? out.substr(0, 37) + "..." : out;
 }
 
+// Each user's share (fair share between users): jobs running and pending, and the lease time
+// of the running ones with its part of all of theirs.
+void PrintUsers(const json& users) {
+  if (users.empty()) return;
+  std::printf("\n%-16s %7s %7s %9s %6s\n", "USER", "RUNNING", "PENDING", "ON-GPU", "SHARE");
+  for (const auto& u : users) {
+    std::printf("%-16.16s %7d %7d %9s %5.0f%%\n",
+                TerminalText(u.at("user").get<std::string>()).c_str(), u.at("running").get<int>(),
+                u.at("pending").get<int>(), Secs(u.at("lease_seconds").get<double>()).c_str(),
+                100 * u.at("lease_share").get<double>());
+  }
+}
+
 void PrintTable(const json& st) {
   const json& d = st.at("daemon");
   // Which daemon answered: the machine's (every user's jobs) or this user's own.
@@ -76,6 +90,7 @@ void PrintTable(const json& st) {
                 std::to_string(g.value("handoffs", uint64_t{0})).c_str(),
                 waiters.empty() ? "-" : waiters.c_str());
   }
+  PrintUsers(st.value("users", json::array()));
   std::printf("\n%-5s %-12s %-10s %4s %-8s %8s %8s %9s %9s %9s %5s %9s %7s  %s\n", "JOB", "NAME",
               "STATE", "PRI", "LEASE", "ON-GPU", "WAITED", "ALLOC", "RESIDENT", "SWAPPED", "SWAPS",
               "MOVED", "SWAP-S", "COMMAND");

@@ -82,7 +82,8 @@ std::set<int64_t> BatchQueue::DependedOn() const {
 }
 
 std::vector<BatchQueue::Start> BatchQueue::Admit(const std::map<std::string, int>& running,
-                                                 const AdmissionLimits& limits) {
+                                                 const AdmissionLimits& limits,
+                                                 const std::map<uid_t, int>& running_per_user) {
   const double now = clock_.WallNow();
   if (retry_at_) {
     if (clock_.Now() < *retry_at_) return {};
@@ -98,6 +99,7 @@ std::vector<BatchQueue::Start> BatchQueue::Admit(const std::map<std::string, int
   for (auto& [id, r] : pending_) {
     AdmissionJob& a = candidates.emplace_back();
     a.id = id;
+    a.uid = r.uid;
     a.priority = r.priority;
     a.submit_time = r.submit_time;
     a.held = r.held;
@@ -107,7 +109,9 @@ std::vector<BatchQueue::Start> BatchQueue::Admit(const std::map<std::string, int
     if (!r.held) a.dependencies = Dependencies(r);
     records.push_back(&r);
   }
-  AdmissionResult result = gshare::Admit(candidates, running, limits, now);
+  AdmissionUsers users{running_per_user, starts_};
+  AdmissionResult result = gshare::Admit(candidates, running, limits, now, &users);
+  starts_ = users.starts;
   next_begin_ = result.next_begin;
   std::vector<std::pair<int64_t, std::string>> changed;
   for (size_t i = 0; i < records.size(); ++i) {

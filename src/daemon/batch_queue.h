@@ -20,6 +20,7 @@
 #include "policy/admission.h"
 #include "policy/dependency.h"
 #include "policy/types.h"
+#include "policy/user_turns.h"
 #include "store/job_store.h"
 
 namespace gshare {
@@ -65,10 +66,11 @@ class BatchQueue {
     std::string slot;
   };
   // When the queue changed or a --begin came due, and no start is being retried: which
-  // pending jobs start now (in order), given the jobs running per slot. Changed reasons of the
-  // others are written to the store. The starts stay pending until Remove()d.
-  std::vector<Start> Admit(const std::map<std::string, int>& running,
-                           const AdmissionLimits& limits);
+  // pending jobs start now (in order), given the jobs running per slot and per user. Changed
+  // reasons of the others are written to the store. The starts stay pending until Remove()d;
+  // each counts as its user's latest (fair share between users, policy/admission.h).
+  std::vector<Start> Admit(const std::map<std::string, int>& running, const AdmissionLimits& limits,
+                           const std::map<uid_t, int>& running_per_user = {});
   // Job `r` was taken to start but its RUNNING state could not be written: it is pending
   // again, and nothing starts for kStoreRetry.
   void StartRefused(JobRecord r);
@@ -86,6 +88,7 @@ class BatchQueue {
   bool dirty_ = true;
   std::optional<TimePoint> retry_at_;
   std::optional<double> next_begin_;  // earliest --begin ahead (unix seconds)
+  UserTurns starts_;                  // users' latest starts, since the daemon started
 };
 
 }  // namespace gshare

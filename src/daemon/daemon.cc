@@ -78,9 +78,10 @@ Daemon::Daemon(DaemonOptions options, Clock& clock)
           Arbiter::Options{options_.config.scheduler.enabled, options_.config.scheduler.quantum,
                            options_.config.scheduler.drop_grace,
                            [this](const GpuKey& gpu, JobId job) { return CanGrant(gpu, job); }}),
-      ledger_(MemoryLedger::Options{options_.config.memory.context_reserve,
-                                    options_.config.memory.gpu_limit, HostBudget(options_.config),
-                                    [this](ConnId c) { return arbiter_.ConnHolds(c); }}) {}
+      ledger_(MemoryLedger::Options{
+          options_.config.memory.context_reserve, options_.config.memory.gpu_limit,
+          HostBudget(options_.config), [this](ConnId c) { return arbiter_.ConnHolds(c); },
+          UserHostBudget(options_.config), [this](JobId j) { return JobOwner(j); }}) {}
 
 Daemon::~Daemon() {
   if (listen_fd_ >= 0) notify_.Send("STOPPING=1");
@@ -252,7 +253,7 @@ JobId Daemon::AdoptProcess(Connection& c, uint64_t job_id) {
   job->record = r;
   job->adhoc = true;
   jobs_[r.id] = std::move(job);
-  arbiter_.AddJob(r.id, r.priority, Millis(0));
+  arbiter_.AddJob(r.id, r.priority, Millis(0), r.uid);
   return r.id;
 }
 

@@ -264,6 +264,13 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   void Activate(JobRecord record, const std::string& slot);
   Status SpawnSupervisor(JobRecord& record);
   std::map<std::string, int> RunningPerSlot() const;
+  // Fair share between users (daemon_fairness.cc): each user's jobs counted toward
+  // max_running_per_user, and each user's share for `gshare status`.
+  std::map<uid_t, int> RunningPerUser() const;
+  nlohmann::json UsersJson(TimePoint now) const;
+  // [memory] host_budget_per_user in bytes (0: none), and a job's owner for the ledger.
+  static uint64_t UserHostBudget(const Config& config);
+  uid_t JobOwner(JobId job) const;
   // Ends active job `id` as `end` reports, honouring a pending cancel or requeue.
   void EndJob(JobId id, const JobEnd& end);
   // Signals a running job's process group; false when its pid is not known yet.

@@ -78,7 +78,7 @@ void Daemon::LoadQueue() {
         job->kill_at = Now() + Millis(r.kill_after_ms);
       }
       JobId id = r.id;
-      arbiter_.AddJob(id, r.priority, Millis(r.quantum_ms));
+      arbiter_.AddJob(id, r.priority, Millis(r.quantum_ms), r.uid);
       job->record = std::move(r);
       jobs_[id] = std::move(job);
     }
@@ -183,8 +183,9 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
 }
 
 void Daemon::Admission() {
-  AdmissionLimits limits{gpu_count_, options_.config.queue.max_running};
-  for (const BatchQueue::Start& start : queue_->Admit(RunningPerSlot(), limits)) {
+  AdmissionLimits limits{gpu_count_, options_.config.queue.max_running,
+                         options_.config.queue.max_running_per_user};
+  for (const BatchQueue::Start& start : queue_->Admit(RunningPerSlot(), limits, RunningPerUser())) {
     std::optional<JobRecord> r = queue_->Remove(start.id);
     if (!r) continue;
     const bool foreground = r->kind == "run";
@@ -217,7 +218,7 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
   job->record = std::move(record);
   ActiveJob& active = *job;
   jobs_[id] = std::move(job);
-  arbiter_.AddJob(id, active.record.priority, Millis(active.record.quantum_ms));
+  arbiter_.AddJob(id, active.record.priority, Millis(active.record.quantum_ms), active.record.uid);
   if (active.record.kind != "submit") {
     SaveRecord(active.record);
     return;

@@ -147,7 +147,8 @@ std::string Daemon::StatusJson(Connection& c, const StatusRequest& request) {
                          {"schema_version", kJsonSchemaVersion},
                          {"daemon", daemon},
                          {"gpus", gpus},
-                         {"jobs", jobs}});
+                         {"jobs", jobs},
+                         {"users", UsersJson(now)}});
 }
 
 }  // namespace gshare

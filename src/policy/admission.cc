@@ -22,15 +22,22 @@ std::string ChooseSlot(const std::string& gpu, const std::map<std::string, int>&
 }
 
 AdmissionResult Admit(const std::vector<AdmissionJob>& pending, std::map<std::string, int> running,
-                      const AdmissionLimits& limits, double now) {
+                      const AdmissionLimits& limits, double now, AdmissionUsers* users) {
+  AdmissionUsers local;
+  AdmissionUsers& u = users != nullptr ? *users : local;
   std::vector<size_t> order(pending.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&pending](size_t x, size_t y) {
+  auto submitted_before = [&pending](size_t x, size_t y) {
     const AdmissionJob& a = pending[x];
     const AdmissionJob& b = pending[y];
-    if (a.priority != b.priority) return a.priority > b.priority;
     if (a.submit_time != b.submit_time) return a.submit_time < b.submit_time;
     return a.id < b.id;
+  };
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    if (pending[x].priority != pending[y].priority) {
+      return pending[x].priority > pending[y].priority;
+    }
+    return submitted_before(x, y);
   });
   const int max_running = std::max(1, limits.max_running);
   AdmissionResult result;
@@ -38,20 +45,13 @@ AdmissionResult Admit(const std::vector<AdmissionJob>& pending, std::map<std::st
   bool someone_blocked = false;
   // Once every slot is full, an eligible job without --gpu cannot start: no need to choose.
   bool all_full = false;
-  for (size_t index : order) {
+  auto decide = [&](size_t index) {
     const AdmissionJob& job = pending[index];
     const char*& reason = result.reasons[index];
-    if (job.begin_time && *job.begin_time > now) {
-      result.next_begin = std::min(result.next_begin.value_or(*job.begin_time), *job.begin_time);
-    }
-    if (job.held) {
-      reason = kReasonHeld;
-    } else if (job.begin_time && *job.begin_time > now) {
-      reason = kReasonBeginTime;
-    } else if (job.dependencies == DependencyState::kNever) {
-      reason = kReasonDependencyNever;
-    } else if (job.dependencies == DependencyState::kWaiting) {
-      reason = kReasonDependency;
+    int& user_running = u.running[job.uid];
+    if (limits.max_running_per_user > 0 && !job.foreground &&
+        user_running >= limits.max_running_per_user) {
+      reason = kReasonUserLimit;
     } else if (all_full && job.gpu.empty() && !job.foreground) {
       reason = kReasonPriority;  // someone_blocked already holds
     } else {
@@ -59,12 +59,73 @@ AdmissionResult Admit(const std::vector<AdmissionJob>& pending, std::map<std::st
       int& count = running[slot];
       if (job.foreground || count < max_running) {
         ++count;
+        ++user_running;
+        u.starts.Took(job.uid);
         result.start.push_back({index, std::move(slot)});
       } else {
         reason = someone_blocked ? kReasonPriority : kReasonResources;
         someone_blocked = true;
         if (job.gpu.empty()) all_full = true;  // the least loaded slot is full
       }
+    }
+  };
+  // Each priority in turn: the jobs that wait for something of their own get their reason,
+  // the eligible ones queue per user and the users take turns (Admit's contract).
+  std::map<uid_t, std::vector<size_t>> per_user;  // eligible jobs, last first
+  for (size_t group = 0; group < order.size();) {
+    const int priority = pending[order[group]].priority;
+    size_t end = group;
+    per_user.clear();
+    for (; end < order.size() && pending[order[end]].priority == priority; ++end) {
+      const size_t index = order[end];
+      const AdmissionJob& job = pending[index];
+      const char*& reason = result.reasons[index];
+      if (job.begin_time && *job.begin_time > now) {
+        result.next_begin = std::min(result.next_begin.value_or(*job.begin_time), *job.begin_time);
+      }
+      if (job.held) {
+        reason = kReasonHeld;
+      } else if (job.begin_time && *job.begin_time > now) {
+        reason = kReasonBeginTime;
+      } else if (job.dependencies == DependencyState::kNever) {
+        reason = kReasonDependencyNever;
+      } else if (job.dependencies == DependencyState::kWaiting) {
+        reason = kReasonDependency;
+      } else {
+        per_user[job.uid].push_back(index);
+      }
+    }
+    group = end;
+    // A min-heap of users by (running, last start, next job's submission); a user's key
+    // changes only when its own job is decided, so it is pushed back with the new one.
+    struct Turn {
+      int running;
+      uint64_t last_start;
+      size_t next;  // index into pending of the user's next job
+      uid_t uid;
+    };
+    auto later = [&submitted_before](const Turn& a, const Turn& b) {
+      if (a.running != b.running) return a.running > b.running;
+      if (a.last_start != b.last_start) return a.last_start > b.last_start;
+      return submitted_before(b.next, a.next);
+    };
+    std::vector<Turn> heap;
+    auto push = [&](uid_t uid, std::vector<size_t>& jobs) {
+      heap.push_back({u.running[uid], u.starts.Last(uid), jobs.back(), uid});
+      std::push_heap(heap.begin(), heap.end(), later);
+    };
+    for (auto& [uid, jobs] : per_user) {
+      std::reverse(jobs.begin(), jobs.end());
+      push(uid, jobs);
+    }
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end(), later);
+      Turn turn = heap.back();
+      heap.pop_back();
+      std::vector<size_t>& jobs = per_user[turn.uid];
+      jobs.pop_back();
+      decide(turn.next);
+      if (!jobs.empty()) push(turn.uid, jobs);
     }
   }
   return result;

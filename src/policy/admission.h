@@ -3,6 +3,8 @@
 // arguments: any thread.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "policy/dependency.h"
+#include "policy/user_turns.h"
 
 namespace gshare {
 
@@ -20,9 +23,14 @@ inline constexpr const char* kReasonDependency = "Dependency";
 inline constexpr const char* kReasonDependencyNever = "DependencyNeverSatisfied";
 inline constexpr const char* kReasonHeld = "JobHeldUser";
 inline constexpr const char* kReasonBeginTime = "BeginTime";
+// The user runs [queue] max_running_per_user jobs already: Slurm's reason for a QOS's
+// MaxJobsPerUser limit, the per-user limit of every job alike (an association's own
+// AssocMaxJobsLimit belongs to one user's account and does not fit a machine-wide limit).
+inline constexpr const char* kReasonUserLimit = "QOSMaxJobsPerUserLimit";
 
 struct AdmissionJob {
   int64_t id = 0;
+  uid_t uid = 0;  // the owner
   int priority = 0;
   double submit_time = 0;  // unix seconds
   bool held = false;
@@ -33,8 +41,15 @@ struct AdmissionJob {
 };
 
 struct AdmissionLimits {
-  int gpu_count = 1;    // GPUs of the machine, slots "0".."gpu_count-1" (at least 1)
-  int max_running = 2;  // jobs per GPU slot (at least 1)
+  int gpu_count = 1;             // GPUs of the machine, slots "0".."gpu_count-1" (at least 1)
+  int max_running = 2;           // jobs per GPU slot (at least 1)
+  int max_running_per_user = 0;  // jobs per user over all slots; 0: no limit
+};
+
+// What admission knows of each user: jobs running now, and when a job of theirs last started.
+struct AdmissionUsers {
+  std::map<uid_t, int> running;
+  UserTurns starts;
 };
 
 struct AdmissionResult {
@@ -54,14 +69,18 @@ struct AdmissionResult {
 std::string ChooseSlot(const std::string& gpu, const std::map<std::string, int>& running,
                        int gpu_count);
 
-// Considers `pending` by priority (higher first), then submission time, then id. A job that
-// is held, before its begin time or waiting on dependencies keeps that reason (in that
-// order of precedence). An eligible job starts when its slot runs fewer than max_running
-// jobs (a foreground one always does); otherwise the first such job gets Resources and every
-// later one Priority. `running` counts the jobs running per slot now.
-// Linear in the number of pending jobs after one sort of their indices (100,000 jobs: a few
-// ms); allocates nothing per job but the result's two vectors.
+// Considers `pending` by priority (higher first); within a priority, round robin between users
+// (fair share, docs/design.md): next comes the user with the fewest jobs running (counting
+// those this call starts), then the one whose job started least recently (`users.starts`, a
+// user never started first), then the user whose next job was submitted first; a user's own
+// jobs go by submission time, then id. A job that is held, before its begin time or waiting
+// on dependencies keeps that reason (in that order of precedence). An eligible job whose
+// user runs max_running_per_user jobs waits with QOSMaxJobsPerUserLimit; otherwise it starts
+// when its slot runs fewer than max_running jobs (a foreground one always does, and counts);
+// otherwise the first such job gets Resources and every later one Priority. `running` counts
+// the jobs running per slot now. Each start is also recorded in `users` (the caller's copy).
+// O(n log n) in the number of pending jobs (100,000 jobs: a few tens of ms).
 AdmissionResult Admit(const std::vector<AdmissionJob>& pending, std::map<std::string, int> running,
-                      const AdmissionLimits& limits, double now);
+                      const AdmissionLimits& limits, double now, AdmissionUsers* users = nullptr);
 
 }  // namespace gshare

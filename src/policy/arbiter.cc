@@ -10,8 +10,9 @@ namespace gshare {
 
 Arbiter::Arbiter(Options options) : options_(options) {}
 
-void Arbiter::AddJob(JobId job, int priority, Millis quantum) {
+void Arbiter::AddJob(JobId job, int priority, Millis quantum, uid_t uid) {
   Job& j = jobs_[job];
+  j.uid = uid;
   j.priority = priority;
   j.quantum = quantum;
 }
@@ -48,27 +49,44 @@ void Arbiter::Enqueue(Lease& lease, JobId job, TimePoint now) {
   lease.wait_since[job] = now;
 }
 
+bool Arbiter::GrantedBefore(const Lease& lease, const UserTurns& turns, JobId a, JobId b) const {
+  const Job& ja = jobs_.at(a);
+  const Job& jb = jobs_.at(b);
+  if (ja.priority != jb.priority) return ja.priority > jb.priority;
+  if (a == lease.incumbent || b == lease.incumbent) return a == lease.incumbent;
+  uint64_t ta = turns.Last(ja.uid);
+  uint64_t tb = turns.Last(jb.uid);
+  if (ta != tb) return ta < tb;  // the user served least recently
+  return lease.queue.at(a) < lease.queue.at(b);
+}
+
 std::optional<JobId> Arbiter::BestWaiter(const GpuKey& gpu, const Lease& lease,
                                          bool grantable_only) const {
   std::optional<JobId> best;
-  int best_priority = 0;
-  uint64_t best_arrival = 0;
   for (const auto& [job, arrival] : lease.queue) {
     if (jobs_.at(job).suspended) continue;
     if (grantable_only && options_.can_grant && !options_.can_grant(gpu, job)) continue;
-    int p = jobs_.at(job).priority;
-    // Priority first, then the incumbent, then arrival.
-    bool before = !best || p > best_priority;
-    if (!before && p == best_priority && *best != lease.incumbent) {
-      before = job == lease.incumbent || arrival < best_arrival;
-    }
-    if (before) {
-      best = job;
-      best_priority = p;
-      best_arrival = arrival;
-    }
+    if (!best || GrantedBefore(lease, lease.turns, job, *best)) best = job;
   }
   return best;
+}
+
+std::vector<JobId> Arbiter::WaiterOrder(const Lease& lease) const {
+  // Each grant moves its user behind the others, so the order is found one grant at a time.
+  std::vector<JobId> left;
+  for (const auto& [job, arrival] : lease.queue) left.push_back(job);
+  UserTurns turns = lease.turns;
+  std::vector<JobId> order;
+  while (!left.empty()) {
+    auto best = left.begin();
+    for (auto it = left.begin(); it != left.end(); ++it) {
+      if (GrantedBefore(lease, turns, *it, *best)) best = it;
+    }
+    order.push_back(*best);
+    turns.Took(jobs_.at(*best).uid);
+    left.erase(best);
+  }
+  return order;
 }
 
 LeaseActions Arbiter::Request(ConnId conn, const GpuKey& gpu, TimePoint now) {
@@ -128,6 +146,7 @@ void Arbiter::Grant(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now, L
 void Arbiter::BeginHolding(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now,
                            LeaseActions& out) {
   lease.holder = job;
+  lease.turns.Took(jobs_.at(job).uid);
   lease.incumbent.reset();
   lease.granted_at = now;
   lease.dropping = false;
@@ -349,12 +368,7 @@ std::vector<Arbiter::GpuView> Arbiter::Gpus(TimePoint now) const {
     v.last_drain_ms = lease.last_drain_ms;
     v.max_drain_ms = lease.max_drain_ms;
     v.drains = lease.drains;
-    std::vector<std::pair<std::pair<int, uint64_t>, JobId>> order;
-    for (const auto& [job, arrival] : lease.queue) {
-      order.push_back({{-jobs_.at(job).priority, arrival}, job});
-    }
-    std::sort(order.begin(), order.end());
-    for (const auto& o : order) v.waiters.push_back(o.second);
+    v.waiters = WaiterOrder(lease);
     v.stopped.assign(lease.stopped.begin(), lease.stopped.end());
     views.push_back(std::move(v));
   }

@@ -4,7 +4,8 @@
 // Not thread-safe: the daemon's event loop is its only caller.
 //
 // Exclusive mode: the holder keeps the GPU for its time quantum; round robin within a
-// priority, strict priority across (a higher-priority request makes the holder drop at once);
+// priority, between users first and then between a user's jobs (below, "Fair share"), strict
+// priority across (a higher-priority request makes the holder drop at once);
 // DROP only when someone waits; a holder that does not acknowledge a DROP within the grace
 // period is stopped (SIGSTOP) and the lease moves on, the stopped job is continued (SIGCONT)
 // when its turn comes again. Disabled mode: every request is granted at once (no gating).
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "policy/types.h"
+#include "policy/user_turns.h"
 
 namespace gshare {
 
@@ -54,8 +56,25 @@ class Arbiter {
   };
   explicit Arbiter(Options options);
 
-  // Jobs must be known before their connections. quantum 0 = the default.
-  void AddJob(JobId job, int priority, Millis quantum);
+  // Jobs must be known before their connections. quantum 0 = the default. `uid`: the job's
+  // owner, for fair share between users.
+  //
+  // Fair share (issue 21): when the lease of a GPU is free in exclusive mode, it goes to the
+  // waiter that comes first by
+  //   1. priority, higher first (strict, as before);
+  //   2. SetShared's incumbent (it keeps running);
+  //   3. its owner's last turn on this GPU: the user whose job was granted this GPU least
+  //      recently goes first, a user never granted it before all (UserTurns);
+  //   4. arrival: within a user, the job that has waited longest (a job whose turn ends
+  //      queues again behind the user's other jobs).
+  // So at one priority the turns go round robin between users, and each user's turns round
+  // robin between that user's jobs: three users with 1, 2 and 5 jobs always waiting get a
+  // third of the turns each, whatever their job counts. This is classic round-robin
+  // scheduling with users as its first level (the equal split that Slurm's fair-share
+  // factor aims at between users of equal shares, without its decayed usage history),
+  // counted in turns, not seconds: a job that gives the lease back early (idle release) has
+  // had its turn. Shared mode (everyone holds at once) and disabled mode are unaffected.
+  void AddJob(JobId job, int priority, Millis quantum, uid_t uid);
   void SetPriority(JobId job, int priority);
   bool HasJob(JobId job) const { return jobs_.count(job) != 0; }
   // Forgets a job whose connections are all gone.
@@ -163,6 +182,7 @@ class Arbiter {
 
  private:
   struct Job {
+    uid_t uid = 0;
     int priority = 0;
     Millis quantum{0};
     std::set<ConnId> conns;
@@ -195,6 +215,7 @@ class Arbiter {
     std::map<ConnId, uint64_t> holding;  // conn -> epoch it was granted
     std::set<ConnId> wanting;            // asked, not yet granted
     std::map<JobId, uint64_t> queue;     // waiting job -> arrival number
+    UserTurns turns;                     // users' latest exclusive grants of this GPU
     std::map<JobId, TimePoint> wait_since;
     std::set<JobId> stopped;                  // SIGSTOPped for ignoring a DROP
     std::map<JobId, TimePoint> shared_since;  // shared mode: jobs holding, since when
@@ -217,6 +238,11 @@ class Arbiter {
   void BeginTurn(const GpuKey& gpu, uint64_t epoch, TurnWait wait, TimePoint now);
   bool JobWants(const Lease& lease, JobId job) const;
   void Enqueue(Lease& lease, JobId job, TimePoint now);
+  // Whether waiter `a` is granted before waiter `b` at `lease` (AddJob's fair share order),
+  // the users' turns being `turns`.
+  bool GrantedBefore(const Lease& lease, const UserTurns& turns, JobId a, JobId b) const;
+  // Every waiter of `lease`, in the order they would be granted (for status).
+  std::vector<JobId> WaiterOrder(const Lease& lease) const;
   // The next job to grant; grantable_only skips those options_.can_grant refuses.
   std::optional<JobId> BestWaiter(const GpuKey& gpu, const Lease& lease, bool grantable_only) const;
   void Schedule(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);

@@ -1,6 +1,7 @@
 #include "policy/memory_ledger.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace gshare {
@@ -55,6 +56,8 @@ uint64_t MemoryLedger::PoolToPin(JobId job, const GpuKey& gpu) const {
   uint64_t movable = t.allocated > t.fixed ? t.allocated - t.fixed : 0;
   uint64_t bytes = std::min<uint64_t>(movable, Overflow(gpu) + kPinMargin);
   if (options_.host_budget != 0) bytes = std::min(bytes, options_.host_budget);
+  // Never pinned for more than the user may swap out.
+  if (options_.host_budget_per_user != 0) bytes = std::min(bytes, options_.host_budget_per_user);
   return bytes;
 }
 
@@ -162,6 +165,7 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
     ConnId conn;
     uint64_t movable;
     bool checkpoint;
+    uid_t uid;
   };
   std::vector<Victim> victims;
   for (const auto& [conn, per_gpu] : entries_) {
@@ -191,8 +195,8 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
     }
     if (movable == 0) continue;
     auto lr = last_ran_.find({gpu, e.job});
-    victims.push_back(
-        {lr == last_ran_.end() ? TimePoint{} : lr->second, conn, movable, checkpoint});
+    victims.push_back({lr == last_ran_.end() ? TimePoint{} : lr->second, conn, movable, checkpoint,
+                       OwnerOf(e.job)});
   }
   // After the swap-in the GPU holds used + missing; whatever passes the capacity must go
   // (also memory that stayed resident beyond a gpu_limit while nothing had to move).
@@ -200,15 +204,39 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
   uint64_t need = used + missing - capacity;
   std::stable_sort(victims.begin(), victims.end(),
                    [](const Victim& a, const Victim& b) { return a.last < b.last; });
+  // What each victim's owner may still swap out under host_budget_per_user.
+  std::map<uid_t, uint64_t> user_left;
+  bool user_bound = false;  // a victim gave less than it could for its owner's budget
+  if (options_.host_budget_per_user != 0) {
+    const uid_t own_uid = OwnerOf(job);
+    for (const Victim& v : victims) {
+      if (user_left.count(v.uid) != 0) continue;
+      uint64_t swapped = SwappedBytesOf(v.uid);
+      if (v.uid == own_uid) swapped -= std::min(swapped, own_swapped);  // it comes back
+      user_left[v.uid] =
+          options_.host_budget_per_user - std::min(options_.host_budget_per_user, swapped);
+    }
+  }
   for (const Victim& v : victims) {
     if (plan.bytes >= need) break;
     uint64_t take = v.checkpoint ? v.movable : std::min(v.movable, need - plan.bytes);
+    if (options_.host_budget_per_user != 0) {
+      uint64_t& left = user_left.at(v.uid);
+      if (take > left) {
+        user_bound = true;
+        if (v.checkpoint) continue;  // all or nothing
+        take = left;
+      }
+      if (take == 0) continue;
+      left -= take;
+    }
     plan.evictions.push_back({v.conn, take, v.checkpoint});
     plan.bytes += take;
   }
   if (plan.bytes < need) {
     plan.feasible = false;
-    plan.reason = "GpuMemory";  // the rest is fixed: other jobs' memory that cannot move
+    // The rest is fixed (other jobs' memory that cannot move), or its owners' budgets are full.
+    plan.reason = user_bound ? "UserHostMemoryBudget" : "GpuMemory";
   } else if (options_.host_budget != 0 &&
              SwappedBytes() - own_swapped + plan.bytes > options_.host_budget) {
     // The job's own host copy is given back as it comes in, so it does not count.
@@ -258,6 +286,21 @@ MemoryLedger::JobTotals MemoryLedger::Totals(JobId job, const GpuKey& gpu) const
     }
   }
   return t;
+}
+
+uint64_t MemoryLedger::SwappedOf(ConnId conn, const Entry& e) const {
+  uint64_t resident = ResidentOf(conn, e);
+  return e.report.allocated > resident ? e.report.allocated - resident : 0;
+}
+
+uint64_t MemoryLedger::SwappedBytesOf(uid_t uid) const {
+  uint64_t n = 0;
+  for (const auto& [conn, per_gpu] : entries_) {
+    for (const auto& [g, e] : per_gpu) {
+      if (OwnerOf(e.job) == uid) n += SwappedOf(conn, e);
+    }
+  }
+  return n;
 }
 
 uint64_t MemoryLedger::SwappedBytes() const {

@@ -9,6 +9,8 @@
 // Not thread-safe: the daemon's event loop is its only caller.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -33,6 +35,11 @@ class MemoryLedger {
     // Whether a connection holds a lease on some GPU: such a process is never checkpointed
     // (its other GPUs would lose their state). Unset: none does.
     std::function<bool(ConnId)> holds_lease;
+    // Host bytes for one user's swapped-out data, all their jobs together; 0: unlimited. An
+    // eviction that would pass a user's budget is not planned (MakeRoom).
+    uint64_t host_budget_per_user = 0;
+    // The owner of a job, for host_budget_per_user. Unset: every job is one user's.
+    std::function<uid_t(JobId)> owner;
   };
   explicit MemoryLedger(Options options) : options_(options) {}
 
@@ -85,7 +92,10 @@ class MemoryLedger {
   // if every lease had been given back (whether a waiter could be granted once the holder
   // drops), so processes that hold one may be checkpointed too. Swap-engine processes give
   // just the bytes needed; checkpoint-engine processes that hold no lease give everything,
-  // context included.
+  // context included. No victim gives more than its owner's host_budget_per_user leaves
+  // (`job`'s own swapped data, coming back, does not count): others give the rest, and when
+  // they cannot the plan is not feasible, reason UserHostMemoryBudget (HostMemoryBudget
+  // for the machine's host_budget, GpuMemory when the rest is fixed memory).
   Plan MakeRoom(const GpuKey& gpu, JobId job, uint64_t extra = 0,
                 bool leases_released = false) const;
   // Free bytes kept for a holder's allocations when one of them waits for room: without it a
@@ -139,6 +149,8 @@ class MemoryLedger {
   JobTotals Totals(JobId job, const GpuKey& gpu = "") const;
   // Host bytes holding swapped-out data, over all jobs.
   uint64_t SwappedBytes() const;
+  // Host bytes holding swapped-out data of jobs of `uid`.
+  uint64_t SwappedBytesOf(uid_t uid) const;
   const Options& options() const { return options_; }
 
  private:
@@ -150,6 +162,9 @@ class MemoryLedger {
   // What the entry occupies on its GPU now: its resident bytes and its context.
   uint64_t ResidentOf(ConnId conn, const Entry& e) const;
   uint64_t ContextOf(ConnId conn) const;
+  uid_t OwnerOf(JobId job) const { return options_.owner ? options_.owner(job) : 0; }
+  // Swapped-out bytes of the entry (allocated, not resident).
+  uint64_t SwappedOf(ConnId conn, const Entry& e) const;
 
   // Fixed bytes of the entry: what it reports, or all it holds when it can never move.
   uint64_t FixedOf(ConnId conn, const Entry& e) const;

@@ -10,96 +10,23 @@ database is not readable by users; and a user with no system daemon still gets a
 their own. Needs root (CI runs as root)."""
 import json
 import os
-import pwd
 import shutil
 import subprocess
 import unittest
 
-from gshare_e2e import FAKE_APP, FAKECUDA_DIR, GSHARE, MARKER, SHIM, TestCase
+from gshare_e2e import FAKE_APP, FAKECUDA_DIR, GSHARE, SHIM, SystemDaemonCase
 
 USERS = ("gshare21a", "gshare21b")
 
 
-def ensure_user(name):
-    """Creates `name` (no home directory made, no login shell) unless it exists; its pwd entry."""
-    try:
-        return pwd.getpwnam(name)
-    except KeyError:
-        subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        return pwd.getpwnam(name)
-
-
 @unittest.skipUnless(os.geteuid() == 0, "needs root: it creates users and a system daemon")
 @unittest.skipUnless(shutil.which("useradd") and shutil.which("runuser"), "needs useradd, runuser")
-class SystemDaemonTest(TestCase):
+class SystemDaemonTest(SystemDaemonCase):
     def setUp(self):
-        self.h = h = self.harness()
-        self.a, self.b = (ensure_user(u) for u in USERS)
-        # The harness's directory is root's 0700: the users must reach the build's fake driver
-        # log and their homes inside it.
-        os.chmod(h.tmp, 0o755)
-        open(h.log, "a").close()
-        os.chmod(h.log, 0o666)
-        self.sys = os.path.join(h.tmp, "system")
-        os.makedirs(self.sys, 0o755)
-        os.chmod(self.sys, 0o755)
-        self.socket = os.path.join(self.sys, "run", "gshare.sock")
-        self.state = os.path.join(self.sys, "state")
-        self.config = os.path.join(self.sys, "gshare.toml")
-        with open(self.config, "w") as f:
-            f.write('[scheduler]\nsharing = "exclusive"\nquantum = "20s"\n'
-                    '[system]\nsocket = "%s"\nstate_dir = "%s"\nmax_priority = 10\n'
-                    '[system.priority_ceiling]\n%s = 50\n'
-                    '[queue]\nmax_running = 2\ngpus = 1\n' % (self.socket, self.state, USERS[1]))
-        self.homes = {}
-        for u in (self.a, self.b):
-            home = os.path.join(h.tmp, "home-" + u.pw_name)
-            os.makedirs(home, 0o700)
-            os.chown(home, u.pw_uid, u.pw_gid)
-            self.homes[u.pw_name] = home
-        self.addCleanup(self.stop_system)
-
-    def stop_system(self):
-        subprocess.run([GSHARE, "--config", self.config, "daemon", "stop", "--system"],
-                       env=self.h.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       timeout=30)
-
-    def as_user(self, user, *args, system=True, extra_env=None, check_rc=None):
-        """Runs `gshare ARGS` as `user` in cron's bare environment; the CompletedProcess."""
-        env = {
-            "HOME": self.homes[user.pw_name],
-            "PATH": "/usr/bin:/bin",
-            MARKER: self.h.tmp,  # the harness's cleanup finds what this started
-            "LD_LIBRARY_PATH": FAKECUDA_DIR,
-            "FAKE_CUDA_LOG": self.h.log,
-            "GSHARE_SYSTEM_SOCKET": self.socket if system else os.path.join(self.sys, "none.sock"),
-        }
-        env.update(extra_env or {})
-        argv = ["runuser", "-u", user.pw_name, "--", "env", "-i"]
-        argv += ["%s=%s" % kv for kv in env.items()] + [GSHARE] + list(args)
-        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           timeout=60, cwd=self.homes[user.pw_name])
-        if check_rc is not None:
-            self.assertEqual(r.returncode, check_rc, "%s: %s\n%s" % (args, r.stderr, self.log()))
-        return r
-
-    def log(self):
-        try:
-            with open(os.path.join(self.state, "daemon.log")) as f:
-                return "daemon.log:\n" + f.read()[-4000:]
-        except OSError:
-            return "(no daemon.log)"
-
-    def submit(self, user, *args):
-        r = self.as_user(user, "submit", *args, check_rc=0)
-        return int(r.stdout.strip())
-
-    def start_system(self):
-        r = subprocess.run([GSHARE, "--config", self.config, "daemon", "start", "--system"],
-                           env=self.h.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, timeout=60)
-        self.assertEqual(r.returncode, 0, r.stderr + self.log())
+        self.setup_system(USERS, '[scheduler]\nsharing = "exclusive"\nquantum = "20s"\n'
+                          '[queue]\nmax_running = 2\ngpus = 1\n',
+                          system='max_priority = 10\n[system.priority_ceiling]\n%s = 50\n' % USERS[1])
+        self.a, self.b = self.users
 
     def job_json(self, user, job):
         r = self.as_user(user, "queue", "-a", "--json", check_rc=0)

@@ -27,8 +27,8 @@ pid_t PidOf(const LeaseActions& a, Kind kind, ConnId conn) {
 
 TEST_CASE_FIXTURE(Fixture, "arbiter shared: every request is granted at once, no DROP, no holder") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 0, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.AddConn(12, 1, 101);
   arb.AddConn(21, 2, 200);
@@ -79,9 +79,9 @@ TEST_CASE_FIXTURE(Fixture, "arbiter shared: every request is granted at once, no
 TEST_CASE_FIXTURE(
     Fixture, "arbiter shared: going exclusive drops every holder, then grants the best waiter") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 0, Millis(0));
-  arb.AddJob(3, 5, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
+  arb.AddJob(3, 5, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.AddConn(12, 1, 101);
   arb.AddConn(21, 2, 200);
@@ -232,8 +232,8 @@ TEST_CASE_FIXTURE(Fixture,
 
 TEST_CASE_FIXTURE(Fixture, "arbiter shared: a higher priority goes before the named job") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(3, 5, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(3, 5, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.AddConn(31, 3, 300);
   arb.AddConn(32, 3, 301);
@@ -250,8 +250,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter shared: a higher priority goes before the na
 TEST_CASE_FIXTURE(Fixture,
                   "arbiter shared: going exclusive with nobody holding grants the next request") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 0, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.AddConn(21, 2, 200);
   arb.SetShared(kGpu, true, At(0));
@@ -264,9 +264,9 @@ TEST_CASE_FIXTURE(Fixture,
 TEST_CASE_FIXTURE(Fixture,
                   "arbiter shared: going shared grants every waiter and continues stopped jobs") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 0, Millis(0));
-  arb.AddJob(3, 0, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
+  arb.AddJob(3, 0, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.AddConn(21, 2, 200);
   arb.AddConn(31, 3, 300);
@@ -314,8 +314,8 @@ TEST_CASE_FIXTURE(Fixture,
 
 TEST_CASE_FIXTURE(Fixture, "arbiter shared: PriorityOf follows AddJob and SetPriority") {
   Arbiter arb(options);
-  arb.AddJob(1, 5, Millis(0));
-  arb.AddJob(2, -3, Millis(0));
+  arb.AddJob(1, 5, Millis(0), 0);
+  arb.AddJob(2, -3, Millis(0), 0);
   CHECK(arb.PriorityOf(1) == 5);
   CHECK(arb.PriorityOf(2) == -3);
   arb.SetPriority(2, 7);
@@ -331,8 +331,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter can_grant: a refused job waits, the others a
     return allowed.count(job) != 0;
   };
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 0, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.AddConn(21, 2, 200);
 
@@ -377,9 +377,9 @@ TEST_CASE_FIXTURE(Fixture, "arbiter can_grant: among refused waiters the first a
   std::set<JobId> allowed;
   options.can_grant = [&](const GpuKey&, JobId job) { return allowed.count(job) != 0; };
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 0, Millis(0));
-  arb.AddJob(3, 0, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
+  arb.AddJob(3, 0, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.AddConn(21, 2, 200);
   arb.AddConn(31, 3, 300);
@@ -406,7 +406,7 @@ TEST_CASE_FIXTURE(Fixture, "arbiter can_grant: shared mode grants without asking
     return false;
   };
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   CHECK(arb.Request(11, kGpu, At(0)).empty());  // exclusive: refused
   CHECK(asked > 0);
@@ -419,8 +419,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter can_grant: shared mode grants without asking
 }  // namespace
 TEST_CASE_FIXTURE(Fixture, "arbiter shared: time holding in shared mode counts as lease time") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 0, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.AddConn(21, 2, 200);
   arb.SetShared(kGpu, true, At(0));

@@ -66,7 +66,7 @@ TEST_CASE_FIXTURE(Fixture,
                   "arbiter suspend: with gating off a suspended job is still not granted") {
   options.enabled = false;
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.SetSuspended(1, true, At(0));
   CHECK(arb.Request(11, kGpu, At(1)).empty());

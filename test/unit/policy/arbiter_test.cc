@@ -12,8 +12,8 @@ using namespace arbiter_test;
 
 TEST_CASE_FIXTURE(Fixture, "arbiter: one holder at a time, round robin at quantum expiry") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 0, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.AddConn(21, 2, 200);
   auto a = arb.Request(11, kGpu, At(0));
@@ -46,7 +46,7 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: one holder at a time, round robin at quantu
 
 TEST_CASE_FIXTURE(Fixture, "arbiter: no DROP while nobody waits") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.Request(11, kGpu, At(0));
   CHECK(arb.Tick(At(100000)).empty());
@@ -55,9 +55,9 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: no DROP while nobody waits") {
 
 TEST_CASE_FIXTURE(Fixture, "arbiter: a higher priority preempts at once, a lower one waits") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 5, Millis(0));
-  arb.AddJob(3, -1, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 5, Millis(0), 0);
+  arb.AddJob(3, -1, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.AddConn(21, 2, 200);
   arb.AddConn(31, 3, 300);
@@ -75,8 +75,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: a higher priority preempts at once, a lower
 
 TEST_CASE_FIXTURE(Fixture, "arbiter: processes of one job share the lease") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 0, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.AddConn(12, 1, 101);
   arb.AddConn(21, 2, 200);
@@ -95,8 +95,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: processes of one job share the lease") {
 
 TEST_CASE_FIXTURE(Fixture, "arbiter: idle release hands over without a DROP") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 0, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.AddConn(21, 2, 200);
   uint64_t e = EpochOf(arb.Request(11, kGpu, At(0)), Kind::kGrant, 11);
@@ -109,8 +109,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: idle release hands over without a DROP") {
 
 TEST_CASE_FIXTURE(Fixture, "arbiter: a dead holder's lease is reclaimed at once") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 0, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.AddConn(21, 2, 200);
   arb.Request(11, kGpu, At(0));
@@ -121,8 +121,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: a dead holder's lease is reclaimed at once"
 
 TEST_CASE_FIXTURE(Fixture, "arbiter: a holder ignoring DROP is stopped, then continued") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 0, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.AddConn(21, 2, 200);
   uint64_t e1 = EpochOf(arb.Request(11, kGpu, At(0)), Kind::kGrant, 11);
@@ -143,8 +143,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: a holder ignoring DROP is stopped, then con
 TEST_CASE_FIXTURE(Fixture, "arbiter: disabled grants everyone; enabling drains first") {
   options.enabled = false;
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 0, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.AddConn(21, 2, 200);
   CHECK(Count(arb.Request(11, kGpu, At(0)), Kind::kGrant, 11) == 1);
@@ -161,9 +161,9 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: disabled grants everyone; enabling drains f
 
 TEST_CASE_FIXTURE(Fixture, "arbiter: the holder is told once per grant that someone waits") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0));
-  arb.AddJob(2, 0, Millis(0));
-  arb.AddJob(3, 0, Millis(0));
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
+  arb.AddJob(3, 0, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.AddConn(21, 2, 200);
   arb.AddConn(31, 3, 300);
@@ -194,8 +194,8 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: the holder is told once per grant that some
 
 TEST_CASE_FIXTURE(Fixture, "arbiter: per-job quantum") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(500));
-  arb.AddJob(2, 0, Millis(0));
+  arb.AddJob(1, 0, Millis(500), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
   arb.AddConn(11, 1, 100);
   arb.AddConn(21, 2, 200);
   arb.Request(11, kGpu, At(0));

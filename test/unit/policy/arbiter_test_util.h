@@ -22,8 +22,8 @@ struct Fixture {
   // Jobs 1 and 2 of priority 0, default quantum, with one connection each: 11 (pid 100) and
   // 21 (pid 200).
   static void AddTwoJobs(Arbiter& arb) {
-    arb.AddJob(1, 0, Millis(0));
-    arb.AddJob(2, 0, Millis(0));
+    arb.AddJob(1, 0, Millis(0), 0);
+    arb.AddJob(2, 0, Millis(0), 0);
     arb.AddConn(11, 1, 100);
     arb.AddConn(21, 2, 200);
   }
