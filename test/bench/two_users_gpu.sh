@@ -35,7 +35,12 @@ cleanup() {
 trap cleanup EXIT
 train=(--gib "$gib" --target-seconds "$target" --log-every 5)
 # The trainer and the binaries must be readable by both users.
-cp "$root/test/bench/mem_train.py" "$work/" && chmod 644 "$work/mem_train.py"
+# (mem_train.py imports examples/training.py from two levels above its own folder.)
+mkdir -p "$work/tree/test/bench" "$work/tree/examples"
+cp "$root/test/bench/mem_train.py" "$work/tree/test/bench/"
+cp "$root/examples/training.py" "$work/tree/examples/"
+chmod -R a+rX "$work/tree"
+trainer="$work/tree/test/bench/mem_train.py"
 mkdir -p "$work/bin" && cp "$gbin/gshare" "$gbin/libgshare.so" "$work/bin/" && chmod 755 "$work/bin"/*
 gshare="$work/bin/gshare"
 
@@ -48,7 +53,7 @@ done
 say "1/3 bare runs, one at a time"
 t0=$(date +%s.%N)
 for i in 0 1; do
-  timeout "$run_timeout" "$python" "$work/mem_train.py" "${train[@]}" --seed $((i + 1)) \
+  timeout "$run_timeout" "$python" "$trainer" "${train[@]}" --seed $((i + 1)) \
     > "$out/bare$i.out" 2> "$out/bare$i.err" || say "bare run $i failed"
 done
 serial=$(elapsed "$t0" "$(date +%s.%N)")
@@ -76,7 +81,7 @@ for i in 0 1; do
   ( cd "$work/home-${users[$i]}" && timeout "$run_timeout" runuser -u "${users[$i]}" -- env -i \
       HOME="$work/home-${users[$i]}" PATH="$(dirname "$python"):/usr/bin:/bin" \
       GSHARE_SYSTEM_SOCKET="$sock" "$gshare" run -J "train-$i" -- \
-      "$python" "$work/mem_train.py" "${train[@]}" --seed $((i + 1)) \
+      "$python" "$trainer" "${train[@]}" --seed $((i + 1)) \
       > "$out/shared$i.out" 2> "$out/shared$i.err"; echo $? > "$out/shared$i.rc"
     echo "$(date +%s.%N)" > "$out/shared$i.end" ) &
 done
