@@ -14,7 +14,7 @@ step() { echo "gshare: $1: $((SECONDS - started)) s" >&2; started=$SECONDS; }
 started=$SECONDS
 gshare_apt_install "${gshare_build_packages[@]}" "${gshare_fuzz_packages[@]}" \
   "${gshare_lint_packages[@]}"
-gshare_build build-ci RelWithDebInfo -DGSHARE_SANITIZE=ON
+gshare_build build-ci RelWithDebInfo -DGSHARE_SANITIZE=ON -DGSHARE_UNITY=ON
 step "build (sanitized)"
 # halt_on_error: the first error ends the process with status 1, as does UBSan's (built with
 # -fno-sanitize-recover). verify_asan_link_order=0: a gshare started by a job inherits the

@@ -11,6 +11,8 @@
 
 #include "base/duration.h"
 
+#include "base/ascii.h"
+
 namespace gshare {
 namespace {
 
@@ -25,8 +27,6 @@ constexpr size_t kMaxSecondsDigits = 15;
 Status BadBegin(std::string_view text, std::string_view why) {
   return Status::Error("bad begin time \"" + std::string(text) + "\": " + std::string(why));
 }
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 std::string_view Trim(std::string_view text) {
   size_t begin = text.find_first_not_of(" \t");
@@ -47,7 +47,7 @@ std::optional<int> ReadInt(std::string_view text, size_t* pos, size_t min_digits
                            size_t max_digits) {
   size_t i = *pos;
   int value = 0;
-  for (; i < text.size() && IsDigit(text[i]) && i - *pos < max_digits; ++i) {
+  for (; i < text.size() && IsAsciiDigit(text[i]) && i - *pos < max_digits; ++i) {
     value = value * 10 + (text[i] - '0');
   }
   if (i - *pos < min_digits) return std::nullopt;

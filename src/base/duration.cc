@@ -6,6 +6,8 @@
 #include <optional>
 #include <vector>
 
+#include "base/ascii.h"
+
 namespace gshare {
 namespace {
 
@@ -20,8 +22,6 @@ Status Bad(std::string_view text, std::string_view why) {
   return Status::Error("bad duration \"" + std::string(text) + "\": " + std::string(why));
 }
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
 // A decimal number "123" or "1.25" read at text[*pos], advancing *pos past it.
 struct Decimal {
   int64_t whole = 0;
@@ -34,8 +34,8 @@ std::optional<Decimal> ReadDecimal(std::string_view text, size_t* pos, bool allo
                                    bool* overflow) {
   Decimal d;
   size_t i = *pos;
-  if (i >= text.size() || !IsDigit(text[i])) return std::nullopt;
-  for (; i < text.size() && IsDigit(text[i]); ++i) {
+  if (i >= text.size() || !IsAsciiDigit(text[i])) return std::nullopt;
+  for (; i < text.size() && IsAsciiDigit(text[i]); ++i) {
     if (__builtin_mul_overflow(d.whole, 10, &d.whole) ||
         __builtin_add_overflow(d.whole, text[i] - '0', &d.whole)) {
       *overflow = true;
@@ -44,8 +44,8 @@ std::optional<Decimal> ReadDecimal(std::string_view text, size_t* pos, bool allo
   }
   if (allow_point && i < text.size() && text[i] == '.') {
     ++i;
-    if (i >= text.size() || !IsDigit(text[i])) return std::nullopt;  // "1." is a typo
-    for (; i < text.size() && IsDigit(text[i]); ++i) {
+    if (i >= text.size() || !IsAsciiDigit(text[i])) return std::nullopt;  // "1." is a typo
+    for (; i < text.size() && IsAsciiDigit(text[i]); ++i) {
       if (d.fraction_digits < kMaxFractionDigits) {
         d.fraction = d.fraction * 10 + (text[i] - '0');
         ++d.fraction_digits;
@@ -129,7 +129,7 @@ Result<std::chrono::milliseconds> ParseUnitForm(std::string_view text) {
     std::optional<Decimal> d = ReadDecimal(text, &pos, /*allow_point=*/true, &overflow);
     if (!d) return Bad(text, overflow ? "too large" : "expected a number such as 20s or 1h30m");
     size_t unit_begin = pos;
-    while (pos < text.size() && !IsDigit(text[pos]) && text[pos] != '.') ++pos;
+    while (pos < text.size() && !IsAsciiDigit(text[pos]) && text[pos] != '.') ++pos;
     std::string_view unit = text.substr(unit_begin, pos - unit_begin);
     int64_t unit_ms;
     if (unit.empty()) {

@@ -32,6 +32,31 @@ class SystemDaemonTest(SystemDaemonCase):
         r = self.as_user(user, "queue", "-a", "--json", check_rc=0)
         return {j["id"]: j for j in json.loads(r.stdout)["jobs"]}[job]
 
+    def test_two_users_jobs_take_turns_under_one_lease(self):
+        """Two users' jobs on the one fake GPU in exclusive mode: their kernels never overlap
+        and the lease goes back and forth between them."""
+        a, b = self.a, self.b
+        self.start_system()
+        kernels = 20
+        jobs = {}
+        for user in (a, b):
+            pid_file = os.path.join(self.homes[user.pw_name], "pid")
+            jobs[user.pw_name] = (self.submit(
+                user, "--quantum", "300ms", "--", "sh", "-c",
+                "echo $$ > %s; exec %s --kernels %d --kernel-ms 30" % (pid_file, FAKE_APP, kernels)),
+                pid_file)
+        pids = {}
+        for user in (a, b):
+            job, pid_file = jobs[user.pw_name]
+            self.as_user(user, "wait", str(job), check_rc=0)
+            with open(pid_file) as f:
+                pids[user.pw_name] = int(f.read())
+        a_ops = self.h.ops("K", pids[a.pw_name])
+        b_ops = self.h.ops("K", pids[b.pw_name])
+        self.assertEqual(len(a_ops), kernels, self.h.diagnostics())
+        self.assertEqual(len(b_ops), kernels, self.h.diagnostics())
+        self.h.assert_exclusive(a_ops, b_ops, min_switches=2)
+
     def test_users_cannot_steer_or_see_into_each_others_jobs(self):
         """Item 2 and 3: requests are judged by the peer's uid; B cannot cancel, hold,
         re-prioritize, suspend or signal A's job, nor see its command (exit 5 each, A's job

@@ -4,11 +4,16 @@
 
 #include <doctest/doctest.h>
 
+#include "admission_test_util.h"
+
 #include <string>
 #include <vector>
 
 namespace gshare {
 namespace {
+
+using admission_test::Reason;
+using admission_test::Started;
 
 AdmissionJob Job(int64_t id, uid_t uid, int priority = 0) {
   AdmissionJob j;
@@ -17,20 +22,6 @@ AdmissionJob Job(int64_t id, uid_t uid, int priority = 0) {
   j.priority = priority;
   j.submit_time = static_cast<double>(id);  // ids in submission order
   return j;
-}
-
-std::vector<int64_t> Started(const std::vector<AdmissionJob>& pending, const AdmissionResult& r) {
-  std::vector<int64_t> ids;
-  for (const auto& s : r.start) ids.push_back(pending[s.index].id);
-  return ids;
-}
-
-std::string Reason(const std::vector<AdmissionJob>& pending, const AdmissionResult& r, int64_t id) {
-  for (size_t i = 0; i < pending.size(); ++i) {
-    if (pending[i].id == id) return r.reasons[i] == nullptr ? "" : r.reasons[i];
-  }
-  FAIL("no job ", id);
-  return "";
 }
 
 TEST_CASE("Admission: one slot goes round robin between users, not first come first served") {

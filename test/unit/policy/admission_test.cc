@@ -2,8 +2,13 @@
 
 #include <doctest/doctest.h>
 
+#include "admission_test_util.h"
+
 namespace gshare {
 namespace {
+
+using admission_test::Reason;
+using admission_test::Started;
 
 AdmissionJob Pending(int64_t id, int priority = 0, double submit = 0) {
   AdmissionJob j;
@@ -11,21 +16,6 @@ AdmissionJob Pending(int64_t id, int priority = 0, double submit = 0) {
   j.priority = priority;
   j.submit_time = submit == 0 ? static_cast<double>(id) : submit;
   return j;
-}
-
-std::vector<int64_t> Started(const std::vector<AdmissionJob>& pending, const AdmissionResult& r) {
-  std::vector<int64_t> ids;
-  for (const auto& s : r.start) ids.push_back(pending[s.index].id);
-  return ids;
-}
-
-// The reason of the job with `id`, "" when it starts.
-std::string Reason(const std::vector<AdmissionJob>& pending, const AdmissionResult& r, int64_t id) {
-  for (size_t i = 0; i < pending.size(); ++i) {
-    if (pending[i].id == id) return r.reasons[i] == nullptr ? "" : r.reasons[i];
-  }
-  FAIL("no job ", id);
-  return "";
 }
 
 TEST_CASE("Admission starts by priority, then submission time, up to max_running") {

@@ -4,13 +4,14 @@
 // left out of the fit.
 #include <doctest/doctest.h>
 
+#include "ledger_test_util.h"
+
 #include "policy/memory_ledger.h"
 
 namespace gshare {
 namespace {
 
-constexpr uint64_t kGiB = 1ull << 30;
-const GpuKey kGpu = "GPU-0";
+using namespace ledger_test;  // NOLINT: the shared constants of these tests
 
 proto::MemReportMsg Rep(uint64_t allocated, uint64_t resident,
                         proto::MemoryEngine engine = proto::MemoryEngine::kCheckpoint) {

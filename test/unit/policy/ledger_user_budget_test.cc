@@ -5,15 +5,14 @@
 
 #include <doctest/doctest.h>
 
+#include "ledger_test_util.h"
+
 #include <map>
 
 namespace gshare {
 namespace {
 
-constexpr uint64_t kGiB = 1ull << 30;
-const GpuKey kGpu = "GPU-0";
-const GpuKey kOther = "GPU-1";
-const TimePoint kT0 = TimePoint{} + std::chrono::hours(1);
+using namespace ledger_test;  // NOLINT: the shared constants of these tests
 
 proto::MemReportMsg Rep(uint64_t allocated, uint64_t resident) {
   proto::MemReportMsg m{};
@@ -22,12 +21,6 @@ proto::MemReportMsg Rep(uint64_t allocated, uint64_t resident) {
   m.resident = resident * kGiB;
   m.engine = static_cast<uint32_t>(proto::MemoryEngine::kSwap);
   return m;
-}
-
-uint64_t EvictedFrom(const MemoryLedger::Plan& plan, ConnId conn) {
-  uint64_t n = 0;
-  for (const auto& e : plan.evictions) n += e.conn == conn ? e.bytes : 0;
-  return n;
 }
 
 // Jobs 1 and 3 belong to uid 1001, job 2 to 1002, job 4 to 1003.

@@ -5,15 +5,12 @@
 
 #include <doctest/doctest.h>
 
+#include "ledger_test_util.h"
+
 namespace gshare {
 namespace {
 
-constexpr uint64_t kGiB = 1ull << 30;
-const GpuKey kGpu = "GPU-0";
-const GpuKey kOther = "GPU-1";
-const TimePoint kT0 = TimePoint{} + std::chrono::hours(1);
-
-TimePoint At(int ms) { return kT0 + Millis(ms); }
+using namespace ledger_test;  // NOLINT: the shared constants of these tests
 
 // A report in GiB: the GPU's size (0: not reported) and the process's memory on it.
 proto::MemReportMsg Rep(uint64_t total, uint64_t allocated, uint64_t resident, uint64_t fixed = 0,
@@ -31,12 +28,6 @@ MemoryLedger::Options NoContext() {
   MemoryLedger::Options o;
   o.context_bytes = 0;
   return o;
-}
-
-uint64_t EvictedFrom(const MemoryLedger::Plan& plan, ConnId conn) {
-  uint64_t n = 0;
-  for (const auto& e : plan.evictions) n += e.conn == conn ? e.bytes : 0;
-  return n;
 }
 
 TEST_CASE("ledger: capacity is the reported size, or gpu_limit when smaller") {
