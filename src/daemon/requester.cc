@@ -6,10 +6,12 @@
 
 #include <vector>
 
+#include "runner/job_identity.h"
+
 namespace gshare {
 namespace {
 
-// getpwuid_r / getgrnam_r / getpwnam_r with a buffer that grows until it fits.
+// getgrnam_r / getpwnam_r with a buffer that grows until it fits.
 template <typename Entry, typename Key, typename Fn>
 bool Lookup(Fn fn, Key key, Entry* entry, std::vector<char>* buf) {
   buf->resize(1024);
@@ -29,17 +31,9 @@ bool Lookup(Fn fn, Key key, Entry* entry, std::vector<char>* buf) {
 Requester RequesterOf(uid_t uid) {
   Requester who;
   who.uid = uid;
-  passwd pw{};
-  std::vector<char> buf;
-  if (!Lookup(getpwuid_r, uid, &pw, &buf)) return who;
-  int n = 32;
-  std::vector<gid_t> groups(n);
-  while (getgrouplist(pw.pw_name, pw.pw_gid, groups.data(), &n) < 0 && n < 65536) {
-    groups.resize(static_cast<size_t>(n) + 32);
-    n = static_cast<int>(groups.size());
-  }
-  groups.resize(static_cast<size_t>(std::max(n, 0)));
-  who.gids.assign(groups.begin(), groups.end());
+  // The same lookup as the job's own identity (its supervisor's groups).
+  Result<JobIdentity> id = JobIdentity::Lookup(uid);
+  if (id.ok()) who.gids.assign(id->groups().begin(), id->groups().end());
   return who;
 }
 
