@@ -2,8 +2,6 @@
 // in JobStore; this file moves bytes between them and the sockets.
 #include "daemon/daemon.h"
 
-#include "base/job_token.h"
-
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -22,6 +20,7 @@
 #include <spdlog/spdlog.h>
 #include <vector>
 
+#include "base/job_token.h"
 #include "daemon/daemon_dirs.h"
 #include "daemon/system_dirs.h"
 #include "runner/job_umask.h"

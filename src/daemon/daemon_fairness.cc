@@ -1,23 +1,13 @@
 // Fair share between users (docs/design.md, "Fair share between users"): what the daemon feeds
 // the policy about each user, and each user's share as `gshare status` shows it. The order
 // itself is the policy's: Arbiter (the lease) and Admit (the queue).
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
-#include "base/byte_size.h"
 #include "base/user_name.h"
 #include "daemon/daemon.h"
 
 namespace gshare {
-
-uint64_t Daemon::UserHostBudget(const Config& config) {
-  if (config.memory.host_budget_per_user.empty()) return 0;
-  uint64_t ram = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
-                 static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
-  Result<uint64_t> b = ParseByteSizeOrPercent(config.memory.host_budget_per_user, ram);
-  return b.ok() ? b.value() : 0;  // "0", as for host_budget: no limit
-}
 
 uid_t Daemon::JobOwner(JobId job) const {
   auto it = jobs_.find(job);

@@ -14,11 +14,27 @@
 
 namespace gshare {
 
+namespace {
+
+// The machine's RAM in bytes: what a host budget's "%" is of.
+uint64_t PhysicalRamBytes() {
+  return static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+         static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
+}
+
+}  // namespace
+
 uint64_t Daemon::HostBudget(const Config& config) {
-  uint64_t ram = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
-                 static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
+  const uint64_t ram = PhysicalRamBytes();
   Result<uint64_t> b = ParseByteSizeOrPercent(config.memory.host_budget, ram);
   return b.ok() ? b.value() : ram / 2;
+}
+
+uint64_t Daemon::UserHostBudget(const Config& config) {
+  if (config.memory.host_budget_per_user.empty()) return 0;
+  Result<uint64_t> b =
+      ParseByteSizeOrPercent(config.memory.host_budget_per_user, PhysicalRamBytes());
+  return b.ok() ? b.value() : 0;  // "0", as for host_budget: no limit
 }
 
 bool Daemon::SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,

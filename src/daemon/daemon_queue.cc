@@ -162,7 +162,7 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
     Result<std::optional<int64_t>> known = store_->FindBySubmitKey(payload.submit_key);
     if (!known.ok()) return Reply(c, ErrorReply(known.status().message()));
     if (known.value()) {
-      return Reply(c, JobIdReply{*known.value(), true, true}.ToJsonText());
+      return Reply(c, JobIdReply{*known.value(), true, true, ""}.ToJsonText());
     }
   }
   r.uid = c.uid;
@@ -179,7 +179,7 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
   r.id = id.value();
   spdlog::debug("job {} submitted: {}", r.id, r.name);
   queue_->Add(std::move(r));
-  Reply(c, JobIdReply{id.value()}.ToJsonText());
+  Reply(c, JobIdReply{id.value(), true, false, ""}.ToJsonText());
 }
 
 void Daemon::Admission() {

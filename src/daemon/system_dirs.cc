@@ -1,14 +1,13 @@
 #include "daemon/system_dirs.h"
 
 #include <errno.h>
-#include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
-#include <vector>
 
+#include "base/user_name.h"
 #include "daemon/daemon_dirs.h"
 #include "ipc/socket_trust.h"
 
@@ -62,14 +61,9 @@ Status ShareSocket(const std::string& socket_path, const std::string& group) {
     if (chmod(socket_path.c_str(), 0666) != 0) return Errno("change the mode of", socket_path);
     return Status::Ok();
   }
-  struct group gr;
-  struct group* found = nullptr;
-  std::vector<char> buf(16384);
-  int err = getgrnam_r(group.c_str(), &gr, buf.data(), buf.size(), &found);
-  if (err != 0 || found == nullptr) {
-    return Status::Error("[system] socket_group: no group \"" + group + "\"");
-  }
-  if (chown(socket_path.c_str(), getuid(), gr.gr_gid) != 0) {
+  std::optional<uint32_t> gid = GroupIdOfName(group);
+  if (!gid) return Status::Error("[system] socket_group: no group \"" + group + "\"");
+  if (chown(socket_path.c_str(), getuid(), *gid) != 0) {
     return Errno("change the group of", socket_path);
   }
   if (chmod(socket_path.c_str(), 0660) != 0) return Errno("change the mode of", socket_path);
