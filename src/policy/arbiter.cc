@@ -24,7 +24,10 @@ void Arbiter::SetPriority(JobId job, int priority) {
 
 void Arbiter::RemoveJob(JobId job) {
   auto it = jobs_.find(job);
-  if (it != jobs_.end() && it->second.conns.empty()) jobs_.erase(it);
+  if (it != jobs_.end() && it->second.conns.empty()) {
+    jobs_.erase(it);
+    gangs_.erase(job);
+  }
 }
 
 void Arbiter::AddConn(ConnId conn, JobId job, pid_t pid) {
@@ -113,8 +116,10 @@ LeaseActions Arbiter::Request(ConnId conn, const GpuKey& gpu, TimePoint now) {
   lease.wanting.insert(conn);
   Enqueue(lease, job, now);
   if (!options_.enabled || lease.shared) return out;  // suspended: waits for SetSuspended
+  if (InGang(job, lease)) GangWaits(job, now, out);
   Schedule(gpu, lease, now, out);
   if (lease.holder && lease.holder != job) NotifyContended(gpu, lease, out);
+  ScheduleGangs(now, out);
   return out;
 }
 
@@ -123,7 +128,7 @@ void Arbiter::Schedule(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActi
   if (lease.holder && !lease.dropping) {
     if ((lease.turn_waits & (kDelivery | kRoom)) != 0) return;  // its turn has not begun
     // Only a waiter that could be granted ends the holder's turn (else the GPU would idle).
-    std::optional<JobId> best = BestWaiter(gpu, lease, true);
+    std::optional<JobId> best = NextGrant(gpu, lease, /*for_drop=*/true);
     if (!best) return;
     const Job& holder = jobs_.at(*lease.holder);
     int waiter_priority = jobs_.at(*best).priority;
@@ -133,8 +138,13 @@ void Arbiter::Schedule(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActi
     return;
   }
   if (lease.holder || !lease.holding.empty()) return;  // still draining
-  std::optional<JobId> best = BestWaiter(gpu, lease, true);
-  if (best) Grant(gpu, lease, *best, now, out);
+  std::optional<JobId> best = NextGrant(gpu, lease, /*for_drop=*/false);
+  if (!best) return;
+  if (InGang(*best, lease)) {
+    GrantGang(*best, now, out);
+  } else {
+    Grant(gpu, lease, *best, now, out);
+  }
 }
 
 void Arbiter::Grant(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now, LeaseActions& out) {
@@ -200,6 +210,9 @@ void Arbiter::SendDrop(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActi
   for (const auto& [conn, epoch] : lease.holding) {
     out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
   }
+  // A gang drops from all its GPUs at once; the others are marked before this one is
+  // rescheduled, so that none of them counts as free for the gang again.
+  if (lease.holder) DropGang(*lease.holder, now, out);
   if (lease.holding.empty()) {
     EndHolding(lease, now);
     Schedule(gpu, lease, now, out);
@@ -217,7 +230,10 @@ void Arbiter::EndHolding(Lease& lease, TimePoint now) {
     auto jit = jobs_.find(job);
     if (jit != jobs_.end()) {
       jit->second.lease_seconds += Seconds(lease.granted_at, now);
-      if (JobWants(lease, job)) Enqueue(lease, job, now);  // round robin: to the tail
+      if (Wants(lease, job)) {
+        Enqueue(lease, job, now);  // round robin: to the tail
+        if (IsGang(job) && jit->second.gang_wait == 0) jit->second.gang_wait = ++arrivals_;
+      }
     }
   }
   lease.holder.reset();
@@ -241,8 +257,11 @@ void Arbiter::ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoin
     if (lease.holder && conns_.at(c).job == *lease.holder) holder_left = false;
   }
   if (holder_left || !lease.holder) {
+    const std::optional<JobId> was = lease.holder;
     if (lease.holder || lease.holding.empty()) EndHolding(lease, now);
     Schedule(gpu, lease, now, out);
+    // A gang whose turn ended on one GPU (its processes there released) ends it everywhere.
+    if (was && lease.holder != was) DropGang(*was, now, out);
   }
 }
 
@@ -254,6 +273,7 @@ LeaseActions Arbiter::Released(ConnId conn, const GpuKey& gpu, uint64_t epoch, T
   auto h = lease.holding.find(conn);
   if (h == lease.holding.end() || h->second != epoch) return out;  // stale or duplicate
   ReleaseConn(gpu, lease, conn, now, out);
+  ScheduleGangs(now, out);
   return out;
 }
 
@@ -264,7 +284,7 @@ LeaseActions Arbiter::Disconnected(ConnId conn, TimePoint now) {
   JobId job = cit->second.job;
   for (auto& [gpu, lease] : leases_) {
     lease.wanting.erase(conn);
-    if (!JobWants(lease, job) && lease.holder != job) {
+    if (!Wants(lease, job) && lease.holder != job) {
       lease.queue.erase(job);
       lease.wait_since.erase(job);
     }
@@ -272,6 +292,11 @@ LeaseActions Arbiter::Disconnected(ConnId conn, TimePoint now) {
   }
   jobs_[job].conns.erase(conn);
   conns_.erase(cit);
+  if (IsGang(job)) {
+    bool waits = false;
+    for (const auto& [gpu, lease] : leases_) waits = waits || lease.queue.count(job) != 0;
+    if (!waits) jobs_[job].gang_wait = 0;
+  }
   // A job gone entirely cannot stay stopped or queued anywhere.
   if (jobs_[job].conns.empty()) {
     for (auto& [gpu, lease] : leases_) {
@@ -284,6 +309,7 @@ LeaseActions Arbiter::Disconnected(ConnId conn, TimePoint now) {
       }
     }
   }
+  ScheduleGangs(now, out);
   return out;
 }
 

@@ -156,6 +156,30 @@ class Arbiter {
   bool JobHolds(JobId job) const;
   bool ConnHolds(ConnId conn) const;
 
+  // Gang lease: `job` computes on every GPU of `gpus` at once (`--gpus N`: a data-parallel
+  // training whose collectives wait for all its ranks), so in exclusive mode it is granted
+  // all of them at once or none, and dropped from all at once. Any connection of the job
+  // asking for one of them makes the job wait for all; a job that must wait while holding
+  // some of them gives those back first (its drop), so no gang ever holds part of its GPUs
+  // while it waits: without hold-and-wait, one of Coffman's four conditions, there is no
+  // deadlock between gangs that want overlapping GPUs. The first waiting gang by (priority,
+  // higher first; then when it began to wait) reserves its GPUs: on each, the waiters that
+  // come after it in that GPU's own order (priority, fair share, arrival) get nothing while
+  // it waits, so a free GPU of it idles until the others are free (at most one turn), and
+  // its GPUs' holders are dropped at their turns' end as for any waiter. The waiters ahead of
+  // it keep their turn, one each at most (a turn moves its user behind the gang's), so the
+  // single jobs on its GPUs do not starve behind a stream of gangs. Other gangs are granted
+  // only where all their GPUs are free and none is reserved against them. So the first gang
+  // is granted after a bounded number of turns on its GPUs, every gang becomes the first in
+  // turn, and nothing starves below a higher priority. This is gang scheduling (Ousterhout,
+  // "Scheduling Techniques for Concurrent Systems", ICDCS 1982) with the reservation of
+  // Slurm's backfill scheduler for its first pending job. Shared-mode GPUs are open to all
+  // and count as free; a job's GPUs not listed here are leased one by one as before. Call it
+  // after AddJob, before the job's connections ask; a list of fewer than two GPUs clears it.
+  void SetGang(JobId job, std::vector<GpuKey> gpus);
+  // The gang of `job`; empty when it has none.
+  std::vector<GpuKey> GangOf(JobId job) const;
+
   // Status.
   struct GpuView {
     GpuKey gpu;
@@ -189,6 +213,8 @@ class Arbiter {
     double lease_seconds = 0;
     double wait_seconds = 0;
     bool suspended = false;
+    std::vector<GpuKey> gang;  // SetGang: at least two GPUs, or none
+    uint64_t gang_wait = 0;    // a gang's arrival number while it waits for its GPUs; 0: not
   };
   struct Conn {
     JobId job = 0;
@@ -270,11 +296,42 @@ class Arbiter {
   // Shared or disabled mode: every waiting connection that is not suspended holds now.
   void GrantAllWanting(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
 
+  // Gang leases (SetGang; arbiter_gang.cc).
+  bool IsGang(JobId job) const;
+  bool InGang(JobId job, const Lease& lease) const;
+  // Whether `job` waits for `lease`: one of its connections asks for it or, for a gang job's
+  // GPU, for any GPU of its gang.
+  bool Wants(const Lease& lease, JobId job) const;
+  // A gang connection waits: the job gives back the GPUs of its gang it holds and queues on
+  // all the others.
+  void GangWaits(JobId job, TimePoint now, LeaseActions& out);
+  // The first waiting gang (the one that reserves its GPUs), if any.
+  std::optional<JobId> HeadGang() const;
+  // Whether every GPU of `job`'s gang is free for it (shared, disabled, free, or its own
+  // undropped grant), counting `freed` as free, and the grant filter takes it everywhere.
+  // Not ready either where the first waiting gang `head` reserves a GPU against it.
+  bool GangReady(JobId job, const GpuKey& freed, std::optional<JobId> head) const;
+  // Whether `gpu` (`lease`) is reserved against `job` by the first waiting gang `head`: it
+  // is one of the head's GPUs and the head comes before `job` in its order.
+  bool Reserved(const GpuKey& gpu, const Lease& lease, JobId job,
+                std::optional<JobId> head) const;
+  void GrantGang(JobId job, TimePoint now, LeaseActions& out);
+  // DROP to the job's other grants of its gang (after one of them ended or was dropped).
+  void DropGang(JobId job, TimePoint now, LeaseActions& out);
+  // Schedule on every GPU, when gangs exist (a grant or reservation on one GPU changes what
+  // the others may do).
+  void ScheduleGangs(TimePoint now, LeaseActions& out);
+  // The waiter `lease` goes to next if it were free now: the fair share order of the grant
+  // filter's waiters, less those `gpu`'s reservation holds back and gangs not ready. For a
+  // drop decision (`for_drop`) the first gang counts as ready: its other GPUs are freed too.
+  std::optional<JobId> NextGrant(const GpuKey& gpu, const Lease& lease, bool for_drop) const;
+
   Options options_;
   uint64_t arrivals_ = 0;
   std::map<JobId, Job> jobs_;
   std::map<ConnId, Conn> conns_;
   std::map<GpuKey, Lease> leases_;
+  std::set<JobId> gangs_;  // jobs with a gang
 };
 
 }  // namespace gshare

@@ -25,13 +25,14 @@ LeaseActions Arbiter::SetShared(const GpuKey& gpu, bool shared, TimePoint now,
     while (!lease.shared_since.empty()) EndShared(lease, lease.shared_since.begin()->first, now);
     if (first && KeepsRunning(gpu, lease, *first)) {
       HoldInPlace(gpu, lease, *first, now, out);
-      return out;
+    } else {
+      for (const auto& [conn, epoch] : lease.holding) {
+        out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
+      }
+      if (lease.holding.empty()) Schedule(gpu, lease, now, out);
     }
-    for (const auto& [conn, epoch] : lease.holding) {
-      out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
-    }
-    if (lease.holding.empty()) Schedule(gpu, lease, now, out);
   }
+  ScheduleGangs(now, out);
   return out;
 }
 
@@ -83,7 +84,7 @@ void Arbiter::GrantAllWanting(const GpuKey& gpu, Lease& lease, TimePoint now, Le
   }
   for (auto it = lease.queue.begin(); it != lease.queue.end();) {
     JobId job = it->first;
-    if (JobWants(lease, job)) {
+    if (Wants(lease, job)) {
       ++it;
       continue;
     }

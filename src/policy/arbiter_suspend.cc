@@ -84,6 +84,7 @@ LeaseActions Arbiter::SetSuspended(JobId job, bool suspended, TimePoint now) {
       Schedule(gpu, lease, now, out);
     }
   }
+  ScheduleGangs(now, out);
   return out;
 }
 
