@@ -129,6 +129,74 @@ Status CheckGpuSpecAgainst(const std::string& spec, int gpu_count,
   return Status::Error(quoted + "no GPU with this UUID (nvidia-smi -L lists them)");
 }
 
+std::vector<std::string> SplitGpuList(const std::string& spec) {
+  std::vector<std::string> out;
+  if (spec.empty()) return out;
+  size_t start = 0;
+  for (size_t comma; (comma = spec.find(',', start)) != std::string::npos; start = comma + 1) {
+    out.push_back(spec.substr(start, comma - start));
+  }
+  out.push_back(spec.substr(start));
+  return out;
+}
+
+Status CheckGpuRequestAgainst(const std::string& spec, int count, int gpu_count,
+                              const std::optional<std::vector<std::string>>& uuids) {
+  if (count < 1 || count > kMaxJobGpus) {
+    return Status::Error("--gpus " + std::to_string(count) + ": expected 1.." +
+                         std::to_string(kMaxJobGpus));
+  }
+  if (gpu_count > 0 && count > gpu_count) {
+    return Status::Error("--gpus " + std::to_string(count) + ": this machine has " +
+                         std::to_string(gpu_count) + " GPU(s)");
+  }
+  const std::vector<std::string> entries = SplitGpuList(spec);
+  if (entries.empty()) return Status::Ok();
+  if (static_cast<int>(entries.size()) != count) {
+    return Status::Error("--gpu \"" + spec + "\" names " + std::to_string(entries.size()) +
+                         " GPU(s) but --gpus is " + std::to_string(count));
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (Status st = CheckGpuSpecAgainst(entries[i], gpu_count, uuids); !st.ok()) return st;
+    for (size_t k = 0; k < i; ++k) {
+      if (SameUuid(entries[k], entries[i])) {
+        return Status::Error("--gpu \"" + spec + "\": " + entries[i] + " is named twice");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckGpuRequest(const std::string& spec, int count, int gpu_count) {
+  const bool names_uuid = spec.find("GPU-") != std::string::npos;
+  return CheckGpuRequestAgainst(spec, count, gpu_count,
+                                names_uuid ? NvmlGpuUuids() : std::nullopt);
+}
+
+std::string GpuUuidOf(const std::string& entry) {
+  if (IsGpuUuidForm(entry)) {
+    std::string lower = entry;  // as NVML and the shim spell it
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return lower;
+  }
+  const auto& uuids = NvmlGpuUuids();
+  if (!uuids || entry.empty() || entry.size() > 9 ||
+      !std::all_of(entry.begin(), entry.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return "";
+  }
+  size_t index = std::stoul(entry);
+  return index < uuids->size() ? (*uuids)[index] : "";
+}
+
+std::string VisibleDevices(const std::string& slots) {
+  std::string out;
+  for (const std::string& entry : SplitGpuList(slots)) {
+    std::string uuid = GpuUuidOf(entry);
+    out += (out.empty() ? "" : ",") + (uuid.empty() ? entry : uuid);
+  }
+  return out;
+}
+
 Status CheckGpuSpec(const std::string& spec, int gpu_count) {
   // An index needs no NVML; a UUID does (loaded once, at the first UUID).
   if (IsGpuUuidForm(spec)) return CheckGpuSpecAgainst(spec, gpu_count, NvmlGpuUuids());

@@ -31,4 +31,29 @@ Status CheckGpuSpecAgainst(const std::string& spec, int gpu_count,
 // CheckGpuSpecAgainst with NVML's list (NvmlGpuUuids).
 Status CheckGpuSpec(const std::string& spec, int gpu_count);
 
+// The most GPUs one job may ask for (--gpus).
+inline constexpr int kMaxJobGpus = 64;
+
+// The entries of a --gpu list, split at commas ("0,2" -> {"0", "2"}; "" -> {}).
+std::vector<std::string> SplitGpuList(const std::string& spec);
+
+// Checks a job's GPU request: `count` GPUs (--gpus: 1..kMaxJobGpus, and at most gpu_count
+// when that is positive) and `spec` (--gpu): empty (the queue places the job), or `count`
+// distinct entries separated by commas, each one CheckGpuSpecAgainst accepts. Pure.
+Status CheckGpuRequestAgainst(const std::string& spec, int count, int gpu_count,
+                              const std::optional<std::vector<std::string>>& uuids);
+
+// CheckGpuRequestAgainst with NVML's list, loaded only when a UUID is named.
+Status CheckGpuRequest(const std::string& spec, int count, int gpu_count);
+
+// The UUID of an entry of a --gpu list: itself when it is a UUID, else NVML's UUID of that
+// index; "" when NVML does not list it (no driver, CI without the fake NVML).
+std::string GpuUuidOf(const std::string& entry);
+
+// CUDA_VISIBLE_DEVICES for a job placed on `slots` (JobRecord::slot: entries of a --gpu list):
+// each entry as its UUID where NVML lists it, so that the job's device 0..n-1 are exactly
+// these GPUs whatever CUDA_DEVICE_ORDER says (CUDA's default order, fastest first, need not
+// be nvidia-smi's); an entry NVML does not know stays as it is. Comma-separated.
+std::string VisibleDevices(const std::string& slots);
+
 }  // namespace gshare

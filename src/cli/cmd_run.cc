@@ -39,12 +39,19 @@ int Fail(const std::string& message) {
   return kExitRunFailed;
 }
 
-// Blocks until the daemon admits pending job `job_id` (kRunAdmitted). Returns 0 when admitted,
-// else the exit status: 143 when the job was cancelled, 125 when the daemon went away.
-int WaitForAdmission(int fd, int64_t job_id) {
+// Blocks until the daemon admits pending job `job_id` (kRunAdmitted), whose CUDA_VISIBLE_DEVICES
+// goes to `visible` ("" to leave it). Returns 0 when admitted, else the exit status: 143 when
+// the job was cancelled, 125 when the daemon went away.
+int WaitForAdmission(int fd, int64_t job_id, std::string* visible) {
   spdlog::info("job {} pending; waiting for its dependencies, begin time or release", job_id);
   Result<Frame> frame = ReadFrame(fd, proto::kMaxReplyPayload);
-  if (frame.ok() && frame->type == proto::MsgType::kRunAdmitted) return 0;
+  if (frame.ok() && frame->type == proto::MsgType::kRunAdmitted) {
+    json admitted = json::parse(frame->payload, nullptr, false);
+    if (admitted.is_object() && admitted.value("visible", json()).is_string()) {
+      *visible = admitted.at("visible").get<std::string>();
+    }
+    return 0;
+  }
   if (frame.ok()) {
     json reply = json::parse(frame->payload, nullptr, false);
     spdlog::error("{}", reply.is_object() ? reply.value("error", std::string("refused"))
@@ -94,7 +101,6 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     spec.set_env.emplace_back(e.substr(0, e.find('=')), e.substr(e.find('=') + 1));
   }
   for (auto& kv : LeaseEnv(ctx->config.scheduler)) spec.set_env.push_back(std::move(kv));
-  if (!record->gpu.empty()) spec.set_env.push_back({"CUDA_VISIBLE_DEVICES", record->gpu});
   spec.set_env.push_back({"GSHARE_MEMORY", record->memory});
   for (auto& kv : SharingEnvDefaults([&opt](const std::string& name) {
          return std::getenv(name.c_str()) != nullptr || EnvListHas(opt.job.env, name);
@@ -104,6 +110,7 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
 
   int fd = -1;
   int64_t job_id = 0;
+  std::string visible = record->gpu;  // without a daemon, the GPUs named, if any
   std::string serving = ctx->socket_path;
   auto conn = ConnectToDaemon(*ctx, &serving);
   spec.set_env.push_back({"GSHARE_SOCKET", serving});  // the socket that answered
@@ -127,8 +134,9 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
       return Fail("the daemon refused the job: " + registered.status().message());
     }
     job_id = registered->job_id;
+    visible = registered->visible;
     if (!registered->admitted) {
-      int status = WaitForAdmission(fd, job_id);
+      int status = WaitForAdmission(fd, job_id, &visible);
       if (status != 0) {
         close(fd);
         return status;
@@ -138,6 +146,7 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     spec.set_env.push_back({"GSHARE_JOB_NAME", record->name});
     spec.set_env.push_back({"GSHARE_JOB_TOKEN", registered->token});
   }
+  if (!visible.empty()) spec.set_env.push_back({"CUDA_VISIBLE_DEVICES", visible});
   if (fd < 0) spec.set_env.push_back({"GSHARE_QUIET", "1"});
   if (!record->output.empty()) {
     spec.output_path =

@@ -31,7 +31,12 @@ void AddJobOptions(CLI::App& app, JobOptions* opt) {
                      "off (docs/memory.md)")
           ->check(CLI::IsMember(
               std::vector<std::string>(kMemoryEngines.begin(), kMemoryEngines.end()))));
-  add("gpu", app.add_option("--gpu", opt->gpu, "GPU index or UUID (sets CUDA_VISIBLE_DEVICES)"));
+  add("gpu", app.add_option("--gpu", opt->gpu,
+                            "GPU index or UUID, or a comma-separated list of them: these GPUs "
+                            "(default: the queue places the job where it runs soonest)"));
+  add("gpus", app.add_option("--gpus", opt->gpus,
+                             "Number of GPUs the job uses at once (default 1, or as many as --gpu "
+                             "names); granted all at once or none (a gang lease)"));
   add("time", app.add_option("-t,--time", opt->time_limit,
                              "Time limit: minutes, MM:SS, HH:MM:SS, D-HH:MM:SS or 90s/1h30m; then "
                              "SIGTERM, SIGKILL after --kill-after, state TIMEOUT, exit 124"));
@@ -70,6 +75,7 @@ void JobOptions::Merge(const JobOptions& script) {
   take("priority", priority, script.priority);
   take("quantum", quantum, script.quantum);
   take("gpu", gpu, script.gpu);
+  take("gpus", gpus, script.gpus);
   take("time", time_limit, script.time_limit);
   take("kill-after", kill_after, script.kill_after);
   take("dependency", dependency, script.dependency);
@@ -151,7 +157,8 @@ Result<JobRecord> ResolveJobOptions(const JobOptions& opt, std::vector<std::stri
     r.quantum_ms = q.value();
   }
   r.gpu = opt.gpu;
-  if (Status g = CheckGpuSpec(r.gpu, CountGpus(config.queue.gpus)); !g.ok()) return g;
+  r.gpus = opt.gpus ? *opt.gpus : std::max<int>(1, static_cast<int>(SplitGpuList(r.gpu).size()));
+  if (Status g = CheckGpuRequest(r.gpu, r.gpus, CountGpus(config.queue.gpus)); !g.ok()) return g;
   r.memory = opt.memory.empty() ? config.memory.engine : opt.memory;
   if (!opt.time_limit.empty()) {
     Result<std::chrono::milliseconds> t = ParseTimeLimit(opt.time_limit);

@@ -21,6 +21,7 @@ struct JobOptions {
   std::optional<std::string> priority;  // checked by ParsePriority
   std::string quantum;
   std::string gpu;
+  std::optional<int> gpus;  // --gpus N
   std::string time_limit;
   std::string kill_after;
   std::string dependency;

@@ -105,6 +105,7 @@ std::vector<BatchQueue::Start> BatchQueue::Admit(const std::map<std::string, int
     a.held = r.held;
     a.begin_time = r.begin_time;
     a.gpu = r.gpu;
+    a.gpus = r.gpus;
     a.foreground = r.kind == "run";
     if (!r.held) a.dependencies = Dependencies(r);
     records.push_back(&r);

@@ -264,6 +264,11 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   void Activate(JobRecord record, const std::string& slot);
   Status SpawnSupervisor(JobRecord& record);
   std::map<std::string, int> RunningPerSlot() const;
+  // Several GPUs (daemon_placement.cc). CUDA_VISIBLE_DEVICES of a job that asked for `gpu`
+  // and was placed on `slot` ("" to leave the variable alone: one GPU, none named).
+  std::string VisibleDevicesOf(const std::string& gpu, const std::string& slot) const;
+  // A job of several GPUs gets a gang lease on them (Arbiter::SetGang), named by NVML's UUIDs.
+  void SetGang(const JobRecord& record);
   // Fair share between users (daemon_fairness.cc): each user's jobs counted toward
   // max_running_per_user, and each user's share for `gshare status`.
   std::map<uid_t, int> RunningPerUser() const;

@@ -79,6 +79,7 @@ void Daemon::LoadQueue() {
       }
       JobId id = r.id;
       arbiter_.AddJob(id, r.priority, Millis(r.quantum_ms), r.uid);
+      SetGang(r);
       job->record = std::move(r);
       jobs_[id] = std::move(job);
     }
@@ -100,7 +101,8 @@ std::optional<JobState> Daemon::ActiveStateOf(int64_t id) const {
 std::map<std::string, int> Daemon::RunningPerSlot() const {
   std::map<std::string, int> running;
   for (const auto& [id, job] : jobs_) {
-    if (!job->ended && !job->adhoc) ++running[job->record.slot];
+    if (job->ended || job->adhoc) continue;
+    for (const std::string& slot : SplitGpuList(job->record.slot)) ++running[slot];
   }
   return running;
 }
@@ -131,8 +133,8 @@ void Daemon::OnRunRegister(Connection& c, const json& req) {
     queue_->Add(r);
     return Reply(c, JobIdReply{r.id, false, false, r.token}.ToJsonText());
   }
-  std::string slot = ChooseSlot(r.gpu, RunningPerSlot(), gpu_count_);
-  JobIdReply reply{r.id, true, false, r.token};
+  std::string slot = JoinSlots(ChooseSlots(r.gpu, r.gpus, RunningPerSlot(), gpu_count_));
+  JobIdReply reply{r.id, true, false, r.token, VisibleDevicesOf(r.gpu, slot)};
   Activate(std::move(r), slot);
   Reply(c, reply.ToJsonText());
 }
@@ -194,8 +196,13 @@ void Daemon::Admission() {
     if (!foreground) continue;
     for (auto& [cid, c] : conns_) {
       if (c->kind != Connection::Kind::kRunner || c->job != static_cast<JobId>(start.id)) continue;
-      std::string frame =
-          EncodeFrame(proto::MsgType::kRunAdmitted, ToJsonText(json{{"job_id", start.id}}));
+      json admitted{{"job_id", start.id}};
+      auto active = jobs_.find(start.id);
+      if (active != jobs_.end()) {
+        std::string visible = VisibleDevicesOf(active->second->record.gpu, start.slot);
+        if (!visible.empty()) admitted["visible"] = visible;
+      }
+      std::string frame = EncodeFrame(proto::MsgType::kRunAdmitted, ToJsonText(admitted));
       if (!Send(*c, frame)) spdlog::warn("job {}: cannot reach its gshare run", start.id);
       break;
     }
@@ -219,6 +226,7 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
   ActiveJob& active = *job;
   jobs_[id] = std::move(job);
   arbiter_.AddJob(id, active.record.priority, Millis(active.record.quantum_ms), active.record.uid);
+  SetGang(active.record);
   if (active.record.kind != "submit") {
     SaveRecord(active.record);
     return;
@@ -303,10 +311,8 @@ void Daemon::OnRunAttach(Connection& c, const json& req) {
                {"GSHARE_JOB_TOKEN", r.token}};
   for (const auto& [name, value] : LeaseEnv(options_.config.scheduler)) set_env[name] = value;
   set_env["GSHARE_MEMORY"] = r.memory.empty() ? options_.config.memory.engine : r.memory;
-  if (!r.gpu.empty())
-    set_env["CUDA_VISIBLE_DEVICES"] = r.gpu;
-  else if (gpu_count_ > 1)
-    set_env["CUDA_VISIBLE_DEVICES"] = r.slot;
+  if (std::string visible = VisibleDevicesOf(r.gpu, r.slot); !visible.empty())
+    set_env["CUDA_VISIBLE_DEVICES"] = visible;
   for (const auto& [name, value] : SharingEnvDefaults(
            [&payload](const std::string& name) { return EnvListHas(payload->env, name); })) {
     set_env[name] = value;

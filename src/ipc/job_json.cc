@@ -27,6 +27,7 @@ nlohmann::json JobToJson(const JobRecord& r) {
           {"cwd", r.cwd},
           {"uid", r.uid},
           {"gpu", r.gpu},
+          {"gpus", r.gpus},
           {"quantum_ms", r.quantum_ms},
           {"kind", r.kind},
           {"submit_time", r.submit_time},
@@ -56,6 +57,7 @@ nlohmann::json JobOptionsToJson(const JobRecord& r) {
           {"priority", r.priority},
           {"quantum_ms", r.quantum_ms},
           {"gpu", r.gpu},
+          {"gpus", r.gpus},
           {"time_limit_ms", r.time_limit_ms},
           {"kill_after_ms", r.kill_after_ms},
           {"dependency", r.dependency},
@@ -132,13 +134,14 @@ Status ReadFields(const json& j, JobRecord* r, int gpu_count) {
     r->argv.push_back(v);
   }
   if (r->argv.empty()) return Status::Error("bad job options: empty argv");
-  int64_t priority = 0, quantum = 0, time_limit = 0, kill_after = 30'000;
+  int64_t priority = 0, quantum = 0, time_limit = 0, kill_after = 30'000, gpus = 1;
   std::vector<Status> checks = {
       ReadString(j, "name", true, &r->name),
       ReadString(j, "cwd", true, &r->cwd),
       ReadInt(j, "priority", true, kMinPriority, kMaxPriority, &priority),
       ReadInt(j, "quantum_ms", true, 1, max_ms, &quantum),
       ReadString(j, "gpu", true, &r->gpu),
+      ReadInt(j, "gpus", false, 1, kMaxJobGpus, &gpus),
       ReadInt(j, "time_limit_ms", false, 0, max_ms, &time_limit),
       ReadInt(j, "kill_after_ms", false, 0, max_ms, &kill_after),
       ReadString(j, "dependency", false, &r->dependency),
@@ -153,6 +156,7 @@ Status ReadFields(const json& j, JobRecord* r, int gpu_count) {
   r->quantum_ms = quantum;
   r->time_limit_ms = time_limit;
   r->kill_after_ms = kill_after;
+  r->gpus = static_cast<int>(gpus);
   auto begin = j.find("begin_time");
   if (begin != j.end() && !begin->is_null()) {
     if (!begin->is_number() || begin->is_boolean()) {
@@ -166,7 +170,7 @@ Status ReadFields(const json& j, JobRecord* r, int gpu_count) {
     }
     r->begin_time = b;
   }
-  if (Status g = CheckGpuSpec(r->gpu, gpu_count); !g.ok()) {
+  if (Status g = CheckGpuRequest(r->gpu, r->gpus, gpu_count); !g.ok()) {
     return Status::Error("bad job options: " + g.message());
   }
   return Status::Ok();

@@ -28,6 +28,7 @@ std::string JobIdReply::ToJsonText() const {
   if (!admitted) j["admitted"] = false;
   if (existing) j["existing"] = true;
   if (!token.empty()) j["token"] = token;
+  if (!visible.empty()) j["visible"] = visible;
   return gshare::ToJsonText(j);
 }
 
@@ -43,10 +44,11 @@ Result<JobIdReply> JobIdReply::Parse(const json& j) {
     if (!v.ok()) return v.status();
     *field = v.value();
   }
-  if (j.contains("token")) {
-    Result<std::string> token = StringField(j, "token");
-    if (!token.ok()) return token.status();
-    r.token = std::move(token.value());
+  for (auto [key, field] : {std::pair{"token", &r.token}, {"visible", &r.visible}}) {
+    if (!j.contains(key)) continue;
+    Result<std::string> v = StringField(j, key);
+    if (!v.ok()) return v.status();
+    *field = std::move(v.value());
   }
   return r;
 }

@@ -29,6 +29,9 @@ struct JobIdReply {
   bool existing = false;  // kSubmit: the submission key named a job made before
   // kRunRegister: the job's token (base/job_token.h), for GSHARE_JOB_TOKEN; else empty.
   std::string token;
+  // kRunRegister of an admitted job: CUDA_VISIBLE_DEVICES for it (the GPUs the queue placed
+  // it on); empty: leave the variable as it is.
+  std::string visible;
   std::string ToJsonText() const;
   static Result<JobIdReply> Parse(const nlohmann::json& j);
 };

@@ -2,23 +2,30 @@
 
 #include <algorithm>
 
+#include "base/gpu_inventory.h"
+
 namespace gshare {
 
-std::string ChooseSlot(const std::string& gpu, const std::map<std::string, int>& running,
-                       int gpu_count) {
-  if (!gpu.empty()) return gpu;
-  std::string best = "0";
-  int best_count = -1;
+std::vector<std::string> ChooseSlots(const std::string& gpu, int count,
+                                     const std::map<std::string, int>& running, int gpu_count) {
+  if (!gpu.empty()) return SplitGpuList(gpu);
+  std::vector<std::pair<int, int>> load;  // (jobs running, index)
   for (int i = 0; i < std::max(1, gpu_count); ++i) {
-    std::string slot = std::to_string(i);
-    auto it = running.find(slot);
-    int count = it == running.end() ? 0 : it->second;
-    if (best_count < 0 || count < best_count) {
-      best = slot;
-      best_count = count;
-    }
+    auto it = running.find(std::to_string(i));
+    load.emplace_back(it == running.end() ? 0 : it->second, i);
   }
-  return best;
+  std::sort(load.begin(), load.end());
+  load.resize(std::min<size_t>(load.size(), static_cast<size_t>(std::max(1, count))));
+  std::sort(load.begin(), load.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  std::vector<std::string> slots;
+  for (const auto& [jobs, index] : load) slots.push_back(std::to_string(index));
+  return slots;
+}
+
+std::string JoinSlots(const std::vector<std::string>& slots) {
+  std::string out;
+  for (const std::string& s : slots) out += (out.empty() ? "" : ",") + s;
+  return out;
 }
 
 AdmissionResult Admit(const std::vector<AdmissionJob>& pending, std::map<std::string, int> running,
@@ -55,17 +62,19 @@ AdmissionResult Admit(const std::vector<AdmissionJob>& pending, std::map<std::st
     } else if (all_full && job.gpu.empty() && !job.foreground) {
       reason = kReasonPriority;  // someone_blocked already holds
     } else {
-      std::string slot = ChooseSlot(job.gpu, running, limits.gpu_count);
-      int& count = running[slot];
-      if (job.foreground || count < max_running) {
-        ++count;
+      std::vector<std::string> slots = ChooseSlots(job.gpu, job.gpus, running, limits.gpu_count);
+      bool room = true;
+      for (const std::string& slot : slots) room = room && running[slot] < max_running;
+      if (job.foreground || room) {
+        for (const std::string& slot : slots) ++running[slot];
         ++user_running;
         u.starts.Took(job.uid);
-        result.start.push_back({index, std::move(slot)});
+        result.start.push_back({index, JoinSlots(slots)});
       } else {
         reason = someone_blocked ? kReasonPriority : kReasonResources;
         someone_blocked = true;
-        if (job.gpu.empty()) all_full = true;  // the least loaded slot is full
+        // The least loaded slot is full: so is every slot.
+        if (job.gpu.empty() && job.gpus <= 1) all_full = true;
       }
     }
   };

@@ -36,7 +36,8 @@ struct AdmissionJob {
   bool held = false;
   std::optional<double> begin_time;                            // unix seconds
   DependencyState dependencies = DependencyState::kSatisfied;  // evaluated by the caller
-  std::string gpu;                                             // as requested; empty: any GPU
+  std::string gpu;   // as requested (comma-separated when several); empty: any GPU
+  int gpus = 1;      // GPUs it uses at once, each a slot that must have room
   bool foreground = false;  // a waiting `gshare run`: not bound by max_running
 };
 
@@ -55,7 +56,7 @@ struct AdmissionUsers {
 struct AdmissionResult {
   struct Start {
     size_t index;      // into Admit's `pending`
-    std::string slot;  // "0".."gpu_count-1", or the job's own --gpu value
+    std::string slot;  // "0".."gpu_count-1" or the job's own --gpu value; several: "0,2"
   };
   std::vector<Start> start;  // in admission order
   // For each job of `pending` (same index): the reason it waits (one of the kReason
@@ -64,10 +65,14 @@ struct AdmissionResult {
   std::optional<double> next_begin;  // earliest --begin still ahead of `now`
 };
 
-// Slot for a job requesting `gpu`: the requested one, or for "" the least loaded of
-// "0".."gpu_count-1" (lowest index on ties). `running` counts jobs per slot.
-std::string ChooseSlot(const std::string& gpu, const std::map<std::string, int>& running,
-                       int gpu_count);
+// Slots for a job requesting `gpu` (--gpu) and `count` GPUs: the requested ones, or for ""
+// the `count` least loaded of "0".."gpu_count-1" (lowest index on ties), in index order.
+// `running` counts jobs per slot.
+std::vector<std::string> ChooseSlots(const std::string& gpu, int count,
+                                     const std::map<std::string, int>& running, int gpu_count);
+
+// "0,2" from {"0", "2"}: the slot text of a job (JobRecord::slot).
+std::string JoinSlots(const std::vector<std::string>& slots);
 
 // Considers `pending` by priority (higher first); within a priority, round robin between users
 // (fair share, docs/design.md): next comes the user with the fewest jobs running (counting

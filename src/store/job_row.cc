@@ -16,7 +16,7 @@ constexpr const char* kWritableColumns[] = {
     "exit_code",  "signal",      "pid",           "lease_seconds", "wait_seconds", "peak_bytes",
     "kind",       "output",      "time_limit_ms", "kill_after_ms", "dependency",   "held",
     "begin_time", "end_request", "runner_pid",    "runner_start",  "slot",         "memory",
-    "token"};
+    "token",      "gpus"};
 constexpr int kNumWritable = sizeof kWritableColumns / sizeof kWritableColumns[0];
 
 // "name, argv, ...".
@@ -138,6 +138,7 @@ Result<JobRecord> ReadRow(sqlite3_stmt* stmt) {
   r.slot = ColumnText(stmt, 29);
   r.memory = ColumnText(stmt, 30);
   r.token = ColumnText(stmt, 31);
+  r.gpus = sqlite3_column_int(stmt, 32);
   return r;
 }
 
@@ -198,6 +199,7 @@ void BindRecord(sqlite3_stmt* s, const JobRecord& r) {
   BindText(s, 29, r.slot);
   BindText(s, 30, r.memory);
   BindText(s, 31, r.token);
+  sqlite3_bind_int64(s, 32, r.gpus);
 }
 
 Status CheckRecord(const JobRecord& r) {

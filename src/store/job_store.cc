@@ -57,6 +57,8 @@ constexpr const char* kMigrations[] = {
     "  WHERE submit_key IS NOT NULL;",
     // 6: the job's secret, proof that a process joining it belongs to it.
     "ALTER TABLE jobs ADD COLUMN token TEXT NOT NULL DEFAULT '';",
+    // 7: how many GPUs a job uses at once (--gpus).
+    "ALTER TABLE jobs ADD COLUMN gpus INTEGER NOT NULL DEFAULT 1;",
 };
 constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
 

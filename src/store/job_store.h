@@ -30,7 +30,8 @@ struct JobRecord {
   uint32_t uid = 0;
   int priority = 0;
   int64_t quantum_ms = 0;
-  std::string gpu;  // as the user gave it; empty: any
+  std::string gpu;  // as the user gave it (indexes or UUIDs, comma-separated); empty: any
+  int gpus = 1;     // GPUs the job uses at once (--gpus; a gang lease when more than one)
   JobState state = JobState::kPending;
   std::string reason;  // why a pending job waits; may be empty
   double submit_time = 0;

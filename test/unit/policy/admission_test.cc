@@ -45,9 +45,36 @@ TEST_CASE("Admission counts jobs already running per slot and spreads over GPUs"
   CHECK(Started(mixed, r) == std::vector<int64_t>{6, 5});
   CHECK(Reason(mixed, r, 4) == kReasonResources);
   CHECK(Reason(mixed, r, 7) == kReasonPriority);
-  CHECK(ChooseSlot("", {{"0", 1}, {"1", 1}}, 3) == "2");
-  CHECK(ChooseSlot("", {}, 0) == "0");
-  CHECK(ChooseSlot("GPU-abc", {}, 2) == "GPU-abc");
+  using Slots = std::vector<std::string>;
+  CHECK(ChooseSlots("", 1, {{"0", 1}, {"1", 1}}, 3) == Slots{"2"});
+  CHECK(ChooseSlots("", 1, {}, 0) == Slots{"0"});
+  CHECK(ChooseSlots("GPU-abc", 1, {}, 2) == Slots{"GPU-abc"});
+}
+
+TEST_CASE("Admission places a multi-GPU job on its least loaded GPUs, all with room") {
+  using Slots = std::vector<std::string>;
+  // Two of four, least loaded first, given in index order; ties go to the lower index.
+  CHECK(ChooseSlots("", 2, {{"0", 2}, {"1", 0}, {"2", 1}, {"3", 0}}, 4) == Slots{"1", "3"});
+  CHECK(ChooseSlots("", 3, {}, 4) == Slots{"0", "1", "2"});
+  CHECK(ChooseSlots("", 5, {}, 2) == Slots{"0", "1"});  // never more than there are
+  CHECK(ChooseSlots("2,0", 2, {}, 4) == Slots{"2", "0"});
+  CHECK(JoinSlots({"1", "3"}) == "1,3");
+  AdmissionJob pair = Pending(1);
+  pair.gpus = 2;
+  AdmissionJob single = Pending(2);
+  // GPU 0 runs one job of max_running 2, GPU 1 two: the pair needs room on both and waits;
+  // the single job behind it still starts on GPU 0.
+  std::vector<AdmissionJob> jobs = {pair, single};
+  AdmissionResult r = Admit(jobs, {{"0", 1}, {"1", 2}}, {2, 2}, 0);
+  CHECK(Started(jobs, r) == std::vector<int64_t>{2});
+  CHECK(Reason(jobs, r, 1) == kReasonResources);
+  // With room on both, it starts and counts on both: a third job finds GPU 1 full.
+  AdmissionJob third = Pending(3);
+  jobs = {pair, third};
+  r = Admit(jobs, {{"0", 1}, {"1", 1}}, {2, 2}, 0);
+  REQUIRE(r.start.size() == 1);
+  CHECK(r.start[0].slot == "0,1");
+  CHECK(Reason(jobs, r, 3) == kReasonResources);
 }
 
 TEST_CASE("Admission reasons follow Slurm's precedence and foreground jobs skip the limit") {
