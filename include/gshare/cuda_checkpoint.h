@@ -29,8 +29,14 @@ struct LockArgs {           // CUcheckpointLockArgs
 struct CheckpointArgs {  // CUcheckpointCheckpointArgs
   uint64_t reserved[8];
 };
+// CUcheckpointGpuPair (CUDA 12.9+): Restore puts what ran on the GPU with UUID old_uuid onto the
+// GPU with UUID new_uuid. Each is a CUuuid (16 bytes, as cuDeviceGetUuid returns them).
+struct GpuPair {
+  unsigned char old_uuid[16];
+  unsigned char new_uuid[16];
+};
 struct RestoreArgs {  // CUcheckpointRestoreArgs (gpuPairs null: the same GPUs)
-  void* gpu_pairs;
+  void* gpu_pairs;    // GpuPair[gpu_pairs_count]
   unsigned int gpu_pairs_count;
   char reserved[52 - sizeof(void*)];
   uint64_t reserved1;
@@ -40,6 +46,7 @@ struct UnlockArgs {  // CUcheckpointUnlockArgs
 };
 static_assert(sizeof(LockArgs) == 64 && sizeof(CheckpointArgs) == 64 && sizeof(UnlockArgs) == 64 &&
               sizeof(RestoreArgs) == 64);
+static_assert(sizeof(GpuPair) == 32);  // two 16-byte CUuuid
 
 // CUresult values these calls return besides success (cuda.h).
 inline constexpr int kErrorOutOfMemory = 2;

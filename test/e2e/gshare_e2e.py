@@ -44,8 +44,9 @@ DEFAULT_CONFIG = {
 }
 
 # One executed op of the fake driver: kind K kernel, G graph launch, C copy, S set, H host
-# function, O other; start/end in CLOCK_MONOTONIC nanoseconds.
-Op = collections.namedtuple("Op", "kind pid start end name")
+# function, O other, P checkpoint transition; start/end in CLOCK_MONOTONIC nanoseconds; dev the
+# physical GPU index of the op's context (-1 for P lines, which concern the whole process).
+Op = collections.namedtuple("Op", "kind pid start end name dev")
 
 
 def require_build(testcase):
@@ -398,14 +399,17 @@ class Harness:
             self.testcase.assertIn(contains, r.stderr)
 
     # ---- the fake driver's log ------------------------------------------------------
-    def ops(self, kinds="K", pid=None):
+    def ops(self, kinds="K", pid=None, dev=None):
+        """The logged ops of these kinds (None: all), of pid and of physical GPU dev when
+        given, by start time."""
         out = []
         for line in _read(self.log).splitlines():
             f = line.split()
-            if len(f) != 5:
+            if len(f) != 6:
                 continue
-            op = Op(f[0], int(f[1]), int(f[2]), int(f[3]), f[4])
-            if (kinds is None or op.kind in kinds) and (pid is None or op.pid == pid):
+            op = Op(f[0], int(f[1]), int(f[2]), int(f[3]), f[4], int(f[5]))
+            if ((kinds is None or op.kind in kinds) and (pid is None or op.pid == pid)
+                    and (dev is None or op.dev == dev)):
                 out.append(op)
         return sorted(out, key=lambda o: o.start)
 

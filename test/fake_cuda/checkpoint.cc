@@ -11,7 +11,11 @@
 //               processes can use it; the bytes themselves stay in place (host memory);
 //   restore     CHECKPOINTED -> LOCKED: the bytes are charged again; when they do not fit,
 //               CUDA_ERROR_OUT_OF_MEMORY and the process is FAILED for good, as the real
-//               driver leaves it (cuda-checkpoint issue #44);
+//               driver leaves it (cuda-checkpoint issue #44). With GPU pairs (RestoreArgs
+//               gpu_pairs), each ordinal of the target whose physical GPU has a pair's
+//               old_uuid moves to the GPU of its new_uuid, bytes included: the ordinal stays,
+//               cuDeviceGetUuid and later ops name the new GPU. A new_uuid that names no GPU
+//               of the machine is CUDA_ERROR_INVALID_VALUE and the process stays CHECKPOINTED;
 //   unlock      LOCKED -> RUNNING.
 // FAKE_CUDA_CHECKPOINT_US_PER_MIB (default 0) makes checkpoint and restore take that long per
 // MiB the process holds, as copies do on a GPU. A transition from another state is
@@ -23,6 +27,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -46,6 +51,8 @@ enum RequestOp : int32_t { kGetState, kLock, kCheckpoint, kRestore, kUnlock };
 struct Request {
   int32_t op;
   uint32_t timeout_ms;
+  uint32_t pair_count;  // restore: pairs[0, pair_count)
+  ck::GpuPair pairs[kMaxDevices];
 };
 struct Reply {
   int32_t result;
@@ -83,9 +90,55 @@ void CopyTime(const uint64_t* held) {
   if (us_per_mib != 0) SleepUntilNs(NowNs() + us_per_mib * 1000 * (bytes >> 20));
 }
 
+// The physical GPU each physical GPU's bytes go to on restore: itself, or a pair's new GPU.
+// False when a pair's new_uuid names no GPU.
+bool PlanMoves(const Request& q, int* moved_to) {
+  const int count = GetSettings().physical_devices;
+  for (int p = 0; p < kMaxDevices; ++p) moved_to[p] = p;
+  for (uint32_t i = 0; i < q.pair_count; ++i) {
+    int to = PhysicalGpuOfUuid(q.pairs[i].new_uuid, count);
+    if (to < 0) return false;
+    int from = PhysicalGpuOfUuid(q.pairs[i].old_uuid, count);
+    if (from >= 0) moved_to[from] = to;
+  }
+  return true;
+}
+
+// Restore: charges the held bytes again, on the GPUs the pairs name.
+int32_t Restore(Agent& a, const Request& q) {
+  int moved_to[kMaxDevices];
+  if (!PlanMoves(q, moved_to)) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t held[kMaxDevices] = {};
+  for (int p = 0; p < kMaxDevices; ++p) held[moved_to[p]] += a.held[p];
+  if (RechargeAllDeviceBytes(held, GetSettings().mem_bytes) != CUDA_SUCCESS) {
+    a.state.store(ck::kFailed);
+    return ck::kErrorOutOfMemory;
+  }
+  for (int d = 0; d < GetSettings().devices; ++d) {
+    SetPhysicalDevice(d, moved_to[PhysicalDevice(d)]);
+  }
+  std::memcpy(a.held, held, sizeof held);
+  CopyTime(a.held);
+  a.state.store(ck::kLocked);
+  return 0;
+}
+
+// Reads or writes all n bytes; false on end of stream or error.
+bool Transfer(int fd, void* buf, size_t n, bool write_it) {
+  char* p = static_cast<char*>(buf);
+  while (n > 0) {
+    ssize_t k = write_it ? write(fd, p, n) : read(fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    p += k;
+    n -= static_cast<size_t>(k);
+  }
+  return true;
+}
+
 void Log(const char* what) {
   uint64_t now = NowNs();
-  LogOp('P', now, now, what);
+  LogOp('P', now, now, what, -1);
 }
 
 int32_t Lock(Agent& a, uint32_t timeout_ms) {
@@ -124,12 +177,7 @@ int32_t Handle(const Request& q) {
       return 0;
     case kRestore:
       if (s != ck::kCheckpointed) return ck::kErrorIllegalState;
-      if (RechargeAllDeviceBytes(a.held, GetSettings().mem_bytes) != CUDA_SUCCESS) {
-        a.state.store(ck::kFailed);
-        return ck::kErrorOutOfMemory;
-      }
-      CopyTime(a.held);
-      a.state.store(ck::kLocked);
+      if (int32_t r = Restore(a, q)) return r;
       Log("cuCheckpointProcessRestore");
       return 0;
     case kUnlock:
@@ -149,7 +197,7 @@ void* AgentMain(void* arg) {
     int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
     Request q;
-    if (read(fd, &q, sizeof q) == static_cast<ssize_t>(sizeof q)) {
+    if (Transfer(fd, &q, sizeof q, /*write_it=*/false) && q.pair_count <= kMaxDevices) {
       Reply r;
       r.result = Handle(q);
       r.state = TheAgent().state.load();
@@ -162,17 +210,23 @@ void* AgentMain(void* arg) {
 }
 
 // One request to the agent of `pid`; the agent's answer, or an error of the caller's side.
-CUresult Call(int pid, RequestOp op, uint32_t timeout_ms, int* state) {
+// pairs: restore's GPU pairs (pair_count <= kMaxDevices, checked by the caller).
+CUresult Call(int pid, RequestOp op, uint32_t timeout_ms, int* state,
+              const ck::GpuPair* pairs = nullptr, uint32_t pair_count = 0) {
   if (CUresult r = CheckInit()) return r;
   sockaddr_un addr;
   if (!SocketPath(pid, &addr)) return CUDA_ERROR_NOT_SUPPORTED;
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return CUDA_ERROR_UNKNOWN;
-  Request q{op, timeout_ms};
+  Request q{};
+  q.op = op;
+  q.timeout_ms = timeout_ms;
+  q.pair_count = pair_count;
+  if (pair_count != 0) std::memcpy(q.pairs, pairs, pair_count * sizeof *pairs);
   Reply r{CUDA_ERROR_INVALID_VALUE, ck::kFailed};
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      write(fd, &q, sizeof q) != static_cast<ssize_t>(sizeof q) ||
-      read(fd, &r, sizeof r) != static_cast<ssize_t>(sizeof r)) {
+      !Transfer(fd, &q, sizeof q, /*write_it=*/true) ||
+      !Transfer(fd, &r, sizeof r, /*write_it=*/false)) {
     close(fd);
     return CUDA_ERROR_INVALID_VALUE;
   }
@@ -232,8 +286,16 @@ CUresult cuCheckpointProcessCheckpoint(int pid, void*) noexcept {
   return fake::Call(pid, fake::kCheckpoint, 0, nullptr);
 }
 
-CUresult cuCheckpointProcessRestore(int pid, void*) noexcept {
-  return fake::Call(pid, fake::kRestore, 0, nullptr);
+// More pairs than the fake has GPUs, or pairs without their array, are CUDA_ERROR_INVALID_VALUE.
+CUresult cuCheckpointProcessRestore(int pid, void* args) noexcept {
+  auto* a = static_cast<gshare::cuda_checkpoint::RestoreArgs*>(args);
+  if (a == nullptr || a->gpu_pairs_count == 0) return fake::Call(pid, fake::kRestore, 0, nullptr);
+  if (a->gpu_pairs == nullptr || a->gpu_pairs_count > fake::kMaxDevices) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return fake::Call(pid, fake::kRestore, 0, nullptr,
+                    static_cast<const gshare::cuda_checkpoint::GpuPair*>(a->gpu_pairs),
+                    a->gpu_pairs_count);
 }
 
 CUresult cuCheckpointProcessUnlock(int pid, void*) noexcept {

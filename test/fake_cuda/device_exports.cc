@@ -1,6 +1,6 @@
 // cuInit, versions and error strings, devices, contexts and modules of the fake driver: the
-// calls a job makes before and around its submissions. Device i is "Fake GPU <i>" with
-// FAKE_CUDA_MEM_BYTES of memory and the UUID bytes "FAKEGPU-" followed by i as 8 hex digits.
+// calls a job makes before and around its submissions. Ordinal i (driver.h) is physical GPU p:
+// "Fake GPU <p>" with FAKE_CUDA_MEM_BYTES of memory and p's UUID (physical_gpus.h).
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -52,9 +52,8 @@ const ErrorText* FindError(CUresult code) {
 CUresult DeviceUuid(CUuuid* uuid, CUdevice dev) {
   if (CUresult r = CheckDevice(dev)) return r;
   if (uuid == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  char text[17];
-  std::snprintf(text, sizeof text, "FAKEGPU-%08x", static_cast<unsigned>(dev));
-  std::memcpy(uuid->bytes, text, 16);
+  static_assert(sizeof uuid->bytes == kUuidBytes);
+  PhysicalGpuUuid(PhysicalDevice(dev), reinterpret_cast<unsigned char*>(uuid->bytes));
   return CUDA_SUCCESS;
 }
 
@@ -112,7 +111,7 @@ CUresult cuDeviceGet(CUdevice* device, int ordinal) noexcept {
 CUresult cuDeviceGetName(char* name, int len, CUdevice dev) noexcept {
   if (CUresult r = fake::CheckDevice(dev)) return r;
   if (name == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-  std::snprintf(name, static_cast<size_t>(len), "Fake GPU %d", dev);
+  std::snprintf(name, static_cast<size_t>(len), "Fake GPU %d", fake::PhysicalDevice(dev));
   return CUDA_SUCCESS;
 }
 

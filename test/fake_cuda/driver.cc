@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
@@ -11,13 +12,16 @@
 namespace gs_cuda::fake {
 namespace {
 
-// Reads an unsigned number from the environment; fallback when unset or malformed.
-uint64_t EnvNumber(const char* name, uint64_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || v[0] == '\0') return fallback;
-  char* end = nullptr;
-  unsigned long long n = std::strtoull(v, &end, 10);
-  return (end != nullptr && *end == '\0') ? n : fallback;
+// One entry of CUDA_VISIBLE_DEVICES, text[0, len): its physical index, or -1.
+int ParseVisibleEntry(const char* text, size_t len, int physical_count) {
+  if (len == 0) return -1;
+  if (text[0] < '0' || text[0] > '9') return PhysicalGpuOfUuidText(text, len, physical_count);
+  uint64_t n = 0;
+  for (size_t i = 0; i < len; ++i) {
+    if (text[i] < '0' || text[i] > '9' || n > kMaxDevices) return -1;
+    n = n * 10 + static_cast<uint64_t>(text[i] - '0');
+  }
+  return n < static_cast<uint64_t>(physical_count) ? static_cast<int>(n) : -1;
 }
 
 struct DriverState {
@@ -38,6 +42,9 @@ DriverState& State() {
 // Set once Init succeeded; read without the lock on every call.
 std::atomic<bool> g_ready{false};
 
+// Ordinal -> physical index; written by Init and by a restore with GPU pairs.
+std::atomic<int> g_physical[kMaxDevices];
+
 std::atomic<CUresult> g_sticky{CUDA_SUCCESS};
 
 }  // namespace
@@ -47,8 +54,11 @@ CUresult Init() {
   std::lock_guard<std::mutex> lock(st.mu);
   if (st.init_done) return st.init_result;
   st.init_done = true;
-  uint64_t devices = EnvNumber("FAKE_CUDA_DEVICES", 1);
-  st.settings.devices = static_cast<int>(devices > kMaxDevices ? kMaxDevices : devices);
+  st.settings.physical_devices = PhysicalGpuCount();
+  int visible[kMaxDevices];
+  st.settings.devices = ParseVisibleDevices(std::getenv("CUDA_VISIBLE_DEVICES"),
+                                            st.settings.physical_devices, visible);
+  for (int i = 0; i < st.settings.devices; ++i) g_physical[i].store(visible[i]);
   st.settings.mem_bytes = EnvNumber("FAKE_CUDA_MEM_BYTES", 16ull << 30);
   st.settings.kernel_ms = static_cast<uint32_t>(EnvNumber("FAKE_CUDA_KERNEL_MS", 20));
   st.settings.context_bytes = EnvNumber("FAKE_CUDA_CONTEXT_BYTES", 0);
@@ -65,6 +75,31 @@ CUresult Init() {
 }
 
 const Settings& GetSettings() { return State().settings; }
+
+int ParseVisibleDevices(const char* visible, int physical_count, int* out) {
+  int n = 0;
+  if (visible == nullptr) {
+    for (; n < physical_count; ++n) out[n] = n;
+    return n;
+  }
+  bool seen[kMaxDevices] = {};
+  const char* p = visible;
+  while (*p != '\0' && n < kMaxDevices) {
+    const char* comma = std::strchr(p, ',');
+    size_t len = comma != nullptr ? static_cast<size_t>(comma - p) : std::strlen(p);
+    int physical = ParseVisibleEntry(p, len, physical_count);
+    if (physical < 0 || seen[physical]) break;
+    seen[physical] = true;
+    out[n++] = physical;
+    if (comma == nullptr) break;
+    p = comma + 1;
+  }
+  return n;
+}
+
+int PhysicalDevice(int ordinal) { return g_physical[ordinal].load(); }
+
+void SetPhysicalDevice(int ordinal, int physical) { g_physical[ordinal].store(physical); }
 
 CUresult CheckInit() {
   if (!g_ready.load()) return CUDA_ERROR_NOT_INITIALIZED;

@@ -8,22 +8,27 @@
 
 #include "context.h"
 #include "hooks/cuda_abi.h"
+#include "physical_gpus.h"
 
 namespace gs_cuda::fake {
 
-constexpr int kMaxDevices = 64;
-
+// Devices have two numbers. The ordinal is what the process passes as CUdevice: 0 .. devices-1
+// of the GPUs CUDA_VISIBLE_DEVICES leaves it. The physical index (0 .. physical_devices-1) is
+// the machine's GPU: its UUID, its FAKE_CUDA_DEVICE_FILE counter and the op log name it.
+// Contexts, pools and allocations keep ordinals; memory.cc and the op log translate.
 struct Settings {
-  int devices = 1;                   // FAKE_CUDA_DEVICES
+  int devices = 1;                   // the visible devices (ordinals)
+  int physical_devices = 1;          // FAKE_CUDA_DEVICES
   uint64_t mem_bytes = 16ull << 30;  // FAKE_CUDA_MEM_BYTES, per device
   uint32_t kernel_ms = 20;           // FAKE_CUDA_KERNEL_MS, kernels without a duration
   uint64_t context_bytes = 0;        // FAKE_CUDA_CONTEXT_BYTES, a process's first context
   uint64_t pin_us_per_mib = 0;       // FAKE_CUDA_PIN_US_PER_MIB, pinned host allocation
 };
 
-// cuInit: reads the settings, opens the op log and FAKE_CUDA_DEVICE_FILE (device_usage.h)
-// once. CUDA_ERROR_NO_DEVICE when FAKE_CUDA_DEVICES is 0, CUDA_ERROR_UNKNOWN when the log or
-// the device file cannot be opened; later calls return the first call's result.
+// cuInit: reads the settings and CUDA_VISIBLE_DEVICES, opens the op log and
+// FAKE_CUDA_DEVICE_FILE (device_usage.h) once. CUDA_ERROR_NO_DEVICE when no device is visible
+// (FAKE_CUDA_DEVICES is 0, or the list names none), CUDA_ERROR_UNKNOWN when the log or the
+// device file cannot be opened; later calls return the first call's result.
 CUresult Init();
 // checkpoint.cc: the agent that carries out other processes' cuCheckpointProcess* calls on
 // this one (only with FAKE_CUDA_CHECKPOINT_DIR; false when it cannot listen), and the wait
@@ -41,6 +46,19 @@ CUresult CheckInit();
 CUresult CheckContext(Context** ctx);
 // CUDA_ERROR_INVALID_DEVICE unless 0 <= dev < devices.
 CUresult CheckDevice(CUdevice dev);
+
+// CUDA_VISIBLE_DEVICES as the CUDA driver reads it: unset (visible == nullptr) is every
+// physical device in order; else comma-separated entries, each a decimal physical index or a
+// UUID "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (physical_gpus.h). The list ends at the
+// first entry that is malformed, out of range or a repeat. Fills out[ordinal] = physical
+// index (kMaxDevices entries) and returns the count; 0 when nothing is visible.
+int ParseVisibleDevices(const char* visible, int physical_count, int* out);
+
+// The physical index of a valid ordinal. Lock-free; any thread.
+int PhysicalDevice(int ordinal);
+// Moves ordinal onto another physical device (a checkpoint restore with GPU pairs). The caller
+// moves the charged bytes; only while the process is checkpointed (no op runs).
+void SetPhysicalDevice(int ordinal, int physical);
 
 // The primary context of dev (valid), created on first use; nullptr when it cannot start.
 Context* PrimaryContext(int dev);

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "fake_app.h"
+#include "physical_gpus.h"
 
 namespace fake_app {
 
@@ -81,11 +82,14 @@ using namespace fake_app;
 void Usage() {
   std::fprintf(stderr,
                "usage: fake_app [--route linked|dlsym|gpa] [--gpa-version N] [--per-thread]\n"
+               "  [--device K]\n"
                "  [--kernels N] [--kernel-ms M] [--gap-ms G] [--sync-every K] [--threads T]\n"
                "  [--null-stream] [--ex] [--capture] [--memcpy] [--fork] [--exit-code C]\n"
                "  [--sleep-ms S] [--vmm BYTES] [--pool BYTES] [--swap-check BYTES]\n"
                "  [--cycles C] [--pieces N] [--leak-to-exit] [--finalizing]\n"
                "  [--align-ms P [--align-offset-ms O]]\n"
+               "--device K: work on device ordinal K (default 0) and its primary context; first\n"
+               "  prints 'fake_app: device <K> uuid <GPU-...>' (cuDeviceGetUuid of K).\n"
                "--align-ms P: after each synchronization the next kernel waits for the next\n"
                "  instant O ms past a multiple of P ms on CLOCK_MONOTONIC, instead of --gap-ms\n"
                "  (processes on one grid run their steps in lock step).\n"
@@ -112,6 +116,8 @@ Options Parse(int argc, char** argv) {
     };
     if (a == "--route" && i + 1 < argc) {
       o.route = argv[++i];
+    } else if (a == "--device") {
+      o.device = static_cast<int>(number());
     } else if (a == "--gpa-version") {
       o.gpa_version = static_cast<int>(number());
     } else if (a == "--per-thread") {
@@ -388,7 +394,15 @@ int main(int argc, char** argv) {
   // handler): exit runs the shim's first, then this, then the driver's.
   if (o.leak_to_exit) std::atexit(ReportDeviceUsedAtExit);
   CUdevice dev = 0;
-  CALL(DeviceGet, &dev, 0);
+  CALL(DeviceGet, &dev, o.device < 0 ? 0 : o.device);
+  if (o.device >= 0) {
+    CUuuid uuid;
+    CALL(DeviceGetUuid, &uuid, dev);
+    char text[gs_cuda::fake::kUuidTextBytes];
+    gs_cuda::fake::FormatGpuUuid(reinterpret_cast<const unsigned char*>(uuid.bytes), text);
+    std::printf("fake_app: device %d uuid %s\n", o.device, text);
+    std::fflush(stdout);
+  }
   CUcontext ctx = nullptr;
   CALL(PrimaryCtxRetain, &ctx, dev);
   CALL(CtxSetCurrent, ctx);

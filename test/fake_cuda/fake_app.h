@@ -16,6 +16,7 @@ using namespace gs_cuda;
 #define FAKE_APP_FUNCTIONS(X)                                                                    \
   X(Init, cuInit, cuInit, "cuInit")                                                              \
   X(DeviceGet, cuDeviceGet, cuDeviceGet, "cuDeviceGet")                                          \
+  X(DeviceGetUuid, cuDeviceGetUuid, cuDeviceGetUuid, "cuDeviceGetUuid")                          \
   X(PrimaryCtxRetain, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain,                        \
     "cuDevicePrimaryCtxRetain")                                                                  \
   X(PrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease_v2,               \
@@ -78,6 +79,7 @@ struct Api {
 
 struct Options {
   std::string route = "dlsym";
+  int device = -1;  // --device: the ordinal to work on (-1: not given, ordinal 0)
   int gpa_version = 12000;
   bool per_thread = false;
   int kernels = 10;

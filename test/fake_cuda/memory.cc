@@ -81,13 +81,16 @@ bool DeviceAllocRange(CUdeviceptr p, CUdeviceptr* base, size_t* size) {
   return true;
 }
 
+// The counters are the machine's, hence by physical index. A restore that moves an ordinal to
+// another GPU moves its charged bytes with it (checkpoint.cc), so an allocation charged before
+// is given back to the device its ordinal names at the time of the free.
 CUresult Charge(int device, size_t bytes) {
   if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
-  return ChargeDevice(device, bytes, GetSettings().mem_bytes);
+  return ChargeDevice(PhysicalDevice(device), bytes, GetSettings().mem_bytes);
 }
 
-void Uncharge(int device, size_t bytes) { UnchargeDevice(device, bytes); }
+void Uncharge(int device, size_t bytes) { UnchargeDevice(PhysicalDevice(device), bytes); }
 
-uint64_t UsedBytes(int device) { return DeviceUsedBytes(device); }
+uint64_t UsedBytes(int device) { return DeviceUsedBytes(PhysicalDevice(device)); }
 
 }  // namespace gs_cuda::fake

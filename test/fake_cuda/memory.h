@@ -22,6 +22,7 @@ bool IsDeviceAlloc(CUdeviceptr p);
 // When p lies inside a live DeviceAlloc allocation: its start and requested size, and true.
 bool DeviceAllocRange(CUdeviceptr p, CUdeviceptr* base, size_t* size);
 
+// device is an ordinal (driver.h); the counts are kept by its physical index.
 // Counts bytes (> 0) of other memory against device: CUDA_ERROR_OUT_OF_MEMORY when it would go
 // past the device's size (across processes with a device file). Uncharge gives them back.
 CUresult Charge(int device, size_t bytes);

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "driver.h"
 #include "graph.h"
 #include "op_log.h"
 
@@ -44,7 +45,7 @@ void Stream::Work() {
     uint64_t start = NowNs();
     RunOp(op);
     uint64_t end = NowNs();
-    if (op.kind != 0) LogOp(op.kind, start, end, op.name);
+    if (op.kind != 0) LogOp(op.kind, start, end, op.name, PhysicalDevice(ctx_->device()));
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++completed_;
