@@ -30,7 +30,8 @@
 # (default: torchrun next to $PYTHON), GIB_DDP (per rank, default 8), DDP_STEPS (default 150),
 # GIB_SINGLE (default 20), TARGET_SECONDS (default 20), MOVE_AT_STEP (default 20), RUN_TIMEOUT
 # (per wait, default 400), MAX_RUNNING (default 4), ENGINE (default swap).
-# Cost on 2 H100s (estimate): bare ~150 s, gshare ~100 s, move ~90 s.
+# Cost on 2 H100s: bare ~160 s (a DDP run 44 s), gshare ~110 s (two DDP runs at once: 77 s bare),
+# move ~90 s (estimates but for the DDP figures).
 # Two torchruns at once are safe: --standalone means --rdzv-backend c10d --rdzv-endpoint
 # localhost:0 (a free port from the OS) and a random --rdzv-id, and NCCL's bootstrap takes
 # ephemeral ports; NVLink multicast stays off (NCCL_NVLS_ENABLE=0).
