@@ -49,6 +49,7 @@ static_assert(sizeof(LockArgs) == 64 && sizeof(CheckpointArgs) == 64 && sizeof(U
 static_assert(sizeof(GpuPair) == 32);  // two 16-byte CUuuid
 
 // CUresult values these calls return besides success (cuda.h).
+inline constexpr int kErrorInvalidValue = 1;
 inline constexpr int kErrorOutOfMemory = 2;
 inline constexpr int kErrorNotInitialized = 3;
 inline constexpr int kErrorIllegalState = 401;

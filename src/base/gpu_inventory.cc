@@ -188,6 +188,32 @@ std::string GpuUuidOf(const std::string& entry) {
   return index < uuids->size() ? (*uuids)[index] : "";
 }
 
+bool ParseGpuUuid(const std::string& uuid, unsigned char out[16]) {
+  if (!IsGpuUuidForm(uuid)) return false;
+  auto nibble = [](char c) {
+    return static_cast<unsigned char>(c <= '9' ? c - '0' : std::tolower(c) - 'a' + 10);
+  };
+  int n = 0;
+  for (size_t i = 4; i + 1 < uuid.size() && n < 16;) {
+    if (uuid[i] == '-') {
+      ++i;
+      continue;
+    }
+    out[n++] = static_cast<unsigned char>(nibble(uuid[i]) << 4 | nibble(uuid[i + 1]));
+    i += 2;
+  }
+  return n == 16;
+}
+
+std::string GpuIndexOf(const std::string& entry) {
+  const auto& uuids = NvmlGpuUuids();
+  if (!IsGpuUuidForm(entry) || !uuids) return entry;
+  for (size_t i = 0; i < uuids->size(); ++i) {
+    if (SameUuid((*uuids)[i], entry)) return std::to_string(i);
+  }
+  return entry;
+}
+
 std::string VisibleDevices(const std::string& slots) {
   std::string out;
   for (const std::string& entry : SplitGpuList(slots)) {

@@ -50,10 +50,18 @@ Status CheckGpuRequest(const std::string& spec, int count, int gpu_count);
 // index; "" when NVML does not list it (no driver, CI without the fake NVML).
 std::string GpuUuidOf(const std::string& entry);
 
+// The NVML index ("1") of a GPU named by index or UUID; the entry itself when NVML does not
+// list it.
+std::string GpuIndexOf(const std::string& entry);
+
 // CUDA_VISIBLE_DEVICES for a job placed on `slots` (JobRecord::slot: entries of a --gpu list):
 // each entry as its UUID where NVML lists it, so that the job's device 0..n-1 are exactly
 // these GPUs whatever CUDA_DEVICE_ORDER says (CUDA's default order, fastest first, need not
 // be nvidia-smi's); an entry NVML does not know stays as it is. Comma-separated.
 std::string VisibleDevices(const std::string& slots);
+
+// The 16 bytes of a UUID "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (either case), as CUDA's
+// CUuuid and NVML spell the same GPU; false when `uuid` has not that form. Pure.
+bool ParseGpuUuid(const std::string& uuid, unsigned char out[16]);
 
 }  // namespace gshare

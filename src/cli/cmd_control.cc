@@ -184,10 +184,21 @@ void AddSuspendCommand(CLI::App& sub, const GlobalOptions& global, Handler* hand
 }
 
 void AddResumeCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
-  AddIdsAction(
-      sub, global, handler, "resume",
+  auto opt = std::make_shared<IdsOptions>();
+  auto gpu = std::make_shared<std::string>();
+  sub.add_option("ids", opt->ids, "Job ids")->required();
+  sub.add_option("--gpu", *gpu,
+                 "Restore the job onto this GPU (index or UUID; same kind as its own): a job "
+                 "suspended with its whole GPU state checkpointed moves there");
+  sub.footer(
       "Example:\n  gshare resume 12     # SUSPENDED -> RUNNING: continued; its GPU state comes\n"
-      "                       # back when it next gets the GPU");
+      "                       # back when it next gets the GPU\n"
+      "  gshare resume 12 --gpu 1   # ... onto GPU 1 (once `gshare status 12` says stopped)");
+  *handler = [opt, gpu, &global]() {
+    JobControlRequest request{"resume", opt->ids};
+    request.gpu = *gpu;
+    return ControlJobs(global, request);
+  };
 }
 
 void AddRequeueCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {

@@ -6,7 +6,7 @@ namespace gshare {
 
 uint64_t CheckpointCoordinator::Checkpoint(ConnId conn, const Process& process,
                                            uint32_t lock_timeout_ms) {
-  uint64_t seq = service_.Submit(CheckpointOp::kCheckpoint, process.pid, lock_timeout_ms, 0, "");
+  uint64_t seq = service_.Submit(CheckpointOp::kCheckpoint, process.pid, lock_timeout_ms, 0, "", "");
   if (seq == 0) return 0;
   calls_[seq] = {conn, process.job, CheckpointOp::kCheckpoint};
   ledger_.SetCheckpointed(conn, true);  // counted as gone, as an eviction, until the reply
@@ -40,7 +40,9 @@ bool CheckpointCoordinator::Advance(DeferredGrant& d,
       // against the GPU's free memory before it restores).
       const uint64_t need =
           ledger_.Totals(process->job, d.gpu).allocated + ledger_.options().context_bytes;
-      d.restore_seq = service_.Submit(CheckpointOp::kRestore, process->pid, 0, need, d.gpu);
+      auto move = moves_.find(d.conn);
+      d.restore_seq = service_.Submit(CheckpointOp::kRestore, process->pid, 0, need, d.gpu,
+                                      move == moves_.end() ? GpuKey() : move->second);
       if (d.restore_seq == 0) {
         spdlog::error("job {}: pid {} is checkpointed and cannot be restored ({}): killing it",
                       process->job, process->pid, service_.unavailable_reason());

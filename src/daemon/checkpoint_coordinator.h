@@ -74,6 +74,11 @@ class CheckpointCoordinator {
   std::vector<std::pair<GpuKey, uint64_t>> GrantsAwaiting(uint64_t seq) const;
   // Whether a request about `conn` is still under way.
   bool InFlight(ConnId conn) const;
+  // The checkpointed process of `conn` ran on GPU `from` and is restored onto the GPU of its
+  // next grant instead (the restore carries the pair), until Restored. A second move before
+  // the restore keeps the first `from`: the GPU the driver checkpointed it on.
+  void RestoreElsewhere(ConnId conn, const GpuKey& from) { moves_.emplace(conn, from); }
+  void Restored(ConnId conn) { moves_.erase(conn); }
   size_t deferred() const { return grants_.size(); }
 
  private:
@@ -93,6 +98,7 @@ class CheckpointCoordinator {
   MemoryLedger& ledger_;
   Host& host_;
   std::map<uint64_t, Call> calls_;  // by helper seq
+  std::map<ConnId, GpuKey> moves_;  // RestoreElsewhere
   std::vector<DeferredGrant> grants_;
 };
 

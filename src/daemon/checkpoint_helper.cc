@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/gpu_inventory.h"
 #include "gshare/cuda_checkpoint.h"
 
 namespace gshare {
@@ -113,6 +114,16 @@ int32_t Serve(const Driver& d, Nvml& nvml, const CheckpointRequest& q) {
     if (state == ck::kCheckpointed) {
       if (!WaitForRoom(nvml, q)) return kNoRoom;
       ck::RestoreArgs args{};
+      ck::GpuPair pair{};
+      if (q.from_gpu[0] != '\0') {
+        const std::string from(q.from_gpu, strnlen(q.from_gpu, sizeof q.from_gpu));
+        const std::string to(q.gpu, strnlen(q.gpu, sizeof q.gpu));
+        if (!ParseGpuUuid(from, pair.old_uuid) || !ParseGpuUuid(to, pair.new_uuid)) {
+          return ck::kErrorInvalidValue;
+        }
+        args.gpu_pairs = &pair;
+        args.gpu_pairs_count = 1;
+      }
       if (int r = d.restore(q.pid, &args)) return r;
     }
     ck::UnlockArgs unlock{};
@@ -186,10 +197,13 @@ Status CheckpointHelper::Start(const std::string& self_exe) {
 }
 
 uint64_t CheckpointHelper::Submit(CheckpointOp op, pid_t pid, uint32_t lock_timeout_ms,
-                                  uint64_t need_bytes, const std::string& gpu) {
+                                  uint64_t need_bytes, const std::string& gpu,
+                                  const std::string& from_gpu) {
   if (fd_ < 0 || !usable_) return 0;
-  CheckpointRequest q{next_seq_, static_cast<int32_t>(op), pid, lock_timeout_ms, 0, need_bytes, {}};
+  CheckpointRequest q{next_seq_, static_cast<int32_t>(op), pid, lock_timeout_ms, 0, need_bytes,
+                      {},        {}};
   std::memcpy(q.gpu, gpu.data(), std::min(gpu.size(), sizeof q.gpu - 1));
+  std::memcpy(q.from_gpu, from_gpu.data(), std::min(from_gpu.size(), sizeof q.from_gpu - 1));
   if (send(fd_, &q, sizeof q, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof q)) return 0;
   outstanding_.push_back(q);
   return next_seq_++;

@@ -44,6 +44,9 @@ struct CheckpointRequest {
   uint32_t reserved;
   uint64_t need_bytes;  // kRestore: free device bytes to wait for (0: none)
   char gpu[48];         // kRestore: "GPU-<uuid>" of need_bytes, NUL-terminated
+  // kRestore: "GPU-<uuid>" the process was checkpointed on, when it is restored onto `gpu`
+  // instead (a CUcheckpointGpuPair); "" to restore it where it was. NUL-terminated.
+  char from_gpu[48];
 };
 
 struct CheckpointReply {
@@ -67,9 +70,10 @@ int RunCheckpointHelper(int fd);
 class CheckpointService {
  public:
   virtual ~CheckpointService() = default;
-  // Queues a request; its seq (> 0, increasing), or 0 when it cannot be run.
+  // Queues a request (CheckpointRequest's fields); its seq (> 0, increasing), or 0 when it
+  // cannot be run.
   virtual uint64_t Submit(CheckpointOp op, pid_t pid, uint32_t lock_timeout_ms, uint64_t need_bytes,
-                          const std::string& gpu) = 0;
+                          const std::string& gpu, const std::string& from_gpu) = 0;
   // Seq of the last request sent and of the last answered (all before it answered too).
   virtual uint64_t last_sent() const = 0;
   virtual uint64_t last_done() const = 0;
@@ -96,7 +100,7 @@ class CheckpointHelper final : public CheckpointService {
 
   // Queues a request; its seq (> 0), or 0 when the helper is not running or not usable.
   uint64_t Submit(CheckpointOp op, pid_t pid, uint32_t lock_timeout_ms, uint64_t need_bytes,
-                  const std::string& gpu) override;
+                  const std::string& gpu, const std::string& from_gpu) override;
   uint64_t last_sent() const override { return next_seq_ - 1; }
   uint64_t last_done() const override { return done_seq_; }
 

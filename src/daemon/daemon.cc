@@ -289,9 +289,8 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
   if (f.type == proto::MsgType::kMemReport) {
     proto::MemReportMsg m;
     std::memcpy(&m, f.payload.data(), sizeof m);
-    GpuKey gpu = FormatGpuUuid(m.gpu);
-    if (!NoteGpu(c, gpu, m.gpu, m.ordinal)) return;
-    return OnMemReport(c, gpu, m);
+    if (!NoteGpu(c, FormatGpuUuid(m.gpu), m.gpu, m.ordinal)) return;
+    return OnMemReport(c, RunsOn(c, FormatGpuUuid(m.gpu)), m);
   }
   if (f.type == proto::MsgType::kGapReport) {
     proto::GapMsg m;
@@ -300,8 +299,8 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
   }
   proto::LeaseMsg m;
   std::memcpy(&m, f.payload.data(), sizeof m);
-  GpuKey gpu = FormatGpuUuid(m.gpu);
-  if (!NoteGpu(c, gpu, m.gpu, m.ordinal)) return;
+  if (!NoteGpu(c, FormatGpuUuid(m.gpu), m.gpu, m.ordinal)) return;
+  const GpuKey gpu = RunsOn(c, FormatGpuUuid(m.gpu));
   if (f.type == proto::MsgType::kLeaseRequest) {
     Apply(arbiter_.Request(c.id, gpu, Now()));
     UpdateSharing(gpu);
@@ -329,7 +328,7 @@ void Daemon::Apply(const LeaseActions& actions) {
         Connection* conn = Live(a.conn);
         if (conn == nullptr) break;
         proto::LeaseMsg m{};
-        m.gpu = gpus_.at(a.gpu).uuid;  // every GPU the arbiter knows came from a shim's message
+        m.gpu = NamedBy(*conn, a.gpu);
         m.epoch = a.epoch;
         if (a.kind == LeaseAction::Kind::kGrant) {
           m.bytes = PrepareGrant(a);

@@ -82,6 +82,8 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
     JobId job = 0;
     std::map<GpuKey, uint64_t> prepared;  // shim: host bytes it was asked to pin, per GPU
     std::set<GpuKey> watched;             // shim: GPUs it reports idle gaps on (kGapWatch)
+    // shim: a GPU it names -> the GPU its process runs on since a move (MoveJob).
+    std::map<GpuKey, GpuKey> moved;
     bool exiting = false;  // shim: released with kExit (its process exits; never checkpointed)
     std::optional<Requester> requester;  // its uid's groups, once a request needed them
   };
@@ -202,7 +204,17 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   void OnCheckpointReplies();
   void CheckpointTick();
   Status SuspendJob(int64_t id);
-  Status ResumeJob(int64_t id);
+  // `to_gpu` (an index or UUID; "" to stay): restore the job onto that GPU (MoveJob).
+  Status ResumeJob(int64_t id, const std::string& to_gpu = "");
+  // Moves suspended job `id`, whose every process is checkpointed, onto GPU `to_gpu`: its
+  // memory accounting moves there, its restores carry the GPU pair (the driver remaps its
+  // device), and its shims' messages, which still name the GPU they started on, are mapped
+  // to the new one both ways (Connection::moved). daemon_placement.cc.
+  Status MoveJob(ActiveJob& job, const std::string& to_gpu);
+  // The GPU a shim's message that names `named` is about, and the UUID to name `gpu` with in
+  // a message to that shim (they differ after a move).
+  GpuKey RunsOn(const Connection& c, const GpuKey& named) const;
+  proto::GpuUuid NamedBy(const Connection& c, const GpuKey& gpu) const;
   void AdvanceSuspension(ActiveJob& job);
   // Signals every process of the job (its group, else each shim's pid).
   void SignalJobProcesses(const ActiveJob& job, int sig);

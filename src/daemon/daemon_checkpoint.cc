@@ -134,6 +134,7 @@ void Daemon::OnCheckpointReplies() {
       continue;
     }
     ledger_.SetCheckpointed(cc.conn, false);
+    checkpoints_.Restored(cc.conn);
     uint64_t bytes = ledger_.Totals(cc.job).allocated;
     spdlog::info("{}: pid {} restored in {:.0f} ms", JobName(cc.job), r.pid, r.ms);
     if (jit != jobs_.end()) {
@@ -206,13 +207,16 @@ Status Daemon::SuspendJob(int64_t id) {
   return Status::Ok();
 }
 
-Status Daemon::ResumeJob(int64_t id) {
+Status Daemon::ResumeJob(int64_t id, const std::string& to_gpu) {
   auto it = jobs_.find(id);
   if (it == jobs_.end() || it->second->ended ||
       it->second->suspension == ActiveJob::Suspension::kNone) {
     return NotInState(id, "SUSPENDED");
   }
   ActiveJob& job = *it->second;
+  if (!to_gpu.empty()) {
+    if (Status moved = MoveJob(job, to_gpu); !moved.ok()) return moved;
+  }
   JobRecord r = job.record;
   r.state = JobState::kRunning;
   if (Status st = SaveRecord(r); !st.ok()) return st;

@@ -104,7 +104,7 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
     } else if (action == "suspend") {
       st = SuspendJob(id);
     } else if (action == "resume") {
-      st = ResumeJob(id);
+      st = ResumeJob(id, parsed->gpu);
     } else if (action == "hold" || action == "release") {
       if (pending == nullptr) {
         st = NotInState(id, "pending");

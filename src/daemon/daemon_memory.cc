@@ -39,9 +39,10 @@ uint64_t Daemon::UserHostBudget(const Config& config) {
 
 bool Daemon::SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,
                           uint64_t bytes) {
-  if (Live(conn) == nullptr) return false;
+  const Connection* c = Live(conn);
+  if (c == nullptr) return false;
   proto::LeaseMsg m{};
-  m.gpu = gpus_.at(gpu).uuid;
+  m.gpu = NamedBy(*c, gpu);
   m.epoch = epoch;
   m.bytes = bytes;
   std::string frame =

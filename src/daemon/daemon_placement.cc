@@ -28,4 +28,75 @@ void Daemon::SetGang(const JobRecord& record) {
   arbiter_.SetGang(static_cast<JobId>(record.id), std::move(keys));
 }
 
+GpuKey Daemon::RunsOn(const Connection& c, const GpuKey& named) const {
+  auto it = c.moved.find(named);
+  return it == c.moved.end() ? named : it->second;
+}
+
+proto::GpuUuid Daemon::NamedBy(const Connection& c, const GpuKey& gpu) const {
+  GpuKey named = gpu;
+  for (const auto& [from, to] : c.moved) {
+    if (to == gpu) named = from;
+  }
+  // Every GPU a lease names came from a shim's message or from MoveJob, which record it.
+  return gpus_.at(named).uuid;
+}
+
+Status Daemon::MoveJob(ActiveJob& job, const std::string& to_gpu) {
+  const JobId id = static_cast<JobId>(job.record.id);
+  if (Status st = CheckGpuRequest(to_gpu, 1, gpu_count_); !st.ok()) return st;
+  const GpuKey to = GpuUuidOf(to_gpu);
+  if (to.empty()) {
+    return Status::Error("--gpu " + to_gpu + ": NVML does not list this GPU, so the driver "
+                         "cannot be told its UUID");
+  }
+  if (job.record.gpus > 1) {
+    return Status::Error(JobName(id) + " uses " + std::to_string(job.record.gpus) +
+                         " GPUs; only a job of one GPU moves");
+  }
+  if (job.suspension != ActiveJob::Suspension::kStopped) {
+    return Status::Error(JobName(id) + " is still being checkpointed; resume --gpu once `gshare "
+                         "status " + std::to_string(id) + "` shows it stopped");
+  }
+  std::vector<std::pair<ConnId, GpuKey>> moves;
+  for (ConnId cid : job.shims) {
+    const Connection* c = Live(cid);
+    if (c == nullptr) continue;
+    for (const GpuKey& from : ledger_.GpusOf(cid)) {
+      if (from == to) continue;
+      if (!ledger_.IsCheckpointed(cid)) {
+        return Status::Error(JobName(id) + ": pid " + std::to_string(c->pid) +
+                             " was not checkpointed (--memory checkpoint moves a job)");
+      }
+      moves.emplace_back(cid, from);
+    }
+  }
+  if (gpus_.count(to) == 0) {
+    GpuInfo info{};
+    ParseGpuUuid(to, info.uuid.bytes);
+    info.ordinal = -1;  // no shim numbered it yet
+    gpus_.emplace(to, info);
+  }
+  for (const auto& [cid, from] : moves) {
+    Connection& c = *Live(cid);
+    Apply(arbiter_.Withdraw(cid, from, Now()));
+    ledger_.MoveConn(cid, from, to);
+    checkpoints_.RestoreElsewhere(cid, from);
+    bool renamed = false;
+    for (auto& [named, runs_on] : c.moved) {
+      if (runs_on == from) {
+        runs_on = to;
+        renamed = true;
+      }
+    }
+    if (!renamed) c.moved[from] = to;
+    spdlog::info("{}: pid {} moves from {} to {}", JobName(id), c.pid, from, to);
+  }
+  JobRecord r = job.record;
+  r.slot = GpuIndexOf(to_gpu);
+  if (Status st = SaveRecord(r); !st.ok()) return st;
+  job.record = std::move(r);
+  return Status::Ok();
+}
+
 }  // namespace gshare

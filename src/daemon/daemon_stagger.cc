@@ -36,7 +36,7 @@ void Daemon::AddStaggerJson(const GpuKey& gpu, nlohmann::json* g) const {
 }
 
 void Daemon::OnGapReport(Connection& c, const proto::GapMsg& m) {
-  GpuKey gpu = FormatGpuUuid(m.gpu);
+  const GpuKey gpu = RunsOn(c, FormatGpuUuid(m.gpu));
   // A report that crossed the switch to exclusive mode (or sent after a release) is late.
   if (!options_.config.scheduler.stagger || !arbiter_.IsShared(gpu)) return;
   TimePoint begin{std::chrono::nanoseconds(m.begin_ns)};

@@ -12,6 +12,7 @@ json JobControlRequest::ToJson() const {
   json j{{"action", action}, {"ids", ids}};
   if (action == "set-priority") j["priority"] = priority;
   if (action == "signal") j["signal"] = signal;
+  if (action == "resume" && !gpu.empty()) j["gpu"] = gpu;
   return j;
 }
 
@@ -35,6 +36,11 @@ Result<JobControlRequest> JobControlRequest::Parse(const json& j) {
     Result<int64_t> s = IntField(j, "signal", 1, NSIG - 1);
     if (!s.ok()) return s.status();
     r.signal = static_cast<int>(s.value());
+  } else if (r.action == "resume" && j.contains("gpu")) {
+    Result<std::string> gpu = StringField(j, "gpu");
+    if (!gpu.ok()) return gpu.status();
+    if (gpu->empty() || gpu->size() > 64) return Status::Error("\"gpu\" must name one GPU");
+    r.gpu = gpu.value();
   } else if (r.action != "cancel" && r.action != "requeue" && r.action != "hold" &&
              r.action != "release" && r.action != "suspend" && r.action != "resume") {
     return Status::Error("unknown action \"" + r.action + "\"");

@@ -29,6 +29,7 @@ struct JobControlRequest {
   std::vector<int64_t> ids;
   int priority = 0;  // set-priority: within [kMinPriority, kMaxPriority]
   int signal = 0;    // signal: within [1, NSIG)
+  std::string gpu;   // resume: the GPU (index or UUID) to restore the job onto; "": its own
   nlohmann::json ToJson() const;
   static Result<JobControlRequest> Parse(const nlohmann::json& j);
 };

@@ -84,6 +84,9 @@ class Arbiter {
   LeaseActions Request(ConnId conn, const GpuKey& gpu, TimePoint now);
   // Acknowledgement of a DROP or an idle release. Stale epochs are ignored.
   LeaseActions Released(ConnId conn, const GpuKey& gpu, uint64_t epoch, TimePoint now);
+  // The connection no longer asks for `gpu` (its process moved to another GPU while it
+  // waited). Nothing when it holds `gpu`.
+  LeaseActions Withdraw(ConnId conn, const GpuKey& gpu, TimePoint now);
   // Socket EOF: the connection's leases are reclaimed at once.
   LeaseActions Disconnected(ConnId conn, TimePoint now);
   // Quantum expiries and grace deadlines.

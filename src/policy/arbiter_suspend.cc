@@ -88,6 +88,23 @@ LeaseActions Arbiter::SetSuspended(JobId job, bool suspended, TimePoint now) {
   return out;
 }
 
+LeaseActions Arbiter::Withdraw(ConnId conn, const GpuKey& gpu, TimePoint now) {
+  LeaseActions out;
+  auto cit = conns_.find(conn);
+  auto lit = leases_.find(gpu);
+  if (cit == conns_.end() || lit == leases_.end()) return out;
+  Lease& lease = lit->second;
+  const JobId job = cit->second.job;
+  if (lease.wanting.erase(conn) == 0) return out;
+  if (!Wants(lease, job) && lease.holder != job) {
+    StopWaiting(lease, job, now);
+    lease.queue.erase(job);
+  }
+  Schedule(gpu, lease, now, out);
+  ScheduleGangs(now, out);
+  return out;
+}
+
 bool Arbiter::IsSuspended(JobId job) const {
   auto it = jobs_.find(job);
   return it != jobs_.end() && it->second.suspended;

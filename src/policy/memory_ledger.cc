@@ -314,4 +314,22 @@ uint64_t MemoryLedger::SwappedBytes() const {
   return n;
 }
 
+void MemoryLedger::MoveConn(ConnId conn, const GpuKey& from, const GpuKey& to) {
+  auto c = entries_.find(conn);
+  if (c == entries_.end() || from == to) return;
+  auto e = c->second.find(from);
+  if (e == c->second.end()) return;
+  Entry moved = e->second;
+  moved.gpu = to;
+  c->second.erase(e);
+  c->second[to] = moved;
+  evicting_.erase({conn, from});
+  if (gpu_total_.count(to) == 0 && gpu_total_.count(from) != 0) gpu_total_[to] = gpu_total_[from];
+  auto ran = last_ran_.find({from, moved.job});
+  if (ran != last_ran_.end()) {
+    last_ran_[{to, moved.job}] = ran->second;
+    last_ran_.erase(ran);
+  }
+}
+
 }  // namespace gshare

@@ -63,6 +63,11 @@ class MemoryLedger {
   bool Evicting(const GpuKey& gpu) const;
   // The GPUs `conn` has reported memory on.
   std::vector<GpuKey> GpusOf(ConnId conn) const;
+  // The process of `conn` runs on GPU `to` instead of `from` from now on (a checkpointed job
+  // restored elsewhere): its report and the job's last run move there; `to`'s capacity is
+  // taken as `from`'s until a report from `to` says otherwise (the driver restores only onto
+  // a GPU of the same kind).
+  void MoveConn(ConnId conn, const GpuKey& from, const GpuKey& to);
 
   // Bytes jobs may use together on `gpu`: the reported size, or gpu_limit when smaller (or
   // when nothing was reported); 0 when neither is known.

@@ -19,6 +19,7 @@ struct ScriptedService final : CheckpointService {
     pid_t pid;
     uint64_t need_bytes;
     std::string gpu;
+    std::string from_gpu;
   };
   std::vector<Request> requests;
   uint64_t done = 0;
@@ -26,9 +27,9 @@ struct ScriptedService final : CheckpointService {
   std::string reason = "no driver";
 
   uint64_t Submit(CheckpointOp op, pid_t pid, uint32_t, uint64_t need_bytes,
-                  const std::string& gpu) override {
+                  const std::string& gpu, const std::string& from_gpu) override {
     if (refuse) return 0;
-    requests.push_back({op, pid, need_bytes, gpu});
+    requests.push_back({op, pid, need_bytes, gpu, from_gpu});
     return requests.size();
   }
   uint64_t last_sent() const override { return requests.size(); }
