@@ -26,6 +26,9 @@ BUILD = os.path.abspath(os.environ.get("GSHARE_BUILD") or os.path.join(HERE, "..
 GSHARE = os.path.join(BUILD, "src", "gshare")
 SHIM = os.path.join(BUILD, "src", "libgshare.so")
 FAKECUDA_DIR = os.path.join(BUILD, "fakecuda")
+# The fake NVML (libnvidia-ml.so.1, every FAKE_CUDA_DEVICES GPU): a test opts in by adding it to
+# the daemon's LD_LIBRARY_PATH, and the daemon then knows the GPUs' UUIDs.
+FAKENVML_DIR = os.path.join(BUILD, "fakenvml")
 FAKE_APP = os.path.join(BUILD, "test", "fake_app")
 FAKE_APP_LINKED = os.path.join(BUILD, "test", "fake_app_linked")
 

@@ -1,0 +1,301 @@
+"""Issue 26: jobs on a machine of several GPUs, end to end on the fake driver modelling 4 GPUs
+(FAKE_CUDA_DEVICES=4, the fake NVML on the daemon's LD_LIBRARY_PATH, `[queue] gpus = 4`):
+  - placement: one-GPU jobs spread over the least loaded GPUs (one each under max_running 1), a
+    fifth waits with reason Resources; a `--gpus 2` job gets two distinct GPUs as its devices 0
+    and 1 (CUDA_VISIBLE_DEVICES holds their UUIDs);
+  - gang lease: two `--gpus 2` jobs pinned to GPUs 0,1 and a one-GPU job on GPU 0, in exclusive
+    mode: on each GPU the jobs' kernels never overlap, a gang job is granted both of its GPUs
+    at once (it starts no kernel while another job runs on either) and holds both until it
+    has drained both (no other job runs on GPU 0 while it still runs on GPU 1), and every
+    job ends (no deadlock);
+  - move: a `--memory checkpoint` job suspended on GPU 0 and resumed with `--gpu 2` finishes
+    bit-exact, its kernels and device memory on physical GPU 2 from then on; `resume --gpu`
+    naming no GPU fails with one line and leaves the job suspended;
+  - bad GPU requests (`--gpus 5`, `--gpu 0,0`, `--gpu 7`, `--gpus 2 --gpu 1`, ...) fail with one
+    line and the usage exit status, and start nothing;
+  - a GPU named by its UUID is the same GPU as by its index: the job sees it, it counts toward
+    the same slot, and `resume --gpu UUID` moves a job there."""
+import os
+import unittest
+
+from gshare_e2e import (FAKE_APP, FAKECUDA_DIR, FAKENVML_DIR, TestCase, overlaps, owner_switches,
+                        proc_state)
+
+GPUS = 4
+MIB = 1 << 20
+CYCLES = 60  # kernels of the job that moves
+
+
+def uuid_of(physical):
+    """The fake driver's UUID text of physical GPU p (test/fake_cuda/README.md)."""
+    return "GPU-46414b45-4750-552d-3030-3030303030%02x" % (0x30 + physical)
+
+
+class MultiGpuTest(TestCase):
+    def harness(self, config=None, queue=None, memory=None):
+        q = {"gpus": GPUS}
+        q.update(queue or {})
+        h = super().harness(config=config, queue=q, memory=memory)
+        h.env["FAKE_CUDA_DEVICES"] = str(GPUS)
+        h.env["LD_LIBRARY_PATH"] = FAKECUDA_DIR + ":" + FAKENVML_DIR
+        return h
+
+    def running(self, h, job_id):
+        """Job job_id's queue record once it runs and its pid is known."""
+        def rec():
+            r = h.queue_jobs().get(job_id)
+            return r if r and r["state"] == "RUNNING" and r["pid"] else None
+        return h.wait_for(rec, 30, "job %d running with a pid" % job_id)
+
+    def devices_of(self, h, pid):
+        return sorted({o.dev for o in h.ops("K", pid)})
+
+    def test_placement_spreads_jobs_and_remaps_two_gpus(self):
+        h = self.harness(queue={"max_running": 1})
+        h.start_daemon()
+        # Three kernels, then a long sleep: each job keeps its GPU slot until cancelled.
+        app = [FAKE_APP, "--kernels", "3", "--kernel-ms", "20", "--sleep-ms", "60000"]
+        ids = [h.submit("-J", "p%d" % i, "--", *app) for i in range(GPUS)]
+        recs = {i: self.running(h, i) for i in ids}
+        fifth = h.submit("-J", "p4", "--", *app)
+        # One job per GPU, the lowest index first on ties.
+        self.assertEqual([recs[i]["slot"] for i in ids], ["0", "1", "2", "3"], recs)
+        for i in ids:
+            self.assertEqual(recs[i]["gpus"], 1)
+            pid = int(recs[i]["pid"])
+            h.wait_kernels(pid, 3)
+            self.assertEqual(self.devices_of(h, pid), [int(recs[i]["slot"])],
+                             "job %d of slot %s" % (i, recs[i]["slot"]))
+        h.wait_state(fifth, "PENDING")
+        h.wait_for(lambda: h.queue_jobs()[fifth]["reason"] == "Resources", 10,
+                   "job %d pending with reason Resources" % fifth)
+        # Its slot frees when the job on GPU 2 ends: the fifth starts there.
+        on2 = next(i for i in ids if recs[i]["slot"] == "2")
+        self.assertEqual(h.gshare("cancel", str(on2)).returncode, 0)
+        rec = self.running(h, fifth)
+        self.assertEqual(rec["slot"], "2")
+        h.wait_kernels(int(rec["pid"]), 3)
+        self.assertEqual(self.devices_of(h, int(rec["pid"])), [2])
+
+        # GPUs 0 and 2 stay busy: a job of two GPUs can only go to 1 and 3, and sees them
+        # as its devices 0 and 1.
+        for i in ids:
+            if recs[i]["slot"] in ("1", "3"):
+                self.assertEqual(h.gshare("cancel", str(i)).returncode, 0)
+                h.wait_state(i, "CANCELLED", timeout=30)
+        pair = h.start_run(["sh", "-c", "%s --device 0 --kernels 3 & echo pid0 $!; "
+                            "%s --device 1 --kernels 3 & echo pid1 $!; wait" % (FAKE_APP, FAKE_APP)],
+                           ["-J", "pair", "--gpus", "2"], name="pair")
+        self.assertEqual(pair.wait(60), 0, pair.stderr + h.diagnostics())
+        out = pair.stdout
+        self.assertIn("fake_app: device 0 uuid %s" % uuid_of(1), out)
+        self.assertIn("fake_app: device 1 uuid %s" % uuid_of(3), out)
+        self.assertEqual(out.count("fake_app: done 3"), 2, out)
+        pids = dict(line.split() for line in out.splitlines() if line.startswith("pid"))
+        self.assertEqual(self.devices_of(h, int(pids["pid0"])), [1])
+        self.assertEqual(self.devices_of(h, int(pids["pid1"])), [3])
+        rec = h.job_record(lambda j: j.get("name") == "pair")
+        self.assertEqual((rec["gpus"], rec["slot"], rec["state"]), (2, "1,3", "COMPLETED"), rec)
+        self.assertIn("job %d: gang lease on GPUs 1,3" % rec["id"], self.daemon_log(h))
+
+    def test_gang_lease_takes_both_gpus_at_once(self):
+        # Exclusive mode (the harness's default `sharing`): a GPU runs one job's kernels at a
+        # time, and the lease changes hands every quantum.
+        h = self.harness(config={"quantum": "200ms"})
+        h.start_daemon()
+        kernels, ms = 15, 20
+        app = "%s --kernels %d --kernel-ms %d" % (FAKE_APP, kernels, ms)
+        gang_cmd = ("%s --device 0 & echo pid0 $!; %s --device 1 & echo pid1 $!; wait" % (app, app))
+        a = h.start_run(["sh", "-c", gang_cmd], ["-J", "a", "--gpus", "2", "--gpu", "0,1"], name="a")
+        b = h.start_run(["sh", "-c", gang_cmd], ["-J", "b", "--gpu", "0,1"], name="b")
+        c = h.start_fake(["--kernels", kernels, "--kernel-ms", ms], ["--gpu", "0"], name="c")
+        for job in (a, b):
+            self.assertEqual(job.wait(90), 0, "%s: %s\n%s" % (job.name, job.stderr, h.diagnostics()))
+            self.assertEqual(job.stdout.count("fake_app: done %d" % kernels), 2, job.stdout)
+        h.assert_done(c, kernels, timeout=90)
+
+        def pids(job):
+            return dict(line.split() for line in job.stdout.splitlines() if line.startswith("pid"))
+        procs = {}  # pid -> (job, GPU it should run on)
+        for job in (a, b):
+            p = pids(job)
+            procs[int(p["pid0"])] = (job.name, 0)
+            procs[int(p["pid1"])] = (job.name, 1)
+        procs[c.child_pid()] = ("c", 0)
+        kern = h.ops("K")
+        self.assertEqual(sorted({k.pid for k in kern}), sorted(procs), "unexpected processes")
+        for k in kern:
+            self.assertEqual(k.dev, procs[k.pid][1], "kernel of %s on the wrong GPU" % (k,))
+        by_job = {n: [k for k in kern if procs[k.pid][0] == n] for n in ("a", "b", "c")}
+        self.assertEqual({n: len(v) for n, v in by_job.items()},
+                         {"a": 2 * kernels, "b": 2 * kernels, "c": kernels})
+        # On each GPU, kernels of different jobs never overlap.
+        for dev in (0, 1):
+            on = {n: [k for k in v if k.dev == dev] for n, v in by_job.items()}
+            for x, y in (("a", "b"), ("a", "c"), ("b", "c")):
+                bad = overlaps(on[x], on[y])
+                self.assertEqual(bad, [], "GPU %d: %s and %s overlap, first %s" % (dev, x, y, bad[:1]))
+        # A gang is granted both GPUs at once: none of its kernels starts while another job
+        # runs a kernel on either GPU (test_gang_drops_both_gpus_at_once checks the drop).
+        for gang in ("a", "b"):
+            others = [k for n, v in by_job.items() if n != gang for k in v]
+            bad = [(k, o) for k in by_job[gang] for o in others if o.start <= k.start < o.end]
+            self.assertEqual(bad, [], "%s started while another job ran, first %s" % (gang, bad[:1]))
+            # ... and its two processes got the GPUs together.
+            g0 = [k for k in by_job[gang] if k.dev == 0]
+            g1 = [k for k in by_job[gang] if k.dev == 1]
+            self.assertGreater(len(overlaps(g0, g1)), 0, "%s never ran on both GPUs at once" % gang)
+        # The GPUs changed hands between the jobs (no job ran alone to its end first).
+        switches = 0
+        ordered = sorted(kern, key=lambda k: k.start)
+        for i in range(1, len(ordered)):
+            switches += procs[ordered[i].pid][0] != procs[ordered[i - 1].pid][0]
+        self.assertGreaterEqual(switches, 3)
+        for name in ("a", "b", "c"):
+            rec = h.job_record(lambda j, n=name: j.get("name") == n)
+            self.assertEqual(rec["state"], "COMPLETED", rec)
+        rec_b = h.job_record(lambda j: j.get("name") == "b")
+        self.assertEqual((rec_b["gpus"], rec_b["slot"]), (2, "0,1"), "--gpu 0,1 implies --gpus 2")
+        log = self.daemon_log(h)
+        self.assertIn("job %d: gang lease on GPUs 0,1" % rec_b["id"], log)
+
+    def test_gang_drops_both_gpus_at_once(self):
+        # Gang a's process on GPU 1 runs 70 ms kernels, the one on GPU 0 10 ms ones, so at the
+        # end of each of a's turns GPU 0 drains first. c waits for GPU 0 only; it must not
+        # start there while a still runs on GPU 1: the gang holds both until both are free.
+        h = self.harness(config={"quantum": "200ms"})
+        h.start_daemon()
+        a = h.start_run(["sh", "-c", "%s --device 0 --kernels 60 --kernel-ms 10 & echo pid0 $!; "
+                         "%s --device 1 --kernels 9 --kernel-ms 70 & echo pid1 $!; wait"
+                         % (FAKE_APP, FAKE_APP)], ["-J", "a", "--gpus", "2", "--gpu", "0,1"],
+                        name="a")
+        h.wait_for(lambda: len(h.ops("K")) >= 2, 30, "gang a running")
+        c = h.start_fake(["--kernels", 20, "--kernel-ms", 20], ["--gpu", "0"], name="c")
+        self.assertEqual(a.wait(90), 0, a.stderr + h.diagnostics())
+        h.assert_done(c, 20, timeout=90)
+        pids = dict(line.split() for line in a.stdout.splitlines() if line.startswith("pid"))
+        on1 = h.ops("K", int(pids["pid1"]), dev=1)
+        c_ops = h.ops("K", c.child_pid(), dev=0)
+        self.assertEqual((len(on1), len(c_ops)), (9, 20))
+        self.assertGreaterEqual(owner_switches(h.ops("K", dev=0)), 2, "a and c did not take turns")
+        bad = overlaps(on1, c_ops)
+        self.assertEqual(bad, [], "c ran on GPU 0 while gang a still ran on GPU 1 (%d pairs), "
+                         "first %s\n%s" % (len(bad), bad[:1], h.diagnostics()))
+
+    def test_resume_moves_a_checkpointed_job_to_another_gpu(self):
+        h = self.checkpoint_harness()
+        a, job_id, pid = self.suspended_on_gpu0(h)
+        before = h.ops("K", pid)
+        self.assertEqual({k.dev for k in before}, {0})
+        # Refused by the daemon (an action that failed: 1), the job stays as it was.
+        for gpu, word in (("9", '"9": no such GPU'), ("0,1", "0,1"), ("x", '"x"')):
+            h.assert_error_line(h.gshare("resume", str(job_id), "--gpu", gpu), 1, word)
+        self.assertEqual(h.queue_jobs()[job_id]["state"], "SUSPENDED")
+        used = lambda dev: self.device_used(h, dev)
+        r = h.gshare("resume", str(job_id), "--gpu", "2")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        h.wait_for(lambda: len(h.ops("K", pid)) > len(before), 30, "a kernel after the resume")
+        self.assertEqual((used(0), used(2) > 0), (0, True), "its memory is charged to GPU 2")
+        self.assert_exact(h, a)
+        after = h.ops("K", pid)[len(before):]
+        self.assertEqual(len(after) + len(before), CYCLES)
+        self.assertEqual({k.dev for k in after}, {2}, "kernels after the move")
+        self.assertEqual(h.queue_jobs()[job_id]["slot"], "2")
+        self.assertEqual([used(d) for d in range(GPUS)], [0] * GPUS)
+        log = self.daemon_log(h)
+        self.assertRegex(log, r"pid %d moves from %s to %s" % (pid, uuid_of(0), uuid_of(2)))
+        self.assertNotIn("restore of", log)
+
+    def test_bad_gpu_requests_are_refused(self):
+        h = self.harness()
+        h.start_daemon()
+        app = [FAKE_APP, "--kernels", "1"]
+        cases = [(["--gpus", "5"], "5"), (["--gpu", "0,0"], "0"), (["--gpu", "7"], "7"),
+                 (["--gpus", "2", "--gpu", "1"], "--gpu"), (["--gpus", "0"], "0"),
+                 (["--gpu", "0,9"], "9"), (["--gpu", "GPU-46414b45-4750-552d-3030-303030303039"],
+                                           "GPU-46414b45-4750-552d-3030-303030303039")]
+        for opts, word in cases:
+            with self.subTest(opts=opts):
+                h.assert_error_line(h.gshare("submit", *opts, "--", *app), 2, word)
+                h.assert_error_line(h.gshare("run", *opts, "--", *app), 125, word)
+        self.assertEqual(h.queue_jobs(), {}, "a refused request left a job")
+        self.assertEqual(h.ops(None), [], "a refused job ran")
+
+    def test_gpus_named_by_uuid_are_the_same_gpus(self):
+        # NVML spells a UUID "GPU-" and lowercase hex, and so must CUDA_VISIBLE_DEVICES.
+        h = self.harness(queue={"max_running": 1})
+        h.start_daemon()
+        for spec, device, physical in ((uuid_of(2), 0, 2), ("%s,3" % uuid_of(1), 1, 3)):
+            with self.subTest(gpu=spec):
+                n = len(h.ops("K"))
+                r = h.gshare("run", "--gpu", spec, "--", "sh", "-c",
+                             'echo "visible $CUDA_VISIBLE_DEVICES"; exec "$0" "$@"',
+                             FAKE_APP, "--device", str(device), "--kernels", "1")
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                self.assertIn("fake_app: device %d uuid %s" % (device, uuid_of(physical)), r.stdout)
+                self.assertEqual({k.dev for k in h.ops("K")[n:]}, {physical})
+        with self.subTest("GPU 2 by index and by UUID is one slot"):
+            # Under max_running 1 the second job waits for the first.
+            first = h.submit("--gpu", "2", "--", "sleep", "30")
+            h.wait_state(first, "RUNNING")
+            second = h.submit("--gpu", uuid_of(2), "--", "sleep", "30")
+            rec = h.wait_for(lambda: (lambda r: r if r["state"] != "PENDING" or r["reason"] else None)(
+                h.queue_jobs()[second]), 10, "job %d started or given a reason" % second)
+            self.assertEqual((rec["state"], rec["reason"]), ("PENDING", "Resources"), rec)
+
+    def test_resume_onto_a_gpu_named_by_uuid(self):
+        h = self.checkpoint_harness()
+        a, job_id, pid = self.suspended_on_gpu0(h)
+        n = len(h.ops("K", pid))
+        r = h.gshare("resume", str(job_id), "--gpu", uuid_of(3))
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assert_exact(h, a)
+        self.assertEqual({k.dev for k in h.ops("K", pid)[n:]}, {3})
+        self.assertEqual(h.queue_jobs()[job_id]["slot"], "3")
+
+    # ---- a --memory checkpoint job on GPU 0 (test_checkpoint.py's setup) ----------------
+    def checkpoint_harness(self):
+        h = self.harness(config={"sharing": "auto", "quantum": "300ms"},
+                         memory={"context_reserve": "1MiB"})
+        h.env["FAKE_CUDA_DEVICE_FILE"] = os.path.join(h.tmp, "device")
+        h.env["FAKE_CUDA_MEM_BYTES"] = str(256 * MIB)
+        h.env["FAKE_CUDA_CHECKPOINT_DIR"] = h.tmp
+        h.env["FAKE_CUDA_CHECKPOINT_US_PER_MIB"] = "1000"  # 40 MiB: 40 ms each way
+        h.start_daemon()
+        return h
+
+    def device_used(self, h, dev):
+        with open(h.env["FAKE_CUDA_DEVICE_FILE"], "rb") as f:
+            f.seek(8 * dev)
+            return int.from_bytes(f.read(8), "little")
+
+    def suspended_on_gpu0(self, h):
+        """Starts job a (--gpu 0, --memory checkpoint, a bit-exact swap check of CYCLES
+        kernels), lets it run 5 kernels and suspends it; returns (Job, id, pid) once it is
+        checkpointed and stopped."""
+        a = h.start_fake(["--kernels", 0, "--swap-check", 40 * MIB, "--cycles", CYCLES,
+                          "--gap-ms", 20], ["--gpu", "0", "--memory", "checkpoint"], name="a")
+        pid = a.child_pid()
+        h.wait_kernels(pid, 5)
+        job_id = h.job_record(lambda j: j.get("name") == "a")["id"]
+        self.assertEqual(h.gshare("suspend", str(job_id)).returncode, 0)
+
+        def stopped():
+            rec = h.job_record(lambda j: j.get("id") == job_id) or {}
+            return (rec.get("state") == "SUSPENDED" and (rec.get("memory") or {}).get("checkpointed")
+                    and proc_state(pid) == "T" and self.device_used(h, 0) == 0)
+        h.wait_for(stopped, 30, "job a checkpointed and stopped, its device bytes gone")
+        return a, job_id, pid
+
+    def assert_exact(self, h, a):
+        rc = a.wait(120)
+        self.assertEqual(rc, 0, "%s\n%s\n%s" % (a.stdout, a.stderr, h.diagnostics()))
+        self.assertIn("fake_app: swap-check ok cycles=%d" % CYCLES, a.stdout)
+
+    def daemon_log(self, h):
+        with open(h.daemon_log) as f:
+            return f.read()
+
+
+if __name__ == "__main__":
+    unittest.main()
