@@ -68,7 +68,8 @@ bounded() {
 
 # write_config FILE RUN_DIR QUANTUM [GPU_LIMIT]: the daemon's configuration for one run: its own
 # socket and state folder under RUN_DIR; [memory] only when ENGINE is set; IDLE_RELEASE,
-# EARLY_RELEASE (true|false), STAGGER (true|false), HOST_BUDGET and LOG_LEVEL when set.
+# EARLY_RELEASE (true|false), STAGGER (true|false), SHARING (auto|exclusive), HOST_BUDGET and
+# LOG_LEVEL when set.
 write_config() {
   {
     echo "[scheduler]"
@@ -76,6 +77,7 @@ write_config() {
     [[ -n ${IDLE_RELEASE:-} ]] && echo "idle_release = \"$IDLE_RELEASE\""
     [[ -n ${EARLY_RELEASE:-} ]] && echo "early_release = $EARLY_RELEASE"
     [[ -n ${STAGGER:-} ]] && echo "stagger = $STAGGER"
+    [[ -n ${SHARING:-} ]] && echo "sharing = \"$SHARING\""
     if [[ -n ${ENGINE:-} ]]; then
       echo "[memory]"
       echo "engine = \"$ENGINE\""

@@ -270,7 +270,12 @@ EOF
     done
     : >"$out/move_status.jsonl"
     say "move: $(job_state "$id"), resume on GPU 1 ($gpu1)"
-    timeout 60 "$gshare" --config "$daemon_cfg" resume "$id" --gpu 1 || say "resume failed"
+    # Refused while the checkpoint is still being taken: asked again for up to 10 s.
+    for ((i = 0; i < 20; i++)); do
+      timeout 60 "$gshare" --config "$daemon_cfg" resume "$id" --gpu 1 2>>"$out/resume.err" && break
+      sleep 0.5
+    done
+    [[ $i -lt 20 ]] || say "resume failed: $(tail -1 "$out/resume.err")"
     : >"$out/move_apps.txt"
     for ((i = 0; i < tmo; i++)); do
       poll_once "$out/move_status.jsonl" "$id" && break

@@ -105,6 +105,7 @@ TEST_CASE("CheckpointCoordinator restores a checkpointed process before its gran
   CHECK(restore.pid == 2100);
   CHECK(restore.need_bytes == 40 * kGiB + f.ledger.options().context_bytes);
   CHECK(restore.gpu == kGpu);
+  CHECK(restore.from_gpu.empty());  // restored where it was
   CHECK(f.coordinator.GrantsAwaiting(2) == std::vector<std::pair<GpuKey, uint64_t>>{{kGpu, 7}});
   CHECK(f.host.sent.empty());
 
@@ -114,6 +115,37 @@ TEST_CASE("CheckpointCoordinator restores a checkpointed process before its gran
   CHECK(f.host.sent == std::vector<std::pair<ConnId, std::string>>{{21, "GRANT"}});
   CHECK(f.host.delivered == std::vector<std::pair<GpuKey, uint64_t>>{{kGpu, 7}});
   CHECK(f.coordinator.deferred() == 0);
+}
+
+TEST_CASE("CheckpointCoordinator restores a moved process onto its new GPU, from its first") {
+  const GpuKey kNew = "GPU-2";
+  Fixture f;
+  f.Peer(21, 2, 4, 4);
+  REQUIRE(f.coordinator.Checkpoint(21, {2100, 2}, 500) == 1);
+  f.service.done = 1;
+  f.coordinator.Answered(1);
+  // Moved twice before it ran: the driver checkpointed it on kGpu, so the pair names kGpu.
+  f.ledger.MoveConn(21, kGpu, "GPU-1");
+  f.coordinator.RestoreElsewhere(21, kGpu);
+  f.ledger.MoveConn(21, "GPU-1", kNew);
+  f.coordinator.RestoreElsewhere(21, "GPU-1");
+  REQUIRE(f.coordinator.Defer(21, kNew, 3, "GRANT"));
+  f.coordinator.Pump();
+  REQUIRE(f.service.requests.size() == 2);
+  CHECK(f.service.requests[1].gpu == kNew);
+  CHECK(f.service.requests[1].from_gpu == kGpu);
+  f.coordinator.Restored(21);
+  f.coordinator.RestoreElsewhere(21, kNew);  // a later move starts from where it now is
+  f.ledger.MoveConn(21, kNew, kGpu);
+  f.service.done = 2;
+  f.ledger.SetCheckpointed(21, false);
+  f.coordinator.Pump();  // the first grant goes out
+  REQUIRE(f.coordinator.Checkpoint(21, {2100, 2}, 500) == 3);
+  f.service.done = 3;
+  REQUIRE(f.coordinator.Defer(21, kGpu, 4, "GRANT"));
+  f.coordinator.Pump();
+  REQUIRE(f.service.requests.size() == 4);
+  CHECK(f.service.requests[3].from_gpu == kNew);
 }
 
 TEST_CASE("CheckpointCoordinator holds a grant behind checkpoints under way, not otherwise") {

@@ -17,6 +17,11 @@ TEST_CASE("Replies read back what the daemon sent") {
   REQUIRE(id.ok());
   CHECK(id->admitted);
   CHECK(id->existing);
+  id = JobIdReply::Parse(json::parse(JobIdReply{9, true, false, "t", "GPU-a,GPU-b"}.ToJsonText()));
+  REQUIRE(id.ok());
+  CHECK(id->visible == "GPU-a,GPU-b");
+  CHECK(id->token == "t");
+  CHECK_FALSE(JobIdReply::Parse(json{{"ok", true}, {"job_id", 7}, {"visible", 0}}).ok());
 
   JobControlReply control;
   control.results = {{3, ""}, {4, "job 4 is COMPLETED, not pending"}};

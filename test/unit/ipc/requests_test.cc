@@ -24,6 +24,14 @@ TEST_CASE("Requests: what a client sends is what the daemon reads") {
       JobControlRequest::Parse(JobControlRequest{"signal", {7}, 0, SIGUSR1}.ToJson());
   REQUIRE(s.ok());
   CHECK(s->signal == SIGUSR1);
+  JobControlRequest move{"resume", {7}};
+  move.gpu = "1";
+  Result<JobControlRequest> m = JobControlRequest::Parse(move.ToJson());
+  REQUIRE(m.ok());
+  CHECK(m->gpu == "1");
+  CHECK(JobControlRequest::Parse(JobControlRequest{"resume", {7}}.ToJson())->gpu.empty());
+  CHECK_FALSE(JobControlRequest::Parse(json{{"action", "resume"}, {"ids", {7}}, {"gpu", 1}}).ok());
+  CHECK_FALSE(JobControlRequest::Parse(json{{"action", "resume"}, {"ids", {7}}, {"gpu", ""}}).ok());
 
   CHECK(CleanRequest::Parse(CleanRequest{86'400'000}.ToJson())->older_than_ms == 86'400'000);
   Result<RunStartedRequest> started = RunStartedRequest::Parse(RunStartedRequest{9, 4242}.ToJson());

@@ -129,5 +129,20 @@ TEST_CASE("ledger checkpoint: without checkpoints the engine's memory is fixed")
   CHECK(ledger.FixedOfOthers("GPU-0", 2) == 6ull << 30);
 }
 
+TEST_CASE("ledger checkpoint: a moved process counts on its new GPU only") {
+  MemoryLedger ledger(MemoryLedger::Options{});
+  ledger.Report(11, 1, kGpu, Rep(6, 0));
+  ledger.SetCheckpointed(11, true);
+  ledger.Ran(1, kGpu, At(0));
+  ledger.MoveConn(11, kGpu, kOther);
+  CHECK(ledger.GpusOf(11) == std::vector<GpuKey>{kOther});
+  CHECK(ledger.Totals(1, kGpu).allocated == 0);
+  CHECK(ledger.Totals(1, kOther).allocated == 6 * kGiB);
+  CHECK(ledger.Capacity(kOther) == ledger.Capacity(kGpu));  // same kind until it reports
+  CHECK(ledger.Capacity(kOther) == 10 * kGiB);
+  ledger.MoveConn(11, kGpu, kOther);  // nothing left on kGpu: no change
+  CHECK(ledger.Totals(1, kOther).allocated == 6 * kGiB);
+}
+
 }  // namespace
 }  // namespace gshare
