@@ -157,6 +157,7 @@ Status CheckGpuRequestAgainst(const std::string& spec, int count, int gpu_count,
                          " GPU(s) but --gpus is " + std::to_string(count));
   }
   for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].empty()) return Status::Error("--gpu \"" + spec + "\": an empty entry");
     if (Status st = CheckGpuSpecAgainst(entries[i], gpu_count, uuids); !st.ok()) return st;
     for (size_t k = 0; k < i; ++k) {
       if (SameUuid(entries[k], entries[i])) {
@@ -175,8 +176,10 @@ Status CheckGpuRequest(const std::string& spec, int count, int gpu_count) {
 
 std::string GpuUuidOf(const std::string& entry) {
   if (IsGpuUuidForm(entry)) {
-    std::string lower = entry;  // as NVML and the shim spell it
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string lower = entry;  // as NVML and the shim spell it: "GPU-" then lower-case hex
+    for (size_t i = 4; i < lower.size(); ++i) {
+      lower[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(lower[i])));
+    }
     return lower;
   }
   const auto& uuids = NvmlGpuUuids();
@@ -212,6 +215,14 @@ std::string GpuIndexOf(const std::string& entry) {
     if (SameUuid((*uuids)[i], entry)) return std::to_string(i);
   }
   return entry;
+}
+
+std::string GpuIndexList(const std::string& spec) {
+  std::string out;
+  for (const std::string& entry : SplitGpuList(spec)) {
+    out += (out.empty() ? "" : ",") + GpuIndexOf(entry);
+  }
+  return out;
 }
 
 std::string VisibleDevices(const std::string& slots) {

@@ -53,6 +53,8 @@ std::string GpuUuidOf(const std::string& entry);
 // The NVML index ("1") of a GPU named by index or UUID; the entry itself when NVML does not
 // list it.
 std::string GpuIndexOf(const std::string& entry);
+// GpuIndexOf of each entry of a --gpu list: the GPUs a job names, as admission counts them.
+std::string GpuIndexList(const std::string& spec);
 
 // CUDA_VISIBLE_DEVICES for a job placed on `slots` (JobRecord::slot: entries of a --gpu list):
 // each entry as its UUID where NVML lists it, so that the job's device 0..n-1 are exactly

@@ -1,5 +1,7 @@
 #include "daemon/batch_queue.h"
 
+#include "base/gpu_inventory.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -104,7 +106,7 @@ std::vector<BatchQueue::Start> BatchQueue::Admit(const std::map<std::string, int
     a.submit_time = r.submit_time;
     a.held = r.held;
     a.begin_time = r.begin_time;
-    a.gpu = r.gpu;
+    a.gpu = GpuIndexList(r.gpu);
     a.gpus = r.gpus;
     a.foreground = r.kind == "run";
     if (!r.held) a.dependencies = Dependencies(r);

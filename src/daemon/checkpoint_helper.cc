@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "base/gpu_inventory.h"
 #include "gshare/cuda_checkpoint.h"
@@ -86,6 +87,33 @@ bool WaitForRoom(Nvml& n, const CheckpointRequest& q) {
   return false;
 }
 
+// The GPU pairs of a restore that moves a process from GPU `from` to GPU `to`: every GPU of
+// the machine (NVML's list), itself except `from` and `to`, which trade places. The driver
+// wants a pair for every GPU it checkpointed, and it refuses (CUDA error 1) to restore onto a
+// GPU the process does not see (measured with driver 580: docs/benchmarks.md, "Several
+// GPUs"). Without NVML, the one pair. False when a UUID does not parse.
+bool MovePairs(const std::string& from, const std::string& to, std::vector<ck::GpuPair>* out) {
+  ck::GpuPair move{};
+  if (!ParseGpuUuid(from, move.old_uuid) || !ParseGpuUuid(to, move.new_uuid)) return false;
+  const auto& all = NvmlGpuUuids();
+  if (!all) {
+    out->push_back(move);
+    return true;
+  }
+  for (const std::string& u : *all) {
+    ck::GpuPair p{};
+    if (!ParseGpuUuid(u, p.old_uuid)) return false;
+    std::memcpy(p.new_uuid, p.old_uuid, sizeof p.new_uuid);
+    if (std::memcmp(p.old_uuid, move.old_uuid, 16) == 0) {
+      std::memcpy(p.new_uuid, move.new_uuid, 16);
+    } else if (std::memcmp(p.old_uuid, move.new_uuid, 16) == 0) {
+      std::memcpy(p.new_uuid, move.old_uuid, 16);
+    }
+    out->push_back(p);
+  }
+  return true;
+}
+
 int32_t StateOf(const Driver& d, int pid) {
   ck::ProcessState s;
   return d.get_state(pid, &s) == 0 ? static_cast<int32_t>(s) : -1;
@@ -114,15 +142,13 @@ int32_t Serve(const Driver& d, Nvml& nvml, const CheckpointRequest& q) {
     if (state == ck::kCheckpointed) {
       if (!WaitForRoom(nvml, q)) return kNoRoom;
       ck::RestoreArgs args{};
-      ck::GpuPair pair{};
+      std::vector<ck::GpuPair> pairs;
       if (q.from_gpu[0] != '\0') {
         const std::string from(q.from_gpu, strnlen(q.from_gpu, sizeof q.from_gpu));
         const std::string to(q.gpu, strnlen(q.gpu, sizeof q.gpu));
-        if (!ParseGpuUuid(from, pair.old_uuid) || !ParseGpuUuid(to, pair.new_uuid)) {
-          return ck::kErrorInvalidValue;
-        }
-        args.gpu_pairs = &pair;
-        args.gpu_pairs_count = 1;
+        if (!MovePairs(from, to, &pairs)) return ck::kErrorInvalidValue;
+        args.gpu_pairs = pairs.data();
+        args.gpu_pairs_count = static_cast<unsigned>(pairs.size());
       }
       if (int r = d.restore(q.pid, &args)) return r;
     }

@@ -206,7 +206,8 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   Status SuspendJob(int64_t id);
   // `to_gpu` (an index or UUID; "" to stay): restore the job onto that GPU (MoveJob).
   Status ResumeJob(int64_t id, const std::string& to_gpu = "");
-  // Moves suspended job `id`, whose every process is checkpointed, onto GPU `to_gpu`: its
+  // Moves suspended job `id`, whose every process is checkpointed and uses one GPU, and which
+  // sees every GPU (the driver's condition for a restore elsewhere), onto GPU `to_gpu`: its
   // memory accounting moves there, its restores carry the GPU pair (the driver remaps its
   // device), and its shims' messages, which still name the GPU they started on, are mapped
   // to the new one both ways (Connection::moved). daemon_placement.cc.

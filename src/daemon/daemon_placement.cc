@@ -50,9 +50,16 @@ Status Daemon::MoveJob(ActiveJob& job, const std::string& to_gpu) {
     return Status::Error("--gpu " + to_gpu + ": NVML does not list this GPU, so the driver "
                          "cannot be told its UUID");
   }
-  if (job.record.gpus > 1) {
-    return Status::Error(JobName(id) + " uses " + std::to_string(job.record.gpus) +
-                         " GPUs; only a job of one GPU moves");
+  // The driver restores a process onto another GPU only when the process sees every GPU of
+  // the machine (CUDA error 1 otherwise, driver 580), so a job that may move is one that
+  // sees them all: --gpus with the machine's count.
+  const std::vector<std::string> sees = SplitGpuList(job.record.slot);
+  if (static_cast<int>(sees.size()) < gpu_count_) {
+    return Status::Error(JobName(id) + " sees " + std::to_string(sees.size()) + " of the " +
+                         std::to_string(gpu_count_) +
+                         " GPUs, and the driver restores a process only onto a GPU it sees "
+                         "when it sees them all: submit it with --gpus " +
+                         std::to_string(gpu_count_) + " to move it");
   }
   if (job.suspension != ActiveJob::Suspension::kStopped) {
     return Status::Error(JobName(id) + " is still being checkpointed; resume --gpu once `gshare "
@@ -62,7 +69,12 @@ Status Daemon::MoveJob(ActiveJob& job, const std::string& to_gpu) {
   for (ConnId cid : job.shims) {
     const Connection* c = Live(cid);
     if (c == nullptr) continue;
-    for (const GpuKey& from : ledger_.GpusOf(cid)) {
+    const std::vector<GpuKey> uses = ledger_.GpusOf(cid);
+    if (uses.size() > 1) {
+      return Status::Error(JobName(id) + ": pid " + std::to_string(c->pid) + " uses " +
+                           std::to_string(uses.size()) + " GPUs; a process of one GPU moves");
+    }
+    for (const GpuKey& from : uses) {
       if (from == to) continue;
       if (!ledger_.IsCheckpointed(cid)) {
         return Status::Error(JobName(id) + ": pid " + std::to_string(c->pid) +
@@ -92,10 +104,6 @@ Status Daemon::MoveJob(ActiveJob& job, const std::string& to_gpu) {
     if (!renamed) c.moved[from] = to;
     spdlog::info("{}: pid {} moves from {} to {}", JobName(id), c.pid, from, to);
   }
-  JobRecord r = job.record;
-  r.slot = GpuIndexOf(to_gpu);
-  if (Status st = SaveRecord(r); !st.ok()) return st;
-  job.record = std::move(r);
   return Status::Ok();
 }
 

@@ -133,7 +133,8 @@ void Daemon::OnRunRegister(Connection& c, const json& req) {
     queue_->Add(r);
     return Reply(c, JobIdReply{r.id, false, false, r.token}.ToJsonText());
   }
-  std::string slot = JoinSlots(ChooseSlots(r.gpu, r.gpus, RunningPerSlot(), gpu_count_));
+  std::string slot =
+      JoinSlots(ChooseSlots(GpuIndexList(r.gpu), r.gpus, RunningPerSlot(), gpu_count_));
   JobIdReply reply{r.id, true, false, r.token, VisibleDevicesOf(r.gpu, slot)};
   Activate(std::move(r), slot);
   Reply(c, reply.ToJsonText());

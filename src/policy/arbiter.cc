@@ -214,8 +214,11 @@ void Arbiter::SendDrop(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActi
   // rescheduled, so that none of them counts as free for the gang again.
   if (lease.holder) DropGang(*lease.holder, now, out);
   if (lease.holding.empty()) {
+    const std::optional<JobId> was = lease.holder;
+    if (was && GangDraining(*was)) return;  // handed on with the gang's other GPUs
     EndHolding(lease, now);
     Schedule(gpu, lease, now, out);
+    if (was) FinishGangDrain(*was, now, out);
   }
 }
 
@@ -258,10 +261,15 @@ void Arbiter::ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoin
   }
   if (holder_left || !lease.holder) {
     const std::optional<JobId> was = lease.holder;
+    // A dropped gang hands its GPUs on together, once it has drained all of them.
+    if (was && lease.dropping && GangDraining(*was)) return;
     if (lease.holder || lease.holding.empty()) EndHolding(lease, now);
     Schedule(gpu, lease, now, out);
     // A gang whose turn ended on one GPU (its processes there released) ends it everywhere.
-    if (was && lease.holder != was) DropGang(*was, now, out);
+    if (was && lease.holder != was) {
+      DropGang(*was, now, out);
+      FinishGangDrain(*was, now, out);
+    }
   }
 }
 
@@ -316,7 +324,12 @@ LeaseActions Arbiter::Disconnected(ConnId conn, TimePoint now) {
 LeaseActions Arbiter::Tick(TimePoint now) {
   LeaseActions out;
   for (auto& [gpu, lease] : leases_) {
-    if (lease.dropping && lease.holder && now - lease.drop_sent_at >= options_.drop_grace) {
+    bool holder_holds = false;  // not a gang's drained GPU waiting for its others
+    for (const auto& [conn, epoch] : lease.holding) {
+      holder_holds = holder_holds || (lease.holder && conns_.at(conn).job == *lease.holder);
+    }
+    if (lease.dropping && lease.holder && holder_holds &&
+        now - lease.drop_sent_at >= options_.drop_grace) {
       // The holder ignored DROP: stop its processes, take the lease back, and queue it so
       // it is continued (and re-granted) when its turn comes.
       JobId job = *lease.holder;
@@ -333,6 +346,7 @@ LeaseActions Arbiter::Tick(TimePoint now) {
         }
       }
       EndHolding(lease, now);
+      FinishGangDrain(job, now, out);
     }
     Schedule(gpu, lease, now, out);
   }

@@ -321,6 +321,12 @@ class Arbiter {
   void GrantGang(JobId job, TimePoint now, LeaseActions& out);
   // DROP to the job's other grants of its gang (after one of them ended or was dropped).
   void DropGang(JobId job, TimePoint now, LeaseActions& out);
+  // Whether a dropped gang still has processes holding one of its GPUs: its drained GPUs
+  // wait (held, dropping) until then, so that no other job runs on one of them while the
+  // gang still runs on another (a collective there may wait for its peer).
+  bool GangDraining(JobId job) const;
+  // The gang drained everywhere: its dropped grants end and their GPUs go on.
+  void FinishGangDrain(JobId job, TimePoint now, LeaseActions& out);
   // Schedule on every GPU, when gangs exist (a grant or reservation on one GPU changes what
   // the others may do).
   void ScheduleGangs(TimePoint now, LeaseActions& out);

@@ -148,6 +148,30 @@ void Arbiter::DropGang(JobId job, TimePoint now, LeaseActions& out) {
   }
 }
 
+bool Arbiter::GangDraining(JobId job) const {
+  if (!IsGang(job)) return false;
+  for (const GpuKey& g : jobs_.at(job).gang) {
+    auto it = leases_.find(g);
+    if (it == leases_.end() || it->second.holder != job || !it->second.dropping) continue;
+    for (const auto& [conn, epoch] : it->second.holding) {
+      if (conns_.at(conn).job == job) return true;
+    }
+  }
+  return false;
+}
+
+void Arbiter::FinishGangDrain(JobId job, TimePoint now, LeaseActions& out) {
+  if (!IsGang(job) || GangDraining(job)) return;
+  for (const GpuKey& g : jobs_.at(job).gang) {
+    auto it = leases_.find(g);
+    if (it == leases_.end()) continue;
+    Lease& lease = it->second;
+    if (lease.holder != job || !lease.dropping) continue;
+    EndHolding(lease, now);
+    Schedule(g, lease, now, out);
+  }
+}
+
 void Arbiter::ScheduleGangs(TimePoint now, LeaseActions& out) {
   if (gangs_.empty() || !options_.enabled) return;
   // A waiting gang queues on each of its GPUs that went exclusive since it began to wait.

@@ -245,7 +245,7 @@ if [[ $steps_run == *" move "* ]]; then
   CUDA_VISIBLE_DEVICES=0 bounded "$tmo" "${cmd[@]}" >"$out/bare_s3.out" 2>"$out/bare_s3.err" ||
     say "bare s3 failed"
   ensure_daemon || exit 1
-  submit s3 --gpu 0 --memory checkpoint
+  submit s3 --gpus 2 --memory checkpoint
   id=$sub_id
   v_move=DIFFER moved_to=none
   if [[ -n $id ]]; then

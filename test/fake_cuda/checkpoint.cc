@@ -91,10 +91,16 @@ void CopyTime(const uint64_t* held) {
 }
 
 // The physical GPU each physical GPU's bytes go to on restore: itself, or a pair's new GPU.
-// False when a pair's new_uuid names no GPU.
+// False when a pair's new_uuid names no GPU, or, as the real driver (580) answers, when pairs
+// are given to a process that does not see every GPU (CUDA_VISIBLE_DEVICES) or they leave a
+// GPU out.
 bool PlanMoves(const Request& q, int* moved_to) {
   const int count = GetSettings().physical_devices;
   for (int p = 0; p < kMaxDevices; ++p) moved_to[p] = p;
+  if (q.pair_count != 0 && (GetSettings().devices != count ||
+                            q.pair_count != static_cast<uint32_t>(count))) {
+    return false;
+  }
   for (uint32_t i = 0; i < q.pair_count; ++i) {
     int to = PhysicalGpuOfUuid(q.pairs[i].new_uuid, count);
     if (to < 0) return false;

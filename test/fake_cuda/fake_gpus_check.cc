@@ -323,14 +323,15 @@ int CheckNvml(const Nvml& n) {
   return 0;
 }
 
-// A child on physical GPU 1 (its ordinal 0) holds 8 MiB; it is checkpointed and restored onto
-// GPU 2 with a GPU pair: the bytes move between the counters, and its later kernel and
-// cuDeviceGetUuid name GPU 2.
+// A child that sees every GPU, physical GPU 1 as its ordinal 0, holds 8 MiB there; it is
+// checkpointed and restored onto GPU 2 with GPU pairs: the bytes move between the counters,
+// and its later kernel and cuDeviceGetUuid name GPU 2. As with the real driver, pairs that
+// leave a GPU out, or name no GPU, are refused and the process stays checkpointed.
 int CheckRestoreOnto(const char* self, const std::string& dir, const Nvml& nvml) {
   const std::string file = dir + "/devices", log = dir + "/restore.log";
   Child c = Spawn(self, "hold",
-                  {"FAKE_CUDA_DEVICES=4", "CUDA_VISIBLE_DEVICES=1", "FAKE_CUDA_DEVICE_FILE=" + file,
-                   "FAKE_CUDA_LOG=" + log});
+                  {"FAKE_CUDA_DEVICES=4", "CUDA_VISIBLE_DEVICES=1,0,2,3",
+                   "FAKE_CUDA_DEVICE_FILE=" + file, "FAKE_CUDA_LOG=" + log});
   setenv("FAKE_CUDA_DEVICE_FILE", file.c_str(), 1);  // for NVML; this process's cuInit is done
   T(ReadLine(c) == "ready");
   T(FileCounter(file, 1) == 8 * kMiB && FileCounter(file, 2) == 0);
@@ -341,22 +342,27 @@ int CheckRestoreOnto(const char* self, const std::string& dir, const Nvml& nvml)
   C(cuCheckpointProcessLock(c.pid, &lock));
   C(cuCheckpointProcessCheckpoint(c.pid, &checkpoint));
   T(FileCounter(file, 1) == 0);
-  ck::GpuPair pair;
-  unsigned char old_uuid[16], new_uuid[16];
-  gs_cuda::fake::PhysicalGpuUuid(1, old_uuid);
-  gs_cuda::fake::PhysicalGpuUuid(kGpus, new_uuid);  // names no GPU
-  std::memcpy(pair.old_uuid, old_uuid, 16);
-  std::memcpy(pair.new_uuid, new_uuid, 16);
+  // GPU 1 and 2 trade places; 0 and 3 stay.
+  ck::GpuPair pairs[4];
+  for (int p = 0; p < 4; ++p) {
+    gs_cuda::fake::PhysicalGpuUuid(p, pairs[p].old_uuid);
+    gs_cuda::fake::PhysicalGpuUuid(p == 1 ? 2 : p == 2 ? 1 : p, pairs[p].new_uuid);
+  }
   ck::RestoreArgs restore{};
-  restore.gpu_pairs = &pair;
-  restore.gpu_pairs_count = 1;
+  restore.gpu_pairs = &pairs[1];
+  restore.gpu_pairs_count = 1;  // GPUs 0, 2 and 3 left out
+  E(cuCheckpointProcessRestore(c.pid, &restore), CUDA_ERROR_INVALID_VALUE);
+  restore.gpu_pairs = pairs;
+  restore.gpu_pairs_count = 4;
+  unsigned char kept[16];
+  std::memcpy(kept, pairs[3].new_uuid, 16);
+  gs_cuda::fake::PhysicalGpuUuid(kGpus, pairs[3].new_uuid);  // names no GPU
   E(cuCheckpointProcessRestore(c.pid, &restore), CUDA_ERROR_INVALID_VALUE);
   int state = -1;
   C(cuCheckpointProcessGetState(c.pid, &state));
   T(state == ck::kCheckpointed);
   T(FileCounter(file, 1) == 0 && FileCounter(file, 2) == 0);
-  gs_cuda::fake::PhysicalGpuUuid(2, new_uuid);
-  std::memcpy(pair.new_uuid, new_uuid, 16);
+  std::memcpy(pairs[3].new_uuid, kept, 16);
   C(cuCheckpointProcessRestore(c.pid, &restore));
   T(FileCounter(file, 1) == 0 && FileCounter(file, 2) == 8 * kMiB);
   T(NvmlUsed(nvml, 1) == 0 && NvmlUsed(nvml, 2) == 8 * kMiB);

@@ -53,6 +53,8 @@ TEST_CASE("gpu request: without NVML, indexes stay indexes and UUIDs are lower-c
   CHECK(GpuUuidOf("1") == "");
   CHECK(GpuUuidOf("GPU-ABCDEF00-0000-0000-0000-0000000000FF") ==
         "GPU-abcdef00-0000-0000-0000-0000000000ff");
+  CHECK(GpuIndexList("1,GPU-abcdef00-0000-0000-0000-0000000000ff") ==
+        "1,GPU-abcdef00-0000-0000-0000-0000000000ff");
   CHECK(GpuIndexOf("GPU-abcdef00-0000-0000-0000-0000000000ff") ==
         "GPU-abcdef00-0000-0000-0000-0000000000ff");
 }

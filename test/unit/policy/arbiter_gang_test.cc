@@ -92,10 +92,32 @@ TEST_CASE_FIXTURE(Fixture, "gang: dropped from all its GPUs at once when one tur
   a = arb.Tick(At(20000));
   CHECK(Has(a, Kind::kDrop, 21, kA));
   CHECK(Has(a, Kind::kDrop, 22, kB));
+  // B is drained, but the gang still runs on A: B goes on only with A.
   a = arb.Released(22, kB, eb, At(20010));
+  CHECK(Count(a, Kind::kGrant, 11) == 0);
+  CHECK(arb.Tick(At(25000)).empty());
+  a = arb.Released(21, kA, ea, At(25020));
   CHECK(Count(a, Kind::kGrant, 11) == 1);
-  a = arb.Released(21, kA, ea, At(20020));
-  CHECK(HolderOf(arb, kA, At(20020)) == std::nullopt);
+  CHECK(HolderOf(arb, kA, At(25020)) == std::nullopt);
+}
+
+TEST_CASE_FIXTURE(Fixture, "gang: a rank that ignores its DROP is stopped, and both GPUs go on") {
+  Arbiter arb(options);
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
+  arb.SetGang(2, {kA, kB});
+  arb.AddConn(11, 1, 100);
+  arb.AddConn(21, 2, 200);
+  arb.AddConn(22, 2, 201);
+  arb.Request(21, kA, At(0));
+  auto a = arb.Request(22, kB, At(0));
+  uint64_t eb = EpochOf(a, Kind::kGrant, 22);
+  arb.Request(11, kB, At(100));
+  arb.Tick(At(20000));                    // DROP to both ranks
+  arb.Released(22, kB, eb, At(20010));    // rank 1 drains; rank 0 hangs (a collective?)
+  a = arb.Tick(At(30000));                // rank 0's grace is over
+  CHECK(Count(a, Kind::kStop, 21) == 1);  // the gang's processes are stopped
+  CHECK(Count(a, Kind::kGrant, 11) == 1);  // and B, drained long ago, goes on
 }
 
 TEST_CASE_FIXTURE(Fixture, "gang: a process that goes idle ends the whole gang's turn") {
