@@ -170,8 +170,7 @@ Status CheckGpuRequestAgainst(const std::string& spec, int count, int gpu_count,
 
 Status CheckGpuRequest(const std::string& spec, int count, int gpu_count) {
   const bool names_uuid = spec.find("GPU-") != std::string::npos;
-  return CheckGpuRequestAgainst(spec, count, gpu_count,
-                                names_uuid ? NvmlGpuUuids() : std::nullopt);
+  return CheckGpuRequestAgainst(spec, count, gpu_count, names_uuid ? NvmlGpuUuids() : std::nullopt);
 }
 
 std::string GpuUuidOf(const std::string& entry) {

@@ -6,7 +6,8 @@ namespace gshare {
 
 uint64_t CheckpointCoordinator::Checkpoint(ConnId conn, const Process& process,
                                            uint32_t lock_timeout_ms) {
-  uint64_t seq = service_.Submit(CheckpointOp::kCheckpoint, process.pid, lock_timeout_ms, 0, "", "");
+  uint64_t seq =
+      service_.Submit(CheckpointOp::kCheckpoint, process.pid, lock_timeout_ms, 0, "", "");
   if (seq == 0) return 0;
   calls_[seq] = {conn, process.job, CheckpointOp::kCheckpoint};
   ledger_.SetCheckpointed(conn, true);  // counted as gone, as an eviction, until the reply

@@ -226,8 +226,8 @@ uint64_t CheckpointHelper::Submit(CheckpointOp op, pid_t pid, uint32_t lock_time
                                   uint64_t need_bytes, const std::string& gpu,
                                   const std::string& from_gpu) {
   if (fd_ < 0 || !usable_) return 0;
-  CheckpointRequest q{next_seq_, static_cast<int32_t>(op), pid, lock_timeout_ms, 0, need_bytes,
-                      {},        {}};
+  CheckpointRequest q{next_seq_, static_cast<int32_t>(op), pid, lock_timeout_ms, 0, need_bytes, {},
+                      {}};
   std::memcpy(q.gpu, gpu.data(), std::min(gpu.size(), sizeof q.gpu - 1));
   std::memcpy(q.from_gpu, from_gpu.data(), std::min(from_gpu.size(), sizeof q.from_gpu - 1));
   if (send(fd_, &q, sizeof q, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof q)) return 0;

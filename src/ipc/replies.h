@@ -31,7 +31,9 @@ struct JobIdReply {
   std::string token;
   // kRunRegister of an admitted job: CUDA_VISIBLE_DEVICES for it (the GPUs the queue placed
   // it on); empty: leave the variable as it is.
-  std::string visible;
+  std::string visible{};
+  // With `visible`: GSHARE_DEVICE_COUNT, the devices the application sees (0: unset).
+  int device_count = 0;
   std::string ToJsonText() const;
   static Result<JobIdReply> Parse(const nlohmann::json& j);
 };

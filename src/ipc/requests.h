@@ -27,9 +27,9 @@ inline constexpr int64_t kMaxJobId = INT64_MAX;
 struct JobControlRequest {
   std::string action;  // cancel requeue hold release suspend resume set-priority signal
   std::vector<int64_t> ids;
-  int priority = 0;  // set-priority: within [kMinPriority, kMaxPriority]
-  int signal = 0;    // signal: within [1, NSIG)
-  std::string gpu;   // resume: the GPU (index or UUID) to restore the job onto; "": its own
+  int priority = 0;   // set-priority: within [kMinPriority, kMaxPriority]
+  int signal = 0;     // signal: within [1, NSIG)
+  std::string gpu{};  // resume: the GPU (index or UUID) to restore the job onto; "": its own
   nlohmann::json ToJson() const;
   static Result<JobControlRequest> Parse(const nlohmann::json& j);
 };

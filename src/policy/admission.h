@@ -36,8 +36,8 @@ struct AdmissionJob {
   bool held = false;
   std::optional<double> begin_time;                            // unix seconds
   DependencyState dependencies = DependencyState::kSatisfied;  // evaluated by the caller
-  std::string gpu;   // as requested (comma-separated when several); empty: any GPU
-  int gpus = 1;      // GPUs it uses at once, each a slot that must have room
+  std::string gpu;          // as requested (comma-separated when several); empty: any GPU
+  int gpus = 1;             // GPUs it uses at once, each a slot that must have room
   bool foreground = false;  // a waiting `gshare run`: not bound by max_running
 };
 

@@ -316,8 +316,7 @@ class Arbiter {
   bool GangReady(JobId job, const GpuKey& freed, std::optional<JobId> head) const;
   // Whether `gpu` (`lease`) is reserved against `job` by the first waiting gang `head`: it
   // is one of the head's GPUs and the head comes before `job` in its order.
-  bool Reserved(const GpuKey& gpu, const Lease& lease, JobId job,
-                std::optional<JobId> head) const;
+  bool Reserved(const GpuKey& gpu, const Lease& lease, JobId job, std::optional<JobId> head) const;
   void GrantGang(JobId job, TimePoint now, LeaseActions& out);
   // DROP to the job's other grants of its gang (after one of them ended or was dropped).
   void DropGang(JobId job, TimePoint now, LeaseActions& out);

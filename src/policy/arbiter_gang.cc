@@ -106,9 +106,8 @@ std::optional<JobId> Arbiter::NextGrant(const GpuKey& gpu, const Lease& lease,
     if (options_.can_grant && !options_.can_grant(gpu, job)) continue;
     order.push_back(job);
   }
-  std::sort(order.begin(), order.end(), [&](JobId a, JobId b) {
-    return GrantedBefore(lease, lease.turns, a, b);
-  });
+  std::sort(order.begin(), order.end(),
+            [&](JobId a, JobId b) { return GrantedBefore(lease, lease.turns, a, b); });
   const std::optional<JobId> head = HeadGang();
   for (JobId job : order) {
     if (Reserved(gpu, lease, job, head)) continue;

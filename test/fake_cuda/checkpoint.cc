@@ -97,8 +97,8 @@ void CopyTime(const uint64_t* held) {
 bool PlanMoves(const Request& q, int* moved_to) {
   const int count = GetSettings().physical_devices;
   for (int p = 0; p < kMaxDevices; ++p) moved_to[p] = p;
-  if (q.pair_count != 0 && (GetSettings().devices != count ||
-                            q.pair_count != static_cast<uint32_t>(count))) {
+  if (q.pair_count != 0 &&
+      (GetSettings().devices != count || q.pair_count != static_cast<uint32_t>(count))) {
     return false;
   }
   for (uint32_t i = 0; i < q.pair_count; ++i) {

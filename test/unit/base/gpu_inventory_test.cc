@@ -13,8 +13,7 @@ TEST_CASE("gpu request: --gpus and --gpu lists are checked together") {
   CHECK(CheckGpuRequestAgainst("0,3", 2, 4, none).ok());
   CHECK(CheckGpuRequestAgainst("", 4, 4, none).ok());
   CHECK(CheckGpuRequestAgainst("", 9, 0, none).ok());  // GPUs unknown: any count up to the cap
-  CHECK(CheckGpuRequestAgainst("", 5, 4, none).message() ==
-        "--gpus 5: this machine has 4 GPU(s)");
+  CHECK(CheckGpuRequestAgainst("", 5, 4, none).message() == "--gpus 5: this machine has 4 GPU(s)");
   CHECK(CheckGpuRequestAgainst("", 0, 4, none).message() == "--gpus 0: expected 1..64");
   CHECK(CheckGpuRequestAgainst("1", 2, 4, none).message() ==
         "--gpu \"1\" names 1 GPU(s) but --gpus is 2");
@@ -23,11 +22,10 @@ TEST_CASE("gpu request: --gpus and --gpu lists are checked together") {
   CHECK_FALSE(CheckGpuRequestAgainst("0,", 2, 4, none).ok());
   const std::vector<std::string> listed = {"GPU-0123abcd-4567-89ab-cdef-0123456789ab"};
   CHECK(CheckGpuRequestAgainst("GPU-0123ABCD-4567-89AB-CDEF-0123456789AB,1", 2, 4, listed).ok());
-  CHECK_FALSE(
-      CheckGpuRequestAgainst("GPU-0123abcd-4567-89ab-cdef-0123456789ab,"
-                             "GPU-0123ABCD-4567-89AB-CDEF-0123456789AB",
-                             2, 4, listed)
-          .ok());  // the same GPU twice, spelled in two cases
+  CHECK_FALSE(CheckGpuRequestAgainst("GPU-0123abcd-4567-89ab-cdef-0123456789ab,"
+                                     "GPU-0123ABCD-4567-89AB-CDEF-0123456789AB",
+                                     2, 4, listed)
+                  .ok());  // the same GPU twice, spelled in two cases
   CHECK(SplitGpuList("") == std::vector<std::string>{});
   CHECK(SplitGpuList("2") == std::vector<std::string>{"2"});
   CHECK(SplitGpuList("0,2,") == std::vector<std::string>{"0", "2", ""});

@@ -26,8 +26,8 @@ struct ScriptedService final : CheckpointService {
   bool refuse = false;
   std::string reason = "no driver";
 
-  uint64_t Submit(CheckpointOp op, pid_t pid, uint32_t, uint64_t need_bytes,
-                  const std::string& gpu, const std::string& from_gpu) override {
+  uint64_t Submit(CheckpointOp op, pid_t pid, uint32_t, uint64_t need_bytes, const std::string& gpu,
+                  const std::string& from_gpu) override {
     if (refuse) return 0;
     requests.push_back({op, pid, need_bytes, gpu, from_gpu});
     return requests.size();

@@ -113,10 +113,10 @@ TEST_CASE_FIXTURE(Fixture, "gang: a rank that ignores its DROP is stopped, and b
   auto a = arb.Request(22, kB, At(0));
   uint64_t eb = EpochOf(a, Kind::kGrant, 22);
   arb.Request(11, kB, At(100));
-  arb.Tick(At(20000));                    // DROP to both ranks
-  arb.Released(22, kB, eb, At(20010));    // rank 1 drains; rank 0 hangs (a collective?)
-  a = arb.Tick(At(30000));                // rank 0's grace is over
-  CHECK(Count(a, Kind::kStop, 21) == 1);  // the gang's processes are stopped
+  arb.Tick(At(20000));                     // DROP to both ranks
+  arb.Released(22, kB, eb, At(20010));     // rank 1 drains; rank 0 hangs (a collective?)
+  a = arb.Tick(At(30000));                 // rank 0's grace is over
+  CHECK(Count(a, Kind::kStop, 21) == 1);   // the gang's processes are stopped
   CHECK(Count(a, Kind::kGrant, 11) == 1);  // and B, drained long ago, goes on
 }
 
@@ -138,10 +138,10 @@ TEST_CASE_FIXTURE(Fixture, "gang: a process that goes idle ends the whole gang's
 
 TEST_CASE_FIXTURE(Fixture, "gang: the first gang's GPUs go to nobody behind it") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0), 0);   // holds A
-  arb.AddJob(2, 0, Millis(0), 0);   // gang A+B
-  arb.AddJob(3, 0, Millis(0), 0);   // single on B, same priority
-  arb.AddJob(4, 5, Millis(0), 0);   // single on B, higher priority
+  arb.AddJob(1, 0, Millis(0), 0);  // holds A
+  arb.AddJob(2, 0, Millis(0), 0);  // gang A+B
+  arb.AddJob(3, 0, Millis(0), 0);  // single on B, same priority
+  arb.AddJob(4, 5, Millis(0), 0);  // single on B, higher priority
   arb.SetGang(2, {kA, kB});
   arb.AddConn(11, 1, 100);
   arb.AddConn(21, 2, 200);
@@ -240,8 +240,8 @@ TEST_CASE_FIXTURE(Fixture, "gang: no deadlock or starvation among overlapping ga
     auto rand_ms = [&rng](int lo, int hi) {
       return std::uniform_int_distribution<int>(lo, hi)(rng);
     };
-    std::map<JobId, std::vector<GpuKey>> uses = {
-        {1, {kA, kB}}, {2, {kA, kB}}, {3, {kB, kC}}, {4, {kA}}, {5, {kB}}, {6, {kC}}};
+    std::map<JobId, std::vector<GpuKey>> uses = {{1, {kA, kB}}, {2, {kA, kB}}, {3, {kB, kC}},
+                                                 {4, {kA}},     {5, {kB}},     {6, {kC}}};
     std::vector<SimConn> conns;
     for (const auto& [job, gpus] : uses) {
       arb.AddJob(job, 0, Millis(0), static_cast<uid_t>(job % 3));
@@ -325,8 +325,8 @@ TEST_CASE_FIXTURE(Fixture, "gang: no deadlock or starvation among overlapping ga
     // GPUs' rounds and the reservation of the gang ahead of it.
     CHECK(max_wait_ms < 6 * 60 * 1000);
     MESSAGE("seed " << seed << ": longest wait " << max_wait_ms << " ms, grants " << grants[1]
-                    << "/" << grants[2] << "/" << grants[3] << "/" << grants[4] << "/"
-                    << grants[5] << "/" << grants[6]);
+                    << "/" << grants[2] << "/" << grants[3] << "/" << grants[4] << "/" << grants[5]
+                    << "/" << grants[6]);
   }
 }
 

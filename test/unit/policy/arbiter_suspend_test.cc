@@ -155,7 +155,7 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: a connection withdrawn from a GPU no longer
   CHECK(arb.Withdraw(21, kGpu, At(20)).empty());
   CHECK_FALSE(arb.NextWaiter(kGpu).has_value());
   CHECK(arb.Usage(2, At(30)).wait_seconds == doctest::Approx(0.01));  // 10 ms, then no more
-  CHECK(arb.Tick(At(40000)).empty());  // nobody waits: no DROP for the holder
+  CHECK(arb.Tick(At(40000)).empty());                // nobody waits: no DROP for the holder
   CHECK(arb.Withdraw(11, kGpu, At(40001)).empty());  // a holder is not withdrawn
   CHECK(arb.Holder(kGpu) == JobId{1});
   // The withdrawn connection asks on another GPU and gets it.
