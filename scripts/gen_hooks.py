@@ -57,8 +57,6 @@ OTHER = [
     ("CTXDESTROY", "cuCtxDestroy_v2"),
     ("MEMINFO", "cuMemGetInfo_v2"),
     ("TOTALMEM", "cuDeviceTotalMem_v2"),
-    ("DEVCOUNT", "cuDeviceGetCount"),
-    ("DEVGET", "cuDeviceGet"),
     ("ADDRRANGE", "cuMemGetAddressRange_v2"),
     ("SYNC", "cuCtxSynchronize"),
     ("SYNC", "cuCtxSynchronize_v2"),  # CUDA 13: the runtime's cudaDeviceSynchronize

@@ -8,7 +8,6 @@
 #include "memory/alloc_table.h"
 #include "hooks/census.h"
 #include "hooks/context_registry.h"
-#include "hooks/device_limit.h"
 #include "lease/inflight_window.h"
 #include "hooks/hook_decls.h"
 #include "lease/lease_client.h"
@@ -333,25 +332,6 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
       ::gshare::shim::VirtualMemInfo(gs_dev, free, total);                         \
     }                                                                              \
     return r;                                                                      \
-  }
-
-// The devices the application sees (device_limit.h).
-#define GS_HOOK_DEVCOUNT(name, params, args)                                        \
-  GS_EXPORT CUresult name params noexcept {                                         \
-    GS_REAL(name, params);                                                          \
-    CUresult r = gs_real_fn args;                                                   \
-    const int gs_limit = ::gshare::shim::DeviceLimit();                             \
-    if (r == CUDA_SUCCESS && count != nullptr && gs_limit > 0 && *count > gs_limit) \
-      *count = gs_limit;                                                            \
-    return r;                                                                       \
-  }
-
-#define GS_HOOK_DEVGET(name, params, args)                                     \
-  GS_EXPORT CUresult name params noexcept {                                    \
-    GS_REAL(name, params);                                                     \
-    const int gs_limit = ::gshare::shim::DeviceLimit();                        \
-    if (gs_limit > 0 && ordinal >= gs_limit) return CUDA_ERROR_INVALID_DEVICE; \
-    return gs_real_fn args;                                                    \
   }
 
 #define GS_HOOK_TOTALMEM(name, params, args)                                               \

@@ -40,19 +40,15 @@ int Fail(const std::string& message) {
 }
 
 // Blocks until the daemon admits pending job `job_id` (kRunAdmitted), whose CUDA_VISIBLE_DEVICES
-// goes to `visible` ("" to leave it) and GSHARE_DEVICE_COUNT to `device_count` (0: unset).
-// Returns 0 when admitted, else the exit status: 143 when the job was cancelled, 125 when the
-// daemon went away.
-int WaitForAdmission(int fd, int64_t job_id, std::string* visible, int* device_count) {
+// goes to `visible` ("" to leave it). Returns 0 when admitted, else the exit status: 143 when
+// the job was cancelled, 125 when the daemon went away.
+int WaitForAdmission(int fd, int64_t job_id, std::string* visible) {
   spdlog::info("job {} pending; waiting for its dependencies, begin time or release", job_id);
   Result<Frame> frame = ReadFrame(fd, proto::kMaxReplyPayload);
   if (frame.ok() && frame->type == proto::MsgType::kRunAdmitted) {
     json admitted = json::parse(frame->payload, nullptr, false);
     if (admitted.is_object() && admitted.value("visible", json()).is_string()) {
       *visible = admitted.at("visible").get<std::string>();
-    }
-    if (admitted.is_object() && admitted.value("device_count", json()).is_number_integer()) {
-      *device_count = admitted.at("device_count").get<int>();
     }
     return 0;
   }
@@ -115,7 +111,6 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
   int fd = -1;
   int64_t job_id = 0;
   std::string visible = record->gpu;  // without a daemon, the GPUs named, if any
-  int device_count = 0;
   std::string serving = ctx->socket_path;
   auto conn = ConnectToDaemon(*ctx, &serving);
   spec.set_env.push_back({"GSHARE_SOCKET", serving});  // the socket that answered
@@ -140,9 +135,8 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     }
     job_id = registered->job_id;
     visible = registered->visible;
-    device_count = registered->device_count;
     if (!registered->admitted) {
-      int status = WaitForAdmission(fd, job_id, &visible, &device_count);
+      int status = WaitForAdmission(fd, job_id, &visible);
       if (status != 0) {
         close(fd);
         return status;
@@ -153,9 +147,6 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     spec.set_env.push_back({"GSHARE_JOB_TOKEN", registered->token});
   }
   if (!visible.empty()) spec.set_env.push_back({"CUDA_VISIBLE_DEVICES", visible});
-  if (device_count > 0) {
-    spec.set_env.push_back({"GSHARE_DEVICE_COUNT", std::to_string(device_count)});
-  }
   if (fd < 0) spec.set_env.push_back({"GSHARE_QUIET", "1"});
   if (!record->output.empty()) {
     spec.output_path =

@@ -277,17 +277,9 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   void Activate(JobRecord record, const std::string& slot);
   Status SpawnSupervisor(JobRecord& record);
   std::map<std::string, int> RunningPerSlot() const;
-  // Several GPUs (daemon_placement.cc). What job `r`, placed on `slot`, sees: its
-  // CUDA_VISIBLE_DEVICES ("" to leave the variable alone: one GPU, none named) and
-  // GSHARE_DEVICE_COUNT (0: unset). A --memory checkpoint job sees every GPU, its own first,
-  // and the shim shows the application only its own (shim/hooks/device_limit.h): the driver
-  // restores a process onto another GPU only when the process sees every GPU, so such a job
-  // can move (MoveJob).
-  struct JobDevices {
-    std::string visible;
-    int count = 0;
-  };
-  JobDevices DevicesOf(const JobRecord& r, const std::string& slot) const;
+  // Several GPUs (daemon_placement.cc). CUDA_VISIBLE_DEVICES of a job that asked for `gpu`
+  // and was placed on `slot` ("" to leave the variable alone: one GPU, none named).
+  std::string VisibleDevicesOf(const std::string& gpu, const std::string& slot) const;
   // A job of several GPUs gets a gang lease on them (Arbiter::SetGang), named by NVML's UUIDs.
   void SetGang(const JobRecord& record);
   // Fair share between users (daemon_fairness.cc): each user's jobs counted toward

@@ -2,30 +2,14 @@
 // a job that uses several at once; see daemon.h.
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-
 #include "base/gpu_inventory.h"
 #include "daemon/daemon.h"
 
 namespace gshare {
 
-Daemon::JobDevices Daemon::DevicesOf(const JobRecord& r, const std::string& slot) const {
-  JobDevices d;
-  if (r.gpu.empty() && gpu_count_ <= 1) return d;
-  d.visible = VisibleDevices(slot.empty() ? r.gpu : slot);
-  const std::string& engine = r.memory.empty() ? options_.config.memory.engine : r.memory;
-  const auto& all = NvmlGpuUuids();
-  if (engine != "checkpoint" || !all || all->size() < 2) return d;
-  const std::vector<std::string> own = SplitGpuList(d.visible);
-  for (const std::string& u : own) {
-    if (!IsGpuUuidForm(u)) return d;  // a GPU NVML does not list: as it is
-  }
-  d.count = static_cast<int>(own.size());
-  for (const std::string& u : *all) {
-    const std::string lower = GpuUuidOf(u);
-    if (std::find(own.begin(), own.end(), lower) == own.end()) d.visible += "," + lower;
-  }
-  return d;
+std::string Daemon::VisibleDevicesOf(const std::string& gpu, const std::string& slot) const {
+  if (gpu.empty() && gpu_count_ <= 1) return "";
+  return VisibleDevices(slot.empty() ? gpu : slot);
 }
 
 void Daemon::SetGang(const JobRecord& record) {
@@ -70,12 +54,13 @@ Status Daemon::MoveJob(ActiveJob& job, const std::string& to_gpu) {
   // The driver restores a process onto another GPU only when the process sees every GPU of
   // the machine (CUDA error 1 otherwise, driver 580), so a job that may move is one that
   // sees them all: --gpus with the machine's count.
-  const size_t sees = SplitGpuList(DevicesOf(job.record, job.record.slot).visible).size();
-  if (static_cast<int>(sees) < gpu_count_) {
-    return Status::Error(JobName(id) + " sees " + std::to_string(sees) + " of the " +
+  const std::vector<std::string> sees = SplitGpuList(job.record.slot);
+  if (static_cast<int>(sees.size()) < gpu_count_) {
+    return Status::Error(JobName(id) + " sees " + std::to_string(sees.size()) + " of the " +
                          std::to_string(gpu_count_) +
-                         " GPUs, and the driver restores a process onto another GPU only "
-                         "when it sees them all: a job run with --memory checkpoint does");
+                         " GPUs, and the driver restores a process only onto a GPU it sees "
+                         "when it sees them all: submit it with --gpus " +
+                         std::to_string(gpu_count_) + " to move it");
   }
   if (job.suspension != ActiveJob::Suspension::kStopped) {
     return Status::Error(JobName(id) +
@@ -121,12 +106,6 @@ Status Daemon::MoveJob(ActiveJob& job, const std::string& to_gpu) {
     }
     if (!renamed) c.moved[from] = to;
     spdlog::info("{}: pid {} moves from {} to {}", JobName(id), c.pid, from, to);
-  }
-  if (job.record.gpus == 1 && !moves.empty()) {
-    JobRecord r = job.record;  // it counts on its new GPU for placement from now on
-    r.slot = GpuIndexOf(to);
-    if (Status st = SaveRecord(r); !st.ok()) return st;
-    job.record = std::move(r);
   }
   return Status::Ok();
 }

@@ -135,8 +135,7 @@ void Daemon::OnRunRegister(Connection& c, const json& req) {
   }
   std::string slot =
       JoinSlots(ChooseSlots(GpuIndexList(r.gpu), r.gpus, RunningPerSlot(), gpu_count_));
-  const JobDevices devices = DevicesOf(r, slot);
-  JobIdReply reply{r.id, true, false, r.token, devices.visible, devices.count};
+  JobIdReply reply{r.id, true, false, r.token, VisibleDevicesOf(r.gpu, slot)};
   Activate(std::move(r), slot);
   Reply(c, reply.ToJsonText());
 }
@@ -201,9 +200,8 @@ void Daemon::Admission() {
       json admitted{{"job_id", start.id}};
       auto active = jobs_.find(start.id);
       if (active != jobs_.end()) {
-        const JobDevices devices = DevicesOf(active->second->record, start.slot);
-        if (!devices.visible.empty()) admitted["visible"] = devices.visible;
-        if (devices.count > 0) admitted["device_count"] = devices.count;
+        std::string visible = VisibleDevicesOf(active->second->record.gpu, start.slot);
+        if (!visible.empty()) admitted["visible"] = visible;
       }
       std::string frame = EncodeFrame(proto::MsgType::kRunAdmitted, ToJsonText(admitted));
       if (!Send(*c, frame)) spdlog::warn("job {}: cannot reach its gshare run", start.id);
@@ -314,9 +312,8 @@ void Daemon::OnRunAttach(Connection& c, const json& req) {
                {"GSHARE_JOB_TOKEN", r.token}};
   for (const auto& [name, value] : LeaseEnv(options_.config.scheduler)) set_env[name] = value;
   set_env["GSHARE_MEMORY"] = r.memory.empty() ? options_.config.memory.engine : r.memory;
-  const JobDevices devices = DevicesOf(r, r.slot);
-  if (!devices.visible.empty()) set_env["CUDA_VISIBLE_DEVICES"] = devices.visible;
-  if (devices.count > 0) set_env["GSHARE_DEVICE_COUNT"] = std::to_string(devices.count);
+  if (std::string visible = VisibleDevicesOf(r.gpu, r.slot); !visible.empty())
+    set_env["CUDA_VISIBLE_DEVICES"] = visible;
   for (const auto& [name, value] : SharingEnvDefaults(
            [&payload](const std::string& name) { return EnvListHas(payload->env, name); })) {
     set_env[name] = value;

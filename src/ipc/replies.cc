@@ -1,6 +1,5 @@
 #include "ipc/replies.h"
 
-#include "base/gpu_inventory.h"
 #include "ipc/job_json.h"
 #include "ipc/json_fields.h"
 #include "ipc/requests.h"
@@ -30,7 +29,6 @@ std::string JobIdReply::ToJsonText() const {
   if (existing) j["existing"] = true;
   if (!token.empty()) j["token"] = token;
   if (!visible.empty()) j["visible"] = visible;
-  if (device_count > 0) j["device_count"] = device_count;
   return gshare::ToJsonText(j);
 }
 
@@ -51,11 +49,6 @@ Result<JobIdReply> JobIdReply::Parse(const json& j) {
     Result<std::string> v = StringField(j, key);
     if (!v.ok()) return v.status();
     *field = std::move(v.value());
-  }
-  if (j.contains("device_count")) {
-    Result<int64_t> n = IntField(j, "device_count", 1, kMaxJobGpus);
-    if (!n.ok()) return n.status();
-    r.device_count = static_cast<int>(n.value());
   }
   return r;
 }

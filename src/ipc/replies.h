@@ -28,12 +28,10 @@ struct JobIdReply {
   bool admitted = true;   // kRunRegister: false while the job waits in the queue
   bool existing = false;  // kSubmit: the submission key named a job made before
   // kRunRegister: the job's token (base/job_token.h), for GSHARE_JOB_TOKEN; else empty.
-  std::string token;
+  std::string token{};
   // kRunRegister of an admitted job: CUDA_VISIBLE_DEVICES for it (the GPUs the queue placed
   // it on); empty: leave the variable as it is.
   std::string visible{};
-  // With `visible`: GSHARE_DEVICE_COUNT, the devices the application sees (0: unset).
-  int device_count = 0;
   std::string ToJsonText() const;
   static Result<JobIdReply> Parse(const nlohmann::json& j);
 };

@@ -16,10 +16,10 @@
 #           GPUs each DDP job used (ddp_devices.txt). ddp_overlap (an observation, not a pass
 #           criterion): whether some snapshot shows both DDP jobs among the GPUs' `holding`
 #           jobs (allowed in shared mode, never on one GPU in exclusive mode).
-#   move:   S3 (mem_train.py, seed 5) bare on GPU 0; then submitted with --gpu 0 --memory
-#           checkpoint (such a job sees every GPU, its own first, because the driver restores a
-#           process onto another GPU only then; the shim shows it only its own); after
-#           MOVE_AT_STEP steps `gshare suspend`, wait until SUSPENDED with a
+#   move:   S3 (mem_train.py, seed 5) bare on GPU 0; then submitted with --gpus 2 --memory
+#           checkpoint (it sees both GPUs and computes on its device 0, GPU 0: the driver
+#           restores a process onto another GPU only when it sees every GPU); after MOVE_AT_STEP
+#           steps `gshare suspend`, wait until SUSPENDED with a
 #           checkpoint, `gshare resume --gpu 1`; nvidia-smi's compute apps once a second
 #           (move_apps.txt) give the GPU of the job's processes (GSHARE_JOB_ID in their
 #           environment; else the GPU whose lease it holds in status --json); losses compared.
@@ -247,7 +247,7 @@ if [[ $steps_run == *" move "* ]]; then
   CUDA_VISIBLE_DEVICES=0 bounded "$tmo" "${cmd[@]}" >"$out/bare_s3.out" 2>"$out/bare_s3.err" ||
     say "bare s3 failed"
   ensure_daemon || exit 1
-  submit s3 --gpu 0 --memory checkpoint
+  submit s3 --gpus 2 --memory checkpoint
   id=$sub_id
   v_move=DIFFER moved_to=none
   if [[ -n $id ]]; then

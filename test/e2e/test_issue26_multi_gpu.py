@@ -8,11 +8,11 @@
     at once (it starts no kernel while another job runs on either) and holds both until it
     has drained both (no other job runs on GPU 0 while it still runs on GPU 1), and every
     job ends (no deadlock);
-  - move: a `--memory checkpoint` job (it sees every GPU, its own first, as the driver needs
-    to restore it elsewhere, while the shim shows the application only its own), suspended
-    on GPU 0 and resumed with `--gpu 2`, finishes bit-exact, its kernels and device memory on
-    physical GPU 2 from then on; `resume --gpu` naming no GPU, or of a job that sees one GPU
-    (another engine), fails with one line and leaves the job suspended;
+  - move: a `--memory checkpoint` job that sees every GPU (`--gpus 4`; the driver restores a
+    process onto another GPU only then), suspended on GPU 0 and resumed with `--gpu 2`,
+    finishes bit-exact, its kernels and device memory on physical GPU 2 from then on;
+    `resume --gpu` naming no GPU, or of a job that sees one GPU, fails with one line and
+    leaves the job suspended;
   - bad GPU requests (`--gpus 5`, `--gpu 0,0`, `--gpu 7`, `--gpus 2 --gpu 1`, ...) fail with one
     line and the usage exit status, and start nothing;
   - a GPU named by its UUID is the same GPU as by its index: the job sees it, it counts toward
@@ -186,7 +186,7 @@ class MultiGpuTest(TestCase):
 
     def test_resume_moves_a_checkpointed_job_to_another_gpu(self):
         h = self.checkpoint_harness()
-        a, job_id, pid = self.suspended_on_gpu0(h, ["--gpu", "0", "--memory", "checkpoint"])
+        a, job_id, pid = self.suspended_on_gpu0(h, ["--gpus", str(GPUS)])
         before = h.ops("K", pid)
         self.assertEqual({k.dev for k in before}, {0})
         # Refused by the daemon (an action that failed: 1), the job stays as it was.
@@ -202,7 +202,6 @@ class MultiGpuTest(TestCase):
         after = h.ops("K", pid)[len(before):]
         self.assertEqual(len(after) + len(before), CYCLES)
         self.assertEqual({k.dev for k in after}, {2}, "kernels after the move")
-        self.assertEqual(h.queue_jobs()[job_id]["slot"], "2")
         self.assertEqual([used(d) for d in range(GPUS)], [0] * GPUS)
         log = self.daemon_log(h)
         self.assertRegex(log, r"pid %d moves from %s to %s" % (pid, uuid_of(0), uuid_of(2)))
@@ -247,31 +246,18 @@ class MultiGpuTest(TestCase):
 
     def test_resume_onto_a_gpu_named_by_uuid(self):
         h = self.checkpoint_harness()
-        a, job_id, pid = self.suspended_on_gpu0(h, ["--gpu", "0", "--memory", "checkpoint"])
+        a, job_id, pid = self.suspended_on_gpu0(h, ["--gpus", str(GPUS)])
         n = len(h.ops("K", pid))
         r = h.gshare("resume", str(job_id), "--gpu", uuid_of(3))
         self.assertEqual((r.returncode, r.stderr), (0, ""))
         self.assert_exact(h, a)
         self.assertEqual({k.dev for k in h.ops("K", pid)[n:]}, {3})
 
-    def test_a_checkpoint_job_sees_every_gpu_and_shows_its_own(self):
-        h = self.checkpoint_harness()
-        r = h.gshare("run", "--gpu", "1", "--memory", "checkpoint", "--", "sh", "-c",
-                     'echo "visible $CUDA_VISIBLE_DEVICES count $GSHARE_DEVICE_COUNT"; '
-                     '"$0" --device 0 --kernels 1; "$0" --device 1 --kernels 1', FAKE_APP)
-        order = ",".join(uuid_of(p) for p in (1, 0, 2, 3))
-        self.assertIn("visible %s count 1" % order, r.stdout)
-        self.assertIn("fake_app: device 0 uuid %s" % uuid_of(1), r.stdout)
-        self.assertIn("fake_app: error DeviceGet 101", r.stdout + r.stderr)  # hidden
-        r = h.gshare("run", "--gpu", "1", "--", "sh", "-c",
-                     'echo "visible $CUDA_VISIBLE_DEVICES count ${GSHARE_DEVICE_COUNT:-none}"')
-        self.assertIn("visible %s count none" % uuid_of(1), r.stdout)  # swap: its GPU only
-
     def test_resume_refuses_to_move_a_job_that_sees_one_gpu(self):
         # The driver would refuse the restore (CUDA error 1) and the job would be lost: the
         # daemon refuses the move first, and the job resumes where it was.
         h = self.checkpoint_harness()
-        a, job_id, pid = self.suspended_on_gpu0(h, ["--gpu", "0", "--memory", "swap"])
+        a, job_id, pid = self.suspended_on_gpu0(h, ["--gpu", "0"])
         h.assert_error_line(h.gshare("resume", str(job_id), "--gpu", "2"), 1,
                             "sees 1 of the 4 GPUs")
         self.assertEqual(h.queue_jobs()[job_id]["state"], "SUSPENDED")
@@ -297,11 +283,11 @@ class MultiGpuTest(TestCase):
             return int.from_bytes(f.read(8), "little")
 
     def suspended_on_gpu0(self, h, gpus):
-        """Starts job a (options `gpus`, which put its device 0 on GPU 0 and choose its engine;
+        """Starts job a (options `gpus`, which put its device 0 on GPU 0; --memory checkpoint;
         a bit-exact swap check of CYCLES kernels), lets it run 5 kernels and suspends it;
         returns (Job, id, pid) once it is checkpointed and stopped."""
         a = h.start_fake(["--kernels", 0, "--swap-check", 40 * MIB, "--cycles", CYCLES,
-                          "--gap-ms", 20], gpus, name="a")
+                          "--gap-ms", 20], gpus + ["--memory", "checkpoint"], name="a")
         pid = a.child_pid()
         h.wait_kernels(pid, 5)
         job_id = h.job_record(lambda j: j.get("name") == "a")["id"]

@@ -231,8 +231,6 @@ extern "C" {
 #define FAKE_GATE_CTXDESTROY(name, params, args)
 #define FAKE_GATE_MEMINFO(name, params, args)
 #define FAKE_GATE_TOTALMEM(name, params, args)
-#define FAKE_GATE_DEVCOUNT(name, params, args)
-#define FAKE_GATE_DEVGET(name, params, args)
 #define FAKE_GATE_ADDRRANGE(name, params, args)
 #define FAKE_GATE_SYNC(name, params, args)
 #define FAKE_GATE_QUERY(name, params, args)
