@@ -193,7 +193,7 @@ void AddResumeCommand(CLI::App& sub, const GlobalOptions& global, Handler* handl
   sub.footer(
       "Example:\n  gshare resume 12     # SUSPENDED -> RUNNING: continued; its GPU state comes\n"
       "                       # back when it next gets the GPU\n"
-      "  gshare resume 12 --gpu 1   # ... onto GPU 1 (once `gshare status 12` says stopped)");
+      "  gshare resume 12 --gpu 1   # ... onto GPU 1, once checkpointed (docs/cli.md)");
   *handler = [opt, gpu, &global]() {
     JobControlRequest request{"resume", opt->ids};
     request.gpu = *gpu;

@@ -63,10 +63,8 @@ Status Daemon::MoveJob(ActiveJob& job, const std::string& to_gpu) {
                          std::to_string(gpu_count_) + " to move it");
   }
   if (job.suspension != ActiveJob::Suspension::kStopped) {
-    return Status::Error(JobName(id) +
-                         " is still being checkpointed; resume --gpu once `gshare "
-                         "status " +
-                         std::to_string(id) + "` shows it stopped");
+    return Status::Error(JobName(id) + " is still being checkpointed; resume --gpu once `gshare " +
+                         "status " + std::to_string(id) + " --json` shows memory.checkpointed");
   }
   std::vector<std::pair<ConnId, GpuKey>> moves;
   for (ConnId cid : job.shims) {
