@@ -277,6 +277,9 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   void Activate(JobRecord record, const std::string& slot);
   Status SpawnSupervisor(JobRecord& record);
   std::map<std::string, int> RunningPerSlot() const;
+  // Device bytes the active jobs hold on each GPU slot ("0"..), from the memory ledger; GPUs
+  // NVML does not name are left out (daemon_placement.cc).
+  std::map<std::string, uint64_t> AllocatedPerSlot() const;
   // Several GPUs (daemon_placement.cc). CUDA_VISIBLE_DEVICES of a job that asked for `gpu`
   // and was placed on `slot` ("" to leave the variable alone: one GPU, none named).
   std::string VisibleDevicesOf(const std::string& gpu, const std::string& slot) const;

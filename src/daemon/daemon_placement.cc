@@ -12,6 +12,20 @@ std::string Daemon::VisibleDevicesOf(const std::string& gpu, const std::string& 
   return VisibleDevices(slot.empty() ? gpu : slot);
 }
 
+std::map<std::string, uint64_t> Daemon::AllocatedPerSlot() const {
+  std::map<std::string, uint64_t> bytes;
+  if (gpu_count_ <= 1) return bytes;
+  for (int i = 0; i < gpu_count_; ++i) {
+    const std::string slot = std::to_string(i);
+    const GpuKey gpu = GpuUuidOf(slot);
+    if (gpu.empty()) continue;
+    for (const auto& [id, job] : jobs_) {
+      if (!job->ended) bytes[slot] += ledger_.Totals(static_cast<JobId>(id), gpu).allocated;
+    }
+  }
+  return bytes;
+}
+
 void Daemon::SetGang(const JobRecord& record) {
   if (record.gpus < 2) return;
   std::vector<GpuKey> keys;

@@ -133,8 +133,8 @@ void Daemon::OnRunRegister(Connection& c, const json& req) {
     queue_->Add(r);
     return Reply(c, JobIdReply{r.id, false, false, r.token}.ToJsonText());
   }
-  std::string slot =
-      JoinSlots(ChooseSlots(GpuIndexList(r.gpu), r.gpus, RunningPerSlot(), gpu_count_));
+  std::string slot = JoinSlots(
+      ChooseSlots(GpuIndexList(r.gpu), r.gpus, RunningPerSlot(), gpu_count_, AllocatedPerSlot()));
   JobIdReply reply{r.id, true, false, r.token, VisibleDevicesOf(r.gpu, slot)};
   Activate(std::move(r), slot);
   Reply(c, reply.ToJsonText());
@@ -187,7 +187,7 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
 
 void Daemon::Admission() {
   AdmissionLimits limits{gpu_count_, options_.config.queue.max_running,
-                         options_.config.queue.max_running_per_user};
+                         options_.config.queue.max_running_per_user, AllocatedPerSlot()};
   for (const BatchQueue::Start& start : queue_->Admit(RunningPerSlot(), limits, RunningPerUser())) {
     std::optional<JobRecord> r = queue_->Remove(start.id);
     if (!r) continue;

@@ -1,24 +1,30 @@
 #include "policy/admission.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "base/gpu_inventory.h"
 
 namespace gshare {
 
 std::vector<std::string> ChooseSlots(const std::string& gpu, int count,
-                                     const std::map<std::string, int>& running, int gpu_count) {
+                                     const std::map<std::string, int>& running, int gpu_count,
+                                     const std::map<std::string, uint64_t>& allocated) {
   if (!gpu.empty()) return SplitGpuList(gpu);
-  std::vector<std::pair<int, int>> load;  // (jobs running, index)
+  std::vector<std::tuple<int, uint64_t, int>> load;  // (jobs running, bytes held, index)
   for (int i = 0; i < std::max(1, gpu_count); ++i) {
-    auto it = running.find(std::to_string(i));
-    load.emplace_back(it == running.end() ? 0 : it->second, i);
+    const std::string slot = std::to_string(i);
+    auto jobs = running.find(slot);
+    auto bytes = allocated.find(slot);
+    load.emplace_back(jobs == running.end() ? 0 : jobs->second,
+                      bytes == allocated.end() ? 0 : bytes->second, i);
   }
   std::sort(load.begin(), load.end());
   load.resize(std::min<size_t>(load.size(), static_cast<size_t>(std::max(1, count))));
-  std::sort(load.begin(), load.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  std::sort(load.begin(), load.end(),
+            [](const auto& a, const auto& b) { return std::get<2>(a) < std::get<2>(b); });
   std::vector<std::string> slots;
-  for (const auto& [jobs, index] : load) slots.push_back(std::to_string(index));
+  for (const auto& l : load) slots.push_back(std::to_string(std::get<2>(l)));
   return slots;
 }
 
@@ -62,7 +68,8 @@ AdmissionResult Admit(const std::vector<AdmissionJob>& pending, std::map<std::st
     } else if (all_full && job.gpu.empty() && !job.foreground) {
       reason = kReasonPriority;  // someone_blocked already holds
     } else {
-      std::vector<std::string> slots = ChooseSlots(job.gpu, job.gpus, running, limits.gpu_count);
+      std::vector<std::string> slots =
+          ChooseSlots(job.gpu, job.gpus, running, limits.gpu_count, limits.allocated);
       bool room = true;
       for (const std::string& slot : slots) room = room && running[slot] < max_running;
       if (job.foreground || room) {

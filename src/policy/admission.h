@@ -45,6 +45,9 @@ struct AdmissionLimits {
   int gpu_count = 1;             // GPUs of the machine, slots "0".."gpu_count-1" (at least 1)
   int max_running = 2;           // jobs per GPU slot (at least 1)
   int max_running_per_user = 0;  // jobs per user over all slots; 0: no limit
+  // Device bytes the jobs on each slot hold now (the memory ledger's), placement's second
+  // key; a slot missing: 0.
+  std::map<std::string, uint64_t> allocated{};
 };
 
 // What admission knows of each user: jobs running now, and when a job of theirs last started.
@@ -66,10 +69,13 @@ struct AdmissionResult {
 };
 
 // Slots for a job requesting `gpu` (--gpu) and `count` GPUs: the requested ones, or for ""
-// the `count` least loaded of "0".."gpu_count-1" (lowest index on ties), in index order.
-// `running` counts jobs per slot.
+// the `count` best of "0".."gpu_count-1" by (jobs running there, fewest first; device bytes
+// held there, `allocated`, fewest first; index), in index order: the job goes where the
+// fewest jobs take turns with it, and among those where the most memory is free, so its
+// first turn needs the least eviction. `running` counts jobs per slot.
 std::vector<std::string> ChooseSlots(const std::string& gpu, int count,
-                                     const std::map<std::string, int>& running, int gpu_count);
+                                     const std::map<std::string, int>& running, int gpu_count,
+                                     const std::map<std::string, uint64_t>& allocated = {});
 
 // "0,2" from {"0", "2"}: the slot text of a job (JobRecord::slot).
 std::string JoinSlots(const std::vector<std::string>& slots);

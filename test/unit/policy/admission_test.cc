@@ -58,6 +58,11 @@ TEST_CASE("Admission places a multi-GPU job on its least loaded GPUs, all with r
   CHECK(ChooseSlots("", 3, {}, 4) == Slots{"0", "1", "2"});
   CHECK(ChooseSlots("", 5, {}, 2) == Slots{"0", "1"});  // never more than there are
   CHECK(ChooseSlots("2,0", 2, {}, 4) == Slots{"2", "0"});
+  // As many jobs on each: the GPUs whose jobs hold the least memory.
+  const std::map<std::string, uint64_t> bytes = {{"0", 40}, {"1", 10}, {"2", 30}};
+  CHECK(ChooseSlots("", 1, {{"0", 1}, {"1", 1}, {"2", 1}}, 3, bytes) == Slots{"1"});
+  CHECK(ChooseSlots("", 2, {{"0", 1}, {"1", 1}, {"2", 1}}, 3, bytes) == Slots{"1", "2"});
+  CHECK(ChooseSlots("", 1, {{"0", 1}, {"1", 2}, {"2", 1}}, 3, bytes) == Slots{"2"});  // jobs first
   CHECK(JoinSlots({"1", "3"}) == "1,3");
   AdmissionJob pair = Pending(1);
   pair.gpus = 2;
