@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "check_child.h"
 #include "fake_vmm_check.h"  // the check macros
 #include "gshare/cuda_checkpoint.h"
 #include "physical_gpus.h"
@@ -106,52 +107,9 @@ int ChildHold() {
 
 // --- the parent's side ---
 
-struct Child {
-  pid_t pid = -1;
-  int in = -1, out = -1;
-};
-
-// Starts `self --child mode` with env before this process's environment (env wins).
-Child Spawn(const char* self, const char* mode, const std::vector<std::string>& env) {
-  std::vector<char*> envp;
-  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
-  envp.push_back(nullptr);
-  const char* argv[] = {self, "--child", mode, nullptr};
-  int to[2], from[2];
-  Child c;
-  if (pipe(to) != 0 || pipe(from) != 0) return c;
-  std::fflush(stdout);
-  c.pid = fork();
-  if (c.pid == 0) {
-    dup2(to[0], 0);
-    dup2(from[1], 1);
-    close(to[0]), close(to[1]), close(from[0]), close(from[1]);
-    execve(self, const_cast<char**>(argv), envp.data());
-    _exit(127);
-  }
-  close(to[0]);
-  close(from[1]);
-  c.in = to[1];
-  c.out = from[0];
-  return c;
-}
-
-std::string ReadLine(const Child& c) {
-  std::string line;
-  char ch;
-  while (read(c.out, &ch, 1) == 1 && ch != '\n') line += ch;
-  return line;
-}
-
-// Closes stdin, waits; the exit status or -1.
-int Finish(Child& c) {
-  close(c.in);
-  int status = 0;
-  bool ok = waitpid(c.pid, &status, 0) == c.pid;
-  close(c.out);
-  return ok && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+using fake_check::Child;
+using fake_check::Finish;
+using fake_check::ReadLine;
 
 std::string ReadFile(const std::string& path) {
   std::string s;
@@ -198,7 +156,7 @@ int CheckVisible(const char* self) {
   for (const Case& k : cases) {
     std::vector<std::string> env = {"FAKE_CUDA_DEVICES=4"};
     if (k.visible != "-") env.push_back("CUDA_VISIBLE_DEVICES=" + k.visible);
-    Child c = Spawn(self, "list", env);
+    Child c = fake_check::Spawn(self, {"list"}, env);
     std::string got = ReadLine(c), past = ReadLine(c);
     int rc = Finish(c);
     bool init_ok = k.want.rfind("init 0", 0) == 0;
@@ -237,8 +195,8 @@ std::vector<std::string> KernelDevices(const std::string& log, pid_t pid) {
 
 int CheckLog(const char* self, const std::string& dir) {
   const std::string log = dir + "/log.txt";
-  Child c = Spawn(self, "log",
-                  {"FAKE_CUDA_DEVICES=4", "CUDA_VISIBLE_DEVICES=2,0", "FAKE_CUDA_LOG=" + log});
+  Child c = fake_check::Spawn(
+      self, {"log"}, {"FAKE_CUDA_DEVICES=4", "CUDA_VISIBLE_DEVICES=2,0", "FAKE_CUDA_LOG=" + log});
   pid_t pid = c.pid;
   T(Finish(c) == 0);
   std::vector<std::string> devs = KernelDevices(ReadFile(log), pid);
@@ -329,9 +287,9 @@ int CheckNvml(const Nvml& n) {
 // leave a GPU out, or name no GPU, are refused and the process stays checkpointed.
 int CheckRestoreOnto(const char* self, const std::string& dir, const Nvml& nvml) {
   const std::string file = dir + "/devices", log = dir + "/restore.log";
-  Child c = Spawn(self, "hold",
-                  {"FAKE_CUDA_DEVICES=4", "CUDA_VISIBLE_DEVICES=1,0,2,3",
-                   "FAKE_CUDA_DEVICE_FILE=" + file, "FAKE_CUDA_LOG=" + log});
+  Child c = fake_check::Spawn(self, {"hold"},
+                              {"FAKE_CUDA_DEVICES=4", "CUDA_VISIBLE_DEVICES=1,0,2,3",
+                               "FAKE_CUDA_DEVICE_FILE=" + file, "FAKE_CUDA_LOG=" + log});
   setenv("FAKE_CUDA_DEVICE_FILE", file.c_str(), 1);  // for NVML; this process's cuInit is done
   T(ReadLine(c) == "ready");
   T(FileCounter(file, 1) == 8 * kMiB && FileCounter(file, 2) == 0);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "check_child.h"
 #include "fake_vmm_check.h"
 
 namespace {
@@ -24,63 +25,14 @@ constexpr size_t kMiB = 1u << 20;
 constexpr size_t kCapacity = 64 * kMiB;
 constexpr size_t kContext = 2 * kMiB;
 
-struct Child {
-  pid_t pid = -1;
-  int in = -1;   // the child's stdin; closing it tells a holder to let go
-  int out = -1;  // the child's stdout
-};
-
-// Starts `self --child mode arg` with env before this process's environment (so env wins).
-// Everything the child needs is built before fork: this process has stream worker threads.
-Child Spawn(const char* self, const char* mode, const std::string& arg,
-            const std::vector<std::string>& env) {
-  std::vector<char*> envp;
-  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
-  envp.push_back(nullptr);
-  const char* argv[] = {self, "--child", mode, arg.c_str(), nullptr};
-  int to[2], from[2];
-  Child c;
-  if (pipe(to) != 0 || pipe(from) != 0) return c;
-  std::fflush(stdout);
-  c.pid = fork();
-  if (c.pid == 0) {
-    dup2(to[0], 0);
-    dup2(from[1], 1);
-    close(to[0]), close(to[1]), close(from[0]), close(from[1]);
-    execve(self, const_cast<char**>(argv), envp.data());
-    _exit(127);
-  }
-  close(to[0]);
-  close(from[1]);
-  c.in = to[1];
-  c.out = from[0];
-  return c;
-}
-
-// The child's next line of output, without the newline; "" at end of output.
-std::string ReadLine(const Child& c) {
-  std::string line;
-  char ch;
-  while (read(c.out, &ch, 1) == 1 && ch != '\n') line += ch;
-  return line;
-}
-
-// Closes the child's stdin and waits: its exit status, or -1.
-int Finish(Child& c) {
-  close(c.in);
-  int status = 0;
-  if (waitpid(c.pid, &status, 0) != c.pid) return -1;
-  std::string rest;
-  while (!(rest = ReadLine(c)).empty()) std::printf("  child: %s\n", rest.c_str());
-  close(c.out);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+using fake_check::Child;
+using fake_check::Finish;
+using fake_check::ReadLine;
 
 // Runs a child to its end; its exit status.
 int RunToEnd(const char* self, const char* mode, const std::string& arg,
              const std::vector<std::string>& env) {
-  Child c = Spawn(self, mode, arg, env);
+  Child c = fake_check::Spawn(self, {mode, arg}, env);
   return Finish(c);
 }
 
@@ -226,7 +178,7 @@ int CheckProcesses(const char* self) {
                                         "FAKE_CUDA_MEM_BYTES=" + std::to_string(kCapacity),
                                         "FAKE_CUDA_CONTEXT_BYTES=" + std::to_string(kContext)};
   // A holder's 40 MiB and context count for a second process, which sees what is left.
-  Child holder = Spawn(self, "hold", std::to_string(40 * kMiB), env);
+  Child holder = fake_check::Spawn(self, {"hold", std::to_string(40 * kMiB)}, env);
   T(ReadLine(holder) == "held");
   T(FileSize(file) == 512);
   T(FileCounter(file) == 40 * kMiB + kContext);
@@ -246,22 +198,24 @@ int CheckProcesses(const char* self) {
   T(RunToEnd(self, "ctx", "0", env) == 0);
   T(FileCounter(file) == 10 * kMiB + kContext);
   // Pinning cost: 8 MiB at 5 ms per MiB.
-  Child pin = Spawn(self, "pin", std::to_string(8 * kMiB), {"FAKE_CUDA_PIN_US_PER_MIB=5000"});
+  Child pin =
+      fake_check::Spawn(self, {"pin", std::to_string(8 * kMiB)}, {"FAKE_CUDA_PIN_US_PER_MIB=5000"});
   long long us = std::atoll(ReadLine(pin).c_str());
   T(Finish(pin) == 0);
   T(us >= 40000);
   // The failure knobs: calls 2 and 3 fail, then creates succeed again; the count alone starts
   // at the first call; the old knob alone fails every call after N.
-  Child knob = Spawn(self, "knob", "5",
-                     {"FAKE_CUDA_FAIL_MEMCREATE_AFTER=1", "FAKE_CUDA_FAIL_MEMCREATE_COUNT=2"});
+  Child knob =
+      fake_check::Spawn(self, {"knob", "5"},
+                        {"FAKE_CUDA_FAIL_MEMCREATE_AFTER=1", "FAKE_CUDA_FAIL_MEMCREATE_COUNT=2"});
   std::string got = ReadLine(knob);
   T(Finish(knob) == 0);
   T(got == "0 2 2 0 0");
-  knob = Spawn(self, "knob", "3", {"FAKE_CUDA_FAIL_MEMCREATE_COUNT=1"});
+  knob = fake_check::Spawn(self, {"knob", "3"}, {"FAKE_CUDA_FAIL_MEMCREATE_COUNT=1"});
   got = ReadLine(knob);
   T(Finish(knob) == 0);
   T(got == "2 0 0");
-  knob = Spawn(self, "knob", "4", {"FAKE_CUDA_FAIL_MEMCREATE_AFTER=2"});
+  knob = fake_check::Spawn(self, {"knob", "4"}, {"FAKE_CUDA_FAIL_MEMCREATE_AFTER=2"});
   got = ReadLine(knob);
   T(Finish(knob) == 0);
   T(got == "0 0 2 2");

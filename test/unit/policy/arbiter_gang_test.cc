@@ -25,6 +25,17 @@ bool Has(const LeaseActions& a, Kind kind, ConnId conn, const GpuKey& gpu) {
   return false;
 }
 
+// Job 1, a single job (connection 11), and job 2, a gang on A and B with one process on
+// each (connections 21 and 22), all of priority 0.
+void AddSingleAndGang(Arbiter& arb) {
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
+  arb.SetGang(2, {kA, kB});
+  arb.AddConn(11, 1, 100);
+  arb.AddConn(21, 2, 200);
+  arb.AddConn(22, 2, 201);
+}
+
 std::optional<JobId> HolderOf(const Arbiter& arb, const GpuKey& gpu, TimePoint now) {
   for (const auto& v : arb.Gpus(now)) {
     if (v.gpu == gpu) return v.holder;
@@ -77,12 +88,7 @@ TEST_CASE_FIXTURE(Fixture, "gang: a process of it that starts late finds its GPU
 
 TEST_CASE_FIXTURE(Fixture, "gang: dropped from all its GPUs at once when one turn ends") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0), 0);
-  arb.AddJob(2, 0, Millis(0), 0);
-  arb.SetGang(2, {kA, kB});
-  arb.AddConn(11, 1, 100);
-  arb.AddConn(21, 2, 200);
-  arb.AddConn(22, 2, 201);
+  AddSingleAndGang(arb);
   auto a = arb.Request(21, kA, At(0));
   uint64_t ea = EpochOf(a, Kind::kGrant, 21);
   a = arb.Request(22, kB, At(0));
@@ -103,12 +109,7 @@ TEST_CASE_FIXTURE(Fixture, "gang: dropped from all its GPUs at once when one tur
 
 TEST_CASE_FIXTURE(Fixture, "gang: a rank that ignores its DROP is stopped, and both GPUs go on") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0), 0);
-  arb.AddJob(2, 0, Millis(0), 0);
-  arb.SetGang(2, {kA, kB});
-  arb.AddConn(11, 1, 100);
-  arb.AddConn(21, 2, 200);
-  arb.AddConn(22, 2, 201);
+  AddSingleAndGang(arb);
   arb.Request(21, kA, At(0));
   auto a = arb.Request(22, kB, At(0));
   uint64_t eb = EpochOf(a, Kind::kGrant, 22);
