@@ -81,8 +81,10 @@ void PrintTable(const json& st) {
     std::string waiters;
     for (const auto& w : g.at("waiters")) waiters += (waiters.empty() ? "" : ",") + ToJsonText(w);
     uint64_t capacity = g.value("capacity", uint64_t{0});
+    // NVML's index when the daemon knows it, else the number the first job that used it saw.
+    const json& number = g.value("index", json()).is_null() ? g.at("ordinal") : g.at("index");
     std::printf("%-4s %-42s %-9s %-7s %-8s %-9s %-8s %s\n",
-                g.at("ordinal").is_null() ? "-" : ToJsonText(g.at("ordinal")).c_str(),
+                number.is_null() ? "-" : ToJsonText(number).c_str(),
                 g.at("uuid").get<std::string>().c_str(), g.at("mode").get<std::string>().c_str(),
                 g.at("holder").is_null() ? "-" : ToJsonText(g.at("holder")).c_str(),
                 g.at("holder").is_null() ? "-" : Secs(g.at("held_seconds").get<double>()).c_str(),

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/config.h"
+#include "base/gpu_inventory.h"
 #include "daemon/daemon.h"
 #include "ipc/replies.h"
 #include "ipc/job_json.h"
@@ -94,6 +95,9 @@ std::string Daemon::StatusJson(Connection& c, const StatusRequest& request) {
            {"quantum_ms", options_.config.scheduler.quantum.count()}};
     auto info = gpus_.find(v.gpu);
     g["ordinal"] = info != gpus_.end() ? json(info->second.ordinal) : json(nullptr);
+    // NVML's index (nvidia-smi's numbering): each job may number its GPUs from 0.
+    const std::string index = GpuIndexOf(v.gpu);
+    g["index"] = index != v.gpu ? json(std::stoi(index)) : json(nullptr);
     AddGpuMemoryJson(v.gpu, &g);
     AddStaggerJson(v.gpu, &g);
     gpus.push_back(std::move(g));

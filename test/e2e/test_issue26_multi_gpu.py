@@ -99,6 +99,9 @@ class MultiGpuTest(TestCase):
         rec = h.job_record(lambda j: j.get("name") == "pair")
         self.assertEqual((rec["gpus"], rec["slot"], rec["state"]), (2, "1,3", "COMPLETED"), rec)
         self.assertIn("job %d: gang lease on GPUs 1,3" % rec["id"], self.daemon_log(h))
+        # Every job numbered its GPU 0; status numbers each GPU as NVML (nvidia-smi) does.
+        index = {g["uuid"]: g["index"] for g in h.status()["gpus"]}
+        self.assertEqual(index, {uuid_of(p): p for p in range(GPUS)}, index)
 
     def test_gang_lease_takes_both_gpus_at_once(self):
         # Exclusive mode (the harness's default `sharing`): a GPU runs one job's kernels at a
