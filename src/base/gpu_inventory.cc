@@ -2,6 +2,8 @@
 // without a driver, so it is loaded with dlopen and only narrows what a UUID may be.
 #include "base/gpu_inventory.h"
 
+#include "base/ascii.h"
+
 #include <dirent.h>
 #include <dlfcn.h>
 
@@ -183,7 +185,7 @@ std::string GpuUuidOf(const std::string& entry) {
   }
   const auto& uuids = NvmlGpuUuids();
   if (!uuids || entry.empty() || entry.size() > 9 ||
-      !std::all_of(entry.begin(), entry.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      !std::all_of(entry.begin(), entry.end(), IsAsciiDigit)) {
     return "";
   }
   size_t index = std::stoul(entry);
@@ -231,12 +233,6 @@ std::string VisibleDevices(const std::string& slots) {
     out += (out.empty() ? "" : ",") + (uuid.empty() ? entry : uuid);
   }
   return out;
-}
-
-Status CheckGpuSpec(const std::string& spec, int gpu_count) {
-  // An index needs no NVML; a UUID does (loaded once, at the first UUID).
-  if (IsGpuUuidForm(spec)) return CheckGpuSpecAgainst(spec, gpu_count, NvmlGpuUuids());
-  return CheckGpuSpecAgainst(spec, gpu_count, std::nullopt);
 }
 
 }  // namespace gshare

@@ -28,9 +28,6 @@ bool IsGpuUuidForm(const std::string& spec);
 Status CheckGpuSpecAgainst(const std::string& spec, int gpu_count,
                            const std::optional<std::vector<std::string>>& uuids);
 
-// CheckGpuSpecAgainst with NVML's list (NvmlGpuUuids).
-Status CheckGpuSpec(const std::string& spec, int gpu_count);
-
 // The most GPUs one job may ask for (--gpus).
 inline constexpr int kMaxJobGpus = 64;
 

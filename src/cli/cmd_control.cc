@@ -90,6 +90,7 @@ int Cancel(const GlobalOptions& global, const CancelOptions& opt) {
 
 struct IdsOptions {
   std::vector<int64_t> ids;
+  std::string gpu;  // resume --gpu
 };
 
 struct PriorityOptions {
@@ -153,15 +154,19 @@ void AddCancelCommand(CLI::App& sub, const GlobalOptions& global, Handler* handl
   *handler = [opt, &global]() { return Cancel(global, *opt); };
 }
 
-// A command that applies `action` to the job ids it is given (the daemon acts on each).
-void AddIdsAction(CLI::App& sub, const GlobalOptions& global, Handler* handler, const char* action,
-                  const char* footer) {
+// A command that applies `action` to the job ids it is given (the daemon acts on each); its
+// options, for a command that adds its own.
+std::shared_ptr<IdsOptions> AddIdsAction(CLI::App& sub, const GlobalOptions& global,
+                                         Handler* handler, const char* action, const char* footer) {
   auto opt = std::make_shared<IdsOptions>();
   sub.add_option("ids", opt->ids, "Job ids")->required();
   sub.footer(footer);
   *handler = [opt, &global, action]() {
-    return ControlJobs(global, JobControlRequest{action, opt->ids});
+    JobControlRequest request{action, opt->ids};
+    request.gpu = opt->gpu;
+    return ControlJobs(global, request);
   };
+  return opt;
 }
 
 void AddHoldCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
@@ -184,21 +189,14 @@ void AddSuspendCommand(CLI::App& sub, const GlobalOptions& global, Handler* hand
 }
 
 void AddResumeCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
-  auto opt = std::make_shared<IdsOptions>();
-  auto gpu = std::make_shared<std::string>();
-  sub.add_option("ids", opt->ids, "Job ids")->required();
-  sub.add_option("--gpu", *gpu,
-                 "Restore the job onto this GPU (index or UUID; same kind as its own): a job "
-                 "suspended with its whole GPU state checkpointed moves there");
-  sub.footer(
+  auto opt = AddIdsAction(
+      sub, global, handler, "resume",
       "Example:\n  gshare resume 12     # SUSPENDED -> RUNNING: continued; its GPU state comes\n"
       "                       # back when it next gets the GPU\n"
       "  gshare resume 12 --gpu 1   # ... onto GPU 1, once checkpointed (docs/cli.md)");
-  *handler = [opt, gpu, &global]() {
-    JobControlRequest request{"resume", opt->ids};
-    request.gpu = *gpu;
-    return ControlJobs(global, request);
-  };
+  sub.add_option("--gpu", opt->gpu,
+                 "Restore the job onto this GPU (index or UUID; same kind as its own): a job "
+                 "suspended with its whole GPU state checkpointed moves there");
 }
 
 void AddRequeueCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
