@@ -13,7 +13,7 @@ namespace gshare::proto {
 
 // Bumped on any incompatible change of a header or payload. A peer with another version
 // is disconnected (the daemon keeps serving everyone else).
-inline constexpr uint16_t kVersion = 4;
+inline constexpr uint16_t kVersion = 5;
 inline constexpr uint32_t kMagic = 0x52485347;  // "GSHR" little-endian
 // Largest payload a peer may send to the daemon; larger frames drop the connection. A
 // submission carries its environment and batch script.
@@ -42,6 +42,11 @@ enum class MsgType : uint16_t {
   kStretchGap = 22,      // LeaseMsg: bytes = ms: the process's next idle gap on `gpu` lasts at
                          // least this long (its submissions wait; src/policy/stagger.h)
   kPong = 23,            // PingMsg: the answer to kPing, same seq
+  kBoardSeat = 24,       // LeaseMsg: the connection's seat on `gpu` (gshare/priority_board.h):
+                         // epoch = the GPU's slot; reason = seat + 1 (0: no seat, nothing to
+                         // keep); bytes = yield mask (the seats of higher priority: wait while
+                         // one is busy); ordinal = 1 when a seat yields to this one (mark it
+                         // busy), else 0
   // CLI -> daemon (JSON payloads) and daemon -> CLI replies
   // Job options (JobRequest, src/job_request.h) are the same JSON object in kRunRegister and
   // kSubmit.
@@ -183,6 +188,7 @@ inline bool IsKnownType(uint16_t t) {
     case MsgType::kSwapPrepare:
     case MsgType::kGapWatch:
     case MsgType::kStretchGap:
+    case MsgType::kBoardSeat:
     case MsgType::kRunRegister:
     case MsgType::kRunStarted:
     case MsgType::kRunEnded:
@@ -217,7 +223,8 @@ inline uint32_t FixedPayloadSize(MsgType t) {
     case MsgType::kEvict:
     case MsgType::kSwapPrepare:
     case MsgType::kGapWatch:
-    case MsgType::kStretchGap: return sizeof(LeaseMsg);
+    case MsgType::kStretchGap:
+    case MsgType::kBoardSeat: return sizeof(LeaseMsg);
     default: return 0;
   }
 }

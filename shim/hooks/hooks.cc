@@ -9,6 +9,8 @@
 #include "hooks/census.h"
 #include "hooks/context_registry.h"
 #include "lease/inflight_window.h"
+#include "lease/priority_lane.h"
+#include "lease/priority_window.h"
 #include "hooks/hook_decls.h"
 #include "lease/lease_client.h"
 #include "hooks/real_driver.h"
@@ -72,8 +74,17 @@ class Submission {
       return;
     }
     DeviceGate& gate = GateOf(device);
-    if (__builtin_expect(!gate.TryEnter(), 0)) LeaseClient::Get().EnterSlow(device);
+    for (;;) {
+      YieldToHigher(device);
+      if (__builtin_expect(gate.TryEnter(), 1)) break;
+      LeaseClient::Get().EnterSlow(device);
+      // The grant may have come with a seat that yields (the daemon seats a process before
+      // it grants): check again, outside the gate.
+      if (!HigherBusy(device)) break;
+      gate.Exit();
+    }
     if (__builtin_expect(gate.MarkActive(), 0)) GapEnds(device);
+    MarkBusy(device);
     gate_ = &gate;
     device_ = device;
     stream_ = stream;
@@ -85,6 +96,9 @@ class Submission {
     // while another job waits.
     if (__builtin_expect(InflightWindow::Contended(device_), 0) && stream_.present) {
       InflightWindow::AfterSubmission(device_, stream_.stream, per_thread_);
+    }
+    if (__builtin_expect(Yields(device_), 0) && stream_.present) {
+      PriorityWindow::AfterSubmission(device_, stream_.stream, per_thread_);
     }
     gate_->Exit();
   }

@@ -68,11 +68,12 @@ void LoadOnce() {
   get(g_extras.cuEventCreate, "cuEventCreate");
   get(g_extras.cuEventRecord, "cuEventRecord");
   get(g_extras.cuEventSynchronize, "cuEventSynchronize");
+  get(g_extras.cuEventQuery, "cuEventQuery");
   bool complete = g_extras.cuCtxGetCurrent && g_extras.cuCtxGetDevice &&
                   g_extras.cuCtxPushCurrent_v2 && g_extras.cuCtxPopCurrent_v2 &&
                   g_extras.cuCtxSynchronize && g_extras.cuStreamIsCapturing &&
                   g_extras.cuDeviceGetUuid && g_extras.cuEventCreate && g_extras.cuEventRecord &&
-                  g_extras.cuEventSynchronize;
+                  g_extras.cuEventSynchronize && g_extras.cuEventQuery;
   if (!complete) {
     Warn("libcuda.so.1 lacks a context or stream entry point; GPU sharing is off");
     return;

@@ -30,6 +30,7 @@ struct DriverExtras {
   CUresult (*cuEventCreate)(CUevent*, unsigned) = nullptr;
   CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
   CUresult (*cuEventSynchronize)(CUevent) = nullptr;
+  CUresult (*cuEventQuery)(CUevent) = nullptr;
 };
 
 // glibc's own dlsym (found with dlvsym, so the shim's dlsym hook is bypassed).

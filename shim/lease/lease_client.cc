@@ -27,6 +27,8 @@
 #include "gshare/protocol.h"
 #include "hooks/census.h"
 #include "lease/inflight_window.h"
+#include "lease/priority_lane.h"
+#include "lease/priority_window.h"
 #include "lease/interpreter_exit.h"
 #include "hooks/real_driver.h"
 #include "shim_log.h"
@@ -261,6 +263,7 @@ void GoUngatedLocked(const char* why) REQUIRES(g_mu) {
   }
   g.fd = -1;
   g.ungated = true;
+  ClearLanes();
   for (int i = 0; i < kMaxDevices; ++i) {
     g.dev[i].requested = g.dev[i].holding = g.dev[i].dropping = false;
     g.dev[i].drop_deferred = false;
@@ -325,6 +328,21 @@ void HandleContended(const proto::LeaseMsg& m) {
     g.dev[device].handoff_ms = GapPredictor::HandoffMs(m.bytes);
   }
   g_mu.Unlock();
+}
+
+// The daemon seats this process on a GPU's slot of the priority board (priority_lane.h).
+void HandleBoardSeat(const proto::LeaseMsg& m) {
+  g_mu.Lock();
+  int device = DeviceOfUuid(m.gpu);
+  g_mu.Unlock();
+  if (device < 0) return;
+  // The board lies beside the socket: "<socket>.board" (g.socket_path is set once, before
+  // this thread started).
+  char path[sizeof g.socket_path + 8];
+  size_t n = strnlen(g.socket_path, sizeof g.socket_path);
+  std::memcpy(path, g.socket_path, n);
+  std::memcpy(path + n, proto::kBoardSuffix, std::strlen(proto::kBoardSuffix) + 1);
+  SetSeat(device, path, static_cast<uint32_t>(m.epoch), m.reason, m.bytes, m.ordinal == 1);
 }
 
 void HandleDrop(const proto::LeaseMsg& m) {
@@ -420,7 +438,7 @@ bool ReceiveOne(int fd) {
   if (type != proto::MsgType::kLeaseGrant && type != proto::MsgType::kLeaseDrop &&
       type != proto::MsgType::kLeaseContended && type != proto::MsgType::kEvict &&
       type != proto::MsgType::kSwapPrepare && type != proto::MsgType::kGapWatch &&
-      type != proto::MsgType::kStretchGap) {
+      type != proto::MsgType::kStretchGap && type != proto::MsgType::kBoardSeat) {
     return false;
   }
   proto::LeaseMsg m;
@@ -437,6 +455,8 @@ bool ReceiveOne(int fd) {
     HandleGapWatch(m);
   } else if (type == proto::MsgType::kStretchGap) {
     HandleStretch(m);
+  } else if (type == proto::MsgType::kBoardSeat) {
+    HandleBoardSeat(m);
   } else {
     HandleContended(m);
   }
@@ -673,6 +693,8 @@ void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS {
   }
   ContextRegistry::Get().ResetAfterFork();
   InflightWindow::ResetAfterFork();
+  PriorityWindow::ResetAfterFork();
+  ResetLanesAfterFork();
   // The parent's counts are the parent's: the child reports only its own calls.
   for (auto& n : g_census) n.store(0, std::memory_order_relaxed);
   g_syncing.store(0, std::memory_order_relaxed);

@@ -113,6 +113,8 @@ bool SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len) E
 bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason) REQUIRES(g_mu);
 void EnsureUuid(int device) REQUIRES(g_mu);
 int DeviceOfUuid(const proto::GpuUuid& u) REQUIRES(g_mu);
+// Synchronizes every context of this process on `device` (cuCtxSynchronize). Any thread.
+void SyncContexts(int device);
 // Closes the gate, drains, synchronizes and acknowledges; d.dropping set.
 void Release(int device, proto::ReleaseReason reason) EXCLUDES(g_mu);
 

@@ -163,6 +163,14 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
     if (Status s = ShareSocket(options_.socket_path, options_.config.system.socket_group); !s.ok())
       return s;
   }
+  // The priority board is for whoever may use the socket: same owner, same mode.
+  if (Status s = lanes_.Open(options_.socket_path + proto::kBoardSuffix); !s.ok()) {
+    spdlog::warn("{}: priorities between jobs sharing a GPU are kept by the lease alone",
+                 s.message());
+  } else if (options_.system) {
+    if (Status s = ShareSocket(lanes_.path(), options_.config.system.socket_group); !s.ok())
+      return s;
+  }
   if (pipe2(signal_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return Status::Error("pipe failed");
   g_signal_write_fd = signal_pipe_[1];
   struct sigaction sa {};
@@ -302,6 +310,10 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
   if (!NoteGpu(c, FormatGpuUuid(m.gpu), m.gpu, m.ordinal)) return;
   const GpuKey gpu = RunsOn(c, FormatGpuUuid(m.gpu));
   if (f.type == proto::MsgType::kLeaseRequest) {
+    // The seat first: a grant in shared mode lets the process submit at once, and its first
+    // submission must already be ordered by its priority.
+    lanes_.Sit(gpu, c.id, arbiter_.PriorityOf(c.job));
+    SendSeats();
     Apply(arbiter_.Request(c.id, gpu, Now()));
     UpdateSharing(gpu);
   } else {

@@ -26,6 +26,7 @@
 #include "daemon/checkpoint_helper.h"
 #include "daemon/handoff_log.h"
 #include "daemon/peer_table.h"
+#include "daemon/priority_lanes.h"
 #include "ipc/job_end.h"
 #include "base/config.h"
 #include "ipc/frame_io.h"
@@ -33,6 +34,7 @@
 #include "policy/memory_ledger.h"
 #include "ipc/requests.h"
 #include "runner/job_identity.h"
+#include "policy/sharing_mode.h"
 #include "policy/stagger.h"
 #include "base/status.h"
 #include "daemon/systemd_notify.h"
@@ -182,6 +184,8 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) override;
   bool SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,
                     uint64_t bytes);
+  // Sends the priority board's seats that changed (PriorityLanes::TakeMessages).
+  void SendSeats();
   // Phase staggering in shared mode (daemon_stagger.cc, src/policy/stagger.h): while two jobs or
   // more hold `gpu` in shared mode, its holders report their idle gaps (kGapWatch on, and
   // off again when that ends); a report may stretch a holder's next gap.
@@ -330,6 +334,8 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   std::map<GpuKey, GpuInfo> gpus_;
   MemoryLedger ledger_;
   Stagger stagger_;
+  SharingMode sharing_;
+  PriorityLanes lanes_;
   CheckpointHelper checkpoint_;
   CheckpointCoordinator checkpoints_{checkpoint_, ledger_, *this};
   HandoffLog handoffs_;

@@ -46,6 +46,7 @@ bool Daemon::CheckpointConn(ConnId conn, const std::string& why) {
     return false;
   }
   spdlog::info("{}: checkpointing pid {} ({})", JobName(it->second->job), it->second->pid, why);
+  lanes_.Quiet(conn);  // its sentinel cannot clear its busy bits while it is checkpointed
   return true;
 }
 

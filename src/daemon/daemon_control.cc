@@ -129,6 +129,8 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
         if (st.ok()) {
           active->second->record = std::move(r);
           arbiter_.SetPriority(id, priority);
+          for (ConnId conn : active->second->shims) lanes_.SetPriority(conn, priority);
+          SendSeats();
         }
       } else {
         st = NotInState(id, "pending or running");

@@ -40,6 +40,7 @@ void Daemon::Loop() {
       if (t) deadline = deadline ? std::min(*deadline, *t) : t;
     };
     earliest(QueueDeadline());
+    earliest(sharing_.NextDeadline());
     earliest(next_retention_);
     earliest(peers_.Expire(now));
     peers_.Reap();
@@ -70,6 +71,9 @@ void Daemon::Loop() {
     if (fds[2].revents != 0) peers_.Accept(listen_fd_, Now());
     if (fds[1].revents != 0) OnCheckpointReplies();
     Apply(arbiter_.Tick(Now()));
+    if (std::optional<TimePoint> settled = sharing_.NextDeadline(); settled && *settled <= Now()) {
+      for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
+    }
     CheckpointTick();
     QueueTick(Now());
     RetentionTick(Now());
@@ -133,6 +137,8 @@ void Daemon::Drop(ConnId id, const std::string& why) {
   if (!why.empty()) spdlog::warn("dropping connection of pid {}: {}", c.pid, why);
   if (c.kind == Connection::Kind::kShim) {
     Apply(arbiter_.Disconnected(id, Now()));
+    lanes_.Leave(id);
+    SendSeats();
     ledger_.Forget(id);
     stagger_.Forget(c.job);
     for (const auto& [gpu, info] : gpus_) {

@@ -124,18 +124,33 @@ void Daemon::AskToPin(Connection& c, const GpuKey& gpu) {
   }
 }
 
+void Daemon::SendSeats() {
+  for (const PriorityLanes::Message& s : lanes_.TakeMessages()) {
+    const Connection* c = Live(s.conn);
+    if (c == nullptr) continue;
+    proto::LeaseMsg m{};
+    m.gpu = NamedBy(*c, s.gpu);
+    m.epoch = s.slot;
+    m.reason = s.seat_plus_one;
+    m.bytes = s.yield_mask;
+    m.ordinal = s.watched ? 1 : 0;
+    Send(s.conn, EncodeFrame(proto::MsgType::kBoardSeat,
+                             std::string_view(reinterpret_cast<const char*>(&m), sizeof m)));
+  }
+}
+
 void Daemon::UpdateSharing(const GpuKey& gpu) {
   if (gpus_.count(gpu) == 0) return;
-  bool want = options_.config.scheduler.sharing == "auto" && ledger_.Fits(gpu);
-  if (want) {
-    // A job whose memory is unknown on this GPU may not fit: it waits its turn instead.
+  // Priorities play no part: the priority board keeps them in shared mode too, unless it
+  // could not be made (then jobs of different priorities take turns, exclusively).
+  bool want =
+      sharing_.Want(gpu, options_.config.scheduler.sharing == "auto", ledger_, arbiter_, Now());
+  if (want && !lanes_.on()) {
     std::vector<JobId> jobs = arbiter_.JobsOn(gpu);
-    for (JobId j : jobs) {
-      if (arbiter_.PriorityOf(j) != arbiter_.PriorityOf(jobs.front())) want = false;
-      if (!ledger_.Reported(gpu, j)) want = false;
-    }
+    for (JobId j : jobs) want = want && arbiter_.PriorityOf(j) == arbiter_.PriorityOf(jobs.front());
   }
   if (arbiter_.IsShared(gpu) == want) return;
+  sharing_.Switched(gpu, want, Now());
   spdlog::info("{}: {} mode", gpu, want ? "shared" : "exclusive");
   std::optional<JobId> first = want ? std::nullopt : ExclusiveFirst(gpu);
   Apply(arbiter_.SetShared(gpu, want, Now(), first));

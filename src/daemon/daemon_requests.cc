@@ -100,6 +100,15 @@ std::string Daemon::StatusJson(Connection& c, const StatusRequest& request) {
     g["index"] = index != v.gpu ? json(std::stoi(index)) : json(nullptr);
     AddGpuMemoryJson(v.gpu, &g);
     AddStaggerJson(v.gpu, &g);
+    g["mode_switches"] = sharing_.Switches(v.gpu);
+    // Priority lanes: who is busy, who is held back behind a higher priority now.
+    json lanes = lanes_.Json(v.gpu);
+    for (json& seat : lanes) {
+      const Connection* sc = Live(seat["conn"].get<ConnId>());
+      seat["job"] = sc != nullptr ? json(sc->job) : json(nullptr);
+      seat["pid"] = sc != nullptr ? json(sc->pid) : json(nullptr);
+    }
+    g["lanes"] = std::move(lanes);
     gpus.push_back(std::move(g));
   }
   json jobs = json::array();

@@ -1,0 +1,35 @@
+// The priority board: shared memory through which the shims of the jobs on one GPU keep its
+// priorities between lease messages, within microseconds (docs/design.md, "Priority lanes").
+// The daemon creates it beside its socket (`<socket>` + kBoardSuffix, the socket's owner and
+// mode), with one slot per GPU it knows; every shim maps it. Each shim connection on a GPU gets
+// a seat there (kBoardSeat): bit `seat` of the slot's `busy` word is its own. A connection
+// that a lower-priority one yields to sets its bit while it has GPU work queued or running,
+// and clears it when that work is done; a connection whose yield mask (the seats of higher
+// priority on that GPU) meets `busy` submits nothing until those bits clear. Every field is a
+// lock-free atomic (address-free, so valid across processes); any thread of any process.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace gshare::proto {
+
+inline constexpr uint32_t kBoardSlots = 256;  // GPUs (Daemon::kMaxGpus)
+inline constexpr uint32_t kBoardSeats = 64;   // seated connections per GPU: the bits of `busy`
+inline constexpr const char* kBoardSuffix = ".board";
+
+struct alignas(64) BoardSlot {
+  std::atomic<uint64_t> busy;  // bit s: the connection in seat s has work queued or running
+  // Futex word (FUTEX_WAIT without FUTEX_PRIVATE_FLAG, the mapping being shared): incremented
+  // after bits of `busy` are cleared, so that waiters sleep on it instead of spinning.
+  std::atomic<uint32_t> idle_seq;
+  uint32_t reserved;
+};
+static_assert(sizeof(BoardSlot) == 64);
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
+
+inline constexpr size_t kBoardBytes = kBoardSlots * sizeof(BoardSlot);  // 16 KiB
+
+}  // namespace gshare::proto

@@ -1,0 +1,219 @@
+// The priority lanes: the board's mapping, the yielding wait, the busy mark and the sentinel
+// thread that clears it (priority_lane.h).
+#include "lease/priority_lane.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <climits>
+
+#include "lease/lease_client.h"
+#include "lease/lease_state.h"
+
+namespace gshare::shim {
+
+Lane g_lanes[kMaxDevices];
+
+namespace {
+
+std::atomic<proto::BoardSlot*> g_board{nullptr};  // kBoardSlots slots, once mapped
+std::atomic<bool> g_board_failed{false};
+std::atomic<bool> g_sentinel_started{false};
+std::atomic<uint32_t> g_sentinel_seq{0};  // private futex word: a lane became busy
+
+long Futex(std::atomic<uint32_t>* word, int op, uint32_t value, const struct timespec* timeout) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
+}
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+int64_t NowNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+// Clears `bit` on `slot` and wakes the processes waiting for it to clear.
+void ClearBit(proto::BoardSlot* slot, uint64_t bit) {
+  if (slot == nullptr || bit == 0) return;
+  if ((slot->busy.fetch_and(~bit, std::memory_order_acq_rel) & bit) == 0) return;
+  slot->idle_seq.fetch_add(1, std::memory_order_release);
+  Futex(&slot->idle_seq, FUTEX_WAKE, INT_MAX, nullptr);
+}
+
+// The device's work submitted so far has completed: its bit clears, unless a submission
+// came meanwhile (then the next round settles again).
+void Settle(int device) {
+  Lane& l = g_lanes[device];
+  if (g_active_captures.load(std::memory_order_acquire) > 0) {
+    // Synchronizing now would invalidate the capture: the lane stays busy until it ends.
+    struct timespec ts = {0, 200 * 1000};
+    nanosleep(&ts, nullptr);
+    return;
+  }
+  uint32_t busy = Lane::kBusy;
+  l.state.compare_exchange_strong(busy, Lane::kSettling, std::memory_order_acq_rel);
+  // A submission marks the lane busy before its driver call: wait until the threads inside
+  // the gate have queued their work, so that the synchronization covers it. One that enters
+  // after this point marks the lane busy again, and this round gives up.
+  while (GateOf(device).Busy()) {
+    if (l.state.load(std::memory_order_acquire) != Lane::kSettling) return;
+    struct timespec ts = {0, 20 * 1000};
+    nanosleep(&ts, nullptr);
+  }
+  lease::SyncContexts(device);
+  uint32_t settling = Lane::kSettling;
+  if (!l.state.compare_exchange_strong(settling, Lane::kIdle, std::memory_order_acq_rel)) return;
+  proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
+  const uint64_t bit = l.own_bit.load(std::memory_order_relaxed);
+  ClearBit(slot, bit);
+  // A submission between the exchange above and the clear set the bit before it was
+  // cleared: set again (its BecomeBusy saw kIdle and woke this thread, which settles it).
+  if (l.state.load(std::memory_order_acquire) != Lane::kIdle && slot != nullptr) {
+    slot->busy.fetch_or(bit, std::memory_order_acq_rel);
+  }
+}
+
+void* SentinelThread(void*) {
+  for (;;) {
+    uint32_t seq = g_sentinel_seq.load(std::memory_order_acquire);
+    bool pending = false;
+    for (int d = 0; d < kMaxDevices; ++d) {
+      if (g_lanes[d].state.load(std::memory_order_acquire) == Lane::kIdle) continue;
+      pending = true;
+      Settle(d);
+    }
+    if (!pending) Futex(&g_sentinel_seq, FUTEX_WAIT_PRIVATE, seq, nullptr);
+  }
+  return nullptr;
+}
+
+void EnsureSentinel() {
+  if (g_sentinel_started.exchange(true, std::memory_order_acq_rel)) return;
+  pthread_t tid;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&tid, &attr, SentinelThread, nullptr) != 0) {
+    g_sentinel_started.store(false, std::memory_order_release);
+  }
+  pthread_attr_destroy(&attr);
+}
+
+// Maps the board at `path`: a regular file of the daemon's user (this user or root), as the
+// socket beside it is, at least kBoardBytes long.
+proto::BoardSlot* MapBoard(const char* path) {
+  if (proto::BoardSlot* b = g_board.load(std::memory_order_acquire)) return b;
+  if (g_board_failed.load(std::memory_order_relaxed)) return nullptr;
+  int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  struct stat st {};
+  void* p = MAP_FAILED;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      (st.st_uid == getuid() || st.st_uid == 0) &&
+      st.st_size >= static_cast<off_t>(proto::kBoardBytes)) {
+    p = mmap(nullptr, proto::kBoardBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  if (fd >= 0) close(fd);
+  if (p == MAP_FAILED) {
+    g_board_failed.store(true, std::memory_order_relaxed);
+    return nullptr;
+  }
+  g_board.store(static_cast<proto::BoardSlot*>(p), std::memory_order_release);
+  return static_cast<proto::BoardSlot*>(p);
+}
+
+}  // namespace
+
+void WaitForHigher(int device) {
+  Lane& l = g_lanes[device];
+  proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
+  if (slot == nullptr) return;
+  auto blocked = [&] {
+    return (slot->busy.load(std::memory_order_acquire) &
+            l.yield_mask.load(std::memory_order_relaxed)) != 0;
+  };
+  if (!blocked()) return;
+  const int64_t began = NowNs();
+  for (int spins = 0;; ++spins) {
+    uint32_t seq = slot->idle_seq.load(std::memory_order_acquire);
+    if (!blocked()) break;
+    if (spins < 256) {  // ~10-40 µs: a higher job's gap between two of its submissions
+      CpuRelax();
+      continue;
+    }
+    // The timeout bounds what a wake lost to a dying process could cost.
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    Futex(&slot->idle_seq, FUTEX_WAIT, seq, &ts);
+  }
+  l.held_ns.fetch_add(NowNs() - began, std::memory_order_relaxed);
+}
+
+void BecomeBusy(int device) {
+  Lane& l = g_lanes[device];
+  if (l.state.exchange(Lane::kBusy, std::memory_order_acq_rel) != Lane::kIdle) return;
+  if (proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire)) {
+    slot->busy.fetch_or(l.own_bit.load(std::memory_order_relaxed), std::memory_order_acq_rel);
+  }
+  g_sentinel_seq.fetch_add(1, std::memory_order_release);
+  Futex(&g_sentinel_seq, FUTEX_WAKE_PRIVATE, 1, nullptr);
+}
+
+namespace lease {
+
+void SetSeat(int device, const char* board_path, uint32_t slot, uint32_t seat_plus_one,
+             uint64_t yield_mask, bool watched) {
+  Lane& l = g_lanes[device];
+  proto::BoardSlot* board = MapBoard(board_path);
+  const bool seated = board != nullptr && slot < proto::kBoardSlots && seat_plus_one > 0 &&
+                      seat_plus_one <= proto::kBoardSeats;
+  proto::BoardSlot* s = seated ? &board[slot] : nullptr;
+  const uint64_t bit = seated ? uint64_t{1} << (seat_plus_one - 1) : 0;
+  proto::BoardSlot* old_slot = l.slot.load(std::memory_order_acquire);
+  const uint64_t old_bit = l.own_bit.load(std::memory_order_relaxed);
+  if (old_slot != s || old_bit != bit) {
+    l.watched.store(false, std::memory_order_relaxed);
+    ClearBit(old_slot, old_bit);
+    l.own_bit.store(bit, std::memory_order_relaxed);
+    l.slot.store(s, std::memory_order_release);
+  }
+  l.yield_mask.store(seated ? yield_mask & ~bit : 0, std::memory_order_relaxed);
+  if (seated && watched) EnsureSentinel();
+  const bool was_watched = l.watched.exchange(seated && watched, std::memory_order_relaxed);
+  // Work it queued before anyone yielded to it is still to be waited for: busy until its
+  // sentinel has seen it complete.
+  if (seated && watched && !was_watched) BecomeBusy(device);
+}
+
+void ClearLanes() {
+  for (Lane& l : g_lanes) {
+    l.yield_mask.store(0, std::memory_order_relaxed);
+    l.watched.store(false, std::memory_order_relaxed);
+  }
+}
+
+void ResetLanesAfterFork() {
+  for (Lane& l : g_lanes) {
+    l.yield_mask.store(0, std::memory_order_relaxed);
+    l.watched.store(false, std::memory_order_relaxed);
+    l.own_bit.store(0, std::memory_order_relaxed);
+    l.slot.store(nullptr, std::memory_order_relaxed);
+    l.state.store(Lane::kIdle, std::memory_order_relaxed);
+    l.held_ns.store(0, std::memory_order_relaxed);
+  }
+  g_sentinel_started.store(false, std::memory_order_relaxed);  // the child has no sentinel
+}
+
+}  // namespace lease
+}  // namespace gshare::shim

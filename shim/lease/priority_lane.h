@@ -1,0 +1,81 @@
+// PriorityLane: the shim's side of the priority board (gshare/priority_board.h; docs/design.md,
+// "Priority lanes"). Per device, what the daemon's kBoardSeat said: the seats this process
+// yields to, and its own seat's bit when a lower-priority seat yields to it.
+//
+// - A process that yields (yield mask not 0) waits, before each submission and outside the
+//   gate, while one of those seats is busy: it spins a few microseconds, then sleeps on the
+//   slot's futex word, which the higher job's shim (or the daemon, for a process that died or
+//   was checkpointed) bumps when its bit clears. Its submissions are also windowed by GPU time
+//   (priority_window.h), so that what it has queued when the higher job comes back is short.
+// - A watched process marks its bit busy at its first submission after an idle period (one
+//   exchange, one atomic OR on the board, one futex wake of its sentinel thread), and its
+//   sentinel thread clears the bit once the process's work on the device has completed
+//   (cuCtxSynchronize of its contexts there, repeated until no submission came meanwhile).
+//
+// Fast path of a process that neither yields nor is watched (every job alone or at one
+// priority): two relaxed loads of process-local words; no lock, no syscall. Any thread; the
+// lease thread sets the lanes (SetSeat) and clears them when the daemon is lost.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "gshare/priority_board.h"
+#include "hooks/context_registry.h"
+
+namespace gshare::shim {
+
+struct alignas(64) Lane {
+  enum : uint32_t { kIdle = 0, kBusy = 1, kSettling = 2 };
+  std::atomic<uint64_t> yield_mask{0};  // seats of higher priority on the device; 0: none
+  std::atomic<uint64_t> own_bit{0};     // its seat's bit; 0: no seat
+  std::atomic<bool> watched{false};     // a lower-priority seat yields to it: it marks busy
+  std::atomic<proto::BoardSlot*> slot{nullptr};
+  std::atomic<uint32_t> state{kIdle};  // kBusy from a submission; the sentinel settles it
+  std::atomic<int64_t> held_ns{0};     // time its submissions waited for higher priorities
+};
+extern Lane g_lanes[kMaxDevices];
+
+void WaitForHigher(int device);
+void BecomeBusy(int device);
+
+// Before a submission on `device`, outside its gate.
+inline void YieldToHigher(int device) {
+  if (__builtin_expect(g_lanes[device].yield_mask.load(std::memory_order_relaxed) != 0, 0)) {
+    WaitForHigher(device);
+  }
+}
+// A submission on `device` entered the gate.
+inline void MarkBusy(int device) {
+  Lane& l = g_lanes[device];
+  if (__builtin_expect(l.watched.load(std::memory_order_relaxed), 0) &&
+      l.state.load(std::memory_order_relaxed) != Lane::kBusy) {
+    BecomeBusy(device);
+  }
+}
+// Whether a seat this process yields to on `device` is busy now.
+inline bool HigherBusy(int device) {
+  const Lane& l = g_lanes[device];
+  const uint64_t mask = l.yield_mask.load(std::memory_order_relaxed);
+  if (mask == 0) return false;
+  const proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
+  return slot != nullptr && (slot->busy.load(std::memory_order_acquire) & mask) != 0;
+}
+inline bool Yields(int device) {
+  return g_lanes[device].yield_mask.load(std::memory_order_relaxed) != 0;
+}
+
+namespace lease {
+
+// kBoardSeat for `device` (the lease thread). Maps the board on first use (`board_path`,
+// trusted as the socket is: the daemon's user or root); a board that cannot be mapped leaves
+// the lanes off (the lease alone orders the jobs).
+void SetSeat(int device, const char* board_path, uint32_t slot, uint32_t seat_plus_one,
+             uint64_t yield_mask, bool watched);
+// The daemon is gone (the job runs ungated): no lane waits or marks any more.
+void ClearLanes();
+// In a forked child (async-signal-safe: atomic stores only).
+void ResetLanesAfterFork();
+
+}  // namespace lease
+}  // namespace gshare::shim

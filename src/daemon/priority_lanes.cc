@@ -1,0 +1,109 @@
+#include "daemon/priority_lanes.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+namespace gshare {
+
+PriorityLanes::~PriorityLanes() {
+  if (board_ == nullptr) return;
+  munmap(board_, proto::kBoardBytes);
+  unlink(path_.c_str());
+}
+
+Status PriorityLanes::Open(const std::string& path) {
+  unlink(path.c_str());  // a stale board of an earlier daemon (its processes keep their copy)
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return Status::Error("cannot create " + path + ": " + strerror(errno));
+  void* p = MAP_FAILED;
+  if (ftruncate(fd, static_cast<off_t>(proto::kBoardBytes)) == 0) {
+    p = mmap(nullptr, proto::kBoardBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  int err = errno;
+  close(fd);
+  if (p == MAP_FAILED) {
+    unlink(path.c_str());
+    return Status::Error("cannot map " + path + ": " + strerror(err));
+  }
+  board_ = static_cast<proto::BoardSlot*>(p);
+  path_ = path;
+  return Status::Ok();
+}
+
+void PriorityLanes::Sit(const GpuKey& gpu, ConnId conn, int priority) {
+  if (board_ == nullptr) return;
+  auto it = slots_.find(gpu);
+  if (it == slots_.end()) {
+    if (slots_.size() >= proto::kBoardSlots) return;
+    it = slots_.emplace(gpu, static_cast<int>(slots_.size())).first;
+  }
+  seats_.Sit(gpu, it->second, conn, priority);
+}
+
+void PriorityLanes::Leave(ConnId conn) {
+  for (const PrioritySeats::Freed& f : seats_.Leave(conn)) Clear(f.slot, f.seat);
+}
+
+void PriorityLanes::SetPriority(ConnId conn, int priority) { seats_.SetPriority(conn, priority); }
+
+void PriorityLanes::Quiet(ConnId conn) {
+  for (const auto& [gpu, slot] : slots_) {
+    if (std::optional<PrioritySeats::Seat> s = seats_.SeatOf(conn, gpu)) Clear(slot, s->seat);
+  }
+}
+
+void PriorityLanes::Clear(int slot, int seat) {
+  if (board_ == nullptr) return;
+  proto::BoardSlot& s = board_[slot];
+  const uint64_t bit = uint64_t{1} << seat;
+  if ((s.busy.fetch_and(~bit, std::memory_order_acq_rel) & bit) == 0) return;
+  s.idle_seq.fetch_add(1, std::memory_order_release);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&s.idle_seq), FUTEX_WAKE, INT_MAX, nullptr,
+          nullptr, 0);
+}
+
+std::vector<PriorityLanes::Message> PriorityLanes::TakeMessages() {
+  std::vector<Message> out;
+  for (const PrioritySeats::Change& c : seats_.TakeChanges()) {
+    Message m{c.conn, c.gpu, 0, 0, 0, false};
+    if (c.seat) {
+      m.slot = static_cast<uint32_t>(c.seat->slot);
+      m.seat_plus_one = static_cast<uint32_t>(c.seat->seat) + 1;
+      m.yield_mask = c.seat->yield_mask;
+      m.watched = c.seat->watched;
+    }
+    out.push_back(m);
+  }
+  return out;
+}
+
+uint64_t PriorityLanes::BusyMask(const GpuKey& gpu) const {
+  auto it = slots_.find(gpu);
+  if (board_ == nullptr || it == slots_.end()) return 0;
+  return board_[it->second].busy.load(std::memory_order_acquire);
+}
+
+nlohmann::json PriorityLanes::Json(const GpuKey& gpu) const {
+  nlohmann::json seats = nlohmann::json::array();
+  const uint64_t busy = BusyMask(gpu);
+  for (const auto& [conn, priority] : seats_.Seated(gpu)) {
+    std::optional<PrioritySeats::Seat> s = seats_.SeatOf(conn, gpu);
+    if (!s) continue;
+    seats.push_back({{"conn", conn},
+                     {"seat", s->seat},
+                     {"priority", priority},
+                     {"busy", (busy >> s->seat & 1) != 0},
+                     {"yields", s->yield_mask != 0},
+                     {"held_back", (busy & s->yield_mask) != 0}});
+  }
+  return seats;
+}
+
+}  // namespace gshare

@@ -1,0 +1,48 @@
+// SharingMode: whether a GPU runs in shared mode (every job on it holds the lease at once, the
+// driver time-slices them and the priority board orders them) or in exclusive mode (one job
+// at a time, memory moved between turns), and the hysteresis of the switch. Priorities play
+// no part: the board keeps them in both modes (docs/design.md, "Priority lanes"), so a job of
+// another priority arriving switches nothing unless its memory does not fit.
+// Pure; not thread-safe: the daemon's event loop is its only caller.
+#pragma once
+
+#include <map>
+#include <optional>
+
+#include "policy/arbiter.h"
+#include "policy/memory_ledger.h"
+
+namespace gshare {
+
+class SharingMode {
+ public:
+  // After a switch to exclusive mode, the GPU stays exclusive at least this long: a job
+  // whose memory goes back and forth around the GPU's size (an allocator that frees and
+  // maps again, a job between steps) switches at most once a second, not at each report.
+  // Going exclusive is never delayed: memory that does not fit must be made room for.
+  static constexpr Millis kSettle{1000};
+
+  // The mode `gpu` should have now, given what the ledger and the arbiter know: shared when
+  // sharing is on, every job waiting for or holding the GPU has reported its memory there (a
+  // job whose memory is unknown may not fit: it waits its turn) and they all fit; else
+  // exclusive. Going shared again waits kSettle after the last switch to exclusive
+  // (NextDeadline tells when to ask again).
+  bool Want(const GpuKey& gpu, bool sharing_on, const MemoryLedger& ledger, const Arbiter& arbiter,
+            TimePoint now);
+  // The mode of `gpu` was set to `shared` at `now` (the caller applied Want's answer).
+  void Switched(const GpuKey& gpu, bool shared, TimePoint now);
+  // When a GPU held exclusive by kSettle may go shared, if any.
+  std::optional<TimePoint> NextDeadline() const;
+  // Switches of `gpu` so far, both ways (status).
+  uint64_t Switches(const GpuKey& gpu) const;
+
+ private:
+  struct State {
+    std::optional<TimePoint> exclusive_since;  // the last switch to exclusive
+    bool held = false;                         // Want said exclusive only because of kSettle
+    uint64_t switches = 0;
+  };
+  std::map<GpuKey, State> gpus_;
+};
+
+}  // namespace gshare
