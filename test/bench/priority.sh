@@ -1,0 +1,272 @@
+#!/usr/bin/env bash
+# Priority benchmark: a latency-critical inference service (test/bench/prio_service.py, ResNet-50,
+# one request every 12 ms, open loop) beside batch trainings (test/bench/prio_train.py, GPT-2
+# small), without gshare and under gshare with the service at a higher priority.
+#
+#   test/bench/priority.sh GSHARE_DIR          (GSHARE_DIR holds gshare and libgshare.so)
+#
+# Cases (CASES, in order):
+#   alone    the service alone, bare;
+#   bareN    N trainings bare, then the service bare once every training has logged MIN_STEPS
+#            steps; the driver time-slices them;
+#   gshareN  the same under a fresh daemon (sharing SHARING, [memory] engine ENGINE, quantum
+#            QUANTUM): the trainings `gshare run --memory ENGINE -p 0 --name trainK`, the service
+#            `gshare run --memory ENGINE -p 10 --name service`; `gshare status --json` once in
+#            the middle of the service window (status_mid.json) and once after it.
+# With trainings, they keep running AFTER_SECONDS after the service ends, then get SIGTERM
+# (prio_train.py ends after its current step). TRAIN_STEPS must outlast that; a warning says
+# when a training ended earlier.
+# One line per case (stdout, summary.txt, the case's summary.txt):
+#   case=<name> p50=<ms> p99=<ms> train_steps_per_s_during=<x> train_steps_per_s_outside=<y>
+# p50, p99: the service's nearest-rank latencies (arrival to completion) over its window;
+# during: the steps of all trainings whose log time falls in [window_start, window_end], per
+# second of that window; outside: the sum over trainings of each one's rate from its 10th step
+# to its last step before window_start. `-` where there is nothing to measure (no trainings, a
+# run that failed).
+#
+# Env:
+#   OUT             results go to $OUT/priority/<case>/ (default: a new folder
+#                   ${TMPDIR:-/tmp}/gshare-priority.XXXXXX, kept and named at the end)
+#   PYTHON          interpreter with torch, timm and transformers (default python3)
+#   CASES           default "alone bare1 gshare1 bare3 gshare3"
+#   SERVICE_SECONDS service window in seconds (default 20)
+#   PERIOD_MS       time between the service's requests (default 12)
+#   WARMUP          the service's back-to-back warm-up requests (default 50)
+#   SERVICE_BATCH   images per request (default 8)
+#   TRAIN_STEPS     steps per training (default 1500)
+#   TRAIN_BATCH     sequences per training step (default 8: ~12 GiB per training)
+#   MIN_STEPS       steps each training logs before the service starts (default 20)
+#   AFTER_SECONDS   how long the trainings run on after the service (default 5)
+#   START_TIMEOUT   seconds allowed for the trainings to reach MIN_STEPS (default 240)
+#   SERVICE_TIMEOUT seconds allowed to the service (default SERVICE_SECONDS + 180)
+#   SHARING         the daemon's [scheduler] sharing (default auto)
+#   ENGINE          memory engine (default swap); empty: no --memory and no [memory] table
+#   QUANTUM         the daemon's quantum (default 20s)
+#   IDLE_RELEASE, EARLY_RELEASE, STAGGER, HOST_BUDGET, LOG_LEVEL   written to the daemon's
+#                   config when set
+# Output in $OUT/priority/<case>/: times.txt (epoch seconds of each event), service.{out,err},
+# latencies.txt (ms per request), train<K>.{out,err,log} (log: `step wall_time loss`),
+# summary.txt; gshareN also config.toml, status_mid.json, status_end.json, daemon.log.
+# Cost (estimated): alone ~40 s, each bareN or gshareN ~60-90 s (start-ups ~15-25 s, MIN_STEPS,
+# the service's start-up and window, AFTER_SECONDS): ~6 min for the default CASES.
+# Exit: 0 when every case's service produced its result line, 1 otherwise, 2 on usage errors.
+set -uo pipefail
+
+me=priority
+# shellcheck source=mem_common.sh source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/mem_common.sh"
+mem_setup "$@"
+
+cases="${CASES:-alone bare1 gshare1 bare3 gshare3}"
+seconds="${SERVICE_SECONDS:-20}"
+period="${PERIOD_MS:-12}"
+warmup="${WARMUP:-50}"
+service_batch="${SERVICE_BATCH:-8}"
+train_steps="${TRAIN_STEPS:-1500}"
+train_batch="${TRAIN_BATCH:-8}"
+min_steps="${MIN_STEPS:-20}"
+after="${AFTER_SECONDS:-5}"
+start_tmo="${START_TIMEOUT:-240}"
+SHARING="${SHARING:-auto}"
+ENGINE="${ENGINE-swap}"
+quantum="${QUANTUM:-20s}"
+for v in seconds min_steps after start_tmo train_steps train_batch warmup service_batch; do
+  [[ ${!v} =~ ^[0-9]+$ ]] || { say "$v must be a whole number, not '${!v}'"; exit 2; }
+done
+for c in $cases; do
+  [[ $c == alone || $c =~ ^(bare|gshare)[1-9][0-9]*$ ]] ||
+    { say "unknown case '$c' (alone, bareN, gshareN)"; exit 2; }
+done
+svc_tmo="${SERVICE_TIMEOUT:-$((seconds + 180))}"
+train_tmo=$((start_tmo + svc_tmo + after + 60))   # a safety net: the driver stops them earlier
+mem_flag=()
+[[ -n $ENGINE ]] && mem_flag=(--memory "$ENGINE")
+
+if [[ -n ${OUT:-} ]]; then
+  mkdir -p "$OUT/$me" && res="$(cd "$OUT/$me" && pwd)" || exit 2
+else
+  res="$(mktemp -d "${TMPDIR:-/tmp}/gshare-priority.XXXXXX")" || exit 2
+fi
+{
+  echo "# priority.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) host=$(hostname) gshare=$gshare"
+  echo "# gpu: $(gpu_line)"
+  echo "# cases=$cases service_seconds=$seconds period_ms=$period warmup=$warmup service_batch=$service_batch train_steps=$train_steps train_batch=$train_batch min_steps=$min_steps after_s=$after"
+  echo "# daemon: sharing=$SHARING engine=${ENGINE:-none} quantum=$quantum idle_release=${IDLE_RELEASE:-default} early_release=${EARLY_RELEASE:-default} stagger=${STAGGER:-default}"
+} >"$res/summary.txt"
+
+# A daemon left by an earlier run with the default configuration is not ours to use: stop it.
+timeout 30 "$gshare" daemon stop >/dev/null 2>&1 || true
+
+snooze() { sleep "$1" & wait "$!"; }   # a sleep that a TERM or INT cuts short
+
+log_steps() { [[ -f $1 ]] && wc -l <"$1" || echo 0; }
+
+job_forget() {   # job_forget PID: drops an already waited-for job from job_pids/job_keys
+  local i
+  for i in "${!job_pids[@]}"; do
+    [[ ${job_pids[$i]} == "$1" ]] && unset 'job_pids[i]' 'job_keys[i]'
+  done
+  job_pids=("${job_pids[@]}")
+  job_keys=("${job_keys[@]}")
+}
+
+# summarize CASE DIR N: the case's summary line, from service.out and train1..N.log.
+summarize() {
+  "$python" - "$@" <<'EOF'
+import json, sys
+
+case, d, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+svc, marks = None, {}
+try:
+    for line in open(f"{d}/service.out"):
+        if line.startswith("{"):
+            try:
+                svc = json.loads(line)
+            except ValueError:
+                pass
+        elif line.startswith(("window_start ", "window_end ")):
+            key, value = line.split()
+            marks[key] = float(value)
+except OSError:
+    pass
+if svc:
+    marks = {"window_start": svc["window_start"], "window_end": svc["window_end"]}
+ws, we = marks.get("window_start"), marks.get("window_end")
+
+
+def steps(k):
+    out = []
+    try:
+        for line in open(f"{d}/train{k}.log"):
+            f = line.split()
+            if len(f) == 3:
+                out.append((int(f[0]), float(f[1])))
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def fmt(x, digits=2):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+during = outside = None
+if n > 0 and ws is not None and we is not None and we > ws:
+    logs = [steps(k) for k in range(1, n + 1)]
+    during = sum(1 for log in logs for _, t in log if ws <= t <= we) / (we - ws)
+    rates = []
+    for log in logs:
+        t10 = next((t for s, t in log if s == 10), None)
+        before = [(s, t) for s, t in log if s > 10 and t < ws]
+        if t10 is not None and before and before[-1][1] > t10:
+            rates.append((before[-1][0] - 10) / (before[-1][1] - t10))
+    outside = sum(rates) if len(rates) == n else None
+print(f"case={case} p50={fmt(svc and svc['p50_ms'])} p99={fmt(svc and svc['p99_ms'])} "
+      f"train_steps_per_s_during={fmt(during)} train_steps_per_s_outside={fmt(outside)}")
+EOF
+}
+
+# run_case CASE: one case, its line on stdout. Returns 1 when the service gave no result.
+run_case() {
+  local c=$1 n=0 mode=bare k d times svc_pid rc i alive line
+  case $c in
+    alone) ;;
+    bare*) n=${c#bare} ;;
+    gshare*) n=${c#gshare} mode=gshare ;;
+  esac
+  d="$res/$c"
+  mkdir -p "$d"
+  rm -rf "${d:?}"/*
+  times="$d/times.txt"
+  echo "# key epoch_seconds [rc]" >"$times"
+
+  local tpre=() spre=()
+  if [[ $mode == gshare ]]; then
+    mkdir -p "$work/$c"
+    write_config "$d/config.toml" "$work/$c" "$quantum"
+    if ! daemon_up "$d/config.toml"; then
+      echo "daemon_failed $(now)" >>"$times"
+      summarize "$c" "$d" "$n" | tee "$d/summary.txt" | tee -a "$res/summary.txt"
+      return 1
+    fi
+    tpre=("$gshare" --config "$d/config.toml" run "${mem_flag[@]}" -p 0)
+    spre=("$gshare" --config "$d/config.toml" run "${mem_flag[@]}" -p 10 --name service --)
+  fi
+
+  for ((k = 1; k <= n; k++)); do
+    local name=()
+    [[ $mode == gshare ]] && name=(--name "train$k" --)
+    echo "train${k}_start $(now)" >>"$times"
+    job_start "train$k" "$d/train$k.out" "$train_tmo" "${tpre[@]}" "${name[@]}" \
+      "$python" "$bench/prio_train.py" --steps "$train_steps" --batch "$train_batch" \
+      --seed "$k" --log "$d/train$k.log"
+  done
+
+  # The service starts once every training has logged MIN_STEPS steps.
+  if ((n > 0)); then
+    say "$c: $n training(s) started; waiting for $min_steps steps each"
+    local deadline=$((SECONDS + start_tmo)) ready
+    while :; do
+      ready=0
+      for ((k = 1; k <= n; k++)); do
+        (($(log_steps "$d/train$k.log") >= min_steps)) && ready=$((ready + 1))
+      done
+      ((ready == n)) && break
+      if (($(jobs_alive) < n)) || ((SECONDS >= deadline)); then
+        say "$c: only $ready of $n trainings reached $min_steps steps; case skipped"
+        for p in "${job_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+        jobs_wait "$c" "$times"
+        [[ $mode == gshare ]] && { daemon_down; cp "$work/$c/state/daemon.log" "$d/" 2>/dev/null; }
+        summarize "$c" "$d" "$n" | tee "$d/summary.txt" | tee -a "$res/summary.txt"
+        return 1
+      fi
+      snooze 0.5
+    done
+    echo "trainings_ready $(now)" >>"$times"
+  fi
+
+  say "$c: service (${seconds} s, a request every ${period} ms)"
+  echo "service_start $(now)" >>"$times"
+  job_start service "$d/service.out" "$svc_tmo" "${spre[@]}" "$python" "$bench/prio_service.py" \
+    --seconds "$seconds" --period-ms "$period" --warmup "$warmup" --batch "$service_batch" \
+    --out "$d/latencies.txt"
+  svc_pid=${job_pids[-1]}
+  while kill -0 "$svc_pid" 2>/dev/null && ! grep -q '^window_start ' "$d/service.out"; do
+    snooze 0.2
+  done
+  if [[ $mode == gshare ]] && kill -0 "$svc_pid" 2>/dev/null; then
+    snooze "$(awk -v s="$seconds" 'BEGIN { print s / 2 }')"
+    status_json >"$d/status_mid.json"
+    echo "status_mid $(now)" >>"$times"
+  fi
+  wait "$svc_pid"
+  rc=$?
+  echo "service_end $(now) $rc" >>"$times"
+  job_forget "$svc_pid"
+  ((rc == 0)) || { say "$c: service exit $rc"; tail -3 "$d/service.err" | sed 's/^/  | /' >&2; }
+
+  if ((n > 0)); then
+    snooze "$after"
+    alive=$(jobs_alive)
+    ((alive == n)) || say "$c: warning: $((n - alive)) training(s) ended before the service's end + ${after} s (raise TRAIN_STEPS)"
+    echo "trainings_stop $(now)" >>"$times"
+    for i in "${job_pids[@]}"; do kill -TERM "$i" 2>/dev/null; done
+    jobs_wait "$c" "$times"
+  fi
+  if [[ $mode == gshare ]]; then
+    status_json >"$d/status_end.json"
+    daemon_down
+    cp "$work/$c/state/daemon.log" "$d/daemon.log" 2>/dev/null || say "$c: no daemon log"
+  fi
+
+  line=$(summarize "$c" "$d" "$n")
+  echo "$line" | tee "$d/summary.txt" | tee -a "$res/summary.txt"
+  [[ $line != *" p50=- "* ]]
+}
+
+status=0
+for c in $cases; do
+  run_case "$c" || status=1
+done
+say "results in $res"
+exit "$status"
