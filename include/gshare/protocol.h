@@ -45,8 +45,9 @@ enum class MsgType : uint16_t {
   kBoardSeat = 24,       // LeaseMsg: the connection's seat on `gpu` (gshare/priority_board.h):
                          // epoch = the GPU's slot; reason = seat + 1 (0: no seat, nothing to
                          // keep); bytes = yield mask (the seats of higher priority: wait while
-                         // one is busy); ordinal = 1 when a seat yields to this one (mark it
-                         // busy), else 0
+                         // one is busy); ordinal bit 0: a seat yields to this one (mark it
+                         // busy); ordinal bits 8-15: how many seats of the GPU yield (they
+                         // share the in-flight budget, shim/lease/priority_window.h)
   // CLI -> daemon (JSON payloads) and daemon -> CLI replies
   // Job options (JobRequest, src/job_request.h) are the same JSON object in kRunRegister and
   // kSubmit.

@@ -342,7 +342,9 @@ void HandleBoardSeat(const proto::LeaseMsg& m) {
   size_t n = strnlen(g.socket_path, sizeof g.socket_path);
   std::memcpy(path, g.socket_path, n);
   std::memcpy(path + n, proto::kBoardSuffix, std::strlen(proto::kBoardSuffix) + 1);
-  SetSeat(device, path, static_cast<uint32_t>(m.epoch), m.reason, m.bytes, m.ordinal == 1);
+  const auto flags = static_cast<uint32_t>(m.ordinal);
+  SetSeat(device, path, static_cast<uint32_t>(m.epoch), m.reason, m.bytes, (flags & 1) != 0,
+          (flags >> 8) & 0xff);
 }
 
 void HandleDrop(const proto::LeaseMsg& m) {

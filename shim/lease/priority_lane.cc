@@ -173,7 +173,7 @@ void BecomeBusy(int device) {
 namespace lease {
 
 void SetSeat(int device, const char* board_path, uint32_t slot, uint32_t seat_plus_one,
-             uint64_t yield_mask, bool watched) {
+             uint64_t yield_mask, bool watched, uint32_t yielders) {
   Lane& l = g_lanes[device];
   proto::BoardSlot* board = MapBoard(board_path);
   const bool seated = board != nullptr && slot < proto::kBoardSlots && seat_plus_one > 0 &&
@@ -188,6 +188,7 @@ void SetSeat(int device, const char* board_path, uint32_t slot, uint32_t seat_pl
     l.own_bit.store(bit, std::memory_order_relaxed);
     l.slot.store(s, std::memory_order_release);
   }
+  l.yielders.store(yielders > 0 ? yielders : 1, std::memory_order_relaxed);
   l.yield_mask.store(seated ? yield_mask & ~bit : 0, std::memory_order_relaxed);
   if (seated && watched) EnsureSentinel();
   const bool was_watched = l.watched.exchange(seated && watched, std::memory_order_relaxed);

@@ -33,6 +33,7 @@ struct alignas(64) Lane {
   std::atomic<proto::BoardSlot*> slot{nullptr};
   std::atomic<uint32_t> state{kIdle};  // kBusy from a submission; the sentinel settles it
   std::atomic<int64_t> held_ns{0};     // time its submissions waited for higher priorities
+  std::atomic<uint32_t> yielders{1};   // seats of the GPU that yield (the window's share)
 };
 extern Lane g_lanes[kMaxDevices];
 
@@ -71,7 +72,7 @@ namespace lease {
 // trusted as the socket is: the daemon's user or root); a board that cannot be mapped leaves
 // the lanes off (the lease alone orders the jobs).
 void SetSeat(int device, const char* board_path, uint32_t slot, uint32_t seat_plus_one,
-             uint64_t yield_mask, bool watched);
+             uint64_t yield_mask, bool watched, uint32_t yielders);
 // The daemon is gone (the job runs ungated): no lane waits or marks any more.
 void ClearLanes();
 // In a forked child (async-signal-safe: atomic stores only).

@@ -7,6 +7,7 @@
 
 #include "hooks/context_registry.h"
 #include "hooks/real_driver.h"
+#include "lease/priority_lane.h"
 #include "memory/vmm_driver.h"
 #include "mutex.h"
 
@@ -62,6 +63,9 @@ void Retire(Ring& r, bool waited) REQUIRES(r.mu) {
   if (r.chained) {
     int64_t sample = now - r.last_wait_ns;
     if (sample > kMaxSampleNs) sample = kMaxSampleNs;
+    // A wait that spanned a higher job's burst (the GPU time-sliced them) is not this
+    // submission's length: outliers count as at most 4 times the mean.
+    if (r.mean_ns > 0 && sample > 4 * r.mean_ns) sample = 4 * r.mean_ns;
     r.mean_ns = r.mean_ns == 0 ? sample : r.mean_ns + (sample - r.mean_ns) / 8;
     if (r.mean_ns < 1000) r.mean_ns = 1000;
   }
@@ -72,7 +76,7 @@ void Retire(Ring& r, bool waited) REQUIRES(r.mu) {
 }  // namespace
 
 void PriorityWindow::AfterSubmission(int device, CUstream stream, bool per_thread) {
-  const int64_t budget = BudgetNs();
+  const int64_t budget = BudgetNs() / g_lanes[device].yielders.load(std::memory_order_relaxed);
   if (budget == 0) return;
   const DriverExtras& x = Extras();
   CUcontext ctx = nullptr;

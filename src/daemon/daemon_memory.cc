@@ -133,7 +133,7 @@ void Daemon::SendSeats() {
     m.epoch = s.slot;
     m.reason = s.seat_plus_one;
     m.bytes = s.yield_mask;
-    m.ordinal = s.watched ? 1 : 0;
+    m.ordinal = static_cast<int32_t>((s.watched ? 1u : 0u) | std::min(s.yielders, 255u) << 8);
     Send(s.conn, EncodeFrame(proto::MsgType::kBoardSeat,
                              std::string_view(reinterpret_cast<const char*>(&m), sizeof m)));
   }

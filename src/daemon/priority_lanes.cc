@@ -72,12 +72,13 @@ void PriorityLanes::Clear(int slot, int seat) {
 std::vector<PriorityLanes::Message> PriorityLanes::TakeMessages() {
   std::vector<Message> out;
   for (const PrioritySeats::Change& c : seats_.TakeChanges()) {
-    Message m{c.conn, c.gpu, 0, 0, 0, false};
+    Message m{c.conn, c.gpu, 0, 0, 0, false, 0};
     if (c.seat) {
       m.slot = static_cast<uint32_t>(c.seat->slot);
       m.seat_plus_one = static_cast<uint32_t>(c.seat->seat) + 1;
       m.yield_mask = c.seat->yield_mask;
       m.watched = c.seat->watched;
+      m.yielders = static_cast<uint32_t>(c.seat->yielders);
     }
     out.push_back(m);
   }

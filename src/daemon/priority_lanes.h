@@ -48,6 +48,7 @@ class PriorityLanes {
     uint32_t seat_plus_one;  // 0: no seat
     uint64_t yield_mask;
     bool watched;
+    uint32_t yielders;
   };
   // What changed since the last call (PrioritySeats::TakeChanges).
   std::vector<Message> TakeMessages();

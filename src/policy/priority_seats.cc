@@ -1,5 +1,7 @@
 #include "policy/priority_seats.h"
 
+#include <algorithm>
+
 namespace gshare {
 
 bool PrioritySeats::Sit(const GpuKey& gpu, int slot, ConnId conn, int priority) {
@@ -62,10 +64,13 @@ PrioritySeats::Seat PrioritySeats::Compute(const Table& t, int seat) const {
   out.slot = t.slot;
   out.seat = seat;
   const int mine = t.seats.at(seat).second;
+  int top = mine;
   for (const auto& [s, who] : t.seats) {
     if (who.second > mine) out.yield_mask |= uint64_t{1} << s;
     if (who.second < mine) out.watched = true;
+    top = std::max(top, who.second);
   }
+  for (const auto& [s, who] : t.seats) out.yielders += who.second < top ? 1 : 0;
   return out;
 }
 

@@ -25,6 +25,7 @@ class PrioritySeats {
     int seat = 0;  // 0..kSeats-1
     uint64_t yield_mask = 0;
     bool watched = false;
+    int yielders = 0;  // seats of the GPU that yield to some other seat (they share the window)
     bool operator==(const Seat&) const = default;
   };
   struct Change {
