@@ -6,13 +6,30 @@
 
 namespace gshare {
 
-std::optional<int64_t> ProcessStartTime(pid_t pid) {
+namespace {
+
+// /proc/PID/stat from field 3 on; empty when there is no such process. The command name
+// (field 2) may hold spaces and parentheses: fields restart after the last ')'.
+std::string StatFields(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // The command name (field 2) may hold spaces and parentheses: fields restart after the last ')'.
   size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat.substr(paren + 2));
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return "";
+  return stat.substr(paren + 2);
+}
+
+}  // namespace
+
+std::optional<char> ProcessState(pid_t pid) {
+  std::string fields = StatFields(pid);
+  if (fields.empty()) return std::nullopt;
+  return fields[0];
+}
+
+std::optional<int64_t> ProcessStartTime(pid_t pid) {
+  std::string stat = StatFields(pid);
+  if (stat.empty()) return std::nullopt;
+  std::istringstream fields(stat);
   std::string field;
   for (int i = 3; i <= 22 && fields >> field; ++i) {
     if (i == 3 && (field == "Z" || field == "X")) return std::nullopt;

@@ -13,6 +13,10 @@ namespace gshare {
 // or nullopt when there is no such process (or it is a zombie).
 std::optional<int64_t> ProcessStartTime(pid_t pid);
 
+// The state letter of process `pid` (proc(5), /proc/PID/stat field 3: R, S, D, T, t, Z...),
+// or nullopt when there is no such process.
+std::optional<char> ProcessState(pid_t pid);
+
 // True when `pid` runs and started at `start_ticks`.
 bool SameProcessAlive(pid_t pid, int64_t start_ticks);
 

@@ -186,6 +186,11 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
                     uint64_t bytes);
   // Sends the priority board's seats that changed (PriorityLanes::TakeMessages).
   void SendSeats();
+  // Clears the busy bits of processes that are stopped (SIGSTOP, a shell's Ctrl-Z, a
+  // debugger) or dead: their shims cannot, and jobs of lower priority would wait for them.
+  // Every kLanesCheck while a bit is set.
+  void QuietStoppedSeats(TimePoint now);
+  static constexpr Millis kLanesCheck{1000};
   // Phase staggering in shared mode (daemon_stagger.cc, src/policy/stagger.h): while two jobs or
   // more hold `gpu` in shared mode, its holders report their idle gaps (kGapWatch on, and
   // off again when that ends); a report may stretch a holder's next gap.
@@ -351,6 +356,7 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   std::map<JobId, std::string> memory_wait_;  // why a job's grant waits (ledger plan reason)
 
   TimePoint next_orphan_check_{};
+  TimePoint next_lanes_check_{};
   TimePoint next_retention_{};  // the epoch: the first loop applies [retention]
   static constexpr Millis kRetentionPeriod{10 * 60 * 1000};
   int gpu_count_ = 1;

@@ -41,6 +41,7 @@ void Daemon::Loop() {
     };
     earliest(QueueDeadline());
     earliest(sharing_.NextDeadline());
+    if (!lanes_.BusyConns().empty()) earliest(next_lanes_check_);
     earliest(next_retention_);
     earliest(peers_.Expire(now));
     peers_.Reap();
@@ -75,6 +76,7 @@ void Daemon::Loop() {
       for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
     }
     CheckpointTick();
+    QuietStoppedSeats(Now());
     QueueTick(Now());
     RetentionTick(Now());
     peers_.Reap();

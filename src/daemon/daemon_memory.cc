@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/byte_size.h"
+#include "base/process_identity.h"
 #include "daemon/daemon.h"
 #include "ipc/frame_io.h"
 #include "policy/incumbent.h"
@@ -136,6 +137,19 @@ void Daemon::SendSeats() {
     m.ordinal = static_cast<int32_t>((s.watched ? 1u : 0u) | std::min(s.yielders, 255u) << 8);
     Send(s.conn, EncodeFrame(proto::MsgType::kBoardSeat,
                              std::string_view(reinterpret_cast<const char*>(&m), sizeof m)));
+  }
+}
+
+void Daemon::QuietStoppedSeats(TimePoint now) {
+  if (now < next_lanes_check_) return;
+  next_lanes_check_ = now + kLanesCheck;
+  for (ConnId id : lanes_.BusyConns()) {
+    const Connection* c = Live(id);
+    std::optional<char> state = c != nullptr ? ProcessState(c->pid) : std::nullopt;
+    if (state && *state != 'T' && *state != 't' && *state != 'Z' && *state != 'X') continue;
+    spdlog::info("pid {} is {}: its busy mark on the priority board is cleared",
+                 c != nullptr ? c->pid : 0, state ? "stopped" : "gone");
+    lanes_.Quiet(id);
   }
 }
 

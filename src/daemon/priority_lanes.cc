@@ -91,6 +91,19 @@ uint64_t PriorityLanes::BusyMask(const GpuKey& gpu) const {
   return board_[it->second].busy.load(std::memory_order_acquire);
 }
 
+std::vector<ConnId> PriorityLanes::BusyConns() const {
+  std::vector<ConnId> out;
+  for (const auto& [gpu, slot] : slots_) {
+    const uint64_t busy = BusyMask(gpu);
+    if (busy == 0) continue;
+    for (const auto& [conn, priority] : seats_.Seated(gpu)) {
+      std::optional<PrioritySeats::Seat> s = seats_.SeatOf(conn, gpu);
+      if (s && (busy >> s->seat & 1) != 0) out.push_back(conn);
+    }
+  }
+  return out;
+}
+
 nlohmann::json PriorityLanes::Json(const GpuKey& gpu) const {
   nlohmann::json seats = nlohmann::json::array();
   const uint64_t busy = BusyMask(gpu);

@@ -56,8 +56,10 @@ class PriorityLanes {
   // Status of `gpu`: per seated connection its seat, priority, whether it is busy now and
   // which seats it yields to. Null when nothing is seated there.
   nlohmann::json Json(const GpuKey& gpu) const;
-  // The connections of `gpu` whose busy bit is set now.
+  // The busy bits of `gpu` now.
   uint64_t BusyMask(const GpuKey& gpu) const;
+  // The connections whose busy bit is set now, on any GPU.
+  std::vector<ConnId> BusyConns() const;
 
  private:
   void Clear(int slot, int seat);

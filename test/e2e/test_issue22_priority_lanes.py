@@ -22,6 +22,13 @@ LOW = 400  # a batch job: 2 ms kernels, all queued at once (no synchronization)
 LOW_ARGS = ["--kernels", LOW, "--kernel-ms", 2]
 
 
+def kill_quietly(pid, sig):
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
 class PriorityLanesTest(TestCase):
     def harness(self, **config):
         cfg = {"sharing": "auto", "quantum": "20s", "stagger": False}
@@ -75,6 +82,18 @@ class PriorityLanesTest(TestCase):
         return None
 
     def test_a_busy_high_job_killed_holds_nothing_back(self):
+        self.held_back_then(lambda hp: os.kill(hp, signal.SIGKILL))
+
+    def test_a_busy_high_job_stopped_holds_nothing_back(self):
+        # Ctrl-Z on the high job: its shim cannot clear its mark; the daemon sees it stopped.
+        def stop(hp):
+            os.kill(hp, signal.SIGSTOP)
+            self.stopped.append(hp)
+        self.stopped = []
+        self.addCleanup(lambda: [kill_quietly(p, signal.SIGCONT) for p in self.stopped])
+        self.held_back_then(stop)
+
+    def held_back_then(self, end_high):
         h = self.harness()
         h.start_daemon()
         high = h.start_fake(["--kernels", 1, "--kernel-ms", 120000], ["-p", "10"], name="high")
@@ -89,8 +108,10 @@ class PriorityLanesTest(TestCase):
         # One launch may pass in the instant the low job joins, before the high job's shim
         # has marked the work it queued alone (the bound of priority_lane.h); no more.
         self.assertLessEqual(len(h.ops("K", lp)), 1, "the low job ran beside a busy high job")
-        os.kill(hp, signal.SIGKILL)
+        end_high(hp)
         h.assert_done(low, 20, timeout=30)
+        kill_quietly(hp, signal.SIGKILL)
+        kill_quietly(hp, signal.SIGCONT)
         high.wait(30)
 
 
