@@ -55,6 +55,24 @@ std::string Command(const json& j) {
 
 // Each user's share (fair share between users): jobs running and pending, and the lease time
 // of the running ones with its part of all of theirs.
+// Priority lanes of one GPU (docs/design.md "Priority lanes"): the jobs with work on it now,
+// and those held back behind a higher priority; nothing when no job is either.
+void PrintLanes(const json& lanes) {
+  std::string busy, held;
+  auto add = [](std::string& list, const json& seat) {
+    if (seat.at("job").is_null()) return;
+    std::string item = ToJsonText(seat.at("job")) + " (p" + ToJsonText(seat.at("priority")) + ")";
+    if (list.find(item) == std::string::npos) list += (list.empty() ? "" : ", ") + item;
+  };
+  for (const auto& seat : lanes) {
+    if (seat.value("busy", false)) add(busy, seat);
+    if (seat.value("held_back", false)) add(held, seat);
+  }
+  if (busy.empty() && held.empty()) return;
+  std::printf("     busy: %s; held back for a higher priority: %s\n",
+              busy.empty() ? "-" : busy.c_str(), held.empty() ? "-" : held.c_str());
+}
+
 void PrintUsers(const json& users) {
   if (users.empty()) return;
   std::printf("\n%-16s %7s %7s %9s %6s\n", "USER", "RUNNING", "PENDING", "ON-GPU", "SHARE");
@@ -91,6 +109,7 @@ void PrintTable(const json& st) {
                 capacity == 0 ? "-" : Bytes(capacity).c_str(),
                 std::to_string(g.value("handoffs", uint64_t{0})).c_str(),
                 waiters.empty() ? "-" : waiters.c_str());
+    PrintLanes(g.value("lanes", json::array()));
   }
   PrintUsers(st.value("users", json::array()));
   std::printf("\n%-5s %-12s %-10s %4s %-8s %8s %8s %9s %9s %9s %5s %9s %7s  %s\n", "JOB", "NAME",
