@@ -166,6 +166,7 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
     uint64_t movable;
     bool checkpoint;
     uid_t uid;
+    int priority;
   };
   std::vector<Victim> victims;
   for (const auto& [conn, per_gpu] : entries_) {
@@ -196,14 +197,15 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
     if (movable == 0) continue;
     auto lr = last_ran_.find({gpu, e.job});
     victims.push_back({lr == last_ran_.end() ? TimePoint{} : lr->second, conn, movable, checkpoint,
-                       OwnerOf(e.job)});
+                       OwnerOf(e.job), options_.priority ? options_.priority(e.job) : 0});
   }
   // After the swap-in the GPU holds used + missing; whatever passes the capacity must go
   // (also memory that stayed resident beyond a gpu_limit while nothing had to move).
   if (used + missing <= capacity) return plan;
   uint64_t need = used + missing - capacity;
-  std::stable_sort(victims.begin(), victims.end(),
-                   [](const Victim& a, const Victim& b) { return a.last < b.last; });
+  std::stable_sort(victims.begin(), victims.end(), [](const Victim& a, const Victim& b) {
+    return a.priority != b.priority ? a.priority < b.priority : a.last < b.last;
+  });
   // What each victim's owner may still swap out under host_budget_per_user.
   std::map<uid_t, uint64_t> user_left;
   bool user_bound = false;  // a victim gave less than it could for its owner's budget

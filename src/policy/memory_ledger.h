@@ -40,6 +40,8 @@ class MemoryLedger {
     uint64_t host_budget_per_user = 0;
     // The owner of a job, for host_budget_per_user. Unset: every job is one user's.
     std::function<uid_t(JobId)> owner;
+    // A job's priority: memory of lower priorities is evicted first (MakeRoom). Unset: all 0.
+    std::function<int(JobId)> priority;
   };
   explicit MemoryLedger(Options options) : options_(options) {}
 
@@ -95,7 +97,9 @@ class MemoryLedger {
   // What must leave `gpu` so that `job` has all its memory there, plus the demand it
   // reported (an allocation waiting for room) and `extra` bytes. `leases_released`: plan as
   // if every lease had been given back (whether a waiter could be granted once the holder
-  // drops), so processes that hold one may be checkpointed too. Swap-engine processes give
+  // drops), so processes that hold one may be checkpointed too. Victims go in order of
+  // priority (lowest first: a higher job's working set stays resident while lower ones can
+  // make the room), then least recently run first. Swap-engine processes give
   // just the bytes needed; checkpoint-engine processes that hold no lease give everything,
   // context included. No victim gives more than its owner's host_budget_per_user leaves
   // (`job`'s own swapped data, coming back, does not count): others give the rest, and when
