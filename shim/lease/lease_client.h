@@ -12,6 +12,7 @@
 #include "lease/device_gate.h"
 #include "hooks/context_registry.h"
 #include "lease/gap_watch.h"
+#include "lease/priority_lane.h"
 
 namespace gshare::shim {
 
@@ -34,14 +35,22 @@ inline void NoteGpuWait() {
   }
 }
 struct SyncScope {
-  SyncScope() { g_syncing.fetch_add(1, std::memory_order_relaxed); }
+  SyncScope() : lane_submits_(g_lane_submits.load(std::memory_order_relaxed)) {
+    g_syncing.fetch_add(1, std::memory_order_relaxed);
+  }
   ~SyncScope() {
     g_syncing.fetch_sub(1, std::memory_order_relaxed);
     NoteGpuWait();
     AfterSync();  // a gap may begin (gap_watch.h)
+    if (__builtin_expect(g_lanes_watched.load(std::memory_order_relaxed) != 0, 0)) {
+      LanesSynced(lane_submits_);  // a higher-priority process's burst may have ended
+    }
   }
   SyncScope(const SyncScope&) = delete;
   SyncScope& operator=(const SyncScope&) = delete;
+
+ private:
+  uint64_t lane_submits_;
 };
 
 class LeaseClient {

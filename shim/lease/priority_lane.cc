@@ -19,8 +19,15 @@
 namespace gshare::shim {
 
 Lane g_lanes[kMaxDevices];
+std::atomic<uint64_t> g_lane_submits{0};
+std::atomic<int> g_lanes_watched{0};
 
 namespace {
+
+// How long a busy process must have submitted nothing before its sentinel synchronizes it:
+// longer than the gaps between launches of a CPU-bound job, shorter than the gaps between a
+// service's requests.
+constexpr int64_t kQuietNs = 2'000'000;
 
 std::atomic<proto::BoardSlot*> g_board{nullptr};  // kBoardSlots slots, once mapped
 std::atomic<bool> g_board_failed{false};
@@ -86,16 +93,29 @@ void Settle(int device) {
   }
 }
 
+bool AnyBusy() {
+  for (const Lane& l : g_lanes) {
+    if (l.state.load(std::memory_order_acquire) != Lane::kIdle) return true;
+  }
+  return false;
+}
+
 void* SentinelThread(void*) {
   for (;;) {
     uint32_t seq = g_sentinel_seq.load(std::memory_order_acquire);
-    bool pending = false;
-    for (int d = 0; d < kMaxDevices; ++d) {
-      if (g_lanes[d].state.load(std::memory_order_acquire) == Lane::kIdle) continue;
-      pending = true;
-      Settle(d);
+    if (!AnyBusy()) {
+      Futex(&g_sentinel_seq, FUTEX_WAIT_PRIVATE, seq, nullptr);
+      continue;
     }
-    if (!pending) Futex(&g_sentinel_seq, FUTEX_WAIT_PRIVATE, seq, nullptr);
+    // The process's own synchronizing call usually clears its lane first; while it keeps
+    // submitting it is busy anyway.
+    const uint64_t submits = g_lane_submits.load(std::memory_order_relaxed);
+    struct timespec ts = {0, kQuietNs};
+    nanosleep(&ts, nullptr);
+    if (g_lane_submits.load(std::memory_order_relaxed) != submits) continue;
+    for (int d = 0; d < kMaxDevices; ++d) {
+      if (g_lanes[d].state.load(std::memory_order_acquire) != Lane::kIdle) Settle(d);
+    }
   }
   return nullptr;
 }
@@ -160,6 +180,24 @@ void WaitForHigher(int device) {
   l.held_ns.fetch_add(NowNs() - began, std::memory_order_relaxed);
 }
 
+void LanesSynced(uint64_t submits_before) {
+  if (g_lanes_watched.load(std::memory_order_relaxed) == 0) return;
+  if (g_lane_submits.load(std::memory_order_acquire) != submits_before) return;
+  for (int d = 0; d < kMaxDevices; ++d) {
+    Lane& l = g_lanes[d];
+    if (l.state.load(std::memory_order_acquire) != Lane::kBusy || GateOf(d).Busy()) continue;
+    uint32_t busy = Lane::kBusy;
+    if (!l.state.compare_exchange_strong(busy, Lane::kIdle, std::memory_order_acq_rel)) continue;
+    proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
+    const uint64_t bit = l.own_bit.load(std::memory_order_relaxed);
+    ClearBit(slot, bit);
+    // As in Settle: a submission that came between the exchange and the clear marks again.
+    if (l.state.load(std::memory_order_acquire) != Lane::kIdle && slot != nullptr) {
+      slot->busy.fetch_or(bit, std::memory_order_acq_rel);
+    }
+  }
+}
+
 void BecomeBusy(int device) {
   Lane& l = g_lanes[device];
   if (l.state.exchange(Lane::kBusy, std::memory_order_acq_rel) != Lane::kIdle) return;
@@ -192,6 +230,9 @@ void SetSeat(int device, const char* board_path, uint32_t slot, uint32_t seat_pl
   l.yield_mask.store(seated ? yield_mask & ~bit : 0, std::memory_order_relaxed);
   if (seated && watched) EnsureSentinel();
   const bool was_watched = l.watched.exchange(seated && watched, std::memory_order_relaxed);
+  if (was_watched != (seated && watched)) {
+    g_lanes_watched.fetch_add(was_watched ? -1 : 1, std::memory_order_relaxed);
+  }
   // Work it queued before anyone yielded to it is still to be waited for: busy until its
   // sentinel has seen it complete.
   if (seated && watched && !was_watched) BecomeBusy(device);
@@ -202,6 +243,7 @@ void ClearLanes() {
     l.yield_mask.store(0, std::memory_order_relaxed);
     l.watched.store(false, std::memory_order_relaxed);
   }
+  g_lanes_watched.store(0, std::memory_order_relaxed);
 }
 
 void ResetLanesAfterFork() {
@@ -213,6 +255,7 @@ void ResetLanesAfterFork() {
     l.state.store(Lane::kIdle, std::memory_order_relaxed);
     l.held_ns.store(0, std::memory_order_relaxed);
   }
+  g_lanes_watched.store(0, std::memory_order_relaxed);
   g_sentinel_started.store(false, std::memory_order_relaxed);  // the child has no sentinel
 }
 

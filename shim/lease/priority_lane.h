@@ -8,9 +8,14 @@
 //   was checkpointed) bumps when its bit clears. Its submissions are also windowed by GPU time
 //   (priority_window.h), so that what it has queued when the higher job comes back is short.
 // - A watched process marks its bit busy at its first submission after an idle period (one
-//   exchange, one atomic OR on the board, one futex wake of its sentinel thread), and its
-//   sentinel thread clears the bit once the process's work on the device has completed
-//   (cuCtxSynchronize of its contexts there, repeated until no submission came meanwhile).
+//   exchange, one atomic OR on the board, one futex wake of its sentinel thread; then one
+//   relaxed increment per submission). The bit clears when the process's own synchronizing
+//   call (cuCtxSynchronize, cuStreamSynchronize, cuEventSynchronize) returns with no
+//   submission made meanwhile and no thread inside the gate: the end of a request or a step.
+//   A process that stops submitting without synchronizing is settled by its sentinel thread
+//   after kQuietNs: cuCtxSynchronize of its contexts there, repeated until no submission came
+//   meanwhile. The sentinel never synchronizes while the process submits (a synchronize from
+//   another thread slows the process's launches).
 //
 // Fast path of a process that neither yields nor is watched (every job alone or at one
 // priority): two relaxed loads of process-local words; no lock, no syscall. Any thread; the
@@ -36,9 +41,16 @@ struct alignas(64) Lane {
   std::atomic<uint32_t> yielders{1};   // seats of the GPU that yield (the window's share)
 };
 extern Lane g_lanes[kMaxDevices];
+// Submissions of watched lanes so far (any device), and how many lanes are watched.
+extern std::atomic<uint64_t> g_lane_submits;
+extern std::atomic<int> g_lanes_watched;
 
 void WaitForHigher(int device);
 void BecomeBusy(int device);
+// A synchronizing call of the application returned; `submits_before` was g_lane_submits when
+// it began. When no watched submission came meanwhile, the busy lanes with no thread inside
+// their gate are idle: their work up to the call has completed.
+void LanesSynced(uint64_t submits_before);
 
 // Before a submission on `device`, outside its gate.
 inline void YieldToHigher(int device) {
@@ -49,9 +61,9 @@ inline void YieldToHigher(int device) {
 // A submission on `device` entered the gate.
 inline void MarkBusy(int device) {
   Lane& l = g_lanes[device];
-  if (__builtin_expect(l.watched.load(std::memory_order_relaxed), 0) &&
-      l.state.load(std::memory_order_relaxed) != Lane::kBusy) {
-    BecomeBusy(device);
+  if (__builtin_expect(l.watched.load(std::memory_order_relaxed), 0)) {
+    g_lane_submits.fetch_add(1, std::memory_order_relaxed);
+    if (l.state.load(std::memory_order_relaxed) != Lane::kBusy) BecomeBusy(device);
   }
 }
 // Whether a seat this process yields to on `device` is busy now.
