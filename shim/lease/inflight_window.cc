@@ -5,6 +5,7 @@
 
 #include "hooks/context_registry.h"
 #include "hooks/real_driver.h"
+#include "lease/event_ring.h"
 #include "memory/vmm_driver.h"
 #include "mutex.h"
 
@@ -51,16 +52,10 @@ void InflightWindow::AfterSubmission(int device, CUstream stream, bool per_threa
   int stride = Stride();
   if (stride == 0 || n % static_cast<uint32_t>(stride) != 0) return;
   const DriverExtras& x = Extras();
-  CUcontext ctx = nullptr;
-  if (x.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == nullptr) return;
-  if (stream == nullptr && per_thread) stream = CuStreamPerThread();
+  CUcontext ctx;
+  if (!SubmittingContext(&ctx, &stream, per_thread)) return;
   r.mu.Lock();
-  if (r.ctx == nullptr) {
-    bool ok = true;
-    for (CUevent& e : r.events) ok = ok && x.cuEventCreate(&e, kEventDisableTiming) == CUDA_SUCCESS;
-    if (ok) r.ctx = ctx;
-  }
-  if (r.ctx == ctx) {
+  if (EnsureEvents(&r.ctx, r.events, kFences, ctx)) {
     if (r.count == kFences) {
       // Window full: wait for the oldest fence (the GPU has then at most K*(W-1) of our
       // submissions left), and reuse its event.

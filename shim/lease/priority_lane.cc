@@ -60,6 +60,19 @@ void ClearBit(proto::BoardSlot* slot, uint64_t bit) {
   Futex(&slot->idle_seq, FUTEX_WAKE, INT_MAX, nullptr);
 }
 
+// `l` was just set idle (from `kSettling` or `kBusy`): its bit clears and waiters wake. A
+// submission between that exchange and the clear found the lane idle and set the bit before
+// it was cleared: set it again (that submission's BecomeBusy woke the sentinel, which settles
+// it).
+void ClearIdleLane(Lane& l) {
+  proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
+  const uint64_t bit = l.own_bit.load(std::memory_order_relaxed);
+  ClearBit(slot, bit);
+  if (l.state.load(std::memory_order_acquire) != Lane::kIdle && slot != nullptr) {
+    slot->busy.fetch_or(bit, std::memory_order_acq_rel);
+  }
+}
+
 // The device's work submitted so far has completed: its bit clears, unless a submission
 // came meanwhile (then the next round settles again).
 void Settle(int device) {
@@ -83,14 +96,7 @@ void Settle(int device) {
   lease::SyncContexts(device);
   uint32_t settling = Lane::kSettling;
   if (!l.state.compare_exchange_strong(settling, Lane::kIdle, std::memory_order_acq_rel)) return;
-  proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
-  const uint64_t bit = l.own_bit.load(std::memory_order_relaxed);
-  ClearBit(slot, bit);
-  // A submission between the exchange above and the clear set the bit before it was
-  // cleared: set again (its BecomeBusy saw kIdle and woke this thread, which settles it).
-  if (l.state.load(std::memory_order_acquire) != Lane::kIdle && slot != nullptr) {
-    slot->busy.fetch_or(bit, std::memory_order_acq_rel);
-  }
+  ClearIdleLane(l);
 }
 
 bool AnyBusy() {
@@ -187,13 +193,8 @@ void LanesSynced(uint64_t submits_before) {
     Lane& l = g_lanes[d];
     if (l.state.load(std::memory_order_acquire) != Lane::kBusy || GateOf(d).Busy()) continue;
     uint32_t busy = Lane::kBusy;
-    if (!l.state.compare_exchange_strong(busy, Lane::kIdle, std::memory_order_acq_rel)) continue;
-    proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
-    const uint64_t bit = l.own_bit.load(std::memory_order_relaxed);
-    ClearBit(slot, bit);
-    // As in Settle: a submission that came between the exchange and the clear marks again.
-    if (l.state.load(std::memory_order_acquire) != Lane::kIdle && slot != nullptr) {
-      slot->busy.fetch_or(bit, std::memory_order_acq_rel);
+    if (l.state.compare_exchange_strong(busy, Lane::kIdle, std::memory_order_acq_rel)) {
+      ClearIdleLane(l);
     }
   }
 }

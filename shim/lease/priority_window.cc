@@ -7,6 +7,7 @@
 
 #include "hooks/context_registry.h"
 #include "hooks/real_driver.h"
+#include "lease/event_ring.h"
 #include "lease/priority_lane.h"
 #include "memory/vmm_driver.h"
 #include "mutex.h"
@@ -79,17 +80,11 @@ void PriorityWindow::AfterSubmission(int device, CUstream stream, bool per_threa
   const int64_t budget = BudgetNs() / g_lanes[device].yielders.load(std::memory_order_relaxed);
   if (budget == 0) return;
   const DriverExtras& x = Extras();
-  CUcontext ctx = nullptr;
-  if (x.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == nullptr) return;
-  if (stream == nullptr && per_thread) stream = CuStreamPerThread();
+  CUcontext ctx;
+  if (!SubmittingContext(&ctx, &stream, per_thread)) return;
   Ring& r = g_rings[device];
   r.mu.Lock();
-  if (r.ctx == nullptr) {
-    bool ok = true;
-    for (CUevent& e : r.events) ok = ok && x.cuEventCreate(&e, kEventDisableTiming) == CUDA_SUCCESS;
-    if (ok) r.ctx = ctx;
-  }
-  if (r.ctx == ctx) {
+  if (EnsureEvents(&r.ctx, r.events, kRing, ctx)) {
     // Events the GPU has passed leave without a wait (and without a sample).
     while (r.count > 0 && x.cuEventQuery(r.events[r.head]) == CUDA_SUCCESS) Retire(r, false);
     if (r.count == kRing) {

@@ -1,0 +1,35 @@
+// What the two windows on queued work (inflight_window.h, priority_window.h) share: the
+// submitting thread's context and stream, and their rings of events made once in one context.
+// Any submitting thread; EnsureEvents under the caller's ring lock.
+#pragma once
+
+#include "hooks/cuda_abi.h"
+#include "hooks/real_driver.h"
+#include "memory/vmm_driver.h"
+
+namespace gshare::shim {
+
+// The calling thread's current context (false when it has none) and the stream a submission
+// on `stream` used (the per-thread default stream for a _ptsz/_ptds call on stream 0).
+inline bool SubmittingContext(gs_cuda::CUcontext* ctx, gs_cuda::CUstream* stream, bool per_thread) {
+  *ctx = nullptr;
+  if (Extras().cuCtxGetCurrent(ctx) != gs_cuda::CUDA_SUCCESS || *ctx == nullptr) return false;
+  if (*stream == nullptr && per_thread) *stream = gs_cuda::CuStreamPerThread();
+  return true;
+}
+
+// Makes the ring's `n` events (no timing) in `ctx` the first time (*owner null); true when
+// the ring belongs to `ctx` (work of other contexts is not windowed).
+inline bool EnsureEvents(gs_cuda::CUcontext* owner, gs_cuda::CUevent* events, int n,
+                         gs_cuda::CUcontext ctx) {
+  if (*owner == nullptr) {
+    bool ok = true;
+    for (int i = 0; i < n; ++i) {
+      ok = ok && Extras().cuEventCreate(&events[i], kEventDisableTiming) == gs_cuda::CUDA_SUCCESS;
+    }
+    if (ok) *owner = ctx;
+  }
+  return *owner == ctx;
+}
+
+}  // namespace gshare::shim
