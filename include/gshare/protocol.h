@@ -164,7 +164,9 @@ struct MemReportMsg {
   uint64_t swapin_ns;     // kReportAfterSwapIn: how long that swap-in took
   uint64_t swapin_bytes;  // kReportAfterSwapIn: bytes it moved
   uint32_t flags;
-  uint32_t reserved;
+  // Milliseconds the process's submissions on `gpu` waited for higher priorities so far
+  // (priority lanes, gshare/priority_board.h); saturates.
+  uint32_t held_ms;
 };
 static_assert(sizeof(MemReportMsg) == 144);
 

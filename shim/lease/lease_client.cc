@@ -417,6 +417,12 @@ void Tick() {
       d.gap_open = reason != proto::ReleaseReason::kDropped;
     }
     SendGap(i);
+    // Time held back for higher priorities reaches the daemon in 100 ms steps at most.
+    if (const int64_t held = g_lanes[i].held_ns.load(std::memory_order_relaxed);
+        held - d.held_sent_ns >= 100'000'000) {
+      d.held_sent_ns = held;
+      d.bytes_dirty.store(true, std::memory_order_relaxed);
+    }
     if (d.bytes_dirty.exchange(false, std::memory_order_relaxed) && g.fd >= 0) {
       EnsureUuid(i);
       if (d.uuid_known) SendReport(i, 0, 0, 0, 0);
@@ -691,6 +697,7 @@ void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS {
     d.stretch_until_ns = 0;
     d.bytes.store(0, std::memory_order_relaxed);
     d.bytes_dirty.store(false, std::memory_order_relaxed);
+    d.held_sent_ns = 0;
     g_gates[i].Reset();
   }
   ContextRegistry::Get().ResetAfterFork();

@@ -69,8 +69,9 @@ struct DeviceState {
   std::atomic<int64_t> stretch_ms{0};
   bool stretched GUARDED_BY(g_mu) = false;
   int64_t stretch_until_ns GUARDED_BY(g_mu) = 0;
-  std::atomic<int64_t> bytes{0};         // allocated past the swap engine
-  std::atomic<bool> bytes_dirty{false};  // a memory report is due
+  std::atomic<int64_t> bytes{0};              // allocated past the swap engine
+  std::atomic<bool> bytes_dirty{false};       // a memory report is due
+  int64_t held_sent_ns GUARDED_BY(g_mu) = 0;  // the lane's held_ns in the last report
   std::atomic<uint64_t> demand{0};
   std::atomic<uint64_t> others_fixed{0};
 };

@@ -171,7 +171,13 @@ void WaitForHigher(int device) {
             l.yield_mask.load(std::memory_order_relaxed)) != 0;
   };
   if (!blocked()) return;
-  const int64_t began = NowNs();
+  // Counted as it goes (at each wake, at least every 10 ms), so that a long wait shows.
+  int64_t counted = NowNs();
+  auto count = [&] {
+    const int64_t now = NowNs();
+    l.held_ns.fetch_add(now - counted, std::memory_order_relaxed);
+    counted = now;
+  };
   for (int spins = 0;; ++spins) {
     uint32_t seq = slot->idle_seq.load(std::memory_order_acquire);
     if (!blocked()) break;
@@ -182,8 +188,9 @@ void WaitForHigher(int device) {
     // The timeout bounds what a wake lost to a dying process could cost.
     struct timespec ts = {0, 10 * 1000 * 1000};
     Futex(&slot->idle_seq, FUTEX_WAIT, seq, &ts);
+    count();
   }
-  l.held_ns.fetch_add(NowNs() - began, std::memory_order_relaxed);
+  count();
 }
 
 void LanesSynced(uint64_t submits_before) {

@@ -110,6 +110,8 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
     // Swap-ins that did not finish (kReportSwapInFailed): in all, and since the last one that
     // did (while > 0 the job waits to get its memory back: status waiting_for "SwapIn").
     uint64_t swapins_failed = 0, swapins_failed_in_row = 0;
+    // Per process and GPU: ms its submissions waited for higher priorities (kMemReport).
+    std::map<std::pair<ConnId, GpuKey>, uint64_t> held_ms;
   };
 
   Status Setup(int ready_fd, bool* busy);

@@ -58,6 +58,7 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
   }
   ActiveJob& job = *jobs_.at(c.job);
   job.peak_bytes = std::max(job.peak_bytes, ledger_.Totals(c.job).allocated);
+  if (m.held_ms != 0) job.held_ms[{c.id, gpu}] = m.held_ms;
   if ((m.flags & proto::kReportAfterSwapIn) != 0) {
     if ((m.flags & proto::kReportSwapInFailed) != 0) {
       ++job.swapins_failed;

@@ -118,6 +118,9 @@ std::string Daemon::StatusJson(Connection& c, const StatusRequest& request) {
     Arbiter::JobUsage u = arbiter_.Usage(id, now);
     j["lease_seconds"] = u.lease_seconds;
     j["wait_seconds"] = u.wait_seconds;
+    uint64_t held_ms = 0;
+    for (const auto& [key, ms] : job->held_ms) held_ms += ms;
+    j["held_back_seconds"] = static_cast<double>(held_ms) / 1000.0;
     j["lease"] = u.stopped ? "stopped" : u.holding ? "holding" : u.waiting ? "waiting" : "idle";
     json mem = JobMemoryJson(id);
     j["allocated_bytes"] = mem["allocated"];

@@ -108,6 +108,9 @@ class PriorityLanesTest(TestCase):
         # One launch may pass in the instant the low job joins, before the high job's shim
         # has marked the work it queued alone (the bound of priority_lane.h); no more.
         self.assertLessEqual(len(h.ops("K", lp)), 1, "the low job ran beside a busy high job")
+        # The time it was held back reaches the daemon (in 100 ms steps).
+        h.wait_for(lambda: (h.job_record(lambda j: j["name"] == "low") or {}).get(
+            "held_back_seconds", 0) >= 0.2, 10, "the low job's held-back time in status")
         end_high(hp)
         h.assert_done(low, 20, timeout=30)
         kill_quietly(hp, signal.SIGKILL)
