@@ -72,6 +72,27 @@ class PriorityLanesTest(TestCase):
         self.assertIn("shared mode", log, h.diagnostics())
         self.assertNotIn("exclusive mode", log, "the arrival of the high job switched modes")
 
+    def test_set_priority_turns_the_lanes_around(self):
+        h = self.harness()
+        h.start_daemon()
+        a = h.start_fake(["--kernels", 300, "--kernel-ms", 5, "--gap-ms", 5], ["-p", "0"], name="a")
+        b = h.start_fake(["--kernels", 300, "--kernel-ms", 5, "--gap-ms", 5], ["-p", "10"], name="b")
+        lanes = h.wait_for(lambda: self.both_seated(h), 30, "both jobs seated on the board")
+        ids = {n: h.job_record(lambda j, n=n: j["name"] == n)["id"] for n in ("a", "b")}
+        yields = {s["job"]: s["yields"] for s in lanes}
+        self.assertEqual((yields[ids["a"]], yields[ids["b"]]), (True, False), lanes)
+        r = h.gshare("set-priority", str(ids["b"]), "-5")
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+        def turned():
+            lanes = self.both_seated(h)
+            y = {s["job"]: s["yields"] for s in lanes or []}
+            return lanes if y.get(ids["a"]) is False and y.get(ids["b"]) is True else None
+        lanes = h.wait_for(turned, 10, "job b yielding to job a after set-priority")
+        self.assertEqual({s["job"]: s["priority"] for s in lanes}, {ids["a"]: 0, ids["b"]: -5})
+        for j in (a, b):
+            j.kill()
+
     @staticmethod
     def both_seated(h, held_back=False):
         for g in h.status()["gpus"]:
