@@ -9,7 +9,12 @@
 // lock-free atomic (address-free, so valid across processes); any thread of any process.
 #pragma once
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 
@@ -31,5 +36,14 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free);
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
 inline constexpr size_t kBoardBytes = kBoardSlots * sizeof(BoardSlot);  // 16 KiB
+
+// Clears `bits` of `slot`'s busy word; when one was set, bumps idle_seq and wakes every process
+// sleeping on it. The shim (its own bit) and the daemon (a process that cannot) both call it.
+inline void ClearBusy(BoardSlot& slot, uint64_t bits) {
+  if ((slot.busy.fetch_and(~bits, std::memory_order_acq_rel) & bits) == 0) return;
+  slot.idle_seq.fetch_add(1, std::memory_order_release);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&slot.idle_seq), FUTEX_WAKE, INT_MAX, nullptr,
+          nullptr, 0);
+}
 
 }  // namespace gshare::proto

@@ -1,6 +1,7 @@
 // Internal to the lease client (lease_client.cc: connection, thread, release protocol;
 // lease_memory.cc: memory reports, grants with swap-in, evictions; gap_watch.cc: the lease
-// thread's side of gap reports and stretches). Not for other files.
+// thread's side of gap reports and stretches; priority_lane.cc and priority_window.cc: the
+// contexts' synchronization and the clock). Not for other files.
 // Locking as described in lease_client.cc: `g_mu` guards the per-device flags and the
 // connection state, `g.send_mu` serializes socket writes.
 #pragma once

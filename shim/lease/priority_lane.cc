@@ -11,8 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <climits>
-
 #include "lease/lease_client.h"
 #include "lease/lease_state.h"
 
@@ -46,18 +44,9 @@ inline void CpuRelax() {
 #endif
 }
 
-int64_t NowNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-// Clears `bit` on `slot` and wakes the processes waiting for it to clear.
+// Clears `bit` on `slot` (when there is one) and wakes the processes waiting for it to clear.
 void ClearBit(proto::BoardSlot* slot, uint64_t bit) {
-  if (slot == nullptr || bit == 0) return;
-  if ((slot->busy.fetch_and(~bit, std::memory_order_acq_rel) & bit) == 0) return;
-  slot->idle_seq.fetch_add(1, std::memory_order_release);
-  Futex(&slot->idle_seq, FUTEX_WAKE, INT_MAX, nullptr);
+  if (slot != nullptr && bit != 0) proto::ClearBusy(*slot, bit);
 }
 
 // `l` was just set idle (from `kSettling` or `kBusy`): its bit clears and waiters wake. A
@@ -166,21 +155,17 @@ void WaitForHigher(int device) {
   Lane& l = g_lanes[device];
   proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
   if (slot == nullptr) return;
-  auto blocked = [&] {
-    return (slot->busy.load(std::memory_order_acquire) &
-            l.yield_mask.load(std::memory_order_relaxed)) != 0;
-  };
-  if (!blocked()) return;
+  if (!HigherBusy(device)) return;
   // Counted as it goes (at each wake, at least every 10 ms), so that a long wait shows.
-  int64_t counted = NowNs();
+  int64_t counted = lease::NowNs();
   auto count = [&] {
-    const int64_t now = NowNs();
+    const int64_t now = lease::NowNs();
     l.held_ns.fetch_add(now - counted, std::memory_order_relaxed);
     counted = now;
   };
   for (int spins = 0;; ++spins) {
     uint32_t seq = slot->idle_seq.load(std::memory_order_acquire);
-    if (!blocked()) break;
+    if (!HigherBusy(device)) break;
     if (spins < 256) {  // ~10-40 µs: a higher job's gap between two of its submissions
       CpuRelax();
       continue;

@@ -1,13 +1,12 @@
 // The priority window: a ring of events per device, used only while the process yields.
 #include "lease/priority_window.h"
 
-#include <time.h>
-
 #include <cstdlib>
 
 #include "hooks/context_registry.h"
 #include "hooks/real_driver.h"
 #include "lease/event_ring.h"
+#include "lease/lease_state.h"
 #include "lease/priority_lane.h"
 #include "memory/vmm_driver.h"
 #include "mutex.h"
@@ -19,12 +18,6 @@ using namespace gs_cuda;
 
 constexpr int kRing = 64;  // events outstanding at most, whatever the budget
 constexpr int64_t kMaxSampleNs = 100'000'000;
-
-int64_t NowNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 struct Ring {
   Mutex mu;
@@ -60,7 +53,7 @@ void Retire(Ring& r, bool waited) REQUIRES(r.mu) {
     r.chained = false;
     return;
   }
-  int64_t now = NowNs();
+  int64_t now = lease::NowNs();
   if (r.chained) {
     int64_t sample = now - r.last_wait_ns;
     if (sample > kMaxSampleNs) sample = kMaxSampleNs;

@@ -41,7 +41,7 @@ void Daemon::Loop() {
     };
     earliest(QueueDeadline());
     earliest(sharing_.NextDeadline());
-    if (!lanes_.BusyConns().empty()) earliest(next_lanes_check_);
+    if (lanes_.AnyBusy()) earliest(next_lanes_check_);
     earliest(next_retention_);
     earliest(peers_.Expire(now));
     peers_.Reap();

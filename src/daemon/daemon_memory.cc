@@ -160,10 +160,7 @@ void Daemon::UpdateSharing(const GpuKey& gpu) {
   // could not be made (then jobs of different priorities take turns, exclusively).
   bool want =
       sharing_.Want(gpu, options_.config.scheduler.sharing == "auto", ledger_, arbiter_, Now());
-  if (want && !lanes_.on()) {
-    std::vector<JobId> jobs = arbiter_.JobsOn(gpu);
-    for (JobId j : jobs) want = want && arbiter_.PriorityOf(j) == arbiter_.PriorityOf(jobs.front());
-  }
+  if (!lanes_.on()) want = want && arbiter_.OnePriorityOn(gpu);
   if (arbiter_.IsShared(gpu) == want) return;
   sharing_.Switched(gpu, want, Now());
   spdlog::info("{}: {} mode", gpu, want ? "shared" : "exclusive");

@@ -11,10 +11,10 @@ namespace gshare {
 void Daemon::UpdateGapWatch(const GpuKey& gpu) {
   if (gpus_.count(gpu) == 0) return;
   std::vector<JobId> jobs = arbiter_.JobsOn(gpu);
-  bool want = options_.config.scheduler.stagger && arbiter_.IsShared(gpu) && jobs.size() >= 2;
   // Staggering is between equals: a higher-priority job's gap is never stretched for a lower
   // one, whose work the priority board already moves into those gaps.
-  for (JobId j : jobs) want = want && arbiter_.PriorityOf(j) == arbiter_.PriorityOf(jobs.front());
+  bool want = options_.config.scheduler.stagger && arbiter_.IsShared(gpu) && jobs.size() >= 2 &&
+              arbiter_.OnePriorityOn(gpu);
   if (!want) stagger_.Clear(gpu);
   for (auto& [id, conn] : conns_) {
     if (conn->kind != Connection::Kind::kShim) continue;

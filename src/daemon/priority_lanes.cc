@@ -1,13 +1,10 @@
 #include "daemon/priority_lanes.h"
 
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <climits>
 #include <cstring>
 
 namespace gshare {
@@ -61,12 +58,7 @@ void PriorityLanes::Quiet(ConnId conn) {
 
 void PriorityLanes::Clear(int slot, int seat) {
   if (board_ == nullptr) return;
-  proto::BoardSlot& s = board_[slot];
-  const uint64_t bit = uint64_t{1} << seat;
-  if ((s.busy.fetch_and(~bit, std::memory_order_acq_rel) & bit) == 0) return;
-  s.idle_seq.fetch_add(1, std::memory_order_release);
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&s.idle_seq), FUTEX_WAKE, INT_MAX, nullptr,
-          nullptr, 0);
+  proto::ClearBusy(board_[slot], uint64_t{1} << seat);
 }
 
 std::vector<PriorityLanes::Message> PriorityLanes::TakeMessages() {
@@ -91,14 +83,20 @@ uint64_t PriorityLanes::BusyMask(const GpuKey& gpu) const {
   return board_[it->second].busy.load(std::memory_order_acquire);
 }
 
+bool PriorityLanes::AnyBusy() const {
+  for (const auto& [gpu, slot] : slots_) {
+    if (board_[slot].busy.load(std::memory_order_relaxed) != 0) return true;
+  }
+  return false;
+}
+
 std::vector<ConnId> PriorityLanes::BusyConns() const {
   std::vector<ConnId> out;
   for (const auto& [gpu, slot] : slots_) {
     const uint64_t busy = BusyMask(gpu);
     if (busy == 0) continue;
-    for (const auto& [conn, priority] : seats_.Seated(gpu)) {
-      std::optional<PrioritySeats::Seat> s = seats_.SeatOf(conn, gpu);
-      if (s && (busy >> s->seat & 1) != 0) out.push_back(conn);
+    for (const PrioritySeats::Seated& s : seats_.SeatedAt(gpu)) {
+      if ((busy >> s.seat & 1) != 0) out.push_back(s.conn);
     }
   }
   return out;
@@ -107,13 +105,13 @@ std::vector<ConnId> PriorityLanes::BusyConns() const {
 nlohmann::json PriorityLanes::Json(const GpuKey& gpu) const {
   nlohmann::json seats = nlohmann::json::array();
   const uint64_t busy = BusyMask(gpu);
-  for (const auto& [conn, priority] : seats_.Seated(gpu)) {
-    std::optional<PrioritySeats::Seat> s = seats_.SeatOf(conn, gpu);
+  for (const PrioritySeats::Seated& seated : seats_.SeatedAt(gpu)) {
+    std::optional<PrioritySeats::Seat> s = seats_.SeatOf(seated.conn, gpu);
     if (!s) continue;
-    seats.push_back({{"conn", conn},
-                     {"seat", s->seat},
-                     {"priority", priority},
-                     {"busy", (busy >> s->seat & 1) != 0},
+    seats.push_back({{"conn", seated.conn},
+                     {"seat", seated.seat},
+                     {"priority", seated.priority},
+                     {"busy", (busy >> seated.seat & 1) != 0},
                      {"yields", s->yield_mask != 0},
                      {"held_back", (busy & s->yield_mask) != 0}});
   }

@@ -58,6 +58,8 @@ class PriorityLanes {
   nlohmann::json Json(const GpuKey& gpu) const;
   // The busy bits of `gpu` now.
   uint64_t BusyMask(const GpuKey& gpu) const;
+  // Whether some busy bit is set now (a few loads: the event loop asks it at each turn).
+  bool AnyBusy() const;
   // The connections whose busy bit is set now, on any GPU.
   std::vector<ConnId> BusyConns() const;
 

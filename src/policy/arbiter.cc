@@ -449,6 +449,14 @@ int Arbiter::PriorityOf(JobId job) const {
   return it == jobs_.end() ? 0 : it->second.priority;
 }
 
+bool Arbiter::OnePriorityOn(const GpuKey& gpu) const {
+  std::vector<JobId> jobs = JobsOn(gpu);
+  for (JobId j : jobs) {
+    if (PriorityOf(j) != PriorityOf(jobs.front())) return false;
+  }
+  return true;
+}
+
 Arbiter::JobUsage Arbiter::Usage(JobId job, TimePoint now) const {
   JobUsage u;
   auto jit = jobs_.find(job);

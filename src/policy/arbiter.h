@@ -114,7 +114,9 @@ class Arbiter {
   std::optional<JobId> NextWaiter(const GpuKey& gpu) const;
   // Jobs with a connection waiting for or holding `gpu`.
   std::vector<JobId> JobsOn(const GpuKey& gpu) const;
-  int PriorityOf(JobId job) const;
+  int PriorityOf(JobId job) const;  // 0 for a job not known
+  // Whether the jobs on `gpu` (JobsOn) all have one priority (true when there are none).
+  bool OnePriorityOn(const GpuKey& gpu) const;
   // The grant of `epoch` on `gpu` reaches its holder only later (its memory is restored
   // first): until Delivered, its quantum does not run and nothing preempts it; the time in
   // between counts as waiting. Both ignore any other epoch.

@@ -106,11 +106,11 @@ std::optional<PrioritySeats::Seat> PrioritySeats::SeatOf(ConnId conn, const GpuK
   return std::nullopt;
 }
 
-std::vector<std::pair<ConnId, int>> PrioritySeats::Seated(const GpuKey& gpu) const {
-  std::vector<std::pair<ConnId, int>> out;
+std::vector<PrioritySeats::Seated> PrioritySeats::SeatedAt(const GpuKey& gpu) const {
+  std::vector<Seated> out;
   auto t = tables_.find(gpu);
   if (t == tables_.end()) return out;
-  for (const auto& [s, who] : t->second.seats) out.push_back(who);
+  for (const auto& [s, who] : t->second.seats) out.push_back({who.first, s, who.second});
   return out;
 }
 

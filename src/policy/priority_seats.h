@@ -49,8 +49,13 @@ class PrioritySeats {
   // Seats whose yield mask or watch changed since the last call, and seats taken away.
   std::vector<Change> TakeChanges();
   std::optional<Seat> SeatOf(ConnId conn, const GpuKey& gpu) const;
-  // Seats of `gpu` in seat order: connection and priority (for status).
-  std::vector<std::pair<ConnId, int>> Seated(const GpuKey& gpu) const;
+  // Seats of `gpu` in seat order.
+  struct Seated {
+    ConnId conn;
+    int seat;
+    int priority;
+  };
+  std::vector<Seated> SeatedAt(const GpuKey& gpu) const;
 
  private:
   struct Table {
