@@ -13,7 +13,7 @@ namespace gshare::proto {
 
 // Bumped on any incompatible change of a header or payload. A peer with another version
 // is disconnected (the daemon keeps serving everyone else).
-inline constexpr uint16_t kVersion = 5;
+inline constexpr uint16_t kVersion = 6;
 inline constexpr uint32_t kMagic = 0x52485347;  // "GSHR" little-endian
 // Largest payload a peer may send to the daemon; larger frames drop the connection. A
 // submission carries its environment and batch script.
@@ -48,6 +48,11 @@ enum class MsgType : uint16_t {
                          // one is busy); ordinal bit 0: a seat yields to this one (mark it
                          // busy); ordinal bits 8-15: how many seats of the GPU yield (they
                          // share the in-flight budget, shim/lease/priority_window.h)
+  kSwapStage = 25,       // LeaseMsg: bytes = at most this much of the process's resident memory
+                         // on `gpu` gets a copy in host memory while it stays on the GPU (the
+                         // process is idle there), so that an eviction of it later needs no
+                         // copy (docs/memory.md, "Idle memory is staged"); answered with
+                         // kMemReport as it goes
   // CLI -> daemon (JSON payloads) and daemon -> CLI replies
   // Job options (JobRequest, src/job_request.h) are the same JSON object in kRunRegister and
   // kSubmit.
@@ -167,8 +172,11 @@ struct MemReportMsg {
   // Milliseconds the process's submissions on `gpu` waited for higher priorities so far
   // (priority lanes, gshare/priority_board.h); saturates.
   uint32_t held_ms;
+  // Of the resident bytes, those with a current copy in host memory (kSwapStage): they leave
+  // the GPU without a copy when evicted, in the time it takes to unmap them.
+  uint64_t staged;
 };
-static_assert(sizeof(MemReportMsg) == 144);
+static_assert(sizeof(MemReportMsg) == 152);
 
 // Encodes a header for `type` with `length` payload bytes.
 inline FrameHeader MakeHeader(MsgType type, uint32_t length) {
@@ -192,6 +200,7 @@ inline bool IsKnownType(uint16_t t) {
     case MsgType::kGapWatch:
     case MsgType::kStretchGap:
     case MsgType::kBoardSeat:
+    case MsgType::kSwapStage:
     case MsgType::kRunRegister:
     case MsgType::kRunStarted:
     case MsgType::kRunEnded:
@@ -227,7 +236,8 @@ inline uint32_t FixedPayloadSize(MsgType t) {
     case MsgType::kSwapPrepare:
     case MsgType::kGapWatch:
     case MsgType::kStretchGap:
-    case MsgType::kBoardSeat: return sizeof(LeaseMsg);
+    case MsgType::kBoardSeat:
+    case MsgType::kSwapStage: return sizeof(LeaseMsg);
     default: return 0;
   }
 }

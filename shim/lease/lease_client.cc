@@ -446,7 +446,8 @@ bool ReceiveOne(int fd) {
   if (type != proto::MsgType::kLeaseGrant && type != proto::MsgType::kLeaseDrop &&
       type != proto::MsgType::kLeaseContended && type != proto::MsgType::kEvict &&
       type != proto::MsgType::kSwapPrepare && type != proto::MsgType::kGapWatch &&
-      type != proto::MsgType::kStretchGap && type != proto::MsgType::kBoardSeat) {
+      type != proto::MsgType::kStretchGap && type != proto::MsgType::kBoardSeat &&
+      type != proto::MsgType::kSwapStage) {
     return false;
   }
   proto::LeaseMsg m;
@@ -465,6 +466,8 @@ bool ReceiveOne(int fd) {
     HandleStretch(m);
   } else if (type == proto::MsgType::kBoardSeat) {
     HandleBoardSeat(m);
+  } else if (type == proto::MsgType::kSwapStage) {
+    HandleStage(m);
   } else {
     HandleContended(m);
   }

@@ -40,6 +40,7 @@ bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
     m.bytes_in = st.bytes_in;
     m.swap_ns = st.swap_ns;
     m.host_bytes = swap.HostBytes();
+    m.staged = st.staged;
   } else if (ManagedSpace& managed = ManagedSpace::Get(); managed.On()) {
     m.engine = static_cast<uint32_t>(proto::MemoryEngine::kManaged);
     m.allocated += managed.Allocated(device);
@@ -195,6 +196,16 @@ void HandleEvict(const proto::LeaseMsg& m) {
   uint64_t ns;
   if (stopped && ManagedSpace::Get().On()) ManagedSpace::Get().Prefetch(device, false, &ns);
   SendReport(device, 0, 0, 0, 0);  // always answered: the daemon's ledger is then current
+}
+
+// The process is idle on a GPU: copy its memory there to host memory ahead of an eviction.
+void HandleStage(const proto::LeaseMsg& m) {
+  g_mu.Lock();
+  int device = DeviceOfUuid(m.gpu);
+  bool idle = device >= 0 && !g.dev[device].holding && !g.dev[device].requested;
+  g_mu.Unlock();
+  SwapSpace& swap = SwapSpace::Get();
+  if (device >= 0 && swap.On() && (idle || m.bytes == 0)) swap.Stage(device, m.bytes);
 }
 
 }  // namespace lease

@@ -130,6 +130,8 @@ bool RequestLease(int device) REQUIRES(g_mu);
 void RunUngated(int device);
 void HandleGrant(const proto::LeaseMsg& m) EXCLUDES(g_mu);
 void HandleEvict(const proto::LeaseMsg& m) EXCLUDES(g_mu);
+// kSwapStage: stage (SwapSpace::Stage) while the process holds and wants no lease there.
+void HandleStage(const proto::LeaseMsg& m) EXCLUDES(g_mu);
 
 // gap_watch.cc (gap_watch.h), the lease thread's side.
 // Sends the gap published since the last call, if any.

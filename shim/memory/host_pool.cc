@@ -137,6 +137,13 @@ void* HostPool::Take(uint64_t bytes) {
   }
 }
 
+void* HostPool::TryTake(uint64_t bytes) {
+  uint64_t units = (bytes + kUnitBytes - 1) / kUnitBytes;
+  if (units == 0 || units > static_cast<uint64_t>(kUnitsPerBlock)) return nullptr;
+  MutexLock lock(mu_);
+  return TakeLocked(units);
+}
+
 void HostPool::Give(void* p, uint64_t bytes) {
   uint64_t units = (bytes + kUnitBytes - 1) / kUnitBytes;
   char* c = static_cast<char*>(p);

@@ -30,7 +30,9 @@ class HostPool {
   // the pool by one block when none is free. nullptr when pinning fails or the pool would
   // pass its limit.
   void* Take(uint64_t bytes) EXCLUDES(mu_, grow_mu_);
-  // Returns an extent from Take().
+  // Take without growing the pool: nullptr when no free extent is large enough.
+  void* TryTake(uint64_t bytes) EXCLUDES(mu_);
+  // Returns an extent from Take() or TryTake().
   void Give(void* p, uint64_t bytes) EXCLUDES(mu_);
   // Pins blocks until the pool holds at least `bytes` (or its limit). Slow: call it from a
   // thread that nothing waits on. Returns the bytes pinned now.

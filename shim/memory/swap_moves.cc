@@ -74,6 +74,20 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
     }
     if (!ok) stop = true;
   };
+  // Staged chunks first: their host copy is current, so they leave without a copy.
+  for (int ri = 0; ri < count_ && moved < bytes; ++ri) {
+    Region* r = regions_[ri];
+    if (r->device != device || (r->app != nullptr && r->app->exported)) continue;
+    for (int ci = 0; ci < r->nchunks && moved < bytes; ++ci) {
+      Chunk& c = r->chunks[ci];
+      if (c.state != swap_internal::kResident || c.host == nullptr) continue;
+      UnbackLocked(*r, c);
+      c.state = swap_internal::kEvicted;
+      moved += c.bytes;
+      stats_[device].bytes_out += c.bytes;
+    }
+  }
+  stop = moved >= bytes;
   for (int ri = 0; ri < count_ && !stop; ++ri) {
     Region* r = regions_[ri];
     if (r->device != device || (r->app != nullptr && r->app->exported)) continue;
@@ -123,6 +137,10 @@ uint64_t SwapSpace::Discard(int device) {
         Chunk& c = r->chunks[ci];
         if (c.state != swap_internal::kResident) continue;
         UnbackLocked(*r, c);
+        if (c.host != nullptr) {  // a staged copy
+          pool_.Give(c.host, c.bytes);
+          c.host = nullptr;
+        }
         c.state = swap_internal::kFresh;  // a later swap-in creates it anew, without data
         freed += c.bytes;
       }
@@ -138,6 +156,7 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
   *moved_out = 0;
   if (device < 0 || device >= kMaxDevices) return SwapInResult::kFailed;
   mu_.Lock();
+  DropStagedLocked(device);  // the process runs on `device` next: its data will change
   bool any = BytesLocked(device, /*resident=*/false) > 0;
   if (!any) running_[device].store(true, std::memory_order_release);
   if (!any || !EnterContext(device)) {
@@ -236,7 +255,13 @@ SwapSpace::RoomNeed SwapSpace::NeedLocked(int device, uint64_t at_least) {
 
 CUresult SwapSpace::ResidentLocked(Region& r) {
   Chunk& c = r.chunks[0];
-  if (c.state == swap_internal::kResident) return CUDA_SUCCESS;
+  if (c.state == swap_internal::kResident) {
+    if (c.host != nullptr) {  // a staged copy: resident for good, it would go stale
+      pool_.Give(c.host, c.bytes);
+      c.host = nullptr;
+    }
+    return CUDA_SUCCESS;
+  }
   if (!EnterContext(r.device)) return CUDA_ERROR_INVALID_CONTEXT;
   const VmmDriver& v = *Vmm();
   CUstream s = StreamOf(r.device);
@@ -261,6 +286,14 @@ SwapStats SwapSpace::Stats(int device) {
   SwapStats st = stats_[device];
   st.allocated = allocated_[device];
   st.resident = BytesLocked(device, /*resident=*/true);
+  for (int ri = 0; ri < count_; ++ri) {
+    const Region* r = regions_[ri];
+    if (r->device != device) continue;
+    for (int ci = 0; ci < r->nchunks; ++ci) {
+      const Chunk& c = r->chunks[ci];
+      if (c.state == swap_internal::kResident && c.host != nullptr) st.staged += c.bytes;
+    }
+  }
   mu_.Unlock();
   return st;
 }

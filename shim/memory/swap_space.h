@@ -45,6 +45,7 @@ struct SwapStats {
   uint64_t bytes_out = 0;
   uint64_t bytes_in = 0;
   uint64_t swap_ns = 0;
+  uint64_t staged = 0;  // resident bytes with a current copy in host memory (Stage)
 };
 
 class SwapSpace {
@@ -102,6 +103,20 @@ class SwapSpace {
   void Prepare(uint64_t host_bytes);
   static constexpr uint64_t kPrepareStepBytes = 4ull << 30;
   bool Pinning() const { return pool_.Registering(); }
+  // Stages at most `bytes` of the resident memory on `device` (0: stops staging): a
+  // background thread copies chunks into the host pool while they stay on the GPU, one
+  // batch (kBatchBytes) per hold of the engine's lock, at most kStageBytesPerSec, growing the
+  // pool outside the lock. A staged chunk is evicted without a copy (Evict frees staged
+  // chunks first). Only while the process does not run on `device`: the data cannot change
+  // then (the gate is closed, the contexts synchronized); a swap-in drops every staged copy
+  // of its device before the process runs there again, and staging stops. Returns at once;
+  // a memory report follows each GiB staged and the end (docs/memory.md, "Idle memory is
+  // staged").
+  void Stage(int device, uint64_t bytes);
+  // The copy engines move ~54 GB/s each way (docs/benchmarks.md, "Pinning host memory");
+  // staging takes less than a third of that, so that a running job's own transfers keep
+  // most of the link.
+  static constexpr uint64_t kStageBytesPerSec = 16ull << 30;
   // Bytes of pinned host memory, and the ledger of `device`.
   uint64_t HostBytes() { return pool_.pinned(); }
   SwapStats Stats(int device) EXCLUDES(mu_);
@@ -200,6 +215,13 @@ class SwapSpace {
   // device's context is set once (null, then the context), so a stale read only finds none.
   CUcontext ContextUnlocked(int device) const NO_THREAD_SAFETY_ANALYSIS { return ctx_[device]; }
   static void* PrepareThread(void* self);
+  static void* StageThread(void* self);
+  // Copies one batch of `device`'s resident, unstaged chunks into free pool extents (no
+  // growth), at most `limit` bytes. Returns the bytes staged; *pool_full when a chunk found
+  // no free extent. Nothing when the process runs on `device`.
+  uint64_t StageBatchLocked(int device, uint64_t limit, bool* pool_full) REQUIRES(mu_);
+  // Gives back the host copies of `device`'s staged chunks (the process runs there next).
+  void DropStagedLocked(int device) REQUIRES(mu_);
 
   // Held through evictions and swap-ins (seconds); driver calls are made under it.
   Mutex mu_;

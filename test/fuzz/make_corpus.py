@@ -68,8 +68,9 @@ def requests():
 
 def shim_frames():
     hello = struct.pack("<QiI16s", 12, 4243, 0, b"\x5a" * 16)
-    mem = struct.pack("<16siI" + "Q" * 14 + "II", b"\x11" * 16, 0, 1, 80 << 30, 2 << 30, 2 << 30,
-                      0, 0, 1 << 30, 3, 2, 3 << 30, 2 << 30, 12345678, 7, 1000, 1 << 20, 1, 0)
+    mem = struct.pack("<16siI" + "Q" * 14 + "IIQ", b"\x11" * 16, 0, 1, 80 << 30, 2 << 30, 2 << 30,
+                      0, 0, 1 << 30, 3, 2, 3 << 30, 2 << 30, 12345678, 7, 1000, 1 << 20, 1, 0,
+                      1 << 30)
     gap = struct.pack("<16sqqiI", b"\x11" * 16, 1_000_000_000, 1_050_000_000, 0, 0)
     conversation = (frame("hello", hello) + frame("lease_request", lease()) +
                     frame("mem_report", mem) + frame("gap_report", gap) +

@@ -1,0 +1,192 @@
+// Staging (SwapSpace::Stage): while a process is idle on a GPU, a background thread copies its
+// resident memory there into the host pool and leaves it on the GPU. A later eviction of a
+// staged chunk is an unmap and a release, no copy, so a job that arrives needing the room
+// gets it at once, and a process that runs again before anyone needed the room finds its
+// memory where it was. Staged copies are valid only until the process runs on the device
+// again: SwapIn drops them first (DropStagedLocked), under the same lock this thread copies
+// under, and the thread copies only while the process does not run there.
+#include <pthread.h>
+
+#include <algorithm>
+
+#include "lease/lease_client.h"
+#include "memory/swap_space.h"
+#include "memory/swap_space_internal.h"
+#include "memory/vmm_driver.h"
+#include "mutex.h"
+
+namespace gshare::shim {
+namespace {
+constinit Mutex g_stage_mu;
+pthread_cond_t g_stage_cv = PTHREAD_COND_INITIALIZER;  // on g_stage_mu
+// Per device: at most this many bytes staged (0: nothing to do).
+uint64_t g_stage_target[kMaxDevices] GUARDED_BY(g_stage_mu) = {};
+bool g_stage_started GUARDED_BY(g_stage_mu) = false;
+
+// A device with staging to do, or -1 (after waiting until there is one).
+int WaitForWork() {
+  MutexLock lock(g_stage_mu);
+  for (;;) {
+    for (int d = 0; d < kMaxDevices; ++d) {
+      if (g_stage_target[d] > 0) return d;
+    }
+    pthread_cond_wait(&g_stage_cv, g_stage_mu.native());
+  }
+}
+
+uint64_t TargetOf(int device) {
+  MutexLock lock(g_stage_mu);
+  return g_stage_target[device];
+}
+
+// Ends `device`'s staging unless a new target came meanwhile.
+void Finish(int device, uint64_t target) {
+  MutexLock lock(g_stage_mu);
+  if (g_stage_target[device] == target) g_stage_target[device] = 0;
+}
+}  // namespace
+
+void SwapSpace::DropStagedLocked(int device) {
+  for (int ri = 0; ri < count_; ++ri) {
+    Region* r = regions_[ri];
+    if (r->device != device) continue;
+    for (int ci = 0; ci < r->nchunks; ++ci) {
+      Chunk& c = r->chunks[ci];
+      if (c.state == swap_internal::kResident && c.host != nullptr) {
+        pool_.Give(c.host, c.bytes);
+        c.host = nullptr;
+      }
+    }
+  }
+}
+
+uint64_t SwapSpace::StageBatchLocked(int device, uint64_t limit, bool* pool_full) {
+  *pool_full = false;
+  if (Running(device) || count_ == 0 || !EnterContext(device)) return 0;
+  const VmmDriver& v = *Vmm();
+  CUstream stream = StreamOf(device);
+  Batch batch;
+  bool failed = false;
+  for (int ri = 0; ri < count_ && !failed; ++ri) {
+    Region* r = regions_[ri];
+    if (r->device != device || (r->app != nullptr && r->app->exported)) continue;
+    for (int ci = 0; ci < r->nchunks; ++ci) {
+      Chunk& c = r->chunks[ci];
+      if (c.state != swap_internal::kResident || c.host != nullptr) continue;
+      if (batch.bytes + c.bytes > limit) break;
+      void* host = pool_.TryTake(c.bytes);
+      if (host == nullptr) {
+        *pool_full = true;
+        break;
+      }
+      if (v.cuMemcpyDtoHAsync_v2(host, r->base + c.offset, c.bytes, stream) != CUDA_SUCCESS) {
+        pool_.Give(host, c.bytes);
+        failed = true;
+        break;
+      }
+      c.host = host;
+      if (batch.Add(r, &c)) break;
+    }
+    if (*pool_full || batch.n == swap_internal::kBatchChunks ||
+        batch.bytes >= swap_internal::kBatchBytes || batch.bytes >= limit) {
+      break;
+    }
+  }
+  // The copies must be complete before a chunk counts as staged: an eviction frees it
+  // without copying.
+  if (batch.n > 0 && v.cuStreamSynchronize(stream) != CUDA_SUCCESS) failed = true;
+  uint64_t staged = 0;
+  for (int i = 0; i < batch.n; ++i) {
+    Chunk& c = *batch.chunk[i];
+    if (failed) {
+      pool_.Give(c.host, c.bytes);
+      c.host = nullptr;
+    } else {
+      staged += c.bytes;
+    }
+  }
+  LeaveContext();
+  return failed ? 0 : staged;
+}
+
+void* SwapSpace::StageThread(void* arg) {
+  auto* self = static_cast<SwapSpace*>(arg);
+  for (;;) {
+    const int device = WaitForWork();
+    const uint64_t target = TargetOf(device);
+    const int64_t start = swap_internal::NowNs();
+    uint64_t done = 0, reported = 0;
+    for (;;) {
+      if (TargetOf(device) != target) break;  // a new target: start over
+      self->mu_.Lock();
+      uint64_t have = 0;
+      for (int ri = 0; ri < self->count_; ++ri) {
+        const Region* r = self->regions_[ri];
+        if (r->device != device) continue;
+        for (int ci = 0; ci < r->nchunks; ++ci) {
+          const Chunk& c = r->chunks[ci];
+          if (c.state == swap_internal::kResident && c.host != nullptr) have += c.bytes;
+        }
+      }
+      bool pool_full = false;
+      uint64_t got = have >= target ? 0 : self->StageBatchLocked(device, target - have, &pool_full);
+      const bool running = self->Running(device);
+      self->mu_.Unlock();
+      done += got;
+      if (running || have >= target) {
+        Finish(device, target);
+        break;
+      }
+      if (got == 0 && !pool_full) {  // nothing left to stage, or a copy failed
+        Finish(device, target);
+        break;
+      }
+      if (pool_full) {
+        // One block more, outside the engine's lock (populating takes ~0.5 s/GiB on a fresh
+        // host); a pinning needs a context current.
+        bool grown = false;
+        CUcontext ctx = self->ContextUnlocked(device);
+        if (ctx != nullptr && Extras().cuCtxPushCurrent_v2(ctx) == CUDA_SUCCESS) {
+          const uint64_t before = self->pool_.pinned();
+          grown = self->pool_.Grow(before + HostPool::kBlockBytes) > before;
+          self->LeaveContext();
+        }
+        if (!grown && got == 0) {  // the host budget or the host's memory is used up
+          Finish(device, target);
+          break;
+        }
+      }
+      if (done - reported >= HostPool::kBlockBytes) {
+        reported = done;
+        LeaseClient::Get().MemoryChanged(device);
+      }
+      // At most kStageBytesPerSec since the start.
+      const int64_t due = start + static_cast<int64_t>(done * 1e9 / kStageBytesPerSec);
+      const int64_t now = swap_internal::NowNs();
+      if (due > now) swap_internal::SleepNs(due - now);
+    }
+    LeaseClient::Get().MemoryChanged(device);
+    if (swap_internal::TraceOn()) {
+      swap_internal::TraceMove("stage", done, start, self->pool_.pinned());
+    }
+  }
+  return nullptr;
+}
+
+void SwapSpace::Stage(int device, uint64_t bytes) {
+  if (device < 0 || device >= kMaxDevices) return;
+  MutexLock lock(g_stage_mu);
+  g_stage_target[device] = bytes;
+  if (!g_stage_started && bytes > 0) {
+    g_stage_started = true;
+    pthread_t tid;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&tid, &attr, StageThread, this) != 0) g_stage_started = false;
+    pthread_attr_destroy(&attr);
+  }
+  pthread_cond_signal(&g_stage_cv);
+}
+
+}  // namespace gshare::shim
