@@ -277,9 +277,12 @@ Status ApplyMemory(const std::string& path, const toml::table& table, Config::Me
       st = ReadSize(path, node, name, &m->gpu_limit);
     } else if (key == "context_reserve") {
       st = ReadSize(path, node, name, &m->context_reserve);
+    } else if (key == "idle_stage_after") {
+      st = ReadDuration(path, node, name, /*positive=*/false, &m->idle_stage_after);
     } else {
       st = UnknownKey(path, key, "memory",
-                      "engine, host_budget, host_budget_per_user, gpu_limit, context_reserve");
+                      "engine, host_budget, host_budget_per_user, gpu_limit, context_reserve, "
+                      "idle_stage_after");
     }
     if (!st.ok()) return st;
   }

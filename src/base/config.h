@@ -72,6 +72,10 @@ struct Config {
     std::string host_budget_per_user;         // the same for one user's jobs; empty: no limit
     uint64_t gpu_limit = 0;                   // bytes jobs may use per GPU together; 0: all of it
     uint64_t context_reserve = 768ull << 20;  // device bytes counted per process for its context
+    // A process idle on a GPU this long has its memory there staged (copied to host memory,
+    // left on the GPU) when the GPU is, or may soon be, short of room; 0: never
+    // (docs/memory.md, "Idle memory is staged").
+    std::chrono::milliseconds idle_stage_after{5'000};
   };
   // What the daemon removes by itself, as `gshare clean` would (docs/cli.md "Retention").
   struct Retention {

@@ -43,6 +43,19 @@ std::string Secs(double s) {
   return buf;
 }
 
+// A short idle time for the LEASE column: "idle 45s", "idle 12m", "idle 3h".
+std::string IdleText(double s) {
+  char buf[32];
+  if (s < 60) {
+    std::snprintf(buf, sizeof buf, "idle %.0fs", s);
+  } else if (s < 3600) {
+    std::snprintf(buf, sizeof buf, "idle %.0fm", s / 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "idle %.0fh", s / 3600);
+  }
+  return buf;
+}
+
 std::string Command(const json& j) {
   std::string out;
   for (const auto& a : j.value("argv", json::array())) {
@@ -112,9 +125,9 @@ void PrintTable(const json& st) {
     PrintLanes(g.value("lanes", json::array()));
   }
   PrintUsers(st.value("users", json::array()));
-  std::printf("\n%-5s %-12s %-10s %4s %-8s %8s %8s %9s %9s %9s %5s %9s %7s  %s\n", "JOB", "NAME",
-              "STATE", "PRI", "LEASE", "ON-GPU", "WAITED", "ALLOC", "RESIDENT", "SWAPPED", "SWAPS",
-              "MOVED", "SWAP-S", "COMMAND");
+  std::printf("\n%-5s %-12s %-10s %4s %-9s %8s %8s %9s %9s %9s %9s %5s %9s %7s  %s\n", "JOB",
+              "NAME", "STATE", "PRI", "LEASE", "ON-GPU", "WAITED", "ALLOC", "RESIDENT", "STAGED",
+              "SWAPPED", "SWAPS", "MOVED", "SWAP-S", "COMMAND");
   for (const auto& j : st.at("jobs")) {
     const json mem = j.value("memory", json::object());
     auto bytes = [&mem](const char* key) { return Bytes(mem.value(key, uint64_t{0})); };
@@ -128,17 +141,21 @@ void PrintTable(const json& st) {
                              : "-";
     double swap_s = mem.value("swap_seconds", 0.0) + mem.value("checkpoint_seconds", 0.0) +
                     mem.value("restore_seconds", 0.0);
+    // An idle job (no lease held or wanted) says for how long: notebooks between cells.
+    std::string lease = j.value("lease", std::string("-"));
+    if (lease == "idle" && j.value("idle_seconds", json()).is_number()) {
+      lease = IdleText(j.at("idle_seconds").get<double>());
+    }
     std::printf(
-        "%-5lld %-12.12s %-10s %4d %-8s %8s %8s %9s %9s %9s %5s %9s %7s  %s\n",
+        "%-5lld %-12.12s %-10s %4d %-9s %8s %8s %9s %9s %9s %9s %5s %9s %7s  %s\n",
         static_cast<long long>(j.at("id").get<int64_t>()),
         TerminalText(j.at("name").get<std::string>()).c_str(),
-        j.at("state").get<std::string>().c_str(), j.at("priority").get<int>(),
-        j.value("lease", std::string("-")).c_str(),
+        j.at("state").get<std::string>().c_str(), j.at("priority").get<int>(), lease.c_str(),
         Secs(j.at("lease_seconds").get<double>()).c_str(),
         Secs(j.at("wait_seconds").get<double>()).c_str(),
         live ? bytes("allocated").c_str() : Bytes(j.value("peak_bytes", uint64_t{0})).c_str(),
-        live ? bytes("resident").c_str() : "-", live ? bytes("swapped").c_str() : "-",
-        swaps.c_str(),
+        live ? bytes("resident").c_str() : "-", live ? bytes("staged").c_str() : "-",
+        live ? bytes("swapped").c_str() : "-", swaps.c_str(),
         live ? Bytes(mem.value("bytes_out", uint64_t{0}) + mem.value("bytes_in", uint64_t{0}))
                    .c_str()
              : "-",

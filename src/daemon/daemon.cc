@@ -260,6 +260,7 @@ JobId Daemon::AdoptProcess(Connection& c, uint64_t job_id) {
   auto job = std::make_unique<ActiveJob>();
   job->record = r;
   job->adhoc = true;
+  job->active_at = Now();
   jobs_[r.id] = std::move(job);
   arbiter_.AddJob(r.id, r.priority, Millis(0), r.uid);
   return r.id;
@@ -310,6 +311,7 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
   std::memcpy(&m, f.payload.data(), sizeof m);
   if (!NoteGpu(c, FormatGpuUuid(m.gpu), m.gpu, m.ordinal)) return;
   const GpuKey gpu = RunsOn(c, FormatGpuUuid(m.gpu));
+  NoteActive(c.job, Now());
   if (f.type == proto::MsgType::kLeaseRequest) {
     // The seat first: a grant in shared mode lets the process submit at once, and its first
     // submission must already be ordered by its priority.

@@ -31,6 +31,7 @@
 #include "base/config.h"
 #include "ipc/frame_io.h"
 #include "store/job_store.h"
+#include "policy/idle_staging.h"
 #include "policy/memory_ledger.h"
 #include "ipc/requests.h"
 #include "runner/job_identity.h"
@@ -112,6 +113,9 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
     uint64_t swapins_failed = 0, swapins_failed_in_row = 0;
     // Per process and GPU: ms its submissions waited for higher priorities (kMemReport).
     std::map<std::pair<ConnId, GpuKey>, uint64_t> held_ms;
+    // The last time it asked for or gave back a lease (or started): idle since then while it
+    // holds and wants none (IdleFor).
+    TimePoint active_at{};
   };
 
   Status Setup(int ready_fd, bool* busy);
@@ -193,6 +197,16 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   // Every kLanesCheck while a bit is set.
   void QuietStoppedSeats(TimePoint now);
   static constexpr Millis kLanesCheck{1000};
+  // Idle memory staging (daemon_staging.cc, src/policy/idle_staging.h): asks idle jobs' shims
+  // to stage their memory (kSwapStage) where IdleStaging says so, every kStageCheck at most.
+  // Returns when it should run again (a job's idle time reaching the threshold), if ever.
+  std::optional<TimePoint> StageIdleMemory(TimePoint now);
+  static constexpr Millis kStageCheck{250};
+  // How long `job` has been idle: no lease held or wanted on any GPU since active_at;
+  // nullopt while it holds or wants one (or is unknown).
+  std::optional<Millis> IdleFor(JobId job, TimePoint now) const;
+  // The job asked for or gave back a lease now.
+  void NoteActive(JobId job, TimePoint now);
   // Phase staggering in shared mode (daemon_stagger.cc, src/policy/stagger.h): while two jobs or
   // more hold `gpu` in shared mode, its holders report their idle gaps (kGapWatch on, and
   // off again when that ends); a report may stretch a holder's next gap.
@@ -342,6 +356,7 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   MemoryLedger ledger_;
   Stagger stagger_;
   SharingMode sharing_;
+  IdleStaging staging_{options_.config.memory.idle_stage_after};
   PriorityLanes lanes_;
   CheckpointHelper checkpoint_;
   CheckpointCoordinator checkpoints_{checkpoint_, ledger_, *this};
@@ -359,6 +374,7 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
 
   TimePoint next_orphan_check_{};
   TimePoint next_lanes_check_{};
+  TimePoint next_stage_check_{};
   TimePoint next_retention_{};  // the epoch: the first loop applies [retention]
   static constexpr Millis kRetentionPeriod{10 * 60 * 1000};
   int gpu_count_ = 1;

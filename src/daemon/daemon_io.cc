@@ -33,6 +33,7 @@ void Daemon::Loop() {
   std::vector<ConnId> ids;
   // fds: the signal pipe, the checkpoint helper, the listening socket, then one per peer.
   constexpr size_t kFirstPeer = 3;
+  std::optional<TimePoint> stage_deadline;  // StageIdleMemory's next run, if it asked for one
   while (!stopping_) {
     const TimePoint now = Now();
     std::optional<TimePoint> deadline = arbiter_.NextDeadline();
@@ -42,6 +43,7 @@ void Daemon::Loop() {
     earliest(QueueDeadline());
     earliest(sharing_.NextDeadline());
     if (lanes_.AnyBusy()) earliest(next_lanes_check_);
+    earliest(stage_deadline);
     earliest(next_retention_);
     earliest(peers_.Expire(now));
     peers_.Reap();
@@ -77,6 +79,7 @@ void Daemon::Loop() {
     }
     CheckpointTick();
     QuietStoppedSeats(Now());
+    if (std::optional<TimePoint> next = StageIdleMemory(Now())) stage_deadline = next;
     QueueTick(Now());
     RetentionTick(Now());
     peers_.Reap();
@@ -142,6 +145,7 @@ void Daemon::Drop(ConnId id, const std::string& why) {
     lanes_.Leave(id);
     SendSeats();
     ledger_.Forget(id);
+    staging_.Forget(id);
     stagger_.Forget(c.job);
     for (const auto& [gpu, info] : gpus_) {
       UpdateSharing(gpu);

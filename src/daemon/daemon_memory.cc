@@ -330,6 +330,7 @@ nlohmann::json Daemon::JobMemoryJson(JobId job) const {
           {"resident", t.resident},
           {"swapped", t.allocated > t.resident ? t.allocated - t.resident : 0},
           {"fixed", t.fixed},
+          {"staged", t.staged},
           {"host_bytes", t.host_bytes},
           {"swaps_out", t.swaps_out},
           {"swaps_in", t.swaps_in},

@@ -72,6 +72,7 @@ void Daemon::LoadQueue() {
     } else {
       // Re-adopted until its runner is found dead; its shims reconnect by themselves.
       auto job = std::make_unique<ActiveJob>();
+      job->active_at = Now();
       job->orphan = true;
       job->readopted = true;
       if (!r.end_request.empty()) {
@@ -224,6 +225,7 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
   record.reason.clear();
   auto job = std::make_unique<ActiveJob>();
   job->record = std::move(record);
+  job->active_at = Now();
   ActiveJob& active = *job;
   jobs_[id] = std::move(job);
   arbiter_.AddJob(id, active.record.priority, Millis(active.record.quantum_ms), active.record.uid);

@@ -122,6 +122,8 @@ std::string Daemon::StatusJson(Connection& c, const StatusRequest& request) {
     for (const auto& [key, ms] : job->held_ms) held_ms += ms;
     j["held_back_seconds"] = static_cast<double>(held_ms) / 1000.0;
     j["lease"] = u.stopped ? "stopped" : u.holding ? "holding" : u.waiting ? "waiting" : "idle";
+    std::optional<Millis> idle = IdleFor(id, now);
+    j["idle_seconds"] = idle ? json(static_cast<double>(idle->count()) / 1000.0) : json(nullptr);
     json mem = JobMemoryJson(id);
     j["allocated_bytes"] = mem["allocated"];
     j["memory"] = std::move(mem);

@@ -103,6 +103,7 @@ void MemoryLedger::NoteEviction(ConnId conn, const GpuKey& gpu, uint64_t bytes) 
   proto::MemReportMsg& r = e->second.report;
   uint64_t movable = r.resident > r.fixed ? r.resident - r.fixed : 0;
   r.resident -= std::min(bytes, movable);
+  r.staged -= std::min(bytes, r.staged);  // staged chunks leave first
   evicting_.insert({conn, gpu});
 }
 
@@ -167,6 +168,7 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
     bool checkpoint;
     uid_t uid;
     int priority;
+    uint64_t staged;  // of movable: leaves without new host memory
   };
   std::vector<Victim> victims;
   for (const auto& [conn, per_gpu] : entries_) {
@@ -197,7 +199,8 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
     if (movable == 0) continue;
     auto lr = last_ran_.find({gpu, e.job});
     victims.push_back({lr == last_ran_.end() ? TimePoint{} : lr->second, conn, movable, checkpoint,
-                       OwnerOf(e.job), options_.priority ? options_.priority(e.job) : 0});
+                       OwnerOf(e.job), options_.priority ? options_.priority(e.job) : 0,
+                       checkpoint ? 0 : StagedOf(conn, e)});
   }
   // After the swap-in the GPU holds used + missing; whatever passes the capacity must go
   // (also memory that stayed resident beyond a gpu_limit while nothing had to move).
@@ -209,11 +212,12 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
   // What each victim's owner may still swap out under host_budget_per_user.
   std::map<uid_t, uint64_t> user_left;
   bool user_bound = false;  // a victim gave less than it could for its owner's budget
+  uint64_t new_host = 0;    // host bytes the plan takes beyond staged copies
   if (options_.host_budget_per_user != 0) {
     const uid_t own_uid = OwnerOf(job);
     for (const Victim& v : victims) {
       if (user_left.count(v.uid) != 0) continue;
-      uint64_t swapped = SwappedBytesOf(v.uid);
+      uint64_t swapped = HostBytesOf(v.uid);
       if (v.uid == own_uid) swapped -= std::min(swapped, own_swapped);  // it comes back
       user_left[v.uid] =
           options_.host_budget_per_user - std::min(options_.host_budget_per_user, swapped);
@@ -224,23 +228,27 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
     uint64_t take = v.checkpoint ? v.movable : std::min(v.movable, need - plan.bytes);
     if (options_.host_budget_per_user != 0) {
       uint64_t& left = user_left.at(v.uid);
-      if (take > left) {
+      // Staged bytes are counted already: only the rest needs the owner's budget.
+      uint64_t fresh = take - std::min(take, v.staged);
+      if (fresh > left) {
         user_bound = true;
         if (v.checkpoint) continue;  // all or nothing
-        take = left;
+        take = std::min(take, v.staged) + left;
+        fresh = left;
       }
       if (take == 0) continue;
-      left -= take;
+      left -= fresh;
     }
     plan.evictions.push_back({v.conn, take, v.checkpoint});
     plan.bytes += take;
+    new_host += take - std::min(take, v.staged);
   }
   if (plan.bytes < need) {
     plan.feasible = false;
     // The rest is fixed (other jobs' memory that cannot move), or its owners' budgets are full.
     plan.reason = user_bound ? "UserHostMemoryBudget" : "GpuMemory";
   } else if (options_.host_budget != 0 &&
-             SwappedBytes() - own_swapped + plan.bytes > options_.host_budget) {
+             SwappedBytes() + StagedBytes() - own_swapped + new_host > options_.host_budget) {
     // The job's own host copy is given back as it comes in, so it does not count.
     plan.feasible = false;
     plan.reason = "HostMemoryBudget";
@@ -284,6 +292,7 @@ MemoryLedger::JobTotals MemoryLedger::Totals(JobId job, const GpuKey& gpu) const
       t.bytes_out += r.bytes_out;
       t.bytes_in += r.bytes_in;
       t.swap_ns += r.swap_ns;
+      t.staged += StagedOf(conn, e);
       t.engine = std::max(t.engine, r.engine);
     }
   }
@@ -303,6 +312,63 @@ uint64_t MemoryLedger::SwappedBytesOf(uid_t uid) const {
     }
   }
   return n;
+}
+
+uint64_t MemoryLedger::StagedOf(ConnId conn, const Entry& e) const {
+  return std::min(e.report.staged, ResidentOf(conn, e));
+}
+
+uint64_t MemoryLedger::StagedBytes() const {
+  uint64_t n = 0;
+  for (const auto& [conn, per_gpu] : entries_) {
+    for (const auto& [g, e] : per_gpu) n += StagedOf(conn, e);
+  }
+  return n;
+}
+
+uint64_t MemoryLedger::HostBytesOf(uid_t uid) const {
+  uint64_t n = 0;
+  for (const auto& [conn, per_gpu] : entries_) {
+    for (const auto& [g, e] : per_gpu) {
+      if (OwnerOf(e.job) == uid) n += SwappedOf(conn, e) + StagedOf(conn, e);
+    }
+  }
+  return n;
+}
+
+uint64_t MemoryLedger::HostLeftFor(uid_t uid) const {
+  uint64_t left = UINT64_MAX;
+  if (options_.host_budget != 0) {
+    const uint64_t used = SwappedBytes() + StagedBytes();
+    left = options_.host_budget - std::min(options_.host_budget, used);
+  }
+  if (options_.host_budget_per_user != 0) {
+    const uint64_t used = HostBytesOf(uid);
+    left = std::min(left,
+                    options_.host_budget_per_user - std::min(options_.host_budget_per_user, used));
+  }
+  return left;
+}
+
+std::vector<MemoryLedger::ConnMemory> MemoryLedger::ConnsOn(const GpuKey& gpu) const {
+  std::vector<ConnMemory> out;
+  for (const auto& [conn, per_gpu] : entries_) {
+    auto it = per_gpu.find(gpu);
+    if (it == per_gpu.end()) continue;
+    const Entry& e = it->second;
+    out.push_back({conn, e.job, e.report.engine, ResidentOf(conn, e), FixedOf(conn, e),
+                   StagedOf(conn, e), IsCheckpointed(conn), suspended_.count(e.job) != 0});
+  }
+  return out;
+}
+
+uint64_t MemoryLedger::Used(const GpuKey& gpu) const {
+  uint64_t used = 0;
+  for (const auto& [conn, per_gpu] : entries_) {
+    auto it = per_gpu.find(gpu);
+    if (it != per_gpu.end()) used += ResidentOf(conn, it->second) + ContextOf(conn);
+  }
+  return used;
 }
 
 uint64_t MemoryLedger::SwappedBytes() const {

@@ -104,7 +104,8 @@ class MemoryLedger {
   // context included. No victim gives more than its owner's host_budget_per_user leaves
   // (`job`'s own swapped data, coming back, does not count): others give the rest, and when
   // they cannot the plan is not feasible, reason UserHostMemoryBudget (HostMemoryBudget
-  // for the machine's host_budget, GpuMemory when the rest is fixed memory).
+  // for the machine's host_budget, GpuMemory when the rest is fixed memory). Staged copies
+  // count toward the host budget; evicting staged memory takes no more host memory.
   Plan MakeRoom(const GpuKey& gpu, JobId job, uint64_t extra = 0,
                 bool leases_released = false) const;
   // Free bytes kept for a holder's allocations when one of them waits for room: without it a
@@ -151,6 +152,7 @@ class MemoryLedger {
   struct JobTotals {
     uint64_t allocated = 0, resident = 0, fixed = 0, demand = 0, host_bytes = 0;
     uint64_t swaps_out = 0, swaps_in = 0, bytes_out = 0, bytes_in = 0, swap_ns = 0;
+    uint64_t staged = 0;  // resident bytes with a current host copy (kSwapStage)
     uint32_t engine = 0;
     bool checkpointed = false;  // some process of the job is checkpointed
   };
@@ -158,6 +160,23 @@ class MemoryLedger {
   JobTotals Totals(JobId job, const GpuKey& gpu = "") const;
   // Host bytes holding swapped-out data, over all jobs.
   uint64_t SwappedBytes() const;
+  // Host bytes holding staged copies of resident memory (MemReportMsg::staged), over all jobs.
+  uint64_t StagedBytes() const;
+  // Host bytes a new staged copy of a job of `uid` may take within host_budget and
+  // host_budget_per_user (swapped and staged bytes both count); UINT64_MAX: no bound.
+  uint64_t HostLeftFor(uid_t uid) const;
+  // One process's memory on a GPU, as last reported.
+  struct ConnMemory {
+    ConnId conn = 0;
+    JobId job = 0;
+    uint32_t engine = 0;
+    uint64_t resident = 0, fixed = 0, staged = 0;
+    bool checkpointed = false, suspended = false;
+  };
+  // Every process with memory on `gpu`, in ConnId order.
+  std::vector<ConnMemory> ConnsOn(const GpuKey& gpu) const;
+  // Bytes resident on `gpu` now, contexts included.
+  uint64_t Used(const GpuKey& gpu) const;
   // Host bytes holding swapped-out data of jobs of `uid`.
   uint64_t SwappedBytesOf(uid_t uid) const;
   const Options& options() const { return options_; }
@@ -174,6 +193,10 @@ class MemoryLedger {
   uid_t OwnerOf(JobId job) const { return options_.owner ? options_.owner(job) : 0; }
   // Swapped-out bytes of the entry (allocated, not resident).
   uint64_t SwappedOf(ConnId conn, const Entry& e) const;
+  // Staged bytes of the entry (resident, with a host copy).
+  uint64_t StagedOf(ConnId conn, const Entry& e) const;
+  // Host bytes of staged copies and swapped-out data of `uid`'s jobs.
+  uint64_t HostBytesOf(uid_t uid) const;
 
   // Fixed bytes of the entry: what it reports, or all it holds when it can never move.
   uint64_t FixedOf(ConnId conn, const Entry& e) const;

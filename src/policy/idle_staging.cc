@@ -1,0 +1,63 @@
+#include "policy/idle_staging.h"
+
+#include <algorithm>
+
+#include "gshare/protocol.h"
+
+namespace gshare {
+
+std::vector<IdleStaging::Request> IdleStaging::Plan(const GpuKey& gpu, const GpuState& state,
+                                                    const IdleOf& idle_of,
+                                                    const HostLeftOf& host_left) {
+  std::vector<Request> out;
+  if (after_.count() <= 0 || state.capacity == 0) return out;
+  const bool pressure = state.contended || state.used * 2 >= state.capacity;
+  if (!pressure) return out;
+  struct Candidate {
+    Millis idle;
+    ConnId conn;
+    JobId job;
+    uint64_t bytes;   // resident movable
+    uint64_t staged;  // of which staged already
+  };
+  std::vector<Candidate> candidates;
+  for (const MemoryLedger::ConnMemory& m : state.conns) {
+    if (m.engine != static_cast<uint32_t>(proto::MemoryEngine::kSwap) || m.checkpointed ||
+        m.suspended || asked_.count({m.conn, gpu}) != 0) {
+      continue;
+    }
+    const uint64_t movable = m.resident > m.fixed ? m.resident - m.fixed : 0;
+    if (movable < m.staged + kMinBytes) continue;
+    std::optional<Millis> idle = idle_of(m.job);
+    if (!idle || *idle < after_) continue;
+    candidates.push_back({*idle, m.conn, m.job, movable, m.staged});
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.idle > b.idle; });
+  uint64_t planned = 0;  // new host bytes of the requests so far (counted against every budget)
+  for (const Candidate& c : candidates) {
+    const uint64_t left = host_left(c.job);
+    const uint64_t room = left > planned ? left - planned : 0;
+    // A request is the bytes to have staged in all: those staged already need no more room.
+    const uint64_t fresh = std::min(c.bytes - c.staged, room);
+    if (fresh < kMinBytes) continue;
+    out.push_back({c.conn, c.staged + fresh});
+    planned += fresh;
+    asked_[{c.conn, gpu}] = c.job;
+  }
+  return out;
+}
+
+void IdleStaging::Active(JobId job) {
+  for (auto it = asked_.begin(); it != asked_.end();) {
+    it = it->second == job ? asked_.erase(it) : std::next(it);
+  }
+}
+
+void IdleStaging::Forget(ConnId conn) {
+  for (auto it = asked_.begin(); it != asked_.end();) {
+    it = it->first.first == conn ? asked_.erase(it) : std::next(it);
+  }
+}
+
+}  // namespace gshare
