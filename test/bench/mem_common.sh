@@ -68,8 +68,8 @@ bounded() {
 
 # write_config FILE RUN_DIR QUANTUM [GPU_LIMIT]: the daemon's configuration for one run: its own
 # socket and state folder under RUN_DIR; [memory] only when ENGINE is set; IDLE_RELEASE,
-# EARLY_RELEASE (true|false), STAGGER (true|false), SHARING (auto|exclusive), HOST_BUDGET and
-# LOG_LEVEL when set.
+# EARLY_RELEASE (true|false), STAGGER (true|false), SHARING (auto|exclusive), HOST_BUDGET,
+# IDLE_STAGE_AFTER and LOG_LEVEL when set.
 write_config() {
   {
     echo "[scheduler]"
@@ -82,6 +82,7 @@ write_config() {
       echo "[memory]"
       echo "engine = \"$ENGINE\""
       [[ -n ${HOST_BUDGET:-} ]] && echo "host_budget = \"$HOST_BUDGET\""
+      [[ -n ${IDLE_STAGE_AFTER:-} ]] && echo "idle_stage_after = \"$IDLE_STAGE_AFTER\""
       [[ -n ${4:-} ]] && echo "gpu_limit = \"$4\""
     fi
     echo "[daemon]"
