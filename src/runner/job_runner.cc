@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,11 +99,17 @@ struct ChildSetup {
   const char* cwd = nullptr;  // chdir here first; a failure is reported as -errno
   int stdin_fd = -1;          // dup2'ed onto 0 when >= 0
   int output_fd = -1;         // dup2'ed onto 1 and 2 when >= 0
+  pid_t die_with = 0;         // > 0: die with this parent (RunSpec::die_with_runner)
 };
 
 [[noreturn]] void ExecChild(char* const* argv, char** envp, int error_fd, bool take_tty,
                             const ChildSetup& setup) {
   setpgid(0, 0);
+  if (setup.die_with > 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // The runner may have died before prctl: then nobody would send the signal.
+    if (getppid() != setup.die_with) _exit(kExitOwnFailure);
+  }
   if (setup.stdin_fd >= 0) dup2(setup.stdin_fd, STDIN_FILENO);
   if (setup.output_fd >= 0) {
     dup2(setup.output_fd, STDOUT_FILENO);
@@ -267,6 +274,7 @@ Result<ExitInfo> JobRunner::Run(const RunSpec& spec,
   } stdin_null, output;
   ChildSetup setup;
   if (!spec.cwd.empty()) setup.cwd = spec.cwd.c_str();
+  if (spec.die_with_runner) setup.die_with = getpid();
   if (spec.stdin_null) {
     stdin_null.fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (stdin_null.fd < 0) return Status::Error(Errno("/dev/null"));

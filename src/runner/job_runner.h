@@ -34,6 +34,13 @@ struct RunSpec {
   // and ExitInfo::timed_out is set.
   std::chrono::milliseconds time_limit{0};
   std::chrono::milliseconds kill_after{30'000};
+  // The job's process dies (SIGKILL) when the runner does, even by SIGKILL: its signals
+  // reach the job's group only while the runner lives, and a notebook server ends a kernel by
+  // SIGKILL to the runner's group, which the job (a group of its own) is not in. Set before
+  // exec with PR_SET_PDEATHSIG, which follows the thread that called Run: call Run from a
+  // thread that lives as long as the process. Only the job's first process gets the signal,
+  // not the processes it starts.
+  bool die_with_runner = false;
 };
 
 struct ExitInfo {

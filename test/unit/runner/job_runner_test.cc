@@ -329,5 +329,46 @@ TEST_CASE("job runner ends a job at its time limit: SIGTERM, then SIGKILL after 
   CHECK(ShellExitStatus(info) == 0);
 }
 
+// True when `pid` has ended: no such process, or a zombie nobody reaped yet.
+bool Ended(pid_t pid) {
+  std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  const size_t paren = stat.rfind(')');
+  return paren == std::string::npos || stat.compare(paren + 2, 1, "Z") == 0;
+}
+
+// Issue 23: a notebook server ends a kernel by SIGKILL to the group of `gshare run`, which the
+// job (a group of its own) is not in.
+TEST_CASE("issue23: a die_with_runner job dies with its runner, even one killed by SIGKILL") {
+  for (bool die : {true, false}) {
+    CAPTURE(die);
+    TempDir dir;
+    const std::string pid_file = dir.File("pid");
+    std::fflush(nullptr);
+    const pid_t runner = fork();
+    REQUIRE(runner >= 0);
+    if (runner == 0) {
+      RunSpec spec = Spec({"/bin/sh", "-c", "echo $$ > " + pid_file + "; exec sleep 30"});
+      spec.die_with_runner = die;
+      Result<ExitInfo> result = JobRunner::Run(spec, nullptr);
+      _exit(result.ok() ? 0 : 125);
+    }
+    REQUIRE(WaitForFile(pid_file));
+    const pid_t job = std::stoi(ReadFile(pid_file));
+    REQUIRE(kill(runner, SIGKILL) == 0);
+    REQUIRE(waitpid(runner, nullptr, 0) == runner);
+    if (die) {
+      const auto deadline = std::chrono::steady_clock::now() + kPatience;
+      while (!Ended(job) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      CHECK(Ended(job));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      CHECK_FALSE(Ended(job));  // the default: a job outlives its runner
+      kill(job, SIGKILL);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gshare
