@@ -2,7 +2,8 @@
 // shares the GPU under the daemon's lease; with --dependency, --hold or --begin it first waits,
 // pending, until the queue admits it. Exit status: CMD's (a signal death is re-raised), 124
 // when --time ended it, 125 when gshare itself fails, 126/127 when CMD cannot run / is not
-// found.
+// found. With --kernel NAME (kernel specs of `gshare kernel install` pass it) the job is a
+// notebook kernel: named after the notebook, and killed with `gshare run`.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "ipc/replies.h"
 #include "ipc/requests.h"
 #include "cli/job_options.h"
+#include "cli/kernel_spec.h"
 #include "runner/sharing_env.h"
 #include "runner/job_runner.h"
 #include "base/output_pattern.h"
@@ -32,6 +34,7 @@ using json = nlohmann::json;
 struct RunOptions {
   JobOptions job;
   std::vector<std::string> command;
+  std::string kernel;  // --kernel NAME: the job is a notebook kernel (`gshare kernel install`)
 };
 
 int Fail(const std::string& message) {
@@ -84,6 +87,9 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     return Fail("run: no command given (usage: gshare run [options] -- CMD ...)");
   auto ctx = MakeClientContext(global);
   if (!ctx.ok()) return Fail(ctx.status().message());
+  if (!opt.kernel.empty() && opt.job.name.empty()) {
+    opt.job.name = KernelJobName(std::getenv("JPY_SESSION_NAME"), opt.kernel);
+  }
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   Result<JobRecord> record = ResolveJobOptions(opt.job, opt.command, ctx->config, now);
@@ -97,6 +103,8 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
   spec.cwd = opt.job.chdir.empty() ? "" : record->cwd;
   spec.time_limit = std::chrono::milliseconds(record->time_limit_ms);
   spec.kill_after = std::chrono::milliseconds(record->kill_after_ms);
+  // The notebook server SIGKILLs the group it started, ours, to end or restart a kernel.
+  spec.die_with_runner = !opt.kernel.empty();
   for (const std::string& e : opt.job.env) {
     spec.set_env.emplace_back(e.substr(0, e.find('=')), e.substr(e.find('=') + 1));
   }
@@ -178,6 +186,8 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
 void AddRunCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<RunOptions>();
   AddJobOptions(sub, &opt->job);
+  sub.add_option("--kernel", opt->kernel, "The job is this Jupyter kernel (gshare kernel install)")
+      ->group("");  // written into kernel specs, not typed
   sub.add_option("command", opt->command, "The command and its arguments")->required();
   sub.prefix_command();
   sub.footer(

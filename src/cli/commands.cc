@@ -23,6 +23,7 @@ void AddSuperviseCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddCheckpointHelperCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddSuspendCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddResumeCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddKernelCommand(CLI::App&, const GlobalOptions&, Handler*);
 
 const CommandSpec kCommands[] = {
     {"run", "Run a command in the foreground as a job sharing the GPU", AddRunCommand},
@@ -42,6 +43,7 @@ const CommandSpec kCommands[] = {
     {"scheduler", "Switch lease gating on or off at run time", AddSchedulerCommand},
     {"daemon", "Start, stop or run the arbiter daemon; install a systemd user unit",
      AddDaemonCommand},
+    {"kernel", "Install, list or remove Jupyter kernels that run as gshare jobs", AddKernelCommand},
     {"completion", "Print a shell completion script (bash, zsh, fish)", AddCompletionCommand},
     {"job-supervisor", "", AddSuperviseCommand},            // internal: started by the daemon
     {"checkpoint-helper", "", AddCheckpointHelperCommand},  // internal: started by the daemon
