@@ -34,12 +34,20 @@ std::string Join(const Words& w) {
   return out;
 }
 
+// The names of a command's own subcommands (`kernel install`), each after a space.
+std::string SubcommandNames(const CLI::App& app) {
+  std::string out;
+  for (const CLI::App* sub : app.get_subcommands({})) out += " " + sub->get_name();
+  return out;
+}
+
 std::string Bash(const CLI::App& root) {
   std::string subs, cases;
   for (const CLI::App* sub : root.get_subcommands({})) {
     if (sub->get_group().empty()) continue;  // internal commands
     subs += (subs.empty() ? "" : " ") + sub->get_name();
-    cases += "    " + sub->get_name() + ") words=\"" + Join(OptionWords(*sub)) + "\" ;;\n";
+    cases += "    " + sub->get_name() + ") words=\"" + Join(OptionWords(*sub)) +
+             SubcommandNames(*sub) + "\" ;;\n";
   }
   return "# gshare completion for bash (also zsh through bashcompinit)\n"
          "_gshare() {\n"
@@ -79,6 +87,10 @@ std::string Fish(const CLI::App& root) {
     out += "complete -c gshare -n '__fish_use_subcommand' -a " + sub->get_name() + " -d '" + help +
            "'\n";
     options(*sub, "__fish_seen_subcommand_from " + sub->get_name());
+    if (std::string nested = SubcommandNames(*sub); !nested.empty()) {
+      out += "complete -c gshare -n '__fish_seen_subcommand_from " + sub->get_name() + "' -a '" +
+             nested.substr(1) + "'\n";
+    }
   }
   return out;
 }
