@@ -23,6 +23,8 @@ gshare_apt_install() {
 gshare_fuzz_packages=(clang-14 libclang-rt-14-dev)
 # CI's source checks (scripts/check_format.sh; check_thread_safety.sh uses clang-14 above).
 gshare_lint_packages=(clang-format-14)
+# The e2e tests' real Jupyter kernel (test/e2e/test_issue23_kernels.py), for /usr/bin/python3.
+gshare_test_packages=(python3-ipykernel python3-jupyter-client)
 
 gshare_build() {  # gshare_build BUILD_DIR [BUILD_TYPE [CMAKE_ARGS...]]
   local dir=$1 type=${2:-RelWithDebInfo}

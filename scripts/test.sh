@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 step() { echo "gshare: $1: $((SECONDS - started)) s" >&2; started=$SECONDS; }
 started=$SECONDS
 gshare_apt_install "${gshare_build_packages[@]}" "${gshare_fuzz_packages[@]}" \
-  "${gshare_lint_packages[@]}"
+  "${gshare_lint_packages[@]}" "${gshare_test_packages[@]}"
 gshare_build build-ci RelWithDebInfo -DGSHARE_SANITIZE=ON -DGSHARE_UNITY=ON
 step "build (sanitized)"
 # halt_on_error: the first error ends the process with status 1, as does UBSan's (built with
