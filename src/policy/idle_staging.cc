@@ -17,8 +17,9 @@ std::vector<IdleStaging::Request> IdleStaging::Plan(const GpuKey& gpu, const Gpu
     Millis idle;
     ConnId conn;
     JobId job;
-    uint64_t bytes;   // resident movable
-    uint64_t staged;  // of which staged already
+    uint64_t bytes;      // resident movable
+    uint64_t staged;     // of which staged already
+    uint64_t pool_free;  // pinned already, holding nothing: staging there pins nothing more
   };
   std::vector<Candidate> candidates;
   for (const MemoryLedger::ConnMemory& m : state.conns) {
@@ -30,19 +31,20 @@ std::vector<IdleStaging::Request> IdleStaging::Plan(const GpuKey& gpu, const Gpu
     if (movable < m.staged + kMinBytes) continue;
     std::optional<Millis> idle = idle_of(m.job);
     if (!idle || *idle < after_) continue;
-    candidates.push_back({*idle, m.conn, m.job, movable, m.staged});
+    candidates.push_back({*idle, m.conn, m.job, movable, m.staged, m.pool_free});
   }
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) { return a.idle > b.idle; });
-  uint64_t planned = 0;  // new host bytes of the requests so far (counted against every budget)
+  uint64_t planned = 0;  // new pinned bytes of the requests so far (counted against every budget)
   for (const Candidate& c : candidates) {
     const uint64_t left = host_left(c.job);
     const uint64_t room = left > planned ? left - planned : 0;
-    // A request is the bytes to have staged in all: those staged already need no more room.
-    const uint64_t fresh = std::min(c.bytes - c.staged, room);
+    // A request is the bytes to have staged in all: those staged already, and those that fit
+    // in the free part of the process's pool, need no more pinned memory.
+    const uint64_t fresh = std::min(c.bytes - c.staged, room + c.pool_free);
     if (fresh < kMinBytes) continue;
     out.push_back({c.conn, c.staged + fresh});
-    planned += fresh;
+    planned += fresh > c.pool_free ? fresh - c.pool_free : 0;
     asked_[{c.conn, gpu}] = c.job;
   }
   return out;

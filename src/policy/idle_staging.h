@@ -49,7 +49,8 @@ class IdleStaging {
   // may soon be: its jobs hold at least half of it, or another job is active on it or waits
   // for it. Then every swap-engine process of a job idle for `after` or longer, with at least
   // kMinBytes of resident movable memory not staged, is asked to stage it, longest idle first,
-  // within the host memory left to its owner. A process is asked once per idle period
+  // within the pinned host memory left to its owner (MemoryLedger::HostLeftFor) plus the free
+  // part of its own pool. A process is asked once per idle period
   // (Forget/Active end it); checkpointed and suspended processes are left alone.
   std::vector<Request> Plan(const GpuKey& gpu, const GpuState& state, const IdleOf& idle_of,
                             const HostLeftOf& host_left);

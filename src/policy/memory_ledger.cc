@@ -336,14 +336,29 @@ uint64_t MemoryLedger::HostBytesOf(uid_t uid) const {
   return n;
 }
 
+uint64_t MemoryLedger::PinnedOf(uid_t uid, bool all_users) const {
+  uint64_t n = 0;
+  for (const auto& [conn, per_gpu] : entries_) {
+    uint64_t pool = 0, held = 0;
+    bool mine = all_users;
+    for (const auto& [g, e] : per_gpu) {
+      pool = std::max(pool, e.report.host_bytes);  // one pool per process
+      held += SwappedOf(conn, e) + StagedOf(conn, e);
+      mine = mine || OwnerOf(e.job) == uid;
+    }
+    if (mine) n += std::max(pool, held);
+  }
+  return n;
+}
+
 uint64_t MemoryLedger::HostLeftFor(uid_t uid) const {
   uint64_t left = UINT64_MAX;
   if (options_.host_budget != 0) {
-    const uint64_t used = SwappedBytes() + StagedBytes();
+    const uint64_t used = PinnedOf(uid, /*all_users=*/true);
     left = options_.host_budget - std::min(options_.host_budget, used);
   }
   if (options_.host_budget_per_user != 0) {
-    const uint64_t used = HostBytesOf(uid);
+    const uint64_t used = PinnedOf(uid, /*all_users=*/false);
     left = std::min(left,
                     options_.host_budget_per_user - std::min(options_.host_budget_per_user, used));
   }
@@ -356,8 +371,11 @@ std::vector<MemoryLedger::ConnMemory> MemoryLedger::ConnsOn(const GpuKey& gpu) c
     auto it = per_gpu.find(gpu);
     if (it == per_gpu.end()) continue;
     const Entry& e = it->second;
-    out.push_back({conn, e.job, e.report.engine, ResidentOf(conn, e), FixedOf(conn, e),
-                   StagedOf(conn, e), IsCheckpointed(conn), suspended_.count(e.job) != 0});
+    const uint64_t free = PoolFree(conn);
+    const uint64_t staged = StagedOf(conn, e);
+    out.push_back({conn, e.job, e.report.engine, ResidentOf(conn, e), FixedOf(conn, e), staged,
+                   IsCheckpointed(conn), suspended_.count(e.job) != 0,
+                   free > staged ? free - staged : 0});
   }
   return out;
 }

@@ -162,8 +162,12 @@ class MemoryLedger {
   uint64_t SwappedBytes() const;
   // Host bytes holding staged copies of resident memory (MemReportMsg::staged), over all jobs.
   uint64_t StagedBytes() const;
-  // Host bytes a new staged copy of a job of `uid` may take within host_budget and
-  // host_budget_per_user (swapped and staged bytes both count); UINT64_MAX: no bound.
+  // Pinned host bytes a new staged copy of a job of `uid` may take within host_budget and
+  // host_budget_per_user; UINT64_MAX: no bound. Each process counts its pinned pool, or its
+  // swapped and staged bytes when more (a report may predate the pool's growth): pools never
+  // shrink (shim/memory/host_pool.h), so a pool grown by earlier evictions stays pinned after
+  // its data came back, and staging, which nobody waits for, must not add to it past the
+  // budget (evictions are bounded by swapped and staged bytes only: MakeRoom).
   uint64_t HostLeftFor(uid_t uid) const;
   // One process's memory on a GPU, as last reported.
   struct ConnMemory {
@@ -172,6 +176,7 @@ class MemoryLedger {
     uint32_t engine = 0;
     uint64_t resident = 0, fixed = 0, staged = 0;
     bool checkpointed = false, suspended = false;
+    uint64_t pool_free = 0;  // pinned pool bytes holding no data (PoolFree less staged bytes)
   };
   // Every process with memory on `gpu`, in ConnId order.
   std::vector<ConnMemory> ConnsOn(const GpuKey& gpu) const;
@@ -197,6 +202,9 @@ class MemoryLedger {
   uint64_t StagedOf(ConnId conn, const Entry& e) const;
   // Host bytes of staged copies and swapped-out data of `uid`'s jobs.
   uint64_t HostBytesOf(uid_t uid) const;
+  // Pinned host bytes of the processes of `uid`'s jobs (every uid: all_users): per process
+  // its pool or its swapped and staged bytes, the larger.
+  uint64_t PinnedOf(uid_t uid, bool all_users) const;
 
   // Fixed bytes of the entry: what it reports, or all it holds when it can never move.
   uint64_t FixedOf(ConnId conn, const Entry& e) const;

@@ -123,6 +123,25 @@ TEST_CASE("staging: a request counts what is staged already; it never passes the
   CHECK(plan[0].bytes == 25 * kGiB);  // 10 staged + 15 more: the budget's 25 in all
 }
 
+TEST_CASE("staging: pinned pools count, even empty ones; a process stages into its own first") {
+  MemoryLedger::Options o = NoContext();
+  o.host_budget = 50 * kGiB;
+  World w;
+  w.ledger = MemoryLedger(o);
+  proto::MemReportMsg pooled = Rep(30, 30);  // evicted once and back: its 30 GiB pool stays
+  pooled.host_bytes = 30 * kGiB;
+  w.ledger.Report(1, 1, kGpu, pooled);
+  w.ledger.Report(2, 2, kGpu, Rep(30, 10));  // 20 GiB swapped out
+  w.ledger.Report(3, 3, kGpu, Rep(20, 20));  // no pool
+  w.idle[1] = Millis(9000);
+  w.idle[3] = Millis(8000);
+  CHECK(w.ledger.HostLeftFor(0) == 0);  // 30 (pool) + 20 (swapped) pinned: the budget
+  auto plan = w.Plan();
+  REQUIRE(plan.size() == 1);
+  CHECK(plan[0].conn == 1);  // into its own pool, pinning nothing more
+  CHECK(plan[0].bytes == 30 * kGiB);
+}
+
 TEST_CASE("staging: off when idle_stage_after is 0") {
   World w;
   w.staging = IdleStaging(Millis(0));
