@@ -33,9 +33,17 @@ std::vector<IdleStaging::Request> IdleStaging::Plan(const GpuKey& gpu, const Gpu
     if (!idle || *idle < after_) continue;
     candidates.push_back({*idle, m.conn, m.job, movable, m.staged, m.pool_free});
   }
+  // Requests under way: what their pools have yet to grow by.
+  uint64_t reserved = 0;
+  for (const MemoryLedger::ConnMemory& m : state.conns) {
+    auto it = asked_.find({m.conn, gpu});
+    if (it == asked_.end()) continue;
+    const uint64_t needs = m.swapped + it->second.bytes;
+    reserved += needs > m.pool ? needs - m.pool : 0;
+  }
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) { return a.idle > b.idle; });
-  uint64_t planned = 0;  // new pinned bytes of the requests so far (counted against every budget)
+  uint64_t planned = reserved;  // new pinned bytes of requests (counted against every budget)
   for (const Candidate& c : candidates) {
     const uint64_t left = host_left(c.job);
     const uint64_t room = left > planned ? left - planned : 0;
@@ -45,14 +53,14 @@ std::vector<IdleStaging::Request> IdleStaging::Plan(const GpuKey& gpu, const Gpu
     if (fresh < kMinBytes) continue;
     out.push_back({c.conn, c.staged + fresh});
     planned += fresh > c.pool_free ? fresh - c.pool_free : 0;
-    asked_[{c.conn, gpu}] = c.job;
+    asked_[{c.conn, gpu}] = {c.job, c.staged + fresh};
   }
   return out;
 }
 
 void IdleStaging::Active(JobId job) {
   for (auto it = asked_.begin(); it != asked_.end();) {
-    it = it->second == job ? asked_.erase(it) : std::next(it);
+    it = it->second.job == job ? asked_.erase(it) : std::next(it);
   }
 }
 

@@ -61,8 +61,14 @@ class IdleStaging {
 
  private:
   Millis after_;
-  // (conn, gpu) asked in the current idle period, with its job.
-  std::map<std::pair<ConnId, GpuKey>, JobId> asked_;
+  struct Asked {
+    JobId job;
+    uint64_t bytes;  // the request
+  };
+  // (conn, gpu) asked in the current idle period. Until a process's report shows its pool
+  // grown for the request, the rest of the request counts as pinned already: reports lag the
+  // staging, and planning from them alone would grant the same room twice.
+  std::map<std::pair<ConnId, GpuKey>, Asked> asked_;
 };
 
 }  // namespace gshare

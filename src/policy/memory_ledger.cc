@@ -58,6 +58,10 @@ uint64_t MemoryLedger::PoolToPin(JobId job, const GpuKey& gpu) const {
   if (options_.host_budget != 0) bytes = std::min(bytes, options_.host_budget);
   // Never pinned for more than the user may swap out.
   if (options_.host_budget_per_user != 0) bytes = std::min(bytes, options_.host_budget_per_user);
+  // Nor past what the budgets leave, other processes' pools counted: many jobs each pinning
+  // for the whole overflow would pin several times the budget.
+  const uint64_t left = HostLeftFor(OwnerOf(job));
+  if (left != UINT64_MAX) bytes = std::min(bytes, t.host_bytes + left);
   return bytes;
 }
 
@@ -375,7 +379,7 @@ std::vector<MemoryLedger::ConnMemory> MemoryLedger::ConnsOn(const GpuKey& gpu) c
     const uint64_t staged = StagedOf(conn, e);
     out.push_back({conn, e.job, e.report.engine, ResidentOf(conn, e), FixedOf(conn, e), staged,
                    IsCheckpointed(conn), suspended_.count(e.job) != 0,
-                   free > staged ? free - staged : 0});
+                   free > staged ? free - staged : 0, e.report.host_bytes, SwappedOf(conn, e)});
   }
   return out;
 }

@@ -130,7 +130,8 @@ class MemoryLedger {
   // Host bytes each swap-engine process of `job`, the exclusive holder of `gpu`, should pin
   // ahead now (SWAP_PREPARE; 0: nothing to ask now). It never has to hold more than what the
   // GPU lacks (Overflow) plus kPinMargin for the jobs' growth (the daemon asks again as the
-  // overflow grows); at most the host budget. Pinned ahead, the pool costs the job little;
+  // overflow grows); at most its own pool plus the pinned memory the host budget has left
+  // (HostLeftFor: other processes' pools count). Pinned ahead, the pool costs the job little;
   // grown during an eviction, ~0.1 s/GiB of handoff (host_pool.h). Only the holder pins
   // ahead, for the eviction at the end of its turn, and only once the GPU has settled (no
   // eviction under way, no allocation of it waiting): populating host memory is bound by the
@@ -177,6 +178,8 @@ class MemoryLedger {
     uint64_t resident = 0, fixed = 0, staged = 0;
     bool checkpointed = false, suspended = false;
     uint64_t pool_free = 0;  // pinned pool bytes holding no data (PoolFree less staged bytes)
+    uint64_t pool = 0;       // pinned pool bytes (MemReportMsg::host_bytes)
+    uint64_t swapped = 0;    // swapped-out bytes on this GPU
   };
   // Every process with memory on `gpu`, in ConnId order.
   std::vector<ConnMemory> ConnsOn(const GpuKey& gpu) const;

@@ -142,6 +142,36 @@ TEST_CASE("staging: pinned pools count, even empty ones; a process stages into i
   CHECK(plan[0].bytes == 30 * kGiB);
 }
 
+TEST_CASE("staging: a request under way holds its room until the pool has grown for it") {
+  MemoryLedger::Options o = NoContext();
+  o.host_budget = 50 * kGiB;
+  World w;
+  w.ledger = MemoryLedger(o);
+  w.ledger.Report(1, 1, kGpu, Rep(40, 40));
+  w.idle[1] = Millis(9000);
+  REQUIRE(w.Plan().size() == 1);  // 40 GiB asked; nothing reported pinned yet
+  w.ledger.Report(2, 2, kGpu, Rep(30, 30));
+  w.idle[2] = Millis(6000);
+  auto plan = w.Plan();
+  REQUIRE(plan.size() == 1);
+  CHECK(plan[0].conn == 2);
+  CHECK(plan[0].bytes == 10 * kGiB);  // 50 - the 40 under way
+}
+
+TEST_CASE("ledger: a holder pins ahead no more than the budget leaves beside others' pools") {
+  MemoryLedger::Options o = NoContext();
+  o.host_budget = 60 * kGiB;
+  MemoryLedger ledger(o);
+  proto::MemReportMsg idle = Rep(30, 0);  // swapped out: a 30 GiB pool
+  idle.host_bytes = 30 * kGiB;
+  ledger.Report(1, 1, kGpu, idle);
+  proto::MemReportMsg other = Rep(20, 20);  // an empty 20 GiB pool left from earlier turns
+  other.host_bytes = 20 * kGiB;
+  ledger.Report(2, 2, kGpu, other);
+  ledger.Report(3, 3, kGpu, Rep(70, 70));         // the holder: the GPU lacks 40 GiB
+  CHECK(ledger.PoolToPin(3, kGpu) == 10 * kGiB);  // 60 - 30 - 20
+}
+
 TEST_CASE("staging: off when idle_stage_after is 0") {
   World w;
   w.staging = IdleStaging(Millis(0));

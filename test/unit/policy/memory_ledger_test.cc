@@ -469,8 +469,11 @@ TEST_CASE("ledger: the settled holder pins ahead the overflow plus a margin") {
   o.host_budget = 8 * kGiB;
   MemoryLedger budgeted(o);
   budgeted.Report(11, 1, kGpu, SwapRep(80, 50, 50));
-  budgeted.Report(21, 2, kGpu, SwapRep(80, 50, 30));
+  budgeted.Report(21, 2, kGpu, SwapRep(80, 50, 50));
   CHECK(budgeted.PoolToPin(1, kGpu) == 8 * kGiB);
+  // Other processes' pinned memory counts: job 2's 20 GiB swapped out fill it.
+  budgeted.Report(21, 2, kGpu, SwapRep(80, 50, 30));
+  CHECK(budgeted.PoolToPin(1, kGpu) == 0);
 }
 
 TEST_CASE("ledger: pool free is the pinned pool less the process's swapped-out bytes") {
