@@ -199,9 +199,11 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   static constexpr Millis kLanesCheck{1000};
   // Idle memory staging (daemon_staging.cc, src/policy/idle_staging.h): asks idle jobs' shims
   // to stage their memory (kSwapStage) where IdleStaging says so, every kStageCheck at most.
-  // Returns when it should run again (a job's idle time reaching the threshold), if ever.
+  // Returns when it should run again (a job's idle time reaching the threshold, or a second
+  // later while an idle job's memory is not staged), if ever; never before kStageCheck.
   std::optional<TimePoint> StageIdleMemory(TimePoint now);
   static constexpr Millis kStageCheck{250};
+  static constexpr Millis kStageRecheck{1000};
   // How long `job` has been idle: no lease held or wanted on any GPU since active_at;
   // nullopt while it holds or wants one (or is unknown).
   std::optional<Millis> IdleFor(JobId job, TimePoint now) const;
@@ -375,7 +377,8 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   TimePoint next_orphan_check_{};
   TimePoint next_lanes_check_{};
   TimePoint next_stage_check_{};
-  TimePoint next_retention_{};  // the epoch: the first loop applies [retention]
+  std::optional<TimePoint> stage_due_;  // StageIdleMemory's last answer
+  TimePoint next_retention_{};          // the epoch: the first loop applies [retention]
   static constexpr Millis kRetentionPeriod{10 * 60 * 1000};
   int gpu_count_ = 1;
 };

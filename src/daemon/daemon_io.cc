@@ -79,7 +79,7 @@ void Daemon::Loop() {
     }
     CheckpointTick();
     QuietStoppedSeats(Now());
-    if (std::optional<TimePoint> next = StageIdleMemory(Now())) stage_deadline = next;
+    stage_deadline = StageIdleMemory(Now());
     QueueTick(Now());
     RetentionTick(Now());
     peers_.Reap();

@@ -24,7 +24,8 @@ std::optional<Millis> Daemon::IdleFor(JobId job, TimePoint now) const {
 
 std::optional<TimePoint> Daemon::StageIdleMemory(TimePoint now) {
   const Millis after = options_.config.memory.idle_stage_after;
-  if (after.count() <= 0 || !arbiter_.enabled() || now < next_stage_check_) return std::nullopt;
+  if (after.count() <= 0 || !arbiter_.enabled()) return std::nullopt;
+  if (now < next_stage_check_) return stage_due_;
   next_stage_check_ = now + kStageCheck;
   std::optional<TimePoint> next;     // when a job with memory becomes idle long enough
   std::map<GpuKey, bool> contended;  // some job holds or waits for the GPU
@@ -39,10 +40,11 @@ std::optional<TimePoint> Daemon::StageIdleMemory(TimePoint now) {
     state.contended = contended[gpu];
     for (const MemoryLedger::ConnMemory& m : state.conns) {
       std::optional<Millis> idle = IdleFor(m.job, now);
-      if (idle && *idle < after) {
-        const TimePoint due = now + (after - *idle);
-        next = next ? std::min(*next, due) : due;
-      }
+      if (!idle || m.resident <= m.staged + IdleStaging::kMinBytes) continue;
+      // Idle long enough but not asked (no pressure yet, or asked already): look again in a
+      // second, in case the pressure comes without an event of this loop's own.
+      const TimePoint due = *idle < after ? now + (after - *idle) : now + kStageRecheck;
+      next = next ? std::min(*next, due) : due;
     }
     auto requests = staging_.Plan(
         gpu, state, [this, now](JobId j) { return IdleFor(j, now); },
@@ -55,6 +57,8 @@ std::optional<TimePoint> Daemon::StageIdleMemory(TimePoint now) {
       SendLeaseMsg(r.conn, proto::MsgType::kSwapStage, gpu, 0, r.bytes);
     }
   }
+  if (next) next = std::max(*next, next_stage_check_);
+  stage_due_ = next;
   return next;
 }
 

@@ -9,6 +9,7 @@ and its op log ($FAKE_CUDA_LOG) names every copy each process made:
     after an earlier staging (a stale copy would fail fake_app's check);
   - with idle_stage_after = 0 nothing is staged."""
 import os
+import time
 import unittest
 
 from gshare_e2e import FAKE_APP, TestCase
@@ -92,6 +93,18 @@ class IdleStagingTest(TestCase):
             self.assertIn("fake_app: swap-check ok cycles=%d" % cycles, job.stdout)
         with open(h.daemon_log) as f:
             self.assertIn("staging", f.read())
+        # Its staging deadlines passed: the daemon waits for events again, it does not spin.
+        self.assertLess(self.cpu_seconds_over(h.daemon_pid(), 2.0), 0.5)
+
+    @staticmethod
+    def cpu_seconds_over(pid, seconds):
+        def cpu():
+            with open("/proc/%d/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        before = cpu()
+        time.sleep(seconds)
+        return cpu() - before
 
     def test_no_staging_when_turned_off(self):
         h = self.harness(stage_after="0")
