@@ -357,13 +357,7 @@ void SwapSpace::Prepare(uint64_t host_bytes) {
   g_prepare_mu.Lock();
   if (host_bytes > g_prepare_target) g_prepare_target = host_bytes;
   if (!g_prepare_started) {
-    g_prepare_started = true;
-    pthread_t tid;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&tid, &attr, PrepareThread, this) != 0) g_prepare_started = false;
-    pthread_attr_destroy(&attr);
+    g_prepare_started = swap_internal::StartDetached(PrepareThread, this);
   }
   pthread_cond_signal(&g_prepare_cv);
   g_prepare_mu.Unlock();

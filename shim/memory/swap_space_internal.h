@@ -3,6 +3,7 @@
 // FreeDeviceBytes asks about the calling thread's current context (Vmm() resolved first).
 #pragma once
 
+#include <pthread.h>
 #include <time.h>
 
 #include <cstdint>
@@ -61,6 +62,18 @@ void TraceMove(const char* what, uint64_t bytes, int64_t begin_ns, uint64_t pool
 // Whether GSHARE_TRACE_SWAP is set (read once): callers skip computing TraceMove's arguments
 // (the pool's size takes its lock) when it is not.
 bool TraceOn();
+
+// Starts `run(arg)` on a detached thread (the engine's background threads: pin-ahead and
+// staging); false when pthread_create fails.
+inline bool StartDetached(void* (*run)(void*), void* arg) {
+  pthread_t tid;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  const bool ok = pthread_create(&tid, &attr, run, arg) == 0;
+  pthread_attr_destroy(&attr);
+  return ok;
+}
 
 inline void SleepNs(int64_t ns) {
   struct timespec ts = {static_cast<time_t>(ns / 1'000'000'000),

@@ -178,13 +178,7 @@ void SwapSpace::Stage(int device, uint64_t bytes) {
   MutexLock lock(g_stage_mu);
   g_stage_target[device] = bytes;
   if (!g_stage_started && bytes > 0) {
-    g_stage_started = true;
-    pthread_t tid;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&tid, &attr, StageThread, this) != 0) g_stage_started = false;
-    pthread_attr_destroy(&attr);
+    g_stage_started = swap_internal::StartDetached(StageThread, this);
   }
   pthread_cond_signal(&g_stage_cv);
 }

@@ -33,7 +33,13 @@ MemoryLedger::Options NoContext() {
 }
 
 struct World {
-  MemoryLedger ledger{NoContext()};
+  explicit World(uint64_t host_budget_gib = 0) : ledger(Budget(host_budget_gib)) {}
+  static MemoryLedger::Options Budget(uint64_t gib) {
+    MemoryLedger::Options o = NoContext();
+    o.host_budget = gib * kGiB;
+    return o;
+  }
+  MemoryLedger ledger;
   IdleStaging staging{kAfter};
   std::map<JobId, Millis> idle;  // jobs not listed are active
   bool contended = false;
@@ -95,10 +101,7 @@ TEST_CASE("staging: active, checkpoint-engine, small and staged jobs are not ask
 }
 
 TEST_CASE("staging: longest idle first, within the host budget; the rest of a job counts") {
-  MemoryLedger::Options o = NoContext();
-  o.host_budget = 50 * kGiB;
-  World w;
-  w.ledger = MemoryLedger(o);
+  World w(50);
   w.ledger.Report(1, 1, kGpu, Rep(30, 30, 10));  // 10 GiB staged already (counted)
   w.ledger.Report(2, 2, kGpu, Rep(30, 30));
   w.ledger.Report(3, 3, kGpu, Rep(20, 10));  // 10 GiB swapped out (counted)
@@ -112,10 +115,7 @@ TEST_CASE("staging: longest idle first, within the host budget; the rest of a jo
 }
 
 TEST_CASE("staging: a request counts what is staged already; it never passes the budget") {
-  MemoryLedger::Options o = NoContext();
-  o.host_budget = 25 * kGiB;
-  World w;
-  w.ledger = MemoryLedger(o);
+  World w(25);
   w.ledger.Report(1, 1, kGpu, Rep(40, 40, 10));
   w.idle[1] = Millis(6000);
   auto plan = w.Plan();
@@ -124,10 +124,7 @@ TEST_CASE("staging: a request counts what is staged already; it never passes the
 }
 
 TEST_CASE("staging: pinned pools count, even empty ones; a process stages into its own first") {
-  MemoryLedger::Options o = NoContext();
-  o.host_budget = 50 * kGiB;
-  World w;
-  w.ledger = MemoryLedger(o);
+  World w(50);
   proto::MemReportMsg pooled = Rep(30, 30);  // evicted once and back: its 30 GiB pool stays
   pooled.host_bytes = 30 * kGiB;
   w.ledger.Report(1, 1, kGpu, pooled);
@@ -143,10 +140,7 @@ TEST_CASE("staging: pinned pools count, even empty ones; a process stages into i
 }
 
 TEST_CASE("staging: a request under way holds its room until the pool has grown for it") {
-  MemoryLedger::Options o = NoContext();
-  o.host_budget = 50 * kGiB;
-  World w;
-  w.ledger = MemoryLedger(o);
+  World w(50);
   w.ledger.Report(1, 1, kGpu, Rep(40, 40));
   w.idle[1] = Millis(9000);
   REQUIRE(w.Plan().size() == 1);  // 40 GiB asked; nothing reported pinned yet
