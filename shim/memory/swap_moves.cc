@@ -63,8 +63,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
     for (int i = 0; i < batch.n; ++i) {
       Chunk& c = *batch.chunk[i];
       if (!ok) {  // the copy failed: the chunk stays resident
-        pool_.Give(c.host, c.bytes);
-        c.host = nullptr;
+        GiveHostLocked(c);
         continue;
       }
       UnbackLocked(*batch.owner[i], c);
@@ -80,7 +79,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
     if (r->device != device || (r->app != nullptr && r->app->exported)) continue;
     for (int ci = 0; ci < r->nchunks && moved < bytes; ++ci) {
       Chunk& c = r->chunks[ci];
-      if (c.state != swap_internal::kResident || c.host == nullptr) continue;
+      if (!c.staged()) continue;
       UnbackLocked(*r, c);
       c.state = swap_internal::kEvicted;
       moved += c.bytes;
@@ -107,8 +106,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
       }
       if (v.cuMemcpyDtoHAsync_v2(c.host, r->base + c.offset, c.bytes, pipe.stream) !=
           CUDA_SUCCESS) {
-        pool_.Give(c.host, c.bytes);
-        c.host = nullptr;
+        GiveHostLocked(c);
         stop = true;
         break;
       }
@@ -137,11 +135,8 @@ uint64_t SwapSpace::Discard(int device) {
         Chunk& c = r->chunks[ci];
         if (c.state != swap_internal::kResident) continue;
         UnbackLocked(*r, c);
-        if (c.host != nullptr) {  // a staged copy
-          pool_.Give(c.host, c.bytes);
-          c.host = nullptr;
-        }
-        c.state = swap_internal::kFresh;  // a later swap-in creates it anew, without data
+        if (c.host != nullptr) GiveHostLocked(c);  // a staged copy
+        c.state = swap_internal::kFresh;           // a later swap-in creates it anew, without data
         freed += c.bytes;
       }
     }
@@ -179,8 +174,7 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
         continue;
       }
       if (c.host != nullptr) {
-        pool_.Give(c.host, c.bytes);
-        c.host = nullptr;
+        GiveHostLocked(c);
         moved += c.bytes;
         stats_[device].bytes_in += c.bytes;
       }
@@ -256,10 +250,7 @@ SwapSpace::RoomNeed SwapSpace::NeedLocked(int device, uint64_t at_least) {
 CUresult SwapSpace::ResidentLocked(Region& r) {
   Chunk& c = r.chunks[0];
   if (c.state == swap_internal::kResident) {
-    if (c.host != nullptr) {  // a staged copy: resident for good, it would go stale
-      pool_.Give(c.host, c.bytes);
-      c.host = nullptr;
-    }
+    if (c.host != nullptr) GiveHostLocked(c);  // a staged copy: resident for good, would go stale
     return CUDA_SUCCESS;
   }
   if (!EnterContext(r.device)) return CUDA_ERROR_INVALID_CONTEXT;
@@ -272,8 +263,7 @@ CUresult SwapSpace::ResidentLocked(Region& r) {
     if (res != CUDA_SUCCESS) {
       UnbackLocked(r, c);
     } else {
-      pool_.Give(c.host, c.bytes);
-      c.host = nullptr;
+      GiveHostLocked(c);
     }
   }
   if (res == CUDA_SUCCESS) c.state = swap_internal::kResident;
@@ -286,14 +276,7 @@ SwapStats SwapSpace::Stats(int device) {
   SwapStats st = stats_[device];
   st.allocated = allocated_[device];
   st.resident = BytesLocked(device, /*resident=*/true);
-  for (int ri = 0; ri < count_; ++ri) {
-    const Region* r = regions_[ri];
-    if (r->device != device) continue;
-    for (int ci = 0; ci < r->nchunks; ++ci) {
-      const Chunk& c = r->chunks[ci];
-      if (c.state == swap_internal::kResident && c.host != nullptr) st.staged += c.bytes;
-    }
-  }
+  st.staged = StagedLocked(device);
   mu_.Unlock();
   return st;
 }

@@ -222,6 +222,10 @@ class SwapSpace {
   uint64_t StageBatchLocked(int device, uint64_t limit, bool* pool_full) REQUIRES(mu_);
   // Gives back the host copies of `device`'s staged chunks (the process runs there next).
   void DropStagedLocked(int device) REQUIRES(mu_);
+  // Bytes of `device`'s staged chunks.
+  uint64_t StagedLocked(int device) const REQUIRES(mu_);
+  // Gives the chunk's host extent (its evicted data or staged copy) back to the pool.
+  void GiveHostLocked(Chunk& c) REQUIRES(mu_);
 
   // Held through evictions and swap-ins (seconds); driver calls are made under it.
   Mutex mu_;

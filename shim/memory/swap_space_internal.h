@@ -89,8 +89,10 @@ struct SwapSpace::Chunk {
   uint64_t offset;  // within its region
   uint64_t bytes;
   gs_cuda::CUmemGenericAllocationHandle handle;  // non-zero while mapped
-  void* host;                                    // the data while evicted (a pool extent)
-  uint8_t state;                                 // kFresh, kResident, kEvicted
+  void* host;     // a pool extent: the data while evicted, or its staged copy while resident
+  uint8_t state;  // kFresh, kResident, kEvicted
+  // Resident with a current copy in host memory (SwapSpace::Stage).
+  bool staged() const { return state == swap_internal::kResident && host != nullptr; }
 };
 
 // An application's cuMemCreate handle, served by the engine (swap_app_vmm.cc). Its region

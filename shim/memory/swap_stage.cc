@@ -46,18 +46,31 @@ void Finish(int device, uint64_t target) {
 }
 }  // namespace
 
+void SwapSpace::GiveHostLocked(Chunk& c) {
+  pool_.Give(c.host, c.bytes);
+  c.host = nullptr;
+}
+
 void SwapSpace::DropStagedLocked(int device) {
   for (int ri = 0; ri < count_; ++ri) {
     Region* r = regions_[ri];
     if (r->device != device) continue;
     for (int ci = 0; ci < r->nchunks; ++ci) {
-      Chunk& c = r->chunks[ci];
-      if (c.state == swap_internal::kResident && c.host != nullptr) {
-        pool_.Give(c.host, c.bytes);
-        c.host = nullptr;
-      }
+      if (r->chunks[ci].staged()) GiveHostLocked(r->chunks[ci]);
     }
   }
+}
+
+uint64_t SwapSpace::StagedLocked(int device) const {
+  uint64_t bytes = 0;
+  for (int ri = 0; ri < count_; ++ri) {
+    const Region* r = regions_[ri];
+    if (r->device != device) continue;
+    for (int ci = 0; ci < r->nchunks; ++ci) {
+      if (r->chunks[ci].staged()) bytes += r->chunks[ci].bytes;
+    }
+  }
+  return bytes;
 }
 
 uint64_t SwapSpace::StageBatchLocked(int device, uint64_t limit, bool* pool_full) {
@@ -66,31 +79,27 @@ uint64_t SwapSpace::StageBatchLocked(int device, uint64_t limit, bool* pool_full
   const VmmDriver& v = *Vmm();
   CUstream stream = StreamOf(device);
   Batch batch;
-  bool failed = false;
-  for (int ri = 0; ri < count_ && !failed; ++ri) {
+  bool failed = false, stop = false;
+  for (int ri = 0; ri < count_ && !stop; ++ri) {
     Region* r = regions_[ri];
     if (r->device != device || (r->app != nullptr && r->app->exported)) continue;
-    for (int ci = 0; ci < r->nchunks; ++ci) {
+    for (int ci = 0; ci < r->nchunks && !stop; ++ci) {
       Chunk& c = r->chunks[ci];
       if (c.state != swap_internal::kResident || c.host != nullptr) continue;
-      if (batch.bytes + c.bytes > limit) break;
+      if (batch.bytes + c.bytes > limit) break;  // this region's next chunk passes the limit
       void* host = pool_.TryTake(c.bytes);
       if (host == nullptr) {
-        *pool_full = true;
-        break;
-      }
-      if (v.cuMemcpyDtoHAsync_v2(host, r->base + c.offset, c.bytes, stream) != CUDA_SUCCESS) {
+        *pool_full = stop = true;
+      } else if (v.cuMemcpyDtoHAsync_v2(host, r->base + c.offset, c.bytes, stream) !=
+                 CUDA_SUCCESS) {
         pool_.Give(host, c.bytes);
-        failed = true;
-        break;
+        failed = stop = true;
+      } else {
+        c.host = host;
+        stop = batch.Add(r, &c);  // the batch is full
       }
-      c.host = host;
-      if (batch.Add(r, &c)) break;
     }
-    if (*pool_full || batch.n == swap_internal::kBatchChunks ||
-        batch.bytes >= swap_internal::kBatchBytes || batch.bytes >= limit) {
-      break;
-    }
+    stop = stop || batch.bytes >= limit;
   }
   // The copies must be complete before a chunk counts as staged: an eviction frees it
   // without copying.
@@ -99,8 +108,7 @@ uint64_t SwapSpace::StageBatchLocked(int device, uint64_t limit, bool* pool_full
   for (int i = 0; i < batch.n; ++i) {
     Chunk& c = *batch.chunk[i];
     if (failed) {
-      pool_.Give(c.host, c.bytes);
-      c.host = nullptr;
+      GiveHostLocked(c);
     } else {
       staged += c.bytes;
     }
@@ -119,15 +127,7 @@ void* SwapSpace::StageThread(void* arg) {
     for (;;) {
       if (TargetOf(device) != target) break;  // a new target: start over
       self->mu_.Lock();
-      uint64_t have = 0;
-      for (int ri = 0; ri < self->count_; ++ri) {
-        const Region* r = self->regions_[ri];
-        if (r->device != device) continue;
-        for (int ci = 0; ci < r->nchunks; ++ci) {
-          const Chunk& c = r->chunks[ci];
-          if (c.state == swap_internal::kResident && c.host != nullptr) have += c.bytes;
-        }
-      }
+      const uint64_t have = self->StagedLocked(device);
       bool pool_full = false;
       uint64_t got = have >= target ? 0 : self->StageBatchLocked(device, target - have, &pool_full);
       const bool running = self->Running(device);
