@@ -3,7 +3,8 @@
 namespace gshare {
 
 std::string ExpandOutputPattern(std::string_view pattern, int64_t job_id, std::string_view job_name,
-                                std::string_view user) {
+                                std::string_view user, int64_t array_job_id,
+                                std::optional<int64_t> array_task_id) {
   std::string out;
   out.reserve(pattern.size());
   for (size_t i = 0; i < pattern.size(); ++i) {
@@ -16,9 +17,13 @@ std::string ExpandOutputPattern(std::string_view pattern, int64_t job_id, std::s
       case 'j': out += std::to_string(job_id); break;
       case 'x': out += job_name; break;
       case 'u': out += user; break;
+      case 'A': out += std::to_string(array_task_id ? array_job_id : job_id); break;
+      case 'a':
+        if (array_task_id) out += std::to_string(*array_task_id);
+        break;
       case '%': out += '%'; break;
       default:
-        // Kept whole, so "%5j" stays "%5j" and "%A" stays "%A".
+        // Kept whole, so "%5j" stays "%5j" and "%J" stays "%J".
         out += '%';
         out += symbol;
         break;

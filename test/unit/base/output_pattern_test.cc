@@ -22,11 +22,19 @@ TEST_CASE("ExpandOutputPattern replaces %j, %x, %u and %%") {
 }
 
 TEST_CASE("ExpandOutputPattern keeps unknown symbols and a trailing %") {
-  CHECK(Expand("%A_%a.out") == "%A_%a.out");
   CHECK(Expand("%5j") == "%5j");
   CHECK(Expand("x%") == "x%");
   CHECK(Expand("%") == "%");
   CHECK(Expand("%J") == "%J");  // case matters, as in Slurm (%J there is jobid.stepid)
+}
+
+TEST_CASE("ExpandOutputPattern replaces %A and %a of an array task (issue 24)") {
+  CHECK(ExpandOutputPattern("%A_%a.out", 15, "sweep", "u", 12, 3) == "12_3.out");
+  CHECK(ExpandOutputPattern("%x-%j-%A-%a", 12, "sweep", "u", 12, 0) == "sweep-12-12-0");
+  CHECK(ExpandOutputPattern("%%A%%a", 15, "", "", 12, 3) == "%A%a");
+  // Not an array task: %A is the job's own id (as in Slurm), %a nothing.
+  CHECK(Expand("%A_%a.out") == "42_.out");
+  CHECK(ExpandOutputPattern("%A", 42, "", "", 12) == "42");  // no task id: no array
 }
 
 TEST_CASE("ExpandOutputPattern inserts names as they are") {
