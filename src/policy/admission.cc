@@ -53,6 +53,7 @@ AdmissionResult Admit(const std::vector<AdmissionJob>& pending, std::map<std::st
     return submitted_before(x, y);
   });
   const int max_running = std::max(1, limits.max_running);
+  std::map<int64_t, int> array_running = limits.array_running;
   AdmissionResult result;
   result.reasons.assign(pending.size(), nullptr);
   bool someone_blocked = false;
@@ -62,8 +63,10 @@ AdmissionResult Admit(const std::vector<AdmissionJob>& pending, std::map<std::st
     const AdmissionJob& job = pending[index];
     const char*& reason = result.reasons[index];
     int& user_running = u.running[job.uid];
-    if (limits.max_running_per_user > 0 && !job.foreground &&
-        user_running >= limits.max_running_per_user) {
+    if (job.array_limit > 0 && array_running[job.array_job_id] >= job.array_limit) {
+      reason = kReasonArrayLimit;  // its own array's limit: not a slot it could have had
+    } else if (limits.max_running_per_user > 0 && !job.foreground &&
+               user_running >= limits.max_running_per_user) {
       reason = kReasonUserLimit;
     } else if (all_full && job.gpu.empty() && !job.foreground) {
       reason = kReasonPriority;  // someone_blocked already holds
@@ -75,6 +78,7 @@ AdmissionResult Admit(const std::vector<AdmissionJob>& pending, std::map<std::st
       if (job.foreground || room) {
         for (const std::string& slot : slots) ++running[slot];
         ++user_running;
+        if (job.array_job_id != 0) ++array_running[job.array_job_id];
         u.starts.Took(job.uid);
         result.start.push_back({index, JoinSlots(slots)});
       } else {

@@ -27,6 +27,8 @@ inline constexpr const char* kReasonBeginTime = "BeginTime";
 // MaxJobsPerUser limit, the per-user limit of every job alike (an association's own
 // AssocMaxJobsLimit belongs to one user's account and does not fit a machine-wide limit).
 inline constexpr const char* kReasonUserLimit = "QOSMaxJobsPerUserLimit";
+// A task of a job array whose "%N" limit of tasks running at once is reached (Slurm's).
+inline constexpr const char* kReasonArrayLimit = "JobArrayTaskLimit";
 
 struct AdmissionJob {
   int64_t id = 0;
@@ -36,9 +38,11 @@ struct AdmissionJob {
   bool held = false;
   std::optional<double> begin_time;                            // unix seconds
   DependencyState dependencies = DependencyState::kSatisfied;  // evaluated by the caller
-  std::string gpu;          // as requested (comma-separated when several); empty: any GPU
-  int gpus = 1;             // GPUs it uses at once, each a slot that must have room
-  bool foreground = false;  // a waiting `gshare run`: not bound by max_running
+  std::string gpu;           // as requested (comma-separated when several); empty: any GPU
+  int gpus = 1;              // GPUs it uses at once, each a slot that must have room
+  bool foreground = false;   // a waiting `gshare run`: not bound by max_running
+  int64_t array_job_id = 0;  // a task of this job array (--array); 0: none
+  int64_t array_limit = 0;   // its array's "%N": at most N of its tasks run at once; 0: none
 };
 
 struct AdmissionLimits {
@@ -48,6 +52,8 @@ struct AdmissionLimits {
   // Device bytes the jobs on each slot hold now (the memory ledger's), placement's second
   // key; a slot missing: 0.
   std::map<std::string, uint64_t> allocated{};
+  // Tasks of each job array (by array job id) running now; an array missing: 0.
+  std::map<int64_t, int> array_running{};
 };
 
 // What admission knows of each user: jobs running now, and when a job of theirs last started.
@@ -85,8 +91,10 @@ std::string JoinSlots(const std::vector<std::string>& slots);
 // those this call starts), then the one whose job started least recently (`users.starts`, a
 // user never started first), then the user whose next job was submitted first; a user's own
 // jobs go by submission time, then id. A job that is held, before its begin time or waiting
-// on dependencies keeps that reason (in that order of precedence). An eligible job whose
-// user runs max_running_per_user jobs waits with QOSMaxJobsPerUserLimit; otherwise it starts
+// on dependencies keeps that reason (in that order of precedence). An eligible task of a job
+// array that runs `array_limit` tasks (limits.array_running, counting the starts of this
+// call) waits with JobArrayTaskLimit; an eligible job whose user runs max_running_per_user
+// jobs waits with QOSMaxJobsPerUserLimit; otherwise it starts
 // when its slot runs fewer than max_running jobs (a foreground one always does, and counts);
 // otherwise the first such job gets Resources and every later one Priority. `running` counts
 // the jobs running per slot now. Each start is also recorded in `users` (the caller's copy).
