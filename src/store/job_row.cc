@@ -10,13 +10,44 @@ namespace {
 
 // Every column but id, in the order BindRecord binds them (?1..?kNumWritable) and ReadRow
 // reads them (after id).
-constexpr const char* kWritableColumns[] = {
-    "name",       "argv",        "cwd",           "uid",           "priority",     "quantum_ms",
-    "gpu",        "state",       "reason",        "submit_time",   "start_time",   "end_time",
-    "exit_code",  "signal",      "pid",           "lease_seconds", "wait_seconds", "peak_bytes",
-    "kind",       "output",      "time_limit_ms", "kill_after_ms", "dependency",   "held",
-    "begin_time", "end_request", "runner_pid",    "runner_start",  "slot",         "memory",
-    "token",      "gpus"};
+constexpr const char* kWritableColumns[] = {"name",
+                                            "argv",
+                                            "cwd",
+                                            "uid",
+                                            "priority",
+                                            "quantum_ms",
+                                            "gpu",
+                                            "state",
+                                            "reason",
+                                            "submit_time",
+                                            "start_time",
+                                            "end_time",
+                                            "exit_code",
+                                            "signal",
+                                            "pid",
+                                            "lease_seconds",
+                                            "wait_seconds",
+                                            "peak_bytes",
+                                            "kind",
+                                            "output",
+                                            "time_limit_ms",
+                                            "kill_after_ms",
+                                            "dependency",
+                                            "held",
+                                            "begin_time",
+                                            "end_request",
+                                            "runner_pid",
+                                            "runner_start",
+                                            "slot",
+                                            "memory",
+                                            "token",
+                                            "gpus",
+                                            "array_job_id",
+                                            "array_task_id",
+                                            "array_task_count",
+                                            "array_task_min",
+                                            "array_task_max",
+                                            "array_limit"};
 constexpr int kNumWritable = sizeof kWritableColumns / sizeof kWritableColumns[0];
 
 // "name, argv, ...".
@@ -139,12 +170,18 @@ Result<JobRecord> ReadRow(sqlite3_stmt* stmt) {
   r.memory = ColumnText(stmt, 30);
   r.token = ColumnText(stmt, 31);
   r.gpus = sqlite3_column_int(stmt, 32);
+  r.array_job_id = sqlite3_column_int64(stmt, 33);
+  r.array_task_id = sqlite3_column_int64(stmt, 34);
+  r.array_task_count = sqlite3_column_int64(stmt, 35);
+  r.array_task_min = sqlite3_column_int64(stmt, 36);
+  r.array_task_max = sqlite3_column_int64(stmt, 37);
+  r.array_limit = sqlite3_column_int64(stmt, 38);
   return r;
 }
 
 std::string SelectSummaries() {
   return "SELECT id, name, state, priority, reason, uid, gpu, slot, kind, submit_time, start_time,"
-         " end_time, exit_code, signal FROM jobs";
+         " end_time, exit_code, signal, array_job_id, array_task_id FROM jobs";
 }
 
 JobRecord ReadSummaryRow(sqlite3_stmt* stmt) {
@@ -164,6 +201,8 @@ JobRecord ReadSummaryRow(sqlite3_stmt* stmt) {
   r.end_time = ColumnOptional<double>(stmt, 11);
   r.exit_code = ColumnOptional<int>(stmt, 12);
   r.signal = ColumnOptional<int>(stmt, 13);
+  r.array_job_id = sqlite3_column_int64(stmt, 14);
+  r.array_task_id = sqlite3_column_int64(stmt, 15);
   return r;
 }
 
@@ -200,6 +239,12 @@ void BindRecord(sqlite3_stmt* s, const JobRecord& r) {
   BindText(s, 30, r.memory);
   BindText(s, 31, r.token);
   sqlite3_bind_int64(s, 32, r.gpus);
+  sqlite3_bind_int64(s, 33, r.array_job_id);
+  sqlite3_bind_int64(s, 34, r.array_task_id);
+  sqlite3_bind_int64(s, 35, r.array_task_count);
+  sqlite3_bind_int64(s, 36, r.array_task_min);
+  sqlite3_bind_int64(s, 37, r.array_task_max);
+  sqlite3_bind_int64(s, 38, r.array_limit);
 }
 
 Status CheckRecord(const JobRecord& r) {

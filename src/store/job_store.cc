@@ -59,6 +59,14 @@ constexpr const char* kMigrations[] = {
     "ALTER TABLE jobs ADD COLUMN token TEXT NOT NULL DEFAULT '';",
     // 7: how many GPUs a job uses at once (--gpus).
     "ALTER TABLE jobs ADD COLUMN gpus INTEGER NOT NULL DEFAULT 1;",
+    // 8: job arrays (`submit --array`); the index finds an array's tasks (cancel, clean).
+    "ALTER TABLE jobs ADD COLUMN array_job_id INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN array_task_id INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN array_task_count INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN array_task_min INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN array_task_max INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN array_limit INTEGER NOT NULL DEFAULT 0;"
+    "CREATE INDEX jobs_by_array ON jobs(array_job_id);",
 };
 constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
 
@@ -232,50 +240,85 @@ Status JobStore::Migrate() {
   return Status::Ok();
 }
 
-Result<int64_t> JobStore::Insert(const JobRecord& r, const JobPayload* payload) {
-  Status st = CheckRecord(r);
-  if (!st.ok()) return st;
+Result<int64_t> JobStore::InsertRow(const JobRecord& r) {
   std::string values;
   for (int i = 1; i <= NumWritable(); ++i) values += (i > 1 ? ", ?" : "?") + std::to_string(i);
   Result<sqlite3_stmt*> prepared =
       Prepare("INSERT INTO jobs (" + WritableColumnList() + ") VALUES (" + values + ")");
   if (!prepared.ok()) return prepared.status();
   BindRecord(prepared.value(), r);
-  if (payload == nullptr) {
-    st = Step(prepared.value(), "insert job", nullptr);
-    if (!st.ok()) return st;
-    return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
-  }
+  Status st = Step(prepared.value(), "insert job", nullptr);
+  if (!st.ok()) return st;
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+}
+
+Status JobStore::InsertPayload(int64_t id, const JobPayload& payload) {
+  Result<sqlite3_stmt*> p =
+      Prepare("INSERT INTO job_payloads (job_id, env, script, submit_key) VALUES (?1, ?2, ?3, ?4)");
+  if (!p.ok()) return p.status();
+  sqlite3_bind_int64(p.value(), 1, id);
+  BindText(p.value(), 2, StringsToJson(payload.env));
+  if (payload.script)
+    BindText(p.value(), 3, *payload.script);
+  else
+    sqlite3_bind_null(p.value(), 3);
+  if (!payload.submit_key.empty())
+    BindText(p.value(), 4, payload.submit_key);
+  else
+    sqlite3_bind_null(p.value(), 4);
+  return Step(p.value(), "insert job payload", nullptr);
+}
+
+Result<int64_t> JobStore::Insert(const JobRecord& r, const JobPayload* payload) {
+  Status st = CheckRecord(r);
+  if (!st.ok()) return st;
+  if (payload == nullptr) return InsertRow(r);
   // The row and its payload commit together: a crash between them must not leave a job
   // without its environment.
   st = Exec("BEGIN IMMEDIATE");
   if (!st.ok()) return st;
-  st = Step(prepared.value(), "insert job", nullptr);
-  int64_t id = static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
-  if (st.ok()) {
-    Result<sqlite3_stmt*> p = Prepare(
-        "INSERT INTO job_payloads (job_id, env, script, submit_key) VALUES (?1, ?2, ?3, ?4)");
-    if (!p.ok()) st = p.status();
-    if (st.ok()) {
-      sqlite3_bind_int64(p.value(), 1, id);
-      BindText(p.value(), 2, StringsToJson(payload->env));
-      if (payload->script)
-        BindText(p.value(), 3, *payload->script);
-      else
-        sqlite3_bind_null(p.value(), 3);
-      if (!payload->submit_key.empty())
-        BindText(p.value(), 4, payload->submit_key);
-      else
-        sqlite3_bind_null(p.value(), 4);
-      st = Step(p.value(), "insert job payload", nullptr);
-    }
-  }
+  Result<int64_t> id = InsertRow(r);
+  st = id.ok() ? InsertPayload(id.value(), *payload) : id.status();
   if (st.ok()) st = Exec("COMMIT");
   if (!st.ok()) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     return st;
   }
-  return id;
+  return id.value();
+}
+
+Status JobStore::InsertArray(std::vector<JobRecord>* tasks, const JobPayload& payload) {
+  if (tasks->empty()) return Status::Error("a job array without tasks");
+  for (const JobRecord& t : *tasks) {
+    if (Status st = CheckRecord(t); !st.ok()) return st;
+  }
+  Status st = Exec("BEGIN IMMEDIATE");
+  if (!st.ok()) return st;
+  int64_t array_id = 0;
+  for (JobRecord& t : *tasks) {
+    // The first task's id is the array's: known once it is inserted, then written back.
+    t.array_job_id = array_id != 0 ? array_id : -1;
+    Result<int64_t> id = InsertRow(t);
+    if (!id.ok()) {
+      st = id.status();
+      break;
+    }
+    t.id = id.value();
+    if (array_id == 0) {
+      array_id = t.id;
+      t.array_job_id = array_id;
+      st = Save(t);
+      if (st.ok()) st = InsertPayload(array_id, payload);
+      if (!st.ok()) break;
+    }
+  }
+  if (st.ok()) st = Exec("COMMIT");
+  if (!st.ok()) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    for (JobRecord& t : *tasks) t.id = t.array_job_id = 0;
+    return st;
+  }
+  return Status::Ok();
 }
 
 Status JobStore::Save(const JobRecord& r) {
@@ -377,14 +420,19 @@ Result<std::vector<JobRecord>> JobStore::DeleteEnded(double ended_before, size_t
   for (JobRecord& r : rows.value()) {
     const bool recent = newer++ < keep_newest && r.end_time.value_or(0) >= ended_before;
     if (keep.count(r.id) != 0 || recent) continue;
-    for (const char* sql :
-         {"DELETE FROM jobs WHERE id = ?1", "DELETE FROM job_payloads WHERE job_id = ?1"}) {
+    // An array's payload goes with the last of its tasks, whichever that is.
+    const std::pair<const char*, int64_t> steps[] = {
+        {"DELETE FROM jobs WHERE id = ?1", r.id},
+        {"DELETE FROM job_payloads WHERE job_id = ?1 AND"
+         " NOT EXISTS (SELECT 1 FROM jobs WHERE array_job_id = ?1)",
+         PayloadIdOf(r)}};
+    for (const auto& [sql, id] : steps) {
       Result<sqlite3_stmt*> s = Prepare(sql);
       if (!s.ok()) {
         st = s.status();
         break;
       }
-      sqlite3_bind_int64(s.value(), 1, r.id);
+      sqlite3_bind_int64(s.value(), 1, id);
       st = Step(s.value(), "delete job", nullptr);
       if (!st.ok()) break;
     }

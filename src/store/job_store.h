@@ -61,13 +61,26 @@ struct JobRecord {
   // Schema 6: the job's secret (base/job_token.h), which its processes show the daemon to join
   // the job. Never printed, never in JSON.
   std::string token;
+  // Schema 8: a task of a job array (`submit --array`). array_job_id is the array's id, its
+  // first task's id (Slurm's SLURM_ARRAY_JOB_ID); 0: the job is no array task, and the other
+  // fields are 0. The array's task count, lowest and highest task ids, and its "%N" limit of
+  // tasks running at once (0: none) are the same in each of its tasks.
+  int64_t array_job_id = 0;
+  int64_t array_task_id = 0;
+  int64_t array_task_count = 0;
+  int64_t array_task_min = 0;
+  int64_t array_task_max = 0;
+  int64_t array_limit = 0;
+
+  bool IsArrayTask() const { return array_job_id != 0; }
 };
 
 // Makes `r` PENDING again (requeue): as new but for its id, options and submission time.
 void ResetForQueue(JobRecord& r);
 
 // What a submitted job carries besides its row: kept in a table of its own so that listing
-// jobs never reads it.
+// jobs never reads it. The tasks of a job array share one, stored with the array's job id
+// (PayloadIdOf).
 struct JobPayload {
   std::vector<std::string> env;       // "K=V" entries: the environment the job starts with
   std::optional<std::string> script;  // the batch script's text (`submit --script`)
@@ -75,6 +88,13 @@ struct JobPayload {
   // submit retried after a lost reply finds the job it made (FindBySubmitKey).
   std::string submit_key;
 };
+
+// The id a job's payload is stored under: its array's job id for an array task, else its own.
+inline int64_t PayloadIdOf(const JobRecord& r) { return r.IsArrayTask() ? r.array_job_id : r.id; }
+// An array task's task id (for %a in output patterns); nullopt for any other job.
+inline std::optional<int64_t> ArrayTaskIdOf(const JobRecord& r) {
+  return r.IsArrayTask() ? std::optional<int64_t>(r.array_task_id) : std::nullopt;
+}
 
 // Which rows List returns.
 struct ListFilter {
@@ -109,19 +129,25 @@ class JobStore {
   // Adds `record` as a new row, ignoring record.id; returns the new id. Fails on a kind that
   // is not known.
   Result<int64_t> Insert(const JobRecord& record, const JobPayload* payload = nullptr);
+  // Adds `tasks` (at least one) as the rows of one job array, with `payload`, all or none in
+  // one transaction: the first task's new id becomes every task's array_job_id, and the
+  // payload is stored under it. On success each task's id and array_job_id are set. Fails as
+  // Insert does.
+  Status InsertArray(std::vector<JobRecord>* tasks, const JobPayload& payload);
   // Writes every column of `record` (found by record.id) but its payload. Fails on an unknown
   // kind or when no such job exists.
   Status Save(const JobRecord& record);
   // The job a submission with `key` made, or nullopt when none is stored.
   Result<std::optional<int64_t>> FindBySubmitKey(const std::string& key);
-  // The payload stored with job `id` (empty when it has none).
+  // The payload stored with job `id` (empty when it has none); an array task's is found under
+  // PayloadIdOf.
   Result<JobPayload> GetPayload(int64_t id);
   // Sets the reason of each (id, reason) in one transaction.
   Status SetReasons(const std::vector<std::pair<int64_t, std::string>>& reasons);
-  // Deletes, with their payloads and in one transaction, the jobs in a final state that ended
-  // before `ended_before` (unix seconds) or that are not among the `keep_newest` last to end,
-  // except those in `keep`; only `owner`'s jobs when given (keep_newest then counts theirs).
-  // Returns the deleted rows.
+  // Deletes, with their payloads (an array's with its last task) and in one transaction, the jobs
+  // in a final state that ended before `ended_before` (unix seconds) or that are not among the
+  // `keep_newest` last to end, except those in `keep`; only `owner`'s jobs when given (keep_newest
+  // then counts theirs). Returns the deleted rows.
   Result<std::vector<JobRecord>> DeleteEnded(double ended_before, size_t keep_newest,
                                              const std::set<int64_t>& keep,
                                              std::optional<uint32_t> owner = std::nullopt);
@@ -153,6 +179,10 @@ class JobStore {
   Result<int> ReadSchemaVersion();
   Status Migrate();
   Status Exec(const char* sql);
+  // The INSERT of one row (no transaction of its own); returns its id.
+  Result<int64_t> InsertRow(const JobRecord& record);
+  // The INSERT of `payload` under job id `id`.
+  Status InsertPayload(int64_t id, const JobPayload& payload);
   // The cached prepared statement for `sql`, reset and with bindings cleared.
   Result<sqlite3_stmt*> Prepare(const std::string& sql);
   // Runs a statement that returns no rows; *changes gets the number of rows it changed.

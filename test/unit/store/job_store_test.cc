@@ -402,6 +402,8 @@ TEST_CASE("JobStore migrates a schema 1 database, keeping its jobs") {
   CHECK(old.kill_after_ms == 30'000);
   CHECK(old.dependency.empty());
   CHECK_FALSE(old.held);
+  CHECK_FALSE(old.IsArrayTask());  // schema 8's columns read 0
+  CHECK(old.array_limit == 0);
 }
 
 TEST_CASE("JobStore reopens with its data, schema version and WAL") {
