@@ -18,6 +18,8 @@ nlohmann::json OrNull(const std::optional<T>& v) {
 }  // namespace
 
 nlohmann::json JobToJson(const JobRecord& r) {
+  // The array's fields are null for a job that is no array task.
+  auto array = [&r](int64_t v) { return r.IsArrayTask() ? nlohmann::json(v) : nlohmann::json(); };
   return {{"id", r.id},
           {"name", r.name},
           {"state", JobStateName(r.state)},
@@ -47,7 +49,13 @@ nlohmann::json JobToJson(const JobRecord& r) {
           {"held", r.held},
           {"begin_time", OrNull(r.begin_time)},
           {"slot", r.slot},
-          {"memory_engine", r.memory}};
+          {"memory_engine", r.memory},
+          {"array_job_id", array(r.array_job_id)},
+          {"array_task_id", array(r.array_task_id)},
+          {"array_task_count", array(r.array_task_count)},
+          {"array_task_min", array(r.array_task_min)},
+          {"array_task_max", array(r.array_task_max)},
+          {"array_limit", array(r.array_limit)}};
 }
 
 nlohmann::json JobOptionsToJson(const JobRecord& r) {

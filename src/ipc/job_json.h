@@ -21,7 +21,8 @@ inline std::string ToJsonText(const nlohmann::json& j, int indent = -1) {
 //  "start_time","end_time","exit_code","signal","pid","lease_seconds","wait_seconds",
 //  "peak_bytes","kind","reason"}; absent values are null.
 // plus the queue's "state_code","output","time_limit_ms","kill_after_ms","dependency","held",
-// "begin_time","slot".
+// "begin_time","slot", and a job array's "array_job_id","array_task_id","array_task_count",
+// "array_task_min","array_task_max","array_limit" (null for a job that is no array task).
 nlohmann::json JobToJson(const JobRecord& r);
 
 // The job options as `run` and `submit` send them (protocol.h kRunRegister, kSubmit):

@@ -94,6 +94,17 @@ Result<JobRecord> JobFromJson(const json& j) {
     ReadOptional(j, "begin_time", &r.begin_time);
     r.slot = j.value("slot", std::string());
     r.memory = j.value("memory_engine", std::string());
+    // null (no array task) or absent (an older daemon) reads 0.
+    for (auto [key, field] :
+         {std::pair{"array_job_id", &r.array_job_id}, std::pair{"array_task_id", &r.array_task_id},
+          std::pair{"array_task_count", &r.array_task_count},
+          std::pair{"array_task_min", &r.array_task_min},
+          std::pair{"array_task_max", &r.array_task_max},
+          std::pair{"array_limit", &r.array_limit}}) {
+      std::optional<int64_t> value;
+      ReadOptional(j, key, &value);
+      *field = value.value_or(0);
+    }
   } catch (const std::exception& e) {
     return Status::Error(std::string("bad job in the daemon's reply: ") + e.what());
   }

@@ -75,7 +75,31 @@ TEST_CASE("issue21: a job read back from its JSON is the job") {
   CHECK(back->held);
   CHECK(back->slot == "0");
   CHECK(back->memory == "swap");
+  CHECK_FALSE(back->IsArrayTask());
+  CHECK(JobToJson(r)["array_task_id"].is_null());
   CHECK_FALSE(JobFromJson({{"id", 1}, {"state", "NAPPING"}}).ok());
+}
+
+TEST_CASE("issue 24: an array task read back from its JSON keeps its array fields") {
+  JobRecord r;
+  r.id = 15;
+  r.argv = {"x"};
+  r.array_job_id = 12;
+  r.array_task_id = 6;
+  r.array_task_count = 4;
+  r.array_task_min = 0;
+  r.array_task_max = 9;
+  r.array_limit = 2;
+  nlohmann::json j = JobToJson(r);
+  CHECK(j["array_job_id"] == 12);
+  CHECK(j["array_task_id"] == 6);
+  Result<JobRecord> back = JobFromJson(j);
+  REQUIRE(back.ok());
+  CHECK(back->array_job_id == 12);
+  CHECK(back->array_task_id == 6);
+  CHECK(back->array_task_count == 4);
+  CHECK(back->array_task_max == 9);
+  CHECK(back->array_limit == 2);
 }
 
 }  // namespace
