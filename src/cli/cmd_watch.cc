@@ -105,7 +105,8 @@ int Logs(const GlobalOptions& global, const LogsOptions& opt) {
     spdlog::error("job {} wrote to the terminal of its `gshare run` (no --output)", opt.id);
     return kExitError;
   }
-  const std::string path = ExpandOutputPattern(r->output, r->id, r->name, UserName(r->uid));
+  const std::string path = ExpandOutputPattern(r->output, r->id, r->name, UserName(r->uid),
+                                               r->array_job_id, ArrayTaskIdOf(*r));
   std::ifstream in;
   std::chrono::milliseconds interval(10);
   for (;;) {

@@ -109,6 +109,8 @@ std::vector<BatchQueue::Start> BatchQueue::Admit(const std::map<std::string, int
     a.gpu = GpuIndexList(r.gpu);
     a.gpus = r.gpus;
     a.foreground = r.kind == "run";
+    a.array_job_id = r.array_job_id;
+    a.array_limit = r.array_limit;
     if (!r.held) a.dependencies = Dependencies(r);
     records.push_back(&r);
   }

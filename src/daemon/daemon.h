@@ -304,6 +304,14 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   void Activate(JobRecord record, const std::string& slot);
   Status SpawnSupervisor(JobRecord& record);
   std::map<std::string, int> RunningPerSlot() const;
+  // Job arrays (daemon_arrays.cc). Queues one task of `r` per task id of `spec` (a
+  // submission's "array", base/array_spec.h) and replies with the array's job id.
+  void SubmitArray(Connection& c, JobRecord r, const JobPayload& payload, const std::string& spec);
+  // Tasks of each job array running now (by array job id), for its "%N" limit.
+  std::map<int64_t, int> RunningPerArray() const;
+  // `ids` with each array job id replaced by the array's pending and running tasks (scancel's
+  // rule), in id order; an id that is no such array stays itself. No id twice.
+  std::vector<int64_t> ExpandArrayIds(const std::vector<int64_t>& ids) const;
   // Device bytes the active jobs hold on each GPU slot ("0"..), from the memory ledger; GPUs
   // NVML does not name are left out (daemon_placement.cc).
   std::map<std::string, uint64_t> AllocatedPerSlot() const;

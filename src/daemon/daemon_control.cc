@@ -85,7 +85,9 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
   Result<JobControlRequest> parsed = JobControlRequest::Parse(req);
   if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
   const std::string& action = parsed->action;
-  const std::vector<int64_t>& ids = parsed->ids;
+  // An array's job id stands for all its pending and running tasks, as in scancel and
+  // scontrol; requeue takes ended jobs, which are no array's live tasks, by their own ids.
+  const std::vector<int64_t> ids = action == "requeue" ? parsed->ids : ExpandArrayIds(parsed->ids);
   const int priority = parsed->priority;
   const int sig = parsed->signal;
   JobControlReply reply;

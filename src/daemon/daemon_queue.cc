@@ -169,8 +169,13 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
       return Reply(c, JobIdReply{*known.value(), true, true, ""}.ToJsonText());
     }
   }
+  std::string array;
+  if (auto it = req.find("array"); it != req.end() && !it->is_null()) {
+    if (!it->is_string())
+      return Reply(c, ErrorReply("bad job options: \"array\" must be a string"));
+    array = it->get<std::string>();
+  }
   r.uid = c.uid;
-  if (Status token = AssignToken(&r); !token.ok()) return Reply(c, ErrorReply(token.message()));
   r.kind = "submit";
   r.state = JobState::kPending;
   r.submit_time = WallNow();
@@ -178,6 +183,8 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
     mkdir((JobFilesDir(r.uid) + "/logs").c_str(), 0700);
     r.output = JobFilesDir(r.uid) + "/logs/%j.out";
   }
+  if (!array.empty()) return SubmitArray(c, std::move(r), payload, array);
+  if (Status token = AssignToken(&r); !token.ok()) return Reply(c, ErrorReply(token.message()));
   auto id = store_->Insert(r, &payload);
   if (!id.ok()) return Reply(c, ErrorReply(id.status().message()));
   r.id = id.value();
@@ -188,7 +195,8 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
 
 void Daemon::Admission() {
   AdmissionLimits limits{gpu_count_, options_.config.queue.max_running,
-                         options_.config.queue.max_running_per_user, AllocatedPerSlot()};
+                         options_.config.queue.max_running_per_user, AllocatedPerSlot(),
+                         RunningPerArray()};
   for (const BatchQueue::Start& start : queue_->Admit(RunningPerSlot(), limits, RunningPerUser())) {
     std::optional<JobRecord> r = queue_->Remove(start.id);
     if (!r) continue;
@@ -303,8 +311,11 @@ void Daemon::OnRunAttach(Connection& c, const json& req) {
     return Reply(c, ErrorReply("job " + std::to_string(id) + " is not waiting for its supervisor"));
   }
   const JobRecord& r = it->second->record;
-  auto payload = store_->GetPayload(id);
+  auto payload = store_->GetPayload(PayloadIdOf(r));
   if (!payload.ok()) return Reply(c, ErrorReply(payload.status().message()));
+  // A job submitted from inside an array task must not look like a task itself.
+  std::erase_if(payload->env,
+                [](const std::string& e) { return e.rfind("GSHARE_ARRAY_", 0) == 0; });
   c.kind = Connection::Kind::kRunner;
   c.job = id;
   it->second->orphan = false;
@@ -312,6 +323,13 @@ void Daemon::OnRunAttach(Connection& c, const json& req) {
                {"GSHARE_JOB_ID", std::to_string(id)},
                {"GSHARE_JOB_NAME", r.name},
                {"GSHARE_JOB_TOKEN", r.token}};
+  if (r.IsArrayTask()) {  // Slurm's SLURM_ARRAY_* under our prefix
+    set_env["GSHARE_ARRAY_JOB_ID"] = std::to_string(r.array_job_id);
+    set_env["GSHARE_ARRAY_TASK_ID"] = std::to_string(r.array_task_id);
+    set_env["GSHARE_ARRAY_TASK_COUNT"] = std::to_string(r.array_task_count);
+    set_env["GSHARE_ARRAY_TASK_MIN"] = std::to_string(r.array_task_min);
+    set_env["GSHARE_ARRAY_TASK_MAX"] = std::to_string(r.array_task_max);
+  }
   for (const auto& [name, value] : LeaseEnv(options_.config.scheduler)) set_env[name] = value;
   set_env["GSHARE_MEMORY"] = r.memory.empty() ? options_.config.memory.engine : r.memory;
   if (std::string visible = VisibleDevicesOf(r.gpu, r.slot); !visible.empty())
@@ -329,7 +347,8 @@ void Daemon::OnRunAttach(Connection& c, const json& req) {
              {"set_env", set_env},
              {"preload", shim.empty() ? json::array() : json::array({shim})},
              {"cwd", r.cwd},
-             {"output", ExpandOutputPattern(r.output, id, r.name, UserName(r.uid))},
+             {"output", ExpandOutputPattern(r.output, id, r.name, UserName(r.uid), r.array_job_id,
+                                            ArrayTaskIdOf(r))},
              {"time_limit_ms", r.time_limit_ms},
              {"kill_after_ms", r.kill_after_ms},
              {"script", payload->script ? json(*payload->script) : json(nullptr)},

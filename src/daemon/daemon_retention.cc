@@ -34,7 +34,8 @@ Result<std::vector<int64_t>> Daemon::RemoveEnded(double ended_before, size_t kee
     // Only a file right in the logs directory: a link there is unlinked, not followed, while
     // a directory below it (or "..") is the user's to point anywhere (system_dirs.h).
     const std::string logs = JobFilesDir(r.uid) + "/logs/";
-    std::string output = ExpandOutputPattern(r.output, r.id, r.name, UserName(r.uid));
+    std::string output = ExpandOutputPattern(r.output, r.id, r.name, UserName(r.uid),
+                                             r.array_job_id, ArrayTaskIdOf(r));
     if (output.rfind(logs, 0) == 0 && output.find('/', logs.size()) == std::string::npos) {
       unlink(output.c_str());
     }

@@ -30,7 +30,8 @@ struct QueueFixture {
   }
 
   // A PENDING submitted job, stored and queued; its id.
-  int64_t Submit(int priority, std::string dependency = "", std::optional<double> begin = {}) {
+  int64_t Submit(int priority, std::string dependency = "", std::optional<double> begin = {},
+                 int64_t array_job_id = 0, int64_t array_limit = 0) {
     JobRecord r;
     r.name = "j";
     r.argv = {"true"};
@@ -41,6 +42,8 @@ struct QueueFixture {
     r.dependency = std::move(dependency);
     r.begin_time = begin;
     r.submit_time = clock.WallNow();
+    r.array_job_id = array_job_id;
+    r.array_limit = array_limit;
     auto id = store->Insert(r);
     REQUIRE(id.ok());
     r.id = id.value();
@@ -148,6 +151,30 @@ TEST_CASE("BatchQueue wakes for a --begin time without another event") {
   std::vector<BatchQueue::Start> starts = f.queue->Admit({}, f.one_slot);
   REQUIRE(starts.size() == 1);
   CHECK(starts[0].id == id);
+}
+
+TEST_CASE("issue 24: BatchQueue holds an array's tasks to its %N limit and says why") {
+  QueueFixture f;
+  AdmissionLimits slots{1, 4};
+  const int64_t a = f.Submit(0, "", {}, 1, 2);  // tasks of array 1, "%2"
+  const int64_t b = f.Submit(0, "", {}, 1, 2);
+  const int64_t c = f.Submit(0, "", {}, 1, 2);
+  std::vector<BatchQueue::Start> starts = f.queue->Admit({}, slots);
+  REQUIRE(starts.size() == 2);
+  CHECK(starts[0].id == a);
+  CHECK(starts[1].id == b);
+  CHECK(f.StoredReason(c) == kReasonArrayLimit);
+  f.queue->Remove(a);
+  f.queue->Remove(b);
+  // The daemon counts the array's running tasks: while two run, the third waits.
+  slots.array_running = {{1, 2}};
+  f.queue->Changed();
+  CHECK(f.queue->Admit({{"0", 2}}, slots).empty());
+  slots.array_running = {{1, 1}};
+  f.queue->Changed();
+  starts = f.queue->Admit({{"0", 1}}, slots);
+  REQUIRE(starts.size() == 1);
+  CHECK(starts[0].id == c);
 }
 
 }  // namespace
