@@ -1,6 +1,7 @@
-// `gshare submit [job options] [--] CMD [ARGS...]` and `gshare submit [job options] --script
-// FILE [ARGS...]`: queues a job and prints its id. Snapshots the environment and the working
-// directory; no terminal, no prompt (cron-safe).
+// `gshare submit [job options] [--] CMD [ARGS...]`, `gshare submit [job options] --script
+// FILE [ARGS...]`, `gshare submit [job options] SCRIPT [ARGS...]` and `gshare submit [job
+// options] --wrap CMD`: queues a job (or a job array, --array) and prints its id. Snapshots
+// the environment and the working directory; no terminal, no prompt (cron-safe).
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -19,6 +20,7 @@
 #include "ipc/frame_io.h"
 #include "ipc/job_json.h"
 #include "ipc/replies.h"
+#include "base/array_spec.h"
 #include "cli/job_options.h"
 
 extern char** environ;
@@ -56,8 +58,12 @@ using json = nlohmann::json;
 struct SubmitOptions {
   JobOptions job;
   std::string script;
+  std::optional<std::string> wrap;  // --wrap CMD: `/bin/sh -c CMD`
   std::vector<std::string> command;
 };
+
+// sbatch's name of a --wrap job.
+constexpr const char* kWrapName = "wrap";
 
 // Our environment with each "K=V" of `overrides` replacing K (getenv finds the first entry of
 // a name, so duplicates must not stay).
@@ -152,6 +158,23 @@ bool IsScriptInCwd(const std::string& word) {
   return stat(word.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+// sbatch's `sbatch ./job.sh`: a first word with a '/' that names a readable regular file of
+// at most kMaxScriptBytes whose first line is a "#!" line is a batch script (as --script):
+// its #GSHARE lines give options. A program (an ELF file, a script without "#!") stays a
+// command, run as it is.
+bool IsShebangScript(const std::string& word) {
+  if (word.find('/') == std::string::npos) return false;
+  int fd = open(word.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return false;
+  struct stat st;
+  char head[2] = {};
+  const bool script = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                      static_cast<uint64_t>(st.st_size) <= kMaxScriptBytes &&
+                      read(fd, head, sizeof head) == 2 && head[0] == '#' && head[1] == '!';
+  close(fd);
+  return script;
+}
+
 int Usage(const std::string& message) {
   spdlog::error("submit: {}", message);
   return kExitUsage;
@@ -162,9 +185,20 @@ int Submit(const GlobalOptions& global, SubmitOptions& opt) {
   opt.job.MarkGiven();
   std::optional<std::string> script_text;
   std::vector<std::string> argv = opt.command;
-  if (opt.script.empty() && !argv.empty() && IsScriptInCwd(argv.front())) {
-    opt.script = "./" + argv.front();
-    argv.erase(argv.begin());
+  if (opt.wrap) {
+    if (!argv.empty() || !opt.script.empty()) {
+      return Usage("--wrap takes no command and no --script: the command is its value");
+    }
+    argv = {"/bin/sh", "-c", *opt.wrap};
+    if (opt.job.name.empty()) opt.job.name = kWrapName;
+  } else if (opt.script.empty() && !argv.empty()) {
+    if (IsScriptInCwd(argv.front())) {
+      opt.script = "./" + argv.front();
+      argv.erase(argv.begin());
+    } else if (IsShebangScript(argv.front())) {
+      opt.script = argv.front();
+      argv.erase(argv.begin());
+    }
   }
   if (!opt.script.empty()) {
     Result<std::string> text = ReadScript(opt.script);
@@ -179,6 +213,12 @@ int Submit(const GlobalOptions& global, SubmitOptions& opt) {
     argv.insert(argv.begin(), opt.script);
   }
   if (argv.empty()) return Usage("no command given (usage: gshare submit [options] -- CMD ...)");
+  if (!opt.job.array.empty()) {
+    Result<ArraySpec> spec = ParseArraySpec(opt.job.array);
+    if (!spec.ok()) {
+      return Usage("--array \"" + opt.job.array + "\": " + spec.status().message());
+    }
+  }
   auto ctx = MakeClientContext(global);
   if (!ctx.ok()) {
     spdlog::error("{}", ctx.status().message());
@@ -189,6 +229,7 @@ int Submit(const GlobalOptions& global, SubmitOptions& opt) {
   json request = JobOptionsToJson(record.value());
   request["env"] = SnapshotEnvironment(opt.job.env);
   request["script"] = script_text ? json(*script_text) : json(nullptr);
+  if (!opt.job.array.empty()) request["array"] = opt.job.array;
   // A daemon that dies after storing the job but before its reply leaves the submit unsure
   // whether the job exists: the retry carries the same key, and the daemon answers with the
   // job the first attempt made instead of a second one. A daemon killed just before the
@@ -220,8 +261,10 @@ int Submit(const GlobalOptions& global, SubmitOptions& opt) {
 void AddSubmitCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<SubmitOptions>();
   AddJobOptions(sub, &opt->job);
+  AddBatchOptions(sub, &opt->job);
   sub.add_option("--script", opt->script,
                  "Batch script to run; its #GSHARE lines give options (the command line wins)");
+  sub.add_option("--wrap", opt->wrap, "Run this command line with /bin/sh -c (job name: wrap)");
   sub.add_option("command", opt->command,
                  "The command and its arguments (with --script: the script's arguments)");
   sub.prefix_command();
@@ -232,6 +275,8 @@ void AddSubmitCommand(CLI::App& sub, const GlobalOptions& global, Handler* handl
       "  id=$(gshare submit -- ./prepare.sh); gshare submit --after $id -- ./train.sh\n"
       "  gshare submit --script job.sh      # job.sh holds lines like: #GSHARE -p 5 -t 30\n"
       "  gshare submit job.sh               # the same: a script in this directory (as sbatch)\n"
+      "  gshare submit --array=0-9%2 -o 'out/%A_%a.log' ./sweep.sh   # 10 tasks, 2 at a time\n"
+      "  gshare submit --wrap 'python3 eval.py > eval.txt'\n"
       "  crontab: 0 2 * * * /usr/local/bin/gshare submit -- /home/me/nightly.sh\n"
       "Prints the job id. Exit status: 0; 1 on error (daemon, database, unreadable script);\n"
       "2 on bad usage.");

@@ -60,6 +60,13 @@ void AddJobOptions(CLI::App& app, JobOptions* opt) {
                  ->allow_extra_args(false));
 }
 
+void AddBatchOptions(CLI::App& app, JobOptions* opt) {
+  opt->options.emplace_back(
+      "array", app.add_option("-a,--array", opt->array,
+                              "Job array: one job per task id, e.g. 0-9, 1,3,5, 0-15:4; %N: at "
+                              "most N tasks running at once (0-9%2)"));
+}
+
 void JobOptions::MarkGiven() {
   given.clear();
   for (const auto& [name, option] : options) {
@@ -85,6 +92,7 @@ void JobOptions::Merge(const JobOptions& script) {
   take("output", output, script.output);
   take("chdir", chdir, script.chdir);
   take("memory", memory, script.memory);
+  take("array", array, script.array);
   std::vector<std::string> all = script.env;
   all.insert(all.end(), env.begin(), env.end());
   env = std::move(all);
@@ -96,6 +104,7 @@ Result<JobOptions> ParseScriptOptions(const std::string& script_text, const std:
   JobOptions opt;
   CLI::App app{"#GSHARE directives"};
   AddJobOptions(app, &opt);
+  AddBatchOptions(app, &opt);
   app.allow_extras(false);
   // CLI11 parses a reversed vector of arguments.
   std::vector<std::string> args(tokens->rbegin(), tokens->rend());

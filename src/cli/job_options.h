@@ -32,6 +32,7 @@ struct JobOptions {
   std::string chdir;
   std::vector<std::string> env;  // "K=V"
   std::string memory;            // --memory engine
+  std::string array;             // --array (submit only): base/array_spec.h
 
   // Long names of the options given (filled by MarkGiven), for Merge.
   std::set<std::string> given;
@@ -51,10 +52,12 @@ Result<int> ParsePriority(const std::string& text);
 
 // Adds the job options to `app`, bound to `opt`.
 void AddJobOptions(CLI::App& app, JobOptions* opt);
+// Adds the options only a batch job has (`submit` and its #GSHARE lines): -a/--array.
+void AddBatchOptions(CLI::App& app, JobOptions* opt);
 
-// Parses a batch script's #GSHARE lines (script_directives.h) as job options. Errors: a bad
-// directive line, an unknown option, an option that is not a job option; one line naming
-// the script.
+// Parses a batch script's #GSHARE lines (script_directives.h) as job and batch options
+// (AddBatchOptions). Errors: a bad directive line, an unknown option, an option that is not
+// a job option; one line naming the script.
 Result<JobOptions> ParseScriptOptions(const std::string& script_text, const std::string& path);
 
 // A job record from `opt` for `argv`: durations and times parsed (begin relative to `now`,

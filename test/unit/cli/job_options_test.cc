@@ -84,6 +84,27 @@ TEST_CASE("Script directives give options the command line has not") {
   CHECK(bad.status().message().find("job.sh") == 0);
 }
 
+TEST_CASE("issue 24: --array is a #GSHARE directive too, and the command line's wins") {
+  Result<JobOptions> script =
+      ParseScriptOptions("#!/bin/sh\n#GSHARE -J sweep\n#GSHARE -a 1,3\n", "j.sh");
+  REQUIRE_MESSAGE(script.ok(), script.status().message());
+  CHECK(script->array == "1,3");
+  JobOptions plain = Parse({});
+  plain.Merge(script.value());
+  CHECK(plain.array == "1,3");
+  JobOptions cli;
+  CLI::App app;
+  AddJobOptions(app, &cli);
+  AddBatchOptions(app, &cli);
+  app.parse(std::vector<std::string>{"0-1", "--array"});  // reversed: --array 0-1
+  cli.MarkGiven();
+  cli.Merge(script.value());
+  CHECK(cli.array == "0-1");
+  CHECK(cli.name == "sweep");
+  // `run` has no --array.
+  CHECK_THROWS(Parse({"--array", "0-1"}));
+}
+
 TEST_CASE("A job's end survives in its end file") {
   TempDir dir;
   JobEnd end;
