@@ -1,6 +1,6 @@
-// `gshare queue [-a] [-t STATES] [-n NAME] [-u USER] [--json] [--no-header]`: the jobs of the
-// queue, read straight from the database (the daemon writes it; readers never wait for the
-// daemon), running first, then pending in admission order.
+// `gshare queue [-a] [-t STATES] [-n NAME] [-u USER] [-l | --format=FIELD,...] [--json]
+// [--no-header]`: the jobs of the queue, read straight from the database (the daemon writes
+// it; readers never wait for the daemon), running first, then pending in admission order.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "cli/queue_format.h"
 #include "ipc/job_json.h"
 #include "base/terminal_text.h"
 #include "base/user_name.h"
@@ -26,34 +27,17 @@ struct QueueOptions {
   std::string user;
   bool json_output = false;
   bool no_header = false;
+  bool long_form = false;
+  std::string format;
 };
 
-// Slurm's elapsed-time form: M:SS, H:MM:SS, D-HH:MM:SS.
-std::string Elapsed(double seconds) {
-  long long s = static_cast<long long>(std::max(0.0, seconds));
-  char buf[48];
-  if (s >= 86400) {
-    std::snprintf(buf, sizeof buf, "%lld-%02lld:%02lld:%02lld", s / 86400, s / 3600 % 24,
-                  s / 60 % 60, s % 60);
-  } else if (s >= 3600) {
-    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
-  } else {
-    std::snprintf(buf, sizeof buf, "%lld:%02lld", s / 60, s % 60);
-  }
-  return buf;
-}
+// The default table's NAME column: names up to this long are whole (sweeps' names differ
+// at their ends); -l and --format show them whole.
+constexpr size_t kNameColumn = 24;
 
-double ElapsedSeconds(const JobRecord& r, double now) {
-  if (!r.start_time) return 0;
-  return r.end_time.value_or(now) - *r.start_time;
-}
-
-// REASON column: why a pending job waits; for an ended job what ended it.
-std::string ReasonText(const JobRecord& r) {
-  if (!r.reason.empty() || !IsFinal(r.state)) return r.reason;
-  if (r.signal) return "signal " + std::to_string(*r.signal);
-  if (r.exit_code) return "exit " + std::to_string(*r.exit_code);
-  return "";
+void PrintHeader() {
+  std::printf("%-7s %-3s %5s %-*s %10s %-5s %s\n", "ID", "ST", "PRI", static_cast<int>(kNameColumn),
+              "NAME", "TIME", "GPU", "REASON");
 }
 
 const char* Color(JobState state) {
@@ -109,30 +93,63 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
     std::fputc('\n', stdout);
     return 0;
   }
+  std::map<uint32_t, std::string> names;  // one password-database lookup per owner
+  QueueRowContext context{now, [&names](uint32_t uid) {
+                            auto user = names.find(uid);
+                            if (user == names.end()) user = names.emplace(uid, UserName(uid)).first;
+                            return user->second;
+                          }};
+  if (opt.long_form || !opt.format.empty()) {
+    std::vector<QueueColumn> columns = LongQueueFormat();
+    if (!opt.format.empty()) {
+      Result<std::vector<QueueColumn>> parsed = ParseQueueFormat(opt.format);
+      if (!parsed.ok()) {
+        spdlog::error("queue: --format: {}", parsed.status().message());
+        return kExitUsage;
+      }
+      columns = std::move(parsed.value());
+    }
+    // Columns fit their widest cell, so the rows are read before the first is printed; the
+    // summary rows stream when no column needs more.
+    std::vector<JobRecord> rows;
+    Status st;
+    if (std::any_of(columns.begin(), columns.end(),
+                    [](const QueueColumn& c) { return c.needs_full_record; })) {
+      Result<std::vector<JobRecord>> listed = ListJobs(global, filter, opt.user);
+      if (listed.ok()) rows = std::move(listed.value());
+      st = listed.ok() ? Status::Ok() : listed.status();
+    } else {
+      st = ForEachJob(global, filter, opt.user, [&rows](const JobRecord& r) { rows.push_back(r); });
+    }
+    if (!st.ok()) {
+      spdlog::error("queue: {}", st.message());
+      return kExitError;
+    }
+    std::string table = FormatQueueTable(columns, rows, context, !opt.no_header, ColorOnStdout());
+    std::fwrite(table.data(), 1, table.size(), stdout);
+    return 0;
+  }
   // The table streams: 100,000 rows are printed as SQLite reads them.
   const bool color = ColorOnStdout();
   bool header = !opt.no_header;
   Status st = ForEachJob(global, filter, opt.user, [&](const JobRecord& r) {
     if (header) {
-      std::printf("%-7s %-3s %5s %-16s %10s %-5s %s\n", "ID", "ST", "PRI", "NAME", "TIME", "GPU",
-                  "REASON");
+      PrintHeader();
       header = false;
     }
     // Names, GPU specs and reasons are the submitter's text: escaped for the terminal.
     const std::string gpu = TerminalText(!r.slot.empty() ? r.slot : r.gpu);
-    std::printf("%-7lld %s%-3s%s %5d %-16.16s %10s %-5s %s\n", static_cast<long long>(r.id),
+    std::printf("%-7lld %s%-3s%s %5d %s %10s %-5s %s\n", static_cast<long long>(r.id),
                 color ? Color(r.state) : "", JobStateCode(r.state), color ? "\033[0m" : "",
-                r.priority, TerminalText(r.name).c_str(), Elapsed(ElapsedSeconds(r, now)).c_str(),
-                gpu.empty() ? "-" : gpu.c_str(), TerminalText(ReasonText(r)).c_str());
+                r.priority, FitColumn(TerminalText(r.name), kNameColumn).c_str(),
+                ElapsedText(ElapsedSeconds(r, now)).c_str(), gpu.empty() ? "-" : gpu.c_str(),
+                TerminalText(ReasonText(r)).c_str());
   });
   if (!st.ok()) {
     spdlog::error("queue: {}", st.message());
     return kExitError;
   }
-  if (header) {
-    std::printf("%-7s %-3s %5s %-16s %10s %-5s %s\n", "ID", "ST", "PRI", "NAME", "TIME", "GPU",
-                "REASON");
-  }
+  if (header) PrintHeader();
   return 0;
 }
 
@@ -144,13 +161,22 @@ void AddQueueCommand(CLI::App& sub, const GlobalOptions& global, Handler* handle
   sub.add_option("-t,--state", opt->states, "Only these states: PD,R,CD,F,CA,TO,LO or names");
   sub.add_option("-n,--name", opt->name, "Only jobs of this name");
   sub.add_option("-u,--user", opt->user, "Only jobs of this user (name or uid)");
-  sub.add_flag("--json", opt->json_output, "Print one JSON document");
+  CLI::Option* json_flag = sub.add_flag("--json", opt->json_output, "Print one JSON document");
+  CLI::Option* long_flag =
+      sub.add_flag("-l,--long", opt->long_form,
+                   "Long form: ID ARRAY ST PRI USER NAME TIME GPU REASON COMMAND, names whole");
+  sub.add_option("-O,--format", opt->format,
+                 "Columns to show, comma-separated (squeue --Format names): " + QueueFieldNames())
+      ->excludes(long_flag)
+      ->excludes(json_flag);
+  long_flag->excludes(json_flag);
   sub.add_flag("--no-header", opt->no_header, "No header line");
   sub.footer(
       "Examples:\n"
       "  gshare queue                    # running, then pending in start order\n"
       "  gshare queue -a -t F,TO         # failed and timed-out jobs\n"
       "  gshare queue --json | jq '.jobs[] | select(.reason == \"Dependency\") | .id'\n"
+      "  gshare queue --format=jobid,jobarrayid,name,state,command\n"
       "Columns: ID, ST (PD pending, R running, CD completed, F failed, CA cancelled, TO timeout,\n"
       "LO lost), PRI, NAME, TIME (run time), GPU, REASON (why pending; how it ended).");
   *handler = [opt, &global]() { return ShowQueue(global, *opt); };
