@@ -13,7 +13,7 @@ namespace gshare::proto {
 
 // Bumped on any incompatible change of a header or payload. A peer with another version
 // is disconnected (the daemon keeps serving everyone else).
-inline constexpr uint16_t kVersion = 6;
+inline constexpr uint16_t kVersion = 7;
 inline constexpr uint32_t kMagic = 0x52485347;  // "GSHR" little-endian
 // Largest payload a peer may send to the daemon; larger frames drop the connection. A
 // submission carries its environment and batch script.
@@ -30,6 +30,10 @@ enum class MsgType : uint16_t {
   kGapReport = 5,      // GapMsg: an idle gap of the process on `gpu` ended (after kGapWatch)
   kPing = 6,           // PingMsg: are you alive? The daemon answers kPong at once, whatever
                        // else waits (a lease request may wait a whole quantum; a ping never)
+  kMemoryQuery = 7,    // MemQueryMsg: the first and only frame of a connection that asks what
+                       // a job may see of a GPU's memory (NVML answers inside a job,
+                       // shim/hooks/nvml_view.h); answered with kMemoryView, then closed by
+                       // the asker
   // daemon -> shim
   kLeaseGrant = 16,      // LeaseMsg: the job holds `gpu` (epoch identifies this grant)
   kLeaseDrop = 17,       // LeaseMsg: give `gpu` back (acknowledge with kLeaseReleased, same epoch)
@@ -53,6 +57,7 @@ enum class MsgType : uint16_t {
                          // process is idle there), so that an eviction of it later needs no
                          // copy (docs/memory.md, "Idle memory is staged"); answered with
                          // kMemReport as it goes
+  kMemoryView = 26,      // MemViewMsg: the answer to kMemoryQuery
   // CLI -> daemon (JSON payloads) and daemon -> CLI replies
   // Job options (JobRequest, src/job_request.h) are the same JSON object in kRunRegister and
   // kSubmit.
@@ -96,6 +101,27 @@ struct HelloMsg {
   uint8_t token[16];
 };
 static_assert(sizeof(HelloMsg) == 32);
+
+// kMemoryQuery: what job `job_id` may see of `gpu`. Proved like a hello (the token; the
+// daemon trusts SO_PEERCRED for the uid), so a process learns only its own job's usage.
+struct MemQueryMsg {
+  uint64_t job_id;  // GSHARE_JOB_ID of the asking process
+  uint8_t token[16];
+  GpuUuid gpu;  // NVML's UUID of the GPU asked about (physical: NVML ignores CUDA_VISIBLE_DEVICES)
+};
+static_assert(sizeof(MemQueryMsg) == 40);
+
+// kMemoryView: the GPU as the job would see it alone (docs/memory.md "What a job sees"), in
+// bytes, from the daemon's memory ledger at the time of the answer.
+struct MemViewMsg {
+  GpuUuid gpu;            // as asked
+  uint64_t others_fixed;  // what other jobs hold on `gpu` that cannot move, their contexts in
+  uint64_t job_used;      // the job's device memory on `gpu`, resident or swapped out, with
+                          // one context per process of it there
+  uint32_t known;         // 0: no such job, or the token does not prove it (fields are 0)
+  uint32_t reserved;      // zero
+};
+static_assert(sizeof(MemViewMsg) == 40);
 
 // kPing / kPong: a shim that heard nothing from the daemon for a while asks whether it is
 // alive; no answer within GSHARE_DAEMON_TIMEOUT_MS and the shim runs ungated (docs/design.md).
@@ -192,6 +218,8 @@ inline bool IsKnownType(uint16_t t) {
     case MsgType::kGapReport:
     case MsgType::kPing:
     case MsgType::kPong:
+    case MsgType::kMemoryQuery:
+    case MsgType::kMemoryView:
     case MsgType::kLeaseGrant:
     case MsgType::kLeaseDrop:
     case MsgType::kLeaseContended:
@@ -227,6 +255,8 @@ inline uint32_t FixedPayloadSize(MsgType t) {
     case MsgType::kGapReport: return sizeof(GapMsg);
     case MsgType::kPing:
     case MsgType::kPong: return sizeof(PingMsg);
+    case MsgType::kMemoryQuery: return sizeof(MemQueryMsg);
+    case MsgType::kMemoryView: return sizeof(MemViewMsg);
     case MsgType::kLeaseRequest:
     case MsgType::kLeaseReleased:
     case MsgType::kLeaseGrant:

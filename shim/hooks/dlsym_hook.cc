@@ -1,12 +1,13 @@
 // The dlsym route: cuBLAS, cuDNN, XLA, CuPy and static cudart look driver entry points up
-// with dlsym(handle, "cuXxx"). The shim exports dlsym under glibc's symbol versions so both
-// old (GLIBC_2.2.5 / GLIBC_2.17) and new (GLIBC_2.34) references bind here, answers hooked
-// names with its wrappers, and passes everything else to glibc. Safe in unsafe contexts:
-// no heap, no logger; any thread.
+// with dlsym(handle, "cuXxx"), pynvml NVML's with dlsym(handle, "nvmlXxx") (nvml_view.h). The shim
+// exports dlsym under glibc's symbol versions so both old (GLIBC_2.2.5 / GLIBC_2.17) and new
+// (GLIBC_2.34) references bind here, answers hooked names with its wrappers, and passes everything
+// else to glibc. Safe in unsafe contexts: no heap, no logger; any thread.
 #include <dlfcn.h>
 
 #include <atomic>
 
+#include "hooks/nvml_view.h"
 #include "hooks/real_driver.h"
 
 namespace gshare::shim {
@@ -45,6 +46,10 @@ extern "C" __attribute__((visibility("default"))) void* gshare_dlsym_hook(void* 
                                                                           const char* name) {
   void* real = gshare::shim::RealDlsym(handle, name);
   if (real == nullptr) return nullptr;
+  if (name[0] == 'n') {
+    void* nvml = gshare::shim::NvmlWrapperFor(handle, name, real);
+    return nvml != nullptr ? nvml : real;
+  }
   int id = gshare::shim::HookOfName(name);
   return id < 0 ? real : gshare::shim::HookWrapper(id);
 }

@@ -123,15 +123,15 @@ int DeviceOfUuid(const proto::GpuUuid& u) {
   return -1;
 }
 
-// Whether the daemon behind g.socket_path may be trusted, checked before anything is sent
+// Whether the daemon behind `path` may be trusted, checked before anything is sent
 // (issue 27: /tmp/gshare-UID is a name any user can take first): the socket's directory is
 // a real directory of this user or root that nobody else can write, the socket is theirs too
 // (both by lstat, links not followed). No heap: called from the lease thread and from
 // EnsureStartedLocked. The listener itself is checked after connect (PeerTrusted).
-bool PathTrusted() {
+bool PathTrusted(const char* path) {
   const uid_t me = getuid();
   char dir[sizeof g.socket_path];
-  std::memcpy(dir, g.socket_path, sizeof dir);
+  std::strncpy(dir, path, sizeof dir - 1);
   dir[sizeof dir - 1] = '\0';
   char* slash = std::strrchr(dir, '/');
   if (slash == nullptr) return false;
@@ -145,8 +145,7 @@ bool PathTrusted() {
       (st.st_mode & 022) != 0) {
     return false;
   }
-  return lstat(g.socket_path, &st) == 0 && S_ISSOCK(st.st_mode) &&
-         (st.st_uid == me || st.st_uid == 0);
+  return lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_uid == me || st.st_uid == 0);
 }
 
 bool PeerTrusted(int fd) {
@@ -158,16 +157,14 @@ bool PeerTrusted(int fd) {
 
 bool g_refused_warned = false;  // one warning per process for an untrusted socket
 
-// Connects and says hello; the new descriptor, or -1. Needs no lock (g.socket_path and
-// g.job_id are set once before the client thread starts).
-int Connect() {
-  if (!PathTrusted()) {
-    if (!g_refused_warned && access(g.socket_path, F_OK) == 0) {
+int ConnectTo(const char* path) {
+  if (!PathTrusted(path)) {
+    if (!g_refused_warned && access(path, F_OK) == 0) {
       g_refused_warned = true;
       Warn(
           "gshare: refusing the daemon socket %s: it or its directory is not yours (or "
           "root's) or others may write there; running unshared",
-          g.socket_path);
+          path);
     }
     return -1;
   }
@@ -175,11 +172,19 @@ int Connect() {
   if (fd < 0) return -1;
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, g.socket_path, sizeof addr.sun_path);
+  std::strncpy(addr.sun_path, path, sizeof addr.sun_path - 1);
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || !PeerTrusted(fd)) {
     close(fd);
     return -1;
   }
+  return fd;
+}
+
+// Connects and says hello; the new descriptor, or -1. Needs no lock (g.socket_path and
+// g.job_id are set once before the client thread starts).
+int Connect() {
+  int fd = ConnectTo(g.socket_path);
+  if (fd < 0) return -1;
   proto::HelloMsg hello{g.job_id, static_cast<int32_t>(getpid()), 0, {}};
   std::memcpy(hello.token, g.job_token, sizeof hello.token);
   if (!SendFrame(fd, proto::MsgType::kHello, &hello, sizeof hello)) {
@@ -568,7 +573,6 @@ void ReleaseAtExit() {
   }
 }
 
-// GSHARE_JOB_TOKEN's 32 hex digits into `out`'s 16 bytes; all zero when absent or malformed.
 void ParseJobToken(const char* hex, uint8_t out[16]) {
   std::memset(out, 0, 16);
   if (hex == nullptr || std::strlen(hex) != 32) return;

@@ -110,6 +110,14 @@ extern DeviceGate g_gates[kMaxDevices];
 // stays open until the lease thread closes it (dead_fd), so a stale descriptor fails the send.
 inline int FdUnlocked() NO_THREAD_SAFETY_ANALYSIS { return g.fd; }
 
+// A connection to the daemon socket at `path` once both are found trustworthy (the socket
+// and its directory are this user's or root's; so is the listener), nothing sent yet; -1
+// otherwise. Any thread.
+int ConnectTo(const char* path);
+// GSHARE_JOB_TOKEN's 32 hex digits into `out`'s 16 bytes; all zero when absent or malformed.
+void ParseJobToken(const char* hex, uint8_t out[16]);
+bool ReadAll(int fd, void* data, size_t len);
+
 // Sends one frame; false when the connection is gone. Any thread.
 bool SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len) EXCLUDES(g.send_mu);
 bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason) REQUIRES(g_mu);

@@ -216,6 +216,7 @@ void Daemon::Dispatch(Connection& c, const Frame& f) {
     case proto::MsgType::kPing:
       Send(c, PongFor(f));  // at once: the shim's liveness check of the daemon
       return;
+    case proto::MsgType::kMemoryQuery: OnMemoryQuery(c, f); return;
     case proto::MsgType::kRunRegister:
     case proto::MsgType::kRunStarted:
     case proto::MsgType::kRunEnded:
@@ -231,10 +232,9 @@ void Daemon::Dispatch(Connection& c, const Frame& f) {
   }
 }
 
-bool Daemon::MayJoin(const Connection& c, const ActiveJob& job,
-                     const proto::HelloMsg& hello) const {
+bool Daemon::MayJoin(const Connection& c, const ActiveJob& job, const uint8_t (&token)[16]) const {
   if (c.uid != job.record.uid && c.uid != 0) return false;
-  return JobTokensEqual(JobTokenHex(hello.token), job.record.token);
+  return JobTokensEqual(JobTokenHex(token), job.record.token);
 }
 
 JobId Daemon::AdoptProcess(Connection& c, uint64_t job_id) {
@@ -284,7 +284,7 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
     c.kind = Connection::Kind::kShim;
     peers_.SetExempt(c.id);  // its lease messages never wait behind its own reports
     if (auto claimed = jobs_.find(hello.job_id);
-        claimed != jobs_.end() && !MayJoin(c, *claimed->second, hello)) {
+        claimed != jobs_.end() && !MayJoin(c, *claimed->second, hello.token)) {
       spdlog::warn("pid {} (uid {}) claims {} without its token: refused", c.pid, c.uid,
                    JobName(hello.job_id));
       return Drop(c.id, "it cannot prove it belongs to " + JobName(hello.job_id));

@@ -149,7 +149,7 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   JobId AdoptProcess(Connection& c, uint64_t job_id);
   // Whether shim connection `c` may join active `job`: its owner's (or root's) process that
   // shows the job's token (base/job_token.h).
-  bool MayJoin(const Connection& c, const ActiveJob& job, const proto::HelloMsg& hello) const;
+  bool MayJoin(const Connection& c, const ActiveJob& job, const uint8_t (&token)[16]) const;
   // Records the end of active job `job`; `end_time` (unix seconds) when its runner saw it,
   // else now.
   void FinishJob(JobId job, JobState state, std::optional<int> exit_code, std::optional<int> signal,
@@ -159,6 +159,9 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
 
   // Memory: the ledger, shared and exclusive mode, evictions, handoffs (daemon_memory.cc).
   void OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m);
+  // kMemoryQuery: answers with the job's view of the GPU (kMemoryView). The connection is
+  // then a CLI's: it joins no job and holds nothing, so its close undoes nothing.
+  void OnMemoryQuery(Connection& c, const Frame& f);
   // Shared mode while the jobs on `gpu` fit in its memory and have one priority.
   void UpdateSharing(const GpuKey& gpu);
   // Before an exclusive grant goes out: room is made (evictions sent) and the handoff

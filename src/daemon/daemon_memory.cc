@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include <spdlog/spdlog.h>
 
@@ -49,6 +50,24 @@ bool Daemon::SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, u
   std::string frame =
       EncodeFrame(type, std::string_view(reinterpret_cast<const char*>(&m), sizeof m));
   return Send(conn, frame);
+}
+
+void Daemon::OnMemoryQuery(Connection& c, const Frame& f) {
+  if (c.kind != Connection::Kind::kUnknown) return Drop(c.id, "a memory query after its hello");
+  c.kind = Connection::Kind::kCli;  // nothing to undo when it closes
+  proto::MemQueryMsg q;
+  std::memcpy(&q, f.payload.data(), sizeof q);
+  proto::MemViewMsg v{};
+  v.gpu = q.gpu;
+  auto it = jobs_.find(q.job_id);
+  if (it != jobs_.end() && MayJoin(c, *it->second, q.token)) {
+    const GpuKey gpu = FormatGpuUuid(q.gpu);
+    v.others_fixed = ledger_.FixedOfOthers(gpu, q.job_id);
+    v.job_used = ledger_.UsedBy(q.job_id, gpu);
+    v.known = 1;
+  }
+  Send(c, EncodeFrame(proto::MsgType::kMemoryView,
+                      std::string_view(reinterpret_cast<const char*>(&v), sizeof v)));
 }
 
 void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m) {

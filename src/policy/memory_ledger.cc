@@ -157,6 +157,17 @@ uint64_t MemoryLedger::FixedOfOthers(const GpuKey& gpu, JobId job) const {
   return fixed;
 }
 
+uint64_t MemoryLedger::UsedBy(JobId job, const GpuKey& gpu) const {
+  uint64_t used = 0;
+  for (const auto& [conn, per_gpu] : entries_) {
+    auto it = per_gpu.find(gpu);
+    if (it != per_gpu.end() && it->second.job == job) {
+      used += it->second.report.allocated + options_.context_bytes;
+    }
+  }
+  return used;
+}
+
 MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t extra,
                                           bool leases_released) const {
   Plan plan;

@@ -149,6 +149,9 @@ class MemoryLedger {
   uint64_t PoolFree(ConnId conn) const;
   // Bytes that other jobs than `job` hold on `gpu` and can never move (with their contexts).
   uint64_t FixedOfOthers(const GpuKey& gpu, JobId job) const;
+  // Bytes `job` uses on `gpu` as it would alone: its processes' allocations, resident or
+  // swapped out, and one context each (what NVML would count as used; kMemoryView).
+  uint64_t UsedBy(JobId job, const GpuKey& gpu) const;
 
   struct JobTotals {
     uint64_t allocated = 0, resident = 0, fixed = 0, demand = 0, host_bytes = 0;

@@ -25,11 +25,21 @@ constexpr int kInvalidArgument = 2;
 constexpr int kNotFound = 6;
 constexpr int kInsufficientSize = 7;
 constexpr int kDriverNotLoaded = 9;
+constexpr int kVersionMismatch = 25;
 constexpr int kUnknown = 999;
 
 // nvmlMemory_t (nvml.h), bytes.
 struct Memory {
   unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+
+// nvmlMemory_v2_t (nvml.h), bytes.
+struct MemoryV2 {
+  unsigned version;
+  unsigned long long total;
+  unsigned long long reserved;
   unsigned long long free;
   unsigned long long used;
 };
@@ -128,6 +138,8 @@ int nvmlDeviceGetCount_v2(unsigned* count) noexcept {
   return fake::kSuccess;
 }
 
+int nvmlDeviceGetCount(unsigned* count) noexcept { return nvmlDeviceGetCount_v2(count); }
+
 int nvmlDeviceGetHandleByIndex_v2(unsigned index, void** device) noexcept {
   if (fake::g_inits.load() == 0) return fake::kUninitialized;
   if (device == nullptr || index >= static_cast<unsigned>(fake::g_count.load())) {
@@ -177,6 +189,25 @@ int nvmlDeviceGetMemoryInfo(void* device, fake::Memory* memory) noexcept {
   memory->total = fake::g_mem_bytes.load();
   memory->used = used;
   memory->free = used < memory->total ? memory->total - used : 0;
+  return fake::kSuccess;
+}
+
+int nvmlDeviceGetHandleByIndex(unsigned index, void** device) noexcept {
+  return nvmlDeviceGetHandleByIndex_v2(index, device);
+}
+
+// nvmlMemory_v2_t: as nvmlDeviceGetMemoryInfo with nothing reserved.
+// NVML_ERROR_ARGUMENT_VERSION_MISMATCH (25) unless memory->version is nvmlMemory_v2 (its size | 2
+// << 24).
+int nvmlDeviceGetMemoryInfo_v2(void* device, fake::MemoryV2* memory) noexcept {
+  if (memory == nullptr) return fake::kInvalidArgument;
+  if (memory->version != (sizeof(fake::MemoryV2) | 2u << 24)) return fake::kVersionMismatch;
+  fake::Memory m;
+  if (int r = nvmlDeviceGetMemoryInfo(device, &m)) return r;
+  memory->total = m.total;
+  memory->reserved = 0;
+  memory->free = m.free;
+  memory->used = m.used;
   return fake::kSuccess;
 }
 

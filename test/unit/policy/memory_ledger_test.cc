@@ -370,6 +370,23 @@ TEST_CASE("ledger: FixedOfOthers counts other jobs' fixed memory and contexts") 
   CHECK(ledger.FixedOfOthers("GPU-9", 1) == 0);
 }
 
+TEST_CASE("ledger: UsedBy counts the job's allocations, swapped or not, and a context each") {
+  MemoryLedger::Options o;
+  o.context_bytes = 1 * kGiB;
+  MemoryLedger ledger(o);
+  ledger.Report(11, 1, kGpu, Rep(80, 10, 4, 2));  // 6 GiB swapped out
+  ledger.Report(12, 1, kGpu, Rep(80, 3, 3));
+  ledger.Report(12, 1, kOther, Rep(80, 7, 7));  // the same process on another GPU
+  ledger.Report(21, 2, kGpu, Rep(80, 9, 9, 5));
+  CHECK(ledger.UsedBy(1, kGpu) == (10 + 1 + 3 + 1) * kGiB);
+  CHECK(ledger.UsedBy(1, kOther) == (7 + 1) * kGiB);
+  CHECK(ledger.UsedBy(2, kGpu) == (9 + 1) * kGiB);
+  CHECK(ledger.UsedBy(3, kGpu) == 0);
+  CHECK(ledger.UsedBy(1, "GPU-9") == 0);
+  ledger.Forget(12);
+  CHECK(ledger.UsedBy(1, kGpu) == (10 + 1) * kGiB);
+}
+
 TEST_CASE("ledger: Totals sums a job's processes") {
   MemoryLedger ledger(NoContext());
   proto::MemReportMsg a = Rep(80, 4, 3, 1, 2);

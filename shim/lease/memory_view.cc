@@ -1,0 +1,63 @@
+// kMemoryQuery on a connection of its own: connect (the socket's trust checked as for the
+// lease connection), one query, one answer, close.
+#include "lease/memory_view.h"
+
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "gshare/paths.h"
+#include "lease/lease_state.h"
+
+namespace gshare::shim {
+
+namespace {
+
+// One exchange on a connected socket; false when the answer is missing or malformed.
+bool Exchange(int fd, const proto::MemQueryMsg& q, proto::MemViewMsg* out) {
+  timeval tv{kAnswerMs / 1000, (kAnswerMs % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  if (!lease::SendFrame(fd, proto::MsgType::kMemoryQuery, &q, sizeof q)) return false;
+  proto::FrameHeader h;
+  if (!lease::ReadAll(fd, &h, sizeof h) ||
+      proto::CheckHeader(h, sizeof(proto::MemViewMsg)) != proto::HeaderCheck::kOk ||
+      h.type != static_cast<uint16_t>(proto::MsgType::kMemoryView)) {
+    return false;
+  }
+  return lease::ReadAll(fd, out, sizeof *out) &&
+         std::memcmp(out->gpu.bytes, q.gpu.bytes, sizeof q.gpu.bytes) == 0 && out->known != 0;
+}
+
+// The daemon the lease client would use: $GSHARE_SOCKET when set, else the system daemon
+// when it answers, else the user's own (docs/design.md "Which daemon").
+int ConnectDaemon() {
+  char path[sizeof(sockaddr_un::sun_path)];
+  if (!paths::SocketExplicit() && paths::SystemSocketPath(path, sizeof path)) {
+    int fd = lease::ConnectTo(path);
+    if (fd >= 0) return fd;
+  }
+  return paths::SocketPath(path, sizeof path) ? lease::ConnectTo(path) : -1;
+}
+
+}  // namespace
+
+bool QueryJobMemory(const proto::GpuUuid& gpu, proto::MemViewMsg* out) {
+  const char* job = std::getenv("GSHARE_JOB_ID");
+  if (job == nullptr || job[0] == '\0') return false;
+  proto::MemQueryMsg q{};
+  q.job_id = std::strtoull(job, nullptr, 10);
+  if (q.job_id == 0) return false;
+  lease::ParseJobToken(std::getenv("GSHARE_JOB_TOKEN"), q.token);
+  q.gpu = gpu;
+  int fd = ConnectDaemon();
+  if (fd < 0) return false;
+  bool ok = Exchange(fd, q, out);
+  close(fd);
+  return ok;
+}
+
+}  // namespace gshare::shim
