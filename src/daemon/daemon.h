@@ -312,9 +312,11 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   void SubmitArray(Connection& c, JobRecord r, const JobPayload& payload, const std::string& spec);
   // Tasks of each job array running now (by array job id), for its "%N" limit.
   std::map<int64_t, int> RunningPerArray() const;
-  // `ids` with each array job id replaced by the array's pending and running tasks (scancel's
-  // rule), in id order; an id that is no such array stays itself. No id twice.
-  std::vector<int64_t> ExpandArrayIds(const std::vector<int64_t>& ids) const;
+  // `ids` with each array job id replaced by the array's tasks that are pending (when
+  // `pending`) or running or suspended (when `active`), in id order (scancel's rule); an id
+  // that names no such task's array stays itself. No id twice.
+  std::vector<int64_t> ExpandArrayIds(const std::vector<int64_t>& ids, bool pending,
+                                      bool active) const;
   // Device bytes the active jobs hold on each GPU slot ("0"..), from the memory ledger; GPUs
   // NVML does not name are left out (daemon_placement.cc).
   std::map<std::string, uint64_t> AllocatedPerSlot() const;

@@ -51,13 +51,16 @@ std::map<int64_t, int> Daemon::RunningPerArray() const {
   return running;
 }
 
-std::vector<int64_t> Daemon::ExpandArrayIds(const std::vector<int64_t>& ids) const {
-  std::map<int64_t, std::vector<int64_t>> tasks;  // live tasks by array job id
+std::vector<int64_t> Daemon::ExpandArrayIds(const std::vector<int64_t>& ids, bool pending,
+                                            bool active) const {
+  std::map<int64_t, std::vector<int64_t>> tasks;  // the wanted tasks by array job id
   for (const auto& [id, r] : queue_->pending()) {
-    if (r.IsArrayTask()) tasks[r.array_job_id].push_back(id);
+    if (pending && r.IsArrayTask()) tasks[r.array_job_id].push_back(id);
   }
   for (const auto& [id, job] : jobs_) {
-    if (!job->ended && job->record.IsArrayTask()) tasks[job->record.array_job_id].push_back(id);
+    if (active && !job->ended && job->record.IsArrayTask()) {
+      tasks[job->record.array_job_id].push_back(id);
+    }
   }
   std::vector<int64_t> out;
   std::set<int64_t> seen;

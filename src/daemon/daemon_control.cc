@@ -85,9 +85,13 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
   Result<JobControlRequest> parsed = JobControlRequest::Parse(req);
   if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
   const std::string& action = parsed->action;
-  // An array's job id stands for all its pending and running tasks, as in scancel and
-  // scontrol; requeue takes ended jobs, which are no array's live tasks, by their own ids.
-  const std::vector<int64_t> ids = action == "requeue" ? parsed->ids : ExpandArrayIds(parsed->ids);
+  // An array's job id stands for its tasks that the action applies to, as in scancel and
+  // scontrol: hold and release its pending ones, suspend, resume and signal its running ones,
+  // cancel and set-priority both; requeue takes ended jobs, by their own ids.
+  const bool on_pending = action != "suspend" && action != "resume" && action != "signal";
+  const bool on_active = action != "hold" && action != "release";
+  const std::vector<int64_t> ids =
+      action == "requeue" ? parsed->ids : ExpandArrayIds(parsed->ids, on_pending, on_active);
   const int priority = parsed->priority;
   const int sig = parsed->signal;
   JobControlReply reply;
