@@ -67,10 +67,25 @@ int Wait(const GlobalOptions& global, const WaitOptions& opt) {
   std::unique_ptr<JobSource> store = OpenStore(global, &ctx);
   if (!store) return kExitError;
   int status = 0;
+  std::vector<int64_t> ids;
   for (int64_t id : opt.ids) {  // check every id before waiting for any
-    if (!Lookup(*store, id)) return kExitError;
+    std::optional<JobRecord> r = Lookup(*store, id);
+    if (!r) return kExitError;
+    if (!(r->IsArrayTask() && r->array_job_id == id)) {
+      ids.push_back(id);
+      continue;
+    }
+    // An array's id: every task of it, as `sbatch --wait` waits for a whole array.
+    Result<std::vector<JobRecord>> all = store->List(ListFilter{});
+    if (!all.ok()) {
+      spdlog::error("{}", all.status().message());
+      return kExitError;
+    }
+    for (const JobRecord& task : all.value()) {
+      if (task.array_job_id == id) ids.push_back(task.id);
+    }
   }
-  for (int64_t id : opt.ids) {
+  for (int64_t id : ids) {
     std::chrono::milliseconds interval(10);
     for (;;) {
       std::optional<JobRecord> r = Lookup(*store, id);
