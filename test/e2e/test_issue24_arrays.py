@@ -74,11 +74,14 @@ class ArraysTest(TestCase):
         h = self.h
         self.write("job.sh", "#!/bin/sh\n#GSHARE -J scripted --array=0-1\n"
                              "#GSHARE -o out-%A_%a.txt\n"
+                             '[ "$GSHARE_ARRAY_TASK_ID" = 1 ] && sleep 0.5\n'
                              'echo "task $GSHARE_ARRAY_TASK_ID of $GSHARE_ARRAY_JOB_ID: $1"\n')
         array = h.submit("job.sh", "hello", cwd=self.work)  # not executable, no ./
-        self.assertEqual(h.gshare("wait", str(array), str(array + 1)).returncode, 0)
+        # The array's id waits for every task, the slower one too.
+        self.assertEqual(h.gshare("wait", str(array)).returncode, 0)
         tasks = self.tasks(array)
         self.assertEqual(sorted(tasks), [0, 1])
+        self.assertEqual({t["state"] for t in tasks.values()}, {"COMPLETED"})
         self.assertEqual({t["name"] for t in tasks.values()}, {"scripted"})
         for task in (0, 1):
             self.assertEqual(_read(self.path("out-%d_%d.txt" % (array, task))),
@@ -135,7 +138,12 @@ class ArraysTest(TestCase):
         self.assertIn(name[:23] + "\u2026", r.stdout)
         self.assertNotIn(name, r.stdout)
         h.assert_error_line(h.gshare("queue", "--format=jobid,bogus"), 2, 'unknown field "bogus"')
-        # The array's id cancels the running task and the pending ones.
+        # The array's id holds its pending tasks (not the running one)...
+        r = h.gshare("hold", str(array))
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        held = {t["array_task_id"]: t["held"] for t in self.tasks(array).values()}
+        self.assertEqual(held, {0: False, 1: True, 2: True})
+        # ...and cancels the running task and the pending ones.
         self.assertEqual(h.gshare("cancel", str(array)).returncode, 0)
         for task in self.tasks(array).values():
             h.wait_state(task["id"], "CANCELLED")
