@@ -59,7 +59,7 @@ constexpr const char* kMigrations[] = {
     "ALTER TABLE jobs ADD COLUMN token TEXT NOT NULL DEFAULT '';",
     // 7: how many GPUs a job uses at once (--gpus).
     "ALTER TABLE jobs ADD COLUMN gpus INTEGER NOT NULL DEFAULT 1;",
-    // 8: job arrays (`submit --array`); the index finds an array's tasks (cancel, clean).
+    // 8: job arrays (`submit --array`); the index tells clean whether a payload is still needed.
     "ALTER TABLE jobs ADD COLUMN array_job_id INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE jobs ADD COLUMN array_task_id INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE jobs ADD COLUMN array_task_count INTEGER NOT NULL DEFAULT 0;"
