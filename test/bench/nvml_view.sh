@@ -19,7 +19,7 @@ ENGINE=swap write_config "$cfg" "$work" 20s
 daemon_up "$cfg" || exit 1
 echo "nvidia-smi outside gshare, nothing running: $(smi)"
 hold_out="$work/hold.out"
-timeout -k 10 300 "$gshare" --config "$cfg" run -q -J fixed --memory off -- \
+timeout -k 10 300 "$gshare" --config "$cfg" run -J fixed --memory off -- \
   "$python" "$bench/nvml_view.py" hold "$fixed" 120 >"$hold_out" 2>&1 &
 job_pids+=($!)
 for ((i = 0; i < 600; i++)); do grep -q holding "$hold_out" && break; sleep 0.1; done
@@ -27,10 +27,10 @@ grep -q holding "$hold_out" || { say "the holder did not start: $(tail -3 "$hold
 echo "nvidia-smi outside gshare, ${fixed} GiB held by job 'fixed': $(smi)"
 for engine in swap off; do
   echo "== job 'viewer' holding ${own} GiB, --memory $engine"
-  bounded 120 "$gshare" --config "$cfg" run -q -J "viewer-$engine" --memory "$engine" -- \
+  bounded 120 "$gshare" --config "$cfg" run -J "viewer-$engine" --memory "$engine" -- \
     "$python" "$bench/nvml_view.py" view "$own"
 done
 echo "== nvidia-smi as a job of its own (no memory of its own), --memory swap"
-bounded 60 "$gshare" --config "$cfg" run -q -J smi -- nvidia-smi
+bounded 60 "$gshare" --config "$cfg" run -J smi -- nvidia-smi
 echo "== gshare status while 'fixed' holds"
 timeout 20 "$gshare" --config "$cfg" status
