@@ -40,20 +40,6 @@ void PrintHeader() {
               "NAME", "TIME", "GPU", "REASON");
 }
 
-const char* Color(JobState state) {
-  switch (state) {
-    case JobState::kRunning: return "\033[32m";
-    case JobState::kPending: return "\033[33m";
-    case JobState::kFailed:
-    case JobState::kTimeout:
-    case JobState::kLost: return "\033[31m";
-    case JobState::kCancelled: return "\033[35m";
-    case JobState::kSuspended:
-    case JobState::kCompleted: return "";
-  }
-  return "";
-}
-
 int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
   ListFilter filter;
   filter.order = ListFilter::Order::kQueueOrder;
@@ -140,7 +126,7 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
     // Names, GPU specs and reasons are the submitter's text: escaped for the terminal.
     const std::string gpu = TerminalText(!r.slot.empty() ? r.slot : r.gpu);
     std::printf("%-7lld %s%-3s%s %5d %s %10s %-5s %s\n", static_cast<long long>(r.id),
-                color ? Color(r.state) : "", JobStateCode(r.state), color ? "\033[0m" : "",
+                color ? StateColor(r.state) : "", JobStateCode(r.state), color ? "\033[0m" : "",
                 r.priority, FitColumn(TerminalText(r.name), kNameColumn).c_str(),
                 ElapsedText(ElapsedSeconds(r, now)).c_str(), gpu.empty() ? "-" : gpu.c_str(),
                 TerminalText(ReasonText(r)).c_str());

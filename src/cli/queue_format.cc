@@ -117,18 +117,6 @@ size_t CodePoints(std::string_view text) {
   }));
 }
 
-const char* StateColor(std::string_view code) {
-  // By the state's code or name, as the cell shows it.
-  if (code == "R" || code == "RUNNING") return "\033[32m";
-  if (code == "PD" || code == "PENDING") return "\033[33m";
-  if (code == "F" || code == "FAILED" || code == "TO" || code == "TIMEOUT" || code == "LO" ||
-      code == "LOST") {
-    return "\033[31m";
-  }
-  if (code == "CA" || code == "CANCELLED") return "\033[35m";
-  return "";
-}
-
 }  // namespace
 
 Result<std::vector<QueueColumn>> ParseQueueFormat(std::string_view list) {
@@ -188,7 +176,9 @@ std::string FormatQueueTable(const std::vector<QueueColumn>& columns,
     const bool heading = header && row == 0;
     for (size_t i = 0; i < columns.size(); ++i) {
       const std::string& cell = cells[row][i];
-      const char* paint = color && !heading && columns[i].is_state ? StateColor(cell) : "";
+      const char* paint = color && !heading && columns[i].is_state
+                              ? StateColor(rows[row - (header ? 1 : 0)].state)
+                              : "";
       out += paint;
       out += cell;
       if (*paint != '\0') out += "\033[0m";
@@ -197,6 +187,20 @@ std::string FormatQueueTable(const std::vector<QueueColumn>& columns,
     out += '\n';
   }
   return out;
+}
+
+const char* StateColor(JobState state) {
+  switch (state) {
+    case JobState::kRunning: return "\033[32m";
+    case JobState::kPending: return "\033[33m";
+    case JobState::kFailed:
+    case JobState::kTimeout:
+    case JobState::kLost: return "\033[31m";
+    case JobState::kCancelled: return "\033[35m";
+    case JobState::kSuspended:
+    case JobState::kCompleted: return "";
+  }
+  return "";
 }
 
 std::string ElapsedText(double seconds) {

@@ -46,6 +46,8 @@ std::string FormatQueueTable(const std::vector<QueueColumn>& columns,
                              const std::vector<JobRecord>& rows, const QueueRowContext& context,
                              bool header, bool color);
 
+// The terminal colour of a job's state in tables ("" for none).
+const char* StateColor(JobState state);
 // Slurm's elapsed-time form: M:SS, H:MM:SS, D-HH:MM:SS (negative counts as 0).
 std::string ElapsedText(double seconds);
 // The run time of `r` so far (running) or in all (ended); 0 before it starts.
