@@ -1,7 +1,7 @@
 # Sourced by scripts/setup.sh and scripts/test.sh: installs what gshare needs to build and
 # test on Debian 12 when it is missing (apt-get; as root, or through sudo).
 gshare_build_packages=(g++ cmake ninja-build pkg-config python3 libcli11-dev libsqlite3-dev
-  libtomlplusplus-dev libspdlog-dev libfmt-dev nlohmann-json3-dev doctest-dev)
+  libtomlplusplus-dev libspdlog-dev libfmt-dev nlohmann-json3-dev doctest-dev libncurses-dev)
 
 gshare_apt_install() {
   local missing=()
@@ -23,8 +23,9 @@ gshare_apt_install() {
 gshare_fuzz_packages=(clang-14 libclang-rt-14-dev)
 # CI's source checks (scripts/check_format.sh; check_thread_safety.sh uses clang-14 above).
 gshare_lint_packages=(clang-format-14)
-# The e2e tests' real Jupyter kernel (test/e2e/test_issue23_kernels.py), for /usr/bin/python3.
-gshare_test_packages=(python3-ipykernel python3-jupyter-client)
+# The e2e tests' real Jupyter kernel (test/e2e/test_issue23_kernels.py), for /usr/bin/python3,
+# and a real terminal for `gshare top` (tmux: test/e2e/test_issue24_top.py).
+gshare_test_packages=(python3-ipykernel python3-jupyter-client tmux)
 
 gshare_build() {  # gshare_build BUILD_DIR [BUILD_TYPE [CMAKE_ARGS...]]
   local dir=$1 type=${2:-RelWithDebInfo}

@@ -24,12 +24,14 @@ void AddCheckpointHelperCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddSuspendCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddResumeCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddKernelCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddTopCommand(CLI::App&, const GlobalOptions&, Handler*);
 
 const CommandSpec kCommands[] = {
     {"run", "Run a command in the foreground as a job sharing the GPU", AddRunCommand},
     {"submit", "Queue a job (prints its id); safe from cron", AddSubmitCommand},
     {"queue", "List pending and running jobs (-a: all)", AddQueueCommand},
     {"status", "Show GPUs, lease holders and jobs, or one job", AddStatusCommand},
+    {"top", "A live view of the GPUs and jobs, with keys to steer them", AddTopCommand},
     {"cancel", "Cancel jobs (or send them a signal)", AddCancelCommand},
     {"hold", "Keep pending jobs from starting", AddHoldCommand},
     {"release", "Let held jobs start", AddReleaseCommand},

@@ -211,6 +211,33 @@ int nvmlDeviceGetMemoryInfo_v2(void* device, fake::MemoryV2* memory) noexcept {
   return fake::kSuccess;
 }
 
+// Live readings of a fake GPU for views (`gshare top`): FAKE_NVML_UTIL percent (default 0),
+// 40 °C, 100 W.
+int nvmlDeviceGetUtilizationRates(void* device, unsigned* rates) noexcept {  // nvmlUtilization_t
+  const fake::Device* d;
+  if (int r = fake::DeviceOf(device, &d)) return r;
+  if (rates == nullptr) return fake::kInvalidArgument;
+  rates[0] = static_cast<unsigned>(fake::EnvNumber("FAKE_NVML_UTIL", 0));  // gpu
+  rates[1] = 0;                                                            // memory
+  return fake::kSuccess;
+}
+
+int nvmlDeviceGetTemperature(void* device, unsigned sensor, unsigned* celsius) noexcept {
+  const fake::Device* d;
+  if (int r = fake::DeviceOf(device, &d)) return r;
+  if (sensor != 0 || celsius == nullptr) return fake::kInvalidArgument;
+  *celsius = 40;
+  return fake::kSuccess;
+}
+
+int nvmlDeviceGetPowerUsage(void* device, unsigned* milliwatts) noexcept {
+  const fake::Device* d;
+  if (int r = fake::DeviceOf(device, &d)) return r;
+  if (milliwatts == nullptr) return fake::kInvalidArgument;
+  *milliwatts = 100000;
+  return fake::kSuccess;
+}
+
 // "Fake GPU"; NVML_ERROR_INSUFFICIENT_SIZE when length < 9.
 int nvmlDeviceGetName(void* device, char* name, unsigned length) noexcept {
   static const char kName[] = "Fake GPU";
