@@ -13,6 +13,7 @@
 #include "base/user_name.h"
 #include "cli/cli.h"
 #include "cli/top_view.h"
+#include "ipc/job_json.h"
 #include "ipc/replies.h"
 
 namespace gshare {
@@ -45,9 +46,29 @@ bool FetchStatus(const GlobalOptions& global, json* status, std::string* message
   return true;
 }
 
+// The status document lists the active jobs and the 20 newest of the others: every pending
+// job is put in instead, in the order admission considers them (as `gshare queue` lists them).
+void AddPendingJobs(const GlobalOptions& global, json* status, std::string* message) {
+  ListFilter pending;
+  pending.states = {JobState::kPending};
+  pending.order = ListFilter::Order::kQueueOrder;
+  auto rows = ListJobs(global, pending, "");
+  if (!rows.ok()) {
+    *message = rows.status().message();
+    return;
+  }
+  json jobs = json::array();
+  for (auto& j : (*status)["jobs"]) {
+    if (j.value("state", std::string()) != "PENDING") jobs.push_back(std::move(j));
+  }
+  for (const JobRecord& r : rows.value()) jobs.push_back(JobToJson(r));
+  (*status)["jobs"] = std::move(jobs);
+}
+
 TopFrame Frame(const GlobalOptions& global, int64_t selected, int width, std::string* message) {
   json status;
   bool ok = FetchStatus(global, &status, message);
+  if (ok) AddPendingJobs(global, &status, message);
   TopInput in;
   in.status = ok ? &status : nullptr;
   in.gpus = SampleGpus();
