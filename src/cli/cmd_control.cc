@@ -1,5 +1,6 @@
-// Job control commands: `gshare cancel`, `hold`, `release`, `set-priority`, `suspend`,
-// `resume`, `requeue` (the daemon acts, daemon_control.cc) and `clean`.
+// Job control commands: `gshare cancel`, `hold`, `release`, `set-priority`, `update`,
+// `suspend`, `resume`, `requeue` (the daemon acts, daemon_control.cc) and `clean`. Those that
+// take jobs take ids or the filters -t/-n/-u, as scancel does.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
@@ -12,19 +13,13 @@
 #include "base/duration.h"
 #include "ipc/job_json.h"
 #include "ipc/replies.h"
+#include "base/begin_time.h"
+#include "policy/dependency.h"
 
 namespace gshare {
 namespace {
 
 using json = nlohmann::json;
-
-struct CancelOptions {
-  std::vector<int64_t> ids;
-  std::string states;
-  std::string name;
-  std::string user;
-  std::string signal;
-};
 
 // A signal by name ("TERM", "SIGUSR1", any case) or number.
 std::optional<int> ParseSignal(std::string text) {
@@ -43,6 +38,72 @@ std::optional<int> ParseSignal(std::string text) {
   return std::nullopt;
 }
 
+// Jobs named by ids and/or filters (-t STATES, -n NAME, -u USER), as scancel and scontrol
+// take them. A filter picks among the jobs in `allowed` states (every one of them when -t is
+// not given); -t naming another state is a usage error for `verb`.
+struct JobSelection {
+  std::vector<int64_t> ids;
+  std::string states;
+  std::string name;
+  std::string user;
+  bool filtered() const { return !states.empty() || !name.empty() || !user.empty(); }
+};
+
+struct CancelOptions {
+  JobSelection selection;
+  std::string signal;
+};
+
+struct IdsOptions {
+  JobSelection selection;
+  std::string gpu;  // resume --gpu
+};
+
+void AddSelectionOptions(CLI::App& sub, JobSelection& sel, const char* which) {
+  sub.add_option("ids", sel.ids, "Job ids");
+  sub.add_option("-t,--state", sel.states, std::string("Every job in these states: ") + which);
+  sub.add_option("-n,--name", sel.name, "Every such job of this name");
+  sub.add_option("-u,--user", sel.user, "Every such job of this user");
+}
+
+// The selected ids; nullopt after printing one error line (`*rc`: the exit status).
+std::optional<std::vector<int64_t>> Select(const GlobalOptions& global, const JobSelection& sel,
+                                           const std::set<JobState>& allowed, const char* verb,
+                                           int* rc) {
+  *rc = kExitUsage;
+  if (sel.ids.empty() && !sel.filtered()) {
+    spdlog::error("{}: name the jobs: IDs, or -t STATE, -n NAME, -u USER", verb);
+    return std::nullopt;
+  }
+  std::vector<int64_t> ids = sel.ids;
+  if (!sel.filtered()) return ids;
+  ListFilter filter;
+  filter.name = sel.name;
+  filter.states = allowed;
+  if (!sel.states.empty()) {
+    Result<std::set<JobState>> states = ParseStates(sel.states);
+    std::string problem = states.ok() ? "" : states.status().message();
+    for (JobState s : states.ok() ? states.value() : std::set<JobState>{}) {
+      if (allowed.count(s) == 0) {
+        problem = std::string("a ") + JobStateName(s) + " job cannot be given to " + verb;
+      }
+    }
+    if (!problem.empty()) {
+      spdlog::error("{}: -t: {}", verb, problem);
+      return std::nullopt;
+    }
+    filter.states = states.value();
+  }
+  Result<std::vector<JobRecord>> rows = ListJobs(global, filter, sel.user);
+  if (!rows.ok()) {
+    spdlog::error("{}: {}", verb, rows.status().message());
+    *rc = kExitError;
+    return std::nullopt;
+  }
+  for (const JobRecord& r : rows.value()) ids.push_back(r.id);
+  return ids;
+}
+
 int Cancel(const GlobalOptions& global, const CancelOptions& opt) {
   std::optional<int> sig;
   if (!opt.signal.empty()) {
@@ -52,46 +113,15 @@ int Cancel(const GlobalOptions& global, const CancelOptions& opt) {
       return kExitUsage;
     }
   }
-  const bool filtered = !opt.states.empty() || !opt.name.empty() || !opt.user.empty();
-  if (opt.ids.empty() && !filtered) {
-    spdlog::error("cancel: name the jobs: IDs, or -t STATE, -n NAME, -u USER");
-    return kExitUsage;
-  }
-  std::vector<int64_t> ids = opt.ids;
-  if (filtered) {
-    ListFilter filter;
-    filter.name = opt.name;
-    filter.states = {JobState::kPending, JobState::kRunning, JobState::kSuspended};
-    if (!opt.states.empty()) {
-      Result<std::set<JobState>> states = ParseStates(opt.states);
-      std::string problem = states.ok() ? "" : states.status().message();
-      for (JobState s : states.ok() ? states.value() : std::set<JobState>{}) {
-        if (filter.states.count(s) == 0) {
-          problem = std::string("a ") + JobStateName(s) + " job cannot be cancelled";
-        }
-      }
-      if (!problem.empty()) {
-        spdlog::error("cancel: -t: {}", problem);
-        return kExitUsage;
-      }
-      filter.states = states.value();
-    }
-    Result<std::vector<JobRecord>> rows = ListJobs(global, filter, opt.user);
-    if (!rows.ok()) {
-      spdlog::error("cancel: {}", rows.status().message());
-      return kExitError;
-    }
-    for (const JobRecord& r : rows.value()) ids.push_back(r.id);
-    if (ids.empty()) return 0;  // as scancel: a filter that matches nothing is not an error
-  }
-  if (sig) return ControlJobs(global, JobControlRequest{"signal", ids, 0, *sig});
-  return ControlJobs(global, JobControlRequest{"cancel", ids});
+  int rc = 0;
+  std::optional<std::vector<int64_t>> ids =
+      Select(global, opt.selection, {JobState::kPending, JobState::kRunning, JobState::kSuspended},
+             "cancel", &rc);
+  if (!ids) return rc;
+  if (ids->empty()) return 0;  // as scancel: a filter that matches nothing is not an error
+  if (sig) return ControlJobs(global, JobControlRequest{"signal", *ids, 0, *sig});
+  return ControlJobs(global, JobControlRequest{"cancel", *ids});
 }
-
-struct IdsOptions {
-  std::vector<int64_t> ids;
-  std::string gpu;  // resume --gpu
-};
 
 struct PriorityOptions {
   int64_t id = 0;
@@ -135,14 +165,69 @@ int Clean(const GlobalOptions& global, const CleanOptions& opt) {
   return 0;
 }
 
+struct UpdateOptions {
+  int64_t id = 0;
+  std::optional<std::string> name, time, dependency, begin;
+  std::optional<int> priority;
+};
+
+int Update(const GlobalOptions& global, const UpdateOptions& opt) {
+  JobControlRequest request{"update", {opt.id}};
+  JobControlRequest::Update& u = request.update;
+  u.name = opt.name;
+  if (opt.name && opt.name->empty()) {
+    spdlog::error("update: -J: a name cannot be empty");
+    return kExitUsage;
+  }
+  if (opt.time) {
+    Result<std::chrono::milliseconds> t = ParseTimeLimit(*opt.time);
+    if (!t.ok()) {
+      spdlog::error("update: -t: {}", t.status().message());
+      return kExitUsage;
+    }
+    u.time_limit_ms = t->count();
+  }
+  if (opt.dependency) {
+    if (opt.dependency->empty() || *opt.dependency == "none") {
+      u.dependency = "";
+    } else {
+      Result<std::vector<Dependency>> deps = ParseDependencies(*opt.dependency);
+      if (!deps.ok()) {
+        spdlog::error("update: -d: {}", deps.status().message());
+        return kExitUsage;
+      }
+      u.dependency = FormatDependencies(deps.value());
+    }
+  }
+  if (opt.begin) {
+    Result<double> b = ParseBeginTime(*opt.begin, static_cast<double>(std::time(nullptr)));
+    if (!b.ok()) {
+      spdlog::error("update: --begin: {}", b.status().message());
+      return kExitUsage;
+    }
+    u.begin_time = b.value();
+  }
+  if (opt.priority && (*opt.priority < kMinPriority || *opt.priority > kMaxPriority)) {
+    spdlog::error("update: -p: a priority is within {}..{}", kMinPriority, kMaxPriority);
+    return kExitUsage;
+  }
+  const bool fields = !(u == JobControlRequest::Update{});
+  if (!fields && !opt.priority) {
+    spdlog::error("update: say what to change: -J, -t, -d, --begin or -p");
+    return kExitUsage;
+  }
+  int rc = fields ? ControlJobs(global, request) : 0;
+  if (rc == 0 && opt.priority) {
+    rc = ControlJobs(global, JobControlRequest{"set-priority", {opt.id}, *opt.priority});
+  }
+  return rc;
+}
+
 }  // namespace
 
 void AddCancelCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<CancelOptions>();
-  sub.add_option("ids", opt->ids, "Job ids");
-  sub.add_option("-t,--state", opt->states, "Every job in these states: PD, R");
-  sub.add_option("-n,--name", opt->name, "Every pending or running job of this name");
-  sub.add_option("-u,--user", opt->user, "Every pending or running job of this user");
+  AddSelectionOptions(sub, opt->selection, "PD, R, S");
   sub.add_option("-s,--signal", opt->signal, "Only send this signal to running jobs (no cancel)");
   sub.footer(
       "Examples:\n"
@@ -154,15 +239,22 @@ void AddCancelCommand(CLI::App& sub, const GlobalOptions& global, Handler* handl
   *handler = [opt, &global]() { return Cancel(global, *opt); };
 }
 
-// A command that applies `action` to the job ids it is given (the daemon acts on each); its
-// options, for a command that adds its own.
+// A command that applies `action` to the jobs it is given, by id or by the filters of
+// JobSelection among the jobs in `states`; its options, for a command that adds its own.
 std::shared_ptr<IdsOptions> AddIdsAction(CLI::App& sub, const GlobalOptions& global,
-                                         Handler* handler, const char* action, const char* footer) {
+                                         Handler* handler, const char* action,
+                                         std::set<JobState> states, const char* footer) {
   auto opt = std::make_shared<IdsOptions>();
-  sub.add_option("ids", opt->ids, "Job ids")->required();
+  std::string which;
+  for (JobState s : states) which += (which.empty() ? "" : ", ") + std::string(JobStateCode(s));
+  AddSelectionOptions(sub, opt->selection, which.c_str());
   sub.footer(footer);
-  *handler = [opt, &global, action]() {
-    JobControlRequest request{action, opt->ids};
+  *handler = [opt, &global, action, states]() {
+    int rc = 0;
+    std::optional<std::vector<int64_t>> ids = Select(global, opt->selection, states, action, &rc);
+    if (!ids) return rc;
+    if (ids->empty()) return 0;
+    JobControlRequest request{action, *ids};
     request.gpu = opt->gpu;
     return ControlJobs(global, request);
   };
@@ -171,17 +263,19 @@ std::shared_ptr<IdsOptions> AddIdsAction(CLI::App& sub, const GlobalOptions& glo
 
 void AddHoldCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   AddIdsAction(
-      sub, global, handler, "hold",
-      "Example:\n  gshare hold 12 13     # pending jobs stay pending (reason JobHeldUser)");
+      sub, global, handler, "hold", {JobState::kPending},
+      "Examples:\n  gshare hold 12 13     # pending jobs stay pending (reason JobHeldUser)\n"
+      "  gshare hold -n sweep  # every pending job named sweep");
 }
 
 void AddReleaseCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
-  AddIdsAction(sub, global, handler, "release", "Example:\n  gshare release 12 13");
+  AddIdsAction(sub, global, handler, "release", {JobState::kPending},
+               "Examples:\n  gshare release 12 13\n  gshare release -u alice   # all of alice's");
 }
 
 void AddSuspendCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   AddIdsAction(
-      sub, global, handler, "suspend",
+      sub, global, handler, "suspend", {JobState::kRunning},
       "Example:\n  gshare suspend 12    # RUNNING -> SUSPENDED: its lease is taken back, its GPU\n"
       "                       # state checkpointed to host memory, its processes stopped\n"
       "The time limit keeps running while suspended. Exit status: 0; 1 when a job could not\n"
@@ -190,7 +284,7 @@ void AddSuspendCommand(CLI::App& sub, const GlobalOptions& global, Handler* hand
 
 void AddResumeCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = AddIdsAction(
-      sub, global, handler, "resume",
+      sub, global, handler, "resume", {JobState::kSuspended},
       "Example:\n  gshare resume 12     # SUSPENDED -> RUNNING: continued; its GPU state comes\n"
       "                       # back when it next gets the GPU\n"
       "  gshare resume 12 --gpu 1   # ... onto GPU 1, once checkpointed (docs/cli.md)");
@@ -202,6 +296,8 @@ void AddResumeCommand(CLI::App& sub, const GlobalOptions& global, Handler* handl
 void AddRequeueCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   AddIdsAction(
       sub, global, handler, "requeue",
+      {JobState::kRunning, JobState::kCompleted, JobState::kFailed, JobState::kCancelled,
+       JobState::kTimeout, JobState::kLost},
       "Example:\n  gshare requeue 12    # an ended (or running: cancelled first) submitted job\n"
       "                       # is PENDING again, same id and options");
 }
@@ -215,6 +311,24 @@ void AddSetPriorityCommand(CLI::App& sub, const GlobalOptions& global, Handler* 
   *handler = [opt, &global]() {
     return ControlJobs(global, JobControlRequest{"set-priority", {opt->id}, opt->priority});
   };
+}
+
+void AddUpdateCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  auto opt = std::make_shared<UpdateOptions>();
+  sub.add_option("id", opt->id, "Job id (pending)")->required();
+  sub.add_option("-J,--name", opt->name, "New name");
+  sub.add_option("-t,--time", opt->time, "New time limit (Slurm's forms; 0: none)");
+  sub.add_option("-d,--dependency", opt->dependency,
+                 "New dependency list (afterok:ID[:ID],...; \"\" or none: no dependency)");
+  sub.add_option("--begin", opt->begin, "Start no earlier than this (\"now\": at once)");
+  sub.add_option("-p,--priority", opt->priority, "New priority, -1000..1000");
+  sub.footer(
+      "Examples:\n  gshare update 12 -t 4:00:00 -J sweep-b\n"
+      "  gshare update 12 -d afterok:10 --begin 18:00\n"
+      "Changes a pending job, as scontrol update does; the priority also of a running one.\n"
+      "Exit status: 0; 1 when the daemon refused (not pending, no such job a dependency names,\n"
+      "a dependency cycle); 2 for bad input.");
+  *handler = [opt, &global]() { return Update(global, *opt); };
 }
 
 void AddCleanCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {

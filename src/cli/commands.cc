@@ -25,6 +25,7 @@ void AddSuspendCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddResumeCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddKernelCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddTopCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddUpdateCommand(CLI::App&, const GlobalOptions&, Handler*);
 
 const CommandSpec kCommands[] = {
     {"run", "Run a command in the foreground as a job sharing the GPU", AddRunCommand},
@@ -36,6 +37,8 @@ const CommandSpec kCommands[] = {
     {"hold", "Keep pending jobs from starting", AddHoldCommand},
     {"release", "Let held jobs start", AddReleaseCommand},
     {"set-priority", "Change a job's priority", AddSetPriorityCommand},
+    {"update", "Change a pending job's name, time limit, dependencies, start time, priority",
+     AddUpdateCommand},
     {"suspend", "Suspend running jobs: their GPU memory goes to host memory", AddSuspendCommand},
     {"resume", "Resume suspended jobs", AddResumeCommand},
     {"logs", "Print (-f: follow) a job's output", AddLogsCommand},

@@ -288,6 +288,9 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   void OnRunStarted(Connection& c, const nlohmann::json& req);
   void OnRunEnded(Connection& c, const nlohmann::json& req);
   void OnJobControl(Connection& c, const nlohmann::json& req);
+  // `gshare update` of pending job `pending` (its record in the queue): the fields `u` names,
+  // checked (a dependency on itself or on no job is refused), saved, then admission reruns.
+  Status UpdatePending(JobRecord& pending, const JobControlRequest::Update& u);
   void OnClean(Connection& c, const nlohmann::json& req);
   // Removes ended jobs as `gshare clean` and [retention] do (daemon_retention.cc): those that
   // ended before `ended_before` (unix seconds) or are not among the `keep_newest` last to end,

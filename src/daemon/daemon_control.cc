@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "base/config.h"
 #include "daemon/daemon.h"
 #include "ipc/replies.h"
 #include "ipc/job_json.h"
 #include "ipc/requests.h"
+#include "policy/dependency.h"
 
 namespace gshare {
 namespace {
@@ -81,6 +83,47 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
   return Status::Ok();
 }
 
+Status Daemon::UpdatePending(JobRecord& pending, const JobControlRequest::Update& u) {
+  JobRecord r = pending;
+  if (u.name) r.name = *u.name;
+  if (u.time_limit_ms) r.time_limit_ms = *u.time_limit_ms;
+  if (u.begin_time) {
+    r.begin_time = *u.begin_time > 0 ? std::optional<double>(*u.begin_time) : std::nullopt;
+  }
+  if (u.dependency) {
+    if (u.dependency->empty()) {
+      r.dependency.clear();
+    } else {
+      Result<std::vector<Dependency>> deps = ParseDependencies(*u.dependency);
+      if (!deps.ok()) return deps.status();
+      // Only pending jobs can still wait on r: a cycle would keep them all pending for ever.
+      std::vector<int64_t> todo;
+      for (const Dependency& d : deps.value()) todo.push_back(d.job);
+      std::set<int64_t> seen;
+      while (!todo.empty()) {
+        int64_t id = todo.back();
+        todo.pop_back();
+        if (id == r.id) {
+          return Status::Error("a dependency of " + JobName(r.id) + " on " +
+                               JobName(deps->front().job) + " would wait for itself");
+        }
+        const JobRecord* p = seen.insert(id).second ? queue_->Pending(id) : nullptr;
+        if (p == nullptr || p->dependency.empty()) continue;
+        Result<std::vector<Dependency>> next = ParseDependencies(p->dependency);
+        for (const Dependency& d : next.ok() ? next.value() : std::vector<Dependency>{}) {
+          todo.push_back(d.job);
+        }
+      }
+      r.dependency = FormatDependencies(deps.value());
+      if (Status st = queue_->CheckDependencies(r); !st.ok()) return st;
+    }
+  }
+  if (Status st = SaveRecord(r); !st.ok()) return st;
+  pending = std::move(r);
+  queue_->Changed();
+  return Status::Ok();
+}
+
 void Daemon::OnJobControl(Connection& c, const json& req) {
   Result<JobControlRequest> parsed = JobControlRequest::Parse(req);
   if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
@@ -89,7 +132,7 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
   // scontrol: hold and release its pending ones, suspend, resume and signal its running ones,
   // cancel and set-priority both; requeue takes ended jobs, by their own ids.
   const bool on_pending = action != "suspend" && action != "resume" && action != "signal";
-  const bool on_active = action != "hold" && action != "release";
+  const bool on_active = action != "hold" && action != "release" && action != "update";
   const std::vector<int64_t> ids =
       action == "requeue" ? parsed->ids : ExpandArrayIds(parsed->ids, on_pending, on_active);
   const int priority = parsed->priority;
@@ -121,6 +164,8 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
         if (st.ok()) *pending = std::move(r);
         queue_->Changed();
       }
+    } else if (action == "update") {
+      st = pending == nullptr ? NotInState(id, "pending") : UpdatePending(*pending, parsed->update);
     } else if (action == "set-priority") {
       if (pending != nullptr) {
         JobRecord r = *pending;

@@ -13,8 +13,48 @@ json JobControlRequest::ToJson() const {
   if (action == "set-priority") j["priority"] = priority;
   if (action == "signal") j["signal"] = signal;
   if (action == "resume" && !gpu.empty()) j["gpu"] = gpu;
+  if (action == "update") {
+    if (update.name) j["name"] = *update.name;
+    if (update.time_limit_ms) j["time_limit_ms"] = *update.time_limit_ms;
+    if (update.dependency) j["dependency"] = *update.dependency;
+    if (update.begin_time) j["begin_time"] = *update.begin_time;
+  }
   return j;
 }
+
+namespace {
+
+// The fields of an "update": at least one, each typed and in range.
+Result<JobControlRequest::Update> ParseUpdate(const json& j) {
+  JobControlRequest::Update u;
+  if (j.contains("name")) {
+    Result<std::string> name = StringField(j, "name");
+    if (!name.ok()) return name.status();
+    if (name->empty() || name->size() > kMaxUpdateName) {
+      return Status::Error("\"name\" must be 1 to " + std::to_string(kMaxUpdateName) + " bytes");
+    }
+    u.name = name.value();
+  }
+  Result<std::optional<int64_t>> limit = OptionalInt(j, "time_limit_ms", 0, INT64_MAX / 2);
+  if (!limit.ok()) return limit.status();
+  u.time_limit_ms = limit.value();
+  if (j.contains("dependency")) {
+    Result<std::string> dep = StringField(j, "dependency");
+    if (!dep.ok()) return dep.status();
+    u.dependency = dep.value();
+  }
+  if (j.contains("begin_time")) {
+    const json& b = j.at("begin_time");
+    if (!b.is_number() || b.get<double>() < 0 || b.get<double>() > 1e11) {
+      return Status::Error("\"begin_time\" must be unix seconds");
+    }
+    u.begin_time = b.get<double>();
+  }
+  if (u == JobControlRequest::Update{}) return Status::Error("an update must change something");
+  return u;
+}
+
+}  // namespace
 
 Result<JobControlRequest> JobControlRequest::Parse(const json& j) {
   JobControlRequest r;
@@ -41,6 +81,10 @@ Result<JobControlRequest> JobControlRequest::Parse(const json& j) {
     if (!gpu.ok()) return gpu.status();
     if (gpu->empty() || gpu->size() > 64) return Status::Error("\"gpu\" must name one GPU");
     r.gpu = gpu.value();
+  } else if (r.action == "update") {
+    Result<Update> u = ParseUpdate(j);
+    if (!u.ok()) return u.status();
+    r.update = u.value();
   } else if (r.action != "cancel" && r.action != "requeue" && r.action != "hold" &&
              r.action != "release" && r.action != "suspend" && r.action != "resume") {
     return Status::Error("unknown action \"" + r.action + "\"");

@@ -21,15 +21,26 @@
 namespace gshare {
 
 // Job ids are SQLite rowids: positive.
+// The longest job name an update sets (bytes).
+inline constexpr size_t kMaxUpdateName = 256;
 inline constexpr int64_t kMaxJobId = INT64_MAX;
 
-// kJobControl: {"action", "ids": [...], "priority"?, "signal"?}
+// kJobControl: {"action", "ids": [...], "priority"?, "signal"?, "gpu"?, and for "update" any of
+// "name", "time_limit_ms", "dependency", "begin_time"}
 struct JobControlRequest {
   std::string action;  // cancel requeue hold release suspend resume set-priority signal
   std::vector<int64_t> ids;
   int priority = 0;   // set-priority: within [kMinPriority, kMaxPriority]
   int signal = 0;     // signal: within [1, NSIG)
   std::string gpu{};  // resume: the GPU (index or UUID) to restore the job onto; "": its own
+  // update (pending jobs, as `scontrol update`): the fields to change; absent ones stay.
+  struct Update {
+    std::optional<std::string> name;        // 1..kMaxUpdateName bytes
+    std::optional<int64_t> time_limit_ms;   // >= 0; 0: no limit
+    std::optional<std::string> dependency;  // dependency.h's canonical text; "": none
+    std::optional<double> begin_time;       // unix seconds; 0: start as soon as possible
+    bool operator==(const Update&) const = default;
+  } update{};
   nlohmann::json ToJson() const;
   static Result<JobControlRequest> Parse(const nlohmann::json& j);
 };

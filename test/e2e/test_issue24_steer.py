@@ -1,0 +1,77 @@
+"""Issue 24 item 7: steering jobs after submission, on the fake driver:
+  - `gshare update ID` changes a pending job's name, time limit, dependencies, start time and
+    priority (seen in `queue --json`); `-d none` clears the dependencies; a dependency that
+    would make jobs wait for each other, on no job, or an update of a running job is refused
+    with one line (exit 1) and changes nothing; no field or a bad value is a usage error (2);
+  - hold and release take cancel's filters: `hold -n NAME` holds every pending job of that
+    name and no other, `release -u USER` releases them; `hold -t R` is a usage error."""
+import getpass
+import time
+import unittest
+
+from gshare_e2e import TestCase
+
+
+class SteerTest(TestCase):
+    def test_update_a_pending_job(self):
+        h = self.harness()
+        h.start_daemon()
+        a = h.submit("-H", "-J", "first", "-t", "1:00:00", "--", "true")
+        b = h.submit("-H", "-J", "second", "--", "true")
+        r = h.gshare("update", str(b), "-J", "renamed", "-t", "2:00:00", "-d", "afterok:%d" % a,
+                     "--begin", "now+1h", "-p", "7")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        rec = h.queue_jobs()[b]
+        self.assertEqual(rec["name"], "renamed")
+        self.assertEqual(rec["time_limit_ms"], 2 * 3600 * 1000)
+        self.assertEqual(rec["dependency"], "afterok:%d" % a)
+        self.assertAlmostEqual(rec["begin_time"], time.time() + 3600, delta=60)
+        self.assertEqual(rec["priority"], 7)
+        self.assertEqual(rec["state"], "PENDING")
+
+        # A cycle, a job that does not exist: refused, nothing changed.
+        r = h.gshare("update", str(a), "-d", "afterok:%d" % b)
+        h.assert_error_line(r, 1, "wait for itself")
+        r = h.gshare("update", str(a), "-d", "afterany:9999")
+        h.assert_error_line(r, 1, "9999")
+        self.assertEqual(h.queue_jobs()[a]["dependency"], "")
+
+        # Cleared, and the start time too: b runs once a is released and completes.
+        r = h.gshare("update", str(b), "-d", "none", "--begin", "now")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(h.queue_jobs()[b]["dependency"], "")
+        self.assertEqual(h.gshare("release", str(b)).returncode, 0)
+        h.wait_state(b, "COMPLETED")
+
+        # Not pending any more; nothing to change; bad values.
+        r = h.gshare("update", str(b), "-J", "late")
+        h.assert_error_line(r, 1, "not pending")
+        for args in ([], ["-t", "soon"], ["-d", "after:x"], ["--begin", "someday"], ["-J", ""],
+                     ["-p", "5000"]):
+            r = h.gshare("update", str(a), *args)
+            h.assert_error_line(r, 2)
+        self.assertEqual(h.queue_jobs()[a]["name"], "first")
+
+    def test_hold_and_release_take_filters(self):
+        h = self.harness()
+        h.start_daemon()
+        me = getpass.getuser()
+        sweep = [h.submit("-J", "sweep", "--begin", "now+1h", "--", "true") for _ in range(3)]
+        other = h.submit("-J", "other", "--begin", "now+1h", "--", "true")
+        r = h.gshare("hold", "-n", "sweep")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        jobs = h.queue_jobs()
+        self.assertEqual([jobs[i]["held"] for i in sweep], [True] * 3)
+        self.assertFalse(jobs[other]["held"])
+        r = h.gshare("release", "-u", me, "-t", "PD")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        jobs = h.queue_jobs()
+        self.assertEqual([jobs[i]["held"] for i in sweep + [other]], [False] * 4)
+        r = h.gshare("hold", "-t", "R")
+        h.assert_error_line(r, 2, "hold")
+        r = h.gshare("hold")
+        h.assert_error_line(r, 2, "name the jobs")
+
+
+if __name__ == "__main__":
+    unittest.main()
