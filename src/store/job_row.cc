@@ -47,7 +47,10 @@ constexpr const char* kWritableColumns[] = {"name",
                                             "array_task_count",
                                             "array_task_min",
                                             "array_task_max",
-                                            "array_limit"};
+                                            "array_limit",
+                                            "swaps_out",
+                                            "swaps_in",
+                                            "restarts"};
 constexpr int kNumWritable = sizeof kWritableColumns / sizeof kWritableColumns[0];
 
 // "name, argv, ...".
@@ -176,6 +179,9 @@ Result<JobRecord> ReadRow(sqlite3_stmt* stmt) {
   r.array_task_min = sqlite3_column_int64(stmt, 36);
   r.array_task_max = sqlite3_column_int64(stmt, 37);
   r.array_limit = sqlite3_column_int64(stmt, 38);
+  r.swaps_out = static_cast<uint64_t>(sqlite3_column_int64(stmt, 39));
+  r.swaps_in = static_cast<uint64_t>(sqlite3_column_int64(stmt, 40));
+  r.restarts = sqlite3_column_int(stmt, 41);
   return r;
 }
 
@@ -245,6 +251,9 @@ void BindRecord(sqlite3_stmt* s, const JobRecord& r) {
   sqlite3_bind_int64(s, 36, r.array_task_min);
   sqlite3_bind_int64(s, 37, r.array_task_max);
   sqlite3_bind_int64(s, 38, r.array_limit);
+  sqlite3_bind_int64(s, 39, ClampBytes(r.swaps_out));
+  sqlite3_bind_int64(s, 40, ClampBytes(r.swaps_in));
+  sqlite3_bind_int64(s, 41, r.restarts);
 }
 
 Status CheckRecord(const JobRecord& r) {
@@ -272,6 +281,8 @@ void ResetForQueue(JobRecord& r) {
   r.lease_seconds = 0;
   r.wait_seconds = 0;
   r.peak_bytes = 0;
+  r.swaps_out = 0;
+  r.swaps_in = 0;
 }
 
 }  // namespace gshare

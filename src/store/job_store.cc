@@ -67,6 +67,19 @@ constexpr const char* kMigrations[] = {
     "ALTER TABLE jobs ADD COLUMN array_task_max INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE jobs ADD COLUMN array_limit INTEGER NOT NULL DEFAULT 0;"
     "CREATE INDEX jobs_by_array ON jobs(array_job_id);",
+    // 9: accounting (`gshare acct`): each job's swaps and restarts, and the earlier runs of
+    // requeued jobs, each with when it was requeued (the next run's submission for acct).
+    "ALTER TABLE jobs ADD COLUMN swaps_out INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN swaps_in INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0;"
+    "CREATE TABLE job_runs (job_id INTEGER NOT NULL, run INTEGER NOT NULL,"
+    "  state TEXT NOT NULL, requeued INTEGER NOT NULL DEFAULT 0, reason TEXT NOT NULL DEFAULT '',"
+    "  submit_time REAL NOT NULL, start_time REAL, end_time REAL, exit_code INTEGER,"
+    "  signal INTEGER, lease_seconds REAL NOT NULL DEFAULT 0,"
+    "  wait_seconds REAL NOT NULL DEFAULT 0, peak_bytes INTEGER NOT NULL DEFAULT 0,"
+    "  swaps_out INTEGER NOT NULL DEFAULT 0, swaps_in INTEGER NOT NULL DEFAULT 0,"
+    "  slot TEXT NOT NULL DEFAULT '', requeue_time REAL NOT NULL,"
+    "  PRIMARY KEY (job_id, run)) WITHOUT ROWID;",
 };
 constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
 
@@ -423,6 +436,7 @@ Result<std::vector<JobRecord>> JobStore::DeleteEnded(double ended_before, size_t
     // An array's payload goes with the last of its tasks, whichever that is.
     const std::pair<const char*, int64_t> steps[] = {
         {"DELETE FROM jobs WHERE id = ?1", r.id},
+        {"DELETE FROM job_runs WHERE job_id = ?1", r.id},
         {"DELETE FROM job_payloads WHERE job_id = ?1 AND"
          " NOT EXISTS (SELECT 1 FROM jobs WHERE array_job_id = ?1)",
          PayloadIdOf(r)}};

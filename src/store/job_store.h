@@ -71,8 +71,39 @@ struct JobRecord {
   int64_t array_task_min = 0;
   int64_t array_task_max = 0;
   int64_t array_limit = 0;
+  // Schema 9: accounting (`gshare acct`). The job's memory swapped out and back in (its
+  // processes' evictions and swap-ins, whole-process checkpoints and restores among them), and
+  // how many runs came before this one (sacct's Restarts; requeue keeps each in job_runs).
+  uint64_t swaps_out = 0;
+  uint64_t swaps_in = 0;
+  int restarts = 0;
 
   bool IsArrayTask() const { return array_job_id != 0; }
+};
+
+// One run of a job as `gshare acct` lists it: the job's row (its latest run), or an earlier run
+// of a requeued job, kept in the job_runs table: then `job` is the job's row with that run's
+// state, reason, times, exit, usage and GPU slot in place of the latest's, and job.restarts its
+// number (0: the first run).
+struct JobRun {
+  JobRecord job;
+  bool requeued = false;  // an earlier run that `gshare requeue` ended (sacct's REQUEUED)
+};
+
+// Which runs ForEachRun calls back for: those submitted at or before `until` that had not
+// ended before `since` (a run not ended yet always has not), as sacct's --starttime/--endtime
+// select the jobs that existed within the window.
+struct RunFilter {
+  double since = 0;             // unix seconds
+  double until = 0;             // unix seconds
+  std::set<JobState> states;    // the run's state; empty: every state
+  bool requeued = false;        // also earlier runs ended by requeue when `states` is not empty
+  std::optional<uint32_t> uid;  // the owner
+  // Paging (the system daemon's replies are bounded): only jobs with a greater id, and at most
+  // this many job rows (0: no limit); a full page leaves out the earlier runs of jobs after
+  // its last row, which come with the next page.
+  int64_t after_id = 0;
+  int max_rows = 0;
 };
 
 // Makes `r` PENDING again (requeue): as new but for its id, options and submission time.
@@ -168,6 +199,22 @@ class JobStore {
   // Sets state FAILED, the end time and `reason` of job `id` by column, without reading the
   // row (for a row List reported as unreadable).
   Status FailUnreadable(int64_t id, double end_time, const std::string& reason);
+
+  // Run history (job_store_runs.cc). Keeps `ended` (a run of job again->id, as its row was
+  // when the run ended; ended.job.restarts its number), requeued at `requeue_time` (unix
+  // seconds), in job_runs and saves `again` (the job made PENDING by ResetForQueue) as the
+  // job's row with restarts one more, in one transaction. Fails as Save does, or when that run
+  // is kept already; then nothing is written and `again` is unchanged.
+  Status SaveRequeued(const JobRun& ended, double requeue_time, JobRecord* again);
+  // Calls `run` for each run matching `filter`, by job id, then run number, streaming: a
+  // job's earlier runs (read first, all at once: requeues are few) before its row. Only what
+  // `gshare acct` shows is filled: the summary columns of ForEachInQueueOrder, priority,
+  // gpus, the usage columns (lease, wait, peak bytes, swaps) and restarts. A later run's
+  // submit_time is when the run before it was requeued. `run` must not call back into this
+  // store. With filter.max_rows, *next_after (when given) gets the after_id of the next page
+  // when this one was full, else 0.
+  Status ForEachRun(const RunFilter& filter, const std::function<void(const JobRun&)>& run,
+                    int64_t* next_after = nullptr);
 
  private:
   struct StatementDeleter {
