@@ -290,6 +290,86 @@ Result<double> ParseBeginForms(std::string_view text, double now) {
 
 }  // namespace
 
+namespace {
+
+constexpr std::string_view kPastForms =
+    "expected now[-DUR], HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]], today, yesterday, midnight, noon, "
+    "fika, teatime or @UNIX_SECONDS";
+
+LocalTime PreviousDay(LocalTime t) {
+  if (--t.day < 1) {
+    if (--t.month < 1) {
+      t.month = 12;
+      --t.year;
+    }
+    t.day = DaysInMonth(t.year, t.month);
+  }
+  return t;
+}
+
+// The latest instant at or before `now` at which the local clock shows hour:minute:second.
+Result<double> LastClock(std::string_view text, int hour, int minute, int second, double now) {
+  std::optional<LocalTime> day = DateAt(now);
+  if (!day) return BadBegin(text, "current time out of range");
+  for (int i = 0; i < 3; ++i, day = PreviousDay(*day)) {
+    day->hour = hour;
+    day->minute = minute;
+    day->second = second;
+    std::vector<time_t> instants = InstantsOf(*day);
+    for (auto t = instants.rbegin(); t != instants.rend(); ++t) {
+      if (static_cast<double>(*t) <= now) return static_cast<double>(*t);
+    }
+  }
+  return BadBegin(text, "time out of range");
+}
+
+Result<double> ParsePastForms(std::string_view t, double now) {
+  std::string s = Lower(t);
+  if (s == "now") return now;
+  if (s.starts_with("now+")) return ParseRelative(std::string_view(s).substr(4), t, now);
+  if (s.starts_with("now-")) {
+    // The same amounts as now+, counted back.
+    Result<double> ahead = ParseRelative(std::string_view(s).substr(4), t, now);
+    if (!ahead.ok()) return BadBegin(t, "expected now-DUR such as now-1day, now-2hours or now-90m");
+    return now - (ahead.value() - now);
+  }
+  if (s == "today" || s == "midnight" || s == "yesterday") {
+    std::optional<LocalTime> day = DateAt(now);
+    if (!day) return BadBegin(t, "current time out of range");
+    return AtLocal(t, s == "yesterday" ? PreviousDay(*day) : *day);
+  }
+  if (s == "noon") return LastClock(t, 12, 0, 0, now);
+  if (s == "fika") return LastClock(t, 15, 0, 0, now);
+  if (s == "teatime") return LastClock(t, 16, 0, 0, now);
+  if (s[0] == '@') return ParseUnixSeconds(std::string_view(s).substr(1), t);
+  if (s.size() > 4 && s[4] == '-') return ParseDate(s, t);
+  if (s.find(':') != std::string::npos) {
+    LocalTime clock;
+    Status status = ParseClock(s, t, &clock);
+    if (!status.ok()) return status;
+    return LastClock(t, clock.hour, clock.minute, clock.second, now);
+  }
+  return BadBegin(t, kPastForms);
+}
+
+}  // namespace
+
+Result<double> ParsePastTime(std::string_view text, double now) {
+  std::string_view t = Trim(text);
+  if (t.empty()) return Status::Error("empty time");
+  Result<double> past = ParsePastForms(t, now);
+  if (past.ok()) return past;
+  // The shared readers name a begin time; this is any time, and its forms are the past's.
+  std::string message = past.status().message();
+  const std::string begin = "bad begin time";
+  if (message.starts_with(begin)) message.replace(0, begin.size(), "bad time");
+  const std::string forms(kBeginForms);
+  if (size_t at = message.find(forms); at != std::string::npos) {
+    message.replace(at, forms.size(), kPastForms);
+  }
+  return Status::Error(message);
+}
+
 Result<std::chrono::milliseconds> ParseTimeLimit(std::string_view text) {
   std::string_view t = Trim(text);
   if (t.empty()) return Status::Error("empty time limit");

@@ -29,6 +29,20 @@ namespace gshare {
 // returns an error whose one-line message quotes the input.
 Result<double> ParseBeginTime(std::string_view text, double now);
 
+// Reads a time of the past as sacct(1) --starttime and --endtime do, given the current time
+// `now`; both are unix seconds. Accepted forms (keywords case-insensitive, blanks around
+// ignored):
+//   now, now-DUR, now+DUR  DUR as ParseBeginTime reads it after "now+" ("now-1day",
+//                          "now-2hours", "now-90m");
+//   HH:MM[:SS]             the last such local time at or before `now`: today, else yesterday;
+//   YYYY-MM-DD[THH:MM[:SS]]  local time, midnight when the time is left out;
+//   today, yesterday       local midnight of that day; midnight is today's;
+//   noon, fika, teatime    the last 12:00, 15:00, 16:00, as HH:MM;
+//   @N                     unix seconds, possibly fractional.
+// Local times a DST change repeats or skips are read as ParseBeginTime reads them. On failure
+// returns an error whose one-line message quotes the input.
+Result<double> ParsePastTime(std::string_view text, double now);
+
 // Reads a --time limit as sbatch(1) --time does: a bare number is minutes ("90", "1.5"),
 // "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS"; also ParseDuration's unit forms
 // ("90s", "1h30m"). "0", "UNLIMITED" and "INFINITE" (any case) mean no limit and give 0.
