@@ -389,21 +389,48 @@ void Daemon::FinishJob(JobId id, JobState state, std::optional<int> exit_code,
   ActiveJob& job = *it->second;
   job.ended = true;
   job.kill_at.reset();
-  Arbiter::JobUsage u = arbiter_.Usage(id, Now());
   JobRecord& r = job.record;
   r.state = state;
   r.exit_code = exit_code;
   r.signal = signal;
   r.end_time = end_time.value_or(WallNow());
   if (!r.start_time && state != JobState::kCancelled) r.start_time = r.end_time;
-  r.lease_seconds = u.lease_seconds;
-  r.wait_seconds = u.wait_seconds;
-  r.peak_bytes = job.peak_bytes;
+  RecordUsage(id, job, &r);
   r.reason = reason;
   SaveRecord(r);
   queue_->Ended(id, state);
   spdlog::info("job {} {} (lease {:.1f} s, waited {:.1f} s){}", id, JobStateName(state),
-               u.lease_seconds, u.wait_seconds, reason.empty() ? "" : ": " + reason);
+               r.lease_seconds, r.wait_seconds, reason.empty() ? "" : ": " + reason);
+}
+
+void Daemon::RecordUsage(JobId id, const ActiveJob& job, JobRecord* r) {
+  Arbiter::JobUsage u = arbiter_.Usage(id, Now());
+  r->lease_seconds = u.lease_seconds;
+  r->wait_seconds = u.wait_seconds;
+  r->peak_bytes = job.peak_bytes;
+  // As `gshare status` counts them: whole-process checkpoints and restores are evictions and
+  // swap-ins too.
+  MemoryLedger::JobTotals t = ledger_.Totals(id);
+  r->swaps_out = job.gone_swaps_out + t.swaps_out + job.checkpoints;
+  r->swaps_in = job.gone_swaps_in + t.swaps_in + job.restores;
+}
+
+JobRun Daemon::RequeuedRun(JobId id, const ActiveJob& job, const JobEnd& end) {
+  JobRun run{job.record, true};
+  JobRecord& r = run.job;
+  r.state = JobState::kCancelled;
+  r.exit_code = end.exit_code;
+  r.signal = end.signal;
+  r.end_time = end.end_time.value_or(WallNow());
+  r.reason = "requeued";
+  RecordUsage(id, job, &r);
+  return run;
+}
+
+Status Daemon::SaveRequeued(const JobRun& ended, JobRecord* again) {
+  Status s = store_->SaveRequeued(ended, WallNow(), again);
+  if (!s.ok()) spdlog::error("cannot requeue job {}: {}", again->id, s.message());
+  return s;
 }
 
 void Daemon::ForgetJobIfDone(JobId id) {

@@ -101,6 +101,9 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
     std::optional<TimePoint> kill_at;  // cancel/requeue: SIGKILL the group then
     std::set<ConnId> shims;
     uint64_t peak_bytes = 0;
+    // Evictions and swap-ins of its processes that have left the ledger (gone_swaps_out/in):
+    // the ledger keeps only the live ones' counters.
+    uint64_t gone_swaps_out = 0, gone_swaps_in = 0;
     // gshare suspend: the lease drains, the processes are checkpointed, then stopped.
     enum class Suspension { kNone, kDraining, kCheckpointing, kStopped };
     Suspension suspension = Suspension::kNone;
@@ -154,6 +157,14 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   // else now.
   void FinishJob(JobId job, JobState state, std::optional<int> exit_code, std::optional<int> signal,
                  const std::string& reason, std::optional<double> end_time = std::nullopt);
+  // Writes into `r` what active job `id` used in its run: lease and wait seconds, peak bytes,
+  // swaps (checkpoints and restores among them).
+  void RecordUsage(JobId id, const ActiveJob& job, JobRecord* r);
+  // The run of active job `id` that a requeue request ended as `end` reports, for its history.
+  JobRun RequeuedRun(JobId id, const ActiveJob& job, const JobEnd& end);
+  // Requeue: keeps `ended` in the job's run history and saves `again` (made PENDING) as its
+  // row (JobStore::SaveRequeued); a failure is logged and returned.
+  Status SaveRequeued(const JobRun& ended, JobRecord* again);
   void ForgetJobIfDone(JobId job);
   std::string StatusJson(Connection& c, const StatusRequest& request);
 

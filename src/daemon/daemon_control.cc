@@ -75,8 +75,9 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
     return Status::Error(JobName(id) +
                          " is a `gshare run` job: only submitted jobs can be requeued");
   }
+  const JobRun ran{r, false};
   ResetForQueue(r);
-  Status saved = SaveRecord(r);
+  Status saved = SaveRequeued(ran, &r);
   if (!saved.ok()) return saved;
   queue_->Add(std::move(r));
   spdlog::info("job {} requeued", id);

@@ -144,7 +144,16 @@ void Daemon::Drop(ConnId id, const std::string& why) {
     Apply(arbiter_.Disconnected(id, Now()));
     lanes_.Leave(id);
     SendSeats();
-    ledger_.Forget(id);
+    {
+      // The leaving process's swap counters go with its ledger entry: its job keeps them.
+      const MemoryLedger::JobTotals before = ledger_.Totals(c.job);
+      ledger_.Forget(id);
+      const MemoryLedger::JobTotals after = ledger_.Totals(c.job);
+      if (auto jit = jobs_.find(c.job); jit != jobs_.end()) {
+        jit->second->gone_swaps_out += before.swaps_out - after.swaps_out;
+        jit->second->gone_swaps_in += before.swaps_in - after.swaps_in;
+      }
+    }
     staging_.Forget(id);
     stagger_.Forget(c.job);
     for (const auto& [gpu, info] : gpus_) {

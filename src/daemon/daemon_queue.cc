@@ -402,9 +402,10 @@ void Daemon::EndJob(JobId id, const JobEnd& end) {
   const std::string request = job.record.end_request;
   if (request == "requeue") {
     job.ended = true;
+    const JobRun ran = RequeuedRun(id, job, end);
     JobRecord again = job.record;
     ResetForQueue(again);
-    SaveRecord(again);
+    SaveRequeued(ran, &again);
     job.record.state = JobState::kPending;
     queue_->Add(std::move(again));
     spdlog::info("job {} requeued", id);

@@ -19,7 +19,7 @@ inline std::string ToJsonText(const nlohmann::json& j, int indent = -1) {
 
 // {"id","name","state","priority","argv","cwd","uid","gpu","quantum_ms","submit_time",
 //  "start_time","end_time","exit_code","signal","pid","lease_seconds","wait_seconds",
-//  "peak_bytes","kind","reason"}; absent values are null.
+//  "peak_bytes","swaps_out","swaps_in","restarts","kind","reason"}; absent values are null.
 // plus the queue's "state_code","output","time_limit_ms","kill_after_ms","dependency","held",
 // "begin_time","slot", and a job array's "array_job_id","array_task_id","array_task_count",
 // "array_task_min","array_task_max","array_limit" (null for a job that is no array task).

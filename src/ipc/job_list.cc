@@ -8,6 +8,15 @@ using json = nlohmann::json;
 
 json ListJobsRequest::ToJson() const {
   if (job_id) return json{{"job_id", *job_id}};
+  if (runs) {
+    json states = json::array();
+    for (JobState s : runs->states) states.push_back(JobStateName(s));
+    json r{{"since", runs->since},       {"until", runs->until},
+           {"states", states},           {"requeued", runs->requeued},
+           {"after_id", runs->after_id}, {"max_rows", runs->max_rows}};
+    if (runs->uid) r["uid"] = *runs->uid;
+    return json{{"runs", r}};
+  }
   json states = json::array();
   for (JobState s : filter.states) states.push_back(JobStateName(s));
   json j{{"states", states},
@@ -27,6 +36,25 @@ Result<ListJobsRequest> ListJobsRequest::Parse(const json& j) {
         return Status::Error("bad list request: \"job_id\" must be a positive integer");
       }
       r.job_id = id.get<int64_t>();
+      return r;
+    }
+    if (j.contains("runs")) {
+      const json& q = j.at("runs");
+      RunFilter f;
+      f.since = q.at("since").get<double>();
+      f.until = q.at("until").get<double>();
+      for (const json& s : q.value("states", json::array())) {
+        std::optional<JobState> state =
+            s.is_string() ? JobStateFromName(s.get<std::string>()) : std::nullopt;
+        if (!state) return Status::Error("bad list request: unknown state " + s.dump());
+        f.states.insert(*state);
+      }
+      f.requeued = q.value("requeued", false);
+      if (q.contains("uid") && !q.at("uid").is_null()) f.uid = q.at("uid").get<uint32_t>();
+      f.after_id = q.value("after_id", int64_t{0});
+      f.max_rows = q.value("max_rows", 0);
+      if (f.max_rows < 0) return Status::Error("bad list request: \"max_rows\" must be >= 0");
+      r.runs = f;
       return r;
     }
     for (const json& s : j.value("states", json::array())) {
@@ -77,6 +105,7 @@ Result<JobRecord> JobFromJson(const json& j) {
     r.gpu = j.value("gpu", std::string());
     r.quantum_ms = j.value("quantum_ms", int64_t{0});
     r.kind = j.value("kind", std::string("submit"));
+    r.gpus = j.value("gpus", 1);
     r.submit_time = j.value("submit_time", 0.0);
     ReadOptional(j, "start_time", &r.start_time);
     ReadOptional(j, "end_time", &r.end_time);
@@ -86,6 +115,9 @@ Result<JobRecord> JobFromJson(const json& j) {
     r.lease_seconds = j.value("lease_seconds", 0.0);
     r.wait_seconds = j.value("wait_seconds", 0.0);
     r.peak_bytes = j.value("peak_bytes", uint64_t{0});
+    r.swaps_out = j.value("swaps_out", uint64_t{0});
+    r.swaps_in = j.value("swaps_in", uint64_t{0});
+    r.restarts = j.value("restarts", 0);
     r.output = j.value("output", std::string());
     r.time_limit_ms = j.value("time_limit_ms", int64_t{0});
     r.kill_after_ms = j.value("kill_after_ms", int64_t{30'000});
@@ -109,6 +141,47 @@ Result<JobRecord> JobFromJson(const json& j) {
     return Status::Error(std::string("bad job in the daemon's reply: ") + e.what());
   }
   return r;
+}
+
+json RunToJson(const JobRun& run) {
+  const JobRecord& r = run.job;
+  auto optional = [](const auto& v) { return v ? json(*v) : json(nullptr); };
+  return {{"id", r.id},
+          {"name", r.name},
+          {"state", JobStateName(r.state)},
+          {"reason", r.reason},
+          {"priority", r.priority},
+          {"uid", r.uid},
+          {"gpu", r.gpu},
+          {"gpus", r.gpus},
+          {"slot", r.slot},
+          {"kind", r.kind},
+          {"submit_time", r.submit_time},
+          {"start_time", optional(r.start_time)},
+          {"end_time", optional(r.end_time)},
+          {"exit_code", optional(r.exit_code)},
+          {"signal", optional(r.signal)},
+          {"lease_seconds", r.lease_seconds},
+          {"wait_seconds", r.wait_seconds},
+          {"peak_bytes", r.peak_bytes},
+          {"swaps_out", r.swaps_out},
+          {"swaps_in", r.swaps_in},
+          {"restarts", r.restarts},
+          {"requeued", run.requeued},
+          {"array_job_id", r.array_job_id},
+          {"array_task_id", r.array_task_id}};
+}
+
+Result<JobRun> RunFromJson(const json& j) {
+  Result<JobRecord> r = JobFromJson(j);
+  if (!r.ok()) return r.status();
+  JobRun run{std::move(r.value()), false};
+  try {
+    run.requeued = j.value("requeued", false);
+  } catch (const std::exception& e) {
+    return Status::Error(std::string("bad run in the daemon's reply: ") + e.what());
+  }
+  return run;
 }
 
 }  // namespace gshare

@@ -17,12 +17,22 @@ namespace gshare {
 // kListJobs: {"job_id"} for one job (its row or none), else {"states":[names], "name", "uid",
 // "order": "queue"|"newest", "limit"} as store/job_store.h ListFilter.
 // Reply: {"ok": true, "jobs": [JobToJson...]}.
+// Or the runs of `gshare acct`: {"runs": {"since", "until", "states", "requeued", "uid",
+// "after_id", "max_rows"}} as RunFilter; reply {"ok": true, "runs": [RunToJson...],
+// "next_after": the after_id of the next page, or null after the last}.
 struct ListJobsRequest {
   std::optional<int64_t> job_id;
   ListFilter filter;
+  std::optional<RunFilter> runs;
   nlohmann::json ToJson() const;
   static Result<ListJobsRequest> Parse(const nlohmann::json& j);
 };
+
+// A run as kListJobs sends it: what `gshare acct` reads of its job (the fields of
+// JobStore::ForEachRun) and "requeued".
+nlohmann::json RunToJson(const JobRun& run);
+// A run as RunToJson wrote it; errors as JobFromJson's.
+Result<JobRun> RunFromJson(const nlohmann::json& j);
 
 // A job as JobToJson wrote it. Missing fields keep JobRecord's defaults; a wrong type or an
 // unknown state is an error naming the field.
