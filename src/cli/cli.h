@@ -115,6 +115,12 @@ Result<std::vector<JobRecord>> ListJobs(const GlobalOptions& global, ListFilter 
 Status ForEachJob(const GlobalOptions& global, ListFilter filter, const std::string& user,
                   const std::function<void(const JobRecord&)>& row);
 
+// Calls `run` for each run of a job (`gshare acct`) matching `filter`, read as ListJobs reads;
+// filter.uid is set from `user` (a login name or uid) when it is not empty. Errors are one
+// line.
+Status ForEachRun(const GlobalOptions& global, RunFilter filter, const std::string& user,
+                  const std::function<void(const JobRun&)>& run);
+
 // Sends a job-control request (protocol.h kJobControl) and prints one error line per id that
 // failed. Returns 0 when all succeeded, kExitError otherwise.
 int ControlJobs(const GlobalOptions& global, const JobControlRequest& request);

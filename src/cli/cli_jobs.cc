@@ -64,4 +64,14 @@ Status ForEachJob(const GlobalOptions& global, ListFilter filter, const std::str
   return source.value()->ForEachInQueueOrder(filter, row);
 }
 
+Status ForEachRun(const GlobalOptions& global, RunFilter filter, const std::string& user,
+                  const std::function<void(const JobRun&)>& run) {
+  ListFilter owner;
+  Result<std::unique_ptr<JobSource>> source = OpenFor(global, user, &owner);
+  if (!source.ok()) return source.status();
+  if (owner.uid) filter.uid = owner.uid;
+  if (!source.value()) return Status::Ok();
+  return source.value()->ForEachRun(filter, run);
+}
+
 }  // namespace gshare

@@ -11,6 +11,7 @@ void AddDaemonCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddCompletionCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddSubmitCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddQueueCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddAcctCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddCancelCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddHoldCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddReleaseCommand(CLI::App&, const GlobalOptions&, Handler*);
@@ -31,6 +32,7 @@ const CommandSpec kCommands[] = {
     {"run", "Run a command in the foreground as a job sharing the GPU", AddRunCommand},
     {"submit", "Queue a job (prints its id); safe from cron", AddSubmitCommand},
     {"queue", "List pending and running jobs (-a: all)", AddQueueCommand},
+    {"acct", "History: every run of the jobs of a time window (sacct)", AddAcctCommand},
     {"status", "Show GPUs, lease holders and jobs, or one job", AddStatusCommand},
     {"top", "A live view of the GPUs and jobs, with keys to steer them", AddTopCommand},
     {"cancel", "Cancel jobs (or send them a signal)", AddCancelCommand},

@@ -28,6 +28,31 @@ Result<std::vector<JobRecord>> Ask(const std::string& socket, const ListJobsRequ
   return jobs;
 }
 
+// One page of runs from the daemon at `socket`; *next_after gets the next page's start, 0
+// after the last.
+Status AskRuns(const std::string& socket, const RunFilter& filter,
+               const std::function<void(const JobRun&)>& run, int64_t* next_after) {
+  Result<int> fd = ConnectUnix(socket);
+  if (!fd.ok()) return fd.status();
+  ListJobsRequest request;
+  request.runs = filter;
+  Result<nlohmann::json> reply =
+      ExchangeJson(fd.value(), proto::MsgType::kListJobs, request.ToJson());
+  close(fd.value());
+  if (!reply.ok()) return reply.status();
+  if (!reply->contains("runs")) {
+    return Status::Error("the daemon lists no runs: it is older than this gshare");
+  }
+  for (const nlohmann::json& j : reply->at("runs")) {
+    Result<JobRun> r = RunFromJson(j);
+    if (!r.ok()) return r.status();
+    run(r.value());
+  }
+  const nlohmann::json next = reply->value("next_after", nlohmann::json());
+  *next_after = next.is_number_integer() ? next.get<int64_t>() : 0;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<JobSource>> JobSource::Open(const ClientContext& ctx, bool start_daemon) {
@@ -59,7 +84,7 @@ Result<std::optional<JobRecord>> JobSource::Get(int64_t id) {
 }
 
 Result<std::vector<JobRecord>> JobSource::List(const ListFilter& filter) {
-  if (!store_) return Ask(socket_, ListJobsRequest{std::nullopt, filter});
+  if (!store_) return Ask(socket_, ListJobsRequest{std::nullopt, filter, std::nullopt});
   // A damaged row is named, not fatal: the rest of the queue is still worth seeing.
   std::vector<std::pair<int64_t, std::string>> bad_rows;
   Result<std::vector<JobRecord>> rows = store_->List(filter, &bad_rows);
@@ -78,6 +103,18 @@ Status JobSource::ForEachInQueueOrder(const ListFilter& filter,
   if (!jobs.ok()) return jobs.status();
   for (const JobRecord& r : jobs.value()) row(r);
   return Status::Ok();
+}
+
+Status JobSource::ForEachRun(const RunFilter& filter,
+                             const std::function<void(const JobRun&)>& run) {
+  if (store_) return store_->ForEachRun(filter, run);
+  RunFilter page = filter;
+  for (;;) {
+    int64_t next_after = 0;
+    Status st = AskRuns(socket_, page, run, &next_after);
+    if (!st.ok() || next_after == 0) return st;
+    page.after_id = next_after;
+  }
 }
 
 }  // namespace gshare

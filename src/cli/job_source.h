@@ -30,6 +30,8 @@ class JobSource {
   // As JobStore::ForEachInQueueOrder (from the daemon: one reply, then the rows).
   Status ForEachInQueueOrder(const ListFilter& filter,
                              const std::function<void(const JobRecord&)>& row);
+  // As JobStore::ForEachRun (from the daemon: a page of rows per exchange).
+  Status ForEachRun(const RunFilter& filter, const std::function<void(const JobRun&)>& run);
 
  private:
   std::unique_ptr<JobStore> store_;  // a user's daemon
