@@ -5,14 +5,17 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "cli/job_status_text.h"
 #include "ipc/requests.h"
 #include "ipc/job_json.h"
 #include "base/duration.h"
 #include "base/terminal_text.h"
+#include "base/user_name.h"
 
 namespace gshare {
 namespace {
@@ -181,8 +184,15 @@ int ShowStatus(const GlobalOptions& global, const StatusOptions& opt) {
         one["schema_version"] = st.at("schema_version");
         std::printf("%s\n", ToJsonText(one, 2).c_str());
       } else {
-        for (const auto& [k, v] : j.items())
-          std::printf("%s=%s\n", k.c_str(), ToJsonText(v).c_str());
+        const double now =
+            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        std::string text = JobStatusText(j, now, [](uint32_t uid) { return UserName(uid); });
+        if (text.empty()) {
+          spdlog::error("job {}: the daemon's record of it cannot be read", *opt.job);
+          return kExitError;
+        }
+        std::fwrite(text.data(), 1, text.size(), stdout);
       }
       return 0;
     }

@@ -1,0 +1,121 @@
+#include "cli/job_status_text.h"
+
+#include <cmath>
+#include <ctime>
+
+#include "base/byte_size.h"
+#include "base/duration.h"
+#include "base/output_pattern.h"
+#include "base/terminal_text.h"
+#include "cli/acct_format.h"
+#include "cli/queue_format.h"
+#include "ipc/job_list.h"
+
+namespace gshare {
+namespace {
+
+using json = nlohmann::json;
+
+// scontrol's local "YYYY-MM-DDTHH:MM:SS"; "Unknown" when unset.
+std::string Time(const std::optional<double>& t) {
+  if (!t) return "Unknown";
+  std::time_t secs = static_cast<std::time_t>(*t);
+  std::tm local{};
+  if (localtime_r(&secs, &local) == nullptr) return "Unknown";
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &local);
+  return buf;
+}
+
+// "350ms", "4.2s", "1m05s", "1h02m": tenths below ten seconds, whole seconds above.
+std::string Human(double seconds) {
+  if (!(seconds > 0) || !std::isfinite(seconds)) return "0s";
+  const double ms = seconds < 10 ? std::round(seconds * 10) * 100 : std::round(seconds) * 1000;
+  return FormatDuration(std::chrono::milliseconds(static_cast<int64_t>(ms)));
+}
+
+// FormatBytes without its blank, so that a value is one word: "1.5GiB".
+std::string Size(uint64_t bytes) {
+  std::string text = FormatBytes(bytes);
+  if (size_t blank = text.find(' '); blank != std::string::npos) text.erase(blank, 1);
+  return text;
+}
+
+}  // namespace
+
+std::string JobStatusText(const json& job, double now,
+                          const std::function<std::string(uint32_t)>& user) {
+  Result<JobRecord> read = JobFromJson(job);
+  if (!read.ok()) return "";
+  const JobRecord& r = read.value();
+  const bool hidden = job.value("hidden", false);
+  std::string out;
+  auto line = [&out](const std::string& text) { out += text + "\n"; };
+  line("JobId=" + std::to_string(r.id) + " JobName=" + TerminalText(r.name));
+  std::string who = TerminalText(user(r.uid)) + "(" + std::to_string(r.uid) + ")";
+  line("   UserId=" + who + " Kind=" + r.kind + " Priority=" + std::to_string(r.priority));
+  std::string state = "   JobState=" + std::string(JobStateName(r.state)) +
+                      " Reason=" + (r.reason.empty() ? "None" : TerminalText(r.reason));
+  if (IsFinal(r.state)) state += " ExitCode=" + ExitCodeText(r);
+  line(state + " Restarts=" + std::to_string(r.restarts));
+  if (r.IsArrayTask()) {
+    line("   ArrayJobId=" + std::to_string(r.array_job_id) +
+         " ArrayTaskId=" + std::to_string(r.array_task_id) + " (" + JobArrayIdText(r) + ")");
+  }
+  line("   SubmitTime=" + Time(r.submit_time) + " StartTime=" + Time(r.start_time) +
+       " EndTime=" + Time(r.end_time));
+  std::string times =
+      "   RunTime=" + Human(RunElapsed(r, now)) + " Waited=" + Human(RunReserved(r, now)) +
+      " TimeLimit=" +
+      (r.time_limit_ms > 0 ? FormatDuration(std::chrono::milliseconds(r.time_limit_ms))
+                           : std::string("UNLIMITED"));
+  if (r.begin_time) times += " BeginTime=" + Time(r.begin_time);
+  line(times);
+  if (hidden) {
+    line("   (command, directory and output are shown to the job's owner only)");
+  } else {
+    line("   Command=" + CommandText(r.argv));
+    line("   WorkDir=" + TerminalText(r.cwd));
+    const std::string output = r.output.empty()
+                                   ? std::string("(the terminal of its gshare run)")
+                                   : ExpandOutputPattern(r.output, r.id, r.name, user(r.uid),
+                                                         r.array_job_id, ArrayTaskIdOf(r));
+    line("   StdOut=" + TerminalText(output));
+    if (!r.dependency.empty() || r.held) {
+      line("   Dependency=" + (r.dependency.empty() ? std::string("(null)") : r.dependency) +
+           " Held=" + (r.held ? "yes" : "no"));
+    }
+  }
+  const std::string gpu = !r.slot.empty() ? r.slot : r.gpu;
+  std::string placement = "   GPU=" + (gpu.empty() ? std::string("any") : TerminalText(gpu)) +
+                          " GPUs=" + std::to_string(r.gpus);
+  const json mem = job.value("memory", json::object());
+  const std::string engine = mem.value("engine", r.memory);
+  placement += " Memory=" + (engine.empty() ? std::string("default") : TerminalText(engine));
+  if (job.contains("lease") && job.at("lease").is_string()) {
+    std::string lease = job.at("lease").get<std::string>();
+    if (lease == "idle" && job.value("idle_seconds", json()).is_number()) {
+      lease += " " + Human(job.at("idle_seconds").get<double>());
+    }
+    placement += " Lease=" + lease;
+  }
+  line(placement);
+  // A live job's swaps are the ledger's; an ended job's were recorded when it ended.
+  uint64_t out_count = r.swaps_out, in_count = r.swaps_in;
+  if (mem.contains("allocated")) {
+    out_count = mem.value("swaps_out", uint64_t{0}) + mem.value("checkpoints", uint64_t{0});
+    in_count = mem.value("swaps_in", uint64_t{0}) + mem.value("restores", uint64_t{0});
+  }
+  line("   GPUTime=" + Human(r.lease_seconds) + " LeaseWait=" + Human(r.wait_seconds) +
+       " PeakMem=" + Size(r.peak_bytes) + " Swaps=" + std::to_string(out_count) + "/" +
+       std::to_string(in_count));
+  if (mem.contains("allocated")) {
+    line("   MemAlloc=" + Size(mem.value("allocated", uint64_t{0})) +
+         " Resident=" + Size(mem.value("resident", uint64_t{0})) +
+         " Swapped=" + Size(mem.value("swapped", uint64_t{0})) + " Moved=" +
+         Size(mem.value("bytes_out", uint64_t{0}) + mem.value("bytes_in", uint64_t{0})));
+  }
+  return out;
+}
+
+}  // namespace gshare
