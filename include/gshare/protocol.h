@@ -73,6 +73,7 @@ enum class MsgType : uint16_t {
   kClean = 40,          // {"older_than_ms"} -> {"removed":[ids]}
   kRunAttach = 41,    // a job's supervisor: {"job_id"} -> what to run (src/runner/job_supervisor.h)
   kListJobs = 42,     // a filter or {"job_id"} -> {"jobs":[...]} (src/ipc/job_list.h)
+  kQueueSet = 43,     // {"paused": bool} -> {"paused": bool}: `gshare queue pause|resume`
   kReply = 48,        // {"ok": bool, "error": "...", ...result fields}
   kRunAdmitted = 49,  // daemon -> a pending `gshare run`: {"job_id"}: start now
 };
@@ -240,6 +241,7 @@ inline bool IsKnownType(uint16_t t) {
     case MsgType::kClean:
     case MsgType::kRunAttach:
     case MsgType::kListJobs:
+    case MsgType::kQueueSet:
     case MsgType::kReply:
     case MsgType::kRunAdmitted: return true;
   }

@@ -29,6 +29,7 @@ struct QueueOptions {
   bool no_header = false;
   bool long_form = false;
   std::string format;
+  std::optional<bool> pause;  // `queue pause` (true) or `queue resume` (false)
 };
 
 // The default table's NAME column: names up to this long are whole (sweeps' names differ
@@ -141,6 +142,24 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
 
 }  // namespace
 
+namespace {
+
+// Pauses or resumes the daemon's queue; says on stderr what it left.
+int SetPaused(const GlobalOptions& global, bool paused) {
+  Result<json> reply =
+      RequestDaemon(global, proto::MsgType::kQueueSet, QueueSetRequest{paused}.ToJson(), true);
+  if (!reply.ok()) {
+    spdlog::error("queue {}: {}", paused ? "pause" : "resume", reply.status().message());
+    return ExitFor(reply.status());
+  }
+  spdlog::info("{}", reply->value("paused", false)
+                         ? "queue paused: no submitted job starts until `gshare queue resume`"
+                         : "queue running");
+  return 0;
+}
+
+}  // namespace
+
 void AddQueueCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<QueueOptions>();
   sub.add_flag("-a,--all", opt->all, "Every job, ended ones too");
@@ -165,7 +184,17 @@ void AddQueueCommand(CLI::App& sub, const GlobalOptions& global, Handler* handle
       "  gshare queue --format=jobid,jobarrayid,name,state,command\n"
       "Columns: ID, ST (PD pending, R running, CD completed, F failed, CA cancelled, TO timeout,\n"
       "LO lost), PRI, NAME, TIME (run time), GPU, REASON (why pending; how it ended).");
-  *handler = [opt, &global]() { return ShowQueue(global, *opt); };
+  // `gshare queue pause|resume` (pueue's pause and start): no submitted job starts meanwhile.
+  for (bool paused : {true, false}) {
+    CLI::App* action = sub.add_subcommand(
+        paused ? "pause" : "resume",
+        paused ? "Start no submitted job until `queue resume` (running ones go on)"
+               : "Start submitted jobs again");
+    action->callback([opt, paused]() { opt->pause = paused; });
+  }
+  *handler = [opt, &global]() {
+    return opt->pause ? SetPaused(global, *opt->pause) : ShowQueue(global, *opt);
+  };
 }
 
 }  // namespace gshare

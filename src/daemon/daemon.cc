@@ -227,7 +227,8 @@ void Daemon::Dispatch(Connection& c, const Frame& f) {
     case proto::MsgType::kJobControl:
     case proto::MsgType::kClean:
     case proto::MsgType::kRunAttach:
-    case proto::MsgType::kListJobs: OnJsonFrame(c, f); return;
+    case proto::MsgType::kListJobs:
+    case proto::MsgType::kQueueSet: OnJsonFrame(c, f); return;
     default: Drop(c.id, "a daemon-to-client message type sent to the daemon");
   }
 }

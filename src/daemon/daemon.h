@@ -302,6 +302,8 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   // `gshare update` of pending job `pending` (its record in the queue): the fields `u` names,
   // checked (a dependency on itself or on no job is refused), saved, then admission reruns.
   Status UpdatePending(JobRecord& pending, const JobControlRequest::Update& u);
+  // `gshare queue pause|resume`: sets queue_paused_ and its file; admission reruns.
+  Status SetQueuePaused(bool paused);
   void OnClean(Connection& c, const nlohmann::json& req);
   // Removes ended jobs as `gshare clean` and [retention] do (daemon_retention.cc): those that
   // ended before `ended_before` (unix seconds) or are not among the `keep_newest` last to end,
@@ -375,6 +377,9 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   SystemdNotify notify_;
   int signal_pipe_[2] = {-1, -1};
   bool stopping_ = false;
+  // `gshare queue pause`: no submitted job starts (kept across restarts by the file
+  // <state_dir>/queue.paused, which exists while paused).
+  bool queue_paused_ = false;
   std::map<ConnId, std::unique_ptr<Connection>> conns_;
   std::map<JobId, std::unique_ptr<ActiveJob>> jobs_;
   struct GpuInfo {

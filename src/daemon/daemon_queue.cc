@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -45,8 +46,29 @@ Status Daemon::SaveRecord(const JobRecord& r) {
   return s;
 }
 
+namespace {
+std::string PausedFile(const std::string& state_dir) { return state_dir + "/queue.paused"; }
+}  // namespace
+
+Status Daemon::SetQueuePaused(bool paused) {
+  const std::string file = PausedFile(options_.state_dir);
+  if (paused) {
+    int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return Status::Error("cannot write " + file + ": " + std::strerror(errno));
+    close(fd);
+  } else if (unlink(file.c_str()) != 0 && errno != ENOENT) {
+    return Status::Error("cannot remove " + file + ": " + std::strerror(errno));
+  }
+  if (queue_paused_ != paused) spdlog::info("queue {}", paused ? "paused" : "resumed");
+  queue_paused_ = paused;
+  queue_->Changed();
+  return Status::Ok();
+}
+
 void Daemon::LoadQueue() {
   gpu_count_ = CountGpus(options_.config.queue.gpus);
+  queue_paused_ = access(PausedFile(options_.state_dir).c_str(), F_OK) == 0;
+  if (queue_paused_) spdlog::info("queue paused (gshare queue resume starts jobs again)");
   ListFilter open;
   open.states = {JobState::kPending, JobState::kRunning, JobState::kSuspended};
   std::vector<std::pair<int64_t, std::string>> bad_rows;
@@ -194,9 +216,12 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
 }
 
 void Daemon::Admission() {
-  AdmissionLimits limits{gpu_count_, options_.config.queue.max_running,
-                         options_.config.queue.max_running_per_user, AllocatedPerSlot(),
-                         RunningPerArray()};
+  AdmissionLimits limits{gpu_count_,
+                         options_.config.queue.max_running,
+                         options_.config.queue.max_running_per_user,
+                         AllocatedPerSlot(),
+                         RunningPerArray(),
+                         queue_paused_};
   for (const BatchQueue::Start& start : queue_->Admit(RunningPerSlot(), limits, RunningPerUser())) {
     std::optional<JobRecord> r = queue_->Remove(start.id);
     if (!r) continue;

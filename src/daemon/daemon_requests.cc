@@ -59,6 +59,18 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
         spdlog::info("scheduler {}", enabled ? "on" : "off");
         return Reply(c, SchedulerReply{enabled}.ToJsonText());
       }
+      case proto::MsgType::kQueueSet: {
+        c.kind = Connection::Kind::kCli;
+        Result<QueueSetRequest> parsed = QueueSetRequest::Parse(req);
+        if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
+        if (!IsAdmin(c)) {
+          return Reply(c, ErrorReply(std::string(kPermissionDenied) +
+                                     "only an admin may pause or resume the queue"));
+        }
+        Status st = SetQueuePaused(parsed->paused);
+        if (!st.ok()) return Reply(c, ErrorReply(st.message()));
+        return Reply(c, ToJsonText(json{{"ok", true}, {"paused", queue_paused_}}));
+      }
       case proto::MsgType::kShutdown:
         c.kind = Connection::Kind::kCli;
         if (!IsAdmin(c)) {
@@ -158,6 +170,7 @@ std::string Daemon::StatusJson(Connection& c, const StatusRequest& request) {
               {"mode", options_.system ? "system" : "user"},
               {"database", options_.database_path},
               {"scheduler", arbiter_.enabled() ? "on" : "off"},
+              {"queue", queue_paused_ ? "paused" : "running"},
               {"quantum_ms", options_.config.scheduler.quantum.count()},
               {"idle_release_ms", options_.config.scheduler.idle_release.count()},
               {"drop_grace_ms", options_.config.scheduler.drop_grace.count()}};

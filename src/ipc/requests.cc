@@ -143,6 +143,14 @@ Result<SchedulerSetRequest> SchedulerSetRequest::Parse(const json& j) {
   return SchedulerSetRequest{enabled.value()};
 }
 
+json QueueSetRequest::ToJson() const { return json{{"paused", paused}}; }
+
+Result<QueueSetRequest> QueueSetRequest::Parse(const json& j) {
+  Result<bool> paused = BoolField(j, "paused");
+  if (!paused.ok()) return paused.status();
+  return QueueSetRequest{paused.value()};
+}
+
 json StatusRequest::ToJson() const { return job_id ? json{{"job_id", *job_id}} : json::object(); }
 
 Result<StatusRequest> StatusRequest::Parse(const json& j) {

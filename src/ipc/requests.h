@@ -83,6 +83,13 @@ struct SchedulerSetRequest {
   static Result<SchedulerSetRequest> Parse(const nlohmann::json& j);
 };
 
+// kQueueSet: {"paused": bool}; the reply says the state it left ({"ok", "paused"}).
+struct QueueSetRequest {
+  bool paused = false;
+  nlohmann::json ToJson() const;
+  static Result<QueueSetRequest> Parse(const nlohmann::json& j);
+};
+
 // kStatusRequest: {} or {"job_id"}
 struct StatusRequest {
   std::optional<int64_t> job_id;

@@ -63,7 +63,9 @@ AdmissionResult Admit(const std::vector<AdmissionJob>& pending, std::map<std::st
     const AdmissionJob& job = pending[index];
     const char*& reason = result.reasons[index];
     int& user_running = u.running[job.uid];
-    if (job.array_limit > 0 && array_running[job.array_job_id] >= job.array_limit) {
+    if (limits.paused && !job.foreground) {
+      reason = kReasonPaused;
+    } else if (job.array_limit > 0 && array_running[job.array_job_id] >= job.array_limit) {
       reason = kReasonArrayLimit;  // its own array's limit: not a slot it could have had
     } else if (limits.max_running_per_user > 0 && !job.foreground &&
                user_running >= limits.max_running_per_user) {

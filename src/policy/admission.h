@@ -29,6 +29,9 @@ inline constexpr const char* kReasonBeginTime = "BeginTime";
 inline constexpr const char* kReasonUserLimit = "QOSMaxJobsPerUserLimit";
 // A task of a job array whose "%N" limit of tasks running at once is reached (Slurm's).
 inline constexpr const char* kReasonArrayLimit = "JobArrayTaskLimit";
+// `gshare queue pause`: no submitted job starts until `gshare queue resume` (pueue's pause;
+// Slurm has no reason code for it).
+inline constexpr const char* kReasonPaused = "QueuePaused";
 
 struct AdmissionJob {
   int64_t id = 0;
@@ -54,6 +57,7 @@ struct AdmissionLimits {
   std::map<std::string, uint64_t> allocated{};
   // Tasks of each job array (by array job id) running now; an array missing: 0.
   std::map<int64_t, int> array_running{};
+  bool paused = false;  // `gshare queue pause`: only foreground jobs (gshare run) start
 };
 
 // What admission knows of each user: jobs running now, and when a job of theirs last started.
@@ -97,7 +101,8 @@ std::string JoinSlots(const std::vector<std::string>& slots);
 // jobs waits with QOSMaxJobsPerUserLimit; otherwise it starts
 // when its slot runs fewer than max_running jobs (a foreground one always does, and counts);
 // otherwise the first such job gets Resources and every later one Priority. `running` counts
-// the jobs running per slot now. Each start is also recorded in `users` (the caller's copy).
+// the jobs running per slot now. While limits.paused, every eligible job but a foreground one
+// waits with QueuePaused. Each start is also recorded in `users` (the caller's copy).
 // O(n log n) in the number of pending jobs (100,000 jobs: a few tens of ms).
 AdmissionResult Admit(const std::vector<AdmissionJob>& pending, std::map<std::string, int> running,
                       const AdmissionLimits& limits, double now, AdmissionUsers* users = nullptr);

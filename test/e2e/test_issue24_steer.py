@@ -4,7 +4,10 @@
     would make jobs wait for each other, on no job, or an update of a running job is refused
     with one line (exit 1) and changes nothing; no field or a bad value is a usage error (2);
   - hold and release take cancel's filters: `hold -n NAME` holds every pending job of that
-    name and no other, `release -u USER` releases them; `hold -t R` is a usage error."""
+    name and no other, `release -u USER` releases them; `hold -t R` is a usage error;
+  - `gshare queue pause` starts no submitted job (reason QueuePaused; `status --json` says
+    paused) while a foreground `gshare run` still runs; the pause outlives a daemon restart;
+    `gshare queue resume` starts the job."""
 import getpass
 import time
 import unittest
@@ -71,6 +74,30 @@ class SteerTest(TestCase):
         h.assert_error_line(r, 2, "hold")
         r = h.gshare("hold")
         h.assert_error_line(r, 2, "name the jobs")
+
+    def test_queue_pause_and_resume(self):
+        h = self.harness()
+        h.start_daemon()
+        r = h.gshare("queue", "pause")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("queue paused", r.stderr)
+        job = h.submit("-J", "nightly", "--", "true")
+        rec = h.wait_for(lambda: (lambda j: j if j["reason"] == "QueuePaused" else None)(
+            h.queue_jobs()[job]), 10, "job %d pending with reason QueuePaused" % job)
+        self.assertEqual(rec["state"], "PENDING")
+        self.assertEqual(h.status()["daemon"]["queue"], "paused")
+        fg = h.gshare("run", "--", "true")
+        self.assertEqual(fg.returncode, 0, fg.stderr)
+        # Still paused after a restart.
+        self.assertEqual(h.gshare("daemon", "stop").returncode, 0)
+        h.start_daemon()
+        self.assertEqual(h.status()["daemon"]["queue"], "paused")
+        time.sleep(0.3)
+        self.assertEqual(h.queue_jobs()[job]["state"], "PENDING")
+        r = h.gshare("queue", "resume")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        h.wait_state(job, "COMPLETED")
+        self.assertEqual(h.status()["daemon"]["queue"], "running")
 
 
 if __name__ == "__main__":

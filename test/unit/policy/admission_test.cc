@@ -108,5 +108,22 @@ TEST_CASE("Admission reasons follow Slurm's precedence and foreground jobs skip 
   CHECK(*r.next_begin == 300);
 }
 
+TEST_CASE("Admission starts no submitted job while the queue is paused, a foreground one still") {
+  AdmissionJob held = Pending(1);
+  held.held = true;
+  AdmissionJob fg = Pending(3);
+  fg.foreground = true;
+  std::vector<AdmissionJob> all = {held, Pending(2, 9), fg};
+  AdmissionLimits paused{1, 4};
+  paused.paused = true;
+  AdmissionResult r = Admit(all, {}, paused, 0);
+  CHECK(Started(all, r) == std::vector<int64_t>{3});
+  CHECK(Reason(all, r, 2) == kReasonPaused);
+  CHECK(Reason(all, r, 1) == kReasonHeld);  // its own reason first
+  paused.paused = false;
+  r = Admit(all, {}, paused, 0);
+  CHECK(Started(all, r) == std::vector<int64_t>{2, 3});
+}
+
 }  // namespace
 }  // namespace gshare
