@@ -55,6 +55,10 @@ constexpr int kMaxDaemonTimeoutMs = 3600 * 1000;
 // The client thread's period: the resolution of idle gaps (gap_predictor.h) and of the
 // idle and early releases.
 constexpr int kTickMs = 20;
+// How long a submission waits for a grant before the process says so on stderr (once): longer
+// than a handoff between jobs takes (tens of ms to a few s with memory moved), shorter than a
+// person waits before wondering.
+constexpr int64_t kWaitNoticeMs = 5000;
 
 constinit Mutex g_mu;
 pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
@@ -421,6 +425,16 @@ void Tick() {
       d.dropping = true;
       d.gap_open = reason != proto::ReleaseReason::kDropped;
     }
+    // A process that cannot run says so once, so that a foreground job that seems stuck
+    // says why (`gshare run -q` silences it).
+    if (d.requested && !d.holding && d.waiters > 0 && !g.wait_said &&
+        now - d.requested_ms >= kWaitNoticeMs) {
+      g.wait_said = true;
+      Warn(
+          "job %llu waits for its turn on the GPU (device %d): another job holds it; "
+          "`gshare status` shows which",
+          static_cast<unsigned long long>(g.job_id), i);
+    }
     SendGap(i);
     // Time held back for higher priorities reaches the daemon in 100 ms steps at most.
     if (const int64_t held = g_lanes[i].held_ns.load(std::memory_order_relaxed);
@@ -605,7 +619,7 @@ void EnsureStartedLocked() REQUIRES(g_mu) {
   g.job_id = job != nullptr ? std::strtoull(job, nullptr, 10) : 0;
   ParseJobToken(std::getenv("GSHARE_JOB_TOKEN"), g.job_token);
   // `gshare run` already said it runs the job unshared: do not say it twice.
-  if (std::getenv("GSHARE_QUIET") != nullptr) g.warned = true;
+  if (std::getenv("GSHARE_QUIET") != nullptr) g.warned = g.wait_said = true;
   const char* idle = std::getenv("GSHARE_IDLE_RELEASE_MS");
   if (idle != nullptr && std::atoi(idle) > 0) g.idle_release_ms = std::atoi(idle);
   const char* early = std::getenv("GSHARE_EARLY_RELEASE");
@@ -668,6 +682,7 @@ void LeaseClient::EnterSlow(int device) {
       }
       EnsureUuid(device);
       d.requested = RequestLease(device);
+      d.requested_ms = NowMs();
       if (!d.requested) {
         GoUngatedLocked("lost the connection to the gshare daemon at");
         continue;

@@ -46,6 +46,7 @@ struct DeviceState {
   int waiters GUARDED_BY(g_mu) = 0;     // threads blocked in EnterSlow
   uint64_t epoch GUARDED_BY(g_mu) = 0;  // epoch of the current grant
   int64_t last_active_ms GUARDED_BY(g_mu) = 0;
+  int64_t requested_ms GUARDED_BY(g_mu) = 0;  // when the outstanding request went out
   // Of the idle time since last_active_ms, what the host pool spent registering memory
   // (host_pool.h: it holds up the process's other driver calls, so the job may have been
   // blocked, not idle). Only the early release leaves it out.
@@ -84,6 +85,8 @@ struct State {
   bool started GUARDED_BY(g_mu) = false;  // thread running (this process)
   bool ungated GUARDED_BY(g_mu) = false;  // daemon unreachable: gates forced open
   bool warned GUARDED_BY(g_mu) = false;
+  // A submission waited kWaitNoticeMs for a grant: said once on stderr, unless GSHARE_QUIET.
+  bool wait_said GUARDED_BY(g_mu) = false;
   int fd GUARDED_BY(g_mu) = -1;  // read without g_mu only through FdUnlocked()
   // A connection given up while the lease thread may still be polling it: shut down at once,
   // closed by the lease thread itself, so its descriptor number cannot be reused under it.

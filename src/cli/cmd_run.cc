@@ -35,6 +35,7 @@ struct RunOptions {
   JobOptions job;
   std::vector<std::string> command;
   std::string kernel;  // --kernel NAME: the job is a notebook kernel (`gshare kernel install`)
+  bool quiet = false;  // -q: no word on stderr about waiting (the queue, the GPU)
 };
 
 int Fail(const std::string& message) {
@@ -45,8 +46,12 @@ int Fail(const std::string& message) {
 // Blocks until the daemon admits pending job `job_id` (kRunAdmitted), whose CUDA_VISIBLE_DEVICES
 // goes to `visible` ("" to leave it). Returns 0 when admitted, else the exit status: 143 when
 // the job was cancelled, 125 when the daemon went away.
-int WaitForAdmission(int fd, int64_t job_id, std::string* visible) {
-  spdlog::info("job {} pending; waiting for its dependencies, begin time or release", job_id);
+int WaitForAdmission(int fd, int64_t job_id, std::string* visible, bool quiet) {
+  if (!quiet) {
+    spdlog::info(
+        "job {} pending (gshare queue shows why: dependencies, begin time, a hold, GPU slots)",
+        job_id);
+  }
   Result<Frame> frame = ReadFrame(fd, proto::kMaxReplyPayload);
   if (frame.ok() && frame->type == proto::MsgType::kRunAdmitted) {
     json admitted = json::parse(frame->payload, nullptr, false);
@@ -144,7 +149,7 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     job_id = registered->job_id;
     visible = registered->visible;
     if (!registered->admitted) {
-      int status = WaitForAdmission(fd, job_id, &visible);
+      int status = WaitForAdmission(fd, job_id, &visible, opt.quiet);
       if (status != 0) {
         close(fd);
         return status;
@@ -155,7 +160,7 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     spec.set_env.push_back({"GSHARE_JOB_TOKEN", registered->token});
   }
   if (!visible.empty()) spec.set_env.push_back({"CUDA_VISIBLE_DEVICES", visible});
-  if (fd < 0) spec.set_env.push_back({"GSHARE_QUIET", "1"});
+  if (fd < 0 || opt.quiet) spec.set_env.push_back({"GSHARE_QUIET", "1"});
   if (!record->output.empty()) {
     spec.output_path =
         ExpandOutputPattern(record->output, job_id, record->name, UserName(getuid()));
@@ -188,6 +193,8 @@ void AddRunCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler)
   AddJobOptions(sub, &opt->job);
   sub.add_option("--kernel", opt->kernel, "The job is this Jupyter kernel (gshare kernel install)")
       ->group("");  // written into kernel specs, not typed
+  sub.add_flag("-q,--quiet", opt->quiet,
+               "Say nothing on stderr while the job waits for the queue or the GPU");
   sub.add_option("command", opt->command, "The command and its arguments")->required();
   sub.prefix_command();
   sub.footer(

@@ -7,12 +7,14 @@
     name and no other, `release -u USER` releases them; `hold -t R` is a usage error;
   - `gshare queue pause` starts no submitted job (reason QueuePaused; `status --json` says
     paused) while a foreground `gshare run` still runs; the pause outlives a daemon restart;
-    `gshare queue resume` starts the job."""
+    `gshare queue resume` starts the job;
+  - a foreground `gshare run` whose job waits more than 5 s for the GPU says so once on stderr
+    (another job holds it in exclusive mode); with `-q` it says nothing."""
 import getpass
 import time
 import unittest
 
-from gshare_e2e import TestCase
+from gshare_e2e import FAKE_APP, TestCase
 
 
 class SteerTest(TestCase):
@@ -98,6 +100,20 @@ class SteerTest(TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         h.wait_state(job, "COMPLETED")
         self.assertEqual(h.status()["daemon"]["queue"], "running")
+
+    def test_a_run_that_waits_for_the_gpu_says_so_once(self):
+        h = self.harness(config={"quantum": "60s"})
+        h.start_daemon()
+        holder = h.start_fake(["--kernels", "240", "--kernel-ms", "50"], name="holder")
+        h.wait_kernels(holder.child_pid(), 1)
+        said = h.start_run([FAKE_APP, "--kernels", "1"], ["-J", "said"], name="said")
+        quiet = h.start_run([FAKE_APP, "--kernels", "1"], ["-q", "-J", "quiet"], name="quiet")
+        for job in (said, quiet, holder):
+            self.assertEqual(job.wait(60), 0, job.stderr + h.diagnostics())
+        notice = "waits for its turn on the GPU"
+        self.assertEqual(said.stderr.count(notice), 1, said.stderr)
+        self.assertNotIn(notice, quiet.stderr)
+        self.assertEqual(quiet.stderr, "")
 
 
 if __name__ == "__main__":
