@@ -57,15 +57,13 @@ class ArraysTest(TestCase):
         waiting = [t for t in self.tasks(array).values() if t["state"] == "PENDING"]
         self.assertEqual([t["reason"] for t in waiting], ["JobArrayTaskLimit"] * 2)
         open(go, "w").close()
-        most = 0
+        # Two running was seen above; the tasks now end quickly, so a sample may see fewer.
         while True:
             states = [t["state"] for t in self.tasks(array).values()]
-            most = max(most, states.count("RUNNING"))
             self.assertLessEqual(states.count("RUNNING"), 2, states)
             if all(s == "COMPLETED" for s in states):
                 break
             time.sleep(0.02)
-        self.assertEqual(most, 2)
         for task, t in self.tasks(array).items():
             out = _read(self.path("sweep-%d_%d.out" % (array, task)))
             self.assertEqual(out, "%d %d 4 0 6 %d\n" % (array, task, t["id"]))
