@@ -307,13 +307,22 @@ Status ApplyRetention(const std::string& path, const toml::table& table, Config:
   return Status::Ok();
 }
 
+Status ApplyNotify(const std::string& path, const toml::table& table, Config::Notify* n) {
+  for (const auto& [key, node] : table) {
+    if (key != "command") return UnknownKey(path, key, "notify", "command");
+    if (Status st = ReadString(path, node, "notify.command", &n->command); !st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
 // Overlays the keys present in `root` (parsed from `path`) onto *config.
 Status Apply(const std::string& path, const toml::table& root, Config* config) {
   for (const auto& [key, node] : root) {
     const toml::table* table = node.as_table();
     if (key != "scheduler" && key != "daemon" && key != "system" && key != "queue" &&
-        key != "memory" && key != "retention") {
-      return UnknownKey(path, key, "", "scheduler, daemon, system, queue, memory, retention");
+        key != "memory" && key != "retention" && key != "notify") {
+      return UnknownKey(path, key, "",
+                        "scheduler, daemon, system, queue, memory, retention, notify");
     }
     if (table == nullptr) return ValueError(path, node, key.str(), "expected a table");
     Status st = key == "scheduler" ? ApplyScheduler(path, *table, &config->scheduler)
@@ -321,6 +330,7 @@ Status Apply(const std::string& path, const toml::table& root, Config* config) {
                 : key == "system"  ? ApplySystem(path, *table, &config->system)
                 : key == "queue"   ? ApplyQueue(path, *table, &config->queue)
                 : key == "memory"  ? ApplyMemory(path, *table, &config->memory)
+                : key == "notify"  ? ApplyNotify(path, *table, &config->notify)
                                    : ApplyRetention(path, *table, &config->retention);
     if (!st.ok()) return st;
   }

@@ -85,12 +85,19 @@ struct Config {
     int max_ended_jobs = 10'000;  // at most this many ended jobs kept, the last to end; 0: no cap
     uint64_t daemon_log_size = 16ull << 20;  // <state_dir>/daemon.log rotated past it; 0: never
   };
+  // What runs when a job ends (pueue's callback; docs/cli.md "Notifications").
+  struct Notify {
+    // Run with /bin/sh -c as the job's owner, detached, with the job's fields in GSHARE_JOB_*
+    // variables (daemon/job_end_hook.h); "": nothing runs.
+    std::string command;
+  };
   Scheduler scheduler;
   Daemon daemon;
   System system;
   Queue queue;
   Memory memory;
   Retention retention;
+  Notify notify;
 };
 
 // The memory engines `--memory` and [memory] engine accept (docs/memory.md, "Engines").

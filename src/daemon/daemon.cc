@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/socket.h>
@@ -22,6 +23,7 @@
 
 #include "base/job_token.h"
 #include "daemon/daemon_dirs.h"
+#include "daemon/job_end_hook.h"
 #include "daemon/system_dirs.h"
 #include "runner/job_umask.h"
 #include "ipc/daemon_record.h"
@@ -402,6 +404,17 @@ void Daemon::FinishJob(JobId id, JobState state, std::optional<int> exit_code,
   queue_->Ended(id, state);
   spdlog::info("job {} {} (lease {:.1f} s, waited {:.1f} s){}", id, JobStateName(state),
                r.lease_seconds, r.wait_seconds, reason.empty() ? "" : ": " + reason);
+  NotifyEnd(r);
+}
+
+void Daemon::NotifyEnd(const JobRecord& r) {
+  if (options_.config.notify.command.empty()) return;
+  Result<JobIdentity> who = SupervisorIdentity(r);  // the owner's, under a root daemon
+  const passwd* pw = getpwuid(r.uid);
+  Status st = who.ok() ? StartJobEndHook(options_.config.notify.command, r, who.value(),
+                                         pw != nullptr ? pw->pw_dir : "")
+                       : who.status();
+  if (!st.ok()) spdlog::warn("job {}: [notify] command not run: {}", r.id, st.message());
 }
 
 void Daemon::RecordUsage(JobId id, const ActiveJob& job, JobRecord* r) {

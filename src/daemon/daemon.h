@@ -166,6 +166,8 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   // row (JobStore::SaveRequeued); a failure is logged and returned.
   Status SaveRequeued(const JobRun& ended, JobRecord* again);
   void ForgetJobIfDone(JobId job);
+  // Starts the [notify] command for job `r`, which just ended (daemon/job_end_hook.h).
+  void NotifyEnd(const JobRecord& r);
   std::string StatusJson(Connection& c, const StatusRequest& request);
 
   // Memory: the ledger, shared and exclusive mode, evictions, handoffs (daemon_memory.cc).

@@ -35,6 +35,7 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
     queue_->Remove(id);
     queue_->Ended(id, r.state);
     spdlog::info("job {} CANCELLED while pending", id);
+    NotifyEnd(r);
     if (r.kind == "run") {  // its `gshare run` waits for admission: tell it
       for (auto& [cid, c] : conns_) {
         if (c->kind == Connection::Kind::kRunner && c->job == static_cast<JobId>(id)) {

@@ -232,7 +232,7 @@ class Harness:
     """One isolated gshare installation: temp dir, socket, state, fake driver log."""
 
     def __init__(self, testcase, config=None, census=False, queue=None, memory=None,
-                 retention=None):
+                 retention=None, notify=None):
         require_build(testcase)
         self.testcase = testcase
         base = None if len(tempfile.gettempdir()) < 40 else "/tmp"
@@ -254,8 +254,10 @@ class Harness:
             for k, v in settings.items():
                 f.write("%s = %s\n" % (k, _toml_value(v)))
             # [queue] (max_running, gpus), [memory] (engine, gpu_limit, host_budget,
-            # context_reserve), [retention] (ended_jobs, max_ended_jobs, daemon_log_size)
-            for table, keys in (("queue", queue), ("memory", memory), ("retention", retention)):
+            # context_reserve), [retention] (ended_jobs, max_ended_jobs, daemon_log_size),
+            # [notify] (command)
+            for table, keys in (("queue", queue), ("memory", memory), ("retention", retention),
+                                ("notify", notify)):
                 if not keys:
                     continue
                 f.write("[%s]\n" % table)
