@@ -19,17 +19,6 @@ struct FieldSpec {
   Value value;
 };
 
-// sacct's "YYYY-MM-DDTHH:MM:SS" in local time; "Unknown" when unset, as sacct prints it.
-std::string TimeText(const std::optional<double>& t) {
-  if (!t) return "Unknown";
-  std::time_t secs = static_cast<std::time_t>(*t);
-  std::tm local{};
-  if (localtime_r(&secs, &local) == nullptr) return "Unknown";
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &local);
-  return buf;
-}
-
 std::string Lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -98,6 +87,16 @@ AcctField Make(const FieldSpec& spec, size_t width) {
 }
 
 }  // namespace
+
+std::string TimeText(const std::optional<double>& t) {
+  if (!t) return "Unknown";
+  std::time_t secs = static_cast<std::time_t>(*t);
+  std::tm local{};
+  if (localtime_r(&secs, &local) == nullptr) return "Unknown";
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &local);
+  return buf;
+}
 
 Result<std::vector<AcctField>> ParseAcctFormat(std::string_view list) {
   std::vector<AcctField> out;

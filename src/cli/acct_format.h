@@ -59,6 +59,8 @@ std::string ExitCodeText(const JobRecord& r);
 std::string AcctDuration(double seconds);
 // Bytes in sacct's units: "0", "512K", "1.50G" (powers of 1024, at most two decimals).
 std::string AcctBytes(uint64_t bytes);
+// sacct's and scontrol's local "YYYY-MM-DDTHH:MM:SS"; "Unknown" when unset, as they print it.
+std::string TimeText(const std::optional<double>& unix_seconds);
 // Run time: end (or now) less start; 0 before it starts.
 double RunElapsed(const JobRecord& r, double now);
 // Time in the queue before it started: start (or now, while pending) less submission.

@@ -16,17 +16,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// scontrol's local "YYYY-MM-DDTHH:MM:SS"; "Unknown" when unset.
-std::string Time(const std::optional<double>& t) {
-  if (!t) return "Unknown";
-  std::time_t secs = static_cast<std::time_t>(*t);
-  std::tm local{};
-  if (localtime_r(&secs, &local) == nullptr) return "Unknown";
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &local);
-  return buf;
-}
-
 // "350ms", "4.2s", "1m05s", "1h02m": tenths below ten seconds, whole seconds above.
 std::string Human(double seconds) {
   if (!(seconds > 0) || !std::isfinite(seconds)) return "0s";
@@ -62,14 +51,14 @@ std::string JobStatusText(const json& job, double now,
     line("   ArrayJobId=" + std::to_string(r.array_job_id) +
          " ArrayTaskId=" + std::to_string(r.array_task_id) + " (" + JobArrayIdText(r) + ")");
   }
-  line("   SubmitTime=" + Time(r.submit_time) + " StartTime=" + Time(r.start_time) +
-       " EndTime=" + Time(r.end_time));
+  line("   SubmitTime=" + TimeText(r.submit_time) + " StartTime=" + TimeText(r.start_time) +
+       " EndTime=" + TimeText(r.end_time));
   std::string times =
       "   RunTime=" + Human(RunElapsed(r, now)) + " Waited=" + Human(RunReserved(r, now)) +
       " TimeLimit=" +
       (r.time_limit_ms > 0 ? FormatDuration(std::chrono::milliseconds(r.time_limit_ms))
                            : std::string("UNLIMITED"));
-  if (r.begin_time) times += " BeginTime=" + Time(r.begin_time);
+  if (r.begin_time) times += " BeginTime=" + TimeText(r.begin_time);
   line(times);
   if (hidden) {
     line("   (command, directory and output are shown to the job's owner only)");

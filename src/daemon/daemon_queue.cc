@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/daemon.h"
+#include "runner/detached_child.h"
 #include "runner/sharing_env.h"
 #include "policy/dependency.h"
 #include "base/gpu_inventory.h"
@@ -307,15 +308,7 @@ Status Daemon::SpawnSupervisor(JobRecord& record) {
   if (pid < 0)
     return Status::Error(std::string("cannot start the job supervisor: ") + strerror(errno));
   if (pid == 0) {
-    // Its own session, so that neither the daemon's end nor a terminal reaches it; default
-    // signal handling (the daemon ignores SIGCHLD, SIGPIPE and SIGHUP).
-    setsid();
-    for (int sig : {SIGCHLD, SIGPIPE, SIGHUP, SIGTERM, SIGINT}) signal(sig, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    int null_fd = open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+    DetachChild(/*quiet=*/false);        // it writes its own log
     if (who->Become() != 0) _exit(126);  // never run a job as root by mistake
     execv(argv[0], argv.data());
     _exit(127);

@@ -2,8 +2,6 @@
 // async-signal-safe functions (the daemon may have threads: the checkpoint helper's).
 #include "daemon/job_end_hook.h"
 
-#include <fcntl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,6 +10,7 @@
 
 #include "base/job_state.h"
 #include "base/user_name.h"
+#include "runner/detached_child.h"
 
 namespace gshare {
 namespace {
@@ -68,17 +67,7 @@ Status StartJobEndHook(const std::string& command, const JobRecord& r, const Job
   pid_t pid = fork();
   if (pid < 0) return Status::Error(std::string("cannot start the end hook: ") + strerror(errno));
   if (pid > 0) return Status::Ok();
-  setsid();
-  for (int sig : {SIGCHLD, SIGPIPE, SIGHUP, SIGTERM, SIGINT}) signal(sig, SIG_DFL);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  int null_fd = open("/dev/null", O_RDWR);
-  if (null_fd >= 0) {
-    dup2(null_fd, STDIN_FILENO);
-    dup2(null_fd, STDOUT_FILENO);
-    dup2(null_fd, STDERR_FILENO);
-  }
+  DetachChild(/*quiet=*/true);
   if (who.Become() != 0) _exit(126);
   if (chdir(dir) != 0 && chdir("/") != 0) _exit(126);
   execve(argv[0], argv, envp.data());

@@ -25,7 +25,7 @@ struct MemoryV2 {
 
 }  // namespace
 
-#ifdef NVML_PROBE_LINKED
+// The calls, as nvml.h declares them (the dlsym build only takes their types).
 extern "C" {
 int nvmlInit_v2();
 int nvmlDeviceGetCount_v2(unsigned*);
@@ -37,6 +37,8 @@ int nvmlDeviceGetIndex(void*, unsigned*);
 int nvmlDeviceGetMemoryInfo(void*, Memory*);
 int nvmlDeviceGetMemoryInfo_v2(void*, MemoryV2*);
 }
+
+#ifdef NVML_PROBE_LINKED
 #define NVML(name) (&name)
 #else
 void* Library() {
@@ -56,15 +58,6 @@ F Lookup(const char* name) {
   }
   return reinterpret_cast<F>(fn);
 }
-int nvmlInit_v2();
-int nvmlDeviceGetCount_v2(unsigned*);
-int nvmlDeviceGetCount(unsigned*);
-int nvmlDeviceGetHandleByIndex_v2(unsigned, void**);
-int nvmlDeviceGetHandleByUUID(const char*, void**);
-int nvmlDeviceGetUUID(void*, char*, unsigned);
-int nvmlDeviceGetIndex(void*, unsigned*);
-int nvmlDeviceGetMemoryInfo(void*, Memory*);
-int nvmlDeviceGetMemoryInfo_v2(void*, MemoryV2*);
 #define NVML(name) Lookup<decltype(&name)>(#name)  // declared above, never defined
 #endif
 
