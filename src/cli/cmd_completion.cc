@@ -41,6 +41,13 @@ std::string SubcommandNames(const CLI::App& app) {
   return out;
 }
 
+// Commands whose words are job ids, and the states -t/--state takes (Slurm's codes).
+constexpr const char* kIdCommands =
+    "cancel hold release set-priority update suspend resume requeue logs wait status";
+constexpr const char* kStateCodes = "PD R S CD F CA TO LO RQ";
+// The ids to offer: every job the queue lists, newest first (`queue -a --format=jobid`).
+constexpr const char* kJobIds = "gshare queue -a --no-header --format=jobid 2>/dev/null";
+
 std::string Bash(const CLI::App& root) {
   std::string subs, cases;
   for (const CLI::App* sub : root.get_subcommands({})) {
@@ -62,6 +69,20 @@ std::string Bash(const CLI::App& root) {
          "    '') words=\"" +
          subs + " " + Join(OptionWords(root)) + "\" ;;\n" + cases +
          "  esac\n"
+         "  local prev=${COMP_WORDS[COMP_CWORD-1]}\n"
+         "  if [[ (($prev == -t || $prev == --state) && \" run submit update \" != *\" $cmd \"*) "
+         "||\n"
+         "        ($cmd == acct && $prev == -s) ]]; then\n"
+         "    words=\"" +
+         std::string(kStateCodes) +
+         "\"\n"
+         "  elif [[ $cur != -* && \" " +
+         kIdCommands +
+         " \" == *\" $cmd \"* ]]; then\n"
+         "    words+=\" $(" +
+         kJobIds +
+         ")\"\n"
+         "  fi\n"
          "  COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
          "}\n"
          "complete -o default -F _gshare gshare\n";
@@ -87,6 +108,11 @@ std::string Fish(const CLI::App& root) {
     out += "complete -c gshare -n '__fish_use_subcommand' -a " + sub->get_name() + " -d '" + help +
            "'\n";
     options(*sub, "__fish_seen_subcommand_from " + sub->get_name());
+    if ((std::string(" ") + kIdCommands + " ").find(" " + sub->get_name() + " ") !=
+        std::string::npos) {
+      out += "complete -c gshare -n '__fish_seen_subcommand_from " + sub->get_name() + "' -a '(" +
+             kJobIds + ")'\n";
+    }
     if (std::string nested = SubcommandNames(*sub); !nested.empty()) {
       out += "complete -c gshare -n '__fish_seen_subcommand_from " + sub->get_name() + "' -a '" +
              nested.substr(1) + "'\n";

@@ -1,4 +1,5 @@
-"""Shell completion generated from the CLI definitions, and the systemd user unit."""
+"""Shell completion generated from the CLI definitions (commands, options, and, issue 24 item 8,
+job ids and states), and the systemd user unit."""
 import os
 import subprocess
 import unittest
@@ -7,13 +8,13 @@ from gshare_e2e import GSHARE, TestCase
 
 
 class CliExtrasTest(TestCase):
-    def complete(self, script, words):
+    def complete(self, script, words, env=None):
         """Runs the bash completion function for `words` (the last one being completed)."""
-        line = " ".join(words)
+        line = " ".join(words) + (' ""' if words[-1] == "" else "")
         prog = (script + "\nCOMP_WORDS=(%s); COMP_CWORD=%d; _gshare; printf '%%s\\n' \"${COMPREPLY[@]}\"\n"
                 % (line, len(words) - 1))
         r = subprocess.run(["bash", "-c", prog], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, timeout=30)
+                           text=True, timeout=30, env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
         return set(r.stdout.split())
 
@@ -30,6 +31,31 @@ class CliExtrasTest(TestCase):
         self.assertIn("--priority", self.complete(r.stdout, ["gshare", "-v", "run", "--p"]))
         self.assertNotIn("--ready-fd", r.stdout)  # internal option stays hidden
         self.assertEqual(self.complete(r.stdout, ["gshare", "status", "--j"]), {"--json"})
+
+    def test_bash_completion_offers_job_ids_and_states(self):
+        h = self.harness()
+        h.start_daemon()
+        held = h.submit("-H", "-J", "sweep", "--", "true")
+        done = h.submit("--", "true")
+        h.wait_state(done, "COMPLETED")
+        # The script calls `gshare` from PATH: one that uses this harness's config.
+        bindir = os.path.join(h.tmp, "bin")
+        os.makedirs(bindir)
+        with open(os.path.join(bindir, "gshare"), "w") as f:
+            f.write('#!/bin/sh\nexec %s --config %s "$@"\n' % (GSHARE, h.config_path))
+        os.chmod(os.path.join(bindir, "gshare"), 0o755)
+        env = dict(h.env, PATH=bindir + ":" + os.environ["PATH"])
+        script = h.gshare("completion", "bash", config=False).stdout
+        ids = {str(held), str(done)}
+        self.assertLessEqual(ids, self.complete(script, ["gshare", "cancel", ""], env))
+        self.assertLessEqual(ids, self.complete(script, ["gshare", "logs", ""], env))
+        self.assertNotIn(str(held), self.complete(script, ["gshare", "cancel", "--"], env))
+        self.assertEqual(self.complete(script, ["gshare", "queue", "-t", ""], env),
+                         {"PD", "R", "S", "CD", "F", "CA", "TO", "LO", "RQ"})
+        self.assertNotIn("PD", self.complete(script, ["gshare", "submit", "-t", ""], env))
+        fish = h.gshare("completion", "fish", config=False).stdout
+        self.assertIn("__fish_seen_subcommand_from cancel' -a '(gshare queue -a --no-header "
+                      "--format=jobid", fish)
 
     def test_fish_and_zsh_scripts(self):
         h = self.harness()
