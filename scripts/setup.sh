@@ -19,6 +19,10 @@ else
   echo "gshare: cannot install the build dependencies and no build is present" >&2
   exit 1
 fi
+# The manual page, where man(1) finds a user's pages (MANPATH's default includes it).
+mkdir -p "$HOME/.local/share/man/man1" &&
+  "$bin/gshare" man >"$HOME/.local/share/man/man1/gshare.1" &&
+  echo "gshare: man gshare reads $HOME/.local/share/man/man1/gshare.1" >&2
 # The demo's Python: the first of python3 and Debian's own that imports torch, after
 # installing Debian's PyTorch if neither does.
 find_python() {

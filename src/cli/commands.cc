@@ -27,6 +27,7 @@ void AddResumeCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddKernelCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddTopCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddUpdateCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddManCommand(CLI::App&, const GlobalOptions&, Handler*);
 
 const CommandSpec kCommands[] = {
     {"run", "Run a command in the foreground as a job sharing the GPU", AddRunCommand},
@@ -52,6 +53,7 @@ const CommandSpec kCommands[] = {
      AddDaemonCommand},
     {"kernel", "Install, list or remove Jupyter kernels that run as gshare jobs", AddKernelCommand},
     {"completion", "Print a shell completion script (bash, zsh, fish)", AddCompletionCommand},
+    {"man", "Print the gshare(1) manual page (roff)", AddManCommand},
     {"job-supervisor", "", AddSuperviseCommand},            // internal: started by the daemon
     {"checkpoint-helper", "", AddCheckpointHelperCommand},  // internal: started by the daemon
 };

@@ -57,6 +57,20 @@ class CliExtrasTest(TestCase):
         self.assertIn("__fish_seen_subcommand_from cancel' -a '(gshare queue -a --no-header "
                       "--format=jobid", fish)
 
+    def test_man_page_lists_every_command_and_option(self):
+        h = self.harness()
+        page = h.gshare("man", config=False)
+        self.assertEqual((page.returncode, page.stderr), (0, ""))
+        self.assertTrue(page.stdout.startswith(".TH GSHARE 1 "), page.stdout[:80])
+        listed = h.gshare("--help", config=False).stdout
+        for name in ("run", "submit", "queue", "acct", "top", "update", "cancel", "kernel"):
+            self.assertIn("\n.SS %s\n" % name, page.stdout)
+            self.assertIn(name, listed)
+        self.assertIn("\\-\\-dependency", page.stdout)  # an option, escaped for roff
+        self.assertIn(".SS queue\n", page.stdout)
+        self.assertIn(".B queue pause\n", page.stdout)
+        self.assertNotIn("job\\-supervisor", page.stdout)  # internal commands stay out
+
     def test_fish_and_zsh_scripts(self):
         h = self.harness()
         fish = h.gshare("completion", "fish", config=False)
