@@ -15,7 +15,7 @@ gib="${GIB:-45}" steps="${STEPS:-200}" every="${EVERY:-15}"
 cfg="$work/gshare.toml"
 ENGINE=swap write_config "$cfg" "$work" 20s
 daemon_up "$cfg" || exit 1
-t0=$(now)
+t0=$(date +%s)
 for name in train-a train-b; do
   job_start "$name" "$out_dir/$name.out" 600 "$gshare" --config "$cfg" run -J "$name" -- \
     "$python" "$bench/mem_train.py" --gib "$gib" --steps "$steps"
@@ -24,7 +24,7 @@ done
 frame=0
 while (($(jobs_alive) > 0)); do
   sleep "$every"
-  s=$(printf '%.0f' "$(echo "$(now) - $t0" | bc)")
+  s=$(($(date +%s) - t0))
   timeout 20 "$gshare" --config "$cfg" top -b -n 1 >"$out_dir/top-${s}s.txt" 2>&1
   frame=$((frame + 1))
   if ((frame == 2)) && command -v tmux >/dev/null; then
