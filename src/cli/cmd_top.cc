@@ -65,12 +65,15 @@ void AddPendingJobs(const GlobalOptions& global, json* status, std::string* mess
   (*status)["jobs"] = std::move(jobs);
 }
 
-TopFrame Frame(const GlobalOptions& global, int64_t selected, int width, std::string* message) {
-  json status;
-  bool ok = FetchStatus(global, &status, message);
-  if (ok) AddPendingJobs(global, &status, message);
+// One frame; `status` gets the document it shows (null when no daemon answered), which the
+// keys act on until the next frame.
+TopFrame Frame(const GlobalOptions& global, int64_t selected, int width, std::string* message,
+               json* status) {
+  *status = nullptr;
+  bool ok = FetchStatus(global, status, message);
+  if (ok) AddPendingJobs(global, status, message);
   TopInput in;
-  in.status = ok ? &status : nullptr;
+  in.status = ok ? status : nullptr;
   in.gpus = SampleGpus();
   in.selected_job = selected;
   in.message = *message;
@@ -97,7 +100,8 @@ int RunBatch(const GlobalOptions& global, const TopOptions& opt) {
   for (int i = 0; opt.iterations == 0 || i < opt.iterations; ++i) {
     if (i > 0) usleep(static_cast<useconds_t>(opt.delay_s * 1e6));
     std::string message;
-    TopFrame f = Frame(global, 0, 1000, &message);
+    json status;
+    TopFrame f = Frame(global, 0, 1000, &message, &status);
     for (const TopLine& l : f.lines) std::printf("%s\n", l.text.c_str());
     std::printf("\n");
     std::fflush(stdout);
@@ -154,12 +158,12 @@ json FindJob(const json& status, int64_t id) {
   return nullptr;
 }
 
-// What a key does to the selected job; the message to show, or "" for none.
-std::string Steer(const GlobalOptions& global, int ch, int64_t id) {
+// What a key does to the selected job as `status` (the frame on the screen) shows it; the
+// message to show, or "" for a key that does nothing. The daemon checks the request anew.
+std::string Steer(const GlobalOptions& global, int ch, int64_t id, const json& status) {
+  if (ch != 'c' && ch != 'h' && ch != '+' && ch != '-' && ch != 's') return "";
   if (id == 0) return "no job selected";
-  json status;
-  std::string message;
-  if (!FetchStatus(global, &status, &message)) return message;
+  if (status.is_null()) return "no daemon answers";
   const json j = FindJob(status, id);
   if (j.is_null()) return "job " + std::to_string(id) + " is gone";
   std::string state = j.value("state", std::string());
@@ -203,7 +207,8 @@ int RunLive(const GlobalOptions& global, const TopOptions& opt) {
   const int delay_ms = static_cast<int>(opt.delay_s * 1000);
   for (int frame = 0; opt.iterations == 0 || frame < opt.iterations; ++frame) {
     std::string fetched = message;
-    TopFrame f = Frame(global, selected, COLS, &fetched);
+    json status;
+    TopFrame f = Frame(global, selected, COLS, &fetched, &status);
     selected = f.selected_job;
     Draw(f, color);
     timeout(delay_ms);
@@ -215,7 +220,7 @@ int RunLive(const GlobalOptions& global, const TopOptions& opt) {
     } else if ((ch == KEY_UP || ch == 'k') && at != f.jobs.end() && at != f.jobs.begin()) {
       selected = *(at - 1);
     } else if (ch != ERR && ch != KEY_RESIZE) {
-      std::string outcome = Steer(global, ch, selected);
+      std::string outcome = Steer(global, ch, selected, status);
       if (!outcome.empty()) message = outcome;
     }
   }
