@@ -184,10 +184,16 @@ int ConnectTo(const char* path) {
   return fd;
 }
 
-// Connects and says hello; the new descriptor, or -1. Needs no lock (g.socket_path and
-// g.job_id are set once before the client thread starts).
-int Connect() {
-  int fd = ConnectTo(g.socket_path);
+int ConnectChosen(char* path, size_t cap) {
+  if (!gshare::paths::SocketExplicit() && gshare::paths::SystemSocketPath(path, cap)) {
+    int fd = ConnectTo(path);
+    if (fd >= 0) return fd;
+  }
+  return gshare::paths::SocketPath(path, cap) ? ConnectTo(path) : -1;
+}
+
+// Says hello on `fd` (a new connection); `fd`, or -1 (closed) when it cannot be sent.
+int Hello(int fd) {
   if (fd < 0) return -1;
   proto::HelloMsg hello{g.job_id, static_cast<int32_t>(getpid()), 0, {}};
   std::memcpy(hello.token, g.job_token, sizeof hello.token);
@@ -198,11 +204,9 @@ int Connect() {
   return fd;
 }
 
-// Connects and says hello.
-bool ConnectLocked() REQUIRES(g_mu) {
-  g.fd = Connect();
-  return g.fd >= 0;
-}
+// Connects to the daemon chosen at start and says hello; the new descriptor, or -1. Needs no
+// lock (g.socket_path and g.job_id are set once before the client thread starts).
+int Connect() { return Hello(ConnectTo(g.socket_path)); }
 
 // Liveness of the daemon, seen from the client thread only. A lease request may wait a
 // whole quantum for its grant, so silence alone proves nothing: after a quarter of the
@@ -634,15 +638,8 @@ void EnsureStartedLocked() REQUIRES(g_mu) {
   }
   // $GSHARE_SOCKET (what gshare sets for its jobs), else the system daemon when it answers,
   // else the user's own (docs/design.md "Which daemon"). Reconnections keep the choice.
-  bool connected = false;
-  if (!gshare::paths::SocketExplicit() &&
-      gshare::paths::SystemSocketPath(g.socket_path, sizeof g.socket_path)) {
-    connected = ConnectLocked();
-  }
-  if (!connected) {
-    bool have_path = gshare::paths::SocketPath(g.socket_path, sizeof g.socket_path);
-    if (!have_path || !ConnectLocked()) GoUngatedLocked("cannot reach the gshare daemon at");
-  }
+  g.fd = Hello(ConnectChosen(g.socket_path, sizeof g.socket_path));
+  if (g.fd < 0) GoUngatedLocked("cannot reach the gshare daemon at");
   pthread_t tid;
   pthread_attr_t attr;
   pthread_attr_init(&attr);

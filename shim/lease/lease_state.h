@@ -117,6 +117,11 @@ inline int FdUnlocked() NO_THREAD_SAFETY_ANALYSIS { return g.fd; }
 // and its directory are this user's or root's; so is the listener), nothing sent yet; -1
 // otherwise. Any thread.
 int ConnectTo(const char* path);
+// A connection to the daemon a process of this user uses (docs/design.md "Which daemon"):
+// $GSHARE_SOCKET when set, else the system daemon when it answers, else the user's own; `path`
+// gets the socket tried last (the user's own when the system daemon did not answer). -1 when
+// none answers. Nothing sent yet. Any thread.
+int ConnectChosen(char* path, size_t cap);
 // GSHARE_JOB_TOKEN's 32 hex digits into `out`'s 16 bytes; all zero when absent or malformed.
 void ParseJobToken(const char* hex, uint8_t out[16]);
 bool ReadAll(int fd, void* data, size_t len);

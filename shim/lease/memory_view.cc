@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "gshare/paths.h"
 #include "lease/lease_state.h"
 
 namespace gshare::shim {
@@ -32,17 +31,6 @@ bool Exchange(int fd, const proto::MemQueryMsg& q, proto::MemViewMsg* out) {
          std::memcmp(out->gpu.bytes, q.gpu.bytes, sizeof q.gpu.bytes) == 0 && out->known != 0;
 }
 
-// The daemon the lease client would use: $GSHARE_SOCKET when set, else the system daemon
-// when it answers, else the user's own (docs/design.md "Which daemon").
-int ConnectDaemon() {
-  char path[sizeof(sockaddr_un::sun_path)];
-  if (!paths::SocketExplicit() && paths::SystemSocketPath(path, sizeof path)) {
-    int fd = lease::ConnectTo(path);
-    if (fd >= 0) return fd;
-  }
-  return paths::SocketPath(path, sizeof path) ? lease::ConnectTo(path) : -1;
-}
-
 }  // namespace
 
 bool QueryJobMemory(const proto::GpuUuid& gpu, proto::MemViewMsg* out) {
@@ -53,7 +41,8 @@ bool QueryJobMemory(const proto::GpuUuid& gpu, proto::MemViewMsg* out) {
   if (q.job_id == 0) return false;
   lease::ParseJobToken(std::getenv("GSHARE_JOB_TOKEN"), q.token);
   q.gpu = gpu;
-  int fd = ConnectDaemon();
+  char path[sizeof(sockaddr_un::sun_path)];
+  int fd = lease::ConnectChosen(path, sizeof path);  // the daemon the lease client would use
   if (fd < 0) return false;
   bool ok = Exchange(fd, q, out);
   close(fd);
