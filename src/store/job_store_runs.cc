@@ -13,9 +13,9 @@ namespace {
 
 using namespace job_row;  // NOLINT: the row codec is this file's vocabulary
 
-// What acct shows of a job, in the column order ReadRun reads; job_runs' own columns where a
-// run has its own, and the job's for the rest. "+state" keeps SQLite off the state index: the
-// rows come in id order without a sort.
+// What acct shows of a job, in the column order ReadRun reads (SelectSummaries' first); job_runs'
+// own columns where a run has its own, and the job's for the rest. "+state" keeps SQLite off the
+// state index: the rows come in id order without a sort.
 constexpr const char* kSelectJobRuns =
     "SELECT id, name, state, priority, reason, uid, gpu, slot, kind, submit_time, start_time,"
     " end_time, exit_code, signal, array_job_id, array_task_id, lease_seconds, wait_seconds,"
@@ -26,36 +26,10 @@ constexpr const char* kSelectEarlierRuns =
     " j.array_task_id, r.lease_seconds, r.wait_seconds, r.peak_bytes, r.swaps_out, r.swaps_in,"
     " r.run, j.gpus, r.requeued, r.requeue_time FROM job_runs r JOIN jobs j ON j.id = r.job_id";
 
-std::optional<double> OptionalDouble(sqlite3_stmt* stmt, int col) {
-  if (sqlite3_column_type(stmt, col) == SQLITE_NULL) return std::nullopt;
-  return sqlite3_column_double(stmt, col);
-}
-
-std::optional<int> OptionalInt(sqlite3_stmt* stmt, int col) {
-  if (sqlite3_column_type(stmt, col) == SQLITE_NULL) return std::nullopt;
-  return sqlite3_column_int(stmt, col);
-}
-
 JobRun ReadRun(sqlite3_stmt* stmt) {
   JobRun run;
+  run.job = ReadSummaryRow(stmt);  // columns 0..15: SelectSummaries' order
   JobRecord& r = run.job;
-  r.id = sqlite3_column_int64(stmt, 0);
-  r.name = ColumnText(stmt, 1);
-  // Rows are written with JobStateName's text only.
-  r.state = JobStateFromName(ColumnText(stmt, 2)).value_or(JobState::kFailed);
-  r.priority = sqlite3_column_int(stmt, 3);
-  r.reason = ColumnText(stmt, 4);
-  r.uid = static_cast<uint32_t>(sqlite3_column_int64(stmt, 5));
-  r.gpu = ColumnText(stmt, 6);
-  r.slot = ColumnText(stmt, 7);
-  r.kind = ColumnText(stmt, 8);
-  r.submit_time = sqlite3_column_double(stmt, 9);
-  r.start_time = OptionalDouble(stmt, 10);
-  r.end_time = OptionalDouble(stmt, 11);
-  r.exit_code = OptionalInt(stmt, 12);
-  r.signal = OptionalInt(stmt, 13);
-  r.array_job_id = sqlite3_column_int64(stmt, 14);
-  r.array_task_id = sqlite3_column_int64(stmt, 15);
   r.lease_seconds = sqlite3_column_double(stmt, 16);
   r.wait_seconds = sqlite3_column_double(stmt, 17);
   r.peak_bytes = static_cast<uint64_t>(sqlite3_column_int64(stmt, 18));
