@@ -24,8 +24,9 @@ gshare_fuzz_packages=(clang-14 libclang-rt-14-dev)
 # CI's source checks (scripts/check_format.sh; check_thread_safety.sh uses clang-14 above).
 gshare_lint_packages=(clang-format-14)
 # The e2e tests' real Jupyter kernel (test/e2e/test_issue23_kernels.py), for /usr/bin/python3,
-# and a real terminal for `gshare top` (tmux: test/e2e/test_issue24_top.py).
-gshare_test_packages=(python3-ipykernel python3-jupyter-client tmux)
+# a real terminal for `gshare top` (tmux: test/e2e/test_issue24_top.py), and Prometheus's own
+# parser of the metrics (test/e2e/test_issue24_metrics.py).
+gshare_test_packages=(python3-ipykernel python3-jupyter-client tmux python3-prometheus-client)
 
 gshare_build() {  # gshare_build BUILD_DIR [BUILD_TYPE [CMAKE_ARGS...]]
   local dir=$1 type=${2:-RelWithDebInfo}

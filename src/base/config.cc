@@ -13,6 +13,7 @@
 
 #include "base/byte_size.h"
 #include "base/duration.h"
+#include "base/listen_address.h"
 #include "gshare/paths.h"
 
 namespace gshare {
@@ -315,10 +316,41 @@ Status ApplyNotify(const std::string& path, const toml::table& table, Config::No
   return Status::Ok();
 }
 
+Status ApplyMetrics(const std::string& path, const toml::table& table, Config::Metrics* m) {
+  for (const auto& [key, node] : table) {
+    const std::string name = "metrics." + std::string(key.str());
+    Status st;
+    if (key == "listen") {
+      st = ReadString(path, node, name, &m->listen);
+    } else if (key == "allow_remote") {
+      st = ReadBool(path, node, name, &m->allow_remote);
+    } else if (key == "textfile") {
+      st = ReadString(path, node, name, &m->textfile);
+      if (st.ok() && !m->textfile.empty() && m->textfile.front() != '/') {
+        st = ValueError(path, node, name, "must be an absolute path");
+      }
+    } else if (key == "textfile_interval") {
+      st = ReadDuration(path, node, name, /*positive=*/true, &m->textfile_interval);
+    } else {
+      st = UnknownKey(path, key, "metrics", "listen, allow_remote, textfile, textfile_interval");
+    }
+    if (!st.ok()) return st;
+  }
+  if (!m->listen.empty()) {
+    Result<ListenAddress> addr = ParseListenAddress(m->listen, m->allow_remote);
+    if (!addr.ok()) return Status::Error(path + ": [metrics] " + addr.status().message());
+  }
+  return Status::Ok();
+}
+
 // Overlays the keys present in `root` (parsed from `path`) onto *config.
 Status Apply(const std::string& path, const toml::table& root, Config* config) {
   for (const auto& [key, node] : root) {
     const toml::table* table = node.as_table();
+    if (key == "metrics" && table != nullptr) {
+      if (Status st = ApplyMetrics(path, *table, &config->metrics); !st.ok()) return st;
+      continue;
+    }
     if (key != "scheduler" && key != "daemon" && key != "system" && key != "queue" &&
         key != "memory" && key != "retention" && key != "notify") {
       return UnknownKey(path, key, "",

@@ -85,6 +85,17 @@ struct Config {
     int max_ended_jobs = 10'000;  // at most this many ended jobs kept, the last to end; 0: no cap
     uint64_t daemon_log_size = 16ull << 20;  // <state_dir>/daemon.log rotated past it; 0: never
   };
+  // Prometheus metrics (docs/cli.md "Metrics"): off unless listen or textfile is set.
+  struct Metrics {
+    // "HOST:PORT" of the daemon's HTTP endpoint (GET /metrics); loopback only unless
+    // allow_remote (base/listen_address.h). "": none.
+    std::string listen;
+    bool allow_remote = false;
+    // A file for node_exporter's textfile collector, replaced (temp file + rename) every
+    // textfile_interval. "": none.
+    std::string textfile;
+    std::chrono::milliseconds textfile_interval{15000};
+  };
   // What runs when a job ends (pueue's callback; docs/cli.md "Notifications").
   struct Notify {
     // Run with /bin/sh -c as the job's owner, detached, with the job's fields in GSHARE_JOB_*
@@ -92,6 +103,7 @@ struct Config {
     std::string command;
   };
   Scheduler scheduler;
+  Metrics metrics;
   Daemon daemon;
   System system;
   Queue queue;

@@ -1,7 +1,8 @@
 // `gshare status [--json] [ID]`: per GPU the lease holder, waiters, mode and quantum; per
 // user their jobs running and pending and their lease time; per job its state, priority, time on
 // the lease, time waiting and memory. A table for people, one JSON document with --json
-// (schema_version 1).
+// (schema_version 1). `gshare metrics`: the same document as Prometheus metrics, once, on
+// stdout, written as the daemon's endpoint writes it (ipc/status_metrics.h).
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -9,10 +10,12 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "base/byte_size.h"
 #include "cli/cli.h"
 #include "cli/job_status_text.h"
 #include "ipc/requests.h"
 #include "ipc/job_json.h"
+#include "ipc/status_metrics.h"
 #include "base/duration.h"
 #include "base/terminal_text.h"
 #include "base/user_name.h"
@@ -108,6 +111,13 @@ void PrintTable(const json& st) {
               d.at("pid").get<int>(), d.at("scheduler").get<std::string>().c_str(),
               FormatDuration(std::chrono::milliseconds(d.at("quantum_ms").get<int64_t>())).c_str(),
               TerminalText(d.at("socket").get<std::string>()).c_str());
+  if (auto host = d.find("host_memory"); host != d.end() && host->is_object()) {
+    const uint64_t budget = host->value("budget", uint64_t{0});
+    std::printf("host memory for swapping: %s swapped out, %s staged, of %s\n",
+                FormatBytes(host->value("swapped", uint64_t{0})).c_str(),
+                FormatBytes(host->value("staged", uint64_t{0})).c_str(),
+                budget == 0 ? "no bound" : FormatBytes(budget).c_str());
+  }
   std::printf("\n%-4s %-42s %-9s %-7s %-8s %-9s %-8s %s\n", "GPU", "UUID", "MODE", "HOLDER", "HELD",
               "CAPACITY", "HANDOFFS", "WAITERS");
   if (st.at("gpus").empty()) std::printf("(no GPU used yet)\n");

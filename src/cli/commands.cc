@@ -26,6 +26,7 @@ void AddSuspendCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddResumeCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddKernelCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddTopCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddMetricsCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddUpdateCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddManCommand(CLI::App&, const GlobalOptions&, Handler*);
 
@@ -36,6 +37,7 @@ const CommandSpec kCommands[] = {
     {"acct", "History: every run of the jobs of a time window (sacct)", AddAcctCommand},
     {"status", "Show GPUs, lease holders and jobs, or one job", AddStatusCommand},
     {"top", "A live view of the GPUs and jobs, with keys to steer them", AddTopCommand},
+    {"metrics", "Print Prometheus metrics of the GPUs and jobs (text format)", AddMetricsCommand},
     {"cancel", "Cancel jobs (or send them a signal)", AddCancelCommand},
     {"hold", "Keep pending jobs from starting", AddHoldCommand},
     {"release", "Let held jobs start", AddReleaseCommand},

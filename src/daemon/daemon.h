@@ -25,6 +25,7 @@
 #include "daemon/checkpoint_coordinator.h"
 #include "daemon/checkpoint_helper.h"
 #include "daemon/handoff_log.h"
+#include "daemon/metrics_endpoint.h"
 #include "daemon/peer_table.h"
 #include "daemon/priority_lanes.h"
 #include "ipc/job_end.h"
@@ -104,6 +105,7 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
     // Evictions and swap-ins of its processes that have left the ledger (gone_swaps_out/in):
     // the ledger keeps only the live ones' counters.
     uint64_t gone_swaps_out = 0, gone_swaps_in = 0;
+    uint64_t gone_bytes_out = 0, gone_bytes_in = 0;
     // gshare suspend: the lease drains, the processes are checkpointed, then stopped.
     enum class Suspension { kNone, kDraining, kCheckpointing, kStopped };
     Suspension suspension = Suspension::kNone;
@@ -169,6 +171,17 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   // Starts the [notify] command for job `r`, which just ended (daemon/job_end_hook.h).
   void NotifyEnd(const JobRecord& r);
   std::string StatusJson(Connection& c, const StatusRequest& request);
+  // The status document (`gshare status --json`) as `viewer` may see it; nullptr: the metrics'
+  // view, which reads only what every user may see (ipc/status_metrics.h).
+  nlohmann::json StatusDocument(Connection* viewer, const StatusRequest& request);
+  // Prometheus metrics (daemon_metrics.cc, docs/design.md "Metrics"): [metrics] listen's
+  // endpoint started (a failure is logged; the daemon serves without it), the exposition, and
+  // [metrics] textfile written when due.
+  void StartMetrics();
+  std::string MetricsText();
+  void MetricsFileTick(TimePoint now);
+  // Jobs by live state (PENDING, RUNNING, SUSPENDED) as `gshare queue` shows them.
+  nlohmann::json JobCounts() const;
 
   // Memory: the ledger, shared and exclusive mode, evictions, handoffs (daemon_memory.cc).
   void OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m);
@@ -413,6 +426,10 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   TimePoint next_stage_check_{};
   std::optional<TimePoint> stage_due_;  // StageIdleMemory's last answer
   TimePoint next_retention_{};          // the epoch: the first loop applies [retention]
+  double start_time_ = 0;  // unix seconds: when this daemon started (metrics count from then)
+  std::unique_ptr<MetricsEndpoint> metrics_;    // [metrics] listen, once listening
+  std::optional<TimePoint> next_metrics_file_;  // [metrics] textfile's next write
+  std::string metrics_file_error_;              // its last failure, logged once
   static constexpr Millis kRetentionPeriod{10 * 60 * 1000};
   int gpu_count_ = 1;
 };

@@ -48,12 +48,16 @@ void Daemon::Loop() {
     earliest(peers_.Expire(now));
     peers_.Reap();
     earliest(peers_.accept_paused_until());
+    if (metrics_) earliest(metrics_->Expire(now));
+    earliest(next_metrics_file_);
 
     fds.clear();
     ids.clear();
     fds.push_back({signal_pipe_[0], POLLIN, 0});
     fds.push_back({checkpoint_.fd(), POLLIN, 0});  // -1 (ignored) until started
     peers_.PollSet(listen_fd_, now, &fds, &ids);
+    const size_t metrics_first = fds.size();  // the metrics endpoint's entries, after the peers'
+    if (metrics_) metrics_->PollSet(&fds);
     int timeout_ms = -1;
     if (deadline) {
       auto ms = std::chrono::ceil<Millis>(*deadline - Now()).count();
@@ -68,11 +72,12 @@ void Daemon::Loop() {
       spdlog::info("signal received: shutting down");
       stopping_ = true;
     }
-    for (size_t i = kFirstPeer; i < fds.size(); ++i) {
+    for (size_t i = kFirstPeer; i < metrics_first; ++i) {
       peers_.OnPollEvents(ids[i - kFirstPeer], fds[i].revents, Now());
     }
     if (fds[2].revents != 0) peers_.Accept(listen_fd_, Now());
     if (fds[1].revents != 0) OnCheckpointReplies();
+    if (metrics_) metrics_->OnPoll(fds, metrics_first, Now());
     Apply(arbiter_.Tick(Now()));
     if (std::optional<TimePoint> settled = sharing_.NextDeadline(); settled && *settled <= Now()) {
       for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
@@ -82,6 +87,7 @@ void Daemon::Loop() {
     stage_deadline = StageIdleMemory(Now());
     QueueTick(Now());
     RetentionTick(Now());
+    MetricsFileTick(Now());
     peers_.Reap();
   }
   peers_.FlushAll(std::chrono::seconds(1));  // pending replies (the shutdown's own)
@@ -152,6 +158,8 @@ void Daemon::Drop(ConnId id, const std::string& why) {
       if (auto jit = jobs_.find(c.job); jit != jobs_.end()) {
         jit->second->gone_swaps_out += before.swaps_out - after.swaps_out;
         jit->second->gone_swaps_in += before.swaps_in - after.swaps_in;
+        jit->second->gone_bytes_out += before.bytes_out - after.bytes_out;
+        jit->second->gone_bytes_in += before.bytes_in - after.bytes_in;
       }
     }
     staging_.Forget(id);

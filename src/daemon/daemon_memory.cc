@@ -330,6 +330,13 @@ nlohmann::json Daemon::JobMemoryJson(JobId job) const {
   nlohmann::json waiting_for = nullptr;
   if (wait != memory_wait_.end()) waiting_for = wait->second;
   uint64_t checkpoints = 0, restores = 0, swapins_failed = 0;
+  // Its processes gone from the ledger keep counting: the counters only ever grow.
+  if (it != jobs_.end()) {
+    t.swaps_out += it->second->gone_swaps_out;
+    t.swaps_in += it->second->gone_swaps_in;
+    t.bytes_out += it->second->gone_bytes_out;
+    t.bytes_in += it->second->gone_bytes_in;
+  }
   double checkpoint_s = 0, restore_s = 0;
   if (it != jobs_.end()) {
     checkpoints = it->second->checkpoints;

@@ -88,6 +88,14 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
 }
 
 std::string Daemon::StatusJson(Connection& c, const StatusRequest& request) {
+  return ToJsonText(StatusDocument(&c, request));
+}
+
+json Daemon::StatusDocument(Connection* viewer, const StatusRequest& request) {
+  // The metrics' view (no viewer) writes no field that HideDetails empties.
+  const auto hide = [this, viewer](json* j) {
+    if (viewer != nullptr) HideDetails(*viewer, j);
+  };
   auto now = Now();
   json gpus = json::array();
   for (const Arbiter::GpuView& v : arbiter_.Gpus(now)) {
@@ -104,6 +112,8 @@ std::string Daemon::StatusJson(Connection& c, const StatusRequest& request) {
            {"last_drain_ms", v.last_drain_ms},
            {"max_drain_ms", v.max_drain_ms},
            {"stopped", v.stopped},
+           {"lease_seconds_total", v.lease_seconds_total},
+           {"wait_seconds_total", v.wait_seconds_total},
            {"quantum_ms", options_.config.scheduler.quantum.count()}};
     auto info = gpus_.find(v.gpu);
     g["ordinal"] = info != gpus_.end() ? json(info->second.ordinal) : json(nullptr);
@@ -111,6 +121,12 @@ std::string Daemon::StatusJson(Connection& c, const StatusRequest& request) {
     const std::string index = GpuIndexOf(v.gpu);
     g["index"] = index != v.gpu ? json(std::stoi(index)) : json(nullptr);
     AddGpuMemoryJson(v.gpu, &g);
+    const MemoryLedger::SwapCounters swaps = ledger_.SwapsOn(v.gpu);
+    g["used_bytes"] = ledger_.Used(v.gpu);
+    g["swaps_out_total"] = swaps.swaps_out;
+    g["swaps_in_total"] = swaps.swaps_in;
+    g["bytes_out_total"] = swaps.bytes_out;
+    g["bytes_in_total"] = swaps.bytes_in;
     AddStaggerJson(v.gpu, &g);
     g["mode_switches"] = sharing_.Switches(v.gpu);
     // Priority lanes: who is busy, who is held back behind a higher priority now.
@@ -140,7 +156,11 @@ std::string Daemon::StatusJson(Connection& c, const StatusRequest& request) {
     j["allocated_bytes"] = mem["allocated"];
     j["memory"] = std::move(mem);
     j["peak_bytes"] = job->peak_bytes;
-    HideDetails(c, &j);
+    JobRecord usage;  // swaps as the job's end will record them (checkpoints among them)
+    RecordUsage(id, *job, &usage);
+    j["swaps_out"] = usage.swaps_out;
+    j["swaps_in"] = usage.swaps_in;
+    hide(&j);
     jobs.push_back(std::move(j));
     listed.insert(id);
   }
@@ -151,7 +171,7 @@ std::string Daemon::StatusJson(Connection& c, const StatusRequest& request) {
     for (const JobRecord& r : rows.value()) {
       if (!listed.insert(r.id).second) continue;
       jobs.push_back(JobToJson(r));
-      HideDetails(c, &jobs.back());
+      hide(&jobs.back());
     }
   }
   // `gshare status ID` of an older job.
@@ -161,7 +181,7 @@ std::string Daemon::StatusJson(Connection& c, const StatusRequest& request) {
         listed.count(id) == 0 ? store_->Get(id) : Result<std::optional<JobRecord>>(std::nullopt);
     if (row.ok() && row.value()) {
       jobs.push_back(JobToJson(*row.value()));
-      HideDetails(c, &jobs.back());
+      hide(&jobs.back());
     }
   }
   json daemon{{"pid", getpid()},
@@ -171,15 +191,21 @@ std::string Daemon::StatusJson(Connection& c, const StatusRequest& request) {
               {"database", options_.database_path},
               {"scheduler", arbiter_.enabled() ? "on" : "off"},
               {"queue", queue_paused_ ? "paused" : "running"},
+              {"start_time", start_time_},
+              {"job_counts", JobCounts()},
               {"quantum_ms", options_.config.scheduler.quantum.count()},
               {"idle_release_ms", options_.config.scheduler.idle_release.count()},
-              {"drop_grace_ms", options_.config.scheduler.drop_grace.count()}};
-  return ToJsonText(json{{"ok", true},
-                         {"schema_version", kJsonSchemaVersion},
-                         {"daemon", daemon},
-                         {"gpus", gpus},
-                         {"jobs", jobs},
-                         {"users", UsersJson(now)}});
+              {"drop_grace_ms", options_.config.scheduler.drop_grace.count()},
+              // The node's host memory for swapping ([memory] host_budget, _per_user; 0: no
+              // bound) and what swapped-out data and staged copies hold of it now.
+              {"host_memory",
+               {{"budget", ledger_.options().host_budget},
+                {"budget_per_user", ledger_.options().host_budget_per_user},
+                {"swapped", ledger_.SwappedBytes()},
+                {"staged", ledger_.StagedBytes()}}}};
+  return json{{"ok", true},       {"schema_version", kJsonSchemaVersion},
+              {"daemon", daemon}, {"gpus", gpus},
+              {"jobs", jobs},     {"users", UsersJson(now)}};
 }
 
 }  // namespace gshare

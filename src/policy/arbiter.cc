@@ -159,6 +159,7 @@ void Arbiter::BeginHolding(const GpuKey& gpu, Lease& lease, JobId job, TimePoint
   lease.turns.Took(jobs_.at(job).uid);
   lease.incumbent.reset();
   lease.granted_at = now;
+  lease.held_since = now;
   lease.dropping = false;
   lease.turn_waits = 0;
   lease.switch_time = Millis(0);
@@ -231,8 +232,12 @@ void Arbiter::EndHolding(Lease& lease, TimePoint now) {
   if (lease.holder) {
     JobId job = *lease.holder;
     auto jit = jobs_.find(job);
+    lease.lease_seconds += Seconds(lease.held_since, now);
     if (jit != jobs_.end()) {
-      jit->second.lease_seconds += Seconds(lease.granted_at, now);
+      // A turn that ends before it began (its grant undelivered, its swap-in not over) was
+      // waiting, as BeginTurn would have counted it: the job's counters only ever grow.
+      (lease.turn_waits != 0 ? jit->second.wait_seconds : jit->second.lease_seconds) +=
+          Seconds(lease.granted_at, now);
       if (Wants(lease, job)) {
         Enqueue(lease, job, now);  // round robin: to the tail
         if (IsGang(job) && jit->second.gang_wait == 0) jit->second.gang_wait = ++arrivals_;
@@ -408,6 +413,13 @@ std::vector<Arbiter::GpuView> Arbiter::Gpus(TimePoint now) const {
     v.last_drain_ms = lease.last_drain_ms;
     v.max_drain_ms = lease.max_drain_ms;
     v.drains = lease.drains;
+    v.lease_seconds_total = lease.lease_seconds;
+    if (lease.holder) v.lease_seconds_total += Seconds(lease.held_since, now);
+    for (const auto& [job, since] : lease.shared_since) {
+      v.lease_seconds_total += Seconds(since, now);
+    }
+    v.wait_seconds_total = lease.wait_seconds;
+    for (const auto& [job, since] : lease.wait_since) v.wait_seconds_total += Seconds(since, now);
     v.waiters = WaiterOrder(lease);
     v.stopped.assign(lease.stopped.begin(), lease.stopped.end());
     views.push_back(std::move(v));
@@ -419,6 +431,7 @@ void Arbiter::StopWaiting(Lease& lease, JobId job, TimePoint now) {
   auto ws = lease.wait_since.find(job);
   if (ws == lease.wait_since.end()) return;
   jobs_.at(job).wait_seconds += Seconds(ws->second, now);
+  lease.wait_seconds += Seconds(ws->second, now);
   lease.wait_since.erase(ws);
 }
 
@@ -466,7 +479,8 @@ Arbiter::JobUsage Arbiter::Usage(JobId job, TimePoint now) const {
   for (const auto& [gpu, lease] : leases_) {
     if (lease.holder == job) {
       u.holding = true;
-      u.lease_seconds += Seconds(lease.granted_at, now);
+      // Until its turn begins (BeginTurn) the holder's time is waiting.
+      (lease.turn_waits != 0 ? u.wait_seconds : u.lease_seconds) += Seconds(lease.granted_at, now);
     }
     auto sh = lease.shared_since.find(job);
     if (sh != lease.shared_since.end()) {

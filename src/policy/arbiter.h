@@ -198,6 +198,11 @@ class Arbiter {
     double last_drain_ms = 0;  // how long the last holder took to give the GPU back
     double max_drain_ms = 0;
     uint64_t drains = 0;  // releases that followed a DROP
+    // Since the arbiter started, summed over jobs (two sharing jobs count twice): seconds
+    // jobs held the lease (from each grant to its release, swap-ins included) and seconds
+    // they waited in its queue. Only ever grow.
+    double lease_seconds_total = 0;
+    double wait_seconds_total = 0;
   };
   std::vector<GpuView> Gpus(TimePoint now) const;
   struct JobUsage {
@@ -256,6 +261,10 @@ class Arbiter {
     double last_drain_ms = 0;      // DROP sent -> last acknowledgement, last release
     double max_drain_ms = 0;
     uint64_t drains = 0;
+    // GpuView's totals, of the holdings and waits that ended; held_since: the holder's grant
+    // (granted_at moves to the start of its turn).
+    double lease_seconds = 0, wait_seconds = 0;
+    TimePoint held_since{};
   };
 
   Millis QuantumOf(const Job& job) const;

@@ -102,6 +102,7 @@ void Arbiter::EndShared(Lease& lease, JobId job, TimePoint now) {
   if (it == lease.shared_since.end()) return;
   auto jit = jobs_.find(job);
   if (jit != jobs_.end()) jit->second.lease_seconds += Seconds(it->second, now);
+  lease.lease_seconds += Seconds(it->second, now);
   lease.shared_since.erase(it);
 }
 

@@ -16,6 +16,15 @@ void MemoryLedger::Report(ConnId conn, JobId job, const GpuKey& gpu, const proto
 }
 
 void MemoryLedger::Forget(ConnId conn) {
+  if (auto it = entries_.find(conn); it != entries_.end()) {
+    for (const auto& [gpu, e] : it->second) {
+      SwapCounters& f = forgotten_swaps_[gpu];
+      f.swaps_out += e.report.swaps_out;
+      f.swaps_in += e.report.swaps_in;
+      f.bytes_out += e.report.bytes_out;
+      f.bytes_in += e.report.bytes_in;
+    }
+  }
   entries_.erase(conn);
   checkpointed_.erase(conn);
   for (auto it = evicting_.begin(); it != evicting_.end();) {
@@ -284,6 +293,20 @@ MemoryLedger::Plan MemoryLedger::GrantPlan(const GpuKey& gpu, JobId job) const {
   bool first_turn = last_ran_.count({gpu, job}) == 0;
   return MakeRoomWithHeadroom(gpu, job,
                               first_turn ? FirstTurnHeadroom(Totals(job, gpu).allocated) : 0);
+}
+
+MemoryLedger::SwapCounters MemoryLedger::SwapsOn(const GpuKey& gpu) const {
+  SwapCounters t;
+  if (auto f = forgotten_swaps_.find(gpu); f != forgotten_swaps_.end()) t = f->second;
+  for (const auto& [conn, per_gpu] : entries_) {
+    auto e = per_gpu.find(gpu);
+    if (e == per_gpu.end()) continue;
+    t.swaps_out += e->second.report.swaps_out;
+    t.swaps_in += e->second.report.swaps_in;
+    t.bytes_out += e->second.report.bytes_out;
+    t.bytes_in += e->second.report.bytes_in;
+  }
+  return t;
 }
 
 MemoryLedger::JobTotals MemoryLedger::Totals(JobId job, const GpuKey& gpu) const {

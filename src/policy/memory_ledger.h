@@ -162,6 +162,12 @@ class MemoryLedger {
   };
   // Sum over the job's processes (on every GPU when gpu is empty).
   JobTotals Totals(JobId job, const GpuKey& gpu = "") const;
+  // Swap-engine moves on one GPU since the ledger was made: its processes' counters, those
+  // forgotten included, so the sums only ever grow (metrics' counters).
+  struct SwapCounters {
+    uint64_t swaps_out = 0, swaps_in = 0, bytes_out = 0, bytes_in = 0;
+  };
+  SwapCounters SwapsOn(const GpuKey& gpu) const;
   // Host bytes holding swapped-out data, over all jobs.
   uint64_t SwappedBytes() const;
   // Host bytes holding staged copies of resident memory (MemReportMsg::staged), over all jobs.
@@ -221,6 +227,7 @@ class MemoryLedger {
   std::set<JobId> suspended_;
   std::set<std::pair<ConnId, GpuKey>> evicting_;
   std::map<ConnId, std::map<GpuKey, Entry>> entries_;
+  std::map<GpuKey, SwapCounters> forgotten_swaps_;  // of the processes Forget removed
   std::map<GpuKey, uint64_t> gpu_total_;
   std::map<std::pair<GpuKey, JobId>, TimePoint> last_ran_;
 };

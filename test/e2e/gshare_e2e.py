@@ -232,7 +232,7 @@ class Harness:
     """One isolated gshare installation: temp dir, socket, state, fake driver log."""
 
     def __init__(self, testcase, config=None, census=False, queue=None, memory=None,
-                 retention=None, notify=None):
+                 retention=None, notify=None, metrics=None):
         require_build(testcase)
         self.testcase = testcase
         base = None if len(tempfile.gettempdir()) < 40 else "/tmp"
@@ -255,9 +255,9 @@ class Harness:
                 f.write("%s = %s\n" % (k, _toml_value(v)))
             # [queue] (max_running, gpus), [memory] (engine, gpu_limit, host_budget,
             # context_reserve), [retention] (ended_jobs, max_ended_jobs, daemon_log_size),
-            # [notify] (command)
+            # [notify] (command), [metrics] (listen, textfile, textfile_interval)
             for table, keys in (("queue", queue), ("memory", memory), ("retention", retention),
-                                ("notify", notify)):
+                                ("notify", notify), ("metrics", metrics)):
                 if not keys:
                     continue
                 f.write("[%s]\n" % table)
