@@ -217,6 +217,19 @@ int ShowStatus(const GlobalOptions& global, const StatusOptions& opt) {
   return 0;
 }
 
+int PrintMetrics(const GlobalOptions& global) {
+  // A scrape must not start a daemon: no daemon, no metrics (and exit 1).
+  auto reply = RequestDaemon(global, proto::MsgType::kStatusRequest, StatusRequest{}.ToJson(),
+                             /*start=*/false);
+  if (!reply.ok()) {
+    spdlog::error("{}", reply.status().message());
+    return kExitError;
+  }
+  const std::string text = StatusMetrics(reply.value());
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : kExitError;
+}
+
 }  // namespace
 
 void AddStatusCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
@@ -227,6 +240,16 @@ void AddStatusCommand(CLI::App& sub, const GlobalOptions& global, Handler* handl
       "Examples:\n  gshare status\n  gshare status --json | jq '.gpus[0].holder'\n"
       "  gshare status 12");
   *handler = [opt, &global]() { return ShowStatus(global, *opt); };
+}
+
+void AddMetricsCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
+  sub.footer(
+      "Prints what [metrics] listen serves (docs/cli.md \"Metrics\").\n"
+      "Examples:\n  gshare metrics\n"
+      "  gshare metrics > /var/lib/node_exporter/textfile_collector/gshare.prom.$$ &&\n"
+      "    mv /var/lib/node_exporter/textfile_collector/gshare.prom.$$ "
+      "/var/lib/node_exporter/textfile_collector/gshare.prom");
+  *handler = [&global]() { return PrintMetrics(global); };
 }
 
 }  // namespace gshare
