@@ -71,9 +71,12 @@ enum class MsgType : uint16_t {
   kSubmit = 38,         // options + {"env":[...],"script"|null} -> {"job_id"}
   kJobControl = 39,     // {"action","ids":[...],"priority"?,"signal"?} -> {"results":[...]}
   kClean = 40,          // {"older_than_ms"} -> {"removed":[ids]}
-  kRunAttach = 41,    // a job's supervisor: {"job_id"} -> what to run (src/runner/job_supervisor.h)
-  kListJobs = 42,     // a filter or {"job_id"} -> {"jobs":[...]} (src/ipc/job_list.h)
-  kQueueSet = 43,     // {"paused": bool} -> {"paused": bool}: `gshare queue pause|resume`
+  kRunAttach = 41,  // a job's supervisor: {"job_id"} -> what to run (src/runner/job_supervisor.h)
+  kListJobs = 42,   // a filter or {"job_id"} -> {"jobs":[...]} (src/ipc/job_list.h)
+  kQueueSet = 43,   // {"paused": bool} -> {"paused": bool}: `gshare queue pause|resume`
+  // `gshare timeline`: {"since_us", "until_us", "all_users", "jobs", "after_id"} -> a page of
+  // {"events": [...], "next_after"} (src/ipc/timeline_request.h)
+  kTimeline = 44,
   kReply = 48,        // {"ok": bool, "error": "...", ...result fields}
   kRunAdmitted = 49,  // daemon -> a pending `gshare run`: {"job_id"}: start now
 };
@@ -242,6 +245,7 @@ inline bool IsKnownType(uint16_t t) {
     case MsgType::kRunAttach:
     case MsgType::kListJobs:
     case MsgType::kQueueSet:
+    case MsgType::kTimeline:
     case MsgType::kReply:
     case MsgType::kRunAdmitted: return true;
   }

@@ -343,6 +343,29 @@ Status ApplyMetrics(const std::string& path, const toml::table& table, Config::M
   return Status::Ok();
 }
 
+Status ApplyTimeline(const std::string& path, const toml::table& table, Config::Timeline* t) {
+  for (const auto& [key, node] : table) {
+    std::string name = "timeline." + std::string(key.str());
+    Status st;
+    if (key == "record") {
+      st = ReadBool(path, node, name, &t->record);
+    } else if (key == "keep") {
+      st = ReadDuration(path, node, name, /*positive=*/false, &t->keep);
+    } else if (key == "max_events") {
+      const toml::value<int64_t>* v = node.as_integer();
+      if (v == nullptr || v->get() < 0) {
+        st = ValueError(path, node, name, "expected an integer from 0");
+      } else {
+        t->max_events = v->get();
+      }
+    } else {
+      st = UnknownKey(path, key, "timeline", "record, keep, max_events");
+    }
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
 // Overlays the keys present in `root` (parsed from `path`) onto *config.
 Status Apply(const std::string& path, const toml::table& root, Config* config) {
   for (const auto& [key, node] : root) {
@@ -352,18 +375,19 @@ Status Apply(const std::string& path, const toml::table& root, Config* config) {
       continue;
     }
     if (key != "scheduler" && key != "daemon" && key != "system" && key != "queue" &&
-        key != "memory" && key != "retention" && key != "notify") {
+        key != "memory" && key != "retention" && key != "notify" && key != "timeline") {
       return UnknownKey(path, key, "",
-                        "scheduler, daemon, system, queue, memory, retention, notify");
+                        "scheduler, daemon, system, queue, memory, retention, notify, timeline");
     }
     if (table == nullptr) return ValueError(path, node, key.str(), "expected a table");
-    Status st = key == "scheduler" ? ApplyScheduler(path, *table, &config->scheduler)
-                : key == "daemon"  ? ApplyDaemon(path, *table, &config->daemon)
-                : key == "system"  ? ApplySystem(path, *table, &config->system)
-                : key == "queue"   ? ApplyQueue(path, *table, &config->queue)
-                : key == "memory"  ? ApplyMemory(path, *table, &config->memory)
-                : key == "notify"  ? ApplyNotify(path, *table, &config->notify)
-                                   : ApplyRetention(path, *table, &config->retention);
+    Status st = key == "scheduler"  ? ApplyScheduler(path, *table, &config->scheduler)
+                : key == "daemon"   ? ApplyDaemon(path, *table, &config->daemon)
+                : key == "system"   ? ApplySystem(path, *table, &config->system)
+                : key == "queue"    ? ApplyQueue(path, *table, &config->queue)
+                : key == "memory"   ? ApplyMemory(path, *table, &config->memory)
+                : key == "notify"   ? ApplyNotify(path, *table, &config->notify)
+                : key == "timeline" ? ApplyTimeline(path, *table, &config->timeline)
+                                    : ApplyRetention(path, *table, &config->retention);
     if (!st.ok()) return st;
   }
   return Status::Ok();

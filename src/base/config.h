@@ -96,6 +96,13 @@ struct Config {
     std::string textfile;
     std::chrono::milliseconds textfile_interval{15000};
   };
+  // The GPU timeline the daemon records (`gshare timeline`, docs/cli.md "Timeline").
+  struct Timeline {
+    bool record = true;  // [timeline] record: lease grants, drops, swaps, checkpoints
+    // Events are removed this long after they happened; 0: no age limit.
+    std::chrono::milliseconds keep{7LL * 24 * 3600 * 1000};
+    int64_t max_events = 1'000'000;  // at most this many kept, the newest; 0: no cap
+  };
   // What runs when a job ends (pueue's callback; docs/cli.md "Notifications").
   struct Notify {
     // Run with /bin/sh -c as the job's owner, detached, with the job's fields in GSHARE_JOB_*
@@ -110,6 +117,7 @@ struct Config {
   Memory memory;
   Retention retention;
   Notify notify;
+  Timeline timeline;
 };
 
 // The memory engines `--memory` and [memory] engine accept (docs/memory.md, "Engines").

@@ -149,6 +149,8 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
   if (!store.ok()) return store.status();
   store_ = std::move(store.value());
   queue_.emplace(*store_, clock_, [this](int64_t id) { return ActiveStateOf(id); });
+  // Leases held before this start ended with the daemon that granted them.
+  NoteTimeline(TimelineKind::kDaemonStart, 0, "", getpid());
   // We hold the lock: any socket file left behind belongs to a dead daemon.
   unlink(options_.socket_path.c_str());
   listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -232,6 +234,7 @@ void Daemon::Dispatch(Connection& c, const Frame& f) {
     case proto::MsgType::kClean:
     case proto::MsgType::kRunAttach:
     case proto::MsgType::kListJobs:
+    case proto::MsgType::kTimeline:
     case proto::MsgType::kQueueSet: OnJsonFrame(c, f); return;
     default: Drop(c.id, "a daemon-to-client message type sent to the daemon");
   }
@@ -333,6 +336,7 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
       c.exiting = true;
       spdlog::info("{}: pid {} gives {} back while exiting", JobName(c.job), c.pid, gpu);
     }
+    timeline_.Releasing(gpu, c.job, m.reason < 4 ? kReasons[m.reason] : "released");
     Apply(arbiter_.Released(c.id, gpu, m.epoch, Now()));
     UpdateGapWatch(gpu);
     MakeIncumbentRoom(gpu);
@@ -358,7 +362,11 @@ void Daemon::Apply(const LeaseActions& actions) {
           m.bytes = HandoffBytes(a.gpu);
           gpu_memory_[a.gpu].priced = m.bytes;
         }
-        if (a.kind == LeaseAction::Kind::kDrop) NoteDrop(a);
+        if (a.kind == LeaseAction::Kind::kDrop) {
+          NoteDrop(a);
+          NoteTimeline(TimelineKind::kDrop, conn->job, a.gpu, conn->pid);
+        }
+        if (a.kind == LeaseAction::Kind::kGrant) timeline_.Granting(a.gpu, conn->job, conn->pid);
         auto type = a.kind == LeaseAction::Kind::kGrant  ? proto::MsgType::kLeaseGrant
                     : a.kind == LeaseAction::Kind::kDrop ? proto::MsgType::kLeaseDrop
                                                          : proto::MsgType::kLeaseContended;
@@ -384,6 +392,7 @@ void Daemon::Apply(const LeaseActions& actions) {
       case LeaseAction::Kind::kContinue: kill(a.pid, SIGCONT); break;
     }
   }
+  SyncLeaseHolds();
 }
 
 void Daemon::FinishJob(JobId id, JobState state, std::optional<int> exit_code,
@@ -403,6 +412,7 @@ void Daemon::FinishJob(JobId id, JobState state, std::optional<int> exit_code,
   RecordUsage(id, job, &r);
   r.reason = reason;
   SaveRecord(r);
+  NoteTimeline(TimelineKind::kJobEnd, id, "", r.pid.value_or(0), 0, 0, JobStateName(state));
   queue_->Ended(id, state);
   spdlog::info("job {} {} (lease {:.1f} s, waited {:.1f} s){}", id, JobStateName(state),
                r.lease_seconds, r.wait_seconds, reason.empty() ? "" : ": " + reason);

@@ -40,6 +40,7 @@
 #include "policy/stagger.h"
 #include "base/status.h"
 #include "daemon/systemd_notify.h"
+#include "daemon/timeline_recorder.h"
 
 namespace gshare {
 
@@ -328,6 +329,20 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
                                            std::optional<uint32_t> owner = std::nullopt);
   // Applies [retention] at start and every kRetentionPeriod: ended jobs, the daemon log's size.
   void RetentionTick(TimePoint now);
+  // The GPU timeline (daemon_timeline.cc). NoteTimeline keeps one event of `job` (its owner
+  // looked up; 0: the daemon's own) at the wall clock's now; SyncLeaseHolds turns the
+  // arbiter's holders into grant and release events (after every change of leases: Apply);
+  // TimelineTick writes the kept events when due (or now when `force`); TimelineRetention
+  // applies [timeline] keep and max_events.
+  void NoteTimeline(TimelineKind kind, JobId job, const GpuKey& gpu, int pid, uint64_t bytes = 0,
+                    double ms = 0, std::string detail = "");
+  void SyncLeaseHolds();
+  void TimelineTick(TimePoint now, bool force = false);
+  void OnTimeline(Connection& c, const nlohmann::json& req);
+  void TimelineRetention();
+  // The first GPU the memory ledger knows process `conn` on ("" when none): where its
+  // checkpoint or restore is drawn.
+  GpuKey FirstGpuOf(ConnId conn) const;
   // The state of job `id` while it is active and not ended (BatchQueue::ActiveState).
   std::optional<JobState> ActiveStateOf(int64_t id) const;
   Status NotInState(int64_t id, const std::string& wanted) {
@@ -410,6 +425,7 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   CheckpointHelper checkpoint_;
   CheckpointCoordinator checkpoints_{checkpoint_, ledger_, *this};
   HandoffLog handoffs_;
+  TimelineRecorder timeline_{TimelineRecorder::Options{options_.config.timeline.record}};
   struct GpuMemory {
     std::optional<uint64_t> priced;  // handoff bytes last sent with CONTENDED in this grant
     // Turning exclusive kept the incumbent running (Arbiter::SetShared): room for its turn is

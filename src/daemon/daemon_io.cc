@@ -42,6 +42,7 @@ void Daemon::Loop() {
     };
     earliest(QueueDeadline());
     earliest(sharing_.NextDeadline());
+    earliest(timeline_.NextFlush());
     if (lanes_.AnyBusy()) earliest(next_lanes_check_);
     earliest(stage_deadline);
     earliest(next_retention_);
@@ -84,6 +85,7 @@ void Daemon::Loop() {
     }
     CheckpointTick();
     QuietStoppedSeats(Now());
+    TimelineTick(Now());
     stage_deadline = StageIdleMemory(Now());
     QueueTick(Now());
     RetentionTick(Now());
@@ -91,6 +93,8 @@ void Daemon::Loop() {
     peers_.Reap();
   }
   peers_.FlushAll(std::chrono::seconds(1));  // pending replies (the shutdown's own)
+  timeline_.EndAll("daemon stopped", static_cast<int64_t>(WallNow() * 1e6), Now());
+  TimelineTick(Now(), /*force=*/true);
 }
 
 bool Daemon::OnAccepted(ConnId id, pid_t pid, uid_t uid) {
@@ -147,6 +151,9 @@ void Daemon::Drop(ConnId id, const std::string& why) {
   c.watched.clear();
   if (!why.empty()) spdlog::warn("dropping connection of pid {}: {}", c.pid, why);
   if (c.kind == Connection::Kind::kShim) {
+    for (const auto& [gpu, info] : gpus_) {
+      timeline_.Releasing(gpu, c.job, c.exiting ? "exit" : "disconnected");
+    }
     Apply(arbiter_.Disconnected(id, Now()));
     lanes_.Leave(id);
     SendSeats();

@@ -40,6 +40,7 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
         return OnJobControl(c, req);
       case proto::MsgType::kClean: c.kind = Connection::Kind::kCli; return OnClean(c, req);
       case proto::MsgType::kListJobs: c.kind = Connection::Kind::kCli; return OnListJobs(c, req);
+      case proto::MsgType::kTimeline: c.kind = Connection::Kind::kCli; return OnTimeline(c, req);
       case proto::MsgType::kStatusRequest: {
         c.kind = Connection::Kind::kCli;
         Result<StatusRequest> parsed = StatusRequest::Parse(req);

@@ -65,6 +65,7 @@ void Daemon::RetentionTick(TimePoint now) {
                             : WallNow() - static_cast<double>(keep.ended_jobs.count()) / 1000.0;
   const size_t newest = keep.max_ended_jobs == 0 ? std::numeric_limits<size_t>::max()
                                                  : static_cast<size_t>(keep.max_ended_jobs);
+  TimelineRetention();
   auto removed = RemoveEnded(before, newest);
   if (!removed.ok()) {
     spdlog::warn("retention: {}", removed.status().message());

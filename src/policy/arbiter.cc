@@ -457,6 +457,15 @@ std::vector<JobId> Arbiter::JobsOn(const GpuKey& gpu) const {
   return {jobs.begin(), jobs.end()};
 }
 
+std::vector<JobId> Arbiter::HoldingJobs(const GpuKey& gpu) const {
+  std::set<JobId> jobs;
+  auto it = leases_.find(gpu);
+  if (it != leases_.end()) {
+    for (const auto& [conn, epoch] : it->second.holding) jobs.insert(conns_.at(conn).job);
+  }
+  return {jobs.begin(), jobs.end()};
+}
+
 int Arbiter::PriorityOf(JobId job) const {
   auto it = jobs_.find(job);
   return it == jobs_.end() ? 0 : it->second.priority;

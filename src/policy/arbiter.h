@@ -114,6 +114,8 @@ class Arbiter {
   std::optional<JobId> NextWaiter(const GpuKey& gpu) const;
   // Jobs with a connection waiting for or holding `gpu`.
   std::vector<JobId> JobsOn(const GpuKey& gpu) const;
+  // Jobs with a connection holding `gpu` (several in shared mode), in id order.
+  std::vector<JobId> HoldingJobs(const GpuKey& gpu) const;
   int PriorityOf(JobId job) const;  // 0 for a job not known
   // Whether the jobs on `gpu` (JobsOn) all have one priority (true when there are none).
   bool OnePriorityOn(const GpuKey& gpu) const;

@@ -80,6 +80,15 @@ constexpr const char* kMigrations[] = {
     "  swaps_out INTEGER NOT NULL DEFAULT 0, swaps_in INTEGER NOT NULL DEFAULT 0,"
     "  slot TEXT NOT NULL DEFAULT '', requeue_time REAL NOT NULL,"
     "  PRIMARY KEY (job_id, run)) WITHOUT ROWID;",
+    // 10: the GPU timeline (`gshare timeline`): lease grants, drops, releases, swaps,
+    // checkpoints per GPU and job, in the order the daemon recorded them; times in unix
+    // microseconds. The owner is kept with each event: the job's row may be gone.
+    "CREATE TABLE timeline (id INTEGER PRIMARY KEY, time_us INTEGER NOT NULL,"
+    "  kind TEXT NOT NULL, gpu TEXT NOT NULL DEFAULT '', job_id INTEGER NOT NULL DEFAULT 0,"
+    "  uid INTEGER NOT NULL DEFAULT 0, pid INTEGER NOT NULL DEFAULT 0,"
+    "  bytes INTEGER NOT NULL DEFAULT 0, ms REAL NOT NULL DEFAULT 0,"
+    "  detail TEXT NOT NULL DEFAULT '');"
+    "CREATE INDEX timeline_by_time ON timeline(time_us);",
 };
 constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
 

@@ -15,6 +15,7 @@
 
 #include "base/job_state.h"
 #include "base/status.h"
+#include "store/timeline_event.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -215,6 +216,20 @@ class JobStore {
   // when this one was full, else 0.
   Status ForEachRun(const RunFilter& filter, const std::function<void(const JobRun&)>& run,
                     int64_t* next_after = nullptr);
+
+  // The GPU timeline (job_store_timeline.cc). Appends `events` (their ids ignored) in one
+  // transaction: the daemon batches them, so a burst of grants costs one commit.
+  Status AppendTimeline(const std::vector<TimelineEvent>& events);
+  // Calls `event` for each event matching `filter`, in id order, with job_name filled from
+  // the job's row when it still exists, streaming. `event` must not call back into this
+  // store. With filter.max_rows, *next_after (when given) gets the after_id of the next page
+  // when this one was full, else 0.
+  Status ForEachTimelineEvent(const TimelineFilter& filter,
+                              const std::function<void(const TimelineEvent&)>& event,
+                              int64_t* next_after = nullptr);
+  // Deletes the events recorded before `before_us` (unix microseconds) and all but the
+  // `keep_newest` last recorded, in one statement. Returns how many went.
+  Result<int64_t> DeleteTimeline(int64_t before_us, int64_t keep_newest);
 
  private:
   struct StatementDeleter {
