@@ -105,6 +105,10 @@ Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType
 // Fails naming the first unknown one.
 Result<std::set<JobState>> ParseStates(const std::string& list);
 
+// The ids of a --jobs list: comma-separated positive integers ("12,14"). Fails naming the
+// first item that is not one.
+Result<std::set<int64_t>> ParseJobIds(const std::string& list);
+
 // The jobs matching `filter` and, when `user` (a login name or uid) is not empty, owned by that
 // user; read from the database once a daemon runs. Errors are one line.
 Result<std::vector<JobRecord>> ListJobs(const GlobalOptions& global, ListFilter filter,

@@ -1,6 +1,7 @@
 // Reading jobs for the CLI: state lists as users write them and filtered job lists, shared
 // by `queue` and `cancel`.
 #include <cctype>
+#include <cstdlib>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
@@ -29,6 +30,20 @@ Result<std::set<JobState>> ParseStates(const std::string& list) {
     }
   }
   return states;
+}
+
+Result<std::set<int64_t>> ParseJobIds(const std::string& list) {
+  std::set<int64_t> ids;
+  std::stringstream items(list);
+  for (std::string item; std::getline(items, item, ',');) {
+    char* end = nullptr;
+    long long id = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || id <= 0) {
+      return Status::Error("bad job id \"" + item + "\" in --jobs");
+    }
+    ids.insert(id);
+  }
+  return ids;
 }
 
 namespace {

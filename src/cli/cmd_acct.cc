@@ -54,20 +54,6 @@ std::string TakeRequeued(const std::string& list, bool* requeued) {
   return rest;
 }
 
-Result<std::set<int64_t>> ParseJobIds(const std::string& list) {
-  std::set<int64_t> ids;
-  std::stringstream items(list);
-  for (std::string item; std::getline(items, item, ',');) {
-    char* end = nullptr;
-    long long id = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || id <= 0) {
-      return Status::Error("bad job id \"" + item + "\" in --jobs");
-    }
-    ids.insert(id);
-  }
-  return ids;
-}
-
 int ShowAcct(const GlobalOptions& global, const AcctOptions& opt) {
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

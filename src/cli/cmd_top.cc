@@ -67,8 +67,8 @@ void AddPendingJobs(const GlobalOptions& global, json* status, std::string* mess
 
 // One frame; `status` gets the document it shows (null when no daemon answered), which the
 // keys act on until the next frame.
-TopFrame Frame(const GlobalOptions& global, int64_t selected, int width, std::string* message,
-               json* status) {
+TopFrame FetchFrame(const GlobalOptions& global, int64_t selected, int width, std::string* message,
+                    json* status) {
   *status = nullptr;
   bool ok = FetchStatus(global, status, message);
   if (ok) AddPendingJobs(global, status, message);
@@ -101,7 +101,7 @@ int RunBatch(const GlobalOptions& global, const TopOptions& opt) {
     if (i > 0) usleep(static_cast<useconds_t>(opt.delay_s * 1e6));
     std::string message;
     json status;
-    TopFrame f = Frame(global, 0, 1000, &message, &status);
+    TopFrame f = FetchFrame(global, 0, 1000, &message, &status);
     for (const TopLine& l : f.lines) std::printf("%s\n", l.text.c_str());
     std::printf("\n");
     std::fflush(stdout);
@@ -208,7 +208,7 @@ int RunLive(const GlobalOptions& global, const TopOptions& opt) {
   for (int frame = 0; opt.iterations == 0 || frame < opt.iterations; ++frame) {
     std::string fetched = message;
     json status;
-    TopFrame f = Frame(global, selected, COLS, &fetched, &status);
+    TopFrame f = FetchFrame(global, selected, COLS, &fetched, &status);
     selected = f.selected_job;
     Draw(f, color);
     timeout(delay_ms);

@@ -29,12 +29,15 @@ void AddTopCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddMetricsCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddUpdateCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddManCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddTimelineCommand(CLI::App&, const GlobalOptions&, Handler*);
 
 const CommandSpec kCommands[] = {
     {"run", "Run a command in the foreground as a job sharing the GPU", AddRunCommand},
     {"submit", "Queue a job (prints its id); safe from cron", AddSubmitCommand},
     {"queue", "List pending and running jobs (-a: all)", AddQueueCommand},
     {"acct", "History: every run of the jobs of a time window (sacct)", AddAcctCommand},
+    {"timeline", "Lease holds, drops, swaps and checkpoints per GPU and job: a trace or SVG",
+     AddTimelineCommand},
     {"status", "Show GPUs, lease holders and jobs, or one job", AddStatusCommand},
     {"top", "A live view of the GPUs and jobs, with keys to steer them", AddTopCommand},
     {"metrics", "Print Prometheus metrics of the GPUs and jobs (text format)", AddMetricsCommand},

@@ -21,7 +21,7 @@ struct FieldSpec {
 };
 
 // Slurm's "YYYY-MM-DDTHH:MM:SS" in local time; "N/A" when unset, as squeue prints it.
-std::string TimeText(const std::optional<double>& t) {
+std::string SqueueTimeText(const std::optional<double>& t) {
   if (!t) return "N/A";
   std::time_t secs = static_cast<std::time_t>(*t);
   std::tm local{};
@@ -84,12 +84,12 @@ const std::vector<FieldSpec>& Fields() {
        [](const JobRecord& r, const QueueRowContext&) { return TerminalText(ReasonText(r)); }},
       {"submittime", "SUBMIT_TIME", false, false,
        [](const JobRecord& r, const QueueRowContext&) {
-         return TimeText(std::optional<double>(r.submit_time));
+         return SqueueTimeText(std::optional<double>(r.submit_time));
        }},
       {"starttime", "START_TIME", false, false,
-       [](const JobRecord& r, const QueueRowContext&) { return TimeText(r.start_time); }},
+       [](const JobRecord& r, const QueueRowContext&) { return SqueueTimeText(r.start_time); }},
       {"endtime", "END_TIME", false, false,
-       [](const JobRecord& r, const QueueRowContext&) { return TimeText(r.end_time); }},
+       [](const JobRecord& r, const QueueRowContext&) { return SqueueTimeText(r.end_time); }},
       {"dependency", "DEPENDENCY", true, false,
        [](const JobRecord& r, const QueueRowContext&) {
          return r.dependency.empty() ? std::string("(null)") : TerminalText(r.dependency);
