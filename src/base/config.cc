@@ -86,6 +86,23 @@ Status ReadPriority(const std::string& path, const toml::node& node, std::string
   return Status::Ok();
 }
 
+// A table of "name" = priority (each within the priority range) into *out; `what` names the
+// keys for the error ("\"user\" or \"@group\"").
+Status ReadPriorityTable(const std::string& path, const toml::node& node, const std::string& name,
+                         const std::string& what, std::map<std::string, int>* out) {
+  const toml::table* table = node.as_table();
+  if (table == nullptr)
+    return ValueError(path, node, name, "must be a table of " + what + " = priority");
+  for (const auto& [key, value] : *table) {
+    const std::string entry(key.str());
+    if (entry.empty()) return ValueError(path, value, name, "names nothing");
+    int priority = 0;
+    if (Status st = ReadPriority(path, value, name + "." + entry, &priority); !st.ok()) return st;
+    (*out)[entry] = priority;
+  }
+  return Status::Ok();
+}
+
 Status ReadString(const std::string& path, const toml::node& node, std::string_view key,
                   std::string* out) {
   const toml::value<std::string>* v = node.as_string();
@@ -189,20 +206,10 @@ Status ApplySystem(const std::string& path, const toml::table& table, Config::Sy
     } else if (key == "max_priority") {
       st = ReadPriority(path, node, name, &s->max_priority);
     } else if (key == "priority_ceiling") {
-      const toml::table* ceilings = node.as_table();
-      if (ceilings == nullptr) {
-        st = ValueError(path, node, name, "must be a table of \"user\" or \"@group\" = priority");
-      }
-      for (auto it = ceilings ? ceilings->begin() : toml::table::iterator{};
-           st.ok() && ceilings && it != ceilings->end(); ++it) {
-        const std::string who(it->first.str());
-        if (who.empty() || who == "@") {
-          st = ValueError(path, it->second, name, "names no user or group");
-          break;
-        }
-        int ceiling = 0;
-        st = ReadPriority(path, it->second, name + "." + who, &ceiling);
-        if (st.ok()) s->priority_ceiling[who] = ceiling;
+      st = ReadPriorityTable(path, node, name, "\"user\" or \"@group\"", &s->priority_ceiling);
+      for (auto it = s->priority_ceiling.begin(); st.ok() && it != s->priority_ceiling.end();
+           ++it) {
+        if (it->first == "@") st = ValueError(path, node, name, "names no user or group");
       }
     } else {
       st = UnknownKey(path, key, "system",
@@ -316,6 +323,37 @@ Status ApplyNotify(const std::string& path, const toml::table& table, Config::No
   return Status::Ok();
 }
 
+}  // namespace
+
+int Config::Slurm::PriorityOf(const std::string& qos, const std::string& partition) const {
+  if (auto it = qos_priority.find(qos); !qos.empty() && it != qos_priority.end()) return it->second;
+  if (auto it = partition_priority.find(partition);
+      !partition.empty() && it != partition_priority.end()) {
+    return it->second;
+  }
+  return default_priority;
+}
+
+namespace {
+
+Status ApplySlurm(const std::string& path, const toml::table& table, Config::Slurm* s) {
+  for (const auto& [key, node] : table) {
+    const std::string name = "slurm." + std::string(key.str());
+    Status st;
+    if (key == "qos_priority") {
+      st = ReadPriorityTable(path, node, name, "\"qos\"", &s->qos_priority);
+    } else if (key == "partition_priority") {
+      st = ReadPriorityTable(path, node, name, "\"partition\"", &s->partition_priority);
+    } else if (key == "default_priority") {
+      st = ReadPriority(path, node, name, &s->default_priority);
+    } else {
+      st = UnknownKey(path, key, "slurm", "qos_priority, partition_priority, default_priority");
+    }
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
 Status ApplyMetrics(const std::string& path, const toml::table& table, Config::Metrics* m) {
   for (const auto& [key, node] : table) {
     const std::string name = "metrics." + std::string(key.str());
@@ -370,14 +408,12 @@ Status ApplyTimeline(const std::string& path, const toml::table& table, Config::
 Status Apply(const std::string& path, const toml::table& root, Config* config) {
   for (const auto& [key, node] : root) {
     const toml::table* table = node.as_table();
-    if (key == "metrics" && table != nullptr) {
-      if (Status st = ApplyMetrics(path, *table, &config->metrics); !st.ok()) return st;
-      continue;
-    }
     if (key != "scheduler" && key != "daemon" && key != "system" && key != "queue" &&
-        key != "memory" && key != "retention" && key != "notify" && key != "timeline") {
+        key != "memory" && key != "retention" && key != "notify" && key != "slurm" &&
+        key != "timeline" && key != "metrics") {
       return UnknownKey(path, key, "",
-                        "scheduler, daemon, system, queue, memory, retention, notify, timeline");
+                        "scheduler, daemon, system, queue, memory, retention, notify, slurm, "
+                        "timeline, metrics");
     }
     if (table == nullptr) return ValueError(path, node, key.str(), "expected a table");
     Status st = key == "scheduler"  ? ApplyScheduler(path, *table, &config->scheduler)
@@ -386,7 +422,9 @@ Status Apply(const std::string& path, const toml::table& root, Config* config) {
                 : key == "queue"    ? ApplyQueue(path, *table, &config->queue)
                 : key == "memory"   ? ApplyMemory(path, *table, &config->memory)
                 : key == "notify"   ? ApplyNotify(path, *table, &config->notify)
+                : key == "slurm"    ? ApplySlurm(path, *table, &config->slurm)
                 : key == "timeline" ? ApplyTimeline(path, *table, &config->timeline)
+                : key == "metrics"  ? ApplyMetrics(path, *table, &config->metrics)
                                     : ApplyRetention(path, *table, &config->retention);
     if (!st.ok()) return st;
   }

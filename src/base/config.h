@@ -109,6 +109,16 @@ struct Config {
     // variables (daemon/job_end_hook.h); "": nothing runs.
     std::string command;
   };
+  // Jobs that Slurm starts (`gshare slurm`, docs/slurm.md): their gshare priority comes from
+  // their Slurm QOS when qos_priority names it, else from their partition when
+  // partition_priority names it, else default_priority. Each within the priority range.
+  struct Slurm {
+    std::map<std::string, int> qos_priority;        // [slurm.qos_priority] "qos" = priority
+    std::map<std::string, int> partition_priority;  // [slurm.partition_priority]
+    int default_priority = 0;
+    // The rule above for a job of this QOS and partition (either may be "").
+    int PriorityOf(const std::string& qos, const std::string& partition) const;
+  };
   Scheduler scheduler;
   Metrics metrics;
   Daemon daemon;
@@ -118,6 +128,7 @@ struct Config {
   Retention retention;
   Notify notify;
   Timeline timeline;
+  Slurm slurm;
 };
 
 // The memory engines `--memory` and [memory] engine accept (docs/memory.md, "Engines").

@@ -404,5 +404,28 @@ TEST_CASE("issue21: [system] admin_group, max_priority and priority_ceiling") {
   CHECK(c.status().message().find("system.priority_ceiling") != std::string::npos);
 }
 
+TEST_CASE("issue25: [slurm] maps QOS, then partition, then the default to a priority") {
+  Result<Config> c = LoadConfig({});
+  REQUIRE(c.ok());
+  CHECK(c->slurm.PriorityOf("high", "gpu") == 0);
+  TempDir dir;
+  c = LoadOne(dir.Write("slurm.toml",
+                        "[slurm]\ndefault_priority = -5\n"
+                        "[slurm.qos_priority]\nhigh = 20\n"
+                        "[slurm.partition_priority]\ninteractive = 10\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().message());
+  CHECK(c->slurm.PriorityOf("high", "interactive") == 20);
+  CHECK(c->slurm.PriorityOf("normal", "interactive") == 10);
+  CHECK(c->slurm.PriorityOf("", "interactive") == 10);
+  CHECK(c->slurm.PriorityOf("normal", "batch") == -5);
+  CHECK(c->slurm.PriorityOf("", "") == -5);
+  c = LoadOne(dir.Write("big.toml", "[slurm.qos_priority]\nhigh = 100000\n"));
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().message().find("slurm.qos_priority.high") != std::string::npos);
+  c = LoadOne(dir.Write("typo.toml", "[slurm]\nqos = 3\n"));
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().message().find("qos_priority, partition_priority") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace gshare
