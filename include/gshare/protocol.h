@@ -77,6 +77,12 @@ enum class MsgType : uint16_t {
   // `gshare timeline`: {"since_us", "until_us", "all_users", "jobs", "after_id"} -> a page of
   // {"events": [...], "next_after"} (src/ipc/timeline_request.h)
   kTimeline = 44,
+  // A task of a Slurm job step joins gshare (`gshare slurm task-prolog`): {"gpus","name"} ->
+  // JobIdReply; the step is read from the peer's process tree (src/base/slurm_step.h).
+  kSlurmStep = 46,
+  // Root's Slurm Prolog/Epilog (`gshare slurm prolog|epilog`): {"action": "begin"|"end",
+  // "job_id", "uid", "partition", "qos"} -> {"ok", "ended": [gshare job ids]}.
+  kSlurmJob = 47,
   kReply = 48,        // {"ok": bool, "error": "...", ...result fields}
   kRunAdmitted = 49,  // daemon -> a pending `gshare run`: {"job_id"}: start now
 };
@@ -246,6 +252,8 @@ inline bool IsKnownType(uint16_t t) {
     case MsgType::kListJobs:
     case MsgType::kQueueSet:
     case MsgType::kTimeline:
+    case MsgType::kSlurmStep:
+    case MsgType::kSlurmJob:
     case MsgType::kReply:
     case MsgType::kRunAdmitted: return true;
   }

@@ -58,7 +58,9 @@ nlohmann::json JobToJson(const JobRecord& r) {
           {"array_task_count", array(r.array_task_count)},
           {"array_task_min", array(r.array_task_min)},
           {"array_task_max", array(r.array_task_max)},
-          {"array_limit", array(r.array_limit)}};
+          {"array_limit", array(r.array_limit)},
+          {"slurm_job_id", r.kind == "slurm" ? nlohmann::json(r.slurm_job_id) : nlohmann::json()},
+          {"slurm_step", r.kind == "slurm" ? nlohmann::json(r.slurm_step) : nlohmann::json()}};
 }
 
 nlohmann::json JobOptionsToJson(const JobRecord& r) {

@@ -22,7 +22,8 @@ inline std::string ToJsonText(const nlohmann::json& j, int indent = -1) {
 //  "peak_bytes","swaps_out","swaps_in","restarts","kind","reason"}; absent values are null.
 // plus the queue's "state_code","output","time_limit_ms","kill_after_ms","dependency","held",
 // "begin_time","slot", and a job array's "array_job_id","array_task_id","array_task_count",
-// "array_task_min","array_task_max","array_limit" (null for a job that is no array task).
+// "array_task_min","array_task_max","array_limit" (null for a job that is no array task), and
+// a Slurm step's "slurm_job_id","slurm_step" (null for a job that Slurm did not start).
 nlohmann::json JobToJson(const JobRecord& r);
 
 // The job options as `run` and `submit` send them (protocol.h kRunRegister, kSubmit):

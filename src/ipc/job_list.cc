@@ -137,6 +137,12 @@ Result<JobRecord> JobFromJson(const json& j) {
       ReadOptional(j, key, &value);
       *field = value.value_or(0);
     }
+    std::optional<int64_t> slurm_job;
+    ReadOptional(j, "slurm_job_id", &slurm_job);
+    r.slurm_job_id = slurm_job.value_or(0);
+    std::optional<std::string> slurm_step;
+    ReadOptional(j, "slurm_step", &slurm_step);
+    r.slurm_step = slurm_step.value_or("");
   } catch (const std::exception& e) {
     return Status::Error(std::string("bad job in the daemon's reply: ") + e.what());
   }

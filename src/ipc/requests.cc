@@ -159,4 +159,52 @@ Result<StatusRequest> StatusRequest::Parse(const json& j) {
   return StatusRequest{id.value()};
 }
 
+namespace {
+
+// The length of Slurm names (job names, partitions, QOS) a request may carry (bytes).
+constexpr size_t kMaxSlurmName = 256;
+
+Result<std::string> ShortString(const json& j, const char* key) {
+  Result<std::string> s = StringField(j, key);
+  if (s.ok() && s.value().size() > kMaxSlurmName) {
+    return Status::Error(std::string("\"") + key + "\" is too long");
+  }
+  return s;
+}
+
+}  // namespace
+
+json SlurmStepRequest::ToJson() const { return json{{"gpus", gpus}, {"name", name}}; }
+
+Result<SlurmStepRequest> SlurmStepRequest::Parse(const json& j) {
+  Result<std::string> gpus = ShortString(j, "gpus");
+  if (!gpus.ok()) return gpus.status();
+  Result<std::string> name = ShortString(j, "name");
+  if (!name.ok()) return name.status();
+  return SlurmStepRequest{gpus.value(), name.value()};
+}
+
+json SlurmJobRequest::ToJson() const {
+  return json{
+      {"action", action}, {"job_id", job_id}, {"uid", uid}, {"partition", partition}, {"qos", qos}};
+}
+
+Result<SlurmJobRequest> SlurmJobRequest::Parse(const json& j) {
+  Result<std::string> action = StringField(j, "action");
+  if (!action.ok()) return action.status();
+  if (action.value() != "begin" && action.value() != "end") {
+    return Status::Error("\"action\" must be \"begin\" or \"end\"");
+  }
+  Result<int64_t> id = IntField(j, "job_id", 1, kMaxJobId);
+  if (!id.ok()) return id.status();
+  Result<int64_t> uid = IntField(j, "uid", 0, UINT32_MAX - 1);
+  if (!uid.ok()) return uid.status();
+  Result<std::string> partition = ShortString(j, "partition");
+  if (!partition.ok()) return partition.status();
+  Result<std::string> qos = ShortString(j, "qos");
+  if (!qos.ok()) return qos.status();
+  return SlurmJobRequest{action.value(), id.value(), static_cast<uint32_t>(uid.value()),
+                         partition.value(), qos.value()};
+}
+
 }  // namespace gshare

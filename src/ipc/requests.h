@@ -97,4 +97,25 @@ struct StatusRequest {
   static Result<StatusRequest> Parse(const nlohmann::json& j);
 };
 
+// kSlurmStep: {"gpus", "name"}. The step itself is not sent: the daemon reads it from the
+// asker's process tree (base/slurm_step.h), which the asker cannot forge.
+struct SlurmStepRequest {
+  std::string gpus;  // the GPUs Slurm gave the step: indexes or UUIDs, comma-separated; "": none
+  std::string name;  // SLURM_JOB_NAME; "": the step's JOB.STEP
+  nlohmann::json ToJson() const;
+  static Result<SlurmStepRequest> Parse(const nlohmann::json& j);
+};
+
+// kSlurmJob, root only: what Slurm's Prolog knows of a job starting on this node ("begin"),
+// or that its Epilog runs ("end": the job's steps end in gshare, their leases and memory go).
+struct SlurmJobRequest {
+  std::string action;       // "begin" or "end"
+  int64_t job_id = 0;       // SLURM_JOB_ID, > 0
+  uint32_t uid = 0;         // SLURM_JOB_UID ("begin")
+  std::string partition{};  // SLURM_JOB_PARTITION; may be ""
+  std::string qos{};        // the job's QOS (scontrol show job); may be ""
+  nlohmann::json ToJson() const;
+  static Result<SlurmJobRequest> Parse(const nlohmann::json& j);
+};
+
 }  // namespace gshare

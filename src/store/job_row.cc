@@ -50,7 +50,9 @@ constexpr const char* kWritableColumns[] = {"name",
                                             "array_limit",
                                             "swaps_out",
                                             "swaps_in",
-                                            "restarts"};
+                                            "restarts",
+                                            "slurm_job_id",
+                                            "slurm_step"};
 constexpr int kNumWritable = sizeof kWritableColumns / sizeof kWritableColumns[0];
 
 // "name, argv, ...".
@@ -182,6 +184,8 @@ Result<JobRecord> ReadRow(sqlite3_stmt* stmt) {
   r.swaps_out = static_cast<uint64_t>(sqlite3_column_int64(stmt, 39));
   r.swaps_in = static_cast<uint64_t>(sqlite3_column_int64(stmt, 40));
   r.restarts = sqlite3_column_int(stmt, 41);
+  r.slurm_job_id = sqlite3_column_int64(stmt, 42);
+  r.slurm_step = ColumnText(stmt, 43);
   return r;
 }
 
@@ -254,11 +258,13 @@ void BindRecord(sqlite3_stmt* s, const JobRecord& r) {
   sqlite3_bind_int64(s, 39, ClampBytes(r.swaps_out));
   sqlite3_bind_int64(s, 40, ClampBytes(r.swaps_in));
   sqlite3_bind_int64(s, 41, r.restarts);
+  sqlite3_bind_int64(s, 42, r.slurm_job_id);
+  BindText(s, 43, r.slurm_step);
 }
 
 Status CheckRecord(const JobRecord& r) {
-  if (r.kind != "run" && r.kind != "submit") {
-    return Status::Error("unknown job kind \"" + r.kind + "\" (run or submit)");
+  if (r.kind != "run" && r.kind != "submit" && r.kind != "slurm") {
+    return Status::Error("unknown job kind \"" + r.kind + "\" (run, submit or slurm)");
   }
   return Status::Ok();
 }

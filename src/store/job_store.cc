@@ -89,6 +89,10 @@ constexpr const char* kMigrations[] = {
     "  bytes INTEGER NOT NULL DEFAULT 0, ms REAL NOT NULL DEFAULT 0,"
     "  detail TEXT NOT NULL DEFAULT '');"
     "CREATE INDEX timeline_by_time ON timeline(time_us);",
+    // 11: jobs that Slurm started (kind "slurm", `gshare slurm task-prolog`): their Slurm job
+    // id and step ("0", "batch"), 0 and "" for every other job.
+    "ALTER TABLE jobs ADD COLUMN slurm_job_id INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN slurm_step TEXT NOT NULL DEFAULT '';",
 };
 constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
 

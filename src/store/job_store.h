@@ -44,7 +44,7 @@ struct JobRecord {
   double lease_seconds = 0;     // time holding a GPU lease
   double wait_seconds = 0;      // time waiting for one
   uint64_t peak_bytes = 0;      // peak GPU memory
-  std::string kind = "submit";  // "run" or "submit"
+  std::string kind = "submit";  // "run", "submit" or "slurm" (a Slurm job step's tasks)
   // Queue options (schema 2 on). Durations in milliseconds, 0: none.
   std::string output;              // output file pattern (%j %x %u %%); empty: the terminal (run)
   int64_t time_limit_ms = 0;       // -t/--time; 0: no limit
@@ -78,6 +78,10 @@ struct JobRecord {
   uint64_t swaps_out = 0;
   uint64_t swaps_in = 0;
   int restarts = 0;
+  // Schema 11: a job that Slurm started (kind "slurm"): its Slurm job id and step ("0",
+  // "batch"); 0 and "" for every other job.
+  int64_t slurm_job_id = 0;
+  std::string slurm_step;
 
   bool IsArrayTask() const { return array_job_id != 0; }
 };

@@ -67,5 +67,31 @@ TEST_CASE("Requests: the daemon refuses what no client would send, in one line")
         "\"job_id\" must be an integer within [1, 9223372036854775807]");
 }
 
+TEST_CASE("issue25: the Slurm requests round-trip and refuse what they cannot carry") {
+  SlurmJobRequest begin{"begin", 12, 1000, "interactive", "high"};
+  Result<SlurmJobRequest> back = SlurmJobRequest::Parse(begin.ToJson());
+  REQUIRE(back.ok());
+  CHECK(back->action == "begin");
+  CHECK(back->job_id == 12);
+  CHECK(back->uid == 1000);
+  CHECK(back->partition == "interactive");
+  CHECK(back->qos == "high");
+  json bad = begin.ToJson();
+  bad["action"] = "start";
+  CHECK_FALSE(SlurmJobRequest::Parse(bad).ok());
+  bad = begin.ToJson();
+  bad["job_id"] = 0;
+  CHECK_FALSE(SlurmJobRequest::Parse(bad).ok());
+  bad = begin.ToJson();
+  bad["qos"] = std::string(300, 'q');
+  CHECK_FALSE(SlurmJobRequest::Parse(bad).ok());
+  Result<SlurmStepRequest> step =
+      SlurmStepRequest::Parse(SlurmStepRequest{"0,1", "train"}.ToJson());
+  REQUIRE(step.ok());
+  CHECK(step->gpus == "0,1");
+  CHECK(step->name == "train");
+  CHECK_FALSE(SlurmStepRequest::Parse(json{{"gpus", 0}, {"name", ""}}).ok());
+}
+
 }  // namespace
 }  // namespace gshare
