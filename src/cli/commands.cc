@@ -30,6 +30,7 @@ void AddMetricsCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddUpdateCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddManCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddTimelineCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddSlurmCommand(CLI::App&, const GlobalOptions&, Handler*);
 
 const CommandSpec kCommands[] = {
     {"run", "Run a command in the foreground as a job sharing the GPU", AddRunCommand},
@@ -57,6 +58,8 @@ const CommandSpec kCommands[] = {
     {"daemon", "Start, stop or run the arbiter daemon; install a systemd user unit",
      AddDaemonCommand},
     {"kernel", "Install, list or remove Jupyter kernels that run as gshare jobs", AddKernelCommand},
+    {"slurm", "Slurm's hooks: TaskProlog, Prolog and Epilog of the jobs on this node",
+     AddSlurmCommand},
     {"completion", "Print a shell completion script (bash, zsh, fish)", AddCompletionCommand},
     {"man", "Print the gshare(1) manual page (roff)", AddManCommand},
     {"job-supervisor", "", AddSuperviseCommand},            // internal: started by the daemon

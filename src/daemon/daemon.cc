@@ -235,6 +235,8 @@ void Daemon::Dispatch(Connection& c, const Frame& f) {
     case proto::MsgType::kRunAttach:
     case proto::MsgType::kListJobs:
     case proto::MsgType::kTimeline:
+    case proto::MsgType::kSlurmStep:
+    case proto::MsgType::kSlurmJob:
     case proto::MsgType::kQueueSet: OnJsonFrame(c, f); return;
     default: Drop(c.id, "a daemon-to-client message type sent to the daemon");
   }

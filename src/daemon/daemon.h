@@ -28,6 +28,7 @@
 #include "daemon/metrics_endpoint.h"
 #include "daemon/peer_table.h"
 #include "daemon/priority_lanes.h"
+#include "daemon/slurm_jobs.h"
 #include "ipc/job_end.h"
 #include "base/config.h"
 #include "ipc/frame_io.h"
@@ -315,6 +316,11 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   void OnRunStarted(Connection& c, const nlohmann::json& req);
   void OnRunEnded(Connection& c, const nlohmann::json& req);
   void OnJobControl(Connection& c, const nlohmann::json& req);
+  // set-priority of an active job: saved, then the arbiter and its processes' lanes follow.
+  Status SetActivePriority(ActiveJob& job, int priority);
+  // Slurm (daemon_slurm.cc): a step's task joins (kSlurmStep); root's Prolog/Epilog (kSlurmJob).
+  void OnSlurmStep(Connection& c, const nlohmann::json& req);
+  void OnSlurmJob(Connection& c, const nlohmann::json& req);
   // `gshare update` of pending job `pending` (its record in the queue): the fields `u` names,
   // checked (a dependency on itself or on no job is refused), saved, then admission reruns.
   Status UpdatePending(JobRecord& pending, const JobControlRequest::Update& u);
@@ -422,6 +428,7 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   SharingMode sharing_;
   IdleStaging staging_{options_.config.memory.idle_stage_after};
   PriorityLanes lanes_;
+  SlurmJobs slurm_;  // what root's Slurm Prolog said of the jobs on this node
   CheckpointHelper checkpoint_;
   CheckpointCoordinator checkpoints_{checkpoint_, ledger_, *this};
   HandoffLog handoffs_;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "base/config.h"
+#include "base/slurm_step.h"
 #include "daemon/daemon.h"
 #include "ipc/replies.h"
 #include "ipc/job_json.h"
@@ -48,6 +49,12 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
   }
   if (auto it = jobs_.find(id); it != jobs_.end() && !it->second->ended && !it->second->adhoc) {
     ActiveJob& job = *it->second;
+    if (job.record.kind == "slurm") {
+      return Status::Error(JobName(id) + " is Slurm step " +
+                           StepName(job.record.slurm_job_id, job.record.slurm_step) +
+                           ": Slurm ends it (scancel " + std::to_string(job.record.slurm_job_id) +
+                           ")");
+    }
     if (requeue && job.record.kind != "submit") {
       return Status::Error(JobName(id) +
                            " is a `gshare run` job: only submitted jobs can be requeued");
@@ -176,15 +183,7 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
         if (st.ok()) *pending = std::move(r);
         queue_->Changed();
       } else if (running) {
-        JobRecord r = active->second->record;
-        r.priority = priority;
-        st = SaveRecord(r);
-        if (st.ok()) {
-          active->second->record = std::move(r);
-          arbiter_.SetPriority(id, priority);
-          for (ConnId conn : active->second->shims) lanes_.SetPriority(conn, priority);
-          SendSeats();
-        }
+        st = SetActivePriority(*active->second, priority);
       } else {
         st = NotInState(id, "pending or running");
       }
@@ -196,6 +195,18 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
     reply.results.push_back({id, st.ok() ? "" : st.message()});
   }
   Reply(c, reply.ToJsonText());
+}
+
+Status Daemon::SetActivePriority(ActiveJob& job, int priority) {
+  JobRecord r = job.record;
+  r.priority = priority;
+  Status st = SaveRecord(r);
+  if (!st.ok()) return st;
+  job.record = std::move(r);
+  arbiter_.SetPriority(job.record.id, priority);
+  for (ConnId conn : job.shims) lanes_.SetPriority(conn, priority);
+  SendSeats();
+  return Status::Ok();
 }
 
 }  // namespace gshare

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "base/slurm_step.h"
 #include "daemon/daemon.h"
 #include "runner/detached_child.h"
 #include "runner/sharing_env.h"
@@ -477,6 +478,13 @@ void Daemon::QueueTick(TimePoint now) {
   for (const auto& [id, end] : reported) EndJob(id, end);
   for (JobId id : lost) {
     ActiveJob& job = *jobs_.at(id);
+    if (job.record.kind == "slurm") {
+      // Its step's slurmstepd is gone: Slurm ended the step (its exit status is Slurm's).
+      spdlog::info("job {}: Slurm step {} ended", id,
+                   StepName(job.record.slurm_job_id, job.record.slurm_step));
+      FinishJob(id, JobState::kCompleted, std::nullopt, std::nullopt, "");
+      continue;
+    }
     if (job.record.kind == "submit" && !job.record.pid &&
         access(JobStartPath(JobFilesDir(job.record.uid), id).c_str(), F_OK) != 0) {
       // Its supervisor ended before it started anything (the daemon died before it attached,

@@ -35,6 +35,8 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
       case proto::MsgType::kRunAttach: return OnRunAttach(c, req);
       case proto::MsgType::kRunStarted: return OnRunStarted(c, req);
       case proto::MsgType::kRunEnded: return OnRunEnded(c, req);
+      case proto::MsgType::kSlurmStep: return OnSlurmStep(c, req);
+      case proto::MsgType::kSlurmJob: return OnSlurmJob(c, req);
       case proto::MsgType::kJobControl:
         c.kind = Connection::Kind::kCli;
         return OnJobControl(c, req);
