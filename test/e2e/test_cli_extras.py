@@ -24,7 +24,7 @@ class CliExtrasTest(TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(self.complete(r.stdout, ["gshare", "ru"]), {"run"})
         self.assertEqual(self.complete(r.stdout, ["gshare", "s"]),
-                         {"status", "scheduler", "submit", "set-priority", "suspend"})
+                         {"status", "scheduler", "submit", "set-priority", "suspend", "slurm"})
         self.assertNotIn("job-supervisor", r.stdout)  # internal commands stay hidden
         self.assertNotIn("checkpoint-helper", r.stdout)
         self.assertIn("--quantum", self.complete(r.stdout, ["gshare", "run", "--q"]))
