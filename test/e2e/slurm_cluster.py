@@ -31,10 +31,11 @@ class SlurmCluster:
     tests. `users` are the users whose jobs stop() cancels."""
 
     def __init__(self, root, gshare_bin, users, prefix=None, gpus=(FAKE_GPU_DEVICE,), shards=4,
-                 cpus=2, memory_mb=1000):
+                 cpus=2, memory_mb=1000, cgroup_conf=None):
         self.root, self.gshare_bin, self.users = root, gshare_bin, users
         self.prefix, self.gpus, self.shards, self.cpus, self.memory_mb = (
             prefix, gpus, shards, cpus, memory_mb)
+        self.cgroup_conf = cgroup_conf  # cgroup.conf's text, when Slurm's default will not do
         self.node = socket.gethostname().split(".")[0]
         self.conf = os.path.join(root, "slurm.conf")
         self.env = dict(os.environ, SLURM_CONF=self.conf)
@@ -114,6 +115,8 @@ class SlurmCluster:
         gres += ["NodeName=%s Name=gpu File=%s" % (self.node, dev) for dev in self.gpus]
         gres.append("NodeName=%s Name=shard Count=%d" % (self.node, self.shards * len(self.gpus)))
         self.write(os.path.join(r, "gres.conf"), "\n".join(gres) + "\n")
+        if self.cgroup_conf is not None:
+            self.write(os.path.join(r, "cgroup.conf"), self.cgroup_conf)
         subprocess.run(["slurmctld"], env=self.env, check=True, timeout=60,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         slurmd = ["slurmd"]
