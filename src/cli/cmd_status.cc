@@ -63,12 +63,7 @@ std::string IdleText(double s) {
 }
 
 std::string Command(const json& j) {
-  std::string out;
-  for (const auto& a : j.value("argv", json::array())) {
-    if (!out.empty()) out += ' ';
-    out += a.get<std::string>();
-  }
-  out = TerminalText(out);
+  std::string out = JobCommandText(j);
   return out.size() > 40 ? out.substr(0, 37) + "..." : out;
 }
 

@@ -107,4 +107,18 @@ std::string JobStatusText(const json& job, double now,
   return out;
 }
 
+std::string JobCommandText(const nlohmann::json& job) {
+  std::string out;
+  for (const auto& a : job.value("argv", nlohmann::json::array())) {
+    if (!out.empty()) out += ' ';
+    out += a.is_string() ? a.get<std::string>() : a.dump();
+  }
+  const auto slurm = job.find("slurm_job_id");
+  if (out.empty() && slurm != job.end() && slurm->is_number_integer()) {
+    out = "slurm step " + std::to_string(slurm->get<int64_t>()) + "." +
+          job.value("slurm_step", std::string());
+  }
+  return TerminalText(out);
+}
+
 }  // namespace gshare

@@ -18,4 +18,9 @@ namespace gshare {
 std::string JobStatusText(const nlohmann::json& job, double now,
                           const std::function<std::string(uint32_t)>& user);
 
+// A job's COMMAND column (`status`, `top`): its argv joined by spaces, safe for a terminal; for
+// a Slurm step whose argv is hidden from the viewer, "slurm step JOB.STEP" (its Slurm id is no
+// secret). "" when there is neither.
+std::string JobCommandText(const nlohmann::json& job);
+
 }  // namespace gshare

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "base/terminal_text.h"
+#include "cli/job_status_text.h"
 
 namespace gshare {
 namespace {
@@ -50,15 +51,6 @@ std::string Duration(double s) {
 
 std::string Cut(const std::string& s, size_t n) {
   return s.size() <= n ? s : (n > 1 ? s.substr(0, n - 1) + "+" : s.substr(0, n));
-}
-
-std::string Command(const json& j) {
-  std::string out;
-  for (const auto& a : j.value("argv", json::array())) {
-    if (!out.empty()) out += ' ';
-    out += a.is_string() ? a.get<std::string>() : a.dump();
-  }
-  return TerminalText(out);
 }
 
 TopLine::Style StyleOf(const std::string& state) {
@@ -159,7 +151,7 @@ std::string JobRow(const json& j, const TopInput& in) {
                 live ? Bytes(mem.value("resident", uint64_t{0})).c_str()
                      : Bytes(j.value("peak_bytes", uint64_t{0})).c_str(),
                 live ? Bytes(mem.value("swapped", uint64_t{0})).c_str() : "-", swaps.c_str(),
-                Cut(gpu, 4).c_str(), Command(j).c_str());
+                Cut(gpu, 4).c_str(), JobCommandText(j).c_str());
 }
 
 }  // namespace
