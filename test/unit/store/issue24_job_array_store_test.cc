@@ -4,16 +4,11 @@
 #include <limits>
 
 #include "store/job_store.h"
+#include "store_test_util.h"
 #include "temp_dir.h"
 
 namespace gshare {
 namespace {
-
-std::unique_ptr<JobStore> OpenOrDie(const std::string& path) {
-  Result<std::unique_ptr<JobStore>> store = JobStore::Open(path);
-  REQUIRE_MESSAGE(store.ok(), store.status().message());
-  return std::move(store.value());
-}
 
 std::vector<JobRecord> Tasks(std::vector<int64_t> task_ids, int64_t limit) {
   std::vector<JobRecord> tasks;

@@ -6,16 +6,11 @@
 #include <vector>
 
 #include "store/job_store.h"
+#include "store_test_util.h"
 #include "temp_dir.h"
 
 namespace gshare {
 namespace {
-
-std::unique_ptr<JobStore> OpenOrDie(const std::string& path) {
-  Result<std::unique_ptr<JobStore>> store = JobStore::Open(path);
-  REQUIRE_MESSAGE(store.ok(), store.status().message());
-  return std::move(store.value());
-}
 
 JobRecord Ended(std::string name, JobState state, double submit, double start, double end) {
   JobRecord r;

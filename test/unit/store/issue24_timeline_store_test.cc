@@ -5,16 +5,11 @@
 #include <vector>
 
 #include "store/job_store.h"
+#include "store_test_util.h"
 #include "temp_dir.h"
 
 namespace gshare {
 namespace {
-
-std::unique_ptr<JobStore> OpenOrDie(const std::string& path) {
-  Result<std::unique_ptr<JobStore>> store = JobStore::Open(path);
-  REQUIRE_MESSAGE(store.ok(), store.status().message());
-  return std::move(store.value());
-}
 
 TimelineEvent Event(int64_t time_us, TimelineKind kind, int64_t job, uint32_t uid) {
   TimelineEvent e;

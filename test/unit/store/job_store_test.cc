@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "store_test_util.h"
 #include "temp_dir.h"
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -14,12 +15,6 @@
 
 namespace gshare {
 namespace {
-
-std::unique_ptr<JobStore> OpenOrDie(const std::string& path) {
-  Result<std::unique_ptr<JobStore>> store = JobStore::Open(path);
-  REQUIRE_MESSAGE(store.ok(), store.status().message());
-  return std::move(store.value());
-}
 
 JobRecord Job(std::string name, std::string state = "PENDING") {
   JobRecord r;
