@@ -55,7 +55,7 @@ class SlurmTest(SystemDaemonCase):
                                 "export GSHARE_SYSTEM_SOCKET=%s\n" % self.socket)
         self.start_system()
 
-    def sbatch(self, user, partition, script_body, kernels):
+    def sbatch(self, user, partition, script_body, kernels, extra=()):
         """Submits `script_body` as `user` with one shard of the GPU; returns (slurm job id,
         file where the job writes its pid, its output file)."""
         home = self.homes[user.pw_name]
@@ -64,7 +64,7 @@ class SlurmTest(SystemDaemonCase):
         out = os.path.join(home, tag + ".out")
         script = os.path.join(home, tag + ".sh")
         with open(script, "w") as f:
-            f.write("#!/bin/sh\necho $$ > %s\n%s\n" % (pid_file, script_body % kernels))
+            f.write("#!/bin/sh\necho $$ > %s\n%s\n" % (pid_file, script_body if kernels is None else script_body % kernels))
         os.chmod(script, 0o755)
         os.chown(script, user.pw_uid, user.pw_gid)
         env = {"HOME": home, "PATH": "/usr/bin:/bin", MARKER: self.h.tmp,
@@ -72,7 +72,8 @@ class SlurmTest(SystemDaemonCase):
         env.update(self.cluster.client_env())
         argv = ["runuser", "-u", user.pw_name, "--", "env", "-i"]
         argv += ["%s=%s" % kv for kv in env.items()]
-        argv += ["sbatch", "--parsable", "-p", partition, "--gres=shard:1", "-o", out, script]
+        argv += ["sbatch", "--parsable", "-p", partition, "--gres=shard:1", "-o", out]
+        argv += list(extra) + [script]
         r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            timeout=60, cwd=home)
         self.assertEqual(r.returncode, 0, r.stderr + self.cluster.logs())
@@ -119,7 +120,10 @@ class SlurmTest(SystemDaemonCase):
 
     def test_priority_exclusive_scancel_and_epilog(self):
         self.start('[scheduler]\nsharing = "exclusive"\nquantum = "60s"\n[queue]\ngpus = 1\n'
-                   '[slurm.partition_priority]\ninteractive = 10\n')
+                   '[slurm.partition_priority]\ninteractive = 10\n'
+                   # The Prolog asks scontrol for the QOS, which this cluster (no accounting)
+                   # does not have: the partition's entry holds.
+                   '[slurm.qos_priority]\nhigh = 50\n')
         body = "exec %s --kernels %%d --kernel-ms 30" % FAKE_APP
         # Long enough to be still under way when Slurm has started the second job (~1-2 s).
         low, low_pid_file, low_out = self.sbatch(self.a, "batch", body, LOW)
@@ -181,6 +185,24 @@ class SlurmTest(SystemDaemonCase):
                            "the steps fit, yet never ran at once\n" + fmt_ops(a_ops + b_ops))
         self.assert_nothing_left()
 
+        # An srun step's tasks join one job of their own step, apart from the batch step's.
+        job, _, out = self.sbatch(self.a, "batch", 'srun -n 2 sh -c \'echo "task $SLURM_PROCID'
+                                  ' job $GSHARE_JOB_ID"\'; echo "batch job $GSHARE_JOB_ID"', None,
+                                  extra=["-n", "2"])
+        self.wait_slurm_done(job)
+        lines = self.wait_file(out).splitlines()
+        tasks = sorted(l for l in lines if l.startswith("task "))
+        self.assertEqual(len(tasks), 2, lines)
+        batch_job = [l.split()[-1] for l in lines if l.startswith("batch job ")]
+        task_jobs = {l.split()[-1] for l in tasks}
+        self.assertEqual(len(task_jobs), 1, lines)
+        self.assertNotEqual(task_jobs, set(batch_job), lines)
+        steps = {j["id"]: j["slurm_step"] for j in json.loads(self.as_user(
+            self.a, "queue", "-a", "--json", check_rc=0).stdout)["jobs"]
+                 if j.get("slurm_job_id") == job}
+        self.assertEqual(sorted(steps.values()), ["0", "batch"], steps)
+        self.assertEqual(steps[int(task_jobs.pop())], "0")
+
         # Outside Slurm a task prolog joins nothing: the job comes from the process tree.
         r = self.as_user(self.a, "slurm", "task-prolog",
                          extra_env={"SLURM_JOB_ID": str(b_job), "SLURM_STEP_ID": "0",
@@ -195,6 +217,16 @@ class SlurmTest(SystemDaemonCase):
                          check_rc=0)
         self.assertIn("permission denied", r.stderr)
         self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+        # With the daemon down a step runs ungated, and says so once.
+        self.stop_system()
+        job, _, out = self.sbatch(self.b, "batch", body, 3)
+        self.wait_slurm_done(job)
+        text = self.wait_file(out)
+        self.assertIn("fake_app: done 3", text)
+        warnings = [l for l in text.splitlines() if l.startswith("gshare: ")]
+        self.assertEqual(len(warnings), 1, text)
+        self.assertIn("runs without GPU sharing", warnings[0])
 
 
 if __name__ == "__main__":
