@@ -58,7 +58,8 @@ extern const size_t kNumCommands;
 // Paths and configuration a command works with.
 struct ClientContext {
   Config config;
-  std::string config_path;  // explicit --config, or empty
+  ConfigSources config_sources;  // the files `config` was read from
+  std::string config_path;       // explicit --config, or empty
   // Where the daemon of this database is reached: the live daemon's socket from its record
   // (daemon_record.h) when one serves elsewhere, else serve_socket_path.
   std::string socket_path;

@@ -61,7 +61,8 @@ namespace {
 
 Result<ClientContext> MakeContext(const GlobalOptions& global, bool look_for_system) {
   ClientContext ctx;
-  auto config = LoadConfig(DefaultConfigSources(global.config_path));
+  ctx.config_sources = DefaultConfigSources(global.config_path);
+  auto config = LoadConfig(ctx.config_sources);
   if (!config.ok()) return config.status();
   ctx.config = std::move(config.value());
   if (global.config_path) ctx.config_path = *global.config_path;
@@ -94,7 +95,8 @@ Result<ClientContext> MakeContext(const GlobalOptions& global, bool look_for_sys
 
 Result<ClientContext> MakeSystemContext(const GlobalOptions& global) {
   ClientContext ctx;
-  auto config = LoadConfig(SystemConfigSources(global.config_path));
+  ctx.config_sources = SystemConfigSources(global.config_path);
+  auto config = LoadConfig(ctx.config_sources);
   if (!config.ok()) return config.status();
   ctx.config = std::move(config.value());
   if (global.config_path) ctx.config_path = *global.config_path;

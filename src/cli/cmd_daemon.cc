@@ -34,6 +34,9 @@ int Serve(const ClientContext& ctx, int ready_fd) {
   if (ctx.config.daemon.log_level != "info") ApplyLogLevel(ctx.config.daemon.log_level);
   DaemonOptions options;
   options.config = ctx.config;
+  // Stamped after the config was read: a file changed in between reads as unchanged until
+  // its next change.
+  options.config_files = StampConfigFiles(ctx.config_sources);
   options.socket_path = ctx.serve_socket_path;  // not a live daemon's: that one would say busy
   options.lock_path = ctx.lock_path;
   options.socket_lock_path = ctx.socket_lock_path;

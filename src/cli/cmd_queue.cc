@@ -1,6 +1,8 @@
 // `gshare queue [-a] [-t STATES] [-n NAME] [-u USER] [-l | --format=FIELD,...] [--json]
 // [--no-header]`: the jobs of the queue, read straight from the database (the daemon writes
-// it; readers never wait for the daemon), running first, then pending in admission order.
+// it; readers never wait for the daemon), running first, then pending in admission order. A
+// running daemon is asked which jobs wait for their lease (REASON Lease) and whether its
+// config changed since it started.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "cli/daemon_glance.h"
 #include "cli/queue_format.h"
 #include "ipc/job_json.h"
 #include "base/terminal_text.h"
@@ -57,6 +60,17 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
   }
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::map<uint32_t, std::string> names;  // one password-database lookup per owner
+  QueueRowContext context;
+  context.now = now;
+  context.user = [&names](uint32_t uid) {
+    auto user = names.find(uid);
+    if (user == names.end()) user = names.emplace(uid, UserName(uid)).first;
+    return user->second;
+  };
+  // Before the rows: a daemon that reading them starts (none answers now) has no live job
+  // and has read the config as it is.
+  context.leases = GlanceAtDaemon(global);
   if (opt.json_output) {
     Result<std::vector<JobRecord>> listed = ListJobs(global, filter, opt.user);
     if (!listed.ok()) {
@@ -66,13 +80,14 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
     const std::vector<JobRecord>& rows = listed.value();
     json doc{{"schema_version", kJsonSchemaVersion}, {"jobs", json::array()}};
     json& jobs = doc["jobs"];
-    std::map<uint32_t, std::string> users;  // one password-database lookup per owner
     for (const JobRecord& r : rows) {
       json j = JobToJson(r);
-      auto user = users.find(r.uid);
-      if (user == users.end()) user = users.emplace(r.uid, UserName(r.uid)).first;
-      j["user"] = user->second;
+      j["user"] = context.user(r.uid);
       j["elapsed_seconds"] = ElapsedSeconds(r, now);
+      // A live job's lease (else null); one that waits for it shows the table's REASON.
+      auto lease = context.leases.find(r.id);
+      j["lease"] = lease != context.leases.end() ? json(lease->second) : json(nullptr);
+      if (QueueReason(r, context) == kLeaseReason) j["reason"] = kLeaseReason;
       jobs.push_back(std::move(j));
     }
     std::string text = ToJsonText(doc, 2);
@@ -80,12 +95,6 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
     std::fputc('\n', stdout);
     return 0;
   }
-  std::map<uint32_t, std::string> names;  // one password-database lookup per owner
-  QueueRowContext context{now, [&names](uint32_t uid) {
-                            auto user = names.find(uid);
-                            if (user == names.end()) user = names.emplace(uid, UserName(uid)).first;
-                            return user->second;
-                          }};
   if (opt.long_form || !opt.format.empty()) {
     std::vector<QueueColumn> columns = LongQueueFormat();
     if (!opt.format.empty()) {
@@ -130,7 +139,7 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
                 color ? StateColor(r.state) : "", JobStateCode(r.state), color ? "\033[0m" : "",
                 r.priority, FitColumn(TerminalText(r.name), kNameColumn).c_str(),
                 ElapsedText(ElapsedSeconds(r, now)).c_str(), gpu.empty() ? "-" : gpu.c_str(),
-                TerminalText(ReasonText(r)).c_str());
+                TerminalText(QueueReason(r, context)).c_str());
   });
   if (!st.ok()) {
     spdlog::error("queue: {}", st.message());

@@ -12,6 +12,7 @@
 
 #include "base/byte_size.h"
 #include "cli/cli.h"
+#include "cli/daemon_glance.h"
 #include "cli/job_status_text.h"
 #include "ipc/requests.h"
 #include "ipc/job_json.h"
@@ -181,6 +182,7 @@ int ShowStatus(const GlobalOptions& global, const StatusOptions& opt) {
   }
   json& st = reply.value();
   st.erase("ok");
+  WarnIfConfigChanged(st);
   if (opt.job) {
     for (const auto& j : st.at("jobs")) {
       if (j.at("id").get<int64_t>() != *opt.job) continue;

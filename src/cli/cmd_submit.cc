@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "cli/daemon_glance.h"
 #include "ipc/daemon_launcher.h"
 #include "ipc/frame_io.h"
 #include "ipc/job_json.h"
@@ -253,6 +254,7 @@ int Submit(const GlobalOptions& global, SubmitOptions& opt) {
     return kExitError;
   }
   std::printf("%lld\n", static_cast<long long>(made->job_id));
+  GlanceAtDaemon(global);  // the config notice, if any
   return 0;
 }
 

@@ -81,7 +81,9 @@ const std::vector<FieldSpec>& Fields() {
       {"gres", "GPU", false, false,
        [](const JobRecord& r, const QueueRowContext&) { return GpuText(r); }},
       {"reason", "REASON", false, false,
-       [](const JobRecord& r, const QueueRowContext&) { return TerminalText(ReasonText(r)); }},
+       [](const JobRecord& r, const QueueRowContext& c) {
+         return TerminalText(QueueReason(r, c));
+       }},
       {"submittime", "SUBMIT_TIME", false, false,
        [](const JobRecord& r, const QueueRowContext&) {
          return SqueueTimeText(std::optional<double>(r.submit_time));
@@ -227,6 +229,14 @@ std::string ReasonText(const JobRecord& r) {
   if (r.signal) return "signal " + std::to_string(*r.signal);
   if (r.exit_code) return "exit " + std::to_string(*r.exit_code);
   return "";
+}
+
+std::string QueueReason(const JobRecord& r, const QueueRowContext& context) {
+  if (r.state == JobState::kRunning) {
+    auto lease = context.leases.find(r.id);
+    if (lease != context.leases.end() && lease->second == "waiting") return kLeaseReason;
+  }
+  return ReasonText(r);
 }
 
 std::string FitColumn(std::string_view text, size_t columns) {

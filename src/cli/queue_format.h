@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,7 +19,13 @@ namespace gshare {
 struct QueueRowContext {
   double now = 0;                                 // unix seconds: the run time of running jobs
   std::function<std::string(uint32_t uid)> user;  // a user's name
+  // The live jobs' leases by job id as the daemon tells them ("waiting", ...); empty when
+  // no daemon answered.
+  std::map<int64_t, std::string> leases;
 };
+
+// REASON of a running job that waits for its GPU lease while another job holds it.
+inline constexpr const char* kLeaseReason = "Lease";
 
 struct QueueColumn {
   std::string field;   // its --format name
@@ -54,6 +61,8 @@ std::string ElapsedText(double seconds);
 double ElapsedSeconds(const JobRecord& r, double now);
 // REASON: why a pending job waits; for an ended job what ended it ("exit 1", "signal 9").
 std::string ReasonText(const JobRecord& r);
+// ReasonText, or kLeaseReason for a running job whose lease `context` says is waiting.
+std::string QueueReason(const JobRecord& r, const QueueRowContext& context);
 // `text` cut to at most `columns` characters (UTF-8 code points), its last one "…" when
 // cut, and padded with blanks to `columns`.
 std::string FitColumn(std::string_view text, size_t columns);

@@ -31,6 +31,7 @@
 #include "daemon/slurm_jobs.h"
 #include "ipc/job_end.h"
 #include "base/config.h"
+#include "base/config_stamp.h"
 #include "ipc/frame_io.h"
 #include "store/job_store.h"
 #include "policy/idle_staging.h"
@@ -47,6 +48,9 @@ namespace gshare {
 
 struct DaemonOptions {
   Config config;
+  // The files `config` was read from, stamped as the daemon starts: `status` tells which
+  // changed since (the config is read once, at start).
+  std::vector<ConfigStamp> config_files;
   std::string socket_path;
   std::string lock_path;         // beside the database: one daemon per database
   std::string socket_lock_path;  // beside the socket: one daemon per socket

@@ -19,6 +19,11 @@ namespace {
 
 using json = nlohmann::json;
 
+// A live job's lease as `status --json` names it.
+const char* LeaseText(const Arbiter::JobUsage& u) {
+  return u.stopped ? "stopped" : u.holding ? "holding" : u.waiting ? "waiting" : "idle";
+}
+
 }  // namespace
 
 void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
@@ -100,6 +105,43 @@ json Daemon::StatusDocument(Connection* viewer, const StatusRequest& request) {
     if (viewer != nullptr) HideDetails(*viewer, j);
   };
   auto now = Now();
+  json daemon{{"pid", getpid()},
+              {"version", GSHARE_VERSION},
+              {"socket", options_.socket_path},
+              {"mode", options_.system ? "system" : "user"},
+              {"database", options_.database_path},
+              {"scheduler", arbiter_.enabled() ? "on" : "off"},
+              {"queue", queue_paused_ ? "paused" : "running"},
+              {"start_time", start_time_},
+              {"job_counts", JobCounts()},
+              {"quantum_ms", options_.config.scheduler.quantum.count()},
+              {"idle_release_ms", options_.config.scheduler.idle_release.count()},
+              {"drop_grace_ms", options_.config.scheduler.drop_grace.count()},
+              // The node's host memory for swapping ([memory] host_budget, _per_user; 0: no
+              // bound) and what swapped-out data and staged copies hold of it now.
+              {"host_memory",
+               {{"budget", ledger_.options().host_budget},
+                {"budget_per_user", ledger_.options().host_budget_per_user},
+                {"swapped", ledger_.SwappedBytes()},
+                {"staged", ledger_.StagedBytes()}}}};
+  // Each config file the daemon read at start, checked now (one stat each): a changed file
+  // is not applied until a restart.
+  json config_files = json::array();
+  for (const ConfigStamp& stamp : options_.config_files) {
+    config_files.push_back(
+        {{"path", stamp.path()}, {"loaded", stamp.present()}, {"changed", stamp.Changed()}});
+  }
+  daemon["config_files"] = std::move(config_files);
+  if (request.brief) {
+    json leases = json::array();
+    for (const auto& [id, job] : jobs_) {
+      leases.push_back({{"id", id}, {"lease", LeaseText(arbiter_.Usage(id, now))}});
+    }
+    return json{{"ok", true},
+                {"schema_version", kJsonSchemaVersion},
+                {"daemon", std::move(daemon)},
+                {"jobs", std::move(leases)}};
+  }
   json gpus = json::array();
   for (const Arbiter::GpuView& v : arbiter_.Gpus(now)) {
     json g{{"uuid", v.gpu},
@@ -152,7 +194,7 @@ json Daemon::StatusDocument(Connection* viewer, const StatusRequest& request) {
     uint64_t held_ms = 0;
     for (const auto& [key, ms] : job->held_ms) held_ms += ms;
     j["held_back_seconds"] = static_cast<double>(held_ms) / 1000.0;
-    j["lease"] = u.stopped ? "stopped" : u.holding ? "holding" : u.waiting ? "waiting" : "idle";
+    j["lease"] = LeaseText(u);
     std::optional<Millis> idle = IdleFor(id, now);
     j["idle_seconds"] = idle ? json(static_cast<double>(idle->count()) / 1000.0) : json(nullptr);
     json mem = JobMemoryJson(id);
@@ -187,25 +229,6 @@ json Daemon::StatusDocument(Connection* viewer, const StatusRequest& request) {
       hide(&jobs.back());
     }
   }
-  json daemon{{"pid", getpid()},
-              {"version", GSHARE_VERSION},
-              {"socket", options_.socket_path},
-              {"mode", options_.system ? "system" : "user"},
-              {"database", options_.database_path},
-              {"scheduler", arbiter_.enabled() ? "on" : "off"},
-              {"queue", queue_paused_ ? "paused" : "running"},
-              {"start_time", start_time_},
-              {"job_counts", JobCounts()},
-              {"quantum_ms", options_.config.scheduler.quantum.count()},
-              {"idle_release_ms", options_.config.scheduler.idle_release.count()},
-              {"drop_grace_ms", options_.config.scheduler.drop_grace.count()},
-              // The node's host memory for swapping ([memory] host_budget, _per_user; 0: no
-              // bound) and what swapped-out data and staged copies hold of it now.
-              {"host_memory",
-               {{"budget", ledger_.options().host_budget},
-                {"budget_per_user", ledger_.options().host_budget_per_user},
-                {"swapped", ledger_.SwappedBytes()},
-                {"staged", ledger_.StagedBytes()}}}};
   return json{{"ok", true},       {"schema_version", kJsonSchemaVersion},
               {"daemon", daemon}, {"gpus", gpus},
               {"jobs", jobs},     {"users", UsersJson(now)}};

@@ -151,12 +151,22 @@ Result<QueueSetRequest> QueueSetRequest::Parse(const json& j) {
   return QueueSetRequest{paused.value()};
 }
 
-json StatusRequest::ToJson() const { return job_id ? json{{"job_id", *job_id}} : json::object(); }
+json StatusRequest::ToJson() const {
+  json j = job_id ? json{{"job_id", *job_id}} : json::object();
+  if (brief) j["brief"] = true;
+  return j;
+}
 
 Result<StatusRequest> StatusRequest::Parse(const json& j) {
   Result<std::optional<int64_t>> id = OptionalInt(j, "job_id", 1, kMaxJobId);
   if (!id.ok()) return id.status();
-  return StatusRequest{id.value()};
+  StatusRequest request{id.value()};
+  if (j.contains("brief")) {
+    Result<bool> brief = BoolField(j, "brief");
+    if (!brief.ok()) return brief.status();
+    request.brief = brief.value();
+  }
+  return request;
 }
 
 namespace {

@@ -90,9 +90,11 @@ struct QueueSetRequest {
   static Result<QueueSetRequest> Parse(const nlohmann::json& j);
 };
 
-// kStatusRequest: {} or {"job_id"}
+// kStatusRequest: {} or {"job_id"}; {"brief": true} asks for the "daemon" object and, per live
+// job, only {"id", "lease"} (what `queue` and `submit` read besides their own request).
 struct StatusRequest {
   std::optional<int64_t> job_id;
+  bool brief = false;
   nlohmann::json ToJson() const;
   static Result<StatusRequest> Parse(const nlohmann::json& j);
 };

@@ -9,7 +9,12 @@
     paused) while a foreground `gshare run` still runs; the pause outlives a daemon restart;
     `gshare queue resume` starts the job;
   - a foreground `gshare run` whose job waits more than 5 s for the GPU says so once on stderr
-    (another job holds it in exclusive mode); with `-q` it says nothing."""
+    (another job holds it in exclusive mode); with `-q` it says nothing;
+  - `queue` shows such a running job with REASON Lease (the table, --format reason, --json
+    "reason" and "lease") while the holder's REASON stays empty;
+  - a config file changed after the daemon started: `queue`, `status` and `submit` print one
+    line on stderr naming it and how to restart, stdout unchanged, exit 0 (`status --json`
+    marks it changed); none after a restart."""
 import getpass
 import time
 import unittest
@@ -114,6 +119,63 @@ class SteerTest(TestCase):
         self.assertEqual(said.stderr.count(notice), 1, said.stderr)
         self.assertNotIn(notice, quiet.stderr)
         self.assertEqual(quiet.stderr, "")
+
+    def test_queue_reason_shows_the_lease_wait(self):
+        h = self.harness(config={"sharing": "exclusive", "quantum": "60s"})
+        h.start_daemon()
+        holder = h.start_fake(["--kernels", "240", "--kernel-ms", "50"], ["-J", "holder"],
+                              name="holder")
+        h.wait_kernels(holder.child_pid(), 1)
+        waiter = h.start_fake(["--kernels", "1"], ["-J", "waiter"], name="waiter")
+
+        def rows():
+            return {j["name"]: j for j in h.queue_jobs().values()}
+        rec = h.wait_for(lambda: (lambda j: j if j and j["reason"] == "Lease" else None)(
+            rows().get("waiter")), 30, "the waiter's queue row with REASON Lease")
+        self.assertEqual((rec["state"], rec["lease"]), ("RUNNING", "waiting"))
+        self.assertEqual((rows()["holder"]["reason"], rows()["holder"]["lease"]), ("", "holding"))
+        table = h.gshare("queue")
+        self.assertEqual((table.returncode, table.stderr), (0, ""))
+        line = next(l for l in table.stdout.splitlines() if "waiter" in l)
+        self.assertTrue(line.endswith(" Lease"), table.stdout)
+        line = next(l for l in table.stdout.splitlines() if "holder" in l)
+        self.assertFalse(line.rstrip().endswith("Lease"), table.stdout)
+        r = h.gshare("queue", "--no-header", "--format", "name,reason")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(["waiter", "Lease"], [l.split() for l in r.stdout.splitlines()])
+        for job in (holder, waiter):
+            self.assertEqual(job.wait(60), 0, job.stderr + h.diagnostics())
+        # Ended: the stored reason, no lease.
+        self.assertEqual((rows()["waiter"]["reason"], rows()["waiter"]["lease"]), ("", None))
+
+    def test_a_changed_config_is_named_once(self):
+        h = self.harness()
+        h.start_daemon()
+        h.submit("-H", "-J", "kept", "--", "true")
+        before = h.gshare("queue")
+        self.assertEqual((before.returncode, before.stderr), (0, ""))
+        files = h.status()["daemon"]["config_files"]
+        self.assertIn({"path": h.config_path, "loaded": True, "changed": False}, files)
+        with open(h.config_path) as f:
+            text = f.read()
+        with open(h.config_path, "w") as f:
+            f.write(text.replace('drop_grace = "10s"', 'drop_grace = "5s"'))
+        line = ("gshare: the config changed since the daemon started (%s); restart it to apply: "
+                "gshare daemon stop && gshare daemon start\n" % h.config_path)
+        r = h.gshare("queue")
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, before.stdout, line))
+        r = h.gshare("status")
+        self.assertEqual((r.returncode, r.stderr), (0, line))
+        r = h.gshare("submit", "-H", "--", "true")
+        self.assertEqual((r.returncode, r.stderr), (0, line))
+        self.assertRegex(r.stdout, r"\A[0-9]+\n\Z")
+        files = h.status()["daemon"]["config_files"]
+        self.assertIn({"path": h.config_path, "loaded": True, "changed": True}, files)
+        self.assertEqual(h.gshare("daemon", "stop").returncode, 0)
+        h.start_daemon()
+        r = h.gshare("queue")
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(h.status()["daemon"]["drop_grace_ms"], 5000)
 
 
 if __name__ == "__main__":

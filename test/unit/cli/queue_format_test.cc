@@ -22,7 +22,7 @@ JobRecord Task() {
 }
 
 QueueRowContext Context() {
-  return QueueRowContext{190.0, [](uint32_t uid) { return "u" + std::to_string(uid); }};
+  return QueueRowContext{190.0, [](uint32_t uid) { return "u" + std::to_string(uid); }, {}};
 }
 
 TEST_CASE("issue 24: --format takes squeue's long field names, any case, in order") {
@@ -93,6 +93,24 @@ TEST_CASE("issue 24: Slurm's forms of ids, times and commands") {
   CHECK(CommandText({"sh", "-c", "echo $X"}) == "sh -c 'echo $X'");
   CHECK(CommandText({"a", ""}) == "a ''");
   CHECK(CommandText({"printf", "a\nb"}) == "printf 'a\\nb'");  // escaped, then quoted
+}
+
+TEST_CASE("issue 24: a running job that waits for its lease shows REASON Lease") {
+  QueueRowContext context = Context();
+  JobRecord r = Task();
+  CHECK(QueueReason(r, context) == "");  // no daemon answered
+  context.leases = {{15, "waiting"}};
+  CHECK(QueueReason(r, context) == "Lease");
+  Result<std::vector<QueueColumn>> columns = ParseQueueFormat("jobid,reason");
+  REQUIRE(columns.ok());
+  CHECK(FormatQueueTable(columns.value(), {r}, context, false, false) == "15  Lease\n");
+  context.leases = {{15, "holding"}};
+  CHECK(QueueReason(r, context) == "");
+  // A pending job keeps its own reason whatever the daemon says of its id.
+  context.leases = {{15, "waiting"}};
+  r.state = JobState::kPending;
+  r.reason = "Priority";
+  CHECK(QueueReason(r, context) == "Priority");
 }
 
 }  // namespace

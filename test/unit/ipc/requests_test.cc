@@ -51,6 +51,9 @@ TEST_CASE("Requests: what a client sends is what the daemon reads") {
   CHECK_FALSE(SchedulerSetRequest::Parse(SchedulerSetRequest{false}.ToJson())->enabled);
   CHECK(StatusRequest::Parse(StatusRequest{}.ToJson())->job_id == std::nullopt);
   CHECK(StatusRequest::Parse(StatusRequest{5}.ToJson())->job_id == 5);
+  CHECK(!StatusRequest::Parse(StatusRequest{}.ToJson())->brief);
+  CHECK(StatusRequest::Parse(StatusRequest{std::nullopt, true}.ToJson())->brief);
+  CHECK(!StatusRequest::Parse(json{{"brief", "yes"}}).ok());
 }
 
 TEST_CASE("Requests: the daemon refuses what no client would send, in one line") {

@@ -1,0 +1,56 @@
+#include "cli/daemon_glance.h"
+
+#include <spdlog/spdlog.h>
+
+#include <exception>
+
+#include "cli/cli.h"
+#include "ipc/requests.h"
+
+namespace gshare {
+
+using json = nlohmann::json;
+
+void WarnIfConfigChanged(const json& status) {
+  // A malformed document is an older or foreign daemon's: no notice rather than an error.
+  try {
+    const json& daemon = status.at("daemon");
+    std::string changed;
+    for (const json& file : daemon.value("config_files", json::array())) {
+      if (!file.value("changed", false)) continue;
+      if (!changed.empty()) changed += ", ";
+      changed += file.at("path").get<std::string>();
+    }
+    if (changed.empty()) return;
+    if (daemon.value("mode", std::string()) == "system") {
+      spdlog::warn("the config changed since the daemon started ({}); ask an admin to restart it",
+                   changed);
+    } else {
+      spdlog::warn(
+          "the config changed since the daemon started ({}); restart it to apply: gshare "
+          "daemon stop && gshare daemon start",
+          changed);
+    }
+  } catch (const std::exception&) {
+  }
+}
+
+std::map<int64_t, std::string> GlanceAtDaemon(const GlobalOptions& global) {
+  StatusRequest request;
+  request.brief = true;
+  Result<json> reply =
+      RequestDaemon(global, proto::MsgType::kStatusRequest, request.ToJson(), /*start=*/false);
+  std::map<int64_t, std::string> leases;
+  if (!reply.ok()) return leases;
+  WarnIfConfigChanged(reply.value());
+  try {
+    for (const json& job : reply->value("jobs", json::array())) {
+      leases[job.at("id").get<int64_t>()] = job.value("lease", std::string());
+    }
+  } catch (const std::exception&) {
+    leases.clear();
+  }
+  return leases;
+}
+
+}  // namespace gshare
