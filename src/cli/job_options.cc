@@ -9,6 +9,8 @@
 #include "policy/dependency.h"
 #include "base/duration.h"
 #include "base/gpu_inventory.h"
+#include "base/mail_type.h"
+#include "base/user_name.h"
 #include "cli/script_directives.h"
 
 namespace gshare {
@@ -55,6 +57,11 @@ void AddJobOptions(CLI::App& app, JobOptions* opt) {
   add("output", app.add_option("-o,--output", opt->output,
                                "File for stdout and stderr: %j job id, %x name, %u user"));
   add("chdir", app.add_option("-D,--chdir", opt->chdir, "Working directory of the job"));
+  add("mail-user", app.add_option("--mail-user", opt->mail_user,
+                                  "Who the [notify] command tells of the job (default: you)"));
+  add("mail-type", app.add_option("--mail-type", opt->mail_type,
+                                  "Events for --mail-user: NONE BEGIN END FAIL REQUEUE TIME_LIMIT "
+                                  "INVALID_DEPEND ALL, comma-separated"));
   // One value per --env, so that `--env K=V -- CMD` leaves CMD alone.
   add("env", app.add_option("--env", opt->env, "K=V set in the job's environment (repeatable)")
                  ->allow_extra_args(false));
@@ -93,6 +100,8 @@ void JobOptions::Merge(const JobOptions& script) {
   take("chdir", chdir, script.chdir);
   take("memory", memory, script.memory);
   take("array", array, script.array);
+  take("mail-user", mail_user, script.mail_user);
+  take("mail-type", mail_type, script.mail_type);
   std::vector<std::string> all = script.env;
   all.insert(all.end(), env.begin(), env.end());
   env = std::move(all);
@@ -198,6 +207,17 @@ Result<JobRecord> ResolveJobOptions(const JobOptions& opt, std::vector<std::stri
     r.begin_time = b.value();
   }
   r.output = opt.output;
+  if (!opt.mail_type.empty()) {
+    Result<std::string> types = ParseMailTypes(opt.mail_type);
+    if (!types.ok()) return types.status();
+    r.mail_type = types.value();
+  }
+  if (opt.mail_user.find_first_of(std::string("\n\r\t\0", 4)) != std::string::npos ||
+      opt.mail_user.size() > 256) {
+    return Status::Error("--mail-user: one line of at most 256 bytes");
+  }
+  // As sbatch: a mail type without a --mail-user tells the job's owner.
+  r.mail_user = opt.mail_user.empty() && !r.mail_type.empty() ? UserName(getuid()) : opt.mail_user;
   std::error_code ec;
   std::filesystem::path cwd = std::filesystem::current_path(ec);
   if (ec && opt.chdir.empty())

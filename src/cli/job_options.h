@@ -33,6 +33,8 @@ struct JobOptions {
   std::vector<std::string> env;  // "K=V"
   std::string memory;            // --memory engine
   std::string array;             // --array (submit only): base/array_spec.h
+  std::string mail_user;         // --mail-user: who the [notify] command may tell
+  std::string mail_type;         // --mail-type: base/mail_type.h
 
   // Long names of the options given (filled by MarkGiven), for Merge.
   std::set<std::string> given;

@@ -51,7 +51,9 @@ std::vector<std::string> JobEndHookEnv(const JobRecord& r, const std::string& us
           "GSHARE_JOB_COMMAND=" + command,
           "GSHARE_JOB_CWD=" + r.cwd,
           "GSHARE_JOB_OUTPUT=" + r.output,
-          "GSHARE_JOB_GPU=" + r.slot};
+          "GSHARE_JOB_GPU=" + r.slot,
+          "GSHARE_JOB_MAIL_USER=" + r.mail_user,
+          "GSHARE_JOB_MAIL_TYPE=" + r.mail_type};
 }
 
 Status StartJobEndHook(const std::string& command, const JobRecord& r, const JobIdentity& who,

@@ -18,7 +18,8 @@ namespace gshare {
 // `user` (`home` may be ""), and the job's fields: GSHARE_JOB_ID, _NAME, _STATE (COMPLETED,
 // FAILED, ...), _EXIT_CODE and _SIGNAL ("" when none), _REASON, _USER, _UID, _SUBMIT_TIME,
 // _START_TIME, _END_TIME (unix seconds, "" when unknown), _ELAPSED (seconds), _COMMAND (its argv
-// joined by spaces), _CWD, _OUTPUT (its -o pattern as given), _GPU (its slot). Pure.
+// joined by spaces), _CWD, _OUTPUT (its -o pattern as given), _GPU (its slot), _MAIL_USER and
+// _MAIL_TYPE (--mail-user, --mail-type as base/mail_type.h writes it; "" when not given). Pure.
 std::vector<std::string> JobEndHookEnv(const JobRecord& r, const std::string& user,
                                        const std::string& home);
 

@@ -8,6 +8,7 @@
 #include "policy/dependency.h"
 #include "base/duration.h"
 #include "base/gpu_inventory.h"
+#include "base/mail_type.h"
 
 namespace gshare {
 namespace {
@@ -60,7 +61,9 @@ nlohmann::json JobToJson(const JobRecord& r) {
           {"array_task_max", array(r.array_task_max)},
           {"array_limit", array(r.array_limit)},
           {"slurm_job_id", r.kind == "slurm" ? nlohmann::json(r.slurm_job_id) : nlohmann::json()},
-          {"slurm_step", r.kind == "slurm" ? nlohmann::json(r.slurm_step) : nlohmann::json()}};
+          {"slurm_step", r.kind == "slurm" ? nlohmann::json(r.slurm_step) : nlohmann::json()},
+          {"mail_user", r.mail_user},
+          {"mail_type", r.mail_type}};
 }
 
 nlohmann::json JobOptionsToJson(const JobRecord& r) {
@@ -77,7 +80,9 @@ nlohmann::json JobOptionsToJson(const JobRecord& r) {
           {"held", r.held},
           {"begin_time", OrNull(r.begin_time)},
           {"output", r.output},
-          {"memory", r.memory}};
+          {"memory", r.memory},
+          {"mail_user", r.mail_user},
+          {"mail_type", r.mail_type}};
 }
 
 namespace {
@@ -161,6 +166,8 @@ Status ReadFields(const json& j, JobRecord* r, int gpu_count) {
       ReadBool(j, "held", &r->held),
       ReadString(j, "output", false, &r->output),
       ReadString(j, "memory", false, &r->memory),
+      ReadString(j, "mail_user", false, &r->mail_user),
+      ReadString(j, "mail_type", false, &r->mail_type),
   };
   for (const Status& st : checks) {
     if (!st.ok()) return st;
@@ -182,6 +189,15 @@ Status ReadFields(const json& j, JobRecord* r, int gpu_count) {
       return BadField("begin_time", "out of range");
     }
     r->begin_time = b;
+  }
+  // What the [notify] command gets: one line each, as the CLI made it.
+  if (r->mail_user.size() > 256 ||
+      r->mail_user.find_first_of(std::string("\n\r\t\0", 4)) != std::string::npos) {
+    return BadField("mail_user", "must be one line of at most 256 bytes");
+  }
+  if (Result<std::string> types = ParseMailTypes(r->mail_type.empty() ? "NONE" : r->mail_type);
+      !types.ok() || types.value() != r->mail_type) {
+    return BadField("mail_type", "must be a canonical list of mail types");
   }
   if (Status g = CheckGpuRequest(r->gpu, r->gpus, gpu_count); !g.ok()) {
     return Status::Error("bad job options: " + g.message());

@@ -143,6 +143,8 @@ Result<JobRecord> JobFromJson(const json& j) {
     std::optional<std::string> slurm_step;
     ReadOptional(j, "slurm_step", &slurm_step);
     r.slurm_step = slurm_step.value_or("");
+    r.mail_user = j.value("mail_user", std::string());
+    r.mail_type = j.value("mail_type", std::string());
   } catch (const std::exception& e) {
     return Status::Error(std::string("bad job in the daemon's reply: ") + e.what());
   }

@@ -52,7 +52,9 @@ constexpr const char* kWritableColumns[] = {"name",
                                             "swaps_in",
                                             "restarts",
                                             "slurm_job_id",
-                                            "slurm_step"};
+                                            "slurm_step",
+                                            "mail_user",
+                                            "mail_type"};
 constexpr int kNumWritable = sizeof kWritableColumns / sizeof kWritableColumns[0];
 
 // "name, argv, ...".
@@ -186,6 +188,8 @@ Result<JobRecord> ReadRow(sqlite3_stmt* stmt) {
   r.restarts = sqlite3_column_int(stmt, 41);
   r.slurm_job_id = sqlite3_column_int64(stmt, 42);
   r.slurm_step = ColumnText(stmt, 43);
+  r.mail_user = ColumnText(stmt, 44);
+  r.mail_type = ColumnText(stmt, 45);
   return r;
 }
 
@@ -260,6 +264,8 @@ void BindRecord(sqlite3_stmt* s, const JobRecord& r) {
   sqlite3_bind_int64(s, 41, r.restarts);
   sqlite3_bind_int64(s, 42, r.slurm_job_id);
   BindText(s, 43, r.slurm_step);
+  BindText(s, 44, r.mail_user);
+  BindText(s, 45, r.mail_type);
 }
 
 Status CheckRecord(const JobRecord& r) {

@@ -93,6 +93,9 @@ constexpr const char* kMigrations[] = {
     // id and step ("0", "batch"), 0 and "" for every other job.
     "ALTER TABLE jobs ADD COLUMN slurm_job_id INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE jobs ADD COLUMN slurm_step TEXT NOT NULL DEFAULT '';",
+    // 12: --mail-user and --mail-type, for the [notify] command.
+    "ALTER TABLE jobs ADD COLUMN mail_user TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE jobs ADD COLUMN mail_type TEXT NOT NULL DEFAULT '';",
 };
 constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
 

@@ -82,6 +82,10 @@ struct JobRecord {
   // "batch"); 0 and "" for every other job.
   int64_t slurm_job_id = 0;
   std::string slurm_step;
+  // Schema 12: --mail-user and --mail-type (base/mail_type.h's canonical list; "": none),
+  // passed to the [notify] command.
+  std::string mail_user;
+  std::string mail_type;
 
   bool IsArrayTask() const { return array_job_id != 0; }
 };

@@ -5,6 +5,7 @@ environment:
   - the system daemon (root) runs it as the job's owner, a second Unix user made with useradd,
     in the job's directory: the file it writes is that user's, and says so."""
 import os
+import pwd
 import unittest
 
 from gshare_e2e import SystemDaemonCase, TestCase
@@ -36,6 +37,30 @@ class NotifyTest(TestCase):
         self.assertEqual(sorted(read_lines(ends)),
                          sorted(["%d COMPLETED 0 fine" % ok, "%d FAILED 3 broken" % bad,
                                  "%d CANCELLED  never" % held]))
+
+
+    def test_mail_user_and_type_reach_the_command(self):
+        """--mail-user/--mail-type (sbatch's) are the command's to use: given, defaulted to the
+        owner, or absent; a bad type is a usage error and queues nothing."""
+        h0 = self.harness()
+        ends = os.path.join(h0.tmp, "ends")
+        command = ('echo "$GSHARE_JOB_ID [$GSHARE_JOB_MAIL_USER] [$GSHARE_JOB_MAIL_TYPE]" >> %s'
+                   % ends)
+        h = self.harness(notify={"command": command})
+        h.start_daemon()
+        told = h.submit("--mail-user", "ada@example.org", "--mail-type", "fail,end", "--", "true")
+        owner = h.submit("--mail-type", "ALL", "--", "true")
+        quiet = h.submit("--", "true")
+        for job in (told, owner, quiet):
+            h.wait_state(job, "COMPLETED")
+        h.wait_for(lambda: len(read_lines(ends)) >= 3, 15, "three lines in %s" % ends)
+        me = pwd.getpwuid(os.getuid()).pw_name
+        self.assertEqual(sorted(read_lines(ends)),
+                         sorted(["%d [ada@example.org] [END,FAIL]" % told,
+                                 "%d [%s] [ALL]" % (owner, me), "%d [] []" % quiet]))
+        bad = h.gshare("submit", "--mail-type", "END,SOMETIMES", "--", "true")
+        h.assert_error_line(bad, 2, "SOMETIMES")
+        self.assertEqual(len(h.queue_jobs()), 3)
 
 
 class NotifySystemTest(SystemDaemonCase):

@@ -35,6 +35,8 @@ TEST_CASE("job end hook: the job's fields in GSHARE_JOB_* variables") {
   r.submit_time = 1000.0;
   r.start_time = 1010.0;
   r.end_time = 1070.5;
+  r.mail_user = "ada@example.org";
+  r.mail_type = "END,FAIL";
   auto env = AsMap(JobEndHookEnv(r, "ada", "/home/ada"));
   CHECK(env.at("GSHARE_JOB_ID") == "42");
   CHECK(env.at("GSHARE_JOB_NAME") == "sweep-lr0.01");
@@ -51,6 +53,8 @@ TEST_CASE("job end hook: the job's fields in GSHARE_JOB_* variables") {
   CHECK(env.at("GSHARE_JOB_CWD") == "/home/ada/proj");
   CHECK(env.at("GSHARE_JOB_OUTPUT") == "%x-%j.out");
   CHECK(env.at("GSHARE_JOB_GPU") == "1");
+  CHECK(env.at("GSHARE_JOB_MAIL_USER") == "ada@example.org");
+  CHECK(env.at("GSHARE_JOB_MAIL_TYPE") == "END,FAIL");
   CHECK(env.at("HOME") == "/home/ada");
   CHECK(env.at("USER") == "ada");
   CHECK(env.at("PATH") == "/usr/bin:/bin");

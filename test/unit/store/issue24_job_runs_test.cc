@@ -168,6 +168,8 @@ TEST_CASE("Issue 24: a schema 8 database opens at schema 9 with its jobs, no run
                        "DROP TABLE timeline;"
                        "ALTER TABLE jobs DROP COLUMN slurm_job_id;"
                        "ALTER TABLE jobs DROP COLUMN slurm_step;"
+                       "ALTER TABLE jobs DROP COLUMN mail_user;"
+                       "ALTER TABLE jobs DROP COLUMN mail_type;"
                        "ALTER TABLE jobs DROP COLUMN swaps_out;"
                        "ALTER TABLE jobs DROP COLUMN swaps_in;"
                        "ALTER TABLE jobs DROP COLUMN restarts;"
