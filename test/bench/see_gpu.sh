@@ -2,7 +2,8 @@
 # see_gpu.sh GSHARE_DIR OUTDIR: the timeline and the metrics of two trainings that do not fit the
 # GPU together (2 x GIB GiB, default 45, of mem_train.py under the swap engine: they take turns,
 # their memory swapped), the second at priority 5. While they run, the Prometheus endpoint
-# ([metrics] listen) is scraped every EVERY seconds (default 10) into OUTDIR/metrics-<s>s.txt;
+# ([metrics] listen) is scraped every EVERY seconds (default 10) into OUTDIR/metrics-<s>s.txt
+# and `gshare top` draws a batch frame into OUTDIR/top-<s>s.txt;
 # at the end `gshare timeline` writes OUTDIR/timeline.json (Chrome trace) and timeline.svg, and
 # `gshare acct` OUTDIR/acct.txt. Runs a daemon of its own. Environment: GIB, STEPS (default 80),
 # EVERY, PYTHON, PORT (default 9464).
@@ -29,6 +30,7 @@ while (($(jobs_alive) > 0)); do
   s=$(($(date +%s) - t0))
   "$python" -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://127.0.0.1:$port/metrics', timeout=5).read().decode())" \
     >"$out_dir/metrics-${s}s.txt" 2>&1
+  timeout 20 "$gshare" --config "$cfg" top -b -n 1 >"$out_dir/top-${s}s.txt" 2>&1
   sleep "$every"
 done
 jobs_wait run "$out_dir/times.txt"
