@@ -169,6 +169,11 @@ class MemorySwapTest(TestCase):
         self.assertEqual(failed["a"], 0)
         self.assertIn("swap-in on GPU", self.daemon_log(h))
 
+    # Known failure: with the hog really holding its memory while the pair runs, the pair's
+    # swap-ins stay stuck until the hog exits (docs/memory.md "Swap-in", known limit).
+    # This test once waited for the hog's "done" line, which its stdout (a file) shows only at
+    # exit, so the hog was gone before the pair started and the test passed without testing.
+    @unittest.expectedFailure
     def test_swap_in_asks_for_room_the_ledger_cannot_see(self):
         # A process outside gshare holds 40 MiB of the device: the daemon's ledger does not
         # see it (as it does not see the driver's own memory on a real GPU), so the room it
@@ -178,13 +183,21 @@ class MemorySwapTest(TestCase):
         # populates its host pool's first 1 GiB block, seconds on a loaded CI machine.)
         h = self.harness()
         hog = h.start([FAKE_APP, "--kernels", "0", "--swap-check", str(40 * MIB), "--cycles",
-                       "1", "--leak-to-exit", "--sleep-ms", "60000"], name="hog")
-        h.wait_for(lambda: "fake_app: done" in hog.stdout, 30, "the hog's allocation")
+                       "1", "--leak-to-exit", "--sleep-ms", "25000"], name="hog")
+
+        def hog_holds():  # the fake device's shared counter of bytes in use
+            try:
+                with open(h.env["FAKE_CUDA_DEVICE_FILE"], "rb") as f:
+                    return int.from_bytes(f.read(8), "little") >= 40 * MIB
+            except OSError:
+                return False
+        h.wait_for(hog_holds, 30, "the hog's allocation")
         h.start_daemon()
         a = self.swap_job(h, "a", cycles=12, gap_ms=30)
         b = self.swap_job(h, "b", cycles=12, gap_ms=30)
         self.assert_swap_ok(h, a, cycles=12)
         self.assert_swap_ok(h, b, cycles=12)
+        self.assertIsNone(hog.poll(), "the pair waited for the hog to exit")
         hog.proc.kill()
         for job in (a, b):
             self.assertNotIn("did not finish", job.stderr,
