@@ -88,8 +88,10 @@ int TaskProlog(const GlobalOptions& global) {
   auto put = [](const std::string& name, const std::string& value) {
     std::printf("export %s=%s\n", name.c_str(), OneLine(value).c_str());
   };
+  // An srun step inherits the batch step's environment, the shim in LD_PRELOAD included.
   const std::string preload = Env("LD_PRELOAD");
-  put("LD_PRELOAD", preload.empty() ? shim : shim + ":" + preload);
+  const bool preloaded = (":" + preload + ":").find(":" + shim + ":") != std::string::npos;
+  put("LD_PRELOAD", preloaded ? preload : preload.empty() ? shim : shim + ":" + preload);
   put("GSHARE_SOCKET", ctx->socket_path);
   put("GSHARE_JOB_ID", std::to_string(joined->job_id));
   put("GSHARE_JOB_NAME", req.name);
