@@ -41,4 +41,13 @@ Result<std::string> ParseMailTypes(const std::string& text) {
   return out;
 }
 
+Status CheckMailUser(const std::string& user) {
+  if (user.size() > kMaxMailUser ||
+      user.find_first_of(std::string("\n\r\t\0", 4)) != std::string::npos) {
+    return Status::Error("--mail-user: one line of at most " + std::to_string(kMaxMailUser) +
+                         " bytes");
+  }
+  return Status::Ok();
+}
+
 }  // namespace gshare

@@ -13,4 +13,8 @@ namespace gshare {
 // Errors name the value that is none of these.
 Result<std::string> ParseMailTypes(const std::string& text);
 
+// --mail-user: one line (no CR, LF, tab or NUL) of at most kMaxMailUser bytes; "" is none.
+inline constexpr size_t kMaxMailUser = 256;
+Status CheckMailUser(const std::string& user);
+
 }  // namespace gshare

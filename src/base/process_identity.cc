@@ -1,41 +1,44 @@
 #include "base/process_identity.h"
 
+#include <charconv>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
 namespace gshare {
 
-namespace {
-
-// /proc/PID/stat from field 3 on; empty when there is no such process. The command name
-// (field 2) may hold spaces and parentheses: fields restart after the last ')'.
-std::string StatFields(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+std::optional<ProcessStat> ReadProcessStat(pid_t pid, const std::string& proc_root) {
+  std::ifstream in(proc_root + "/" + std::to_string(pid) + "/stat");
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The command name (field 2) may hold spaces and parentheses: fields restart after the last
+  // ')'.
   size_t paren = stat.rfind(')');
-  if (paren == std::string::npos || paren + 2 >= stat.size()) return "";
-  return stat.substr(paren + 2);
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return std::nullopt;
+  std::istringstream fields(stat.substr(paren + 2));
+  auto number = [](const std::string& field, auto* out) {
+    return std::from_chars(field.data(), field.data() + field.size(), *out).ec == std::errc{};
+  };
+  ProcessStat s;
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 3) s.state = field[0];
+    if (i == 4 && !number(field, &s.ppid)) return std::nullopt;
+    if (i == 22) return number(field, &s.start_ticks) ? std::optional(s) : std::nullopt;
+  }
+  return std::nullopt;
 }
 
-}  // namespace
-
 std::optional<char> ProcessState(pid_t pid) {
-  std::string fields = StatFields(pid);
-  if (fields.empty()) return std::nullopt;
-  return fields[0];
+  std::optional<ProcessStat> s = ReadProcessStat(pid);
+  if (!s) return std::nullopt;
+  return s->state;
 }
 
 std::optional<int64_t> ProcessStartTime(pid_t pid) {
-  std::string stat = StatFields(pid);
-  if (stat.empty()) return std::nullopt;
-  std::istringstream fields(stat);
-  std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i) {
-    if (i == 3 && (field == "Z" || field == "X")) return std::nullopt;
-    if (i == 22) return std::stoll(field);
-  }
-  return std::nullopt;
+  std::optional<ProcessStat> s = ReadProcessStat(pid);
+  if (!s || s->state == 'Z' || s->state == 'X') return std::nullopt;
+  return s->start_ticks;
 }
 
 bool SameProcessAlive(pid_t pid, int64_t start_ticks) {

@@ -6,8 +6,21 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace gshare {
+
+// The fields of /proc/PID/stat (proc(5)) gshare reads: the state letter (field 3: R, S, D, T,
+// t, Z...), the parent's pid (field 4) and the start time (field 22, clock ticks since boot).
+struct ProcessStat {
+  char state = '?';
+  pid_t ppid = 0;
+  int64_t start_ticks = 0;
+};
+
+// Process `pid`'s stat fields under `proc_root` ("/proc" but for tests), or nullopt when there
+// is no such process or its stat does not parse.
+std::optional<ProcessStat> ReadProcessStat(pid_t pid, const std::string& proc_root = "/proc");
 
 // Start time of process `pid` in clock ticks since boot (proc(5), /proc/PID/stat field 22),
 // or nullopt when there is no such process (or it is a zombie).

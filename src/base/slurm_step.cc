@@ -5,6 +5,8 @@
 #include <iterator>
 #include <sstream>
 
+#include "base/process_identity.h"
+
 namespace gshare {
 
 namespace {
@@ -15,28 +17,6 @@ constexpr std::string_view kTitle = "slurmstepd: [";
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-// /proc/PID/stat: the parent pid (field 4) and the start time (field 22); fields restart after
-// the last ')' because the command name (field 2) may hold both spaces and parentheses.
-bool ReadStat(const std::string& dir, pid_t* ppid, int64_t* start) {
-  std::string stat = ReadAll(dir + "/stat");
-  size_t paren = stat.rfind(')');
-  if (paren == std::string::npos || paren + 2 >= stat.size()) return false;
-  std::istringstream fields(stat.substr(paren + 2));
-  std::string field;
-  bool have_ppid = false;
-  for (int i = 3; i <= 22 && fields >> field; ++i) {
-    if (i == 3 && (field == "Z" || field == "X")) return false;
-    if (i == 4)
-      have_ppid =
-          std::from_chars(field.data(), field.data() + field.size(), *ppid).ec == std::errc{};
-    if (i == 22) {
-      return have_ppid &&
-             std::from_chars(field.data(), field.data() + field.size(), *start).ec == std::errc{};
-    }
-  }
-  return false;
 }
 
 // /proc/PID/status "Uid:\treal\teffective\tsaved\tfs": true when real and effective are 0.
@@ -80,20 +60,19 @@ std::optional<SlurmStep> ParseStepdTitle(std::string_view cmdline) {
 std::optional<SlurmStep> SlurmStepOf(pid_t pid, const std::string& proc_root) {
   for (int depth = 0; depth < kMaxDepth && pid > 1; ++depth) {
     const std::string dir = proc_root + "/" + std::to_string(pid);
-    pid_t ppid = 0;
-    int64_t start = 0;
-    if (!ReadStat(dir, &ppid, &start)) return std::nullopt;
+    std::optional<ProcessStat> stat = ReadProcessStat(pid, proc_root);
+    if (!stat || stat->state == 'Z' || stat->state == 'X') return std::nullopt;
     bool known = false;
     if (RootOwned(dir, &known)) {
       if (depth == 0) return std::nullopt;  // the asker is root's: no task of a step
       std::optional<SlurmStep> step = ParseStepdTitle(ReadAll(dir + "/cmdline"));
       if (!step) return std::nullopt;
       step->stepd_pid = pid;
-      step->stepd_start = start;
+      step->stepd_start = stat->start_ticks;
       return step;
     }
     if (!known) return std::nullopt;
-    pid = ppid;
+    pid = stat->ppid;
   }
   return std::nullopt;
 }

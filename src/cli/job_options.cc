@@ -212,10 +212,7 @@ Result<JobRecord> ResolveJobOptions(const JobOptions& opt, std::vector<std::stri
     if (!types.ok()) return types.status();
     r.mail_type = types.value();
   }
-  if (opt.mail_user.find_first_of(std::string("\n\r\t\0", 4)) != std::string::npos ||
-      opt.mail_user.size() > 256) {
-    return Status::Error("--mail-user: one line of at most 256 bytes");
-  }
+  if (Status st = CheckMailUser(opt.mail_user); !st.ok()) return st;
   // As sbatch: a mail type without a --mail-user tells the job's owner.
   r.mail_user = opt.mail_user.empty() && !r.mail_type.empty() ? UserName(getuid()) : opt.mail_user;
   std::error_code ec;

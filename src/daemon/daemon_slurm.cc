@@ -76,10 +76,8 @@ void Daemon::OnSlurmStep(Connection& c, const json& req) {
   spdlog::info("job {}: Slurm step {} of {} (priority {}) on GPU {}", r.id, step_name,
                UserName(r.uid), r.priority, slot);
   Activate(std::move(r), slot);
-  if (auto it = jobs_.find(reply.job_id); it != jobs_.end()) {
-    it->second->orphan = true;  // its slurmstepd's liveness is polled
-    next_orphan_check_ = Now() + std::chrono::seconds(1);
-  }
+  // Its slurmstepd's liveness is polled, with the other runners', every second.
+  if (auto it = jobs_.find(reply.job_id); it != jobs_.end()) it->second->orphan = true;
   Reply(c, reply.ToJsonText());
 }
 

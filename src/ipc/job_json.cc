@@ -191,8 +191,7 @@ Status ReadFields(const json& j, JobRecord* r, int gpu_count) {
     r->begin_time = b;
   }
   // What the [notify] command gets: one line each, as the CLI made it.
-  if (r->mail_user.size() > 256 ||
-      r->mail_user.find_first_of(std::string("\n\r\t\0", 4)) != std::string::npos) {
+  if (!CheckMailUser(r->mail_user).ok()) {
     return BadField("mail_user", "must be one line of at most 256 bytes");
   }
   if (Result<std::string> types = ParseMailTypes(r->mail_type.empty() ? "NONE" : r->mail_type);
