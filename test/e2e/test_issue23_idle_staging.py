@@ -66,7 +66,23 @@ class IdleStagingTest(TestCase):
         self.assertGreater(rec["memory"]["resident"], 0, rec)  # staged, still on the GPU
         self.assertEqual(rec["lease"], "idle", rec)
         self.assertIsNotNone(rec["idle_seconds"], rec)
-        out = h.gshare("status").stdout
+        # The text view of the same state. The job's next step may begin between two status
+        # calls (steps are 3 s apart, and CI runs two tests at once), so the pair is read
+        # again until both were taken inside one idle period: JSON staged, text, JSON staged.
+        box = {}
+
+        def idle_staged(r):
+            return r.get("lease") == "idle" and r.get("memory", {}).get("staged", 0) > 0
+
+        def text_shows_idle():
+            before = self.record(h, "nb")
+            box["out"] = h.gshare("status").stdout
+            after = self.record(h, "nb")
+            # One idle period: idle and staged at both ends, and its idle time only grew.
+            return (idle_staged(before) and idle_staged(after)
+                    and after["idle_seconds"] >= before["idle_seconds"])
+        h.wait_for(text_shows_idle, 30, "a status text taken while the job was idle")
+        out = box["out"]
         row = [line for line in out.splitlines() if " nb " in line]
         self.assertTrue(row and "idle " in row[0], out)  # "idle 1s"
         self.assertIn("STAGED", out)
