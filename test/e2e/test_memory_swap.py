@@ -57,7 +57,9 @@ class MemorySwapTest(TestCase):
             return f.read()
 
     def test_oversubscribed_pair_takes_turns_and_stays_exact(self):
-        h = self.harness()
+        # A 1 s quantum: each job's 40 cycles need ~7 s of GPU, so they still take turns a
+        # dozen times, without the ~45 handoffs (a third of a second each) of a 300 ms one.
+        h = self.harness(quantum="1s")
         h.start_daemon()
         seen = {"a": {}, "b": {}}
         fixed = {"a": set(), "b": set()}  # every fixed-bytes figure seen while allocated
@@ -147,12 +149,14 @@ class MemorySwapTest(TestCase):
         h = self.harness()
         h.start_daemon()
         a = self.swap_job(h, "a", cycles=30, gap_ms=30)
-        # b's 4th to 103rd cuMemCreate fail, and a swap-in waits only 30 ms for room (then
+        # b's 4th to 33rd cuMemCreate fail, and a swap-in waits only 30 ms for room (then
         # asks the daemon for room and waits 30 ms more): its first swap-ins back some chunks,
-        # then give up, keep what came back, and finish later.
+        # then give up, keep what came back, and finish later. (Each failed swap-in takes about
+        # two cuMemCreate failures and a round trip of the GPU to a and back: 30 failures make
+        # a dozen of them, 100 made ~50 and most of the test's time.)
         b = self.swap_job(h, "b", cycles=30, gap_ms=30,
                           env={"FAKE_CUDA_FAIL_MEMCREATE_AFTER": "3",
-                               "FAKE_CUDA_FAIL_MEMCREATE_COUNT": "100",
+                               "FAKE_CUDA_FAIL_MEMCREATE_COUNT": "30",
                                "GSHARE_SWAP_WAIT_MS": "30"})
         failed = {"a": 0, "b": 0}
 
