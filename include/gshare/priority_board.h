@@ -30,10 +30,16 @@ struct alignas(64) BoardSlot {
   // after bits of `busy` are cleared, so that waiters sleep on it instead of spinning.
   std::atomic<uint32_t> idle_seq;
   uint32_t reserved;
+  // When a watched seat that went idle is expected to submit again (CLOCK_MONOTONIC ns, the
+  // earliest of those seats) and the gap it forecast (ns); 0: no forecast. Written by the
+  // watched shims before their bit clears, read by the yielding ones (shim/lease/quiet_forecast.h).
+  std::atomic<int64_t> quiet_until_ns;
+  std::atomic<int64_t> quiet_gap_ns;
 };
 static_assert(sizeof(BoardSlot) == 64);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
+static_assert(std::atomic<int64_t>::is_always_lock_free);
 
 inline constexpr size_t kBoardBytes = kBoardSlots * sizeof(BoardSlot);  // 16 KiB
 

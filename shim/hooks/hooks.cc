@@ -35,18 +35,40 @@ constexpr bool IsPerThread(std::string_view name) {
   return EndsWith(name, "_ptsz") || EndsWith(name, "_ptds");
 }
 
-// The stream a submission goes to, found by type among its arguments.
+// The stream a submission goes to, found by type among its arguments, and its shape: a key
+// of what sizes its work (kernel_costs.h), mixed from the kernel function, the graph, the
+// 32-bit arguments (grid, block, shared memory, flags) and the byte counts to a power of two.
+// Pointers and device addresses are left out: they differ between calls of the same work.
 struct StreamArg {
   bool present = false;
   CUstream stream = nullptr;
+  uint64_t shape = 0;
 };
+inline void Mix(StreamArg& out, uint64_t v) { out.shape = (out.shape ^ v) * 0x100000001b3ull; }
 inline void FindStream(StreamArg&) {}
 template <typename T, typename... Rest>
 inline void FindStream(StreamArg& out, const T& first, const Rest&... rest) {
   if constexpr (std::is_same_v<T, CUstream>) {
-    if (!out.present) out = {true, first};
+    if (!out.present) {
+      out.present = true;
+      out.stream = first;
+    }
   } else if constexpr (std::is_same_v<T, const CUlaunchConfig*>) {
-    if (!out.present && first != nullptr) out = {true, first->hStream};
+    if (!out.present && first != nullptr) {
+      out.present = true;
+      out.stream = first->hStream;
+    }
+    if (first != nullptr) {
+      Mix(out, (uint64_t{first->gridDimX} << 32) | first->blockDimX);
+      Mix(out, (uint64_t{first->gridDimY} << 32) | first->gridDimZ);
+      Mix(out, (uint64_t{first->blockDimY} << 32) | first->blockDimZ);
+    }
+  } else if constexpr (std::is_same_v<T, CUfunction> || std::is_same_v<T, CUgraphExec>) {
+    Mix(out, reinterpret_cast<uintptr_t>(first));
+  } else if constexpr (std::is_same_v<T, unsigned int>) {
+    Mix(out, first);
+  } else if constexpr (std::is_same_v<T, size_t>) {
+    Mix(out, first == 0 ? 0 : 64 - __builtin_clzll(first));
   }
   FindStream(out, rest...);
 }
@@ -74,8 +96,14 @@ class Submission {
       return;
     }
     DeviceGate& gate = GateOf(device);
+    bool waited_gap_start = false;
     for (;;) {
       YieldToHigher(device);
+      if (__builtin_expect(Yields(device), 0) && stream.present &&
+          !PriorityWindow::Admit(device, stream.shape ^ id, stream.stream, per_thread,
+                                 &waited_gap_start)) {
+        continue;  // it waited for its queued work or the higher job's gap: look again
+      }
       if (__builtin_expect(gate.TryEnter(), 1)) break;
       LeaseClient::Get().EnterSlow(device);
       // The grant may have come with a seat that yields (the daemon seats a process before
@@ -88,6 +116,7 @@ class Submission {
     gate_ = &gate;
     device_ = device;
     stream_ = stream;
+    shape_ = stream.shape ^ id;
     per_thread_ = per_thread;
   }
   ~Submission() {
@@ -98,7 +127,7 @@ class Submission {
       InflightWindow::AfterSubmission(device_, stream_.stream, per_thread_);
     }
     if (__builtin_expect(Yields(device_), 0) && stream_.present) {
-      PriorityWindow::AfterSubmission(device_, stream_.stream, per_thread_);
+      PriorityWindow::AfterSubmission(device_, stream_.stream, per_thread_, shape_);
     }
     gate_->Exit();
   }
@@ -109,6 +138,7 @@ class Submission {
   DeviceGate* gate_ = nullptr;
   int device_ = -1;
   StreamArg stream_;
+  uint64_t shape_ = 0;
   bool per_thread_ = false;
 };
 

@@ -69,6 +69,10 @@ void LoadOnce() {
   get(g_extras.cuEventRecord, "cuEventRecord");
   get(g_extras.cuEventSynchronize, "cuEventSynchronize");
   get(g_extras.cuEventQuery, "cuEventQuery");
+  get(g_extras.cuEventElapsedTime, "cuEventElapsedTime_v2");
+  if (g_extras.cuEventElapsedTime == nullptr) {
+    get(g_extras.cuEventElapsedTime, "cuEventElapsedTime");
+  }
   bool complete = g_extras.cuCtxGetCurrent && g_extras.cuCtxGetDevice &&
                   g_extras.cuCtxPushCurrent_v2 && g_extras.cuCtxPopCurrent_v2 &&
                   g_extras.cuCtxSynchronize && g_extras.cuStreamIsCapturing &&

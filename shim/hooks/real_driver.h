@@ -31,6 +31,8 @@ struct DriverExtras {
   CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
   CUresult (*cuEventSynchronize)(CUevent) = nullptr;
   CUresult (*cuEventQuery)(CUevent) = nullptr;
+  // Optional (nullptr when the driver lacks it): the priority window's cost samples only.
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
 };
 
 // glibc's own dlsym (found with dlvsym, so the shim's dlsym hook is bypassed).

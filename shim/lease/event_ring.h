@@ -18,14 +18,16 @@ inline bool SubmittingContext(gs_cuda::CUcontext* ctx, gs_cuda::CUstream* stream
   return true;
 }
 
-// Makes the ring's `n` events (no timing) in `ctx` the first time (*owner null); true when
-// the ring belongs to `ctx` (work of other contexts is not windowed).
+// Makes the ring's `n` events in `ctx` the first time (*owner null), with timing when asked
+// (cuEventElapsedTime between them; without, a record costs less); true when the ring
+// belongs to `ctx` (work of other contexts is not windowed).
 inline bool EnsureEvents(gs_cuda::CUcontext* owner, gs_cuda::CUevent* events, int n,
-                         gs_cuda::CUcontext ctx) {
+                         gs_cuda::CUcontext ctx, bool timing = false) {
   if (*owner == nullptr) {
     bool ok = true;
+    const unsigned flags = timing ? 0u : kEventDisableTiming;
     for (int i = 0; i < n; ++i) {
-      ok = ok && Extras().cuEventCreate(&events[i], kEventDisableTiming) == gs_cuda::CUDA_SUCCESS;
+      ok = ok && Extras().cuEventCreate(&events[i], flags) == gs_cuda::CUDA_SUCCESS;
     }
     if (ok) *owner = ctx;
   }

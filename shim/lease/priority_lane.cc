@@ -56,6 +56,10 @@ void ClearBit(proto::BoardSlot* slot, uint64_t bit) {
 void ClearIdleLane(Lane& l) {
   proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
   const uint64_t bit = l.own_bit.load(std::memory_order_relaxed);
+  const int64_t now = lease::NowNs();
+  l.idle_since_ns.store(now, std::memory_order_relaxed);
+  // Before the bit clears: the processes it wakes read the new forecast.
+  if (slot != nullptr) PublishQuiet(*slot, now, l.forecast.PredictNs());
   ClearBit(slot, bit);
   if (l.state.load(std::memory_order_acquire) != Lane::kIdle && slot != nullptr) {
     slot->busy.fetch_or(bit, std::memory_order_acq_rel);
@@ -194,6 +198,8 @@ void LanesSynced(uint64_t submits_before) {
 void BecomeBusy(int device) {
   Lane& l = g_lanes[device];
   if (l.state.exchange(Lane::kBusy, std::memory_order_acq_rel) != Lane::kIdle) return;
+  const int64_t idle_since = l.idle_since_ns.load(std::memory_order_relaxed);
+  if (idle_since > 0) l.forecast.GapEnded(lease::NowNs() - idle_since);
   if (proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire)) {
     slot->busy.fetch_or(l.own_bit.load(std::memory_order_relaxed), std::memory_order_acq_rel);
   }
@@ -247,6 +253,8 @@ void ResetLanesAfterFork() {
     l.slot.store(nullptr, std::memory_order_relaxed);
     l.state.store(Lane::kIdle, std::memory_order_relaxed);
     l.held_ns.store(0, std::memory_order_relaxed);
+    l.idle_since_ns.store(0, std::memory_order_relaxed);
+    l.forecast.Reset();
   }
   g_lanes_watched.store(0, std::memory_order_relaxed);
   g_sentinel_started.store(false, std::memory_order_relaxed);  // the child has no sentinel

@@ -15,7 +15,8 @@
 //   A process that stops submitting without synchronizing is settled by its sentinel thread
 //   after kQuietNs: cuCtxSynchronize of its contexts there, repeated until no submission came
 //   meanwhile. The sentinel never synchronizes while the process submits (a synchronize from
-//   another thread slows the process's launches).
+//   another thread slows the process's launches). As it goes idle, a watched lane publishes
+//   when it expects to be busy again (quiet_forecast.h), for the yielders' window.
 //
 // Fast path of a process that neither yields nor is watched (every job alone or at one
 // priority): two relaxed loads of process-local words; no lock, no syscall. Any thread; the
@@ -27,6 +28,7 @@
 
 #include "gshare/priority_board.h"
 #include "hooks/context_registry.h"
+#include "lease/quiet_forecast.h"
 
 namespace gshare::shim {
 
@@ -39,6 +41,9 @@ struct alignas(64) Lane {
   std::atomic<uint32_t> state{kIdle};  // kBusy from a submission; the sentinel settles it
   std::atomic<int64_t> held_ns{0};     // time its submissions waited for higher priorities
   std::atomic<uint32_t> yielders{1};   // seats of the GPU that yield (the window's share)
+  // A watched lane's gaps between busy periods, published on the board as it goes idle.
+  std::atomic<int64_t> idle_since_ns{0};
+  QuietForecast forecast;
 };
 extern Lane g_lanes[kMaxDevices];
 // Submissions of watched lanes so far (any device), and how many lanes are watched.

@@ -1,13 +1,20 @@
-// The priority window: a ring of events per device, used only while the process yields.
+// The priority window: per device, a ring of timed events behind the queued submissions of a
+// process that yields, their predicted costs, and the learnt costs by shape.
 #include "lease/priority_window.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdlib>
 
 #include "hooks/context_registry.h"
 #include "hooks/real_driver.h"
 #include "lease/event_ring.h"
+#include "lease/kernel_costs.h"
 #include "lease/lease_state.h"
 #include "lease/priority_lane.h"
+#include "lease/quiet_forecast.h"
 #include "memory/vmm_driver.h"
 #include "mutex.h"
 
@@ -16,80 +23,171 @@ namespace {
 
 using namespace gs_cuda;
 
-constexpr int kRing = 64;  // events outstanding at most, whatever the budget
-constexpr int64_t kMaxSampleNs = 100'000'000;
+// Events in the ring; at most kRing - 2 are outstanding, so that the event before the oldest
+// outstanding one (the start of its sample) is not recorded again before it is read.
+constexpr int kRing = 64;
+constexpr int kMaxOutstanding = kRing - 2;
+
+struct Queued {
+  uint64_t shape = 0;
+  int64_t cost_ns = 0;  // as predicted when it was admitted
+  CUstream stream = nullptr;
+  bool sampled = false;  // queued behind the previous event on its stream: a sample
+  bool marker = false;   // an event recorded just before a submission made with nothing queued
+};
 
 struct Ring {
   Mutex mu;
   CUcontext ctx GUARDED_BY(mu) = nullptr;  // the events' context; other contexts are not windowed
   CUevent events[kRing] GUARDED_BY(mu) = {};
-  int head GUARDED_BY(mu) = 0;         // oldest outstanding
-  int count GUARDED_BY(mu) = 0;        // outstanding
-  int64_t mean_ns GUARDED_BY(mu) = 0;  // 0: no sample yet (one submission queued at most)
-  // When the last wait for an event returned, and whether the event after it is the next one
-  // to be waited for (then the time between the two waits is a sample).
-  int64_t last_wait_ns GUARDED_BY(mu) = 0;
-  bool chained GUARDED_BY(mu) = false;
+  Queued queued[kRing] GUARDED_BY(mu) = {};
+  int head GUARDED_BY(mu) = 0;   // oldest outstanding
+  int count GUARDED_BY(mu) = 0;  // outstanding
+  int64_t queued_ns GUARDED_BY(mu) = 0;
+  KernelCosts costs GUARDED_BY(mu);
 };
 
 Ring g_rings[kMaxDevices];
 std::atomic<int64_t> g_budget_ns{-1};
 
-int64_t BudgetNs() {
+int64_t BudgetNs(int device) {
   int64_t b = g_budget_ns.load(std::memory_order_relaxed);
-  if (b >= 0) return b;
-  const char* env = std::getenv("GSHARE_PRIORITY_INFLIGHT_US");
-  long us = env != nullptr ? std::atol(env) : 500;
-  b = us <= 0 ? 0 : static_cast<int64_t>(us) * 1000;
-  g_budget_ns.store(b, std::memory_order_relaxed);
-  return b;
+  if (b < 0) {
+    const char* env = std::getenv("GSHARE_PRIORITY_INFLIGHT_US");
+    long us = env != nullptr ? std::atol(env) : 500;
+    b = us <= 0 ? 0 : static_cast<int64_t>(us) * 1000;
+    g_budget_ns.store(b, std::memory_order_relaxed);
+  }
+  return b / g_lanes[device].yielders.load(std::memory_order_relaxed);
 }
 
-// Retires the oldest event; `waited`: the thread waited for it (a sample may be taken).
-void Retire(Ring& r, bool waited) REQUIRES(r.mu) {
+int64_t CostOf(const Ring& r, uint64_t shape, int64_t budget) REQUIRES(r.mu) {
+  int64_t cost = r.costs.Predict(shape);
+  if (cost == 0) cost = r.costs.MeanNs();
+  return cost > 0 ? cost : budget;  // nothing learnt yet: one submission at a time
+}
+
+// Retires the oldest outstanding submission, whose event has completed; samples its cost.
+void Retire(Ring& r) REQUIRES(r.mu) {
+  const Queued& q = r.queued[r.head];
+  if (q.sampled) {
+    float ms = 0;
+    const CUevent before = r.events[(r.head + kRing - 1) % kRing];
+    if (Extras().cuEventElapsedTime != nullptr &&
+        Extras().cuEventElapsedTime(&ms, before, r.events[r.head]) == CUDA_SUCCESS && ms > 0) {
+      r.costs.Sample(q.shape, static_cast<int64_t>(ms * 1e6));
+    }
+  }
+  r.queued_ns -= q.cost_ns;
   r.head = (r.head + 1) % kRing;
   --r.count;
-  if (!waited) {
-    r.chained = false;
-    return;
-  }
-  int64_t now = lease::NowNs();
-  if (r.chained) {
-    int64_t sample = now - r.last_wait_ns;
-    if (sample > kMaxSampleNs) sample = kMaxSampleNs;
-    // A wait that spanned a higher job's burst (the GPU time-sliced them) is not this
-    // submission's length: outliers count as at most 4 times the mean.
-    if (r.mean_ns > 0 && sample > 4 * r.mean_ns) sample = 4 * r.mean_ns;
-    r.mean_ns = r.mean_ns == 0 ? sample : r.mean_ns + (sample - r.mean_ns) / 8;
-    if (r.mean_ns < 1000) r.mean_ns = 1000;
-  }
-  r.last_wait_ns = now;
-  r.chained = true;
+}
+
+// Retires the submissions the GPU has completed, without waiting.
+void RetireCompleted(Ring& r) REQUIRES(r.mu) {
+  while (r.count > 0 && Extras().cuEventQuery(r.events[r.head]) == CUDA_SUCCESS) Retire(r);
+}
+
+// Sleeps until the higher job's busy bits clear once more (the start of its next gap), at
+// most until its forecast is overdue (never past 1 s).
+void WaitForGapStart(int device, const QuietSpell& q) {
+  Lane& l = g_lanes[device];
+  proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
+  if (slot == nullptr) return;
+  const uint32_t seq = slot->idle_seq.load(std::memory_order_acquire);
+  int64_t wait = q.until_ns + q.gap_ns - lease::NowNs();
+  if (wait <= 0) return;
+  if (wait > 1'000'000'000) wait = 1'000'000'000;
+  const int64_t started = lease::NowNs();
+  struct timespec ts = {static_cast<time_t>(wait / 1'000'000'000),
+                        static_cast<long>(wait % 1'000'000'000)};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&slot->idle_seq), FUTEX_WAIT, seq, &ts, nullptr,
+          0);
+  l.held_ns.fetch_add(lease::NowNs() - started, std::memory_order_relaxed);
+}
+
+// Records a marker event on the submission's stream when nothing is queued, so that the
+// submission after it is sampled too (the GPU reaches the marker just before starting it).
+void MarkStart(Ring& r, CUstream stream, bool per_thread) REQUIRES(r.mu) {
+  CUcontext ctx;
+  if (r.count != 0 || !SubmittingContext(&ctx, &stream, per_thread) || ctx != r.ctx) return;
+  const int slot = r.head;
+  if (Extras().cuEventRecord(r.events[slot], stream) != CUDA_SUCCESS) return;
+  r.queued[slot] = Queued{0, 0, stream, false, true};
+  ++r.count;
 }
 
 }  // namespace
 
-void PriorityWindow::AfterSubmission(int device, CUstream stream, bool per_thread) {
-  const int64_t budget = BudgetNs() / g_lanes[device].yielders.load(std::memory_order_relaxed);
+bool PriorityWindow::Admit(int device, uint64_t shape, CUstream stream, bool per_thread,
+                           bool* waited_gap_start) {
+  const int64_t budget = BudgetNs(device);
+  if (budget == 0) return true;
+  Ring& r = g_rings[device];
+  const proto::BoardSlot* slot = g_lanes[device].slot.load(std::memory_order_acquire);
+  r.mu.Lock();
+  if (r.ctx == nullptr) {  // no events yet: AfterSubmission makes them
+    r.mu.Unlock();
+    return true;
+  }
+  RetireCompleted(r);
+  WindowView v;
+  v.queued_ns = r.queued_ns;
+  v.outstanding = r.count;
+  v.cost_ns = CostOf(r, shape, budget);
+  v.budget_ns = budget;
+  v.now_ns = lease::NowNs();
+  QuietSpell q;
+  if (slot != nullptr) q = ReadQuiet(*slot);
+  v.quiet_until_ns = q.until_ns;
+  v.quiet_gap_ns = q.gap_ns;
+  v.waited_gap_start = *waited_gap_start;
+  WindowVerdict verdict = AdmitRule(v);
+  if (verdict == WindowVerdict::kSubmit && r.count >= kMaxOutstanding) {
+    verdict = WindowVerdict::kWaitOldest;
+  }
+  switch (verdict) {
+    case WindowVerdict::kSubmit:
+      MarkStart(r, stream, per_thread);
+      r.mu.Unlock();
+      return true;
+    case WindowVerdict::kWaitOldest:
+      Extras().cuEventSynchronize(r.events[r.head]);
+      Retire(r);
+      r.mu.Unlock();
+      return false;
+    case WindowVerdict::kWaitGapStart:
+      r.mu.Unlock();
+      *waited_gap_start = true;
+      WaitForGapStart(device, q);
+      return false;
+  }
+  r.mu.Unlock();
+  return true;
+}
+
+void PriorityWindow::AfterSubmission(int device, CUstream stream, bool per_thread, uint64_t shape) {
+  const int64_t budget = BudgetNs(device);
   if (budget == 0) return;
-  const DriverExtras& x = Extras();
   CUcontext ctx;
   if (!SubmittingContext(&ctx, &stream, per_thread)) return;
   Ring& r = g_rings[device];
   r.mu.Lock();
-  if (EnsureEvents(&r.ctx, r.events, kRing, ctx)) {
-    // Events the GPU has passed leave without a wait (and without a sample).
-    while (r.count > 0 && x.cuEventQuery(r.events[r.head]) == CUDA_SUCCESS) Retire(r, false);
-    if (r.count == kRing) {
-      x.cuEventSynchronize(r.events[r.head]);
-      Retire(r, true);
-    }
-    if (x.cuEventRecord(r.events[(r.head + r.count) % kRing], stream) == CUDA_SUCCESS) ++r.count;
-    int64_t depth = r.mean_ns == 0 ? 1 : budget / r.mean_ns;
-    if (depth < 1) depth = 1;
-    while (r.count > depth) {
-      x.cuEventSynchronize(r.events[r.head]);
-      Retire(r, true);
+  if (EnsureEvents(&r.ctx, r.events, kRing, ctx, /*timing=*/true)) {
+    RetireCompleted(r);
+    if (r.count < kRing - 1) {
+      const int slot = (r.head + r.count) % kRing;
+      // Queued behind the process's previous event on this stream, still pending (or a
+      // marker recorded just before it): the GPU goes from that event to this one's, so
+      // their distance is this one's time.
+      const Queued& prev = r.queued[(slot + kRing - 1) % kRing];
+      const bool sampled = prev.stream == stream && (r.count > 0 || prev.marker);
+      if (Extras().cuEventRecord(r.events[slot], stream) == CUDA_SUCCESS) {
+        const int64_t cost = CostOf(r, shape, budget);
+        r.queued[slot] = Queued{shape, cost, stream, sampled};
+        r.queued_ns += cost;
+        ++r.count;
+      }
     }
   }
   r.mu.Unlock();
@@ -101,8 +199,8 @@ void PriorityWindow::ResetAfterFork() NO_THREAD_SAFETY_ANALYSIS {
     r.mu.ReinitAfterFork();
     r.ctx = nullptr;  // the parent's events mean nothing here
     r.head = r.count = 0;
-    r.mean_ns = 0;
-    r.chained = false;
+    r.queued_ns = 0;
+    r.costs = KernelCosts();
   }
 }
 

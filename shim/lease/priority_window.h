@@ -1,30 +1,73 @@
 // PriorityWindow: bounds in GPU time the work a process keeps queued on a device while it
 // yields to a higher-priority job there (priority_lane.h), so that when the higher job submits
-// again its first kernel waits behind little: about GSHARE_PRIORITY_INFLIGHT_US of work
-// (default 500 µs; 0 turns the window off), shared by the processes that yield on the GPU
-// (each keeps that budget divided by their number, as the daemon counts them).
+// again its first kernel waits behind little (docs/design.md, "Priority lanes", bounded
+// interference).
 //
-// After each streamed submission an event is recorded after it; with more events outstanding
-// than budget / (the mean duration of one submission), the submitting thread waits for the
-// oldest. The duration is measured on the host, without GPU timers: when the thread waited
-// for two consecutive events, the time between the two waits' returns is the GPU time of the
-// submissions between them (the GPU was busy with them throughout, since the later one was
-// queued before the earlier finished), an outlier (a wait across a higher job's burst) counted
-// as at most 4 times the mean. A moving mean (1/8 weight) of those samples per
-// submission; before the first sample, one submission is queued at most. A single kernel longer
-// than the budget is still one submission: the window bounds how many are queued, not how long each
-// is (the driver's time-slicing between contexts bounds that). Any submitting thread (one lock per
-// device, held only by threads of a yielding process); reset by the fork handler.
+// Before each streamed submission (outside the gate) the process admits it: the GPU time of
+// what it has queued and not yet completed, plus this submission's predicted time
+// (kernel_costs.h), must fit the allowance: GSHARE_PRIORITY_INFLIGHT_US (default 500 µs; 0
+// turns the window off) divided among the GPU's yielding processes, or, when the higher job
+// published when it is expected back (quiet_forecast.h), the rest of its gap if longer. What
+// does not fit waits for the oldest queued submission to complete; a submission that alone
+// fits neither (a 3 ms GEMM near the end of a service's gap) waits for the start of the higher
+// job's next gap (its busy bit clearing), once, and then goes, so long work runs where it
+// disturbs least and is never starved. When the higher job is overdue by more than a gap, its
+// forecast no longer holds and only the budget applies.
+//
+// After the submission an event (with timing) is recorded behind it; when it completes, the
+// time since the previous event on the same stream is the submission's GPU time, sampled only
+// when it was queued behind that event (then the GPU went from one to the other); a
+// submission made with nothing queued gets a marker event just before it for that. Costs: one
+// cuEventRecord per submission (two when nothing was queued) and one cuEventQuery per
+// completed one, paid by the yielding process only; the others' fast path is untouched. Any
+// submitting thread (one lock per device, held only by threads of a yielding process); reset by the
+// fork handler.
 #pragma once
+
+#include <cstdint>
 
 #include "hooks/cuda_abi.h"
 
 namespace gshare::shim {
 
+// What Admit decides; the pure rule, unit-tested.
+enum class WindowVerdict { kSubmit, kWaitOldest, kWaitGapStart };
+
+struct WindowView {
+  int64_t queued_ns = 0;          // predicted GPU time of the queued, not completed submissions
+  int outstanding = 0;            // how many they are
+  int64_t cost_ns = 0;            // this submission's predicted GPU time
+  int64_t budget_ns = 0;          // this process's share of GSHARE_PRIORITY_INFLIGHT_US
+  int64_t now_ns = 0;             // CLOCK_MONOTONIC
+  int64_t quiet_until_ns = 0;     // the higher job's expected return; 0 unknown
+  int64_t quiet_gap_ns = 0;       // its forecast gap; 0 unknown
+  bool waited_gap_start = false;  // this submission already waited for a gap's start
+};
+
+inline WindowVerdict AdmitRule(const WindowView& v) {
+  const bool forecast = v.quiet_until_ns > 0 && v.quiet_gap_ns > 0;
+  int64_t allowance = v.budget_ns;
+  if (forecast && v.quiet_until_ns - v.now_ns > allowance) {
+    allowance = v.quiet_until_ns - v.now_ns;
+  }
+  if (v.queued_ns + v.cost_ns <= allowance) return WindowVerdict::kSubmit;
+  if (v.outstanding > 0) return WindowVerdict::kWaitOldest;
+  // Alone it is longer than the budget and the rest of the gap.
+  if (!forecast || v.waited_gap_start) return WindowVerdict::kSubmit;
+  if (v.now_ns > v.quiet_until_ns + v.quiet_gap_ns) return WindowVerdict::kSubmit;  // overdue
+  return WindowVerdict::kWaitGapStart;
+}
+
 class PriorityWindow {
  public:
-  // After a submission on `stream` (inside the gate, current context set).
-  static void AfterSubmission(int device, gs_cuda::CUstream stream, bool per_thread);
+  // Before a streamed submission of shape `shape` on `device` by a yielding process, outside
+  // the gate. True: submit now. False: it waited (for queued work or a gap's start); check the
+  // higher job again and call again. `waited_gap_start` is the submission's own flag.
+  static bool Admit(int device, uint64_t shape, gs_cuda::CUstream stream, bool per_thread,
+                    bool* waited_gap_start);
+  // After that submission on `stream` (inside the gate, current context set). Never waits.
+  static void AfterSubmission(int device, gs_cuda::CUstream stream, bool per_thread,
+                              uint64_t shape);
   static void ResetAfterFork();
 };
 

@@ -34,18 +34,20 @@ void Fail(const char* what, long code) {
   std::exit(1);
 }
 
-void Launch(const Api& api, const Options& o, CUfunction f, CUstream stream) {
+void Launch(const Api& api, const Options& o, CUfunction f, CUstream stream, unsigned ms,
+            unsigned grid) {
   // kernelParams[0] points at the duration; the driver reads it at launch.
-  unsigned int ms = o.kernel_ms;
+  if (ms == 0) ms = o.kernel_ms;
   void* params[] = {&ms};
   if (o.ex) {
     CUlaunchConfig config{};
-    config.gridDimX = config.gridDimY = config.gridDimZ = 1;
+    config.gridDimX = grid;
+    config.gridDimY = config.gridDimZ = 1;
     config.blockDimX = config.blockDimY = config.blockDimZ = 1;
     config.hStream = stream;
     CALL(LaunchKernelEx, &config, f, params, nullptr);
   } else {
-    CALL(LaunchKernel, f, 1, 1, 1, 1, 1, 1, 0, stream, params, nullptr);
+    CALL(LaunchKernel, f, grid, 1, 1, 1, 1, 1, 0, stream, params, nullptr);
   }
 }
 
@@ -84,10 +86,13 @@ void Usage() {
                "usage: fake_app [--route linked|dlsym|gpa] [--gpa-version N] [--per-thread]\n"
                "  [--device K]\n"
                "  [--kernels N] [--kernel-ms M] [--gap-ms G] [--sync-every K] [--threads T]\n"
+               "  [--long-every N --long-ms L]\n"
                "  [--null-stream] [--ex] [--capture] [--memcpy] [--fork] [--exit-code C]\n"
                "  [--sleep-ms S] [--vmm BYTES] [--pool BYTES] [--swap-check BYTES]\n"
                "  [--cycles C] [--pieces N] [--leak-to-exit] [--finalizing]\n"
                "  [--align-ms P [--align-offset-ms O]]\n"
+               "--long-every N --long-ms L: every Nth kernel lasts L ms, on a grid of 2 blocks\n"
+               "  instead of 1 (another kernel shape for the shim).\n"
                "--device K: work on device ordinal K (default 0) and its primary context; first\n"
                "  prints 'fake_app: device <K> uuid <GPU-...>' (cuDeviceGetUuid of K).\n"
                "--align-ms P: after each synchronization the next kernel waits for the next\n"
@@ -126,6 +131,10 @@ Options Parse(int argc, char** argv) {
       o.kernels = static_cast<int>(number());
     } else if (a == "--kernel-ms") {
       o.kernel_ms = static_cast<unsigned>(number());
+    } else if (a == "--long-every") {
+      o.long_every = static_cast<int>(number());
+    } else if (a == "--long-ms") {
+      o.long_ms = static_cast<unsigned>(number());
     } else if (a == "--gap-ms") {
       o.gap_ms = static_cast<int>(number());
     } else if (a == "--sync-every") {
@@ -248,7 +257,11 @@ void LaunchLoop(const Api& api, const Options& o, CUcontext ctx, CUfunction f,
   CUstream stream = nullptr;
   if (!o.null_stream) CALL(StreamCreate, &stream, 0);
   for (int i = 0; i < o.kernels; ++i) {
-    Launch(api, o, f, stream);
+    if (o.long_every > 0 && (i + 1) % o.long_every == 0) {
+      Launch(api, o, f, stream, o.long_ms, 2);
+    } else {
+      Launch(api, o, f, stream);
+    }
     ++*launched;
     bool synced = o.sync_every > 0 && (i + 1) % o.sync_every == 0;
     if (synced) SyncContext(api);

@@ -84,6 +84,8 @@ struct Options {
   bool per_thread = false;
   int kernels = 10;
   unsigned kernel_ms = 50;
+  int long_every = 0;    // --long-every: see Usage
+  unsigned long_ms = 0;  // --long-ms
   int gap_ms = 0;
   int align_ms = 0;         // --align-ms: see Usage
   int align_offset_ms = 0;  // --align-offset-ms
@@ -122,8 +124,10 @@ F Need(F fn, const char* name) {
     if (fake_app_r != CUDA_SUCCESS) Fail(#field, fake_app_r);              \
   } while (0)
 
-// One kernel of o.kernel_ms on stream (cuLaunchKernelEx under --ex).
-void Launch(const Api& api, const Options& o, CUfunction f, CUstream stream);
+// One kernel of `ms` (o.kernel_ms by default) on stream (cuLaunchKernelEx under --ex), on a
+// grid of `grid` blocks (the driver ignores it; it tells kernels of different sizes apart).
+void Launch(const Api& api, const Options& o, CUfunction f, CUstream stream, unsigned ms = 0,
+            unsigned grid = 1);
 
 void SleepMs(int ms);
 

@@ -78,6 +78,8 @@ static_assert(sizeof(CUmemPoolProps) == 88, "cuda.h's CUmemPoolProps_v1 is 88 by
   X(cuEventQuery, 2000, (CUevent hEvent))                                                         \
   X(cuEventSynchronize, 2000, (CUevent hEvent))                                                   \
   X(cuEventDestroy_v2, 4000, (CUevent hEvent))                                                    \
+  X(cuEventElapsedTime, 2000, (float* pMilliseconds, CUevent hStart, CUevent hEnd))               \
+  X(cuEventElapsedTime_v2, 12080, (float* pMilliseconds, CUevent hStart, CUevent hEnd))           \
   X(cuModuleLoadData, 2000, (CUmodule * module, const void* image))                               \
   X(cuModuleGetFunction, 2000, (CUfunction * hfunc, CUmodule hmod, const char* name))             \
   X(cuModuleUnload, 2000, (CUmodule hmod))                                                        \

@@ -2,6 +2,7 @@
 // events (record, query, synchronize, stream wait). Event bookkeeping runs on the stream workers
 // as internal ops, which are neither logged nor captured. The synchronizing calls return the
 // process's sticky error (driver.h) once there is one.
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -16,13 +17,15 @@ namespace {
 struct EventState {
   std::mutex mu;
   std::condition_variable cv;
-  uint64_t recorded = 0;  // guarded by mu
-  uint64_t reached = 0;   // guarded by mu
+  uint64_t recorded = 0;                       // guarded by mu
+  uint64_t reached = 0;                        // guarded by mu
+  std::chrono::steady_clock::time_point when;  // guarded by mu: the last record reached
 };
 
 // The handle: queued ops share the state, so destroying the event never leaves them dangling.
 struct Event {
   std::shared_ptr<EventState> state = std::make_shared<EventState>();
+  bool timing = true;  // not created with CU_EVENT_DISABLE_TIMING
 };
 
 Event* EventOf(CUevent h) {
@@ -74,6 +77,7 @@ CUresult Record(CUevent event, CUstream handle, bool per_thread) {
     {
       std::lock_guard<std::mutex> lock(st->mu);
       if (st->reached < n) st->reached = n;
+      st->when = std::chrono::steady_clock::now();
     }
     st->cv.notify_all();
   };
@@ -137,11 +141,12 @@ CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int) 
   return fake::WaitEvent(hStream, hEvent, true);
 }
 
-CUresult cuEventCreate(CUevent* phEvent, unsigned int) noexcept {
+CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) noexcept {
   fake::Context* ctx;
   if (CUresult r = fake::CheckContext(&ctx)) return r;
   if (phEvent == nullptr) return CUDA_ERROR_INVALID_VALUE;
   fake::Event* ev = new fake::Event;
+  ev->timing = (Flags & 0x2) == 0;  // CU_EVENT_DISABLE_TIMING
   fake::AddHandle(ev, fake::HandleKind::kEvent);
   *phEvent = reinterpret_cast<CUevent>(ev);
   return CUDA_SUCCESS;
@@ -173,6 +178,28 @@ CUresult cuEventSynchronize(CUevent hEvent) noexcept {
   }
   fake::WaitReached(*ev->state, n);
   return fake::StickyError();
+}
+
+// The time between the two events' last records reached, as CUDA: NOT_READY while either is
+// pending, INVALID_HANDLE for an event without timing or never recorded.
+CUresult cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd) noexcept {
+  if (CUresult r = fake::CheckInit()) return r;
+  fake::Event* a = fake::EventOf(hStart);
+  fake::Event* b = fake::EventOf(hEnd);
+  if (a == nullptr || b == nullptr || !a->timing || !b->timing) return CUDA_ERROR_INVALID_HANDLE;
+  if (pMilliseconds == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::chrono::steady_clock::time_point ta, tb;
+  for (auto [ev, t] : {std::pair{a, &ta}, std::pair{b, &tb}}) {
+    std::lock_guard<std::mutex> lock(ev->state->mu);
+    if (ev->state->recorded == 0) return CUDA_ERROR_INVALID_HANDLE;
+    if (ev->state->reached < ev->state->recorded) return CUDA_ERROR_NOT_READY;
+    *t = ev->state->when;
+  }
+  *pMilliseconds = std::chrono::duration<float, std::milli>(tb - ta).count();
+  return CUDA_SUCCESS;
+}
+CUresult cuEventElapsedTime_v2(float* pMilliseconds, CUevent hStart, CUevent hEnd) noexcept {
+  return cuEventElapsedTime(pMilliseconds, hStart, hEnd);
 }
 
 CUresult cuEventDestroy_v2(CUevent hEvent) noexcept {

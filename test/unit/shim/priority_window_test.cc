@@ -1,0 +1,143 @@
+// The priority window's pure parts: the learnt cost of a submission by shape, the watched
+// job's gap forecast and its publication on the board, and the admission rule.
+#include <doctest/doctest.h>
+
+#include "lease/kernel_costs.h"
+#include "lease/priority_window.h"
+#include "lease/quiet_forecast.h"
+
+namespace gshare::shim {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+
+TEST_CASE("KernelCosts: unknown shapes cost nothing known; samples are kept per shape") {
+  KernelCosts c;
+  CHECK(c.Predict(42) == 0);
+  CHECK(c.MeanNs() == 0);
+  c.Sample(42, 3 * kMs);
+  c.Sample(7, 100'000);
+  CHECK(c.Predict(42) == 3 * kMs);
+  CHECK(c.Predict(7) == 100'000);
+  CHECK(c.Predict(8) == 0);
+  CHECK(c.MeanNs() > 100'000);
+  CHECK(c.MeanNs() < 3 * kMs);
+  c.Sample(0, 5 * kMs);  // key 0 is a key like any other
+  CHECK(c.Predict(0) == 5 * kMs);
+}
+
+TEST_CASE("KernelCosts: the estimate follows low samples fast and high ones slowly") {
+  KernelCosts c;
+  c.Sample(1, 8 * kMs);  // inflated: time-sliced with another context
+  c.Sample(1, 2 * kMs);
+  CHECK(c.Predict(1) == 5 * kMs);  // halfway down
+  c.Sample(1, 2 * kMs);
+  c.Sample(1, 2 * kMs);
+  CHECK(c.Predict(1) < 3 * kMs);
+  const int64_t before = c.Predict(1);
+  c.Sample(1, 100 * kMs);  // one outlier: capped at 4x, an eighth of the way
+  CHECK(c.Predict(1) <= before + (4 * before - before) / 8);
+  CHECK(c.Predict(1) > before);
+  c.Sample(1, 0);  // ignored
+  c.Sample(1, -5);
+  CHECK(c.Predict(1) > 0);
+}
+
+TEST_CASE("KernelCosts: a full table replaces the least recently written shape") {
+  KernelCosts c;
+  // Far more shapes than slots: every lookup stays bounded and recent shapes are known.
+  for (uint64_t k = 1; k <= 5000; ++k) c.Sample(k * 7919, static_cast<int64_t>(k));
+  CHECK(c.Predict(5000 * 7919) == 5000);
+  CHECK(c.Predict(4999 * 7919) == 4999);
+  int known = 0;
+  for (uint64_t k = 1; k <= 5000; ++k) known += c.Predict(k * 7919) != 0;
+  CHECK(known <= KernelCosts::kSlots);
+  CHECK(known > KernelCosts::kSlots / 2);
+}
+
+TEST_CASE("QuietForecast: the second shortest of the recent gaps, after four") {
+  QuietForecast f;
+  f.GapEnded(6 * kMs);
+  f.GapEnded(7 * kMs);
+  f.GapEnded(5 * kMs);
+  CHECK(f.PredictNs() == 0);  // three are not enough
+  f.GapEnded(1 * kMs);        // one short outlier
+  CHECK(f.PredictNs() == 5 * kMs);
+  f.GapEnded(2 * kMs);
+  CHECK(f.PredictNs() == 2 * kMs);
+  // Old gaps leave the history.
+  for (int i = 0; i < QuietForecast::kHistory; ++i) f.GapEnded(9 * kMs);
+  CHECK(f.PredictNs() == 9 * kMs);
+  f.GapEnded(0);  // not a gap
+  CHECK(f.PredictNs() == 9 * kMs);
+  f.Reset();
+  CHECK(f.PredictNs() == 0);
+}
+
+TEST_CASE("PublishQuiet: the earliest expected return of the seats still ahead counts") {
+  proto::BoardSlot slot{};
+  CHECK_FALSE(ReadQuiet(slot).Known());
+  PublishQuiet(slot, 100 * kMs, 10 * kMs);
+  CHECK(ReadQuiet(slot).until_ns == 110 * kMs);
+  CHECK(ReadQuiet(slot).gap_ns == 10 * kMs);
+  PublishQuiet(slot, 101 * kMs, 30 * kMs);  // another seat, back later: the first counts
+  CHECK(ReadQuiet(slot).until_ns == 110 * kMs);
+  PublishQuiet(slot, 102 * kMs, 5 * kMs);  // back sooner
+  CHECK(ReadQuiet(slot).until_ns == 107 * kMs);
+  PublishQuiet(slot, 200 * kMs, 8 * kMs);  // the old spell is past
+  CHECK(ReadQuiet(slot).until_ns == 208 * kMs);
+  PublishQuiet(slot, 300 * kMs, 0);  // no forecast: nothing published
+  CHECK(ReadQuiet(slot).until_ns == 208 * kMs);
+  QuietSpell q = ReadQuiet(slot);
+  CHECK_FALSE(q.Overdue(215 * kMs));
+  CHECK(q.Overdue(217 * kMs));
+}
+
+WindowView View(int64_t queued, int outstanding, int64_t cost, int64_t now, int64_t until,
+                int64_t gap, bool waited = false) {
+  WindowView v;
+  v.queued_ns = queued;
+  v.outstanding = outstanding;
+  v.cost_ns = cost;
+  v.budget_ns = kMs / 2;
+  v.now_ns = now;
+  v.quiet_until_ns = until;
+  v.quiet_gap_ns = gap;
+  v.waited_gap_start = waited;
+  return v;
+}
+
+TEST_CASE("AdmitRule: without a forecast, queued GPU time stays within the budget") {
+  CHECK(AdmitRule(View(0, 0, 100'000, 0, 0, 0)) == WindowVerdict::kSubmit);
+  CHECK(AdmitRule(View(400'000, 4, 100'000, 0, 0, 0)) == WindowVerdict::kSubmit);
+  CHECK(AdmitRule(View(450'000, 4, 100'000, 0, 0, 0)) == WindowVerdict::kWaitOldest);
+  // One submission longer than the budget goes alone, when nothing else is queued.
+  CHECK(AdmitRule(View(100'000, 1, 3 * kMs, 0, 0, 0)) == WindowVerdict::kWaitOldest);
+  CHECK(AdmitRule(View(0, 0, 3 * kMs, 0, 0, 0)) == WindowVerdict::kSubmit);
+}
+
+TEST_CASE("AdmitRule: the rest of the higher job's gap admits longer work") {
+  const int64_t now = 1000 * kMs;
+  // 6 ms left of the gap: a 3 ms GEMM behind 2 ms of queued work fits.
+  CHECK(AdmitRule(View(2 * kMs, 5, 3 * kMs, now, now + 6 * kMs, 6 * kMs)) ==
+        WindowVerdict::kSubmit);
+  // 4 ms left: it waits for the queued work first.
+  CHECK(AdmitRule(View(2 * kMs, 5, 3 * kMs, now, now + 4 * kMs, 6 * kMs)) ==
+        WindowVerdict::kWaitOldest);
+  // 2 ms left, nothing queued: it waits for the start of the next gap.
+  CHECK(AdmitRule(View(0, 0, 3 * kMs, now, now + 2 * kMs, 6 * kMs)) ==
+        WindowVerdict::kWaitGapStart);
+  // Late already (past the forecast, less than a gap): still waits.
+  CHECK(AdmitRule(View(0, 0, 3 * kMs, now, now - 2 * kMs, 6 * kMs)) ==
+        WindowVerdict::kWaitGapStart);
+  // Once it waited for a gap's start it goes, even when it does not fit a whole gap.
+  CHECK(AdmitRule(View(0, 0, 9 * kMs, now, now + 6 * kMs, 6 * kMs, true)) ==
+        WindowVerdict::kSubmit);
+  // Overdue by more than a gap: the forecast no longer holds.
+  CHECK(AdmitRule(View(0, 0, 3 * kMs, now, now - 7 * kMs, 6 * kMs)) == WindowVerdict::kSubmit);
+  // Short work within the budget goes near the gap's end too.
+  CHECK(AdmitRule(View(0, 0, 100'000, now, now + 50'000, 6 * kMs)) == WindowVerdict::kSubmit);
+}
+
+}  // namespace
+}  // namespace gshare::shim
