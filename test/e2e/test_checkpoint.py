@@ -121,7 +121,9 @@ class CheckpointTest(TestCase):
     def test_suspend_frees_the_gpu_and_resume_continues_exactly(self):
         h = self.harness()
         h.start_daemon()
-        a = self.job(h, "a", cycles=400, gap_ms=10, engine="swap")
+        # 100 cycles: ~95 still to run when the suspend lands (each is a kernel, a check of the
+        # job's 150 MiB and a sleep, 0.1 s or more), all of them checked after the restore.
+        a = self.job(h, "a", cycles=100, gap_ms=10, engine="swap")
         pid = a.child_pid()
         h.wait_kernels(pid, 5)
         job_id = self.record(h, "a")["id"]
@@ -145,7 +147,7 @@ class CheckpointTest(TestCase):
         self.assertEqual(h.gshare("suspend", str(job_id)).returncode, 1)
         r = h.gshare("resume", str(job_id))
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assert_exact(h, a, 400, timeout=180)
+        self.assert_exact(h, a, 100, timeout=180)
         log = self.daemon_log(h)
         self.assertIn("job %d suspended" % job_id, log)
         self.assertIn("job %d resumed" % job_id, log)
