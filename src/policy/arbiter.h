@@ -85,7 +85,8 @@ class Arbiter {
   // Acknowledgement of a DROP or an idle release. Stale epochs are ignored.
   LeaseActions Released(ConnId conn, const GpuKey& gpu, uint64_t epoch, TimePoint now);
   // The connection no longer asks for `gpu` (its process moved to another GPU while it
-  // waited). Nothing when it holds `gpu`.
+  // waited). Nothing when it holds `gpu`. A gang job none of whose connections asks for a
+  // GPU of its gang any more stops waiting for all of them.
   LeaseActions Withdraw(ConnId conn, const GpuKey& gpu, TimePoint now);
   // Socket EOF: the connection's leases are reclaimed at once.
   LeaseActions Disconnected(ConnId conn, TimePoint now);
@@ -321,6 +322,8 @@ class Arbiter {
   // A gang connection waits: the job gives back the GPUs of its gang it holds and queues on
   // all the others.
   void GangWaits(JobId job, TimePoint now, LeaseActions& out);
+  // The gang `job` waits for none of its GPUs any more (Withdraw): it leaves their queues.
+  void GangStopsWaiting(JobId job, TimePoint now);
   // The first waiting gang (the one that reserves its GPUs), if any.
   std::optional<JobId> HeadGang() const;
   // Whether every GPU of `job`'s gang is free for it (shared, disabled, free, or its own

@@ -55,6 +55,17 @@ void Arbiter::GangWaits(JobId job, TimePoint now, LeaseActions& out) {
   }
 }
 
+void Arbiter::GangStopsWaiting(JobId job, TimePoint now) {
+  Job& j = jobs_.at(job);
+  j.gang_wait = 0;
+  for (const GpuKey& g : j.gang) {
+    auto it = leases_.find(g);
+    if (it == leases_.end() || it->second.holder == job) continue;
+    StopWaiting(it->second, job, now);
+    it->second.queue.erase(job);
+  }
+}
+
 std::optional<JobId> Arbiter::HeadGang() const {
   std::optional<JobId> head;
   for (JobId job : gangs_) {

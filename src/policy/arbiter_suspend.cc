@@ -99,6 +99,9 @@ LeaseActions Arbiter::Withdraw(ConnId conn, const GpuKey& gpu, TimePoint now) {
   if (!Wants(lease, job) && lease.holder != job) {
     StopWaiting(lease, job, now);
     lease.queue.erase(job);
+    // A gang that wants none of its GPUs any more waits for none: left queued on the others,
+    // it would end their holders' turns for a grant it does not need.
+    if (InGang(job, lease)) GangStopsWaiting(job, now);
   }
   Schedule(gpu, lease, now, out);
   ScheduleGangs(now, out);

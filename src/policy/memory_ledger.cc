@@ -146,14 +146,20 @@ bool MemoryLedger::Reported(const GpuKey& gpu, JobId job) const {
 uint64_t MemoryLedger::Overflow(const GpuKey& gpu) const {
   uint64_t capacity = Capacity(gpu);
   if (capacity == 0) return 0;
+  uint64_t need = Need(gpu);
+  return need > capacity ? need - capacity : 0;
+}
+
+uint64_t MemoryLedger::Need(const GpuKey& gpu, std::optional<ConnId> only) const {
   uint64_t need = 0;
   for (const auto& [conn, per_gpu] : entries_) {
+    if (only && conn != *only) continue;
     auto it = per_gpu.find(gpu);
     if (it == per_gpu.end() || suspended_.count(it->second.job) != 0) continue;
     const proto::MemReportMsg& r = it->second.report;
     need += r.allocated + r.demand + options_.context_bytes;
   }
-  return need > capacity ? need - capacity : 0;
+  return need;
 }
 
 uint64_t MemoryLedger::FixedOfOthers(const GpuKey& gpu, JobId job) const {

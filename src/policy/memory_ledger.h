@@ -82,6 +82,10 @@ class MemoryLedger {
   // Bytes by which the jobs on `gpu` exceed it (0 when they fit): at most this much of
   // theirs is ever swapped out at once.
   uint64_t Overflow(const GpuKey& gpu) const;
+  // Bytes the processes with memory on `gpu` need there together, what Overflow compares
+  // with the capacity: allocations, resident or not, demands and one context each (suspended
+  // jobs' left out). Only `conn`'s when given.
+  uint64_t Need(const GpuKey& gpu, std::optional<ConnId> conn = std::nullopt) const;
 
   struct Eviction {
     ConnId conn;
