@@ -133,6 +133,8 @@ Status ApplyScheduler(const std::string& path, const toml::table& table, Config:
       st = ReadBool(path, node, name, &s->early_release);
     } else if (key == "stagger") {
       st = ReadBool(path, node, name, &s->stagger);
+    } else if (key == "rebalance") {
+      st = ReadBool(path, node, name, &s->rebalance);
     } else if (key == "drop_grace") {
       st = ReadDuration(path, node, name, /*positive=*/false, &s->drop_grace);
     } else if (key == "default_priority") {
@@ -144,8 +146,8 @@ Status ApplyScheduler(const std::string& path, const toml::table& table, Config:
       }
     } else {
       st = UnknownKey(path, key, "scheduler",
-                      "enabled, quantum, idle_release, early_release, stagger, drop_grace, "
-                      "default_priority, sharing");
+                      "enabled, quantum, idle_release, early_release, stagger, rebalance, "
+                      "drop_grace, default_priority, sharing");
     }
     if (!st.ok()) return st;
   }

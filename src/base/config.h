@@ -31,6 +31,9 @@ struct Config {
     // Shared mode: jobs whose idle gaps coincide (lock step) are moved apart by stretching
     // one job's next gap (src/policy/stagger.h).
     bool stagger = true;
+    // A checkpointed process of a job that sees every GPU, waiting for its GPU while another
+    // job holds it, is restored onto an idle GPU of the same kind instead (src/policy/rebalance.h).
+    bool rebalance = true;
     std::chrono::milliseconds drop_grace{10'000};  // DROP acknowledgement deadline, then SIGSTOP
     int default_priority = 0;                      // of jobs that give none
     // "auto": jobs that fit in a GPU's memory together run at once (shared mode), else one
