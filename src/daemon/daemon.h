@@ -32,10 +32,12 @@
 #include "ipc/job_end.h"
 #include "base/config.h"
 #include "base/config_stamp.h"
+#include "base/gpu_metrics.h"
 #include "ipc/frame_io.h"
 #include "store/job_store.h"
 #include "policy/idle_staging.h"
 #include "policy/memory_ledger.h"
+#include "policy/rebalance.h"
 #include "ipc/requests.h"
 #include "runner/job_identity.h"
 #include "policy/sharing_mode.h"
@@ -119,6 +121,7 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
     // Checkpoint engine counters (status): whole-process checkpoints and restores.
     uint64_t checkpoints = 0, restores = 0;
     double checkpoint_ms = 0, restore_ms = 0;
+    uint64_t moves = 0;  // onto another GPU: resume --gpu and the scheduler's (status "moves")
     // Swap-ins that did not finish (kReportSwapInFailed): in all, and since the last one that
     // did (while > 0 the job waits to get its memory back: status waiting_for "SwapIn").
     uint64_t swapins_failed = 0, swapins_failed_in_row = 0;
@@ -274,6 +277,19 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   // device), and its shims' messages, which still name the GPU they started on, are mapped
   // to the new one both ways (Connection::moved). daemon_placement.cc.
   Status MoveJob(ActiveJob& job, const std::string& to_gpu);
+  // What every move does for one checkpointed process `c` of one GPU: it asks for `from` no
+  // more, its memory accounting moves to `to`, its next restore carries the pair, and the
+  // shim's name of `from` maps to `to` (Connection::moved). The caller asks the lease of `to`
+  // for it when it should run (RequestOnBehalf).
+  void MoveProcess(Connection& c, const GpuKey& from, const GpuKey& to);
+  // [scheduler] rebalance (src/policy/rebalance.h): moves each checkpointed process of a job
+  // that sees every GPU, waiting for its GPU while another job holds it, to an idle GPU of the
+  // same kind with room for it, and asks that GPU's lease for it. After every event.
+  void RebalanceTick();
+  std::vector<Rebalancer::Gpu> RebalanceGpus();
+  // NVML's view of the machine's GPUs, sampled once (names and sizes do not change); empty
+  // without NVML.
+  const std::vector<GpuSample>& GpuKinds();
   // The GPU a shim's message that names `named` is about, and the UUID to name `gpu` with in
   // a message to that shim (they differ after a move).
   GpuKey RunsOn(const Connection& c, const GpuKey& named) const;
@@ -436,6 +452,8 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   CheckpointHelper checkpoint_;
   CheckpointCoordinator checkpoints_{checkpoint_, ledger_, *this};
   HandoffLog handoffs_;
+  Rebalancer rebalancer_;
+  std::optional<std::vector<GpuSample>> gpu_kinds_;  // GpuKinds()
   TimelineRecorder timeline_{TimelineRecorder::Options{options_.config.timeline.record}};
   struct GpuMemory {
     std::optional<uint64_t> priced;  // handoff bytes last sent with CONTENDED in this grant

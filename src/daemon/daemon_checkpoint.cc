@@ -137,6 +137,7 @@ void Daemon::OnCheckpointReplies() {
     }
     ledger_.SetCheckpointed(cc.conn, false);
     checkpoints_.Restored(cc.conn);
+    rebalancer_.Ran(cc.conn);
     uint64_t bytes = ledger_.Totals(cc.job).allocated;
     spdlog::info("{}: pid {} restored in {:.0f} ms", JobName(cc.job), r.pid, r.ms);
     NoteTimeline(TimelineKind::kRestore, cc.job, FirstGpuOf(cc.conn), r.pid, bytes, r.ms);

@@ -84,6 +84,7 @@ void Daemon::Loop() {
       for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
     }
     CheckpointTick();
+    RebalanceTick();
     QuietStoppedSeats(Now());
     TimelineTick(Now());
     stage_deadline = StageIdleMemory(Now());
@@ -170,6 +171,7 @@ void Daemon::Drop(ConnId id, const std::string& why) {
       }
     }
     staging_.Forget(id);
+    rebalancer_.Forget(id);
     stagger_.Forget(c.job);
     for (const auto& [gpu, info] : gpus_) {
       UpdateSharing(gpu);

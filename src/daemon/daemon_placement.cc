@@ -1,6 +1,9 @@
-// The daemon on a machine of several GPUs: which GPUs a placed job sees, and the gang lease of
-// a job that uses several at once; see daemon.h.
+// The daemon on a machine of several GPUs: which GPUs a placed job sees, the gang lease of a
+// job that uses several at once, and moving a job's processes to another GPU (resume --gpu,
+// [scheduler] rebalance); see daemon.h.
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 #include "base/gpu_inventory.h"
 #include "daemon/daemon.h"
@@ -98,28 +101,123 @@ Status Daemon::MoveJob(ActiveJob& job, const std::string& to_gpu) {
       moves.emplace_back(cid, from);
     }
   }
+  for (const auto& [cid, from] : moves) {
+    if (Connection* c = Live(cid)) MoveProcess(*c, from, to);
+  }
+  if (!moves.empty()) ++job.moves;
+  return Status::Ok();
+}
+
+void Daemon::MoveProcess(Connection& c, const GpuKey& from, const GpuKey& to) {
   if (gpus_.count(to) == 0) {
     GpuInfo info{};
     ParseGpuUuid(to, info.uuid.bytes);
     info.ordinal = -1;  // no shim numbered it yet
     gpus_.emplace(to, info);
   }
-  for (const auto& [cid, from] : moves) {
-    Connection& c = *Live(cid);
-    Apply(arbiter_.Withdraw(cid, from, Now()));
-    ledger_.MoveConn(cid, from, to);
-    checkpoints_.RestoreElsewhere(cid, from);
-    bool renamed = false;
-    for (auto& [named, runs_on] : c.moved) {
-      if (runs_on == from) {
-        runs_on = to;
-        renamed = true;
+  const ConnId cid = c.id;
+  Apply(arbiter_.Withdraw(cid, from, Now()));
+  ledger_.MoveConn(cid, from, to);
+  checkpoints_.RestoreElsewhere(cid, from);
+  rebalancer_.Moved(cid);
+  bool renamed = false;
+  for (auto& [named, runs_on] : c.moved) {
+    if (runs_on == from) {
+      runs_on = to;
+      renamed = true;
+    }
+  }
+  if (!renamed) c.moved[from] = to;
+  spdlog::info("{}: pid {} moves from {} to {}", JobName(c.job), c.pid, from, to);
+}
+
+const std::vector<GpuSample>& Daemon::GpuKinds() {
+  if (!gpu_kinds_) gpu_kinds_ = SampleGpus();
+  return *gpu_kinds_;
+}
+
+std::vector<Rebalancer::Gpu> Daemon::RebalanceGpus() {
+  std::map<GpuKey, Arbiter::GpuView> views;
+  for (Arbiter::GpuView& v : arbiter_.Gpus(Now())) views[v.gpu] = std::move(v);
+  std::vector<Rebalancer::Gpu> gpus;
+  for (const GpuSample& s : GpuKinds()) {
+    Rebalancer::Gpu g;
+    g.key = s.uuid;
+    g.index = s.index;
+    g.name = s.name;
+    g.total = s.memory_total > 0 ? static_cast<uint64_t>(s.memory_total) : 0;
+    // A GPU nobody asked for yet goes shared when a process that fits arrives (UpdateSharing).
+    g.shared = options_.config.scheduler.sharing == "auto";
+    if (auto v = views.find(s.uuid); v != views.end()) {
+      g.holding = v->second.holding;
+      if (v->second.holder &&
+          std::find(g.holding.begin(), g.holding.end(), *v->second.holder) == g.holding.end()) {
+        g.holding.push_back(*v->second.holder);  // a gang's grant there, with no process on it
+      }
+      g.waiting = v->second.waiters;
+      g.shared = v->second.shared;
+    }
+    uint64_t capacity = ledger_.Capacity(s.uuid);
+    if (capacity == 0) capacity = g.total;
+    const uint64_t need = ledger_.Need(s.uuid);
+    g.room = capacity > need ? capacity - need : 0;
+    gpus.push_back(std::move(g));
+  }
+  return gpus;
+}
+
+void Daemon::RebalanceTick() {
+  if (!options_.config.scheduler.rebalance || gpu_count_ <= 1 || !arbiter_.enabled()) return;
+  // Cheap first: processes checkpointed, not holding, of jobs that see every GPU.
+  std::vector<std::pair<JobId, ConnId>> candidates;
+  for (const auto& [id, job] : jobs_) {
+    if (job->ended || job->suspension != ActiveJob::Suspension::kNone) continue;
+    if (static_cast<int>(SplitGpuList(job->record.slot).size()) < gpu_count_) continue;
+    for (ConnId cid : job->shims) {
+      if (Live(cid) != nullptr && ledger_.IsCheckpointed(cid) && !checkpoints_.InFlight(cid) &&
+          !arbiter_.ConnHolds(cid)) {
+        candidates.emplace_back(id, cid);
       }
     }
-    if (!renamed) c.moved[from] = to;
-    spdlog::info("{}: pid {} moves from {} to {}", JobName(id), c.pid, from, to);
   }
-  return Status::Ok();
+  if (candidates.empty() || GpuKinds().empty()) return;
+  std::vector<Rebalancer::Gpu> gpus = RebalanceGpus();
+  auto index_of = [&gpus](const GpuKey& key) {
+    for (const Rebalancer::Gpu& g : gpus) {
+      if (g.key == key) return g.index;
+    }
+    return -1;
+  };
+  for (const auto& [id, cid] : candidates) {
+    auto jit = jobs_.find(id);
+    Connection* c = Live(cid);
+    if (jit == jobs_.end() || jit->second->ended || c == nullptr) continue;
+    Rebalancer::Process p;
+    p.conn = cid;
+    p.job = id;
+    p.uses = ledger_.GpusOf(cid);
+    p.sees_every_gpu = true;
+    p.gang = !arbiter_.GangOf(id).empty();
+    p.checkpointed = true;
+    p.suspended = arbiter_.IsSuspended(id);
+    for (const Rebalancer::Gpu& g : gpus) {
+      if (p.uses.size() == 1 && g.key == p.uses[0]) {
+        p.waiting = std::find(g.waiting.begin(), g.waiting.end(), id) != g.waiting.end();
+      }
+    }
+    p.bytes = p.uses.size() == 1 ? ledger_.Need(p.uses[0], cid) : 0;
+    const std::optional<GpuKey> to = rebalancer_.Target(p, gpus);
+    if (!to) continue;
+    const GpuKey from = p.uses[0];
+    spdlog::info("{} moved from GPU {} to GPU {} (rebalance)", JobName(id), index_of(from),
+                 index_of(*to));
+    MoveProcess(*c, from, *to);
+    ++jit->second->moves;
+    UpdateSharing(from);
+    UpdateSharing(*to);
+    RequestOnBehalf(cid);
+    gpus = RebalanceGpus();  // the next candidate sees this move
+  }
 }
 
 }  // namespace gshare

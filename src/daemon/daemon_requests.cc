@@ -201,6 +201,7 @@ json Daemon::StatusDocument(Connection* viewer, const StatusRequest& request) {
     j["allocated_bytes"] = mem["allocated"];
     j["memory"] = std::move(mem);
     j["peak_bytes"] = job->peak_bytes;
+    j["moves"] = job->moves;
     JobRecord usage;  // swaps as the job's end will record them (checkpoints among them)
     RecordUsage(id, *job, &usage);
     j["swaps_out"] = usage.swaps_out;
