@@ -16,8 +16,13 @@
   - bad GPU requests (`--gpus 5`, `--gpu 0,0`, `--gpu 7`, `--gpus 2 --gpu 1`, ...) fail with one
     line and the usage exit status, and start nothing;
   - a GPU named by its UUID is the same GPU as by its index: the job sees it, it counts toward
-    the same slot, and `resume --gpu UUID` moves a job there."""
+    the same slot, and `resume --gpu UUID` moves a job there;
+  - rebalance: two such movable jobs that do not fit together take turns on GPU 0 while a job
+    keeps GPU 1 busy; once it ends, the daemon moves the waiting one to GPU 1 by itself (one
+    log line), its kernels run there from then on, and both finish bit-exact; with
+    `[scheduler] rebalance = false` nothing moves while they keep taking turns on GPU 0."""
 import os
+import re
 import unittest
 
 from gshare_e2e import (FAKE_APP, FAKECUDA_DIR, FAKENVML_DIR, TestCase, overlaps, owner_switches,
@@ -26,6 +31,7 @@ from gshare_e2e import (FAKE_APP, FAKECUDA_DIR, FAKENVML_DIR, TestCase, overlaps
 GPUS = 4
 MIB = 1 << 20
 CYCLES = 60  # kernels of the job that moves
+PAIR_CYCLES = 24  # kernels of each job of the pair that takes turns through checkpoints
 
 
 def uuid_of(physical):
@@ -269,10 +275,83 @@ class MultiGpuTest(TestCase):
         self.assert_exact(h, a)
         self.assertEqual({k.dev for k in h.ops("K", pid)[n:]}, {0})
 
+    def test_rebalance_moves_a_waiting_job_to_a_gpu_that_went_idle(self):
+        h, pair = self.pair_beside_busy_gpu1(rebalance=True)
+        log = h.wait_for(lambda: (lambda t: t if "(rebalance)" in t else None)(self.daemon_log(h)),
+                         30, "a rebalance line")
+        m = re.search(r"job (\d+) moved from GPU 0 to GPU 1 \(rebalance\)", log)
+        self.assertIsNotNone(m, log)
+        moved = int(m.group(1))
+        self.assertIn(moved, pair, "the line names one of the pair")
+        self.assertEqual(log.count("(rebalance)"), 1, log)
+        rec = h.job_record(lambda j: j.get("id") == moved) or {}
+        if rec.get("state") == "RUNNING":
+            self.assertEqual(rec.get("moves"), 1, rec)
+        for job in pair.values():
+            self.assert_exact(h, job, PAIR_CYCLES)
+        stayed = pair[next(i for i in pair if i != moved)]
+        # The moved job ran on GPU 0, then only on GPU 1; the other never left GPU 0.
+        devs = [k.dev for k in h.ops("K", pair[moved].child_pid())]
+        self.assertEqual(len(devs), PAIR_CYCLES)
+        first = devs.index(1)
+        self.assertEqual((set(devs[:first]), set(devs[first:])), ({0}, {1}), devs)
+        self.assertEqual({k.dev for k in h.ops("K", stayed.child_pid())}, {0})
+        self.assertNotIn("restore of", self.daemon_log(h))
+        self.assertEqual(self.device_used(h, 0), 0)
+
+    def test_rebalance_off_moves_nothing(self):
+        h, pair = self.pair_beside_busy_gpu1(rebalance=False)
+        # Each job waits checkpointed twice more with GPU 1 idle (the first such wait is when
+        # rebalance moves one); the pair's turns through checkpoints take minutes to finish
+        # here, so it is cancelled after that.
+        checkpoints = {i: self.checkpoints(h, i) for i in pair}
+        h.wait_for(lambda: all(self.checkpoints(h, i) >= checkpoints[i] + 2 for i in pair), 60,
+                   "two more turns each")
+        for job in pair.values():
+            self.assertEqual({k.dev for k in h.ops("K", job.child_pid())}, {0}, job.name)
+        log = self.daemon_log(h)
+        self.assertNotIn("(rebalance)", log)
+        self.assertNotIn("moves from", log)
+        for i in pair:
+            self.assertEqual(h.gshare("cancel", str(i)).returncode, 0)
+
+    def checkpoints(self, h, job_id):
+        rec = h.job_record(lambda j: j.get("id") == job_id) or {}
+        return (rec.get("memory") or {}).get("checkpoints", 0)
+
+    def pair_beside_busy_gpu1(self, rebalance):
+        """Job c keeps GPU 1 busy (shared mode: it fits alone); jobs a and b (--gpus 4,
+        --memory checkpoint, 150 MiB each of the 256 MiB GPU: they do not fit together) both
+        use GPU 0 and take turns there, each checkpointed while the other runs. Once both were
+        checkpointed, and nothing moved meanwhile, c is cancelled. Returns (h, {id: Job})."""
+        h = self.checkpoint_harness(config={"rebalance": rebalance}, queue={"max_running": 4})
+        c = h.submit("-J", "c", "--gpu", "1", "--", FAKE_APP, "--kernels", "0", "--swap-check",
+                     str(20 * MIB), "--cycles", "100000", "--gap-ms", "0")
+        rec_c = self.running(h, c)
+        h.wait_kernels(int(rec_c["pid"]), 3)
+        pair = {}
+        for name in ("a", "b"):
+            job = h.start_fake(["--kernels", 0, "--swap-check", 150 * MIB, "--cycles", PAIR_CYCLES,
+                                "--gap-ms", 20], ["--gpus", str(GPUS), "--memory", "checkpoint"],
+                               name=name)
+            pair[h.job_record(lambda j, n=name: j.get("name") == n)["id"]] = job
+
+        def took_turns():
+            ran = all(len(h.ops("K", job.child_pid())) >= 3 for job in pair.values())
+            return ran and all(self.checkpoints(h, i) >= 1 for i in pair)
+        h.wait_for(took_turns, 60, "a and b ran and were checkpointed (taking turns)")
+        self.assertNotIn("(rebalance)", self.daemon_log(h), "moved while GPU 1 was busy")
+        for job in pair.values():
+            self.assertEqual({k.dev for k in h.ops("K", job.child_pid())}, {0}, job.name)
+        self.assertEqual(h.gshare("cancel", str(c)).returncode, 0)
+        h.wait_state(c, "CANCELLED", timeout=30)
+        return h, pair
+
     # ---- a --memory checkpoint job on GPU 0 (test_checkpoint.py's setup) ----------------
-    def checkpoint_harness(self):
-        h = self.harness(config={"sharing": "auto", "quantum": "300ms"},
-                         memory={"context_reserve": "1MiB"})
+    def checkpoint_harness(self, config=None, queue=None):
+        settings = {"sharing": "auto", "quantum": "300ms"}
+        settings.update(config or {})
+        h = self.harness(config=settings, queue=queue, memory={"context_reserve": "1MiB"})
         h.env["FAKE_CUDA_DEVICE_FILE"] = os.path.join(h.tmp, "device")
         h.env["FAKE_CUDA_MEM_BYTES"] = str(256 * MIB)
         h.env["FAKE_CUDA_CHECKPOINT_DIR"] = h.tmp
@@ -303,10 +382,10 @@ class MultiGpuTest(TestCase):
         h.wait_for(stopped, 30, "job a checkpointed and stopped, its device bytes gone")
         return a, job_id, pid
 
-    def assert_exact(self, h, a):
-        rc = a.wait(120)
+    def assert_exact(self, h, a, cycles=CYCLES, timeout=120):
+        rc = a.wait(timeout)
         self.assertEqual(rc, 0, "%s\n%s\n%s" % (a.stdout, a.stderr, h.diagnostics()))
-        self.assertIn("fake_app: swap-check ok cycles=%d" % CYCLES, a.stdout)
+        self.assertIn("fake_app: swap-check ok cycles=%d" % cycles, a.stdout)
 
     def daemon_log(self, h):
         with open(h.daemon_log) as f:
