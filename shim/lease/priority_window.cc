@@ -136,6 +136,7 @@ bool PriorityWindow::Admit(int device, uint64_t shape, CUstream stream, bool per
   v.outstanding = r.count;
   v.cost_ns = CostOf(r, shape, budget);
   v.budget_ns = budget;
+  v.sharers = static_cast<int>(g_lanes[device].yielders.load(std::memory_order_relaxed));
   v.now_ns = lease::NowNs();
   QuietSpell q;
   if (slot != nullptr) q = ReadQuiet(*slot);

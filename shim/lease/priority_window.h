@@ -7,7 +7,8 @@
 // what it has queued and not yet completed, plus this submission's predicted time
 // (kernel_costs.h), must fit the allowance: GSHARE_PRIORITY_INFLIGHT_US (default 500 µs; 0
 // turns the window off) divided among the GPU's yielding processes, or, when the higher job
-// published when it is expected back (quiet_forecast.h), the rest of its gap if longer. What
+// published when it is expected back (quiet_forecast.h), their share of the rest of its gap
+// if longer (time-sliced, their queued work together must end by its return). What
 // does not fit waits for the oldest queued submission to complete; a submission that alone
 // fits neither (a 3 ms GEMM near the end of a service's gap) waits for the start of the higher
 // job's next gap (its busy bit clearing), once, and then goes, so long work runs where it
@@ -34,22 +35,22 @@ namespace gshare::shim {
 enum class WindowVerdict { kSubmit, kWaitOldest, kWaitGapStart };
 
 struct WindowView {
-  int64_t queued_ns = 0;          // predicted GPU time of the queued, not completed submissions
-  int outstanding = 0;            // how many they are
-  int64_t cost_ns = 0;            // this submission's predicted GPU time
-  int64_t budget_ns = 0;          // this process's share of GSHARE_PRIORITY_INFLIGHT_US
-  int64_t now_ns = 0;             // CLOCK_MONOTONIC
-  int64_t quiet_until_ns = 0;     // the higher job's expected return; 0 unknown
-  int64_t quiet_gap_ns = 0;       // its forecast gap; 0 unknown
+  int64_t queued_ns = 0;       // predicted GPU time of the queued, not completed submissions
+  int outstanding = 0;         // how many they are
+  int64_t cost_ns = 0;         // this submission's predicted GPU time
+  int64_t budget_ns = 0;       // this process's share of GSHARE_PRIORITY_INFLIGHT_US
+  int sharers = 1;             // the GPU's yielding processes: they share the rest of the gap too
+  int64_t now_ns = 0;          // CLOCK_MONOTONIC
+  int64_t quiet_until_ns = 0;  // the higher job's expected return; 0 unknown
+  int64_t quiet_gap_ns = 0;    // its forecast gap; 0 unknown
   bool waited_gap_start = false;  // this submission already waited for a gap's start
 };
 
 inline WindowVerdict AdmitRule(const WindowView& v) {
   const bool forecast = v.quiet_until_ns > 0 && v.quiet_gap_ns > 0;
   int64_t allowance = v.budget_ns;
-  if (forecast && v.quiet_until_ns - v.now_ns > allowance) {
-    allowance = v.quiet_until_ns - v.now_ns;
-  }
+  const int64_t gap_share = (v.quiet_until_ns - v.now_ns) / (v.sharers > 1 ? v.sharers : 1);
+  if (forecast && gap_share > allowance) allowance = gap_share;
   if (v.queued_ns + v.cost_ns <= allowance) return WindowVerdict::kSubmit;
   if (v.outstanding > 0) return WindowVerdict::kWaitOldest;
   // Alone it is longer than the budget and the rest of the gap.

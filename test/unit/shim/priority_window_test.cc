@@ -135,6 +135,13 @@ TEST_CASE("AdmitRule: the rest of the higher job's gap admits longer work") {
         WindowVerdict::kSubmit);
   // Overdue by more than a gap: the forecast no longer holds.
   CHECK(AdmitRule(View(0, 0, 3 * kMs, now, now - 7 * kMs, 6 * kMs)) == WindowVerdict::kSubmit);
+  // Three yielding processes share the rest of the gap as they share the budget: together
+  // their queued work ends by the higher job's return.
+  WindowView three = View(0, 0, 3 * kMs, now, now + 6 * kMs, 6 * kMs);
+  three.sharers = 3;
+  CHECK(AdmitRule(three) == WindowVerdict::kWaitGapStart);
+  three.cost_ns = 2 * kMs;
+  CHECK(AdmitRule(three) == WindowVerdict::kSubmit);
   // Short work within the budget goes near the gap's end too.
   CHECK(AdmitRule(View(0, 0, 100'000, now, now + 50'000, 6 * kMs)) == WindowVerdict::kSubmit);
 }
