@@ -14,8 +14,6 @@ namespace gshare {
 namespace {
 
 using namespace arbiter_test;
-const GpuKey kA = "GPU-A";
-const GpuKey kB = "GPU-B";
 const GpuKey kC = "GPU-C";
 
 bool Has(const LeaseActions& a, Kind kind, ConnId conn, const GpuKey& gpu) {
@@ -23,17 +21,6 @@ bool Has(const LeaseActions& a, Kind kind, ConnId conn, const GpuKey& gpu) {
     if (x.kind == kind && x.conn == conn && x.gpu == gpu) return true;
   }
   return false;
-}
-
-// Job 1, a single job (connection 11), and job 2, a gang on A and B with one process on
-// each (connections 21 and 22), all of priority 0.
-void AddSingleAndGang(Arbiter& arb) {
-  arb.AddJob(1, 0, Millis(0), 0);
-  arb.AddJob(2, 0, Millis(0), 0);
-  arb.SetGang(2, {kA, kB});
-  arb.AddConn(11, 1, 100);
-  arb.AddConn(21, 2, 200);
-  arb.AddConn(22, 2, 201);
 }
 
 std::optional<JobId> HolderOf(const Arbiter& arb, const GpuKey& gpu, TimePoint now) {

@@ -44,4 +44,19 @@ inline uint64_t EpochOf(const LeaseActions& a, Kind kind, ConnId conn) {
   return 0;
 }
 
+// Two GPUs for the gang tests.
+inline const GpuKey kA = "GPU-A";
+inline const GpuKey kB = "GPU-B";
+
+// Job 1, a single job (connection 11), and job 2, a gang on A and B with one process on
+// each (connections 21 and 22), all of priority 0.
+inline void AddSingleAndGang(Arbiter& arb) {
+  arb.AddJob(1, 0, Millis(0), 0);
+  arb.AddJob(2, 0, Millis(0), 0);
+  arb.SetGang(2, {kA, kB});
+  arb.AddConn(11, 1, 100);
+  arb.AddConn(21, 2, 200);
+  arb.AddConn(22, 2, 201);
+}
+
 }  // namespace gshare::arbiter_test

@@ -10,8 +10,6 @@ namespace gshare {
 namespace {
 
 using namespace arbiter_test;
-const GpuKey kA = "GPU-A";
-const GpuKey kB = "GPU-B";
 
 std::vector<JobId> WaitersOf(const Arbiter& arb, const GpuKey& gpu, TimePoint now) {
   for (const auto& v : arb.Gpus(now)) {
@@ -46,12 +44,7 @@ TEST_CASE_FIXTURE(Fixture, "issue 26: a gang whose process withdrew waits for no
 
 TEST_CASE_FIXTURE(Fixture, "issue 26: a gang still waits while another of its processes asks") {
   Arbiter arb(options);
-  arb.AddJob(1, 0, Millis(0), 0);
-  arb.AddJob(2, 0, Millis(0), 0);
-  arb.SetGang(2, {kA, kB});
-  arb.AddConn(11, 1, 100);
-  arb.AddConn(21, 2, 200);
-  arb.AddConn(22, 2, 201);
+  AddSingleAndGang(arb);
   REQUIRE(Count(arb.Request(11, kA, At(0)), Kind::kGrant, 11) == 1);
   arb.Request(21, kA, At(10));
   arb.Request(22, kB, At(10));
