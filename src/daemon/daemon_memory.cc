@@ -97,6 +97,13 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
   // An allocation of the exclusive holder waits for room: take it from the others, with
   // headroom for the allocations that follow (kGrowthHeadroom).
   if (m.demand > 0 && arbiter_.Holder(gpu) == c.job && !arbiter_.IsShared(gpu)) {
+    // A swap-in short of room shows memory the ledger does not see: planned from now on.
+    uint64_t unseen = ledger_.Unseen(gpu);
+    ledger_.LearnUnseen(c.id, gpu);
+    if (ledger_.Unseen(gpu) != unseen) {
+      spdlog::info("{}: {} bytes in use that no report shows (job {}'s swap-in found no room)", gpu,
+                   ledger_.Unseen(gpu), c.job);
+    }
     // The demand is in the report: without the headroom, the plan is what it asks.
     SendEvictions(gpu, ledger_.MakeRoomWithHeadroom(gpu, c.job, MemoryLedger::kGrowthHeadroom));
   }

@@ -10,6 +10,7 @@ void MemoryLedger::Report(ConnId conn, JobId job, const GpuKey& gpu, const proto
   Entry& e = entries_[conn][gpu];
   e.job = job;
   e.gpu = gpu;
+  e.demand_before = e.report.demand;
   e.report = m;
   if (m.total != 0) gpu_total_[gpu] = m.total;
   evicting_.erase({conn, gpu});
@@ -25,7 +26,13 @@ void MemoryLedger::Forget(ConnId conn) {
       f.bytes_in += e.report.bytes_in;
     }
   }
+  std::vector<GpuKey> gpus = GpusOf(conn);
   entries_.erase(conn);
+  for (const GpuKey& gpu : gpus) {
+    bool anyone = false;
+    for (const auto& [other, per_gpu] : entries_) anyone = anyone || per_gpu.count(gpu) != 0;
+    if (!anyone) unseen_.erase(gpu);
+  }
   checkpointed_.erase(conn);
   for (auto it = evicting_.begin(); it != evicting_.end();) {
     it = it->first == conn ? evicting_.erase(it) : std::next(it);
@@ -56,6 +63,28 @@ bool MemoryLedger::Evicting(const GpuKey& gpu) const {
     if (g == gpu) return true;
   }
   return false;
+}
+
+void MemoryLedger::LearnUnseen(ConnId conn, const GpuKey& gpu) {
+  auto c = entries_.find(conn);
+  if (c == entries_.end()) return;
+  auto it = c->second.find(gpu);
+  if (it == c->second.end()) return;
+  const Entry& e = it->second;
+  const uint64_t swapped = SwappedOf(conn, e);
+  if (e.report.demand <= e.demand_before || swapped == 0 || Evicting(gpu)) return;
+  const uint64_t shortfall = e.report.demand - e.demand_before;
+  const uint64_t free_now = swapped > shortfall ? swapped - shortfall : 0;
+  const uint64_t capacity = Capacity(gpu), used = Used(gpu);
+  const uint64_t counted_free = capacity > used ? capacity - used : 0;
+  if (counted_free <= free_now) return;
+  uint64_t& unseen = unseen_[gpu];
+  unseen = std::max(unseen, counted_free - free_now);
+}
+
+uint64_t MemoryLedger::Unseen(const GpuKey& gpu) const {
+  auto it = unseen_.find(gpu);
+  return it == unseen_.end() ? 0 : it->second;
 }
 
 uint64_t MemoryLedger::PoolToPin(JobId job, const GpuKey& gpu) const {
@@ -188,6 +217,8 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
   Plan plan;
   uint64_t capacity = Capacity(gpu);
   if (capacity == 0) return plan;
+  // Memory in use that no report shows (LearnUnseen) is room no eviction can make.
+  capacity -= std::min(capacity, Unseen(gpu));
   uint64_t used = 0;         // resident now, contexts included
   uint64_t missing = extra;  // bytes of `job` still to come back
   uint64_t own_swapped = 0;  // host bytes holding `job`'s swapped-out data

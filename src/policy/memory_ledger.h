@@ -63,6 +63,16 @@ class MemoryLedger {
   void SetSuspended(JobId job, bool suspended);
   // Whether an eviction asked of a shim on `gpu` is not reported done yet.
   bool Evicting(const GpuKey& gpu) const;
+  // After a report of `conn` on `gpu` whose demand grew while the process has memory to swap
+  // in (a swap-in that found no room and asks for it, shim/lease/lease_memory.cc): the growth
+  // is its shortfall, so the GPU had at most swapped - shortfall bytes free, and what the
+  // ledger counted free beyond that is memory no report shows (another program's, the
+  // driver's beyond context_bytes). Unseen(gpu) becomes at least that much. Nothing is learned
+  // while an eviction on `gpu` is under way (its room may still come).
+  void LearnUnseen(ConnId conn, const GpuKey& gpu);
+  // Bytes of `gpu` in use that no report shows, as learned so far; MakeRoom plans as if the
+  // capacity were that much smaller. Kept until no process has memory on `gpu` (Forget).
+  uint64_t Unseen(const GpuKey& gpu) const;
   // The GPUs `conn` has reported memory on.
   std::vector<GpuKey> GpusOf(ConnId conn) const;
   // The process of `conn` runs on GPU `to` instead of `from` from now on (a checkpointed job
@@ -207,6 +217,7 @@ class MemoryLedger {
     JobId job = 0;
     GpuKey gpu;
     proto::MemReportMsg report{};
+    uint64_t demand_before = 0;  // the demand of the report before this one
   };
   // What the entry occupies on its GPU now: its resident bytes and its context.
   uint64_t ResidentOf(ConnId conn, const Entry& e) const;
@@ -233,6 +244,7 @@ class MemoryLedger {
   std::map<ConnId, std::map<GpuKey, Entry>> entries_;
   std::map<GpuKey, SwapCounters> forgotten_swaps_;  // of the processes Forget removed
   std::map<GpuKey, uint64_t> gpu_total_;
+  std::map<GpuKey, uint64_t> unseen_;  // LearnUnseen
   std::map<std::pair<GpuKey, JobId>, TimePoint> last_ran_;
 };
 

@@ -173,11 +173,8 @@ class MemorySwapTest(TestCase):
         self.assertEqual(failed["a"], 0)
         self.assertIn("swap-in on GPU", self.daemon_log(h))
 
-    # Known failure: with the hog really holding its memory while the pair runs, the pair's
-    # swap-ins stay stuck until the hog exits (docs/memory.md "Swap-in", known limit).
-    # This test once waited for the hog's "done" line, which its stdout (a file) shows only at
-    # exit, so the hog was gone before the pair started and the test passed without testing.
-    @unittest.expectedFailure
+    # The hog must still hold its memory while the pair runs: its "done" line, in a file,
+    # shows only at exit, so the test waits for the device counter instead.
     def test_swap_in_asks_for_room_the_ledger_cannot_see(self):
         # A process outside gshare holds 40 MiB of the device: the daemon's ledger does not
         # see it (as it does not see the driver's own memory on a real GPU), so the room it
