@@ -1,13 +1,14 @@
 """The in-flight window: while another job waits, the holder keeps at most about
 GSHARE_INFLIGHT_LAUNCHES submissions queued, so its release (drain) does not wait for a deep
-queue. The holder submits 300 kernels of 10 ms far faster than they run; a second job arrives
-at once; the quantum is 1 s. With the window the second job runs before the holder's queue
+queue. The holder submits 600 kernels of 10 ms far faster than they run (its submitting lasts
+over 0.6 s, so that the second job, started once the first kernel ran, arrives while it still
+submits, even on a loaded machine); the quantum is 1 s. With the window the second job runs before the holder's queue
 is done; without it (control), it waits for the holder's whole queue."""
 import unittest
 
 from gshare_e2e import FAKE_APP, TestCase
 
-HOLDER = ["--route", "dlsym", "--kernels", "300", "--kernel-ms", "10", "--gap-ms", "1",
+HOLDER = ["--route", "dlsym", "--kernels", "600", "--kernel-ms", "10", "--gap-ms", "1",
           "--sync-every", "0"]
 WAITER = ["--route", "gpa", "--kernels", "5", "--kernel-ms", "10"]
 
@@ -23,7 +24,7 @@ class InflightWindowTest(TestCase):
         waiter = h.start_run([FAKE_APP] + WAITER, ["-J", "waiter"], env=env)
         waiter_pid = waiter.child_pid()
         h.assert_done(waiter, 5)
-        h.assert_done(holder, 300)
+        h.assert_done(holder, 600)
         hold, wait = h.ops("K", holder_pid), h.ops("K", waiter_pid)
         h.assert_exclusive(hold, wait, min_switches=0)
         return wait[0].start, max(o.end for o in hold)
