@@ -54,7 +54,7 @@ int64_t BudgetNs(int device) {
   int64_t b = g_budget_ns.load(std::memory_order_relaxed);
   if (b < 0) {
     const char* env = std::getenv("GSHARE_PRIORITY_INFLIGHT_US");
-    long us = env != nullptr ? std::atol(env) : 500;
+    long us = env != nullptr ? std::atol(env) : 150;
     b = us <= 0 ? 0 : static_cast<int64_t>(us) * 1000;
     g_budget_ns.store(b, std::memory_order_relaxed);
   }

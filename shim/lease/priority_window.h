@@ -5,7 +5,7 @@
 //
 // Before each streamed submission (outside the gate) the process admits it: the GPU time of
 // what it has queued and not yet completed, plus this submission's predicted time
-// (kernel_costs.h), must fit the allowance: GSHARE_PRIORITY_INFLIGHT_US (default 500 µs; 0
+// (kernel_costs.h), must fit the allowance: GSHARE_PRIORITY_INFLIGHT_US (default 150 µs; 0
 // turns the window off) divided among the GPU's yielding processes, or, when the higher job
 // published when it is expected back (quiet_forecast.h), their share of the rest of its gap
 // if longer (time-sliced, their queued work together must end by its return). What
