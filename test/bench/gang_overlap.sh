@@ -17,6 +17,8 @@ set -uo pipefail
 gdir=$(cd "${1:?usage: gang_overlap.sh GSHARE_DIR}" && pwd)
 gshare=$gdir/gshare
 bench=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench_jobs.sh
+source "$bench/bench_jobs.sh"
 out=${OUT:?set OUT}
 python=${PYTHON:-python3}
 torchrun=${TORCHRUN:-$(dirname "$(command -v "$python")")/torchrun}
@@ -70,29 +72,12 @@ for k in g01 g12 g23 s1; do
   ids="$ids $id"
 done
 say "submitted:$ids"
-: >"$out/status.jsonl"
-for _ in $(seq 420); do
-  s=$(g status --json 2>/dev/null) || s='{}'
-  echo "{\"t\": $(date +%s.%N), \"status\": $s}" >>"$out/status.jsonl"
-  left=$("$python" -c '
-import json, sys
-ids = sys.argv[1].split()
-s = json.loads(sys.argv[2]) if sys.argv[2] else {}
-jobs = {str(j.get("id")): j.get("state") for j in s.get("jobs", [])}
-print(sum(1 for i in ids if jobs.get(i, "PENDING") in ("PENDING", "RUNNING", "SUSPENDED")))
-' "$ids" "$s" 2>/dev/null || echo 1)
-  [[ $left == 0 ]] && break
-  sleep 1
-done
+poll_jobs "$ids" "$out/status.jsonl" 420
 t1=$(date +%s.%N)
 ok=1
 for k in g01 g12 g23 s1; do
-  if grep -q '^step ' "$out/bare_$k.out" &&
-    diff <(grep '^step ' "$out/bare_$k.out") <(grep '^step ' "$out/gshare_$k.out") >/dev/null; then
-    v=identical
-  else
-    v=DIFFER ok=0
-  fi
+  v=$(losses_verdict "$out/bare_$k.out" "$out/gshare_$k.out")
+  [[ $v == identical ]] || ok=0
   say "$k: losses $v; $(grep '^done' "$out/gshare_$k.out" | head -1)"
 done
 say "makespan $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s; serial $serial s"

@@ -19,6 +19,8 @@ set -uo pipefail
 gdir=$(cd "${1:?usage: rebalance_gpu.sh GSHARE_DIR}" && pwd)
 gshare=$gdir/gshare
 bench=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench_jobs.sh
+source "$bench/bench_jobs.sh"
 out=${OUT:?set OUT}
 python=${PYTHON:-python3}
 gib=${GIB:-24} target=${TARGET:-25} limit=${LIMIT:-40GiB} quantum=${QUANTUM:-15s}
@@ -73,33 +75,19 @@ for k in a b; do
   sleep 2
 done
 say "submitted c=$c and a, b: $ids"
-: >"$out/status.jsonl" >"$out/apps.txt"
-for _ in $(seq 400); do
-  s=$(g status --json 2>/dev/null) || s='{}'
-  echo "{\"t\": $(date +%s.%N), \"status\": $s}" >>"$out/status.jsonl"
+: >"$out/apps.txt"
+each_poll() {
   nvidia-smi --query-compute-apps=pid,gpu_uuid --format=csv,noheader 2>/dev/null |
     sed "s/^/$(date +%s) /" >>"$out/apps.txt"
-  left=$("$python" -c '
-import json, sys
-ids = sys.argv[1].split()
-s = json.loads(sys.argv[2]) if sys.argv[2] else {}
-jobs = {str(j.get("id")): j.get("state") for j in s.get("jobs", [])}
-print(sum(1 for i in ids if jobs.get(i, "PENDING") in ("PENDING", "RUNNING", "SUSPENDED")))
-' "$ids" "$s" 2>/dev/null || echo 1)
-  [[ $left == 0 ]] && break
-  sleep 1
-done
+}
+poll_jobs "$ids" "$out/status.jsonl" 400
 t1=$(date +%s.%N)
 cp "$work/state/daemon.log" "$out/" 2>/dev/null
 grep -h "rebalance" "$out/daemon.log" | tee -a "$out/summary.txt"
 ok=1
 for k in a b; do
-  if grep -q '^step ' "$out/bare_$k.out" &&
-    diff <(grep '^step ' "$out/bare_$k.out") <(grep '^step ' "$out/gshare_$k.out") >/dev/null; then
-    v=identical
-  else
-    v=DIFFER ok=0
-  fi
+  v=$(losses_verdict "$out/bare_$k.out" "$out/gshare_$k.out")
+  [[ $v == identical ]] || ok=0
   say "$k: losses $v; $(grep '^done' "$out/gshare_$k.out")"
 done
 say "makespan (c, a, b under gshare) $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s; a+b bare one at a time $serial s"

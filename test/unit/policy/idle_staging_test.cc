@@ -26,12 +26,6 @@ proto::MemReportMsg Rep(uint64_t allocated_gib, uint64_t resident_gib, uint64_t 
   return m;
 }
 
-MemoryLedger::Options NoContext() {
-  MemoryLedger::Options o;
-  o.context_bytes = 0;
-  return o;
-}
-
 struct World {
   explicit World(uint64_t host_budget_gib = 0) : ledger(Budget(host_budget_gib)) {}
   static MemoryLedger::Options Budget(uint64_t gib) {

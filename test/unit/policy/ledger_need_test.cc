@@ -10,22 +10,13 @@ namespace {
 
 using namespace ledger_test;  // NOLINT: the shared constants of these tests
 
-proto::MemReportMsg Report(uint64_t allocated, uint64_t resident, uint64_t demand = 0) {
-  proto::MemReportMsg m{};
-  m.total = 80 * kGiB;
-  m.allocated = allocated * kGiB;
-  m.resident = resident * kGiB;
-  m.demand = demand * kGiB;
-  return m;
-}
-
 TEST_CASE("issue 26: Need counts allocations, demands and contexts, per GPU and process") {
   MemoryLedger::Options o;
   o.context_bytes = kGiB;
   MemoryLedger ledger(o);
-  ledger.Report(11, 1, kGpu, Report(30, 30));
-  ledger.Report(21, 2, kGpu, Report(20, 5, 2));  // mostly swapped out, 2 GiB waiting for room
-  ledger.Report(31, 3, kOther, Report(10, 10));
+  ledger.Report(11, 1, kGpu, Report80(30, 30));
+  ledger.Report(21, 2, kGpu, Report80(20, 5, 2));  // mostly swapped out, 2 GiB waiting for room
+  ledger.Report(31, 3, kOther, Report80(10, 10));
   ledger.SetCheckpointed(11, true);  // its allocations still count: it comes back
   CHECK(ledger.Need(kGpu) == (30 + 1 + 20 + 2 + 1) * kGiB);
   CHECK(ledger.Need(kGpu, 21) == (20 + 2 + 1) * kGiB);

@@ -16,6 +16,23 @@ inline const TimePoint kT0 = TimePoint{} + std::chrono::hours(1);
 
 inline TimePoint At(int ms) { return kT0 + Millis(ms); }
 
+// Ledger options that count no context bytes per process.
+inline MemoryLedger::Options NoContext() {
+  MemoryLedger::Options o;
+  o.context_bytes = 0;
+  return o;
+}
+
+// A process's report on a GPU of 80 GiB, sizes in GiB.
+inline proto::MemReportMsg Report80(uint64_t allocated, uint64_t resident, uint64_t demand = 0) {
+  proto::MemReportMsg m{};
+  m.total = 80 * kGiB;
+  m.allocated = allocated * kGiB;
+  m.resident = resident * kGiB;
+  m.demand = demand * kGiB;
+  return m;
+}
+
 // Bytes `plan` evicts from connection `conn`.
 inline uint64_t EvictedFrom(const MemoryLedger::Plan& plan, ConnId conn) {
   uint64_t n = 0;

@@ -26,12 +26,6 @@ proto::MemReportMsg Rep(uint64_t total, uint64_t allocated, uint64_t resident, u
   return m;
 }
 
-MemoryLedger::Options NoContext() {
-  MemoryLedger::Options o;
-  o.context_bytes = 0;
-  return o;
-}
-
 TEST_CASE("ledger: capacity is the reported size, or gpu_limit when smaller") {
   MemoryLedger none(NoContext());
   CHECK(none.Capacity(kGpu) == 0);  // nothing reported

@@ -16,6 +16,7 @@ using arbiter_test::Kind;
 using ledger_test::At;
 using ledger_test::kGiB;
 using ledger_test::kGpu;
+using ledger_test::NoContext;
 
 // The daemon's side, as Daemon::UpdateSharing does it: the arbiter, the ledger and the mode,
 // with every switch counted.
@@ -26,11 +27,6 @@ struct Gpu {
   int switches = 0;
   LeaseActions last;
 
-  static MemoryLedger::Options NoContext() {
-    MemoryLedger::Options o;
-    o.context_bytes = 0;
-    return o;
-  }
   // Job `job` (connection job*10+1, priority `priority`) reports `gib` and asks for the GPU.
   void Arrive(JobId job, int priority, uint64_t gib, TimePoint now) {
     arbiter.AddJob(job, priority, Millis(0), 0);
