@@ -35,42 +35,44 @@ constexpr bool IsPerThread(std::string_view name) {
   return EndsWith(name, "_ptsz") || EndsWith(name, "_ptds");
 }
 
-// The stream a submission goes to, found by type among its arguments, and its shape: a key
-// of what sizes its work (kernel_costs.h), mixed from the kernel function, the graph, the
-// 32-bit arguments (grid, block, shared memory, flags) and the byte counts to a power of two.
-// Pointers and device addresses are left out: they differ between calls of the same work.
+// The stream a submission goes to, found by type among its arguments.
 struct StreamArg {
   bool present = false;
   CUstream stream = nullptr;
-  uint64_t shape = 0;
 };
-inline void Mix(StreamArg& out, uint64_t v) { out.shape = (out.shape ^ v) * 0x100000001b3ull; }
 inline void FindStream(StreamArg&) {}
 template <typename T, typename... Rest>
 inline void FindStream(StreamArg& out, const T& first, const Rest&... rest) {
   if constexpr (std::is_same_v<T, CUstream>) {
-    if (!out.present) {
-      out.present = true;
-      out.stream = first;
-    }
+    if (!out.present) out = {true, first};
   } else if constexpr (std::is_same_v<T, const CUlaunchConfig*>) {
-    if (!out.present && first != nullptr) {
-      out.present = true;
-      out.stream = first->hStream;
-    }
-    if (first != nullptr) {
-      Mix(out, (uint64_t{first->gridDimX} << 32) | first->blockDimX);
-      Mix(out, (uint64_t{first->gridDimY} << 32) | first->gridDimZ);
-      Mix(out, (uint64_t{first->blockDimY} << 32) | first->blockDimZ);
-    }
-  } else if constexpr (std::is_same_v<T, CUfunction> || std::is_same_v<T, CUgraphExec>) {
-    Mix(out, reinterpret_cast<uintptr_t>(first));
-  } else if constexpr (std::is_same_v<T, unsigned int>) {
-    Mix(out, first);
-  } else if constexpr (std::is_same_v<T, size_t>) {
-    Mix(out, first == 0 ? 0 : 64 - __builtin_clzll(first));
+    if (!out.present && first != nullptr) out = {true, first->hStream};
   }
   FindStream(out, rest...);
+}
+
+// A submission's shape: a key of what sizes its work (kernel_costs.h), mixed from the kernel
+// function, the graph, the 32-bit arguments (grid, block, shared memory, flags) and the byte
+// counts to a power of two. Pointers and device addresses are left out: they differ between
+// calls of the same work. Computed only by a process that yields (Submission).
+inline void Mix(uint64_t& shape, uint64_t v) { shape = (shape ^ v) * 0x100000001b3ull; }
+inline void MixShape(uint64_t&) {}
+template <typename T, typename... Rest>
+inline void MixShape(uint64_t& shape, const T& first, const Rest&... rest) {
+  if constexpr (std::is_same_v<T, const CUlaunchConfig*>) {
+    if (first != nullptr) {
+      Mix(shape, (uint64_t{first->gridDimX} << 32) | first->blockDimX);
+      Mix(shape, (uint64_t{first->gridDimY} << 32) | first->gridDimZ);
+      Mix(shape, (uint64_t{first->blockDimY} << 32) | first->blockDimZ);
+    }
+  } else if constexpr (std::is_same_v<T, CUfunction> || std::is_same_v<T, CUgraphExec>) {
+    Mix(shape, reinterpret_cast<uintptr_t>(first));
+  } else if constexpr (std::is_same_v<T, unsigned int>) {
+    Mix(shape, first);
+  } else if constexpr (std::is_same_v<T, size_t>) {
+    Mix(shape, first == 0 ? 0 : 64 - __builtin_clzll(first));
+  }
+  MixShape(shape, rest...);
 }
 
 // Whether `s` is capturing (work is recorded into a graph, not run). When the driver cannot
@@ -83,10 +85,12 @@ bool StreamCapturing(CUstream s, bool per_thread, bool if_unknown) {
   return status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
-// Holds the device gate for the duration of one submission.
+// Holds the device gate for the duration of one submission. `shape_of` returns the
+// submission's shape (MixShape over its arguments); it is called only when the process yields.
 class Submission {
  public:
-  Submission(HookId id, bool per_thread, StreamArg stream) {
+  template <typename ShapeOf>
+  Submission(HookId id, bool per_thread, StreamArg stream, const ShapeOf& shape_of) {
     CensusCount(id);
     int device = ContextRegistry::Get().CurrentDevice();
     if (device < 0) return;  // no current context: the driver rejects the call itself
@@ -99,10 +103,11 @@ class Submission {
     bool waited_gap_start = false;
     for (;;) {
       YieldToHigher(device);
-      if (__builtin_expect(Yields(device), 0) && stream.present &&
-          !PriorityWindow::Admit(device, stream.shape ^ id, stream.stream, per_thread,
-                                 &waited_gap_start)) {
-        continue;  // it waited for its queued work or the higher job's gap: look again
+      if (__builtin_expect(Yields(device), 0) && stream.present) {
+        if (shape_ == 0) shape_ = shape_of() ^ id;
+        if (!PriorityWindow::Admit(device, shape_, stream.stream, per_thread, &waited_gap_start)) {
+          continue;  // it waited for its queued work or the higher job's gap: look again
+        }
       }
       if (__builtin_expect(gate.TryEnter(), 1)) break;
       LeaseClient::Get().EnterSlow(device);
@@ -116,7 +121,10 @@ class Submission {
     gate_ = &gate;
     device_ = device;
     stream_ = stream;
-    shape_ = stream.shape ^ id;
+    // A seat that yields may have come with the grant, after the loop's checks.
+    if (__builtin_expect(Yields(device), 0) && stream.present && shape_ == 0) {
+      shape_ = shape_of() ^ id;
+    }
     per_thread_ = per_thread;
   }
   ~Submission() {
@@ -266,14 +274,19 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
   auto gs_real_fn = ::gshare::shim::Real<CUresult(*) params>(::gshare::shim::kHook_##name); \
   if (gs_real_fn == nullptr) return CUDA_ERROR_NOT_INITIALIZED
 
-#define GS_HOOK_GATE(name, params, args)                                              \
-  GS_EXPORT CUresult name params noexcept {                                           \
-    GS_REAL(name, params);                                                            \
-    ::gshare::shim::StreamArg gs_stream;                                              \
-    [&](auto&&... a) { ::gshare::shim::FindStream(gs_stream, a...); } args;           \
-    ::gshare::shim::Submission gs_sub(::gshare::shim::kHook_##name,                   \
-                                      ::gshare::shim::IsPerThread(#name), gs_stream); \
-    return gs_real_fn args;                                                           \
+#define GS_HOOK_GATE(name, params, args)                                                        \
+  GS_EXPORT CUresult name params noexcept {                                                     \
+    GS_REAL(name, params);                                                                      \
+    ::gshare::shim::StreamArg gs_stream;                                                        \
+    [&](auto&&... a) { ::gshare::shim::FindStream(gs_stream, a...); } args;                     \
+    auto gs_shape = [&] {                                                                       \
+      uint64_t shape = 0;                                                                       \
+      [&](auto&&... a) { ::gshare::shim::MixShape(shape, a...); } args;                         \
+      return shape;                                                                             \
+    };                                                                                          \
+    ::gshare::shim::Submission gs_sub(::gshare::shim::kHook_##name,                             \
+                                      ::gshare::shim::IsPerThread(#name), gs_stream, gs_shape); \
+    return gs_real_fn args;                                                                     \
   }
 
 #define GS_HOOK_PROCADDR(name, params, args) \
