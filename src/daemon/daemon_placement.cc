@@ -9,6 +9,15 @@
 #include "daemon/daemon.h"
 
 namespace gshare {
+namespace {
+
+// How many GPUs job `r` sees. The driver restores a process onto another GPU only when the
+// process sees every GPU of the machine (CUDA error 1 otherwise, driver 580), so a job that
+// may move, by resume --gpu or the scheduler, is one that sees them all: --gpus with the
+// machine's count.
+int GpusSeen(const JobRecord& r) { return static_cast<int>(SplitGpuList(r.slot).size()); }
+
+}  // namespace
 
 std::string Daemon::VisibleDevicesOf(const std::string& gpu, const std::string& slot) const {
   if (gpu.empty() && gpu_count_ <= 1) return "";
@@ -68,12 +77,8 @@ Status Daemon::MoveJob(ActiveJob& job, const std::string& to_gpu) {
                          ": NVML does not list this GPU, so the driver "
                          "cannot be told its UUID");
   }
-  // The driver restores a process onto another GPU only when the process sees every GPU of
-  // the machine (CUDA error 1 otherwise, driver 580), so a job that may move is one that
-  // sees them all: --gpus with the machine's count.
-  const std::vector<std::string> sees = SplitGpuList(job.record.slot);
-  if (static_cast<int>(sees.size()) < gpu_count_) {
-    return Status::Error(JobName(id) + " sees " + std::to_string(sees.size()) + " of the " +
+  if (const int sees = GpusSeen(job.record); sees < gpu_count_) {
+    return Status::Error(JobName(id) + " sees " + std::to_string(sees) + " of the " +
                          std::to_string(gpu_count_) +
                          " GPUs, and the driver restores a process only onto a GPU it sees "
                          "when it sees them all: submit it with --gpus " +
@@ -172,7 +177,7 @@ void Daemon::RebalanceTick() {
   std::vector<std::pair<JobId, ConnId>> candidates;
   for (const auto& [id, job] : jobs_) {
     if (job->ended || job->suspension != ActiveJob::Suspension::kNone) continue;
-    if (static_cast<int>(SplitGpuList(job->record.slot).size()) < gpu_count_) continue;
+    if (GpusSeen(job->record) < gpu_count_) continue;
     for (ConnId cid : job->shims) {
       if (Live(cid) != nullptr && ledger_.IsCheckpointed(cid) && !checkpoints_.InFlight(cid) &&
           !arbiter_.ConnHolds(cid)) {
