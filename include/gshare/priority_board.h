@@ -29,7 +29,9 @@ struct alignas(64) BoardSlot {
   // Futex word (FUTEX_WAIT without FUTEX_PRIVATE_FLAG, the mapping being shared): incremented
   // after bits of `busy` are cleared, so that waiters sleep on it instead of spinning.
   std::atomic<uint32_t> idle_seq;
-  uint32_t reserved;
+  // The idle_seq of the last gap whose start a yielding process took for a submission longer
+  // than its share of any gap (one per gap: shim/lease/priority_window.h). Compare-and-swap.
+  std::atomic<uint32_t> gap_turn;
   // When a watched seat that went idle is expected to submit again (CLOCK_MONOTONIC ns, the
   // earliest of those seats) and the gap it forecast (ns); 0: no forecast. Written by the
   // watched shims before their bit clears, read by the yielding ones (shim/lease/quiet_forecast.h).

@@ -106,6 +106,16 @@ void WaitForGapStart(int device, const QuietSpell& q) {
   l.held_ns.fetch_add(lease::NowNs() - started, std::memory_order_relaxed);
 }
 
+// Takes the turn of the gap under way (the slot's idle_seq) for a long submission; false when
+// another yielding process took it.
+bool TakeGapTurn(proto::BoardSlot* slot) {
+  if (slot == nullptr) return true;
+  const uint32_t gap = slot->idle_seq.load(std::memory_order_acquire);
+  uint32_t taken = slot->gap_turn.load(std::memory_order_relaxed);
+  return taken != gap &&
+         slot->gap_turn.compare_exchange_strong(taken, gap, std::memory_order_acq_rel);
+}
+
 // Records a marker event on the submission's stream when nothing is queued, so that the
 // submission after it is sampled too (the GPU reaches the marker just before starting it).
 void MarkStart(Ring& r, CUstream stream, bool per_thread) REQUIRES(r.mu) {
@@ -124,7 +134,7 @@ bool PriorityWindow::Admit(int device, uint64_t shape, CUstream stream, bool per
   const int64_t budget = BudgetNs(device);
   if (budget == 0) return true;
   Ring& r = g_rings[device];
-  const proto::BoardSlot* slot = g_lanes[device].slot.load(std::memory_order_acquire);
+  proto::BoardSlot* slot = g_lanes[device].slot.load(std::memory_order_acquire);
   r.mu.Lock();
   if (r.ctx == nullptr) {  // no events yet: AfterSubmission makes them
     r.mu.Unlock();
@@ -157,6 +167,13 @@ bool PriorityWindow::Admit(int device, uint64_t shape, CUstream stream, bool per
       Retire(r);
       r.mu.Unlock();
       return false;
+    case WindowVerdict::kTakeGapTurn:
+      if (TakeGapTurn(slot)) {
+        MarkStart(r, stream, per_thread);
+        r.mu.Unlock();
+        return true;
+      }
+      [[fallthrough]];  // another yielding process has this gap: the next one
     case WindowVerdict::kWaitGapStart:
       r.mu.Unlock();
       *waited_gap_start = true;

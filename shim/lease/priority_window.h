@@ -11,9 +11,11 @@
 // if longer (time-sliced, their queued work together must end by its return). What
 // does not fit waits for the oldest queued submission to complete; a submission that alone
 // fits neither (a 3 ms GEMM near the end of a service's gap) waits for the start of the higher
-// job's next gap (its busy bit clearing), once, and then goes, so long work runs where it
-// disturbs least and is never starved. When the higher job is overdue by more than a gap, its
-// forecast no longer holds and only the budget applies.
+// job's next gap (its busy bit clearing) and then goes, so long work runs where it disturbs
+// least and is never starved. One such submission per gap on the GPU: the yielding processes
+// take turns for gap starts (BoardSlot::gap_turn), since the service's next request would
+// otherwise wait for all of theirs at once. When the higher job is overdue by more than a
+// gap, its forecast no longer holds and only the budget applies.
 //
 // After the submission an event (with timing) is recorded behind it; when it completes, the
 // time since the previous event on the same stream is the submission's GPU time, sampled only
@@ -32,7 +34,9 @@
 namespace gshare::shim {
 
 // What Admit decides; the pure rule, unit-tested.
-enum class WindowVerdict { kSubmit, kWaitOldest, kWaitGapStart };
+// kTakeGapTurn: submit if this gap's turn can be taken (no other yielding process took it),
+// else wait for the next gap's start.
+enum class WindowVerdict { kSubmit, kWaitOldest, kWaitGapStart, kTakeGapTurn };
 
 struct WindowView {
   int64_t queued_ns = 0;       // predicted GPU time of the queued, not completed submissions
@@ -54,16 +58,17 @@ inline WindowVerdict AdmitRule(const WindowView& v) {
   if (v.queued_ns + v.cost_ns <= allowance) return WindowVerdict::kSubmit;
   if (v.outstanding > 0) return WindowVerdict::kWaitOldest;
   // Alone it is longer than the budget and the rest of the gap.
-  if (!forecast || v.waited_gap_start) return WindowVerdict::kSubmit;
+  if (!forecast) return WindowVerdict::kSubmit;
   if (v.now_ns > v.quiet_until_ns + v.quiet_gap_ns) return WindowVerdict::kSubmit;  // overdue
-  return WindowVerdict::kWaitGapStart;
+  return v.waited_gap_start ? WindowVerdict::kTakeGapTurn : WindowVerdict::kWaitGapStart;
 }
 
 class PriorityWindow {
  public:
   // Before a streamed submission of shape `shape` on `device` by a yielding process, outside
   // the gate. True: submit now. False: it waited (for queued work or a gap's start); check the
-  // higher job again and call again. `waited_gap_start` is the submission's own flag.
+  // higher job again and call again. `waited_gap_start` is the submission's own flag: set
+  // once it waited for a gap's start, after which it takes the next free turn.
   static bool Admit(int device, uint64_t shape, gs_cuda::CUstream stream, bool per_thread,
                     bool* waited_gap_start);
   // After that submission on `stream` (inside the gate, current context set). Never waits.

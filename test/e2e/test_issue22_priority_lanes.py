@@ -72,30 +72,35 @@ class PriorityLanesTest(TestCase):
         self.assertIn("shared mode", log, h.diagnostics())
         self.assertNotIn("exclusive mode", log, "the arrival of the high job switched modes")
 
-    def long_kernels_beside_a_service(self, gap_ms, long_ms):
-        """A high service (10 ms requests, gap_ms apart) beside a low job whose every tenth
-        kernel lasts long_ms (the others 1 ms, within the 3 ms budget). Returns the high
-        kernels and the low job's long kernels that started while the service ran, after its
-        gap forecast exists (its fifth request)."""
+    def long_kernels_beside_a_service(self, gap_ms, long_ms, lows=1):
+        """A high service (10 ms requests, gap_ms apart) beside `lows` low jobs whose every
+        tenth kernel lasts long_ms (the others 1 ms, within the 3 ms budget). Returns the high
+        kernels and the low jobs' long kernels that started while the service ran, after its
+        gap forecast exists (its fifth request), as (start, end, pid)."""
         h = self.harness()
         h.env["GSHARE_PRIORITY_INFLIGHT_US"] = "3000"
         h.start_daemon()
-        low = h.start_fake(["--kernels", 400, "--kernel-ms", 1, "--long-every", 10,
-                            "--long-ms", long_ms, "--sync-every", 20], ["-p", "0"], name="low")
-        lp = low.child_pid()
-        h.wait_kernels(lp, 5)
+        low = [h.start_fake(["--kernels", 400, "--kernel-ms", 1, "--long-every", 10,
+                             "--long-ms", long_ms, "--sync-every", 20], ["-p", "0"],
+                            name="low%d" % i) for i in range(lows)]
+        lps = [j.child_pid() for j in low]
+        for lp in lps:
+            h.wait_kernels(lp, 5)
         requests = 30
         high = h.start_fake(["--kernels", requests, "--kernel-ms", 10, "--sync-every", 1,
                              "--gap-ms", gap_ms], ["-p", "10"], name="high")
         hp = high.child_pid()
         h.assert_done(high, requests)
-        h.assert_done(low, 400)
+        for j in low:
+            h.assert_done(j, 400)
         hi = h.ops("K", hp)
         self.assertEqual(len(hi), requests)
-        longs = [o for o in h.ops("K", lp) if o.end - o.start >= long_ms * 0.8 * 1e6]
-        window = [o for o in longs if hi[4].start < o.start < hi[-1].start]
-        self.assertGreaterEqual(len(window), 3, "too few long low kernels beside the service")
-        return hi, window
+        window = [(o.start, o.end, lp) for lp in lps for o in h.ops("K", lp)
+                  if o.end - o.start >= long_ms * 0.8 * 1e6 and hi[4].start < o.start < hi[-1].start]
+        for lp in lps:
+            self.assertGreaterEqual(sum(1 for o in window if o[2] == lp), 3,
+                                    "too few long low kernels beside the service")
+        return hi, sorted(window)
 
     def test_long_low_kernels_fit_in_the_gaps(self):
         # 15 ms kernels in 60 ms gaps: each is queued only while the rest of the gap holds it,
@@ -103,20 +108,35 @@ class PriorityLanesTest(TestCase):
         # of each kernel a long one is queued anywhere in a gap (a quarter of them overlap).
         hi, window = self.long_kernels_beside_a_service(gap_ms=60, long_ms=15)
         slack = 2e6  # ns: the fake's timers
-        hit = [(o.start, k.start) for o in window for k in hi if o.start < k.start < o.end - slack]
+        hit = [(o[0], k.start) for o in window for k in hi if o[0] < k.start < o[1] - slack]
         self.assertEqual(hit, [], "long low kernels running when a high request started")
+
+    @staticmethod
+    def gap_of(hi, start):
+        """The index of the last high request that ended before `start`, and how long before."""
+        ends = [k.end for k in hi if k.end <= start]
+        return (len(ends) - 1, start - ends[-1]) if ends else (None, None)
 
     def test_long_low_kernels_that_never_fit_go_at_a_gap_start(self):
         # 50 ms kernels never fit a 30 ms gap: each waits for the start of one (the service's
         # request completing), where it overlaps the next request least.
         hi, window = self.long_kernels_beside_a_service(gap_ms=30, long_ms=50)
-        late = []
-        for o in window:
-            ends = [k.end for k in hi if k.end <= o.start]
-            if not ends or o.start - ends[-1] > 8e6:
-                late.append((o.start - ends[-1]) / 1e6 if ends else None)
+        late = [self.gap_of(hi, o[0])[1] for o in window]
+        late = [None if d is None else d / 1e6 for d in late if d is None or d > 8e6]
         self.assertEqual(late, [], "long low kernels that did not start at a gap's start (ms "
                          "after the last request)")
+
+    def test_low_jobs_take_turns_for_gap_starts(self):
+        # Two low jobs whose 50 ms kernels never fit: one of them per gap's start, or the
+        # service's next request would wait for both. Without the turns most gaps start two.
+        hi, window = self.long_kernels_beside_a_service(gap_ms=30, long_ms=50, lows=2)
+        by_gap = {}
+        for start, _, pid in window:
+            gap, after = self.gap_of(hi, start)
+            self.assertLessEqual(after, 8e6, "a long low kernel not at a gap's start")
+            by_gap.setdefault(gap, []).append(pid)
+        shared = {g: pids for g, pids in by_gap.items() if len(pids) > 1}
+        self.assertEqual(shared, {}, "gaps whose start two long low kernels took")
 
     def test_set_priority_turns_the_lanes_around(self):
         h = self.harness()

@@ -130,8 +130,12 @@ TEST_CASE("AdmitRule: the rest of the higher job's gap admits longer work") {
   // Late already (past the forecast, less than a gap): still waits.
   CHECK(AdmitRule(View(0, 0, 3 * kMs, now, now - 2 * kMs, 6 * kMs)) ==
         WindowVerdict::kWaitGapStart);
-  // Once it waited for a gap's start it goes, even when it does not fit a whole gap.
+  // Once it waited for a gap's start it takes that gap's turn (one long submission per gap
+  // among the yielding processes), even when it does not fit a whole gap.
   CHECK(AdmitRule(View(0, 0, 9 * kMs, now, now + 6 * kMs, 6 * kMs, true)) ==
+        WindowVerdict::kTakeGapTurn);
+  // Overdue by more than a gap, it goes without a turn.
+  CHECK(AdmitRule(View(0, 0, 9 * kMs, now, now - 7 * kMs, 6 * kMs, true)) ==
         WindowVerdict::kSubmit);
   // Overdue by more than a gap: the forecast no longer holds.
   CHECK(AdmitRule(View(0, 0, 3 * kMs, now, now - 7 * kMs, 6 * kMs)) == WindowVerdict::kSubmit);
