@@ -131,6 +131,14 @@ void PrintTable(const json& st) {
                 capacity == 0 ? "-" : Bytes(capacity).c_str(),
                 std::to_string(g.value("handoffs", uint64_t{0})).c_str(),
                 waiters.empty() ? "-" : waiters.c_str());
+    // Exclusive mode's residents: they run beside the holder's turn, the others take turns.
+    std::string residents;
+    for (const auto& r : g.value("residents", json::array())) {
+      residents += (residents.empty() ? "" : ",") + ToJsonText(r);
+    }
+    if (!residents.empty() && g.at("mode") == "exclusive") {
+      std::printf("     resident beside the turns: job %s\n", residents.c_str());
+    }
     PrintLanes(g.value("lanes", json::array()));
   }
   PrintUsers(st.value("users", json::array()));

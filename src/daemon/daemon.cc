@@ -83,7 +83,8 @@ Daemon::Daemon(DaemonOptions options, Clock& clock)
           options_.config.memory.context_reserve, options_.config.memory.gpu_limit,
           HostBudget(options_.config), [this](ConnId c) { return arbiter_.ConnHolds(c); },
           UserHostBudget(options_.config), [this](JobId j) { return JobOwner(j); },
-          [this](JobId j) { return arbiter_.PriorityOf(j); }}) {}
+          [this](JobId j) { return arbiter_.PriorityOf(j); },
+          [this](const GpuKey& g, JobId j) { return arbiter_.IsResident(g, j); }}) {}
 
 Daemon::~Daemon() {
   if (listen_fd_ >= 0) notify_.Send("STOPPING=1");

@@ -197,8 +197,13 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   // kMemoryQuery: answers with the job's view of the GPU (kMemoryView). The connection is
   // then a CLI's: it joins no job and holds nothing, so its close undoes nothing.
   void OnMemoryQuery(Connection& c, const Frame& f);
-  // Shared mode while the jobs on `gpu` fit in its memory and have one priority.
+  // Shared mode while the jobs on `gpu` fit in its memory (and have one priority without the
+  // priority board); in exclusive mode, its residents (UpdateResidents).
   void UpdateSharing(const GpuKey& gpu);
+  // The jobs of the top priority on `gpu` stay resident beside the others' exclusive turns
+  // while they fit beside any one of them (SharingMode::Residents).
+  void UpdateResidents(const GpuKey& gpu);
+  void SwitchSharing(const GpuKey& gpu, bool shared);
   // Before an exclusive grant goes out: room is made (evictions sent) and the handoff
   // timed. Returns the bytes others hold on the GPU that cannot move (for the grant).
   uint64_t PrepareGrant(const LeaseAction& a);

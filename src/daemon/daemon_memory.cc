@@ -24,6 +24,17 @@ uint64_t PhysicalRamBytes() {
          static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
 }
 
+// Room for resident `job` on `gpu`: its memory comes back first, from the others; a process
+// holding a lease there (the turn's holder) moves nothing while it runs (the shim refuses an
+// eviction then), so it is not asked.
+MemoryLedger::Plan ResidentRoom(const MemoryLedger& ledger, const Arbiter& arbiter,
+                                const GpuKey& gpu, JobId job) {
+  MemoryLedger::Plan plan = ledger.MakeRoom(gpu, job);
+  std::erase_if(plan.evictions,
+                [&arbiter](const MemoryLedger::Eviction& e) { return arbiter.ConnHolds(e.conn); });
+  return plan;
+}
+
 }  // namespace
 
 uint64_t Daemon::HostBudget(const Config& config) {
@@ -194,7 +205,19 @@ void Daemon::UpdateSharing(const GpuKey& gpu) {
   bool want =
       sharing_.Want(gpu, options_.config.scheduler.sharing == "auto", ledger_, arbiter_, Now());
   if (!lanes_.on()) want = want && arbiter_.OnePriorityOn(gpu);
-  if (arbiter_.IsShared(gpu) == want) return;
+  UpdateResidents(gpu);  // before a switch to exclusive mode: residents keep holding
+  if (arbiter_.IsShared(gpu) != want) SwitchSharing(gpu, want);
+  // A resident's allocation or swap-in that waits for room gets it (also one made resident
+  // by the report that shows the demand).
+  if (arbiter_.IsShared(gpu)) return;
+  for (JobId j : arbiter_.JobsOn(gpu)) {
+    if (arbiter_.IsResident(gpu, j) && ledger_.Totals(j, gpu).demand > 0) {
+      SendEvictions(gpu, ResidentRoom(ledger_, arbiter_, gpu, j));
+    }
+  }
+}
+
+void Daemon::SwitchSharing(const GpuKey& gpu, bool want) {
   sharing_.Switched(gpu, want, Now());
   spdlog::info("{}: {} mode", gpu, want ? "shared" : "exclusive");
   std::optional<JobId> first = want ? std::nullopt : ExclusiveFirst(gpu);
@@ -207,10 +230,31 @@ void Daemon::UpdateSharing(const GpuKey& gpu) {
   if (!want) AskHolderToPin(gpu);
 }
 
+void Daemon::UpdateResidents(const GpuKey& gpu) {
+  std::set<JobId> residents;
+  // Only with the board, which orders the residents and the turn's holder, and with sharing
+  // on: `sharing = "exclusive"` asks for one job at a time.
+  if (lanes_.on() && options_.config.scheduler.sharing == "auto") {
+    std::set<JobId> candidates;
+    for (JobId j : arbiter_.JobsOn(gpu)) {
+      if (arbiter_.GangOf(j).empty() && !arbiter_.IsSuspended(j)) candidates.insert(j);
+    }
+    residents = sharing_.Residents(gpu, candidates, ledger_, arbiter_, Now());
+  }
+  for (JobId j : residents) {
+    if (!arbiter_.IsResident(gpu, j)) {
+      spdlog::info("{}: job {} stays resident; the jobs of lower priority take turns beside it",
+                   gpu, j);
+    }
+  }
+  Apply(arbiter_.SetResidents(gpu, residents, Now()));
+}
+
 std::optional<JobId> Daemon::ExclusiveFirst(const GpuKey& gpu) const {
   TimePoint now = Now();
   std::vector<IncumbentCandidate> candidates;
   for (JobId j : arbiter_.JobsOn(gpu)) {
+    if (arbiter_.IsResident(gpu, j)) continue;  // it keeps running beside the turns
     IncumbentCandidate c;
     c.job = j;
     MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, j, 0, /*leases_released=*/true);
@@ -236,7 +280,8 @@ void Daemon::MakeIncumbentRoom(const GpuKey& gpu) {
   for (const Arbiter::GpuView& v : arbiter_.Gpus(Now())) {
     if (v.gpu != gpu) continue;
     for (JobId j : v.holding) {
-      if (j != *holder) return;  // still draining: its memory cannot move yet
+      // Still draining: its memory cannot move yet (residents hold beside the turns).
+      if (j != *holder && !arbiter_.IsResident(gpu, j)) return;
     }
   }
   gm.incumbent_room = false;
@@ -283,6 +328,12 @@ uint64_t Daemon::PrepareGrant(const LeaseAction& a) {
   JobId job = conns_.at(a.conn)->job;
   uint64_t fixed = ledger_.FixedOfOthers(a.gpu, job);
   if (arbiter_.IsShared(a.gpu) || !arbiter_.enabled()) return fixed;
+  if (Arbiter::IsResidentEpoch(a.epoch)) {
+    // A resident's grant: its memory comes back first, from the turns' jobs; no handoff.
+    SendEvictions(a.gpu, ResidentRoom(ledger_, arbiter_, a.gpu, job));
+    ledger_.Ran(job, a.gpu, Now());
+    return fixed;
+  }
   if (handoffs_.IsOpen(a.gpu, a.epoch)) return fixed;  // another process of the same grant
   TimePoint now = Now();
   handoffs_.Granted(a.gpu, job, a.epoch, now);

@@ -149,6 +149,7 @@ json Daemon::StatusDocument(Connection* viewer, const StatusRequest& request) {
                     : v.shared          ? "shared"
                                         : "exclusive"},
            {"holding", v.holding},
+           {"residents", v.residents},
            {"holder", v.holder ? json(*v.holder) : json(nullptr)},
            {"held_seconds", v.held_seconds},
            {"waiters", v.waiters},

@@ -1,5 +1,6 @@
 // Lease policy. Invariants per GPU lease:
-//  - `holding` has only connections of `holder` in exclusive mode (any job when disabled);
+//  - `holding` has only connections of `holder` and of residents in exclusive mode (any job
+//    when disabled), besides connections that were sent DROP and have not released yet;
 //  - a job is in `queue` iff one of its connections is in `wanting`;
 //  - `dropping` is set from SendDrop until the last holding connection has released.
 #include "policy/arbiter.h"
@@ -104,6 +105,12 @@ LeaseActions Arbiter::Request(ConnId conn, const GpuKey& gpu, TimePoint now) {
     out.push_back({LeaseAction::Kind::kGrant, conn, gpu, lease.epoch, 0});
     return out;
   }
+  if (options_.enabled && !lease.shared && lease.residents.count(job) != 0) {
+    // A resident: granted at once, beside the turns (a suspended one waits for its resume).
+    lease.wanting.insert(conn);
+    if (!jobs_.at(job).suspended) GrantResidents(gpu, lease, now, out);
+    return out;
+  }
   if (lease.holder == job && !lease.dropping && lease.stopped.count(job) == 0) {
     // Another process (or thread) of the holding job: it shares the lease.
     lease.holding[conn] = lease.epoch;
@@ -137,7 +144,7 @@ void Arbiter::Schedule(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActi
     if (preempt || expired) SendDrop(gpu, lease, now, out);
     return;
   }
-  if (lease.holder || !lease.holding.empty()) return;  // still draining
+  if (lease.holder || TurnHolding(lease)) return;  // still draining
   std::optional<JobId> best = NextGrant(gpu, lease, /*for_drop=*/false);
   if (!best) return;
   if (InGang(*best, lease)) {
@@ -189,8 +196,9 @@ void Arbiter::NotifyContended(const GpuKey& gpu, Lease& lease, LeaseActions& out
 
 void Arbiter::ContendedToHolder(const GpuKey& gpu, const Lease& lease, LeaseActions& out) const {
   for (const auto& [conn, epoch] : lease.holding) {
-    // Not the connections still dropping from shared mode (HoldInPlace).
+    // Not the connections still dropping from shared mode (HoldInPlace), nor residents.
     if (lease.holder && conns_.at(conn).job != *lease.holder) continue;
+    if (ResidentConn(lease, conn)) continue;
     out.push_back({LeaseAction::Kind::kContended, conn, gpu, epoch, 0});
   }
 }
@@ -209,12 +217,12 @@ void Arbiter::SendDrop(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActi
   lease.dropping = true;
   lease.drop_sent_at = now;
   for (const auto& [conn, epoch] : lease.holding) {
-    out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
+    if (!ResidentConn(lease, conn)) out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
   }
   // A gang drops from all its GPUs at once; the others are marked before this one is
   // rescheduled, so that none of them counts as free for the gang again.
   if (lease.holder) DropGang(*lease.holder, now, out);
-  if (lease.holding.empty()) {
+  if (!TurnHolding(lease)) {
     const std::optional<JobId> was = lease.holder;
     if (was && GangDraining(*was)) return;  // handed on with the gang's other GPUs
     EndHolding(lease, now);
@@ -251,14 +259,15 @@ void Arbiter::EndHolding(Lease& lease, TimePoint now) {
 
 void Arbiter::ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoint now,
                           LeaseActions& out) {
+  const bool resident = ResidentConn(lease, conn);
   lease.holding.erase(conn);
-  if (lease.shared && conns_.count(conn) != 0) {
+  if ((lease.shared || resident) && conns_.count(conn) != 0) {
     JobId job = conns_.at(conn).job;
     bool still = false;
     for (const auto& [c, epoch] : lease.holding) still = still || conns_.at(c).job == job;
     if (!still) EndShared(lease, job, now);
   }
-  if (!options_.enabled || lease.shared) return;
+  if (!options_.enabled || lease.shared || resident) return;
   if (lease.holder && conns_.count(conn) && conns_.at(conn).job != *lease.holder) return;
   bool holder_left = true;
   for (const auto& [c, epoch] : lease.holding) {
@@ -268,7 +277,7 @@ void Arbiter::ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoin
     const std::optional<JobId> was = lease.holder;
     // A dropped gang hands its GPUs on together, once it has drained all of them.
     if (was && lease.dropping && GangDraining(*was)) return;
-    if (lease.holder || lease.holding.empty()) EndHolding(lease, now);
+    if (lease.holder || !TurnHolding(lease)) EndHolding(lease, now);
     Schedule(gpu, lease, now, out);
     // A gang whose turn ended on one GPU (its processes there released) ends it everywhere.
     if (was && lease.holder != was) {
@@ -316,7 +325,7 @@ LeaseActions Arbiter::Disconnected(ConnId conn, TimePoint now) {
       lease.stopped.erase(job);
       lease.queue.erase(job);
       lease.wait_since.erase(job);
-      if (lease.holder == job && lease.holding.empty()) {
+      if (lease.holder == job && !TurnHolding(lease)) {
         EndHolding(lease, now);
         Schedule(gpu, lease, now, out);
       }
@@ -367,7 +376,7 @@ std::optional<TimePoint> Arbiter::NextDeadline() const {
   for (const auto& [gpu, lease] : leases_) {
     if (!lease.holder) {
       // Waiters the grant filter refused are asked again each second.
-      if (!lease.queue.empty() && lease.holding.empty() && !lease.shared) {
+      if (!lease.queue.empty() && !TurnHolding(lease) && !lease.shared) {
         consider(std::chrono::steady_clock::now() + Millis(1000));
       }
       continue;
@@ -410,6 +419,7 @@ std::vector<Arbiter::GpuView> Arbiter::Gpus(TimePoint now) const {
     std::set<JobId> holding;
     for (const auto& [conn, epoch] : lease.holding) holding.insert(conns_.at(conn).job);
     v.holding.assign(holding.begin(), holding.end());
+    v.residents.assign(lease.residents.begin(), lease.residents.end());
     v.last_drain_ms = lease.last_drain_ms;
     v.max_drain_ms = lease.max_drain_ms;
     v.drains = lease.drains;

@@ -11,6 +11,9 @@
 // when its turn comes again. Disabled mode: every request is granted at once (no gating).
 // Shared mode, per GPU (SetShared): while the jobs on a GPU fit in its memory, every request
 // on it is granted at once and the driver time-slices them; the daemon's MemoryLedger decides.
+// Residents, per GPU (SetResidents): in exclusive mode, jobs that hold beside the turns of the
+// others (a high-priority service kept on the GPU while lower jobs that do not fit together
+// take turns); the priority board orders them and the holder.
 #pragma once
 
 #include <sys/types.h>
@@ -106,6 +109,17 @@ class Arbiter {
   LeaseActions SetShared(const GpuKey& gpu, bool shared, TimePoint now,
                          std::optional<JobId> first = std::nullopt);
   bool IsShared(const GpuKey& gpu) const;
+  // Residents of `gpu`: in exclusive mode their requests are granted at once, in grants of
+  // their own (epochs with kResidentEpoch set), and they neither wait, take a turn nor end one:
+  // turns go round the other jobs, whose drops and preemption leave them alone. A holder made
+  // resident keeps running and the next waiter gets the turn; a resident made ordinary is
+  // dropped and asks again for a turn. In shared and disabled mode everyone holds anyway: the
+  // set is kept for the next exclusive spell. A resident holding when the GPU turns exclusive
+  // keeps holding (SetShared). The daemon picks them (SharingMode) and makes their room.
+  LeaseActions SetResidents(const GpuKey& gpu, const std::set<JobId>& residents, TimePoint now);
+  bool IsResident(const GpuKey& gpu, JobId job) const;
+  static constexpr uint64_t kResidentEpoch = 1ull << 63;
+  static bool IsResidentEpoch(uint64_t epoch) { return (epoch & kResidentEpoch) != 0; }
   // Since when `job` holds `gpu` in shared mode; nullopt when it does not.
   std::optional<TimePoint> SharedSince(const GpuKey& gpu, JobId job) const;
   // The job holding `gpu` exclusively, if any.
@@ -196,7 +210,8 @@ class Arbiter {
     std::vector<JobId> waiters;  // in grant order
     bool dropping = false;
     bool shared = false;
-    std::vector<JobId> holding;  // jobs holding (several in shared mode)
+    std::vector<JobId> holding;  // jobs holding (several in shared mode, or with residents)
+    std::vector<JobId> residents;
     std::vector<JobId> stopped;
     double last_drain_ms = 0;  // how long the last holder took to give the GPU back
     double max_drain_ms = 0;
@@ -260,6 +275,8 @@ class Arbiter {
     std::map<JobId, TimePoint> shared_since;  // shared mode: jobs holding, since when
     // SetShared's `first`, until the next grant.
     std::optional<JobId> incumbent;
+    std::set<JobId> residents;     // SetResidents
+    uint64_t resident_grants = 0;  // residents' grants so far (their epochs' low bits)
     uint64_t contended_epoch = 0;  // the grant whose holder was told someone waits
     double last_drain_ms = 0;      // DROP sent -> last acknowledgement, last release
     double max_drain_ms = 0;
@@ -304,6 +321,12 @@ class Arbiter {
   void StartShared(Lease& lease, JobId job, TimePoint now);
   void EndShared(Lease& lease, JobId job, TimePoint now);
   bool Suspended(ConnId conn) const;
+  // Residents (arbiter_shared.cc): whether `conn` is a resident's connection of `lease`; whether
+  // a connection other than residents' holds it (a turn's holder, or one still dropping);
+  // granting the residents' waiting connections that are not suspended.
+  bool ResidentConn(const Lease& lease, ConnId conn) const;
+  bool TurnHolding(const Lease& lease) const;
+  void GrantResidents(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
   // SetShared(false)'s incumbent: whether `job` may keep running, and making it the holder.
   bool KeepsRunning(const GpuKey& gpu, const Lease& lease, JobId job) const;
   void HoldInPlace(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now, LeaseActions& out);

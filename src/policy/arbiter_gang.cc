@@ -90,7 +90,7 @@ bool Arbiter::GangReady(JobId job, const GpuKey& freed, std::optional<JobId> hea
     if (it == leases_.end() || it->second.shared) continue;
     const Lease& lease = it->second;
     if (Reserved(g, lease, job, head)) return false;
-    bool free = g == freed || (!lease.holder && lease.holding.empty()) ||
+    bool free = g == freed || (!lease.holder && !TurnHolding(lease)) ||
                 (lease.holder == job && !lease.dropping && lease.stopped.count(job) == 0);
     if (!free) return false;
     if (options_.can_grant && !options_.can_grant(g, job)) return false;

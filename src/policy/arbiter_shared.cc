@@ -21,15 +21,21 @@ LeaseActions Arbiter::SetShared(const GpuKey& gpu, bool shared, TimePoint now,
     // running, as the holder of its grant; the others drop. Otherwise every holder drops and
     // the lease is granted once all have drained, `first` first among the waiters of its
     // priority.
+    // Residents keep holding, in the grants they have.
     lease.incumbent = first;
-    while (!lease.shared_since.empty()) EndShared(lease, lease.shared_since.begin()->first, now);
+    for (auto it = lease.shared_since.begin(); it != lease.shared_since.end();) {
+      const JobId job = (it++)->first;
+      if (lease.residents.count(job) == 0) EndShared(lease, job, now);
+    }
     if (first && KeepsRunning(gpu, lease, *first)) {
       HoldInPlace(gpu, lease, *first, now, out);
     } else {
       for (const auto& [conn, epoch] : lease.holding) {
-        out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
+        if (!ResidentConn(lease, conn)) {
+          out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
+        }
       }
-      if (lease.holding.empty()) Schedule(gpu, lease, now, out);
+      if (!TurnHolding(lease)) Schedule(gpu, lease, now, out);
     }
   }
   ScheduleGangs(now, out);
@@ -42,9 +48,10 @@ bool Arbiter::KeepsRunning(const GpuKey& gpu, const Lease& lease, JobId job) con
   for (const auto& [c, epoch] : lease.holding) holds = holds || conns_.at(c).job == job;
   if (!holds) return false;
   for (JobId other : JobsOn(gpu)) {
+    if (lease.residents.count(other) != 0) continue;  // they run beside it
     if (jobs_.at(other).priority > jobs_.at(job).priority) return false;
   }
-  return true;
+  return lease.residents.count(job) == 0;
 }
 
 void Arbiter::HoldInPlace(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now,
@@ -53,7 +60,9 @@ void Arbiter::HoldInPlace(const GpuKey& gpu, Lease& lease, JobId job, TimePoint 
   // releases leave the holder alone (ReleaseConn).
   BeginHolding(gpu, lease, job, now, out);
   for (const auto& [conn, epoch] : lease.holding) {
-    if (conns_.at(conn).job != job) out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
+    if (conns_.at(conn).job != job && !ResidentConn(lease, conn)) {
+      out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
+    }
   }
   // The next waiter is news to this holder (whose grant may be epoch 0, shared mode's first).
   lease.contended_epoch = ~uint64_t{0};
@@ -104,6 +113,75 @@ void Arbiter::EndShared(Lease& lease, JobId job, TimePoint now) {
   if (jit != jobs_.end()) jit->second.lease_seconds += Seconds(it->second, now);
   lease.lease_seconds += Seconds(it->second, now);
   lease.shared_since.erase(it);
+}
+
+LeaseActions Arbiter::SetResidents(const GpuKey& gpu, const std::set<JobId>& residents,
+                                   TimePoint now) {
+  LeaseActions out;
+  Lease& lease = leases_[gpu];
+  if (lease.residents == residents) return out;
+  const std::set<JobId> before = lease.residents;
+  lease.residents = residents;
+  if (!options_.enabled || lease.shared) return out;
+  for (JobId job : before) {
+    if (residents.count(job) != 0) continue;
+    // Ordinary again: it asks for turns like the others.
+    EndShared(lease, job, now);
+    if (JobWants(lease, job)) Enqueue(lease, job, now);
+    for (const auto& [conn, epoch] : lease.holding) {
+      if (conns_.at(conn).job == job)
+        out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
+    }
+  }
+  for (JobId job : residents) {
+    if (before.count(job) != 0 || jobs_.count(job) == 0) continue;
+    if (lease.holder == job && !lease.dropping) {
+      // It keeps running, beside the turns; the turn goes on to the next waiter.
+      EndHolding(lease, now);
+      lease.queue.erase(job);
+      StartShared(lease, job, now);
+    } else if (lease.queue.count(job) != 0) {
+      StopWaiting(lease, job, now);
+      lease.queue.erase(job);
+    }
+  }
+  GrantResidents(gpu, lease, now, out);
+  Schedule(gpu, lease, now, out);
+  ScheduleGangs(now, out);
+  return out;
+}
+
+bool Arbiter::IsResident(const GpuKey& gpu, JobId job) const {
+  auto it = leases_.find(gpu);
+  return it != leases_.end() && it->second.residents.count(job) != 0;
+}
+
+bool Arbiter::ResidentConn(const Lease& lease, ConnId conn) const {
+  auto c = conns_.find(conn);
+  return c != conns_.end() && lease.residents.count(c->second.job) != 0;
+}
+
+bool Arbiter::TurnHolding(const Lease& lease) const {
+  for (const auto& [conn, epoch] : lease.holding) {
+    if (!ResidentConn(lease, conn)) return true;
+  }
+  return false;
+}
+
+void Arbiter::GrantResidents(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out) {
+  if (!options_.enabled || lease.shared) return;
+  for (auto it = lease.wanting.begin(); it != lease.wanting.end();) {
+    const JobId job = conns_.at(*it).job;
+    if (lease.residents.count(job) == 0 || jobs_.at(job).suspended) {
+      ++it;
+      continue;
+    }
+    const uint64_t epoch = kResidentEpoch | ++lease.resident_grants;
+    lease.holding[*it] = epoch;
+    out.push_back({LeaseAction::Kind::kGrant, *it, gpu, epoch, 0});
+    StartShared(lease, job, now);
+    it = lease.wanting.erase(it);
+  }
 }
 
 bool Arbiter::IsShared(const GpuKey& gpu) const {

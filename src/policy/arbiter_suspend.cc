@@ -70,7 +70,7 @@ LeaseActions Arbiter::SetSuspended(JobId job, bool suspended, TimePoint now) {
   jit->second.suspended = suspended;
   for (auto& [gpu, lease] : leases_) {
     if (suspended) {
-      if (options_.enabled && !lease.shared) {
+      if (options_.enabled && !lease.shared && lease.residents.count(job) == 0) {
         if (lease.holder == job && !lease.dropping) SendDrop(gpu, lease, now, out);
         continue;
       }
@@ -81,6 +81,7 @@ LeaseActions Arbiter::SetSuspended(JobId job, bool suspended, TimePoint now) {
     } else if (!options_.enabled || lease.shared) {
       GrantAllWanting(gpu, lease, now, out);
     } else {
+      GrantResidents(gpu, lease, now, out);
       Schedule(gpu, lease, now, out);
     }
   }

@@ -248,6 +248,7 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
       continue;
     }
     if (suspended_.count(e.job) != 0) continue;  // stopped: it cannot move anything now
+    if (options_.resident && options_.resident(gpu, e.job)) continue;  // stays on the GPU
     bool checkpoint = checkpoint_available_ &&
                       r.engine == static_cast<uint32_t>(proto::MemoryEngine::kCheckpoint);
     uint64_t fixed = FixedOf(conn, e);

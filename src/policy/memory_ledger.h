@@ -42,6 +42,9 @@ class MemoryLedger {
     std::function<uid_t(JobId)> owner;
     // A job's priority: memory of lower priorities is evicted first (MakeRoom). Unset: all 0.
     std::function<int(JobId)> priority;
+    // Whether a job is resident on a GPU (Arbiter::SetResidents): its memory is no victim of
+    // another job's room (MakeRoom). Unset: none is.
+    std::function<bool(const GpuKey&, JobId)> resident;
   };
   explicit MemoryLedger(Options options) : options_(options) {}
 

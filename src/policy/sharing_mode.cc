@@ -1,5 +1,8 @@
 #include "policy/sharing_mode.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace gshare {
 
 bool SharingMode::Want(const GpuKey& gpu, bool sharing_on, const MemoryLedger& ledger,
@@ -25,12 +28,55 @@ void SharingMode::Switched(const GpuKey& gpu, bool shared, TimePoint now) {
   if (!shared) s.exclusive_since = now;
 }
 
+std::set<JobId> SharingMode::Residents(const GpuKey& gpu, const std::set<JobId>& candidates,
+                                       const MemoryLedger& ledger, const Arbiter& arbiter,
+                                       TimePoint now) {
+  State& s = gpus_[gpu];
+  s.residents_held = false;
+  std::set<JobId> want;
+  std::vector<JobId> jobs = arbiter.JobsOn(gpu);
+  int top = 0;
+  bool lower = false;
+  for (JobId j : jobs) top = std::max(top, arbiter.PriorityOf(j));
+  std::map<JobId, uint64_t> need;
+  for (const MemoryLedger::ConnMemory& c : ledger.ConnsOn(gpu)) {
+    if (!c.suspended) need[c.job] += ledger.Need(gpu, c.conn);
+  }
+  uint64_t top_need = 0, largest_other = 0;
+  bool reported = true;
+  for (JobId j : jobs) {
+    reported = reported && ledger.Reported(gpu, j);
+    if (arbiter.PriorityOf(j) == top) {
+      want.insert(j);
+      top_need += need[j];
+    } else {
+      lower = true;
+      largest_other = std::max(largest_other, need[j]);
+    }
+  }
+  const uint64_t capacity = ledger.Capacity(gpu);
+  const uint64_t room = capacity > ledger.Unseen(gpu) ? capacity - ledger.Unseen(gpu) : 0;
+  bool fits = lower && reported && top_need + largest_other <= room;
+  for (JobId j : want) fits = fits && candidates.count(j) != 0;
+  if (!fits) want.clear();
+  if (want.empty() && !s.residents.empty() && s.residents_since &&
+      now - *s.residents_since < kSettle) {
+    s.residents_held = true;
+    return s.residents;
+  }
+  if (!want.empty() && s.residents.empty()) s.residents_since = now;
+  s.residents = want;
+  return want;
+}
+
 std::optional<TimePoint> SharingMode::NextDeadline() const {
   std::optional<TimePoint> next;
-  for (const auto& [gpu, s] : gpus_) {
-    if (!s.held || !s.exclusive_since) continue;
-    TimePoint at = *s.exclusive_since + kSettle;
+  auto consider = [&next](TimePoint at) {
     if (!next || at < *next) next = at;
+  };
+  for (const auto& [gpu, s] : gpus_) {
+    if (s.held && s.exclusive_since) consider(*s.exclusive_since + kSettle);
+    if (s.residents_held && s.residents_since) consider(*s.residents_since + kSettle);
   }
   return next;
 }

@@ -1,13 +1,17 @@
 // SharingMode: whether a GPU runs in shared mode (every job on it holds the lease at once, the
 // driver time-slices them and the priority board orders them) or in exclusive mode (one job
 // at a time, memory moved between turns), and the hysteresis of the switch. Priorities play
-// no part: the board keeps them in both modes (docs/design.md, "Priority lanes"), so a job of
-// another priority arriving switches nothing unless its memory does not fit.
+// no part in the switch: the board keeps them in both modes (docs/design.md, "Priority
+// lanes"), so a job of another priority arriving switches nothing unless its memory does not
+// fit. In exclusive mode the jobs of the top priority stay resident (Arbiter::SetResidents)
+// when they fit beside any one of the others: their working set stays on the GPU while the
+// others take turns in the rest.
 // Pure; not thread-safe: the daemon's event loop is its only caller.
 #pragma once
 
 #include <map>
 #include <optional>
+#include <set>
 
 #include "policy/arbiter.h"
 #include "policy/memory_ledger.h"
@@ -35,12 +39,23 @@ class SharingMode {
   std::optional<TimePoint> NextDeadline() const;
   // Switches of `gpu` so far, both ways (status).
   uint64_t Switches(const GpuKey& gpu) const;
+  // The residents `gpu` should have in exclusive mode now, among `candidates` (the jobs the
+  // caller allows: not gangs, not suspended): the jobs on it of its top priority, when jobs of
+  // a lower priority are on it too, each job has reported its memory there, and the top jobs'
+  // need (MemoryLedger::Need) plus that of the largest other job fits its capacity (less the
+  // memory no report shows); else none. Residents that stop fitting stay kSettle after they
+  // were made, as exclusive mode does (NextDeadline).
+  std::set<JobId> Residents(const GpuKey& gpu, const std::set<JobId>& candidates,
+                            const MemoryLedger& ledger, const Arbiter& arbiter, TimePoint now);
 
  private:
   struct State {
     std::optional<TimePoint> exclusive_since;  // the last switch to exclusive
     bool held = false;                         // Want said exclusive only because of kSettle
     uint64_t switches = 0;
+    std::set<JobId> residents;                 // Residents' last answer
+    std::optional<TimePoint> residents_since;  // when it last became non-empty
+    bool residents_held = false;               // kept only because of kSettle
   };
   std::map<GpuKey, State> gpus_;
 };

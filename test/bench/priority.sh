@@ -42,6 +42,8 @@
 #   SHARING         the daemon's [scheduler] sharing (default auto)
 #   ENGINE          memory engine (default swap); empty: no --memory and no [memory] table
 #   QUANTUM         the daemon's quantum (default 20s)
+#   GPU_LIMIT       the daemon's [memory] gpu_limit (default none): below the jobs' sum, the
+#                   gshareN cases oversubscribe the GPU (the bareN ones are not limited)
 #   IDLE_RELEASE, EARLY_RELEASE, STAGGER, HOST_BUDGET, LOG_LEVEL   written to the daemon's
 #                   config when set
 # Output in $OUT/priority/<case>/: times.txt (epoch seconds of each event), service.{out,err},
@@ -91,7 +93,7 @@ fi
   echo "# priority.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) host=$(hostname) gshare=$gshare"
   echo "# gpu: $(gpu_line)"
   echo "# cases=$cases service_seconds=$seconds period_ms=$period warmup=$warmup service_batch=$service_batch train_steps=$train_steps train_batch=$train_batch min_steps=$min_steps after_s=$after"
-  echo "# daemon: sharing=$SHARING engine=${ENGINE:-none} quantum=$quantum idle_release=${IDLE_RELEASE:-default} early_release=${EARLY_RELEASE:-default} stagger=${STAGGER:-default}"
+  echo "# daemon: sharing=$SHARING engine=${ENGINE:-none} quantum=$quantum gpu_limit=${GPU_LIMIT:-none} idle_release=${IDLE_RELEASE:-default} early_release=${EARLY_RELEASE:-default} stagger=${STAGGER:-default}"
 } >"$res/summary.txt"
 
 # A daemon left by an earlier run with the default configuration is not ours to use: stop it.
@@ -183,7 +185,7 @@ run_case() {
   local tpre=() spre=()
   if [[ $mode == gshare ]]; then
     mkdir -p "$work/$c"
-    write_config "$d/config.toml" "$work/$c" "$quantum"
+    write_config "$d/config.toml" "$work/$c" "$quantum" "${GPU_LIMIT:-}"
     if ! daemon_up "$d/config.toml"; then
       echo "daemon_failed $(now)" >>"$times"
       summarize "$c" "$d" "$n" | tee "$d/summary.txt" | tee -a "$res/summary.txt"

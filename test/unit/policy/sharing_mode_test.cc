@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include "arbiter_test_util.h"
 #include "ledger_test_util.h"
 
@@ -137,6 +139,40 @@ TEST_CASE("sharing mode: a job whose memory is unknown keeps the GPU exclusive")
   g.last = g.arbiter.Request(21, kGpu, At(10));  // no report yet
   g.Update(At(10));
   CHECK_FALSE(g.arbiter.IsShared(kGpu));
+}
+
+TEST_CASE("sharing mode: the top priority stays resident when it fits beside any other job") {
+  Gpu g;
+  g.Arrive(2, 0, 45, At(0));
+  g.Arrive(3, 0, 30, At(10));
+  g.Arrive(1, 10, 10, At(20));
+  REQUIRE_FALSE(g.arbiter.IsShared(kGpu));  // 80 GiB: all three do not fit
+  const std::set<JobId> all{1, 2, 3};
+  CHECK(g.mode.Residents(kGpu, all, g.ledger, g.arbiter, At(30)) == std::set<JobId>{1});
+  // Not a candidate (a gang, a suspended job): none.
+  CHECK(g.mode.Residents(kGpu, {2, 3}, g.ledger, g.arbiter, At(2000)).empty());
+  CHECK(g.mode.Residents(kGpu, all, g.ledger, g.arbiter, At(2010)) == std::set<JobId>{1});
+  // The largest other job grows: 10 + 75 GiB no longer fits. The residents stay kSettle after
+  // they were made, then go.
+  g.Report(2, 75, At(2500));
+  CHECK(g.mode.Residents(kGpu, all, g.ledger, g.arbiter, At(2600)) == std::set<JobId>{1});
+  REQUIRE(g.mode.NextDeadline().has_value());
+  CHECK(*g.mode.NextDeadline() == At(2010) + SharingMode::kSettle);
+  CHECK(g.mode.Residents(kGpu, all, g.ledger, g.arbiter, At(3100)).empty());
+}
+
+TEST_CASE("sharing mode: no residents with one priority or unreported memory") {
+  Gpu g;
+  g.Arrive(2, 0, 50, At(0));
+  g.Arrive(3, 0, 50, At(10));
+  CHECK(g.mode.Residents(kGpu, {2, 3}, g.ledger, g.arbiter, At(20)).empty());
+  // A high job that has not reported its memory may not fit: none until it reports.
+  g.arbiter.AddJob(1, 10, Millis(0), 0);
+  g.arbiter.AddConn(11, 1, 100);
+  g.arbiter.Request(11, kGpu, At(30));
+  CHECK(g.mode.Residents(kGpu, {1, 2, 3}, g.ledger, g.arbiter, At(40)).empty());
+  g.Report(1, 20, At(50));
+  CHECK(g.mode.Residents(kGpu, {1, 2, 3}, g.ledger, g.arbiter, At(60)) == std::set<JobId>{1});
 }
 
 }  // namespace

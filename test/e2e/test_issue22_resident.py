@@ -1,0 +1,77 @@
+"""Memory follows priority: a high-priority service beside two lower jobs whose memory,
+with its own, is more than the GPU holds. The GPU goes exclusive, but the service stays
+resident: it holds the GPU beside the lower jobs' turns, which they take among themselves
+with their memory swapped in and out, and its own memory is never evicted. Everything stays
+bit-exact (fake_app --swap-check)."""
+import os
+import time
+import unittest
+
+from gshare_e2e import FAKE_APP, TestCase
+
+MIB = 1 << 20
+DEVICE = 256 * MIB  # the fake GPU: the service and one low job fit, all three do not
+LOW = 120 * MIB
+SERVICE = 40 * MIB
+
+
+class ResidentTest(TestCase):
+    def harness(self):
+        h = super().harness(config={"sharing": "auto", "quantum": "1s", "stagger": False},
+                            memory={"context_reserve": "1MiB"})
+        h.env["FAKE_CUDA_DEVICE_FILE"] = os.path.join(h.tmp, "device")
+        h.env["FAKE_CUDA_MEM_BYTES"] = str(DEVICE)
+        h.env["FAKE_CUDA_KERNEL_MS"] = "20"
+        return h
+
+    def job(self, h, name, nbytes, cycles, gap_ms, priority):
+        argv = [FAKE_APP] + [str(a) for a in ["--kernels", 0, "--swap-check", nbytes,
+                                              "--cycles", cycles, "--gap-ms", gap_ms]]
+        return h.start_run(argv, ["-J", name, "--memory", "swap", "-p", str(priority)],
+                           name=name)
+
+    def assert_exact(self, h, job, cycles):
+        rc = job.wait(180)
+        self.assertEqual(rc, 0, "%s exited %s\n%s\n%s" % (job.name, rc, job.stderr,
+                                                          h.diagnostics()))
+        self.assertIn("fake_app: swap-check ok cycles=%d" % cycles, job.stdout)
+
+    def test_the_service_stays_resident_while_the_others_take_turns(self):
+        h = self.harness()
+        h.start_daemon()
+        a = self.job(h, "a", LOW, 100, 0, 0)
+        b = self.job(h, "b", LOW, 100, 0, 0)
+        h.wait_for(lambda: len(h.status()["gpus"]) == 1, 30, "the low jobs on the GPU")
+        service = self.job(h, "service", SERVICE, 80, 30, 10)
+        ids = {}
+        beside = []  # status samples with the service holding beside a low job's turn
+        swaps_out = {"a": 0, "b": 0, "service": 0}
+        while any(j.poll() is None for j in (a, b, service)):
+            st = h.status()
+            for j in st["jobs"]:
+                ids.setdefault(j.get("name"), j["id"])
+                if j.get("name") in swaps_out:
+                    n = j.get("memory", {}).get("swaps_out", 0)
+                    swaps_out[j["name"]] = max(swaps_out[j["name"]], n)
+            for g in st["gpus"]:
+                if (ids.get("service") in g.get("residents", []) and g["mode"] == "exclusive"
+                        and ids["service"] in g["holding"]
+                        and g["holder"] in (ids.get("a"), ids.get("b"))):
+                    beside.append(g["holder"])
+            time.sleep(0.05)
+        self.assert_exact(h, service, 80)
+        self.assert_exact(h, a, 100)
+        self.assert_exact(h, b, 100)
+        # Both low jobs had turns beside the service.
+        self.assertEqual(set(beside), {ids["a"], ids["b"]}, "turns beside the service: %s\n%s"
+                         % (beside, h.diagnostics()))
+        with open(h.daemon_log) as f:
+            log = f.read()
+        self.assertIn("job %d stays resident" % ids["service"], log)
+        # The low jobs' memory moved; the service's never left the GPU.
+        self.assertGreater(swaps_out["a"] + swaps_out["b"], 0, swaps_out)
+        self.assertEqual(swaps_out["service"], 0, swaps_out)
+
+
+if __name__ == "__main__":
+    unittest.main()
