@@ -189,7 +189,7 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
   signal(SIGXFSZ, SIG_IGN);  // a file size limit fails the database write instead of killing us
   LoadQueue();
   start_time_ = WallNow();
-  StartMetrics();
+  metrics_.Start(Now());
   // Clients whose rules give another socket path find this one through the record.
   Status recorded = WriteDaemonRecord(options_.record_path, {getpid(), options_.socket_path});
   if (!recorded.ok()) return recorded;

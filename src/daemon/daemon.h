@@ -17,7 +17,9 @@
 #include <string_view>
 
 #include "base/clock.h"
+#include "daemon/active_job.h"
 #include "daemon/batch_queue.h"
+#include "daemon/connection.h"
 #include "daemon/requester.h"
 #include "policy/access.h"
 #include "policy/admission.h"
@@ -25,7 +27,7 @@
 #include "daemon/checkpoint_coordinator.h"
 #include "daemon/checkpoint_helper.h"
 #include "daemon/handoff_log.h"
-#include "daemon/metrics_endpoint.h"
+#include "daemon/metrics_publisher.h"
 #include "daemon/peer_table.h"
 #include "daemon/priority_lanes.h"
 #include "daemon/slurm_jobs.h"
@@ -80,58 +82,6 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   bool busy() const { return busy_; }
 
  private:
-  // One peer's session: who it is and what it holds. Its bytes are the PeerTable's. Its life
-  // ends in exactly one place: Drop() marks it closing (and closes its peer) and undoes what
-  // it owned (lease, memory, job); the PeerTable's Reap erases it (OnReaped) after the event
-  // that dropped it. A closing connection is never read, written or dispatched again.
-  struct Connection {
-    enum class Kind { kUnknown, kShim, kRunner, kCli };
-    ConnId id = 0;
-    Kind kind = Kind::kUnknown;
-    pid_t pid = 0;  // SO_PEERCRED
-    uid_t uid = 0;  // SO_PEERCRED
-    bool closing = false;
-    JobId job = 0;
-    std::map<GpuKey, uint64_t> prepared;  // shim: host bytes it was asked to pin, per GPU
-    std::set<GpuKey> watched;             // shim: GPUs it reports idle gaps on (kGapWatch)
-    // shim: a GPU it names -> the GPU its process runs on since a move (MoveJob).
-    std::map<GpuKey, GpuKey> moved;
-    bool exiting = false;  // shim: released with kExit (its process exits; never checkpointed)
-    std::optional<Requester> requester;  // its uid's groups, once a request needed them
-  };
-  struct ActiveJob {
-    JobRecord record;
-    bool ended = false;  // the runner reported the end (or vanished)
-    bool adhoc = false;  // a preloaded process not started by `gshare run`
-    // No runner connection (re-adopted after a daemon restart, or a supervisor not attached
-    // yet): its runner's liveness is polled instead.
-    bool orphan = false;
-    bool readopted = false;            // running when this daemon started
-    std::optional<TimePoint> kill_at;  // cancel/requeue: SIGKILL the group then
-    std::set<ConnId> shims;
-    uint64_t peak_bytes = 0;
-    // Evictions and swap-ins of its processes that have left the ledger (gone_swaps_out/in):
-    // the ledger keeps only the live ones' counters.
-    uint64_t gone_swaps_out = 0, gone_swaps_in = 0;
-    uint64_t gone_bytes_out = 0, gone_bytes_in = 0;
-    // gshare suspend: the lease drains, the processes are checkpointed, then stopped.
-    enum class Suspension { kNone, kDraining, kCheckpointing, kStopped };
-    Suspension suspension = Suspension::kNone;
-    uint64_t suspend_seq = 0;  // the last checkpoint request of the suspension
-    // Checkpoint engine counters (status): whole-process checkpoints and restores.
-    uint64_t checkpoints = 0, restores = 0;
-    double checkpoint_ms = 0, restore_ms = 0;
-    uint64_t moves = 0;  // onto another GPU: resume --gpu and the scheduler's (status "moves")
-    // Swap-ins that did not finish (kReportSwapInFailed): in all, and since the last one that
-    // did (while > 0 the job waits to get its memory back: status waiting_for "SwapIn").
-    uint64_t swapins_failed = 0, swapins_failed_in_row = 0;
-    // Per process and GPU: ms its submissions waited for higher priorities (kMemReport).
-    std::map<std::pair<ConnId, GpuKey>, uint64_t> held_ms;
-    // The last time it asked for or gave back a lease (or started): idle since then while it
-    // holds and wants none (IdleFor).
-    TimePoint active_at{};
-  };
-
   Status Setup(int ready_fd, bool* busy);
   void Loop();
   // PeerEvents: the PeerTable's peers become connections (this user's and root's only),
@@ -183,12 +133,8 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   // The status document (`gshare status --json`) as `viewer` may see it; nullptr: the metrics'
   // view, which reads only what every user may see (ipc/status_metrics.h).
   nlohmann::json StatusDocument(Connection* viewer, const StatusRequest& request);
-  // Prometheus metrics (daemon_metrics.cc, docs/design.md "Metrics"): [metrics] listen's
-  // endpoint started (a failure is logged; the daemon serves without it), the exposition, and
-  // [metrics] textfile written when due.
-  void StartMetrics();
+  // The Prometheus exposition of the status document (metrics_ publishes it).
   std::string MetricsText();
-  void MetricsFileTick(TimePoint now);
   // Jobs by live state (PENDING, RUNNING, SUSPENDED) as `gshare queue` shows them.
   nlohmann::json JobCounts() const;
 
@@ -477,9 +423,7 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   std::optional<TimePoint> stage_due_;  // StageIdleMemory's last answer
   TimePoint next_retention_{};          // the epoch: the first loop applies [retention]
   double start_time_ = 0;  // unix seconds: when this daemon started (metrics count from then)
-  std::unique_ptr<MetricsEndpoint> metrics_;    // [metrics] listen, once listening
-  std::optional<TimePoint> next_metrics_file_;  // [metrics] textfile's next write
-  std::string metrics_file_error_;              // its last failure, logged once
+  MetricsPublisher metrics_{options_.config.metrics, [this] { return MetricsText(); }};
   static constexpr Millis kRetentionPeriod{10 * 60 * 1000};
   int gpu_count_ = 1;
 };

@@ -49,8 +49,8 @@ void Daemon::Loop() {
     earliest(peers_.Expire(now));
     peers_.Reap();
     earliest(peers_.accept_paused_until());
-    if (metrics_) earliest(metrics_->Expire(now));
-    earliest(next_metrics_file_);
+    if (MetricsEndpoint* m = metrics_.endpoint()) earliest(m->Expire(now));
+    earliest(metrics_.next_file());
 
     fds.clear();
     ids.clear();
@@ -58,7 +58,7 @@ void Daemon::Loop() {
     fds.push_back({checkpoint_.fd(), POLLIN, 0});  // -1 (ignored) until started
     peers_.PollSet(listen_fd_, now, &fds, &ids);
     const size_t metrics_first = fds.size();  // the metrics endpoint's entries, after the peers'
-    if (metrics_) metrics_->PollSet(&fds);
+    if (MetricsEndpoint* m = metrics_.endpoint()) m->PollSet(&fds);
     int timeout_ms = -1;
     if (deadline) {
       auto ms = std::chrono::ceil<Millis>(*deadline - Now()).count();
@@ -78,7 +78,7 @@ void Daemon::Loop() {
     }
     if (fds[2].revents != 0) peers_.Accept(listen_fd_, Now());
     if (fds[1].revents != 0) OnCheckpointReplies();
-    if (metrics_) metrics_->OnPoll(fds, metrics_first, Now());
+    if (MetricsEndpoint* m = metrics_.endpoint()) m->OnPoll(fds, metrics_first, Now());
     Apply(arbiter_.Tick(Now()));
     if (std::optional<TimePoint> settled = sharing_.NextDeadline(); settled && *settled <= Now()) {
       for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
@@ -90,7 +90,7 @@ void Daemon::Loop() {
     stage_deadline = StageIdleMemory(Now());
     QueueTick(Now());
     RetentionTick(Now());
-    MetricsFileTick(Now());
+    metrics_.FileTick(Now());
     peers_.Reap();
   }
   peers_.FlushAll(std::chrono::seconds(1));  // pending replies (the shutdown's own)
@@ -138,7 +138,7 @@ void Daemon::OnReaped(ConnId id) {
   if (job != 0) ForgetJobIfDone(job);
 }
 
-Daemon::Connection* Daemon::Live(ConnId id) {
+Connection* Daemon::Live(ConnId id) {
   auto it = conns_.find(id);
   return it == conns_.end() || it->second->closing ? nullptr : it->second.get();
 }
