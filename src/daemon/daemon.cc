@@ -107,7 +107,7 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
   Result<AccessRules> access =
       ResolveAccessRules(options_.config.system, options_.system, getuid());
   if (!access.ok()) return access.status();
-  access_ = std::move(access.value());
+  access_.SetRules(std::move(access.value()));
   if (Status s = options_.system ? PrepareSystemStateDir(options_.state_dir)
                                  : PrepareStateDir(options_.state_dir);
       !s.ok()) {

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "base/clock.h"
+#include "daemon/access_guard.h"
 #include "daemon/active_job.h"
 #include "daemon/batch_queue.h"
 #include "daemon/connection.h"
@@ -267,17 +268,9 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   // Who the supervisor of `r` runs as, its files' directories made first (system daemon).
   Result<JobIdentity> SupervisorIdentity(const JobRecord& r);
 
-  // Who may do what (daemon_access.cc, policy/access.h).
-  const Requester& Who(Connection& c);
-  bool IsAdmin(Connection& c) { return gshare::IsAdmin(access_, Who(c)); }
-  // The owner of job `id` (pending, active or stored); nullopt when there is no such job.
+  // The owner of job `id` (pending, active or stored); nullopt when there is no such job
+  // (access_'s lookup; daemon_access.cc).
   std::optional<uint32_t> OwnerOf(int64_t id);
-  // Error (kPermissionDenied) unless `c` may steer job `id` with `action`; Ok for a job that
-  // does not exist (the action's own error says so).
-  Status MayControl(Connection& c, int64_t id, const std::string& action);
-  // Removes what only the owner and admins may see from job JSON (ipc/job_json.h) of a job
-  // `c` may not steer.
-  void HideDetails(Connection& c, nlohmann::json* job);
 
   // The batch queue (daemon_queue.cc).
   void LoadQueue();
@@ -375,7 +368,7 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   Arbiter arbiter_;
   std::unique_ptr<JobStore> store_;
   std::optional<BatchQueue> queue_;  // once the store is open
-  AccessRules access_;
+  AccessGuard access_{[this](int64_t id) { return OwnerOf(id); }, RequesterOf};
   int listen_fd_ = -1;
   PeerTable peers_{this, PeerTable::Limits{}, proto::kMaxRequestPayload};
   int lock_fd_ = -1;

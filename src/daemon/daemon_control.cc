@@ -148,8 +148,8 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
   const int sig = parsed->signal;
   JobControlReply reply;
   for (int64_t id : ids) {
-    Status st = MayControl(c, id, action);
-    if (st.ok() && action == "set-priority") st = CheckPriority(access_, Who(c), priority);
+    Status st = access_.MayControl(c, id, action);
+    if (st.ok() && action == "set-priority") st = access_.CheckPriority(c, priority);
     if (!st.ok()) {
       reply.results.push_back({id, st.message()});
       continue;

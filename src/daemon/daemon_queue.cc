@@ -138,7 +138,7 @@ void Daemon::OnRunRegister(Connection& c, const json& req) {
   Status st = JobOptionsFromJson(req, &r, gpu_count_);
   if (!st.ok()) return Reply(c, ErrorReply(st.message()));
   st = queue_->CheckDependencies(r);
-  if (st.ok()) st = CheckPriority(access_, Who(c), r.priority);
+  if (st.ok()) st = access_.CheckPriority(c, r.priority);
   if (!st.ok()) return Reply(c, ErrorReply(st.message()));
   r.uid = c.uid;
   if (Status token = AssignToken(&r); !token.ok()) return Reply(c, ErrorReply(token.message()));
@@ -171,7 +171,7 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
   JobPayload payload;
   Status st = JobOptionsFromJson(req, &r, gpu_count_);
   if (st.ok()) st = queue_->CheckDependencies(r);
-  if (st.ok()) st = CheckPriority(access_, Who(c), r.priority);
+  if (st.ok()) st = access_.CheckPriority(c, r.priority);
   if (!st.ok()) return Reply(c, ErrorReply(st.message()));
   try {
     payload.env = req.at("env").get<std::vector<std::string>>();

@@ -58,7 +58,7 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
         c.kind = Connection::Kind::kCli;
         Result<SchedulerSetRequest> parsed = SchedulerSetRequest::Parse(req);
         if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
-        if (!IsAdmin(c)) {
+        if (!access_.IsAdmin(c)) {
           return Reply(c, ErrorReply(std::string(kPermissionDenied) +
                                      "only an admin may switch the scheduler"));
         }
@@ -71,7 +71,7 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
         c.kind = Connection::Kind::kCli;
         Result<QueueSetRequest> parsed = QueueSetRequest::Parse(req);
         if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
-        if (!IsAdmin(c)) {
+        if (!access_.IsAdmin(c)) {
           return Reply(c, ErrorReply(std::string(kPermissionDenied) +
                                      "only an admin may pause or resume the queue"));
         }
@@ -81,7 +81,7 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
       }
       case proto::MsgType::kShutdown:
         c.kind = Connection::Kind::kCli;
-        if (!IsAdmin(c)) {
+        if (!access_.IsAdmin(c)) {
           return Reply(c, ErrorReply(std::string(kPermissionDenied) + "only an admin may stop it"));
         }
         Reply(c, OkReply());
@@ -102,7 +102,7 @@ std::string Daemon::StatusJson(Connection& c, const StatusRequest& request) {
 json Daemon::StatusDocument(Connection* viewer, const StatusRequest& request) {
   // The metrics' view (no viewer) writes no field that HideDetails empties.
   const auto hide = [this, viewer](json* j) {
-    if (viewer != nullptr) HideDetails(*viewer, j);
+    if (viewer != nullptr) access_.HideDetails(*viewer, j);
   };
   auto now = Now();
   json daemon{{"pid", getpid()},

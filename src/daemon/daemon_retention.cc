@@ -50,7 +50,7 @@ void Daemon::OnClean(Connection& c, const json& req) {
   const double before = WallNow() - static_cast<double>(parsed->older_than_ms) / 1000.0;
   // An admin cleans every user's ended jobs; anyone else their own.
   auto removed = RemoveEnded(before, std::numeric_limits<size_t>::max(),
-                             IsAdmin(c) ? std::nullopt : std::optional<uint32_t>(c.uid));
+                             access_.IsAdmin(c) ? std::nullopt : std::optional<uint32_t>(c.uid));
   if (!removed.ok()) return Reply(c, ErrorReply(removed.status().message()));
   spdlog::info("clean: removed {} job(s)", removed->size());
   Reply(c, CleanReply{removed.value()}.ToJsonText());

@@ -22,8 +22,8 @@ bool Daemon::AcceptsUid(uid_t uid) const {
 void Daemon::OnListJobs(Connection& c, const nlohmann::json& req) {
   Result<ListJobsRequest> parsed = ListJobsRequest::Parse(req);
   if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
-  Reply(c,
-        ListJobsReply(*store_, parsed.value(), [&](nlohmann::json* job) { HideDetails(c, job); }));
+  Reply(c, ListJobsReply(*store_, parsed.value(),
+                         [&](nlohmann::json* job) { access_.HideDetails(c, job); }));
 }
 
 std::string Daemon::JobFilesDir(uint32_t uid) const {

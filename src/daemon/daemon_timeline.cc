@@ -73,7 +73,7 @@ void Daemon::OnTimeline(Connection& c, const json& req) {
   if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
   const TimelineRequest& r = parsed.value();
   // A user sees their own jobs' events; every user's only an admin (policy/access.h).
-  if (r.all_users && !IsAdmin(c)) {
+  if (r.all_users && !access_.IsAdmin(c)) {
     return Reply(c, ErrorReply(std::string(kPermissionDenied) +
                                "only an admin may see every user's timeline"));
   }
