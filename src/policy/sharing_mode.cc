@@ -45,8 +45,8 @@ std::set<JobId> SharingMode::Residents(const GpuKey& gpu, const std::set<JobId>&
   uint64_t top_need = 0, largest_other = 0;
   bool reported = true;
   for (JobId j : jobs) {
-    reported = reported && ledger.Reported(gpu, j);
     if (arbiter.PriorityOf(j) == top) {
+      reported = reported && ledger.Reported(gpu, j);
       want.insert(j);
       top_need += need[j];
     } else {

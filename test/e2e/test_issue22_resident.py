@@ -10,9 +10,10 @@ import unittest
 from gshare_e2e import FAKE_APP, TestCase
 
 MIB = 1 << 20
-DEVICE = 256 * MIB  # the fake GPU: the service and one low job fit, all three do not
-LOW = 120 * MIB
-SERVICE = 40 * MIB
+# With their slabs and pools on the GPU, a low job takes about 80 MiB and the service 60.
+DEVICE = 192 * MIB  # the fake GPU: the service and one low job fit, all three do not
+LOW = 60 * MIB
+SERVICE = 20 * MIB
 
 
 class ResidentTest(TestCase):
@@ -39,10 +40,10 @@ class ResidentTest(TestCase):
     def test_the_service_stays_resident_while_the_others_take_turns(self):
         h = self.harness()
         h.start_daemon()
-        a = self.job(h, "a", LOW, 100, 0, 0)
-        b = self.job(h, "b", LOW, 100, 0, 0)
+        a = self.job(h, "a", LOW, 40, 0, 0)
+        b = self.job(h, "b", LOW, 40, 0, 0)
         h.wait_for(lambda: len(h.status()["gpus"]) == 1, 30, "the low jobs on the GPU")
-        service = self.job(h, "service", SERVICE, 80, 30, 10)
+        service = self.job(h, "service", SERVICE, 40, 30, 10)
         ids = {}
         beside = []  # status samples with the service holding beside a low job's turn
         swaps_out = {"a": 0, "b": 0, "service": 0}
@@ -59,9 +60,9 @@ class ResidentTest(TestCase):
                         and g["holder"] in (ids.get("a"), ids.get("b"))):
                     beside.append(g["holder"])
             time.sleep(0.05)
-        self.assert_exact(h, service, 80)
-        self.assert_exact(h, a, 100)
-        self.assert_exact(h, b, 100)
+        self.assert_exact(h, service, 40)
+        self.assert_exact(h, a, 40)
+        self.assert_exact(h, b, 40)
         # Both low jobs had turns beside the service.
         self.assertEqual(set(beside), {ids["a"], ids["b"]}, "turns beside the service: %s\n%s"
                          % (beside, h.diagnostics()))

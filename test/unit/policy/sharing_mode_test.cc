@@ -161,7 +161,7 @@ TEST_CASE("sharing mode: the top priority stays resident when it fits beside any
   CHECK(g.mode.Residents(kGpu, all, g.ledger, g.arbiter, At(3100)).empty());
 }
 
-TEST_CASE("sharing mode: no residents with one priority or unreported memory") {
+TEST_CASE("sharing mode: no residents with one priority or the top job's memory unknown") {
   Gpu g;
   g.Arrive(2, 0, 50, At(0));
   g.Arrive(3, 0, 50, At(10));
@@ -173,6 +173,11 @@ TEST_CASE("sharing mode: no residents with one priority or unreported memory") {
   CHECK(g.mode.Residents(kGpu, {1, 2, 3}, g.ledger, g.arbiter, At(40)).empty());
   g.Report(1, 20, At(50));
   CHECK(g.mode.Residents(kGpu, {1, 2, 3}, g.ledger, g.arbiter, At(60)) == std::set<JobId>{1});
+  // A lower job that has not reported (it allocates in its first turn) does not stop them.
+  g.arbiter.AddJob(4, 0, Millis(0), 0);
+  g.arbiter.AddConn(41, 4, 400);
+  g.arbiter.Request(41, kGpu, At(70));
+  CHECK(g.mode.Residents(kGpu, {1, 2, 3, 4}, g.ledger, g.arbiter, At(80)) == std::set<JobId>{1});
 }
 
 }  // namespace
