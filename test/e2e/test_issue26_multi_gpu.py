@@ -324,7 +324,10 @@ class MultiGpuTest(TestCase):
         --memory checkpoint, 150 MiB each of the 256 MiB GPU: they do not fit together) both
         use GPU 0 and take turns there, each checkpointed while the other runs. Once both were
         checkpointed, and nothing moved meanwhile, c is cancelled. Returns (h, {id: Job})."""
-        h = self.checkpoint_harness(config={"rebalance": rebalance}, queue={"max_running": 4})
+        # A 1 s quantum: a turn long enough for a cycle's kernel and copies (at 300 ms each
+        # turn ends mid-cycle and the pair needs ~30 s for three kernels each).
+        h = self.checkpoint_harness(config={"rebalance": rebalance, "quantum": "1s"},
+                                    queue={"max_running": 4})
         c = h.submit("-J", "c", "--gpu", "1", "--", FAKE_APP, "--kernels", "0", "--swap-check",
                      str(20 * MIB), "--cycles", "100000", "--gap-ms", "0")
         rec_c = self.running(h, c)
