@@ -12,12 +12,10 @@ using namespace arbiter_test;
 
 // Job 1 (priority 10, connection 11) and jobs 2 and 3 (priority 0, connections 21 and 31).
 void AddServiceAndTwo(Arbiter& arb) {
-  arb.AddJob(1, 10, Millis(0), 0);
-  arb.AddJob(2, 0, Millis(0), 0);
-  arb.AddJob(3, 0, Millis(0), 0);
-  arb.AddConn(11, 1, 100);
-  arb.AddConn(21, 2, 200);
-  arb.AddConn(31, 3, 300);
+  for (JobId job : {1, 2, 3}) {
+    arb.AddJob(job, job == 1 ? 10 : 0, Millis(0), 0);
+    arb.AddConn(job * 10 + 1, job, static_cast<pid_t>(job * 100));
+  }
 }
 
 TEST_CASE_FIXTURE(Fixture, "arbiter residents: a resident holds beside the others' turns") {
