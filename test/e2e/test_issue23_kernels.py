@@ -54,7 +54,12 @@ def run(msg_id, timeout, interrupt_after=None):
             ename = content["ename"]
         elif kind == "status" and content["execution_state"] == "idle":
             break
-    reply = kc.get_shell_msg(timeout=max(0.1, deadline - time.monotonic()))
+    # The reply to this request: wait_for_ready may have left a second kernel_info_reply
+    # (it asks again while a slow kernel starts).
+    while True:
+        reply = kc.get_shell_msg(timeout=max(0.1, deadline - time.monotonic()))
+        if reply["parent_header"].get("msg_id") == msg_id:
+            break
     return {"status": reply["content"]["status"], "ename": ename, "stdout": "".join(out)}
 
 for line in sys.stdin:
