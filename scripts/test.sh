@@ -23,9 +23,8 @@ step "build (sanitized)"
 export ASAN_OPTIONS=halt_on_error=1:verify_asan_link_order=0:detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 status=0
-# Three slots on two cores: most end-to-end tests wait on their jobs, not on the CPU; those that
-# keep a core busy or time kernels take two slots (PROCESSORS 2), so they run beside one other.
-(cd build-ci && ctest -j3 --output-on-failure --timeout 600) || status=$?
+# Two tests at a time: most end-to-end tests wait on their jobs, not on the CPU.
+(cd build-ci && ctest -j2 --output-on-failure --timeout 600) || status=$?
 step "ctest"
 GSHARE_FUZZ_SECONDS=${GSHARE_FUZZ_SECONDS:-3} bash test/fuzz/run.sh build-fuzz || status=$?
 step "fuzzing"
