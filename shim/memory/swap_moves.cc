@@ -315,8 +315,8 @@ void* SwapSpace::PrepareThread(void* arg) {
     uint64_t had = self->pool_.pinned();
     uint64_t got = pushed ? had : 0;
     // In steps, each followed by a memory report: the daemon prices the next handoff by the
-    // pool it knows of (Daemon::HandoffBytes), and a handoff it cannot price because the last
-    // report predates the pin keeps the holder on the GPU through its CPU phases
+    // pool it knows of (MemoryCoordinator::HandoffBytes), and a handoff it cannot price because the
+    // last report predates the pin keeps the holder on the GPU through its CPU phases
     // (docs/benchmarks.md, "Room for the first turn's growth, pools the daemon sees").
     for (uint64_t step = got; pushed && got >= step && got < target;) {
       step = std::min(got + kPrepareStepBytes, target);

@@ -75,10 +75,10 @@ GpuKey FormatGpuUuid(const proto::GpuUuid& u) {
 Daemon::Daemon(DaemonOptions options, Clock& clock)
     : options_(std::move(options)),
       clock_(clock),
-      arbiter_(
-          Arbiter::Options{options_.config.scheduler.enabled, options_.config.scheduler.quantum,
-                           options_.config.scheduler.drop_grace,
-                           [this](const GpuKey& gpu, JobId job) { return CanGrant(gpu, job); }}),
+      arbiter_(Arbiter::Options{
+          options_.config.scheduler.enabled, options_.config.scheduler.quantum,
+          options_.config.scheduler.drop_grace,
+          [this](const GpuKey& gpu, JobId job) { return memory_.CanGrant(gpu, job); }}),
       ledger_(MemoryLedger::Options{
           options_.config.memory.context_reserve, options_.config.memory.gpu_limit,
           HostBudget(options_.config), [this](ConnId c) { return arbiter_.ConnHolds(c); },
@@ -342,7 +342,7 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
     timeline_.Releasing(gpu, c.job, m.reason < 4 ? kReasons[m.reason] : "released");
     Apply(arbiter_.Released(c.id, gpu, m.epoch, Now()));
     UpdateGapWatch(gpu);
-    MakeIncumbentRoom(gpu);
+    memory_.MakeIncumbentRoom(gpu);
   }
 }
 
@@ -358,15 +358,13 @@ void Daemon::Apply(const LeaseActions& actions) {
         m.gpu = NamedBy(*conn, a.gpu);
         m.epoch = a.epoch;
         if (a.kind == LeaseAction::Kind::kGrant) {
-          m.bytes = PrepareGrant(a);
-          gpu_memory_[a.gpu].priced.reset();
+          m.bytes = memory_.PrepareGrant(a.gpu, conn->job, a.epoch);
         }
         if (a.kind == LeaseAction::Kind::kContended) {
-          m.bytes = HandoffBytes(a.gpu);
-          gpu_memory_[a.gpu].priced = m.bytes;
+          m.bytes = memory_.PriceHandoff(a.gpu);
         }
         if (a.kind == LeaseAction::Kind::kDrop) {
-          NoteDrop(a);
+          memory_.Dropped(a.gpu);
           NoteTimeline(TimelineKind::kDrop, conn->job, a.gpu, conn->pid);
         }
         if (a.kind == LeaseAction::Kind::kGrant) timeline_.Granting(a.gpu, conn->job, conn->pid);
@@ -469,6 +467,7 @@ void Daemon::ForgetJobIfDone(JobId id) {
     if (c->job == id && !c->closing) return;  // its runner is still connected
   }
   arbiter_.RemoveJob(id);
+  memory_.Forget(id);
   jobs_.erase(it);
 }
 

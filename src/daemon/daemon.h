@@ -27,7 +27,7 @@
 #include "policy/arbiter.h"
 #include "daemon/checkpoint_coordinator.h"
 #include "daemon/checkpoint_helper.h"
-#include "daemon/handoff_log.h"
+#include "daemon/memory_coordinator.h"
 #include "daemon/metrics_publisher.h"
 #include "daemon/peer_table.h"
 #include "daemon/priority_lanes.h"
@@ -66,7 +66,9 @@ struct DaemonOptions {
   bool system = false;    // the machine's daemon, serving every user (daemon_system.cc)
 };
 
-class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
+class Daemon : private PeerEvents,
+               private CheckpointCoordinator::Host,
+               private MemoryCoordinator::Host {
  public:
   // `clock` (outlives the daemon) is what every lease, quantum and job time is read from.
   explicit Daemon(DaemonOptions options, Clock& clock = SystemClock());
@@ -151,33 +153,14 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   // while they fit beside any one of them (SharingMode::Residents).
   void UpdateResidents(const GpuKey& gpu);
   void SwitchSharing(const GpuKey& gpu, bool shared);
-  // Before an exclusive grant goes out: room is made (evictions sent) and the handoff
-  // timed. Returns the bytes others hold on the GPU that cannot move (for the grant).
-  uint64_t PrepareGrant(const LeaseAction& a);
-  // Bytes a handoff of `gpu` to its next waiter would move in its larger direction (the
-  // holder's and others' evictions, the waiter's swap-in); kHandoffNever when it would
-  // checkpoint or restore a process, or evict more than 1 GiB into host memory not pinned
-  // yet (seconds either way). Sent with CONTENDED for the holder's early release.
-  uint64_t HandoffBytes(const GpuKey& gpu);
-  // Sends CONTENDED again when the handoff's price has changed since the holder was told:
-  // from unpriced to priced as the holder's pool is pinned (or back), or by more than
-  // kRepriceBytes as the jobs grow. Without it a holder granted before its pool was pinned
-  // would wait kUnpricedIdleMs (shim/lease/gap_predictor.h) in every gap of its turn.
-  static constexpr uint64_t kRepriceBytes = 1ull << 30;  // ~25 ms of a handoff at 40 GB/s
-  void RepriceHandoff(const GpuKey& gpu);
-  void NoteDrop(const LeaseAction& a);
-  // With incumbent_room set and every other holder released: evictions for the holder's turn,
-  // as at a grant (MemoryLedger::GrantPlan).
-  void MakeIncumbentRoom(const GpuKey& gpu);
-  // Turning exclusive: the job that keeps running (Arbiter::SetShared's `first`).
-  std::optional<JobId> ExclusiveFirst(const GpuKey& gpu) const;
-  bool CanGrant(const GpuKey& gpu, JobId job);
   void AskToPin(Connection& c, const GpuKey& gpu);  // c: a connection of the exclusive holder
   // AskToPin for the exclusive holder's shim connections (MemoryLedger::PoolToPin pins ahead
   // for no other job).
   void AskHolderToPin(const GpuKey& gpu);
-  // Sends a plan's EVICTs and counts them in the ledger until the victims report.
+  // Sends a plan's EVICTs (checkpoints for the checkpoint engine) and counts them in the
+  // ledger until the victims report (both coordinators' Host).
   void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) override;
+  uint64_t LastCheckpointSent() const override;
   bool SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,
                     uint64_t bytes);
   // Sends the priority board's seats that changed (PriorityLanes::TakeMessages).
@@ -252,10 +235,7 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   // Asks the lease for a checkpointed process that cannot ask itself (its CUDA calls block
   // until it is restored).
   void RequestOnBehalf(ConnId conn);
-  // Closes the open handoff of `gpu` once the new holder's memory is back.
-  void CloseHandoff(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes, double ms);
   nlohmann::json JobMemoryJson(JobId job) const;
-  void AddGpuMemoryJson(const GpuKey& gpu, nlohmann::json* g) const;
   static uint64_t HostBudget(const Config& config);
 
   // The system daemon (daemon_system.cc): every user may connect; each user's job files live in
@@ -390,25 +370,15 @@ class Daemon : private PeerEvents, private CheckpointCoordinator::Host {
   MemoryLedger ledger_;
   Stagger stagger_;
   SharingMode sharing_;
+  MemoryCoordinator memory_{ledger_, arbiter_, stagger_, clock_, *this};
   IdleStaging staging_{options_.config.memory.idle_stage_after};
   PriorityLanes lanes_;
   SlurmJobs slurm_;  // what root's Slurm Prolog said of the jobs on this node
   CheckpointHelper checkpoint_;
   CheckpointCoordinator checkpoints_{checkpoint_, ledger_, *this};
-  HandoffLog handoffs_;
   Rebalancer rebalancer_;
   std::optional<std::vector<GpuSample>> gpu_kinds_;  // GpuKinds()
   TimelineRecorder timeline_{TimelineRecorder::Options{options_.config.timeline.record}};
-  struct GpuMemory {
-    std::optional<uint64_t> priced;  // handoff bytes last sent with CONTENDED in this grant
-    // Turning exclusive kept the incumbent running (Arbiter::SetShared): room for its turn is
-    // made once the others have released.
-    bool incumbent_room = false;
-    // Its room is being checkpointed: the last checkpoint request for it (Arbiter::MakingRoom).
-    uint64_t incumbent_checkpoint = 0;
-  };
-  std::map<GpuKey, GpuMemory> gpu_memory_;
-  std::map<JobId, std::string> memory_wait_;  // why a job's grant waits (ledger plan reason)
 
   TimePoint next_orphan_check_{};
   TimePoint next_lanes_check_{};

@@ -58,12 +58,7 @@ bool Daemon::DeferGrant(const LeaseAction& a, const std::string& frame) {
 }
 
 void Daemon::PumpDeferredGrants() {
-  for (auto& [gpu, gm] : gpu_memory_) {
-    if (gm.incumbent_checkpoint != 0 && checkpoint_.last_done() >= gm.incumbent_checkpoint) {
-      gm.incumbent_checkpoint = 0;
-      arbiter_.RoomMade(gpu, Now());
-    }
-  }
+  memory_.CheckpointsDone(checkpoint_.last_done());
   checkpoints_.Pump();
 }
 
@@ -146,7 +141,7 @@ void Daemon::OnCheckpointReplies() {
       jit->second->restore_ms += r.ms;
     }
     for (const auto& [gpu, epoch] : checkpoints_.GrantsAwaiting(r.seq)) {
-      CloseHandoff(gpu, cc.job, epoch, bytes, r.ms);
+      memory_.SwappedIn(gpu, cc.job, epoch, bytes, r.ms);
     }
   }
   for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);

@@ -176,7 +176,7 @@ void Daemon::Drop(ConnId id, const std::string& why) {
     for (const auto& [gpu, info] : gpus_) {
       UpdateSharing(gpu);
       UpdateGapWatch(gpu);
-      MakeIncumbentRoom(gpu);
+      memory_.MakeIncumbentRoom(gpu);
     }
     auto jit = jobs_.find(c.job);
     if (jit != jobs_.end()) {

@@ -1,6 +1,7 @@
-// The daemon's memory policy (docs/memory.md, "The daemon's ledger and policy"): the ledger fed by
-// the shims' reports, shared mode while the jobs on a GPU fit, evictions before an exclusive grant,
-// pinned host memory asked for ahead of the first eviction, and the handoff timeline.
+// The daemon's memory wiring (docs/memory.md, "The daemon's ledger and policy"): the ledger fed
+// by the shims' reports, shared mode while the jobs on a GPU fit, residents, evictions sent,
+// pinned host memory asked for ahead of the first eviction. The policy around exclusive turns
+// is MemoryCoordinator's.
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,7 +13,6 @@
 #include "base/process_identity.h"
 #include "daemon/daemon.h"
 #include "ipc/frame_io.h"
-#include "policy/incumbent.h"
 
 namespace gshare {
 
@@ -22,17 +22,6 @@ namespace {
 uint64_t PhysicalRamBytes() {
   return static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
          static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
-}
-
-// Room for resident `job` on `gpu`: its memory comes back first, from the others; a process
-// holding a lease there (the turn's holder) moves nothing while it runs (the shim refuses an
-// eviction then), so it is not asked.
-MemoryLedger::Plan ResidentRoom(const MemoryLedger& ledger, const Arbiter& arbiter,
-                                const GpuKey& gpu, JobId job) {
-  MemoryLedger::Plan plan = ledger.MakeRoom(gpu, job);
-  std::erase_if(plan.evictions,
-                [&arbiter](const MemoryLedger::Eviction& e) { return arbiter.ConnHolds(e.conn); });
-  return plan;
 }
 
 }  // namespace
@@ -103,36 +92,16 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
       }
     }
     arbiter_.SwappedIn(gpu, m.epoch, Now());  // the holder's quantum starts now
-    CloseHandoff(gpu, c.job, m.epoch, m.swapin_bytes, static_cast<double>(m.swapin_ns) / 1e6);
+    memory_.SwappedIn(gpu, c.job, m.epoch, m.swapin_bytes, static_cast<double>(m.swapin_ns) / 1e6);
   }
-  // An allocation of the exclusive holder waits for room: take it from the others, with
-  // headroom for the allocations that follow (kGrowthHeadroom).
+  // An allocation of the exclusive holder waits for room: taken from the others.
   if (m.demand > 0 && arbiter_.Holder(gpu) == c.job && !arbiter_.IsShared(gpu)) {
-    // A swap-in short of room shows memory the ledger does not see: planned from now on.
-    uint64_t unseen = ledger_.Unseen(gpu);
-    ledger_.LearnUnseen(c.id, gpu);
-    if (ledger_.Unseen(gpu) != unseen) {
-      spdlog::info("{}: {} bytes in use that no report shows (job {}'s swap-in found no room)", gpu,
-                   ledger_.Unseen(gpu), c.job);
-    }
-    // The demand is in the report: without the headroom, the plan is what it asks.
-    SendEvictions(gpu, ledger_.MakeRoomWithHeadroom(gpu, c.job, MemoryLedger::kGrowthHeadroom));
+    memory_.HolderDemand(gpu, c.id, c.job);
   }
   UpdateSharing(gpu);
   AskHolderToPin(gpu);
-  RepriceHandoff(gpu);
+  if (memory_.NeedsReprice(gpu)) Apply(arbiter_.Recontend(gpu));
   // A refused grant that is possible now goes out at the loop's Tick after this read.
-}
-
-void Daemon::CloseHandoff(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes, double ms) {
-  std::optional<HandoffLog::Handoff> h = handoffs_.SwappedIn(gpu, job, epoch, bytes, ms, Now());
-  if (h) {
-    spdlog::info(
-        "handoff {}: job {} -> job {}: drain {:.0f} ms, evicted {} bytes, swapped in {} "
-        "bytes in {:.0f} ms, total {:.0f} ms",
-        gpu, h->from, h->to, h->drain_ms, h->evict_bytes, h->swapin_bytes, h->swapin_ms,
-        h->total_ms);
-  }
 }
 
 void Daemon::SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) {
@@ -209,24 +178,16 @@ void Daemon::UpdateSharing(const GpuKey& gpu) {
   if (arbiter_.IsShared(gpu) != want) SwitchSharing(gpu, want);
   // A resident's allocation or swap-in that waits for room gets it (also one made resident
   // by the report that shows the demand).
-  if (arbiter_.IsShared(gpu)) return;
-  for (JobId j : arbiter_.JobsOn(gpu)) {
-    if (arbiter_.IsResident(gpu, j) && ledger_.Totals(j, gpu).demand > 0) {
-      SendEvictions(gpu, ResidentRoom(ledger_, arbiter_, gpu, j));
-    }
-  }
+  memory_.ResidentsDemand(gpu);
 }
 
 void Daemon::SwitchSharing(const GpuKey& gpu, bool want) {
   sharing_.Switched(gpu, want, Now());
   spdlog::info("{}: {} mode", gpu, want ? "shared" : "exclusive");
-  std::optional<JobId> first = want ? std::nullopt : ExclusiveFirst(gpu);
+  std::optional<JobId> first = want ? std::nullopt : memory_.ExclusiveFirst(gpu);
   Apply(arbiter_.SetShared(gpu, want, Now(), first));
   UpdateGapWatch(gpu);  // a holder that held it exclusively keeps its grant
-  if (!want && first && arbiter_.Holder(gpu) == first) {
-    gpu_memory_[gpu].incumbent_room = true;
-    MakeIncumbentRoom(gpu);
-  }
+  if (!want && first && arbiter_.Holder(gpu) == first) memory_.KeepIncumbent(gpu);
   if (!want) AskHolderToPin(gpu);
 }
 
@@ -250,139 +211,6 @@ void Daemon::UpdateResidents(const GpuKey& gpu) {
   Apply(arbiter_.SetResidents(gpu, residents, Now()));
 }
 
-std::optional<JobId> Daemon::ExclusiveFirst(const GpuKey& gpu) const {
-  TimePoint now = Now();
-  std::vector<IncumbentCandidate> candidates;
-  for (JobId j : arbiter_.JobsOn(gpu)) {
-    if (arbiter_.IsResident(gpu, j)) continue;  // it keeps running beside the turns
-    IncumbentCandidate c;
-    c.job = j;
-    MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, j, 0, /*leases_released=*/true);
-    c.feasible = plan.feasible;
-    c.bytes = plan.bytes;
-    if (std::optional<TimePoint> since = arbiter_.SharedSince(gpu, j)) {
-      TimePoint began = std::max(*since, stagger_.PhaseBegan(gpu, j).value_or(*since));
-      c.phase = std::chrono::duration_cast<Millis>(now - began);
-    }
-    candidates.push_back(c);
-  }
-  return PickIncumbent(candidates);
-}
-
-void Daemon::MakeIncumbentRoom(const GpuKey& gpu) {
-  GpuMemory& gm = gpu_memory_[gpu];
-  if (!gm.incumbent_room) return;
-  std::optional<JobId> holder = arbiter_.Holder(gpu);
-  if (!holder || arbiter_.IsShared(gpu)) {
-    gm.incumbent_room = false;
-    return;
-  }
-  for (const Arbiter::GpuView& v : arbiter_.Gpus(Now())) {
-    if (v.gpu != gpu) continue;
-    for (JobId j : v.holding) {
-      // Still draining: its memory cannot move yet (residents hold beside the turns).
-      if (j != *holder && !arbiter_.IsResident(gpu, j)) return;
-    }
-  }
-  gm.incumbent_room = false;
-  MemoryLedger::Plan plan = ledger_.GrantPlan(gpu, *holder);
-  spdlog::info("{}: job {} keeps the GPU, exclusively; {} bytes evicted for its turn", gpu, *holder,
-               plan.bytes);
-  uint64_t before = checkpoint_.last_sent();
-  SendEvictions(gpu, plan);
-  ledger_.Ran(*holder, gpu, Now());
-  if (checkpoint_.last_sent() != before) {
-    gm.incumbent_checkpoint = checkpoint_.last_sent();
-    arbiter_.MakingRoom(gpu);
-  }
-}
-
-bool Daemon::CanGrant(const GpuKey& gpu, JobId job) {
-  // Asked before the holder drops: its memory counts as movable as after its release.
-  MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, job, 0, /*leases_released=*/true);
-  if (plan.feasible) {
-    memory_wait_.erase(job);
-    return true;
-  }
-  // GpuMemory: the others' fixed memory leaves too little room; the job can still run when
-  // theirs is gone, but refusing forever would starve it if nothing changes: let it try
-  // (its swap-in waits, then gives the lease back).
-  bool checkpointed = ledger_.Totals(job, gpu).checkpointed;
-  // A restore without room would leave the process unusable: only then may it not try.
-  if (plan.reason == "GpuMemory" && !checkpointed) {
-    memory_wait_[job] = plan.reason;
-    return true;
-  }
-  if (memory_wait_[job] != plan.reason) {
-    spdlog::info("job {} waits for {}: {}", job, gpu, plan.reason);
-  }
-  memory_wait_[job] = plan.reason;
-  return false;
-}
-
-void Daemon::NoteDrop(const LeaseAction& a) {
-  handoffs_.Dropped(a.gpu, arbiter_.Holder(a.gpu), Now());
-}
-
-uint64_t Daemon::PrepareGrant(const LeaseAction& a) {
-  JobId job = conns_.at(a.conn)->job;
-  uint64_t fixed = ledger_.FixedOfOthers(a.gpu, job);
-  if (arbiter_.IsShared(a.gpu) || !arbiter_.enabled()) return fixed;
-  if (Arbiter::IsResidentEpoch(a.epoch)) {
-    // A resident's grant: its memory comes back first, from the turns' jobs; no handoff.
-    SendEvictions(a.gpu, ResidentRoom(ledger_, arbiter_, a.gpu, job));
-    ledger_.Ran(job, a.gpu, Now());
-    return fixed;
-  }
-  if (handoffs_.IsOpen(a.gpu, a.epoch)) return fixed;  // another process of the same grant
-  TimePoint now = Now();
-  handoffs_.Granted(a.gpu, job, a.epoch, now);
-  MemoryLedger::Plan plan = ledger_.GrantPlan(a.gpu, job);
-  SendEvictions(a.gpu, plan);
-  handoffs_.Evicted(a.gpu, a.epoch, plan.bytes);
-  ledger_.Ran(job, a.gpu, now);
-  // A swap-engine shim reports the end of its swap-in (kReportAfterSwapIn) after every grant.
-  if (ledger_.Totals(job, a.gpu).engine == static_cast<uint32_t>(proto::MemoryEngine::kSwap)) {
-    arbiter_.AwaitSwapIn(a.gpu, a.epoch);
-  }
-  return fixed;
-}
-
-uint64_t Daemon::HandoffBytes(const GpuKey& gpu) {
-  std::optional<JobId> waiter = arbiter_.NextWaiter(gpu);
-  if (!waiter) return 0;
-  MemoryLedger::JobTotals t = ledger_.Totals(*waiter, gpu);
-  if (t.checkpointed) return proto::kHandoffNever;
-  MemoryLedger::Plan plan = ledger_.MakeRoom(gpu, *waiter, 0, /*leases_released=*/true);
-  // An eviction into host memory not pinned yet waits for the pool to grow, at the host's
-  // populate rate, which falls several-fold when jobs start together on untouched memory
-  // (docs/benchmarks.md, "Why pools grew at 0.5–5 GB/s: the VM's first touch"): too slow and
-  // too uncertain to leave early for. The holder's pool is pinned in its first turn (PoolToPin).
-  constexpr uint64_t kUnpinnedSlack = 1ull << 30;
-  uint64_t unpinned = 0;
-  for (const MemoryLedger::Eviction& e : plan.evictions) {
-    if (e.checkpoint) return proto::kHandoffNever;
-    uint64_t pool_free = ledger_.PoolFree(e.conn);
-    unpinned += e.bytes > pool_free ? e.bytes - pool_free : 0;
-  }
-  if (unpinned > kUnpinnedSlack) return proto::kHandoffNever;
-  uint64_t swap_in = t.allocated > t.resident ? t.allocated - t.resident : 0;
-  return std::max(plan.bytes, swap_in);
-}
-
-void Daemon::RepriceHandoff(const GpuKey& gpu) {
-  auto it = gpu_memory_.find(gpu);
-  if (it == gpu_memory_.end() || !it->second.priced || !arbiter_.NextWaiter(gpu)) return;
-  uint64_t old = *it->second.priced;
-  uint64_t now = HandoffBytes(gpu);
-  bool priced_now = now != proto::kHandoffNever;
-  bool priced_before = old != proto::kHandoffNever;
-  uint64_t diff = now > old ? now - old : old - now;
-  if (priced_now != priced_before || (priced_now && diff > kRepriceBytes)) {
-    Apply(arbiter_.Recontend(gpu));
-  }
-}
-
 nlohmann::json Daemon::JobMemoryJson(JobId job) const {
   MemoryLedger::JobTotals t = ledger_.Totals(job);
   static const char* kEngines[] = {"off", "swap", "managed", "checkpoint"};
@@ -391,9 +219,8 @@ nlohmann::json Daemon::JobMemoryJson(JobId job) const {
   if (it != jobs_.end() && !it->second->record.memory.empty() && t.allocated == 0) {
     engine = it->second->record.memory;
   }
-  auto wait = memory_wait_.find(job);
   nlohmann::json waiting_for = nullptr;
-  if (wait != memory_wait_.end()) waiting_for = wait->second;
+  if (const std::string* wait = memory_.WaitReason(job)) waiting_for = *wait;
   uint64_t checkpoints = 0, restores = 0, swapins_failed = 0;
   // Its processes gone from the ledger keep counting: the counters only ever grow.
   if (it != jobs_.end()) {
@@ -432,9 +259,6 @@ nlohmann::json Daemon::JobMemoryJson(JobId job) const {
           {"waiting_for", waiting_for}};
 }
 
-void Daemon::AddGpuMemoryJson(const GpuKey& gpu, nlohmann::json* g) const {
-  (*g)["capacity"] = ledger_.Capacity(gpu);
-  handoffs_.AddJson(gpu, g);
-}
+uint64_t Daemon::LastCheckpointSent() const { return checkpoint_.last_sent(); }
 
 }  // namespace gshare

@@ -166,7 +166,7 @@ json Daemon::StatusDocument(Connection* viewer, const StatusRequest& request) {
     // NVML's index (nvidia-smi's numbering): each job may number its GPUs from 0.
     const std::string index = GpuIndexOf(v.gpu);
     g["index"] = index != v.gpu ? json(std::stoi(index)) : json(nullptr);
-    AddGpuMemoryJson(v.gpu, &g);
+    memory_.AddGpuJson(v.gpu, &g);
     const MemoryLedger::SwapCounters swaps = ledger_.SwapsOn(v.gpu);
     g["used_bytes"] = ledger_.Used(v.gpu);
     g["swaps_out_total"] = swaps.swaps_out;

@@ -100,8 +100,8 @@ class Arbiter {
   LeaseActions SetEnabled(bool enabled, TimePoint now);
   bool enabled() const { return options_.enabled; }
   // Shared mode on `gpu`: true grants every waiting request now. false: when `first` (the
-  // daemon names the holder longest in its GPU phase, Daemon::ExclusiveFirst) holds the GPU
-  // and no job on it has a higher priority, it keeps running as the exclusive holder of the
+  // daemon names the holder longest in its GPU phase, MemoryCoordinator::ExclusiveFirst) holds the
+  // GPU and no job on it has a higher priority, it keeps running as the exclusive holder of the
   // grant it has (its quantum starts now) and every other holder drops; otherwise every holder
   // drops, after which the lease is granted exclusively again, to `first` before the other
   // waiters of its priority. (Dropping the incumbent too would make it wait for the others'
@@ -155,9 +155,9 @@ class Arbiter {
   // quantum, so short quanta stay short for them.
   static constexpr int kTurnPerSwitch = 2;
   // The incumbent kept by SetShared(false) runs while other jobs are checkpointed to make room
-  // for its turn (Daemon::MakeIncumbentRoom): until RoomMade nothing preempts it; its turn then
-  // begins and lasts at least kTurnPerSwitch times that time (or the quantum), the time before
-  // counting as waiting, as for a deferred grant (a job that grows waits for that room, and
+  // for its turn (MemoryCoordinator::MakeIncumbentRoom): until RoomMade nothing preempts it; its
+  // turn then begins and lasts at least kTurnPerSwitch times that time (or the quantum), the time
+  // before counting as waiting, as for a deferred grant (a job that grows waits for that room, and
   // may run no step until it is made). Without it the checkpoint engine's incumbent could lose
   // the GPU at its quantum's end while the other job was still being checkpointed, and pay a
   // checkpoint of its own (docs/benchmarks.md, "Checkpoint engine: the incumbent's turn while

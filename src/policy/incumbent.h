@@ -1,6 +1,6 @@
 // The incumbent: which job keeps running when a GPU leaves shared mode for exclusive mode
-// (Arbiter::SetShared's `first`; the daemon gathers the candidates, Daemon::ExclusiveFirst).
-// Pure function; any thread.
+// (Arbiter::SetShared's `first`; the daemon gathers the candidates,
+// MemoryCoordinator::ExclusiveFirst). Pure function; any thread.
 //
 // A job whose memory is on the GPU already runs first: granting another first would move
 // memory at once, before any host pool is pinned (docs/memory.md, "The daemon's ledger and
