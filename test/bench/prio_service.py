@@ -26,7 +26,12 @@ Output (stdout, each line flushed): `window_start <time.time()>` just before the
 Percentiles are nearest-rank (sorted latencies, index ceil(p * n) - 1). busy_fraction is the
 sum of the requests' compute times (start of service to completion) over the window
 (first arrival to last completion). --out PATH: every latency in ms, one per line, in arrival
-order. Progress goes to stderr.
+order. --detail-out PATH: per request, tab-separated: latency, the request's own wall time
+(start of service to completion), this thread's CPU time over it (time.thread_time: it stops
+while the thread is descheduled; the synchronize spins, so waiting on the GPU counts) and the
+GPU's time from an event recorded before the forward pass to one after it (ms each): a slow
+request whose CPU time is far below its wall time waited for a CPU, one whose GPU time is its
+wall time waited for the GPU. Progress goes to stderr.
 """
 import argparse
 import gc
@@ -61,6 +66,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=50, help="back-to-back requests first (default 50)")
     ap.add_argument("--batch", type=int, default=8, help="images per request (default 8)")
     ap.add_argument("--out", default="", help="file for the per-request latencies (ms)")
+    ap.add_argument("--detail-out", default="",
+                    help="file for each request's latency, wall, CPU and GPU ms")
     args = ap.parse_args()
     if args.seconds <= 0 or args.period_ms <= 0 or args.warmup < 0 or args.batch < 1:
         ap.error("--seconds and --period-ms must be > 0, --warmup >= 0, --batch >= 1")
@@ -77,6 +84,11 @@ def main():
     while n * period < args.seconds:
         n += 1
     latency = [0.0] * n
+    wall = [0.0] * n
+    cpu = [0.0] * n
+    detail = bool(args.detail_out)
+    events = ([(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+               for _ in range(n)] if detail else [])
     busy = 0.0
     with torch.inference_mode():
         t = time.perf_counter()
@@ -97,10 +109,17 @@ def main():
             if time.perf_counter() < arrival:
                 wait_until(arrival)
             start = time.perf_counter()
+            cpu_start = time.thread_time()
+            if detail:
+                events[i][0].record()
             model(x)
+            if detail:
+                events[i][1].record()
             torch.cuda.synchronize()
             done = time.perf_counter()
+            cpu[i] = (time.thread_time() - cpu_start) * 1000.0
             busy += done - start
+            wall[i] = (done - start) * 1000.0
             latency[i] = (done - arrival) * 1000.0
         t_end = time.perf_counter()
         wall_end = time.time()
@@ -109,6 +128,11 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             f.writelines(f"{v:.4f}\n" for v in latency)
+    if detail:
+        with open(args.detail_out, "w") as f:
+            for i in range(n):
+                gpu_ms = events[i][0].elapsed_time(events[i][1])
+                f.write(f"{latency[i]:.4f}\t{wall[i]:.4f}\t{cpu[i]:.4f}\t{gpu_ms:.4f}\n")
     s = sorted(latency)
     result = {
         "kind": "service",

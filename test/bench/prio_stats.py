@@ -10,7 +10,12 @@ left when every request within [i - 2, i + 8) of a request i slower than --stall
 Why the second set: on some GPU machines the service alone, without gshare or any other job,
 stalls for 30-110 ms every 1-2 s (a stalled request delays the ones queued behind it), which
 decides p99 by itself. The same rule is applied to every case alike; it also removes stalls
-that a co-running job would cause, so the whole-window numbers are printed beside it."""
+that a co-running job would cause, so the whole-window numbers are printed beside it.
+
+With a detail.txt (prio_service.py --detail-out) it also prints, over the requests whose own
+wall time (not their queueing) exceeds --stall-ms, their number and the medians of their wall,
+CPU and GPU ms: CPU far below wall means the thread waited for a CPU (descheduled), GPU near
+wall that it waited for the GPU."""
 import argparse
 import json
 import os
@@ -46,11 +51,20 @@ def main():
                         busy = "%.3f" % json.loads(line)["busy_fraction"]
         except (OSError, ValueError, KeyError):
             pass
+        slow = ""
+        try:
+            with open(os.path.join(d, "detail.txt")) as f:
+                rows = [[float(v) for v in line.split()] for line in f if line.strip()]
+            own = [r for r in rows if r[1] > args.stall_ms]
+            med = lambda k: nearest_rank(sorted(r[k] for r in own), 50)  # noqa: E731
+            slow = " | slow=%d wall=%.2f cpu=%.2f gpu=%.2f" % (len(own), med(1), med(2), med(3))
+        except (OSError, ValueError, IndexError):
+            pass
         print("%s all p50=%.2f p90=%.2f p99=%.2f | kept=%d p50=%.2f p90=%.2f p99=%.2f | "
-              "aside=%d busy=%s" % (
+              "aside=%d busy=%s%s" % (
                   d, nearest_rank(whole, 50), nearest_rank(whole, 90), nearest_rank(whole, 99),
                   len(kept), nearest_rank(kept, 50), nearest_rank(kept, 90),
-                  nearest_rank(kept, 99), len(lat) - len(kept), busy))
+                  nearest_rank(kept, 99), len(lat) - len(kept), busy, slow))
 
 
 if __name__ == "__main__":

@@ -47,7 +47,8 @@
 #   IDLE_RELEASE, EARLY_RELEASE, STAGGER, HOST_BUDGET, LOG_LEVEL   written to the daemon's
 #                   config when set
 # Output in $OUT/priority/<case>/: times.txt (epoch seconds of each event), service.{out,err},
-# latencies.txt (ms per request), train<K>.{out,err,log} (log: `step wall_time loss`),
+# latencies.txt (ms per request), detail.txt (per request: latency, wall, CPU and GPU ms,
+# prio_service.py --detail-out), train<K>.{out,err,log} (log: `step wall_time loss`),
 # summary.txt; gshareN also config.toml, status_mid.json, status_end.json, daemon.log.
 # Cost (estimated): alone ~40 s, each bareN or gshareN ~60-90 s (start-ups ~15-25 s, MIN_STEPS,
 # the service's start-up and window, AFTER_SECONDS): ~6 min for the default CASES.
@@ -231,7 +232,7 @@ run_case() {
   echo "service_start $(now)" >>"$times"
   job_start service "$d/service.out" "$svc_tmo" "${spre[@]}" "$python" "$bench/prio_service.py" \
     --seconds "$seconds" --period-ms "$period" --warmup "$warmup" --batch "$service_batch" \
-    --out "$d/latencies.txt"
+    --out "$d/latencies.txt" --detail-out "$d/detail.txt"
   svc_pid=${job_pids[-1]}
   while kill -0 "$svc_pid" 2>/dev/null && ! grep -q '^window_start ' "$d/service.out"; do
     snooze 0.2
