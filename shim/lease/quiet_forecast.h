@@ -6,7 +6,11 @@
 // The forecast is the second shortest of the last kHistory gaps: one short outlier aside, the
 // gap is not expected shorter than any seen lately. None before kMinGaps gaps. A process
 // whose gaps vary widely (random arrivals) so gets a short forecast, and lower work that does
-// not fit it waits for the start of a gap (priority_window.h).
+// not fit it waits for the start of a gap (priority_window.h). The last gap caps it: a
+// service that fell behind its arrivals serves the queued requests back to back, with gaps far
+// shorter than its usual one, and lower work queued for a usual gap would delay each of those
+// requests in turn, so that the service never catches up; its short gaps keep the forecast
+// short until a usual gap comes back.
 //
 // The owner writes gaps from whichever thread ends an idle period (atomics, relaxed: a gap
 // lost to two racing transitions costs one sample); any thread reads. Header-only.
@@ -47,6 +51,8 @@ class QuietForecast {
         second = g;
       }
     }
+    const int64_t last = gaps_[(n - 1) % kHistory].load(std::memory_order_relaxed);
+    if (last > 0 && last < second) return last;
     return second == INT64_MAX ? 0 : second;
   }
 

@@ -55,15 +55,19 @@ TEST_CASE("KernelCosts: a full table replaces the least recently written shape")
   CHECK(known > KernelCosts::kSlots / 2);
 }
 
-TEST_CASE("QuietForecast: the second shortest of the recent gaps, after four") {
+TEST_CASE("QuietForecast: the second shortest of the recent gaps, after four, at most the last") {
   QuietForecast f;
   f.GapEnded(6 * kMs);
   f.GapEnded(7 * kMs);
   f.GapEnded(5 * kMs);
   CHECK(f.PredictNs() == 0);  // three are not enough
-  f.GapEnded(1 * kMs);        // one short outlier
+  f.GapEnded(1 * kMs);        // the job came back sooner (its requests queued): capped
+  CHECK(f.PredictNs() == 1 * kMs);
+  f.GapEnded(6 * kMs);  // a usual gap again: the short one is an outlier
   CHECK(f.PredictNs() == 5 * kMs);
   f.GapEnded(2 * kMs);
+  CHECK(f.PredictNs() == 2 * kMs);
+  f.GapEnded(6 * kMs);  // two short gaps among the last 16: the second shortest
   CHECK(f.PredictNs() == 2 * kMs);
   // Old gaps leave the history.
   for (int i = 0; i < QuietForecast::kHistory; ++i) f.GapEnded(9 * kMs);
