@@ -153,6 +153,8 @@ bool PriorityWindow::Admit(int device, uint64_t shape, CUstream stream, bool per
   v.quiet_until_ns = q.until_ns;
   v.quiet_gap_ns = q.gap_ns;
   v.waited_gap_start = *waited_gap_start;
+  v.gap_turn_taken = slot != nullptr && slot->gap_turn.load(std::memory_order_relaxed) ==
+                                            slot->idle_seq.load(std::memory_order_acquire);
   WindowVerdict verdict = AdmitRule(v);
   if (verdict == WindowVerdict::kSubmit && r.count >= kMaxOutstanding) {
     verdict = WindowVerdict::kWaitOldest;

@@ -14,7 +14,9 @@
 // job's next gap (its busy bit clearing) and then goes, so long work runs where it disturbs
 // least and is never starved. One such submission per gap on the GPU: the yielding processes
 // take turns for gap starts (BoardSlot::gap_turn), since the service's next request would
-// otherwise wait for all of theirs at once. When the higher job is overdue by more than a
+// otherwise wait for all of theirs at once; in a gap whose turn is taken the others keep to the
+// budget (the turn's submission fills the gap: time-sliced, their shares of it would run late
+// by about its length). When the higher job is overdue by more than a
 // gap, its forecast no longer holds and only the budget applies.
 //
 // After the submission an event (with timing) is recorded behind it; when it completes, the
@@ -48,13 +50,16 @@ struct WindowView {
   int64_t quiet_until_ns = 0;  // the higher job's expected return; 0 unknown
   int64_t quiet_gap_ns = 0;    // its forecast gap; 0 unknown
   bool waited_gap_start = false;  // this submission already waited for a gap's start
+  bool gap_turn_taken = false;    // a yielding process took this gap's turn (BoardSlot::gap_turn)
 };
 
 inline WindowVerdict AdmitRule(const WindowView& v) {
   const bool forecast = v.quiet_until_ns > 0 && v.quiet_gap_ns > 0;
   int64_t allowance = v.budget_ns;
   const int64_t gap_share = (v.quiet_until_ns - v.now_ns) / (v.sharers > 1 ? v.sharers : 1);
-  if (forecast && gap_share > allowance) allowance = gap_share;
+  // The long submission that took the gap's turn fills it: the rest of the gap is not shared
+  // again, or the higher job's next request would find both queued.
+  if (forecast && !v.gap_turn_taken && gap_share > allowance) allowance = gap_share;
   if (v.queued_ns + v.cost_ns <= allowance) return WindowVerdict::kSubmit;
   if (v.outstanding > 0) return WindowVerdict::kWaitOldest;
   // Alone it is longer than the budget and the rest of the gap.

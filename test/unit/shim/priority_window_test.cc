@@ -150,6 +150,15 @@ TEST_CASE("AdmitRule: the rest of the higher job's gap admits longer work") {
   CHECK(AdmitRule(three) == WindowVerdict::kWaitGapStart);
   three.cost_ns = 2 * kMs;
   CHECK(AdmitRule(three) == WindowVerdict::kSubmit);
+  // Another process's long submission took this gap's turn: the rest of the gap is its, the
+  // others keep to the budget.
+  three.gap_turn_taken = true;
+  CHECK(AdmitRule(three) == WindowVerdict::kWaitGapStart);
+  three.cost_ns = 100'000;
+  CHECK(AdmitRule(three) == WindowVerdict::kSubmit);
+  three.queued_ns = 450'000;
+  three.outstanding = 1;
+  CHECK(AdmitRule(three) == WindowVerdict::kWaitOldest);
   // Short work within the budget goes near the gap's end too.
   CHECK(AdmitRule(View(0, 0, 100'000, now, now + 50'000, 6 * kMs)) == WindowVerdict::kSubmit);
 }
