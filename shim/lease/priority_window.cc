@@ -61,6 +61,19 @@ int64_t BudgetNs(int device) {
   return b / g_lanes[device].yielders.load(std::memory_order_relaxed);
 }
 
+// GSHARE_PRIORITY_GAP_FILL: the percentage of the rest of the higher job's gap the yielding
+// processes may fill together, 0..100 (0: the budget and the gap turns only); unset:
+// DefaultGapFillPct.
+int GapFillPct(int sharers) {
+  static const int pct = [] {
+    const char* env = std::getenv("GSHARE_PRIORITY_GAP_FILL");
+    if (env == nullptr || *env == '\0') return -1;
+    long v = std::atol(env);
+    return static_cast<int>(v < 0 ? 0 : v > 100 ? 100 : v);
+  }();
+  return pct >= 0 ? pct : DefaultGapFillPct(sharers);
+}
+
 int64_t CostOf(const Ring& r, uint64_t shape, int64_t budget) REQUIRES(r.mu) {
   int64_t cost = r.costs.Predict(shape);
   if (cost == 0) cost = r.costs.MeanNs();
@@ -153,6 +166,7 @@ bool PriorityWindow::Admit(int device, uint64_t shape, CUstream stream, bool per
   v.quiet_until_ns = q.until_ns;
   v.quiet_gap_ns = q.gap_ns;
   v.waited_gap_start = *waited_gap_start;
+  v.gap_fill_pct = GapFillPct(v.sharers);
   v.gap_turn_taken = slot != nullptr && slot->gap_turn.load(std::memory_order_relaxed) ==
                                             slot->idle_seq.load(std::memory_order_acquire);
   WindowVerdict verdict = AdmitRule(v);

@@ -8,7 +8,8 @@
 // (kernel_costs.h), must fit the allowance: GSHARE_PRIORITY_INFLIGHT_US (default 150 µs; 0
 // turns the window off) divided among the GPU's yielding processes, or, when the higher job
 // published when it is expected back (quiet_forecast.h), their share of the rest of its gap
-// if longer (time-sliced, their queued work together must end by its return). What
+// if longer (time-sliced, their queued work together must end by its return; with several of
+// them only part of the rest is filled, GSHARE_PRIORITY_GAP_FILL, DefaultGapFillPct). What
 // does not fit waits for the oldest queued submission to complete; a submission that alone
 // fits neither (a 3 ms GEMM near the end of a service's gap) waits for the start of the higher
 // job's next gap (its busy bit clearing) and then goes, so long work runs where it disturbs
@@ -50,13 +51,23 @@ struct WindowView {
   int64_t quiet_until_ns = 0;  // the higher job's expected return; 0 unknown
   int64_t quiet_gap_ns = 0;    // its forecast gap; 0 unknown
   bool waited_gap_start = false;  // this submission already waited for a gap's start
+  int gap_fill_pct = 100;         // of the rest of the gap the yielders fill together
   bool gap_turn_taken = false;    // a yielding process took this gap's turn (BoardSlot::gap_turn)
 };
+
+// The percentage of the rest of the higher job's gap that `sharers` yielding processes fill
+// together by default: all of it for one; half for several, whose work, time-sliced between
+// their contexts, ran past the higher job's return when they filled all of it (with three
+// trainings beside a service the service's p99 was 1.33-1.49 x alone at 100 %, 0.87 x at
+// 50 %, and the trainings starved at 0 %: docs/benchmarks.md, "Gap fill with several
+// yielding processes").
+inline int DefaultGapFillPct(int sharers) { return sharers > 1 ? 50 : 100; }
 
 inline WindowVerdict AdmitRule(const WindowView& v) {
   const bool forecast = v.quiet_until_ns > 0 && v.quiet_gap_ns > 0;
   int64_t allowance = v.budget_ns;
-  const int64_t gap_share = (v.quiet_until_ns - v.now_ns) / (v.sharers > 1 ? v.sharers : 1);
+  const int64_t gap_share =
+      (v.quiet_until_ns - v.now_ns) * v.gap_fill_pct / 100 / (v.sharers > 1 ? v.sharers : 1);
   // The long submission that took the gap's turn fills it: the rest of the gap is not shared
   // again, or the higher job's next request would find both queued.
   if (forecast && !v.gap_turn_taken && gap_share > allowance) allowance = gap_share;

@@ -150,6 +150,17 @@ TEST_CASE("AdmitRule: the rest of the higher job's gap admits longer work") {
   CHECK(AdmitRule(three) == WindowVerdict::kWaitGapStart);
   three.cost_ns = 2 * kMs;
   CHECK(AdmitRule(three) == WindowVerdict::kSubmit);
+  // Several yielding processes fill only part of the rest by default (time-sliced, their work
+  // ran late): with half of 6 ms among three, a 2 ms kernel waits for a gap's start.
+  CHECK(DefaultGapFillPct(1) == 100);
+  three.gap_fill_pct = DefaultGapFillPct(3);
+  CHECK(AdmitRule(three) == WindowVerdict::kWaitGapStart);
+  three.cost_ns = 1 * kMs;
+  CHECK(AdmitRule(three) == WindowVerdict::kSubmit);
+  three.gap_fill_pct = 0;  // GSHARE_PRIORITY_GAP_FILL=0: the budget only
+  CHECK(AdmitRule(three) == WindowVerdict::kWaitGapStart);
+  three.gap_fill_pct = 100;
+  three.cost_ns = 2 * kMs;
   // Another process's long submission took this gap's turn: the rest of the gap is its, the
   // others keep to the budget.
   three.gap_turn_taken = true;
