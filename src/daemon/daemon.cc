@@ -150,6 +150,10 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
   if (!store.ok()) return store.status();
   store_ = std::move(store.value());
   queue_.emplace(*store_, clock_, [this](int64_t id) { return ActiveStateOf(id); });
+  retention_.emplace(
+      *store_, *queue_, clock_,
+      JobRetention::Options{options_.config.retention, options_.state_dir + "/daemon.log",
+                            [this](uint32_t uid) { return JobFilesDir(uid); }});
   // Leases held before this start ended with the daemon that granted them.
   NoteTimeline(TimelineKind::kDaemonStart, 0, "", getpid());
   // We hold the lock: any socket file left behind belongs to a dead daemon.

@@ -27,6 +27,7 @@
 #include "policy/arbiter.h"
 #include "daemon/checkpoint_coordinator.h"
 #include "daemon/checkpoint_helper.h"
+#include "daemon/job_retention.h"
 #include "daemon/memory_coordinator.h"
 #include "daemon/metrics_publisher.h"
 #include "daemon/peer_table.h"
@@ -271,14 +272,8 @@ class Daemon : private PeerEvents,
   // `gshare queue pause|resume`: sets queue_paused_ and its file; admission reruns.
   Status SetQueuePaused(bool paused);
   void OnClean(Connection& c, const nlohmann::json& req);
-  // Removes ended jobs as `gshare clean` and [retention] do (daemon_retention.cc): those that
-  // ended before `ended_before` (unix seconds) or are not among the `keep_newest` last to end,
-  // except jobs a pending job depends on; with the logs gshare placed and their scripts.
-  // Only `owner`'s jobs when given.
-  Result<std::vector<int64_t>> RemoveEnded(double ended_before, size_t keep_newest,
-                                           std::optional<uint32_t> owner = std::nullopt);
-  // Applies [retention] at start and every kRetentionPeriod: ended jobs, the daemon log's size.
-  void RetentionTick(TimePoint now);
+  // [retention] when due (JobRetention::Tick), then the timeline's (TimelineRetention).
+  void RetentionTick();
   // The GPU timeline (daemon_timeline.cc). NoteTimeline keeps one event of `job` (its owner
   // looked up; 0: the daemon's own) at the wall clock's now; SyncLeaseHolds turns the
   // arbiter's holders into grant and release events (after every change of leases: Apply);
@@ -347,7 +342,8 @@ class Daemon : private PeerEvents,
   Clock& clock_;
   Arbiter arbiter_;
   std::unique_ptr<JobStore> store_;
-  std::optional<BatchQueue> queue_;  // once the store is open
+  std::optional<BatchQueue> queue_;        // once the store is open
+  std::optional<JobRetention> retention_;  // once the queue is
   AccessGuard access_{[this](int64_t id) { return OwnerOf(id); }, RequesterOf};
   int listen_fd_ = -1;
   PeerTable peers_{this, PeerTable::Limits{}, proto::kMaxRequestPayload};
@@ -384,10 +380,8 @@ class Daemon : private PeerEvents,
   TimePoint next_lanes_check_{};
   TimePoint next_stage_check_{};
   std::optional<TimePoint> stage_due_;  // StageIdleMemory's last answer
-  TimePoint next_retention_{};          // the epoch: the first loop applies [retention]
   double start_time_ = 0;  // unix seconds: when this daemon started (metrics count from then)
   MetricsPublisher metrics_{options_.config.metrics, [this] { return MetricsText(); }};
-  static constexpr Millis kRetentionPeriod{10 * 60 * 1000};
   int gpu_count_ = 1;
 };
 

@@ -45,7 +45,7 @@ void Daemon::Loop() {
     earliest(timeline_.NextFlush());
     if (lanes_.AnyBusy()) earliest(next_lanes_check_);
     earliest(stage_deadline);
-    earliest(next_retention_);
+    earliest(retention_->next());
     earliest(peers_.Expire(now));
     peers_.Reap();
     earliest(peers_.accept_paused_until());
@@ -89,7 +89,7 @@ void Daemon::Loop() {
     TimelineTick(Now());
     stage_deadline = StageIdleMemory(Now());
     QueueTick(Now());
-    RetentionTick(Now());
+    RetentionTick();
     metrics_.FileTick(Now());
     peers_.Reap();
   }
