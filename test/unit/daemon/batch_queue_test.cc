@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 
+#include "daemon/job_records.h"
 #include "temp_dir.h"
 
 namespace gshare {
@@ -32,12 +33,7 @@ struct QueueFixture {
   // A PENDING submitted job, stored and queued; its id.
   int64_t Submit(int priority, std::string dependency = "", std::optional<double> begin = {},
                  int64_t array_job_id = 0, int64_t array_limit = 0) {
-    JobRecord r;
-    r.name = "j";
-    r.argv = {"true"};
-    r.cwd = "/";
-    r.kind = "submit";
-    r.state = JobState::kPending;
+    JobRecord r = SubmittedJob(JobState::kPending);
     r.priority = priority;
     r.dependency = std::move(dependency);
     r.begin_time = begin;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <memory>
 
+#include "daemon/job_records.h"
 #include "temp_dir.h"
 
 namespace gshare {
@@ -40,13 +41,8 @@ struct RetentionFixture {
   // A job of `uid` that ended `ago_s` seconds ago, its output pattern `output`; its script
   // and its expanded output file are made.
   int64_t Ended(double ago_s, const std::string& output, uint32_t uid = 1000) {
-    JobRecord r;
-    r.name = "j";
-    r.argv = {"true"};
-    r.cwd = "/";
-    r.kind = "submit";
+    JobRecord r = SubmittedJob(JobState::kCompleted);
     r.uid = uid;
-    r.state = JobState::kCompleted;
     r.submit_time = clock.WallNow() - ago_s - 1;
     r.end_time = clock.WallNow() - ago_s;
     r.output = output;
@@ -84,12 +80,7 @@ TEST_CASE("retention: jobs ended before the bound or past the newest go, with gs
   const int64_t third = f.Ended(300, logs);
   const int64_t second = f.Ended(120, logs);
   const int64_t newest = f.Ended(60, logs);
-  JobRecord pending;
-  pending.name = "p";
-  pending.argv = {"true"};
-  pending.cwd = "/";
-  pending.kind = "submit";
-  pending.state = JobState::kPending;
+  JobRecord pending = SubmittedJob(JobState::kPending);
   pending.dependency = "afterok:" + std::to_string(depended);
   auto pid = f.store->Insert(pending);
   REQUIRE(pid.ok());
