@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace gshare {
+namespace gshare::unit_array_spec {
 namespace {
 
 using Ids = std::vector<int64_t>;
@@ -82,4 +82,4 @@ TEST_CASE("ParseArraySpec allows at most 10,000 tasks, counted before they are l
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_array_spec

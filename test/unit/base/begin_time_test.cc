@@ -9,10 +9,10 @@
 #include <optional>
 #include <string>
 
-using std::chrono::milliseconds;
-
-namespace gshare {
+namespace gshare::unit_begin_time {
 namespace {
+
+using std::chrono::milliseconds;
 
 // Sets TZ for one test and puts the old value back.
 class ScopedTz {
@@ -259,4 +259,4 @@ TEST_CASE("ParseTimeLimit rejects bad input with a one-line message quoting it")
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_begin_time

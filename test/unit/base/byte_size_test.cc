@@ -4,7 +4,7 @@
 
 #include <doctest/doctest.h>
 
-namespace gshare {
+namespace gshare::unit_byte_size {
 namespace {
 
 constexpr uint64_t kKiB = 1ull << 10;
@@ -137,4 +137,4 @@ TEST_CASE("FormatBytes and ParseByteSize agree on whole binary units") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_byte_size

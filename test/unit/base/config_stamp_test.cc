@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-namespace gshare {
+namespace gshare::unit_config_stamp {
 namespace {
 
 std::string TempDir() {
@@ -67,4 +67,4 @@ TEST_CASE("issue 24: StampConfigFiles stamps each source in order, relative path
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_config_stamp

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace gshare {
+namespace gshare::unit_config {
 namespace {
 
 using std::chrono::milliseconds;
@@ -378,9 +378,9 @@ TEST_CASE("issue21: [system] keys, their defaults and the system daemon's source
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_config
 
-namespace gshare {
+namespace gshare::unit_config {
 namespace {
 
 TEST_CASE("issue21: [system] admin_group, max_priority and priority_ceiling") {
@@ -428,4 +428,4 @@ TEST_CASE("issue25: [slurm] maps QOS, then partition, then the default to a prio
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_config

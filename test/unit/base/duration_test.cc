@@ -2,10 +2,10 @@
 
 #include <doctest/doctest.h>
 
-using std::chrono::milliseconds;
-
-namespace gshare {
+namespace gshare::unit_duration {
 namespace {
+
+using std::chrono::milliseconds;
 
 int64_t Ms(std::string_view text) {
   Result<milliseconds> d = ParseDuration(text);
@@ -103,4 +103,4 @@ TEST_CASE("FormatDuration output parses back") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_duration

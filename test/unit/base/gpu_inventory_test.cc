@@ -4,7 +4,7 @@
 
 #include <doctest/doctest.h>
 
-namespace gshare {
+namespace gshare::unit_gpu_inventory {
 namespace {
 
 TEST_CASE("gpu request: --gpus and --gpu lists are checked together") {
@@ -58,4 +58,4 @@ TEST_CASE("gpu request: without NVML, indexes stay indexes and UUIDs are lower-c
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_gpu_inventory

@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-namespace gshare {
+namespace gshare::unit_job_state {
 namespace {
 
 TEST_CASE("JobState: names and codes are Slurm's, distinct, and read back") {
@@ -35,4 +35,4 @@ TEST_CASE("JobState: the final states are those a job never leaves") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_job_state

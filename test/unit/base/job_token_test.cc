@@ -4,7 +4,7 @@
 
 #include <set>
 
-namespace gshare {
+namespace gshare::unit_job_token {
 namespace {
 
 TEST_CASE("Job tokens are 32 hex digits, each new one different, compared exactly") {
@@ -28,4 +28,4 @@ TEST_CASE("Job tokens are 32 hex digits, each new one different, compared exactl
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_job_token

@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-namespace gshare {
+namespace gshare::unit_mail_type {
 namespace {
 
 TEST_CASE("issue24: --mail-type takes Slurm's types in any case and writes them one way") {
@@ -22,4 +22,4 @@ TEST_CASE("issue24: --mail-type takes Slurm's types in any case and writes them 
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_mail_type

@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-namespace gshare {
+namespace gshare::unit_output_pattern {
 namespace {
 
 std::string Expand(std::string_view pattern) {
@@ -43,4 +43,4 @@ TEST_CASE("ExpandOutputPattern inserts names as they are") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_output_pattern

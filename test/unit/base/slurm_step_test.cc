@@ -9,7 +9,7 @@
 
 #include "temp_dir.h"
 
-namespace gshare {
+namespace gshare::unit_slurm_step {
 namespace {
 
 TEST_CASE("issue25: ParseStepdTitle reads slurmstepd's title and nothing else") {
@@ -98,4 +98,4 @@ TEST_CASE("issue25: SlurmStepOf trusts the first root-owned ancestor only") {
 TEST_CASE("issue25: SlurmStepOf of this test finds no step") { CHECK_FALSE(SlurmStepOf(getpid())); }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_slurm_step

@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-namespace gshare {
+namespace gshare::unit_terminal_text {
 
 TEST_CASE("issue 27: table text escapes control characters") {
   CHECK(TerminalText("train-v2 ünï") == "train-v2 ünï");
@@ -14,4 +14,4 @@ TEST_CASE("issue 27: table text escapes control characters") {
   CHECK(TerminalText("\xff\xfe") == "\xff\xfe");  // not UTF-8: kept, harmless
 }
 
-}  // namespace gshare
+}  // namespace gshare::unit_terminal_text

@@ -4,7 +4,7 @@
 
 #include "cli/job_status_text.h"
 
-namespace gshare {
+namespace gshare::unit_job_command_text {
 namespace {
 
 using json = nlohmann::json;
@@ -22,4 +22,4 @@ TEST_CASE("issue25: the COMMAND column names a Slurm step whose command is hidde
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_job_command_text

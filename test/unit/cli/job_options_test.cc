@@ -5,7 +5,7 @@
 #include "ipc/job_end.h"
 #include "temp_dir.h"
 
-namespace gshare {
+namespace gshare::unit_job_options {
 namespace {
 
 // Parses `args` (after the command name) as job options of a throwaway CLI11 app.
@@ -129,4 +129,4 @@ TEST_CASE("A job's end survives in its end file") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_job_options

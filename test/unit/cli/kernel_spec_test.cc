@@ -10,7 +10,7 @@
 
 #include "temp_dir.h"
 
-namespace gshare {
+namespace gshare::unit_kernel_spec {
 namespace {
 
 using json = nlohmann::json;
@@ -113,4 +113,4 @@ TEST_CASE("issue23: kernel specs are written whole and read back") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_kernel_spec

@@ -3,7 +3,7 @@
 
 #include <doctest/doctest.h>
 
-namespace gshare {
+namespace gshare::unit_queue_format {
 namespace {
 
 JobRecord Task() {
@@ -114,4 +114,4 @@ TEST_CASE("issue 24: a running job that waits for its lease shows REASON Lease")
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_queue_format

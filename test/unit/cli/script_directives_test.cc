@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-namespace gshare {
+namespace gshare::unit_script_directives {
 namespace {
 
 using Words = std::vector<std::string>;
@@ -83,4 +83,4 @@ TEST_CASE("ParseScriptDirectives names the line of an unterminated quote") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_script_directives

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace gshare {
+namespace gshare::unit_service_unit {
 namespace {
 
 std::vector<std::string> Lines(const std::string& text) {
@@ -49,4 +49,4 @@ TEST_CASE("issue21: the user unit is unchanged in kind and names its config") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_service_unit

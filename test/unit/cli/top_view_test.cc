@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace gshare {
+namespace gshare::unit_top_view {
 namespace {
 
 using json = nlohmann::json;
@@ -129,4 +129,4 @@ TEST_CASE("top: without a daemon or NVML it says so; lines fit the width") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_top_view

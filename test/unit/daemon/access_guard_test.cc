@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-namespace gshare {
+namespace gshare::unit_access_guard {
 namespace {
 
 constexpr uint32_t kAlice = 5001, kBob = 5002, kDaemon = 4000;
@@ -84,4 +84,4 @@ TEST_CASE("access guard: priorities above the ceiling are refused to users, not 
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_access_guard

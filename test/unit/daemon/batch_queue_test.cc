@@ -9,7 +9,7 @@
 #include "daemon/job_records.h"
 #include "temp_dir.h"
 
-namespace gshare {
+namespace gshare::unit_batch_queue {
 namespace {
 
 struct QueueFixture {
@@ -174,4 +174,4 @@ TEST_CASE("issue 24: BatchQueue holds an array's tasks to its %N limit and says 
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_batch_queue

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-namespace gshare {
+namespace gshare::unit_checkpoint_coordinator {
 namespace {
 
 constexpr uint64_t kGiB = 1ull << 30;
@@ -205,4 +205,4 @@ TEST_CASE("CheckpointCoordinator kills a checkpointed process it can no longer r
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_checkpoint_coordinator

@@ -10,7 +10,7 @@
 
 #include "temp_dir.h"
 
-namespace gshare {
+namespace gshare::unit_daemon_dirs {
 namespace {
 
 constexpr uid_t kSomeoneElse = 65534;  // nobody
@@ -107,4 +107,4 @@ TEST_CASE("issue27: the state directory and the database files are made private"
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_daemon_dirs

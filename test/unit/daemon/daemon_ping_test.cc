@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-namespace gshare {
+namespace gshare::unit_daemon_ping {
 
 TEST_CASE("issue 27: a ping is answered by a pong with the same sequence number") {
   proto::PingMsg ping{42};
@@ -29,4 +29,4 @@ TEST_CASE("issue 27: a ping is answered by a pong with the same sequence number"
   CHECK(PongFor(Frame{proto::MsgType::kLeaseRequest, std::string(40, '\0')}).empty());
 }
 
-}  // namespace gshare
+}  // namespace gshare::unit_daemon_ping

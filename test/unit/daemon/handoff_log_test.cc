@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-namespace gshare {
+namespace gshare::unit_handoff_log {
 namespace {
 
 const GpuKey kGpu = "GPU-0";
@@ -63,4 +63,4 @@ TEST_CASE("HandoffLog: a first grant on a free GPU that moved nothing is not a h
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_handoff_log

@@ -10,7 +10,7 @@
 #include "store/job_store.h"
 #include "temp_dir.h"
 
-namespace gshare {
+namespace gshare::unit_issue24_run_pages {
 namespace {
 
 TEST_CASE("Issue 24: a runs request and a run read back as they were sent") {
@@ -113,4 +113,4 @@ TEST_CASE("Issue 24: the daemon's runs come in pages that list each run once") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_issue24_run_pages

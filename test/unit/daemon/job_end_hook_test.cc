@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <map>
 
-namespace gshare {
+namespace gshare::unit_job_end_hook {
 namespace {
 
 std::map<std::string, std::string> AsMap(const std::vector<std::string>& env) {
@@ -75,4 +75,4 @@ TEST_CASE("job end hook: a job cancelled before it started has no start or elaps
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_job_end_hook

@@ -13,7 +13,7 @@
 #include "daemon/job_records.h"
 #include "temp_dir.h"
 
-namespace gshare {
+namespace gshare::unit_job_retention {
 namespace {
 
 namespace fs = std::filesystem;
@@ -124,4 +124,4 @@ TEST_CASE("retention: clean removes only the owner's jobs; a link in logs/ is no
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_job_retention

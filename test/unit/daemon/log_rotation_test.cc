@@ -10,7 +10,7 @@
 
 #include "temp_dir.h"
 
-namespace gshare {
+namespace gshare::unit_log_rotation {
 namespace {
 
 std::string ReadAll(const std::string& path) {
@@ -60,4 +60,4 @@ TEST_CASE("RotateLogIfLarger moves a log past its size aside and writes on in a 
   close(fd);
 }
 
-}  // namespace gshare
+}  // namespace gshare::unit_log_rotation

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace gshare {
+namespace gshare::unit_memory_coordinator {
 namespace {
 
 constexpr uint64_t kGiB = 1ull << 30;
@@ -215,4 +215,4 @@ TEST_CASE("memory coordinator: the incumbent's room waits for the others to drai
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_memory_coordinator

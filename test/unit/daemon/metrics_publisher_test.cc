@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-namespace gshare {
+namespace gshare::unit_metrics_publisher {
 namespace {
 
 const TimePoint kT0 = TimePoint{} + std::chrono::hours(1);
@@ -81,4 +81,4 @@ TEST_CASE("metrics publisher: without a file nothing is ever due") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_metrics_publisher

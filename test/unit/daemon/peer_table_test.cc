@@ -13,7 +13,7 @@
 
 #include "temp_dir.h"
 
-namespace gshare {
+namespace gshare::unit_peer_table {
 namespace {
 
 // Records what the table reports; `on_frame` may act on the table (close, send).
@@ -239,4 +239,4 @@ TEST_CASE("PeerTable accepts up to its limit and leaves refused peers closed") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_peer_table

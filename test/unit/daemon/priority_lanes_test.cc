@@ -11,7 +11,7 @@
 
 #include "temp_dir.h"
 
-namespace gshare {
+namespace gshare::unit_priority_lanes {
 namespace {
 
 const GpuKey kGpu = "GPU-0";
@@ -99,4 +99,4 @@ TEST_CASE("priority lanes: seats, messages and the bits cleared for a shim") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_priority_lanes

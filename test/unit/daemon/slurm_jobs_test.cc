@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-namespace gshare {
+namespace gshare::unit_slurm_jobs {
 namespace {
 
 Config::Slurm Rule() {
@@ -51,4 +51,4 @@ TEST_CASE("issue25: jobs whose Epilog never came are forgotten oldest first past
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_slurm_jobs

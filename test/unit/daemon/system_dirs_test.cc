@@ -9,7 +9,7 @@
 
 #include "temp_dir.h"
 
-namespace gshare {
+namespace gshare::unit_system_dirs {
 namespace {
 
 struct stat Lstat(const std::string& path) {
@@ -54,4 +54,4 @@ TEST_CASE("issue21: the system state directory is passable, not readable") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_system_dirs

@@ -10,7 +10,7 @@
 
 #include "temp_dir.h"
 
-namespace gshare {
+namespace gshare::unit_timeline_recorder {
 namespace {
 
 const TimePoint t0{};
@@ -121,4 +121,4 @@ TEST_CASE("TimelineRecorder records nothing when recording is off") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_timeline_recorder

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace gshare {
+namespace gshare::unit_daemon_choice {
 namespace {
 
 const std::string kSystem = "/run/gshare/gshare.sock";
@@ -50,4 +50,4 @@ TEST_CASE("issue21: an explicit socket wins and is not probed") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_daemon_choice

@@ -21,7 +21,7 @@
 
 #include "temp_dir.h"
 
-namespace gshare {
+namespace gshare::unit_daemon_launcher {
 namespace {
 
 constexpr auto kPatience = std::chrono::seconds(5);
@@ -187,4 +187,4 @@ TEST_CASE("daemon launcher's ConnectUnix names the path it could not reach") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_daemon_launcher

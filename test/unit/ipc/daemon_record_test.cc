@@ -10,7 +10,7 @@
 
 #include "temp_dir.h"
 
-namespace gshare {
+namespace gshare::unit_daemon_record {
 namespace {
 
 TEST_CASE(
@@ -58,4 +58,4 @@ TEST_CASE("issue19: a record of a dead process, a bad one or one others may writ
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_daemon_record

@@ -3,7 +3,7 @@
 
 #include "ipc/frame_io.h"
 
-namespace gshare {
+namespace gshare::unit_frame_buffer {
 namespace {
 
 std::string Header(uint32_t magic, uint16_t version, uint16_t type, uint32_t length) {
@@ -75,4 +75,4 @@ TEST_CASE("protocol: a bad header is an error, not a wait for more bytes") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_frame_buffer

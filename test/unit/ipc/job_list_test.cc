@@ -5,7 +5,7 @@
 
 #include "ipc/job_json.h"
 
-namespace gshare {
+namespace gshare::unit_job_list {
 namespace {
 
 TEST_CASE("issue21: a list request survives the wire") {
@@ -103,4 +103,4 @@ TEST_CASE("issue 24: an array task read back from its JSON keeps its array field
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_job_list

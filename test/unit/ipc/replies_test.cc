@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-namespace gshare {
+namespace gshare::unit_replies {
 namespace {
 
 using json = nlohmann::json;
@@ -60,4 +60,4 @@ TEST_CASE("Replies refuse what a daemon should not send, without throwing") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_replies

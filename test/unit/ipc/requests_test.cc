@@ -5,7 +5,7 @@
 #include <csignal>
 #include <string>
 
-namespace gshare {
+namespace gshare::unit_requests {
 namespace {
 
 using json = nlohmann::json;
@@ -97,4 +97,4 @@ TEST_CASE("issue25: the Slurm requests round-trip and refuse what they cannot ca
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_requests

@@ -14,7 +14,7 @@
 #include "ipc/daemon_launcher.h"
 #include "temp_dir.h"
 
-namespace gshare {
+namespace gshare::unit_socket_trust {
 namespace {
 
 struct stat Stat(mode_t type_and_mode, uid_t owner) {
@@ -107,4 +107,4 @@ TEST_CASE("issue27: a missing directory or socket is no reason to refuse (nothin
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_socket_trust

@@ -4,7 +4,7 @@
 
 #include "base/config.h"
 
-namespace gshare {
+namespace gshare::unit_access {
 namespace {
 
 AccessRules Rules() {
@@ -54,4 +54,4 @@ TEST_CASE("Access: a user's priority ceiling is the highest entry naming them, e
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_access

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace gshare {
+namespace gshare::unit_admission_fair {
 namespace {
 
 using admission_test::Reason;
@@ -101,4 +101,4 @@ TEST_CASE("Admission: priority wins over fair share between users") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_admission_fair

@@ -4,7 +4,7 @@
 
 #include "admission_test_util.h"
 
-namespace gshare {
+namespace gshare::unit_admission {
 namespace {
 
 using admission_test::Reason;
@@ -126,4 +126,4 @@ TEST_CASE("Admission starts no submitted job while the queue is paused, a foregr
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_admission

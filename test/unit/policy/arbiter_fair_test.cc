@@ -9,7 +9,7 @@
 
 #include <doctest/doctest.h>
 
-namespace gshare {
+namespace gshare::unit_arbiter_fair {
 namespace {
 
 using namespace arbiter_test;
@@ -125,4 +125,4 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: priority still wins over fair share between
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_arbiter_fair

@@ -10,7 +10,7 @@
 #include "policy/arbiter.h"
 #include "policy/arbiter_test_util.h"
 
-namespace gshare {
+namespace gshare::unit_arbiter_gang {
 namespace {
 
 using namespace arbiter_test;
@@ -319,4 +319,4 @@ TEST_CASE_FIXTURE(Fixture, "gang: no deadlock or starvation among overlapping ga
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_arbiter_gang

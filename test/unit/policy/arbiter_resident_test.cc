@@ -5,7 +5,7 @@
 #include "policy/arbiter.h"
 #include "policy/arbiter_test_util.h"
 
-namespace gshare {
+namespace gshare::unit_arbiter_resident {
 namespace {
 
 using namespace arbiter_test;
@@ -129,4 +129,4 @@ TEST_CASE_FIXTURE(Fixture, "arbiter residents: a suspended resident holds nothin
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_arbiter_resident

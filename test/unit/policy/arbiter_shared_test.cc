@@ -7,7 +7,7 @@
 
 #include <set>
 
-namespace gshare {
+namespace gshare::unit_arbiter_shared {
 namespace {
 
 using namespace arbiter_test;
@@ -440,4 +440,4 @@ TEST_CASE_FIXTURE(Fixture, "arbiter shared: time holding in shared mode counts a
   CHECK(arb.Usage(2, At(9000)).lease_seconds == doctest::Approx(4.0));
 }
 
-}  // namespace gshare
+}  // namespace gshare::unit_arbiter_shared

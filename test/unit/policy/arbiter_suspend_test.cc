@@ -5,7 +5,7 @@
 #include "policy/arbiter.h"
 #include "policy/arbiter_test_util.h"
 
-namespace gshare {
+namespace gshare::unit_arbiter_suspend {
 namespace {
 using namespace arbiter_test;
 
@@ -74,9 +74,9 @@ TEST_CASE_FIXTURE(Fixture,
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_arbiter_suspend
 
-namespace gshare {
+namespace gshare::unit_arbiter_suspend {
 namespace {
 using namespace arbiter_test;
 
@@ -163,4 +163,4 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: a connection withdrawn from a GPU no longer
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_arbiter_suspend

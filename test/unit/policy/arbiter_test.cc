@@ -5,7 +5,7 @@
 
 #include <doctest/doctest.h>
 
-namespace gshare {
+namespace gshare::unit_arbiter {
 namespace {
 
 using namespace arbiter_test;
@@ -204,4 +204,4 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: per-job quantum") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_arbiter

@@ -6,7 +6,7 @@
 #include "policy/arbiter.h"
 #include "policy/arbiter_test_util.h"
 
-namespace gshare {
+namespace gshare::unit_arbiter_withdraw {
 namespace {
 
 using namespace arbiter_test;
@@ -54,4 +54,4 @@ TEST_CASE_FIXTURE(Fixture, "issue 26: a gang still waits while another of its pr
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_arbiter_withdraw

@@ -4,7 +4,7 @@
 
 #include <map>
 
-namespace gshare {
+namespace gshare::unit_dependency {
 namespace {
 
 constexpr DependencyType kOk = DependencyType::kAfterOk;
@@ -132,4 +132,4 @@ TEST_CASE("EvaluateDependencies combines: never, else waiting, else satisfied") 
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_dependency

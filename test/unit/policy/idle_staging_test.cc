@@ -8,7 +8,7 @@
 
 #include "ledger_test_util.h"
 
-namespace gshare {
+namespace gshare::unit_idle_staging {
 namespace {
 
 using namespace ledger_test;  // NOLINT: the shared constants of these tests
@@ -189,4 +189,4 @@ TEST_CASE("ledger: staged memory leaves first and takes no new host memory") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_idle_staging

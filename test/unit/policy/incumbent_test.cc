@@ -5,7 +5,7 @@
 
 #include <doctest/doctest.h>
 
-namespace gshare {
+namespace gshare::unit_incumbent {
 namespace {
 
 IncumbentCandidate Holder(JobId job, int64_t phase_ms, uint64_t bytes, bool feasible = true) {
@@ -36,4 +36,4 @@ TEST_CASE("incumbent: ties go to the least memory moved; infeasible jobs never r
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_incumbent

@@ -8,7 +8,7 @@
 
 #include "policy/memory_ledger.h"
 
-namespace gshare {
+namespace gshare::unit_ledger_checkpoint {
 namespace {
 
 using namespace ledger_test;  // NOLINT: the shared constants of these tests
@@ -102,9 +102,9 @@ TEST_CASE("ledger checkpoint: a suspended job is out of the fit and no victim") 
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_ledger_checkpoint
 
-namespace gshare {
+namespace gshare::unit_ledger_checkpoint {
 namespace {
 
 TEST_CASE("ledger checkpoint: without checkpoints the engine's memory is fixed") {
@@ -145,4 +145,4 @@ TEST_CASE("ledger checkpoint: a moved process counts on its new GPU only") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_ledger_checkpoint

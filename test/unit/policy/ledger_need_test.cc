@@ -5,7 +5,7 @@
 
 #include "policy/ledger_test_util.h"
 
-namespace gshare {
+namespace gshare::unit_ledger_need {
 namespace {
 
 using namespace ledger_test;  // NOLINT: the shared constants of these tests
@@ -28,4 +28,4 @@ TEST_CASE("issue 26: Need counts allocations, demands and contexts, per GPU and 
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_ledger_need

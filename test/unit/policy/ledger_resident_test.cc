@@ -7,7 +7,7 @@
 
 #include "policy/ledger_test_util.h"
 
-namespace gshare {
+namespace gshare::unit_ledger_resident {
 namespace {
 
 using namespace ledger_test;  // NOLINT: the shared constants of these tests
@@ -43,4 +43,4 @@ TEST_CASE("ledger: a resident's memory stays while another job's room is made") 
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_ledger_resident

@@ -5,7 +5,7 @@
 #include "ledger_test_util.h"
 #include "policy/memory_ledger.h"
 
-namespace gshare {
+namespace gshare::unit_ledger_unseen {
 namespace {
 
 using namespace ledger_test;  // NOLINT: the shared constants of these tests
@@ -48,4 +48,4 @@ TEST_CASE("ledger: room is planned without the unseen memory, until the GPU empt
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_ledger_unseen

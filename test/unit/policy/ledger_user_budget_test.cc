@@ -9,7 +9,7 @@
 
 #include <map>
 
-namespace gshare {
+namespace gshare::unit_ledger_user_budget {
 namespace {
 
 using namespace ledger_test;  // NOLINT: the shared constants of these tests
@@ -82,4 +82,4 @@ TEST_CASE("ledger: the grant waits with UserHostMemoryBudget when the budgets ar
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_ledger_user_budget

@@ -9,7 +9,7 @@
 
 #include "ledger_test_util.h"
 
-namespace gshare {
+namespace gshare::unit_memory_ledger {
 namespace {
 
 using namespace ledger_test;  // NOLINT: the shared constants of these tests
@@ -502,4 +502,4 @@ TEST_CASE("ledger: pool free is the pinned pool less the process's swapped-out b
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_memory_ledger

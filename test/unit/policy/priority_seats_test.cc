@@ -4,7 +4,7 @@
 
 #include <doctest/doctest.h>
 
-namespace gshare {
+namespace gshare::unit_priority_seats {
 namespace {
 
 const GpuKey kGpu = "GPU-0";
@@ -96,4 +96,4 @@ TEST_CASE("priority seats: 64 seats per GPU; a freed seat is taken again") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_priority_seats

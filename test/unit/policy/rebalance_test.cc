@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-namespace gshare {
+namespace gshare::unit_rebalance {
 namespace {
 
 constexpr uint64_t kGiB = 1ull << 30;
@@ -158,4 +158,4 @@ TEST_CASE("issue 26: a moved process is not moved again before it has run") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_rebalance

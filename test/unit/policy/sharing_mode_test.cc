@@ -10,7 +10,7 @@
 #include "arbiter_test_util.h"
 #include "ledger_test_util.h"
 
-namespace gshare {
+namespace gshare::unit_sharing_mode {
 namespace {
 
 using arbiter_test::Count;
@@ -181,4 +181,4 @@ TEST_CASE("sharing mode: no residents with one priority or the top job's memory 
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_sharing_mode

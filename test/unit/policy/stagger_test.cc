@@ -5,7 +5,7 @@
 
 #include <doctest/doctest.h>
 
-namespace gshare {
+namespace gshare::unit_stagger {
 namespace {
 
 const GpuKey kGpu = "GPU-0";
@@ -161,4 +161,4 @@ TEST_CASE("stagger: a job's GPU phase begins at the end of its latest gap of kPh
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_stagger

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-namespace gshare {
+namespace gshare::unit_job_identity {
 namespace {
 
 TEST_CASE("issue21: Lookup fails for a uid nobody has") {
@@ -53,4 +53,4 @@ TEST_CASE("issue21: Become drops root for good (as root only)") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_job_identity

@@ -21,7 +21,7 @@
 
 #include "temp_dir.h"
 
-namespace gshare {
+namespace gshare::unit_job_runner {
 namespace {
 
 constexpr auto kPatience = std::chrono::seconds(5);
@@ -285,9 +285,9 @@ TEST_CASE("job runner's ExitLike re-raises the job's signal or exits with its co
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_job_runner
 
-namespace gshare {
+namespace gshare::unit_job_runner {
 namespace {
 
 TEST_CASE("job runner runs a detached job: its env, directory, output file and /dev/null stdin") {
@@ -371,4 +371,4 @@ TEST_CASE("issue23: a die_with_runner job dies with its runner, even one killed 
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_job_runner

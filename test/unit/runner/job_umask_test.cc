@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace gshare {
+namespace gshare::unit_job_umask {
 namespace {
 
 TEST_CASE("issue27: the daemon's umask is 077 and its jobs get the one it started with") {
@@ -20,4 +20,4 @@ TEST_CASE("issue27: the daemon's umask is 077 and its jobs get the one it starte
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_job_umask

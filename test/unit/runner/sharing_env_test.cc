@@ -3,7 +3,7 @@
 
 #include "runner/sharing_env.h"
 
-namespace gshare {
+namespace gshare::unit_sharing_env {
 namespace {
 
 TEST_CASE("sharing env: JAX and TensorFlow defaults only where the job sets nothing") {
@@ -22,4 +22,4 @@ TEST_CASE("sharing env: JAX and TensorFlow defaults only where the job sets noth
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_sharing_env

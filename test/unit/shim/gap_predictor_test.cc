@@ -4,7 +4,7 @@
 
 #include <doctest/doctest.h>
 
-namespace gshare::shim {
+namespace gshare::shim::unit_gap_predictor {
 namespace {
 
 constexpr int64_t kMin = GapPredictor::kMinGapMs;
@@ -125,4 +125,4 @@ TEST_CASE("GapPredictor: idle release is not risked on a handoff that cannot be 
 }
 
 }  // namespace
-}  // namespace gshare::shim
+}  // namespace gshare::shim::unit_gap_predictor

@@ -6,7 +6,7 @@
 #include "lease/priority_window.h"
 #include "lease/quiet_forecast.h"
 
-namespace gshare::shim {
+namespace gshare::shim::unit_priority_window {
 namespace {
 
 constexpr int64_t kMs = 1'000'000;
@@ -175,4 +175,4 @@ TEST_CASE("AdmitRule: the rest of the higher job's gap admits longer work") {
 }
 
 }  // namespace
-}  // namespace gshare::shim
+}  // namespace gshare::shim::unit_priority_window

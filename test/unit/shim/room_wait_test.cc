@@ -4,7 +4,7 @@
 
 #include <doctest/doctest.h>
 
-namespace gshare::shim {
+namespace gshare::shim::unit_room_wait {
 namespace {
 
 constexpr int64_t kMs = 1'000'000;
@@ -59,4 +59,4 @@ TEST_CASE("RoomWait: the free memory is asked at most every poll interval") {
 }
 
 }  // namespace
-}  // namespace gshare::shim
+}  // namespace gshare::shim::unit_room_wait

@@ -13,7 +13,7 @@
 #include <limits>
 #include <set>
 
-namespace gshare {
+namespace gshare::unit_job_store {
 namespace {
 
 JobRecord Job(std::string name, std::string state = "PENDING") {
@@ -459,4 +459,4 @@ TEST_CASE("JobStore in a read-only directory gives an error Status") {
 }
 
 }  // namespace
-}  // namespace gshare
+}  // namespace gshare::unit_job_store
