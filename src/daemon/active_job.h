@@ -42,9 +42,6 @@ struct ActiveJob {
   uint64_t swapins_failed = 0, swapins_failed_in_row = 0;
   // Per process and GPU: ms its submissions waited for higher priorities (kMemReport).
   std::map<std::pair<ConnId, GpuKey>, uint64_t> held_ms;
-  // The last time it asked for or gave back a lease (or started): idle since then while it
-  // holds and wants none (IdleFor).
-  TimePoint active_at{};
 };
 
 }  // namespace gshare

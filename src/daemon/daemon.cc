@@ -275,7 +275,7 @@ JobId Daemon::AdoptProcess(Connection& c, uint64_t job_id) {
   auto job = std::make_unique<ActiveJob>();
   job->record = r;
   job->adhoc = true;
-  job->active_at = Now();
+  staging_.Active(r.id);
   jobs_[r.id] = std::move(job);
   arbiter_.AddJob(r.id, r.priority, Millis(0), r.uid);
   return r.id;
@@ -326,7 +326,7 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
   std::memcpy(&m, f.payload.data(), sizeof m);
   if (!NoteGpu(c, FormatGpuUuid(m.gpu), m.gpu, m.ordinal)) return;
   const GpuKey gpu = RunsOn(c, FormatGpuUuid(m.gpu));
-  NoteActive(c.job, Now());
+  staging_.Active(c.job);
   if (f.type == proto::MsgType::kLeaseRequest) {
     // The seat first: a grant in shared mode lets the process submit at once, and its first
     // submission must already be ordered by its priority.
@@ -472,6 +472,7 @@ void Daemon::ForgetJobIfDone(JobId id) {
   }
   arbiter_.RemoveJob(id);
   memory_.Forget(id);
+  staging_.ForgetJob(id);
   jobs_.erase(it);
 }
 

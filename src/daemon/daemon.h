@@ -27,6 +27,7 @@
 #include "policy/arbiter.h"
 #include "daemon/checkpoint_coordinator.h"
 #include "daemon/checkpoint_helper.h"
+#include "daemon/idle_stager.h"
 #include "daemon/job_retention.h"
 #include "daemon/memory_coordinator.h"
 #include "daemon/metrics_publisher.h"
@@ -39,7 +40,6 @@
 #include "base/gpu_metrics.h"
 #include "ipc/frame_io.h"
 #include "store/job_store.h"
-#include "policy/idle_staging.h"
 #include "policy/memory_ledger.h"
 #include "policy/rebalance.h"
 #include "ipc/requests.h"
@@ -69,7 +69,8 @@ struct DaemonOptions {
 
 class Daemon : private PeerEvents,
                private CheckpointCoordinator::Host,
-               private MemoryCoordinator::Host {
+               private MemoryCoordinator::Host,
+               private IdleStager::Host {
  public:
   // `clock` (outlives the daemon) is what every lease, quantum and job time is read from.
   explicit Daemon(DaemonOptions options, Clock& clock = SystemClock());
@@ -171,18 +172,10 @@ class Daemon : private PeerEvents,
   // Every kLanesCheck while a bit is set.
   void QuietStoppedSeats(TimePoint now);
   static constexpr Millis kLanesCheck{1000};
-  // Idle memory staging (daemon_staging.cc, src/policy/idle_staging.h): asks idle jobs' shims
-  // to stage their memory (kSwapStage) where IdleStaging says so, every kStageCheck at most.
-  // Returns when it should run again (a job's idle time reaching the threshold, or a second
-  // later while an idle job's memory is not staged), if ever; never before kStageCheck.
-  std::optional<TimePoint> StageIdleMemory(TimePoint now);
-  static constexpr Millis kStageCheck{250};
-  static constexpr Millis kStageRecheck{1000};
-  // How long `job` has been idle: no lease held or wanted on any GPU since active_at;
-  // nullopt while it holds or wants one (or is unknown).
-  std::optional<Millis> IdleFor(JobId job, TimePoint now) const;
-  // The job asked for or gave back a lease now.
-  void NoteActive(JobId job, TimePoint now);
+  // IdleStager::Host: a kSwapStage request sent and logged.
+  void SendStage(ConnId conn, const GpuKey& gpu, uint64_t bytes) override;
+  // The GPUs shims have named (gpus_), in order.
+  std::vector<GpuKey> GpuKeys() const;
   // Phase staggering in shared mode (daemon_stagger.cc, src/policy/stagger.h): while two jobs or
   // more hold `gpu` in shared mode, its holders report their idle gaps (kGapWatch on, and
   // off again when that ends); a report may stretch a holder's next gap.
@@ -322,7 +315,7 @@ class Daemon : private PeerEvents,
   nlohmann::json UsersJson(TimePoint now) const;
   // [memory] host_budget_per_user in bytes (0: none), and a job's owner for the ledger.
   static uint64_t UserHostBudget(const Config& config);
-  uid_t JobOwner(JobId job) const;
+  uid_t JobOwner(JobId job) const override;
   // Ends active job `id` as `end` reports, honouring a pending cancel or requeue.
   void EndJob(JobId id, const JobEnd& end);
   // Signals a running job's process group; false when its pid is not known yet.
@@ -367,7 +360,7 @@ class Daemon : private PeerEvents,
   Stagger stagger_;
   SharingMode sharing_;
   MemoryCoordinator memory_{ledger_, arbiter_, stagger_, clock_, *this};
-  IdleStaging staging_{options_.config.memory.idle_stage_after};
+  IdleStager staging_{options_.config.memory.idle_stage_after, arbiter_, ledger_, clock_, *this};
   PriorityLanes lanes_;
   SlurmJobs slurm_;  // what root's Slurm Prolog said of the jobs on this node
   CheckpointHelper checkpoint_;
@@ -378,8 +371,6 @@ class Daemon : private PeerEvents,
 
   TimePoint next_orphan_check_{};
   TimePoint next_lanes_check_{};
-  TimePoint next_stage_check_{};
-  std::optional<TimePoint> stage_due_;  // StageIdleMemory's last answer
   double start_time_ = 0;  // unix seconds: when this daemon started (metrics count from then)
   MetricsPublisher metrics_{options_.config.metrics, [this] { return MetricsText(); }};
   int gpu_count_ = 1;

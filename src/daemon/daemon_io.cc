@@ -33,7 +33,7 @@ void Daemon::Loop() {
   std::vector<ConnId> ids;
   // fds: the signal pipe, the checkpoint helper, the listening socket, then one per peer.
   constexpr size_t kFirstPeer = 3;
-  std::optional<TimePoint> stage_deadline;  // StageIdleMemory's next run, if it asked for one
+  std::optional<TimePoint> stage_deadline;  // IdleStager::Tick's next run, if it asked for one
   while (!stopping_) {
     const TimePoint now = Now();
     std::optional<TimePoint> deadline = arbiter_.NextDeadline();
@@ -87,7 +87,7 @@ void Daemon::Loop() {
     RebalanceTick();
     QuietStoppedSeats(Now());
     TimelineTick(Now());
-    stage_deadline = StageIdleMemory(Now());
+    stage_deadline = staging_.Tick(GpuKeys());
     QueueTick(Now());
     RetentionTick();
     metrics_.FileTick(Now());
@@ -170,7 +170,7 @@ void Daemon::Drop(ConnId id, const std::string& why) {
         jit->second->gone_bytes_in += before.bytes_in - after.bytes_in;
       }
     }
-    staging_.Forget(id);
+    staging_.ForgetConn(id);
     rebalancer_.Forget(id);
     stagger_.Forget(c.job);
     for (const auto& [gpu, info] : gpus_) {

@@ -96,13 +96,13 @@ void Daemon::LoadQueue() {
     } else {
       // Re-adopted until its runner is found dead; its shims reconnect by themselves.
       auto job = std::make_unique<ActiveJob>();
-      job->active_at = Now();
       job->orphan = true;
       job->readopted = true;
       if (!r.end_request.empty()) {
         job->kill_at = Now() + Millis(r.kill_after_ms);
       }
       JobId id = r.id;
+      staging_.Active(id);
       arbiter_.AddJob(id, r.priority, Millis(r.quantum_ms), r.uid);
       SetGang(r);
       job->record = std::move(r);
@@ -260,7 +260,7 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
   record.reason.clear();
   auto job = std::make_unique<ActiveJob>();
   job->record = std::move(record);
-  job->active_at = Now();
+  staging_.Active(id);
   ActiveJob& active = *job;
   jobs_[id] = std::move(job);
   arbiter_.AddJob(id, active.record.priority, Millis(active.record.quantum_ms), active.record.uid);
@@ -278,6 +278,7 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
     JobRecord back = std::move(active.record);
     arbiter_.RemoveJob(id);
     jobs_.erase(id);
+    staging_.ForgetJob(id);
     back.state = JobState::kPending;
     back.start_time.reset();
     back.slot.clear();

@@ -196,7 +196,7 @@ json Daemon::StatusDocument(Connection* viewer, const StatusRequest& request) {
     for (const auto& [key, ms] : job->held_ms) held_ms += ms;
     j["held_back_seconds"] = static_cast<double>(held_ms) / 1000.0;
     j["lease"] = LeaseText(u);
-    std::optional<Millis> idle = IdleFor(id, now);
+    std::optional<Millis> idle = staging_.IdleFor(id);
     j["idle_seconds"] = idle ? json(static_cast<double>(idle->count()) / 1000.0) : json(nullptr);
     json mem = JobMemoryJson(id);
     j["allocated_bytes"] = mem["allocated"];
