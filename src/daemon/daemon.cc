@@ -155,7 +155,7 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
       JobRetention::Options{options_.config.retention, options_.state_dir + "/daemon.log",
                             [this](uint32_t uid) { return JobFilesDir(uid); }});
   // Leases held before this start ended with the daemon that granted them.
-  NoteTimeline(TimelineKind::kDaemonStart, 0, "", getpid());
+  timeline_.Note(TimelineKind::kDaemonStart, 0, "", getpid());
   // We hold the lock: any socket file left behind belongs to a dead daemon.
   unlink(options_.socket_path.c_str());
   listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -369,7 +369,7 @@ void Daemon::Apply(const LeaseActions& actions) {
         }
         if (a.kind == LeaseAction::Kind::kDrop) {
           memory_.Dropped(a.gpu);
-          NoteTimeline(TimelineKind::kDrop, conn->job, a.gpu, conn->pid);
+          timeline_.Note(TimelineKind::kDrop, conn->job, a.gpu, conn->pid);
         }
         if (a.kind == LeaseAction::Kind::kGrant) timeline_.Granting(a.gpu, conn->job, conn->pid);
         auto type = a.kind == LeaseAction::Kind::kGrant  ? proto::MsgType::kLeaseGrant
@@ -397,7 +397,7 @@ void Daemon::Apply(const LeaseActions& actions) {
       case LeaseAction::Kind::kContinue: kill(a.pid, SIGCONT); break;
     }
   }
-  SyncLeaseHolds();
+  timeline_.SyncHolds(arbiter_, GpuKeys());
 }
 
 void Daemon::FinishJob(JobId id, JobState state, std::optional<int> exit_code,
@@ -417,7 +417,7 @@ void Daemon::FinishJob(JobId id, JobState state, std::optional<int> exit_code,
   RecordUsage(id, job, &r);
   r.reason = reason;
   SaveRecord(r);
-  NoteTimeline(TimelineKind::kJobEnd, id, "", r.pid.value_or(0), 0, 0, JobStateName(state));
+  timeline_.Note(TimelineKind::kJobEnd, id, "", r.pid.value_or(0), 0, 0, JobStateName(state));
   queue_->Ended(id, state);
   spdlog::info("job {} {} (lease {:.1f} s, waited {:.1f} s){}", id, JobStateName(state),
                r.lease_seconds, r.wait_seconds, reason.empty() ? "" : ": " + reason);

@@ -267,17 +267,8 @@ class Daemon : private PeerEvents,
   void OnClean(Connection& c, const nlohmann::json& req);
   // [retention] when due (JobRetention::Tick), then the timeline's (TimelineRetention).
   void RetentionTick();
-  // The GPU timeline (daemon_timeline.cc). NoteTimeline keeps one event of `job` (its owner
-  // looked up; 0: the daemon's own) at the wall clock's now; SyncLeaseHolds turns the
-  // arbiter's holders into grant and release events (after every change of leases: Apply);
-  // TimelineTick writes the kept events when due (or now when `force`); TimelineRetention
-  // applies [timeline] keep and max_events.
-  void NoteTimeline(TimelineKind kind, JobId job, const GpuKey& gpu, int pid, uint64_t bytes = 0,
-                    double ms = 0, std::string detail = "");
-  void SyncLeaseHolds();
-  void TimelineTick(TimePoint now, bool force = false);
+  // `gshare timeline`: the recorded events the requester may see (daemon_timeline.cc).
   void OnTimeline(Connection& c, const nlohmann::json& req);
-  void TimelineRetention();
   // The first GPU the memory ledger knows process `conn` on ("" when none): where its
   // checkpoint or restore is drawn.
   GpuKey FirstGpuOf(ConnId conn) const;
@@ -367,7 +358,8 @@ class Daemon : private PeerEvents,
   CheckpointCoordinator checkpoints_{checkpoint_, ledger_, *this};
   Rebalancer rebalancer_;
   std::optional<std::vector<GpuSample>> gpu_kinds_;  // GpuKinds()
-  TimelineRecorder timeline_{TimelineRecorder::Options{options_.config.timeline.record}};
+  TimelineRecorder timeline_{TimelineRecorder::Options{options_.config.timeline.record}, clock_,
+                             [this](JobId job) { return JobOwner(job); }};
 
   TimePoint next_orphan_check_{};
   TimePoint next_lanes_check_{};

@@ -104,7 +104,7 @@ void Daemon::OnCheckpointReplies() {
         continue;
       }
       spdlog::info("{}: pid {} checkpointed in {:.0f} ms", JobName(cc.job), r.pid, r.ms);
-      NoteTimeline(TimelineKind::kCheckpoint, cc.job, FirstGpuOf(cc.conn), r.pid, 0, r.ms);
+      timeline_.Note(TimelineKind::kCheckpoint, cc.job, FirstGpuOf(cc.conn), r.pid, 0, r.ms);
       if (jit != jobs_.end()) {
         ++jit->second->checkpoints;
         jit->second->checkpoint_ms += r.ms;
@@ -135,7 +135,7 @@ void Daemon::OnCheckpointReplies() {
     rebalancer_.Ran(cc.conn);
     uint64_t bytes = ledger_.Totals(cc.job).allocated;
     spdlog::info("{}: pid {} restored in {:.0f} ms", JobName(cc.job), r.pid, r.ms);
-    NoteTimeline(TimelineKind::kRestore, cc.job, FirstGpuOf(cc.conn), r.pid, bytes, r.ms);
+    timeline_.Note(TimelineKind::kRestore, cc.job, FirstGpuOf(cc.conn), r.pid, bytes, r.ms);
     if (jit != jobs_.end()) {
       ++jit->second->restores;
       jit->second->restore_ms += r.ms;
@@ -200,7 +200,7 @@ Status Daemon::SuspendJob(int64_t id) {
   job.suspension = ActiveJob::Suspension::kDraining;
   ledger_.SetSuspended(id, true);
   if (!job.shims.empty()) EnsureCheckpointHelper();
-  NoteTimeline(TimelineKind::kSuspend, id, "", 0);
+  timeline_.Note(TimelineKind::kSuspend, id, "", 0);
   Apply(arbiter_.SetSuspended(id, true, Now()));
   AdvanceSuspension(job);
   for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
@@ -224,7 +224,7 @@ Status Daemon::ResumeJob(int64_t id, const std::string& to_gpu) {
   if (job.suspension == ActiveJob::Suspension::kStopped) SignalJobProcesses(job, SIGCONT);
   job.suspension = ActiveJob::Suspension::kNone;
   ledger_.SetSuspended(id, false);
-  NoteTimeline(TimelineKind::kResume, id, "", 0);
+  timeline_.Note(TimelineKind::kResume, id, "", 0);
   Apply(arbiter_.SetSuspended(id, false, Now()));
   // Checkpoints still under way ask on the process's behalf when they finish.
   for (ConnId c : job.shims) {

@@ -86,7 +86,7 @@ void Daemon::Loop() {
     CheckpointTick();
     RebalanceTick();
     QuietStoppedSeats(Now());
-    TimelineTick(Now());
+    timeline_.Tick(*store_);
     stage_deadline = staging_.Tick(GpuKeys());
     QueueTick(Now());
     RetentionTick();
@@ -94,8 +94,8 @@ void Daemon::Loop() {
     peers_.Reap();
   }
   peers_.FlushAll(std::chrono::seconds(1));  // pending replies (the shutdown's own)
-  timeline_.EndAll("daemon stopped", static_cast<int64_t>(WallNow() * 1e6), Now());
-  TimelineTick(Now(), /*force=*/true);
+  timeline_.EndAll("daemon stopped");
+  timeline_.Tick(*store_, /*force=*/true);
 }
 
 bool Daemon::OnAccepted(ConnId id, pid_t pid, uid_t uid) {

@@ -87,8 +87,8 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
     } else {
       job.swapins_failed_in_row = 0;
       if (m.swapin_bytes != 0) {
-        NoteTimeline(TimelineKind::kSwapIn, c.job, gpu, c.pid, m.swapin_bytes,
-                     static_cast<double>(m.swapin_ns) / 1e6);
+        timeline_.Note(TimelineKind::kSwapIn, c.job, gpu, c.pid, m.swapin_bytes,
+                       static_cast<double>(m.swapin_ns) / 1e6);
       }
     }
     arbiter_.SwappedIn(gpu, m.epoch, Now());  // the holder's quantum starts now
@@ -112,7 +112,7 @@ void Daemon::SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) {
     }
     bool sent = SendLeaseMsg(e.conn, proto::MsgType::kEvict, gpu, 0, e.bytes);
     if (const Connection* victim = sent ? Live(e.conn) : nullptr; victim != nullptr) {
-      NoteTimeline(TimelineKind::kSwapOut, victim->job, gpu, victim->pid, e.bytes);
+      timeline_.Note(TimelineKind::kSwapOut, victim->job, gpu, victim->pid, e.bytes);
     }
     spdlog::debug("evict {} bytes of connection {} on {}{}", e.bytes, e.conn, gpu,
                   sent ? "" : ": not sent");

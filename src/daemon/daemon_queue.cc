@@ -391,7 +391,7 @@ void Daemon::OnRunStarted(Connection& c, const json& req) {
   // only to the next daemon (this one died meanwhile) starts its job seconds later.
   job.record.start_time = WallNow();
   SaveRecord(job.record);
-  NoteTimeline(TimelineKind::kJobStart, c.job, "", parsed->pid, 0, 0, job.record.kind);
+  timeline_.Note(TimelineKind::kJobStart, c.job, "", parsed->pid, 0, 0, job.record.kind);
   Reply(c, OkReply());
   // Cancelled while its supervisor was starting it.
   if (!job.record.end_request.empty()) SignalJob(job, SIGTERM);
@@ -429,7 +429,7 @@ void Daemon::EndJob(JobId id, const JobEnd& end) {
     SaveRequeued(ran, &again);
     job.record.state = JobState::kPending;
     queue_->Add(std::move(again));
-    NoteTimeline(TimelineKind::kJobEnd, id, "", job.record.pid.value_or(0), 0, 0, "REQUEUED");
+    timeline_.Note(TimelineKind::kJobEnd, id, "", job.record.pid.value_or(0), 0, 0, "REQUEUED");
     spdlog::info("job {} requeued", id);
   } else {
     JobState state = request == "cancel" ? JobState::kCancelled : FinalStateOf(end);

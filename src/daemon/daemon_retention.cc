@@ -26,7 +26,7 @@ void Daemon::OnClean(Connection& c, const json& req) {
 }
 
 void Daemon::RetentionTick() {
-  if (retention_->Tick()) TimelineRetention();
+  if (retention_->Tick()) timeline_.ApplyRetention(*store_, options_.config.timeline);
 }
 
 }  // namespace gshare

@@ -1,17 +1,41 @@
+// The GPU timeline's recording: events kept, lease holds turned into events, batches written,
+// retention applied.
 #include "daemon/timeline_recorder.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <limits>
 
 namespace gshare {
 
-void TimelineRecorder::Record(TimelineEvent e, TimePoint now) {
+int64_t TimelineRecorder::NowMicros() const { return static_cast<int64_t>(clock_.WallNow() * 1e6); }
+
+void TimelineRecorder::Record(TimelineEvent e) {
   if (!options_.enabled) return;
+  const TimePoint now = clock_.Now();
   if (buffer_.size() >= options_.max_buffered) {
     // The store has not taken a batch for a long while: keep the newest, bounded.
     buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<long>(buffer_.size() / 2));
   }
   if (buffer_.empty()) oldest_ = now;
   buffer_.push_back(std::move(e));
+}
+
+void TimelineRecorder::Note(TimelineKind kind, JobId job, const GpuKey& gpu, int pid,
+                            uint64_t bytes, double ms, std::string detail) {
+  if (!options_.enabled) return;
+  TimelineEvent e;
+  e.time_us = NowMicros();
+  e.kind = kind;
+  e.gpu = gpu;
+  e.job = static_cast<int64_t>(job);
+  e.uid = job != 0 ? owner_(job) : 0;
+  e.pid = pid;
+  e.bytes = bytes;
+  e.ms = ms;
+  e.detail = std::move(detail);
+  Record(std::move(e));
 }
 
 void TimelineRecorder::Granting(const GpuKey& gpu, JobId job, int pid) {
@@ -25,9 +49,9 @@ void TimelineRecorder::Releasing(const GpuKey& gpu, JobId job, std::string reaso
 }
 
 void TimelineRecorder::Holding(const GpuKey& gpu, const std::vector<JobId>& jobs,
-                               std::string_view mode, const std::function<uint32_t(JobId)>& owner,
-                               int64_t time_us, TimePoint now) {
+                               std::string_view mode) {
   if (!options_.enabled) return;
+  const int64_t time_us = NowMicros();
   std::set<JobId> now_holding(jobs.begin(), jobs.end());
   // Releases first, so that a GPU handed from one job to another reads in that order.
   for (auto it = holds_.lower_bound({gpu, 0}); it != holds_.end() && it->first.first == gpu;) {
@@ -45,14 +69,14 @@ void TimelineRecorder::Holding(const GpuKey& gpu, const std::vector<JobId>& jobs
     e.pid = it->second.pid;
     auto why = releasing_.find(it->first);
     e.detail = why != releasing_.end() ? why->second : "reclaimed";
-    Record(std::move(e), now);
+    Record(std::move(e));
     it = holds_.erase(it);
   }
   for (JobId job : now_holding) {
     auto key = std::make_pair(gpu, job);
     if (holds_.count(key) != 0) continue;
     auto pid = granting_.find(key);
-    Hold hold{owner(job), pid != granting_.end() ? pid->second : 0};
+    Hold hold{owner_(job), pid != granting_.end() ? pid->second : 0};
     holds_.emplace(key, hold);
     TimelineEvent e;
     e.time_us = time_us;
@@ -62,7 +86,7 @@ void TimelineRecorder::Holding(const GpuKey& gpu, const std::vector<JobId>& jobs
     e.uid = hold.uid;
     e.pid = hold.pid;
     e.detail = std::string(mode);
-    Record(std::move(e), now);
+    Record(std::move(e));
   }
   // What was told about this GPU applied to this change only.
   for (auto it = granting_.lower_bound({gpu, 0});
@@ -75,7 +99,15 @@ void TimelineRecorder::Holding(const GpuKey& gpu, const std::vector<JobId>& jobs
   }
 }
 
-void TimelineRecorder::EndAll(const std::string& reason, int64_t time_us, TimePoint now) {
+void TimelineRecorder::SyncHolds(const Arbiter& arbiter, const std::vector<GpuKey>& gpus) {
+  if (!options_.enabled) return;
+  for (const GpuKey& gpu : gpus) {
+    const char* mode = !arbiter.enabled() ? "off" : arbiter.IsShared(gpu) ? "shared" : "exclusive";
+    Holding(gpu, arbiter.HoldingJobs(gpu), mode);
+  }
+}
+
+void TimelineRecorder::EndAll(const std::string& reason) {
   if (!options_.enabled) return;
   std::set<GpuKey> gpus;
   for (const auto& [key, hold] : holds_) gpus.insert(key.first);
@@ -84,8 +116,7 @@ void TimelineRecorder::EndAll(const std::string& reason, int64_t time_us, TimePo
          ++it) {
       releasing_[it->first] = reason;
     }
-    Holding(
-        gpu, {}, "", [](JobId) { return 0u; }, time_us, now);
+    Holding(gpu, {}, "");
   }
 }
 
@@ -94,8 +125,9 @@ std::optional<TimePoint> TimelineRecorder::NextFlush() const {
   return *oldest_ + options_.flush_after;
 }
 
-bool TimelineRecorder::Due(TimePoint now) const {
+bool TimelineRecorder::Due() const {
   if (buffer_.empty()) return false;
+  const TimePoint now = clock_.Now();
   return buffer_.size() >= options_.flush_events ||
          (oldest_ && now >= *oldest_ + options_.flush_after);
 }
@@ -106,6 +138,28 @@ Status TimelineRecorder::Flush(JobStore& store) {
   buffer_.clear();
   oldest_.reset();
   return st;
+}
+
+void TimelineRecorder::Tick(JobStore& store, bool force) {
+  if (!force && !Due()) return;
+  const size_t events = buffer_.size();
+  if (Status st = Flush(store); !st.ok()) {
+    spdlog::warn("timeline: {} event(s) not recorded: {}", events, st.message());
+  }
+}
+
+void TimelineRecorder::ApplyRetention(JobStore& store, const Config::Timeline& keep) {
+  const int64_t before_us = keep.keep.count() == 0 ? 0 : NowMicros() - keep.keep.count() * 1000;
+  const int64_t newest =
+      keep.max_events == 0 ? std::numeric_limits<int64_t>::max() : keep.max_events;
+  Tick(store, /*force=*/true);
+  Result<int64_t> removed = store.DeleteTimeline(before_us, newest);
+  if (!removed.ok()) {
+    spdlog::warn("retention: {}", removed.status().message());
+  } else if (removed.value() > 0) {
+    spdlog::info("retention: removed {} timeline event(s) (older than {} s or past the newest {})",
+                 removed.value(), keep.keep.count() / 1000, keep.max_events);
+  }
 }
 
 }  // namespace gshare

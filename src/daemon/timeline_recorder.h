@@ -1,8 +1,10 @@
-// TimelineRecorder: what the daemon keeps of the GPU timeline (`gshare timeline`) until it is
-// written: events wait in memory and go to the store in one transaction once the oldest has
-// waited flush_after or flush_events have piled up, so a burst of grants costs one commit,
-// not one each. It also turns the arbiter's lease holders into grant and release events, per
-// GPU and job. It only records: nothing here decides. Daemon thread only.
+// TimelineRecorder: the GPU timeline (`gshare timeline`) as the daemon records it. Events wait in
+// memory and go to the store in one transaction once the oldest has waited flush_after or
+// flush_events have piled up, so a burst of grants costs one commit, not one each. It turns
+// the arbiter's lease holders into grant and release events, per GPU and job, and applies
+// [timeline] keep and max_events. It only records: nothing here decides. Time is read from the
+// injected Clock (events carry its wall clock). Store errors are logged: the timeline is a
+// record, not a ledger. Daemon thread only.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +17,10 @@
 #include <utility>
 #include <vector>
 
+#include "base/clock.h"
+#include "base/config.h"
 #include "base/status.h"
+#include "policy/arbiter.h"
 #include "policy/types.h"
 #include "store/job_store.h"
 #include "store/timeline_event.h"
@@ -30,11 +35,18 @@ class TimelineRecorder {
     size_t flush_events = 512;     // a batch this large is written at once
     size_t max_buffered = 100000;  // past this (the store failing), the oldest are dropped
   };
-  explicit TimelineRecorder(Options options) : options_(options) {}
+  // The uid of an active job (0 when unknown).
+  using Owner = std::function<uint32_t(JobId)>;
+  // `clock` outlives the recorder.
+  TimelineRecorder(Options options, const Clock& clock, Owner owner)
+      : options_(options), clock_(clock), owner_(std::move(owner)) {}
 
   bool enabled() const { return options_.enabled; }
   // Keeps `e` (its id ignored) until the next Flush.
-  void Record(TimelineEvent e, TimePoint now);
+  void Record(TimelineEvent e);
+  // Records an event of `job` (0: the daemon's own, uid 0) now: `bytes` moved, taking `ms`.
+  void Note(TimelineKind kind, JobId job, const GpuKey& gpu, int pid, uint64_t bytes = 0,
+            double ms = 0, std::string detail = "");
 
   // Lease holds. Grant events name the process whose grant began the hold, release events
   // why it ended: both are told before the holders change (Granting, Releasing), and used
@@ -43,18 +55,25 @@ class TimelineRecorder {
   void Releasing(const GpuKey& gpu, JobId job, std::string reason);
   // The jobs that hold `gpu` now (any order): a grant event (detail `mode`) for each that did
   // not before, a release event for each that no longer does (detail: what Releasing said,
-  // else "reclaimed"). `owner` gives a job's uid.
-  void Holding(const GpuKey& gpu, const std::vector<JobId>& jobs, std::string_view mode,
-               const std::function<uint32_t(JobId)>& owner, int64_t time_us, TimePoint now);
+  // else "reclaimed").
+  void Holding(const GpuKey& gpu, const std::vector<JobId>& jobs, std::string_view mode);
+  // Holding for each of `gpus` as `arbiter` has them now, the mode "off", "shared" or
+  // "exclusive" (after every change of leases).
+  void SyncHolds(const Arbiter& arbiter, const std::vector<GpuKey>& gpus);
   // Ends every hold with a release event of `reason` (the daemon stops).
-  void EndAll(const std::string& reason, int64_t time_us, TimePoint now);
+  void EndAll(const std::string& reason);
 
   // When the buffer must be written next (nullopt while it is empty), and whether it is due.
   std::optional<TimePoint> NextFlush() const;
-  bool Due(TimePoint now) const;
+  bool Due() const;
   // Writes the buffer to `store` in one transaction and empties it; on failure the events are
-  // lost (the caller logs the error): the timeline is a record, not a ledger.
+  // lost and the error returned.
   Status Flush(JobStore& store);
+  // Flush when due (or now when `force`); a failure is logged.
+  void Tick(JobStore& store, bool force = false);
+  // Flushes, then removes from `store` the events older than keep.keep (0: no age limit) and
+  // those past the newest keep.max_events (0: no cap); logged.
+  void ApplyRetention(JobStore& store, const Config::Timeline& keep);
   size_t buffered() const { return buffer_.size(); }
 
  private:
@@ -62,7 +81,10 @@ class TimelineRecorder {
     uint32_t uid = 0;
     int pid = 0;
   };
+  int64_t NowMicros() const;
   Options options_;
+  const Clock& clock_;
+  Owner owner_;
   std::vector<TimelineEvent> buffer_;
   std::optional<TimePoint> oldest_;                            // when buffer_[0] was recorded
   std::map<std::pair<GpuKey, JobId>, Hold> holds_;             // who holds each GPU now
