@@ -333,7 +333,7 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
     lanes_.Sit(gpu, c.id, arbiter_.PriorityOf(c.job));
     SendSeats();
     Apply(arbiter_.Request(c.id, gpu, Now()));
-    UpdateSharing(gpu);
+    sharing_.Update(gpu);
   } else {
     static const char* kReasons[] = {"dropped", "idle", "early", "exit"};
     spdlog::debug("job {} released {} epoch {} ({})", c.job, gpu, m.epoch,

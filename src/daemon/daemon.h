@@ -33,6 +33,7 @@
 #include "daemon/metrics_publisher.h"
 #include "daemon/peer_table.h"
 #include "daemon/priority_lanes.h"
+#include "daemon/sharing_controller.h"
 #include "daemon/slurm_jobs.h"
 #include "ipc/job_end.h"
 #include "base/config.h"
@@ -44,7 +45,6 @@
 #include "policy/rebalance.h"
 #include "ipc/requests.h"
 #include "runner/job_identity.h"
-#include "policy/sharing_mode.h"
 #include "policy/stagger.h"
 #include "base/status.h"
 #include "daemon/systemd_notify.h"
@@ -70,7 +70,8 @@ struct DaemonOptions {
 class Daemon : private PeerEvents,
                private CheckpointCoordinator::Host,
                private MemoryCoordinator::Host,
-               private IdleStager::Host {
+               private IdleStager::Host,
+               private SharingController::Host {
  public:
   // `clock` (outlives the daemon) is what every lease, quantum and job time is read from.
   explicit Daemon(DaemonOptions options, Clock& clock = SystemClock());
@@ -113,7 +114,8 @@ class Daemon : private PeerEvents,
   // is 56; this leaves room for the largest hosts.
   static constexpr size_t kMaxGpus = 256;
   void OnJsonFrame(Connection& c, const Frame& f);
-  void Apply(const LeaseActions& actions);
+  // Sends the messages of lease actions (grants go through the memory coordinator).
+  void Apply(const LeaseActions& actions) override;
   void Reply(Connection& c, const std::string& json);
   JobId AdoptProcess(Connection& c, uint64_t job_id);
   // Whether shim connection `c` may join active `job`: its owner's (or root's) process that
@@ -148,17 +150,12 @@ class Daemon : private PeerEvents,
   // kMemoryQuery: answers with the job's view of the GPU (kMemoryView). The connection is
   // then a CLI's: it joins no job and holds nothing, so its close undoes nothing.
   void OnMemoryQuery(Connection& c, const Frame& f);
-  // Shared mode while the jobs on `gpu` fit in its memory (and have one priority without the
-  // priority board); in exclusive mode, its residents (UpdateResidents).
-  void UpdateSharing(const GpuKey& gpu);
-  // The jobs of the top priority on `gpu` stay resident beside the others' exclusive turns
-  // while they fit beside any one of them (SharingMode::Residents).
-  void UpdateResidents(const GpuKey& gpu);
-  void SwitchSharing(const GpuKey& gpu, bool shared);
+  // SharingController::Host: whether a shim named `gpu` (gpus_).
+  bool KnowsGpu(const GpuKey& gpu) const override { return gpus_.count(gpu) != 0; }
   void AskToPin(Connection& c, const GpuKey& gpu);  // c: a connection of the exclusive holder
   // AskToPin for the exclusive holder's shim connections (MemoryLedger::PoolToPin pins ahead
   // for no other job).
-  void AskHolderToPin(const GpuKey& gpu);
+  void AskHolderToPin(const GpuKey& gpu) override;
   // Sends a plan's EVICTs (checkpoints for the checkpoint engine) and counts them in the
   // ledger until the victims report (both coordinators' Host).
   void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) override;
@@ -179,7 +176,7 @@ class Daemon : private PeerEvents,
   // Phase staggering in shared mode (daemon_stagger.cc, src/policy/stagger.h): while two jobs or
   // more hold `gpu` in shared mode, its holders report their idle gaps (kGapWatch on, and
   // off again when that ends); a report may stretch a holder's next gap.
-  void UpdateGapWatch(const GpuKey& gpu);
+  void UpdateGapWatch(const GpuKey& gpu) override;
   // Status: `gap_watch` (connections reporting gaps on `gpu`) and `stretches` (so far).
   void AddStaggerJson(const GpuKey& gpu, nlohmann::json* g) const;
   void OnGapReport(Connection& c, const proto::GapMsg& m);
@@ -349,8 +346,14 @@ class Daemon : private PeerEvents,
   std::map<GpuKey, GpuInfo> gpus_;
   MemoryLedger ledger_;
   Stagger stagger_;
-  SharingMode sharing_;
   MemoryCoordinator memory_{ledger_, arbiter_, stagger_, clock_, *this};
+  SharingController sharing_{SharingController::Options{options_.config.scheduler.sharing == "auto",
+                                                        [this] { return lanes_.on(); }},
+                             arbiter_,
+                             ledger_,
+                             memory_,
+                             clock_,
+                             *this};
   IdleStager staging_{options_.config.memory.idle_stage_after, arbiter_, ledger_, clock_, *this};
   PriorityLanes lanes_;
   SlurmJobs slurm_;  // what root's Slurm Prolog said of the jobs on this node

@@ -144,14 +144,14 @@ void Daemon::OnCheckpointReplies() {
       memory_.SwappedIn(gpu, cc.job, epoch, bytes, r.ms);
     }
   }
-  for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
+  for (const auto& [gpu, info] : gpus_) sharing_.Update(gpu);
 }
 
 void Daemon::RequestOnBehalf(ConnId conn) {
   if (Live(conn) == nullptr) return;
   for (const GpuKey& gpu : ledger_.GpusOf(conn)) {
     Apply(arbiter_.Request(conn, gpu, Now()));
-    UpdateSharing(gpu);
+    sharing_.Update(gpu);
   }
 }
 
@@ -203,7 +203,7 @@ Status Daemon::SuspendJob(int64_t id) {
   timeline_.Note(TimelineKind::kSuspend, id, "", 0);
   Apply(arbiter_.SetSuspended(id, true, Now()));
   AdvanceSuspension(job);
-  for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
+  for (const auto& [gpu, info] : gpus_) sharing_.Update(gpu);
   return Status::Ok();
 }
 
@@ -232,7 +232,7 @@ Status Daemon::ResumeJob(int64_t id, const std::string& to_gpu) {
       RequestOnBehalf(c);
     }
   }
-  for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
+  for (const auto& [gpu, info] : gpus_) sharing_.Update(gpu);
   spdlog::info("{} resumed", JobName(id));
   return Status::Ok();
 }

@@ -80,9 +80,7 @@ void Daemon::Loop() {
     if (fds[1].revents != 0) OnCheckpointReplies();
     if (MetricsEndpoint* m = metrics_.endpoint()) m->OnPoll(fds, metrics_first, Now());
     Apply(arbiter_.Tick(Now()));
-    if (std::optional<TimePoint> settled = sharing_.NextDeadline(); settled && *settled <= Now()) {
-      for (const auto& [gpu, info] : gpus_) UpdateSharing(gpu);
-    }
+    sharing_.Tick(GpuKeys());
     CheckpointTick();
     RebalanceTick();
     QuietStoppedSeats(Now());
@@ -174,7 +172,7 @@ void Daemon::Drop(ConnId id, const std::string& why) {
     rebalancer_.Forget(id);
     stagger_.Forget(c.job);
     for (const auto& [gpu, info] : gpus_) {
-      UpdateSharing(gpu);
+      sharing_.Update(gpu);
       UpdateGapWatch(gpu);
       memory_.MakeIncumbentRoom(gpu);
     }

@@ -1,7 +1,7 @@
 // The daemon's memory wiring (docs/memory.md, "The daemon's ledger and policy"): the ledger fed
-// by the shims' reports, shared mode while the jobs on a GPU fit, residents, evictions sent,
-// pinned host memory asked for ahead of the first eviction. The policy around exclusive turns
-// is MemoryCoordinator's.
+// by the shims' reports, evictions sent, pinned host memory asked for ahead of the first
+// eviction. The policy around exclusive turns is MemoryCoordinator's; the modes and residents
+// SharingController's.
 #include <unistd.h>
 
 #include <algorithm>
@@ -98,7 +98,7 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
   if (m.demand > 0 && arbiter_.Holder(gpu) == c.job && !arbiter_.IsShared(gpu)) {
     memory_.HolderDemand(gpu, c.id, c.job);
   }
-  UpdateSharing(gpu);
+  sharing_.Update(gpu);
   AskHolderToPin(gpu);
   if (memory_.NeedsReprice(gpu)) Apply(arbiter_.Recontend(gpu));
   // A refused grant that is possible now goes out at the loop's Tick after this read.
@@ -165,50 +165,6 @@ void Daemon::QuietStoppedSeats(TimePoint now) {
                  c != nullptr ? c->pid : 0, state ? "stopped" : "gone");
     lanes_.Quiet(id);
   }
-}
-
-void Daemon::UpdateSharing(const GpuKey& gpu) {
-  if (gpus_.count(gpu) == 0) return;
-  // Priorities play no part: the priority board keeps them in shared mode too, unless it
-  // could not be made (then jobs of different priorities take turns, exclusively).
-  bool want =
-      sharing_.Want(gpu, options_.config.scheduler.sharing == "auto", ledger_, arbiter_, Now());
-  if (!lanes_.on()) want = want && arbiter_.OnePriorityOn(gpu);
-  UpdateResidents(gpu);  // before a switch to exclusive mode: residents keep holding
-  if (arbiter_.IsShared(gpu) != want) SwitchSharing(gpu, want);
-  // A resident's allocation or swap-in that waits for room gets it (also one made resident
-  // by the report that shows the demand).
-  memory_.ResidentsDemand(gpu);
-}
-
-void Daemon::SwitchSharing(const GpuKey& gpu, bool want) {
-  sharing_.Switched(gpu, want, Now());
-  spdlog::info("{}: {} mode", gpu, want ? "shared" : "exclusive");
-  std::optional<JobId> first = want ? std::nullopt : memory_.ExclusiveFirst(gpu);
-  Apply(arbiter_.SetShared(gpu, want, Now(), first));
-  UpdateGapWatch(gpu);  // a holder that held it exclusively keeps its grant
-  if (!want && first && arbiter_.Holder(gpu) == first) memory_.KeepIncumbent(gpu);
-  if (!want) AskHolderToPin(gpu);
-}
-
-void Daemon::UpdateResidents(const GpuKey& gpu) {
-  std::set<JobId> residents;
-  // Only with the board, which orders the residents and the turn's holder, and with sharing
-  // on: `sharing = "exclusive"` asks for one job at a time.
-  if (lanes_.on() && options_.config.scheduler.sharing == "auto") {
-    std::set<JobId> candidates;
-    for (JobId j : arbiter_.JobsOn(gpu)) {
-      if (arbiter_.GangOf(j).empty() && !arbiter_.IsSuspended(j)) candidates.insert(j);
-    }
-    residents = sharing_.Residents(gpu, candidates, ledger_, arbiter_, Now());
-  }
-  for (JobId j : residents) {
-    if (!arbiter_.IsResident(gpu, j)) {
-      spdlog::info("{}: job {} stays resident; the jobs of lower priority take turns beside it",
-                   gpu, j);
-    }
-  }
-  Apply(arbiter_.SetResidents(gpu, residents, Now()));
 }
 
 nlohmann::json Daemon::JobMemoryJson(JobId job) const {

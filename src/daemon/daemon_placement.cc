@@ -151,7 +151,8 @@ std::vector<Rebalancer::Gpu> Daemon::RebalanceGpus() {
     g.index = s.index;
     g.name = s.name;
     g.total = s.memory_total > 0 ? static_cast<uint64_t>(s.memory_total) : 0;
-    // A GPU nobody asked for yet goes shared when a process that fits arrives (UpdateSharing).
+    // A GPU nobody asked for yet goes shared when a process that fits arrives
+    // (SharingController::Update).
     g.shared = options_.config.scheduler.sharing == "auto";
     if (auto v = views.find(s.uuid); v != views.end()) {
       g.holding = v->second.holding;
@@ -218,8 +219,8 @@ void Daemon::RebalanceTick() {
                  index_of(*to));
     MoveProcess(*c, from, *to);
     ++jit->second->moves;
-    UpdateSharing(from);
-    UpdateSharing(*to);
+    sharing_.Update(from);
+    sharing_.Update(*to);
     RequestOnBehalf(cid);
     gpus = RebalanceGpus();  // the next candidate sees this move
   }
