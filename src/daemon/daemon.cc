@@ -326,7 +326,7 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
   std::memcpy(&m, f.payload.data(), sizeof m);
   if (!NoteGpu(c, FormatGpuUuid(m.gpu), m.gpu, m.ordinal)) return;
   const GpuKey gpu = RunsOn(c, FormatGpuUuid(m.gpu));
-  staging_.Active(c.job);
+  if (jobs_.count(c.job) != 0) staging_.Active(c.job);
   if (f.type == proto::MsgType::kLeaseRequest) {
     // The seat first: a grant in shared mode lets the process submit at once, and its first
     // submission must already be ordered by its priority.
