@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 
 #include "daemon/requester.h"
 #include "policy/types.h"
@@ -28,7 +27,6 @@ struct Connection {
   bool closing = false;
   JobId job = 0;
   std::map<GpuKey, uint64_t> prepared;  // shim: host bytes it was asked to pin, per GPU
-  std::set<GpuKey> watched;             // shim: GPUs it reports idle gaps on (kGapWatch)
   // shim: a GPU it names -> the GPU its process runs on since a move (MoveJob).
   std::map<GpuKey, GpuKey> moved;
   bool exiting = false;  // shim: released with kExit (its process exits; never checkpointed)

@@ -320,7 +320,9 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
   if (f.type == proto::MsgType::kGapReport) {
     proto::GapMsg m;
     std::memcpy(&m, f.payload.data(), sizeof m);
-    return OnGapReport(c, m);
+    const GpuKey gpu = RunsOn(c, FormatGpuUuid(m.gpu));
+    return stagger_.OnReport(c.job, gpu, TimePoint{std::chrono::nanoseconds(m.begin_ns)},
+                             TimePoint{std::chrono::nanoseconds(m.end_ns)});
   }
   proto::LeaseMsg m;
   std::memcpy(&m, f.payload.data(), sizeof m);
@@ -338,14 +340,14 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
     static const char* kReasons[] = {"dropped", "idle", "early", "exit"};
     spdlog::debug("job {} released {} epoch {} ({})", c.job, gpu, m.epoch,
                   m.reason < 4 ? kReasons[m.reason] : "?");
-    c.watched.erase(gpu);  // a release ends the shim's gap reports
+    stagger_.Released(c.id, gpu);  // a release ends the shim's gap reports
     if (m.reason == static_cast<uint32_t>(proto::ReleaseReason::kExit) && !c.exiting) {
       c.exiting = true;
       spdlog::info("{}: pid {} gives {} back while exiting", JobName(c.job), c.pid, gpu);
     }
     timeline_.Releasing(gpu, c.job, m.reason < 4 ? kReasons[m.reason] : "released");
     Apply(arbiter_.Released(c.id, gpu, m.epoch, Now()));
-    UpdateGapWatch(gpu);
+    stagger_.Update(gpu);
     memory_.MakeIncumbentRoom(gpu);
   }
 }
@@ -385,7 +387,7 @@ void Daemon::Apply(const LeaseActions& actions) {
         if (!Send(*conn, frame)) {
           spdlog::warn("cannot reach pid {}; its lease is reclaimed", conn->pid);
         } else if (a.kind == LeaseAction::Kind::kGrant) {
-          UpdateGapWatch(a.gpu);
+          stagger_.Update(a.gpu);
         }
         break;
       }

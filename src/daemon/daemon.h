@@ -27,6 +27,7 @@
 #include "policy/arbiter.h"
 #include "daemon/checkpoint_coordinator.h"
 #include "daemon/checkpoint_helper.h"
+#include "daemon/stagger_coordinator.h"
 #include "daemon/idle_stager.h"
 #include "daemon/job_retention.h"
 #include "daemon/memory_coordinator.h"
@@ -71,7 +72,8 @@ class Daemon : private PeerEvents,
                private CheckpointCoordinator::Host,
                private MemoryCoordinator::Host,
                private IdleStager::Host,
-               private SharingController::Host {
+               private SharingController::Host,
+               private StaggerCoordinator::Host {
  public:
   // `clock` (outlives the daemon) is what every lease, quantum and job time is read from.
   explicit Daemon(DaemonOptions options, Clock& clock = SystemClock());
@@ -150,7 +152,7 @@ class Daemon : private PeerEvents,
   // kMemoryQuery: answers with the job's view of the GPU (kMemoryView). The connection is
   // then a CLI's: it joins no job and holds nothing, so its close undoes nothing.
   void OnMemoryQuery(Connection& c, const Frame& f);
-  // SharingController::Host: whether a shim named `gpu` (gpus_).
+  // SharingController::Host and StaggerCoordinator::Host: whether a shim named `gpu` (gpus_).
   bool KnowsGpu(const GpuKey& gpu) const override { return gpus_.count(gpu) != 0; }
   void AskToPin(Connection& c, const GpuKey& gpu);  // c: a connection of the exclusive holder
   // AskToPin for the exclusive holder's shim connections (MemoryLedger::PoolToPin pins ahead
@@ -173,13 +175,12 @@ class Daemon : private PeerEvents,
   void SendStage(ConnId conn, const GpuKey& gpu, uint64_t bytes) override;
   // The GPUs shims have named (gpus_), in order.
   std::vector<GpuKey> GpuKeys() const;
-  // Phase staggering in shared mode (daemon_stagger.cc, src/policy/stagger.h): while two jobs or
-  // more hold `gpu` in shared mode, its holders report their idle gaps (kGapWatch on, and
-  // off again when that ends); a report may stretch a holder's next gap.
-  void UpdateGapWatch(const GpuKey& gpu) override;
-  // Status: `gap_watch` (connections reporting gaps on `gpu`) and `stretches` (so far).
-  void AddStaggerJson(const GpuKey& gpu, nlohmann::json* g) const;
-  void OnGapReport(Connection& c, const proto::GapMsg& m);
+  // StaggerCoordinator::Host (daemon_stagger.cc): the live shims, kGapWatch and kStretchGap sent.
+  std::vector<std::pair<ConnId, JobId>> Shims() const override;
+  bool SendGapWatch(ConnId conn, const GpuKey& gpu, bool on) override;
+  void SendStretch(ConnId conn, const GpuKey& gpu, Millis gap) override;
+  // SharingController::Host: the gap watch follows a switch of mode.
+  void UpdateGapWatch(const GpuKey& gpu) override { stagger_.Update(gpu); }
   // The checkpoint engine and suspension (daemon_checkpoint.cc): whole processes
   // checkpointed by the helper; a grant to a checkpointed process (or one that must wait
   // for checkpoints under way) goes out once the helper has restored it.
@@ -345,8 +346,8 @@ class Daemon : private PeerEvents,
   };
   std::map<GpuKey, GpuInfo> gpus_;
   MemoryLedger ledger_;
-  Stagger stagger_;
-  MemoryCoordinator memory_{ledger_, arbiter_, stagger_, clock_, *this};
+  StaggerCoordinator stagger_{options_.config.scheduler.stagger, arbiter_, clock_, *this};
+  MemoryCoordinator memory_{ledger_, arbiter_, stagger_.stagger(), clock_, *this};
   SharingController sharing_{SharingController::Options{options_.config.scheduler.sharing == "auto",
                                                         [this] { return lanes_.on(); }},
                              arbiter_,

@@ -147,7 +147,7 @@ void Daemon::Drop(ConnId id, const std::string& why) {
   Connection& c = *cp;
   c.closing = true;  // first: whatever runs below sees it gone
   peers_.Close(id);
-  c.watched.clear();
+  stagger_.ForgetConn(id);
   if (!why.empty()) spdlog::warn("dropping connection of pid {}: {}", c.pid, why);
   if (c.kind == Connection::Kind::kShim) {
     for (const auto& [gpu, info] : gpus_) {
@@ -170,10 +170,10 @@ void Daemon::Drop(ConnId id, const std::string& why) {
     }
     staging_.ForgetConn(id);
     rebalancer_.Forget(id);
-    stagger_.Forget(c.job);
+    stagger_.ForgetJob(c.job);
     for (const auto& [gpu, info] : gpus_) {
       sharing_.Update(gpu);
-      UpdateGapWatch(gpu);
+      stagger_.Update(gpu);
       memory_.MakeIncumbentRoom(gpu);
     }
     auto jit = jobs_.find(c.job);

@@ -173,7 +173,7 @@ json Daemon::StatusDocument(Connection* viewer, const StatusRequest& request) {
     g["swaps_in_total"] = swaps.swaps_in;
     g["bytes_out_total"] = swaps.bytes_out;
     g["bytes_in_total"] = swaps.bytes_in;
-    AddStaggerJson(v.gpu, &g);
+    stagger_.AddJson(v.gpu, &g);
     g["mode_switches"] = sharing_.Switches(v.gpu);
     // Priority lanes: who is busy, who is held back behind a higher priority now.
     json lanes = lanes_.Json(v.gpu);

@@ -8,11 +8,12 @@
 #include <map>
 #include <vector>
 
+#include "daemon/memory_parts.h"
+
 namespace gshare::unit_idle_stager {
 namespace {
 
-constexpr uint64_t kGiB = 1ull << 30;
-const GpuKey kGpu = "GPU-0";
+using namespace unit_memory_parts;  // NOLINT: the shared parts of these tests
 constexpr Millis kAfter{5000};
 
 struct RecordingHost : IdleStager::Host {
@@ -53,15 +54,9 @@ struct Parts {
     arbiter.AddConn(job * 10 + 1, job, static_cast<pid_t>(job * 100));
     stager.Active(job);
   }
-  // A swap-engine report on an 80 GiB GPU, sizes in GiB.
+  // SwapReport of job `job`.
   void Report(JobId job, uint64_t allocated, uint64_t resident, uint64_t host_gib = 0) {
-    proto::MemReportMsg m{};
-    m.engine = static_cast<uint32_t>(proto::MemoryEngine::kSwap);
-    m.total = 80 * kGiB;
-    m.allocated = allocated * kGiB;
-    m.resident = resident * kGiB;
-    m.host_bytes = host_gib * kGiB;
-    ledger.Report(job * 10 + 1, job, kGpu, m);
+    ledger.Report(job * 10 + 1, job, kGpu, SwapReport(allocated, resident, host_gib));
   }
   std::optional<TimePoint> Tick() { return stager.Tick({kGpu}); }
 };

@@ -8,11 +8,12 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/memory_parts.h"
+
 namespace gshare::unit_memory_coordinator {
 namespace {
 
-constexpr uint64_t kGiB = 1ull << 30;
-const GpuKey kGpu = "GPU-0";
+using namespace unit_memory_parts;  // NOLINT: the shared parts of these tests
 
 struct RecordingHost : MemoryCoordinator::Host {
   std::vector<MemoryLedger::Eviction> sent;
@@ -31,42 +32,8 @@ struct RecordingHost : MemoryCoordinator::Host {
   }
 };
 
-// The daemon's parts as it wires them: the arbiter asks the coordinator before a grant, the
-// ledger asks the arbiter who holds and who is resident. Job j has connection j * 10 + 1.
-struct Parts {
-  ManualClock clock;
-  Arbiter arbiter{
-      Arbiter::Options{true, Millis(20000), Millis(10000),
-                       [this](const GpuKey& gpu, JobId job) { return memory.CanGrant(gpu, job); }}};
-  MemoryLedger ledger{
-      MemoryLedger::Options{0,
-                            0,
-                            0,
-                            [this](ConnId c) { return arbiter.ConnHolds(c); },
-                            0,
-                            {},
-                            [this](JobId j) { return arbiter.PriorityOf(j); },
-                            [this](const GpuKey& g, JobId j) { return arbiter.IsResident(g, j); }}};
-  Stagger stagger;
-  RecordingHost host;
-  MemoryCoordinator memory{ledger, arbiter, stagger, clock, host};
-
-  void AddJob(JobId job, int priority) {
-    arbiter.AddJob(job, priority, Millis(0), 0);
-    arbiter.AddConn(job * 10 + 1, job, static_cast<pid_t>(job * 100));
-  }
-  // A swap-engine report on an 80 GiB GPU, sizes in GiB.
-  void Report(JobId job, uint64_t allocated, uint64_t resident, uint64_t host = 0,
-              uint64_t fixed = 0) {
-    proto::MemReportMsg m{};
-    m.engine = static_cast<uint32_t>(proto::MemoryEngine::kSwap);
-    m.total = 80 * kGiB;
-    m.allocated = allocated * kGiB;
-    m.resident = resident * kGiB;
-    m.host_bytes = host * kGiB;
-    m.fixed = fixed * kGiB;
-    ledger.Report(job * 10 + 1, job, kGpu, m);
-  }
+// The daemon's memory parts, the evictions recorded.
+struct Parts : MemoryParts<RecordingHost> {
   // Sends the grants in `actions` through PrepareGrant, as Daemon::Apply does; the epoch of
   // the grant to `conn` (0: none).
   uint64_t Grants(const LeaseActions& actions, ConnId conn) {
@@ -89,7 +56,7 @@ TEST_CASE("memory coordinator: a handoff is priced, evicts for the new holder an
   p.Report(2, 50, 0);  // swapped out: its turn brings 50 GiB back
   const uint64_t e1 = p.Grants(p.arbiter.Request(11, kGpu, p.clock.Now()), 11);
   REQUIRE(e1 != 0);
-  CHECK(p.host.sent.empty());  // 30 GiB free: job 1's first turn needs no eviction
+  CHECK(p.memory_host.sent.empty());  // 30 GiB free: job 1's first turn needs no eviction
   p.arbiter.SwappedIn(kGpu, e1, p.clock.Now());  // its swap-in report: the quantum starts
   p.Advance(10);
   LeaseActions a = p.arbiter.Request(21, kGpu, p.clock.Now());
@@ -113,8 +80,8 @@ TEST_CASE("memory coordinator: a handoff is priced, evicts for the new holder an
   const uint64_t e2 = p.Grants(p.arbiter.Released(11, kGpu, e1, p.clock.Now()), 21);
   REQUIRE(e2 != 0);
   // Room for job 2's 50 GiB and its first turn's growth (12.5 GiB), all from job 1.
-  CHECK(p.host.EvictedFrom(11) == 50 * kGiB / 4 + 20 * kGiB);
-  CHECK(p.host.EvictedFrom(21) == 0);
+  CHECK(p.memory_host.EvictedFrom(11) == 50 * kGiB / 4 + 20 * kGiB);
+  CHECK(p.memory_host.EvictedFrom(21) == 0);
   // Its quantum starts at its swap-in's end: no DROP at the grant's quantum.
   p.Advance(50);
   p.arbiter.Request(11, kGpu, p.clock.Now());
@@ -164,15 +131,15 @@ TEST_CASE("memory coordinator: a resident's room never comes from the turn's hol
   p.ledger.Ran(3, kGpu, p.clock.Now());
   CHECK(p.arbiter.SetResidents(kGpu, {1}, p.clock.Now()).empty());
   REQUIRE(p.Grants(p.arbiter.Request(21, kGpu, p.clock.Now()), 21) != 0);  // job 2's turn
-  p.host.sent.clear();
+  p.memory_host.sent.clear();
   const uint64_t e1 = p.Grants(p.arbiter.Request(11, kGpu, p.clock.Now()), 11);
   REQUIRE(Arbiter::IsResidentEpoch(e1));
   // The ledger's plan takes job 2's memory first, but job 2 runs its turn: not asked.
-  CHECK(p.host.EvictedFrom(21) == 0);
+  CHECK(p.memory_host.EvictedFrom(21) == 0);
   // The resident's allocation waits: room is asked of the others, not of the holder.
   p.ledger.Ran(2, kGpu, p.clock.Now() + Millis(1));
   p.ledger.Ran(3, kGpu, p.clock.Now());
-  p.host.sent.clear();
+  p.memory_host.sent.clear();
   proto::MemReportMsg m{};
   m.engine = static_cast<uint32_t>(proto::MemoryEngine::kSwap);
   m.total = 80 * kGiB;
@@ -180,8 +147,8 @@ TEST_CASE("memory coordinator: a resident's room never comes from the turn's hol
   m.demand = 2 * kGiB;
   p.ledger.Report(11, 1, kGpu, m);
   p.memory.ResidentsDemand(kGpu);
-  CHECK(p.host.EvictedFrom(21) == 0);
-  CHECK(p.host.EvictedFrom(31) == 12 * kGiB);
+  CHECK(p.memory_host.EvictedFrom(21) == 0);
+  CHECK(p.memory_host.EvictedFrom(31) == 12 * kGiB);
 }
 
 TEST_CASE("memory coordinator: the incumbent's room waits for the others to drain") {
@@ -201,17 +168,17 @@ TEST_CASE("memory coordinator: the incumbent's room waits for the others to drai
   p.arbiter.SetShared(kGpu, false, p.clock.Now(), first);
   REQUIRE(p.arbiter.Holder(kGpu) == first);
   const JobId other = *first == 1 ? 2 : 1;
-  p.host.sent.clear();
+  p.memory_host.sent.clear();
   p.memory.KeepIncumbent(kGpu);
-  CHECK(p.host.sent.empty());  // the other job still holds: its memory cannot move yet
+  CHECK(p.memory_host.sent.empty());  // the other job still holds: its memory cannot move yet
   p.arbiter.Released(other * 10 + 1, kGpu, other == 1 ? e1 : e2, p.clock.Now());
   p.memory.MakeIncumbentRoom(kGpu);
-  CHECK(p.host.EvictedFrom(other * 10 + 1) > 0);
-  CHECK(p.host.EvictedFrom(*first * 10 + 1) == 0);
+  CHECK(p.memory_host.EvictedFrom(other * 10 + 1) > 0);
+  CHECK(p.memory_host.EvictedFrom(*first * 10 + 1) == 0);
   // Made once.
-  p.host.sent.clear();
+  p.memory_host.sent.clear();
   p.memory.MakeIncumbentRoom(kGpu);
-  CHECK(p.host.sent.empty());
+  CHECK(p.memory_host.sent.empty());
 }
 
 }  // namespace

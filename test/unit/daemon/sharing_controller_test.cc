@@ -8,11 +8,12 @@
 #include <set>
 #include <vector>
 
+#include "daemon/memory_parts.h"
+
 namespace gshare::unit_sharing_controller {
 namespace {
 
-constexpr uint64_t kGiB = 1ull << 30;
-const GpuKey kGpu = "GPU-0";
+using namespace unit_memory_parts;  // NOLINT: the shared parts of these tests
 
 // The memory coordinator's host: evictions are recorded, never sent.
 struct MemoryHost : MemoryCoordinator::Host {
@@ -45,27 +46,11 @@ struct RecordingHost : SharingController::Host {
   }
 };
 
-// The daemon's parts as it wires them. Job j has connection j * 10 + 1.
-struct Parts {
+// The daemon's memory parts and the controller. Job j has connection j * 10 + 1.
+struct Parts : MemoryParts<MemoryHost> {
   explicit Parts(bool sharing_auto = true) : sharing_auto(sharing_auto) { host.memory = &memory; }
   bool sharing_auto;
   bool board = true;
-  ManualClock clock;
-  Arbiter arbiter{
-      Arbiter::Options{true, Millis(20000), Millis(10000),
-                       [this](const GpuKey& gpu, JobId job) { return memory.CanGrant(gpu, job); }}};
-  MemoryLedger ledger{
-      MemoryLedger::Options{0,
-                            0,
-                            0,
-                            [this](ConnId c) { return arbiter.ConnHolds(c); },
-                            0,
-                            {},
-                            [this](JobId j) { return arbiter.PriorityOf(j); },
-                            [this](const GpuKey& g, JobId j) { return arbiter.IsResident(g, j); }}};
-  Stagger stagger;
-  MemoryHost memory_host;
-  MemoryCoordinator memory{ledger, arbiter, stagger, clock, memory_host};
   RecordingHost host;
   SharingController sharing{SharingController::Options{sharing_auto, [this] { return board; }},
                             arbiter,
@@ -76,14 +61,8 @@ struct Parts {
 
   // Job `job` of `priority` with `gib` resident of 80 GiB, asking for the GPU.
   void AddJob(JobId job, int priority, uint64_t gib) {
-    arbiter.AddJob(job, priority, Millis(0), 0);
-    arbiter.AddConn(job * 10 + 1, job, static_cast<pid_t>(job * 100));
-    proto::MemReportMsg m{};
-    m.engine = static_cast<uint32_t>(proto::MemoryEngine::kSwap);
-    m.total = 80 * kGiB;
-    m.allocated = gib * kGiB;
-    m.resident = gib * kGiB;
-    ledger.Report(job * 10 + 1, job, kGpu, m);
+    MemoryParts::AddJob(job, priority);
+    Report(job, gib, gib);
     host.Apply(arbiter.Request(job * 10 + 1, kGpu, clock.Now()));
   }
 };
