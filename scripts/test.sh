@@ -19,8 +19,9 @@ step "build (sanitized)"
 # halt_on_error: the first error ends the process with status 1, as does UBSan's (built with
 # -fno-sanitize-recover). verify_asan_link_order=0: a gshare started by a job inherits the
 # job's LD_PRELOAD of the shim, which then comes before ASan's runtime (the shim's constructor
-# takes no heap).
-export ASAN_OPTIONS=halt_on_error=1:verify_asan_link_order=0:detect_leaks=1
+# takes no heap). handle_sigill=1: UBSan traps (CMakeLists.txt), and ASan reports the trap with
+# its stack.
+export ASAN_OPTIONS=halt_on_error=1:verify_asan_link_order=0:detect_leaks=1:handle_sigill=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 status=0
 # Two tests at a time: most end-to-end tests wait on their jobs, not on the CPU.
