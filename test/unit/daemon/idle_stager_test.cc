@@ -37,8 +37,7 @@ struct Parts {
   explicit Parts(Millis after = kAfter, uint64_t per_user_gib = 0)
       : ledger(LedgerOptions(per_user_gib)), stager(after, arbiter, ledger, clock, host) {}
   MemoryLedger::Options LedgerOptions(uint64_t per_user_gib) {
-    MemoryLedger::Options o;
-    o.context_bytes = 0;
+    MemoryLedger::Options o = ledger_test::NoContext();
     o.host_budget_per_user = per_user_gib * kGiB;
     o.owner = [this](JobId j) { return host.JobOwner(j); };
     return o;

@@ -10,21 +10,19 @@
 #include "daemon/memory_coordinator.h"
 #include "policy/arbiter.h"
 #include "policy/memory_ledger.h"
+#include "policy/ledger_test_util.h"
 #include "policy/stagger.h"
 
 namespace gshare::unit_memory_parts {
 
-constexpr uint64_t kGiB = 1ull << 30;
-inline const GpuKey kGpu = "GPU-0";
+using ledger_test::kGiB;
+using ledger_test::kGpu;
 
-// A swap-engine report on an 80 GiB GPU, sizes in GiB.
+// A swap-engine report on an 80 GiB GPU (ledger_test::Report80), sizes in GiB.
 inline proto::MemReportMsg SwapReport(uint64_t allocated, uint64_t resident, uint64_t host = 0,
                                       uint64_t fixed = 0) {
-  proto::MemReportMsg m{};
+  proto::MemReportMsg m = ledger_test::Report80(allocated, resident);
   m.engine = static_cast<uint32_t>(proto::MemoryEngine::kSwap);
-  m.total = 80 * kGiB;
-  m.allocated = allocated * kGiB;
-  m.resident = resident * kGiB;
   m.host_bytes = host * kGiB;
   m.fixed = fixed * kGiB;
   return m;
