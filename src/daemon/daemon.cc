@@ -61,17 +61,6 @@ std::string ReadProcCmdline(pid_t pid, std::vector<std::string>* argv) {
 
 }  // namespace
 
-GpuKey FormatGpuUuid(const proto::GpuUuid& u) {
-  static const char* kHex = "0123456789abcdef";
-  std::string s = "GPU-";
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
-    s += kHex[u.bytes[i] >> 4];
-    s += kHex[u.bytes[i] & 15];
-  }
-  return s;
-}
-
 Daemon::Daemon(DaemonOptions options, Clock& clock)
     : options_(std::move(options)),
       clock_(clock),
@@ -82,7 +71,7 @@ Daemon::Daemon(DaemonOptions options, Clock& clock)
       ledger_(MemoryLedger::Options{
           options_.config.memory.context_reserve, options_.config.memory.gpu_limit,
           HostBudget(options_.config), [this](ConnId c) { return arbiter_.ConnHolds(c); },
-          UserHostBudget(options_.config), [this](JobId j) { return JobOwner(j); },
+          UserHostBudget(options_.config), [this](JobId j) { return table_.OwnerOf(j); },
           [this](JobId j) { return arbiter_.PriorityOf(j); },
           [this](const GpuKey& g, JobId j) { return arbiter_.IsResident(g, j); }}) {}
 
@@ -253,7 +242,7 @@ bool Daemon::MayJoin(const Connection& c, const ActiveJob& job, const uint8_t (&
 }
 
 JobId Daemon::AdoptProcess(Connection& c, uint64_t job_id) {
-  if (job_id != 0 && jobs_.count(job_id) != 0) return job_id;
+  if (job_id != 0 && table_.jobs.count(job_id) != 0) return job_id;
   // A process preloaded outside `gshare run` (or of a job this daemon does not know):
   // it becomes a job of its own, recorded like any other.
   JobRecord r;
@@ -276,19 +265,9 @@ JobId Daemon::AdoptProcess(Connection& c, uint64_t job_id) {
   job->record = r;
   job->adhoc = true;
   staging_.Active(r.id);
-  jobs_[r.id] = std::move(job);
+  table_.jobs[r.id] = std::move(job);
   arbiter_.AddJob(r.id, r.priority, Millis(0), r.uid);
   return r.id;
-}
-
-bool Daemon::NoteGpu(Connection& c, const GpuKey& gpu, const proto::GpuUuid& uuid, int ordinal) {
-  if (gpus_.count(gpu) != 0) return true;
-  if (gpus_.size() >= kMaxGpus) {
-    Drop(c.id, "it names more GPUs than a machine has");
-    return false;
-  }
-  gpus_.emplace(gpu, GpuInfo{uuid, ordinal});
-  return true;
 }
 
 void Daemon::OnShimFrame(Connection& c, const Frame& f) {
@@ -298,37 +277,42 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
     std::memcpy(&hello, f.payload.data(), sizeof hello);
     c.kind = Connection::Kind::kShim;
     peers_.SetExempt(c.id);  // its lease messages never wait behind its own reports
-    if (auto claimed = jobs_.find(hello.job_id);
-        claimed != jobs_.end() && !MayJoin(c, *claimed->second, hello.token)) {
+    if (auto claimed = table_.jobs.find(hello.job_id);
+        claimed != table_.jobs.end() && !MayJoin(c, *claimed->second, hello.token)) {
       spdlog::warn("pid {} (uid {}) claims {} without its token: refused", c.pid, c.uid,
                    JobName(hello.job_id));
       return Drop(c.id, "it cannot prove it belongs to " + JobName(hello.job_id));
     }
     c.job = AdoptProcess(c, hello.job_id);
     if (c.job == 0) return Drop(c.id, "cannot record the job");
-    jobs_.at(c.job)->shims.insert(c.id);
+    table_.jobs.at(c.job)->shims.insert(c.id);
     arbiter_.AddConn(c.id, c.job, c.pid);
     return;
   }
   if (c.kind != Connection::Kind::kShim) return Drop(c.id, "lease message before hello");
+  auto note_gpu = [&](const proto::GpuUuid& uuid, int ordinal) {
+    if (table_.NoteGpu(FormatGpuUuid(uuid), uuid, ordinal)) return true;
+    Drop(c.id, "it names more GPUs than a machine has");
+    return false;
+  };
   if (f.type == proto::MsgType::kMemReport) {
     proto::MemReportMsg m;
     std::memcpy(&m, f.payload.data(), sizeof m);
-    if (!NoteGpu(c, FormatGpuUuid(m.gpu), m.gpu, m.ordinal)) return;
-    return OnMemReport(c, RunsOn(c, FormatGpuUuid(m.gpu)), m);
+    if (!note_gpu(m.gpu, m.ordinal)) return;
+    return OnMemReport(c, table_.RunsOn(c, FormatGpuUuid(m.gpu)), m);
   }
   if (f.type == proto::MsgType::kGapReport) {
     proto::GapMsg m;
     std::memcpy(&m, f.payload.data(), sizeof m);
-    const GpuKey gpu = RunsOn(c, FormatGpuUuid(m.gpu));
+    const GpuKey gpu = table_.RunsOn(c, FormatGpuUuid(m.gpu));
     return stagger_.OnReport(c.job, gpu, TimePoint{std::chrono::nanoseconds(m.begin_ns)},
                              TimePoint{std::chrono::nanoseconds(m.end_ns)});
   }
   proto::LeaseMsg m;
   std::memcpy(&m, f.payload.data(), sizeof m);
-  if (!NoteGpu(c, FormatGpuUuid(m.gpu), m.gpu, m.ordinal)) return;
-  const GpuKey gpu = RunsOn(c, FormatGpuUuid(m.gpu));
-  if (jobs_.count(c.job) != 0) staging_.Active(c.job);
+  if (!note_gpu(m.gpu, m.ordinal)) return;
+  const GpuKey gpu = table_.RunsOn(c, FormatGpuUuid(m.gpu));
+  if (table_.jobs.count(c.job) != 0) staging_.Active(c.job);
   if (f.type == proto::MsgType::kLeaseRequest) {
     // The seat first: a grant in shared mode lets the process submit at once, and its first
     // submission must already be ordered by its priority.
@@ -358,10 +342,10 @@ void Daemon::Apply(const LeaseActions& actions) {
       case LeaseAction::Kind::kGrant:
       case LeaseAction::Kind::kDrop:
       case LeaseAction::Kind::kContended: {
-        Connection* conn = Live(a.conn);
+        Connection* conn = table_.Live(a.conn);
         if (conn == nullptr) break;
         proto::LeaseMsg m{};
-        m.gpu = NamedBy(*conn, a.gpu);
+        m.gpu = table_.NamedBy(*conn, a.gpu);
         m.epoch = a.epoch;
         if (a.kind == LeaseAction::Kind::kGrant) {
           m.bytes = memory_.PrepareGrant(a.gpu, conn->job, a.epoch);
@@ -399,14 +383,14 @@ void Daemon::Apply(const LeaseActions& actions) {
       case LeaseAction::Kind::kContinue: kill(a.pid, SIGCONT); break;
     }
   }
-  timeline_.SyncHolds(arbiter_, GpuKeys());
+  timeline_.SyncHolds(arbiter_, table_.GpuKeys());
 }
 
 void Daemon::FinishJob(JobId id, JobState state, std::optional<int> exit_code,
                        std::optional<int> signal, const std::string& reason,
                        std::optional<double> end_time) {
-  auto it = jobs_.find(id);
-  if (it == jobs_.end() || it->second->ended) return;
+  auto it = table_.jobs.find(id);
+  if (it == table_.jobs.end() || it->second->ended) return;
   ActiveJob& job = *it->second;
   job.ended = true;
   job.kill_at.reset();
@@ -467,15 +451,15 @@ Status Daemon::SaveRequeued(const JobRun& ended, JobRecord* again) {
 }
 
 void Daemon::ForgetJobIfDone(JobId id) {
-  auto it = jobs_.find(id);
-  if (it == jobs_.end() || !it->second->ended || !it->second->shims.empty()) return;
-  for (const auto& [cid, c] : conns_) {
+  auto it = table_.jobs.find(id);
+  if (it == table_.jobs.end() || !it->second->ended || !it->second->shims.empty()) return;
+  for (const auto& [cid, c] : table_.conns) {
     if (c->job == id && !c->closing) return;  // its runner is still connected
   }
   arbiter_.RemoveJob(id);
   memory_.Forget(id);
   staging_.ForgetJob(id);
-  jobs_.erase(it);
+  table_.jobs.erase(it);
 }
 
 }  // namespace gshare

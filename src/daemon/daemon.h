@@ -29,6 +29,7 @@
 #include "daemon/checkpoint_helper.h"
 #include "daemon/stagger_coordinator.h"
 #include "daemon/idle_stager.h"
+#include "daemon/job_table.h"
 #include "daemon/job_retention.h"
 #include "daemon/memory_coordinator.h"
 #include "daemon/metrics_publisher.h"
@@ -101,20 +102,12 @@ class Daemon : private PeerEvents,
   // Marks the connection closing and releases what it held; safe to call again, and from
   // anything it triggers (the connection stays in conns_ until the PeerTable reaps it).
   void Drop(ConnId id, const std::string& why);
-  // The connection if it exists and is not closing, else nullptr.
-  Connection* Live(ConnId id);
   // Queues `bytes` for the peer (PeerTable::Send). False when the peer is gone or closing, or
   // when it lets its output grow past its bound (it is dropped then).
   bool Send(Connection& c, std::string_view bytes);
   bool Send(ConnId id, std::string_view bytes);
   void Dispatch(Connection& c, const Frame& f);
   void OnShimFrame(Connection& c, const Frame& f);
-  // Records a GPU a shim names; false (and the peer dropped) past kMaxGpus distinct GPUs, so
-  // that made-up UUIDs cannot grow the daemon's per-GPU state without bound.
-  bool NoteGpu(Connection& c, const GpuKey& gpu, const proto::GpuUuid& uuid, int ordinal);
-  // GPUs (UUIDs: whole GPUs and MIG instances) one machine can show: 8 GPUs x 7 MIG instances
-  // is 56; this leaves room for the largest hosts.
-  static constexpr size_t kMaxGpus = 256;
   void OnJsonFrame(Connection& c, const Frame& f);
   // Sends the messages of lease actions (grants go through the memory coordinator).
   void Apply(const LeaseActions& actions) override;
@@ -153,7 +146,7 @@ class Daemon : private PeerEvents,
   // then a CLI's: it joins no job and holds nothing, so its close undoes nothing.
   void OnMemoryQuery(Connection& c, const Frame& f);
   // SharingController::Host and StaggerCoordinator::Host: whether a shim named `gpu` (gpus_).
-  bool KnowsGpu(const GpuKey& gpu) const override { return gpus_.count(gpu) != 0; }
+  bool KnowsGpu(const GpuKey& gpu) const override { return table_.KnowsGpu(gpu); }
   void AskToPin(Connection& c, const GpuKey& gpu);  // c: a connection of the exclusive holder
   // AskToPin for the exclusive holder's shim connections (MemoryLedger::PoolToPin pins ahead
   // for no other job).
@@ -173,10 +166,8 @@ class Daemon : private PeerEvents,
   static constexpr Millis kLanesCheck{1000};
   // IdleStager::Host: a kSwapStage request sent and logged.
   void SendStage(ConnId conn, const GpuKey& gpu, uint64_t bytes) override;
-  // The GPUs shims have named (gpus_), in order.
-  std::vector<GpuKey> GpuKeys() const;
   // StaggerCoordinator::Host (daemon_stagger.cc): the live shims, kGapWatch and kStretchGap sent.
-  std::vector<std::pair<ConnId, JobId>> Shims() const override;
+  std::vector<std::pair<ConnId, JobId>> Shims() const override { return table_.Shims(); }
   bool SendGapWatch(ConnId conn, const GpuKey& gpu, bool on) override;
   void SendStretch(ConnId conn, const GpuKey& gpu, Millis gap) override;
   // SharingController::Host: the gap watch follows a switch of mode.
@@ -217,10 +208,6 @@ class Daemon : private PeerEvents,
   // NVML's view of the machine's GPUs, sampled once (names and sizes do not change); empty
   // without NVML.
   const std::vector<GpuSample>& GpuKinds();
-  // The GPU a shim's message that names `named` is about, and the UUID to name `gpu` with in
-  // a message to that shim (they differ after a move).
-  GpuKey RunsOn(const Connection& c, const GpuKey& named) const;
-  proto::GpuUuid NamedBy(const Connection& c, const GpuKey& gpu) const;
   void AdvanceSuspension(ActiveJob& job);
   // Signals every process of the job (its group, else each shim's pid).
   void SignalJobProcesses(const ActiveJob& job, int sig);
@@ -304,7 +291,7 @@ class Daemon : private PeerEvents,
   nlohmann::json UsersJson(TimePoint now) const;
   // [memory] host_budget_per_user in bytes (0: none), and a job's owner for the ledger.
   static uint64_t UserHostBudget(const Config& config);
-  uid_t JobOwner(JobId job) const override;
+  uid_t JobOwner(JobId job) const override { return table_.OwnerOf(job); }
   // Ends active job `id` as `end` reports, honouring a pending cancel or requeue.
   void EndJob(JobId id, const JobEnd& end);
   // Signals a running job's process group; false when its pid is not known yet.
@@ -338,13 +325,7 @@ class Daemon : private PeerEvents,
   // `gshare queue pause`: no submitted job starts (kept across restarts by the file
   // <state_dir>/queue.paused, which exists while paused).
   bool queue_paused_ = false;
-  std::map<ConnId, std::unique_ptr<Connection>> conns_;
-  std::map<JobId, std::unique_ptr<ActiveJob>> jobs_;
-  struct GpuInfo {
-    proto::GpuUuid uuid;
-    int ordinal;  // as the first shim that used the GPU numbered it (display only)
-  };
-  std::map<GpuKey, GpuInfo> gpus_;
+  JobTable table_;  // connections, active jobs, GPUs
   MemoryLedger ledger_;
   StaggerCoordinator stagger_{options_.config.scheduler.stagger, arbiter_, clock_, *this};
   MemoryCoordinator memory_{ledger_, arbiter_, stagger_.stagger(), clock_, *this};
@@ -363,7 +344,7 @@ class Daemon : private PeerEvents,
   Rebalancer rebalancer_;
   std::optional<std::vector<GpuSample>> gpu_kinds_;  // GpuKinds()
   TimelineRecorder timeline_{TimelineRecorder::Options{options_.config.timeline.record}, clock_,
-                             [this](JobId job) { return JobOwner(job); }};
+                             [this](JobId job) { return table_.OwnerOf(job); }};
 
   TimePoint next_orphan_check_{};
   TimePoint next_lanes_check_{};
@@ -371,9 +352,6 @@ class Daemon : private PeerEvents,
   MetricsPublisher metrics_{options_.config.metrics, [this] { return MetricsText(); }};
   int gpu_count_ = 1;
 };
-
-// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (nvidia-smi's spelling of a UUID).
-GpuKey FormatGpuUuid(const proto::GpuUuid& uuid);
 
 // "job <id>": how the daemon's messages and error replies name a job.
 inline std::string JobName(int64_t id) { return "job " + std::to_string(id); }

@@ -43,7 +43,7 @@ void Daemon::SubmitArray(Connection& c, JobRecord r, const JobPayload& payload,
 std::map<int64_t, int> Daemon::RunningPerArray() const {
   // The jobs RunningPerSlot counts, by array.
   std::map<int64_t, int> running;
-  for (const auto& [id, job] : jobs_) {
+  for (const auto& [id, job] : table_.jobs) {
     if (!job->ended && !job->adhoc && job->record.IsArrayTask()) {
       ++running[job->record.array_job_id];
     }
@@ -57,7 +57,7 @@ std::vector<int64_t> Daemon::ExpandArrayIds(const std::vector<int64_t>& ids, boo
   for (const auto& [id, r] : queue_->pending()) {
     if (pending && r.IsArrayTask()) tasks[r.array_job_id].push_back(id);
   }
-  for (const auto& [id, job] : jobs_) {
+  for (const auto& [id, job] : table_.jobs) {
     if (active && !job->ended && job->record.IsArrayTask()) {
       tasks[job->record.array_job_id].push_back(id);
     }

@@ -22,11 +22,12 @@ void Daemon::EnsureCheckpointHelper() {
 }
 
 bool Daemon::CheckpointConn(ConnId conn, const std::string& why) {
-  auto it = conns_.find(conn);
-  if (it == conns_.end() || it->second->closing) return false;
+  auto it = table_.conns.find(conn);
+  if (it == table_.conns.end() || it->second->closing) return false;
   if (ledger_.IsCheckpointed(conn)) return true;
-  auto job = jobs_.find(it->second->job);
-  if (job == jobs_.end() || job->second->ended) return false;  // exiting: its memory goes anyway
+  auto job = table_.jobs.find(it->second->job);
+  if (job == table_.jobs.end() || job->second->ended)
+    return false;  // exiting: its memory goes anyway
   if (it->second->exiting) {
     // Checkpointing a process that exits blocks its exit in the driver until the checkpoint
     // fails, seconds later (CUDA error 304; docs/memory.md, "How `checkpoint` works"); its
@@ -63,7 +64,7 @@ void Daemon::PumpDeferredGrants() {
 }
 
 std::optional<CheckpointCoordinator::Process> Daemon::LiveProcess(ConnId conn) {
-  Connection* c = Live(conn);
+  Connection* c = table_.Live(conn);
   if (c == nullptr) return std::nullopt;
   return CheckpointCoordinator::Process{c->pid, c->job};
 }
@@ -91,8 +92,8 @@ void Daemon::OnCheckpointReplies() {
     std::optional<CheckpointCoordinator::Call> call = checkpoints_.Answered(r.seq);
     if (!call) continue;
     const CheckpointCoordinator::Call& cc = *call;
-    auto jit = jobs_.find(cc.job);
-    bool live = Live(cc.conn) != nullptr;
+    auto jit = table_.jobs.find(cc.job);
+    bool live = table_.Live(cc.conn) != nullptr;
     if (cc.op == CheckpointOp::kCheckpoint) {
       if (r.result != 0) {
         spdlog::warn("{}: checkpoint of pid {} failed (CUDA error {}); its memory stays on the GPU",
@@ -105,7 +106,7 @@ void Daemon::OnCheckpointReplies() {
       }
       spdlog::info("{}: pid {} checkpointed in {:.0f} ms", JobName(cc.job), r.pid, r.ms);
       timeline_.Note(TimelineKind::kCheckpoint, cc.job, FirstGpuOf(cc.conn), r.pid, 0, r.ms);
-      if (jit != jobs_.end()) {
+      if (jit != table_.jobs.end()) {
         ++jit->second->checkpoints;
         jit->second->checkpoint_ms += r.ms;
       }
@@ -136,7 +137,7 @@ void Daemon::OnCheckpointReplies() {
     uint64_t bytes = ledger_.Totals(cc.job).allocated;
     spdlog::info("{}: pid {} restored in {:.0f} ms", JobName(cc.job), r.pid, r.ms);
     timeline_.Note(TimelineKind::kRestore, cc.job, FirstGpuOf(cc.conn), r.pid, bytes, r.ms);
-    if (jit != jobs_.end()) {
+    if (jit != table_.jobs.end()) {
       ++jit->second->restores;
       jit->second->restore_ms += r.ms;
     }
@@ -144,11 +145,11 @@ void Daemon::OnCheckpointReplies() {
       memory_.SwappedIn(gpu, cc.job, epoch, bytes, r.ms);
     }
   }
-  for (const auto& [gpu, info] : gpus_) sharing_.Update(gpu);
+  for (const auto& [gpu, info] : table_.gpus) sharing_.Update(gpu);
 }
 
 void Daemon::RequestOnBehalf(ConnId conn) {
-  if (Live(conn) == nullptr) return;
+  if (table_.Live(conn) == nullptr) return;
   for (const GpuKey& gpu : ledger_.GpusOf(conn)) {
     Apply(arbiter_.Request(conn, gpu, Now()));
     sharing_.Update(gpu);
@@ -157,7 +158,7 @@ void Daemon::RequestOnBehalf(ConnId conn) {
 
 void Daemon::CheckpointTick() {
   PumpDeferredGrants();
-  for (auto& [id, job] : jobs_) {
+  for (auto& [id, job] : table_.jobs) {
     if (!job->ended) AdvanceSuspension(*job);
   }
 }
@@ -165,8 +166,8 @@ void Daemon::CheckpointTick() {
 void Daemon::SignalJobProcesses(const ActiveJob& job, int sig) {
   if (SignalJob(job, sig)) return;
   for (ConnId c : job.shims) {
-    auto it = conns_.find(c);
-    if (it != conns_.end()) kill(it->second->pid, sig);
+    auto it = table_.conns.find(c);
+    if (it != table_.conns.end()) kill(it->second->pid, sig);
   }
 }
 
@@ -187,8 +188,8 @@ void Daemon::AdvanceSuspension(ActiveJob& job) {
 }
 
 Status Daemon::SuspendJob(int64_t id) {
-  auto it = jobs_.find(id);
-  if (it == jobs_.end() || it->second->ended) return NotInState(id, "running");
+  auto it = table_.jobs.find(id);
+  if (it == table_.jobs.end() || it->second->ended) return NotInState(id, "running");
   ActiveJob& job = *it->second;
   if (job.suspension != ActiveJob::Suspension::kNone) {
     return Status::Error(JobName(id) + " is already SUSPENDED");
@@ -203,13 +204,13 @@ Status Daemon::SuspendJob(int64_t id) {
   timeline_.Note(TimelineKind::kSuspend, id, "", 0);
   Apply(arbiter_.SetSuspended(id, true, Now()));
   AdvanceSuspension(job);
-  for (const auto& [gpu, info] : gpus_) sharing_.Update(gpu);
+  for (const auto& [gpu, info] : table_.gpus) sharing_.Update(gpu);
   return Status::Ok();
 }
 
 Status Daemon::ResumeJob(int64_t id, const std::string& to_gpu) {
-  auto it = jobs_.find(id);
-  if (it == jobs_.end() || it->second->ended ||
+  auto it = table_.jobs.find(id);
+  if (it == table_.jobs.end() || it->second->ended ||
       it->second->suspension == ActiveJob::Suspension::kNone) {
     return NotInState(id, "SUSPENDED");
   }
@@ -232,7 +233,7 @@ Status Daemon::ResumeJob(int64_t id, const std::string& to_gpu) {
       RequestOnBehalf(c);
     }
   }
-  for (const auto& [gpu, info] : gpus_) sharing_.Update(gpu);
+  for (const auto& [gpu, info] : table_.gpus) sharing_.Update(gpu);
   spdlog::info("{} resumed", JobName(id));
   return Status::Ok();
 }

@@ -38,7 +38,7 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
     spdlog::info("job {} CANCELLED while pending", id);
     NotifyEnd(r);
     if (r.kind == "run") {  // its `gshare run` waits for admission: tell it
-      for (auto& [cid, c] : conns_) {
+      for (auto& [cid, c] : table_.conns) {
         if (c->kind == Connection::Kind::kRunner && c->job == static_cast<JobId>(id)) {
           Reply(*c, ErrorReply(JobName(id) + " was cancelled"));
           break;
@@ -47,7 +47,8 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
     }
     return Status::Ok();
   }
-  if (auto it = jobs_.find(id); it != jobs_.end() && !it->second->ended && !it->second->adhoc) {
+  if (auto it = table_.jobs.find(id);
+      it != table_.jobs.end() && !it->second->ended && !it->second->adhoc) {
     ActiveJob& job = *it->second;
     if (job.record.kind == "slurm") {
       return Status::Error(JobName(id) + " is Slurm step " +
@@ -155,8 +156,8 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
       continue;
     }
     JobRecord* pending = queue_->Pending(id);
-    auto active = jobs_.find(id);
-    const bool running = active != jobs_.end() && !active->second->ended;
+    auto active = table_.jobs.find(id);
+    const bool running = active != table_.jobs.end() && !active->second->ended;
     if (action == "cancel" || action == "requeue") {
       st = CancelJob(id, action == "requeue");
     } else if (action == "suspend") {

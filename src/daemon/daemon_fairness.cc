@@ -9,15 +9,10 @@
 
 namespace gshare {
 
-uid_t Daemon::JobOwner(JobId job) const {
-  auto it = jobs_.find(job);
-  return it == jobs_.end() ? 0 : it->second->record.uid;
-}
-
 std::map<uid_t, int> Daemon::RunningPerUser() const {
   // The same jobs as RunningPerSlot: preloaded processes outside gshare do not count.
   std::map<uid_t, int> running;
-  for (const auto& [id, job] : jobs_) {
+  for (const auto& [id, job] : table_.jobs) {
     if (!job->ended && !job->adhoc) ++running[job->record.uid];
   }
   return running;
@@ -31,7 +26,7 @@ nlohmann::json Daemon::UsersJson(TimePoint now) const {
   };
   std::map<uid_t, Share> users;
   double total = 0;
-  for (const auto& [id, job] : jobs_) {
+  for (const auto& [id, job] : table_.jobs) {
     if (job->ended) continue;
     Share& s = users[job->record.uid];
     ++s.running;

@@ -80,12 +80,12 @@ void Daemon::Loop() {
     if (fds[1].revents != 0) OnCheckpointReplies();
     if (MetricsEndpoint* m = metrics_.endpoint()) m->OnPoll(fds, metrics_first, Now());
     Apply(arbiter_.Tick(Now()));
-    sharing_.Tick(GpuKeys());
+    sharing_.Tick(table_.GpuKeys());
     CheckpointTick();
     RebalanceTick();
     QuietStoppedSeats(Now());
     timeline_.Tick(*store_);
-    stage_deadline = staging_.Tick(GpuKeys());
+    stage_deadline = staging_.Tick(table_.GpuKeys());
     QueueTick(Now());
     RetentionTick();
     metrics_.FileTick(Now());
@@ -105,12 +105,12 @@ bool Daemon::OnAccepted(ConnId id, pid_t pid, uid_t uid) {
   c->id = id;
   c->pid = pid;
   c->uid = uid;
-  conns_[id] = std::move(c);
+  table_.conns[id] = std::move(c);
   return true;
 }
 
 void Daemon::OnFrame(ConnId id, const Frame& f) {
-  Connection* c = Live(id);
+  Connection* c = table_.Live(id);
   if (c == nullptr || stopping_) return;
   try {
     Dispatch(*c, f);
@@ -129,20 +129,15 @@ void Daemon::OnFrame(ConnId id, const Frame& f) {
 void Daemon::OnLost(ConnId id, const std::string& why) { Drop(id, why); }
 
 void Daemon::OnReaped(ConnId id) {
-  auto it = conns_.find(id);
-  if (it == conns_.end()) return;
+  auto it = table_.conns.find(id);
+  if (it == table_.conns.end()) return;
   const JobId job = it->second->job;
-  conns_.erase(it);
+  table_.conns.erase(it);
   if (job != 0) ForgetJobIfDone(job);
 }
 
-Connection* Daemon::Live(ConnId id) {
-  auto it = conns_.find(id);
-  return it == conns_.end() || it->second->closing ? nullptr : it->second.get();
-}
-
 void Daemon::Drop(ConnId id, const std::string& why) {
-  Connection* cp = Live(id);
+  Connection* cp = table_.Live(id);
   if (cp == nullptr) return;
   Connection& c = *cp;
   c.closing = true;  // first: whatever runs below sees it gone
@@ -150,7 +145,7 @@ void Daemon::Drop(ConnId id, const std::string& why) {
   stagger_.ForgetConn(id);
   if (!why.empty()) spdlog::warn("dropping connection of pid {}: {}", c.pid, why);
   if (c.kind == Connection::Kind::kShim) {
-    for (const auto& [gpu, info] : gpus_) {
+    for (const auto& [gpu, info] : table_.gpus) {
       timeline_.Releasing(gpu, c.job, c.exiting ? "exit" : "disconnected");
     }
     Apply(arbiter_.Disconnected(id, Now()));
@@ -161,7 +156,7 @@ void Daemon::Drop(ConnId id, const std::string& why) {
       const MemoryLedger::JobTotals before = ledger_.Totals(c.job);
       ledger_.Forget(id);
       const MemoryLedger::JobTotals after = ledger_.Totals(c.job);
-      if (auto jit = jobs_.find(c.job); jit != jobs_.end()) {
+      if (auto jit = table_.jobs.find(c.job); jit != table_.jobs.end()) {
         jit->second->gone_swaps_out += before.swaps_out - after.swaps_out;
         jit->second->gone_swaps_in += before.swaps_in - after.swaps_in;
         jit->second->gone_bytes_out += before.bytes_out - after.bytes_out;
@@ -171,25 +166,25 @@ void Daemon::Drop(ConnId id, const std::string& why) {
     staging_.ForgetConn(id);
     rebalancer_.Forget(id);
     stagger_.ForgetJob(c.job);
-    for (const auto& [gpu, info] : gpus_) {
+    for (const auto& [gpu, info] : table_.gpus) {
       sharing_.Update(gpu);
       stagger_.Update(gpu);
       memory_.MakeIncumbentRoom(gpu);
     }
-    auto jit = jobs_.find(c.job);
-    if (jit != jobs_.end()) {
+    auto jit = table_.jobs.find(c.job);
+    if (jit != table_.jobs.end()) {
       jit->second->shims.erase(id);
       if (jit->second->adhoc && jit->second->shims.empty()) {
         FinishJob(c.job, JobState::kCompleted, std::nullopt, std::nullopt, "");
       }
     }
   } else if (c.kind == Connection::Kind::kRunner) {
-    auto jit = jobs_.find(c.job);
+    auto jit = table_.jobs.find(c.job);
     if (queue_->Pending(c.job) != nullptr) {
       // A `gshare run` that stopped waiting for admission (Ctrl-C, a hang-up).
       Status st = CancelJob(c.job, false);
       if (!st.ok()) spdlog::error("job {}: {}", c.job, st.message());
-    } else if (jit != jobs_.end() && !jit->second->ended && !stopping_) {
+    } else if (jit != table_.jobs.end() && !jit->second->ended && !stopping_) {
       ActiveJob& job = *jit->second;
       if (job.record.kind == "submit") {
         // Its supervisor died (kill -9): nothing enforces its limits or reports its end now.
@@ -204,7 +199,7 @@ void Daemon::Drop(ConnId id, const std::string& why) {
 }
 
 bool Daemon::Send(ConnId id, std::string_view bytes) {
-  Connection* c = Live(id);
+  Connection* c = table_.Live(id);
   return c != nullptr && Send(*c, bytes);
 }
 

@@ -41,10 +41,10 @@ uint64_t Daemon::UserHostBudget(const Config& config) {
 
 bool Daemon::SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,
                           uint64_t bytes) {
-  const Connection* c = Live(conn);
+  const Connection* c = table_.Live(conn);
   if (c == nullptr) return false;
   proto::LeaseMsg m{};
-  m.gpu = NamedBy(*c, gpu);
+  m.gpu = table_.NamedBy(*c, gpu);
   m.epoch = epoch;
   m.bytes = bytes;
   std::string frame =
@@ -59,8 +59,8 @@ void Daemon::OnMemoryQuery(Connection& c, const Frame& f) {
   std::memcpy(&q, f.payload.data(), sizeof q);
   proto::MemViewMsg v{};
   v.gpu = q.gpu;
-  auto it = jobs_.find(q.job_id);
-  if (it != jobs_.end() && MayJoin(c, *it->second, q.token)) {
+  auto it = table_.jobs.find(q.job_id);
+  if (it != table_.jobs.end() && MayJoin(c, *it->second, q.token)) {
     const GpuKey gpu = FormatGpuUuid(q.gpu);
     v.others_fixed = ledger_.FixedOfOthers(gpu, q.job_id);
     v.job_used = ledger_.UsedBy(q.job_id, gpu);
@@ -75,7 +75,7 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
   if (m.engine == static_cast<uint32_t>(proto::MemoryEngine::kCheckpoint)) {
     EnsureCheckpointHelper();  // cuInit takes seconds: paid before the first eviction
   }
-  ActiveJob& job = *jobs_.at(c.job);
+  ActiveJob& job = *table_.jobs.at(c.job);
   job.peak_bytes = std::max(job.peak_bytes, ledger_.Totals(c.job).allocated);
   if (m.held_ms != 0) job.held_ms[{c.id, gpu}] = m.held_ms;
   if ((m.flags & proto::kReportAfterSwapIn) != 0) {
@@ -111,7 +111,7 @@ void Daemon::SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) {
       continue;
     }
     bool sent = SendLeaseMsg(e.conn, proto::MsgType::kEvict, gpu, 0, e.bytes);
-    if (const Connection* victim = sent ? Live(e.conn) : nullptr; victim != nullptr) {
+    if (const Connection* victim = sent ? table_.Live(e.conn) : nullptr; victim != nullptr) {
       timeline_.Note(TimelineKind::kSwapOut, victim->job, gpu, victim->pid, e.bytes);
     }
     spdlog::debug("evict {} bytes of connection {} on {}{}", e.bytes, e.conn, gpu,
@@ -123,7 +123,7 @@ void Daemon::SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) {
 void Daemon::AskHolderToPin(const GpuKey& gpu) {
   std::optional<JobId> holder = arbiter_.Holder(gpu);
   if (arbiter_.IsShared(gpu) || !holder) return;
-  for (auto& [id, conn] : conns_) {
+  for (auto& [id, conn] : table_.conns) {
     if (conn->kind == Connection::Kind::kShim && conn->job == *holder) AskToPin(*conn, gpu);
   }
 }
@@ -141,10 +141,10 @@ void Daemon::AskToPin(Connection& c, const GpuKey& gpu) {
 
 void Daemon::SendSeats() {
   for (const PriorityLanes::Message& s : lanes_.TakeMessages()) {
-    const Connection* c = Live(s.conn);
+    const Connection* c = table_.Live(s.conn);
     if (c == nullptr) continue;
     proto::LeaseMsg m{};
-    m.gpu = NamedBy(*c, s.gpu);
+    m.gpu = table_.NamedBy(*c, s.gpu);
     m.epoch = s.slot;
     m.reason = s.seat_plus_one;
     m.bytes = s.yield_mask;
@@ -158,7 +158,7 @@ void Daemon::QuietStoppedSeats(TimePoint now) {
   if (now < next_lanes_check_) return;
   next_lanes_check_ = now + kLanesCheck;
   for (ConnId id : lanes_.BusyConns()) {
-    const Connection* c = Live(id);
+    const Connection* c = table_.Live(id);
     std::optional<char> state = c != nullptr ? ProcessState(c->pid) : std::nullopt;
     if (state && *state != 'T' && *state != 't' && *state != 'Z' && *state != 'X') continue;
     spdlog::info("pid {} is {}: its busy mark on the priority board is cleared",
@@ -170,23 +170,23 @@ void Daemon::QuietStoppedSeats(TimePoint now) {
 nlohmann::json Daemon::JobMemoryJson(JobId job) const {
   MemoryLedger::JobTotals t = ledger_.Totals(job);
   static const char* kEngines[] = {"off", "swap", "managed", "checkpoint"};
-  auto it = jobs_.find(job);
+  auto it = table_.jobs.find(job);
   std::string engine = t.engine < 4 ? kEngines[t.engine] : "?";
-  if (it != jobs_.end() && !it->second->record.memory.empty() && t.allocated == 0) {
+  if (it != table_.jobs.end() && !it->second->record.memory.empty() && t.allocated == 0) {
     engine = it->second->record.memory;
   }
   nlohmann::json waiting_for = nullptr;
   if (const std::string* wait = memory_.WaitReason(job)) waiting_for = *wait;
   uint64_t checkpoints = 0, restores = 0, swapins_failed = 0;
   // Its processes gone from the ledger keep counting: the counters only ever grow.
-  if (it != jobs_.end()) {
+  if (it != table_.jobs.end()) {
     t.swaps_out += it->second->gone_swaps_out;
     t.swaps_in += it->second->gone_swaps_in;
     t.bytes_out += it->second->gone_bytes_out;
     t.bytes_in += it->second->gone_bytes_in;
   }
   double checkpoint_s = 0, restore_s = 0;
-  if (it != jobs_.end()) {
+  if (it != table_.jobs.end()) {
     checkpoints = it->second->checkpoints;
     restores = it->second->restores;
     checkpoint_s = it->second->checkpoint_ms / 1000;

@@ -11,7 +11,7 @@ std::string Daemon::MetricsText() { return StatusMetrics(StatusDocument(nullptr,
 nlohmann::json Daemon::JobCounts() const {
   int pending = static_cast<int>(queue_ ? queue_->pending().size() : 0);
   int running = 0, suspended = 0;
-  for (const auto& [id, job] : jobs_) {
+  for (const auto& [id, job] : table_.jobs) {
     if (job->ended) continue;
     if (job->record.state == JobState::kRunning) ++running;
     if (job->record.state == JobState::kSuspended) ++suspended;

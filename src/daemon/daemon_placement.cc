@@ -31,7 +31,7 @@ std::map<std::string, uint64_t> Daemon::AllocatedPerSlot() const {
     const std::string slot = std::to_string(i);
     const GpuKey gpu = GpuUuidOf(slot);
     if (gpu.empty()) continue;
-    for (const auto& [id, job] : jobs_) {
+    for (const auto& [id, job] : table_.jobs) {
       if (!job->ended) bytes[slot] += ledger_.Totals(static_cast<JobId>(id), gpu).allocated;
     }
   }
@@ -52,20 +52,6 @@ void Daemon::SetGang(const JobRecord& record) {
   }
   spdlog::info("job {}: gang lease on GPUs {}", record.id, record.slot);
   arbiter_.SetGang(static_cast<JobId>(record.id), std::move(keys));
-}
-
-GpuKey Daemon::RunsOn(const Connection& c, const GpuKey& named) const {
-  auto it = c.moved.find(named);
-  return it == c.moved.end() ? named : it->second;
-}
-
-proto::GpuUuid Daemon::NamedBy(const Connection& c, const GpuKey& gpu) const {
-  GpuKey named = gpu;
-  for (const auto& [from, to] : c.moved) {
-    if (to == gpu) named = from;
-  }
-  // Every GPU a lease names came from a shim's message or from MoveJob, which record it.
-  return gpus_.at(named).uuid;
 }
 
 Status Daemon::MoveJob(ActiveJob& job, const std::string& to_gpu) {
@@ -90,7 +76,7 @@ Status Daemon::MoveJob(ActiveJob& job, const std::string& to_gpu) {
   }
   std::vector<std::pair<ConnId, GpuKey>> moves;
   for (ConnId cid : job.shims) {
-    const Connection* c = Live(cid);
+    const Connection* c = table_.Live(cid);
     if (c == nullptr) continue;
     const std::vector<GpuKey> uses = ledger_.GpusOf(cid);
     if (uses.size() > 1) {
@@ -107,19 +93,14 @@ Status Daemon::MoveJob(ActiveJob& job, const std::string& to_gpu) {
     }
   }
   for (const auto& [cid, from] : moves) {
-    if (Connection* c = Live(cid)) MoveProcess(*c, from, to);
+    if (Connection* c = table_.Live(cid)) MoveProcess(*c, from, to);
   }
   if (!moves.empty()) ++job.moves;
   return Status::Ok();
 }
 
 void Daemon::MoveProcess(Connection& c, const GpuKey& from, const GpuKey& to) {
-  if (gpus_.count(to) == 0) {
-    GpuInfo info{};
-    ParseGpuUuid(to, info.uuid.bytes);
-    info.ordinal = -1;  // no shim numbered it yet
-    gpus_.emplace(to, info);
-  }
+  table_.NoteMovedTo(to);
   const ConnId cid = c.id;
   Apply(arbiter_.Withdraw(cid, from, Now()));
   ledger_.MoveConn(cid, from, to);
@@ -176,12 +157,12 @@ void Daemon::RebalanceTick() {
   if (!options_.config.scheduler.rebalance || gpu_count_ <= 1 || !arbiter_.enabled()) return;
   // Cheap first: processes checkpointed, not holding, of jobs that see every GPU.
   std::vector<std::pair<JobId, ConnId>> candidates;
-  for (const auto& [id, job] : jobs_) {
+  for (const auto& [id, job] : table_.jobs) {
     if (job->ended || job->suspension != ActiveJob::Suspension::kNone) continue;
     if (GpusSeen(job->record) < gpu_count_) continue;
     for (ConnId cid : job->shims) {
-      if (Live(cid) != nullptr && ledger_.IsCheckpointed(cid) && !checkpoints_.InFlight(cid) &&
-          !arbiter_.ConnHolds(cid)) {
+      if (table_.Live(cid) != nullptr && ledger_.IsCheckpointed(cid) &&
+          !checkpoints_.InFlight(cid) && !arbiter_.ConnHolds(cid)) {
         candidates.emplace_back(id, cid);
       }
     }
@@ -195,9 +176,9 @@ void Daemon::RebalanceTick() {
     return -1;
   };
   for (const auto& [id, cid] : candidates) {
-    auto jit = jobs_.find(id);
-    Connection* c = Live(cid);
-    if (jit == jobs_.end() || jit->second->ended || c == nullptr) continue;
+    auto jit = table_.jobs.find(id);
+    Connection* c = table_.Live(cid);
+    if (jit == table_.jobs.end() || jit->second->ended || c == nullptr) continue;
     Rebalancer::Process p;
     p.conn = cid;
     p.job = id;

@@ -106,26 +106,26 @@ void Daemon::LoadQueue() {
       arbiter_.AddJob(id, r.priority, Millis(r.quantum_ms), r.uid);
       SetGang(r);
       job->record = std::move(r);
-      jobs_[id] = std::move(job);
+      table_.jobs[id] = std::move(job);
     }
   }
   next_orphan_check_ = {};  // at once
   QueueTick(Now());
   int adopted = 0;
-  for (const auto& [id, job] : jobs_) adopted += job->ended ? 0 : 1;
+  for (const auto& [id, job] : table_.jobs) adopted += job->ended ? 0 : 1;
   spdlog::info("queue: {} pending, {} running re-adopted, {} GPU slot(s) of {} job(s)",
                queue_->pending().size(), adopted, gpu_count_, options_.config.queue.max_running);
 }
 
 std::optional<JobState> Daemon::ActiveStateOf(int64_t id) const {
-  auto active = jobs_.find(id);
-  if (active == jobs_.end() || active->second->ended) return std::nullopt;
+  auto active = table_.jobs.find(id);
+  if (active == table_.jobs.end() || active->second->ended) return std::nullopt;
   return active->second->record.state;
 }
 
 std::map<std::string, int> Daemon::RunningPerSlot() const {
   std::map<std::string, int> running;
-  for (const auto& [id, job] : jobs_) {
+  for (const auto& [id, job] : table_.jobs) {
     if (job->ended || job->adhoc) continue;
     for (const std::string& slot : SplitGpuList(job->record.slot)) ++running[slot];
   }
@@ -231,11 +231,11 @@ void Daemon::Admission() {
     Activate(std::move(*r), start.slot);
     if (queue_->retrying()) break;  // the store refuses writes: the rest waits with it
     if (!foreground) continue;
-    for (auto& [cid, c] : conns_) {
+    for (auto& [cid, c] : table_.conns) {
       if (c->kind != Connection::Kind::kRunner || c->job != static_cast<JobId>(start.id)) continue;
       json admitted{{"job_id", start.id}};
-      auto active = jobs_.find(start.id);
-      if (active != jobs_.end()) {
+      auto active = table_.jobs.find(start.id);
+      if (active != table_.jobs.end()) {
         std::string visible = VisibleDevicesOf(active->second->record.gpu, start.slot);
         if (!visible.empty()) admitted["visible"] = visible;
       }
@@ -249,10 +249,10 @@ void Daemon::Admission() {
 void Daemon::Activate(JobRecord record, const std::string& slot) {
   const JobId id = record.id;
   // A requeued job's previous run may linger until its runner disconnects.
-  if (auto old = jobs_.find(id); old != jobs_.end()) {
+  if (auto old = table_.jobs.find(id); old != table_.jobs.end()) {
     arbiter_.RemoveJob(id);
-    jobs_.erase(old);
-    for (auto& [cid, c] : conns_) {
+    table_.jobs.erase(old);
+    for (auto& [cid, c] : table_.conns) {
       if (c->job == id && c->kind == Connection::Kind::kRunner) c->job = 0;
     }
   }
@@ -262,7 +262,7 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
   job->record = std::move(record);
   staging_.Active(id);
   ActiveJob& active = *job;
-  jobs_[id] = std::move(job);
+  table_.jobs[id] = std::move(job);
   arbiter_.AddJob(id, active.record.priority, Millis(active.record.quantum_ms), active.record.uid);
   SetGang(active.record);
   if (active.record.kind != "submit") {
@@ -277,7 +277,7 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
   if (!SaveRecord(active.record).ok()) {
     JobRecord back = std::move(active.record);
     arbiter_.RemoveJob(id);
-    jobs_.erase(id);
+    table_.jobs.erase(id);
     staging_.ForgetJob(id);
     back.state = JobState::kPending;
     back.start_time.reset();
@@ -324,8 +324,8 @@ void Daemon::OnRunAttach(Connection& c, const json& req) {
   Result<RunAttachRequest> parsed = RunAttachRequest::Parse(req);
   if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
   const int64_t id = parsed->job_id;
-  auto it = jobs_.find(id);
-  if (c.kind != Connection::Kind::kUnknown || it == jobs_.end() || it->second->ended ||
+  auto it = table_.jobs.find(id);
+  if (c.kind != Connection::Kind::kUnknown || it == table_.jobs.end() || it->second->ended ||
       it->second->record.kind != "submit" || it->second->record.runner_pid != c.pid) {
     spdlog::warn("pid {} attached to job {}, which is not waiting for it", c.pid, id);
     return Reply(c, ErrorReply("job " + std::to_string(id) + " is not waiting for its supervisor"));
@@ -381,10 +381,10 @@ void Daemon::OnRunAttach(Connection& c, const json& req) {
 void Daemon::OnRunStarted(Connection& c, const json& req) {
   Result<RunStartedRequest> parsed = RunStartedRequest::Parse(req);
   if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
-  if (c.kind != Connection::Kind::kRunner || jobs_.count(c.job) == 0) {
+  if (c.kind != Connection::Kind::kRunner || table_.jobs.count(c.job) == 0) {
     return Drop(c.id, "start without a job");
   }
-  ActiveJob& job = *jobs_.at(c.job);
+  ActiveJob& job = *table_.jobs.at(c.job);
   job.record.pid = parsed->pid;
   job.record.state = JobState::kRunning;
   // The job started now, whenever admission stored it RUNNING: a supervisor that could attach
@@ -402,10 +402,10 @@ void Daemon::OnRunEnded(Connection& c, const json& req) {
   Result<RunEndedRequest> parsed = RunEndedRequest::Parse(req);
   if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
   JobId id = c.kind == Connection::Kind::kRunner && c.job != 0 ? c.job : parsed->job_id;
-  auto it = jobs_.find(id);
+  auto it = table_.jobs.find(id);
   // Without its runner's connection: only for a job whose runner is not connected (re-adopted).
   if (c.kind != Connection::Kind::kRunner &&
-      (it == jobs_.end() || it->second->ended || !it->second->orphan)) {
+      (it == table_.jobs.end() || it->second->ended || !it->second->orphan)) {
     // Its end was read from its end file meanwhile (after a restart): the report is done.
     if (std::optional<JobState> state = queue_->StateOf(id); state && IsFinal(*state)) {
       return Reply(c, ToJsonText(json{{"ok", true}, {"already_recorded", true}}));
@@ -417,8 +417,8 @@ void Daemon::OnRunEnded(Connection& c, const json& req) {
 }
 
 void Daemon::EndJob(JobId id, const JobEnd& end) {
-  auto it = jobs_.find(id);
-  if (it == jobs_.end() || it->second->ended) return;
+  auto it = table_.jobs.find(id);
+  if (it == table_.jobs.end() || it->second->ended) return;
   ActiveJob& job = *it->second;
   const std::string request = job.record.end_request;
   if (request == "requeue") {
@@ -448,7 +448,7 @@ bool Daemon::SignalJob(const ActiveJob& job, int sig) {
 std::optional<TimePoint> Daemon::QueueDeadline() const {
   std::optional<TimePoint> deadline = queue_->Deadline();
   auto earliest = [&deadline](TimePoint t) { deadline = deadline ? std::min(*deadline, t) : t; };
-  for (const auto& [id, job] : jobs_) {
+  for (const auto& [id, job] : table_.jobs) {
     if (job->ended) continue;
     if (job->kill_at) earliest(*job->kill_at);
     if (job->orphan) earliest(next_orphan_check_);
@@ -459,7 +459,7 @@ std::optional<TimePoint> Daemon::QueueDeadline() const {
 void Daemon::QueueTick(TimePoint now) {
   std::vector<JobId> lost;
   std::vector<std::pair<JobId, JobEnd>> reported;
-  for (auto& [id, job] : jobs_) {
+  for (auto& [id, job] : table_.jobs) {
     if (job->ended) continue;
     if (job->kill_at && now >= *job->kill_at) {
       SignalJob(*job, SIGKILL);
@@ -478,7 +478,7 @@ void Daemon::QueueTick(TimePoint now) {
   if (now >= next_orphan_check_) next_orphan_check_ = now + std::chrono::seconds(1);
   for (const auto& [id, end] : reported) EndJob(id, end);
   for (JobId id : lost) {
-    ActiveJob& job = *jobs_.at(id);
+    ActiveJob& job = *table_.jobs.at(id);
     if (job.record.kind == "slurm") {
       // Its step's slurmstepd is gone: Slurm ended the step (its exit status is Slurm's).
       spdlog::info("job {}: Slurm step {} ended", id,

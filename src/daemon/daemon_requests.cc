@@ -134,7 +134,7 @@ json Daemon::StatusDocument(Connection* viewer, const StatusRequest& request) {
   daemon["config_files"] = std::move(config_files);
   if (request.brief) {
     json leases = json::array();
-    for (const auto& [id, job] : jobs_) {
+    for (const auto& [id, job] : table_.jobs) {
       leases.push_back({{"id", id}, {"lease", LeaseText(arbiter_.Usage(id, now))}});
     }
     return json{{"ok", true},
@@ -161,8 +161,8 @@ json Daemon::StatusDocument(Connection* viewer, const StatusRequest& request) {
            {"lease_seconds_total", v.lease_seconds_total},
            {"wait_seconds_total", v.wait_seconds_total},
            {"quantum_ms", options_.config.scheduler.quantum.count()}};
-    auto info = gpus_.find(v.gpu);
-    g["ordinal"] = info != gpus_.end() ? json(info->second.ordinal) : json(nullptr);
+    auto info = table_.gpus.find(v.gpu);
+    g["ordinal"] = info != table_.gpus.end() ? json(info->second.ordinal) : json(nullptr);
     // NVML's index (nvidia-smi's numbering): each job may number its GPUs from 0.
     const std::string index = GpuIndexOf(v.gpu);
     g["index"] = index != v.gpu ? json(std::stoi(index)) : json(nullptr);
@@ -178,7 +178,7 @@ json Daemon::StatusDocument(Connection* viewer, const StatusRequest& request) {
     // Priority lanes: who is busy, who is held back behind a higher priority now.
     json lanes = lanes_.Json(v.gpu);
     for (json& seat : lanes) {
-      const Connection* sc = Live(seat["conn"].get<ConnId>());
+      const Connection* sc = table_.Live(seat["conn"].get<ConnId>());
       seat["job"] = sc != nullptr ? json(sc->job) : json(nullptr);
       seat["pid"] = sc != nullptr ? json(sc->pid) : json(nullptr);
     }
@@ -187,7 +187,7 @@ json Daemon::StatusDocument(Connection* viewer, const StatusRequest& request) {
   }
   json jobs = json::array();
   std::set<int64_t> listed;
-  for (const auto& [id, job] : jobs_) {
+  for (const auto& [id, job] : table_.jobs) {
     json j = JobToJson(job->record);
     Arbiter::JobUsage u = arbiter_.Usage(id, now);
     j["lease_seconds"] = u.lease_seconds;

@@ -32,7 +32,7 @@ void Daemon::OnSlurmStep(Connection& c, const json& req) {
   }
   const std::string step_name = StepName(step->job_id, step->step);
   // The step's other tasks join the job its first task made.
-  for (const auto& [id, job] : jobs_) {
+  for (const auto& [id, job] : table_.jobs) {
     const JobRecord& r = job->record;
     if (job->ended || r.kind != "slurm" || r.slurm_job_id != step->job_id ||
         r.slurm_step != step->step) {
@@ -77,7 +77,7 @@ void Daemon::OnSlurmStep(Connection& c, const json& req) {
                UserName(r.uid), r.priority, slot);
   Activate(std::move(r), slot);
   // Its slurmstepd's liveness is polled, with the other runners', every second.
-  if (auto it = jobs_.find(reply.job_id); it != jobs_.end()) it->second->orphan = true;
+  if (auto it = table_.jobs.find(reply.job_id); it != table_.jobs.end()) it->second->orphan = true;
   Reply(c, reply.ToJsonText());
 }
 
@@ -95,7 +95,7 @@ void Daemon::OnSlurmJob(Connection& c, const json& req) {
     slurm_.Begin(s.job_id, {s.uid, s.partition, s.qos});
     // A step that joined before the Prolog spoke (a Prolog run late) takes its priority now.
     const int priority = slurm_.PriorityOf(s.job_id, s.uid, options_.config.slurm);
-    for (auto& [id, job] : jobs_) {
+    for (auto& [id, job] : table_.jobs) {
       if (job->ended || job->record.kind != "slurm" || job->record.slurm_job_id != s.job_id ||
           job->record.priority == priority || job->record.uid != s.uid) {
         continue;
@@ -110,7 +110,7 @@ void Daemon::OnSlurmJob(Connection& c, const json& req) {
   }
   slurm_.End(s.job_id);
   std::vector<JobId> steps;
-  for (const auto& [id, job] : jobs_) {
+  for (const auto& [id, job] : table_.jobs) {
     if (!job->ended && job->record.kind == "slurm" && job->record.slurm_job_id == s.job_id) {
       steps.push_back(id);
     }
@@ -118,7 +118,7 @@ void Daemon::OnSlurmJob(Connection& c, const json& req) {
   for (JobId id : steps) {
     // Its processes, if any are left, lose their connections: their leases, seats and memory
     // in the ledger go now, not when Slurm's kill reaches them.
-    std::vector<ConnId> shims(jobs_.at(id)->shims.begin(), jobs_.at(id)->shims.end());
+    std::vector<ConnId> shims(table_.jobs.at(id)->shims.begin(), table_.jobs.at(id)->shims.end());
     for (ConnId conn : shims) Drop(conn, "its Slurm job ended");
     spdlog::info("job {}: Slurm job {} ended", id, s.job_id);
     FinishJob(id, JobState::kCompleted, std::nullopt, std::nullopt, "");

@@ -4,14 +4,6 @@
 
 namespace gshare {
 
-std::vector<std::pair<ConnId, JobId>> Daemon::Shims() const {
-  std::vector<std::pair<ConnId, JobId>> shims;
-  for (const auto& [id, conn] : conns_) {
-    if (conn->kind == Connection::Kind::kShim && !conn->closing) shims.emplace_back(id, conn->job);
-  }
-  return shims;
-}
-
 bool Daemon::SendGapWatch(ConnId conn, const GpuKey& gpu, bool on) {
   return SendLeaseMsg(conn, proto::MsgType::kGapWatch, gpu, 0, on ? 1 : 0);
 }

@@ -7,18 +7,11 @@
 namespace gshare {
 
 void Daemon::SendStage(ConnId conn, const GpuKey& gpu, uint64_t bytes) {
-  const Connection* c = Live(conn);
+  const Connection* c = table_.Live(conn);
   if (c == nullptr) return;
   spdlog::info("{}: idle on {}; staging {} bytes of pid {} in host memory", JobName(c->job), gpu,
                bytes, c->pid);
   SendLeaseMsg(conn, proto::MsgType::kSwapStage, gpu, 0, bytes);
-}
-
-std::vector<GpuKey> Daemon::GpuKeys() const {
-  std::vector<GpuKey> keys;
-  keys.reserve(gpus_.size());
-  for (const auto& [gpu, info] : gpus_) keys.push_back(gpu);
-  return keys;
 }
 
 }  // namespace gshare
