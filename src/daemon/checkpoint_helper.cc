@@ -1,5 +1,7 @@
 #include "daemon/checkpoint_helper.h"
 
+#include <spdlog/spdlog.h>
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -277,6 +279,11 @@ std::vector<CheckpointReply> CheckpointHelper::Read() {
     out.push_back(r);
   }
   return out;
+}
+
+void CheckpointHelper::EnsureStarted(const std::string& self_exe) {
+  if (started() || !usable()) return;
+  if (Status st = Start(self_exe); !st.ok()) spdlog::warn("{}", st.message());
 }
 
 }  // namespace gshare

@@ -92,6 +92,8 @@ class CheckpointHelper final : public CheckpointService {
   // Starts `self_exe checkpoint-helper` unless running. Errors: fork/socketpair failures.
   Status Start(const std::string& self_exe);
   bool started() const { return fd_ >= 0; }
+  // Start unless the helper runs or was found unusable; a failure is logged (warn).
+  void EnsureStarted(const std::string& self_exe);
   // False once the helper said the driver cannot checkpoint (why: unavailable_reason()).
   bool usable() const { return usable_; }
   const std::string& unavailable_reason() const override { return reason_; }

@@ -365,7 +365,7 @@ void Daemon::Apply(const LeaseActions& actions) {
                       a.epoch, conn->pid);
         std::string frame =
             EncodeFrame(type, std::string_view(reinterpret_cast<const char*>(&m), sizeof m));
-        if (a.kind == LeaseAction::Kind::kGrant && DeferGrant(a, frame)) break;
+        if (a.kind == LeaseAction::Kind::kGrant && engine_.DeferGrant(a, frame)) break;
         // A peer that cannot take it is dropped inside Send, which re-enters the arbiter:
         // its lease is reclaimed and the actions that follow are applied then.
         if (!Send(*conn, frame)) {

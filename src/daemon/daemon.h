@@ -25,7 +25,7 @@
 #include "policy/access.h"
 #include "policy/admission.h"
 #include "policy/arbiter.h"
-#include "daemon/checkpoint_coordinator.h"
+#include "daemon/checkpoint_engine.h"
 #include "daemon/checkpoint_helper.h"
 #include "daemon/stagger_coordinator.h"
 #include "daemon/idle_stager.h"
@@ -70,7 +70,7 @@ struct DaemonOptions {
 };
 
 class Daemon : private PeerEvents,
-               private CheckpointCoordinator::Host,
+               private CheckpointEngine::Host,
                private MemoryCoordinator::Host,
                private IdleStager::Host,
                private SharingController::Host,
@@ -172,48 +172,6 @@ class Daemon : private PeerEvents,
   void SendStretch(ConnId conn, const GpuKey& gpu, Millis gap) override;
   // SharingController::Host: the gap watch follows a switch of mode.
   void UpdateGapWatch(const GpuKey& gpu) override { stagger_.Update(gpu); }
-  // The checkpoint engine and suspension (daemon_checkpoint.cc): whole processes
-  // checkpointed by the helper; a grant to a checkpointed process (or one that must wait
-  // for checkpoints under way) goes out once the helper has restored it.
-  void EnsureCheckpointHelper();
-  // CheckpointCoordinator::Host: live peers' processes, deferred grants' delivery.
-  std::optional<CheckpointCoordinator::Process> LiveProcess(ConnId conn) override;
-  void SendGrant(ConnId conn, const std::string& frame) override;
-  void GrantDelivered(const GpuKey& gpu, uint64_t epoch) override;
-  void KillProcess(pid_t pid) override;
-  bool CheckpointConn(ConnId conn, const std::string& why);
-  bool DeferGrant(const LeaseAction& a, const std::string& frame);
-  void PumpDeferredGrants();
-  void OnCheckpointReplies();
-  void CheckpointTick();
-  Status SuspendJob(int64_t id);
-  // `to_gpu` (an index or UUID; "" to stay): restore the job onto that GPU (MoveJob).
-  Status ResumeJob(int64_t id, const std::string& to_gpu = "");
-  // Moves suspended job `id`, whose every process is checkpointed and uses one GPU, and which
-  // sees every GPU (the driver's condition for a restore elsewhere), onto GPU `to_gpu`: its
-  // memory accounting moves there, its restores carry the GPU pair (the driver remaps its
-  // device), and its shims' messages, which still name the GPU they started on, are mapped
-  // to the new one both ways (Connection::moved). daemon_placement.cc.
-  Status MoveJob(ActiveJob& job, const std::string& to_gpu);
-  // What every move does for one checkpointed process `c` of one GPU: it asks for `from` no
-  // more, its memory accounting moves to `to`, its next restore carries the pair, and the
-  // shim's name of `from` maps to `to` (Connection::moved). The caller asks the lease of `to`
-  // for it when it should run (RequestOnBehalf).
-  void MoveProcess(Connection& c, const GpuKey& from, const GpuKey& to);
-  // [scheduler] rebalance (src/policy/rebalance.h): moves each checkpointed process of a job
-  // that sees every GPU, waiting for its GPU while another job holds it, to an idle GPU of the
-  // same kind with room for it, and asks that GPU's lease for it. After every event.
-  void RebalanceTick();
-  std::vector<Rebalancer::Gpu> RebalanceGpus();
-  // NVML's view of the machine's GPUs, sampled once (names and sizes do not change); empty
-  // without NVML.
-  const std::vector<GpuSample>& GpuKinds();
-  void AdvanceSuspension(ActiveJob& job);
-  // Signals every process of the job (its group, else each shim's pid).
-  void SignalJobProcesses(const ActiveJob& job, int sig);
-  // Asks the lease for a checkpointed process that cannot ask itself (its CUDA calls block
-  // until it is restored).
-  void RequestOnBehalf(ConnId conn);
   nlohmann::json JobMemoryJson(JobId job) const;
   static uint64_t HostBudget(const Config& config);
 
@@ -254,14 +212,15 @@ class Daemon : private PeerEvents,
   void RetentionTick();
   // `gshare timeline`: the recorded events the requester may see (daemon_timeline.cc).
   void OnTimeline(Connection& c, const nlohmann::json& req);
-  // The first GPU the memory ledger knows process `conn` on ("" when none): where its
-  // checkpoint or restore is drawn.
-  GpuKey FirstGpuOf(ConnId conn) const;
   // The state of job `id` while it is active and not ended (BatchQueue::ActiveState).
   std::optional<JobState> ActiveStateOf(int64_t id) const;
-  Status NotInState(int64_t id, const std::string& wanted) {
+  // CheckpointEngine::Host (SendEvictions and Apply serve the other parts too).
+  Status NotInState(int64_t id, const std::string& wanted) override {
     return queue_->NotInState(id, wanted);
   }
+  void SendGrant(ConnId conn, const std::string& frame) override { Send(conn, frame); }
+  void SignalJobProcesses(const ActiveJob& job, int sig) override;
+  void KillProcess(pid_t pid) override;
   // Starts what admission allows and records the reasons of the rest.
   void Admission();
   void Activate(JobRecord record, const std::string& slot);
@@ -302,7 +261,7 @@ class Daemon : private PeerEvents,
   // Gives a new job its token (base/job_token.h); error when no randomness is to be had.
   Status AssignToken(JobRecord* r);
   // Writes `r` to the database; a failure is logged and returned.
-  Status SaveRecord(const JobRecord& r);
+  Status SaveRecord(const JobRecord& r) override;
 
   TimePoint Now() const { return clock_.Now(); }
   double WallNow() const { return clock_.WallNow(); }
@@ -340,11 +299,16 @@ class Daemon : private PeerEvents,
   PriorityLanes lanes_;
   SlurmJobs slurm_;  // what root's Slurm Prolog said of the jobs on this node
   CheckpointHelper checkpoint_;
-  CheckpointCoordinator checkpoints_{checkpoint_, ledger_, *this};
-  Rebalancer rebalancer_;
-  std::optional<std::vector<GpuSample>> gpu_kinds_;  // GpuKinds()
   TimelineRecorder timeline_{TimelineRecorder::Options{options_.config.timeline.record}, clock_,
                              [this](JobId job) { return table_.OwnerOf(job); }};
+  CheckpointEngine engine_{
+      CheckpointEngine::Options{
+          options_.config.scheduler.drop_grace, options_.config.scheduler.rebalance,
+          options_.config.scheduler.sharing == "auto", [this] { return gpu_count_; },
+          [this] { checkpoint_.EnsureStarted(options_.self_exe); }},
+      CheckpointEngine::Parts{table_, arbiter_, ledger_, memory_, sharing_, lanes_, timeline_,
+                              checkpoint_, clock_},
+      *this};
 
   TimePoint next_orphan_check_{};
   TimePoint next_lanes_check_{};
@@ -352,8 +316,5 @@ class Daemon : private PeerEvents,
   MetricsPublisher metrics_{options_.config.metrics, [this] { return MetricsText(); }};
   int gpu_count_ = 1;
 };
-
-// "job <id>": how the daemon's messages and error replies name a job.
-inline std::string JobName(int64_t id) { return "job " + std::to_string(id); }
 
 }  // namespace gshare

@@ -161,9 +161,9 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
     if (action == "cancel" || action == "requeue") {
       st = CancelJob(id, action == "requeue");
     } else if (action == "suspend") {
-      st = SuspendJob(id);
+      st = engine_.Suspend(id);
     } else if (action == "resume") {
-      st = ResumeJob(id, parsed->gpu);
+      st = engine_.Resume(id, parsed->gpu);
     } else if (action == "hold" || action == "release") {
       if (pending == nullptr) {
         st = NotInState(id, "pending");

@@ -77,12 +77,14 @@ void Daemon::Loop() {
       peers_.OnPollEvents(ids[i - kFirstPeer], fds[i].revents, Now());
     }
     if (fds[2].revents != 0) peers_.Accept(listen_fd_, Now());
-    if (fds[1].revents != 0) OnCheckpointReplies();
+    if (fds[1].revents != 0) {
+      std::vector<CheckpointReply> replies = checkpoint_.Read();  // may find the helper dead
+      engine_.OnReplies(replies, checkpoint_.usable());
+    }
     if (MetricsEndpoint* m = metrics_.endpoint()) m->OnPoll(fds, metrics_first, Now());
     Apply(arbiter_.Tick(Now()));
     sharing_.Tick(table_.GpuKeys());
-    CheckpointTick();
-    RebalanceTick();
+    engine_.Tick();
     QuietStoppedSeats(Now());
     timeline_.Tick(*store_);
     stage_deadline = staging_.Tick(table_.GpuKeys());
@@ -164,7 +166,7 @@ void Daemon::Drop(ConnId id, const std::string& why) {
       }
     }
     staging_.ForgetConn(id);
-    rebalancer_.Forget(id);
+    engine_.Forget(id);
     stagger_.ForgetJob(c.job);
     for (const auto& [gpu, info] : table_.gpus) {
       sharing_.Update(gpu);

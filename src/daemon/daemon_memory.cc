@@ -73,7 +73,7 @@ void Daemon::OnMemoryQuery(Connection& c, const Frame& f) {
 void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m) {
   ledger_.Report(c.id, c.job, gpu, m);
   if (m.engine == static_cast<uint32_t>(proto::MemoryEngine::kCheckpoint)) {
-    EnsureCheckpointHelper();  // cuInit takes seconds: paid before the first eviction
+    engine_.StartHelper();  // cuInit takes seconds: paid before the first eviction
   }
   ActiveJob& job = *table_.jobs.at(c.job);
   job.peak_bytes = std::max(job.peak_bytes, ledger_.Totals(c.job).allocated);
@@ -107,7 +107,7 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
 void Daemon::SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) {
   for (const MemoryLedger::Eviction& e : plan.evictions) {
     if (e.checkpoint) {
-      CheckpointConn(e.conn, "room for another job on " + gpu);
+      engine_.Checkpoint(e.conn, "room for another job on " + gpu);
       continue;
     }
     bool sent = SendLeaseMsg(e.conn, proto::MsgType::kEvict, gpu, 0, e.bytes);

@@ -445,6 +445,16 @@ bool Daemon::SignalJob(const ActiveJob& job, int sig) {
   return kill(-*job.record.pid, sig) == 0 || errno != ESRCH;
 }
 
+void Daemon::SignalJobProcesses(const ActiveJob& job, int sig) {
+  if (SignalJob(job, sig)) return;
+  for (ConnId c : job.shims) {
+    auto it = table_.conns.find(c);
+    if (it != table_.conns.end()) kill(it->second->pid, sig);
+  }
+}
+
+void Daemon::KillProcess(pid_t pid) { kill(pid, SIGKILL); }
+
 std::optional<TimePoint> Daemon::QueueDeadline() const {
   std::optional<TimePoint> deadline = queue_->Deadline();
   auto earliest = [&deadline](TimePoint t) { deadline = deadline ? std::min(*deadline, t) : t; };

@@ -16,11 +16,6 @@ constexpr int kTimelinePage = 20'000;
 
 }  // namespace
 
-GpuKey Daemon::FirstGpuOf(ConnId conn) const {
-  std::vector<GpuKey> gpus = ledger_.GpusOf(conn);
-  return gpus.empty() ? GpuKey() : gpus.front();
-}
-
 void Daemon::OnTimeline(Connection& c, const json& req) {
   Result<TimelineRequest> parsed = TimelineRequest::Parse(req);
   if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));

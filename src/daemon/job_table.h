@@ -23,6 +23,9 @@ namespace gshare {
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (nvidia-smi's spelling of a UUID).
 GpuKey FormatGpuUuid(const proto::GpuUuid& uuid);
 
+// "job <id>": how the daemon's messages and error replies name a job.
+inline std::string JobName(int64_t id) { return "job " + std::to_string(id); }
+
 class JobTable {
  public:
   struct GpuInfo {

@@ -6,36 +6,15 @@
 #include <map>
 #include <set>
 
+#include "daemon/scripted_checkpoints.h"
+
 namespace gshare::unit_checkpoint_coordinator {
 namespace {
 
 constexpr uint64_t kGiB = 1ull << 30;
 const GpuKey kGpu = "GPU-0";
 
-// Requests are answered only when the test says so, in order.
-struct ScriptedService final : CheckpointService {
-  struct Request {
-    CheckpointOp op;
-    pid_t pid;
-    uint64_t need_bytes;
-    std::string gpu;
-    std::string from_gpu;
-  };
-  std::vector<Request> requests;
-  uint64_t done = 0;
-  bool refuse = false;
-  std::string reason = "no driver";
-
-  uint64_t Submit(CheckpointOp op, pid_t pid, uint32_t, uint64_t need_bytes, const std::string& gpu,
-                  const std::string& from_gpu) override {
-    if (refuse) return 0;
-    requests.push_back({op, pid, need_bytes, gpu, from_gpu});
-    return requests.size();
-  }
-  uint64_t last_sent() const override { return requests.size(); }
-  uint64_t last_done() const override { return done; }
-  const std::string& unavailable_reason() const override { return reason; }
-};
+using unit_scripted_checkpoints::ScriptedService;
 
 struct RecordingHost final : CheckpointCoordinator::Host {
   std::map<ConnId, CheckpointCoordinator::Process> live;
