@@ -20,7 +20,7 @@
 
 namespace gshare::proto {
 
-inline constexpr uint32_t kBoardSlots = 256;  // GPUs (Daemon::kMaxGpus)
+inline constexpr uint32_t kBoardSlots = 256;  // GPUs (JobTable::kMaxGpus)
 inline constexpr uint32_t kBoardSeats = 64;   // seated connections per GPU: the bits of `busy`
 inline constexpr const char* kBoardSuffix = ".board";
 

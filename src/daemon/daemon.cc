@@ -317,7 +317,7 @@ void Daemon::OnShimFrame(Connection& c, const Frame& f) {
     // The seat first: a grant in shared mode lets the process submit at once, and its first
     // submission must already be ordered by its priority.
     lanes_.Sit(gpu, c.id, arbiter_.PriorityOf(c.job));
-    SendSeats();
+    messenger_.SendSeats();
     Apply(arbiter_.Request(c.id, gpu, Now()));
     sharing_.Update(gpu);
   } else {

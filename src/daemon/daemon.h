@@ -36,6 +36,7 @@
 #include "daemon/peer_table.h"
 #include "daemon/priority_lanes.h"
 #include "daemon/sharing_controller.h"
+#include "daemon/shim_messenger.h"
 #include "daemon/slurm_jobs.h"
 #include "ipc/job_end.h"
 #include "base/config.h"
@@ -72,9 +73,7 @@ struct DaemonOptions {
 class Daemon : private PeerEvents,
                private CheckpointEngine::Host,
                private MemoryCoordinator::Host,
-               private IdleStager::Host,
-               private SharingController::Host,
-               private StaggerCoordinator::Host {
+               private SharingController::Host {
  public:
   // `clock` (outlives the daemon) is what every lease, quantum and job time is read from.
   explicit Daemon(DaemonOptions options, Clock& clock = SystemClock());
@@ -145,31 +144,14 @@ class Daemon : private PeerEvents,
   // kMemoryQuery: answers with the job's view of the GPU (kMemoryView). The connection is
   // then a CLI's: it joins no job and holds nothing, so its close undoes nothing.
   void OnMemoryQuery(Connection& c, const Frame& f);
-  // SharingController::Host and StaggerCoordinator::Host: whether a shim named `gpu` (gpus_).
+  // SharingController::Host: whether a shim named `gpu`; the holder of an exclusive GPU pins
+  // ahead of its first eviction (ShimMessenger).
   bool KnowsGpu(const GpuKey& gpu) const override { return table_.KnowsGpu(gpu); }
-  void AskToPin(Connection& c, const GpuKey& gpu);  // c: a connection of the exclusive holder
-  // AskToPin for the exclusive holder's shim connections (MemoryLedger::PoolToPin pins ahead
-  // for no other job).
-  void AskHolderToPin(const GpuKey& gpu) override;
-  // Sends a plan's EVICTs (checkpoints for the checkpoint engine) and counts them in the
-  // ledger until the victims report (both coordinators' Host).
+  void AskHolderToPin(const GpuKey& gpu) override { messenger_.AskHolderToPin(gpu); }
+  // Sends a plan's evictions (EVICTs; checkpoints for the checkpoint engine) and counts them in
+  // the ledger until the victims report (the memory coordinator's and the engine's Host).
   void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) override;
-  uint64_t LastCheckpointSent() const override;
-  bool SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,
-                    uint64_t bytes);
-  // Sends the priority board's seats that changed (PriorityLanes::TakeMessages).
-  void SendSeats();
-  // Clears the busy bits of processes that are stopped (SIGSTOP, a shell's Ctrl-Z, a
-  // debugger) or dead: their shims cannot, and jobs of lower priority would wait for them.
-  // Every kLanesCheck while a bit is set.
-  void QuietStoppedSeats(TimePoint now);
-  static constexpr Millis kLanesCheck{1000};
-  // IdleStager::Host: a kSwapStage request sent and logged.
-  void SendStage(ConnId conn, const GpuKey& gpu, uint64_t bytes) override;
-  // StaggerCoordinator::Host (daemon_stagger.cc): the live shims, kGapWatch and kStretchGap sent.
-  std::vector<std::pair<ConnId, JobId>> Shims() const override { return table_.Shims(); }
-  bool SendGapWatch(ConnId conn, const GpuKey& gpu, bool on) override;
-  void SendStretch(ConnId conn, const GpuKey& gpu, Millis gap) override;
+  uint64_t LastCheckpointSent() const override { return checkpoint_.last_sent(); }
   // SharingController::Host: the gap watch follows a switch of mode.
   void UpdateGapWatch(const GpuKey& gpu) override { stagger_.Update(gpu); }
   nlohmann::json JobMemoryJson(JobId job) const;
@@ -248,9 +230,8 @@ class Daemon : private PeerEvents,
   // max_running_per_user, and each user's share for `gshare status`.
   std::map<uid_t, int> RunningPerUser() const;
   nlohmann::json UsersJson(TimePoint now) const;
-  // [memory] host_budget_per_user in bytes (0: none), and a job's owner for the ledger.
+  // [memory] host_budget_per_user in bytes (0: none).
   static uint64_t UserHostBudget(const Config& config);
-  uid_t JobOwner(JobId job) const override { return table_.OwnerOf(job); }
   // Ends active job `id` as `end` reports, honouring a pending cancel or requeue.
   void EndJob(JobId id, const JobEnd& end);
   // Signals a running job's process group; false when its pid is not known yet.
@@ -286,7 +267,13 @@ class Daemon : private PeerEvents,
   bool queue_paused_ = false;
   JobTable table_;  // connections, active jobs, GPUs
   MemoryLedger ledger_;
-  StaggerCoordinator stagger_{options_.config.scheduler.stagger, arbiter_, clock_, *this};
+  PriorityLanes lanes_;
+  TimelineRecorder timeline_{TimelineRecorder::Options{options_.config.timeline.record}, clock_,
+                             [this](JobId job) { return table_.OwnerOf(job); }};
+  ShimMessenger messenger_{
+      ShimMessenger::Parts{table_, arbiter_, ledger_, lanes_, timeline_},
+      [this](ConnId conn, std::string_view frame) { return Send(conn, frame); }};
+  StaggerCoordinator stagger_{options_.config.scheduler.stagger, arbiter_, clock_, messenger_};
   MemoryCoordinator memory_{ledger_, arbiter_, stagger_.stagger(), clock_, *this};
   SharingController sharing_{SharingController::Options{options_.config.scheduler.sharing == "auto",
                                                         [this] { return lanes_.on(); }},
@@ -295,12 +282,10 @@ class Daemon : private PeerEvents,
                              memory_,
                              clock_,
                              *this};
-  IdleStager staging_{options_.config.memory.idle_stage_after, arbiter_, ledger_, clock_, *this};
-  PriorityLanes lanes_;
+  IdleStager staging_{options_.config.memory.idle_stage_after, arbiter_, ledger_, clock_,
+                      messenger_};
   SlurmJobs slurm_;  // what root's Slurm Prolog said of the jobs on this node
   CheckpointHelper checkpoint_;
-  TimelineRecorder timeline_{TimelineRecorder::Options{options_.config.timeline.record}, clock_,
-                             [this](JobId job) { return table_.OwnerOf(job); }};
   CheckpointEngine engine_{
       CheckpointEngine::Options{
           options_.config.scheduler.drop_grace, options_.config.scheduler.rebalance,
@@ -311,7 +296,6 @@ class Daemon : private PeerEvents,
       *this};
 
   TimePoint next_orphan_check_{};
-  TimePoint next_lanes_check_{};
   double start_time_ = 0;  // unix seconds: when this daemon started (metrics count from then)
   MetricsPublisher metrics_{options_.config.metrics, [this] { return MetricsText(); }};
   int gpu_count_ = 1;

@@ -206,7 +206,7 @@ Status Daemon::SetActivePriority(ActiveJob& job, int priority) {
   job.record = std::move(r);
   arbiter_.SetPriority(job.record.id, priority);
   for (ConnId conn : job.shims) lanes_.SetPriority(conn, priority);
-  SendSeats();
+  messenger_.SendSeats();
   return Status::Ok();
 }
 

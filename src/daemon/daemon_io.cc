@@ -43,7 +43,7 @@ void Daemon::Loop() {
     earliest(QueueDeadline());
     earliest(sharing_.NextDeadline());
     earliest(timeline_.NextFlush());
-    if (lanes_.AnyBusy()) earliest(next_lanes_check_);
+    earliest(messenger_.NextLanesCheck());
     earliest(stage_deadline);
     earliest(retention_->next());
     earliest(peers_.Expire(now));
@@ -85,7 +85,7 @@ void Daemon::Loop() {
     Apply(arbiter_.Tick(Now()));
     sharing_.Tick(table_.GpuKeys());
     engine_.Tick();
-    QuietStoppedSeats(Now());
+    messenger_.QuietStoppedSeats(Now());
     timeline_.Tick(*store_);
     stage_deadline = staging_.Tick(table_.GpuKeys());
     QueueTick(Now());
@@ -152,7 +152,7 @@ void Daemon::Drop(ConnId id, const std::string& why) {
     }
     Apply(arbiter_.Disconnected(id, Now()));
     lanes_.Leave(id);
-    SendSeats();
+    messenger_.SendSeats();
     {
       // The leaving process's swap counters go with its ledger entry: its job keeps them.
       const MemoryLedger::JobTotals before = ledger_.Totals(c.job);

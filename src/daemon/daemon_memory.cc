@@ -39,19 +39,6 @@ uint64_t Daemon::UserHostBudget(const Config& config) {
   return b.ok() ? b.value() : 0;  // "0", as for host_budget: no limit
 }
 
-bool Daemon::SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu, uint64_t epoch,
-                          uint64_t bytes) {
-  const Connection* c = table_.Live(conn);
-  if (c == nullptr) return false;
-  proto::LeaseMsg m{};
-  m.gpu = table_.NamedBy(*c, gpu);
-  m.epoch = epoch;
-  m.bytes = bytes;
-  std::string frame =
-      EncodeFrame(type, std::string_view(reinterpret_cast<const char*>(&m), sizeof m));
-  return Send(conn, frame);
-}
-
 void Daemon::OnMemoryQuery(Connection& c, const Frame& f) {
   if (c.kind != Connection::Kind::kUnknown) return Drop(c.id, "a memory query after its hello");
   c.kind = Connection::Kind::kCli;  // nothing to undo when it closes
@@ -99,7 +86,7 @@ void Daemon::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemRepor
     memory_.HolderDemand(gpu, c.id, c.job);
   }
   sharing_.Update(gpu);
-  AskHolderToPin(gpu);
+  messenger_.AskHolderToPin(gpu);
   if (memory_.NeedsReprice(gpu)) Apply(arbiter_.Recontend(gpu));
   // A refused grant that is possible now goes out at the loop's Tick after this read.
 }
@@ -110,60 +97,7 @@ void Daemon::SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) {
       engine_.Checkpoint(e.conn, "room for another job on " + gpu);
       continue;
     }
-    bool sent = SendLeaseMsg(e.conn, proto::MsgType::kEvict, gpu, 0, e.bytes);
-    if (const Connection* victim = sent ? table_.Live(e.conn) : nullptr; victim != nullptr) {
-      timeline_.Note(TimelineKind::kSwapOut, victim->job, gpu, victim->pid, e.bytes);
-    }
-    spdlog::debug("evict {} bytes of connection {} on {}{}", e.bytes, e.conn, gpu,
-                  sent ? "" : ": not sent");
-    ledger_.NoteEviction(e.conn, gpu, e.bytes);
-  }
-}
-
-void Daemon::AskHolderToPin(const GpuKey& gpu) {
-  std::optional<JobId> holder = arbiter_.Holder(gpu);
-  if (arbiter_.IsShared(gpu) || !holder) return;
-  for (auto& [id, conn] : table_.conns) {
-    if (conn->kind == Connection::Kind::kShim && conn->job == *holder) AskToPin(*conn, gpu);
-  }
-}
-
-void Daemon::AskToPin(Connection& c, const GpuKey& gpu) {
-  uint64_t bytes = ledger_.PoolToPin(c.job, gpu);
-  uint64_t& asked = c.prepared[gpu];
-  // Ask again only for a real change (pinning takes ~0.1 s/GiB).
-  if (bytes > asked + (256ull << 20)) {
-    asked = bytes;
-    spdlog::debug("pin {} bytes ahead: connection {} on {}", bytes, c.id, gpu);
-    SendLeaseMsg(c.id, proto::MsgType::kSwapPrepare, gpu, 0, bytes);
-  }
-}
-
-void Daemon::SendSeats() {
-  for (const PriorityLanes::Message& s : lanes_.TakeMessages()) {
-    const Connection* c = table_.Live(s.conn);
-    if (c == nullptr) continue;
-    proto::LeaseMsg m{};
-    m.gpu = table_.NamedBy(*c, s.gpu);
-    m.epoch = s.slot;
-    m.reason = s.seat_plus_one;
-    m.bytes = s.yield_mask;
-    m.ordinal = static_cast<int32_t>((s.watched ? 1u : 0u) | std::min(s.yielders, 255u) << 8);
-    Send(s.conn, EncodeFrame(proto::MsgType::kBoardSeat,
-                             std::string_view(reinterpret_cast<const char*>(&m), sizeof m)));
-  }
-}
-
-void Daemon::QuietStoppedSeats(TimePoint now) {
-  if (now < next_lanes_check_) return;
-  next_lanes_check_ = now + kLanesCheck;
-  for (ConnId id : lanes_.BusyConns()) {
-    const Connection* c = table_.Live(id);
-    std::optional<char> state = c != nullptr ? ProcessState(c->pid) : std::nullopt;
-    if (state && *state != 'T' && *state != 't' && *state != 'Z' && *state != 'X') continue;
-    spdlog::info("pid {} is {}: its busy mark on the priority board is cleared",
-                 c != nullptr ? c->pid : 0, state ? "stopped" : "gone");
-    lanes_.Quiet(id);
+    messenger_.Evict(e.conn, gpu, e.bytes);
   }
 }
 
@@ -214,7 +148,5 @@ nlohmann::json Daemon::JobMemoryJson(JobId job) const {
           {"swapins_failed", swapins_failed},
           {"waiting_for", waiting_for}};
 }
-
-uint64_t Daemon::LastCheckpointSent() const { return checkpoint_.last_sent(); }
 
 }  // namespace gshare

@@ -1,9 +1,9 @@
 // Rebalance: whether the scheduler moves a checkpointed process that waits for its GPU onto
 // an idle GPU of the same kind, and which one (issue 26; docs/cli.md "Several GPUs"). The
-// daemon gathers the facts and moves the process (Daemon::RebalanceTick, Daemon::MoveProcess);
-// this class decides, and remembers the processes that moved and have not run since, so that
-// none is moved back and forth without computing in between.
-// Pure, no I/O; not thread-safe: the daemon's event loop is its only caller.
+// daemon gathers the facts and moves the process (CheckpointEngine::Rebalance,
+// CheckpointEngine::MoveProcess); this class decides, and remembers the processes that moved and
+// have not run since, so that none is moved back and forth without computing in between. Pure, no
+// I/O; not thread-safe: the daemon's event loop is its only caller.
 #pragma once
 
 #include <cstdint>

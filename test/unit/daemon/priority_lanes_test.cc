@@ -2,13 +2,12 @@
 // busy bits the daemon clears for processes that cannot: closed, checkpointed, stopped.
 #include "daemon/priority_lanes.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <doctest/doctest.h>
 
+#include "daemon/board_view.h"
 #include "temp_dir.h"
 
 namespace gshare::unit_priority_lanes {
@@ -16,19 +15,7 @@ namespace {
 
 const GpuKey kGpu = "GPU-0";
 
-// The board as a shim maps it.
-struct ShimView {
-  proto::BoardSlot* board = nullptr;
-  explicit ShimView(const std::string& path) {
-    int fd = open(path.c_str(), O_RDWR);
-    REQUIRE(fd >= 0);
-    void* p = mmap(nullptr, proto::kBoardBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    REQUIRE(p != MAP_FAILED);
-    board = static_cast<proto::BoardSlot*>(p);
-  }
-  ~ShimView() { munmap(board, proto::kBoardBytes); }
-};
+using unit_board_view::ShimView;
 
 const PriorityLanes::Message* Find(const std::vector<PriorityLanes::Message>& ms, ConnId conn) {
   for (const auto& m : ms) {
