@@ -24,6 +24,7 @@
 #include "base/job_token.h"
 #include "daemon/daemon_dirs.h"
 #include "daemon/job_end_hook.h"
+#include "daemon/job_usage.h"
 #include "daemon/system_dirs.h"
 #include "runner/job_umask.h"
 #include "ipc/daemon_record.h"
@@ -139,6 +140,10 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
   if (!store.ok()) return store.status();
   store_ = std::move(store.value());
   queue_.emplace(*store_, clock_, [this](int64_t id) { return ActiveStateOf(id); });
+  status_.emplace(
+      StatusReporter::Parts{options_, table_, arbiter_, ledger_, memory_, stagger_, sharing_,
+                            lanes_, staging_, *queue_, *store_, access_, clock_},
+      StatusReporter::Daemon{[this] { return queue_paused_; }, [this] { return start_time_; }});
   retention_.emplace(
       *store_, *queue_, clock_,
       JobRetention::Options{options_.config.retention, options_.state_dir + "/daemon.log",
@@ -400,7 +405,7 @@ void Daemon::FinishJob(JobId id, JobState state, std::optional<int> exit_code,
   r.signal = signal;
   r.end_time = end_time.value_or(WallNow());
   if (!r.start_time && state != JobState::kCancelled) r.start_time = r.end_time;
-  RecordUsage(id, job, &r);
+  RecordUsage(arbiter_, ledger_, id, job, Now(), &r);
   r.reason = reason;
   SaveRecord(r);
   timeline_.Note(TimelineKind::kJobEnd, id, "", r.pid.value_or(0), 0, 0, JobStateName(state));
@@ -420,18 +425,6 @@ void Daemon::NotifyEnd(const JobRecord& r) {
   if (!st.ok()) spdlog::warn("job {}: [notify] command not run: {}", r.id, st.message());
 }
 
-void Daemon::RecordUsage(JobId id, const ActiveJob& job, JobRecord* r) {
-  Arbiter::JobUsage u = arbiter_.Usage(id, Now());
-  r->lease_seconds = u.lease_seconds;
-  r->wait_seconds = u.wait_seconds;
-  r->peak_bytes = job.peak_bytes;
-  // As `gshare status` counts them: whole-process checkpoints and restores are evictions and
-  // swap-ins too.
-  MemoryLedger::JobTotals t = ledger_.Totals(id);
-  r->swaps_out = job.gone_swaps_out + t.swaps_out + job.checkpoints;
-  r->swaps_in = job.gone_swaps_in + t.swaps_in + job.restores;
-}
-
 JobRun Daemon::RequeuedRun(JobId id, const ActiveJob& job, const JobEnd& end) {
   JobRun run{job.record, true};
   JobRecord& r = run.job;
@@ -440,7 +433,7 @@ JobRun Daemon::RequeuedRun(JobId id, const ActiveJob& job, const JobEnd& end) {
   r.signal = end.signal;
   r.end_time = end.end_time.value_or(WallNow());
   r.reason = "requeued";
-  RecordUsage(id, job, &r);
+  RecordUsage(arbiter_, ledger_, id, job, Now(), &r);
   return run;
 }
 

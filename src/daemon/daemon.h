@@ -28,6 +28,7 @@
 #include "daemon/checkpoint_engine.h"
 #include "daemon/checkpoint_helper.h"
 #include "daemon/stagger_coordinator.h"
+#include "daemon/daemon_options.h"
 #include "daemon/idle_stager.h"
 #include "daemon/job_table.h"
 #include "daemon/job_retention.h"
@@ -38,6 +39,7 @@
 #include "daemon/sharing_controller.h"
 #include "daemon/shim_messenger.h"
 #include "daemon/slurm_jobs.h"
+#include "daemon/status_reporter.h"
 #include "ipc/job_end.h"
 #include "base/config.h"
 #include "base/config_stamp.h"
@@ -54,21 +56,6 @@
 #include "daemon/timeline_recorder.h"
 
 namespace gshare {
-
-struct DaemonOptions {
-  Config config;
-  // The files `config` was read from, stamped as the daemon starts: `status` tells which
-  // changed since (the config is read once, at start).
-  std::vector<ConfigStamp> config_files;
-  std::string socket_path;
-  std::string lock_path;         // beside the database: one daemon per database
-  std::string socket_lock_path;  // beside the socket: one daemon per socket
-  std::string record_path;       // daemon_record.h: where clients find the live daemon
-  std::string database_path;
-  std::string state_dir;  // job logs, end reports, scripts
-  std::string self_exe;   // this binary, to start job supervisors
-  bool system = false;    // the machine's daemon, serving every user (daemon_system.cc)
-};
 
 class Daemon : private PeerEvents,
                private CheckpointEngine::Host,
@@ -119,9 +106,6 @@ class Daemon : private PeerEvents,
   // else now.
   void FinishJob(JobId job, JobState state, std::optional<int> exit_code, std::optional<int> signal,
                  const std::string& reason, std::optional<double> end_time = std::nullopt);
-  // Writes into `r` what active job `id` used in its run: lease and wait seconds, peak bytes,
-  // swaps (checkpoints and restores among them).
-  void RecordUsage(JobId id, const ActiveJob& job, JobRecord* r);
   // The run of active job `id` that a requeue request ended as `end` reports, for its history.
   JobRun RequeuedRun(JobId id, const ActiveJob& job, const JobEnd& end);
   // Requeue: keeps `ended` in the job's run history and saves `again` (made PENDING) as its
@@ -130,14 +114,6 @@ class Daemon : private PeerEvents,
   void ForgetJobIfDone(JobId job);
   // Starts the [notify] command for job `r`, which just ended (daemon/job_end_hook.h).
   void NotifyEnd(const JobRecord& r);
-  std::string StatusJson(Connection& c, const StatusRequest& request);
-  // The status document (`gshare status --json`) as `viewer` may see it; nullptr: the metrics'
-  // view, which reads only what every user may see (ipc/status_metrics.h).
-  nlohmann::json StatusDocument(Connection* viewer, const StatusRequest& request);
-  // The Prometheus exposition of the status document (metrics_ publishes it).
-  std::string MetricsText();
-  // Jobs by live state (PENDING, RUNNING, SUSPENDED) as `gshare queue` shows them.
-  nlohmann::json JobCounts() const;
 
   // Memory: the ledger, shared and exclusive mode, evictions, handoffs (daemon_memory.cc).
   void OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m);
@@ -154,7 +130,6 @@ class Daemon : private PeerEvents,
   uint64_t LastCheckpointSent() const override { return checkpoint_.last_sent(); }
   // SharingController::Host: the gap watch follows a switch of mode.
   void UpdateGapWatch(const GpuKey& gpu) override { stagger_.Update(gpu); }
-  nlohmann::json JobMemoryJson(JobId job) const;
   static uint64_t HostBudget(const Config& config);
 
   // The system daemon (daemon_system.cc): every user may connect; each user's job files live in
@@ -227,9 +202,8 @@ class Daemon : private PeerEvents,
   // A job of several GPUs gets a gang lease on them (Arbiter::SetGang), named by NVML's UUIDs.
   void SetGang(const JobRecord& record);
   // Fair share between users (daemon_fairness.cc): each user's jobs counted toward
-  // max_running_per_user, and each user's share for `gshare status`.
+  // max_running_per_user.
   std::map<uid_t, int> RunningPerUser() const;
-  nlohmann::json UsersJson(TimePoint now) const;
   // [memory] host_budget_per_user in bytes (0: none).
   static uint64_t UserHostBudget(const Config& config);
   // Ends active job `id` as `end` reports, honouring a pending cancel or requeue.
@@ -253,6 +227,7 @@ class Daemon : private PeerEvents,
   std::unique_ptr<JobStore> store_;
   std::optional<BatchQueue> queue_;        // once the store is open
   std::optional<JobRetention> retention_;  // once the queue is
+  std::optional<StatusReporter> status_;   // once the queue is
   AccessGuard access_{[this](int64_t id) { return OwnerOf(id); }, RequesterOf};
   int listen_fd_ = -1;
   PeerTable peers_{this, PeerTable::Limits{}, proto::kMaxRequestPayload};
@@ -297,7 +272,7 @@ class Daemon : private PeerEvents,
 
   TimePoint next_orphan_check_{};
   double start_time_ = 0;  // unix seconds: when this daemon started (metrics count from then)
-  MetricsPublisher metrics_{options_.config.metrics, [this] { return MetricsText(); }};
+  MetricsPublisher metrics_{options_.config.metrics, [this] { return status_->MetricsText(); }};
   int gpu_count_ = 1;
 };
 
