@@ -147,7 +147,7 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
   retention_.emplace(
       *store_, *queue_, clock_,
       JobRetention::Options{options_.config.retention, options_.state_dir + "/daemon.log",
-                            [this](uint32_t uid) { return JobFilesDir(uid); }});
+                            [this](uint32_t uid) { return processes_.FilesDir(uid); }});
   // Leases held before this start ended with the daemon that granted them.
   timeline_.Note(TimelineKind::kDaemonStart, 0, "", getpid());
   // We hold the lock: any socket file left behind belongs to a dead daemon.
@@ -412,17 +412,7 @@ void Daemon::FinishJob(JobId id, JobState state, std::optional<int> exit_code,
   queue_->Ended(id, state);
   spdlog::info("job {} {} (lease {:.1f} s, waited {:.1f} s){}", id, JobStateName(state),
                r.lease_seconds, r.wait_seconds, reason.empty() ? "" : ": " + reason);
-  NotifyEnd(r);
-}
-
-void Daemon::NotifyEnd(const JobRecord& r) {
-  if (options_.config.notify.command.empty()) return;
-  Result<JobIdentity> who = SupervisorIdentity(r);  // the owner's, under a root daemon
-  const passwd* pw = getpwuid(r.uid);
-  Status st = who.ok() ? StartJobEndHook(options_.config.notify.command, r, who.value(),
-                                         pw != nullptr ? pw->pw_dir : "")
-                       : who.status();
-  if (!st.ok()) spdlog::warn("job {}: [notify] command not run: {}", r.id, st.message());
+  processes_.NotifyEnd(r);
 }
 
 JobRun Daemon::RequeuedRun(JobId id, const ActiveJob& job, const JobEnd& end) {

@@ -31,6 +31,7 @@
 #include "daemon/daemon_options.h"
 #include "daemon/idle_stager.h"
 #include "daemon/job_table.h"
+#include "daemon/job_processes.h"
 #include "daemon/job_retention.h"
 #include "daemon/memory_coordinator.h"
 #include "daemon/metrics_publisher.h"
@@ -112,8 +113,6 @@ class Daemon : private PeerEvents,
   // row (JobStore::SaveRequeued); a failure is logged and returned.
   Status SaveRequeued(const JobRun& ended, JobRecord* again);
   void ForgetJobIfDone(JobId job);
-  // Starts the [notify] command for job `r`, which just ended (daemon/job_end_hook.h).
-  void NotifyEnd(const JobRecord& r);
 
   // Memory: the ledger, shared and exclusive mode, evictions, handoffs (daemon_memory.cc).
   void OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m);
@@ -132,15 +131,10 @@ class Daemon : private PeerEvents,
   void UpdateGapWatch(const GpuKey& gpu) override { stagger_.Update(gpu); }
   static uint64_t HostBudget(const Config& config);
 
-  // The system daemon (daemon_system.cc): every user may connect; each user's job files live in
-  // a directory of theirs; submitted jobs run as their owners.
+  // The system daemon (daemon_system.cc): every user may connect (each user's job files and
+  // supervisors: JobProcesses).
   bool AcceptsUid(uid_t uid) const;
   void OnListJobs(Connection& c, const nlohmann::json& req);
-  // Where the end, start, script and default log files of `uid`'s jobs live: the state
-  // directory (a per-user daemon), else <state_dir>/users/<uid> (docs/design.md).
-  std::string JobFilesDir(uint32_t uid) const;
-  // Who the supervisor of `r` runs as, its files' directories made first (system daemon).
-  Result<JobIdentity> SupervisorIdentity(const JobRecord& r);
 
   // The owner of job `id` (pending, active or stored); nullopt when there is no such job
   // (access_'s lookup; daemon_access.cc).
@@ -176,12 +170,13 @@ class Daemon : private PeerEvents,
     return queue_->NotInState(id, wanted);
   }
   void SendGrant(ConnId conn, const std::string& frame) override { Send(conn, frame); }
-  void SignalJobProcesses(const ActiveJob& job, int sig) override;
+  void SignalJobProcesses(const ActiveJob& job, int sig) override {
+    processes_.SignalAll(job, sig);
+  }
   void KillProcess(pid_t pid) override;
   // Starts what admission allows and records the reasons of the rest.
   void Admission();
   void Activate(JobRecord record, const std::string& slot);
-  Status SpawnSupervisor(JobRecord& record);
   std::map<std::string, int> RunningPerSlot() const;
   // Job arrays (daemon_arrays.cc). Queues one task of `r` per task id of `spec` (a
   // submission's "array", base/array_spec.h) and replies with the array's job id.
@@ -208,8 +203,6 @@ class Daemon : private PeerEvents,
   static uint64_t UserHostBudget(const Config& config);
   // Ends active job `id` as `end` reports, honouring a pending cancel or requeue.
   void EndJob(JobId id, const JobEnd& end);
-  // Signals a running job's process group; false when its pid is not known yet.
-  bool SignalJob(const ActiveJob& job, int sig);
   Status CancelJob(int64_t id, bool requeue);
   void QueueTick(TimePoint now);
   std::optional<TimePoint> QueueDeadline() const;
@@ -241,6 +234,7 @@ class Daemon : private PeerEvents,
   // <state_dir>/queue.paused, which exists while paused).
   bool queue_paused_ = false;
   JobTable table_;  // connections, active jobs, GPUs
+  JobProcesses processes_{options_, table_};
   MemoryLedger ledger_;
   PriorityLanes lanes_;
   TimelineRecorder timeline_{TimelineRecorder::Options{options_.config.timeline.record}, clock_,

@@ -36,7 +36,7 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
     queue_->Remove(id);
     queue_->Ended(id, r.state);
     spdlog::info("job {} CANCELLED while pending", id);
-    NotifyEnd(r);
+    processes_.NotifyEnd(r);
     if (r.kind == "run") {  // its `gshare run` waits for admission: tell it
       for (auto& [cid, c] : table_.conns) {
         if (c->kind == Connection::Kind::kRunner && c->job == static_cast<JobId>(id)) {
@@ -65,10 +65,10 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
     Status saved = SaveRecord(r);
     if (!saved.ok()) return saved;
     job.record = std::move(r);
-    SignalJob(job, SIGTERM);  // when its pid is not known yet, OnRunStarted sends it
+    processes_.SignalGroup(job, SIGTERM);  // when its pid is not known yet, OnRunStarted sends it
     // A suspended job must run to see it; a checkpointed process that blocks in CUDA on its
     // way out gets SIGKILL after --kill-after.
-    if (job.suspension == ActiveJob::Suspension::kStopped) SignalJobProcesses(job, SIGCONT);
+    if (job.suspension == ActiveJob::Suspension::kStopped) processes_.SignalAll(job, SIGCONT);
     job.kill_at = Now() + Millis(job.record.kill_after_ms);
     spdlog::info("job {}: {} requested (SIGTERM)", id, job.record.end_request);
     return Status::Ok();
@@ -189,7 +189,7 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
         st = NotInState(id, "pending or running");
       }
     } else {  // signal
-      if (!running || !SignalJob(*active->second, sig)) {
+      if (!running || !processes_.SignalGroup(*active->second, sig)) {
         st = Status::Error(JobName(id) + " is not running");
       }
     }

@@ -190,7 +190,7 @@ void Daemon::Drop(ConnId id, const std::string& why) {
       ActiveJob& job = *jit->second;
       if (job.record.kind == "submit") {
         // Its supervisor died (kill -9): nothing enforces its limits or reports its end now.
-        SignalJob(job, SIGKILL);
+        processes_.SignalGroup(job, SIGKILL);
         FinishJob(c.job, JobState::kFailed, std::nullopt, std::nullopt,
                   "job supervisor ended unexpectedly");
       } else {

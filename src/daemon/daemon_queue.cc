@@ -204,8 +204,8 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
   r.state = JobState::kPending;
   r.submit_time = WallNow();
   if (r.output.empty()) {
-    mkdir((JobFilesDir(r.uid) + "/logs").c_str(), 0700);
-    r.output = JobFilesDir(r.uid) + "/logs/%j.out";
+    mkdir((processes_.FilesDir(r.uid) + "/logs").c_str(), 0700);
+    r.output = processes_.FilesDir(r.uid) + "/logs/%j.out";
   }
   if (!array.empty()) return SubmitArray(c, std::move(r), payload, array);
   if (Status token = AssignToken(&r); !token.ok()) return Reply(c, ErrorReply(token.message()));
@@ -286,7 +286,7 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
     spdlog::warn("job {} stays pending: its start cannot be recorded", id);
     return;
   }
-  Status st = SpawnSupervisor(active.record);
+  Status st = processes_.SpawnSupervisor(active.record);
   SaveRecord(active.record);  // the supervisor's pid; without it, its end file still tells
   if (!st.ok()) {
     spdlog::error("job {}: {}", id, st.message());
@@ -295,29 +295,6 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
   }
   spdlog::info("job {} started on GPU slot {} (supervisor pid {})", id, slot,
                active.record.runner_pid.value_or(0));
-}
-
-Status Daemon::SpawnSupervisor(JobRecord& record) {
-  Result<JobIdentity> who = SupervisorIdentity(record);  // the owner's, under a root daemon
-  if (!who.ok()) return who.status();
-  std::vector<std::string> args = {options_.self_exe, "job-supervisor",
-                                   "--job",           std::to_string(record.id),
-                                   "--socket",        options_.socket_path};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0)
-    return Status::Error(std::string("cannot start the job supervisor: ") + strerror(errno));
-  if (pid == 0) {
-    DetachChild(/*quiet=*/false);        // it writes its own log
-    if (who->Become() != 0) _exit(126);  // never run a job as root by mistake
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  record.runner_pid = pid;
-  record.runner_start = ProcessStartTime(pid);
-  return Status::Ok();
 }
 
 void Daemon::OnRunAttach(Connection& c, const json& req) {
@@ -372,9 +349,9 @@ void Daemon::OnRunAttach(Connection& c, const json& req) {
              {"time_limit_ms", r.time_limit_ms},
              {"kill_after_ms", r.kill_after_ms},
              {"script", payload->script ? json(*payload->script) : json(nullptr)},
-             {"script_path", JobFilesDir(r.uid) + "/scripts/" + std::to_string(id)},
-             {"end_path", JobEndPath(JobFilesDir(r.uid), id)},
-             {"start_path", JobStartPath(JobFilesDir(r.uid), id)}};
+             {"script_path", processes_.FilesDir(r.uid) + "/scripts/" + std::to_string(id)},
+             {"end_path", JobEndPath(processes_.FilesDir(r.uid), id)},
+             {"start_path", JobStartPath(processes_.FilesDir(r.uid), id)}};
   Reply(c, ToJsonText(reply));
 }
 
@@ -394,7 +371,7 @@ void Daemon::OnRunStarted(Connection& c, const json& req) {
   timeline_.Note(TimelineKind::kJobStart, c.job, "", parsed->pid, 0, 0, job.record.kind);
   Reply(c, OkReply());
   // Cancelled while its supervisor was starting it.
-  if (!job.record.end_request.empty()) SignalJob(job, SIGTERM);
+  if (!job.record.end_request.empty()) processes_.SignalGroup(job, SIGTERM);
 }
 
 void Daemon::OnRunEnded(Connection& c, const json& req) {
@@ -435,22 +412,8 @@ void Daemon::EndJob(JobId id, const JobEnd& end) {
     JobState state = request == "cancel" ? JobState::kCancelled : FinalStateOf(end);
     FinishJob(id, state, end.exit_code, end.signal, end.error, end.end_time);
   }
-  unlink(JobEndPath(JobFilesDir(job.record.uid), id).c_str());
-  unlink(JobStartPath(JobFilesDir(job.record.uid), id).c_str());
-}
-
-bool Daemon::SignalJob(const ActiveJob& job, int sig) {
-  if (!job.record.pid || *job.record.pid <= 1) return false;
-  // The job leads its own process group (JobRunner), so the whole tree gets it.
-  return kill(-*job.record.pid, sig) == 0 || errno != ESRCH;
-}
-
-void Daemon::SignalJobProcesses(const ActiveJob& job, int sig) {
-  if (SignalJob(job, sig)) return;
-  for (ConnId c : job.shims) {
-    auto it = table_.conns.find(c);
-    if (it != table_.conns.end()) kill(it->second->pid, sig);
-  }
+  unlink(JobEndPath(processes_.FilesDir(job.record.uid), id).c_str());
+  unlink(JobStartPath(processes_.FilesDir(job.record.uid), id).c_str());
 }
 
 void Daemon::KillProcess(pid_t pid) { kill(pid, SIGKILL); }
@@ -472,12 +435,12 @@ void Daemon::QueueTick(TimePoint now) {
   for (auto& [id, job] : table_.jobs) {
     if (job->ended) continue;
     if (job->kill_at && now >= *job->kill_at) {
-      SignalJob(*job, SIGKILL);
+      processes_.SignalGroup(*job, SIGKILL);
       job->kill_at.reset();
     }
     if (job->orphan && now >= next_orphan_check_) {
       const JobRecord& r = job->record;
-      if (std::optional<JobEnd> end = ReadJobEnd(JobEndPath(JobFilesDir(r.uid), id))) {
+      if (std::optional<JobEnd> end = ReadJobEnd(JobEndPath(processes_.FilesDir(r.uid), id))) {
         reported.emplace_back(id, *end);
       } else if (!(r.runner_pid && r.runner_start &&
                    SameProcessAlive(*r.runner_pid, *r.runner_start))) {
@@ -497,7 +460,7 @@ void Daemon::QueueTick(TimePoint now) {
       continue;
     }
     if (job.record.kind == "submit" && !job.record.pid &&
-        access(JobStartPath(JobFilesDir(job.record.uid), id).c_str(), F_OK) != 0) {
+        access(JobStartPath(processes_.FilesDir(job.record.uid), id).c_str(), F_OK) != 0) {
       // Its supervisor ended before it started anything (the daemon died before it attached,
       // or it was killed): nothing ran, so the job goes back to the queue.
       spdlog::warn("job {}: its supervisor ended before starting it: PENDING again", id);

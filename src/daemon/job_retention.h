@@ -27,7 +27,7 @@ class JobRetention {
     // The file the daemon's stderr writes to, rotated past keep.daemon_log_size; "": none
     // (under systemd the journal keeps its own bounds).
     std::string daemon_log;
-    // Where the logs/ and scripts/ of `uid`'s jobs are (Daemon::JobFilesDir).
+    // Where the logs/ and scripts/ of `uid`'s jobs are (JobProcesses::FilesDir).
     std::function<std::string(uint32_t uid)> job_files_dir;
   };
   static constexpr Millis kPeriod{10 * 60 * 1000};

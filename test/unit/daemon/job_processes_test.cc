@@ -1,0 +1,122 @@
+// JobProcesses: where each user's job files live, the supervisor started with its arguments as
+// the daemon's user, and signals to a job's process group or, before its pid is known, to its
+// shims' processes; against real child processes.
+#include "daemon/job_processes.h"
+
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include "temp_dir.h"
+
+namespace gshare::unit_job_processes {
+namespace {
+
+// A child that leads its own process group and waits for a signal, with the default handlers
+// (not the test runner's); it is ready when this returns. Reaped by Wait.
+pid_t GroupLeader() {
+  int ready[2];
+  REQUIRE(pipe(ready) == 0);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    setpgid(0, 0);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGUSR1, SIG_DFL);
+    if (write(ready[1], "r", 1) != 1) _exit(1);
+    pause();
+    _exit(0);
+  }
+  char c = 0;
+  REQUIRE(read(ready[0], &c, 1) == 1);
+  close(ready[0]);
+  close(ready[1]);
+  return pid;
+}
+
+// The signal that ended `pid`, 0 when it exited, -1 when it still ran after 5 s (it is killed).
+int Wait(pid_t pid) {
+  int status = 0;
+  for (int i = 0; i < 500; ++i) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return -1;
+}
+
+TEST_CASE("a user's daemon keeps job files in its state dir; the system daemon per user") {
+  DaemonOptions options;
+  options.state_dir = "/var/lib/gshare";
+  JobTable table;
+  JobProcesses processes(options, table);
+  CHECK(processes.FilesDir(1000) == "/var/lib/gshare");
+  options.system = true;
+  CHECK(processes.FilesDir(1000) == "/var/lib/gshare/users/1000");
+}
+
+TEST_CASE("the supervisor runs the daemon's binary with the job and the socket") {
+  TempDir dir;
+  const std::string args = dir.path() + "/args";
+  const std::string exe = dir.path() + "/fake-gshare";
+  {
+    std::ofstream script(exe);
+    script << "#!/bin/sh\necho \"$@\" > " << args << ".tmp && mv " << args << ".tmp " << args
+           << "\n";
+  }
+  REQUIRE(chmod(exe.c_str(), 0700) == 0);
+  DaemonOptions options;
+  options.self_exe = exe;
+  options.socket_path = dir.path() + "/gshare.sock";
+  options.state_dir = dir.path();
+  JobTable table;
+  JobProcesses processes(options, table);
+  JobRecord r;
+  r.id = 7;
+  r.uid = getuid();
+  REQUIRE(processes.SpawnSupervisor(r).ok());
+  REQUIRE(r.runner_pid.has_value());
+  CHECK(*r.runner_pid > 1);
+  for (int i = 0; i < 500 && access(args.c_str(), F_OK) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::ifstream in(args);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "job-supervisor --job 7 --socket " + options.socket_path);
+  waitpid(*r.runner_pid, nullptr, 0);
+}
+
+TEST_CASE("signals go to the job's process group, else to each of its shims") {
+  DaemonOptions options;
+  JobTable table;
+  JobProcesses processes(options, table);
+  ActiveJob job;
+  CHECK_FALSE(processes.SignalGroup(job, SIGTERM));  // its pid is not known yet
+
+  const pid_t leader = GroupLeader();
+  job.record.pid = leader;
+  CHECK(processes.SignalGroup(job, SIGTERM));
+  CHECK(Wait(leader) == SIGTERM);
+  CHECK_FALSE(processes.SignalGroup(job, SIGTERM));  // the group is gone
+
+  const pid_t shim = GroupLeader();
+  auto c = std::make_unique<Connection>();
+  c->id = 11;
+  c->pid = shim;
+  table.conns[11] = std::move(c);
+  job.shims.insert(11);
+  processes.SignalAll(job, SIGUSR1);
+  CHECK(Wait(shim) == SIGUSR1);
+}
+
+}  // namespace
+}  // namespace gshare::unit_job_processes
