@@ -31,6 +31,7 @@
 #include "daemon/daemon_options.h"
 #include "daemon/idle_stager.h"
 #include "daemon/job_table.h"
+#include "daemon/job_placement.h"
 #include "daemon/job_processes.h"
 #include "daemon/job_retention.h"
 #include "daemon/memory_coordinator.h"
@@ -177,28 +178,9 @@ class Daemon : private PeerEvents,
   // Starts what admission allows and records the reasons of the rest.
   void Admission();
   void Activate(JobRecord record, const std::string& slot);
-  std::map<std::string, int> RunningPerSlot() const;
   // Job arrays (daemon_arrays.cc). Queues one task of `r` per task id of `spec` (a
   // submission's "array", base/array_spec.h) and replies with the array's job id.
   void SubmitArray(Connection& c, JobRecord r, const JobPayload& payload, const std::string& spec);
-  // Tasks of each job array running now (by array job id), for its "%N" limit.
-  std::map<int64_t, int> RunningPerArray() const;
-  // `ids` with each array job id replaced by the array's tasks that are pending (when
-  // `pending`) or running or suspended (when `active`), in id order (scancel's rule); an id
-  // that names no such task's array stays itself. No id twice.
-  std::vector<int64_t> ExpandArrayIds(const std::vector<int64_t>& ids, bool pending,
-                                      bool active) const;
-  // Device bytes the active jobs hold on each GPU slot ("0"..), from the memory ledger; GPUs
-  // NVML does not name are left out (daemon_placement.cc).
-  std::map<std::string, uint64_t> AllocatedPerSlot() const;
-  // Several GPUs (daemon_placement.cc). CUDA_VISIBLE_DEVICES of a job that asked for `gpu`
-  // and was placed on `slot` ("" to leave the variable alone: one GPU, none named).
-  std::string VisibleDevicesOf(const std::string& gpu, const std::string& slot) const;
-  // A job of several GPUs gets a gang lease on them (Arbiter::SetGang), named by NVML's UUIDs.
-  void SetGang(const JobRecord& record);
-  // Fair share between users (daemon_fairness.cc): each user's jobs counted toward
-  // max_running_per_user.
-  std::map<uid_t, int> RunningPerUser() const;
   // [memory] host_budget_per_user in bytes (0: none).
   static uint64_t UserHostBudget(const Config& config);
   // Ends active job `id` as `end` reports, honouring a pending cancel or requeue.
@@ -236,6 +218,8 @@ class Daemon : private PeerEvents,
   JobTable table_;  // connections, active jobs, GPUs
   JobProcesses processes_{options_, table_};
   MemoryLedger ledger_;
+  JobPlacement placement_{JobPlacement::Options{[this] { return gpu_count_; }}, table_, ledger_,
+                          arbiter_};
   PriorityLanes lanes_;
   TimelineRecorder timeline_{TimelineRecorder::Options{options_.config.timeline.record}, clock_,
                              [this](JobId job) { return table_.OwnerOf(job); }};

@@ -144,7 +144,9 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
   const bool on_pending = action != "suspend" && action != "resume" && action != "signal";
   const bool on_active = action != "hold" && action != "release" && action != "update";
   const std::vector<int64_t> ids =
-      action == "requeue" ? parsed->ids : ExpandArrayIds(parsed->ids, on_pending, on_active);
+      action == "requeue"
+          ? parsed->ids
+          : placement_.ExpandArrayIds(parsed->ids, queue_->pending(), on_pending, on_active);
   const int priority = parsed->priority;
   const int sig = parsed->signal;
   JobControlReply reply;

@@ -104,7 +104,7 @@ void Daemon::LoadQueue() {
       JobId id = r.id;
       staging_.Active(id);
       arbiter_.AddJob(id, r.priority, Millis(r.quantum_ms), r.uid);
-      SetGang(r);
+      placement_.SetGang(r);
       job->record = std::move(r);
       table_.jobs[id] = std::move(job);
     }
@@ -121,15 +121,6 @@ std::optional<JobState> Daemon::ActiveStateOf(int64_t id) const {
   auto active = table_.jobs.find(id);
   if (active == table_.jobs.end() || active->second->ended) return std::nullopt;
   return active->second->record.state;
-}
-
-std::map<std::string, int> Daemon::RunningPerSlot() const {
-  std::map<std::string, int> running;
-  for (const auto& [id, job] : table_.jobs) {
-    if (job->ended || job->adhoc) continue;
-    for (const std::string& slot : SplitGpuList(job->record.slot)) ++running[slot];
-  }
-  return running;
 }
 
 void Daemon::OnRunRegister(Connection& c, const json& req) {
@@ -158,9 +149,9 @@ void Daemon::OnRunRegister(Connection& c, const json& req) {
     queue_->Add(r);
     return Reply(c, JobIdReply{r.id, false, false, r.token}.ToJsonText());
   }
-  std::string slot = JoinSlots(
-      ChooseSlots(GpuIndexList(r.gpu), r.gpus, RunningPerSlot(), gpu_count_, AllocatedPerSlot()));
-  JobIdReply reply{r.id, true, false, r.token, VisibleDevicesOf(r.gpu, slot)};
+  std::string slot = JoinSlots(ChooseSlots(GpuIndexList(r.gpu), r.gpus, placement_.RunningPerSlot(),
+                                           gpu_count_, placement_.AllocatedPerSlot()));
+  JobIdReply reply{r.id, true, false, r.token, placement_.VisibleDevicesOf(r.gpu, slot)};
   Activate(std::move(r), slot);
   Reply(c, reply.ToJsonText());
 }
@@ -221,10 +212,11 @@ void Daemon::Admission() {
   AdmissionLimits limits{gpu_count_,
                          options_.config.queue.max_running,
                          options_.config.queue.max_running_per_user,
-                         AllocatedPerSlot(),
-                         RunningPerArray(),
+                         placement_.AllocatedPerSlot(),
+                         placement_.RunningPerArray(),
                          queue_paused_};
-  for (const BatchQueue::Start& start : queue_->Admit(RunningPerSlot(), limits, RunningPerUser())) {
+  for (const BatchQueue::Start& start :
+       queue_->Admit(placement_.RunningPerSlot(), limits, placement_.RunningPerUser())) {
     std::optional<JobRecord> r = queue_->Remove(start.id);
     if (!r) continue;
     const bool foreground = r->kind == "run";
@@ -236,7 +228,7 @@ void Daemon::Admission() {
       json admitted{{"job_id", start.id}};
       auto active = table_.jobs.find(start.id);
       if (active != table_.jobs.end()) {
-        std::string visible = VisibleDevicesOf(active->second->record.gpu, start.slot);
+        std::string visible = placement_.VisibleDevicesOf(active->second->record.gpu, start.slot);
         if (!visible.empty()) admitted["visible"] = visible;
       }
       std::string frame = EncodeFrame(proto::MsgType::kRunAdmitted, ToJsonText(admitted));
@@ -264,7 +256,7 @@ void Daemon::Activate(JobRecord record, const std::string& slot) {
   ActiveJob& active = *job;
   table_.jobs[id] = std::move(job);
   arbiter_.AddJob(id, active.record.priority, Millis(active.record.quantum_ms), active.record.uid);
-  SetGang(active.record);
+  placement_.SetGang(active.record);
   if (active.record.kind != "submit") {
     SaveRecord(active.record);
     return;
@@ -329,7 +321,7 @@ void Daemon::OnRunAttach(Connection& c, const json& req) {
   }
   for (const auto& [name, value] : LeaseEnv(options_.config.scheduler)) set_env[name] = value;
   set_env["GSHARE_MEMORY"] = r.memory.empty() ? options_.config.memory.engine : r.memory;
-  if (std::string visible = VisibleDevicesOf(r.gpu, r.slot); !visible.empty())
+  if (std::string visible = placement_.VisibleDevicesOf(r.gpu, r.slot); !visible.empty())
     set_env["CUDA_VISIBLE_DEVICES"] = visible;
   for (const auto& [name, value] : SharingEnvDefaults(
            [&payload](const std::string& name) { return EnvListHas(payload->env, name); })) {

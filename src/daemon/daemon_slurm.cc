@@ -42,8 +42,9 @@ void Daemon::OnSlurmStep(Connection& c, const json& req) {
       return Reply(c, ErrorReply(std::string(kPermissionDenied) + "Slurm step " + step_name +
                                  " is another user's"));
     }
-    return Reply(
-        c, JobIdReply{r.id, true, false, r.token, VisibleDevicesOf(r.gpu, r.slot)}.ToJsonText());
+    return Reply(c,
+                 JobIdReply{r.id, true, false, r.token, placement_.VisibleDevicesOf(r.gpu, r.slot)}
+                     .ToJsonText());
   }
   const std::vector<std::string> gpus = SplitGpuList(parsed->gpus);
   if (gpus.empty()) return Reply(c, ErrorReply("Slurm step " + step_name + " has no GPU"));
@@ -72,7 +73,7 @@ void Daemon::OnSlurmStep(Connection& c, const json& req) {
   if (!id.ok()) return Reply(c, ErrorReply(id.status().message()));
   r.id = id.value();
   const std::string slot = GpuIndexList(r.gpu);
-  JobIdReply reply{r.id, true, false, r.token, VisibleDevicesOf(r.gpu, slot)};
+  JobIdReply reply{r.id, true, false, r.token, placement_.VisibleDevicesOf(r.gpu, slot)};
   spdlog::info("job {}: Slurm step {} of {} (priority {}) on GPU {}", r.id, step_name,
                UserName(r.uid), r.priority, slot);
   Activate(std::move(r), slot);
