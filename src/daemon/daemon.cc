@@ -29,6 +29,7 @@
 #include "runner/job_umask.h"
 #include "ipc/daemon_record.h"
 #include "daemon/daemon_ping.h"
+#include "daemon/host_budget.h"
 #include "ipc/job_json.h"
 
 namespace gshare {
@@ -71,8 +72,8 @@ Daemon::Daemon(DaemonOptions options, Clock& clock)
           [this](const GpuKey& gpu, JobId job) { return memory_.CanGrant(gpu, job); }}),
       ledger_(MemoryLedger::Options{
           options_.config.memory.context_reserve, options_.config.memory.gpu_limit,
-          HostBudget(options_.config), [this](ConnId c) { return arbiter_.ConnHolds(c); },
-          UserHostBudget(options_.config), [this](JobId j) { return table_.OwnerOf(j); },
+          HostBudgetBytes(options_.config), [this](ConnId c) { return arbiter_.ConnHolds(c); },
+          UserHostBudgetBytes(options_.config), [this](JobId j) { return table_.OwnerOf(j); },
           [this](JobId j) { return arbiter_.PriorityOf(j); },
           [this](const GpuKey& g, JobId j) { return arbiter_.IsResident(g, j); }}) {}
 

@@ -130,12 +130,10 @@ class Daemon : private PeerEvents,
   uint64_t LastCheckpointSent() const override { return checkpoint_.last_sent(); }
   // SharingController::Host: the gap watch follows a switch of mode.
   void UpdateGapWatch(const GpuKey& gpu) override { stagger_.Update(gpu); }
-  static uint64_t HostBudget(const Config& config);
 
   // The system daemon (daemon_system.cc): every user may connect (each user's job files and
   // supervisors: JobProcesses).
   bool AcceptsUid(uid_t uid) const;
-  void OnListJobs(Connection& c, const nlohmann::json& req);
 
   // The owner of job `id` (pending, active or stored); nullopt when there is no such job
   // (access_'s lookup; daemon_access.cc).
@@ -162,8 +160,6 @@ class Daemon : private PeerEvents,
   void OnClean(Connection& c, const nlohmann::json& req);
   // [retention] when due (JobRetention::Tick), then the timeline's (TimelineRetention).
   void RetentionTick();
-  // `gshare timeline`: the recorded events the requester may see (daemon_timeline.cc).
-  void OnTimeline(Connection& c, const nlohmann::json& req);
   // The state of job `id` while it is active and not ended (BatchQueue::ActiveState).
   std::optional<JobState> ActiveStateOf(int64_t id) const;
   // CheckpointEngine::Host (SendEvictions and Apply serve the other parts too).
@@ -181,8 +177,6 @@ class Daemon : private PeerEvents,
   // Job arrays (daemon_arrays.cc). Queues one task of `r` per task id of `spec` (a
   // submission's "array", base/array_spec.h) and replies with the array's job id.
   void SubmitArray(Connection& c, JobRecord r, const JobPayload& payload, const std::string& spec);
-  // [memory] host_budget_per_user in bytes (0: none).
-  static uint64_t UserHostBudget(const Config& config);
   // Ends active job `id` as `end` reports, honouring a pending cancel or requeue.
   void EndJob(JobId id, const JobEnd& end);
   Status CancelJob(int64_t id, bool requeue);

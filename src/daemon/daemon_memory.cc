@@ -9,35 +9,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include "base/byte_size.h"
 #include "base/process_identity.h"
 #include "daemon/daemon.h"
 #include "ipc/frame_io.h"
 
 namespace gshare {
-
-namespace {
-
-// The machine's RAM in bytes: what a host budget's "%" is of.
-uint64_t PhysicalRamBytes() {
-  return static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
-         static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
-}
-
-}  // namespace
-
-uint64_t Daemon::HostBudget(const Config& config) {
-  const uint64_t ram = PhysicalRamBytes();
-  Result<uint64_t> b = ParseByteSizeOrPercent(config.memory.host_budget, ram);
-  return b.ok() ? b.value() : ram / 2;
-}
-
-uint64_t Daemon::UserHostBudget(const Config& config) {
-  if (config.memory.host_budget_per_user.empty()) return 0;
-  Result<uint64_t> b =
-      ParseByteSizeOrPercent(config.memory.host_budget_per_user, PhysicalRamBytes());
-  return b.ok() ? b.value() : 0;  // "0", as for host_budget: no limit
-}
 
 void Daemon::OnMemoryQuery(Connection& c, const Frame& f) {
   if (c.kind != Connection::Kind::kUnknown) return Drop(c.id, "a memory query after its hello");

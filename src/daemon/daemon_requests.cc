@@ -13,6 +13,9 @@
 #include "ipc/replies.h"
 #include "ipc/job_json.h"
 #include "ipc/requests.h"
+#include "daemon/job_list_reply.h"
+#include "daemon/timeline_reply.h"
+#include "ipc/job_list.h"
 
 namespace gshare {
 using json = nlohmann::json;
@@ -37,8 +40,16 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
         c.kind = Connection::Kind::kCli;
         return OnJobControl(c, req);
       case proto::MsgType::kClean: c.kind = Connection::Kind::kCli; return OnClean(c, req);
-      case proto::MsgType::kListJobs: c.kind = Connection::Kind::kCli; return OnListJobs(c, req);
-      case proto::MsgType::kTimeline: c.kind = Connection::Kind::kCli; return OnTimeline(c, req);
+      case proto::MsgType::kListJobs: {
+        c.kind = Connection::Kind::kCli;
+        Result<ListJobsRequest> parsed = ListJobsRequest::Parse(req);
+        if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
+        return Reply(c, ListJobsReply(*store_, parsed.value(),
+                                      [&](json* job) { access_.HideDetails(c, job); }));
+      }
+      case proto::MsgType::kTimeline:
+        c.kind = Connection::Kind::kCli;
+        return Reply(c, TimelineReply(*store_, timeline_, req, c.uid, access_.IsAdmin(c)));
       case proto::MsgType::kStatusRequest: {
         c.kind = Connection::Kind::kCli;
         Result<StatusRequest> parsed = StatusRequest::Parse(req);
