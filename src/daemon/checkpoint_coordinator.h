@@ -29,19 +29,26 @@ class CheckpointCoordinator {
     pid_t pid;
     JobId job;
   };
+  // What goes out to processes: evictions, grants that waited, kills.
+  class Delivery {
+   public:
+    // Sends a plan's evictions (MemoryLedger::MakeRoom) and counts them in the ledger.
+    virtual void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) = 0;
+    // Sends a GRANT frame that waited (for a restore) to connection `conn`.
+    virtual void SendGrant(ConnId conn, const std::string& frame) = 0;
+    // SIGKILLs a process that can no longer be restored.
+    virtual void KillProcess(pid_t pid) = 0;
+
+   protected:
+    ~Delivery() = default;
+  };
   // What the coordinator asks of the daemon.
-  class Host {
+  class Host : public Delivery {
    public:
     // The process of connection `conn`, or nullopt when it is gone or closing.
     virtual std::optional<Process> LiveProcess(ConnId conn) = 0;
-    // Sends a plan's evictions (MemoryLedger::MakeRoom) and counts them in the ledger.
-    virtual void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) = 0;
-    // Sends a deferred GRANT frame to `conn`.
-    virtual void SendGrant(ConnId conn, const std::string& frame) = 0;
     // The grant of `epoch` on `gpu` was delivered, or dropped with its peer (Arbiter::Delivered).
     virtual void GrantDelivered(const GpuKey& gpu, uint64_t epoch) = 0;
-    // Ends a process that can no longer be restored.
-    virtual void KillProcess(pid_t pid) = 0;
 
    protected:
     ~Host() = default;

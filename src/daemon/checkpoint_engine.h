@@ -33,23 +33,17 @@ namespace gshare {
 
 class CheckpointEngine : private CheckpointCoordinator::Host {
  public:
-  // What the engine asks of the daemon.
-  class Host {
+  // What the engine asks of the daemon, beyond what the coordinator sends through it.
+  class Host : public CheckpointCoordinator::Delivery {
    public:
     // Sends the messages of lease actions to their processes.
     virtual void Apply(const LeaseActions& actions) = 0;
-    // Sends a plan's evictions (MemoryLedger::MakeRoom) and counts them in the ledger.
-    virtual void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) = 0;
-    // Sends a GRANT frame that waited for a restore to connection `conn`.
-    virtual void SendGrant(ConnId conn, const std::string& frame) = 0;
     // Writes job row `r`; a failure is returned (and the job's state is left as it was).
     virtual Status SaveRecord(const JobRecord& r) = 0;
     // The error for job `id`, which is not active or not in the state `wanted` names.
     virtual Status NotInState(int64_t id, const std::string& wanted) = 0;
     // Signals every process of `job` (SIGSTOP, SIGCONT): its group, else each shim's pid.
     virtual void SignalJobProcesses(const ActiveJob& job, int sig) = 0;
-    // SIGKILLs a process that can no longer be restored.
-    virtual void KillProcess(pid_t pid) = 0;
 
    protected:
     ~Host() = default;

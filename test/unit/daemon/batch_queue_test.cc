@@ -21,9 +21,7 @@ struct QueueFixture {
   AdmissionLimits one_slot{1, 1};
 
   QueueFixture() {
-    auto opened = JobStore::Open(dir.path() + "/q.db");
-    REQUIRE_MESSAGE(opened.ok(), opened.status().message());
-    store = std::move(opened.value());
+    store = OpenStoreOrFail(dir.path() + "/q.db");
     queue = std::make_unique<BatchQueue>(*store, clock, [this](int64_t id) {
       auto it = active.find(id);
       return it == active.end() ? std::nullopt : std::optional<JobState>(it->second);
@@ -40,11 +38,7 @@ struct QueueFixture {
     r.submit_time = clock.WallNow();
     r.array_job_id = array_job_id;
     r.array_limit = array_limit;
-    auto id = store->Insert(r);
-    REQUIRE(id.ok());
-    r.id = id.value();
-    queue->Add(r);
-    return r.id;
+    return StoreAndQueue(*store, *queue, r);
   }
 
   std::string StoredReason(int64_t id) {

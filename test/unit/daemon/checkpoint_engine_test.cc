@@ -16,6 +16,7 @@
 
 #include "daemon/memory_parts.h"
 #include "daemon/scripted_checkpoints.h"
+#include "daemon/table_parts.h"
 #include "gshare/cuda_checkpoint.h"
 
 namespace gshare::unit_checkpoint_engine {
@@ -104,20 +105,10 @@ struct Fixture : MemoryParts<MemoryHost> {
     REQUIRE(table.NoteGpu(kGpu, proto::GpuUuid{}, 0));
   }
   ActiveJob& Job(JobId j, uint64_t gib, const std::string& slot = "") {
-    auto job = std::make_unique<ActiveJob>();
-    job->record.id = static_cast<int64_t>(j);
-    job->record.state = JobState::kRunning;
-    job->record.slot = slot;
     const ConnId conn = j * 10 + 1;
-    job->shims.insert(conn);
-    ActiveJob& ref = *job;
-    table.jobs[j] = std::move(job);
-    auto c = std::make_unique<Connection>();
-    c->id = conn;
-    c->kind = Connection::Kind::kShim;
-    c->job = j;
-    c->pid = static_cast<pid_t>(j * 100);
-    table.conns[conn] = std::move(c);
+    ActiveJob& ref = unit_table_parts::AddJob(table, j, 0, slot);
+    ref.shims.insert(conn);
+    unit_table_parts::AddConn(table, conn, j, Connection::Kind::kShim, static_cast<pid_t>(j * 100));
     AddJob(j, 0);
     proto::MemReportMsg m = ledger_test::Report80(gib, gib);
     m.engine = static_cast<uint32_t>(proto::MemoryEngine::kCheckpoint);
@@ -340,23 +331,19 @@ void WaitBehindHolder(Fixture& f, const std::string& slot) {
   REQUIRE_FALSE(f.arbiter.ConnHolds(21));
 }
 
-TEST_CASE("rebalance moves a checkpointed process that waits onto an idle GPU of its kind") {
-  Fixture f;
-  WaitBehindHolder(f, "0,1");
-  f.Loop();
-  CHECK(f.ledger.GpusOf(21) == std::vector<GpuKey>{kGpu1});
-  CHECK(f.table.jobs.at(2)->moves == 1);
-  CHECK(f.Grants(21) == 1);  // asked there on its behalf
-  CHECK(f.ledger.GpusOf(11) == std::vector<GpuKey>{kGpu});
-}
-
-TEST_CASE("rebalance leaves a job that does not see every GPU where it is") {
-  Fixture f;
-  WaitBehindHolder(f, "0");
-  f.Loop();
-  CHECK(f.ledger.GpusOf(21) == std::vector<GpuKey>{kGpu});
-  CHECK(f.table.jobs.at(2)->moves == 0);
-  CHECK(f.Grants(21) == 0);
+TEST_CASE(
+    "rebalance moves a process waiting behind another job to the idle GPU only when its job "
+    "sees every GPU") {
+  for (const auto& [slot, moves] : {std::pair{"0,1", true}, std::pair{"0", false}}) {
+    CAPTURE(slot);
+    Fixture f;
+    WaitBehindHolder(f, slot);
+    f.Loop();
+    CHECK(f.ledger.GpusOf(21) == std::vector<GpuKey>{moves ? kGpu1 : kGpu});
+    CHECK(f.table.jobs.at(2)->moves == (moves ? 1u : 0u));
+    CHECK(f.Grants(21) == (moves ? 1u : 0u));  // asked there on its behalf
+    CHECK(f.ledger.GpusOf(11) == std::vector<GpuKey>{kGpu});
+  }
 }
 
 }  // namespace

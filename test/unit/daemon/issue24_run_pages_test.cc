@@ -8,6 +8,7 @@
 #include "daemon/job_list_reply.h"
 #include "ipc/job_list.h"
 #include "store/job_store.h"
+#include "daemon/job_records.h"
 #include "temp_dir.h"
 
 namespace gshare::unit_issue24_run_pages {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <utility>
 
+#include "daemon/table_parts.h"
 #include "policy/ledger_test_util.h"
 
 namespace gshare::unit_job_placement {
@@ -31,14 +32,9 @@ struct Fixture {
       table, ledger, arbiter};
 
   ActiveJob& Job(JobId id, uid_t uid, const std::string& slot, int64_t array = 0) {
-    auto job = std::make_unique<ActiveJob>();
-    job->record.id = static_cast<int64_t>(id);
-    job->record.uid = uid;
-    job->record.slot = slot;
-    job->record.array_job_id = array;
-    ActiveJob& ref = *job;
-    table.jobs[id] = std::move(job);
-    return ref;
+    ActiveJob& job = unit_table_parts::AddJob(table, id, uid, slot);
+    job.record.array_job_id = array;
+    return job;
   }
 };
 

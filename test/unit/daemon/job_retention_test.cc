@@ -26,9 +26,7 @@ struct RetentionFixture {
   std::unique_ptr<JobRetention> retention;
 
   explicit RetentionFixture(Config::Retention keep = {}) {
-    auto opened = JobStore::Open(dir.path() + "/r.db");
-    REQUIRE_MESSAGE(opened.ok(), opened.status().message());
-    store = std::move(opened.value());
+    store = OpenStoreOrFail(dir.path() + "/r.db");
     queue = std::make_unique<BatchQueue>(*store, clock,
                                          [](int64_t) { return std::optional<JobState>(); });
     fs::create_directories(dir.path() + "/logs");

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "base/gpu_inventory.h"
+#include "daemon/table_parts.h"
 
 namespace gshare::unit_job_table {
 namespace {
@@ -21,24 +22,8 @@ proto::GpuUuid Uuid(const GpuKey& key) {
   return u;
 }
 
-Connection& AddConn(JobTable& t, ConnId id, JobId job, Connection::Kind kind) {
-  auto c = std::make_unique<Connection>();
-  c->id = id;
-  c->job = job;
-  c->kind = kind;
-  Connection& ref = *c;
-  t.conns[id] = std::move(c);
-  return ref;
-}
-
-ActiveJob& AddJob(JobTable& t, JobId id, uid_t uid) {
-  auto j = std::make_unique<ActiveJob>();
-  j->record.id = static_cast<int64_t>(id);
-  j->record.uid = uid;
-  ActiveJob& ref = *j;
-  t.jobs[id] = std::move(j);
-  return ref;
-}
+using unit_table_parts::AddConn;
+using unit_table_parts::AddJob;
 
 TEST_CASE("a closing connection and an ended job are not live") {
   JobTable t;

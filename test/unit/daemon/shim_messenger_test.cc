@@ -17,6 +17,7 @@
 #include "base/gpu_inventory.h"
 #include "daemon/board_view.h"
 #include "daemon/memory_parts.h"
+#include "daemon/table_parts.h"
 #include "temp_dir.h"
 
 namespace gshare::unit_shim_messenger {
@@ -63,15 +64,8 @@ struct Fixture : MemoryParts<MemoryHost> {
   }
   // Job j's shim: connection j * 10 + 1, pid `pid`.
   Connection& Shim(JobId j, pid_t pid) {
-    auto c = std::make_unique<Connection>();
-    c->id = j * 10 + 1;
-    c->kind = Connection::Kind::kShim;
-    c->job = j;
-    c->pid = pid;
-    Connection& ref = *c;
-    table.conns[c->id] = std::move(c);
     AddJob(j, 0);
-    return ref;
+    return unit_table_parts::AddConn(table, j * 10 + 1, j, Connection::Kind::kShim, pid);
   }
 };
 

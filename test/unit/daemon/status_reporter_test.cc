@@ -64,9 +64,7 @@ struct Fixture : MemoryParts<Quiet> {
   std::unique_ptr<StatusReporter> status;
 
   Fixture() {
-    auto opened = JobStore::Open(dir.path() + "/s.db");
-    REQUIRE_MESSAGE(opened.ok(), opened.status().message());
-    store = std::move(opened.value());
+    store = OpenStoreOrFail(dir.path() + "/s.db");
     queue = std::make_unique<BatchQueue>(*store, clock,
                                          [](int64_t) { return std::optional<JobState>(); });
     options.socket_path = dir.path() + "/gshare.sock";
@@ -99,11 +97,7 @@ struct Fixture : MemoryParts<Quiet> {
   int64_t Queue(uint32_t uid) {
     JobRecord r = SubmittedJob(JobState::kPending);
     r.uid = uid;
-    auto id = store->Insert(r);
-    REQUIRE(id.ok());
-    r.id = id.value();
-    queue->Add(r);
-    return r.id;
+    return StoreAndQueue(*store, *queue, r);
   }
   const nlohmann::json* JobIn(const nlohmann::json& doc, int64_t id) {
     for (const nlohmann::json& j : doc["jobs"]) {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/job_records.h"
 #include "temp_dir.h"
 
 namespace gshare::unit_timeline_recorder {
@@ -37,15 +38,9 @@ std::vector<TimelineEvent> Stored(JobStore* store) {
   return out;
 }
 
-std::unique_ptr<JobStore> OpenOrDie(const std::string& path) {
-  Result<std::unique_ptr<JobStore>> store = JobStore::Open(path);
-  REQUIRE_MESSAGE(store.ok(), store.status().message());
-  return std::move(store.value());
-}
-
 TEST_CASE("TimelineRecorder turns lease holders into grants and releases with their reasons") {
   TempDir dir;
-  std::unique_ptr<JobStore> store = OpenOrDie(dir.File("jobs.db"));
+  std::unique_ptr<JobStore> store = OpenStoreOrFail(dir.File("jobs.db"));
   Recorder r;
   TimelineRecorder& rec = r.rec;
   rec.Granting("GPU-0", 1, 111);
@@ -82,7 +77,7 @@ TEST_CASE("TimelineRecorder turns lease holders into grants and releases with th
 
 TEST_CASE("TimelineRecorder keeps GPUs apart, holds of several jobs, and ends all at stop") {
   TempDir dir;
-  std::unique_ptr<JobStore> store = OpenOrDie(dir.File("jobs.db"));
+  std::unique_ptr<JobStore> store = OpenStoreOrFail(dir.File("jobs.db"));
   Recorder r;
   TimelineRecorder& rec = r.rec;
   rec.Holding("GPU-0", {1, 2}, "shared");
@@ -122,7 +117,7 @@ TEST_CASE("TimelineRecorder writes in batches: due after flush_after or flush_ev
   CHECK(rec.Due());
   // Another batch: three events are written at once, before flush_after.
   TempDir dir;
-  std::unique_ptr<JobStore> store = OpenOrDie(dir.File("jobs.db"));
+  std::unique_ptr<JobStore> store = OpenStoreOrFail(dir.File("jobs.db"));
   rec.Tick(*store);
   CHECK(rec.buffered() == 0);
   rec.Record(TimelineEvent{});
@@ -152,7 +147,7 @@ TEST_CASE("TimelineRecorder records nothing when recording is off") {
 
 TEST_CASE("TimelineRecorder notes events with their owner and the arbiter's holds") {
   TempDir dir;
-  std::unique_ptr<JobStore> store = OpenOrDie(dir.File("jobs.db"));
+  std::unique_ptr<JobStore> store = OpenStoreOrFail(dir.File("jobs.db"));
   Recorder r;
   r.At(5);
   r.rec.Note(TimelineKind::kSwapOut, 3, "GPU-0", 300, 1 << 20, 2.5, "why");
@@ -175,7 +170,7 @@ TEST_CASE("TimelineRecorder notes events with their owner and the arbiter's hold
 
 TEST_CASE("TimelineRecorder's retention removes events past the age bound and the newest N") {
   TempDir dir;
-  std::unique_ptr<JobStore> store = OpenOrDie(dir.File("jobs.db"));
+  std::unique_ptr<JobStore> store = OpenStoreOrFail(dir.File("jobs.db"));
   Recorder r;
   for (int i = 1; i <= 5; ++i) {
     r.At(i * 1000);

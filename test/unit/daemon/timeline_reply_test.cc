@@ -12,6 +12,7 @@
 
 #include "daemon/host_budget.h"
 #include "ipc/timeline_request.h"
+#include "daemon/job_records.h"
 #include "temp_dir.h"
 
 namespace gshare::unit_timeline_reply {
@@ -25,11 +26,7 @@ struct Fixture {
   ManualClock clock{0.0};
   TimelineRecorder recorder{TimelineRecorder::Options{}, clock,
                             [](JobId job) { return static_cast<uint32_t>(1000 + job); }};
-  Fixture() {
-    auto opened = JobStore::Open(dir.path() + "/t.db");
-    REQUIRE_MESSAGE(opened.ok(), opened.status().message());
-    store = std::move(opened.value());
-  }
+  Fixture() { store = OpenStoreOrFail(dir.path() + "/t.db"); }
   // A request as `gshare timeline` sends it.
   static json Request(bool all_users, std::set<int64_t> jobs = {}) {
     TimelineRequest r;
