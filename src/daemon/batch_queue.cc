@@ -4,13 +4,39 @@
 
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 namespace gshare {
 
-BatchQueue::BatchQueue(JobStore& store, const Clock& clock, ActiveState active)
-    : store_(store), clock_(clock), active_(std::move(active)) {}
+BatchQueue::BatchQueue(JobStore& store, const Clock& clock, ActiveState active,
+                       std::string paused_file)
+    : store_(store),
+      clock_(clock),
+      active_(std::move(active)),
+      paused_file_(std::move(paused_file)),
+      paused_(!paused_file_.empty() && access(paused_file_.c_str(), F_OK) == 0) {
+  if (paused_) spdlog::info("queue paused (gshare queue resume starts jobs again)");
+}
+
+Status BatchQueue::SetPaused(bool paused) {
+  if (!paused_file_.empty() && paused) {
+    int fd = open(paused_file_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return Status::Error("cannot write " + paused_file_ + ": " + std::strerror(errno));
+    close(fd);
+  } else if (!paused_file_.empty() && unlink(paused_file_.c_str()) != 0 && errno != ENOENT) {
+    return Status::Error("cannot remove " + paused_file_ + ": " + std::strerror(errno));
+  }
+  if (paused_ != paused) spdlog::info("queue {}", paused ? "paused" : "resumed");
+  paused_ = paused;
+  Changed();
+  return Status::Ok();
+}
 
 JobRecord* BatchQueue::Pending(int64_t id) {
   auto it = pending_.find(id);

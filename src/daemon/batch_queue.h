@@ -32,8 +32,10 @@ class BatchQueue {
   // A start that could not be recorded waits this long before anything starts again.
   static constexpr Millis kStoreRetry{2000};
 
-  // `store` and `clock` outlive the queue.
-  BatchQueue(JobStore& store, const Clock& clock, ActiveState active);
+  // `store` and `clock` outlive the queue. `paused_file` (<state_dir>/queue.paused; "" for
+  // none) keeps `gshare queue pause` across restarts: it exists while the queue is paused, and
+  // the queue starts paused when it exists.
+  BatchQueue(JobStore& store, const Clock& clock, ActiveState active, std::string paused_file = "");
 
   const std::map<int64_t, JobRecord>& pending() const { return pending_; }
   // The pending job `id`, or nullptr. A change to it must be followed by Changed().
@@ -49,6 +51,11 @@ class BatchQueue {
   void Forget(int64_t id) { final_states_.erase(id); }
   // Something admission depends on changed (a job ended, a hold, a priority): Admit runs.
   void Changed() { dirty_ = true; }
+  // `gshare queue pause`: no submitted job starts (AdmissionLimits::paused).
+  bool paused() const { return paused_; }
+  // Pauses or resumes, writing or removing the paused file first; admission reruns. Errors:
+  // the file cannot be written or removed (the state stays as it was).
+  Status SetPaused(bool paused);
 
   // The state of job `id`: pending, active, ended, or stored; nullopt when no such job.
   std::optional<JobState> StateOf(int64_t id);
@@ -86,6 +93,8 @@ class BatchQueue {
   std::map<int64_t, JobRecord> pending_;
   std::map<int64_t, JobState> final_states_;  // final states never change
   bool dirty_ = true;
+  std::string paused_file_;
+  bool paused_ = false;
   std::optional<TimePoint> retry_at_;
   std::optional<double> next_begin_;  // earliest --begin ahead (unix seconds)
   UserTurns starts_;                  // users' latest starts, since the daemon started

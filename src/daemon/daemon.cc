@@ -140,11 +140,13 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
   auto store = JobStore::Open(options_.database_path);
   if (!store.ok()) return store.status();
   store_ = std::move(store.value());
-  queue_.emplace(*store_, clock_, [this](int64_t id) { return ActiveStateOf(id); });
+  queue_.emplace(
+      *store_, clock_, [this](int64_t id) { return table_.ActiveState(id); },
+      options_.state_dir + "/queue.paused");
   status_.emplace(
       StatusReporter::Parts{options_, table_, arbiter_, ledger_, memory_, stagger_, sharing_,
                             lanes_, staging_, *queue_, *store_, access_, clock_},
-      StatusReporter::Daemon{[this] { return queue_paused_; }, [this] { return start_time_; }});
+      StatusReporter::Daemon{[this] { return queue_->paused(); }, [this] { return start_time_; }});
   retention_.emplace(
       *store_, *queue_, clock_,
       JobRetention::Options{options_.config.retention, options_.state_dir + "/daemon.log",

@@ -155,13 +155,9 @@ class Daemon : private PeerEvents,
   // `gshare update` of pending job `pending` (its record in the queue): the fields `u` names,
   // checked (a dependency on itself or on no job is refused), saved, then admission reruns.
   Status UpdatePending(JobRecord& pending, const JobControlRequest::Update& u);
-  // `gshare queue pause|resume`: sets queue_paused_ and its file; admission reruns.
-  Status SetQueuePaused(bool paused);
   void OnClean(Connection& c, const nlohmann::json& req);
   // [retention] when due (JobRetention::Tick), then the timeline's (TimelineRetention).
   void RetentionTick();
-  // The state of job `id` while it is active and not ended (BatchQueue::ActiveState).
-  std::optional<JobState> ActiveStateOf(int64_t id) const;
   // CheckpointEngine::Host (SendEvictions and Apply serve the other parts too).
   Status NotInState(int64_t id, const std::string& wanted) override {
     return queue_->NotInState(id, wanted);
@@ -206,9 +202,6 @@ class Daemon : private PeerEvents,
   SystemdNotify notify_;
   int signal_pipe_[2] = {-1, -1};
   bool stopping_ = false;
-  // `gshare queue pause`: no submitted job starts (kept across restarts by the file
-  // <state_dir>/queue.paused, which exists while paused).
-  bool queue_paused_ = false;
   JobTable table_;  // connections, active jobs, GPUs
   JobProcesses processes_{options_, table_};
   MemoryLedger ledger_;

@@ -48,29 +48,8 @@ Status Daemon::SaveRecord(const JobRecord& r) {
   return s;
 }
 
-namespace {
-std::string PausedFile(const std::string& state_dir) { return state_dir + "/queue.paused"; }
-}  // namespace
-
-Status Daemon::SetQueuePaused(bool paused) {
-  const std::string file = PausedFile(options_.state_dir);
-  if (paused) {
-    int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) return Status::Error("cannot write " + file + ": " + std::strerror(errno));
-    close(fd);
-  } else if (unlink(file.c_str()) != 0 && errno != ENOENT) {
-    return Status::Error("cannot remove " + file + ": " + std::strerror(errno));
-  }
-  if (queue_paused_ != paused) spdlog::info("queue {}", paused ? "paused" : "resumed");
-  queue_paused_ = paused;
-  queue_->Changed();
-  return Status::Ok();
-}
-
 void Daemon::LoadQueue() {
   gpu_count_ = CountGpus(options_.config.queue.gpus);
-  queue_paused_ = access(PausedFile(options_.state_dir).c_str(), F_OK) == 0;
-  if (queue_paused_) spdlog::info("queue paused (gshare queue resume starts jobs again)");
   ListFilter open;
   open.states = {JobState::kPending, JobState::kRunning, JobState::kSuspended};
   std::vector<std::pair<int64_t, std::string>> bad_rows;
@@ -115,12 +94,6 @@ void Daemon::LoadQueue() {
   for (const auto& [id, job] : table_.jobs) adopted += job->ended ? 0 : 1;
   spdlog::info("queue: {} pending, {} running re-adopted, {} GPU slot(s) of {} job(s)",
                queue_->pending().size(), adopted, gpu_count_, options_.config.queue.max_running);
-}
-
-std::optional<JobState> Daemon::ActiveStateOf(int64_t id) const {
-  auto active = table_.jobs.find(id);
-  if (active == table_.jobs.end() || active->second->ended) return std::nullopt;
-  return active->second->record.state;
 }
 
 void Daemon::OnRunRegister(Connection& c, const json& req) {
@@ -214,7 +187,7 @@ void Daemon::Admission() {
                          options_.config.queue.max_running_per_user,
                          placement_.AllocatedPerSlot(),
                          placement_.RunningPerArray(),
-                         queue_paused_};
+                         queue_->paused()};
   for (const BatchQueue::Start& start :
        queue_->Admit(placement_.RunningPerSlot(), limits, placement_.RunningPerUser())) {
     std::optional<JobRecord> r = queue_->Remove(start.id);

@@ -77,9 +77,9 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
           return Reply(c, ErrorReply(std::string(kPermissionDenied) +
                                      "only an admin may pause or resume the queue"));
         }
-        Status st = SetQueuePaused(parsed->paused);
+        Status st = queue_->SetPaused(parsed->paused);
         if (!st.ok()) return Reply(c, ErrorReply(st.message()));
-        return Reply(c, ToJsonText(json{{"ok", true}, {"paused", queue_paused_}}));
+        return Reply(c, ToJsonText(json{{"ok", true}, {"paused", queue_->paused()}}));
       }
       case proto::MsgType::kShutdown:
         c.kind = Connection::Kind::kCli;

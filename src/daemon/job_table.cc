@@ -55,6 +55,12 @@ std::vector<std::pair<ConnId, JobId>> JobTable::Shims() const {
   return shims;
 }
 
+std::optional<JobState> JobTable::ActiveState(int64_t id) const {
+  const ActiveJob* job = Running(static_cast<JobId>(id));
+  if (job == nullptr) return std::nullopt;
+  return job->record.state;
+}
+
 uid_t JobTable::OwnerOf(JobId job) const {
   auto it = jobs.find(job);
   return it == jobs.end() ? 0 : it->second->record.uid;

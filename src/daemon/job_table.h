@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +55,8 @@ class JobTable {
   std::vector<GpuKey> GpuKeys() const;
   // The live shims' connections and their jobs.
   std::vector<std::pair<ConnId, JobId>> Shims() const;
+  // The state of job `id` while it is active and not ended (BatchQueue::ActiveState).
+  std::optional<JobState> ActiveState(int64_t id) const;
   // The owner of active job `job`; 0 (root) for a job that is not active.
   uid_t OwnerOf(JobId job) const;
   // The GPU a shim's message that names `named` is about: they differ after a move

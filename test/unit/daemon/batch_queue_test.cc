@@ -2,6 +2,7 @@
 #include "daemon/batch_queue.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <map>
 #include <memory>
@@ -165,6 +166,32 @@ TEST_CASE("issue 24: BatchQueue holds an array's tasks to its %N limit and says 
   starts = f.queue->Admit({{"0", 1}}, slots);
   REQUIRE(starts.size() == 1);
   CHECK(starts[0].id == c);
+}
+
+TEST_CASE(
+    "BatchQueue: a pause is its file, kept across restarts; one not written changes nothing") {
+  QueueFixture f;
+  const std::string file = f.dir.path() + "/queue.paused";
+  BatchQueue queue(
+      *f.store, f.clock, [](int64_t) { return std::optional<JobState>(); }, file);
+  CHECK_FALSE(queue.paused());
+  REQUIRE(queue.SetPaused(true).ok());
+  CHECK(queue.paused());
+  CHECK(access(file.c_str(), F_OK) == 0);
+  BatchQueue restarted(
+      *f.store, f.clock, [](int64_t) { return std::optional<JobState>(); }, file);
+  CHECK(restarted.paused());
+  REQUIRE(restarted.SetPaused(false).ok());
+  CHECK(access(file.c_str(), F_OK) != 0);
+  CHECK(restarted.SetPaused(false).ok());  // already resumed: no file to remove
+
+  BatchQueue nowhere(
+      *f.store, f.clock, [](int64_t) { return std::optional<JobState>(); },
+      f.dir.path() + "/no/such/dir/queue.paused");
+  Status st = nowhere.SetPaused(true);
+  CHECK_FALSE(st.ok());
+  CHECK(st.message().rfind("cannot write ", 0) == 0);
+  CHECK_FALSE(nowhere.paused());
 }
 
 }  // namespace

@@ -40,6 +40,9 @@ TEST_CASE("a closing connection and an ended job are not live") {
   CHECK(t.Running(7) != nullptr);
   CHECK(t.Running(8) == nullptr);
   CHECK(t.Running(9) == nullptr);
+  t.jobs.at(7)->record.state = JobState::kSuspended;
+  CHECK(t.ActiveState(7) == JobState::kSuspended);
+  CHECK(t.ActiveState(8) == std::nullopt);  // ended: the store answers for it
 }
 
 TEST_CASE("the shims are the live connections of kind shim, with their jobs") {
