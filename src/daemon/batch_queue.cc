@@ -25,12 +25,16 @@ BatchQueue::BatchQueue(JobStore& store, const Clock& clock, ActiveState active,
 }
 
 Status BatchQueue::SetPaused(bool paused) {
-  if (!paused_file_.empty() && paused) {
-    int fd = open(paused_file_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) return Status::Error("cannot write " + paused_file_ + ": " + std::strerror(errno));
-    close(fd);
-  } else if (!paused_file_.empty() && unlink(paused_file_.c_str()) != 0 && errno != ENOENT) {
-    return Status::Error("cannot remove " + paused_file_ + ": " + std::strerror(errno));
+  if (!paused_file_.empty()) {
+    if (paused) {
+      int fd = open(paused_file_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+      if (fd < 0) {
+        return Status::Error("cannot write " + paused_file_ + ": " + std::strerror(errno));
+      }
+      close(fd);
+    } else if (unlink(paused_file_.c_str()) != 0 && errno != ENOENT) {
+      return Status::Error("cannot remove " + paused_file_ + ": " + std::strerror(errno));
+    }
   }
   if (paused_ != paused) spdlog::info("queue {}", paused ? "paused" : "resumed");
   paused_ = paused;

@@ -19,31 +19,28 @@ CheckpointEngine::CheckpointEngine(Options options, Parts parts, Host& host)
     : options_(std::move(options)), p_(parts), host_(host) {}
 
 bool CheckpointEngine::Checkpoint(ConnId conn, const std::string& why) {
-  auto it = p_.table.conns.find(conn);
-  if (it == p_.table.conns.end() || it->second->closing) return false;
+  const Connection* c = p_.table.Live(conn);
+  if (c == nullptr) return false;
   if (p_.ledger.IsCheckpointed(conn)) return true;
-  auto job = p_.table.jobs.find(it->second->job);
-  if (job == p_.table.jobs.end() || job->second->ended)
-    return false;  // exiting: its memory goes anyway
-  if (it->second->exiting) {
+  if (p_.table.Running(c->job) == nullptr) return false;  // exiting: its memory goes anyway
+  if (c->exiting) {
     // Checkpointing a process that exits blocks its exit in the driver until the checkpoint
     // fails, seconds later (CUDA error 304; docs/memory.md, "How `checkpoint` works"); its
     // memory goes with it meanwhile, and a restore waits for that room (need_bytes).
-    spdlog::debug("{}: pid {} exits, not checkpointed ({})", JobName(it->second->job),
-                  it->second->pid, why);
+    spdlog::debug("{}: pid {} exits, not checkpointed ({})", JobName(c->job), c->pid, why);
     return false;
   }
   options_.start_helper();
   // The lock waits for work already submitted; a process that holds no lease has none, so
   // the grace period for a DROP bounds it generously.
   uint32_t timeout_ms = static_cast<uint32_t>(options_.drop_grace.count());
-  if (coordinator_.Checkpoint(conn, {it->second->pid, it->second->job}, timeout_ms) == 0) {
-    spdlog::warn("cannot checkpoint pid {} ({}): {}", it->second->pid, why,
+  if (coordinator_.Checkpoint(conn, {c->pid, c->job}, timeout_ms) == 0) {
+    spdlog::warn("cannot checkpoint pid {} ({}): {}", c->pid, why,
                  p_.service.unavailable_reason().empty() ? "the helper is not running"
                                                          : p_.service.unavailable_reason());
     return false;
   }
-  spdlog::info("{}: checkpointing pid {} ({})", JobName(it->second->job), it->second->pid, why);
+  spdlog::info("{}: checkpointing pid {} ({})", JobName(c->job), c->pid, why);
   p_.lanes.Quiet(conn);  // its sentinel cannot clear its busy bits while it is checkpointed
   return true;
 }
@@ -90,7 +87,8 @@ void CheckpointEngine::OnReplies(const std::vector<CheckpointReply>& replies, bo
 }
 
 void CheckpointEngine::OnReply(const CheckpointReply& r, const CheckpointCoordinator::Call& cc) {
-  ActiveJob* job = p_.table.jobs.count(cc.job) != 0 ? p_.table.jobs.at(cc.job).get() : nullptr;
+  auto it = p_.table.jobs.find(cc.job);  // ended or not: its counters are still reported
+  ActiveJob* job = it != p_.table.jobs.end() ? it->second.get() : nullptr;
   const bool live = p_.table.Live(cc.conn) != nullptr;
   if (cc.op == CheckpointOp::kCheckpoint) {
     if (r.result != 0) {
@@ -186,9 +184,9 @@ void CheckpointEngine::AdvanceSuspension(ActiveJob& job) {
 }
 
 Status CheckpointEngine::Suspend(int64_t id) {
-  auto it = p_.table.jobs.find(id);
-  if (it == p_.table.jobs.end() || it->second->ended) return host_.NotInState(id, "running");
-  ActiveJob& job = *it->second;
+  ActiveJob* active = p_.table.Running(static_cast<JobId>(id));
+  if (active == nullptr) return host_.NotInState(id, "running");
+  ActiveJob& job = *active;
   if (job.suspension != ActiveJob::Suspension::kNone) {
     return Status::Error(JobName(id) + " is already SUSPENDED");
   }
@@ -207,12 +205,11 @@ Status CheckpointEngine::Suspend(int64_t id) {
 }
 
 Status CheckpointEngine::Resume(int64_t id, const std::string& to_gpu) {
-  auto it = p_.table.jobs.find(id);
-  if (it == p_.table.jobs.end() || it->second->ended ||
-      it->second->suspension == ActiveJob::Suspension::kNone) {
+  ActiveJob* active = p_.table.Running(static_cast<JobId>(id));
+  if (active == nullptr || active->suspension == ActiveJob::Suspension::kNone) {
     return host_.NotInState(id, "SUSPENDED");
   }
-  ActiveJob& job = *it->second;
+  ActiveJob& job = *active;
   if (!to_gpu.empty()) {
     if (Status moved = MoveJob(job, to_gpu); !moved.ok()) return moved;
   }

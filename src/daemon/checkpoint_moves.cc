@@ -141,9 +141,9 @@ void CheckpointEngine::Rebalance() {
     return -1;
   };
   for (const auto& [id, cid] : candidates) {
-    auto jit = p_.table.jobs.find(id);
+    ActiveJob* job = p_.table.Running(id);
     Connection* c = p_.table.Live(cid);
-    if (jit == p_.table.jobs.end() || jit->second->ended || c == nullptr) continue;
+    if (job == nullptr || c == nullptr) continue;
     Rebalancer::Process p;
     p.conn = cid;
     p.job = id;
@@ -164,7 +164,7 @@ void CheckpointEngine::Rebalance() {
     spdlog::info("{} moved from GPU {} to GPU {} (rebalance)", JobName(id), index_of(from),
                  index_of(*to));
     MoveProcess(*c, from, *to);
-    ++jit->second->moves;
+    ++job->moves;
     p_.sharing.Update(from);
     p_.sharing.Update(*to);
     RequestOnBehalf(cid);

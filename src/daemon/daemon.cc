@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/socket.h>
@@ -23,7 +22,6 @@
 
 #include "base/job_token.h"
 #include "daemon/daemon_dirs.h"
-#include "daemon/job_end_hook.h"
 #include "daemon/job_usage.h"
 #include "daemon/system_dirs.h"
 #include "runner/job_umask.h"
@@ -146,7 +144,7 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
   status_.emplace(
       StatusReporter::Parts{options_, table_, arbiter_, ledger_, memory_, stagger_, sharing_,
                             lanes_, staging_, *queue_, *store_, access_, clock_},
-      StatusReporter::Daemon{[this] { return queue_->paused(); }, [this] { return start_time_; }});
+      [this] { return start_time_; });
   retention_.emplace(
       *store_, *queue_, clock_,
       JobRetention::Options{options_.config.retention, options_.state_dir + "/daemon.log",

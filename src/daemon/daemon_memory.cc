@@ -2,14 +2,11 @@
 // by the shims' reports, evictions sent, pinned host memory asked for ahead of the first
 // eviction. The policy around exclusive turns is MemoryCoordinator's; the modes and residents
 // SharingController's.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
 
-#include "base/process_identity.h"
 #include "daemon/daemon.h"
 #include "ipc/frame_io.h"
 

@@ -2,7 +2,6 @@
 // admission, the supervisors of submitted jobs, their start and end reports, and recovery
 // after a restart. Job control and clean are in daemon_control.cc.
 #include <dirent.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -15,7 +14,6 @@
 
 #include "base/slurm_step.h"
 #include "daemon/daemon.h"
-#include "runner/detached_child.h"
 #include "runner/sharing_env.h"
 #include "policy/dependency.h"
 #include "base/gpu_inventory.h"

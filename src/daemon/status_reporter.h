@@ -42,12 +42,9 @@ class StatusReporter {
     AccessGuard& access;
     const Clock& clock;
   };
-  // The daemon's own facts: whether the queue is paused, and when it started (unix seconds).
-  struct Daemon {
-    std::function<bool()> queue_paused;
-    std::function<double()> start_time;
-  };
-  StatusReporter(Parts parts, Daemon daemon) : p_(parts), daemon_(std::move(daemon)) {}
+  // `start_time`: when the daemon started (unix seconds), known once it serves.
+  StatusReporter(Parts parts, std::function<double()> start_time)
+      : p_(parts), start_time_(std::move(start_time)) {}
 
   // The document as `viewer` may see it (AccessGuard::HideDetails on other users' jobs);
   // nullptr: the metrics' view, which holds only what every user may see. `request.brief`:
@@ -67,7 +64,7 @@ class StatusReporter {
   nlohmann::json ActiveJobJson(JobId id, const ActiveJob& job, TimePoint now) const;
 
   Parts p_;
-  Daemon daemon_;
+  std::function<double()> start_time_;
 };
 
 }  // namespace gshare

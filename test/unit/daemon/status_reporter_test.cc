@@ -60,7 +60,6 @@ struct Fixture : MemoryParts<Quiet> {
                      [](uint32_t uid) {
                        return Requester{uid, {uid}};
                      }};
-  bool paused = false;
   std::unique_ptr<StatusReporter> status;
 
   Fixture() {
@@ -75,7 +74,7 @@ struct Fixture : MemoryParts<Quiet> {
     status = std::make_unique<StatusReporter>(
         StatusReporter::Parts{options, table, arbiter, ledger, memory, stagger, sharing, lanes,
                               staging, *queue, *store, access, clock},
-        StatusReporter::Daemon{[this] { return paused; }, [] { return 1.5e9; }});
+        [] { return 1.5e9; });
   }
   // An active job `j` of `uid` (connection j * 10 + 1) with `gib` GiB on kGpu, stored RUNNING.
   ActiveJob& Run(JobId j, uint32_t uid, uint64_t gib) {
@@ -148,7 +147,7 @@ TEST_CASE("the status document: the daemon, its GPUs, active jobs and their memo
   CHECK((*j2)["hidden"] == true);  // Bob's job, seen by Alice
   CHECK((*j2)["argv"].empty());
 
-  f.paused = true;
+  REQUIRE(f.queue->SetPaused(true).ok());  // a queue without a file: in memory only
   nlohmann::json brief = f.status->Document(nullptr, StatusRequest{std::nullopt, true});
   CHECK(brief["daemon"]["queue"] == "paused");
   CHECK_FALSE(brief.contains("gpus"));
