@@ -18,12 +18,14 @@ void StaggerCoordinator::Update(const GpuKey& gpu) {
     bool holds = arbiter_.ConnHolds(conn) && std::find(jobs.begin(), jobs.end(), job) != jobs.end();
     auto it = watched_.find(conn);
     bool watched = it != watched_.end() && it->second.count(gpu) != 0;
+    // The state first, then the message: a send that fails drops the peer, and the daemon's
+    // drop calls ForgetConn, which erases this connection's entry (and `it` with it).
     if (want && holds && !watched) {
-      host_.SendGapWatch(conn, gpu, true);
       watched_[conn].insert(gpu);
+      host_.SendGapWatch(conn, gpu, true);
     } else if (!(want && holds) && watched) {
-      if (holds) host_.SendGapWatch(conn, gpu, false);
       it->second.erase(gpu);
+      if (holds) host_.SendGapWatch(conn, gpu, false);
     }
   }
 }

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <set>
 #include <utility>
 #include <vector>
@@ -15,12 +16,19 @@ namespace {
 const GpuKey kGpu = "GPU-0";
 
 struct RecordingHost : StaggerCoordinator::Host {
+  StaggerCoordinator* coordinator = nullptr;
+  std::set<ConnId> unreachable;  // a send to these fails and drops the peer, as Daemon::Send does
   std::vector<std::pair<ConnId, JobId>> shims;
   std::set<ConnId> watching;  // as the shims were told
   std::vector<std::pair<ConnId, Millis>> stretches;
   std::vector<std::pair<ConnId, JobId>> Shims() const override { return shims; }
   bool KnowsGpu(const GpuKey& gpu) const override { return gpu == kGpu; }
   bool SendGapWatch(ConnId conn, const GpuKey&, bool on) override {
+    if (unreachable.count(conn) != 0) {
+      coordinator->ForgetConn(conn);
+      std::erase_if(shims, [conn](const auto& s) { return s.first == conn; });
+      return false;
+    }
     if (on) {
       watching.insert(conn);
     } else {
@@ -36,6 +44,7 @@ struct RecordingHost : StaggerCoordinator::Host {
 // Job j has connection j * 10 + 1 and asks for the GPU; the GPU is shared.
 struct Parts {
   explicit Parts(bool enabled = true) : watch(enabled, arbiter, clock, host) {
+    host.coordinator = &watch;
     arbiter.SetShared(kGpu, true, clock.Now());
   }
   ManualClock clock;
@@ -72,6 +81,24 @@ TEST_CASE("stagger coordinator: on while two jobs of one priority hold the GPU s
   p.watch.ForgetConn(21);
   p.watch.Update(kGpu);
   CHECK(p.host.watching == std::set<ConnId>{21});  // only 11 was told off
+  CHECK(p.Watched() == 0);
+}
+
+TEST_CASE("stagger coordinator: a peer dropped by its watch message leaves nothing watched") {
+  Parts p;
+  p.AddJob(1);
+  p.host.unreachable.insert(21);
+  p.AddJob(2);  // 21 is told to watch, and dropped
+  CHECK(p.host.watching == std::set<ConnId>{11});
+  CHECK(p.Watched() == 1);
+  // Job 3 arrives, then job 2's priority makes them unequal: 31 is told off and dropped while
+  // it is being taken off the watch.
+  p.AddJob(3);
+  REQUIRE(p.host.watching == std::set<ConnId>{11, 31});
+  p.host.unreachable = {31};
+  p.arbiter.SetPriority(1, 9);
+  p.watch.Update(kGpu);
+  CHECK(p.host.watching == std::set<ConnId>{31});  // 11 told off; 31 dropped before it heard
   CHECK(p.Watched() == 0);
 }
 
