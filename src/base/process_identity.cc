@@ -1,6 +1,7 @@
 #include "base/process_identity.h"
 
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -24,6 +25,7 @@ std::optional<ProcessStat> ReadProcessStat(pid_t pid, const std::string& proc_ro
   for (int i = 3; i <= 22 && fields >> field; ++i) {
     if (i == 3) s.state = field[0];
     if (i == 4 && !number(field, &s.ppid)) return std::nullopt;
+    if (i == 5 && !number(field, &s.pgrp)) return std::nullopt;
     if (i == 22) return number(field, &s.start_ticks) ? std::optional(s) : std::nullopt;
   }
   return std::nullopt;
@@ -44,6 +46,23 @@ std::optional<int64_t> ProcessStartTime(pid_t pid) {
 bool SameProcessAlive(pid_t pid, int64_t start_ticks) {
   std::optional<int64_t> start = ProcessStartTime(pid);
   return start && *start == start_ticks;
+}
+
+std::optional<pid_t> GroupLeaderChild(pid_t parent, const std::string& proc_root) {
+  std::optional<pid_t> found;
+  std::error_code ec;  // increment(ec), not ++: nothing here throws
+  for (std::filesystem::directory_iterator it(proc_root, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    pid_t pid = 0;
+    const auto [last, err] = std::from_chars(name.data(), name.data() + name.size(), pid);
+    if (err != std::errc{} || last != name.data() + name.size()) continue;
+    std::optional<ProcessStat> s = ReadProcessStat(pid, proc_root);
+    if (s && s->ppid == parent && s->pgrp == pid && s->state != 'Z' && (!found || pid < *found)) {
+      found = pid;
+    }
+  }
+  return found;
 }
 
 }  // namespace gshare

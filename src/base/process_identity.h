@@ -11,10 +11,12 @@
 namespace gshare {
 
 // The fields of /proc/PID/stat (proc(5)) gshare reads: the state letter (field 3: R, S, D, T,
-// t, Z...), the parent's pid (field 4) and the start time (field 22, clock ticks since boot).
+// t, Z...), the parent's pid (field 4), its process group (field 5) and the start time (field
+// 22, clock ticks since boot).
 struct ProcessStat {
   char state = '?';
   pid_t ppid = 0;
+  pid_t pgrp = 0;
   int64_t start_ticks = 0;
 };
 
@@ -32,5 +34,10 @@ std::optional<char> ProcessState(pid_t pid);
 
 // True when `pid` runs and started at `start_ticks`.
 bool SameProcessAlive(pid_t pid, int64_t start_ticks);
+
+// The child of `parent` that leads its own process group (as JobRunner's job does), found by
+// reading every /proc/PID/stat under `proc_root`; nullopt when there is none. The lowest pid
+// when there are several.
+std::optional<pid_t> GroupLeaderChild(pid_t parent, const std::string& proc_root = "/proc");
 
 }  // namespace gshare

@@ -145,6 +145,8 @@ class Daemon : private PeerEvents,
   void OnSubmit(Connection& c, const nlohmann::json& req);
   void OnRunAttach(Connection& c, const nlohmann::json& req);
   void OnRunStarted(Connection& c, const nlohmann::json& req);
+  // A re-adopted job's pid that no start report gave (JobProcesses::UnreportedPid), recorded.
+  void AdoptUnreportedPid(ActiveJob& job);
   void OnRunEnded(Connection& c, const nlohmann::json& req);
   void OnJobControl(Connection& c, const nlohmann::json& req);
   // set-priority of an active job: saved, then the arbiter and its processes' lanes follow.

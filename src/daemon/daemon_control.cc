@@ -60,6 +60,7 @@ Status Daemon::CancelJob(int64_t id, bool requeue) {
       return Status::Error(JobName(id) +
                            " is a `gshare run` job: only submitted jobs can be requeued");
     }
+    if (job.orphan) AdoptUnreportedPid(job);
     JobRecord r = job.record;
     r.end_request = requeue ? "requeue" : "cancel";
     Status saved = SaveRecord(r);

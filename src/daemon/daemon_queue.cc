@@ -337,6 +337,17 @@ void Daemon::OnRunStarted(Connection& c, const json& req) {
   if (!job.record.end_request.empty()) processes_.SignalGroup(job, SIGTERM);
 }
 
+void Daemon::AdoptUnreportedPid(ActiveJob& job) {
+  std::optional<pid_t> pid = processes_.UnreportedPid(job.record);
+  if (!pid) return;
+  job.record.pid = *pid;
+  SaveRecord(job.record);
+  spdlog::info("job {}: its start was not reported; pid {} found under its supervisor",
+               job.record.id, *pid);
+  // Cancelled before its pid was known.
+  if (!job.record.end_request.empty()) processes_.SignalGroup(job, SIGTERM);
+}
+
 void Daemon::OnRunEnded(Connection& c, const json& req) {
   // From the runner's own connection, or a fresh one after a daemon restart.
   Result<RunEndedRequest> parsed = RunEndedRequest::Parse(req);
@@ -402,6 +413,7 @@ void Daemon::QueueTick(TimePoint now) {
       job->kill_at.reset();
     }
     if (job->orphan && now >= next_orphan_check_) {
+      AdoptUnreportedPid(*job);
       const JobRecord& r = job->record;
       if (std::optional<JobEnd> end = ReadJobEnd(JobEndPath(processes_.FilesDir(r.uid), id))) {
         reported.emplace_back(id, *end);

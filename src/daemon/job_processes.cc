@@ -78,4 +78,12 @@ void JobProcesses::SignalAll(const ActiveJob& job, int sig) const {
   }
 }
 
+std::optional<pid_t> JobProcesses::UnreportedPid(const JobRecord& r) const {
+  if (r.pid || r.kind != "submit" || !r.runner_pid || !r.runner_start ||
+      !SameProcessAlive(*r.runner_pid, *r.runner_start)) {
+    return std::nullopt;
+  }
+  return GroupLeaderChild(*r.runner_pid);
+}
+
 }  // namespace gshare

@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 
 #include "base/status.h"
@@ -41,6 +42,12 @@ class JobProcesses {
   bool SignalGroup(const ActiveJob& job, int sig) const;
   // SignalGroup, else each of the job's shims' pids.
   void SignalAll(const ActiveJob& job, int sig) const;
+  // The pid of submitted job `r` whose start was never recorded (its supervisor's report went to
+  // a daemon that died): the child of its supervisor that leads a process group, looked for only
+  // while `r`'s runner_pid is the supervisor the daemon started (same start time), so a pid that
+  // the job's owner could plant is never trusted. nullopt when the pid is known, the supervisor
+  // is gone or the job is not started yet. Scans /proc.
+  std::optional<pid_t> UnreportedPid(const JobRecord& r) const;
 
  private:
   const DaemonOptions& options_;

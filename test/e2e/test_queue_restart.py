@@ -6,6 +6,7 @@ pending jobs run. And no job whose id `submit` printed is lost to a kill -9 at a
 import os
 import random
 import signal
+import sqlite3
 import socket
 import subprocess
 import threading
@@ -178,6 +179,27 @@ class QueueRestartTest(TestCase):
         self.assertEqual((r.returncode, r.stderr), (0, ""))
         self.assertEqual(h.gshare("wait", str(a)).returncode, 128 + 9)
         self.assertEqual(self.state(a)["state"], "CANCELLED")
+
+    def test_cancel_readopted_job_whose_start_was_not_recorded(self):
+        # The daemon died while the supervisor reported the job's start: the row has no pid
+        # (the supervisor logs "start not recorded"). The next daemon finds the job under its
+        # supervisor, so a cancel still ends it.
+        self.h = h = self.harness(queue={"max_running": 1, "gpus": 1})
+        a = h.submit("--kill-after", "1s", "--", "sh", "-c",
+                     'trap "" TERM; touch %s; while :; do sleep 0.1; done' % self.path("a.ready"))
+        h.wait_for(lambda: os.path.exists(self.path("a.ready")), 30, "the job to start")
+        job_pid = h.wait_for(lambda: self.state(a)["pid"], 30, "the job's pid to be recorded")
+        self.kill_daemon()
+        db = sqlite3.connect(os.path.join(h.state_dir, "gshare.db"))
+        db.execute("UPDATE jobs SET pid = NULL WHERE id = ?", (a,))
+        db.commit()
+        db.close()
+        r = h.gshare("cancel", str(a))  # restarts the daemon, which re-adopts the job
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(h.gshare("wait", str(a)).returncode, 128 + 9)
+        rec = self.state(a)
+        self.assertEqual((rec["state"], rec["pid"]), ("CANCELLED", job_pid))
+        self.assertFalse(proc_alive(job_pid))
 
     def test_kill9_during_submits(self):
         self.h = h = self.harness(queue={"max_running": 1, "gpus": 1})

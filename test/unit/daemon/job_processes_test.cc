@@ -14,6 +14,7 @@
 #include <memory>
 #include <thread>
 
+#include "base/process_identity.h"
 #include "temp_dir.h"
 
 namespace gshare::unit_job_processes {
@@ -116,6 +117,56 @@ TEST_CASE("signals go to the job's process group, else to each of its shims") {
   job.shims.insert(11);
   processes.SignalAll(job, SIGUSR1);
   CHECK(Wait(shim) == SIGUSR1);
+}
+
+TEST_CASE("a job whose start was never reported is found under its own supervisor only") {
+  DaemonOptions options;
+  JobTable table;
+  JobProcesses processes(options, table);
+  // A supervisor: it starts a group-leading child, as JobRunner does, then waits for a signal.
+  int ready[2];
+  REQUIRE(pipe(ready) == 0);
+  const pid_t supervisor = fork();
+  REQUIRE(supervisor >= 0);
+  if (supervisor == 0) {
+    signal(SIGTERM, SIG_DFL);
+    const pid_t job = fork();
+    if (job == 0) {
+      setpgid(0, 0);
+      pause();
+      _exit(0);
+    }
+    setpgid(job, job);
+    if (write(ready[1], &job, sizeof job) != sizeof job) _exit(1);
+    pause();
+    _exit(0);
+  }
+  pid_t job_pid = 0;
+  REQUIRE(read(ready[0], &job_pid, sizeof job_pid) == sizeof job_pid);
+  close(ready[0]);
+  close(ready[1]);
+
+  JobRecord r;
+  r.kind = "submit";
+  r.runner_pid = supervisor;
+  r.runner_start = ProcessStartTime(supervisor);
+  REQUIRE(r.runner_start);
+  CHECK(processes.UnreportedPid(r) == job_pid);
+  SUBCASE("not for a supervisor the record does not name") {
+    r.runner_start = *r.runner_start + 1;  // a reused pid
+    CHECK_FALSE(processes.UnreportedPid(r));
+  }
+  SUBCASE("not once its pid is known, nor for a `gshare run` job") {
+    JobRecord known = r;
+    known.pid = 4242;
+    CHECK_FALSE(processes.UnreportedPid(known));
+    JobRecord run = r;
+    run.kind = "run";
+    CHECK_FALSE(processes.UnreportedPid(run));
+  }
+  kill(-job_pid, SIGKILL);
+  kill(supervisor, SIGKILL);
+  waitpid(supervisor, nullptr, 0);
 }
 
 }  // namespace
