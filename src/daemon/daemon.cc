@@ -145,6 +145,11 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
       StatusReporter::Parts{options_, table_, arbiter_, ledger_, memory_, stagger_, sharing_,
                             lanes_, staging_, *queue_, *store_, access_, clock_},
       [this] { return start_time_; });
+  lifecycle_.emplace(
+      JobLifecycle::Parts{options_, table_, *queue_, *store_, processes_, placement_, arbiter_,
+                          ledger_, memory_, staging_, timeline_, clock_},
+      [this] { return gpu_count_; },
+      [this](ConnId conn, std::string_view frame) { return Send(conn, frame); });
   retention_.emplace(
       *store_, *queue_, clock_,
       JobRetention::Options{options_.config.retention, options_.state_dir + "/daemon.log",
@@ -186,7 +191,8 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
   signal(SIGHUP, SIG_IGN);
   signal(SIGCHLD, SIG_IGN);  // job supervisors report over the socket; none become zombies
   signal(SIGXFSZ, SIG_IGN);  // a file size limit fails the database write instead of killing us
-  LoadQueue();
+  gpu_count_ = CountGpus(options_.config.queue.gpus);
+  lifecycle_->Recover();
   start_time_ = WallNow();
   metrics_.Start(Now());
   // Clients whose rules give another socket path find this one through the record.
@@ -390,60 +396,6 @@ void Daemon::Apply(const LeaseActions& actions) {
     }
   }
   timeline_.SyncHolds(arbiter_, table_.GpuKeys());
-}
-
-void Daemon::FinishJob(JobId id, JobState state, std::optional<int> exit_code,
-                       std::optional<int> signal, const std::string& reason,
-                       std::optional<double> end_time) {
-  auto it = table_.jobs.find(id);
-  if (it == table_.jobs.end() || it->second->ended) return;
-  ActiveJob& job = *it->second;
-  job.ended = true;
-  job.kill_at.reset();
-  JobRecord& r = job.record;
-  r.state = state;
-  r.exit_code = exit_code;
-  r.signal = signal;
-  r.end_time = end_time.value_or(WallNow());
-  if (!r.start_time && state != JobState::kCancelled) r.start_time = r.end_time;
-  RecordUsage(arbiter_, ledger_, id, job, Now(), &r);
-  r.reason = reason;
-  SaveRecord(r);
-  timeline_.Note(TimelineKind::kJobEnd, id, "", r.pid.value_or(0), 0, 0, JobStateName(state));
-  queue_->Ended(id, state);
-  spdlog::info("job {} {} (lease {:.1f} s, waited {:.1f} s){}", id, JobStateName(state),
-               r.lease_seconds, r.wait_seconds, reason.empty() ? "" : ": " + reason);
-  processes_.NotifyEnd(r);
-}
-
-JobRun Daemon::RequeuedRun(JobId id, const ActiveJob& job, const JobEnd& end) {
-  JobRun run{job.record, true};
-  JobRecord& r = run.job;
-  r.state = JobState::kCancelled;
-  r.exit_code = end.exit_code;
-  r.signal = end.signal;
-  r.end_time = end.end_time.value_or(WallNow());
-  r.reason = "requeued";
-  RecordUsage(arbiter_, ledger_, id, job, Now(), &r);
-  return run;
-}
-
-Status Daemon::SaveRequeued(const JobRun& ended, JobRecord* again) {
-  Status s = store_->SaveRequeued(ended, WallNow(), again);
-  if (!s.ok()) spdlog::error("cannot requeue job {}: {}", again->id, s.message());
-  return s;
-}
-
-void Daemon::ForgetJobIfDone(JobId id) {
-  auto it = table_.jobs.find(id);
-  if (it == table_.jobs.end() || !it->second->ended || !it->second->shims.empty()) return;
-  for (const auto& [cid, c] : table_.conns) {
-    if (c->job == id && !c->closing) return;  // its runner is still connected
-  }
-  arbiter_.RemoveJob(id);
-  memory_.Forget(id);
-  staging_.ForgetJob(id);
-  table_.jobs.erase(it);
 }
 
 }  // namespace gshare

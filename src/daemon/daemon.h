@@ -2,8 +2,8 @@
 // connections (lease requests, releases, memory reports), runner connections (`gshare run`
 // and the supervisors of submitted jobs: registration, start, end) and one-shot CLI requests
 // (status, submit, job control, clean, scheduler on/off, shutdown). Owns the Arbiter, the
-// batch queue (daemon_queue.cc) and the JobStore. Single-threaded: everything below runs on the
-// thread that called Run().
+// batch queue with its jobs' lifecycle (JobLifecycle) and the JobStore. Single-threaded:
+// everything below runs on the thread that called Run().
 #pragma once
 
 #include <sys/types.h>
@@ -31,6 +31,7 @@
 #include "daemon/daemon_options.h"
 #include "daemon/idle_stager.h"
 #include "daemon/job_table.h"
+#include "daemon/job_lifecycle.h"
 #include "daemon/job_placement.h"
 #include "daemon/job_processes.h"
 #include "daemon/job_retention.h"
@@ -104,16 +105,6 @@ class Daemon : private PeerEvents,
   // Whether shim connection `c` may join active `job`: its owner's (or root's) process that
   // shows the job's token (base/job_token.h).
   bool MayJoin(const Connection& c, const ActiveJob& job, const uint8_t (&token)[16]) const;
-  // Records the end of active job `job`; `end_time` (unix seconds) when its runner saw it,
-  // else now.
-  void FinishJob(JobId job, JobState state, std::optional<int> exit_code, std::optional<int> signal,
-                 const std::string& reason, std::optional<double> end_time = std::nullopt);
-  // The run of active job `id` that a requeue request ended as `end` reports, for its history.
-  JobRun RequeuedRun(JobId id, const ActiveJob& job, const JobEnd& end);
-  // Requeue: keeps `ended` in the job's run history and saves `again` (made PENDING) as its
-  // row (JobStore::SaveRequeued); a failure is logged and returned.
-  Status SaveRequeued(const JobRun& ended, JobRecord* again);
-  void ForgetJobIfDone(JobId job);
 
   // Memory: the ledger, shared and exclusive mode, evictions, handoffs (daemon_memory.cc).
   void OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m);
@@ -139,14 +130,11 @@ class Daemon : private PeerEvents,
   // (access_'s lookup; daemon_access.cc).
   std::optional<uint32_t> OwnerOf(int64_t id);
 
-  // The batch queue (daemon_queue.cc).
-  void LoadQueue();
+  // The batch queue's requests (daemon_queue.cc); their jobs' way: JobLifecycle.
   void OnRunRegister(Connection& c, const nlohmann::json& req);
   void OnSubmit(Connection& c, const nlohmann::json& req);
   void OnRunAttach(Connection& c, const nlohmann::json& req);
   void OnRunStarted(Connection& c, const nlohmann::json& req);
-  // A re-adopted job's pid that no start report gave (JobProcesses::UnreportedPid), recorded.
-  void AdoptUnreportedPid(ActiveJob& job);
   void OnRunEnded(Connection& c, const nlohmann::json& req);
   void OnJobControl(Connection& c, const nlohmann::json& req);
   // set-priority of an active job: saved, then the arbiter and its processes' lanes follow.
@@ -169,21 +157,12 @@ class Daemon : private PeerEvents,
     processes_.SignalAll(job, sig);
   }
   void KillProcess(pid_t pid) override;
-  // Starts what admission allows and records the reasons of the rest.
-  void Admission();
-  void Activate(JobRecord record, const std::string& slot);
   // Job arrays (daemon_arrays.cc). Queues one task of `r` per task id of `spec` (a
   // submission's "array", base/array_spec.h) and replies with the array's job id.
   void SubmitArray(Connection& c, JobRecord r, const JobPayload& payload, const std::string& spec);
-  // Ends active job `id` as `end` reports, honouring a pending cancel or requeue.
-  void EndJob(JobId id, const JobEnd& end);
-  Status CancelJob(int64_t id, bool requeue);
-  void QueueTick(TimePoint now);
-  std::optional<TimePoint> QueueDeadline() const;
   // Gives a new job its token (base/job_token.h); error when no randomness is to be had.
   Status AssignToken(JobRecord* r);
-  // Writes `r` to the database; a failure is logged and returned.
-  Status SaveRecord(const JobRecord& r) override;
+  Status SaveRecord(const JobRecord& r) override { return lifecycle_->Save(r); }
 
   TimePoint Now() const { return clock_.Now(); }
   double WallNow() const { return clock_.WallNow(); }
@@ -193,6 +172,7 @@ class Daemon : private PeerEvents,
   Arbiter arbiter_;
   std::unique_ptr<JobStore> store_;
   std::optional<BatchQueue> queue_;        // once the store is open
+  std::optional<JobLifecycle> lifecycle_;  // once the queue is
   std::optional<JobRetention> retention_;  // once the queue is
   std::optional<StatusReporter> status_;   // once the queue is
   AccessGuard access_{[this](int64_t id) { return OwnerOf(id); }, RequesterOf};
@@ -237,7 +217,6 @@ class Daemon : private PeerEvents,
                               checkpoint_, clock_},
       *this};
 
-  TimePoint next_orphan_check_{};
   double start_time_ = 0;  // unix seconds: when this daemon started (metrics count from then)
   MetricsPublisher metrics_{options_.config.metrics, [this] { return status_->MetricsText(); }};
   int gpu_count_ = 1;

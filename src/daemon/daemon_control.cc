@@ -1,7 +1,6 @@
 // Job control requests of the daemon (docs/cli.md): cancel, requeue, hold, release,
 // set-priority and signal (clean: daemon_retention.cc). Each acts on a list of job ids and answers
 // per id.
-#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -9,7 +8,6 @@
 #include <set>
 
 #include "base/config.h"
-#include "base/slurm_step.h"
 #include "daemon/daemon.h"
 #include "ipc/replies.h"
 #include "ipc/job_json.h"
@@ -22,77 +20,6 @@ namespace {
 using json = nlohmann::json;
 
 }  // namespace
-
-Status Daemon::CancelJob(int64_t id, bool requeue) {
-  const double now = WallNow();
-  if (const JobRecord* pending = queue_->Pending(id)) {
-    if (requeue) return Status::Error(JobName(id) + " is already pending");
-    JobRecord r = *pending;
-    r.state = JobState::kCancelled;
-    r.reason.clear();
-    r.end_time = now;
-    Status saved = SaveRecord(r);
-    if (!saved.ok()) return saved;  // still pending, as the database says
-    queue_->Remove(id);
-    queue_->Ended(id, r.state);
-    spdlog::info("job {} CANCELLED while pending", id);
-    processes_.NotifyEnd(r);
-    if (r.kind == "run") {  // its `gshare run` waits for admission: tell it
-      for (auto& [cid, c] : table_.conns) {
-        if (c->kind == Connection::Kind::kRunner && c->job == static_cast<JobId>(id)) {
-          Reply(*c, ErrorReply(JobName(id) + " was cancelled"));
-          break;
-        }
-      }
-    }
-    return Status::Ok();
-  }
-  if (auto it = table_.jobs.find(id);
-      it != table_.jobs.end() && !it->second->ended && !it->second->adhoc) {
-    ActiveJob& job = *it->second;
-    if (job.record.kind == "slurm") {
-      return Status::Error(JobName(id) + " is Slurm step " +
-                           StepName(job.record.slurm_job_id, job.record.slurm_step) +
-                           ": Slurm ends it (scancel " + std::to_string(job.record.slurm_job_id) +
-                           ")");
-    }
-    if (requeue && job.record.kind != "submit") {
-      return Status::Error(JobName(id) +
-                           " is a `gshare run` job: only submitted jobs can be requeued");
-    }
-    if (job.orphan) AdoptUnreportedPid(job);
-    JobRecord r = job.record;
-    r.end_request = requeue ? "requeue" : "cancel";
-    Status saved = SaveRecord(r);
-    if (!saved.ok()) return saved;
-    job.record = std::move(r);
-    processes_.SignalGroup(job, SIGTERM);  // when its pid is not known yet, OnRunStarted sends it
-    // A suspended job must run to see it; a checkpointed process that blocks in CUDA on its
-    // way out gets SIGKILL after --kill-after.
-    if (job.suspension == ActiveJob::Suspension::kStopped) processes_.SignalAll(job, SIGCONT);
-    job.kill_at = Now() + Millis(job.record.kill_after_ms);
-    spdlog::info("job {}: {} requested (SIGTERM)", id, job.record.end_request);
-    return Status::Ok();
-  }
-  auto row = store_->Get(id);
-  if (!row.ok()) return row.status();
-  if (!row.value()) return Status::Error("no " + JobName(id));
-  JobRecord r = std::move(*row.value());
-  if (!requeue || !IsFinal(r.state)) {
-    return Status::Error(JobName(id) + " is already " + JobStateName(r.state));
-  }
-  if (r.kind != "submit") {
-    return Status::Error(JobName(id) +
-                         " is a `gshare run` job: only submitted jobs can be requeued");
-  }
-  const JobRun ran{r, false};
-  ResetForQueue(r);
-  Status saved = SaveRequeued(ran, &r);
-  if (!saved.ok()) return saved;
-  queue_->Add(std::move(r));
-  spdlog::info("job {} requeued", id);
-  return Status::Ok();
-}
 
 Status Daemon::UpdatePending(JobRecord& pending, const JobControlRequest::Update& u) {
   JobRecord r = pending;
@@ -129,7 +56,7 @@ Status Daemon::UpdatePending(JobRecord& pending, const JobControlRequest::Update
       if (Status st = queue_->CheckDependencies(r); !st.ok()) return st;
     }
   }
-  if (Status st = SaveRecord(r); !st.ok()) return st;
+  if (Status st = lifecycle_->Save(r); !st.ok()) return st;
   pending = std::move(r);
   queue_->Changed();
   return Status::Ok();
@@ -162,7 +89,7 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
     auto active = table_.jobs.find(id);
     const bool running = active != table_.jobs.end() && !active->second->ended;
     if (action == "cancel" || action == "requeue") {
-      st = CancelJob(id, action == "requeue");
+      st = lifecycle_->Cancel(id, action == "requeue");
     } else if (action == "suspend") {
       st = engine_.Suspend(id);
     } else if (action == "resume") {
@@ -173,7 +100,7 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
       } else {
         JobRecord r = *pending;
         r.held = action == "hold";
-        st = SaveRecord(r);
+        st = lifecycle_->Save(r);
         if (st.ok()) *pending = std::move(r);
         queue_->Changed();
       }
@@ -183,7 +110,7 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
       if (pending != nullptr) {
         JobRecord r = *pending;
         r.priority = priority;
-        st = SaveRecord(r);
+        st = lifecycle_->Save(r);
         if (st.ok()) *pending = std::move(r);
         queue_->Changed();
       } else if (running) {
@@ -204,7 +131,7 @@ void Daemon::OnJobControl(Connection& c, const json& req) {
 Status Daemon::SetActivePriority(ActiveJob& job, int priority) {
   JobRecord r = job.record;
   r.priority = priority;
-  Status st = SaveRecord(r);
+  Status st = lifecycle_->Save(r);
   if (!st.ok()) return st;
   job.record = std::move(r);
   arbiter_.SetPriority(job.record.id, priority);

@@ -40,7 +40,7 @@ void Daemon::Loop() {
     auto earliest = [&deadline](std::optional<TimePoint> t) {
       if (t) deadline = deadline ? std::min(*deadline, *t) : t;
     };
-    earliest(QueueDeadline());
+    earliest(lifecycle_->Deadline());
     earliest(sharing_.NextDeadline());
     earliest(timeline_.NextFlush());
     earliest(messenger_.NextLanesCheck());
@@ -88,7 +88,7 @@ void Daemon::Loop() {
     messenger_.QuietStoppedSeats(Now());
     timeline_.Tick(*store_);
     stage_deadline = staging_.Tick(table_.GpuKeys());
-    QueueTick(Now());
+    lifecycle_->Tick(Now());
     RetentionTick();
     metrics_.FileTick(Now());
     peers_.Reap();
@@ -135,7 +135,7 @@ void Daemon::OnReaped(ConnId id) {
   if (it == table_.conns.end()) return;
   const JobId job = it->second->job;
   table_.conns.erase(it);
-  if (job != 0) ForgetJobIfDone(job);
+  if (job != 0) lifecycle_->ForgetIfDone(job);
 }
 
 void Daemon::Drop(ConnId id, const std::string& why) {
@@ -177,24 +177,25 @@ void Daemon::Drop(ConnId id, const std::string& why) {
     if (jit != table_.jobs.end()) {
       jit->second->shims.erase(id);
       if (jit->second->adhoc && jit->second->shims.empty()) {
-        FinishJob(c.job, JobState::kCompleted, std::nullopt, std::nullopt, "");
+        lifecycle_->Finish(c.job, JobState::kCompleted, std::nullopt, std::nullopt, "");
       }
     }
   } else if (c.kind == Connection::Kind::kRunner) {
     auto jit = table_.jobs.find(c.job);
     if (queue_->Pending(c.job) != nullptr) {
       // A `gshare run` that stopped waiting for admission (Ctrl-C, a hang-up).
-      Status st = CancelJob(c.job, false);
+      Status st = lifecycle_->Cancel(c.job, false);
       if (!st.ok()) spdlog::error("job {}: {}", c.job, st.message());
     } else if (jit != table_.jobs.end() && !jit->second->ended && !stopping_) {
       ActiveJob& job = *jit->second;
       if (job.record.kind == "submit") {
         // Its supervisor died (kill -9): nothing enforces its limits or reports its end now.
         processes_.SignalGroup(job, SIGKILL);
-        FinishJob(c.job, JobState::kFailed, std::nullopt, std::nullopt,
-                  "job supervisor ended unexpectedly");
+        lifecycle_->Finish(c.job, JobState::kFailed, std::nullopt, std::nullopt,
+                           "job supervisor ended unexpectedly");
       } else {
-        FinishJob(c.job, JobState::kFailed, std::nullopt, std::nullopt, "gshare run exited early");
+        lifecycle_->Finish(c.job, JobState::kFailed, std::nullopt, std::nullopt,
+                           "gshare run exited early");
       }
     }
   }

@@ -1,18 +1,14 @@
-// The batch queue inside the daemon (docs/cli.md): submissions, `gshare run` registration and
-// admission, the supervisors of submitted jobs, their start and end reports, and recovery
-// after a restart. Job control and clean are in daemon_control.cc.
-#include <dirent.h>
+// The batch queue's requests in the daemon (docs/cli.md): submissions, `gshare run` registration,
+// the attach, start and end reports of the supervisors of submitted jobs. What follows from
+// them (admission, end, recovery after a restart) is JobLifecycle's; job control and clean are
+// in daemon_control.cc.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <chrono>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "base/slurm_step.h"
 #include "daemon/daemon.h"
 #include "runner/sharing_env.h"
 #include "policy/dependency.h"
@@ -38,60 +34,6 @@ Status Daemon::AssignToken(JobRecord* r) {
   if (!token.ok()) return token.status();
   r->token = std::move(token.value());
   return Status::Ok();
-}
-
-Status Daemon::SaveRecord(const JobRecord& r) {
-  Status s = store_->Save(r);
-  if (!s.ok()) spdlog::error("cannot record job {}: {}", r.id, s.message());
-  return s;
-}
-
-void Daemon::LoadQueue() {
-  gpu_count_ = CountGpus(options_.config.queue.gpus);
-  ListFilter open;
-  open.states = {JobState::kPending, JobState::kRunning, JobState::kSuspended};
-  std::vector<std::pair<int64_t, std::string>> bad_rows;
-  auto rows = store_->List(open, &bad_rows);
-  if (!rows.ok()) {
-    spdlog::error("cannot load the queue: {}", rows.status().message());
-    return;
-  }
-  // One damaged row costs its own job, not the queue.
-  for (const auto& [id, error] : bad_rows) {
-    spdlog::error("{} cannot be read ({}): FAILED", JobName(id), error);
-    Status st = store_->FailUnreadable(id, WallNow(), "its record cannot be read: " + error);
-    if (!st.ok()) spdlog::error("{}: {}", JobName(id), st.message());
-  }
-  for (JobRecord& r : rows.value()) {
-    if (r.state == JobState::kPending && r.kind == "run") {
-      // Its `gshare run` waited on the previous daemon and gave up when that one went away.
-      r.state = JobState::kCancelled;
-      r.end_time = WallNow();
-      SaveRecord(r);
-    } else if (r.state == JobState::kPending) {
-      queue_->Add(std::move(r));
-    } else {
-      // Re-adopted until its runner is found dead; its shims reconnect by themselves.
-      auto job = std::make_unique<ActiveJob>();
-      job->orphan = true;
-      job->readopted = true;
-      if (!r.end_request.empty()) {
-        job->kill_at = Now() + Millis(r.kill_after_ms);
-      }
-      JobId id = r.id;
-      staging_.Active(id);
-      arbiter_.AddJob(id, r.priority, Millis(r.quantum_ms), r.uid);
-      placement_.SetGang(r);
-      job->record = std::move(r);
-      table_.jobs[id] = std::move(job);
-    }
-  }
-  next_orphan_check_ = {};  // at once
-  QueueTick(Now());
-  int adopted = 0;
-  for (const auto& [id, job] : table_.jobs) adopted += job->ended ? 0 : 1;
-  spdlog::info("queue: {} pending, {} running re-adopted, {} GPU slot(s) of {} job(s)",
-               queue_->pending().size(), adopted, gpu_count_, options_.config.queue.max_running);
 }
 
 void Daemon::OnRunRegister(Connection& c, const json& req) {
@@ -123,7 +65,7 @@ void Daemon::OnRunRegister(Connection& c, const json& req) {
   std::string slot = JoinSlots(ChooseSlots(GpuIndexList(r.gpu), r.gpus, placement_.RunningPerSlot(),
                                            gpu_count_, placement_.AllocatedPerSlot()));
   JobIdReply reply{r.id, true, false, r.token, placement_.VisibleDevicesOf(r.gpu, slot)};
-  Activate(std::move(r), slot);
+  lifecycle_->Activate(std::move(r), slot);
   Reply(c, reply.ToJsonText());
 }
 
@@ -177,87 +119,6 @@ void Daemon::OnSubmit(Connection& c, const json& req) {
   spdlog::debug("job {} submitted: {}", r.id, r.name);
   queue_->Add(std::move(r));
   Reply(c, JobIdReply{id.value(), true, false, ""}.ToJsonText());
-}
-
-void Daemon::Admission() {
-  AdmissionLimits limits{gpu_count_,
-                         options_.config.queue.max_running,
-                         options_.config.queue.max_running_per_user,
-                         placement_.AllocatedPerSlot(),
-                         placement_.RunningPerArray(),
-                         queue_->paused()};
-  for (const BatchQueue::Start& start :
-       queue_->Admit(placement_.RunningPerSlot(), limits, placement_.RunningPerUser())) {
-    std::optional<JobRecord> r = queue_->Remove(start.id);
-    if (!r) continue;
-    const bool foreground = r->kind == "run";
-    Activate(std::move(*r), start.slot);
-    if (queue_->retrying()) break;  // the store refuses writes: the rest waits with it
-    if (!foreground) continue;
-    for (auto& [cid, c] : table_.conns) {
-      if (c->kind != Connection::Kind::kRunner || c->job != static_cast<JobId>(start.id)) continue;
-      json admitted{{"job_id", start.id}};
-      auto active = table_.jobs.find(start.id);
-      if (active != table_.jobs.end()) {
-        std::string visible = placement_.VisibleDevicesOf(active->second->record.gpu, start.slot);
-        if (!visible.empty()) admitted["visible"] = visible;
-      }
-      std::string frame = EncodeFrame(proto::MsgType::kRunAdmitted, ToJsonText(admitted));
-      if (!Send(*c, frame)) spdlog::warn("job {}: cannot reach its gshare run", start.id);
-      break;
-    }
-  }
-}
-
-void Daemon::Activate(JobRecord record, const std::string& slot) {
-  const JobId id = record.id;
-  // A requeued job's previous run may linger until its runner disconnects.
-  if (auto old = table_.jobs.find(id); old != table_.jobs.end()) {
-    arbiter_.RemoveJob(id);
-    table_.jobs.erase(old);
-    for (auto& [cid, c] : table_.conns) {
-      if (c->job == id && c->kind == Connection::Kind::kRunner) c->job = 0;
-    }
-  }
-  record.slot = slot;
-  record.reason.clear();
-  auto job = std::make_unique<ActiveJob>();
-  job->record = std::move(record);
-  staging_.Active(id);
-  ActiveJob& active = *job;
-  table_.jobs[id] = std::move(job);
-  arbiter_.AddJob(id, active.record.priority, Millis(active.record.quantum_ms), active.record.uid);
-  placement_.SetGang(active.record);
-  if (active.record.kind != "submit") {
-    SaveRecord(active.record);
-    return;
-  }
-  active.record.state = JobState::kRunning;
-  active.record.start_time = WallNow();
-  active.orphan = true;  // until its supervisor attaches
-  // RUNNING is durable before anything runs: a job the database still calls PENDING would
-  // start again after a restart.
-  if (!SaveRecord(active.record).ok()) {
-    JobRecord back = std::move(active.record);
-    arbiter_.RemoveJob(id);
-    table_.jobs.erase(id);
-    staging_.ForgetJob(id);
-    back.state = JobState::kPending;
-    back.start_time.reset();
-    back.slot.clear();
-    queue_->StartRefused(std::move(back));
-    spdlog::warn("job {} stays pending: its start cannot be recorded", id);
-    return;
-  }
-  Status st = processes_.SpawnSupervisor(active.record);
-  SaveRecord(active.record);  // the supervisor's pid; without it, its end file still tells
-  if (!st.ok()) {
-    spdlog::error("job {}: {}", id, st.message());
-    FinishJob(id, JobState::kFailed, std::nullopt, std::nullopt, st.message());
-    return;
-  }
-  spdlog::info("job {} started on GPU slot {} (supervisor pid {})", id, slot,
-               active.record.runner_pid.value_or(0));
 }
 
 void Daemon::OnRunAttach(Connection& c, const json& req) {
@@ -324,28 +185,8 @@ void Daemon::OnRunStarted(Connection& c, const json& req) {
   if (c.kind != Connection::Kind::kRunner || table_.jobs.count(c.job) == 0) {
     return Drop(c.id, "start without a job");
   }
-  ActiveJob& job = *table_.jobs.at(c.job);
-  job.record.pid = parsed->pid;
-  job.record.state = JobState::kRunning;
-  // The job started now, whenever admission stored it RUNNING: a supervisor that could attach
-  // only to the next daemon (this one died meanwhile) starts its job seconds later.
-  job.record.start_time = WallNow();
-  SaveRecord(job.record);
-  timeline_.Note(TimelineKind::kJobStart, c.job, "", parsed->pid, 0, 0, job.record.kind);
+  lifecycle_->Started(*table_.jobs.at(c.job), parsed->pid);
   Reply(c, OkReply());
-  // Cancelled while its supervisor was starting it.
-  if (!job.record.end_request.empty()) processes_.SignalGroup(job, SIGTERM);
-}
-
-void Daemon::AdoptUnreportedPid(ActiveJob& job) {
-  std::optional<pid_t> pid = processes_.UnreportedPid(job.record);
-  if (!pid) return;
-  job.record.pid = *pid;
-  SaveRecord(job.record);
-  spdlog::info("job {}: its start was not reported; pid {} found under its supervisor",
-               job.record.id, *pid);
-  // Cancelled before its pid was known.
-  if (!job.record.end_request.empty()) processes_.SignalGroup(job, SIGTERM);
 }
 
 void Daemon::OnRunEnded(Connection& c, const json& req) {
@@ -363,103 +204,10 @@ void Daemon::OnRunEnded(Connection& c, const json& req) {
     }
     return Reply(c, ErrorReply("job " + std::to_string(id) + " is not running"));
   }
-  EndJob(id, parsed->end);
+  lifecycle_->End(id, parsed->end);
   Reply(c, OkReply());
 }
 
-void Daemon::EndJob(JobId id, const JobEnd& end) {
-  auto it = table_.jobs.find(id);
-  if (it == table_.jobs.end() || it->second->ended) return;
-  ActiveJob& job = *it->second;
-  const std::string request = job.record.end_request;
-  if (request == "requeue") {
-    job.ended = true;
-    const JobRun ran = RequeuedRun(id, job, end);
-    JobRecord again = job.record;
-    ResetForQueue(again);
-    SaveRequeued(ran, &again);
-    job.record.state = JobState::kPending;
-    queue_->Add(std::move(again));
-    timeline_.Note(TimelineKind::kJobEnd, id, "", job.record.pid.value_or(0), 0, 0, "REQUEUED");
-    spdlog::info("job {} requeued", id);
-  } else {
-    JobState state = request == "cancel" ? JobState::kCancelled : FinalStateOf(end);
-    FinishJob(id, state, end.exit_code, end.signal, end.error, end.end_time);
-  }
-  unlink(JobEndPath(processes_.FilesDir(job.record.uid), id).c_str());
-  unlink(JobStartPath(processes_.FilesDir(job.record.uid), id).c_str());
-}
-
 void Daemon::KillProcess(pid_t pid) { kill(pid, SIGKILL); }
-
-std::optional<TimePoint> Daemon::QueueDeadline() const {
-  std::optional<TimePoint> deadline = queue_->Deadline();
-  auto earliest = [&deadline](TimePoint t) { deadline = deadline ? std::min(*deadline, t) : t; };
-  for (const auto& [id, job] : table_.jobs) {
-    if (job->ended) continue;
-    if (job->kill_at) earliest(*job->kill_at);
-    if (job->orphan) earliest(next_orphan_check_);
-  }
-  return deadline;
-}
-
-void Daemon::QueueTick(TimePoint now) {
-  std::vector<JobId> lost;
-  std::vector<std::pair<JobId, JobEnd>> reported;
-  for (auto& [id, job] : table_.jobs) {
-    if (job->ended) continue;
-    if (job->kill_at && now >= *job->kill_at) {
-      processes_.SignalGroup(*job, SIGKILL);
-      job->kill_at.reset();
-    }
-    if (job->orphan && now >= next_orphan_check_) {
-      AdoptUnreportedPid(*job);
-      const JobRecord& r = job->record;
-      if (std::optional<JobEnd> end = ReadJobEnd(JobEndPath(processes_.FilesDir(r.uid), id))) {
-        reported.emplace_back(id, *end);
-      } else if (!(r.runner_pid && r.runner_start &&
-                   SameProcessAlive(*r.runner_pid, *r.runner_start))) {
-        lost.push_back(id);
-      }
-    }
-  }
-  if (now >= next_orphan_check_) next_orphan_check_ = now + std::chrono::seconds(1);
-  for (const auto& [id, end] : reported) EndJob(id, end);
-  for (JobId id : lost) {
-    ActiveJob& job = *table_.jobs.at(id);
-    if (job.record.kind == "slurm") {
-      // Its step's slurmstepd is gone: Slurm ended the step (its exit status is Slurm's).
-      spdlog::info("job {}: Slurm step {} ended", id,
-                   StepName(job.record.slurm_job_id, job.record.slurm_step));
-      FinishJob(id, JobState::kCompleted, std::nullopt, std::nullopt, "");
-      continue;
-    }
-    if (job.record.kind == "submit" && !job.record.pid &&
-        access(JobStartPath(processes_.FilesDir(job.record.uid), id).c_str(), F_OK) != 0) {
-      // Its supervisor ended before it started anything (the daemon died before it attached,
-      // or it was killed): nothing ran, so the job goes back to the queue.
-      spdlog::warn("job {}: its supervisor ended before starting it: PENDING again", id);
-      job.ended = true;
-      JobRecord again = job.record;
-      ResetForQueue(again);
-      again.reason = "";
-      if (SaveRecord(again).ok()) {
-        queue_->Add(std::move(again));
-        continue;
-      }
-      job.ended = false;
-    }
-    if (job.readopted) {
-      spdlog::warn("job {}: its runner is gone and left no exit status: LOST", id);
-      FinishJob(id, JobState::kLost, std::nullopt, std::nullopt, "");
-    } else {
-      FinishJob(id, JobState::kFailed, std::nullopt, std::nullopt,
-                "job supervisor ended unexpectedly");
-    }
-  }
-  for (const auto& [id, end] : reported) ForgetJobIfDone(id);
-  for (JobId id : lost) ForgetJobIfDone(id);
-  Admission();
-}
 
 }  // namespace gshare

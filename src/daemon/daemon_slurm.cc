@@ -3,8 +3,8 @@
 // tree (base/slurm_step.h), makes one gshare job per step (kind "slurm", RUNNING at once: Slurm
 // has already scheduled it) on the GPUs Slurm gave it, and hands every task of the step the
 // same job and token. The step's root slurmstepd is the job's runner: when it is gone the job
-// ends (QueueTick's liveness poll). Root's Prolog (kSlurmJob "begin") tells the job's QOS and
-// partition, which set its steps' priority (Config::Slurm); its Epilog ("end") ends the job's
+// ends (JobLifecycle::Tick's liveness poll). Root's Prolog (kSlurmJob "begin") tells the job's QOS
+// and partition, which set its steps' priority (Config::Slurm); its Epilog ("end") ends the job's
 // steps at once: their processes' leases and memory are dropped with their connections.
 #include <spdlog/spdlog.h>
 
@@ -76,7 +76,7 @@ void Daemon::OnSlurmStep(Connection& c, const json& req) {
   JobIdReply reply{r.id, true, false, r.token, placement_.VisibleDevicesOf(r.gpu, slot)};
   spdlog::info("job {}: Slurm step {} of {} (priority {}) on GPU {}", r.id, step_name,
                UserName(r.uid), r.priority, slot);
-  Activate(std::move(r), slot);
+  lifecycle_->Activate(std::move(r), slot);
   // Its slurmstepd's liveness is polled, with the other runners', every second.
   if (auto it = table_.jobs.find(reply.job_id); it != table_.jobs.end()) it->second->orphan = true;
   Reply(c, reply.ToJsonText());
@@ -122,8 +122,8 @@ void Daemon::OnSlurmJob(Connection& c, const json& req) {
     std::vector<ConnId> shims(table_.jobs.at(id)->shims.begin(), table_.jobs.at(id)->shims.end());
     for (ConnId conn : shims) Drop(conn, "its Slurm job ended");
     spdlog::info("job {}: Slurm job {} ended", id, s.job_id);
-    FinishJob(id, JobState::kCompleted, std::nullopt, std::nullopt, "");
-    ForgetJobIfDone(id);
+    lifecycle_->Finish(id, JobState::kCompleted, std::nullopt, std::nullopt, "");
+    lifecycle_->ForgetIfDone(id);
     ended.push_back(id);
   }
   Reply(c, ToJsonText(json{{"ok", true}, {"ended", ended}}));

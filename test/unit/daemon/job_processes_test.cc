@@ -15,44 +15,14 @@
 #include <thread>
 
 #include "base/process_identity.h"
+#include "daemon/child_processes.h"
 #include "temp_dir.h"
 
 namespace gshare::unit_job_processes {
 namespace {
 
-// A child that leads its own process group and waits for a signal, with the default handlers
-// (not the test runner's); it is ready when this returns. Reaped by Wait.
-pid_t GroupLeader() {
-  int ready[2];
-  REQUIRE(pipe(ready) == 0);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    setpgid(0, 0);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGUSR1, SIG_DFL);
-    if (write(ready[1], "r", 1) != 1) _exit(1);
-    pause();
-    _exit(0);
-  }
-  char c = 0;
-  REQUIRE(read(ready[0], &c, 1) == 1);
-  close(ready[0]);
-  close(ready[1]);
-  return pid;
-}
-
-// The signal that ended `pid`, 0 when it exited, -1 when it still ran after 5 s (it is killed).
-int Wait(pid_t pid) {
-  int status = 0;
-  for (int i = 0; i < 500; ++i) {
-    if (waitpid(pid, &status, WNOHANG) == pid) return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, &status, 0);
-  return -1;
-}
+using unit_child_processes::EndSignal;
+using unit_child_processes::GroupLeader;
 
 TEST_CASE("a user's daemon keeps job files in its state dir; the system daemon per user") {
   DaemonOptions options;
@@ -106,7 +76,7 @@ TEST_CASE("signals go to the job's process group, else to each of its shims") {
   const pid_t leader = GroupLeader();
   job.record.pid = leader;
   CHECK(processes.SignalGroup(job, SIGTERM));
-  CHECK(Wait(leader) == SIGTERM);
+  CHECK(EndSignal(leader) == SIGTERM);
   CHECK_FALSE(processes.SignalGroup(job, SIGTERM));  // the group is gone
 
   const pid_t shim = GroupLeader();
@@ -116,7 +86,7 @@ TEST_CASE("signals go to the job's process group, else to each of its shims") {
   table.conns[11] = std::move(c);
   job.shims.insert(11);
   processes.SignalAll(job, SIGUSR1);
-  CHECK(Wait(shim) == SIGUSR1);
+  CHECK(EndSignal(shim) == SIGUSR1);
 }
 
 TEST_CASE("a job whose start was never reported is found under its own supervisor only") {
