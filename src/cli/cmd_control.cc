@@ -1,5 +1,5 @@
 // Job control commands: `gshare cancel`, `hold`, `release`, `set-priority`, `update`,
-// `suspend`, `resume`, `requeue` (the daemon acts, daemon_control.cc) and `clean`. Those that
+// `suspend`, `resume`, `requeue` (the daemon acts: JobControl) and `clean`. Those that
 // take jobs take ids or the filters -t/-n/-u, as scancel does.
 #include <signal.h>
 #include <spdlog/spdlog.h>

@@ -31,6 +31,7 @@
 #include "daemon/daemon_options.h"
 #include "daemon/idle_stager.h"
 #include "daemon/job_table.h"
+#include "daemon/job_control.h"
 #include "daemon/job_lifecycle.h"
 #include "daemon/job_placement.h"
 #include "daemon/job_processes.h"
@@ -126,25 +127,15 @@ class Daemon : private PeerEvents,
   // supervisors: JobProcesses).
   bool AcceptsUid(uid_t uid) const;
 
-  // The owner of job `id` (pending, active or stored); nullopt when there is no such job
-  // (access_'s lookup; daemon_access.cc).
-  std::optional<uint32_t> OwnerOf(int64_t id);
-
   // The batch queue's requests (daemon_queue.cc); their jobs' way: JobLifecycle.
   void OnRunRegister(Connection& c, const nlohmann::json& req);
   void OnSubmit(Connection& c, const nlohmann::json& req);
   void OnRunAttach(Connection& c, const nlohmann::json& req);
   void OnRunStarted(Connection& c, const nlohmann::json& req);
   void OnRunEnded(Connection& c, const nlohmann::json& req);
-  void OnJobControl(Connection& c, const nlohmann::json& req);
-  // set-priority of an active job: saved, then the arbiter and its processes' lanes follow.
-  Status SetActivePriority(ActiveJob& job, int priority);
   // Slurm (daemon_slurm.cc): a step's task joins (kSlurmStep); root's Prolog/Epilog (kSlurmJob).
   void OnSlurmStep(Connection& c, const nlohmann::json& req);
   void OnSlurmJob(Connection& c, const nlohmann::json& req);
-  // `gshare update` of pending job `pending` (its record in the queue): the fields `u` names,
-  // checked (a dependency on itself or on no job is refused), saved, then admission reruns.
-  Status UpdatePending(JobRecord& pending, const JobControlRequest::Update& u);
   void OnClean(Connection& c, const nlohmann::json& req);
   // [retention] when due (JobRetention::Tick), then the timeline's (TimelineRetention).
   void RetentionTick();
@@ -173,9 +164,10 @@ class Daemon : private PeerEvents,
   std::unique_ptr<JobStore> store_;
   std::optional<BatchQueue> queue_;        // once the store is open
   std::optional<JobLifecycle> lifecycle_;  // once the queue is
+  std::optional<JobControl> control_;      // once the queue is
   std::optional<JobRetention> retention_;  // once the queue is
   std::optional<StatusReporter> status_;   // once the queue is
-  AccessGuard access_{[this](int64_t id) { return OwnerOf(id); }, RequesterOf};
+  AccessGuard access_{[this](int64_t id) { return lifecycle_->OwnerOf(id); }, RequesterOf};
   int listen_fd_ = -1;
   PeerTable peers_{this, PeerTable::Limits{}, proto::kMaxRequestPayload};
   int lock_fd_ = -1;

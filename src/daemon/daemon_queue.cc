@@ -1,7 +1,7 @@
 // The batch queue's requests in the daemon (docs/cli.md): submissions, `gshare run` registration,
 // the attach, start and end reports of the supervisors of submitted jobs. What follows from
-// them (admission, end, recovery after a restart) is JobLifecycle's; job control and clean are
-// in daemon_control.cc.
+// them (admission, end, recovery after a restart) is JobLifecycle's; job control is JobControl's,
+// clean is in daemon_retention.cc.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>

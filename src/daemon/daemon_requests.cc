@@ -36,9 +36,12 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
       case proto::MsgType::kRunEnded: return OnRunEnded(c, req);
       case proto::MsgType::kSlurmStep: return OnSlurmStep(c, req);
       case proto::MsgType::kSlurmJob: return OnSlurmJob(c, req);
-      case proto::MsgType::kJobControl:
+      case proto::MsgType::kJobControl: {
         c.kind = Connection::Kind::kCli;
-        return OnJobControl(c, req);
+        Result<JobControlRequest> parsed = JobControlRequest::Parse(req);
+        if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
+        return Reply(c, control_->Handle(c, parsed.value()).ToJsonText());
+      }
       case proto::MsgType::kClean: c.kind = Connection::Kind::kCli; return OnClean(c, req);
       case proto::MsgType::kListJobs: {
         c.kind = Connection::Kind::kCli;

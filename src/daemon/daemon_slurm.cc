@@ -101,7 +101,7 @@ void Daemon::OnSlurmJob(Connection& c, const json& req) {
           job->record.priority == priority || job->record.uid != s.uid) {
         continue;
       }
-      if (Status st = SetActivePriority(*job, priority); !st.ok()) {
+      if (Status st = control_->SetActivePriority(*job, priority); !st.ok()) {
         spdlog::error("{}: {}", JobName(id), st.message());
       }
     }

@@ -28,6 +28,16 @@ Status JobLifecycle::Save(const JobRecord& r) {
   return s;
 }
 
+std::optional<uint32_t> JobLifecycle::OwnerOf(int64_t id) {
+  if (const JobRecord* pending = p_.queue.Pending(id)) return pending->uid;
+  if (auto active = p_.table.jobs.find(id); active != p_.table.jobs.end()) {
+    return active->second->record.uid;
+  }
+  auto row = p_.store.Get(id);
+  if (!row.ok() || !row.value()) return std::nullopt;
+  return row.value()->uid;
+}
+
 void JobLifecycle::Recover() {
   ListFilter open;
   open.states = {JobState::kPending, JobState::kRunning, JobState::kSuspended};

@@ -8,102 +8,22 @@
 
 #include <doctest/doctest.h>
 #include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
-#include <memory>
-#include <string>
-#include <thread>
-#include <utility>
-#include <vector>
 
 #include "base/process_identity.h"
 #include "daemon/child_processes.h"
-#include "daemon/job_records.h"
-#include "daemon/memory_parts.h"
+#include "daemon/lifecycle_parts.h"
 #include "daemon/table_parts.h"
-#include "ipc/frame_io.h"
 #include "ipc/job_end.h"
-#include "temp_dir.h"
 
 namespace gshare::unit_job_lifecycle {
 namespace {
 
-using namespace unit_memory_parts;  // NOLINT: the shared parts of these tests
-
-struct Quiet : MemoryCoordinator::Host, IdleStager::Host {
-  void SendEvictions(const GpuKey&, const MemoryLedger::Plan&) override {}
-  uint64_t LastCheckpointSent() const override { return 0; }
-  uid_t JobOwner(JobId) const override { return 0; }
-  void SendStage(ConnId, const GpuKey&, uint64_t) override {}
-};
-
 using unit_child_processes::EndSignal;
 using unit_child_processes::GroupLeader;
-
-struct Fixture : MemoryParts<Quiet> {
-  TempDir dir;
-  std::unique_ptr<JobStore> store;
-  DaemonOptions options;
-  JobTable table;
-  JobProcesses processes{options, table};
-  int gpu_count = 1;
-  JobPlacement placement{JobPlacement::Options{[this] { return gpu_count; }}, table, ledger,
-                         arbiter};
-  IdleStager staging{Millis(0), arbiter, ledger, clock, memory_host};
-  TimelineRecorder timeline{TimelineRecorder::Options{false}, clock,
-                            [](JobId) { return uint32_t{0}; }};
-  std::unique_ptr<BatchQueue> queue;
-  std::vector<std::pair<ConnId, Frame>> sent;
-  std::unique_ptr<JobLifecycle> lifecycle;
-
-  Fixture() {
-    store = OpenStoreOrFail(dir.path() + "/s.db");
-    options.state_dir = dir.path();
-    options.socket_path = dir.path() + "/gshare.sock";
-    // The supervisor: a script that outlives each case (5 s) unless it is killed.
-    options.self_exe = dir.path() + "/fake-gshare";
-    std::ofstream(options.self_exe) << "#!/bin/sh\nexec sleep 5\n";
-    REQUIRE(chmod(options.self_exe.c_str(), 0700) == 0);
-    options.config.queue.max_running = 1;
-    MakeLifecycle();
-  }
-  ~Fixture() {
-    for (const auto& [id, job] : table.jobs) {
-      if (job->record.runner_pid) {
-        kill(*job->record.runner_pid, SIGKILL);
-        waitpid(*job->record.runner_pid, nullptr, 0);
-      }
-    }
-  }
-  // A new queue and lifecycle on the same store and table: the daemon's restart.
-  void MakeLifecycle() {
-    queue = std::make_unique<BatchQueue>(*store, clock,
-                                         [this](int64_t id) { return table.ActiveState(id); });
-    lifecycle = std::make_unique<JobLifecycle>(
-        JobLifecycle::Parts{options, table, *queue, *store, processes, placement, arbiter, ledger,
-                            memory, staging, timeline, clock},
-        [this] { return gpu_count; },
-        [this](ConnId conn, std::string_view frame) {
-          FrameBuffer buffer(1 << 20);
-          buffer.Append(frame.data(), frame.size());
-          Result<std::optional<Frame>> f = buffer.Next();
-          REQUIRE(f.ok());
-          REQUIRE(f.value());
-          sent.emplace_back(conn, *f.value());
-          return true;
-        });
-  }
-  JobRecord Stored(int64_t id) {
-    auto row = store->Get(id);
-    REQUIRE(row.ok());
-    REQUIRE(row.value());
-    return *row.value();
-  }
-};
+using Fixture = unit_lifecycle_parts::LifecycleParts;
 
 TEST_CASE("admission stores a submitted job RUNNING, starts its supervisor, and tells a run") {
   Fixture f;

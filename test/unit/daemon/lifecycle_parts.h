@@ -1,0 +1,94 @@
+// What the tests of the daemon's job parts (JobLifecycle, JobControl) share: a JobLifecycle and
+// the parts it drives, wired as the daemon wires them. Test threads only.
+#pragma once
+
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "daemon/job_lifecycle.h"
+#include "daemon/job_records.h"
+#include "daemon/memory_parts.h"
+#include "ipc/frame_io.h"
+#include "temp_dir.h"
+
+namespace gshare::unit_lifecycle_parts {
+
+// The memory coordinator's and the idle stager's Host: nothing is sent.
+struct LifecycleHost : MemoryCoordinator::Host, IdleStager::Host {
+  void SendEvictions(const GpuKey&, const MemoryLedger::Plan&) override {}
+  uint64_t LastCheckpointSent() const override { return 0; }
+  uid_t JobOwner(JobId) const override { return 0; }
+  void SendStage(ConnId, const GpuKey&, uint64_t) override {}
+};
+
+// A JobLifecycle wired as the daemon wires it, on a real store in a scratch directory whose
+// supervisor is a script that outlives each case (5 s) unless it is killed; [queue]
+// max_running 1 on one GPU; what it sends a `gshare run` is decoded into `sent`.
+struct LifecycleParts : unit_memory_parts::MemoryParts<LifecycleHost> {
+  TempDir dir;
+  std::unique_ptr<JobStore> store;
+  DaemonOptions options;
+  JobTable table;
+  JobProcesses processes{options, table};
+  int gpu_count = 1;
+  JobPlacement placement{JobPlacement::Options{[this] { return gpu_count; }}, table, ledger,
+                         arbiter};
+  IdleStager staging{Millis(0), arbiter, ledger, clock, memory_host};
+  TimelineRecorder timeline{TimelineRecorder::Options{false}, clock,
+                            [](JobId) { return uint32_t{0}; }};
+  std::unique_ptr<BatchQueue> queue;
+  std::vector<std::pair<ConnId, Frame>> sent;
+  std::unique_ptr<JobLifecycle> lifecycle;
+
+  LifecycleParts() {
+    store = OpenStoreOrFail(dir.path() + "/s.db");
+    options.state_dir = dir.path();
+    options.socket_path = dir.path() + "/gshare.sock";
+    options.self_exe = dir.path() + "/fake-gshare";
+    std::ofstream(options.self_exe) << "#!/bin/sh\nexec sleep 5\n";
+    REQUIRE(chmod(options.self_exe.c_str(), 0700) == 0);
+    options.config.queue.max_running = 1;
+    queue = std::make_unique<BatchQueue>(*store, clock,
+                                         [this](int64_t id) { return table.ActiveState(id); });
+    lifecycle = std::make_unique<JobLifecycle>(
+        JobLifecycle::Parts{options, table, *queue, *store, processes, placement, arbiter, ledger,
+                            memory, staging, timeline, clock},
+        [this] { return gpu_count; },
+        [this](ConnId conn, std::string_view frame) {
+          FrameBuffer buffer(1 << 20);
+          buffer.Append(frame.data(), frame.size());
+          Result<std::optional<Frame>> f = buffer.Next();
+          REQUIRE(f.ok());
+          REQUIRE(f.value());
+          sent.emplace_back(conn, *f.value());
+          return true;
+        });
+  }
+  ~LifecycleParts() {
+    for (const auto& [id, job] : table.jobs) {
+      if (job->record.runner_pid) {
+        kill(*job->record.runner_pid, SIGKILL);
+        waitpid(*job->record.runner_pid, nullptr, 0);
+      }
+    }
+  }
+  // Job `id`'s row, or the test fails.
+  JobRecord Stored(int64_t id) {
+    auto row = store->Get(id);
+    REQUIRE(row.ok());
+    REQUIRE(row.value());
+    return *row.value();
+  }
+};
+
+}  // namespace gshare::unit_lifecycle_parts
