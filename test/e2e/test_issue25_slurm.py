@@ -210,10 +210,10 @@ class SlurmTest(SystemDaemonCase):
         task_jobs = {l.split()[-1] for l in tasks}
         self.assertEqual(len(task_jobs), 1, lines)
         self.assertNotEqual(task_jobs, set(batch_job), lines)
-        steps = {j["id"]: j["slurm_step"] for j in json.loads(self.as_user(
-            self.a, "queue", "-a", "--json", check_rc=0).stdout)["jobs"]
-                 if j.get("slurm_job_id") == job}
-        self.assertEqual(sorted(steps.values()), ["0", "batch"], steps)
+        listed = json.loads(self.as_user(self.a, "queue", "-a", "--json", check_rc=0).stdout)
+        steps = {j["id"]: j["slurm_step"] for j in listed["jobs"] if j.get("slurm_job_id") == job}
+        self.assertEqual(sorted(steps.values()), ["0", "batch"], "%s\n%s\n%s\n%s" % (
+            steps, lines, json.dumps(listed), self.log()))
         self.assertEqual(steps[int(task_jobs.pop())], "0")
 
         # Outside Slurm a task prolog joins nothing: the job comes from the process tree.
