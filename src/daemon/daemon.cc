@@ -150,12 +150,16 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
                           ledger_, memory_, staging_, timeline_, clock_},
       [this] { return gpu_count_; },
       [this](ConnId conn, std::string_view frame) { return Send(conn, frame); });
-  control_.emplace(JobControl::Parts{table_, *queue_, *lifecycle_, placement_, processes_, access_,
-                                     arbiter_, lanes_, messenger_},
+  control_.emplace(JobControl::Parts{*lifecycle_, access_, lanes_, messenger_},
                    JobControl::Checkpoints{[this](int64_t id) { return engine_.Suspend(id); },
                                            [this](int64_t id, const std::string& gpu) {
                                              return engine_.Resume(id, gpu);
                                            }});
+  requests_.emplace(
+      *lifecycle_, access_, [this] { return gpu_count_; },
+      JobRequests::Transport{
+          [this](Connection& c, const std::string& json_text) { Reply(c, json_text); },
+          [this](ConnId id, const std::string& why) { Drop(id, why); }});
   retention_.emplace(
       *store_, *queue_, clock_,
       JobRetention::Options{options_.config.retention, options_.state_dir + "/daemon.log",

@@ -6,6 +6,7 @@
 // everything below runs on the thread that called Run().
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <map>
@@ -34,6 +35,7 @@
 #include "daemon/job_control.h"
 #include "daemon/job_lifecycle.h"
 #include "daemon/job_placement.h"
+#include "daemon/job_requests.h"
 #include "daemon/job_processes.h"
 #include "daemon/job_retention.h"
 #include "daemon/memory_coordinator.h"
@@ -127,12 +129,6 @@ class Daemon : private PeerEvents,
   // supervisors: JobProcesses).
   bool AcceptsUid(uid_t uid) const;
 
-  // The batch queue's requests (daemon_queue.cc); their jobs' way: JobLifecycle.
-  void OnRunRegister(Connection& c, const nlohmann::json& req);
-  void OnSubmit(Connection& c, const nlohmann::json& req);
-  void OnRunAttach(Connection& c, const nlohmann::json& req);
-  void OnRunStarted(Connection& c, const nlohmann::json& req);
-  void OnRunEnded(Connection& c, const nlohmann::json& req);
   // Slurm (daemon_slurm.cc): a step's task joins (kSlurmStep); root's Prolog/Epilog (kSlurmJob).
   void OnSlurmStep(Connection& c, const nlohmann::json& req);
   void OnSlurmJob(Connection& c, const nlohmann::json& req);
@@ -147,12 +143,7 @@ class Daemon : private PeerEvents,
   void SignalJobProcesses(const ActiveJob& job, int sig) override {
     processes_.SignalAll(job, sig);
   }
-  void KillProcess(pid_t pid) override;
-  // Job arrays (daemon_arrays.cc). Queues one task of `r` per task id of `spec` (a
-  // submission's "array", base/array_spec.h) and replies with the array's job id.
-  void SubmitArray(Connection& c, JobRecord r, const JobPayload& payload, const std::string& spec);
-  // Gives a new job its token (base/job_token.h); error when no randomness is to be had.
-  Status AssignToken(JobRecord* r);
+  void KillProcess(pid_t pid) override { kill(pid, SIGKILL); }
   Status SaveRecord(const JobRecord& r) override { return lifecycle_->Save(r); }
 
   TimePoint Now() const { return clock_.Now(); }
@@ -165,6 +156,7 @@ class Daemon : private PeerEvents,
   std::optional<BatchQueue> queue_;        // once the store is open
   std::optional<JobLifecycle> lifecycle_;  // once the queue is
   std::optional<JobControl> control_;      // once the queue is
+  std::optional<JobRequests> requests_;    // once the queue is
   std::optional<JobRetention> retention_;  // once the queue is
   std::optional<StatusReporter> status_;   // once the queue is
   AccessGuard access_{[this](int64_t id) { return lifecycle_->OwnerOf(id); }, RequesterOf};

@@ -1,4 +1,4 @@
-// The daemon's JSON requests: dispatch (the queue's own are in daemon_queue.cc), status,
+// The daemon's JSON requests: dispatch (the jobs' own: JobRequests, JobControl), status,
 // scheduler on/off, shutdown. Every request is validated (src/ipc/requests.h); a malformed one gets
 // an error reply and the connection stays usable.
 #include <spdlog/spdlog.h>
@@ -29,11 +29,11 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
   // (a bug) costs this request only: the peer gets an error and may go on.
   try {
     switch (f.type) {
-      case proto::MsgType::kRunRegister: return OnRunRegister(c, req);
-      case proto::MsgType::kSubmit: return OnSubmit(c, req);
-      case proto::MsgType::kRunAttach: return OnRunAttach(c, req);
-      case proto::MsgType::kRunStarted: return OnRunStarted(c, req);
-      case proto::MsgType::kRunEnded: return OnRunEnded(c, req);
+      case proto::MsgType::kRunRegister: return requests_->OnRunRegister(c, req);
+      case proto::MsgType::kSubmit: return requests_->OnSubmit(c, req);
+      case proto::MsgType::kRunAttach: return requests_->OnRunAttach(c, req);
+      case proto::MsgType::kRunStarted: return requests_->OnRunStarted(c, req);
+      case proto::MsgType::kRunEnded: return requests_->OnRunEnded(c, req);
       case proto::MsgType::kSlurmStep: return OnSlurmStep(c, req);
       case proto::MsgType::kSlurmJob: return OnSlurmJob(c, req);
       case proto::MsgType::kJobControl: {

@@ -68,7 +68,8 @@ void Daemon::OnSlurmStep(Connection& c, const json& req) {
   r.start_time = r.submit_time;
   r.runner_pid = step->stepd_pid;
   r.runner_start = step->stepd_start;
-  if (Status token = AssignToken(&r); !token.ok()) return Reply(c, ErrorReply(token.message()));
+  if (Status token = JobRequests::AssignToken(&r); !token.ok())
+    return Reply(c, ErrorReply(token.message()));
   Result<int64_t> id = store_->Insert(r);
   if (!id.ok()) return Reply(c, ErrorReply(id.status().message()));
   r.id = id.value();

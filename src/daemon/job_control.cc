@@ -16,9 +16,9 @@ JobControlReply JobControl::Handle(Connection& c, const JobControlRequest& reque
   const bool on_pending = action != "suspend" && action != "resume" && action != "signal";
   const bool on_active = action != "hold" && action != "release" && action != "update";
   const std::vector<int64_t> ids =
-      action == "requeue"
-          ? request.ids
-          : p_.placement.ExpandArrayIds(request.ids, p_.queue.pending(), on_pending, on_active);
+      action == "requeue" ? request.ids
+                          : jobs_.placement.ExpandArrayIds(request.ids, jobs_.queue.pending(),
+                                                           on_pending, on_active);
   JobControlReply reply;
   for (int64_t id : ids) {
     Status st = p_.access.MayControl(c, id, action);
@@ -27,9 +27,9 @@ JobControlReply JobControl::Handle(Connection& c, const JobControlRequest& reque
       reply.results.push_back({id, st.message()});
       continue;
     }
-    JobRecord* pending = p_.queue.Pending(id);
-    auto active = p_.table.jobs.find(id);
-    const bool running = active != p_.table.jobs.end() && !active->second->ended;
+    JobRecord* pending = jobs_.queue.Pending(id);
+    auto active = jobs_.table.jobs.find(id);
+    const bool running = active != jobs_.table.jobs.end() && !active->second->ended;
     if (action == "cancel" || action == "requeue") {
       st = p_.lifecycle.Cancel(id, action == "requeue");
     } else if (action == "suspend") {
@@ -38,10 +38,10 @@ JobControlReply JobControl::Handle(Connection& c, const JobControlRequest& reque
       st = checkpoints_.resume(id, request.gpu);
     } else if (action == "hold" || action == "release") {
       st = pending == nullptr
-               ? p_.queue.NotInState(id, "pending")
+               ? jobs_.queue.NotInState(id, "pending")
                : ChangePending(*pending, [&action](JobRecord& r) { r.held = action == "hold"; });
     } else if (action == "update") {
-      st = pending == nullptr ? p_.queue.NotInState(id, "pending")
+      st = pending == nullptr ? jobs_.queue.NotInState(id, "pending")
                               : UpdatePending(*pending, request.update);
     } else if (action == "set-priority") {
       if (pending != nullptr) {
@@ -49,10 +49,10 @@ JobControlReply JobControl::Handle(Connection& c, const JobControlRequest& reque
       } else if (running) {
         st = SetActivePriority(*active->second, request.priority);
       } else {
-        st = p_.queue.NotInState(id, "pending or running");
+        st = jobs_.queue.NotInState(id, "pending or running");
       }
     } else {  // signal
-      if (!running || !p_.processes.SignalGroup(*active->second, request.signal)) {
+      if (!running || !jobs_.processes.SignalGroup(*active->second, request.signal)) {
         st = Status::Error(JobName(id) + " is not running");
       }
     }
@@ -67,7 +67,7 @@ Status JobControl::ChangePending(JobRecord& pending,
   change(r);
   Status st = p_.lifecycle.Save(r);
   if (st.ok()) pending = std::move(r);
-  p_.queue.Changed();
+  jobs_.queue.Changed();
   return st;
 }
 
@@ -95,7 +95,7 @@ Status JobControl::UpdatePending(JobRecord& pending, const JobControlRequest::Up
           return Status::Error("a dependency of " + JobName(r.id) + " on " +
                                JobName(deps->front().job) + " would wait for itself");
         }
-        const JobRecord* p = seen.insert(id).second ? p_.queue.Pending(id) : nullptr;
+        const JobRecord* p = seen.insert(id).second ? jobs_.queue.Pending(id) : nullptr;
         if (p == nullptr || p->dependency.empty()) continue;
         Result<std::vector<Dependency>> next = ParseDependencies(p->dependency);
         for (const Dependency& d : next.ok() ? next.value() : std::vector<Dependency>{}) {
@@ -103,12 +103,12 @@ Status JobControl::UpdatePending(JobRecord& pending, const JobControlRequest::Up
         }
       }
       r.dependency = FormatDependencies(deps.value());
-      if (Status st = p_.queue.CheckDependencies(r); !st.ok()) return st;
+      if (Status st = jobs_.queue.CheckDependencies(r); !st.ok()) return st;
     }
   }
   if (Status st = p_.lifecycle.Save(r); !st.ok()) return st;
   pending = std::move(r);
-  p_.queue.Changed();
+  jobs_.queue.Changed();
   return Status::Ok();
 }
 
@@ -118,7 +118,7 @@ Status JobControl::SetActivePriority(ActiveJob& job, int priority) {
   Status st = p_.lifecycle.Save(r);
   if (!st.ok()) return st;
   job.record = std::move(r);
-  p_.arbiter.SetPriority(job.record.id, priority);
+  jobs_.arbiter.SetPriority(job.record.id, priority);
   for (ConnId conn : job.shims) p_.lanes.SetPriority(conn, priority);
   p_.messenger.SendSeats();
   return Status::Ok();

@@ -12,30 +12,20 @@
 #include "base/status.h"
 #include "daemon/access_guard.h"
 #include "daemon/active_job.h"
-#include "daemon/batch_queue.h"
 #include "daemon/job_lifecycle.h"
-#include "daemon/job_placement.h"
-#include "daemon/job_processes.h"
-#include "daemon/job_table.h"
 #include "daemon/priority_lanes.h"
 #include "daemon/shim_messenger.h"
 #include "ipc/replies.h"
 #include "ipc/requests.h"
-#include "policy/arbiter.h"
 
 namespace gshare {
 
 class JobControl {
  public:
-  // The daemon's parts it reads and steers; all outlive it.
+  // What it steers besides `lifecycle`'s parts (JobLifecycle::parts); all outlive it.
   struct Parts {
-    JobTable& table;
-    BatchQueue& queue;
     JobLifecycle& lifecycle;
-    JobPlacement& placement;
-    JobProcesses& processes;
     AccessGuard& access;
-    Arbiter& arbiter;
     PriorityLanes& lanes;
     ShimMessenger& messenger;
   };
@@ -46,7 +36,7 @@ class JobControl {
   };
 
   JobControl(Parts parts, Checkpoints checkpoints)
-      : p_(parts), checkpoints_(std::move(checkpoints)) {}
+      : p_(parts), jobs_(parts.lifecycle.parts()), checkpoints_(std::move(checkpoints)) {}
 
   // Applies `request` for the requester of connection `c` to each of its ids (an array's id:
   // the tasks the action applies to; requeue: ended jobs by their own ids).
@@ -64,6 +54,7 @@ class JobControl {
   Status ChangePending(JobRecord& pending, const std::function<void(JobRecord&)>& change);
 
   Parts p_;
+  const JobLifecycle::Parts& jobs_;
   Checkpoints checkpoints_;
 };
 

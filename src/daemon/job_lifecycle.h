@@ -90,6 +90,8 @@ class JobLifecycle {
   void ForgetIfDone(JobId id);
   // Writes `r` to the store; a failure is logged and returned.
   Status Save(const JobRecord& r);
+  // The parts it drives, for the request handlers that work on the same jobs.
+  const Parts& parts() const { return p_; }
   // The owner of job `id` wherever it is (pending, active, stored: AccessGuard's lookup);
   // nullopt when there is no such job or its row cannot be read.
   std::optional<uint32_t> OwnerOf(int64_t id);

@@ -36,8 +36,7 @@ struct Fixture : unit_lifecycle_parts::LifecycleParts {
                        return Requester{uid, {uid}};
                      }};
   std::vector<std::pair<int64_t, std::string>> checkpoints;  // (job, "suspend" or the GPU)
-  JobControl control{JobControl::Parts{table, *queue, *lifecycle, placement, processes, access,
-                                       arbiter, lanes, messenger},
+  JobControl control{JobControl::Parts{*lifecycle, access, lanes, messenger},
                      JobControl::Checkpoints{[this](int64_t id) {
                                                checkpoints.emplace_back(id, "suspend");
                                                return Status::Ok();
