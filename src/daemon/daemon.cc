@@ -156,10 +156,10 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
                                              return engine_.Resume(id, gpu);
                                            }});
   requests_.emplace(
-      *lifecycle_, access_, [this] { return gpu_count_; },
-      JobRequests::Transport{
-          [this](Connection& c, const std::string& json_text) { Reply(c, json_text); },
-          [this](ConnId id, const std::string& why) { Drop(id, why); }});
+      *lifecycle_, access_, [this] { return gpu_count_; }, transport_);
+  slurm_.emplace(
+      *lifecycle_, *control_, [this] { return gpu_count_; },
+      [](pid_t pid) { return SlurmStepOf(pid); }, transport_);
   retention_.emplace(
       *store_, *queue_, clock_,
       JobRetention::Options{options_.config.retention, options_.state_dir + "/daemon.log",

@@ -44,7 +44,7 @@
 #include "daemon/priority_lanes.h"
 #include "daemon/sharing_controller.h"
 #include "daemon/shim_messenger.h"
-#include "daemon/slurm_jobs.h"
+#include "daemon/slurm_steps.h"
 #include "daemon/status_reporter.h"
 #include "ipc/job_end.h"
 #include "base/config.h"
@@ -129,9 +129,6 @@ class Daemon : private PeerEvents,
   // supervisors: JobProcesses).
   bool AcceptsUid(uid_t uid) const;
 
-  // Slurm (daemon_slurm.cc): a step's task joins (kSlurmStep); root's Prolog/Epilog (kSlurmJob).
-  void OnSlurmStep(Connection& c, const nlohmann::json& req);
-  void OnSlurmJob(Connection& c, const nlohmann::json& req);
   void OnClean(Connection& c, const nlohmann::json& req);
   // [retention] when due (JobRetention::Tick), then the timeline's (TimelineRetention).
   void RetentionTick();
@@ -153,10 +150,15 @@ class Daemon : private PeerEvents,
   Clock& clock_;
   Arbiter arbiter_;
   std::unique_ptr<JobStore> store_;
-  std::optional<BatchQueue> queue_;        // once the store is open
+  std::optional<BatchQueue> queue_;  // once the store is open
+  // How the request-answering parts reach their connections.
+  RequestTransport transport_{
+      [this](Connection& c, const std::string& json_text) { Reply(c, json_text); },
+      [this](ConnId id, const std::string& why) { Drop(id, why); }};
   std::optional<JobLifecycle> lifecycle_;  // once the queue is
   std::optional<JobControl> control_;      // once the queue is
   std::optional<JobRequests> requests_;    // once the queue is
+  std::optional<SlurmSteps> slurm_;        // once the queue is
   std::optional<JobRetention> retention_;  // once the queue is
   std::optional<StatusReporter> status_;   // once the queue is
   AccessGuard access_{[this](int64_t id) { return lifecycle_->OwnerOf(id); }, RequesterOf};
@@ -190,7 +192,6 @@ class Daemon : private PeerEvents,
                              *this};
   IdleStager staging_{options_.config.memory.idle_stage_after, arbiter_, ledger_, clock_,
                       messenger_};
-  SlurmJobs slurm_;  // what root's Slurm Prolog said of the jobs on this node
   CheckpointHelper checkpoint_;
   CheckpointEngine engine_{
       CheckpointEngine::Options{

@@ -34,8 +34,8 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
       case proto::MsgType::kRunAttach: return requests_->OnRunAttach(c, req);
       case proto::MsgType::kRunStarted: return requests_->OnRunStarted(c, req);
       case proto::MsgType::kRunEnded: return requests_->OnRunEnded(c, req);
-      case proto::MsgType::kSlurmStep: return OnSlurmStep(c, req);
-      case proto::MsgType::kSlurmJob: return OnSlurmJob(c, req);
+      case proto::MsgType::kSlurmStep: return slurm_->OnStep(c, req);
+      case proto::MsgType::kSlurmJob: return slurm_->OnJob(c, req);
       case proto::MsgType::kJobControl: {
         c.kind = Connection::Kind::kCli;
         Result<JobControlRequest> parsed = JobControlRequest::Parse(req);

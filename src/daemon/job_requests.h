@@ -15,22 +15,16 @@
 #include "daemon/access_guard.h"
 #include "daemon/connection.h"
 #include "daemon/job_lifecycle.h"
+#include "daemon/request_transport.h"
 #include "store/job_store.h"
 
 namespace gshare {
 
 class JobRequests {
  public:
-  // How it answers: `reply` sends a kReply of JSON text to the connection; `drop` closes one
-  // that broke the protocol, for the reason given.
-  struct Transport {
-    std::function<void(Connection& c, const std::string& json_text)> reply;
-    std::function<void(ConnId id, const std::string& why)> drop;
-  };
-
   // It works on `lifecycle`'s parts (JobLifecycle::parts); both outlive it.
   JobRequests(JobLifecycle& lifecycle, AccessGuard& access, std::function<int()> gpu_count,
-              Transport transport)
+              RequestTransport transport)
       : lifecycle_(lifecycle),
         p_(lifecycle.parts()),
         access_(access),

@@ -27,25 +27,7 @@ using unit_child_processes::GroupLeader;
 
 constexpr uint32_t kAdmin = 4000, kAlice = 5001, kBob = 5002;
 
-struct Fixture : unit_lifecycle_parts::LifecycleParts {
-  PriorityLanes lanes;
-  ShimMessenger messenger{ShimMessenger::Parts{table, arbiter, ledger, lanes, timeline},
-                          [](ConnId, std::string_view) { return true; }};
-  AccessGuard access{[this](int64_t id) { return lifecycle->OwnerOf(id); },
-                     [](uint32_t uid) {
-                       return Requester{uid, {uid}};
-                     }};
-  std::vector<std::pair<int64_t, std::string>> checkpoints;  // (job, "suspend" or the GPU)
-  JobControl control{JobControl::Parts{*lifecycle, access, lanes, messenger},
-                     JobControl::Checkpoints{[this](int64_t id) {
-                                               checkpoints.emplace_back(id, "suspend");
-                                               return Status::Ok();
-                                             },
-                                             [this](int64_t id, const std::string& gpu) {
-                                               checkpoints.emplace_back(id, "resume " + gpu);
-                                               return Status::Ok();
-                                             }}};
-
+struct Fixture : unit_lifecycle_parts::ControlParts {
   Fixture() {
     AccessRules rules;
     rules.daemon_uid = kAdmin;

@@ -23,27 +23,10 @@ using json = nlohmann::json;
 
 constexpr uint32_t kAlice = 5001;
 
-struct Fixture : unit_lifecycle_parts::LifecycleParts {
-  AccessGuard access{[this](int64_t id) { return lifecycle->OwnerOf(id); },
-                     [](uint32_t uid) {
-                       return Requester{uid, {uid}};
-                     }};
-  std::vector<json> replies;
-  std::vector<std::string> drops;
-  JobRequests requests{
-      *lifecycle, access, [this] { return gpu_count; },
-      JobRequests::Transport{
-          [this](Connection&, const std::string& text) { replies.push_back(json::parse(text)); },
-          [this](ConnId, const std::string& why) { drops.push_back(why); }}};
-  ConnId next_conn = 1;
+struct Fixture : unit_lifecycle_parts::ControlParts {
+  JobRequests requests{*lifecycle, access, [this] { return gpu_count; }, transport};
 
-  // A new connection of Alice's from process `pid`.
-  Connection& Connect(pid_t pid = 4242) {
-    ConnId id = next_conn++;
-    Connection& c = unit_table_parts::AddConn(table, id, 0, Connection::Kind::kUnknown, pid);
-    c.uid = kAlice;
-    return c;
-  }
+  Connection& Connect(pid_t pid = 4242) { return ControlParts::Connect(kAlice, pid); }
   // A job's options as the CLI sends them (the quantum resolved from its config).
   static json Options() {
     JobRecord r = SubmittedJob(JobState::kPending);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,7 +16,10 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/job_control.h"
 #include "daemon/job_lifecycle.h"
+#include "daemon/request_transport.h"
+#include "daemon/table_parts.h"
 #include "daemon/job_records.h"
 #include "daemon/memory_parts.h"
 #include "ipc/frame_io.h"
@@ -88,6 +92,45 @@ struct LifecycleParts : unit_memory_parts::MemoryParts<LifecycleHost> {
     REQUIRE(row.ok());
     REQUIRE(row.value());
     return *row.value();
+  }
+};
+
+// LifecycleParts with what job control adds: the priority lanes, the shim messages (sent
+// nowhere), an AccessGuard on the lifecycle's owners (each uid its own group; rules set by the
+// test), a JobControl whose suspend and resume are recorded in `checkpoints`, and a request
+// transport whose replies (parsed) and drops are recorded.
+struct ControlParts : LifecycleParts {
+  std::vector<nlohmann::json> replies;
+  std::vector<std::string> drops;
+  RequestTransport transport{[this](Connection&, const std::string& text) {
+                               replies.push_back(nlohmann::json::parse(text));
+                             },
+                             [this](ConnId, const std::string& why) { drops.push_back(why); }};
+  ConnId next_conn = 1;
+  PriorityLanes lanes;
+  ShimMessenger messenger{ShimMessenger::Parts{table, arbiter, ledger, lanes, timeline},
+                          [](ConnId, std::string_view) { return true; }};
+  AccessGuard access{[this](int64_t id) { return lifecycle->OwnerOf(id); },
+                     [](uint32_t uid) {
+                       return Requester{uid, {uid}};
+                     }};
+  std::vector<std::pair<int64_t, std::string>> checkpoints;  // (job, "suspend" or the GPU)
+  JobControl control{JobControl::Parts{*lifecycle, access, lanes, messenger},
+                     JobControl::Checkpoints{[this](int64_t id) {
+                                               checkpoints.emplace_back(id, "suspend");
+                                               return Status::Ok();
+                                             },
+                                             [this](int64_t id, const std::string& gpu) {
+                                               checkpoints.emplace_back(id, "resume " + gpu);
+                                               return Status::Ok();
+                                             }}};
+
+  // A new connection of `uid`'s from process `pid`, of no kind yet.
+  Connection& Connect(uint32_t uid, pid_t pid) {
+    Connection& c =
+        unit_table_parts::AddConn(table, next_conn++, 0, Connection::Kind::kUnknown, pid);
+    c.uid = uid;
+    return c;
   }
 };
 
