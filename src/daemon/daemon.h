@@ -125,13 +125,6 @@ class Daemon : private PeerEvents,
   // SharingController::Host: the gap watch follows a switch of mode.
   void UpdateGapWatch(const GpuKey& gpu) override { stagger_.Update(gpu); }
 
-  // The system daemon (daemon_system.cc): every user may connect (each user's job files and
-  // supervisors: JobProcesses).
-  bool AcceptsUid(uid_t uid) const;
-
-  void OnClean(Connection& c, const nlohmann::json& req);
-  // [retention] when due (JobRetention::Tick), then the timeline's (TimelineRetention).
-  void RetentionTick();
   // CheckpointEngine::Host (SendEvictions and Apply serve the other parts too).
   Status NotInState(int64_t id, const std::string& wanted) override {
     return queue_->NotInState(id, wanted);

@@ -89,7 +89,8 @@ void Daemon::Loop() {
     timeline_.Tick(*store_);
     stage_deadline = staging_.Tick(table_.GpuKeys());
     lifecycle_->Tick(Now());
-    RetentionTick();
+    // [retention] when due, then the timeline's.
+    if (retention_->Tick()) timeline_.ApplyRetention(*store_, options_.config.timeline);
     metrics_.FileTick(Now());
     peers_.Reap();
   }
@@ -99,7 +100,7 @@ void Daemon::Loop() {
 }
 
 bool Daemon::OnAccepted(ConnId id, pid_t pid, uid_t uid) {
-  if (!AcceptsUid(uid)) {
+  if (!options_.AcceptsUid(uid)) {
     spdlog::warn("refused a connection from uid {}", uid);
     return false;
   }

@@ -2,6 +2,9 @@
 // where its socket, locks, record, database and state live. Plain data.
 #pragma once
 
+#include <sys/types.h>
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -22,7 +25,14 @@ struct DaemonOptions {
   std::string database_path;
   std::string state_dir;  // job logs, end reports, scripts
   std::string self_exe;   // this binary, to start job supervisors
-  bool system = false;    // the machine's daemon, serving every user (daemon_system.cc)
+  bool system = false;    // the machine's daemon, serving every user
+
+  // Whether a peer of `uid` may connect to a daemon running as `self`: to the system daemon
+  // everyone the socket's mode lets in (who may do what to whose job is decided per request);
+  // to a user's own daemon that user and root.
+  bool AcceptsUid(uid_t uid, uid_t self = getuid()) const {
+    return system || uid == self || uid == 0;
+  }
 };
 
 }  // namespace gshare

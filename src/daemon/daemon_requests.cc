@@ -13,6 +13,7 @@
 #include "ipc/replies.h"
 #include "ipc/job_json.h"
 #include "ipc/requests.h"
+#include "daemon/clean_request_reply.h"
 #include "daemon/job_list_reply.h"
 #include "daemon/timeline_reply.h"
 #include "ipc/job_list.h"
@@ -42,7 +43,11 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
         if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
         return Reply(c, control_->Handle(c, parsed.value()).ToJsonText());
       }
-      case proto::MsgType::kClean: c.kind = Connection::Kind::kCli; return OnClean(c, req);
+      case proto::MsgType::kClean:
+        c.kind = Connection::Kind::kCli;
+        return Reply(c, CleanRequestReply(
+                            *retention_, req, WallNow(),
+                            access_.IsAdmin(c) ? std::nullopt : std::optional<uint32_t>(c.uid)));
       case proto::MsgType::kListJobs: {
         c.kind = Connection::Kind::kCli;
         Result<ListJobsRequest> parsed = ListJobsRequest::Parse(req);

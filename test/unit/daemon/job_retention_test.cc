@@ -1,5 +1,6 @@
 // JobRetention against a real SQLite store and BatchQueue in a scratch directory and a manual
-// clock: which ended jobs go, which files go with them, and when [retention] runs.
+// clock: which ended jobs go, which files go with them, when [retention] runs, and the clean
+// request's reply.
 #include "daemon/job_retention.h"
 
 #include <doctest/doctest.h>
@@ -9,7 +10,10 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 
+#include "daemon/clean_request_reply.h"
 #include "daemon/job_records.h"
 #include "temp_dir.h"
 
@@ -119,6 +123,23 @@ TEST_CASE("retention: clean removes only the owner's jobs; a link in logs/ is no
   CHECK(f.Stored(theirs));
   CHECK_FALSE(f.Exists("logs/link.out"));
   CHECK(fs::exists(target));
+}
+
+TEST_CASE("clean's reply: the ended jobs older than asked, only the owner's unless admin") {
+  RetentionFixture f;
+  const int64_t old_mine = f.Ended(3600, "", 1000);
+  const int64_t new_mine = f.Ended(10, "", 1000);
+  const int64_t old_theirs = f.Ended(3600, "", 2000);
+  const double now = f.clock.WallNow();
+  auto reply = [&](const nlohmann::json& req, std::optional<uint32_t> owner) {
+    return nlohmann::json::parse(CleanRequestReply(*f.retention, req, now, owner));
+  };
+  CHECK(reply({{"older_than_ms", -1}}, 1000u)["ok"] == false);
+  CHECK(reply({{"older_than_ms", 60000}}, 1000u)["removed"] == nlohmann::json{old_mine});
+  CHECK(f.Stored(new_mine));
+  CHECK(f.Stored(old_theirs));
+  CHECK(reply(nlohmann::json::object(), std::nullopt)["removed"] ==
+        nlohmann::json{new_mine, old_theirs});
 }
 
 }  // namespace
