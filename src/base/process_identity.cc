@@ -1,17 +1,38 @@
 #include "base/process_identity.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 
 namespace gshare {
 
+std::string ReadProcFile(const std::string& path) {
+  constexpr size_t kMax = 1 << 20;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string text;
+  char buf[4096];
+  while (text.size() < kMax) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      text.clear();
+      break;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return text;
+}
+
 std::optional<ProcessStat> ReadProcessStat(pid_t pid, const std::string& proc_root) {
-  std::ifstream in(proc_root + "/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string stat = ReadProcFile(proc_root + "/" + std::to_string(pid) + "/stat");
   // The command name (field 2) may hold spaces and parentheses: fields restart after the last
   // ')'.
   size_t paren = stat.rfind(')');

@@ -10,6 +10,11 @@
 
 namespace gshare {
 
+// The whole of a small /proc file (stat, status, cmdline: at most 1 MiB read), or "" when it
+// cannot be read. Never throws: a process that exits while it is read (ESRCH) is no error, where
+// a std::ifstream's buffer would throw.
+std::string ReadProcFile(const std::string& path);
+
 // The fields of /proc/PID/stat (proc(5)) gshare reads: the state letter (field 3: R, S, D, T,
 // t, Z...), the parent's pid (field 4), its process group (field 5) and the start time (field
 // 22, clock ticks since boot).

@@ -1,8 +1,6 @@
 #include "base/slurm_step.h"
 
 #include <charconv>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 
 #include "base/process_identity.h"
@@ -14,14 +12,9 @@ namespace {
 constexpr int kMaxDepth = 64;
 constexpr std::string_view kTitle = "slurmstepd: [";
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // /proc/PID/status "Uid:\treal\teffective\tsaved\tfs": true when real and effective are 0.
 bool RootOwned(const std::string& dir, bool* known) {
-  std::istringstream status(ReadAll(dir + "/status"));
+  std::istringstream status(ReadProcFile(dir + "/status"));
   std::string line;
   while (std::getline(status, line)) {
     if (line.rfind("Uid:", 0) != 0) continue;
@@ -65,7 +58,7 @@ std::optional<SlurmStep> SlurmStepOf(pid_t pid, const std::string& proc_root) {
     bool known = false;
     if (RootOwned(dir, &known)) {
       if (depth == 0) return std::nullopt;  // the asker is root's: no task of a step
-      std::optional<SlurmStep> step = ParseStepdTitle(ReadAll(dir + "/cmdline"));
+      std::optional<SlurmStep> step = ParseStepdTitle(ReadProcFile(dir + "/cmdline"));
       if (!step) return std::nullopt;
       step->stepd_pid = pid;
       step->stepd_start = stat->start_ticks;

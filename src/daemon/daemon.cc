@@ -15,12 +15,12 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 #include <vector>
 
 #include "base/job_token.h"
+#include "base/process_identity.h"
 #include "daemon/daemon_dirs.h"
 #include "daemon/job_usage.h"
 #include "daemon/system_dirs.h"
@@ -43,8 +43,7 @@ void OnSignal(int) {
 }
 
 std::string ReadProcCmdline(pid_t pid, std::vector<std::string>* argv) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string all = ReadProcFile("/proc/" + std::to_string(pid) + "/cmdline");
   std::string cur;
   for (char ch : all) {
     if (ch == '\0') {

@@ -178,6 +178,8 @@ void JobLifecycle::Started(ActiveJob& job, pid_t pid) {
 }
 
 void JobLifecycle::AdoptUnreportedPid(ActiveJob& job) {
+  // A job activated by this daemon gets its pid from its supervisor's start report.
+  if (!job.readopted) return;
   std::optional<pid_t> pid = p_.processes.UnreportedPid(job.record);
   if (!pid) return;
   job.record.pid = *pid;
@@ -292,7 +294,7 @@ Status JobLifecycle::Cancel(int64_t id, bool requeue) {
       return Status::Error(JobName(id) +
                            " is a `gshare run` job: only submitted jobs can be requeued");
     }
-    if (job.orphan) AdoptUnreportedPid(job);
+    AdoptUnreportedPid(job);
     JobRecord r = job.record;
     r.end_request = requeue ? "requeue" : "cancel";
     Status saved = Save(r);

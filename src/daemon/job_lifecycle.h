@@ -102,7 +102,8 @@ class JobLifecycle {
   // Keeps `ended` in the job's run history and saves `again` (made PENDING) as its row
   // (JobStore::SaveRequeued); a failure is logged and returned.
   Status SaveRequeued(const JobRun& ended, JobRecord* again);
-  // A re-adopted job's pid that no start report gave (JobProcesses::UnreportedPid), recorded.
+  // A re-adopted job's pid that no start report gave (JobProcesses::UnreportedPid), recorded;
+  // nothing for a job this daemon activated.
   void AdoptUnreportedPid(ActiveJob& job);
   // Tick's look at re-adopted (orphan) jobs: an end file read, a supervisor gone.
   void CheckOrphans();
