@@ -78,9 +78,11 @@ struct LifecycleParts : unit_memory_parts::MemoryParts<LifecycleHost> {
           return true;
         });
   }
+  // Ends the supervisors it started: submitted jobs' runners only (a Slurm step's runner is
+  // its slurmstepd, which a test may stand in for itself).
   ~LifecycleParts() {
     for (const auto& [id, job] : table.jobs) {
-      if (job->record.runner_pid) {
+      if (job->record.kind == "submit" && job->record.runner_pid) {
         kill(*job->record.runner_pid, SIGKILL);
         waitpid(*job->record.runner_pid, nullptr, 0);
       }

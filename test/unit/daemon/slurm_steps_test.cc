@@ -39,9 +39,6 @@ struct Fixture : unit_lifecycle_parts::ControlParts {
     options.config.slurm.partition_priority["interactive"] = 10;
     options.config.scheduler.quantum = Millis(1000);
   }
-  ~Fixture() {
-    for (auto& [id, job] : table.jobs) job->record.runner_pid.reset();  // not ours to kill
-  }
   // kSlurmStep from process `pid` of `uid`; its reply.
   json Join(uint32_t uid, pid_t pid, const std::string& gpus = "0") {
     slurm.OnStep(Connect(uid, pid), SlurmStepRequest{gpus, ""}.ToJson());
