@@ -31,6 +31,22 @@ std::string ReadProcFile(const std::string& path) {
   return text;
 }
 
+ProcessCommand ReadProcessCommand(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid);
+  ProcessCommand command;
+  const std::string all = ReadProcFile(dir + "/cmdline");
+  size_t begin = 0;
+  while (begin < all.size()) {
+    size_t end = all.find('\0', begin);
+    if (end == std::string::npos) end = all.size();
+    command.argv.push_back(all.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  std::error_code ec;
+  command.cwd = std::filesystem::read_symlink(dir + "/cwd", ec).string();
+  return command;
+}
+
 std::optional<ProcessStat> ReadProcessStat(pid_t pid, const std::string& proc_root) {
   const std::string stat = ReadProcFile(proc_root + "/" + std::to_string(pid) + "/stat");
   // The command name (field 2) may hold spaces and parentheses: fields restart after the last

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gshare {
 
@@ -14,6 +15,15 @@ namespace gshare {
 // cannot be read. Never throws: a process that exits while it is read (ESRCH) is no error, where
 // a std::ifstream's buffer would throw.
 std::string ReadProcFile(const std::string& path);
+
+// What process `pid` runs: its arguments (/proc/PID/cmdline split at its NULs) and its working
+// directory (/proc/PID/cwd). Empty fields where they cannot be read (a process that is gone, or
+// another user's cwd).
+struct ProcessCommand {
+  std::vector<std::string> argv;
+  std::string cwd;
+};
+ProcessCommand ReadProcessCommand(pid_t pid);
 
 // The fields of /proc/PID/stat (proc(5)) gshare reads: the state letter (field 3: R, S, D, T,
 // t, Z...), the parent's pid (field 4), its process group (field 5) and the start time (field

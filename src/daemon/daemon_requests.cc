@@ -26,54 +26,55 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
   if (req.is_discarded() || !req.is_object()) {
     return Reply(c, ErrorReply("request is not a JSON object"));
   }
+  DaemonParts& p = *parts_;
   // A handler reads its fields through requests.h; a json::exception that still slips out
   // (a bug) costs this request only: the peer gets an error and may go on.
   try {
     switch (f.type) {
-      case proto::MsgType::kRunRegister: return requests_->OnRunRegister(c, req);
-      case proto::MsgType::kSubmit: return requests_->OnSubmit(c, req);
-      case proto::MsgType::kRunAttach: return requests_->OnRunAttach(c, req);
-      case proto::MsgType::kRunStarted: return requests_->OnRunStarted(c, req);
-      case proto::MsgType::kRunEnded: return requests_->OnRunEnded(c, req);
-      case proto::MsgType::kSlurmStep: return slurm_->OnStep(c, req);
-      case proto::MsgType::kSlurmJob: return slurm_->OnJob(c, req);
+      case proto::MsgType::kRunRegister: return p.requests.OnRunRegister(c, req);
+      case proto::MsgType::kSubmit: return p.requests.OnSubmit(c, req);
+      case proto::MsgType::kRunAttach: return p.requests.OnRunAttach(c, req);
+      case proto::MsgType::kRunStarted: return p.requests.OnRunStarted(c, req);
+      case proto::MsgType::kRunEnded: return p.requests.OnRunEnded(c, req);
+      case proto::MsgType::kSlurmStep: return p.slurm.OnStep(c, req);
+      case proto::MsgType::kSlurmJob: return p.slurm.OnJob(c, req);
       case proto::MsgType::kJobControl: {
         c.kind = Connection::Kind::kCli;
         Result<JobControlRequest> parsed = JobControlRequest::Parse(req);
         if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
-        return Reply(c, control_->Handle(c, parsed.value()).ToJsonText());
+        return Reply(c, p.control.Handle(c, parsed.value()).ToJsonText());
       }
       case proto::MsgType::kClean:
         c.kind = Connection::Kind::kCli;
         return Reply(c, CleanRequestReply(
-                            *retention_, req, WallNow(),
-                            access_.IsAdmin(c) ? std::nullopt : std::optional<uint32_t>(c.uid)));
+                            p.retention, req, WallNow(),
+                            p.access.IsAdmin(c) ? std::nullopt : std::optional<uint32_t>(c.uid)));
       case proto::MsgType::kListJobs: {
         c.kind = Connection::Kind::kCli;
         Result<ListJobsRequest> parsed = ListJobsRequest::Parse(req);
         if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
-        return Reply(c, ListJobsReply(*store_, parsed.value(),
-                                      [&](json* job) { access_.HideDetails(c, job); }));
+        return Reply(c, ListJobsReply(*p.store, parsed.value(),
+                                      [&](json* job) { p.access.HideDetails(c, job); }));
       }
       case proto::MsgType::kTimeline:
         c.kind = Connection::Kind::kCli;
-        return Reply(c, TimelineReply(*store_, timeline_, req, c.uid, access_.IsAdmin(c)));
+        return Reply(c, TimelineReply(*p.store, p.timeline, req, c.uid, p.access.IsAdmin(c)));
       case proto::MsgType::kStatusRequest: {
         c.kind = Connection::Kind::kCli;
         Result<StatusRequest> parsed = StatusRequest::Parse(req);
         if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
-        return Reply(c, ToJsonText(status_->Document(&c, parsed.value())));
+        return Reply(c, ToJsonText(p.status.Document(&c, parsed.value())));
       }
       case proto::MsgType::kSchedulerSet: {
         c.kind = Connection::Kind::kCli;
         Result<SchedulerSetRequest> parsed = SchedulerSetRequest::Parse(req);
         if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
-        if (!access_.IsAdmin(c)) {
+        if (!p.access.IsAdmin(c)) {
           return Reply(c, ErrorReply(std::string(kPermissionDenied) +
                                      "only an admin may switch the scheduler"));
         }
         const bool enabled = parsed->enabled;
-        Apply(arbiter_.SetEnabled(enabled, Now()));
+        p.outbox.Apply(p.arbiter.SetEnabled(enabled, Now()));
         spdlog::info("scheduler {}", enabled ? "on" : "off");
         return Reply(c, SchedulerReply{enabled}.ToJsonText());
       }
@@ -81,17 +82,17 @@ void Daemon::OnJsonFrame(Connection& c, const Frame& f) {
         c.kind = Connection::Kind::kCli;
         Result<QueueSetRequest> parsed = QueueSetRequest::Parse(req);
         if (!parsed.ok()) return Reply(c, ErrorReply(parsed.status().message()));
-        if (!access_.IsAdmin(c)) {
+        if (!p.access.IsAdmin(c)) {
           return Reply(c, ErrorReply(std::string(kPermissionDenied) +
                                      "only an admin may pause or resume the queue"));
         }
-        Status st = queue_->SetPaused(parsed->paused);
+        Status st = p.queue.SetPaused(parsed->paused);
         if (!st.ok()) return Reply(c, ErrorReply(st.message()));
-        return Reply(c, ToJsonText(json{{"ok", true}, {"paused", queue_->paused()}}));
+        return Reply(c, ToJsonText(json{{"ok", true}, {"paused", p.queue.paused()}}));
       }
       case proto::MsgType::kShutdown:
         c.kind = Connection::Kind::kCli;
-        if (!access_.IsAdmin(c)) {
+        if (!p.access.IsAdmin(c)) {
           return Reply(c, ErrorReply(std::string(kPermissionDenied) + "only an admin may stop it"));
         }
         Reply(c, OkReply());

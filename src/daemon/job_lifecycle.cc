@@ -405,6 +405,23 @@ void JobLifecycle::OrphanGone(JobId id) {
   }
 }
 
+void JobLifecycle::RunnerLost(JobId id, bool stopping) {
+  if (p_.queue.Pending(id) != nullptr) {
+    Status st = Cancel(id, false);
+    if (!st.ok()) spdlog::error("job {}: {}", id, st.message());
+    return;
+  }
+  auto it = p_.table.jobs.find(id);
+  if (it == p_.table.jobs.end() || it->second->ended || stopping) return;
+  ActiveJob& job = *it->second;
+  if (job.record.kind == "submit") {
+    p_.processes.SignalGroup(job, SIGKILL);
+    Finish(id, JobState::kFailed, std::nullopt, std::nullopt, "job supervisor ended unexpectedly");
+  } else {
+    Finish(id, JobState::kFailed, std::nullopt, std::nullopt, "gshare run exited early");
+  }
+}
+
 void JobLifecycle::ForgetIfDone(JobId id) {
   auto it = p_.table.jobs.find(id);
   if (it == p_.table.jobs.end() || !it->second->ended || !it->second->shims.empty()) return;

@@ -86,6 +86,11 @@ class JobLifecycle {
   // When Tick has work next: a kill, the queue's (BatchQueue::Deadline), the next check of a
   // re-adopted job.
   std::optional<TimePoint> Deadline() const;
+  // The connection of job `id`'s `gshare run` or supervisor closed. A `gshare run` still waiting
+  // for admission (Ctrl-C, a hang-up) is cancelled. A job that has not ended is FAILED unless the
+  // daemon is `stopping`; a submitted one's process group is SIGKILLed first: nothing enforces
+  // its limits or reports its end any more.
+  void RunnerLost(JobId id, bool stopping);
   // Removes ended job `id` once no shim and no runner of it is connected.
   void ForgetIfDone(JobId id);
   // Writes `r` to the store; a failure is logged and returned.

@@ -50,5 +50,16 @@ TEST_CASE("stat fields and the group-leading child, from a scratch /proc") {
   CHECK(ReadProcessStat(getpid()).has_value());  // the real /proc
 }
 
+TEST_CASE("a process's command: its arguments split at NULs and its working directory") {
+  const ProcessCommand self = ReadProcessCommand(getpid());
+  REQUIRE(!self.argv.empty());
+  CHECK(std::filesystem::path(self.argv[0]).filename() == "gshare_unit_tests");
+  CHECK(self.cwd == std::filesystem::current_path().string());
+  // A process that is gone: nothing, no exception.
+  const ProcessCommand gone = ReadProcessCommand(0x3ffffff);
+  CHECK(gone.argv.empty());
+  CHECK(gone.cwd.empty());
+}
+
 }  // namespace
 }  // namespace gshare::unit_process_identity

@@ -1,0 +1,63 @@
+#include "daemon/daemon_parts.h"
+
+#include <signal.h>
+
+#include <utility>
+
+#include "base/slurm_step.h"
+#include "daemon/host_budget.h"
+#include "ipc/frame_io.h"
+
+namespace gshare {
+
+DaemonParts::DaemonParts(const DaemonOptions& options, Clock& clock,
+                         std::unique_ptr<JobStore> store, PeerLinks links)
+    : options(options),
+      clock(clock),
+      links(std::move(links)),
+      store(std::move(store)),
+      arbiter(Arbiter::Options{
+          options.config.scheduler.enabled, options.config.scheduler.quantum,
+          options.config.scheduler.drop_grace,
+          [this](const GpuKey& gpu, JobId job) { return memory.CanGrant(gpu, job); }}),
+      ledger(MemoryLedger::Options{
+          options.config.memory.context_reserve, options.config.memory.gpu_limit,
+          HostBudgetBytes(options.config), [this](ConnId c) { return arbiter.ConnHolds(c); },
+          UserHostBudgetBytes(options.config), [this](JobId j) { return table.OwnerOf(j); },
+          [this](JobId j) { return arbiter.PriorityOf(j); },
+          [this](const GpuKey& g, JobId j) { return arbiter.IsResident(g, j); }}),
+      sharing(SharingController::Options{options.config.scheduler.sharing == "auto",
+                                         [this] { return lanes.on(); }},
+              arbiter, ledger, memory, clock, outbox),
+      engine(CheckpointEngine::Options{
+                 options.config.scheduler.drop_grace, options.config.scheduler.rebalance,
+                 options.config.scheduler.sharing == "auto", [this] { return gpu_count; },
+                 [this] { checkpoint.EnsureStarted(this->options.self_exe); }},
+             CheckpointEngine::Parts{table, arbiter, ledger, memory, sharing, lanes, timeline,
+                                     checkpoint, clock},
+             *this),
+      lifecycle(
+          JobLifecycle::Parts{options, table, queue, *this->store, processes, placement, arbiter,
+                              ledger, memory, staging, timeline, clock},
+          [this] { return gpu_count; }, this->links.send),
+      transport{[this](Connection& c, const std::string& json_text) {
+                  this->links.send(c.id, EncodeFrame(proto::MsgType::kReply, json_text));
+                },
+                this->links.drop},
+      control(JobControl::Parts{lifecycle, access, lanes, messenger},
+              JobControl::Checkpoints{
+                  [this](int64_t id) { return engine.Suspend(id); },
+                  [this](int64_t id, const std::string& gpu) { return engine.Resume(id, gpu); }}),
+      slurm(
+          lifecycle, control, [this] { return gpu_count; },
+          [](pid_t pid) { return SlurmStepOf(pid); }, transport),
+      retention(*this->store, queue, clock,
+                JobRetention::Options{options.config.retention, options.state_dir + "/daemon.log",
+                                      [this](uint32_t uid) { return processes.FilesDir(uid); }}),
+      status(StatusReporter::Parts{options, table, arbiter, ledger, memory, stagger, sharing, lanes,
+                                   staging, queue, *this->store, access, clock},
+             [this] { return start_time; }) {}
+
+void DaemonParts::KillProcess(pid_t pid) { kill(pid, SIGKILL); }
+
+}  // namespace gshare

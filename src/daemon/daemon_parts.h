@@ -1,0 +1,123 @@
+// DaemonParts: the daemon's parts wired as they work together, built once its database is open:
+// the Arbiter with the memory ledger and coordinator, sharing, staggering, idle staging and the
+// checkpoint engine; the batch queue with its jobs' lifecycle, control, requests, Slurm steps,
+// retention and status; the shim sessions and their LeaseOutbox. They reach peers only through
+// PeerLinks, so tests build the same graph without sockets; the Daemon runs the loop and the
+// sockets around it. Daemon thread only.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/clock.h"
+#include "daemon/access_guard.h"
+#include "daemon/batch_queue.h"
+#include "daemon/checkpoint_engine.h"
+#include "daemon/checkpoint_helper.h"
+#include "daemon/daemon_options.h"
+#include "daemon/idle_stager.h"
+#include "daemon/job_control.h"
+#include "daemon/job_lifecycle.h"
+#include "daemon/job_placement.h"
+#include "daemon/job_processes.h"
+#include "daemon/job_requests.h"
+#include "daemon/job_retention.h"
+#include "daemon/job_table.h"
+#include "daemon/lease_outbox.h"
+#include "daemon/memory_coordinator.h"
+#include "daemon/priority_lanes.h"
+#include "daemon/request_transport.h"
+#include "daemon/sharing_controller.h"
+#include "daemon/shim_messenger.h"
+#include "daemon/shim_sessions.h"
+#include "daemon/slurm_steps.h"
+#include "daemon/stagger_coordinator.h"
+#include "daemon/status_reporter.h"
+#include "daemon/timeline_recorder.h"
+#include "policy/arbiter.h"
+#include "policy/memory_ledger.h"
+#include "store/job_store.h"
+
+namespace gshare {
+
+// How the parts reach the daemon's peers (its PeerTable).
+struct PeerLinks {
+  // Queues an encoded frame for connection `id`; false when it is gone, closing, or could not
+  // take it (then it is dropped).
+  std::function<bool(ConnId id, std::string_view frame)> send;
+  // Closes connection `id` for `why` (logged); what it held is released at once.
+  std::function<void(ConnId id, const std::string& why)> drop;
+  // Connection `id` (a shim's) is read ahead of the peers' fair turns: its lease messages never
+  // wait behind its own reports.
+  std::function<void(ConnId id)> exempt;
+};
+
+class DaemonParts final : private CheckpointEngine::Host {
+ public:
+  // `options` and `clock` outlive the parts; `store` is the open database.
+  DaemonParts(const DaemonOptions& options, Clock& clock, std::unique_ptr<JobStore> store,
+              PeerLinks links);
+  DaemonParts(const DaemonParts&) = delete;
+  DaemonParts& operator=(const DaemonParts&) = delete;
+
+  const DaemonOptions& options;
+  Clock& clock;
+  const PeerLinks links;
+  const std::unique_ptr<JobStore> store;
+  int gpu_count = 1;      // the machine's GPUs (CountGpus), set before Recover
+  double start_time = 0;  // unix seconds: when the daemon started serving
+  Arbiter arbiter;
+  JobTable table;  // connections, active jobs, GPUs
+  JobProcesses processes{options, table};
+  MemoryLedger ledger;
+  JobPlacement placement{JobPlacement::Options{[this] { return gpu_count; }}, table, ledger,
+                         arbiter};
+  PriorityLanes lanes;
+  TimelineRecorder timeline{TimelineRecorder::Options{options.config.timeline.record}, clock,
+                            [this](JobId job) { return table.OwnerOf(job); }};
+  ShimMessenger messenger{ShimMessenger::Parts{table, arbiter, ledger, lanes, timeline},
+                          links.send};
+  StaggerCoordinator stagger{options.config.scheduler.stagger, arbiter, clock, messenger};
+  LeaseOutbox outbox{
+      LeaseOutbox::Parts{table, arbiter, memory, stagger, messenger, engine, checkpoint, timeline},
+      links.send};
+  MemoryCoordinator memory{ledger, arbiter, stagger.stagger(), clock, outbox};
+  SharingController sharing;
+  IdleStager staging{options.config.memory.idle_stage_after, arbiter, ledger, clock, messenger};
+  CheckpointHelper checkpoint;
+  CheckpointEngine engine;
+  BatchQueue queue{*store, clock, [this](int64_t id) { return table.ActiveState(id); },
+                   options.state_dir + "/queue.paused"};
+  JobLifecycle lifecycle;
+  AccessGuard access{[this](int64_t id) { return lifecycle.OwnerOf(id); }, RequesterOf};
+  RequestTransport transport;
+  JobControl control;
+  JobRequests requests{lifecycle, access, [this] { return gpu_count; }, transport};
+  SlurmSteps slurm;
+  JobRetention retention;
+  StatusReporter status;
+  ShimSessions shims{
+      ShimSessions::Parts{lifecycle, lanes, messenger, stagger, sharing, engine, outbox},
+      ShimSessions::Transport{links.send, links.drop, links.exempt}};
+
+ private:
+  // CheckpointEngine::Host: lease actions and evictions through the outbox, rows through the
+  // lifecycle.
+  void Apply(const LeaseActions& actions) override { outbox.Apply(actions); }
+  void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) override {
+    outbox.SendEvictions(gpu, plan);
+  }
+  void SendGrant(ConnId conn, const std::string& frame) override { links.send(conn, frame); }
+  void KillProcess(pid_t pid) override;
+  Status SaveRecord(const JobRecord& r) override { return lifecycle.Save(r); }
+  Status NotInState(int64_t id, const std::string& wanted) override {
+    return queue.NotInState(id, wanted);
+  }
+  void SignalJobProcesses(const ActiveJob& job, int sig) override { processes.SignalAll(job, sig); }
+};
+
+}  // namespace gshare

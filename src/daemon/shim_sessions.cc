@@ -1,0 +1,224 @@
+#include "daemon/shim_sessions.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "base/job_token.h"
+#include "base/process_identity.h"
+#include "ipc/job_json.h"
+
+namespace gshare {
+
+bool ShimSessions::MayJoin(const Connection& c, const ActiveJob& job,
+                           const uint8_t (&token)[16]) const {
+  if (c.uid != job.record.uid && c.uid != 0) return false;
+  return JobTokensEqual(JobTokenHex(token), job.record.token);
+}
+
+JobId ShimSessions::AdoptProcess(const Connection& c, uint64_t job_id) {
+  const JobLifecycle::Parts& lp = this->lp();
+  if (job_id != 0 && lp.table.jobs.count(job_id) != 0) return job_id;
+  // A process preloaded outside `gshare run` (or of a job this daemon does not know): it
+  // becomes a job of its own, recorded like any other.
+  ProcessCommand command = ReadProcessCommand(c.pid);
+  JobRecord r;
+  r.argv = std::move(command.argv);
+  r.cwd = std::move(command.cwd);
+  r.name = r.argv.empty() ? "pid " + std::to_string(c.pid)
+                          : std::filesystem::path(r.argv[0]).filename().string();
+  r.uid = c.uid;
+  r.priority = lp.options.config.scheduler.default_priority;
+  r.state = JobState::kRunning;
+  r.kind = "run";
+  r.submit_time = r.start_time.emplace(lp.clock.WallNow());
+  r.pid = c.pid;
+  auto id = lp.store.Insert(r);
+  if (!id.ok()) {
+    spdlog::error("cannot record pid {}: {}", c.pid, id.status().message());
+    return 0;
+  }
+  r.id = id.value();
+  auto job = std::make_unique<ActiveJob>();
+  job->record = r;
+  job->adhoc = true;
+  lp.staging.Active(r.id);
+  lp.table.jobs[r.id] = std::move(job);
+  lp.arbiter.AddJob(r.id, r.priority, Millis(0), r.uid);
+  return r.id;
+}
+
+void ShimSessions::OnHello(Connection& c, const proto::HelloMsg& hello) {
+  if (c.kind != Connection::Kind::kUnknown) return t_.drop(c.id, "second hello");
+  c.kind = Connection::Kind::kShim;
+  t_.exempt(c.id);
+  JobTable& table = lp().table;
+  if (auto claimed = table.jobs.find(hello.job_id);
+      claimed != table.jobs.end() && !MayJoin(c, *claimed->second, hello.token)) {
+    spdlog::warn("pid {} (uid {}) claims {} without its token: refused", c.pid, c.uid,
+                 JobName(hello.job_id));
+    return t_.drop(c.id, "it cannot prove it belongs to " + JobName(hello.job_id));
+  }
+  c.job = AdoptProcess(c, hello.job_id);
+  if (c.job == 0) return t_.drop(c.id, "cannot record the job");
+  table.jobs.at(c.job)->shims.insert(c.id);
+  lp().arbiter.AddConn(c.id, c.job, c.pid);
+}
+
+void ShimSessions::OnFrame(Connection& c, const Frame& f) {
+  if (f.type == proto::MsgType::kHello) {
+    proto::HelloMsg hello;
+    std::memcpy(&hello, f.payload.data(), sizeof hello);
+    return OnHello(c, hello);
+  }
+  if (c.kind != Connection::Kind::kShim) return t_.drop(c.id, "lease message before hello");
+  JobTable& table = lp().table;
+  auto note_gpu = [&](const proto::GpuUuid& uuid, int ordinal) {
+    if (table.NoteGpu(FormatGpuUuid(uuid), uuid, ordinal)) return true;
+    t_.drop(c.id, "it names more GPUs than a machine has");
+    return false;
+  };
+  if (f.type == proto::MsgType::kMemReport) {
+    proto::MemReportMsg m;
+    std::memcpy(&m, f.payload.data(), sizeof m);
+    if (!note_gpu(m.gpu, m.ordinal)) return;
+    return OnMemReport(c, table.RunsOn(c, FormatGpuUuid(m.gpu)), m);
+  }
+  if (f.type == proto::MsgType::kGapReport) {
+    proto::GapMsg m;
+    std::memcpy(&m, f.payload.data(), sizeof m);
+    const GpuKey gpu = table.RunsOn(c, FormatGpuUuid(m.gpu));
+    return p_.stagger.OnReport(c.job, gpu, TimePoint{std::chrono::nanoseconds(m.begin_ns)},
+                               TimePoint{std::chrono::nanoseconds(m.end_ns)});
+  }
+  proto::LeaseMsg m;
+  std::memcpy(&m, f.payload.data(), sizeof m);
+  if (!note_gpu(m.gpu, m.ordinal)) return;
+  OnLease(c, table.RunsOn(c, FormatGpuUuid(m.gpu)), f.type, m);
+}
+
+void ShimSessions::OnLease(Connection& c, const GpuKey& gpu, proto::MsgType type,
+                           const proto::LeaseMsg& m) {
+  const JobLifecycle::Parts& lp = this->lp();
+  if (lp.table.jobs.count(c.job) != 0) lp.staging.Active(c.job);
+  if (type == proto::MsgType::kLeaseRequest) {
+    // The seat first: a grant in shared mode lets the process submit at once, and its first
+    // submission must already be ordered by its priority.
+    p_.lanes.Sit(gpu, c.id, lp.arbiter.PriorityOf(c.job));
+    p_.messenger.SendSeats();
+    p_.outbox.Apply(lp.arbiter.Request(c.id, gpu, Now()));
+    p_.sharing.Update(gpu);
+    return;
+  }
+  static const char* kReasons[] = {"dropped", "idle", "early", "exit"};
+  spdlog::debug("job {} released {} epoch {} ({})", c.job, gpu, m.epoch,
+                m.reason < 4 ? kReasons[m.reason] : "?");
+  p_.stagger.Released(c.id, gpu);  // a release ends the shim's gap reports
+  if (m.reason == static_cast<uint32_t>(proto::ReleaseReason::kExit) && !c.exiting) {
+    c.exiting = true;
+    spdlog::info("{}: pid {} gives {} back while exiting", JobName(c.job), c.pid, gpu);
+  }
+  lp.timeline.Releasing(gpu, c.job, m.reason < 4 ? kReasons[m.reason] : "released");
+  p_.outbox.Apply(lp.arbiter.Released(c.id, gpu, m.epoch, Now()));
+  p_.stagger.Update(gpu);
+  lp.memory.MakeIncumbentRoom(gpu);
+}
+
+void ShimSessions::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m) {
+  const JobLifecycle::Parts& lp = this->lp();
+  lp.ledger.Report(c.id, c.job, gpu, m);
+  if (m.engine == static_cast<uint32_t>(proto::MemoryEngine::kCheckpoint)) {
+    p_.engine.StartHelper();  // cuInit takes seconds: paid before the first eviction
+  }
+  ActiveJob& job = *lp.table.jobs.at(c.job);
+  job.peak_bytes = std::max(job.peak_bytes, lp.ledger.Totals(c.job).allocated);
+  if (m.held_ms != 0) job.held_ms[{c.id, gpu}] = m.held_ms;
+  if ((m.flags & proto::kReportAfterSwapIn) != 0) {
+    if ((m.flags & proto::kReportSwapInFailed) != 0) {
+      ++job.swapins_failed;
+      ++job.swapins_failed_in_row;
+      spdlog::warn("job {}: its swap-in on {} did not finish ({} in a row); it asks again", c.job,
+                   gpu, job.swapins_failed_in_row);
+    } else {
+      job.swapins_failed_in_row = 0;
+      if (m.swapin_bytes != 0) {
+        lp.timeline.Note(TimelineKind::kSwapIn, c.job, gpu, c.pid, m.swapin_bytes,
+                         static_cast<double>(m.swapin_ns) / 1e6);
+      }
+    }
+    lp.arbiter.SwappedIn(gpu, m.epoch, Now());  // the holder's quantum starts now
+    lp.memory.SwappedIn(gpu, c.job, m.epoch, m.swapin_bytes,
+                        static_cast<double>(m.swapin_ns) / 1e6);
+  }
+  // An allocation of the exclusive holder waits for room: taken from the others.
+  if (m.demand > 0 && lp.arbiter.Holder(gpu) == c.job && !lp.arbiter.IsShared(gpu)) {
+    lp.memory.HolderDemand(gpu, c.id, c.job);
+  }
+  p_.sharing.Update(gpu);
+  p_.messenger.AskHolderToPin(gpu);
+  if (lp.memory.NeedsReprice(gpu)) p_.outbox.Apply(lp.arbiter.Recontend(gpu));
+  // A refused grant that is possible now goes out at the loop's Tick after this read.
+}
+
+void ShimSessions::OnMemoryQuery(Connection& c, const Frame& f) {
+  if (c.kind != Connection::Kind::kUnknown) {
+    return t_.drop(c.id, "a memory query after its hello");
+  }
+  c.kind = Connection::Kind::kCli;  // nothing to undo when it closes
+  proto::MemQueryMsg q;
+  std::memcpy(&q, f.payload.data(), sizeof q);
+  proto::MemViewMsg v{};
+  v.gpu = q.gpu;
+  const JobLifecycle::Parts& lp = this->lp();
+  auto it = lp.table.jobs.find(q.job_id);
+  if (it != lp.table.jobs.end() && MayJoin(c, *it->second, q.token)) {
+    const GpuKey gpu = FormatGpuUuid(q.gpu);
+    v.others_fixed = lp.ledger.FixedOfOthers(gpu, q.job_id);
+    v.job_used = lp.ledger.UsedBy(q.job_id, gpu);
+    v.known = 1;
+  }
+  t_.send(c.id, EncodeFrame(proto::MsgType::kMemoryView,
+                            std::string_view(reinterpret_cast<const char*>(&v), sizeof v)));
+}
+
+void ShimSessions::Left(Connection& c) {
+  const JobLifecycle::Parts& lp = this->lp();
+  for (const auto& [gpu, info] : lp.table.gpus) {
+    lp.timeline.Releasing(gpu, c.job, c.exiting ? "exit" : "disconnected");
+  }
+  p_.outbox.Apply(lp.arbiter.Disconnected(c.id, Now()));
+  p_.lanes.Leave(c.id);
+  p_.messenger.SendSeats();
+  // The leaving process's swap counters go with its ledger entry: its job keeps them.
+  const MemoryLedger::JobTotals before = lp.ledger.Totals(c.job);
+  lp.ledger.Forget(c.id);
+  const MemoryLedger::JobTotals after = lp.ledger.Totals(c.job);
+  auto jit = lp.table.jobs.find(c.job);
+  if (jit != lp.table.jobs.end()) {
+    jit->second->gone_swaps_out += before.swaps_out - after.swaps_out;
+    jit->second->gone_swaps_in += before.swaps_in - after.swaps_in;
+    jit->second->gone_bytes_out += before.bytes_out - after.bytes_out;
+    jit->second->gone_bytes_in += before.bytes_in - after.bytes_in;
+  }
+  lp.staging.ForgetConn(c.id);
+  p_.engine.Forget(c.id);
+  p_.stagger.ForgetJob(c.job);
+  for (const auto& [gpu, info] : lp.table.gpus) {
+    p_.sharing.Update(gpu);
+    p_.stagger.Update(gpu);
+    lp.memory.MakeIncumbentRoom(gpu);
+  }
+  jit = lp.table.jobs.find(c.job);
+  if (jit != lp.table.jobs.end()) {
+    jit->second->shims.erase(c.id);
+    if (jit->second->adhoc && jit->second->shims.empty()) {
+      p_.lifecycle.Finish(c.job, JobState::kCompleted, std::nullopt, std::nullopt, "");
+    }
+  }
+}
+
+}  // namespace gshare

@@ -1,0 +1,78 @@
+// ShimSessions: a shim's connection from its hello to its close. The hello joins the active job
+// whose token it shows (a process preloaded outside `gshare run` becomes a job of its own);
+// lease requests and releases go to the Arbiter, memory reports to the ledger, gap reports to
+// the stagger, and what they cause goes out through the LeaseOutbox. A `gshare run`'s memory
+// query is answered from the ledger. Daemon thread only; a peer that breaks the protocol (a
+// second hello, a lease message before it, more GPUs than a machine has) is dropped.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "daemon/checkpoint_engine.h"
+#include "daemon/connection.h"
+#include "daemon/job_lifecycle.h"
+#include "daemon/lease_outbox.h"
+#include "daemon/priority_lanes.h"
+#include "daemon/sharing_controller.h"
+#include "daemon/shim_messenger.h"
+#include "daemon/stagger_coordinator.h"
+#include "ipc/frame_io.h"
+
+namespace gshare {
+
+class ShimSessions {
+ public:
+  // The parts it drives besides the lifecycle's own (JobLifecycle::parts()); all outlive it.
+  struct Parts {
+    JobLifecycle& lifecycle;
+    PriorityLanes& lanes;
+    ShimMessenger& messenger;
+    StaggerCoordinator& stagger;
+    SharingController& sharing;
+    CheckpointEngine& engine;
+    LeaseOutbox& outbox;
+  };
+  // How it reaches the connections (the daemon's PeerTable).
+  struct Transport {
+    // Queues an encoded frame; false when the peer is gone or could not take it.
+    std::function<bool(ConnId id, std::string_view frame)> send;
+    // Closes the connection for `why`; it then comes back through Left.
+    std::function<void(ConnId id, const std::string& why)> drop;
+    // The peer's lease messages are never held back behind its own reports.
+    std::function<void(ConnId id)> exempt;
+  };
+
+  ShimSessions(Parts parts, Transport transport) : p_(parts), t_(std::move(transport)) {}
+
+  // kHello, kLeaseRequest, kLeaseReleased, kMemReport or kGapReport of connection `c`.
+  void OnFrame(Connection& c, const Frame& f);
+  // kMemoryQuery: the job's view of the GPU (kMemoryView; unknown unless `c` may join the job).
+  // The connection is then a CLI's: it joins no job and holds nothing.
+  void OnMemoryQuery(Connection& c, const Frame& f);
+  // Shim connection `c` is closing: its leases are reclaimed, its seat and ledger entry go (its
+  // swap counters stay with its job), and a job of its own ends COMPLETED with its last shim.
+  void Left(Connection& c);
+
+ private:
+  // Whether `c` may join active `job`: its owner's (or root's) process showing the job's token
+  // (base/job_token.h).
+  bool MayJoin(const Connection& c, const ActiveJob& job, const uint8_t (&token)[16]) const;
+  void OnHello(Connection& c, const proto::HelloMsg& hello);
+  // The job of a hello naming `job_id`: that active job, else a new job of the process's own
+  // (recorded RUNNING); 0 when the store refuses it.
+  JobId AdoptProcess(const Connection& c, uint64_t job_id);
+  void OnLease(Connection& c, const GpuKey& gpu, proto::MsgType type, const proto::LeaseMsg& m);
+  void OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m);
+
+  const JobLifecycle::Parts& lp() const { return p_.lifecycle.parts(); }
+  TimePoint Now() const { return lp().clock.Now(); }
+
+  Parts p_;
+  Transport t_;
+};
+
+}  // namespace gshare
