@@ -12,94 +12,47 @@ namespace gshare {
 Arbiter::Arbiter(Options options) : options_(options) {}
 
 void Arbiter::AddJob(JobId job, int priority, Millis quantum, uid_t uid) {
-  Job& j = jobs_[job];
+  Job& j = s_.jobs[job];
   j.uid = uid;
   j.priority = priority;
   j.quantum = quantum;
 }
 
 void Arbiter::SetPriority(JobId job, int priority) {
-  auto it = jobs_.find(job);
-  if (it != jobs_.end()) it->second.priority = priority;
+  auto it = s_.jobs.find(job);
+  if (it != s_.jobs.end()) it->second.priority = priority;
 }
 
 void Arbiter::RemoveJob(JobId job) {
-  auto it = jobs_.find(job);
-  if (it != jobs_.end() && it->second.conns.empty()) {
-    jobs_.erase(it);
-    gangs_.erase(job);
+  auto it = s_.jobs.find(job);
+  if (it != s_.jobs.end() && it->second.conns.empty()) {
+    s_.jobs.erase(it);
+    s_.gangs.erase(job);
   }
 }
 
 void Arbiter::AddConn(ConnId conn, JobId job, pid_t pid) {
-  conns_[conn] = Conn{job, pid};
-  jobs_[job].conns.insert(conn);
+  s_.conns[conn] = Conn{job, pid};
+  s_.jobs[job].conns.insert(conn);
 }
 
 Millis Arbiter::QuantumOf(const Job& job) const {
   return job.quantum.count() > 0 ? job.quantum : options_.default_quantum;
 }
 
-bool Arbiter::JobWants(const Lease& lease, JobId job) const {
-  for (ConnId c : lease.wanting) {
-    if (conns_.at(c).job == job) return true;
-  }
-  return false;
-}
-
 void Arbiter::Enqueue(Lease& lease, JobId job, TimePoint now) {
   if (lease.queue.count(job) != 0) return;
-  lease.queue[job] = ++arrivals_;
+  lease.queue[job] = ++s_.arrivals;
   lease.wait_since[job] = now;
-}
-
-bool Arbiter::GrantedBefore(const Lease& lease, const UserTurns& turns, JobId a, JobId b) const {
-  const Job& ja = jobs_.at(a);
-  const Job& jb = jobs_.at(b);
-  if (ja.priority != jb.priority) return ja.priority > jb.priority;
-  if (a == lease.incumbent || b == lease.incumbent) return a == lease.incumbent;
-  uint64_t ta = turns.Last(ja.uid);
-  uint64_t tb = turns.Last(jb.uid);
-  if (ta != tb) return ta < tb;  // the user served least recently
-  return lease.queue.at(a) < lease.queue.at(b);
-}
-
-std::optional<JobId> Arbiter::BestWaiter(const GpuKey& gpu, const Lease& lease,
-                                         bool grantable_only) const {
-  std::optional<JobId> best;
-  for (const auto& [job, arrival] : lease.queue) {
-    if (jobs_.at(job).suspended) continue;
-    if (grantable_only && options_.can_grant && !options_.can_grant(gpu, job)) continue;
-    if (!best || GrantedBefore(lease, lease.turns, job, *best)) best = job;
-  }
-  return best;
-}
-
-std::vector<JobId> Arbiter::WaiterOrder(const Lease& lease) const {
-  // Each grant moves its user behind the others, so the order is found one grant at a time.
-  std::vector<JobId> left;
-  for (const auto& [job, arrival] : lease.queue) left.push_back(job);
-  UserTurns turns = lease.turns;
-  std::vector<JobId> order;
-  while (!left.empty()) {
-    auto best = left.begin();
-    for (auto it = left.begin(); it != left.end(); ++it) {
-      if (GrantedBefore(lease, turns, *it, *best)) best = it;
-    }
-    order.push_back(*best);
-    turns.Took(jobs_.at(*best).uid);
-    left.erase(best);
-  }
-  return order;
 }
 
 LeaseActions Arbiter::Request(ConnId conn, const GpuKey& gpu, TimePoint now) {
   LeaseActions out;
-  auto cit = conns_.find(conn);
-  if (cit == conns_.end()) return out;
+  auto cit = s_.conns.find(conn);
+  if (cit == s_.conns.end()) return out;
   JobId job = cit->second.job;
-  Lease& lease = leases_[gpu];
-  if ((!options_.enabled || lease.shared) && !jobs_.at(job).suspended) {
+  Lease& lease = s_.leases[gpu];
+  if ((!options_.enabled || lease.shared) && !s_.jobs.at(job).suspended) {
     lease.holding[conn] = lease.epoch;
     if (lease.shared && options_.enabled) StartShared(lease, job, now);
     out.push_back({LeaseAction::Kind::kGrant, conn, gpu, lease.epoch, 0});
@@ -108,7 +61,7 @@ LeaseActions Arbiter::Request(ConnId conn, const GpuKey& gpu, TimePoint now) {
   if (options_.enabled && !lease.shared && lease.residents.count(job) != 0) {
     // A resident: granted at once, beside the turns (a suspended one waits for its resume).
     lease.wanting.insert(conn);
-    if (!jobs_.at(job).suspended) GrantResidents(gpu, lease, now, out);
+    if (!s_.jobs.at(job).suspended) GrantResidents(gpu, lease, now, out);
     return out;
   }
   if (lease.holder == job && !lease.dropping && lease.stopped.count(job) == 0) {
@@ -123,7 +76,7 @@ LeaseActions Arbiter::Request(ConnId conn, const GpuKey& gpu, TimePoint now) {
   lease.wanting.insert(conn);
   Enqueue(lease, job, now);
   if (!options_.enabled || lease.shared) return out;  // suspended: waits for SetSuspended
-  if (InGang(job, lease)) GangWaits(job, now, out);
+  if (order_.InGang(job, lease)) GangWaits(job, now, out);
   Schedule(gpu, lease, now, out);
   if (lease.holder && lease.holder != job) NotifyContended(gpu, lease, out);
   ScheduleGangs(now, out);
@@ -135,19 +88,19 @@ void Arbiter::Schedule(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActi
   if (lease.holder && !lease.dropping) {
     if ((lease.turn_waits & (kDelivery | kRoom)) != 0) return;  // its turn has not begun
     // Only a waiter that could be granted ends the holder's turn (else the GPU would idle).
-    std::optional<JobId> best = NextGrant(gpu, lease, /*for_drop=*/true);
+    std::optional<JobId> best = order_.NextGrant(gpu, lease, /*for_drop=*/true);
     if (!best) return;
-    const Job& holder = jobs_.at(*lease.holder);
-    int waiter_priority = jobs_.at(*best).priority;
+    const Job& holder = s_.jobs.at(*lease.holder);
+    int waiter_priority = s_.jobs.at(*best).priority;
     bool preempt = waiter_priority > holder.priority;
     bool expired = now >= TurnEnd(lease) && waiter_priority >= holder.priority;
     if (preempt || expired) SendDrop(gpu, lease, now, out);
     return;
   }
-  if (lease.holder || TurnHolding(lease)) return;  // still draining
-  std::optional<JobId> best = NextGrant(gpu, lease, /*for_drop=*/false);
+  if (lease.holder || order_.TurnHolding(lease)) return;  // still draining
+  std::optional<JobId> best = order_.NextGrant(gpu, lease, /*for_drop=*/false);
   if (!best) return;
-  if (InGang(*best, lease)) {
+  if (order_.InGang(*best, lease)) {
     GrantGang(*best, now, out);
   } else {
     Grant(gpu, lease, *best, now, out);
@@ -163,7 +116,7 @@ void Arbiter::Grant(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now, L
 void Arbiter::BeginHolding(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now,
                            LeaseActions& out) {
   lease.holder = job;
-  lease.turns.Took(jobs_.at(job).uid);
+  lease.turns.Took(s_.jobs.at(job).uid);
   lease.incumbent.reset();
   lease.granted_at = now;
   lease.held_since = now;
@@ -173,12 +126,12 @@ void Arbiter::BeginHolding(const GpuKey& gpu, Lease& lease, JobId job, TimePoint
   lease.queue.erase(job);
   StopWaiting(lease, job, now);
   if (lease.stopped.erase(job) != 0) {
-    for (ConnId c : jobs_.at(job).conns) {
-      out.push_back({LeaseAction::Kind::kContinue, c, gpu, 0, conns_.at(c).pid});
+    for (ConnId c : s_.jobs.at(job).conns) {
+      out.push_back({LeaseAction::Kind::kContinue, c, gpu, 0, s_.conns.at(c).pid});
     }
   }
   for (auto it = lease.wanting.begin(); it != lease.wanting.end();) {
-    if (conns_.at(*it).job == job) {
+    if (s_.conns.at(*it).job == job) {
       lease.holding[*it] = lease.epoch;
       out.push_back({LeaseAction::Kind::kGrant, *it, gpu, lease.epoch, 0});
       it = lease.wanting.erase(it);
@@ -197,16 +150,16 @@ void Arbiter::NotifyContended(const GpuKey& gpu, Lease& lease, LeaseActions& out
 void Arbiter::ContendedToHolder(const GpuKey& gpu, const Lease& lease, LeaseActions& out) const {
   for (const auto& [conn, epoch] : lease.holding) {
     // Not the connections still dropping from shared mode (HoldInPlace), nor residents.
-    if (lease.holder && conns_.at(conn).job != *lease.holder) continue;
-    if (ResidentConn(lease, conn)) continue;
+    if (lease.holder && s_.conns.at(conn).job != *lease.holder) continue;
+    if (order_.ResidentConn(lease, conn)) continue;
     out.push_back({LeaseAction::Kind::kContended, conn, gpu, epoch, 0});
   }
 }
 
 LeaseActions Arbiter::Recontend(const GpuKey& gpu) const {
   LeaseActions out;
-  auto it = leases_.find(gpu);
-  if (!options_.enabled || it == leases_.end()) return out;
+  auto it = s_.leases.find(gpu);
+  if (!options_.enabled || it == s_.leases.end()) return out;
   const Lease& lease = it->second;
   if (lease.shared || lease.dropping || lease.contended_epoch != lease.epoch) return out;
   ContendedToHolder(gpu, lease, out);
@@ -217,14 +170,15 @@ void Arbiter::SendDrop(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActi
   lease.dropping = true;
   lease.drop_sent_at = now;
   for (const auto& [conn, epoch] : lease.holding) {
-    if (!ResidentConn(lease, conn)) out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
+    if (!order_.ResidentConn(lease, conn))
+      out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
   }
   // A gang drops from all its GPUs at once; the others are marked before this one is
   // rescheduled, so that none of them counts as free for the gang again.
   if (lease.holder) DropGang(*lease.holder, now, out);
-  if (!TurnHolding(lease)) {
+  if (!order_.TurnHolding(lease)) {
     const std::optional<JobId> was = lease.holder;
-    if (was && GangDraining(*was)) return;  // handed on with the gang's other GPUs
+    if (was && order_.GangDraining(*was)) return;  // handed on with the gang's other GPUs
     EndHolding(lease, now);
     Schedule(gpu, lease, now, out);
     if (was) FinishGangDrain(*was, now, out);
@@ -239,16 +193,16 @@ void Arbiter::EndHolding(Lease& lease, TimePoint now) {
   }
   if (lease.holder) {
     JobId job = *lease.holder;
-    auto jit = jobs_.find(job);
+    auto jit = s_.jobs.find(job);
     lease.lease_seconds += Seconds(lease.held_since, now);
-    if (jit != jobs_.end()) {
+    if (jit != s_.jobs.end()) {
       // A turn that ends before it began (its grant undelivered, its swap-in not over) was
       // waiting, as BeginTurn would have counted it: the job's counters only ever grow.
       (lease.turn_waits != 0 ? jit->second.wait_seconds : jit->second.lease_seconds) +=
           Seconds(lease.granted_at, now);
-      if (Wants(lease, job)) {
+      if (order_.Wants(lease, job)) {
         Enqueue(lease, job, now);  // round robin: to the tail
-        if (IsGang(job) && jit->second.gang_wait == 0) jit->second.gang_wait = ++arrivals_;
+        if (order_.IsGang(job) && jit->second.gang_wait == 0) jit->second.gang_wait = ++s_.arrivals;
       }
     }
   }
@@ -259,25 +213,25 @@ void Arbiter::EndHolding(Lease& lease, TimePoint now) {
 
 void Arbiter::ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoint now,
                           LeaseActions& out) {
-  const bool resident = ResidentConn(lease, conn);
+  const bool resident = order_.ResidentConn(lease, conn);
   lease.holding.erase(conn);
-  if ((lease.shared || resident) && conns_.count(conn) != 0) {
-    JobId job = conns_.at(conn).job;
+  if ((lease.shared || resident) && s_.conns.count(conn) != 0) {
+    JobId job = s_.conns.at(conn).job;
     bool still = false;
-    for (const auto& [c, epoch] : lease.holding) still = still || conns_.at(c).job == job;
+    for (const auto& [c, epoch] : lease.holding) still = still || s_.conns.at(c).job == job;
     if (!still) EndShared(lease, job, now);
   }
   if (!options_.enabled || lease.shared || resident) return;
-  if (lease.holder && conns_.count(conn) && conns_.at(conn).job != *lease.holder) return;
+  if (lease.holder && s_.conns.count(conn) && s_.conns.at(conn).job != *lease.holder) return;
   bool holder_left = true;
   for (const auto& [c, epoch] : lease.holding) {
-    if (lease.holder && conns_.at(c).job == *lease.holder) holder_left = false;
+    if (lease.holder && s_.conns.at(c).job == *lease.holder) holder_left = false;
   }
   if (holder_left || !lease.holder) {
     const std::optional<JobId> was = lease.holder;
     // A dropped gang hands its GPUs on together, once it has drained all of them.
-    if (was && lease.dropping && GangDraining(*was)) return;
-    if (lease.holder || !TurnHolding(lease)) EndHolding(lease, now);
+    if (was && lease.dropping && order_.GangDraining(*was)) return;
+    if (lease.holder || !order_.TurnHolding(lease)) EndHolding(lease, now);
     Schedule(gpu, lease, now, out);
     // A gang whose turn ended on one GPU (its processes there released) ends it everywhere.
     if (was && lease.holder != was) {
@@ -289,8 +243,8 @@ void Arbiter::ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoin
 
 LeaseActions Arbiter::Released(ConnId conn, const GpuKey& gpu, uint64_t epoch, TimePoint now) {
   LeaseActions out;
-  auto lit = leases_.find(gpu);
-  if (lit == leases_.end()) return out;
+  auto lit = s_.leases.find(gpu);
+  if (lit == s_.leases.end()) return out;
   Lease& lease = lit->second;
   auto h = lease.holding.find(conn);
   if (h == lease.holding.end() || h->second != epoch) return out;  // stale or duplicate
@@ -301,31 +255,31 @@ LeaseActions Arbiter::Released(ConnId conn, const GpuKey& gpu, uint64_t epoch, T
 
 LeaseActions Arbiter::Disconnected(ConnId conn, TimePoint now) {
   LeaseActions out;
-  auto cit = conns_.find(conn);
-  if (cit == conns_.end()) return out;
+  auto cit = s_.conns.find(conn);
+  if (cit == s_.conns.end()) return out;
   JobId job = cit->second.job;
-  for (auto& [gpu, lease] : leases_) {
+  for (auto& [gpu, lease] : s_.leases) {
     lease.wanting.erase(conn);
-    if (!Wants(lease, job) && lease.holder != job) {
+    if (!order_.Wants(lease, job) && lease.holder != job) {
       lease.queue.erase(job);
       lease.wait_since.erase(job);
     }
     if (lease.holding.count(conn) != 0) ReleaseConn(gpu, lease, conn, now, out);
   }
-  jobs_[job].conns.erase(conn);
-  conns_.erase(cit);
-  if (IsGang(job)) {
+  s_.jobs[job].conns.erase(conn);
+  s_.conns.erase(cit);
+  if (order_.IsGang(job)) {
     bool waits = false;
-    for (const auto& [gpu, lease] : leases_) waits = waits || lease.queue.count(job) != 0;
-    if (!waits) jobs_[job].gang_wait = 0;
+    for (const auto& [gpu, lease] : s_.leases) waits = waits || lease.queue.count(job) != 0;
+    if (!waits) s_.jobs[job].gang_wait = 0;
   }
   // A job gone entirely cannot stay stopped or queued anywhere.
-  if (jobs_[job].conns.empty()) {
-    for (auto& [gpu, lease] : leases_) {
+  if (s_.jobs[job].conns.empty()) {
+    for (auto& [gpu, lease] : s_.leases) {
       lease.stopped.erase(job);
       lease.queue.erase(job);
       lease.wait_since.erase(job);
-      if (lease.holder == job && !TurnHolding(lease)) {
+      if (lease.holder == job && !order_.TurnHolding(lease)) {
         EndHolding(lease, now);
         Schedule(gpu, lease, now, out);
       }
@@ -337,22 +291,22 @@ LeaseActions Arbiter::Disconnected(ConnId conn, TimePoint now) {
 
 LeaseActions Arbiter::Tick(TimePoint now) {
   LeaseActions out;
-  for (auto& [gpu, lease] : leases_) {
+  for (auto& [gpu, lease] : s_.leases) {
     bool holder_holds = false;  // not a gang's drained GPU waiting for its others
     for (const auto& [conn, epoch] : lease.holding) {
-      holder_holds = holder_holds || (lease.holder && conns_.at(conn).job == *lease.holder);
+      holder_holds = holder_holds || (lease.holder && s_.conns.at(conn).job == *lease.holder);
     }
     if (lease.dropping && lease.holder && holder_holds &&
         now - lease.drop_sent_at >= options_.drop_grace) {
       // The holder ignored DROP: stop its processes, take the lease back, and queue it so
       // it is continued (and re-granted) when its turn comes.
       JobId job = *lease.holder;
-      for (ConnId c : jobs_.at(job).conns) {
-        out.push_back({LeaseAction::Kind::kStop, c, gpu, 0, conns_.at(c).pid});
+      for (ConnId c : s_.jobs.at(job).conns) {
+        out.push_back({LeaseAction::Kind::kStop, c, gpu, 0, s_.conns.at(c).pid});
       }
       lease.stopped.insert(job);
       for (auto it = lease.holding.begin(); it != lease.holding.end();) {
-        if (conns_.at(it->first).job == job) {
+        if (s_.conns.at(it->first).job == job) {
           lease.wanting.insert(it->first);
           it = lease.holding.erase(it);
         } else {
@@ -373,10 +327,10 @@ std::optional<TimePoint> Arbiter::NextDeadline() const {
     if (!next || t < *next) next = t;
   };
   if (!options_.enabled) return next;
-  for (const auto& [gpu, lease] : leases_) {
+  for (const auto& [gpu, lease] : s_.leases) {
     if (!lease.holder) {
       // Waiters the grant filter refused are asked again each second.
-      if (!lease.queue.empty() && !TurnHolding(lease) && !lease.shared) {
+      if (!lease.queue.empty() && !order_.TurnHolding(lease) && !lease.shared) {
         consider(std::chrono::steady_clock::now() + Millis(1000));
       }
       continue;
@@ -394,7 +348,7 @@ LeaseActions Arbiter::SetEnabled(bool enabled, TimePoint now) {
   LeaseActions out;
   if (enabled == options_.enabled) return out;
   options_.enabled = enabled;
-  for (auto& [gpu, lease] : leases_) {
+  for (auto& [gpu, lease] : s_.leases) {
     if (!enabled) {
       OpenToAll(gpu, lease, now, out);
     } else {
@@ -409,7 +363,7 @@ LeaseActions Arbiter::SetEnabled(bool enabled, TimePoint now) {
 
 std::vector<Arbiter::GpuView> Arbiter::Gpus(TimePoint now) const {
   std::vector<GpuView> views;
-  for (const auto& [gpu, lease] : leases_) {
+  for (const auto& [gpu, lease] : s_.leases) {
     GpuView v;
     v.gpu = gpu;
     v.holder = lease.holder;
@@ -417,7 +371,7 @@ std::vector<Arbiter::GpuView> Arbiter::Gpus(TimePoint now) const {
     v.dropping = lease.dropping;
     v.shared = lease.shared;
     std::set<JobId> holding;
-    for (const auto& [conn, epoch] : lease.holding) holding.insert(conns_.at(conn).job);
+    for (const auto& [conn, epoch] : lease.holding) holding.insert(s_.conns.at(conn).job);
     v.holding.assign(holding.begin(), holding.end());
     v.residents.assign(lease.residents.begin(), lease.residents.end());
     v.last_drain_ms = lease.last_drain_ms;
@@ -430,7 +384,7 @@ std::vector<Arbiter::GpuView> Arbiter::Gpus(TimePoint now) const {
     }
     v.wait_seconds_total = lease.wait_seconds;
     for (const auto& [job, since] : lease.wait_since) v.wait_seconds_total += Seconds(since, now);
-    v.waiters = WaiterOrder(lease);
+    v.waiters = order_.WaiterOrder(lease);
     v.stopped.assign(lease.stopped.begin(), lease.stopped.end());
     views.push_back(std::move(v));
   }
@@ -440,45 +394,45 @@ std::vector<Arbiter::GpuView> Arbiter::Gpus(TimePoint now) const {
 void Arbiter::StopWaiting(Lease& lease, JobId job, TimePoint now) {
   auto ws = lease.wait_since.find(job);
   if (ws == lease.wait_since.end()) return;
-  jobs_.at(job).wait_seconds += Seconds(ws->second, now);
+  s_.jobs.at(job).wait_seconds += Seconds(ws->second, now);
   lease.wait_seconds += Seconds(ws->second, now);
   lease.wait_since.erase(ws);
 }
 
 std::optional<JobId> Arbiter::NextWaiter(const GpuKey& gpu) const {
-  auto it = leases_.find(gpu);
-  if (it == leases_.end()) return std::nullopt;
-  return BestWaiter(gpu, it->second, /*grantable_only=*/false);
+  auto it = s_.leases.find(gpu);
+  if (it == s_.leases.end()) return std::nullopt;
+  return order_.BestWaiter(gpu, it->second, /*grantable_only=*/false);
 }
 
 std::optional<JobId> Arbiter::Holder(const GpuKey& gpu) const {
-  auto it = leases_.find(gpu);
-  if (it == leases_.end()) return std::nullopt;
+  auto it = s_.leases.find(gpu);
+  if (it == s_.leases.end()) return std::nullopt;
   return it->second.holder;
 }
 
 std::vector<JobId> Arbiter::JobsOn(const GpuKey& gpu) const {
   std::set<JobId> jobs;
-  auto it = leases_.find(gpu);
-  if (it != leases_.end()) {
-    for (const auto& [conn, epoch] : it->second.holding) jobs.insert(conns_.at(conn).job);
-    for (ConnId c : it->second.wanting) jobs.insert(conns_.at(c).job);
+  auto it = s_.leases.find(gpu);
+  if (it != s_.leases.end()) {
+    for (const auto& [conn, epoch] : it->second.holding) jobs.insert(s_.conns.at(conn).job);
+    for (ConnId c : it->second.wanting) jobs.insert(s_.conns.at(c).job);
   }
   return {jobs.begin(), jobs.end()};
 }
 
 std::vector<JobId> Arbiter::HoldingJobs(const GpuKey& gpu) const {
   std::set<JobId> jobs;
-  auto it = leases_.find(gpu);
-  if (it != leases_.end()) {
-    for (const auto& [conn, epoch] : it->second.holding) jobs.insert(conns_.at(conn).job);
+  auto it = s_.leases.find(gpu);
+  if (it != s_.leases.end()) {
+    for (const auto& [conn, epoch] : it->second.holding) jobs.insert(s_.conns.at(conn).job);
   }
   return {jobs.begin(), jobs.end()};
 }
 
 int Arbiter::PriorityOf(JobId job) const {
-  auto it = jobs_.find(job);
-  return it == jobs_.end() ? 0 : it->second.priority;
+  auto it = s_.jobs.find(job);
+  return it == s_.jobs.end() ? 0 : it->second.priority;
 }
 
 bool Arbiter::OnePriorityOn(const GpuKey& gpu) const {
@@ -491,11 +445,11 @@ bool Arbiter::OnePriorityOn(const GpuKey& gpu) const {
 
 Arbiter::JobUsage Arbiter::Usage(JobId job, TimePoint now) const {
   JobUsage u;
-  auto jit = jobs_.find(job);
-  if (jit == jobs_.end()) return u;
+  auto jit = s_.jobs.find(job);
+  if (jit == s_.jobs.end()) return u;
   u.lease_seconds = jit->second.lease_seconds;
   u.wait_seconds = jit->second.wait_seconds;
-  for (const auto& [gpu, lease] : leases_) {
+  for (const auto& [gpu, lease] : s_.leases) {
     if (lease.holder == job) {
       u.holding = true;
       // Until its turn begins (BeginTurn) the holder's time is waiting.

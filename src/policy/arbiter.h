@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "policy/arbiter_state.h"
+#include "policy/grant_order.h"
 #include "policy/types.h"
 #include "policy/user_turns.h"
 
@@ -80,7 +81,7 @@ class Arbiter {
   // had its turn. Shared mode (everyone holds at once) and disabled mode are unaffected.
   void AddJob(JobId job, int priority, Millis quantum, uid_t uid);
   void SetPriority(JobId job, int priority);
-  bool HasJob(JobId job) const { return jobs_.count(job) != 0; }
+  bool HasJob(JobId job) const { return s_.jobs.count(job) != 0; }
   // Forgets a job whose connections are all gone.
   void RemoveJob(JobId job);
 
@@ -234,7 +235,8 @@ class Arbiter {
   JobUsage Usage(JobId job, TimePoint now) const;
 
  private:
-  // The state it keeps per job, connection and GPU (policy/arbiter_state.h).
+  // The state it keeps per job, connection and GPU (policy/arbiter_state.h); who goes next is
+  // read off it by order_ (policy/grant_order.h).
   using Job = arbiter_state::Job;
   using Conn = arbiter_state::Conn;
   using Lease = arbiter_state::Lease;
@@ -250,15 +252,7 @@ class Arbiter {
   // Ends the holder's wait `wait` (delivery, room, swap-in): its quantum starts now, the time
   // since the grant counts as waiting. Nothing when the lease does not wait for it.
   void BeginTurn(const GpuKey& gpu, uint64_t epoch, TurnWait wait, TimePoint now);
-  bool JobWants(const Lease& lease, JobId job) const;
   void Enqueue(Lease& lease, JobId job, TimePoint now);
-  // Whether waiter `a` is granted before waiter `b` at `lease` (AddJob's fair share order),
-  // the users' turns being `turns`.
-  bool GrantedBefore(const Lease& lease, const UserTurns& turns, JobId a, JobId b) const;
-  // Every waiter of `lease`, in the order they would be granted (for status).
-  std::vector<JobId> WaiterOrder(const Lease& lease) const;
-  // The next job to grant; grantable_only skips those options_.can_grant refuses.
-  std::optional<JobId> BestWaiter(const GpuKey& gpu, const Lease& lease, bool grantable_only) const;
   void Schedule(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
   void Grant(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now, LeaseActions& out);
   // `job` holds `lease` from now, in its current epoch; its waiting connections are granted.
@@ -274,12 +268,7 @@ class Arbiter {
   // Shared mode: starts or ends a job's holding time (lease_seconds).
   void StartShared(Lease& lease, JobId job, TimePoint now);
   void EndShared(Lease& lease, JobId job, TimePoint now);
-  bool Suspended(ConnId conn) const;
-  // Residents (arbiter_shared.cc): whether `conn` is a resident's connection of `lease`; whether
-  // a connection other than residents' holds it (a turn's holder, or one still dropping);
-  // granting the residents' waiting connections that are not suspended.
-  bool ResidentConn(const Lease& lease, ConnId conn) const;
-  bool TurnHolding(const Lease& lease) const;
+  // Residents (arbiter_shared.cc): their waiting connections that are not suspended hold now.
   void GrantResidents(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
   // SetShared(false)'s incumbent: whether `job` may keep running, and making it the holder.
   bool KeepsRunning(const GpuKey& gpu, const Lease& lease, JobId job) const;
@@ -290,49 +279,23 @@ class Arbiter {
   // Shared or disabled mode: every waiting connection that is not suspended holds now.
   void GrantAllWanting(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
 
-  // Gang leases (SetGang; arbiter_gang.cc).
-  bool IsGang(JobId job) const;
-  bool InGang(JobId job, const Lease& lease) const;
-  // Whether `job` waits for `lease`: one of its connections asks for it or, for a gang job's
-  // GPU, for any GPU of its gang.
-  bool Wants(const Lease& lease, JobId job) const;
-  // A gang connection waits: the job gives back the GPUs of its gang it holds and queues on
-  // all the others.
+  // Gang leases (SetGang; arbiter_gang.cc). A gang connection waits: the job gives back the GPUs of
+  // its gang it holds and queues on all the others.
   void GangWaits(JobId job, TimePoint now, LeaseActions& out);
   // The gang `job` waits for none of its GPUs any more (Withdraw): it leaves their queues.
   void GangStopsWaiting(JobId job, TimePoint now);
-  // The first waiting gang (the one that reserves its GPUs), if any.
-  std::optional<JobId> HeadGang() const;
-  // Whether every GPU of `job`'s gang is free for it (shared, disabled, free, or its own
-  // undropped grant), counting `freed` as free, and the grant filter takes it everywhere.
-  // Not ready either where the first waiting gang `head` reserves a GPU against it.
-  bool GangReady(JobId job, const GpuKey& freed, std::optional<JobId> head) const;
-  // Whether `gpu` (`lease`) is reserved against `job` by the first waiting gang `head`: it
-  // is one of the head's GPUs and the head comes before `job` in its order.
-  bool Reserved(const GpuKey& gpu, const Lease& lease, JobId job, std::optional<JobId> head) const;
   void GrantGang(JobId job, TimePoint now, LeaseActions& out);
   // DROP to the job's other grants of its gang (after one of them ended or was dropped).
   void DropGang(JobId job, TimePoint now, LeaseActions& out);
-  // Whether a dropped gang still has processes holding one of its GPUs: its drained GPUs
-  // wait (held, dropping) until then, so that no other job runs on one of them while the
-  // gang still runs on another (a collective there may wait for its peer).
-  bool GangDraining(JobId job) const;
   // The gang drained everywhere: its dropped grants end and their GPUs go on.
   void FinishGangDrain(JobId job, TimePoint now, LeaseActions& out);
   // Schedule on every GPU, when gangs exist (a grant or reservation on one GPU changes what
   // the others may do).
   void ScheduleGangs(TimePoint now, LeaseActions& out);
-  // The waiter `lease` goes to next if it were free now: the fair share order of the grant
-  // filter's waiters, less those `gpu`'s reservation holds back and gangs not ready. For a
-  // drop decision (`for_drop`) the first gang counts as ready: its other GPUs are freed too.
-  std::optional<JobId> NextGrant(const GpuKey& gpu, const Lease& lease, bool for_drop) const;
 
   Options options_;
-  uint64_t arrivals_ = 0;
-  std::map<JobId, Job> jobs_;
-  std::map<ConnId, Conn> conns_;
-  std::map<GpuKey, Lease> leases_;
-  std::set<JobId> gangs_;  // jobs with a gang
+  arbiter_state::State s_;
+  GrantOrder order_{s_, options_.enabled, options_.can_grant};  // who is granted next
 };
 
 }  // namespace gshare

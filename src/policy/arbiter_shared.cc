@@ -9,13 +9,13 @@ namespace gshare {
 LeaseActions Arbiter::SetShared(const GpuKey& gpu, bool shared, TimePoint now,
                                 std::optional<JobId> first) {
   LeaseActions out;
-  Lease& lease = leases_[gpu];
+  Lease& lease = s_.leases[gpu];
   if (lease.shared == shared) return out;
   lease.shared = shared;
   if (!options_.enabled) return out;
   if (shared) {
     OpenToAll(gpu, lease, now, out);
-    for (const auto& [c, epoch] : lease.holding) StartShared(lease, conns_.at(c).job, now);
+    for (const auto& [c, epoch] : lease.holding) StartShared(lease, s_.conns.at(c).job, now);
   } else {
     // Exclusive again. A `first` that holds the GPU and has the highest priority on it keeps
     // running, as the holder of its grant; the others drop. Otherwise every holder drops and
@@ -31,11 +31,11 @@ LeaseActions Arbiter::SetShared(const GpuKey& gpu, bool shared, TimePoint now,
       HoldInPlace(gpu, lease, *first, now, out);
     } else {
       for (const auto& [conn, epoch] : lease.holding) {
-        if (!ResidentConn(lease, conn)) {
+        if (!order_.ResidentConn(lease, conn)) {
           out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
         }
       }
-      if (!TurnHolding(lease)) Schedule(gpu, lease, now, out);
+      if (!order_.TurnHolding(lease)) Schedule(gpu, lease, now, out);
     }
   }
   ScheduleGangs(now, out);
@@ -43,13 +43,13 @@ LeaseActions Arbiter::SetShared(const GpuKey& gpu, bool shared, TimePoint now,
 }
 
 bool Arbiter::KeepsRunning(const GpuKey& gpu, const Lease& lease, JobId job) const {
-  if (jobs_.at(job).suspended) return false;
+  if (s_.jobs.at(job).suspended) return false;
   bool holds = false;
-  for (const auto& [c, epoch] : lease.holding) holds = holds || conns_.at(c).job == job;
+  for (const auto& [c, epoch] : lease.holding) holds = holds || s_.conns.at(c).job == job;
   if (!holds) return false;
   for (JobId other : JobsOn(gpu)) {
     if (lease.residents.count(other) != 0) continue;  // they run beside it
-    if (jobs_.at(other).priority > jobs_.at(job).priority) return false;
+    if (s_.jobs.at(other).priority > s_.jobs.at(job).priority) return false;
   }
   return lease.residents.count(job) == 0;
 }
@@ -60,7 +60,7 @@ void Arbiter::HoldInPlace(const GpuKey& gpu, Lease& lease, JobId job, TimePoint 
   // releases leave the holder alone (ReleaseConn).
   BeginHolding(gpu, lease, job, now, out);
   for (const auto& [conn, epoch] : lease.holding) {
-    if (conns_.at(conn).job != job && !ResidentConn(lease, conn)) {
+    if (s_.conns.at(conn).job != job && !order_.ResidentConn(lease, conn)) {
       out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
     }
   }
@@ -71,8 +71,8 @@ void Arbiter::HoldInPlace(const GpuKey& gpu, Lease& lease, JobId job, TimePoint 
 
 void Arbiter::OpenToAll(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out) {
   for (JobId job : lease.stopped) {
-    for (ConnId c : jobs_.at(job).conns) {
-      out.push_back({LeaseAction::Kind::kContinue, c, gpu, 0, conns_.at(c).pid});
+    for (ConnId c : s_.jobs.at(job).conns) {
+      out.push_back({LeaseAction::Kind::kContinue, c, gpu, 0, s_.conns.at(c).pid});
     }
   }
   lease.stopped.clear();
@@ -82,18 +82,18 @@ void Arbiter::OpenToAll(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseAct
 
 void Arbiter::GrantAllWanting(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out) {
   for (auto it = lease.wanting.begin(); it != lease.wanting.end();) {
-    if (Suspended(*it)) {
+    if (order_.Suspended(*it)) {
       ++it;
       continue;
     }
     lease.holding[*it] = lease.epoch;
     out.push_back({LeaseAction::Kind::kGrant, *it, gpu, lease.epoch, 0});
-    if (lease.shared && options_.enabled) StartShared(lease, conns_.at(*it).job, now);
+    if (lease.shared && options_.enabled) StartShared(lease, s_.conns.at(*it).job, now);
     it = lease.wanting.erase(it);
   }
   for (auto it = lease.queue.begin(); it != lease.queue.end();) {
     JobId job = it->first;
-    if (Wants(lease, job)) {
+    if (order_.Wants(lease, job)) {
       ++it;
       continue;
     }
@@ -109,8 +109,8 @@ void Arbiter::StartShared(Lease& lease, JobId job, TimePoint now) {
 void Arbiter::EndShared(Lease& lease, JobId job, TimePoint now) {
   auto it = lease.shared_since.find(job);
   if (it == lease.shared_since.end()) return;
-  auto jit = jobs_.find(job);
-  if (jit != jobs_.end()) jit->second.lease_seconds += Seconds(it->second, now);
+  auto jit = s_.jobs.find(job);
+  if (jit != s_.jobs.end()) jit->second.lease_seconds += Seconds(it->second, now);
   lease.lease_seconds += Seconds(it->second, now);
   lease.shared_since.erase(it);
 }
@@ -118,7 +118,7 @@ void Arbiter::EndShared(Lease& lease, JobId job, TimePoint now) {
 LeaseActions Arbiter::SetResidents(const GpuKey& gpu, const std::set<JobId>& residents,
                                    TimePoint now) {
   LeaseActions out;
-  Lease& lease = leases_[gpu];
+  Lease& lease = s_.leases[gpu];
   if (lease.residents == residents) return out;
   const std::set<JobId> before = lease.residents;
   lease.residents = residents;
@@ -127,14 +127,14 @@ LeaseActions Arbiter::SetResidents(const GpuKey& gpu, const std::set<JobId>& res
     if (residents.count(job) != 0) continue;
     // Ordinary again: it asks for turns like the others.
     EndShared(lease, job, now);
-    if (JobWants(lease, job)) Enqueue(lease, job, now);
+    if (order_.JobWants(lease, job)) Enqueue(lease, job, now);
     for (const auto& [conn, epoch] : lease.holding) {
-      if (conns_.at(conn).job == job)
+      if (s_.conns.at(conn).job == job)
         out.push_back({LeaseAction::Kind::kDrop, conn, gpu, epoch, 0});
     }
   }
   for (JobId job : residents) {
-    if (before.count(job) != 0 || jobs_.count(job) == 0) continue;
+    if (before.count(job) != 0 || s_.jobs.count(job) == 0) continue;
     if (lease.holder == job && !lease.dropping) {
       // It keeps running, beside the turns; the turn goes on to the next waiter.
       EndHolding(lease, now);
@@ -152,27 +152,15 @@ LeaseActions Arbiter::SetResidents(const GpuKey& gpu, const std::set<JobId>& res
 }
 
 bool Arbiter::IsResident(const GpuKey& gpu, JobId job) const {
-  auto it = leases_.find(gpu);
-  return it != leases_.end() && it->second.residents.count(job) != 0;
-}
-
-bool Arbiter::ResidentConn(const Lease& lease, ConnId conn) const {
-  auto c = conns_.find(conn);
-  return c != conns_.end() && lease.residents.count(c->second.job) != 0;
-}
-
-bool Arbiter::TurnHolding(const Lease& lease) const {
-  for (const auto& [conn, epoch] : lease.holding) {
-    if (!ResidentConn(lease, conn)) return true;
-  }
-  return false;
+  auto it = s_.leases.find(gpu);
+  return it != s_.leases.end() && it->second.residents.count(job) != 0;
 }
 
 void Arbiter::GrantResidents(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out) {
   if (!options_.enabled || lease.shared) return;
   for (auto it = lease.wanting.begin(); it != lease.wanting.end();) {
-    const JobId job = conns_.at(*it).job;
-    if (lease.residents.count(job) == 0 || jobs_.at(job).suspended) {
+    const JobId job = s_.conns.at(*it).job;
+    if (lease.residents.count(job) == 0 || s_.jobs.at(job).suspended) {
       ++it;
       continue;
     }
@@ -185,13 +173,13 @@ void Arbiter::GrantResidents(const GpuKey& gpu, Lease& lease, TimePoint now, Lea
 }
 
 bool Arbiter::IsShared(const GpuKey& gpu) const {
-  auto it = leases_.find(gpu);
-  return it != leases_.end() && it->second.shared;
+  auto it = s_.leases.find(gpu);
+  return it != s_.leases.end() && it->second.shared;
 }
 
 std::optional<TimePoint> Arbiter::SharedSince(const GpuKey& gpu, JobId job) const {
-  auto it = leases_.find(gpu);
-  if (it == leases_.end()) return std::nullopt;
+  auto it = s_.leases.find(gpu);
+  if (it == s_.leases.end()) return std::nullopt;
   auto s = it->second.shared_since.find(job);
   if (s == it->second.shared_since.end()) return std::nullopt;
   return s->second;

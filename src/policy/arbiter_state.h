@@ -1,5 +1,6 @@
 // The Arbiter's state (policy/arbiter.h): what it keeps of each job, each connection and each
-// GPU's lease. Records only; the Arbiter alone reads and changes them, on its caller's thread.
+// GPU's lease. Records only; the Arbiter alone changes them, and reads them itself and through
+// GrantOrder (policy/grant_order.h), on its caller's thread.
 #pragma once
 
 #include <sys/types.h>
@@ -67,6 +68,15 @@ struct Lease {
   // (granted_at moves to the start of its turn).
   double lease_seconds = 0, wait_seconds = 0;
   TimePoint held_since{};
+};
+
+// All the Arbiter keeps.
+struct State {
+  std::map<JobId, Job> jobs;
+  std::map<ConnId, Conn> conns;
+  std::map<GpuKey, Lease> leases;
+  std::set<JobId> gangs;  // jobs with a gang
+  uint64_t arrivals = 0;  // the last arrival number given (a lease's queue, a gang's wait)
 };
 
 }  // namespace gshare::arbiter_state
