@@ -174,7 +174,9 @@ class MemorySwapTest(TestCase):
         self.assertIn("swap-in on GPU", self.daemon_log(h))
 
     # The hog must still hold its memory while the pair runs: its "done" line, in a file,
-    # shows only at exit, so the test waits for the device counter instead.
+    # shows only at exit, so the test waits for the device counter instead. It sleeps 90 s
+    # (killed once the pair is done): a pair that waited for it would end after that, and the
+    # pair alone may take 30 s on a loaded machine.
     def test_swap_in_asks_for_room_the_ledger_cannot_see(self):
         # A process outside gshare holds 40 MiB of the device: the daemon's ledger does not
         # see it (as it does not see the driver's own memory on a real GPU), so the room it
@@ -184,7 +186,7 @@ class MemorySwapTest(TestCase):
         # populates its host pool's first 1 GiB block, seconds on a loaded CI machine.)
         h = self.harness()
         hog = h.start([FAKE_APP, "--kernels", "0", "--swap-check", str(40 * MIB), "--cycles",
-                       "1", "--leak-to-exit", "--sleep-ms", "25000"], name="hog")
+                       "1", "--leak-to-exit", "--sleep-ms", "90000"], name="hog")
 
         def hog_holds():  # the fake device's shared counter of bytes in use
             try:
