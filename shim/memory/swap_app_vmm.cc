@@ -21,7 +21,6 @@
 // another process may map it, so it stays resident and counts as fixed memory.
 // Any thread; every call takes the engine's lock.
 #include <cstdlib>
-#include <cstring>
 
 #include "memory/host_pool.h"
 #include "lease/lease_client.h"
@@ -40,108 +39,23 @@ bool SameLocation(const CUmemLocation& a, const CUmemLocation& b) {
   return a.type == b.type && a.id == b.id;
 }
 
-// The fields of a CUmemAllocationProp that cuMemCreate reads on Linux (not the Windows
-// security attributes).
-bool SameProp(const CUmemAllocationProp& a, const CUmemAllocationProp& b) {
-  return a.type == b.type && a.requestedHandleTypes == b.requestedHandleTypes &&
-         SameLocation(a.location, b.location) &&
-         std::memcmp(&a.allocFlags, &b.allocFlags, sizeof a.allocFlags) == 0;
-}
-
 }  // namespace
 
 SwapSpace::Region* SwapSpace::AppRegionLocked(CUmemGenericAllocationHandle h) const {
-  if (!IsAppHandle(h)) return nullptr;
-  uint64_t slot = AppSlot(h);
-  if (slot >= static_cast<uint64_t>(app_id_capacity_)) return nullptr;
-  return app_ids_[slot];
-}
-
-int SwapSpace::FirstMappingLocked(CUdeviceptr va, uint64_t size) const {
-  int lo = 0, hi = map_count_;  // first mapping that ends after va
-  while (lo < hi) {
-    int mid = (lo + hi) / 2;
-    if (maps_[mid]->va + maps_[mid]->size <= va) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo < map_count_ && maps_[lo]->va < va + size ? lo : -1;
+  return IsAppHandle(h) ? app_ids_.Find(h & ~kAppHandleTag) : nullptr;
 }
 
 bool SwapSpace::LockFirstMapping(CUdeviceptr va, uint64_t size, int* first) {
-  if (!On() || map_count_.load(std::memory_order_relaxed) == 0) return false;
+  if (!On() || MapCountUnlocked() == 0) return false;
   mu_.Lock();
-  *first = FirstMappingLocked(va, size);
+  *first = maps_.First(va, size);
   if (*first >= 0) return true;
   mu_.Unlock();
   return false;
 }
 
-void SwapSpace::RemoveMappingLocked(AppMapping* m) {
-  int i = FirstMappingLocked(m->va, 1);
-  if (i >= 0 && maps_[i] == m) {
-    std::memmove(maps_ + i, maps_ + i + 1, sizeof(AppMapping*) * (map_count_ - i - 1));
-    --map_count_;
-  }
-  for (AppMapping** link = &m->owner->app->maps; *link != nullptr; link = &(*link)->next) {
-    if (*link == m) {
-      *link = m->next;
-      break;
-    }
-  }
-  std::free(m->access);
-  std::free(m);
-}
-
 void SwapSpace::ForgetAppLocked(Region* r) {
   if (r->app->refs == 0 && r->app->maps == nullptr) FreeRegionLocked(r);
-}
-
-void SwapSpace::MapAppLocked(Region& r, CUmemGenericAllocationHandle real) {
-  const VmmDriver& v = *Vmm();
-  AppMapping* m = r.app->maps;
-  while (m != nullptr) {
-    AppMapping* next = m->next;
-    CUresult res = v.cuMemMap(m->va, m->size, m->offset, real, 0);
-    if (res != CUDA_SUCCESS) {
-      Warn(
-          "the application's mapping of %llu bytes at 0x%llx cannot be made (CUresult %d); "
-          "it is dropped",
-          static_cast<unsigned long long>(m->size), static_cast<unsigned long long>(m->va), res);
-      RemoveMappingLocked(m);
-    } else if (m->naccess > 0) {
-      res = v.cuMemSetAccess(m->va, m->size, m->access, m->naccess);
-      if (res != CUDA_SUCCESS) {
-        Warn("the application's access to 0x%llx cannot be set again (CUresult %d)",
-             static_cast<unsigned long long>(m->va), res);
-      }
-    }
-    m = next;
-  }
-}
-
-void SwapSpace::UnmapAppLocked(Region& r) {
-  for (AppMapping* m = r.app->maps; m != nullptr; m = m->next) Vmm()->cuMemUnmap(m->va, m->size);
-}
-
-CUresult SwapSpace::CheckPropLocked(const CUmemAllocationProp& prop, uint64_t bytes) {
-  for (int i = 0; i < good_prop_count_; ++i) {
-    if (SameProp(good_props_[i], prop)) return CUDA_SUCCESS;
-  }
-  const VmmDriver& v = *Vmm();
-  size_t granularity = 0;
-  CUresult res =
-      v.cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
-  if (res != CUDA_SUCCESS) return res;
-  if (granularity == 0 || bytes % granularity != 0) return CUDA_ERROR_INVALID_VALUE;
-  CUmemGenericAllocationHandle probe = 0;
-  res = v.cuMemCreate(&probe, granularity, &prop, 0);
-  if (res == CUDA_SUCCESS) v.cuMemRelease(probe);
-  if (res == CUDA_ERROR_OUT_OF_MEMORY) return CUDA_SUCCESS;  // cannot tell now; not remembered
-  if (res == CUDA_SUCCESS && good_prop_count_ < 8) good_props_[good_prop_count_++] = prop;
-  return res;
 }
 
 bool SwapSpace::AppCreate(CUmemGenericAllocationHandle* handle, size_t size,
@@ -162,34 +76,22 @@ bool SwapSpace::AppCreate(CUmemGenericAllocationHandle* handle, size_t size,
   app->prop = *prop;
   app->refs = 1;
   mu_.Lock();
-  if (ctx_[device] == nullptr && ContextRegistry::Get().CurrentDevice() == device) {
-    Extras().cuCtxGetCurrent(&ctx_[device]);
+  if (devices_.Context(device) == nullptr && ContextRegistry::Get().CurrentDevice() == device) {
+    devices_.AdoptCurrent(device);
   }
-  int slot = -1;
-  for (int i = app_id_hint_; i < app_id_capacity_ && slot < 0; ++i) {
-    if (app_ids_[i] == nullptr) slot = i;
-  }
-  if (slot < 0) {
-    int cap = app_id_capacity_ == 0 ? 1024 : app_id_capacity_ * 2;
-    auto* grown = static_cast<Region**>(std::realloc(app_ids_, sizeof(Region*) * cap));
-    if (grown != nullptr) {
-      std::memset(grown + app_id_capacity_, 0, sizeof(Region*) * (cap - app_id_capacity_));
-      slot = app_id_capacity_;
-      app_ids_ = grown;
-      app_id_capacity_ = cap;
-    }
-  }
-  CUresult res = CheckPropLocked(*prop, size);
-  if (res == CUDA_SUCCESS && slot < 0) res = CUDA_ERROR_OUT_OF_MEMORY;
+  const uint64_t number = app_ids_.NextFree();  // 0: none
+  CUresult res = app_props_.Check(*prop, size);
+  if (res == CUDA_SUCCESS && number == 0) res = CUDA_ERROR_OUT_OF_MEMORY;
   Region* r = nullptr;
-  if (res == CUDA_SUCCESS && !CanEverFitLocked(device, size)) res = CUDA_ERROR_OUT_OF_MEMORY;
+  if (res == CUDA_SUCCESS && !CanEverFit(device, size, allocated_[device])) {
+    res = CUDA_ERROR_OUT_OF_MEMORY;
+  }
   if (res == CUDA_SUCCESS) {
-    app->id = kAppHandleTag | static_cast<uint64_t>(slot + 1);
+    app->id = kAppHandleTag | number;
     res = NewRegionLocked(device, size, app, &r);
   }
   if (res == CUDA_SUCCESS) {
-    app_ids_[slot] = r;
-    app_id_hint_ = slot + 1;
+    app_ids_.Bind(number, r);
     *handle = app->id;
   } else {
     std::free(app);
@@ -230,32 +132,18 @@ bool SwapSpace::AppMap(CUdeviceptr va, size_t size, size_t offset, CUmemGenericA
     res = CUDA_ERROR_INVALID_HANDLE;
   } else if (flags != 0 || size == 0 || va % kGranule != 0 || size % kGranule != 0 ||
              offset % kGranule != 0 || offset > r->size || size > r->size - offset ||
-             FirstMappingLocked(va, size) >= 0) {
+             maps_.First(va, size) >= 0) {
     res = CUDA_ERROR_INVALID_VALUE;
   } else if ((m = static_cast<AppMapping*>(std::calloc(1, sizeof(AppMapping)))) == nullptr) {
     res = CUDA_ERROR_OUT_OF_MEMORY;
-  } else if (map_count_ == map_capacity_) {
-    int cap = map_capacity_ == 0 ? 1024 : map_capacity_ * 2;
-    auto* grown = static_cast<AppMapping**>(std::realloc(maps_, sizeof(AppMapping*) * cap));
-    if (grown == nullptr) {
-      res = CUDA_ERROR_OUT_OF_MEMORY;
-    } else {
-      maps_ = grown;
-      map_capacity_ = cap;
-    }
+  } else if (!maps_.Reserve()) {
+    res = CUDA_ERROR_OUT_OF_MEMORY;
   }
   Chunk& c = r->chunks[0];
   if (res == CUDA_SUCCESS && c.handle != 0) res = Vmm()->cuMemMap(va, size, offset, c.handle, 0);
   if (res == CUDA_SUCCESS) {
-    *m = AppMapping{va, size, offset, r, r->app->maps, 0, nullptr};
-    r->app->maps = m;
-    int i = map_count_;
-    while (i > 0 && maps_[i - 1]->va > va) {
-      maps_[i] = maps_[i - 1];
-      --i;
-    }
-    maps_[i] = m;
-    ++map_count_;
+    *m = AppMapping{va, size, offset, r, nullptr, 0, nullptr};
+    maps_.Add(m);
   } else {
     std::free(m);
   }
@@ -286,9 +174,9 @@ bool SwapSpace::AppUnmap(CUdeviceptr va, size_t size, CUresult* result) {
   CUdeviceptr end = va + size;
   int last = first;  // one past the last mapping in the range
   CUresult res = CUDA_SUCCESS;
-  for (; last < map_count_ && maps_[last]->va < end; ++last) {
+  for (; last < maps_.count() && maps_[last]->base < end; ++last) {
     // cuMemUnmap takes whole mappings only.
-    if (maps_[last]->va < va || maps_[last]->va + maps_[last]->size > end) {
+    if (maps_[last]->base < va || maps_[last]->base + maps_[last]->size > end) {
       res = CUDA_ERROR_INVALID_VALUE;
     }
   }
@@ -296,7 +184,7 @@ bool SwapSpace::AppUnmap(CUdeviceptr va, size_t size, CUresult* result) {
   auto** doomed = static_cast<AppMapping**>(std::malloc(sizeof(AppMapping*) * (n > 0 ? n : 1)));
   if (res == CUDA_SUCCESS && doomed == nullptr) res = CUDA_ERROR_OUT_OF_MEMORY;
   if (res == CUDA_SUCCESS) {
-    std::memcpy(doomed, maps_ + first, sizeof(AppMapping*) * n);
+    for (int k = 0; k < n; ++k) doomed[k] = maps_[first + k];
     // The driver unmaps the runs it has mapped: the range less the mappings it does not know.
     // A run's mappings are forgotten when the driver unmapped the run; unknown ones always.
     CUdeviceptr run = va;
@@ -310,15 +198,15 @@ bool SwapSpace::AppUnmap(CUdeviceptr va, size_t size, CUresult* result) {
     for (int k = 0; k < n; ++k) {
       AppMapping* m = doomed[k];
       if (m->owner->chunks[0].handle != 0) continue;  // mapped: part of the run
-      close_run(m->va, k);
-      run = m->va + m->size;
+      close_run(m->base, k);
+      run = m->base + m->size;
       run_first = k + 1;
     }
     close_run(end, n);
     for (int k = 0; k < n; ++k) {
       if (doomed[k] == nullptr) continue;
       Region* owner = doomed[k]->owner;
-      RemoveMappingLocked(doomed[k]);
+      maps_.Remove(doomed[k]);
       ForgetAppLocked(owner);
     }
   }
@@ -340,7 +228,7 @@ bool SwapSpace::AppSetAccess(CUdeviceptr va, size_t size, const CUmemAccessDesc*
   CUdeviceptr end = va + size;
   // Remembered for every mapping in the range, merged by location (each call sets the
   // access of the locations it names and leaves the others as they were).
-  for (int k = first; res == CUDA_SUCCESS && k < map_count_ && maps_[k]->va < end; ++k) {
+  for (int k = first; res == CUDA_SUCCESS && k < maps_.count() && maps_[k]->base < end; ++k) {
     AppMapping* m = maps_[k];
     auto* grown = static_cast<CUmemAccessDesc*>(
         std::realloc(m->access, sizeof(CUmemAccessDesc) * (m->naccess + count)));
@@ -359,12 +247,12 @@ bool SwapSpace::AppSetAccess(CUdeviceptr va, size_t size, const CUmemAccessDesc*
   // The driver gets the runs it has mapped.
   const VmmDriver& v = *Vmm();
   CUdeviceptr run = va;
-  for (int k = first; res == CUDA_SUCCESS && k < map_count_ && maps_[k]->va < end; ++k) {
+  for (int k = first; res == CUDA_SUCCESS && k < maps_.count() && maps_[k]->base < end; ++k) {
     AppMapping* m = maps_[k];
     if (m->owner->chunks[0].handle != 0) continue;  // mapped: part of the run
-    CUdeviceptr from = m->va > va ? m->va : va;
+    CUdeviceptr from = m->base > va ? m->base : va;
     if (run < from) res = v.cuMemSetAccess(run, from - run, desc, count);
-    run = m->va + m->size;
+    run = m->base + m->size;
   }
   if (res == CUDA_SUCCESS && run < end) res = v.cuMemSetAccess(run, end - run, desc, count);
   mu_.Unlock();

@@ -19,6 +19,18 @@
 #include "mutex.h"
 
 namespace gshare::shim {
+using swap_internal::GiveHost;
+
+namespace {
+// What a device still needs (SwapSpace::RoomNeed) with `missing` bytes not resident there:
+// the shortfall beyond the GPU's free memory, at least `at_least`. Needs the device's context
+// current.
+SwapSpace::RoomNeed NeedOf(uint64_t missing, uint64_t at_least) {
+  uint64_t free = swap_internal::FreeDeviceBytes();
+  uint64_t short_by = missing > free ? missing - free : 0;
+  return {missing, short_by > at_least ? short_by : at_least};
+}
+}  // namespace
 
 int64_t swap_internal::SwapInWaitNs() {
   static const int64_t ns = [] {
@@ -49,7 +61,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   if (device < 0 || device >= kMaxDevices || bytes == 0) return 0;
   mu_.Lock();
   ReapDeferredLocked(true);
-  if (count_ == 0 || !EnterContext(device)) {
+  if (regions_.count() == 0 || !devices_.Enter(device)) {
     mu_.Unlock();
     return 0;
   }
@@ -63,7 +75,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
     for (int i = 0; i < batch.n; ++i) {
       Chunk& c = *batch.chunk[i];
       if (!ok) {  // the copy failed: the chunk stays resident
-        GiveHostLocked(c);
+        GiveHost(pool_, c);
         continue;
       }
       UnbackLocked(*batch.owner[i], c);
@@ -74,7 +86,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
     if (!ok) stop = true;
   };
   // Staged chunks first: their host copy is current, so they leave without a copy.
-  for (int ri = 0; ri < count_ && moved < bytes; ++ri) {
+  for (int ri = 0; ri < regions_.count() && moved < bytes; ++ri) {
     Region* r = regions_[ri];
     if (r->device != device || (r->app != nullptr && r->app->exported)) continue;
     for (int ci = 0; ci < r->nchunks && moved < bytes; ++ci) {
@@ -87,7 +99,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
     }
   }
   stop = moved >= bytes;
-  for (int ri = 0; ri < count_ && !stop; ++ri) {
+  for (int ri = 0; ri < regions_.count() && !stop; ++ri) {
     Region* r = regions_[ri];
     if (r->device != device || (r->app != nullptr && r->app->exported)) continue;
     for (int ci = 0; ci < r->nchunks && !stop; ++ci) {
@@ -106,7 +118,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
       }
       if (v.cuMemcpyDtoHAsync_v2(c.host, r->base + c.offset, c.bytes, pipe.stream) !=
           CUDA_SUCCESS) {
-        GiveHostLocked(c);
+        GiveHost(pool_, c);
         stop = true;
         break;
       }
@@ -114,7 +126,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
     }
   }
   pipe.Drain(finish);
-  LeaveContext();
+  EngineDevices::Leave();
   stats_[device].swap_ns += swap_internal::NowNs() - start;
   if (moved > 0) ++stats_[device].swaps_out;
   mu_.Unlock();
@@ -127,20 +139,20 @@ uint64_t SwapSpace::Discard(int device) {
   mu_.Lock();
   ReapDeferredLocked(true);
   uint64_t freed = 0;
-  if (count_ != 0 && EnterContext(device)) {
-    for (int ri = 0; ri < count_; ++ri) {
+  if (regions_.count() != 0 && devices_.Enter(device)) {
+    for (int ri = 0; ri < regions_.count(); ++ri) {
       Region* r = regions_[ri];
       if (r->device != device || (r->app != nullptr && r->app->exported)) continue;
       for (int ci = 0; ci < r->nchunks; ++ci) {
         Chunk& c = r->chunks[ci];
         if (c.state != swap_internal::kResident) continue;
         UnbackLocked(*r, c);
-        if (c.host != nullptr) GiveHostLocked(c);  // a staged copy
-        c.state = swap_internal::kFresh;           // a later swap-in creates it anew, without data
+        if (c.host != nullptr) GiveHost(pool_, c);  // a staged copy
+        c.state = swap_internal::kFresh;            // a later swap-in creates it anew, without data
         freed += c.bytes;
       }
     }
-    LeaveContext();
+    EngineDevices::Leave();
   }
   mu_.Unlock();
   return freed;
@@ -152,9 +164,9 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
   if (device < 0 || device >= kMaxDevices) return SwapInResult::kFailed;
   mu_.Lock();
   DropStagedLocked(device);  // the process runs on `device` next: its data will change
-  bool any = BytesLocked(device, /*resident=*/false) > 0;
+  bool any = regions_.Bytes(device, /*resident=*/false) > 0;
   if (!any) running_[device].store(true, std::memory_order_release);
-  if (!any || !EnterContext(device)) {
+  if (!any || !devices_.Enter(device)) {
     mu_.Unlock();
     return any ? SwapInResult::kFailed : SwapInResult::kDone;
   }
@@ -174,7 +186,7 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
         continue;
       }
       if (c.host != nullptr) {
-        GiveHostLocked(c);
+        GiveHost(pool_, c);
         moved += c.bytes;
         stats_[device].bytes_in += c.bytes;
       }
@@ -182,7 +194,7 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
     }
     if (!ok) result = SwapInResult::kFailed;
   };
-  for (int ri = 0; ri < count_ && result == SwapInResult::kDone; ++ri) {
+  for (int ri = 0; ri < regions_.count() && result == SwapInResult::kDone; ++ri) {
     Region* r = regions_[ri];
     if (r->device != device) continue;
     for (int ci = 0; ci < r->nchunks && result == SwapInResult::kDone; ++ci) {
@@ -197,7 +209,7 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
       }
       if (res == CUDA_ERROR_OUT_OF_MEMORY) {  // the copies queued so far are good
         pipe.Drain(finish);  // first, so that what they brought back counts as resident
-        if (need != nullptr) *need = NeedLocked(device, c.bytes);
+        if (need != nullptr) *need = NeedOf(regions_.Bytes(device, /*resident=*/false), c.bytes);
         if (result == SwapInResult::kDone) result = SwapInResult::kNoRoom;
         break;
       }
@@ -216,7 +228,7 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
     }
   }
   pipe.Drain(finish);
-  LeaveContext();
+  EngineDevices::Leave();
   stats_[device].swap_ns += swap_internal::NowNs() - start;
   if (moved > 0) ++stats_[device].swaps_in;
   if (result == SwapInResult::kDone) running_[device].store(true, std::memory_order_release);
@@ -226,36 +238,16 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
   return result;
 }
 
-uint64_t SwapSpace::BytesLocked(int device, bool resident) const {
-  uint64_t bytes = 0;
-  for (int ri = 0; ri < count_; ++ri) {
-    const Region* r = regions_[ri];
-    if (r->device != device) continue;
-    for (int ci = 0; ci < r->nchunks; ++ci) {
-      if ((r->chunks[ci].state == swap_internal::kResident) == resident) {
-        bytes += r->chunks[ci].bytes;
-      }
-    }
-  }
-  return bytes;
-}
-
-SwapSpace::RoomNeed SwapSpace::NeedLocked(int device, uint64_t at_least) {
-  uint64_t missing = BytesLocked(device, /*resident=*/false);
-  uint64_t free = swap_internal::FreeDeviceBytes();
-  uint64_t short_by = missing > free ? missing - free : 0;
-  return {missing, short_by > at_least ? short_by : at_least};
-}
-
 CUresult SwapSpace::ResidentLocked(Region& r) {
   Chunk& c = r.chunks[0];
   if (c.state == swap_internal::kResident) {
-    if (c.host != nullptr) GiveHostLocked(c);  // a staged copy: resident for good, would go stale
+    // A staged copy: resident for good, it would go stale.
+    if (c.host != nullptr) GiveHost(pool_, c);
     return CUDA_SUCCESS;
   }
-  if (!EnterContext(r.device)) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!devices_.Enter(r.device)) return CUDA_ERROR_INVALID_CONTEXT;
   const VmmDriver& v = *Vmm();
-  CUstream s = StreamOf(r.device);
+  CUstream s = devices_.Stream(r.device);
   CUresult res = BackChunk(r, c);
   if (res == CUDA_SUCCESS && c.host != nullptr) {
     res = v.cuMemcpyHtoDAsync_v2(r.base, c.host, c.bytes, s);
@@ -263,11 +255,11 @@ CUresult SwapSpace::ResidentLocked(Region& r) {
     if (res != CUDA_SUCCESS) {
       UnbackLocked(r, c);
     } else {
-      GiveHostLocked(c);
+      GiveHost(pool_, c);
     }
   }
   if (res == CUDA_SUCCESS) c.state = swap_internal::kResident;
-  LeaveContext();
+  EngineDevices::Leave();
   return res;
 }
 
@@ -275,8 +267,8 @@ SwapStats SwapSpace::Stats(int device) {
   mu_.Lock();
   SwapStats st = stats_[device];
   st.allocated = allocated_[device];
-  st.resident = BytesLocked(device, /*resident=*/true);
-  st.staged = StagedLocked(device);
+  st.resident = regions_.Bytes(device, /*resident=*/true);
+  st.staged = regions_.Staged(device);
   mu_.Unlock();
   return st;
 }
@@ -325,7 +317,7 @@ void* SwapSpace::PrepareThread(void* arg) {
       if (got > before) LeaseClient::Get().MemoryChanged(-1);
     }
     swap_internal::TraceMove("pin", got > had ? got - had : 0, start, got);
-    if (pushed) self->LeaveContext();
+    if (pushed) EngineDevices::Leave();
     if (got < target) {
       // Cannot pin more (limit, or the host is out of memory): stop asking.
       g_prepare_mu.Lock();

@@ -7,7 +7,6 @@
 #include <time.h>
 
 #include <cstdlib>
-#include <cstring>
 
 #include "lease/lease_client.h"
 #include "memory/memory_engine.h"
@@ -49,48 +48,6 @@ bool SwapSpace::On() {
   return s == 1;
 }
 
-SwapSpace::Region* SwapSpace::FindLocked(CUdeviceptr p) const {
-  int lo = 0, hi = count_;  // first region with base > p
-  while (lo < hi) {
-    int mid = (lo + hi) / 2;
-    if (regions_[mid]->base <= p) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  if (lo == 0) return nullptr;
-  Region* r = regions_[lo - 1];
-  return p < r->base + r->size ? r : nullptr;
-}
-
-bool SwapSpace::InsertLocked(Region* r) {
-  if (count_ == capacity_) {
-    int cap = capacity_ == 0 ? 256 : capacity_ * 2;
-    auto* grown = static_cast<Region**>(std::realloc(regions_, sizeof(Region*) * cap));
-    if (grown == nullptr) return false;
-    regions_ = grown;
-    capacity_ = cap;
-  }
-  int i = count_;
-  while (i > 0 && regions_[i - 1]->base > r->base) {
-    regions_[i] = regions_[i - 1];
-    --i;
-  }
-  regions_[i] = r;
-  ++count_;
-  return true;
-}
-
-void SwapSpace::RemoveLocked(Region* r) {
-  for (int i = 0; i < count_; ++i) {
-    if (regions_[i] != r) continue;
-    std::memmove(regions_ + i, regions_ + i + 1, sizeof(Region*) * (count_ - i - 1));
-    --count_;
-    return;
-  }
-}
-
 CUresult SwapSpace::BackChunk(Region& r, Chunk& c) {
   const VmmDriver& v = *Vmm();
   CUmemAllocationProp prop{};
@@ -119,14 +76,14 @@ CUresult SwapSpace::BackChunk(Region& r, Chunk& c) {
     v.cuMemRelease(h);
     return res;
   }
-  if (r.app != nullptr) MapAppLocked(r, h);
+  if (r.app != nullptr) maps_.MapAll(*r.app, h);
   c.handle = h;
   return CUDA_SUCCESS;
 }
 
 void SwapSpace::UnbackLocked(Region& r, Chunk& c) {
   const VmmDriver& v = *Vmm();
-  if (r.app != nullptr) UnmapAppLocked(r);
+  if (r.app != nullptr) maps_.UnmapAll(*r.app);
   v.cuMemUnmap(r.base + c.offset, c.bytes);
   v.cuMemRelease(c.handle);
   c.handle = 0;
@@ -192,7 +149,7 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, 
     if (res != CUDA_SUCCESS) break;
   }
   if (demanded) LeaseClient::Get().SetDemand(device, 0);
-  if (res == CUDA_SUCCESS && !InsertLocked(r)) res = CUDA_ERROR_OUT_OF_MEMORY;
+  if (res == CUDA_SUCCESS && !regions_.Insert(r)) res = CUDA_ERROR_OUT_OF_MEMORY;
   if (res != CUDA_SUCCESS) {
     for (int i = 0; i < n; ++i) {
       if (chunks[i].handle != 0) UnbackLocked(*r, chunks[i]);
@@ -207,13 +164,13 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, 
   return CUDA_SUCCESS;
 }
 
-bool SwapSpace::CanEverFitLocked(int device, uint64_t bytes) {
+bool swap_internal::CanEverFit(int device, uint64_t bytes, uint64_t allocated) {
   uint64_t total = DeviceTotalBytes(device);
   if (total == 0) return true;
   uint64_t others = LeaseClient::Get().OthersFixed(device) + ContextReserve(total);
   uint64_t room = total > others ? total - others : 0;
   int64_t fixed = LeaseClient::Get().DeviceBytes(device);
-  uint64_t own = allocated_[device] + (fixed > 0 ? static_cast<uint64_t>(fixed) : 0);
+  uint64_t own = allocated + (fixed > 0 ? static_cast<uint64_t>(fixed) : 0);
   if (own + RoundUp(bytes, kGranule) <= room) return true;
   Warn(
       "an allocation of %llu bytes cannot fit: this job would hold %llu of the %llu bytes the "
@@ -235,11 +192,9 @@ void SwapSpace::FreeRegionLocked(Region* r) {
   } else {
     allocated_[r->device] -= r->size;
   }
-  RemoveLocked(r);
+  regions_.Remove(r);
   if (r->app != nullptr) {
-    uint64_t slot = AppSlot(r->app->id);
-    app_ids_[slot] = nullptr;
-    if (static_cast<int>(slot) < app_id_hint_) app_id_hint_ = static_cast<int>(slot);
+    app_ids_.Unbind(r->app->id & ~kAppHandleTag);
     std::free(r->app);
   }
   std::free(r->chunks);
@@ -249,11 +204,7 @@ void SwapSpace::FreeRegionLocked(Region* r) {
 CUresult SwapSpace::SlabAllocLocked(int device, uint64_t bytes, CUdeviceptr* out) {
   int shift = SlabShift(bytes);
   int blocks = static_cast<int>(kGranule >> shift);
-  Region* slab = nullptr;
-  for (int i = 0; i < count_ && slab == nullptr; ++i) {
-    Region* r = regions_[i];
-    if (r->block_shift == shift && r->device == device && r->used_blocks < blocks) slab = r;
-  }
+  Region* slab = regions_.SlabWithRoom(device, shift);
   if (slab == nullptr) {
     CUresult res = NewRegionLocked(device, kGranule, nullptr, &slab);
     if (res != CUDA_SUCCESS) return res;
@@ -280,10 +231,10 @@ CUresult SwapSpace::Alloc(int device, uint64_t bytes, CUdeviceptr* out) {
   if (bytes == 0 || out == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (device < 0 || device >= kMaxDevices) return CUDA_ERROR_INVALID_CONTEXT;
   mu_.Lock();
-  if (ctx_[device] == nullptr) Extras().cuCtxGetCurrent(&ctx_[device]);
+  devices_.AdoptCurrent(device);
   ReapDeferredLocked(false);
   CUresult res;
-  if (!CanEverFitLocked(device, bytes)) {
+  if (!CanEverFit(device, bytes, allocated_[device])) {
     res = CUDA_ERROR_OUT_OF_MEMORY;
   } else if (bytes <= kSlabMax) {
     res = SlabAllocLocked(device, bytes, out);
@@ -299,13 +250,13 @@ CUresult SwapSpace::Alloc(int device, uint64_t bytes, CUdeviceptr* out) {
 
 bool SwapSpace::Free(CUdeviceptr p, CUresult* result) {
   mu_.Lock();
-  bool ours = FindLocked(p) != nullptr;
+  bool ours = regions_.Find(p) != nullptr;
   mu_.Unlock();
   if (!ours) return false;
   // cuMemFree waits for the device; so does this, before the memory can be reused.
   Extras().cuCtxSynchronize();
   mu_.Lock();
-  Region* r = FindLocked(p);
+  Region* r = regions_.Find(p);
   *result = CUDA_SUCCESS;
   if (r == nullptr) {
     *result = CUDA_ERROR_INVALID_VALUE;  // freed twice meanwhile
@@ -323,52 +274,31 @@ bool SwapSpace::Free(CUdeviceptr p, CUresult* result) {
 
 bool SwapSpace::FreeAsync(CUdeviceptr p, CUstream stream, CUresult* result) {
   mu_.Lock();
-  if (FindLocked(p) == nullptr) {
+  if (regions_.Find(p) == nullptr) {
     mu_.Unlock();
     return false;
   }
-  auto* d = static_cast<Deferred*>(std::malloc(sizeof(Deferred)));
-  CUevent e = nullptr;
-  *result = CUDA_ERROR_OUT_OF_MEMORY;
-  if (d != nullptr) {
-    *result = Extras().cuEventCreate(&e, kEventDisableTiming);
-    if (*result == CUDA_SUCCESS) *result = Extras().cuEventRecord(e, stream);
-  }
-  if (*result == CUDA_SUCCESS) {
-    *d = Deferred{p, e, deferred_};
-    deferred_ = d;
-  } else {
-    if (e != nullptr) Vmm()->cuEventDestroy_v2(e);
-    std::free(d);
-  }
+  *result = deferred_.Add(p, stream);
   mu_.Unlock();
   return true;
 }
 
 void SwapSpace::ReapDeferredLocked(bool wait) {
-  Deferred** link = &deferred_;
-  while (*link != nullptr) {
-    Deferred* d = *link;
-    CUresult q = wait ? Extras().cuEventSynchronize(d->event) : Vmm()->cuEventQuery(d->event);
-    if (q == CUDA_ERROR_NOT_READY) {
-      link = &d->next;
-      continue;
-    }
-    Region* r = FindLocked(d->ptr);
+  // Runs inside this hold of mu_, called through DeferredFrees::Reap, which the analysis
+  // cannot see.
+  deferred_.Reap(wait, [this](CUdeviceptr p) NO_THREAD_SAFETY_ANALYSIS {
+    Region* r = regions_.Find(p);
     if (r != nullptr && r->block_shift != 0) {
-      FreeBlockLocked(r, d->ptr);
-    } else if (r != nullptr && r->base == d->ptr) {
+      FreeBlockLocked(r, p);
+    } else if (r != nullptr && r->base == p) {
       FreeRegionLocked(r);
     }
-    Vmm()->cuEventDestroy_v2(d->event);
-    *link = d->next;
-    std::free(d);
-  }
+  });
 }
 
 bool SwapSpace::AddressRange(CUdeviceptr p, CUdeviceptr* base, size_t* size) {
   mu_.Lock();
-  Region* r = FindLocked(p);
+  Region* r = regions_.Find(p);
   if (r != nullptr) {
     uint64_t b = r->base, s = r->size;
     if (r->block_shift != 0) {
@@ -386,39 +316,12 @@ void SwapSpace::SetRunning(int device, bool running) {
   running_[device].store(running, std::memory_order_release);
 }
 
-bool SwapSpace::EnterContext(int device) {
-  CUcontext ctx = ctx_[device];
-  if (ctx == nullptr) {
-    ContextRegistry::Get().ForEach(device, [&ctx](CUcontext c) {
-      if (ctx == nullptr) ctx = c;
-    });
-  }
-  if (ctx == nullptr && Vmm()->cuDevicePrimaryCtxRetain(&ctx, device) != CUDA_SUCCESS) {
-    return false;
-  }
-  ctx_[device] = ctx;
-  return Extras().cuCtxPushCurrent_v2(ctx) == CUDA_SUCCESS;
-}
-
-void SwapSpace::LeaveContext() {
-  CUcontext popped;
-  Extras().cuCtxPopCurrent_v2(&popped);
-}
-
-CUstream SwapSpace::StreamOf(int device) {
-  if (stream_[device] == nullptr) Vmm()->cuStreamCreate(&stream_[device], kStreamNonBlocking);
-  return stream_[device];
-}
+CUcontext SwapSpace::ContextUnlocked(int device) const { return devices_.Context(device); }
 
 SwapSpace::BatchPipe SwapSpace::PipeOf(int device) {
   BatchPipe pipe;
-  pipe.stream = StreamOf(device);
-  for (int i = 0; i < 2; ++i) {
-    CUevent& e = batch_done_[device][i];
-    if (e == nullptr && Extras().cuEventCreate(&e, kEventDisableTiming) != CUDA_SUCCESS)
-      e = nullptr;
-    pipe.done[i] = e;
-  }
+  pipe.stream = devices_.Stream(device);
+  devices_.BatchEvents(device, pipe.done);
   return pipe;
 }
 }  // namespace gshare::shim

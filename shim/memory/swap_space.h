@@ -30,7 +30,14 @@
 
 #include "hooks/context_registry.h"
 #include "hooks/cuda_abi.h"
+#include "memory/accepted_props.h"
+#include "memory/app_mappings.h"
+#include "memory/deferred_frees.h"
+#include "memory/engine_devices.h"
+#include "memory/handle_ids.h"
 #include "memory/host_pool.h"
+#include "memory/region_table.h"
+#include "memory/swap_records.h"
 #include "mutex.h"
 
 namespace gshare::shim {
@@ -130,8 +137,6 @@ class SwapSpace {
   // addresses in user space).
   static constexpr CUmemGenericAllocationHandle kAppHandleTag = 1ull << 63;
   static bool IsAppHandle(CUmemGenericAllocationHandle h) { return (h & kAppHandleTag) != 0; }
-  // The index of an engine handle in app_ids_ (ids are the tag | index + 1).
-  static uint64_t AppSlot(CUmemGenericAllocationHandle h) { return (h & ~kAppHandleTag) - 1; }
   // cuMemCreate. False when the engine does not serve the request (not device memory, not
   // whole 2 MiB units, or larger than one host pool extent, 1 GiB): pass it to the driver.
   bool AppCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop,
@@ -158,16 +163,12 @@ class SwapSpace {
       EXCLUDES(mu_);
 
  private:
-  struct Chunk;
-  struct Region;
-  struct Deferred;    // cuMemFreeAsync waiting for its stream
-  struct Batch;       // chunk copies finished together
-  struct BatchPipe;   // two batches in flight
-  struct AppHandle;   // an application's cuMemCreate handle
-  struct AppMapping;  // where the application mapped one
-  Region* FindLocked(CUdeviceptr p) const REQUIRES(mu_);
-  bool InsertLocked(Region* r) REQUIRES(mu_);
-  void RemoveLocked(Region* r) REQUIRES(mu_);
+  // The engine's records (swap_records.h) and batches of copies (swap_space_internal.h).
+  using Chunk = swap_internal::Chunk;
+  using Region = swap_internal::Region;
+  using AppHandle = swap_internal::AppHandle;
+  struct Batch;      // chunk copies finished together
+  struct BatchPipe;  // two batches in flight
   // A region of `bytes` on `device`, backed at once while the process runs there. `app`
   // (owned by the region from then on) makes it an application handle's: one chunk.
   CUresult NewRegionLocked(int device, uint64_t bytes, AppHandle* app, Region** out) REQUIRES(mu_);
@@ -176,44 +177,17 @@ class SwapSpace {
   void UnbackLocked(Region& r, Chunk& c) REQUIRES(mu_);
   // Makes r's one chunk resident now, copying its data back (AppPin).
   CUresult ResidentLocked(Region& r) REQUIRES(mu_);
-  // Bytes of `device`'s chunks that are resident (or, with resident false, are not).
-  uint64_t BytesLocked(int device, bool resident) const REQUIRES(mu_);
-  // What `device` still needs (RoomNeed), the shortfall at least `at_least`. Needs the
-  // device's context current.
-  RoomNeed NeedLocked(int device, uint64_t at_least) REQUIRES(mu_);
-  // The application's mappings: map them (BackChunk; one the driver refuses is dropped) or
-  // unmap them.
-  void MapAppLocked(Region& r, CUmemGenericAllocationHandle real) REQUIRES(mu_);
-  void UnmapAppLocked(Region& r) REQUIRES(mu_);
   Region* AppRegionLocked(CUmemGenericAllocationHandle h) const REQUIRES(mu_);
   // Frees r once the application holds no reference.
   void ForgetAppLocked(Region* r) REQUIRES(mu_);
-  // Whether the driver accepts `prop` for `bytes`, asked once per distinct prop (a handle of
-  // the minimum granularity, created and released): a request the engine defers must fail
-  // now as the driver would (PyTorch tries fabric handles first and falls back on
-  // CUDA_ERROR_NOT_PERMITTED). CUDA_ERROR_OUT_OF_MEMORY from the probe counts as accepted.
-  CUresult CheckPropLocked(const CUmemAllocationProp& prop, uint64_t bytes) REQUIRES(mu_);
-  int FirstMappingLocked(CUdeviceptr va, uint64_t size) const REQUIRES(mu_);
-  // True: mu_ is taken and *first is FirstMappingLocked. False (mu_ not held) when there is
-  // none, the process has no mapping of its own, or the engine is off.
+  // True: mu_ is taken and *first is maps_.First(va, size). False (mu_ not held) when there
+  // is none, the process has no mapping of its own, or the engine is off.
   bool LockFirstMapping(CUdeviceptr va, uint64_t size, int* first) TRY_ACQUIRE(true, mu_);
-  void RemoveMappingLocked(AppMapping* m) REQUIRES(mu_);
   void FreeRegionLocked(Region* r) REQUIRES(mu_);
   CUresult SlabAllocLocked(int device, uint64_t bytes, CUdeviceptr* out) REQUIRES(mu_);
-  // False (with one line on stderr) when `bytes` more can never fit on `device`, even with
-  // every other job's movable memory evicted.
-  bool CanEverFitLocked(int device, uint64_t bytes) REQUIRES(mu_);
   void FreeBlockLocked(Region* r, CUdeviceptr p) REQUIRES(mu_);
   void ReapDeferredLocked(bool wait) REQUIRES(mu_);
-  bool EnterContext(int device) REQUIRES(mu_);
-  void LeaveContext();
-  CUstream StreamOf(int device) REQUIRES(mu_);
-  // The engine's stream on `device` with its two batch events (created once; nullptr where
-  // creation failed). Needs the device's context current.
-  BatchPipe PipeOf(int device) REQUIRES(mu_);
-  // ctx_[device] without mu_, for PrepareThread: an eviction may hold mu_ for seconds, and a
-  // device's context is set once (null, then the context), so a stale read only finds none.
-  CUcontext ContextUnlocked(int device) const NO_THREAD_SAFETY_ANALYSIS { return ctx_[device]; }
+  BatchPipe PipeOf(int device) REQUIRES(mu_);  // on devices_' stream and batch events
   static void* PrepareThread(void* self);
   static void* StageThread(void* self);
   // Copies one batch of `device`'s resident, unstaged chunks into free pool extents (no
@@ -222,38 +196,25 @@ class SwapSpace {
   uint64_t StageBatchLocked(int device, uint64_t limit, bool* pool_full) REQUIRES(mu_);
   // Gives back the host copies of `device`'s staged chunks (the process runs there next).
   void DropStagedLocked(int device) REQUIRES(mu_);
-  // Bytes of `device`'s staged chunks.
-  uint64_t StagedLocked(int device) const REQUIRES(mu_);
-  // Gives the chunk's host extent (its evicted data or staged copy) back to the pool.
-  void GiveHostLocked(Chunk& c) REQUIRES(mu_);
 
   // Held through evictions and swap-ins (seconds); driver calls are made under it.
   Mutex mu_;
-  Region** regions_ GUARDED_BY(mu_) PT_GUARDED_BY(mu_) = nullptr;  // sorted by base
-  int count_ GUARDED_BY(mu_) = 0;
-  int capacity_ GUARDED_BY(mu_) = 0;
-  Deferred* deferred_ GUARDED_BY(mu_) = nullptr;
+  RegionTable regions_ GUARDED_BY(mu_);
+  DeferredFrees deferred_ GUARDED_BY(mu_);
   std::atomic<bool> running_[kMaxDevices] = {};
-  // The context the engine works in, per device; PrepareThread reads it without mu_
-  // (ContextUnlocked).
-  CUcontext ctx_[kMaxDevices] GUARDED_BY(mu_) = {};
-  CUstream stream_[kMaxDevices] GUARDED_BY(mu_) = {};        // the engine's copy stream, per device
-  CUevent batch_done_[kMaxDevices][2] GUARDED_BY(mu_) = {};  // BatchPipe's events, per device
+  EngineDevices devices_ GUARDED_BY(mu_);  // contexts, copy streams, batch events
+  // A device's context without mu_, for PrepareThread and StageThread (an eviction may hold
+  // mu_ for seconds): it is set once, nullptr then the context, so a stale read finds none.
+  CUcontext ContextUnlocked(int device) const NO_THREAD_SAFETY_ANALYSIS;
   SwapStats stats_[kMaxDevices] GUARDED_BY(mu_) = {};
   uint64_t allocated_[kMaxDevices] GUARDED_BY(mu_) = {};  // reserved bytes of the regions
-  // Application handle id (less the tag) - 1 -> region.
-  Region** app_ids_ GUARDED_BY(mu_) PT_GUARDED_BY(mu_) = nullptr;
-  int app_id_capacity_ GUARDED_BY(mu_) = 0;
-  int app_id_hint_ GUARDED_BY(mu_) = 0;                     // where the search for a free id starts
-  CUmemAllocationProp good_props_[8] GUARDED_BY(mu_) = {};  // accepted by CheckPropLocked
-  int good_prop_count_ GUARDED_BY(mu_) = 0;
-  // The application's mappings, sorted by address.
-  AppMapping** maps_ GUARDED_BY(mu_) PT_GUARDED_BY(mu_) = nullptr;
-  // Written under mu_; read without it too, so that processes that map nothing themselves
-  // pass cuMemUnmap/cuMemSetAccess/... to the driver without taking mu_ (an eviction may hold
-  // it for seconds).
-  std::atomic<int> map_count_{0};
-  int map_capacity_ GUARDED_BY(mu_) = 0;
+  HandleIds<Region> app_ids_ GUARDED_BY(mu_);  // application handle id, less the tag -> region
+  AcceptedProps app_props_ GUARDED_BY(mu_);
+  AppMappings maps_ GUARDED_BY(mu_);  // its count is read without mu_ too: MapCountUnlocked
+  // maps_.count() without mu_, so that processes that map nothing themselves pass
+  // cuMemUnmap/cuMemSetAccess/... to the driver without taking mu_ (an eviction may hold it
+  // for seconds). Written under mu_ only.
+  int MapCountUnlocked() const NO_THREAD_SAFETY_ANALYSIS { return maps_.count(); }
   HostPool pool_;
   std::atomic<int> state_{0};  // 0 unknown, 1 on, 2 off
 };

@@ -1,6 +1,7 @@
-// Constants and helpers shared by swap_space.cc and swap_moves.cc, internal to the swap
-// engine: chunk, slab and batch sizes, waits for room, the clock, the swap trace. Any thread;
-// FreeDeviceBytes asks about the calling thread's current context (Vmm() resolved first).
+// Constants and helpers shared by the swap engine's files, internal to it: chunk, slab and
+// batch sizes, waits for room, the clock, the swap trace, the batches of copies (its records
+// are in swap_records.h). Any thread; FreeDeviceBytes asks about the calling thread's current
+// context (Vmm() resolved first).
 #pragma once
 
 #include <pthread.h>
@@ -11,15 +12,16 @@
 #include "hooks/cuda_abi.h"
 #include "hooks/real_driver.h"
 #include "lease/room_wait.h"
+#include "memory/host_pool.h"
+#include "memory/swap_records.h"
 #include "memory/swap_space.h"
 #include "memory/vmm_driver.h"
 
 namespace gshare::shim::swap_internal {
 
-inline constexpr uint64_t kGranule = 2ull << 20;      // VMM granularity of NVIDIA GPUs
+// kGranule, kSlabMinShift and the chunk states are in swap_records.h.
 inline constexpr uint64_t kChunkBytes = 64ull << 20;  // unit of eviction (issue: >= 64 MiB)
 inline constexpr uint64_t kSlabMax = 1ull << 20;      // larger allocations get a region
-inline constexpr int kSlabMinShift = 9;               // 512 B blocks (cudaMalloc aligns to 256 B)
 // Copies finished by one synchronization; two batches are in flight (BatchPipe), so ~1 GiB
 // is queued on the copy engine while the older half is unmapped or given back, and an
 // eviction frees the GPU in 512 MiB steps that another process's swap-in follows.
@@ -46,7 +48,15 @@ inline uint64_t FreeDeviceBytes() {
   return Vmm()->cuMemGetInfo_v2(&free, &total) == CUDA_SUCCESS ? free : 0;
 }
 
-enum : uint8_t { kFresh = 0, kResident = 1, kEvicted = 2 };
+// False (with one line on stderr) when `bytes` more can never fit on `device`, even with every
+// other job's movable memory evicted; `allocated`: the bytes the engine backs there already.
+bool CanEverFit(int device, uint64_t bytes, uint64_t allocated);
+
+// Gives the chunk's host extent (its evicted data or staged copy) back to `pool`.
+inline void GiveHost(HostPool& pool, Chunk& c) {
+  pool.Give(c.host, c.bytes);
+  c.host = nullptr;
+}
 
 inline int64_t NowNs() {
   struct timespec ts;
@@ -85,48 +95,6 @@ inline void SleepNs(int64_t ns) {
 
 namespace gshare::shim {
 
-struct SwapSpace::Chunk {
-  uint64_t offset;  // within its region
-  uint64_t bytes;
-  gs_cuda::CUmemGenericAllocationHandle handle;  // non-zero while mapped
-  void* host;     // a pool extent: the data while evicted, or its staged copy while resident
-  uint8_t state;  // kFresh, kResident, kEvicted
-  // Resident with a current copy in host memory (SwapSpace::Stage).
-  bool staged() const { return state == swap_internal::kResident && host != nullptr; }
-};
-
-// An application's cuMemCreate handle, served by the engine (swap_app_vmm.cc). Its region
-// has one chunk; the region's base is the engine's own mapping of it.
-struct SwapSpace::AppHandle {
-  gs_cuda::CUmemAllocationProp prop;         // re-created with these properties
-  gs_cuda::CUmemGenericAllocationHandle id;  // what the application holds
-  int refs;          // cuMemCreate + cuMemRetainAllocationHandle - cuMemRelease
-  bool exported;     // resident for good, counted as fixed memory
-  AppMapping* maps;  // the application's mappings of it
-};
-
-struct SwapSpace::AppMapping {
-  gs_cuda::CUdeviceptr va;
-  uint64_t size;
-  uint64_t offset;  // into the handle
-  Region* owner;
-  AppMapping* next;  // the next mapping of the same handle
-  int naccess;       // the access the application set, applied again at each swap-in
-  gs_cuda::CUmemAccessDesc* access;
-};
-
-struct SwapSpace::Region {
-  gs_cuda::CUdeviceptr base;
-  uint64_t size;  // reserved bytes, a multiple of kGranule
-  int device;
-  int nchunks;
-  Chunk* chunks;
-  int block_shift;  // slabs: log2 of the block size; 0 otherwise
-  int used_blocks;
-  AppHandle* app;  // an application's handle, else nullptr
-  uint64_t bitmap[(swap_internal::kGranule >> swap_internal::kSlabMinShift) / 64];
-};
-
 // Chunk copies queued on the engine's stream and finished together, one synchronization per
 // kBatchChunks chunks or kBatchBytes: the unit of work of Evict and SwapIn.
 struct SwapSpace::Batch {
@@ -157,7 +125,7 @@ struct SwapSpace::Batch {
 // bookkeeping; ok is false when its copies failed. Plain struct; the engine's mu_ guards it.
 struct SwapSpace::BatchPipe {
   CUstream stream;
-  CUevent done[2];  // from SwapSpace::batch_done_; nullptr: synchronize the stream
+  CUevent done[2];  // EngineDevices::BatchEvents; nullptr: synchronize the stream
   Batch batch[2];
   bool recorded[2] = {false, false};
   int cur = 0;
@@ -194,12 +162,6 @@ struct SwapSpace::BatchPipe {
     batch[i].Clear();
     recorded[i] = false;
   }
-};
-
-struct SwapSpace::Deferred {
-  gs_cuda::CUdeviceptr ptr;
-  gs_cuda::CUevent event;
-  Deferred* next;
 };
 
 }  // namespace gshare::shim

@@ -16,6 +16,8 @@
 #include "mutex.h"
 
 namespace gshare::shim {
+using swap_internal::GiveHost;
+
 namespace {
 constinit Mutex g_stage_mu;
 pthread_cond_t g_stage_cv = PTHREAD_COND_INITIALIZER;  // on g_stage_mu
@@ -46,41 +48,24 @@ void Finish(int device, uint64_t target) {
 }
 }  // namespace
 
-void SwapSpace::GiveHostLocked(Chunk& c) {
-  pool_.Give(c.host, c.bytes);
-  c.host = nullptr;
-}
-
 void SwapSpace::DropStagedLocked(int device) {
-  for (int ri = 0; ri < count_; ++ri) {
+  for (int ri = 0; ri < regions_.count(); ++ri) {
     Region* r = regions_[ri];
     if (r->device != device) continue;
     for (int ci = 0; ci < r->nchunks; ++ci) {
-      if (r->chunks[ci].staged()) GiveHostLocked(r->chunks[ci]);
+      if (r->chunks[ci].staged()) GiveHost(pool_, r->chunks[ci]);
     }
   }
-}
-
-uint64_t SwapSpace::StagedLocked(int device) const {
-  uint64_t bytes = 0;
-  for (int ri = 0; ri < count_; ++ri) {
-    const Region* r = regions_[ri];
-    if (r->device != device) continue;
-    for (int ci = 0; ci < r->nchunks; ++ci) {
-      if (r->chunks[ci].staged()) bytes += r->chunks[ci].bytes;
-    }
-  }
-  return bytes;
 }
 
 uint64_t SwapSpace::StageBatchLocked(int device, uint64_t limit, bool* pool_full) {
   *pool_full = false;
-  if (Running(device) || count_ == 0 || !EnterContext(device)) return 0;
+  if (Running(device) || regions_.count() == 0 || !devices_.Enter(device)) return 0;
   const VmmDriver& v = *Vmm();
-  CUstream stream = StreamOf(device);
+  CUstream stream = devices_.Stream(device);
   Batch batch;
   bool failed = false, stop = false;
-  for (int ri = 0; ri < count_ && !stop; ++ri) {
+  for (int ri = 0; ri < regions_.count() && !stop; ++ri) {
     Region* r = regions_[ri];
     if (r->device != device || (r->app != nullptr && r->app->exported)) continue;
     for (int ci = 0; ci < r->nchunks && !stop; ++ci) {
@@ -108,12 +93,12 @@ uint64_t SwapSpace::StageBatchLocked(int device, uint64_t limit, bool* pool_full
   for (int i = 0; i < batch.n; ++i) {
     Chunk& c = *batch.chunk[i];
     if (failed) {
-      GiveHostLocked(c);
+      GiveHost(pool_, c);
     } else {
       staged += c.bytes;
     }
   }
-  LeaveContext();
+  EngineDevices::Leave();
   return failed ? 0 : staged;
 }
 
@@ -127,7 +112,7 @@ void* SwapSpace::StageThread(void* arg) {
     for (;;) {
       if (TargetOf(device) != target) break;  // a new target: start over
       self->mu_.Lock();
-      const uint64_t have = self->StagedLocked(device);
+      const uint64_t have = self->regions_.Staged(device);
       bool pool_full = false;
       uint64_t got = have >= target ? 0 : self->StageBatchLocked(device, target - have, &pool_full);
       const bool running = self->Running(device);
@@ -149,7 +134,7 @@ void* SwapSpace::StageThread(void* arg) {
         if (ctx != nullptr && Extras().cuCtxPushCurrent_v2(ctx) == CUDA_SUCCESS) {
           const uint64_t before = self->pool_.pinned();
           grown = self->pool_.Grow(before + HostPool::kBlockBytes) > before;
-          self->LeaveContext();
+          EngineDevices::Leave();
         }
         if (!grown && got == 0) {  // the host budget or the host's memory is used up
           Finish(device, target);
