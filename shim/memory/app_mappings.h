@@ -64,7 +64,7 @@ class AppMappings {
   void Reset() { index_.Reset(); }
 
  private:
-  SpanIndex<AppMapping> index_{1024};  // 1024 mappings first, then doubling
+  SpanIndex<AppMapping, 1024> index_;  // 1024 mappings first, then doubling
 };
 
 }  // namespace gshare::shim

@@ -68,7 +68,7 @@ class RegionTable {
   void Reset() { index_.Reset(); }
 
  private:
-  SpanIndex<Region> index_{256};  // 256 regions first, then doubling
+  SpanIndex<Region, 256> index_;  // 256 regions first, then doubling
 };
 
 }  // namespace gshare::shim

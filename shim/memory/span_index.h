@@ -1,7 +1,7 @@
-// SpanIndex<T>: address spans that do not overlap, looked up by address. T has `base` (an
-// address) and `size` (bytes, more than 0); the index keeps T* in a malloc'd array sorted by
-// base (lookups are binary searches, inserts and removals move the tail) and owns no T. Not
-// synchronized: its owner's lock guards it, but for count(), which may be read without it (a
+// SpanIndex<T, kFirstCapacity>: address spans that do not overlap, looked up by address. T has
+// `base` (an address) and `size` (bytes, more than 0); the index keeps T* in a malloc'd array
+// sorted by base (lookups are binary searches, inserts and removals move the tail) and owns no T.
+// Not synchronized: its owner's lock guards it, but for count(), which may be read without it (a
 // snapshot). Errors: Reserve and Insert return false when the array cannot grow.
 #pragma once
 
@@ -12,11 +12,13 @@
 
 namespace gshare::shim {
 
-template <class T>
+// kFirstCapacity: the spans the array holds when first needed; it doubles when full. (A template
+// argument, not a member: the engine's instance then has no non-zero field and costs the library
+// no initialized data.)
+template <class T, int kFirstCapacity>
 class SpanIndex {
  public:
-  // The array holds `first_capacity` spans when first needed and doubles when full.
-  constexpr explicit SpanIndex(int first_capacity) : first_capacity_(first_capacity) {}
+  constexpr SpanIndex() = default;
   SpanIndex(const SpanIndex&) = delete;
   SpanIndex& operator=(const SpanIndex&) = delete;
 
@@ -55,7 +57,7 @@ class SpanIndex {
   // Room for one span more, growing the array when it is full.
   bool Reserve() {
     if (count() < capacity_) return true;
-    int cap = capacity_ == 0 ? first_capacity_ : capacity_ * 2;
+    int cap = capacity_ == 0 ? kFirstCapacity : capacity_ * 2;
     auto* grown = static_cast<T**>(std::realloc(items_, sizeof(T*) * cap));
     if (grown == nullptr) return false;
     items_ = grown;
@@ -95,7 +97,6 @@ class SpanIndex {
   T** items_ = nullptr;  // sorted by base; capacity_ entries
   std::atomic<int> count_{0};
   int capacity_ = 0;
-  int first_capacity_;
 };
 
 }  // namespace gshare::shim

@@ -17,13 +17,13 @@ struct Span {
 };
 
 // An index the test frees (the engine's live until exit).
-struct Index : SpanIndex<Span> {
-  explicit Index(int first_capacity) : SpanIndex<Span>(first_capacity) {}
-  ~Index() { Reset(); }
+template <int kFirstCapacity>
+struct Index : SpanIndex<Span, kFirstCapacity> {
+  ~Index() { this->Reset(); }
 };
 
 TEST_CASE("SpanIndex: spans inserted out of order are kept by base and found from inside") {
-  Index index(4);
+  Index<4> index;
   Span a{1000, 100}, b{2000, 500}, c{3000, 100};
   REQUIRE(index.Insert(&c));
   REQUIRE(index.Insert(&a));
@@ -50,7 +50,7 @@ TEST_CASE("SpanIndex: spans inserted out of order are kept by base and found fro
 }
 
 TEST_CASE("SpanIndex: First is the first span that overlaps a range") {
-  Index index(4);
+  Index<4> index;
   Span a{1000, 100}, b{2000, 500}, c{3000, 100};
   REQUIRE(index.Insert(&b));
   REQUIRE(index.Insert(&c));
@@ -69,7 +69,7 @@ TEST_CASE("SpanIndex: First is the first span that overlaps a range") {
 }
 
 TEST_CASE("SpanIndex: Remove takes out that span, by identity, and nothing else") {
-  Index index(4);
+  Index<4> index;
   Span a{1000, 100}, b{2000, 500}, c{3000, 100};
   REQUIRE(index.Insert(&a));
   REQUIRE(index.Insert(&b));
@@ -98,7 +98,7 @@ TEST_CASE("SpanIndex: Remove takes out that span, by identity, and nothing else"
 }
 
 TEST_CASE("SpanIndex: it grows past its first capacity and keeps every span in order") {
-  Index index(2);
+  Index<2> index;
   constexpr int kSpans = 300;
   std::vector<Span> spans(kSpans);
   for (int i = 0; i < kSpans; ++i) spans[i] = {static_cast<uint64_t>(i) * 4096, 1024};
@@ -114,7 +114,7 @@ TEST_CASE("SpanIndex: it grows past its first capacity and keeps every span in o
 }
 
 TEST_CASE("SpanIndex: Reserve makes room without adding a span") {
-  Index index(1);
+  Index<1> index;
   Span a{4096, 4096}, b{0, 4096};
   CHECK(index.Reserve());
   CHECK(index.count() == 0);
