@@ -2,7 +2,8 @@
 // process's behalf, the helper's replies (failures, no room, an unusable driver), moves onto
 // another GPU and the scheduler's rebalance; against a real Arbiter, MemoryLedger,
 // MemoryCoordinator, SharingController and JobTable, a scripted helper, a manual clock and a
-// host that records what it is asked (grants go through the engine as Daemon::Apply sends them).
+// host that records what it is asked (grants go through the engine as LeaseOutbox::Apply sends
+// them).
 #include "daemon/checkpoint_engine.h"
 
 #include <doctest/doctest.h>
@@ -43,7 +44,7 @@ struct Host final : SharingController::Host, CheckpointEngine::Host {
   std::vector<pid_t> killed;
   bool save_fails = false;
 
-  // As Daemon::Apply: a grant is priced, then held back while its process is checkpointed.
+  // As LeaseOutbox::Apply: a grant is priced, then held back while its process is checkpointed.
   void Apply(const LeaseActions& actions) override {
     for (const LeaseAction& a : actions) {
       applied.push_back(a);

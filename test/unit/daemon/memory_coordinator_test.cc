@@ -34,7 +34,7 @@ struct RecordingHost : MemoryCoordinator::Host {
 
 // The daemon's memory parts, the evictions recorded.
 struct Parts : MemoryParts<RecordingHost> {
-  // Sends the grants in `actions` through PrepareGrant, as Daemon::Apply does; the epoch of
+  // Sends the grants in `actions` through PrepareGrant, as LeaseOutbox::Apply does; the epoch of
   // the grant to `conn` (0: none).
   uint64_t Grants(const LeaseActions& actions, ConnId conn) {
     uint64_t epoch = 0;
