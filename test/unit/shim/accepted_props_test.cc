@@ -31,30 +31,23 @@ TEST_CASE("AcceptedProps: a prop that differs in a field cuMemCreate reads is an
   AcceptedProps props;
   const CUmemAllocationProp p = DeviceProp(1);
   props.Add(p);
-  CUmemAllocationProp q = p;
-  q.type = p.type + 1;
-  CHECK_FALSE(props.Has(q));
-  q = p;
-  q.requestedHandleTypes = 8;  // fabric
-  CHECK_FALSE(props.Has(q));
-  q = p;
-  q.location.type = p.location.type + 1;
-  CHECK_FALSE(props.Has(q));
-  q = p;
-  q.location.id = 2;
-  CHECK_FALSE(props.Has(q));
-  q = p;
-  q.allocFlags.compressionType = 1;
-  CHECK_FALSE(props.Has(q));
-  q = p;
-  q.allocFlags.gpuDirectRDMACapable = 1;
-  CHECK_FALSE(props.Has(q));
-  q = p;
-  q.allocFlags.usage = 1;
-  CHECK_FALSE(props.Has(q));
-  q = p;
-  q.allocFlags.reserved[3] = 1;
-  CHECK_FALSE(props.Has(q));
+  using Change = void (*)(CUmemAllocationProp&);
+  const Change changes[] = {
+      [](CUmemAllocationProp& q) { ++q.type; },
+      [](CUmemAllocationProp& q) { q.requestedHandleTypes = 8; },  // fabric
+      [](CUmemAllocationProp& q) { ++q.location.type; },
+      [](CUmemAllocationProp& q) { q.location.id = 2; },
+      [](CUmemAllocationProp& q) { q.allocFlags.compressionType = 1; },
+      [](CUmemAllocationProp& q) { q.allocFlags.gpuDirectRDMACapable = 1; },
+      [](CUmemAllocationProp& q) { q.allocFlags.usage = 1; },
+      [](CUmemAllocationProp& q) { q.allocFlags.reserved[3] = 1; },
+  };
+  for (size_t i = 0; i < sizeof changes / sizeof changes[0]; ++i) {
+    CAPTURE(i);
+    CUmemAllocationProp q = p;
+    changes[i](q);
+    CHECK_FALSE(props.Has(q));
+  }
 }
 
 TEST_CASE("AcceptedProps: the Windows security attributes do not count") {

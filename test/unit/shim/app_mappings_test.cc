@@ -1,6 +1,7 @@
 // Where the application mapped the swap engine's handles: found by address, linked into each
 // handle's list, taken out of both (and freed) by Remove.
 #include "memory/app_mappings.h"
+#include "freed.h"
 
 #include <doctest/doctest.h>
 
@@ -16,10 +17,7 @@ using swap_internal::Region;
 
 constexpr uint64_t kMiB = 1ull << 20;
 
-// An index the test frees (the engine's lives until exit).
-struct Maps : AppMappings {
-  ~Maps() { Reset(); }
-};
+using Maps = unit_freed::Freed<AppMappings>;
 
 // A mapping as AppMap makes it: malloc'd, since Remove frees it.
 AppMapping* NewMapping(Region* owner, uint64_t base, uint64_t size) {

@@ -1,6 +1,7 @@
 // The numbers behind the swap engine's ids for the application's own handles: 1, 2, ...; a
 // freed one is given out again, the lowest first; the table grows past its first capacity.
 #include "memory/handle_ids.h"
+#include "freed.h"
 
 #include <doctest/doctest.h>
 
@@ -14,10 +15,7 @@ struct Thing {
   int n;
 };
 
-// A table the test frees (the engine's lives until exit).
-struct Ids : HandleIds<Thing> {
-  ~Ids() { Reset(); }
-};
+using Ids = unit_freed::Freed<HandleIds<Thing>>;
 
 TEST_CASE("HandleIds: numbers start at 1 and name what they were bound to") {
   Ids ids;

@@ -1,6 +1,7 @@
 // The swap engine's regions: found by address, what each device's chunks add up to (resident,
 // not resident, staged), and which slab has room for one more block.
 #include "memory/region_table.h"
+#include "freed.h"
 
 #include <doctest/doctest.h>
 
@@ -18,10 +19,7 @@ using swap_internal::Region;
 
 constexpr uint64_t kMiB = 1ull << 20;
 
-// A table the test frees (the engine's lives until exit).
-struct Table : RegionTable {
-  ~Table() { Reset(); }
-};
+using Table = unit_freed::Freed<RegionTable>;
 
 Region MakeRegion(uint64_t base, uint64_t size, int device, Chunk* chunks, int nchunks) {
   Region r{};

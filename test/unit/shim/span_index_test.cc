@@ -2,10 +2,12 @@
 // by base whatever the insertion order, found by any address inside, growing past its first
 // capacity.
 #include "memory/span_index.h"
+#include "freed.h"
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 namespace gshare::shim::unit_span_index {
@@ -16,18 +18,19 @@ struct Span {
   uint64_t size;
 };
 
-// An index the test frees (the engine's live until exit).
 template <int kFirstCapacity>
-struct Index : SpanIndex<Span, kFirstCapacity> {
-  ~Index() { this->Reset(); }
-};
+using Index = unit_freed::Freed<SpanIndex<Span, kFirstCapacity>>;
+
+// Inserts `spans` in the order given; each insert must succeed.
+template <int kFirstCapacity>
+void InsertAll(Index<kFirstCapacity>& index, std::initializer_list<Span*> spans) {
+  for (Span* span : spans) REQUIRE(index.Insert(span));
+}
 
 TEST_CASE("SpanIndex: spans inserted out of order are kept by base and found from inside") {
   Index<4> index;
   Span a{1000, 100}, b{2000, 500}, c{3000, 100};
-  REQUIRE(index.Insert(&c));
-  REQUIRE(index.Insert(&a));
-  REQUIRE(index.Insert(&b));
+  InsertAll(index, {&c, &a, &b});
   REQUIRE(index.count() == 3);
   CHECK(index[0] == &a);
   CHECK(index[1] == &b);
@@ -52,9 +55,7 @@ TEST_CASE("SpanIndex: spans inserted out of order are kept by base and found fro
 TEST_CASE("SpanIndex: First is the first span that overlaps a range") {
   Index<4> index;
   Span a{1000, 100}, b{2000, 500}, c{3000, 100};
-  REQUIRE(index.Insert(&b));
-  REQUIRE(index.Insert(&c));
-  REQUIRE(index.Insert(&a));
+  InsertAll(index, {&b, &c, &a});
 
   CHECK(index.First(1050, 1) == 0);
   CHECK(index.First(0, 1001) == 0);     // ends on a's first byte
@@ -71,9 +72,7 @@ TEST_CASE("SpanIndex: First is the first span that overlaps a range") {
 TEST_CASE("SpanIndex: Remove takes out that span, by identity, and nothing else") {
   Index<4> index;
   Span a{1000, 100}, b{2000, 500}, c{3000, 100};
-  REQUIRE(index.Insert(&a));
-  REQUIRE(index.Insert(&b));
-  REQUIRE(index.Insert(&c));
+  InsertAll(index, {&a, &b, &c});
 
   Span lookalike = b;  // same range, not in the index
   index.Remove(&lookalike);
