@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "base/job_state.h"
 #include "base/user_name.h"
 #include "cli/cli.h"
 #include "cli/top_view.h"
@@ -59,7 +60,9 @@ void AddPendingJobs(const GlobalOptions& global, json* status, std::string* mess
   }
   json jobs = json::array();
   for (auto& j : (*status)["jobs"]) {
-    if (j.value("state", std::string()) != "PENDING") jobs.push_back(std::move(j));
+    if (JobStateFromName(j.value("state", std::string())) != JobState::kPending) {
+      jobs.push_back(std::move(j));
+    }
   }
   for (const JobRecord& r : rows.value()) jobs.push_back(JobToJson(r));
   (*status)["jobs"] = std::move(jobs);
@@ -166,18 +169,18 @@ std::string Steer(const GlobalOptions& global, int ch, int64_t id, const json& s
   if (status.is_null()) return "no daemon answers";
   const json j = FindJob(status, id);
   if (j.is_null()) return "job " + std::to_string(id) + " is gone";
-  std::string state = j.value("state", std::string());
+  const std::optional<JobState> state = JobStateFromName(j.value("state", std::string()));
   int priority = j.value("priority", 0);
   switch (ch) {
     case 'c':
       if (!Confirm("cancel job " + std::to_string(id) + "?")) return "not cancelled";
       return Control(global, {"cancel", {id}});
     case 'h':
-      if (state != "PENDING") return "hold and release apply to pending jobs";
+      if (state != JobState::kPending) return "hold and release apply to pending jobs";
       return Control(global, {j.value("held", false) ? "release" : "hold", {id}});
     case '+':
     case '-': return Control(global, {"set-priority", {id}, priority + (ch == '+' ? 1 : -1)});
-    case 's': return Control(global, {state == "SUSPENDED" ? "resume" : "suspend", {id}});
+    case 's': return Control(global, {state == JobState::kSuspended ? "resume" : "suspend", {id}});
     default: return "";
   }
 }

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 
+#include "base/job_state.h"
 #include "base/terminal_text.h"
 #include "cli/job_status_text.h"
 
@@ -53,16 +55,28 @@ std::string Cut(const std::string& s, size_t n) {
   return s.size() <= n ? s : (n > 1 ? s.substr(0, n - 1) + "+" : s.substr(0, n));
 }
 
-TopLine::Style StyleOf(const std::string& state) {
-  if (state == "RUNNING" || state == "SUSPENDED") return TopLine::Style::kRunning;
-  if (state == "PENDING") return TopLine::Style::kPending;
-  if (state == "FAILED" || state == "TIMEOUT" || state == "LOST") return TopLine::Style::kFailed;
-  return TopLine::Style::kEnded;
+// A job document's state; nullopt for a name this version does not know (a newer daemon's).
+std::optional<JobState> StateOf(const json& job) {
+  return JobStateFromName(job.value("state", std::string()));
 }
 
-int Group(const std::string& state) {
-  if (state == "RUNNING" || state == "SUSPENDED") return 0;
-  return state == "PENDING" ? 1 : 2;
+TopLine::Style StyleOf(std::optional<JobState> state) {
+  if (!state) return TopLine::Style::kEnded;
+  switch (*state) {
+    case JobState::kRunning:
+    case JobState::kSuspended: return TopLine::Style::kRunning;
+    case JobState::kPending: return TopLine::Style::kPending;
+    case JobState::kFailed:
+    case JobState::kTimeout:
+    case JobState::kLost: return TopLine::Style::kFailed;
+    default: return TopLine::Style::kEnded;
+  }
+}
+
+// Running and suspended jobs first, then pending ones, then the ended.
+int Group(std::optional<JobState> state) {
+  if (state == JobState::kRunning || state == JobState::kSuspended) return 0;
+  return state == JobState::kPending ? 1 : 2;
 }
 
 void GpuLines(const TopInput& in, std::vector<TopLine>* out) {
@@ -163,7 +177,7 @@ TopFrame RenderTop(const TopInput& in) {
     const json& d = in.status->value("daemon", json::object());
     int running = 0, pending = 0;
     for (const auto& j : ArrayOf(*in.status, "jobs")) {
-      int g = Group(j.value("state", std::string()));
+      int g = Group(StateOf(j));
       running += g == 0;
       pending += g == 1;
     }
@@ -186,7 +200,7 @@ TopFrame RenderTop(const TopInput& in) {
     for (const auto& j : ArrayOf(*in.status, "jobs")) jobs.push_back(&j);
   }
   std::stable_sort(jobs.begin(), jobs.end(), [](const json* a, const json* b) {
-    return Group(a->value("state", std::string())) < Group(b->value("state", std::string()));
+    return Group(StateOf(*a)) < Group(StateOf(*b));
   });
   for (const json* j : jobs) f.jobs.push_back(j->value("id", int64_t{0}));
   f.selected_job = f.jobs.empty() ? 0 : f.jobs.front();
@@ -195,9 +209,8 @@ TopFrame RenderTop(const TopInput& in) {
   }
   for (const json* j : jobs) {
     int64_t id = j->value("id", int64_t{0});
-    f.lines.push_back({JobRow(*j, in), id == f.selected_job
-                                           ? TopLine::Style::kSelected
-                                           : StyleOf(j->value("state", std::string()))});
+    f.lines.push_back(
+        {JobRow(*j, in), id == f.selected_job ? TopLine::Style::kSelected : StyleOf(StateOf(*j))});
   }
   if (jobs.empty()) f.lines.push_back({"(no jobs)", TopLine::Style::kPlain});
   f.lines.push_back({"", TopLine::Style::kPlain});

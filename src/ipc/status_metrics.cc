@@ -138,8 +138,8 @@ const std::vector<Field> kJobFields = {
 };
 
 bool Live(const json& job) {
-  const std::string state = Text(job, "state");
-  return state == "RUNNING" || state == "SUSPENDED";
+  const std::optional<JobState> state = JobStateFromName(Text(job, "state"));
+  return state == JobState::kRunning || state == JobState::kSuspended;
 }
 
 }  // namespace
