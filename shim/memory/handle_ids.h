@@ -18,14 +18,14 @@ class HandleIds {
   HandleIds(const HandleIds&) = delete;
   HandleIds& operator=(const HandleIds&) = delete;
 
-  // The T that `id` names; nullptr when none does (0, never given out, or unbound).
+  // The T that `id` names; nullptr when none does (0, never given out, claimed or unbound).
   T* Find(uint64_t id) const {
     uint64_t slot = id - 1;
     if (slot >= static_cast<uint64_t>(capacity_)) return nullptr;
-    return slots_[slot];
+    return slots_[slot] == Claimed() ? nullptr : slots_[slot];
   }
   // A number that names nothing now, the lowest one (the array grows when all are taken); 0
-  // when it cannot grow. It stays free until Bind.
+  // when it cannot grow. It stays free until Claim or Bind.
   uint64_t NextFree() {
     for (int i = hint_; i < capacity_; ++i) {
       if (slots_[i] == nullptr) return static_cast<uint64_t>(i) + 1;
@@ -39,12 +39,18 @@ class HandleIds {
     capacity_ = cap;
     return static_cast<uint64_t>(first_new) + 1;
   }
-  // `id` (from NextFree) names `t` from now on.
+  // `id` (from NextFree) is taken while its T is made, which may let the owner's lock go (a wait
+  // for room): NextFree skips it and Find names nothing by it until Bind or Unbind.
+  void Claim(uint64_t id) {
+    slots_[id - 1] = Claimed();
+    hint_ = static_cast<int>(id);
+  }
+  // `id` (from NextFree, claimed or not) names `t` from now on.
   void Bind(uint64_t id, T* t) {
     slots_[id - 1] = t;
     hint_ = static_cast<int>(id);
   }
-  // `id` names nothing from now on and may be given out again.
+  // `id` (bound or claimed) names nothing from now on and may be given out again.
   void Unbind(uint64_t id) {
     const int slot = static_cast<int>(id - 1);
     slots_[slot] = nullptr;
@@ -62,6 +68,10 @@ class HandleIds {
   static constexpr int kFirstCapacity = 1024;
 
  private:
+  // What a claimed slot holds: an address no T has.
+  static T* Claimed() { return reinterpret_cast<T*>(const_cast<char*>(&claimed_mark_)); }
+  static constexpr char claimed_mark_ = 0;
+
   T** slots_ = nullptr;  // number - 1 -> T; capacity_ entries
   int capacity_ = 0;
   int hint_ = 0;  // where the search for a free number starts

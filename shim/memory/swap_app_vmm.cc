@@ -79,7 +79,10 @@ bool SwapSpace::AppCreate(CUmemGenericAllocationHandle* handle, size_t size,
   if (devices_.Context(device) == nullptr && ContextRegistry::Get().CurrentDevice() == device) {
     devices_.AdoptCurrent(device);
   }
+  // The number is claimed before NewRegionLocked, which lets mu_ go while it waits for room:
+  // another cuMemCreate meanwhile must not be given the same one.
   const uint64_t number = app_ids_.NextFree();  // 0: none
+  if (number != 0) app_ids_.Claim(number);
   CUresult res = app_props_.Check(*prop, size);
   if (res == CUDA_SUCCESS && number == 0) res = CUDA_ERROR_OUT_OF_MEMORY;
   Region* r = nullptr;
@@ -94,6 +97,7 @@ bool SwapSpace::AppCreate(CUmemGenericAllocationHandle* handle, size_t size,
     app_ids_.Bind(number, r);
     *handle = app->id;
   } else {
+    if (number != 0) app_ids_.Unbind(number);
     std::free(app);
   }
   mu_.Unlock();

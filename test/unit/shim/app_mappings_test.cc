@@ -1,12 +1,13 @@
 // Where the application mapped the swap engine's handles: found by address, linked into each
 // handle's list, taken out of both (and freed) by Remove.
 #include "memory/app_mappings.h"
-#include "freed.h"
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <cstdlib>
+
+#include "freed.h"
 
 namespace gshare::shim::unit_app_mappings {
 namespace {

@@ -1,12 +1,15 @@
 // The numbers behind the swap engine's ids for the application's own handles: 1, 2, ...; a
-// freed one is given out again, the lowest first; the table grows past its first capacity.
+// freed one is given out again, the lowest first; a claimed one is not, and names nothing until
+// it is bound; the table grows past its first capacity.
 #include "memory/handle_ids.h"
-#include "freed.h"
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
+
+#include "freed.h"
 
 namespace gshare::shim::unit_handle_ids {
 namespace {
@@ -55,6 +58,30 @@ TEST_CASE("HandleIds: a freed number is given out again, the lowest first") {
   CHECK(ids.NextFree() == 4);
   ids.Bind(4, &t[4]);
   CHECK(ids.NextFree() == 6);
+}
+
+TEST_CASE("HandleIds: a claimed number is not given out again and names nothing until bound") {
+  Ids ids;
+  Thing a{1}, b{2}, c{3};
+  for (Thing* t : {&a, &b, &c}) ids.Bind(ids.NextFree(), t);
+  ids.Unbind(2);
+  const uint64_t claimed = ids.NextFree();
+  REQUIRE(claimed == 2);
+  ids.Claim(claimed);
+  CHECK(ids.Find(claimed) == nullptr);
+  // A lower number freed and taken again: the search for the next passes the claimed one.
+  ids.Unbind(1);
+  REQUIRE(ids.NextFree() == 1);
+  ids.Bind(1, &a);
+  CHECK(ids.NextFree() == 4);
+  ids.Bind(claimed, &b);
+  CHECK(ids.Find(claimed) == &b);
+  // A claim given up (the handle could not be made) frees its number again.
+  const uint64_t given_up = ids.NextFree();
+  ids.Claim(given_up);
+  ids.Unbind(given_up);
+  CHECK(ids.NextFree() == given_up);
+  CHECK(ids.Find(given_up) == nullptr);
 }
 
 TEST_CASE("HandleIds: the table grows past its first capacity, new numbers naming nothing") {

@@ -1,11 +1,12 @@
 // The swap engine's regions: found by address, what each device's chunks add up to (resident,
 // not resident, staged), and which slab has room for one more block.
 #include "memory/region_table.h"
-#include "freed.h"
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
+
+#include "freed.h"
 
 namespace gshare::shim::unit_region_table {
 namespace {

@@ -2,13 +2,14 @@
 // by base whatever the insertion order, found by any address inside, growing past its first
 // capacity.
 #include "memory/span_index.h"
-#include "freed.h"
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <initializer_list>
 #include <vector>
+
+#include "freed.h"
 
 namespace gshare::shim::unit_span_index {
 namespace {
