@@ -14,26 +14,17 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <filesystem>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
-#include <vector>
 
-#include "base/job_token.h"
-#include "base/process_identity.h"
+#include "base/gpu_inventory.h"
 #include "daemon/daemon_dirs.h"
-#include "daemon/job_usage.h"
 #include "daemon/system_dirs.h"
 #include "runner/job_umask.h"
 #include "ipc/daemon_record.h"
 #include "daemon/daemon_ping.h"
-#include "daemon/host_budget.h"
-#include "ipc/job_json.h"
 
 namespace gshare {
 namespace {
-
-using json = nlohmann::json;
 
 int g_signal_write_fd = -1;
 void OnSignal(int) {

@@ -2,7 +2,6 @@
 // connections, dispatched frames and drops; Drop is the one place where a connection's life
 // ends. What the frames mean is dispatched to daemon.cc.
 #include <poll.h>
-#include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -13,7 +12,6 @@
 
 #include "daemon/daemon.h"
 #include "ipc/replies.h"
-#include "ipc/job_json.h"
 
 namespace gshare {
 namespace {
@@ -162,7 +160,7 @@ bool Daemon::Send(ConnId id, std::string_view bytes) {
 }
 
 void Daemon::Reply(Connection& c, const std::string& json_text) {
-  Send(c.id, EncodeFrame(proto::MsgType::kReply, json_text));
+  parts_->transport.reply(c, json_text);
 }
 
 }  // namespace gshare

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/decoded_frame.h"
 #include "daemon/job_control.h"
 #include "daemon/job_lifecycle.h"
 #include "daemon/request_transport.h"
@@ -69,12 +70,7 @@ struct LifecycleParts : unit_memory_parts::MemoryParts<LifecycleHost> {
                             memory, staging, timeline, clock},
         [this] { return gpu_count; },
         [this](ConnId conn, std::string_view frame) {
-          FrameBuffer buffer(1 << 20);
-          buffer.Append(frame.data(), frame.size());
-          Result<std::optional<Frame>> f = buffer.Next();
-          REQUIRE(f.ok());
-          REQUIRE(f.value());
-          sent.emplace_back(conn, *f.value());
+          sent.emplace_back(conn, unit_decoded_frame::DecodedFrame(frame));
           return true;
         });
   }

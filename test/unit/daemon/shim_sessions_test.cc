@@ -21,6 +21,7 @@
 #include "base/job_token.h"
 #include "daemon/child_processes.h"
 #include "daemon/daemon_parts.h"
+#include "daemon/decoded_frame.h"
 #include "daemon/job_records.h"
 #include "daemon/table_parts.h"
 #include "temp_dir.h"
@@ -67,28 +68,21 @@ struct Fixture {
     options.state_dir = dir.path();
     options.socket_path = dir.path() + "/gshare.sock";
     options.config.scheduler.sharing = "exclusive";
-    parts = std::make_unique<DaemonParts>(options, clock, OpenStoreOrFail(dir.path() + "/s.db"),
-                                          PeerLinks{[this](ConnId id, std::string_view bytes) {
-                                                      if (parts->table.Live(id) == nullptr)
-                                                        return false;
-                                                      FrameBuffer buffer(1 << 20);
-                                                      buffer.Append(bytes.data(), bytes.size());
-                                                      Result<std::optional<Frame>> f =
-                                                          buffer.Next();
-                                                      REQUIRE(f.ok());
-                                                      REQUIRE(f.value());
-                                                      sent.emplace_back(id, *f.value());
-                                                      return true;
-                                                    },
-                                                    [this](ConnId id, const std::string& why) {
-                                                      Connection* c = parts->table.Live(id);
-                                                      if (c == nullptr) return;
-                                                      drops[id] = why;
-                                                      c->closing = true;
-                                                      if (c->kind == Connection::Kind::kShim)
-                                                        parts->shims.Left(*c);
-                                                    },
-                                                    [this](ConnId id) { exempt.push_back(id); }});
+    parts = std::make_unique<DaemonParts>(
+        options, clock, OpenStoreOrFail(dir.path() + "/s.db"),
+        PeerLinks{[this](ConnId id, std::string_view bytes) {
+                    if (parts->table.Live(id) == nullptr) return false;
+                    sent.emplace_back(id, unit_decoded_frame::DecodedFrame(bytes));
+                    return true;
+                  },
+                  [this](ConnId id, const std::string& why) {
+                    Connection* c = parts->table.Live(id);
+                    if (c == nullptr) return;
+                    drops[id] = why;
+                    c->closing = true;
+                    if (c->kind == Connection::Kind::kShim) parts->shims.Left(*c);
+                  },
+                  [this](ConnId id) { exempt.push_back(id); }});
   }
 
   // Active job `id` of `uid` whose token is kToken, known to the arbiter.
