@@ -72,9 +72,11 @@ int WaitForAdmission(int fd, int64_t job_id, std::string* visible, bool quiet) {
 
 // Reports the end over `fd`, or after a daemon restart over a new connection; when no daemon
 // answers, leaves it in the job's end file for the next one.
-void ReportEnd(int fd, const ClientContext& ctx, int64_t job_id, const ExitInfo& info) {
+// `token` (the job's) proves the report on a new connection is the runner's.
+void ReportEnd(int fd, const ClientContext& ctx, int64_t job_id, const std::string& token,
+               const ExitInfo& info) {
   JobEnd end = JobEndFrom(info);
-  std::string report = ToJsonText(RunEndedRequest{job_id, end}.ToJson());
+  std::string report = ToJsonText(RunEndedRequest{job_id, end, token}.ToJson());
   if (Exchange(fd, proto::MsgType::kRunEnded, report).ok()) return;
   Result<int> again = ConnectIfRunning(ctx);
   if (again.ok()) {
@@ -123,6 +125,7 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
 
   int fd = -1;
   int64_t job_id = 0;
+  std::string token;                  // the job's, once registered
   std::string visible = record->gpu;  // without a daemon, the GPUs named, if any
   std::string serving = ctx->socket_path;
   auto conn = ConnectToDaemon(*ctx, &serving);
@@ -158,6 +161,7 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     spec.set_env.push_back({"GSHARE_JOB_ID", std::to_string(job_id)});
     spec.set_env.push_back({"GSHARE_JOB_NAME", record->name});
     spec.set_env.push_back({"GSHARE_JOB_TOKEN", registered->token});
+    token = registered->token;
   }
   if (!visible.empty()) spec.set_env.push_back({"CUDA_VISIBLE_DEVICES", visible});
   if (fd < 0 || opt.quiet) spec.set_env.push_back({"GSHARE_QUIET", "1"});
@@ -180,7 +184,7 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
   if (!info.exec_error.empty()) spdlog::error("{}: {}", opt.command.front(), info.exec_error);
   if (info.timed_out) spdlog::error("job {}: time limit reached", job_id);
   if (fd >= 0) {
-    ReportEnd(fd, *ctx, job_id, info);
+    ReportEnd(fd, *ctx, job_id, token, info);
     close(fd);
   }
   ExitLike(info);

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/job_token.h"
 #include "base/user_name.h"
 
 namespace gshare {
@@ -21,6 +22,17 @@ Status AccessGuard::MayControl(Connection& c, int64_t id, const std::string& act
   return Status::Error(std::string(kPermissionDenied) + "job " + std::to_string(id) +
                        " belongs to " + UserName(*owner) + ": only its owner or an admin may " +
                        action + " it");
+}
+
+Status AccessGuard::MayRun(const Connection& c, uint32_t owner, const std::string& job_token,
+                           const std::string& shown, int64_t id) {
+  if ((c.uid == owner || c.uid == 0) && !job_token.empty() && JobTokensEqual(shown, job_token)) {
+    return Status::Ok();
+  }
+  spdlog::warn("uid {} (pid {}) spoke for the runner of job {} of uid {} without its {}: refused",
+               c.uid, c.pid, id, owner, c.uid == owner || c.uid == 0 ? "token" : "uid");
+  return Status::Error(std::string(kPermissionDenied) + "only the runner of job " +
+                       std::to_string(id) + " may report on it");
 }
 
 void AccessGuard::HideDetails(Connection& c, nlohmann::json* job) {

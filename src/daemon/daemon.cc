@@ -103,6 +103,7 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
       PeerLinks{[this](ConnId id, std::string_view frame) { return Send(id, frame); },
                 [this](ConnId id, const std::string& why) { Drop(id, why); },
                 [this](ConnId id) { peers_.SetExempt(id); }});
+  router_ = std::make_unique<RequestRouter>(*parts_, [this] { stopping_ = true; });
   DaemonParts& p = *parts_;
   p.access.SetRules(std::move(access.value()));
   // Leases held before this start ended with the daemon that granted them.
@@ -167,36 +168,6 @@ Status Daemon::Run(int ready_fd) {
   Loop();
   spdlog::info("daemon {} stopped", getpid());
   return Status::Ok();
-}
-
-void Daemon::Dispatch(Connection& c, const Frame& f) {
-  switch (f.type) {
-    case proto::MsgType::kHello:
-    case proto::MsgType::kLeaseRequest:
-    case proto::MsgType::kLeaseReleased:
-    case proto::MsgType::kMemReport:
-    case proto::MsgType::kGapReport: parts_->shims.OnFrame(c, f); return;
-    case proto::MsgType::kPing:
-      Send(c.id, PongFor(f));  // at once: the shim's liveness check of the daemon
-      return;
-    case proto::MsgType::kMemoryQuery: parts_->shims.OnMemoryQuery(c, f); return;
-    case proto::MsgType::kRunRegister:
-    case proto::MsgType::kRunStarted:
-    case proto::MsgType::kRunEnded:
-    case proto::MsgType::kStatusRequest:
-    case proto::MsgType::kSchedulerSet:
-    case proto::MsgType::kShutdown:
-    case proto::MsgType::kSubmit:
-    case proto::MsgType::kJobControl:
-    case proto::MsgType::kClean:
-    case proto::MsgType::kRunAttach:
-    case proto::MsgType::kListJobs:
-    case proto::MsgType::kTimeline:
-    case proto::MsgType::kSlurmStep:
-    case proto::MsgType::kSlurmJob:
-    case proto::MsgType::kQueueSet: OnJsonFrame(c, f); return;
-    default: Drop(c.id, "a daemon-to-client message type sent to the daemon");
-  }
 }
 
 }  // namespace gshare

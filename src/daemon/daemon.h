@@ -17,6 +17,7 @@
 #include "daemon/daemon_parts.h"
 #include "daemon/metrics_publisher.h"
 #include "daemon/peer_table.h"
+#include "daemon/request_router.h"
 #include "daemon/systemd_notify.h"
 #include "ipc/frame_io.h"
 
@@ -53,17 +54,14 @@ class Daemon : private PeerEvents {
   // Queues `bytes` for the peer (PeerTable::Send). False when the peer is gone or closing, or
   // when it lets its output grow past its bound (it is dropped then).
   bool Send(ConnId id, std::string_view bytes);
-  void Dispatch(Connection& c, const Frame& f);
-  // The JSON requests (daemon_requests.cc): validated, answered with one kReply each.
-  void OnJsonFrame(Connection& c, const Frame& f);
-  void Reply(Connection& c, const std::string& json);
 
   TimePoint Now() const { return clock_.Now(); }
   double WallNow() const { return clock_.WallNow(); }
 
   DaemonOptions options_;
   Clock& clock_;
-  std::unique_ptr<DaemonParts> parts_;  // once the database is open
+  std::unique_ptr<DaemonParts> parts_;     // once the database is open
+  std::unique_ptr<RequestRouter> router_;  // over parts_
   int listen_fd_ = -1;
   PeerTable peers_{this, PeerTable::Limits{}, proto::kMaxRequestPayload};
   int lock_fd_ = -1;

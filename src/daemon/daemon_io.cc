@@ -115,13 +115,13 @@ void Daemon::OnFrame(ConnId id, const Frame& f) {
   Connection* c = parts_->table.Live(id);
   if (c == nullptr || stopping_) return;
   try {
-    Dispatch(*c, f);
+    router_->Dispatch(*c, f);
   } catch (const std::exception& e) {
     // A handler's bug must cost one request, not the daemon.
     spdlog::error("request type {} of pid {} failed: {}", static_cast<int>(f.type), c->pid,
                   e.what());
     if (IsJsonRequest(f.type)) {
-      Reply(*c, ErrorReply(std::string("internal error: ") + e.what()));
+      parts_->transport.reply(*c, ErrorReply(std::string("internal error: ") + e.what()));
     } else {
       Drop(id, "internal error");
     }
@@ -157,10 +157,6 @@ void Daemon::Drop(ConnId id, const std::string& why) {
 
 bool Daemon::Send(ConnId id, std::string_view bytes) {
   return parts_->table.Live(id) != nullptr && peers_.Send(id, bytes, Now());
-}
-
-void Daemon::Reply(Connection& c, const std::string& json_text) {
-  parts_->transport.reply(c, json_text);
 }
 
 }  // namespace gshare

@@ -64,7 +64,6 @@ void JobRequests::OnRunRegister(Connection& c, const json& req) {
 }
 
 void JobRequests::OnSubmit(Connection& c, const json& req) {
-  c.kind = Connection::Kind::kCli;
   JobRecord r;
   JobPayload payload;
   Status st = JobOptionsFromJson(req, &r, gpu_count_());
@@ -121,7 +120,8 @@ void JobRequests::OnRunAttach(Connection& c, const json& req) {
   const int64_t id = parsed->job_id;
   auto it = p_.table.jobs.find(id);
   if (c.kind != Connection::Kind::kUnknown || it == p_.table.jobs.end() || it->second->ended ||
-      it->second->record.kind != "submit" || it->second->record.runner_pid != c.pid) {
+      it->second->record.kind != "submit" || it->second->record.runner_pid != c.pid ||
+      (c.uid != it->second->record.uid && c.uid != 0)) {
     spdlog::warn("pid {} attached to job {}, which is not waiting for it", c.pid, id);
     return reply_(c,
                   ErrorReply("job " + std::to_string(id) + " is not waiting for its supervisor"));
@@ -185,19 +185,27 @@ void JobRequests::OnRunStarted(Connection& c, const json& req) {
 }
 
 void JobRequests::OnRunEnded(Connection& c, const json& req) {
-  // From the runner's own connection, or a fresh one after a daemon restart.
   Result<RunEndedRequest> parsed = RunEndedRequest::Parse(req);
   if (!parsed.ok()) return reply_(c, ErrorReply(parsed.status().message()));
-  JobId id = c.kind == Connection::Kind::kRunner && c.job != 0 ? c.job : parsed->job_id;
+  // On the runner's own connection: the job it registered or attached to, whatever it names.
+  if (c.kind == Connection::Kind::kRunner) {
+    lifecycle_.End(c.job, parsed->end);  // nothing when it ended meanwhile
+    return reply_(c, OkReply());
+  }
+  // On a connection of its own: a runner whose connection went with a daemon restart, for a
+  // job re-adopted without it (an orphan), proven by the job's token and the owner's uid.
+  const JobId id = parsed->job_id;
   auto it = p_.table.jobs.find(id);
-  // Without its runner's connection: only for a job whose runner is not connected (re-adopted).
-  if (c.kind != Connection::Kind::kRunner &&
-      (it == p_.table.jobs.end() || it->second->ended || !it->second->orphan)) {
+  if (it == p_.table.jobs.end() || it->second->ended || !it->second->orphan) {
     // Its end was read from its end file meanwhile (after a restart): the report is done.
     if (std::optional<JobState> state = p_.queue.StateOf(id); state && IsFinal(*state)) {
       return reply_(c, ToJsonText(json{{"ok", true}, {"already_recorded", true}}));
     }
     return reply_(c, ErrorReply("job " + std::to_string(id) + " is not running"));
+  }
+  const JobRecord& r = it->second->record;
+  if (Status may = access_.MayRun(c, r.uid, r.token, parsed->token, id); !may.ok()) {
+    return reply_(c, ErrorReply(may.message()));
   }
   lifecycle_.End(id, parsed->end);
   reply_(c, OkReply());

@@ -18,7 +18,6 @@ namespace gshare {
 using json = nlohmann::json;
 
 void SlurmSteps::OnStep(Connection& c, const json& req) {
-  c.kind = Connection::Kind::kCli;
   Result<SlurmStepRequest> parsed = SlurmStepRequest::Parse(req);
   if (!parsed.ok()) return t_.reply(c, ErrorReply(parsed.status().message()));
   std::optional<SlurmStep> step = step_of_(c.pid);
@@ -81,13 +80,8 @@ void SlurmSteps::OnStep(Connection& c, const json& req) {
 }
 
 void SlurmSteps::OnJob(Connection& c, const json& req) {
-  c.kind = Connection::Kind::kCli;
   Result<SlurmJobRequest> parsed = SlurmJobRequest::Parse(req);
   if (!parsed.ok()) return t_.reply(c, ErrorReply(parsed.status().message()));
-  if (c.uid != 0) {
-    return t_.reply(c, ErrorReply(std::string(kPermissionDenied) +
-                                  "only root (Slurm's Prolog and Epilog) may tell of Slurm jobs"));
-  }
   const SlurmJobRequest& s = parsed.value();
   json ended = json::array();
   if (s.action == "begin") {

@@ -42,7 +42,8 @@ class SlurmSteps {
   // kSlurmStep from a task: joins its step's job, made at its first task. Refused: no step
   // above the asker, another user's step, a step without a GPU or with GPUs this node lacks.
   void OnStep(Connection& c, const nlohmann::json& req);
-  // kSlurmJob from root's Prolog ("begin") or Epilog ("end"); refused to anyone but root.
+  // kSlurmJob from root's Prolog ("begin") or Epilog ("end"); RequestRouter lets only root
+  // send it.
   void OnJob(Connection& c, const nlohmann::json& req);
 
  private:

@@ -112,7 +112,11 @@ Result<RunStartedRequest> RunStartedRequest::Parse(const json& j) {
   return RunStartedRequest{id.value(), static_cast<pid_t>(pid.value())};
 }
 
-json RunEndedRequest::ToJson() const { return JobEndToJson(end, job_id); }
+json RunEndedRequest::ToJson() const {
+  json j = JobEndToJson(end, job_id);
+  if (!token.empty()) j["token"] = token;
+  return j;
+}
 
 Result<RunEndedRequest> RunEndedRequest::Parse(const json& j) {
   Result<int64_t> id = IntField(j, "job_id", 1, kMaxJobId);
@@ -124,6 +128,12 @@ Result<RunEndedRequest> RunEndedRequest::Parse(const json& j) {
   RunEndedRequest r;
   r.job_id = id.value();
   r.end = JobEndFromJson(j);  // its own checks; the ranges above refuse what it would keep
+  if (auto it = j.find("token"); it != j.end() && !it->is_null()) {
+    if (!it->is_string() || it->get_ref<const std::string&>().size() > 64) {
+      return Status::Error("\"token\" must be a job's token");
+    }
+    r.token = it->get<std::string>();
+  }
   return r;
 }
 

@@ -60,11 +60,13 @@ struct RunStartedRequest {
   static Result<RunStartedRequest> Parse(const nlohmann::json& j);
 };
 
-// kRunEnded: {"job_id", "exit_code", "signal", "timed_out", "error"?, "end_time"?}
-// (JobEndToJson's shape: the same object is a job's end file)
+// kRunEnded: {"job_id", "exit_code", "signal", "timed_out", "error"?, "end_time"?, "token"?}
+// (JobEndToJson's shape: the same object is a job's end file). `token` (the job's, hex) proves
+// a report sent on a connection of its own, after a daemon restart, is the runner's.
 struct RunEndedRequest {
   int64_t job_id = 0;
   JobEnd end;
+  std::string token;
   nlohmann::json ToJson() const;
   static Result<RunEndedRequest> Parse(const nlohmann::json& j);
 };

@@ -78,11 +78,12 @@ std::optional<Result<json>> ExchangeRetrying(const std::string& socket_path, pro
   }
 }
 
+// `token` (the job's) proves a report on a new connection is this runner's.
 void ReportEnd(int fd, const std::string& socket_path, const std::string& end_path,
-               const JobEnd& end, int64_t job_id) {
+               const JobEnd& end, int64_t job_id, const std::string& token) {
   Status written = WriteJobEnd(end_path, end, job_id);
   if (!written.ok()) spdlog::error("job {}: {}", job_id, written.message());
-  json report = RunEndedRequest{job_id, end}.ToJson();
+  json report = RunEndedRequest{job_id, end, token}.ToJson();
   if (fd >= 0 && ExchangeJson(fd, proto::MsgType::kRunEnded, report).ok()) return;
   if (!ExchangeRetrying(socket_path, proto::MsgType::kRunEnded, report, kReportPatience)) {
     spdlog::warn("job {}: daemon unreachable; its end waits in {}", job_id, end_path);
@@ -120,12 +121,14 @@ int RunSupervisor(int64_t job_id, const std::string& socket_path) {
   }
   RunSpec run;
   std::string end_path;
+  std::string token;
   try {
     const json& s = spec.value();
     run.argv = s.at("argv").get<std::vector<std::string>>();
     run.env = s.at("env").get<std::vector<std::string>>();
     for (const auto& [key, value] : s.at("set_env").items()) {
       run.set_env.emplace_back(key, value.get<std::string>());
+      if (key == "GSHARE_JOB_TOKEN") token = value.get<std::string>();
     }
     run.preload = s.at("preload").get<std::vector<std::string>>();
     run.cwd = s.at("cwd").get<std::string>();
@@ -140,7 +143,7 @@ int RunSupervisor(int64_t job_id, const std::string& socket_path) {
     if (!marked.ok()) {
       JobEnd failed;
       failed.error = marked.message();
-      ReportEnd(fd, socket_path, end_path, failed, job_id);
+      ReportEnd(fd, socket_path, end_path, failed, job_id, token);
       close(fd);
       return 0;
     }
@@ -150,7 +153,7 @@ int RunSupervisor(int64_t job_id, const std::string& socket_path) {
       if (!st.ok()) {
         JobEnd failed;
         failed.error = st.message();
-        ReportEnd(fd, socket_path, end_path, failed, job_id);
+        ReportEnd(fd, socket_path, end_path, failed, job_id, token);
         close(fd);
         return 0;
       }
@@ -179,7 +182,7 @@ int RunSupervisor(int64_t job_id, const std::string& socket_path) {
     }
     if (result->timed_out) NoteInOutput(run.output_path, "time limit reached");
   }
-  ReportEnd(fd, socket_path, end_path, end, job_id);
+  ReportEnd(fd, socket_path, end_path, end, job_id, token);
   close(fd);
   return 0;
 }
