@@ -1,11 +1,19 @@
 #!/usr/bin/env python3
 """Checks that every #include of src/ and shim/ respects the layers of docs/design.md "Map".
 
-src/<layer>/ may include its own folder and the layers listed for it below (the same list as
-src/CMakeLists.txt links); src/policy/ may include no header that does I/O; shim/ includes only
-its folders, the headers at its root (SHIM_ROOT_HEADERS) and include/gshare/, never src/.
-Exit status 0 when all hold, 1 with one line per offending include ("file:line: ...")
-otherwise. Usage: scripts/check_layers.py [REPO_ROOT]
+Each include is resolved as the compiler resolves it: a quoted name first beside the including
+file, then (quoted or angle-bracketed) in the target's include paths (src/ and include/ for src/;
+shim/ and include/ for shim/), so `<daemon/daemon.h>` and `"base/../daemon/daemon.h"` are judged
+by the file they reach. A name that reaches no file of the repository is a system or library
+header. Rules:
+  - src/<layer>/ reaches only its own folder, the layers listed for it below (the same list as
+    src/CMakeLists.txt links) and include/gshare/;
+  - a project header is named as its include path names it: quoted, no "..";
+  - src/policy/ includes no header that does I/O (IO_HEADERS) and reads no clock of its own
+    (POLICY_CALLS): time comes in as arguments;
+  - shim/ reaches only shim/ and include/gshare/, never src/.
+Exit status 0 when all hold, 1 with one line per problem ("file:line: ...") otherwise.
+Usage: scripts/check_layers.py [REPO_ROOT]
 """
 import os
 import re
@@ -20,13 +28,18 @@ ALLOWED = {
     "daemon": {"base", "policy", "store", "ipc", "runner"},
     "cli": {"base", "policy", "store", "ipc", "runner", "daemon"},
 }
-SHARED = {"gshare"}  # include/gshare/: what the shim and gshare share
-# Policy decides; it does not touch files, sockets, processes, clocks of its own or logs.
-IO_HEADERS = {"fstream", "iostream", "cstdio", "stdio.h", "unistd.h", "fcntl.h", "sys/socket.h",
-              "sys/stat.h", "poll.h", "signal.h", "spdlog/spdlog.h", "sqlite3.h", "thread", "mutex"}
+# Policy decides; it does not touch files, sockets, processes, threads, clocks of its own or logs.
+IO_HEADERS = {
+    "fstream", "iostream", "cstdio", "stdio.h", "filesystem", "ctime", "time.h", "thread",
+    "mutex", "shared_mutex", "condition_variable", "future", "random", "csignal", "signal.h",
+    "unistd.h", "fcntl.h", "poll.h", "dirent.h", "dlfcn.h", "pthread.h", "pwd.h", "grp.h",
+    "spdlog/spdlog.h", "sqlite3.h",
+}
+IO_PREFIXES = ("sys/", "spdlog/", "linux/", "netinet/", "arpa/")
+# A clock read or the environment inside policy: the caller's to give.
+POLICY_CALLS = re.compile(r"\b(steady_clock|system_clock|high_resolution_clock)::now\b|"
+                          r"\b(getenv|clock_gettime|gettimeofday)\s*\(")
 SHIM_FOLDERS = {"hooks", "lease", "memory"}
-# Headers at shim/'s root, everyone's: the logger and the lock with its annotations.
-SHIM_ROOT_HEADERS = {"shim_log.h", "mutex.h", "thread_annotations.h"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
@@ -46,35 +59,95 @@ def includes(path):
                 yield n, m.group(1), m.group(2)
 
 
-def check(root):
-    problems = []
+def resolve(path, kind, name, include_dirs):
+    """The repository file `#include` `kind` `name` in `path` reaches, or None (a system or
+    library header)."""
+    candidates = [os.path.join(os.path.dirname(path), name)] if kind == '"' else []
+    candidates += [os.path.join(d, name) for d in include_dirs]
+    for c in candidates:
+        c = os.path.normpath(c)
+        if os.path.isfile(c):
+            return c
+    return None
+
+
+def place(root, target):
+    """("src", layer), ("shim", folder or ""), ("include", sub) or ("other", rel) of `target`."""
+    rel = os.path.relpath(target, root).split(os.sep)
+    if rel[0] == "src" and len(rel) > 2:
+        return "src", rel[1]
+    if rel[0] == "shim":
+        return "shim", rel[1] if len(rel) > 2 else ""
+    if rel[0] == "include" and len(rel) > 2:
+        return "include", rel[1]
+    return "other", "/".join(rel)
+
+
+def spelled_as_reached(kind, name, target, include_dirs):
+    """Whether a project header is named as its include path names it: quoted, no "..", the
+    path below one include directory."""
+    if kind != '"' or ".." in name.split("/"):
+        return False
+    return any(os.path.normpath(os.path.join(d, name)) == target for d in include_dirs)
+
+
+def check_src(root, problems):
     src = os.path.join(root, "src")
+    dirs = [src, os.path.join(root, "include")]
     for path in sources(src):
         rel = os.path.relpath(path, src)
         layer = rel.split(os.sep)[0]
         if layer not in ALLOWED:
-            problems.append("%s: a file outside the layers %s" % (rel, sorted(ALLOWED)))
+            problems.append("src/%s: a file outside the layers %s" % (rel, sorted(ALLOWED)))
             continue
         for n, kind, name in includes(path):
             where = "src/%s:%d" % (rel, n)
-            if kind == "<":
-                if layer == "policy" and name in IO_HEADERS:
+            target = resolve(path, kind, name, dirs)
+            if target is None:
+                if layer == "policy" and name != "sys/types.h" and (
+                        name in IO_HEADERS or name.startswith(IO_PREFIXES)):
                     problems.append("%s: policy does no I/O, yet includes <%s>" % (where, name))
                 continue
-            top = name.split("/")[0]
-            if "/" not in name:
-                problems.append('%s: "%s" names no folder' % (where, name))
-            elif top != layer and top not in ALLOWED[layer] | SHARED:
-                problems.append('%s: %s may not include "%s" (it may use %s)' % (
-                    where, layer, name, ", ".join(sorted(ALLOWED[layer] | SHARED)) or "nothing"))
+            where_to, sub = place(root, target)
+            if not spelled_as_reached(kind, name, target, dirs):
+                problems.append('%s: name "%s" as its folder and file, quoted (it is %s)' % (
+                    where, name, os.path.relpath(target, root)))
+            allowed = {layer} | ALLOWED[layer]
+            if (where_to == "src" and sub not in allowed) or \
+                    (where_to == "include" and sub != "gshare") or where_to in ("shim", "other"):
+                problems.append('%s: %s may not include %s (it may use %s and include/gshare)' % (
+                    where, layer, os.path.relpath(target, root), ", ".join(sorted(allowed))))
+        if layer == "policy":
+            with open(path, errors="replace") as f:
+                for n, line in enumerate(f, 1):
+                    if POLICY_CALLS.search(line.split("//")[0]):
+                        problems.append("src/%s:%d: policy reads no clock or environment of its "
+                                        "own: %s" % (rel, n, line.strip()))
+
+
+def check_shim(root, problems):
     shim = os.path.join(root, "shim")
+    dirs = [shim, os.path.join(root, "include")]
     for path in sources(shim):
         rel = os.path.relpath(path, shim)
         for n, kind, name in includes(path):
-            top = name.split("/")[0]
-            if kind == '"' and name not in SHIM_ROOT_HEADERS and top not in SHIM_FOLDERS | SHARED:
-                problems.append('shim/%s:%d: the shim includes only shim/ and include/gshare/, not "%s"'
-                                % (rel, n, name))
+            target = resolve(path, kind, name, dirs)
+            if target is None:
+                continue
+            where_to, sub = place(root, target)
+            if where_to == "include" and sub == "gshare" or where_to == "shim":
+                if not spelled_as_reached(kind, name, target, dirs):
+                    problems.append('shim/%s:%d: name "%s" as its folder and file, quoted (it is '
+                                    '%s)' % (rel, n, name, os.path.relpath(target, root)))
+                continue
+            problems.append("shim/%s:%d: the shim includes only shim/ and include/gshare/, not %s"
+                            % (rel, n, os.path.relpath(target, root)))
+
+
+def check(root):
+    problems = []
+    check_src(root, problems)
+    check_shim(root, problems)
     return problems
 
 

@@ -35,7 +35,7 @@ void Daemon::Loop() {
   DaemonParts& p = *parts_;
   while (!stopping_) {
     const TimePoint now = Now();
-    std::optional<TimePoint> deadline = p.arbiter.NextDeadline();
+    std::optional<TimePoint> deadline = p.arbiter.NextDeadline(now);
     auto earliest = [&deadline](std::optional<TimePoint> t) {
       if (t) deadline = deadline ? std::min(*deadline, *t) : t;
     };

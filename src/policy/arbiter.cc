@@ -321,7 +321,7 @@ LeaseActions Arbiter::Tick(TimePoint now) {
   return out;
 }
 
-std::optional<TimePoint> Arbiter::NextDeadline() const {
+std::optional<TimePoint> Arbiter::NextDeadline(TimePoint now) const {
   std::optional<TimePoint> next;
   auto consider = [&next](TimePoint t) {
     if (!next || t < *next) next = t;
@@ -331,7 +331,7 @@ std::optional<TimePoint> Arbiter::NextDeadline() const {
     if (!lease.holder) {
       // Waiters the grant filter refused are asked again each second.
       if (!lease.queue.empty() && !order_.TurnHolding(lease) && !lease.shared) {
-        consider(std::chrono::steady_clock::now() + Millis(1000));
+        consider(now + Millis(1000));
       }
       continue;
     }

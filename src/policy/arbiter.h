@@ -56,7 +56,7 @@ class Arbiter {
     Millis drop_grace{10000};  // DROP acknowledgement deadline
     // Exclusive grants only go to jobs for which this returns true (unset: all); a job it
     // refuses keeps waiting and is asked again at the next event or Tick(), at least each
-    // second (NextDeadline reads the steady clock for that one case).
+    // second (NextDeadline(now) + 1 s).
     std::function<bool(const GpuKey&, JobId)> can_grant;
   };
   explicit Arbiter(Options options);
@@ -98,7 +98,7 @@ class Arbiter {
   // Quantum expiries and grace deadlines.
   LeaseActions Tick(TimePoint now);
   // Earliest time Tick() has work to do, if any.
-  std::optional<TimePoint> NextDeadline() const;
+  std::optional<TimePoint> NextDeadline(TimePoint now) const;
   LeaseActions SetEnabled(bool enabled, TimePoint now);
   bool enabled() const { return options_.enabled; }
   // Shared mode on `gpu`: true grants every waiting request now. false: when `first` (the

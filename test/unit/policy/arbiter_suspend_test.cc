@@ -105,7 +105,7 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: a delivered turn lasts at least twice its d
   arb.Request(21, kGpu, At(1));
   // A 35 s restore (a checkpoint-engine handoff): the turn lasts 70 s, not 20.
   arb.Delivered(kGpu, e1, At(35000));
-  CHECK(arb.NextDeadline() == At(35000 + Arbiter::kTurnPerSwitch * 35000));
+  CHECK(arb.NextDeadline(TimePoint{}) == At(35000 + Arbiter::kTurnPerSwitch * 35000));
   CHECK(Count(arb.Tick(At(35000 + 20000)), Kind::kDrop, 11) == 0);
   auto a = arb.Tick(At(35000 + 70000));
   REQUIRE(Count(a, Kind::kDrop, 11) == 1);
@@ -115,7 +115,7 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: a delivered turn lasts at least twice its d
   arb.AwaitSwapIn(kGpu, e2);
   arb.SwappedIn(kGpu, e2, At(110100));
   arb.Request(11, kGpu, At(110200));
-  CHECK(arb.NextDeadline() == At(110100 + 20000));
+  CHECK(arb.NextDeadline(TimePoint{}) == At(110100 + 20000));
 }
 
 TEST_CASE_FIXTURE(Fixture,
@@ -129,7 +129,7 @@ TEST_CASE_FIXTURE(Fixture,
   arb.SwappedIn(kGpu, e1 + 1, At(8000));  // another epoch: ignored
   CHECK(Count(arb.Tick(At(20000)), Kind::kDrop, 11) == 0);
   arb.SwappedIn(kGpu, e1, At(8000));
-  CHECK(arb.NextDeadline() == At(28000));
+  CHECK(arb.NextDeadline(TimePoint{}) == At(28000));
   CHECK(Count(arb.Tick(At(27999)), Kind::kDrop, 11) == 0);
   auto a = arb.Tick(At(28000));
   REQUIRE(Count(a, Kind::kDrop, 11) == 1);
@@ -141,7 +141,7 @@ TEST_CASE_FIXTURE(Fixture,
   arb.AwaitSwapIn(kGpu, e2);
   TimePoint end = At(28100) + Millis(20000) + Arbiter::kSwapInAllowance;
   arb.Request(11, kGpu, At(28200));
-  CHECK(arb.NextDeadline() == end);
+  CHECK(arb.NextDeadline(TimePoint{}) == end);
   CHECK(Count(arb.Tick(end - Millis(1)), Kind::kDrop, 21) == 0);
   CHECK(Count(arb.Tick(end), Kind::kDrop, 21) == 1);
 }

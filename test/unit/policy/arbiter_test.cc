@@ -23,7 +23,7 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: one holder at a time, round robin at quantu
   // Waits (quantum not over, same priority); the holder only learns that someone waits.
   CHECK(a.size() == 1);
   CHECK(Count(a, Kind::kContended, 11) == 1);
-  CHECK(arb.NextDeadline() == At(20000));
+  CHECK(arb.NextDeadline(TimePoint{}) == At(20000));
   CHECK(arb.Tick(At(19999)).empty());
   a = arb.Tick(At(20000));
   REQUIRE(Count(a, Kind::kDrop, 11) == 1);
@@ -50,7 +50,7 @@ TEST_CASE_FIXTURE(Fixture, "arbiter: no DROP while nobody waits") {
   arb.AddConn(11, 1, 100);
   arb.Request(11, kGpu, At(0));
   CHECK(arb.Tick(At(100000)).empty());
-  CHECK_FALSE(arb.NextDeadline().has_value());
+  CHECK_FALSE(arb.NextDeadline(TimePoint{}).has_value());
 }
 
 TEST_CASE_FIXTURE(Fixture, "arbiter: a higher priority preempts at once, a lower one waits") {

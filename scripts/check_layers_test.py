@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""The layer check's own test: a small tree that keeps every rule passes, and one mutant per
+rule (an include written every way the compiler accepts) fails it, each with its own problem
+line. Usage: scripts/check_layers_test.py"""
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_layers  # noqa: E402
+
+CLEAN = {
+    "include/gshare/protocol.h": "#pragma once\n",
+    "src/base/status.h": "#pragma once\n#include <string>\n",
+    "src/policy/arbiter.h": '#pragma once\n#include <chrono>\n#include <sys/types.h>\n'
+                            '#include "base/status.h"\n',
+    "src/policy/arbiter.cc": '#include "policy/arbiter.h"\n// steady_clock::now() in a comment\n',
+    "src/daemon/daemon.h": '#pragma once\n#include <spdlog/spdlog.h>\n#include "policy/arbiter.h"\n'
+                           '#include "gshare/protocol.h"\n',
+    "shim/mutex.h": "#pragma once\n",
+    "shim/lease/lease.h": '#pragma once\n#include "mutex.h"\n#include "gshare/protocol.h"\n',
+    "shim/hooks/hooks.cc": '#include "lease/lease.h"\n#include <dlfcn.h>\n',
+    "test/helper.h": "#pragma once\n",
+}
+
+# (file, line added, what the problem line must contain)
+MUTANTS = [
+    ("src/base/status.h", '#include "policy/arbiter.h"', "base may not include src/policy"),
+    ("src/base/status.h", "#include <daemon/daemon.h>", "base may not include src/daemon"),
+    ("src/policy/arbiter.h", '#include "base/../daemon/daemon.h"', "policy may not include"),
+    ("src/policy/arbiter.h", '#include "../daemon/daemon.h"', "policy may not include"),
+    ("src/policy/arbiter.h", '#include "arbiter.h"', "quoted"),
+    ("src/policy/arbiter.h", "#include <filesystem>", "policy does no I/O"),
+    ("src/policy/arbiter.h", "#include <sys/socket.h>", "policy does no I/O"),
+    ("src/policy/arbiter.h", "#include <spdlog/spdlog.h>", "policy does no I/O"),
+    ("src/policy/arbiter.cc", "auto t = std::chrono::steady_clock::now();", "no clock"),
+    ("src/policy/arbiter.cc", 'const char* e = getenv("X");', "no clock or environment"),
+    ("src/daemon/daemon.h", '#include "../../test/helper.h"', "daemon may not include test"),
+    ("src/daemon/daemon.h", '#include "../../shim/mutex.h"', "daemon may not include shim"),
+    ("shim/hooks/hooks.cc", '#include "lease/../../src/base/status.h"', "the shim includes only"),
+    ("shim/hooks/hooks.cc", "#include <base/status.h>", None),  # not on the shim's path: a system
+    ("shim/lease/lease.h", '#include "../../src/daemon/daemon.h"', "the shim includes only"),
+    ("src/unknown/x.h", "#pragma once", "outside the layers"),
+]
+
+
+def write_tree(root, extra=None):
+    files = dict(CLEAN)
+    if extra:
+        path, line = extra
+        files[path] = files.get(path, "") + line + "\n"
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+
+
+class LayerCheckTest(unittest.TestCase):
+    def test_the_clean_tree_passes(self):
+        with tempfile.TemporaryDirectory() as root:
+            write_tree(root)
+            self.assertEqual(check_layers.check(root), [])
+
+    def test_each_mutant_fails_it(self):
+        for path, line, want in MUTANTS:
+            with self.subTest(path=path, line=line), tempfile.TemporaryDirectory() as root:
+                write_tree(root, (path, line))
+                problems = check_layers.check(root)
+                if want is None:
+                    self.assertEqual(problems, [])
+                    continue
+                self.assertTrue(problems, "not caught")
+                self.assertTrue(any(want in p for p in problems), problems)
+
+    def test_the_repository_passes(self):
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+        self.assertEqual(check_layers.check(os.path.abspath(root)), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
