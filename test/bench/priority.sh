@@ -84,6 +84,10 @@ svc_tmo="${SERVICE_TIMEOUT:-$((seconds + 180))}"
 train_tmo=$((start_tmo + svc_tmo + after + 60))   # a safety net: the driver stops them earlier
 mem_flag=()
 [[ -n $ENGINE ]] && mem_flag=(--memory "$ENGINE")
+read -r -a train_env <<<"${TRAIN_ENV:-}"
+read -r -a service_env <<<"${SERVICE_ENV:-}"
+((${#train_env[@]})) && train_env=(env "${train_env[@]}")
+((${#service_env[@]})) && service_env=(env "${service_env[@]}")
 
 if [[ -n ${OUT:-} ]]; then
   mkdir -p "$OUT/$me" && res="$(cd "$OUT/$me" && pwd)" || exit 2
@@ -94,6 +98,7 @@ fi
   echo "# priority.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) host=$(hostname) gshare=$gshare"
   echo "# gpu: $(gpu_line)"
   echo "# cases=$cases service_seconds=$seconds period_ms=$period warmup=$warmup service_batch=$service_batch train_steps=$train_steps train_batch=$train_batch min_steps=$min_steps after_s=$after"
+  echo "# train_env=${TRAIN_ENV:-} service_env=${SERVICE_ENV:-}"
   echo "# daemon: sharing=$SHARING engine=${ENGINE:-none} quantum=$quantum gpu_limit=${GPU_LIMIT:-none} idle_release=${IDLE_RELEASE:-default} early_release=${EARLY_RELEASE:-default} stagger=${STAGGER:-default}"
 } >"$res/summary.txt"
 
@@ -201,7 +206,7 @@ run_case() {
     [[ $mode == gshare ]] && name=(--name "train$k" --)
     echo "train${k}_start $(now)" >>"$times"
     job_start "train$k" "$d/train$k.out" "$train_tmo" "${tpre[@]}" "${name[@]}" \
-      "$python" "$bench/prio_train.py" --steps "$train_steps" --batch "$train_batch" \
+      "${train_env[@]}" "$python" "$bench/prio_train.py" --steps "$train_steps" --batch "$train_batch" \
       --seed "$k" --log "$d/train$k.log"
   done
 
@@ -230,7 +235,8 @@ run_case() {
 
   say "$c: service (${seconds} s, a request every ${period} ms)"
   echo "service_start $(now)" >>"$times"
-  job_start service "$d/service.out" "$svc_tmo" "${spre[@]}" "$python" "$bench/prio_service.py" \
+  job_start service "$d/service.out" "$svc_tmo" "${spre[@]}" "${service_env[@]}" "$python" \
+    "$bench/prio_service.py" \
     --seconds "$seconds" --period-ms "$period" --warmup "$warmup" --batch "$service_batch" \
     --out "$d/latencies.txt" --detail-out "$d/detail.txt"
   svc_pid=${job_pids[-1]}
