@@ -105,6 +105,25 @@ class QueueBadInputTest(TestCase):
             with self.subTest(args=args):
                 h.assert_error_line(h.gshare(*args), 1, "4242")
 
+    def test_empty_database_file_is_refused_not_emptied(self):
+        """A 0-byte or foreign file where the database belongs stops the daemon with one
+        clear line; it is left as it was, never made an empty queue."""
+        h = self.h
+        os.makedirs(h.state_dir, mode=0o700, exist_ok=True)
+        db = os.path.join(h.state_dir, "gshare.db")
+        for content in (b"", b"id,name\n1,train\n"):
+            with self.subTest(content=content):
+                with open(os.open(db, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
+                    f.write(content)
+                r = h.gshare("daemon", "--foreground", timeout=20)
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertIn("job store %s: not a database" % db, r.stderr)
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+                with open(db, "rb") as f:
+                    self.assertEqual(f.read(), content)
+        os.unlink(db)
+        h.submit("--", "true")  # a missing file is a fresh queue
+
     # ---- a state directory that cannot be written ---------------------------------------
     def nobody_env(self):
         """An installation of its own for uid 65534 (root ignores permissions, so the test
