@@ -106,8 +106,16 @@ Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType
 // Fails naming the first unknown one.
 Result<std::set<JobState>> ParseStates(const std::string& list);
 
-// The ids of a --jobs list: comma-separated positive integers ("12,14"). Fails naming the
-// first item that is not one.
+// A job id as a user writes it: decimal digits only, 1 to INT64_MAX. "-1", "0", "+3", "0x10"
+// and a number past INT64_MAX are errors naming the text (never clamped to another job).
+Result<int64_t> ParseJobId(const std::string& text);
+
+// The CLI11 check of every option and positional that takes job ids (ParseJobId): anything
+// else is a usage error (exit 2), never sent to the daemon.
+CLI::Validator JobIdCheck();
+
+// The ids of a --jobs list: comma-separated job ids ("12,14"), each as ParseJobId reads it.
+// Fails naming the first item that is not one.
 Result<std::set<int64_t>> ParseJobIds(const std::string& list);
 
 // The jobs matching `filter` and, when `user` (a login name or uid) is not empty, owned by that

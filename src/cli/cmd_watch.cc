@@ -149,7 +149,7 @@ int Logs(const GlobalOptions& global, const LogsOptions& opt) {
 
 void AddWaitCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<WaitOptions>();
-  sub.add_option("ids", opt->ids, "Job ids")->required();
+  sub.add_option("ids", opt->ids, "Job ids")->required()->check(JobIdCheck());
   sub.footer(
       "Examples:\n  gshare wait 12 && echo done\n"
       "  id=$(gshare submit -- ./train.sh); gshare wait $id; echo \"exit $?\"\n"
@@ -160,7 +160,7 @@ void AddWaitCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler
 
 void AddLogsCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<LogsOptions>();
-  sub.add_option("id", opt->id, "Job id")->required();
+  sub.add_option("id", opt->id, "Job id")->required()->check(JobIdCheck());
   sub.add_flag("-f,--follow", opt->follow, "Follow the output until the job ends");
   sub.footer(
       "Examples:\n  gshare logs 12\n  gshare logs -f 12     # exits with the job's status when it "

@@ -105,6 +105,18 @@ class QueueBadInputTest(TestCase):
             with self.subTest(args=args):
                 h.assert_error_line(h.gshare(*args), 1, "4242")
 
+    def test_hostile_job_ids_are_usage_errors(self):
+        """A job id is 1 to 2^63-1 in decimal digits: "-1" is not sent to the daemon (whose
+        refusal was wire text, exit 1), nor is a number past 2^63-1 clamped to that id."""
+        h = self.h
+        huge = "99999999999999999999"
+        for args in (["cancel", "-1"], ["cancel", "0"], ["cancel", huge], ["cancel", "12", "-3"],
+                     ["hold", "0x10"], ["wait", "-1"], ["logs", huge], ["status", huge],
+                     ["set-priority", huge, "3"], ["update", "-1", "-J", "x"],
+                     ["acct", "-j", huge], ["timeline", "-j", "-1"]):
+            with self.subTest(args=args):
+                h.assert_error_line(h.gshare(*args), 2, "bad job id")
+
     def test_empty_database_file_is_refused_not_emptied(self):
         """A 0-byte or foreign file where the database belongs stops the daemon with one
         clear line; it is left as it was, never made an empty queue."""
