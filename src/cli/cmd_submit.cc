@@ -227,6 +227,12 @@ int Submit(const GlobalOptions& global, SubmitOptions& opt) {
   }
   Result<JobRecord> record = ResolveJobOptions(opt.job, argv, ctx->config, WallClockNow());
   if (!record.ok()) return Usage(record.status().message());
+  // Here, as the user the job runs as: the daemon (root, for the system daemon) could not
+  // tell, and the job would only fail when it starts, maybe hours later.
+  if (Status paths = CheckJobPaths(record.value()); !paths.ok()) {
+    spdlog::error("submit: {}", paths.message());
+    return kExitError;
+  }
   json request = JobOptionsToJson(record.value());
   request["env"] = SnapshotEnvironment(opt.job.env);
   request["script"] = script_text ? json(*script_text) : json(nullptr);

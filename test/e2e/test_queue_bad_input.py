@@ -117,6 +117,19 @@ class QueueBadInputTest(TestCase):
             with self.subTest(args=args):
                 h.assert_error_line(h.gshare(*args), 2, "bad job id")
 
+    def test_submit_refuses_what_the_job_could_never_use(self):
+        """Checked at submission, as the user the job runs as: a working directory that does
+        not exist, an output file in a directory that does not exist or cannot."""
+        h = self.h
+        h.assert_error_line(h.gshare("submit", "-D", "/nonexistent", "--", "true"), 1,
+                            "--chdir: directory /nonexistent does not exist")
+        h.assert_error_line(h.gshare("submit", "-o", "/proc/nope/%j.out", "--", "true"), 1,
+                            "directory /proc/nope does not exist")
+        h.assert_error_line(h.gshare("submit", "-o", "missing-dir/out.log", "--", "true"), 1,
+                            "missing-dir does not exist")
+        self.assertEqual(h.queue_jobs(), {}, "a refused submission must leave no job")
+        h.submit("-o", "%x-%j.out", "--", "true")
+
     def test_empty_database_file_is_refused_not_emptied(self):
         """A 0-byte or foreign file where the database belongs stops the daemon with one
         clear line; it is left as it was, never made an empty queue."""
