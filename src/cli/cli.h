@@ -71,15 +71,19 @@ struct ClientContext {
   std::string database_path;  // <state_dir>/gshare.db
   std::string daemon_log;     // <state_dir>/daemon.log
   std::string self_exe;
-  // kSystem: the machine's daemon (ipc/daemon_choice.h), never started by a client; its
-  // database is not readable by users, so jobs are read through it (JobSource).
+  // kSystem: the machine's daemon (ipc/daemon_choice.h), never started by a client.
   DaemonScope scope = DaemonScope::kUser;
   bool starts_system = false;  // made by MakeSystemContext: ConnectToDaemon may start it
+  // The daemon is this user's daemon of database_path (DaemonChoice::own_database): JobSource
+  // reads the database directly. Otherwise it asks the daemon (the system daemon's database
+  // is not readable by users; another state directory's is not database_path).
+  bool own_database = true;
 };
 
 // A client's context: the daemon ChooseDaemon picks ($GSHARE_SOCKET or [daemon] socket, else
 // the system daemon when it answers, else this user's) and, for a user's daemon, its paths.
 Result<ClientContext> MakeClientContext(const GlobalOptions& global);
+// Every command that talks to a daemon, the Slurm hooks among them, starts here.
 
 // MakeClientContext without the system daemon: this user's own daemon, which `gshare daemon
 // --foreground` (as the launcher starts it) serves whether or not a system daemon runs.

@@ -57,7 +57,7 @@ Status AskRuns(const std::string& socket, const RunFilter& filter,
 
 Result<std::unique_ptr<JobSource>> JobSource::Open(const ClientContext& ctx, bool start_daemon) {
   auto source = std::make_unique<JobSource>();
-  if (ctx.scope == DaemonScope::kSystem) {
+  if (!ctx.own_database) {
     source->socket_ = ctx.socket_path;
     return source;
   }

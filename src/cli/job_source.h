@@ -1,6 +1,7 @@
 // Where the CLI reads jobs: a user's own daemon's database, read directly (the daemon is never
-// loaded by `queue`, `wait` or `logs`), or the system daemon, asked over its socket (kListJobs)
-// because users cannot read its database. Main thread only.
+// loaded by `queue`, `wait` or `logs`), or any other daemon (the system daemon, whose database
+// users cannot read; one of another state directory), asked over its socket (kListJobs).
+// Main thread only.
 #pragma once
 
 #include <functional>
