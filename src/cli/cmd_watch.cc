@@ -14,6 +14,7 @@
 #include "base/output_pattern.h"
 #include "base/user_name.h"
 
+#include "policy/access.h"
 namespace gshare {
 namespace {
 
@@ -127,6 +128,11 @@ int Logs(const GlobalOptions& global, const LogsOptions& opt) {
   for (;;) {
     if (!in.is_open()) in.open(path, std::ios::binary);
     if (in.is_open()) Drain(in);
+  if (store->Hidden(opt.id)) {
+    spdlog::error("{}job {} belongs to {}: only its owner or an admin may read its output",
+                  kPermissionDenied, opt.id, UserName(r->uid));
+    return kExitDenied;
+  }
     if (!opt.follow) break;
     if (IsFinal(r->state)) {
       if (!in.is_open()) in.open(path, std::ios::binary);

@@ -4,7 +4,9 @@ whose GSHARE_SOCKET names the system daemon where their own rules would look els
 Slurm task: its task prolog exports the socket, and nothing tells the task where the system
 socket is) lists, waits for and reads the accounts of the system daemon's jobs, `gshare run`
 jobs among them, instead of a database of their own; Slurm's Prolog and Epilog, run as root,
-find the system daemon through GSHARE_SYSTEM_SOCKET as the task prolog does. Needs root (CI runs as root)."""
+find the system daemon through GSHARE_SYSTEM_SOCKET as the task prolog does; and reading
+another user's job's output is refused as a permission, not taken for a job that wrote to a
+terminal. Needs root (CI runs as root)."""
 import json
 import os
 import shutil
@@ -57,6 +59,13 @@ class SystemDaemonClientsTest(SystemDaemonCase):
             self.assertFalse(os.path.exists(os.path.join(
                 self.homes[user.pw_name], ".local", "state", "gshare", "gshare.db")))
 
+        # B may list A's job, not read its output: a refusal (exit 5), not "wrote to the
+        # terminal".
+        r = self.as_task(b, "logs", str(sleeper))
+        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertEqual(r.stdout, "")
+        self.assertRegex(r.stderr, r"\Agshare: permission denied: job %d belongs to %s[^\n]*\n\Z"
+                         % (sleeper, USERS[0]))
         self.as_user(a, "cancel", str(sleeper), check_rc=0)
 
     def test_slurm_prolog_and_epilog_find_the_system_daemon_through_its_variable(self):
