@@ -13,6 +13,7 @@
 
 #include "base/config.h"
 #include "ipc/daemon_choice.h"
+#include "ipc/frame_io.h"
 #include "ipc/requests.h"
 #include "gshare/protocol.h"
 #include "cli/job_source.h"
@@ -73,17 +74,17 @@ struct ClientContext {
   std::string self_exe;
   // kSystem: the machine's daemon (ipc/daemon_choice.h), never started by a client.
   DaemonScope scope = DaemonScope::kUser;
-  bool starts_system = false;  // made by MakeSystemContext: ConnectToDaemon may start it
   // The daemon is this user's daemon of database_path (DaemonChoice::own_database): JobSource
   // reads the database directly. Otherwise it asks the daemon (the system daemon's database
   // is not readable by users; another state directory's is not database_path).
   bool own_database = true;
+  bool starts_system = false;  // made by MakeSystemContext: ConnectToDaemon may start it
 };
 
 // A client's context: the daemon ChooseDaemon picks ($GSHARE_SOCKET or [daemon] socket, else
 // the system daemon when it answers, else this user's) and, for a user's daemon, its paths.
-Result<ClientContext> MakeClientContext(const GlobalOptions& global);
 // Every command that talks to a daemon, the Slurm hooks among them, starts here.
+Result<ClientContext> MakeClientContext(const GlobalOptions& global);
 
 // MakeClientContext without the system daemon: this user's own daemon, which `gshare daemon
 // --foreground` (as the launcher starts it) serves whether or not a system daemon runs.
@@ -101,10 +102,12 @@ Result<int> ConnectToDaemon(const ClientContext& ctx, std::string* serving = nul
 Result<int> ConnectIfRunning(const ClientContext& ctx);
 
 // One request/reply exchange for a data command: resolves the context, reaches the daemon
-// (starting it when `start` is true), sends `request` and returns the parsed reply. Errors
-// (including a reply with "ok": false) come back as one-line messages.
+// (starting it when `start` is true), sends `request` and returns the parsed reply, waiting
+// up to `timeout` for it (IsDaemonTimeout after). Errors (including a reply with "ok":
+// false) come back as one-line messages.
 Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType type,
-                                     const nlohmann::json& request, bool start);
+                                     const nlohmann::json& request, bool start,
+                                     std::chrono::milliseconds timeout = ReplyTimeout());
 
 // A comma-separated list of job states, by name or Slurm code in any case ("PD,r,failed").
 // Fails naming the first unknown one.

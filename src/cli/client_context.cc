@@ -151,12 +151,13 @@ Result<int> ConnectToDaemon(const ClientContext& ctx, std::string* serving_out) 
 }
 
 Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType type,
-                                     const nlohmann::json& request, bool start) {
+                                     const nlohmann::json& request, bool start,
+                                     std::chrono::milliseconds timeout) {
   auto ctx = MakeClientContext(global);
   if (!ctx.ok()) return ctx.status();
   auto fd = start ? ConnectToDaemon(*ctx) : ConnectIfRunning(*ctx);
   if (!fd.ok()) return fd.status();
-  Result<nlohmann::json> reply = ExchangeJson(fd.value(), type, request);
+  Result<nlohmann::json> reply = ExchangeJson(fd.value(), type, request, timeout);
   close(fd.value());
   return reply;
 }

@@ -251,7 +251,10 @@ int Submit(const GlobalOptions& global, SubmitOptions& opt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200) * (attempt + 1));
   }
   if (!reply.ok()) {
-    spdlog::error("submit: {}", reply.status().message());
+    spdlog::error("submit: {}{}", reply.status().message(),
+                  IsDaemonTimeout(reply.status())
+                      ? "; it may still queue the job when it answers (gshare queue)"
+                      : "");
     return ExitFor(reply.status());
   }
   Result<JobIdReply> made = JobIdReply::Parse(reply.value());

@@ -11,10 +11,11 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "ipc/frame_io.h"
 #include "base/output_pattern.h"
 #include "base/user_name.h"
-
 #include "policy/access.h"
+
 namespace gshare {
 namespace {
 
@@ -47,15 +48,24 @@ std::unique_ptr<JobSource> OpenStore(const GlobalOptions& global, ClientContext*
   return std::move(store.value());
 }
 
-// The job's current row; nullopt (with an error printed) when there is none.
-std::optional<JobRecord> Lookup(JobSource& store, int64_t id) {
-  auto row = store.Get(id);
-  if (!row.ok()) {
-    spdlog::error("{}", row.status().message());
-    return std::nullopt;
+// The job's current row; nullopt (with an error printed) when there is none. With `patience`
+// (a command waiting for the job's end), a daemon that does not answer in time is asked again
+// until it does: its hang is not the job's end. *patience is set once that was said.
+std::optional<JobRecord> Lookup(JobSource& store, int64_t id, bool* patience = nullptr) {
+  for (;;) {
+    auto row = store.Get(id);
+    if (!row.ok() && patience != nullptr && IsDaemonTimeout(row.status())) {
+      if (!*patience) spdlog::warn("{}; still waiting for job {}", row.status().message(), id);
+      *patience = true;
+      continue;  // Get waited its timeout already
+    }
+    if (!row.ok()) {
+      spdlog::error("{}", row.status().message());
+      return std::nullopt;
+    }
+    if (!row.value()) spdlog::error("no job {}", id);
+    return row.value();
   }
-  if (!row.value()) spdlog::error("no job {}", id);
-  return row.value();
 }
 
 void Sleep(std::chrono::milliseconds* interval) {
@@ -86,10 +96,11 @@ int Wait(const GlobalOptions& global, const WaitOptions& opt) {
       if (task.array_job_id == id) ids.push_back(task.id);
     }
   }
+  bool said = false;  // that the daemon did not answer, once
   for (int64_t id : ids) {
     std::chrono::milliseconds interval(10);
     for (;;) {
-      std::optional<JobRecord> r = Lookup(*store, id);
+      std::optional<JobRecord> r = Lookup(*store, id, &said);
       if (!r) return kExitError;  // cleaned meanwhile
       if (IsFinal(r->state)) {
         status = std::max(status, JobShellStatus(*r));
@@ -117,6 +128,11 @@ int Logs(const GlobalOptions& global, const LogsOptions& opt) {
   if (!store) return kExitError;
   std::optional<JobRecord> r = Lookup(*store, opt.id);
   if (!r) return kExitError;
+  if (store->Hidden(opt.id)) {
+    spdlog::error("{}job {} belongs to {}: only its owner or an admin may read its output",
+                  kPermissionDenied, opt.id, UserName(r->uid));
+    return kExitDenied;
+  }
   if (r->output.empty()) {
     spdlog::error("job {} wrote to the terminal of its `gshare run` (no --output)", opt.id);
     return kExitError;
@@ -125,14 +141,10 @@ int Logs(const GlobalOptions& global, const LogsOptions& opt) {
                                                r->array_job_id, ArrayTaskIdOf(*r));
   std::ifstream in;
   std::chrono::milliseconds interval(10);
+  bool said = false;  // that the daemon did not answer, once
   for (;;) {
     if (!in.is_open()) in.open(path, std::ios::binary);
     if (in.is_open()) Drain(in);
-  if (store->Hidden(opt.id)) {
-    spdlog::error("{}job {} belongs to {}: only its owner or an admin may read its output",
-                  kPermissionDenied, opt.id, UserName(r->uid));
-    return kExitDenied;
-  }
     if (!opt.follow) break;
     if (IsFinal(r->state)) {
       if (!in.is_open()) in.open(path, std::ios::binary);
@@ -140,7 +152,7 @@ int Logs(const GlobalOptions& global, const LogsOptions& opt) {
       return JobShellStatus(*r);
     }
     Sleep(&interval);
-    r = Lookup(*store, opt.id);
+    r = Lookup(*store, opt.id, &said);
     if (!r) return kExitError;
   }
   if (!in.is_open()) {
