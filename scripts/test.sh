@@ -23,6 +23,9 @@ step "build (sanitized)"
 # its stack.
 export ASAN_OPTIONS=halt_on_error=1:verify_asan_link_order=0:detect_leaks=1:handle_sigill=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# Every dependency is installed above: an e2e test that skips fails the run unless
+# test/e2e/expected_skips.txt names it (test/e2e/run_part.py).
+export GSHARE_FAIL_ON_SKIP=1
 status=0
 # Two tests at a time: most end-to-end tests wait on their jobs, not on the CPU.
 (cd build-ci && ctest -j2 --output-on-failure --timeout 600) || status=$?

@@ -14,10 +14,13 @@
 #include "base/byte_size.h"
 #include "base/duration.h"
 #include "base/listen_address.h"
+#include "base/toml_values.h"
 #include "gshare/paths.h"
 
 namespace gshare {
 namespace {
+
+using namespace toml_values;
 
 constexpr const char* kSystemConfig = "/etc/gshare/gshare.toml";
 constexpr const char* kLogLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
@@ -42,50 +45,6 @@ std::string HomeDir() {
   return "";
 }
 
-// "path:line:col" for a value or key of the file at `path`, or just "path" when toml++ kept
-// no position.
-std::string Where(const std::string& path, const toml::source_region& region) {
-  if (region.begin.line == 0) return path;
-  return path + ":" + std::to_string(region.begin.line) + ":" + std::to_string(region.begin.column);
-}
-
-Status ValueError(const std::string& path, const toml::node& node, std::string_view key,
-                  std::string_view problem) {
-  return Status::Error(Where(path, node.source()) + ": " + std::string(key) + ": " +
-                       std::string(problem));
-}
-
-Status ReadBool(const std::string& path, const toml::node& node, std::string_view key, bool* out) {
-  const toml::value<bool>* v = node.as_boolean();
-  if (v == nullptr) return ValueError(path, node, key, "expected true or false");
-  *out = v->get();
-  return Status::Ok();
-}
-
-Status ReadDuration(const std::string& path, const toml::node& node, std::string_view key,
-                    bool positive, std::chrono::milliseconds* out) {
-  const toml::value<std::string>* v = node.as_string();
-  if (v == nullptr)
-    return ValueError(path, node, key, "expected a duration string such as \"20s\"");
-  Result<std::chrono::milliseconds> d = ParseDuration(v->get());
-  if (!d.ok()) return ValueError(path, node, key, d.status().message());
-  if (positive && d.value().count() == 0) return ValueError(path, node, key, "must be more than 0");
-  *out = d.value();
-  return Status::Ok();
-}
-
-Status ReadPriority(const std::string& path, const toml::node& node, std::string_view key,
-                    int* out) {
-  const toml::value<int64_t>* v = node.as_integer();
-  if (v == nullptr || v->get() < kMinPriority || v->get() > kMaxPriority) {
-    return ValueError(path, node, key,
-                      "expected an integer from " + std::to_string(kMinPriority) + " to " +
-                          std::to_string(kMaxPriority));
-  }
-  *out = static_cast<int>(v->get());
-  return Status::Ok();
-}
-
 // A table of "name" = priority (each within the priority range) into *out; `what` names the
 // keys for the error ("\"user\" or \"@group\"").
 Status ReadPriorityTable(const std::string& path, const toml::node& node, const std::string& name,
@@ -103,22 +62,6 @@ Status ReadPriorityTable(const std::string& path, const toml::node& node, const 
   return Status::Ok();
 }
 
-Status ReadString(const std::string& path, const toml::node& node, std::string_view key,
-                  std::string* out) {
-  const toml::value<std::string>* v = node.as_string();
-  if (v == nullptr) return ValueError(path, node, key, "expected a string");
-  *out = v->get();
-  return Status::Ok();
-}
-
-Status UnknownKey(const std::string& path, const toml::key& key, std::string_view table,
-                  std::string_view known) {
-  std::string name =
-      table.empty() ? std::string(key.str()) : std::string(table) + "." + std::string(key.str());
-  return Status::Error(Where(path, key.source()) + ": unknown key \"" + name +
-                       "\" (known: " + std::string(known) + ")");
-}
-
 Status ApplyScheduler(const std::string& path, const toml::table& table, Config::Scheduler* s) {
   for (const auto& [key, node] : table) {
     std::string name = "scheduler." + std::string(key.str());
@@ -128,7 +71,7 @@ Status ApplyScheduler(const std::string& path, const toml::table& table, Config:
     } else if (key == "quantum") {
       st = ReadDuration(path, node, name, /*positive=*/true, &s->quantum);
     } else if (key == "idle_release") {
-      st = ReadDuration(path, node, name, /*positive=*/false, &s->idle_release);
+      st = ReadDurationWithin(path, node, name, kMinIdleRelease, kMaxIdleRelease, &s->idle_release);
     } else if (key == "early_release") {
       st = ReadBool(path, node, name, &s->early_release);
     } else if (key == "stagger") {
@@ -136,7 +79,7 @@ Status ApplyScheduler(const std::string& path, const toml::table& table, Config:
     } else if (key == "rebalance") {
       st = ReadBool(path, node, name, &s->rebalance);
     } else if (key == "drop_grace") {
-      st = ReadDuration(path, node, name, /*positive=*/false, &s->drop_grace);
+      st = ReadDurationWithin(path, node, name, kMinDropGrace, kMaxDropGrace, &s->drop_grace);
     } else if (key == "default_priority") {
       st = ReadPriority(path, node, name, &s->default_priority);
     } else if (key == "sharing") {
@@ -223,41 +166,21 @@ Status ApplySystem(const std::string& path, const toml::table& table, Config::Sy
   return Status::Ok();
 }
 
-Status ReadCount(const std::string& path, const toml::node& node, std::string_view key, int min,
-                 int* out) {
-  const toml::value<int64_t>* v = node.as_integer();
-  if (v == nullptr || v->get() < min || v->get() > 1'000'000) {
-    return ValueError(path, node, key, "expected an integer from " + std::to_string(min));
-  }
-  *out = static_cast<int>(v->get());
-  return Status::Ok();
-}
-
 Status ApplyQueue(const std::string& path, const toml::table& table, Config::Queue* q) {
   for (const auto& [key, node] : table) {
     std::string name = "queue." + std::string(key.str());
     Status st;
     if (key == "max_running") {
-      st = ReadCount(path, node, name, 1, &q->max_running);
+      st = ReadCount(path, node, name, 1, kMaxRunningPerGpu, &q->max_running);
     } else if (key == "gpus") {
-      st = ReadCount(path, node, name, 0, &q->gpus);
+      st = ReadCount(path, node, name, 0, kMaxQueueGpus, &q->gpus);
     } else if (key == "max_running_per_user") {
-      st = ReadCount(path, node, name, 0, &q->max_running_per_user);
+      st = ReadCount(path, node, name, 0, kMaxJobCount, &q->max_running_per_user);
     } else {
       st = UnknownKey(path, key, "queue", "max_running, gpus, max_running_per_user");
     }
     if (!st.ok()) return st;
   }
-  return Status::Ok();
-}
-
-Status ReadSize(const std::string& path, const toml::node& node, std::string_view key,
-                uint64_t* out) {
-  const toml::value<std::string>* v = node.as_string();
-  if (v == nullptr) return ValueError(path, node, key, "expected a size string such as \"24GiB\"");
-  Result<uint64_t> n = ParseByteSize(v->get());
-  if (!n.ok()) return ValueError(path, node, key, n.status().message());
-  *out = n.value();
   return Status::Ok();
 }
 
@@ -306,7 +229,7 @@ Status ApplyRetention(const std::string& path, const toml::table& table, Config:
     if (key == "ended_jobs") {
       st = ReadDuration(path, node, name, /*positive=*/false, &r->ended_jobs);
     } else if (key == "max_ended_jobs") {
-      st = ReadCount(path, node, name, 0, &r->max_ended_jobs);
+      st = ReadCount(path, node, name, 0, kMaxJobCount, &r->max_ended_jobs);
     } else if (key == "daemon_log_size") {
       st = ReadSize(path, node, name, &r->daemon_log_size);
     } else {

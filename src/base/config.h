@@ -19,6 +19,24 @@ namespace gshare {
 inline constexpr int kMinPriority = -1000;
 inline constexpr int kMaxPriority = 1000;
 
+// Bounds of the keys whose values past them would stall or flood the arbiter (docs/cli.md
+// "Config bounds"); LoadConfig refuses a value outside, naming the key, file and range.
+// [queue] gpus: the shim tracks at most 64 devices (shim/hooks/context_registry.h).
+inline constexpr int kMaxQueueGpus = 64;
+// [queue] max_running, per GPU: each job holds a CUDA context (0.5-0.85 GiB measured), so a
+// 141 GB GPU holds a few hundred; more is a typo.
+inline constexpr int kMaxRunningPerGpu = 1000;
+// [queue] max_running_per_user and [retention] max_ended_jobs.
+inline constexpr int kMaxJobCount = 1'000'000;
+// [scheduler] idle_release: below the shim's 20 ms tick it means nothing (every pause would
+// give the lease away); over a day it never happens.
+inline constexpr std::chrono::milliseconds kMinIdleRelease{20};
+inline constexpr std::chrono::milliseconds kMaxIdleRelease{24LL * 3600 * 1000};
+// [scheduler] drop_grace: a release drains and syncs the GPU work in flight (milliseconds
+// to seconds); under 100 ms holders would be stopped mid-release, over a day never.
+inline constexpr std::chrono::milliseconds kMinDropGrace{100};
+inline constexpr std::chrono::milliseconds kMaxDropGrace{24LL * 3600 * 1000};
+
 // Every key of gshare.toml; configs/gshare.toml documents each one.
 struct Config {
   struct Scheduler {
@@ -64,8 +82,8 @@ struct Config {
     std::map<std::string, int> priority_ceiling;
   };
   struct Queue {
-    int max_running = 2;  // [queue] max_running: submitted jobs running per GPU (>= 1)
-    int gpus = 0;         // [queue] gpus: GPUs to place jobs on; 0: count /dev/nvidia<N>
+    int max_running = 2;  // [queue] max_running: submitted jobs per GPU, 1..kMaxRunningPerGpu
+    int gpus = 0;  // [queue] gpus: GPUs to place jobs on, 0..kMaxQueueGpus; 0: count /dev/nvidia<N>
     // [queue] max_running_per_user: submitted jobs one user runs at once; 0: no limit
     int max_running_per_user = 0;
   };
@@ -171,7 +189,7 @@ std::string SystemStateDir(const Config& config);
 
 // Defaults overlaid with each file of `sources` in order. A missing optional file is skipped.
 // Errors (a missing required file, unreadable file, TOML syntax error, unknown table or key,
-// wrong type, bad duration, priority out of range, unknown log level) name the file and, where
+// wrong type, bad duration, a value out of its range, unknown log level) name the file and, where
 // the problem has one, "path:line:col: ...". Never throws.
 Result<Config> LoadConfig(const ConfigSources& sources);
 

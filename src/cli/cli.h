@@ -13,6 +13,7 @@
 
 #include "base/config.h"
 #include "ipc/daemon_choice.h"
+#include "ipc/frame_io.h"
 #include "ipc/requests.h"
 #include "gshare/protocol.h"
 #include "cli/job_source.h"
@@ -71,14 +72,18 @@ struct ClientContext {
   std::string database_path;  // <state_dir>/gshare.db
   std::string daemon_log;     // <state_dir>/daemon.log
   std::string self_exe;
-  // kSystem: the machine's daemon (ipc/daemon_choice.h), never started by a client; its
-  // database is not readable by users, so jobs are read through it (JobSource).
+  // kSystem: the machine's daemon (ipc/daemon_choice.h), never started by a client.
   DaemonScope scope = DaemonScope::kUser;
+  // The daemon is this user's daemon of database_path (DaemonChoice::own_database): JobSource
+  // reads the database directly. Otherwise it asks the daemon (the system daemon's database
+  // is not readable by users; another state directory's is not database_path).
+  bool own_database = true;
   bool starts_system = false;  // made by MakeSystemContext: ConnectToDaemon may start it
 };
 
 // A client's context: the daemon ChooseDaemon picks ($GSHARE_SOCKET or [daemon] socket, else
 // the system daemon when it answers, else this user's) and, for a user's daemon, its paths.
+// Every command that talks to a daemon, the Slurm hooks among them, starts here.
 Result<ClientContext> MakeClientContext(const GlobalOptions& global);
 
 // MakeClientContext without the system daemon: this user's own daemon, which `gshare daemon
@@ -97,17 +102,27 @@ Result<int> ConnectToDaemon(const ClientContext& ctx, std::string* serving = nul
 Result<int> ConnectIfRunning(const ClientContext& ctx);
 
 // One request/reply exchange for a data command: resolves the context, reaches the daemon
-// (starting it when `start` is true), sends `request` and returns the parsed reply. Errors
-// (including a reply with "ok": false) come back as one-line messages.
+// (starting it when `start` is true), sends `request` and returns the parsed reply, waiting
+// up to `timeout` for it (IsDaemonTimeout after). Errors (including a reply with "ok":
+// false) come back as one-line messages.
 Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType type,
-                                     const nlohmann::json& request, bool start);
+                                     const nlohmann::json& request, bool start,
+                                     std::chrono::milliseconds timeout = ReplyTimeout());
 
 // A comma-separated list of job states, by name or Slurm code in any case ("PD,r,failed").
 // Fails naming the first unknown one.
 Result<std::set<JobState>> ParseStates(const std::string& list);
 
-// The ids of a --jobs list: comma-separated positive integers ("12,14"). Fails naming the
-// first item that is not one.
+// A job id as a user writes it: decimal digits only, 1 to INT64_MAX. "-1", "0", "+3", "0x10"
+// and a number past INT64_MAX are errors naming the text (never clamped to another job).
+Result<int64_t> ParseJobId(const std::string& text);
+
+// The CLI11 check of every option and positional that takes job ids (ParseJobId): anything
+// else is a usage error (exit 2), never sent to the daemon.
+CLI::Validator JobIdCheck();
+
+// The ids of a --jobs list: comma-separated job ids ("12,14"), each as ParseJobId reads it.
+// Fails naming the first item that is not one.
 Result<std::set<int64_t>> ParseJobIds(const std::string& list);
 
 // The jobs matching `filter` and, when `user` (a login name or uid) is not empty, owned by that

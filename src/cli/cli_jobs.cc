@@ -1,6 +1,8 @@
 // Reading jobs for the CLI: state lists as users write them and filtered job lists, shared
 // by `queue` and `cancel`.
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <sstream>
 
@@ -32,16 +34,37 @@ Result<std::set<JobState>> ParseStates(const std::string& list) {
   return states;
 }
 
+Result<int64_t> ParseJobId(const std::string& text) {
+  // Digits only: strtoll would take "-1", " 7" and "0x10", and clamp a long number to the
+  // largest id instead of failing.
+  const bool digits =
+      !text.empty() && text.size() <= std::to_string(kMaxJobId).size() &&
+      std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  errno = 0;
+  const long long id = digits ? std::strtoll(text.c_str(), nullptr, 10) : 0;
+  if (!digits || errno == ERANGE || id <= 0) {
+    return Status::Error("bad job id \"" + text + "\": a job id is a whole number from 1 to " +
+                         std::to_string(kMaxJobId));
+  }
+  return static_cast<int64_t>(id);
+}
+
+CLI::Validator JobIdCheck() {
+  return CLI::Validator(
+      [](std::string& text) {
+        Result<int64_t> id = ParseJobId(text);
+        return id.ok() ? std::string() : id.status().message();
+      },
+      "ID");
+}
+
 Result<std::set<int64_t>> ParseJobIds(const std::string& list) {
   std::set<int64_t> ids;
   std::stringstream items(list);
   for (std::string item; std::getline(items, item, ',');) {
-    char* end = nullptr;
-    long long id = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || id <= 0) {
-      return Status::Error("bad job id \"" + item + "\" in --jobs");
-    }
-    ids.insert(id);
+    Result<int64_t> id = ParseJobId(item);
+    if (!id.ok()) return Status::Error(id.status().message() + " (in --jobs)");
+    ids.insert(id.value());
   }
   return ids;
 }

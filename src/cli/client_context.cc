@@ -74,20 +74,19 @@ Result<ClientContext> MakeContext(const GlobalOptions& global, bool look_for_sys
     return Status::Error("socket path too long");
   }
   const std::string system_socket = look_for_system ? ClientSystemSocket(ctx.config) : "";
-  DaemonChoice choice =
-      ChooseDaemon(explicit_socket, system_socket, user_socket, [](const std::string& path) {
-        Result<int> fd = ConnectUnix(path);
-        if (fd.ok()) close(fd.value());
-        return fd.ok();
-      });
-  ctx.scope = choice.scope;
-  if (Status s = SetPaths(choice.socket, StateDir(ctx.config), &ctx); !s.ok()) return s;
-  if (ctx.scope == DaemonScope::kSystem) return ctx;  // its state is not ours to read
-  // The one daemon of this database may serve another socket (started where other rules
+  const std::string state_dir = StateDir(ctx.config);
+  // The one daemon of this user's database, wherever it serves (started where other rules
   // applied: another XDG_RUNTIME_DIR, a config's socket). ConnectUnix checks it before use.
-  if (std::optional<DaemonRecord> live = ReadDaemonRecord(ctx.record_path)) {
-    ctx.socket_path = live->socket;
-  }
+  const std::optional<DaemonRecord> live = ReadDaemonRecord(DaemonRecordPath(state_dir));
+  DaemonProbe probe;
+  probe.listener = [](const std::string& path) { return TrustedListener(path); };
+  probe.own_socket = live ? live->socket : "";
+  probe.me = getuid();
+  DaemonChoice choice = ChooseDaemon(explicit_socket, system_socket, user_socket, probe);
+  ctx.scope = choice.scope;
+  ctx.own_database = choice.own_database;
+  if (Status s = SetPaths(choice.socket, state_dir, &ctx); !s.ok()) return s;
+  if (ctx.own_database && live) ctx.socket_path = live->socket;
   return ctx;
 }
 
@@ -152,12 +151,13 @@ Result<int> ConnectToDaemon(const ClientContext& ctx, std::string* serving_out) 
 }
 
 Result<nlohmann::json> RequestDaemon(const GlobalOptions& global, proto::MsgType type,
-                                     const nlohmann::json& request, bool start) {
+                                     const nlohmann::json& request, bool start,
+                                     std::chrono::milliseconds timeout) {
   auto ctx = MakeClientContext(global);
   if (!ctx.ok()) return ctx.status();
   auto fd = start ? ConnectToDaemon(*ctx) : ConnectIfRunning(*ctx);
   if (!fd.ok()) return fd.status();
-  Result<nlohmann::json> reply = ExchangeJson(fd.value(), type, request);
+  Result<nlohmann::json> reply = ExchangeJson(fd.value(), type, request, timeout);
   close(fd.value());
   return reply;
 }

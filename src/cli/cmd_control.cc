@@ -60,7 +60,7 @@ struct IdsOptions {
 };
 
 void AddSelectionOptions(CLI::App& sub, JobSelection& sel, const char* which) {
-  sub.add_option("ids", sel.ids, "Job ids");
+  sub.add_option("ids", sel.ids, "Job ids")->check(JobIdCheck());
   sub.add_option("-t,--state", sel.states, std::string("Every job in these states: ") + which);
   sub.add_option("-n,--name", sel.name, "Every such job of this name");
   sub.add_option("-u,--user", sel.user, "Every such job of this user");
@@ -304,7 +304,7 @@ void AddRequeueCommand(CLI::App& sub, const GlobalOptions& global, Handler* hand
 
 void AddSetPriorityCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<PriorityOptions>();
-  sub.add_option("id", opt->id, "Job id")->required();
+  sub.add_option("id", opt->id, "Job id")->required()->check(JobIdCheck());
   sub.add_option("priority", opt->priority, "New priority, -1000..1000")->required();
   sub.footer(
       "Example:\n  gshare set-priority 12 50   # pending: its queue place; running: its lease");
@@ -315,7 +315,7 @@ void AddSetPriorityCommand(CLI::App& sub, const GlobalOptions& global, Handler* 
 
 void AddUpdateCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<UpdateOptions>();
-  sub.add_option("id", opt->id, "Job id (pending)")->required();
+  sub.add_option("id", opt->id, "Job id (pending)")->required()->check(JobIdCheck());
   sub.add_option("-J,--name", opt->name, "New name");
   sub.add_option("-t,--time", opt->time, "New time limit (Slurm's forms; 0: none)");
   sub.add_option("-d,--dependency", opt->dependency,

@@ -10,9 +10,11 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "ipc/daemon_link.h"
 #include "ipc/frame_io.h"
 #include "ipc/job_end.h"
 #include "ipc/job_json.h"
@@ -20,6 +22,7 @@
 #include "ipc/requests.h"
 #include "cli/job_options.h"
 #include "cli/kernel_spec.h"
+#include "cli/run_report.h"
 #include "runner/sharing_env.h"
 #include "runner/job_runner.h"
 #include "base/output_pattern.h"
@@ -44,15 +47,16 @@ int Fail(const std::string& message) {
 }
 
 // Blocks until the daemon admits pending job `job_id` (kRunAdmitted), whose CUDA_VISIBLE_DEVICES
-// goes to `visible` ("" to leave it). Returns 0 when admitted, else the exit status: 143 when
-// the job was cancelled, 125 when the daemon went away.
-int WaitForAdmission(int fd, int64_t job_id, std::string* visible, bool quiet) {
+// goes to `visible` ("" to leave it). No deadline: the queue may hold it for hours, and Ctrl-C
+// cancels it. Returns 0 when admitted, else the exit status: 143 when the job was cancelled,
+// 125 when the daemon went away.
+int WaitForAdmission(DaemonLink& link, int64_t job_id, std::string* visible, bool quiet) {
   if (!quiet) {
     spdlog::info(
         "job {} pending (gshare queue shows why: dependencies, begin time, a hold, GPU slots)",
         job_id);
   }
-  Result<Frame> frame = ReadFrame(fd, proto::kMaxReplyPayload);
+  Result<Frame> frame = link.Next();
   if (frame.ok() && frame->type == proto::MsgType::kRunAdmitted) {
     json admitted = json::parse(frame->payload, nullptr, false);
     if (admitted.is_object() && admitted.value("visible", json()).is_string()) {
@@ -68,24 +72,6 @@ int WaitForAdmission(int fd, int64_t job_id, std::string* visible, bool quiet) {
   }
   spdlog::error("job {}: the daemon went away while it was pending", job_id);
   return kExitRunFailed;
-}
-
-// Reports the end over `fd`, or after a daemon restart over a new connection; when no daemon
-// answers, leaves it in the job's end file for the next one.
-// `token` (the job's) proves the report on a new connection is the runner's.
-void ReportEnd(int fd, const ClientContext& ctx, int64_t job_id, const std::string& token,
-               const ExitInfo& info) {
-  JobEnd end = JobEndFrom(info);
-  std::string report = ToJsonText(RunEndedRequest{job_id, end, token}.ToJson());
-  if (Exchange(fd, proto::MsgType::kRunEnded, report).ok()) return;
-  Result<int> again = ConnectIfRunning(ctx);
-  if (again.ok()) {
-    bool sent = Exchange(again.value(), proto::MsgType::kRunEnded, report).ok();
-    close(again.value());
-    if (sent) return;
-  }
-  Status written = WriteJobEnd(JobEndPath(ctx.state_dir, job_id), end, job_id);
-  if (!written.ok()) spdlog::debug("end not recorded: {}", written.message());
 }
 
 int RunJob(const GlobalOptions& global, RunOptions& opt) {
@@ -123,9 +109,9 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     spec.set_env.push_back(std::move(kv));
   }
 
-  int fd = -1;
-  int64_t job_id = 0;
-  std::string token;                  // the job's, once registered
+  std::unique_ptr<DaemonLink> link;
+  int64_t job_id = 0;  // 0: the job runs unshared (no daemon, or none that answered in time)
+  std::string token;   // the job's, once registered
   std::string visible = record->gpu;  // without a daemon, the GPUs named, if any
   std::string serving = ctx->socket_path;
   auto conn = ConnectToDaemon(*ctx, &serving);
@@ -136,56 +122,55 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     // Fail open: the job still runs, without sharing, and says so once.
     spdlog::warn("{}; running without GPU sharing", conn.status().message());
   } else {
-    fd = conn.value();
+    link = std::make_unique<DaemonLink>(conn.value(), ReplyTimeout());
     json req = JobOptionsToJson(record.value());
     req["pid"] = getpid();
-    Result<json> r = ExchangeJson(fd, proto::MsgType::kRunRegister, req);
-    if (!r.ok()) {
-      close(fd);
-      return Fail("the daemon refused the job: " + r.status().message());
-    }
-    Result<JobIdReply> registered = JobIdReply::Parse(r.value());
-    if (!registered.ok()) {
-      close(fd);
-      return Fail("the daemon refused the job: " + registered.status().message());
-    }
-    job_id = registered->job_id;
-    visible = registered->visible;
-    if (!registered->admitted) {
-      int status = WaitForAdmission(fd, job_id, &visible, opt.quiet);
-      if (status != 0) {
-        close(fd);
-        return status;
+    Result<json> r = link->Request(proto::MsgType::kRunRegister, req);
+    if (!r.ok() && IsDaemonTimeout(r.status())) {
+      if (queued) return Fail(r.status().message() + "; --dependency, --hold and --begin need it");
+      // A hung daemon is one that cannot be reached: fail open. Its reply stays owed on the
+      // connection, kept to report the end once it answers (ReportAfterRegistration).
+      spdlog::warn("{}; running without GPU sharing", r.status().message());
+    } else {
+      Result<JobIdReply> registered =
+          r.ok() ? JobIdReply::Parse(r.value()) : Result<JobIdReply>(r.status());
+      if (!registered.ok()) {
+        return Fail("the daemon refused the job: " + registered.status().message());
       }
+      job_id = registered->job_id;
+      visible = registered->visible;
+      if (!registered->admitted) {
+        int status = WaitForAdmission(*link, job_id, &visible, opt.quiet);
+        if (status != 0) return status;
+      }
+      spec.set_env.push_back({"GSHARE_JOB_ID", std::to_string(job_id)});
+      spec.set_env.push_back({"GSHARE_JOB_NAME", record->name});
+      spec.set_env.push_back({"GSHARE_JOB_TOKEN", registered->token});
+      token = registered->token;
     }
-    spec.set_env.push_back({"GSHARE_JOB_ID", std::to_string(job_id)});
-    spec.set_env.push_back({"GSHARE_JOB_NAME", record->name});
-    spec.set_env.push_back({"GSHARE_JOB_TOKEN", registered->token});
-    token = registered->token;
   }
   if (!visible.empty()) spec.set_env.push_back({"CUDA_VISIBLE_DEVICES", visible});
-  if (fd < 0 || opt.quiet) spec.set_env.push_back({"GSHARE_QUIET", "1"});
+  if (job_id == 0 || opt.quiet) spec.set_env.push_back({"GSHARE_QUIET", "1"});
   if (!record->output.empty()) {
     spec.output_path =
         ExpandOutputPattern(record->output, job_id, record->name, UserName(getuid()));
   }
 
-  auto result = JobRunner::Run(spec, [fd, job_id](pid_t pid) {
-    if (fd < 0) return;
-    auto ack = Exchange(fd, proto::MsgType::kRunStarted,
-                        ToJsonText(RunStartedRequest{job_id, pid}.ToJson()));
-    if (!ack.ok()) spdlog::debug("start not recorded: {}", ack.status().message());
+  auto result = JobRunner::Run(spec, [&link, job_id](pid_t pid) {
+    if (job_id == 0) return;
+    // Not waited for: the job runs already, and the wait loop that forwards its signals and
+    // enforces its time limit must not stand behind a daemon that is slow to answer.
+    Status sent = link->Post(proto::MsgType::kRunStarted, RunStartedRequest{job_id, pid}.ToJson());
+    if (!sent.ok()) spdlog::debug("start not recorded: {}", sent.message());
   });
-  if (!result.ok()) {
-    if (fd >= 0) close(fd);
-    return Fail(result.status().message());
-  }
+  if (!result.ok()) return Fail(result.status().message());
   const ExitInfo& info = result.value();
   if (!info.exec_error.empty()) spdlog::error("{}: {}", opt.command.front(), info.exec_error);
   if (info.timed_out) spdlog::error("job {}: time limit reached", job_id);
-  if (fd >= 0) {
-    ReportEnd(fd, *ctx, job_id, token, info);
-    close(fd);
+  if (job_id != 0) {
+    ReportEnd(*link, *ctx, job_id, token, JobEndFrom(info), opt.quiet);
+  } else if (link) {
+    ReportAfterRegistration(*link, JobEndFrom(info), kLateReportPatience);
   }
   ExitLike(info);
 }

@@ -139,7 +139,10 @@ int JobHook(const GlobalOptions& global, const std::string& action) {
   const std::string uid = Env("SLURM_JOB_UID");
   req.uid = static_cast<uint32_t>(std::strtoul(uid.c_str(), &end, 10));
   if (action == "begin" && (uid.empty() || *end != '\0')) return warn("SLURM_JOB_UID is not set");
-  Result<ClientContext> ctx = MakeSystemContext(global);
+  // The rule every command follows ($GSHARE_SOCKET, else $GSHARE_SYSTEM_SOCKET or [system]
+  // socket, else root's own daemon), as the task prolog follows it: a site that moved the
+  // system socket says so once, for all three hooks.
+  Result<ClientContext> ctx = MakeClientContext(global);
   if (!ctx.ok()) return warn(ctx.status().message());
   req.partition = OneLine(Env("SLURM_JOB_PARTITION"));
   if (action == "begin" && !ctx->config.slurm.qos_priority.empty()) req.qos = QosOf(req.job_id);

@@ -240,7 +240,7 @@ int PrintMetrics(const GlobalOptions& global) {
 void AddStatusCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<StatusOptions>();
   sub.add_flag("--json", opt->json_output, "Print one JSON document");
-  sub.add_option("id", opt->job, "Show one job");
+  sub.add_option("id", opt->job, "Show one job")->check(JobIdCheck());
   sub.footer(
       "Examples:\n  gshare status\n  gshare status --json | jq '.gpus[0].holder'\n"
       "  gshare status 12");

@@ -227,6 +227,12 @@ int Submit(const GlobalOptions& global, SubmitOptions& opt) {
   }
   Result<JobRecord> record = ResolveJobOptions(opt.job, argv, ctx->config, WallClockNow());
   if (!record.ok()) return Usage(record.status().message());
+  // Here, as the user the job runs as: the daemon (root, for the system daemon) could not
+  // tell, and the job would only fail when it starts, maybe hours later.
+  if (Status paths = CheckJobPaths(record.value()); !paths.ok()) {
+    spdlog::error("submit: {}", paths.message());
+    return kExitError;
+  }
   json request = JobOptionsToJson(record.value());
   request["env"] = SnapshotEnvironment(opt.job.env);
   request["script"] = script_text ? json(*script_text) : json(nullptr);
@@ -245,7 +251,10 @@ int Submit(const GlobalOptions& global, SubmitOptions& opt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200) * (attempt + 1));
   }
   if (!reply.ok()) {
-    spdlog::error("submit: {}", reply.status().message());
+    spdlog::error("submit: {}{}", reply.status().message(),
+                  IsDaemonTimeout(reply.status())
+                      ? "; it may still queue the job when it answers (gshare queue)"
+                      : "");
     return ExitFor(reply.status());
   }
   Result<JobIdReply> made = JobIdReply::Parse(reply.value());

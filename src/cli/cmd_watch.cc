@@ -11,8 +11,10 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "ipc/frame_io.h"
 #include "base/output_pattern.h"
 #include "base/user_name.h"
+#include "policy/access.h"
 
 namespace gshare {
 namespace {
@@ -46,15 +48,24 @@ std::unique_ptr<JobSource> OpenStore(const GlobalOptions& global, ClientContext*
   return std::move(store.value());
 }
 
-// The job's current row; nullopt (with an error printed) when there is none.
-std::optional<JobRecord> Lookup(JobSource& store, int64_t id) {
-  auto row = store.Get(id);
-  if (!row.ok()) {
-    spdlog::error("{}", row.status().message());
-    return std::nullopt;
+// The job's current row; nullopt (with an error printed) when there is none. With `patience`
+// (a command waiting for the job's end), a daemon that does not answer in time is asked again
+// until it does: its hang is not the job's end. *patience is set once that was said.
+std::optional<JobRecord> Lookup(JobSource& store, int64_t id, bool* patience = nullptr) {
+  for (;;) {
+    auto row = store.Get(id);
+    if (!row.ok() && patience != nullptr && IsDaemonTimeout(row.status())) {
+      if (!*patience) spdlog::warn("{}; still waiting for job {}", row.status().message(), id);
+      *patience = true;
+      continue;  // Get waited its timeout already
+    }
+    if (!row.ok()) {
+      spdlog::error("{}", row.status().message());
+      return std::nullopt;
+    }
+    if (!row.value()) spdlog::error("no job {}", id);
+    return row.value();
   }
-  if (!row.value()) spdlog::error("no job {}", id);
-  return row.value();
 }
 
 void Sleep(std::chrono::milliseconds* interval) {
@@ -85,10 +96,11 @@ int Wait(const GlobalOptions& global, const WaitOptions& opt) {
       if (task.array_job_id == id) ids.push_back(task.id);
     }
   }
+  bool said = false;  // that the daemon did not answer, once
   for (int64_t id : ids) {
     std::chrono::milliseconds interval(10);
     for (;;) {
-      std::optional<JobRecord> r = Lookup(*store, id);
+      std::optional<JobRecord> r = Lookup(*store, id, &said);
       if (!r) return kExitError;  // cleaned meanwhile
       if (IsFinal(r->state)) {
         status = std::max(status, JobShellStatus(*r));
@@ -116,6 +128,11 @@ int Logs(const GlobalOptions& global, const LogsOptions& opt) {
   if (!store) return kExitError;
   std::optional<JobRecord> r = Lookup(*store, opt.id);
   if (!r) return kExitError;
+  if (store->Hidden(opt.id)) {
+    spdlog::error("{}job {} belongs to {}: only its owner or an admin may read its output",
+                  kPermissionDenied, opt.id, UserName(r->uid));
+    return kExitDenied;
+  }
   if (r->output.empty()) {
     spdlog::error("job {} wrote to the terminal of its `gshare run` (no --output)", opt.id);
     return kExitError;
@@ -124,6 +141,7 @@ int Logs(const GlobalOptions& global, const LogsOptions& opt) {
                                                r->array_job_id, ArrayTaskIdOf(*r));
   std::ifstream in;
   std::chrono::milliseconds interval(10);
+  bool said = false;  // that the daemon did not answer, once
   for (;;) {
     if (!in.is_open()) in.open(path, std::ios::binary);
     if (in.is_open()) Drain(in);
@@ -134,7 +152,7 @@ int Logs(const GlobalOptions& global, const LogsOptions& opt) {
       return JobShellStatus(*r);
     }
     Sleep(&interval);
-    r = Lookup(*store, opt.id);
+    r = Lookup(*store, opt.id, &said);
     if (!r) return kExitError;
   }
   if (!in.is_open()) {
@@ -149,7 +167,7 @@ int Logs(const GlobalOptions& global, const LogsOptions& opt) {
 
 void AddWaitCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<WaitOptions>();
-  sub.add_option("ids", opt->ids, "Job ids")->required();
+  sub.add_option("ids", opt->ids, "Job ids")->required()->check(JobIdCheck());
   sub.footer(
       "Examples:\n  gshare wait 12 && echo done\n"
       "  id=$(gshare submit -- ./train.sh); gshare wait $id; echo \"exit $?\"\n"
@@ -160,7 +178,7 @@ void AddWaitCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler
 
 void AddLogsCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<LogsOptions>();
-  sub.add_option("id", opt->id, "Job id")->required();
+  sub.add_option("id", opt->id, "Job id")->required()->check(JobIdCheck());
   sub.add_flag("-f,--follow", opt->follow, "Follow the output until the job ends");
   sub.footer(
       "Examples:\n  gshare logs 12\n  gshare logs -f 12     # exits with the job's status when it "

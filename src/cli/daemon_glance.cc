@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
 #include <exception>
 
 #include "cli/cli.h"
@@ -10,6 +12,10 @@
 namespace gshare {
 
 using json = nlohmann::json;
+
+namespace {
+constexpr std::chrono::milliseconds kGlancePatience{2000};
+}  // namespace
 
 void WarnIfConfigChanged(const json& status) {
   // A malformed document is an older or foreign daemon's: no notice rather than an error.
@@ -38,8 +44,11 @@ void WarnIfConfigChanged(const json& status) {
 std::map<int64_t, std::string> GlanceAtDaemon(const GlobalOptions& global) {
   StatusRequest request;
   request.brief = true;
-  Result<json> reply =
-      RequestDaemon(global, proto::MsgType::kStatusRequest, request.ToJson(), /*start=*/false);
+  // The glance only decorates what the caller prints: a daemon slow to answer costs it no
+  // more than this.
+  const std::chrono::milliseconds patience = std::min(ReplyTimeout(), kGlancePatience);
+  Result<json> reply = RequestDaemon(global, proto::MsgType::kStatusRequest, request.ToJson(),
+                                     /*start=*/false, patience);
   std::map<int64_t, std::string> leases;
   if (!reply.ok()) return leases;
   WarnIfConfigChanged(reply.value());

@@ -1,8 +1,11 @@
 #include "cli/job_options.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "base/begin_time.h"
@@ -229,6 +232,51 @@ Result<JobRecord> ResolveJobOptions(const JobOptions& opt, std::vector<std::stri
     }
   }
   return r;
+}
+
+namespace {
+
+// Why `dir` is not a directory this process may use with `access_mode` (X_OK to enter it,
+// W_OK|X_OK to make files in it), or "" when it is.
+std::string UnusableDir(const std::string& dir, int access_mode) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) {
+    return errno == ENOENT ? "directory " + dir + " does not exist"
+                           : "directory " + dir + ": " + std::strerror(errno);
+  }
+  if (!S_ISDIR(st.st_mode)) return dir + " is not a directory";
+  if (access(dir.c_str(), access_mode) != 0)
+    return "directory " + dir + ": " + std::strerror(errno);
+  return "";
+}
+
+// The directory part of `path` ("/" for a file in the root).
+std::string DirOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+Status CheckJobPaths(const JobRecord& r) {
+  if (std::string why = UnusableDir(r.cwd, X_OK); !why.empty()) {
+    return Status::Error("--chdir: " + why);
+  }
+  if (r.output.empty()) return Status::Ok();  // the daemon's own log directory
+  // Up to its first %-symbol the pattern names fixed directories; past it they depend on the
+  // job (its id, name, array task) and may be made before it starts.
+  const size_t symbol = r.output.find('%');
+  const size_t last_slash = r.output.rfind('/');
+  std::string why;
+  if (symbol == std::string::npos && access(r.output.c_str(), F_OK) == 0) {
+    // An existing file (a log kept between runs, /dev/null) is written in place.
+    if (access(r.output.c_str(), W_OK) != 0) why = r.output + ": " + std::strerror(errno);
+  } else if (symbol == std::string::npos || last_slash < symbol) {
+    why = UnusableDir(DirOf(r.output), W_OK | X_OK);
+  } else {
+    why = UnusableDir(DirOf(r.output.substr(0, symbol)), X_OK);
+  }
+  return why.empty() ? Status::Ok() : Status::Error("--output " + r.output + ": " + why);
 }
 
 }  // namespace gshare

@@ -70,4 +70,12 @@ Result<JobOptions> ParseScriptOptions(const std::string& script_text, const std:
 Result<JobRecord> ResolveJobOptions(const JobOptions& opt, std::vector<std::string> argv,
                                     const Config& config, double now);
 
+// Refuses a job that could only fail when it starts, checked as this user (whom the job runs
+// as): its working directory is not a directory it may enter, or its output file cannot be
+// made: the file's directory does not exist or may not be written (an existing file must be
+// writable). Where a %-symbol of the pattern (%j, %x, ...) names directories, only those
+// before it are checked: the ones after it depend on the job and may be made before it starts.
+// Errors are one line naming the option and the path.
+Status CheckJobPaths(const JobRecord& r);
+
 }  // namespace gshare

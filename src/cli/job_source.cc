@@ -11,8 +11,10 @@
 namespace gshare {
 namespace {
 
-// The jobs of one kListJobs exchange with the daemon at `socket`.
-Result<std::vector<JobRecord>> Ask(const std::string& socket, const ListJobsRequest& request) {
+// The jobs of one kListJobs exchange with the daemon at `socket`; the ids of those whose
+// details it withheld (another user's job) are added to `hidden`.
+Result<std::vector<JobRecord>> Ask(const std::string& socket, const ListJobsRequest& request,
+                                   std::set<int64_t>* hidden) {
   Result<int> fd = ConnectUnix(socket);
   if (!fd.ok()) return fd.status();
   Result<nlohmann::json> reply =
@@ -23,6 +25,7 @@ Result<std::vector<JobRecord>> Ask(const std::string& socket, const ListJobsRequ
   for (const nlohmann::json& j : reply->value("jobs", nlohmann::json::array())) {
     Result<JobRecord> r = JobFromJson(j);
     if (!r.ok()) return r.status();
+    if (j.value("hidden", false)) hidden->insert(r->id);
     jobs.push_back(std::move(r.value()));
   }
   return jobs;
@@ -57,7 +60,7 @@ Status AskRuns(const std::string& socket, const RunFilter& filter,
 
 Result<std::unique_ptr<JobSource>> JobSource::Open(const ClientContext& ctx, bool start_daemon) {
   auto source = std::make_unique<JobSource>();
-  if (ctx.scope == DaemonScope::kSystem) {
+  if (!ctx.own_database) {
     source->socket_ = ctx.socket_path;
     return source;
   }
@@ -77,14 +80,14 @@ Result<std::optional<JobRecord>> JobSource::Get(int64_t id) {
   if (store_) return store_->Get(id);
   ListJobsRequest request;
   request.job_id = id;
-  Result<std::vector<JobRecord>> jobs = Ask(socket_, request);
+  Result<std::vector<JobRecord>> jobs = Ask(socket_, request, &hidden_);
   if (!jobs.ok()) return jobs.status();
   if (jobs->empty()) return std::optional<JobRecord>();
   return std::optional<JobRecord>(std::move(jobs->front()));
 }
 
 Result<std::vector<JobRecord>> JobSource::List(const ListFilter& filter) {
-  if (!store_) return Ask(socket_, ListJobsRequest{std::nullopt, filter, std::nullopt});
+  if (!store_) return Ask(socket_, ListJobsRequest{std::nullopt, filter, std::nullopt}, &hidden_);
   // A damaged row is named, not fatal: the rest of the queue is still worth seeing.
   std::vector<std::pair<int64_t, std::string>> bad_rows;
   Result<std::vector<JobRecord>> rows = store_->List(filter, &bad_rows);

@@ -1,11 +1,13 @@
 // Where the CLI reads jobs: a user's own daemon's database, read directly (the daemon is never
-// loaded by `queue`, `wait` or `logs`), or the system daemon, asked over its socket (kListJobs)
-// because users cannot read its database. Main thread only.
+// loaded by `queue`, `wait` or `logs`), or any other daemon (the system daemon, whose database
+// users cannot read; one of another state directory), asked over its socket (kListJobs).
+// Main thread only.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,10 +34,14 @@ class JobSource {
                              const std::function<void(const JobRecord&)>& row);
   // As JobStore::ForEachRun (from the daemon: a page of rows per exchange).
   Status ForEachRun(const RunFilter& filter, const std::function<void(const JobRun&)>& run);
+  // Whether the daemon withheld the command, directory and output of job `id` in a row read
+  // so far: another user's job under the system daemon (docs/cli.md "Several users").
+  bool Hidden(int64_t id) const { return hidden_.count(id) != 0; }
 
  private:
   std::unique_ptr<JobStore> store_;  // a user's daemon
   std::string socket_;               // else the system daemon's socket
+  std::set<int64_t> hidden_;         // Hidden()
 };
 
 }  // namespace gshare

@@ -157,6 +157,17 @@ Result<int> ConnectUnix(const std::string& path) {
   return ConnectTrusted(path, &untrusted);
 }
 
+std::optional<uid_t> TrustedListener(const std::string& path) {
+  Result<int> fd = ConnectUnix(path);
+  if (!fd.ok()) return std::nullopt;
+  struct ucred cred = {};
+  socklen_t len = sizeof cred;
+  const bool known = getsockopt(fd.value(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0;
+  close(fd.value());
+  if (!known) return std::nullopt;
+  return cred.uid;
+}
+
 Status DaemonLauncher::EnsureDaemon(const LaunchSpec& spec, std::string* serving) {
   const auto deadline = std::chrono::steady_clock::now() + spec.timeout;
   std::string ignored_path;

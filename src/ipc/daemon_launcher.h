@@ -4,7 +4,10 @@
 // calls.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +47,10 @@ class DaemonLauncher {
 // (CLOEXEC, blocking; the caller owns and closes it), or an error naming path and the errno
 // text or what is wrong with it.
 Result<int> ConnectUnix(const std::string& path);
+
+// The uid of the trusted daemon that accepts a connection at `path` (ConnectUnix, then
+// SO_PEERCRED; the connection is closed at once, nothing is sent); nullopt when none does.
+std::optional<uid_t> TrustedListener(const std::string& path);
 
 // True for the errors of ConnectUnix and EnsureDaemon that mean no daemon answered (none
 // listening, or the one started did not come up): a request not sent yet may be tried again.

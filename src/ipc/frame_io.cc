@@ -3,10 +3,14 @@
 
 #include "ipc/job_json.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace gshare {
@@ -16,6 +20,36 @@ namespace {
 constexpr const char* kClosedByDaemon = "the daemon closed the connection";
 constexpr const char* kReadFailed = "read from the daemon: ";
 constexpr const char* kSendFailed = "cannot send to the daemon: ";
+constexpr const char* kNoAnswer = "the daemon did not answer within ";
+
+// A client's default patience with the daemon (ReplyTimeout): long enough for the slowest
+// request (a listing of 100,000 jobs, a clean of as many), short enough that a person waits it
+// out rather than reaching for kill. The bounds are the shim's (GSHARE_DAEMON_TIMEOUT_MS).
+constexpr std::chrono::milliseconds kDefaultReplyTimeout{10'000};
+constexpr long kMinTimeoutMs = 100;
+constexpr long kMaxTimeoutMs = 3600L * 1000;
+
+// Waits until `fd` is ready for `events` or `deadline` passes. True when ready (or polling
+// failed: the read or write that follows reports why).
+bool WaitReady(int fd, short events, Deadline deadline) {
+  for (;;) {
+    int timeout_ms = -1;
+    if (deadline) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+          *deadline - std::chrono::steady_clock::now());
+      timeout_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, 1 << 30));
+    }
+    struct pollfd p = {fd, events, 0};
+    const int ready = poll(&p, 1, timeout_ms);
+    if (ready > 0 || (ready < 0 && errno != EINTR)) return true;
+    if (ready == 0) return false;
+  }
+}
+
+// The time from `start` to `deadline`, for the error message.
+std::chrono::milliseconds Patience(Deadline deadline, std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - start);
+}
 
 const char* Describe(proto::HeaderCheck c) {
   switch (c) {
@@ -28,9 +62,12 @@ const char* Describe(proto::HeaderCheck c) {
   return "ok";
 }
 
-Status ReadExactly(int fd, char* out, size_t len) {
+Status ReadExactly(int fd, char* out, size_t len, Deadline deadline,
+                   std::chrono::steady_clock::time_point start) {
   while (len > 0) {
-    ssize_t n = recv(fd, out, len, 0);
+    if (!WaitReady(fd, POLLIN, deadline)) return DaemonTimeoutError(Patience(deadline, start));
+    ssize_t n = recv(fd, out, len, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) continue;
     if (n < 0 && errno == EINTR) continue;
     if (n == 0) return Status::Error(kClosedByDaemon);
     if (n < 0) return Status::Error(std::string(kReadFailed) + strerror(errno));
@@ -62,34 +99,58 @@ std::string EncodeFrame(proto::MsgType type, std::string_view payload) {
   return out;
 }
 
-Status WriteAll(int fd, std::string_view bytes) {
+std::chrono::milliseconds ReplyTimeout() {
+  const char* text = std::getenv("GSHARE_DAEMON_TIMEOUT_MS");
+  if (text == nullptr) return kDefaultReplyTimeout;
+  char* end = nullptr;
+  const long ms = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || ms < kMinTimeoutMs || ms > kMaxTimeoutMs) {
+    return kDefaultReplyTimeout;
+  }
+  return std::chrono::milliseconds(ms);
+}
+
+Deadline DeadlineIn(std::chrono::milliseconds timeout) {
+  return std::chrono::steady_clock::now() + timeout;
+}
+
+Status WriteAll(int fd, std::string_view bytes, Deadline deadline) {
+  const auto start = std::chrono::steady_clock::now();
   while (!bytes.empty()) {
-    ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
+    if (!WaitReady(fd, POLLOUT, deadline)) return DaemonTimeoutError(Patience(deadline, start));
+    ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
     if (n <= 0) return Status::Error(std::string("write: ") + strerror(errno));
     bytes.remove_prefix(static_cast<size_t>(n));
   }
   return Status::Ok();
 }
 
-Result<Frame> ReadFrame(int fd, uint32_t max_payload) {
+Result<Frame> ReadFrame(int fd, uint32_t max_payload, Deadline deadline) {
+  const auto start = std::chrono::steady_clock::now();
   proto::FrameHeader h;
-  Status s = ReadExactly(fd, reinterpret_cast<char*>(&h), sizeof h);
+  Status s = ReadExactly(fd, reinterpret_cast<char*>(&h), sizeof h, deadline, start);
   if (!s.ok()) return s;
   proto::HeaderCheck check = proto::CheckHeader(h, max_payload);
   if (check != proto::HeaderCheck::kOk) {
     return Status::Error(std::string("bad frame from the daemon: ") + Describe(check));
   }
   Frame f{static_cast<proto::MsgType>(h.type), std::string(h.length, '\0')};
-  s = ReadExactly(fd, f.payload.data(), h.length);
+  s = ReadExactly(fd, f.payload.data(), h.length, deadline, start);
   if (!s.ok()) return s;
   return f;
 }
 
-Result<std::string> Exchange(int fd, proto::MsgType type, std::string_view json) {
-  Status s = WriteAll(fd, EncodeFrame(type, json));
+Result<std::string> Exchange(int fd, proto::MsgType type, std::string_view json,
+                             std::chrono::milliseconds timeout) {
+  // One deadline for both ways: a daemon that reads nothing and one that answers nothing
+  // cost the same.
+  const Deadline deadline = DeadlineIn(timeout);
+  Status s = WriteAll(fd, EncodeFrame(type, json), deadline);
+  if (IsDaemonTimeout(s)) return DaemonTimeoutError(timeout);
   if (!s.ok()) return Status::Error(std::string(kSendFailed) + s.message());
-  Result<Frame> reply = ReadFrame(fd, proto::kMaxReplyPayload);
+  Result<Frame> reply = ReadFrame(fd, proto::kMaxReplyPayload, deadline);
+  if (!reply.ok() && IsDaemonTimeout(reply.status())) return DaemonTimeoutError(timeout);
   if (!reply.ok()) return reply.status();
   if (reply->type != proto::MsgType::kReply) {
     return Status::Error("unexpected reply type from the daemon");
@@ -102,15 +163,39 @@ bool IsLostConnection(const Status& error) {
   return m == kClosedByDaemon || m.rfind(kReadFailed, 0) == 0 || m.rfind(kSendFailed, 0) == 0;
 }
 
-Result<nlohmann::json> ExchangeJson(int fd, proto::MsgType type, const nlohmann::json& request) {
-  Result<std::string> reply = Exchange(fd, type, ToJsonText(request));
-  if (!reply.ok()) return reply.status();
-  nlohmann::json j = nlohmann::json::parse(reply.value(), nullptr, false);
+bool IsDaemonTimeout(const Status& error) { return error.message().rfind(kNoAnswer, 0) == 0; }
+
+Status DaemonTimeoutError(std::chrono::milliseconds patience) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f s", static_cast<double>(patience.count()) / 1000);
+  return Status::Error(std::string(kNoAnswer) + seconds + " (hung or stopped?)");
+}
+
+namespace {
+
+Result<nlohmann::json> ParseReplyText(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Status::Error("bad reply from the daemon");
   if (!j.value("ok", false)) {
     return Status::Error(j.value("error", std::string("the daemon refused the request")));
   }
   return j;
+}
+
+}  // namespace
+
+Result<nlohmann::json> ExchangeJson(int fd, proto::MsgType type, const nlohmann::json& request,
+                                    std::chrono::milliseconds timeout) {
+  Result<std::string> reply = Exchange(fd, type, ToJsonText(request), timeout);
+  if (!reply.ok()) return reply.status();
+  return ParseReplyText(reply.value());
+}
+
+Result<nlohmann::json> ParseReply(const Frame& frame) {
+  if (frame.type != proto::MsgType::kReply) {
+    return Status::Error("unexpected reply type from the daemon");
+  }
+  return ParseReplyText(frame.payload);
 }
 
 }  // namespace gshare

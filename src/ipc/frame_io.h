@@ -1,9 +1,12 @@
 // Frame I/O over a Unix stream socket for the daemon and the CLI (include/gshare/protocol.h
 // defines the format). FrameBuffer parses frames out of bytes received so far, validating
-// every header; the blocking helpers serve the CLI's request/reply exchanges.
-// A FrameBuffer belongs to one connection and one thread; the free functions: any thread.
+// every header; the blocking helpers serve the CLI's request/reply exchanges, each bounded by
+// a deadline so that a hung daemon never hangs a client (docs/cli.md "A daemon that does not
+// answer"). A FrameBuffer belongs to one connection and one thread; the free functions: any
+// thread.
 #pragma once
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -38,22 +41,50 @@ class FrameBuffer {
 // Encodes one frame (header + payload).
 std::string EncodeFrame(proto::MsgType type, std::string_view payload);
 
-// Writes all of `bytes`, blocking; fails on a closed peer or after the socket's send timeout.
-// For clients only: the daemon never blocks on a peer (Daemon::Send).
-Status WriteAll(int fd, std::string_view bytes);
+// When a client stops waiting for the daemon; nullopt: never.
+using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 
-// Blocking read of one whole frame of at most `max_payload` bytes.
-Result<Frame> ReadFrame(int fd, uint32_t max_payload);
+// How long a client waits for the daemon to take a request and answer it before it takes the
+// daemon for hung: $GSHARE_DAEMON_TIMEOUT_MS when it is a number of milliseconds from 100 to
+// 3,600,000 (the shim's variable; a job's nested gshare shares its patience), else 10 s.
+// Reads the environment.
+std::chrono::milliseconds ReplyTimeout();
 
-// Sends a JSON request and waits for the daemon's kReply; returns its JSON text.
-Result<std::string> Exchange(int fd, proto::MsgType type, std::string_view json);
+// Now plus `timeout`.
+Deadline DeadlineIn(std::chrono::milliseconds timeout);
+
+// Writes all of `bytes`; fails on a closed peer, or once `deadline` passes with bytes unsent
+// (a daemon that reads nothing). For clients only: the daemon never blocks on a peer
+// (Daemon::Send).
+Status WriteAll(int fd, std::string_view bytes, Deadline deadline = std::nullopt);
+
+// Reads one whole frame of at most `max_payload` bytes; fails once `deadline` passes before
+// it is whole (IsDaemonTimeout).
+Result<Frame> ReadFrame(int fd, uint32_t max_payload, Deadline deadline = std::nullopt);
+
+// Sends a JSON request and waits up to `timeout` for the daemon's kReply; returns its JSON
+// text.
+Result<std::string> Exchange(int fd, proto::MsgType type, std::string_view json,
+                             std::chrono::milliseconds timeout = ReplyTimeout());
 
 // True when an Exchange/ExchangeJson error says the connection was lost (the daemon went
-// away before it answered), false for the daemon's own error replies.
+// away before it answered), false for the daemon's own error replies and for a timeout.
 bool IsLostConnection(const Status& error);
+
+// True when the error says the daemon did not take the request or answer it in time: it may
+// be hung, stopped or swamped, and may still act on the request later.
+bool IsDaemonTimeout(const Status& error);
+
+// The error IsDaemonTimeout recognizes: "the daemon did not answer within 10.0 s (hung or
+// stopped?)".
+Status DaemonTimeoutError(std::chrono::milliseconds patience);
 
 // Exchange of a JSON object: the reply parsed. An error when it is not a JSON object or says
 // "ok": false (then with its "error" text).
-Result<nlohmann::json> ExchangeJson(int fd, proto::MsgType type, const nlohmann::json& request);
+Result<nlohmann::json> ExchangeJson(int fd, proto::MsgType type, const nlohmann::json& request,
+                                    std::chrono::milliseconds timeout = ReplyTimeout());
+
+// The reply `frame` to a request, parsed as ExchangeJson parses it.
+Result<nlohmann::json> ParseReply(const Frame& frame);
 
 }  // namespace gshare

@@ -19,6 +19,7 @@ nlohmann::json JobEndToJson(const JobEnd& end, int64_t job_id) {
                    {"exit_code", end.exit_code ? nlohmann::json(*end.exit_code) : nlohmann::json()},
                    {"signal", end.signal ? nlohmann::json(*end.signal) : nlohmann::json()},
                    {"timed_out", end.timed_out}};
+  if (end.interrupted) j["interrupted"] = true;
   if (!end.error.empty()) j["error"] = end.error;
   if (end.end_time) j["end_time"] = *end.end_time;
   return j;
@@ -36,6 +37,8 @@ JobEnd JobEndFromJson(const nlohmann::json& j) {
   end.signal = integer("signal");
   auto t = j.find("timed_out");
   end.timed_out = t != j.end() && t->is_boolean() && t->get<bool>();
+  auto i = j.find("interrupted");
+  end.interrupted = i != j.end() && i->is_boolean() && i->get<bool>();
   auto e = j.find("error");
   if (e != j.end() && e->is_string()) end.error = e->get<std::string>();
   // A plausible unix time only (2001 .. 2286): a wrong clock or a hostile value must not
@@ -117,6 +120,7 @@ std::optional<JobEnd> ReadJobEnd(const std::string& path) {
 JobState FinalStateOf(const JobEnd& end) {
   if (end.timed_out) return JobState::kTimeout;
   if (end.exit_code && *end.exit_code == 0 && !end.signal) return JobState::kCompleted;
+  if (end.interrupted) return JobState::kCancelled;
   return JobState::kFailed;
 }
 

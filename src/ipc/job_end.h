@@ -17,6 +17,9 @@ struct JobEnd {
   std::optional<int> exit_code;
   std::optional<int> signal;
   bool timed_out = false;
+  // Its user interrupted it through its runner (Ctrl-C, a hang-up: runner/job_runner.h
+  // ExitInfo::interrupted).
+  bool interrupted = false;
   std::string error;  // the runner's own failure (the job could not start), else empty
   // When the job's process ended, unix seconds, as its runner saw it: the record's end time,
   // even when the daemon learns of the end much later (it was down meanwhile).
@@ -42,7 +45,9 @@ Status WriteJobEnd(const std::string& path, const JobEnd& end, int64_t job_id);
 // regular file of at most 64 KiB reached without following a final symbolic link.
 std::optional<JobEnd> ReadJobEnd(const std::string& path);
 
-// The job's final state for a report: TIMEOUT, COMPLETED (exit 0), else FAILED.
+// The job's final state for a report: TIMEOUT, COMPLETED (exit 0), CANCELLED when its user
+// interrupted it (as Slurm records an interrupted srun, and as a pending job interrupted
+// already is), else FAILED.
 JobState FinalStateOf(const JobEnd& end);
 
 }  // namespace gshare

@@ -24,6 +24,10 @@ namespace gshare {
 namespace {
 
 constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+// The terminal's requests to end (Ctrl-C, a hang-up): a job ended after one was interrupted by
+// its user (ExitInfo::interrupted). SIGTERM and SIGQUIT come from programs too, for their own
+// reasons; `gshare cancel` is the way to cancel through them.
+bool IsInterrupt(int sig) { return sig == SIGINT || sig == SIGHUP; }
 constexpr int kExitNotFound = 127;
 constexpr int kExitNotExecutable = 126;
 constexpr int kExitOwnFailure = 125;
@@ -222,12 +226,16 @@ void RelayTerminalStop(pid_t pgid) {
   kill(-pgid, SIGCONT);
 }
 
-void ForwardPending(int wake_fd, pid_t pgid) {
+// Forwards the signals the handler noted to the job's group; *interrupted is set when one of
+// them was an interrupt (IsInterrupt).
+void ForwardPending(int wake_fd, pid_t pgid, bool* interrupted) {
   unsigned char bytes[64];
   ssize_t n;
   while ((n = read(wake_fd, bytes, sizeof bytes)) > 0) {
     for (ssize_t i = 0; i < n; ++i) {
-      if (bytes[i] != SIGCHLD) kill(-pgid, bytes[i]);  // ESRCH once the group is gone: fine
+      if (bytes[i] == SIGCHLD) continue;
+      kill(-pgid, bytes[i]);  // ESRCH once the group is gone: fine
+      if (IsInterrupt(bytes[i])) *interrupted = true;
     }
   }
 }
@@ -330,6 +338,7 @@ Result<ExitInfo> JobRunner::Run(const RunSpec& spec,
   std::optional<Clock::time_point> term_at, kill_at;
   if (spec.time_limit.count() > 0) term_at = Clock::now() + spec.time_limit;
   bool timed_out = false;
+  bool interrupted = false;
   for (;;) {
     const pid_t r = waitpid(pid, &status, flags);
     if (r == pid) {
@@ -362,7 +371,7 @@ Result<ExitInfo> JobRunner::Run(const RunSpec& spec,
     }
     struct pollfd p = {wake[0], POLLIN, 0};
     poll(&p, 1, timeout_ms);
-    ForwardPending(wake[0], pid);
+    ForwardPending(wake[0], pid, &interrupted);
   }
 
   ExitInfo info;
@@ -373,6 +382,7 @@ Result<ExitInfo> JobRunner::Run(const RunSpec& spec,
     info.signal = WTERMSIG(status);
     info.core_dumped = WCOREDUMP(status);
   }
+  info.interrupted = interrupted || (take_tty && info.signal && IsInterrupt(*info.signal));
   return info;
 }
 
@@ -416,6 +426,7 @@ JobEnd JobEndFrom(const ExitInfo& info) {
   end.exit_code = info.exit_code;
   end.signal = info.signal;
   end.timed_out = info.timed_out;
+  end.interrupted = info.interrupted;
   end.end_time =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   return end;

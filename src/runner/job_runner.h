@@ -48,6 +48,11 @@ struct ExitInfo {
   std::optional<int> signal;     // set when the job was killed by a signal
   bool core_dumped = false;
   bool timed_out = false;  // the time limit ended it (timeout(1) reports 124)
+  // The job's user asked it to end from the terminal: the runner forwarded a SIGINT (Ctrl-C)
+  // or SIGHUP (a hang-up) to the job's group, or, while the job held the terminal, the job
+  // died of one of them (the terminal sends them to its foreground group, the job's, not to
+  // the runner).
+  bool interrupted = false;
   // Non-empty when exec failed: strerror(errno), e.g. "No such file or directory". The CLI prints
   // "gshare: CMD: <exec_error>". exit_code is then 127 for ENOENT and 126 for any other errno.
   // When spec.cwd could not be entered: "cannot change directory to DIR: <strerror>", 126.
@@ -74,7 +79,8 @@ class JobRunner {
                               const std::function<void(pid_t pid)>& on_started);
 };
 
-// The report of how the job ended (ipc/job_end.h) for `info`, ended now.
+// The report of how the job ended (ipc/job_end.h) for `info`, ended now; `interrupted` as
+// info's.
 JobEnd JobEndFrom(const ExitInfo& info);
 
 // The status a shell would report for the job: 124 when timed_out, else exit_code, else

@@ -1,5 +1,6 @@
 #include "store/job_store.h"
 
+#include "store/database_file.h"
 #include "store/job_row.h"
 
 #include <sqlite3.h>
@@ -102,17 +103,6 @@ constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
 // The daemon is the only writer, but `sqlite3` shell readers may hold a lock briefly.
 constexpr int kBusyTimeoutMs = 5000;
 
-// Creates each missing directory of `dir` with mode 0700 (existing ones are left as they are).
-Status MakeDirs(const std::string& dir) {
-  for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
-    std::string prefix = dir.substr(0, slash);
-    if (!prefix.empty() && mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
-      return Status::Error("cannot create directory " + prefix + ": " + std::strerror(errno));
-    }
-    if (slash == std::string::npos) return Status::Ok();
-  }
-}
-
 // The jobs table's text of each state.
 std::vector<std::string> StateNames(const std::set<JobState>& states) {
   std::vector<std::string> names;
@@ -127,11 +117,16 @@ void JobStore::StatementDeleter::operator()(sqlite3_stmt* s) const { sqlite3_fin
 int JobStore::SchemaVersion() { return kSchemaVersion; }
 
 Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash != std::string::npos && slash > 0) {
-    Status st = MakeDirs(path.substr(0, slash));
-    if (!st.ok()) return Status::Error("job store " + path + ": " + st.message());
-  }
+  Status ready = PrepareDatabaseFile(path, [](const std::string& fresh) {
+    Result<std::unique_ptr<JobStore>> made = OpenFile(fresh);
+    return made.ok() ? Status::Ok() : made.status();  // closed: its WAL folded into the file
+  });
+  if (!ready.ok()) return ready;
+  return OpenFile(path);
+}
+
+Result<std::unique_ptr<JobStore>> JobStore::OpenFile(const std::string& path) {
+  const size_t slash = path.rfind('/');
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(
       path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);

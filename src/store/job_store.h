@@ -152,9 +152,11 @@ class JobStore {
  public:
   // Opens or creates the database at `path`, creating missing parent directories with mode
   // 0700, in WAL mode with a busy timeout and synchronous=NORMAL, and migrates its schema to
-  // the newest version (PRAGMA user_version). Fails, with sqlite's or the OS's message and the
-  // path, when the file cannot be created or written (read-only directory, full disk), is not
-  // a database, or has a schema newer than this build knows.
+  // the newest version (PRAGMA user_version). A missing file is a new, empty queue; a file
+  // that is empty or not SQLite's is refused, not opened (store/database_file.h). Fails, with
+  // sqlite's or the OS's message and the path, when the file cannot be created or written
+  // (read-only directory, full disk), is not a database, or has a schema newer than this
+  // build knows.
   static Result<std::unique_ptr<JobStore>> Open(const std::string& path);
   // Opens an existing database for reading only (a CLI process reading what the daemon
   // wrote). Fails when the file is missing, unreadable or not at this build's schema version.
@@ -246,6 +248,8 @@ class JobStore {
   using StatementPtr = std::unique_ptr<sqlite3_stmt, StatementDeleter>;
 
   JobStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  // Open's SQLite part: opens or creates the file at `path` in WAL mode and migrates it.
+  static Result<std::unique_ptr<JobStore>> OpenFile(const std::string& path);
   Result<int> ReadSchemaVersion();
   Status Migrate();
   Status Exec(const char* sql);

@@ -6,10 +6,21 @@
 runs the tests of MODULE (test_foo) whose id contains one of the -k patterns (every test when
 there is none) and none of the -x patterns; patterns are substrings of the test's id, as for
 `python3 -m unittest -k`. A selection that matches no test is an error: a part that runs
-nothing would pass whatever the file holds."""
+nothing would pass whatever the file holds. With GSHARE_FAIL_ON_SKIP=1 (CI: scripts/test.sh
+installs every dependency, so a skip there means something broke), a skipped test fails the run
+unless expected_skips.txt beside this file names it."""
 import argparse
+import os
 import sys
 import unittest
+
+EXPECTED_SKIPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "expected_skips.txt")
+
+
+def expected_skips():
+    """The test ids expected_skips.txt names (one per line, "# reason" comments)."""
+    with open(EXPECTED_SKIPS) as f:
+        return {line.split("#")[0].strip() for line in f if line.split("#")[0].strip()}
 
 
 def tests_of(suite):
@@ -34,7 +45,16 @@ def main():
               file=sys.stderr)
         return 2
     result = unittest.TextTestRunner(verbosity=2).run(unittest.TestSuite(chosen))
-    return 0 if result.wasSuccessful() else 1
+    if not result.wasSuccessful():
+        return 1
+    if os.environ.get("GSHARE_FAIL_ON_SKIP") == "1":
+        unexpected = [(t.id(), why) for t, why in result.skipped if t.id() not in expected_skips()]
+        for test_id, why in unexpected:
+            print("run_part.py: %s was skipped (%s); not in expected_skips.txt" % (test_id, why),
+                  file=sys.stderr)
+        if unexpected:
+            return 1
+    return 0
 
 
 if __name__ == "__main__":

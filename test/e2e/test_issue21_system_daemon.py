@@ -5,7 +5,8 @@ fake-driver jobs to one `gshare daemon --system` that root started on private pa
 config file names [system] socket and state_dir). Shown: both users' jobs reach that daemon
 and run; `gshare queue` of one user lists the other's job; a job's process has its owner's
 uid and groups and its output file belongs to the owner; an --output path the owner cannot
-write fails the job and the daemon never creates it; the default log is the owner's alone; the
+write is refused at submission, or fails the job when it became unwritable since, and the
+daemon never creates it; the default log is the owner's alone; the
 database is not readable by users; and a user with no system daemon still gets a daemon of
 their own. Needs root (CI runs as root)."""
 import json
@@ -148,9 +149,22 @@ class SystemDaemonTest(SystemDaemonCase):
         out_a = os.path.join(self.homes["gshare21a"], "a.out")
         ja = self.submit(a, "-o", out_a, "--", "sh", "-c", job)
         jb = self.submit(b, "--", "sh", "-c", job)  # default log, gshare's own
-        bad_root = self.submit(a, "-o", "/root/gshare21-forbidden", "--", "true")
+        # Outputs A may not write are refused at submission, checked as A; one that A could
+        # write then but not when the job starts fails the job, and the daemon (root) never
+        # creates it.
         other_home = os.path.join(self.homes["gshare21b"], "from-a")
-        bad_other = self.submit(a, "-o", other_home, "--", "true")
+        for path in ("/root/gshare21-forbidden", other_home):
+            r = self.as_user(a, "submit", "-o", path, "--", "true")
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("--output %s: directory %s: Permission denied"
+                          % (path, os.path.dirname(path)), r.stderr)
+        closed = os.path.join(self.homes["gshare21a"], "closed")
+        os.makedirs(closed)
+        os.chown(closed, a.pw_uid, a.pw_gid)
+        closed_out = os.path.join(closed, "out")
+        bad_later = self.submit(a, "-H", "-o", closed_out, "--", "true")
+        os.chmod(closed, 0o500)
+        self.as_user(a, "release", str(bad_later), check_rc=0)
 
         # One daemon, one queue: A sees B's job.
         r = self.as_user(a, "queue", "-a", "--json", check_rc=0)
@@ -195,9 +209,9 @@ class SystemDaemonTest(SystemDaemonCase):
             self.assertNotEqual(r.returncode, 0, private)
 
         # Outputs A may not write: the job fails and nobody created the file.
-        for bad, path in ((bad_root, "/root/gshare21-forbidden"), (bad_other, other_home)):
-            r = self.as_user(a, "wait", str(bad))
-            self.assertNotEqual(r.returncode, 0, "job %d with --output %s" % (bad, path))
+        r = self.as_user(a, "wait", str(bad_later))
+        self.assertNotEqual(r.returncode, 0, "job %d with --output %s" % (bad_later, closed_out))
+        for path in ("/root/gshare21-forbidden", other_home, closed_out):
             self.assertFalse(os.path.exists(path), path)
 
     def test_without_a_system_daemon_a_user_gets_their_own(self):

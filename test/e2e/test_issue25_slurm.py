@@ -199,11 +199,18 @@ class SlurmTest(SystemDaemonCase):
         # (The srun step would inherit the batch step's LD_PRELOAD; CI's sanitized gshare, run as
         # its task prolog with the shim preloaded, hangs there, so the step starts without it,
         # as a step launched from outside a gshare task does.)
+        # Inside the batch step, `gshare queue` reaches the system daemon through the
+        # GSHARE_SOCKET its task prolog exported (the task is not told where the system socket
+        # is) and lists the step's own job, not a database of the user's own.
+        inside = os.path.join(self.homes[self.a.pw_name], "inside.json")
         job, _, out = self.sbatch(self.a, "batch", 'env -u LD_PRELOAD srun -n 2 sh -c \'echo '
                                   '"task $SLURM_PROCID job $GSHARE_JOB_ID"\'; '
-                                  'echo "batch job $GSHARE_JOB_ID"', None, extra=["-n", "2"])
+                                  'echo "batch job $GSHARE_JOB_ID"; '
+                                  'env -u LD_PRELOAD %s queue -a --json > %s' % (GSHARE, inside),
+                                  None, extra=["-n", "2"])
         self.wait_slurm_done(job)
         lines = self.wait_file(out).splitlines()
+        seen_inside = {j["id"]: j for j in json.loads(self.wait_file(inside))["jobs"]}
         tasks = sorted(l for l in lines if l.startswith("task "))
         self.assertEqual(len(tasks), 2, lines)
         batch_job = [l.split()[-1] for l in lines if l.startswith("batch job ")]
@@ -215,6 +222,10 @@ class SlurmTest(SystemDaemonCase):
         self.assertEqual(sorted(steps.values()), ["0", "batch"], "%s\n%s\n%s\n%s" % (
             steps, lines, json.dumps(listed), self.log()))
         self.assertEqual(steps[int(task_jobs.pop())], "0")
+        batch_id = int(batch_job[0])
+        self.assertEqual((seen_inside.get(batch_id, {}).get("kind"),
+                          seen_inside.get(batch_id, {}).get("slurm_step")), ("slurm", "batch"),
+                         "%s\n%s" % (json.dumps(seen_inside), lines))
 
         # Outside Slurm a task prolog joins nothing: the job comes from the process tree.
         r = self.as_user(self.a, "slurm", "task-prolog",

@@ -105,6 +105,50 @@ class QueueBadInputTest(TestCase):
             with self.subTest(args=args):
                 h.assert_error_line(h.gshare(*args), 1, "4242")
 
+    def test_hostile_job_ids_are_usage_errors(self):
+        """A job id is 1 to 2^63-1 in decimal digits: "-1" is not sent to the daemon (whose
+        refusal was wire text, exit 1), nor is a number past 2^63-1 clamped to that id."""
+        h = self.h
+        huge = "99999999999999999999"
+        for args in (["cancel", "-1"], ["cancel", "0"], ["cancel", huge], ["cancel", "12", "-3"],
+                     ["hold", "0x10"], ["wait", "-1"], ["logs", huge], ["status", huge],
+                     ["set-priority", huge, "3"], ["update", "-1", "-J", "x"],
+                     ["acct", "-j", huge], ["timeline", "-j", "-1"]):
+            with self.subTest(args=args):
+                h.assert_error_line(h.gshare(*args), 2, "bad job id")
+
+    def test_submit_refuses_what_the_job_could_never_use(self):
+        """Checked at submission, as the user the job runs as: a working directory that does
+        not exist, an output file in a directory that does not exist or cannot."""
+        h = self.h
+        h.assert_error_line(h.gshare("submit", "-D", "/nonexistent", "--", "true"), 1,
+                            "--chdir: directory /nonexistent does not exist")
+        h.assert_error_line(h.gshare("submit", "-o", "/proc/nope/%j.out", "--", "true"), 1,
+                            "directory /proc/nope does not exist")
+        h.assert_error_line(h.gshare("submit", "-o", "missing-dir/out.log", "--", "true"), 1,
+                            "missing-dir does not exist")
+        self.assertEqual(h.queue_jobs(), {}, "a refused submission must leave no job")
+        h.submit("-o", "%x-%j.out", "--", "true")
+
+    def test_empty_database_file_is_refused_not_emptied(self):
+        """A 0-byte or foreign file where the database belongs stops the daemon with one
+        clear line; it is left as it was, never made an empty queue."""
+        h = self.h
+        os.makedirs(h.state_dir, mode=0o700, exist_ok=True)
+        db = os.path.join(h.state_dir, "gshare.db")
+        for content in (b"", b"id,name\n1,train\n"):
+            with self.subTest(content=content):
+                with open(os.open(db, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
+                    f.write(content)
+                r = h.gshare("daemon", "--foreground", timeout=20)
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertIn("job store %s: not a database" % db, r.stderr)
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+                with open(db, "rb") as f:
+                    self.assertEqual(f.read(), content)
+        os.unlink(db)
+        h.submit("--", "true")  # a missing file is a fresh queue
+
     # ---- a state directory that cannot be written ---------------------------------------
     def nobody_env(self):
         """An installation of its own for uid 65534 (root ignores permissions, so the test

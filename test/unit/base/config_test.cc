@@ -152,6 +152,42 @@ TEST_CASE("LoadConfig rejects wrong types and out-of-range values") {
   }
 }
 
+TEST_CASE("hostile config: values past their bounds are refused, naming key, file and range") {
+  TempDir dir;
+  const struct {
+    const char* text;
+    const char* key;
+    const char* range;
+  } cases[] = {
+      {"[queue]\ngpus = 1000000\n", "queue.gpus", "from 0 to 64"},
+      {"[queue]\nmax_running = 1000000\n", "queue.max_running", "from 1 to 1000"},
+      {"[scheduler]\ndrop_grace = \"0s\"\n", "scheduler.drop_grace", "from 100ms to 1d"},
+      {"[scheduler]\nidle_release = \"0ms\"\n", "scheduler.idle_release", "from 20ms to 1d"},
+      {"[scheduler]\nidle_release = \"2d\"\n", "scheduler.idle_release", "from 20ms to 1d"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.text);
+    const std::string path = dir.Write("bounds.toml", c.text);
+    Result<Config> loaded = LoadOne(path);
+    REQUIRE_FALSE(loaded.ok());
+    const std::string& m = loaded.status().message();
+    CHECK(m.find(path + ":2:") == 0);
+    CHECK(m.find(c.key) != std::string::npos);
+    CHECK(m.find(c.range) != std::string::npos);
+    CHECK(m.find('\n') == std::string::npos);
+  }
+  // The bounds themselves are accepted.
+  Result<Config> edge = LoadOne(
+      dir.Write("edge.toml",
+                "[queue]\ngpus = 64\nmax_running = 1000\n[scheduler]\ndrop_grace = \"100ms\"\n"
+                "idle_release = \"20ms\"\n"));
+  REQUIRE(edge.ok());
+  CHECK(edge->queue.gpus == 64);
+  CHECK(edge->queue.max_running == 1000);
+  CHECK(edge->scheduler.drop_grace == milliseconds(100));
+  CHECK(edge->scheduler.idle_release == milliseconds(20));
+}
+
 TEST_CASE("LoadConfig reports TOML syntax errors with file and line") {
   TempDir dir;
   std::string path = dir.Write("syntax.toml", "[scheduler]\nquantum = \"20s\nenabled = true\n");

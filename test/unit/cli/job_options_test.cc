@@ -128,5 +128,36 @@ TEST_CASE("A job's end survives in its end file") {
   CHECK(FinalStateOf(*back) == JobState::kFailed);
 }
 
+TEST_CASE("hostile users: submit refuses a directory or output the job could never use") {
+  TempDir dir;
+  Config config;
+  config.queue.gpus = 1;
+  auto check = [&](std::vector<std::string> args) {
+    Result<JobRecord> r = ResolveJobOptions(Parse(std::move(args)), {"true"}, config, 1000.0);
+    REQUIRE_MESSAGE(r.ok(), r.status().message());
+    return CheckJobPaths(r.value());
+  };
+  CHECK(check({"-D", dir.path()}).ok());
+  Status st = check({"-D", "/nonexistent"});
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.message() == "--chdir: directory /nonexistent does not exist");
+  const std::string file = dir.Write("file", "x");
+  CHECK(check({"-D", file}).message() == "--chdir: " + file + " is not a directory");
+
+  st = check({"-o", "/proc/nope/%j.out"});
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.message() == "--output /proc/nope/%j.out: directory /proc/nope does not exist");
+  CHECK_FALSE(check({"-o", dir.path() + "/missing/out.log"}).ok());
+  CHECK(check({"-o", dir.path() + "/%x-%j.out"}).ok());
+  CHECK(check({"-o", "/dev/null"}).ok());  // an existing file, written in place
+  // Directories named by a %-symbol may be made before the job starts: only the fixed part is
+  // checked.
+  CHECK(check({"-o", dir.path() + "/%j/out.log"}).ok());
+  CHECK_FALSE(check({"-o", "/nonexistent/%j/out.log"}).ok());
+  // Relative to -D.
+  CHECK(check({"-D", dir.path(), "-o", "out.log"}).ok());
+  CHECK_FALSE(check({"-D", dir.path(), "-o", "sub/out.log"}).ok());
+}
+
 }  // namespace
 }  // namespace gshare::unit_job_options

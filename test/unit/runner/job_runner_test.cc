@@ -218,6 +218,54 @@ TEST_CASE("job runner forwards SIGTERM to the whole job group") {
   CHECK(ReadFile(grandchild_got) == "gc\n");
 }
 
+TEST_CASE("hostile users: a job its user interrupts through the runner ends CANCELLED") {
+  TempDir dir;
+  const std::string ready = dir.File("ready");
+  // The helper reports the job's end as the daemon would classify it.
+  auto run_and_signal = [&](int sig, const std::string& script) {
+    std::remove(ready.c_str());
+    std::fflush(nullptr);
+    const pid_t helper = fork();
+    REQUIRE(helper >= 0);
+    if (helper == 0) {
+      Result<ExitInfo> result = JobRunner::Run(Spec({"/bin/sh", "-c", script}), nullptr);
+      if (!result.ok()) _exit(125);
+      _exit(static_cast<int>(FinalStateOf(JobEndFrom(result.value()))) + 10 * result->interrupted);
+    }
+    REQUIRE(WaitForFile(ready));
+    REQUIRE(kill(helper, sig) == 0);
+    int status = 0;
+    REQUIRE(waitpid(helper, &status, 0) == helper);
+    REQUIRE(WIFEXITED(status));
+    return WEXITSTATUS(status);
+  };
+  const std::string wait_for_it = "echo ready > " + ready + "; sleep 5 & wait";
+  // Ctrl-C and a hang-up forwarded: CANCELLED, however the job then ends (but COMPLETED when it
+  // finished its work).
+  CHECK(run_and_signal(SIGINT, wait_for_it) == static_cast<int>(JobState::kCancelled) + 10);
+  CHECK(run_and_signal(SIGHUP, "trap 'exit 3' HUP; " + wait_for_it) ==
+        static_cast<int>(JobState::kCancelled) + 10);
+  CHECK(run_and_signal(SIGINT, "trap 'exit 0' INT; " + wait_for_it) ==
+        static_cast<int>(JobState::kCompleted) + 10);
+  // SIGTERM is a program's request, not the terminal's: the job's own status says how it ended.
+  CHECK(run_and_signal(SIGTERM, "trap 'exit 7' TERM; " + wait_for_it) ==
+        static_cast<int>(JobState::kFailed));
+}
+
+TEST_CASE("hostile users: an interrupted end travels in the end report") {
+  JobEnd end;
+  end.signal = SIGINT;
+  CHECK(FinalStateOf(end) == JobState::kFailed);
+  end.interrupted = true;
+  CHECK(FinalStateOf(end) == JobState::kCancelled);
+  const JobEnd read = JobEndFromJson(JobEndToJson(end, 12));
+  CHECK(read.interrupted);
+  CHECK(FinalStateOf(read) == JobState::kCancelled);
+  CHECK_FALSE(JobEndFromJson(nlohmann::json{{"signal", 2}}).interrupted);
+  end.timed_out = true;  // the time limit's SIGTERM came first
+  CHECK(FinalStateOf(end) == JobState::kTimeout);
+}
+
 TEST_CASE(
     "job runner hands the terminal to the job, relays its Ctrl-Z and takes the terminal back") {
   TempDir dir;

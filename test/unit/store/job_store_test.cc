@@ -439,6 +439,37 @@ TEST_CASE("JobStore refuses a newer schema and a file that is not a database") {
   CHECK(bad.status().message().find("not a database") != std::string::npos);
 }
 
+TEST_CASE("hostile store: an empty or foreign file is refused and left as it is") {
+  TempDir dir;
+  const std::string empty = dir.path() + "/empty.db";
+  std::ofstream(empty).close();
+  Result<std::unique_ptr<JobStore>> opened = JobStore::Open(empty);
+  REQUIRE_FALSE(opened.ok());
+  const std::string& m = opened.status().message();
+  CHECK(m.find("job store " + empty + ": not a database") == 0);
+  CHECK(m.find("empty (0 bytes)") != std::string::npos);
+  CHECK(std::filesystem::file_size(empty) == 0);  // not turned into an empty queue
+
+  const std::string text = dir.path() + "/text.db";
+  std::ofstream(text) << "id,name\n1,train\n";
+  opened = JobStore::Open(text);
+  REQUIRE_FALSE(opened.ok());
+  CHECK(opened.status().message().find("SQLite's header") != std::string::npos);
+
+  REQUIRE(mkdir((dir.path() + "/dir.db").c_str(), 0700) == 0);
+  CHECK_FALSE(JobStore::Open(dir.path() + "/dir.db").ok());
+
+  // A missing file is a fresh queue, made without an empty file ever standing at its path.
+  const std::string fresh = dir.path() + "/fresh.db";
+  {
+    std::unique_ptr<JobStore> store = OpenOrDie(fresh);
+    CHECK(store->List(ListFilter{}).value().empty());
+  }
+  CHECK(std::filesystem::file_size(fresh) > 0);
+  CHECK_FALSE(std::filesystem::exists(fresh + ".new"));
+  CHECK(JobStore::Open(fresh).ok());
+}
+
 TEST_CASE("JobStore in a read-only directory gives an error Status") {
   TempDir dir;
   std::string ro = dir.path() + "/ro";
