@@ -5,8 +5,8 @@
 #pragma once
 
 #include <chrono>
-#include <string>
 #include <cstdint>
+#include <string>
 
 #include "cli/cli.h"
 #include "ipc/daemon_link.h"

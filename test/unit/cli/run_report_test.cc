@@ -59,7 +59,7 @@ TEST_CASE("hostile users: an unanswered end report returns in time and leaves th
   ctx.state_dir = dir.path();
   ctx.socket_path = ctx.serve_socket_path = dir.path() + "/none.sock";
   const auto start = Clock::now();
-  ReportEnd(*p.link, ctx, 12, Completed(), /*quiet=*/true);
+  ReportEnd(*p.link, ctx, 12, "tok", Completed(), /*quiet=*/true);
   CHECK(Clock::now() - start < 2s);
   std::optional<JobEnd> left = ReadJobEnd(JobEndPath(dir.path(), 12));
   REQUIRE(left);
@@ -70,6 +70,7 @@ TEST_CASE("hostile users: an unanswered end report returns in time and leaves th
   Result<RunEndedRequest> parsed = RunEndedRequest::Parse(nlohmann::json::parse(report.payload));
   REQUIRE(parsed.ok());
   CHECK(parsed->job_id == 12);
+  CHECK(parsed->token == "tok");  // a new connection's report is proven by it
 }
 
 TEST_CASE("hostile users: a registration answered while the job ran gets its end at once") {
