@@ -88,6 +88,7 @@ struct JobRecord {
   std::string mail_type;
 
   bool IsArrayTask() const { return array_job_id != 0; }
+  bool operator==(const JobRecord&) const = default;
 };
 
 // One run of a job as `gshare acct` lists it: the job's row (its latest run), or an earlier run
