@@ -122,6 +122,12 @@ struct Config {
     // The rule above for a job of this QOS and partition (either may be "").
     int PriorityOf(const std::string& qos, const std::string& partition) const;
   };
+  // What one user may hold of the system daemon (docs/cli.md "Limits"): every user reaches it,
+  // and any of them may be hostile. Root and the admins ([system] admin_group) are not capped.
+  struct Limits {
+    // Connections one user holds open at once; more are closed as they come. 0: no cap.
+    int connections_per_user = 256;
+  };
   Scheduler scheduler;
   Metrics metrics;
   Daemon daemon;
@@ -132,6 +138,7 @@ struct Config {
   Notify notify;
   Timeline timeline;
   Slurm slurm;
+  Limits limits;
 };
 
 // The memory engines `--memory` and [memory] engine accept (docs/memory.md, "Engines").
