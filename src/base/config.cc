@@ -323,8 +323,10 @@ Status ApplyLimits(const std::string& path, const toml::table& table, Config::Li
     Status st;
     if (key == "connections_per_user") {
       st = ReadCount(path, node, name, 0, &l->connections_per_user);
+    } else if (key == "process_jobs_per_user") {
+      st = ReadCount(path, node, name, 0, &l->process_jobs_per_user);
     } else {
-      st = UnknownKey(path, key, "limits", "connections_per_user");
+      st = UnknownKey(path, key, "limits", "connections_per_user, process_jobs_per_user");
     }
     if (!st.ok()) return st;
   }

@@ -127,6 +127,9 @@ struct Config {
   struct Limits {
     // Connections one user holds open at once; more are closed as they come. 0: no cap.
     int connections_per_user = 256;
+    // Live jobs of processes one user preloads outside `gshare run` (one job per process); a
+    // process past it joins the user's newest such job. 0: no cap.
+    int process_jobs_per_user = 64;
   };
   Scheduler scheduler;
   Metrics metrics;

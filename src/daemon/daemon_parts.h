@@ -101,7 +101,7 @@ class DaemonParts final : private CheckpointEngine::Host {
   JobRetention retention;
   StatusReporter status;
   ShimSessions shims{
-      ShimSessions::Parts{lifecycle, lanes, messenger, stagger, sharing, engine, outbox},
+      ShimSessions::Parts{lifecycle, lanes, messenger, stagger, sharing, engine, outbox, access},
       ShimSessions::Transport{links.send, links.drop, links.exempt}};
 
  private:

@@ -20,11 +20,21 @@ bool ShimSessions::MayJoin(const Connection& c, const ActiveJob& job,
   return JobTokensEqual(JobTokenHex(token), job.record.token);
 }
 
-JobId ShimSessions::AdoptProcess(const Connection& c, uint64_t job_id) {
+JobId ShimSessions::AdoptProcess(Connection& c, uint64_t job_id) {
   const JobLifecycle::Parts& lp = this->lp();
   if (job_id != 0 && lp.table.jobs.count(job_id) != 0) return job_id;
   // A process preloaded outside `gshare run` (or of a job this daemon does not know): it
-  // becomes a job of its own, recorded like any other.
+  // becomes a job of its own, recorded like any other, unless it has one (another connection
+  // of it) or its user is at the cap.
+  const ProcessJobs::Process process{c.uid, c.pid, ProcessStartTime(c.pid).value_or(0)};
+  const bool capped = c.uid != 0 && !p_.access.IsAdmin(c);
+  if (JobId joined = process_jobs_.JobOf(process, capped); joined != 0) {
+    if (lp.table.Running(joined) != nullptr) {
+      process_jobs_.Add(process, joined);
+      return joined;
+    }
+    process_jobs_.Ended(joined);  // it ended another way (a cancel): the process starts anew
+  }
   ProcessCommand command = ReadProcessCommand(c.pid);
   JobRecord r;
   r.argv = std::move(command.argv);
@@ -49,6 +59,7 @@ JobId ShimSessions::AdoptProcess(const Connection& c, uint64_t job_id) {
   lp.staging.Active(r.id);
   lp.table.jobs[r.id] = std::move(job);
   lp.arbiter.AddJob(r.id, r.priority, Millis(0), r.uid);
+  process_jobs_.Add(process, r.id);
   return r.id;
 }
 
@@ -219,6 +230,8 @@ void ShimSessions::Left(Connection& c) {
       p_.lifecycle.Finish(c.job, JobState::kCompleted, std::nullopt, std::nullopt, "");
     }
   }
+  // However it ended (its last shim, a cancel), a later hello of its processes makes a new job.
+  if (lp.table.Running(c.job) == nullptr) process_jobs_.Ended(c.job);
 }
 
 }  // namespace gshare

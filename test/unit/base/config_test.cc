@@ -341,11 +341,15 @@ TEST_CASE("LoadConfig reads [limits], with its defaults and its errors") {
   Result<Config> c = LoadConfig({});
   REQUIRE(c.ok());
   CHECK(c->limits.connections_per_user == 256);
+  CHECK(c->limits.process_jobs_per_user == 64);
 
   TempDir dir;
-  c = LoadOne(dir.Write("limits.toml", "[limits]\nconnections_per_user = 0\n"));
+  c = LoadOne(dir.Write("limits.toml",
+                        "[limits]\nconnections_per_user = 0\n"
+                        "process_jobs_per_user = 8\n"));
   REQUIRE_MESSAGE(c.ok(), c.status().message());
   CHECK(c->limits.connections_per_user == 0);
+  CHECK(c->limits.process_jobs_per_user == 8);
 
   c = LoadOne(dir.Write("bad.toml", "[limits]\nconnections_per_user = -1\n"));
   REQUIRE_FALSE(c.ok());

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,10 +65,11 @@ struct Fixture {
   std::vector<ConnId> exempt;
   std::unique_ptr<DaemonParts> parts;
 
-  Fixture() {
+  explicit Fixture(Config::Limits limits = {}) {
     options.state_dir = dir.path();
     options.socket_path = dir.path() + "/gshare.sock";
     options.config.scheduler.sharing = "exclusive";
+    options.config.limits = limits;
     parts = std::make_unique<DaemonParts>(
         options, clock, OpenStoreOrFail(dir.path() + "/s.db"),
         PeerLinks{[this](ConnId id, std::string_view bytes) {
@@ -129,6 +131,11 @@ struct Fixture {
     }
     return out;
   }
+  // Shim connection `c` closes (as the daemon's Drop leaves it).
+  void Leave(Connection& c) {
+    c.closing = true;
+    parts->shims.Left(c);
+  }
   JobRecord Stored(int64_t id) {
     auto row = parts->store->Get(id);
     REQUIRE(row.ok());
@@ -188,6 +195,53 @@ TEST_CASE("a process of its own becomes a job, recorded RUNNING, COMPLETED with 
   c.closing = true;
   fx.parts->shims.Left(c);
   CHECK(fx.Stored(static_cast<int64_t>(c.job)).state == JobState::kCompleted);
+}
+
+TEST_CASE("a process's connections share one job; a user's processes past the cap join one") {
+  Config::Limits limits;
+  limits.process_jobs_per_user = 2;
+  Fixture fx(limits);
+  constexpr uid_t kUser = 1000;
+  // 60 connections of one process (this one, so that its start time is read): one job.
+  std::set<JobId> jobs;
+  for (ConnId id = 1; id <= 60; ++id) {
+    Connection& c = fx.Connect(id, kUser, getpid());
+    fx.Hello(c, 0);
+    jobs.insert(c.job);
+  }
+  CHECK(fx.drops.empty());
+  REQUIRE(jobs.size() == 1);
+  const JobId first = *jobs.begin();
+  CHECK(fx.parts->table.jobs.size() == 1);
+  CHECK(fx.parts->table.jobs.at(first)->shims.size() == 60);
+
+  // The user's other processes (pids with no process here): one more job, then the cap.
+  Connection& second = fx.Connect(61, kUser, 999991);
+  fx.Hello(second, 0);
+  CHECK(second.job != first);
+  for (ConnId id = 62; id <= 70; ++id) {
+    Connection& c = fx.Connect(id, kUser, static_cast<pid_t>(999930 + id));
+    fx.Hello(c, 0);
+    CHECK(c.job == second.job);  // the user's newest
+  }
+  CHECK(fx.parts->table.jobs.size() == 2);
+  // Another user's processes, and root's, are not held by this user's cap.
+  Connection& other = fx.Connect(71, 2000, 999992);
+  fx.Hello(other, 0);
+  CHECK(other.job != second.job);
+  for (ConnId id = 72; id <= 74; ++id) {
+    Connection& c = fx.Connect(id, 0, static_cast<pid_t>(999900 + id));
+    fx.Hello(c, 0);
+  }
+  CHECK(fx.parts->table.jobs.size() == 6);
+
+  // The shared job ends with its last shim; the user's next process makes a job of its own.
+  for (ConnId id = 61; id <= 70; ++id) fx.Leave(*fx.parts->table.conns.at(id));
+  CHECK(fx.Stored(static_cast<int64_t>(second.job)).state == JobState::kCompleted);
+  Connection& next = fx.Connect(75, kUser, 999993);
+  fx.Hello(next, 0);
+  CHECK(next.job != second.job);
+  CHECK(next.job != first);
 }
 
 TEST_CASE("lease requests are granted in turn: GRANT to the holder, the next after its release") {
