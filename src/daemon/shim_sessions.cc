@@ -63,6 +63,23 @@ JobId ShimSessions::AdoptProcess(Connection& c, uint64_t job_id) {
   return r.id;
 }
 
+bool ShimSessions::NoteGpu(Connection& c, const proto::GpuUuid& uuid, int ordinal) {
+  JobTable& table = lp().table;
+  const GpuKey gpu = FormatGpuUuid(uuid);
+  if (table.KnowsGpu(gpu)) return true;
+  // A GPU the daemon does not track yet: its state would stay as long as the daemon runs.
+  if (Status st = p_.gpus.MayAdd(gpu, c.uid, c.uid == 0 || p_.access.IsAdmin(c)); !st.ok()) {
+    t_.drop(c.id, st.message());
+    return false;
+  }
+  if (!table.NoteGpu(gpu, uuid, ordinal)) {
+    t_.drop(c.id, "it names more GPUs than a machine has");
+    return false;
+  }
+  p_.gpus.Added(c.uid);
+  return true;
+}
+
 void ShimSessions::OnHello(Connection& c, const proto::HelloMsg& hello) {
   if (c.kind != Connection::Kind::kUnknown) return t_.drop(c.id, "second hello");
   c.kind = Connection::Kind::kShim;
@@ -88,15 +105,10 @@ void ShimSessions::OnFrame(Connection& c, const Frame& f) {
   }
   if (c.kind != Connection::Kind::kShim) return t_.drop(c.id, "lease message before hello");
   JobTable& table = lp().table;
-  auto note_gpu = [&](const proto::GpuUuid& uuid, int ordinal) {
-    if (table.NoteGpu(FormatGpuUuid(uuid), uuid, ordinal)) return true;
-    t_.drop(c.id, "it names more GPUs than a machine has");
-    return false;
-  };
   if (f.type == proto::MsgType::kMemReport) {
     proto::MemReportMsg m;
     std::memcpy(&m, f.payload.data(), sizeof m);
-    if (!note_gpu(m.gpu, m.ordinal)) return;
+    if (!NoteGpu(c, m.gpu, m.ordinal)) return;
     return OnMemReport(c, table.RunsOn(c, FormatGpuUuid(m.gpu)), m);
   }
   if (f.type == proto::MsgType::kGapReport) {
@@ -108,7 +120,7 @@ void ShimSessions::OnFrame(Connection& c, const Frame& f) {
   }
   proto::LeaseMsg m;
   std::memcpy(&m, f.payload.data(), sizeof m);
-  if (!note_gpu(m.gpu, m.ordinal)) return;
+  if (!NoteGpu(c, m.gpu, m.ordinal)) return;
   OnLease(c, table.RunsOn(c, FormatGpuUuid(m.gpu)), f.type, m);
 }
 

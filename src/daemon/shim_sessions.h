@@ -4,7 +4,7 @@
 // the Arbiter, memory reports to the ledger, gap reports to the stagger, and what they cause
 // goes out through the LeaseOutbox. A `gshare run`'s memory query is answered from the ledger.
 // Daemon thread only; a peer that breaks the protocol (a second hello, a lease message before
-// it, more GPUs than a machine has) is dropped.
+// it, a GPU it may not name: GpuGate) is dropped.
 #pragma once
 
 #include <sys/types.h>
@@ -16,6 +16,7 @@
 #include "daemon/access_guard.h"
 #include "daemon/checkpoint_engine.h"
 #include "daemon/connection.h"
+#include "daemon/gpu_gate.h"
 #include "daemon/job_lifecycle.h"
 #include "daemon/lease_outbox.h"
 #include "daemon/priority_lanes.h"
@@ -39,6 +40,7 @@ class ShimSessions {
     CheckpointEngine& engine;
     LeaseOutbox& outbox;
     AccessGuard& access;  // who is an admin (not capped)
+    GpuGate& gpus;        // which GPUs a peer may name
   };
   // How it reaches the connections (the daemon's PeerTable).
   struct Transport {
@@ -73,6 +75,9 @@ class ShimSessions {
   // the job of its first hello, or past its user's cap that user's newest), else a new one
   // (recorded RUNNING); 0 when the store refuses it.
   JobId AdoptProcess(Connection& c, uint64_t job_id);
+  // Records the GPU `uuid` a message of `c` names, unless it may not name it (then `c` is
+  // dropped and false returned).
+  bool NoteGpu(Connection& c, const proto::GpuUuid& uuid, int ordinal);
   void OnLease(Connection& c, const GpuKey& gpu, proto::MsgType type, const proto::LeaseMsg& m);
   void OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m);
 

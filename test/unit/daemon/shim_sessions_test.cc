@@ -107,9 +107,9 @@ struct Fixture {
     parts->shims.OnFrame(c, FrameOf(proto::MsgType::kHello, hello));
   }
   void Lease(Connection& c, proto::MsgType type, uint64_t epoch = 0,
-             proto::ReleaseReason reason = proto::ReleaseReason::kIdle) {
+             proto::ReleaseReason reason = proto::ReleaseReason::kIdle, const GpuKey& gpu = kGpu) {
     proto::LeaseMsg m{};
-    m.gpu = Uuid(kGpu);
+    m.gpu = Uuid(gpu);
     m.epoch = epoch;
     m.reason = static_cast<uint32_t>(reason);
     parts->shims.OnFrame(c, FrameOf(type, m));
@@ -242,6 +242,50 @@ TEST_CASE("a process's connections share one job; a user's processes past the ca
   fx.Hello(next, 0);
   CHECK(next.job != second.job);
   CHECK(next.job != first);
+}
+
+TEST_CASE("a user's shim may name only GPUs of this machine; root's any") {
+  Fixture fx;
+  const GpuKey made_up = "GPU-deadbeef-dead-beef-dead-beefdeadbeef";
+  fx.parts->gpu_uuids = std::vector<std::string>{kGpu};
+  fx.Job(7, 1000);
+  Connection& a = fx.Connect(1, 1000);
+  fx.Hello(a, 7);
+  fx.Lease(a, proto::MsgType::kLeaseRequest, 0, proto::ReleaseReason::kIdle, made_up);
+  CHECK(fx.drops[1] == "it names a GPU this machine does not have (" + made_up + ")");
+  CHECK(fx.parts->table.gpus.empty());
+  CHECK(fx.sent.empty());
+
+  Connection& b = fx.Connect(2, 1000);
+  fx.Hello(b, 7);
+  fx.Lease(b, proto::MsgType::kLeaseRequest);
+  CHECK(fx.LeaseFrames(2, proto::MsgType::kLeaseGrant).size() == 1);
+  CHECK(fx.parts->table.gpus.size() == 1);
+
+  Connection& root = fx.Connect(3, 0);
+  fx.Hello(root, 7);
+  fx.Lease(root, proto::MsgType::kLeaseRequest, 0, proto::ReleaseReason::kIdle, made_up);
+  CHECK(fx.drops.count(3) == 0);
+  CHECK(fx.parts->table.gpus.size() == 2);
+}
+
+TEST_CASE("without NVML's list, a user's shims name at most as many new GPUs as there are") {
+  Fixture fx;  // gpu_count 1, no list
+  fx.Job(7, 1000);
+  Connection& a = fx.Connect(1, 1000);
+  fx.Hello(a, 7);
+  fx.Report(a, kGiB);
+  CHECK(fx.parts->table.gpus.size() == 1);
+  fx.Lease(a, proto::MsgType::kLeaseRequest, 0, proto::ReleaseReason::kIdle,
+           "GPU-deadbeef-dead-beef-dead-beefdeadbeef");
+  REQUIRE(fx.drops.count(1) == 1);
+  CHECK(fx.drops[1].find("more new GPUs") != std::string::npos);
+  CHECK(fx.parts->table.gpus.size() == 1);
+  // The GPU already tracked may be named by anyone.
+  Connection& b = fx.Connect(2, 2000);
+  fx.Hello(b, 0);
+  fx.Lease(b, proto::MsgType::kLeaseRequest);
+  CHECK(fx.drops.count(2) == 0);
 }
 
 TEST_CASE("lease requests are granted in turn: GRANT to the holder, the next after its release") {
