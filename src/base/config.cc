@@ -240,6 +240,22 @@ Status ApplyRetention(const std::string& path, const toml::table& table, Config:
   return Status::Ok();
 }
 
+Status ApplyLimits(const std::string& path, const toml::table& table, Config::Limits* l) {
+  for (const auto& [key, node] : table) {
+    const std::string name = "limits." + std::string(key.str());
+    Status st;
+    if (key == "connections_per_user") {
+      st = ReadCount(path, node, name, 0, 1 << 20, &l->connections_per_user);
+    } else if (key == "process_jobs_per_user") {
+      st = ReadCount(path, node, name, 0, kMaxJobCount, &l->process_jobs_per_user);
+    } else {
+      st = UnknownKey(path, key, "limits", "connections_per_user, process_jobs_per_user");
+    }
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
 Status ApplyNotify(const std::string& path, const toml::table& table, Config::Notify* n) {
   for (const auto& [key, node] : table) {
     if (key != "command") return UnknownKey(path, key, "notify", "command");
@@ -335,10 +351,10 @@ Status Apply(const std::string& path, const toml::table& root, Config* config) {
     const toml::table* table = node.as_table();
     if (key != "scheduler" && key != "daemon" && key != "system" && key != "queue" &&
         key != "memory" && key != "retention" && key != "notify" && key != "slurm" &&
-        key != "timeline" && key != "metrics") {
+        key != "timeline" && key != "metrics" && key != "limits") {
       return UnknownKey(path, key, "",
                         "scheduler, daemon, system, queue, memory, retention, notify, slurm, "
-                        "timeline, metrics");
+                        "timeline, metrics, limits");
     }
     if (table == nullptr) return ValueError(path, node, key.str(), "expected a table");
     Status st = key == "scheduler"  ? ApplyScheduler(path, *table, &config->scheduler)
@@ -350,6 +366,7 @@ Status Apply(const std::string& path, const toml::table& root, Config* config) {
                 : key == "slurm"    ? ApplySlurm(path, *table, &config->slurm)
                 : key == "timeline" ? ApplyTimeline(path, *table, &config->timeline)
                 : key == "metrics"  ? ApplyMetrics(path, *table, &config->metrics)
+                : key == "limits"   ? ApplyLimits(path, *table, &config->limits)
                                     : ApplyRetention(path, *table, &config->retention);
     if (!st.ok()) return st;
   }

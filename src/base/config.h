@@ -140,6 +140,15 @@ struct Config {
     // The rule above for a job of this QOS and partition (either may be "").
     int PriorityOf(const std::string& qos, const std::string& partition) const;
   };
+  // What one user may hold of the system daemon (docs/cli.md "Limits"): every user reaches it,
+  // and any of them may be hostile. Root and the admins ([system] admin_group) are not capped.
+  struct Limits {
+    // Connections one user holds open at once; more are closed as they come. 0: no cap.
+    int connections_per_user = 256;
+    // Live jobs of processes one user preloads outside `gshare run` (one job per process); a
+    // process past it joins the user's newest such job. 0: no cap.
+    int process_jobs_per_user = 64;
+  };
   Scheduler scheduler;
   Metrics metrics;
   Daemon daemon;
@@ -150,6 +159,7 @@ struct Config {
   Notify notify;
   Timeline timeline;
   Slurm slurm;
+  Limits limits;
 };
 
 // The memory engines `--memory` and [memory] engine accept (docs/memory.md, "Engines").

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -168,25 +169,35 @@ int ExitFor(const Status& error) {
 
 int ControlJobs(const GlobalOptions& global, const JobControlRequest& request) {
   const std::string& action = request.action;
-  Result<nlohmann::json> reply =
-      RequestDaemon(global, proto::MsgType::kJobControl, request.ToJson(), true);
-  if (!reply.ok()) {
-    spdlog::error("{}", reply.status().message());
-    return ExitFor(reply.status());
-  }
-  Result<JobControlReply> outcome = JobControlReply::Parse(reply.value());
-  if (!outcome.ok()) {
-    spdlog::error("{}: {}", action, outcome.status().message());
-    return kExitError;
-  }
   // Any other failure outweighs a refusal: kExitDenied only when refusals were all that failed.
   int status = 0;
-  for (const JobControlReply::Outcome& o : outcome->results) {
-    if (o.error.empty()) continue;
-    spdlog::error("{}: {}", action, o.error);
-    int code = ExitFor(Status::Error(o.error));
-    status = status == kExitError ? status : code;
-  }
+  // The daemon takes at most kMaxControlIds ids per request: a longer list goes in several,
+  // in order (`gshare cancel $(seq ...)`).
+  size_t first = 0;
+  do {
+    JobControlRequest part = request;
+    const size_t last = std::min(request.ids.size(), first + kMaxControlIds);
+    part.ids.assign(request.ids.begin() + static_cast<std::ptrdiff_t>(first),
+                    request.ids.begin() + static_cast<std::ptrdiff_t>(last));
+    Result<nlohmann::json> reply =
+        RequestDaemon(global, proto::MsgType::kJobControl, part.ToJson(), true);
+    if (!reply.ok()) {
+      spdlog::error("{}", reply.status().message());
+      return ExitFor(reply.status());
+    }
+    Result<JobControlReply> outcome = JobControlReply::Parse(reply.value());
+    if (!outcome.ok()) {
+      spdlog::error("{}: {}", action, outcome.status().message());
+      return kExitError;
+    }
+    for (const JobControlReply::Outcome& o : outcome->results) {
+      if (o.error.empty()) continue;
+      spdlog::error("{}: {}", action, o.error);
+      int code = ExitFor(Status::Error(o.error));
+      status = status == kExitError ? status : code;
+    }
+    first = last;
+  } while (first < request.ids.size());
   return status;
 }
 

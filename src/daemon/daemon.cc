@@ -144,6 +144,7 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
   signal(SIGCHLD, SIG_IGN);  // job supervisors report over the socket; none become zombies
   signal(SIGXFSZ, SIG_IGN);  // a file size limit fails the database write instead of killing us
   p.gpu_count = CountGpus(options_.config.queue.gpus);
+  p.gpu_uuids = NvmlGpuUuids();
   p.lifecycle.Recover();
   p.start_time = WallNow();
   metrics_.Start(Now());

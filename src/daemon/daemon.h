@@ -15,10 +15,13 @@
 #include "daemon/connection.h"
 #include "daemon/daemon_options.h"
 #include "daemon/daemon_parts.h"
+#include "daemon/log_throttle.h"
 #include "daemon/metrics_publisher.h"
 #include "daemon/peer_table.h"
 #include "daemon/request_router.h"
+#include "daemon/requester.h"
 #include "daemon/systemd_notify.h"
+#include "daemon/user_connections.h"
 #include "ipc/frame_io.h"
 
 namespace gshare {
@@ -42,15 +45,19 @@ class Daemon : private PeerEvents {
  private:
   Status Setup(int ready_fd, bool* busy);
   void Loop();
-  // PeerEvents: the PeerTable's peers become connections (this user's and root's only),
-  // their frames are dispatched, their losses dropped, their erasure forgotten.
+  // PeerEvents: the PeerTable's peers become connections (this user's and root's only, each
+  // user's up to [limits] connections_per_user), their frames are dispatched, their losses
+  // dropped, their erasure forgotten.
   bool OnAccepted(ConnId id, pid_t pid, uid_t uid) override;
   void OnFrame(ConnId id, const Frame& frame) override;
   void OnLost(ConnId id, const std::string& why) override;
   void OnReaped(ConnId id) override;
   // Marks the connection closing and releases what it held; safe to call again, and from
   // anything it triggers (the connection stays in the table until the PeerTable reaps it).
+  // `why` is logged, at most 10 lines per user and minute (the rest counted).
   void Drop(ConnId id, const std::string& why);
+  // Logs the drops held back whose minute has ended by `now`.
+  void FlushDrops(TimePoint now);
   // Queues `bytes` for the peer (PeerTable::Send). False when the peer is gone or closing, or
   // when it lets its output grow past its bound (it is dropped then).
   bool Send(ConnId id, std::string_view bytes);
@@ -64,6 +71,10 @@ class Daemon : private PeerEvents {
   std::unique_ptr<RequestRouter> router_;  // over parts_
   int listen_fd_ = -1;
   PeerTable peers_{this, PeerTable::Limits{}, proto::kMaxRequestPayload};
+  UserConnections user_conns_{
+      {static_cast<size_t>(options_.config.limits.connections_per_user),
+       [this](uid_t uid) { return IsAdmin(parts_->access.rules(), RequesterOf(uid)); }}};
+  LogThrottle drops_{10, std::chrono::minutes(1)};
   int lock_fd_ = -1;
   int socket_lock_fd_ = -1;
   bool busy_ = false;

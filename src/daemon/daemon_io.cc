@@ -48,6 +48,10 @@ void Daemon::Loop() {
     earliest(peers_.Expire(now));
     peers_.Reap();
     earliest(peers_.accept_paused_until());
+    user_conns_.Flush(now);
+    earliest(user_conns_.NextFlush());
+    FlushDrops(now);
+    earliest(drops_.NextFlush());
     if (MetricsEndpoint* m = metrics_.endpoint()) earliest(m->Expire(now));
     earliest(metrics_.next_file());
 
@@ -94,8 +98,18 @@ void Daemon::Loop() {
     peers_.Reap();
   }
   peers_.FlushAll(std::chrono::seconds(1));  // pending replies (the shutdown's own)
+  // What the logs held back is told now, as if its minute had ended.
+  user_conns_.Flush(Now() + std::chrono::minutes(1));
+  FlushDrops(Now() + std::chrono::minutes(1));
   p.timeline.EndAll("daemon stopped");
   p.timeline.Tick(*p.store, /*force=*/true);
+}
+
+void Daemon::FlushDrops(TimePoint now) {
+  drops_.Flush(now, [](uid_t uid, uint64_t n, const std::string& last) {
+    spdlog::warn("dropped {} more connections of uid {} in the last minute (the last: {})", n, uid,
+                 last);
+  });
 }
 
 bool Daemon::OnAccepted(ConnId id, pid_t pid, uid_t uid) {
@@ -103,6 +117,7 @@ bool Daemon::OnAccepted(ConnId id, pid_t pid, uid_t uid) {
     spdlog::warn("refused a connection from uid {}", uid);
     return false;
   }
+  if (!user_conns_.Admit(uid, pid, Now())) return false;
   auto c = std::make_unique<Connection>();
   c->id = id;
   c->pid = pid;
@@ -135,6 +150,7 @@ void Daemon::OnReaped(ConnId id) {
   auto it = p.table.conns.find(id);
   if (it == p.table.conns.end()) return;
   const JobId job = it->second->job;
+  user_conns_.Closed(it->second->uid);
   p.table.conns.erase(it);
   if (job != 0) p.lifecycle.ForgetIfDone(job);
 }
@@ -147,7 +163,14 @@ void Daemon::Drop(ConnId id, const std::string& why) {
   c.closing = true;  // first: whatever runs below sees it gone
   peers_.Close(id);
   p.stagger.ForgetConn(id);
-  if (!why.empty()) spdlog::warn("dropping connection of pid {}: {}", c.pid, why);
+  if (std::optional<uint64_t> n = why.empty() ? std::nullopt : drops_.Note(c.uid, Now(), why)) {
+    if (*n == 1) {
+      spdlog::warn("dropping connection of pid {}: {}", c.pid, why);
+    } else {
+      spdlog::warn("dropped {} connections of uid {} in the last minute (the last: pid {}, {})", *n,
+                   c.uid, c.pid, why);
+    }
+  }
   if (c.kind == Connection::Kind::kShim) {
     p.shims.Left(c);
   } else if (c.kind == Connection::Kind::kRunner) {

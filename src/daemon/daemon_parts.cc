@@ -7,6 +7,7 @@
 #include "base/slurm_step.h"
 #include "daemon/host_budget.h"
 #include "ipc/frame_io.h"
+#include "ipc/replies.h"
 
 namespace gshare {
 
@@ -41,7 +42,7 @@ DaemonParts::DaemonParts(const DaemonOptions& options, Clock& clock,
                               ledger, memory, staging, timeline, clock},
           [this] { return gpu_count; }, this->links.send),
       transport{[this](Connection& c, const std::string& json_text) {
-                  this->links.send(c.id, EncodeFrame(proto::MsgType::kReply, json_text));
+                  this->links.send(c.id, EncodeReply(json_text));
                 },
                 this->links.drop},
       control(JobControl::Parts{lifecycle, access, lanes, messenger},

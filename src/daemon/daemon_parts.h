@@ -19,6 +19,7 @@
 #include "daemon/checkpoint_engine.h"
 #include "daemon/checkpoint_helper.h"
 #include "daemon/daemon_options.h"
+#include "daemon/gpu_gate.h"
 #include "daemon/idle_stager.h"
 #include "daemon/job_control.h"
 #include "daemon/job_lifecycle.h"
@@ -70,6 +71,8 @@ class DaemonParts final : private CheckpointEngine::Host {
   const std::unique_ptr<JobStore> store;
   int gpu_count = 1;      // the machine's GPUs (CountGpus), set before Recover
   double start_time = 0;  // unix seconds: when the daemon started serving
+  // The GPUs' UUIDs as NVML lists them (NvmlGpuUuids), set with gpu_count; nullopt: unknown.
+  std::optional<std::vector<std::string>> gpu_uuids;
   Arbiter arbiter;
   JobTable table;  // connections, active jobs, GPUs
   JobProcesses processes{options, table};
@@ -100,9 +103,11 @@ class DaemonParts final : private CheckpointEngine::Host {
   SlurmSteps slurm;
   JobRetention retention;
   StatusReporter status;
-  ShimSessions shims{
-      ShimSessions::Parts{lifecycle, lanes, messenger, stagger, sharing, engine, outbox},
-      ShimSessions::Transport{links.send, links.drop, links.exempt}};
+  GpuGate gpus{{[this]() -> const std::optional<std::vector<std::string>>& { return gpu_uuids; },
+                [this] { return gpu_count; }}};
+  ShimSessions shims{ShimSessions::Parts{lifecycle, lanes, messenger, stagger, sharing, engine,
+                                         outbox, access, gpus},
+                     ShimSessions::Transport{links.send, links.drop, links.exempt}};
 
  private:
   // CheckpointEngine::Host: lease actions and evictions through the outbox, rows through the

@@ -19,7 +19,12 @@ constexpr size_t kReadChunk = 64 * 1024;
 }  // namespace
 
 PeerTable::PeerTable(PeerEvents* events, Limits limits, uint32_t max_payload)
-    : events_(events), limits_(limits), max_payload_(max_payload) {}
+    : events_(events),
+      limits_(limits),
+      max_payload_(max_payload),
+      silent_why_(fmt::format("it sent no request within {:g} s of connecting",
+                              std::chrono::duration<double>(limits.first_frame_deadline).count())) {
+}
 
 PeerTable::~PeerTable() {
   for (auto& [id, p] : peers_) close(p->fd);
@@ -55,15 +60,21 @@ void PeerTable::Accept(int listen_fd, TimePoint now) {
       continue;
     }
     if (peers_.size() >= limits_.max_connections) {
-      spdlog::warn("refused a connection of pid {}: {} connections open", cred.pid, peers_.size());
       close(fd);
+      ++refused_;
+      if (std::optional<uint64_t> n = refusals_.Note(cred.uid, now)) {
+        spdlog::warn(
+            "refused {} connection{} of uid {} (pid {}): {} connections open, the most "
+            "the daemon takes; further refusals of the uid are logged once a minute",
+            *n, *n == 1 ? "" : "s", cred.uid, cred.pid, peers_.size());
+      }
       continue;
     }
-    Adopt(fd, cred.pid, cred.uid);
+    Adopt(fd, cred.pid, cred.uid, now);
   }
 }
 
-ConnId PeerTable::Adopt(int fd, pid_t pid, uid_t uid) {
+ConnId PeerTable::Adopt(int fd, pid_t pid, uid_t uid, TimePoint now) {
   const ConnId id = next_id_++;
   if (!events_->OnAccepted(id, pid, uid)) {
     close(fd);
@@ -71,7 +82,10 @@ ConnId PeerTable::Adopt(int fd, pid_t pid, uid_t uid) {
   }
   auto p = std::make_unique<Peer>(max_payload_);
   p->fd = fd;
+  p->uid = uid;
+  p->silent_since = now;
   peers_[id] = std::move(p);
+  ++uid_bytes_[uid].peers;
   return id;
 }
 
@@ -116,6 +130,11 @@ void PeerTable::Read(ConnId id, TimePoint now) {
       return;
     }
     if (n < 0) return;
+    UidBytes& mine = uid_bytes_[p->uid];
+    if (mine.in + static_cast<size_t>(n) > limits_.max_buffered_input_per_uid) {
+      Lose(id, "too much unprocessed input on its user's connections");
+      return;
+    }
     if (buffered_in_ + static_cast<size_t>(n) > limits_.max_buffered_input) {
       Lose(id, "too much unprocessed input on all connections");
       return;
@@ -123,6 +142,7 @@ void PeerTable::Read(ConnId id, TimePoint now) {
     taken += static_cast<size_t>(n);
     p->in.Append(buf, static_cast<size_t>(n));
     buffered_in_ += static_cast<size_t>(n);
+    mine.in += static_cast<size_t>(n);
     Dispatch(id, now);
     if (static_cast<size_t>(n) < sizeof buf) return;
   }
@@ -133,17 +153,23 @@ void PeerTable::Dispatch(ConnId id, TimePoint now) {
   if (p == nullptr) return;
   // The peer stays in peers_ until Reap, so `p` outlives every callback below.
   const size_t before = p->in.buffered();
+  UidBytes& mine = uid_bytes_[p->uid];
+  auto account = [&] {
+    buffered_in_ = buffered_in_ - before + p->in.buffered();
+    mine.in = mine.in - before + p->in.buffered();
+  };
   while (!p->closing && !Blocked(*p)) {
     auto next = p->in.Next();
     if (!next.ok()) {
-      buffered_in_ = buffered_in_ - before + p->in.buffered();
+      account();
       Lose(id, "malformed frame (" + next.status().message() + ")");
       return;
     }
     if (!next.value()) break;
+    p->silent_since.reset();
     events_->OnFrame(id, *next.value());
   }
-  buffered_in_ = buffered_in_ - before + p->in.buffered();
+  account();
   if (p->closing) return;
   if (p->in.buffered() == 0) {
     p->partial_since.reset();
@@ -159,8 +185,14 @@ bool PeerTable::Send(ConnId id, std::string_view bytes, TimePoint now) {
     Lose(id, "it does not read what the daemon sends");
     return false;
   }
+  UidBytes& mine = uid_bytes_[p->uid];
+  if (!p->exempt && mine.out + bytes.size() > limits_.max_output_bytes_per_uid) {
+    Lose(id, "its user's connections do not read what the daemon sends");
+    return false;
+  }
   if (p->out.empty()) p->out_since = now;
   p->out.append(bytes);
+  mine.out += bytes.size();
   Flush(id, now);
   return !p->closing;
 }
@@ -177,6 +209,7 @@ void PeerTable::Flush(ConnId id, TimePoint now) {
       return;
     }
     p->out.erase(0, static_cast<size_t>(n));
+    uid_bytes_[p->uid].out -= static_cast<size_t>(n);
     p->out_since = now;
   }
 }
@@ -185,6 +218,7 @@ void PeerTable::Close(ConnId id) {
   Peer* p = Open(id);
   if (p == nullptr) return;
   p->closing = true;
+  uid_bytes_[p->uid].out -= p->out.size();
   p->out.clear();
 }
 
@@ -206,6 +240,9 @@ void PeerTable::Reap() {
     }
     const ConnId id = it->first;
     buffered_in_ -= it->second->in.buffered();
+    auto mine = uid_bytes_.find(it->second->uid);
+    mine->second.in -= it->second->in.buffered();
+    if (--mine->second.peers == 0) uid_bytes_.erase(mine);
     close(it->second->fd);
     it = peers_.erase(it);
     events_->OnReaped(id);
@@ -214,20 +251,26 @@ void PeerTable::Reap() {
 
 std::optional<TimePoint> PeerTable::Expire(TimePoint now) {
   std::optional<TimePoint> next;
-  std::vector<std::pair<ConnId, const char*>> late;
+  std::vector<std::pair<ConnId, std::string>> late;
   for (auto& [id, p] : peers_) {
     if (p->closing) continue;
+    // Each deadline with what a peer past it is lost for, the first to pass first.
     std::optional<TimePoint> due;
-    if (p->partial_since) due = *p->partial_since + limits_.peer_deadline;
+    const char* why = nullptr;
+    auto deadline = [&](std::optional<TimePoint> since, Millis limit, const char* what) {
+      if (since && (!due || *since + limit < *due)) {
+        due = *since + limit;
+        why = what;
+      }
+    };
+    deadline(p->partial_since, limits_.peer_deadline, "a frame left incomplete");
     if (!p->out.empty()) {
-      TimePoint out_due = p->out_since + limits_.peer_deadline;
-      due = due ? std::min(*due, out_due) : out_due;
+      deadline(p->out_since, limits_.peer_deadline, "it does not read what the daemon sends");
     }
+    deadline(p->silent_since, limits_.first_frame_deadline, silent_why_.c_str());
     if (!due) continue;
     if (now >= *due) {
-      late.emplace_back(id, p->partial_since && now >= *p->partial_since + limits_.peer_deadline
-                                ? "a frame left incomplete"
-                                : "it does not read what the daemon sends");
+      late.emplace_back(id, why);
     } else {
       next = next ? std::min(*next, *due) : due;
     }

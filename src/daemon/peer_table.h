@@ -4,11 +4,11 @@
 // daemon's event loop is its only caller.
 //
 // It enforces the bounds that keep one slow, hung or hostile peer from blocking the loop or
-// growing the daemon (docs/design.md, "Connections"): output per peer, input over all peers,
-// a deadline for an incomplete frame or output not taken, back-pressure (a peer with replies
-// it has not taken is not read further), a limit on connections and a pause of accept() when
-// descriptors run out. It knows nothing of what a frame means: frames, losses and erasures go
-// to its PeerEvents.
+// growing the daemon (docs/design.md, "Connections"): output per peer and per user, input over
+// all peers and per user, a deadline for an incomplete frame, for output not taken and for a
+// first frame, back-pressure (a peer with replies it has not taken is not read further), a
+// limit on connections and a pause of accept() when descriptors run out. It knows nothing of
+// what a frame means: frames, losses and erasures go to its PeerEvents.
 #pragma once
 
 #include <poll.h>
@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "daemon/log_throttle.h"
 #include "gshare/protocol.h"
 #include "ipc/frame_io.h"
 #include "policy/types.h"
@@ -51,11 +52,22 @@ class PeerTable {
     size_t max_connections = 4096;  // every process of every job holds one
     // Unsent bytes per peer: one status reply at its largest, plus lease messages.
     size_t max_output_bytes = proto::kMaxReplyPayload + (1u << 20);
+    // Unsent bytes over one uid's peers: a user's connections that ask for replies and do not
+    // read them hold at most this much of the daemon's memory (four largest replies).
+    size_t max_output_bytes_per_uid = 4ull * proto::kMaxReplyPayload;
     // Received bytes not yet dispatched, over all peers (16 requests at their largest).
     size_t max_buffered_input = 16ull * proto::kMaxRequestPayload;
+    // The same over one uid's peers (4 requests at their largest), so that one user's half
+    // frames cannot fill the bound above and have everyone else's requests refused.
+    size_t max_buffered_input_per_uid = 4ull * proto::kMaxRequestPayload;
     // gshare's clients send each frame with one write: a frame that stays incomplete this
     // long, or output a peer does not take for this long, is a stalled or hostile peer.
     Millis peer_deadline{10000};
+    // Every gshare client sends its first frame as soon as it connects (a shim its hello, a
+    // runner its registration, a CLI its request): a peer that has sent no complete frame
+    // this long after it connected only holds a descriptor. Once it has sent one it may stay
+    // idle (a shim between leases, a `gshare run` for hours).
+    Millis first_frame_deadline{10000};
     Millis accept_backoff{100};  // pause of accept() after EMFILE/ENFILE
     // Reads per readiness event of one peer, so that one large request does not take whole
     // poll rounds from everyone else.
@@ -71,8 +83,9 @@ class PeerTable {
   // Accepts every connection pending on `listen_fd` (non-blocking), or pauses accepting until
   // now + accept_backoff when descriptors or memory run out.
   void Accept(int listen_fd, TimePoint now);
-  // Takes an already connected socket as a peer (tests; a socketpair end). The table owns it.
-  ConnId Adopt(int fd, pid_t pid, uid_t uid);
+  // Takes a connected socket of process `pid` of `uid` as a peer (Accept; tests: a socketpair
+  // end), connected `now`. The table owns it.
+  ConnId Adopt(int fd, pid_t pid, uid_t uid, TimePoint now);
   // Adds the listening socket (first; -1 while accepting is paused) and then one entry per
   // open peer to `fds`, and the peers' ids to `ids` (ids[i] for fds[i + 1]).
   void PollSet(int listen_fd, TimePoint now, std::vector<pollfd>* fds, std::vector<ConnId>* ids);
@@ -99,18 +112,29 @@ class PeerTable {
   bool IsOpen(ConnId id) const;
   size_t size() const { return peers_.size(); }
   size_t buffered_input() const { return buffered_in_; }
+  // Connections refused because max_connections were open.
+  uint64_t refused() const { return refused_; }
   std::optional<TimePoint> accept_paused_until() const { return accept_paused_until_; }
 
  private:
   struct Peer {
     int fd = -1;
+    uid_t uid = 0;
     FrameBuffer in;
     std::string out;  // bytes not yet taken by the socket
     bool closing = false;
     bool exempt = false;
     std::optional<TimePoint> partial_since;  // an incomplete frame began arriving then
     TimePoint out_since{};                   // `out` became non-empty, or last moved
+    std::optional<TimePoint> silent_since;   // connected then and no complete frame yet
     explicit Peer(uint32_t max_payload) : in(max_payload) {}
+  };
+  // Per uid over its peers not reaped yet: bytes received not yet dispatched, bytes not yet
+  // sent.
+  struct UidBytes {
+    size_t peers = 0;
+    size_t in = 0;
+    size_t out = 0;
   };
   Peer* Open(ConnId id);
   bool Blocked(const Peer& p) const { return !p.out.empty() && !p.exempt; }
@@ -122,10 +146,14 @@ class PeerTable {
   PeerEvents* events_;
   Limits limits_;
   uint32_t max_payload_;
+  std::string silent_why_;  // why a peer past first_frame_deadline is lost
   ConnId next_id_ = 1;
   std::map<ConnId, std::unique_ptr<Peer>> peers_;
-  size_t buffered_in_ = 0;  // sum of the peers' unparsed input
+  size_t buffered_in_ = 0;               // sum of the peers' unparsed input
+  std::map<uid_t, UidBytes> uid_bytes_;  // uids with peers
   std::optional<TimePoint> accept_paused_until_;
+  LogThrottle refusals_{1, std::chrono::minutes(1)};  // one user may knock at any rate
+  uint64_t refused_ = 0;
 };
 
 }  // namespace gshare

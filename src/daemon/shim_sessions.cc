@@ -20,11 +20,21 @@ bool ShimSessions::MayJoin(const Connection& c, const ActiveJob& job,
   return JobTokensEqual(JobTokenHex(token), job.record.token);
 }
 
-JobId ShimSessions::AdoptProcess(const Connection& c, uint64_t job_id) {
+JobId ShimSessions::AdoptProcess(Connection& c, uint64_t job_id) {
   const JobLifecycle::Parts& lp = this->lp();
   if (job_id != 0 && lp.table.jobs.count(job_id) != 0) return job_id;
   // A process preloaded outside `gshare run` (or of a job this daemon does not know): it
-  // becomes a job of its own, recorded like any other.
+  // becomes a job of its own, recorded like any other, unless it has one (another connection
+  // of it) or its user is at the cap.
+  const ProcessJobs::Process process{c.uid, c.pid, ProcessStartTime(c.pid).value_or(0)};
+  const bool capped = c.uid != 0 && !p_.access.IsAdmin(c);
+  if (JobId joined = process_jobs_.JobOf(process, capped); joined != 0) {
+    if (lp.table.Running(joined) != nullptr) {
+      process_jobs_.Add(process, joined);
+      return joined;
+    }
+    process_jobs_.Ended(joined);  // it ended another way (a cancel): the process starts anew
+  }
   ProcessCommand command = ReadProcessCommand(c.pid);
   JobRecord r;
   r.argv = std::move(command.argv);
@@ -49,7 +59,25 @@ JobId ShimSessions::AdoptProcess(const Connection& c, uint64_t job_id) {
   lp.staging.Active(r.id);
   lp.table.jobs[r.id] = std::move(job);
   lp.arbiter.AddJob(r.id, r.priority, Millis(0), r.uid);
+  process_jobs_.Add(process, r.id);
   return r.id;
+}
+
+bool ShimSessions::NoteGpu(Connection& c, const proto::GpuUuid& uuid, int ordinal) {
+  JobTable& table = lp().table;
+  const GpuKey gpu = FormatGpuUuid(uuid);
+  if (table.KnowsGpu(gpu)) return true;
+  // A GPU the daemon does not track yet: its state would stay as long as the daemon runs.
+  if (Status st = p_.gpus.MayAdd(gpu, c.uid, c.uid == 0 || p_.access.IsAdmin(c)); !st.ok()) {
+    t_.drop(c.id, st.message());
+    return false;
+  }
+  if (!table.NoteGpu(gpu, uuid, ordinal)) {
+    t_.drop(c.id, "it names more GPUs than a machine has");
+    return false;
+  }
+  p_.gpus.Added(c.uid);
+  return true;
 }
 
 void ShimSessions::OnHello(Connection& c, const proto::HelloMsg& hello) {
@@ -77,15 +105,10 @@ void ShimSessions::OnFrame(Connection& c, const Frame& f) {
   }
   if (c.kind != Connection::Kind::kShim) return t_.drop(c.id, "lease message before hello");
   JobTable& table = lp().table;
-  auto note_gpu = [&](const proto::GpuUuid& uuid, int ordinal) {
-    if (table.NoteGpu(FormatGpuUuid(uuid), uuid, ordinal)) return true;
-    t_.drop(c.id, "it names more GPUs than a machine has");
-    return false;
-  };
   if (f.type == proto::MsgType::kMemReport) {
     proto::MemReportMsg m;
     std::memcpy(&m, f.payload.data(), sizeof m);
-    if (!note_gpu(m.gpu, m.ordinal)) return;
+    if (!NoteGpu(c, m.gpu, m.ordinal)) return;
     return OnMemReport(c, table.RunsOn(c, FormatGpuUuid(m.gpu)), m);
   }
   if (f.type == proto::MsgType::kGapReport) {
@@ -97,7 +120,7 @@ void ShimSessions::OnFrame(Connection& c, const Frame& f) {
   }
   proto::LeaseMsg m;
   std::memcpy(&m, f.payload.data(), sizeof m);
-  if (!note_gpu(m.gpu, m.ordinal)) return;
+  if (!NoteGpu(c, m.gpu, m.ordinal)) return;
   OnLease(c, table.RunsOn(c, FormatGpuUuid(m.gpu)), f.type, m);
 }
 
@@ -219,6 +242,8 @@ void ShimSessions::Left(Connection& c) {
       p_.lifecycle.Finish(c.job, JobState::kCompleted, std::nullopt, std::nullopt, "");
     }
   }
+  // However it ended (its last shim, a cancel), a later hello of its processes makes a new job.
+  if (lp.table.Running(c.job) == nullptr) process_jobs_.Ended(c.job);
 }
 
 }  // namespace gshare

@@ -1,9 +1,10 @@
 // ShimSessions: a shim's connection from its hello to its close. The hello joins the active job
-// whose token it shows (a process preloaded outside `gshare run` becomes a job of its own);
-// lease requests and releases go to the Arbiter, memory reports to the ledger, gap reports to
-// the stagger, and what they cause goes out through the LeaseOutbox. A `gshare run`'s memory
-// query is answered from the ledger. Daemon thread only; a peer that breaks the protocol (a
-// second hello, a lease message before it, more GPUs than a machine has) is dropped.
+// whose token it shows (a process preloaded outside `gshare run` becomes a job of its own, one
+// per process and a bounded number per user: ProcessJobs); lease requests and releases go to
+// the Arbiter, memory reports to the ledger, gap reports to the stagger, and what they cause
+// goes out through the LeaseOutbox. A `gshare run`'s memory query is answered from the ledger.
+// Daemon thread only; a peer that breaks the protocol (a second hello, a lease message before
+// it, a GPU it may not name: GpuGate) is dropped.
 #pragma once
 
 #include <sys/types.h>
@@ -12,11 +13,14 @@
 #include <string>
 #include <string_view>
 
+#include "daemon/access_guard.h"
 #include "daemon/checkpoint_engine.h"
 #include "daemon/connection.h"
+#include "daemon/gpu_gate.h"
 #include "daemon/job_lifecycle.h"
 #include "daemon/lease_outbox.h"
 #include "daemon/priority_lanes.h"
+#include "daemon/process_jobs.h"
 #include "daemon/sharing_controller.h"
 #include "daemon/shim_messenger.h"
 #include "daemon/stagger_coordinator.h"
@@ -35,6 +39,8 @@ class ShimSessions {
     SharingController& sharing;
     CheckpointEngine& engine;
     LeaseOutbox& outbox;
+    AccessGuard& access;  // who is an admin (not capped)
+    GpuGate& gpus;        // which GPUs a peer may name
   };
   // How it reaches the connections (the daemon's PeerTable).
   struct Transport {
@@ -46,7 +52,10 @@ class ShimSessions {
     std::function<void(ConnId id)> exempt;
   };
 
-  ShimSessions(Parts parts, Transport transport) : p_(parts), t_(std::move(transport)) {}
+  ShimSessions(Parts parts, Transport transport)
+      : p_(parts),
+        t_(std::move(transport)),
+        process_jobs_(static_cast<size_t>(lp().options.config.limits.process_jobs_per_user)) {}
 
   // kHello, kLeaseRequest, kLeaseReleased, kMemReport or kGapReport of connection `c`.
   void OnFrame(Connection& c, const Frame& f);
@@ -62,9 +71,13 @@ class ShimSessions {
   // (base/job_token.h).
   bool MayJoin(const Connection& c, const ActiveJob& job, const uint8_t (&token)[16]) const;
   void OnHello(Connection& c, const proto::HelloMsg& hello);
-  // The job of a hello naming `job_id`: that active job, else a new job of the process's own
+  // The job of a hello naming `job_id`: that active job, else the process's own (ProcessJobs:
+  // the job of its first hello, or past its user's cap that user's newest), else a new one
   // (recorded RUNNING); 0 when the store refuses it.
-  JobId AdoptProcess(const Connection& c, uint64_t job_id);
+  JobId AdoptProcess(Connection& c, uint64_t job_id);
+  // Records the GPU `uuid` a message of `c` names, unless it may not name it (then `c` is
+  // dropped and false returned).
+  bool NoteGpu(Connection& c, const proto::GpuUuid& uuid, int ordinal);
   void OnLease(Connection& c, const GpuKey& gpu, proto::MsgType type, const proto::LeaseMsg& m);
   void OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m);
 
@@ -73,6 +86,7 @@ class ShimSessions {
 
   Parts p_;
   Transport t_;
+  ProcessJobs process_jobs_;
 };
 
 }  // namespace gshare

@@ -1,5 +1,7 @@
 #include "ipc/replies.h"
 
+#include "gshare/protocol.h"
+#include "ipc/frame_io.h"
 #include "ipc/job_json.h"
 #include "ipc/json_fields.h"
 #include "ipc/requests.h"
@@ -21,6 +23,18 @@ Status ReplyError(const json& reply) {
   auto error = reply.find("error");
   return Status::Error(error != reply.end() && error->is_string() ? error->get<std::string>()
                                                                   : "failed");
+}
+
+std::string EncodeReply(const std::string& json_text) {
+  if (json_text.size() <= proto::kMaxReplyPayload) {
+    return EncodeFrame(proto::MsgType::kReply, json_text);
+  }
+  return EncodeFrame(
+      proto::MsgType::kReply,
+      ErrorReply("the reply is too large (" + std::to_string(json_text.size()) +
+                 " bytes, at most " + std::to_string(proto::kMaxReplyPayload) +
+                 "): ask for fewer jobs, e.g. one job id, a filter (--state, --user, --name), or "
+                 "fewer ids at once"));
 }
 
 std::string JobIdReply::ToJsonText() const {

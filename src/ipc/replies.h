@@ -21,6 +21,10 @@ std::string ErrorReply(const std::string& message);
 std::string OkReply();
 // The error of a reply with "ok": false (its "error", or "failed"), else Ok.
 Status ReplyError(const nlohmann::json& reply);
+// The kReply frame of `json_text`, the one encoder of the daemon's replies: a text over
+// proto::kMaxReplyPayload, which no client reads, becomes an error reply that says so and
+// how to ask for less, instead of a reply lost on the way.
+std::string EncodeReply(const std::string& json_text);
 
 // kSubmit and kRunRegister: {"ok", "job_id", "admitted"?, "existing"?, "token"?}
 struct JobIdReply {

@@ -63,6 +63,10 @@ Result<JobControlRequest> JobControlRequest::Parse(const json& j) {
   r.action = action.value();
   auto ids = j.find("ids");
   if (ids == j.end() || !ids->is_array()) return Status::Error("\"ids\" must be a list of job ids");
+  if (ids->size() > kMaxControlIds) {
+    return Status::Error("too many job ids in one request (" + std::to_string(ids->size()) + " > " +
+                         std::to_string(kMaxControlIds) + ")");
+  }
   for (const json& id : *ids) {
     std::optional<int64_t> v = AsInt64(id);
     if (!v || *v <= 0) return Status::Error("\"ids\" must hold positive job ids");

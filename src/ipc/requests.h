@@ -24,11 +24,16 @@ namespace gshare {
 // The longest job name an update sets (bytes).
 inline constexpr size_t kMaxUpdateName = 256;
 inline constexpr int64_t kMaxJobId = INT64_MAX;
+// The most job ids one kJobControl request names: the daemon answers each request whole while
+// every other client waits, and its reply has one result per id. The CLI sends a longer list in
+// several requests.
+inline constexpr size_t kMaxControlIds = 10'000;
 
 // kJobControl: {"action", "ids": [...], "priority"?, "signal"?, "gpu"?, and for "update" any of
 // "name", "time_limit_ms", "dependency", "begin_time"}
 struct JobControlRequest {
   std::string action;  // cancel requeue hold release suspend resume set-priority signal
+  // At most kMaxControlIds.
   std::vector<int64_t> ids;
   int priority = 0;   // set-priority: within [kMinPriority, kMaxPriority]
   int signal = 0;     // signal: within [1, NSIG)

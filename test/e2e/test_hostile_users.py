@@ -1,142 +1,163 @@
-"""Hostile users on the system daemon: another user's frames, sent raw on the socket as that
-Unix user (useradd), neither end A's job nor take the GPU from everyone. After a restart of the
-daemon A's running job is re-adopted without its runner's connection; B's forged "run ended" for
-it, with no token and with a made-up one, is refused and the job keeps running, while A's own
-cancel still works. B's process that takes the lease and then sends a CLI request on the same
-connection is dropped, and the lease goes with it: A's next job gets the GPU. Needs root (CI runs
-as root)."""
+"""A hostile user of the system daemon (docs/design.md "Connections"; docs/cli.md "Limits").
+Two Unix users made with useradd against one `gshare daemon --system` that root started:
+
+- B opens more connections than [limits] connections_per_user and holds them: those past the
+  cap are closed at once, and B's refusals make one line of the daemon's log, not one each;
+  meanwhile A's `gshare submit` succeeds within 1 s.
+- B's connections that never sent a frame are closed 10 s after they connected; B's
+  connections that said hello (a shim's, idle between leases) stay.
+- B's one process saying hello on several connections is one job, not one per connection; a
+  lease request naming a GPU this machine does not have (the daemon lists the fake NVML's)
+  drops that connection and adds no GPU to the daemon's state.
+
+And, with a user's own daemon: `gshare cancel` of more ids than one request may carry
+(10,000) sends several requests, and every job named is cancelled.
+
+The system daemon part needs root (CI runs as root)."""
 import json
 import os
 import shutil
-import socket
-import struct
 import subprocess
-import textwrap
+import sys
 import time
 import unittest
 
-from gshare_e2e import FAKE_APP, SystemDaemonCase
+from gshare_e2e import FAKENVML_DIR, SystemDaemonCase, TestCase
 
-USERS = ("gsharehosta", "gsharehostb")
+USERS = ("gshbounda", "gshboundb")
+CAP = 32
+SHIMS = 3
+SILENT = CAP + 20  # past the cap with the shims' connections
+# B's Python: the one running the tests may live where B cannot read it.
+PYTHON = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
 
-# One raw client, run as a user: sends each step's frame on one connection, then reads reply
-# frames until one of the step's `until` type arrives (0: reads none), printing each as a JSON
-# line {"type", "payload"} (JSON text, or hex); {"type": null} when the daemon closed it.
-# Payloads of types below 32 (the shim's binary messages) are given in hex, others as text.
-RAW_CLIENT = textwrap.dedent("""\
-    import json, socket, struct, sys
-    MAGIC, VERSION = 0x52485347, %d
-    def recv_exactly(s, n):
-        data = b""
-        while len(data) < n:
-            chunk = s.recv(n - len(data))
-            if not chunk:
-                return None
-            data += chunk
-        return data
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(10)
-    s.connect(sys.argv[1])
-    for t, payload, until in json.loads(sys.argv[2]):
-        body = bytes.fromhex(payload) if t < 32 else payload.encode()
-        s.sendall(struct.pack("<IHHII", MAGIC, VERSION, t, len(body), 0) + body)
-        while until:
-            head = recv_exactly(s, 16)
-            if head is None:
-                print(json.dumps({"type": None}), flush=True)
-                sys.exit(0)
-            _, _, got, n, _ = struct.unpack("<IHHII", head)
-            data = recv_exactly(s, n) or b""
-            try:
-                text = data.decode()
-            except UnicodeDecodeError:
-                text = data.hex()
-            print(json.dumps({"type": got, "payload": text}), flush=True)
-            if got == until:
-                break
-""")
+_PROTOCOL_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include",
+                           "gshare", "protocol.h")
+with open(_PROTOCOL_H) as _f:
+    import re
+    VERSION = int(re.search(r"kVersion = (\d+);", _f.read()).group(1))
 
-HELLO, LEASE_REQUEST, RUN_ENDED, STATUS = 1, 2, 34, 35
-LEASE_GRANT, REPLY = 16, 48
-
-
-def protocol_version():
-    with open(os.path.join(os.path.dirname(__file__), "..", "..", "include", "gshare",
-                           "protocol.h")) as f:
-        for line in f:
-            if "kVersion =" in line:
-                return int(line.split("=")[1].strip().rstrip(";"))
-    raise AssertionError("no kVersion in protocol.h")
+# Runs as B: SHIMS connections that say hello (job 0: a process of its own), then SILENT that
+# say nothing; answers one JSON line per command read from stdin.
+HOLDER = r"""
+import json, socket, struct, sys, time
+path, shims, silent, version = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+MAGIC, HELLO, LEASE_REQUEST = 0x52485347, 1, 2
+def frame(type_, payload):
+    return struct.pack("<IHHII", MAGIC, version, type_, len(payload), 0) + payload
+def dial():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    return s
+def closed(s, wait=0.0):
+    s.settimeout(wait if wait > 0 else None)
+    try:
+        data = s.recv(1 << 16, 0 if wait > 0 else socket.MSG_DONTWAIT)
+        return data == b""
+    except (BlockingIOError, socket.timeout):
+        return False
+    except OSError:
+        return True
+hellos = []
+for _ in range(shims):
+    s = dial()
+    s.sendall(frame(HELLO, struct.pack("<QiI16s", 0, 0, 0, b"")))
+    hellos.append(s)
+quiet = [dial() for _ in range(silent)]
+time.sleep(1.0)
+def report(**extra):
+    extra.update(quiet_open=sum(not closed(s) for s in quiet),
+                 hellos_open=sum(not closed(s) for s in hellos))
+    print(json.dumps(extra), flush=True)
+report(connected_at=time.monotonic())
+for line in sys.stdin:
+    if line.strip() == "gpu":
+        made_up = struct.pack("<QQ", 0x5eed, 0x5eed)
+        hellos[-1].sendall(frame(LEASE_REQUEST, made_up + struct.pack("<QQIi", 0, 0, 0, 0)))
+        report(gpu_dropped=closed(hellos[-1], 5.0))
+    else:
+        report(now=time.monotonic())
+"""
 
 
 @unittest.skipUnless(os.geteuid() == 0, "needs root: it creates users and a system daemon")
 @unittest.skipUnless(shutil.which("useradd") and shutil.which("runuser"), "needs useradd, runuser")
-class HostileUsersTest(SystemDaemonCase):
+class HostileUserTest(SystemDaemonCase):
     def setUp(self):
-        self.setup_system(USERS, '[scheduler]\nsharing = "exclusive"\nquantum = "2s"\n'
-                          'drop_grace = "2s"\n[queue]\nmax_running = 4\n')
+        self.setup_system(USERS, '[scheduler]\nsharing = "exclusive"\n[queue]\ngpus = 1\n'
+                          '[limits]\nconnections_per_user = %d\n' % CAP)
         self.a, self.b = self.users
-        self.client = os.path.join(self.sys, "raw_client.py")
-        with open(self.client, "w") as f:
-            f.write(RAW_CLIENT % protocol_version())
-        os.chmod(self.client, 0o755)
+        # The daemon lists the fake driver's GPUs through the fake NVML.
+        self.h.env["LD_LIBRARY_PATH"] = FAKENVML_DIR + ":" + self.h.env.get("LD_LIBRARY_PATH", "")
 
-    def raw(self, user, steps):
-        """Runs the raw client as `user` with `steps` ([type, payload, replies to read]); the
-        replies it read, as dicts."""
-        r = subprocess.run(["runuser", "-u", user.pw_name, "--", "python3", self.client,
-                            self.socket, json.dumps(steps)], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, timeout=60)
-        self.assertEqual(r.returncode, 0, r.stderr + self.log())
-        return [json.loads(line) for line in r.stdout.splitlines()]
+    def command(self, holder, line):
+        holder.stdin.write(line + "\n")
+        holder.stdin.flush()
+        out = holder.stdout.readline()
+        if not out:
+            self.fail("the holder ended: " + holder.stderr.read())
+        return json.loads(out)
 
-    def state_of(self, job):
-        r = self.as_user(self.a, "queue", "-a", "--json", check_rc=0)
-        jobs = {j["id"]: j for j in json.loads(r.stdout)["jobs"]}
-        return jobs[job]["state"] if job in jobs else None
-
-    def wait_state(self, job, state, timeout=30):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.state_of(job) == state:
-                return
-            time.sleep(0.2)
-        self.fail("job %d never %s (now %s)\n%s" % (job, state, self.state_of(job), self.log()))
-
-    def test_a_forged_end_of_a_readopted_job_is_refused(self):
+    def test_one_user_cannot_lock_out_another(self):
         self.start_system()
-        job = self.submit(self.a, "--", "sleep", "300")
-        self.wait_state(job, "RUNNING")
-        self.stop_system()
-        self.start_system()  # re-adopts the job: its supervisor's connection went with the daemon
-        self.wait_state(job, "RUNNING")
-        for token in (None, "00" * 16):
-            request = {"job_id": job, "exit_code": 0, "signal": None, "timed_out": False}
-            if token:
-                request["token"] = token
-            replies = self.raw(self.b, [[RUN_ENDED, json.dumps(request), REPLY]])
-            self.assertEqual(len(replies), 1, replies)
-            reply = json.loads(replies[0]["payload"])
-            self.assertFalse(reply["ok"], reply)
-            self.assertIn("permission denied", reply["error"])
-            self.assertEqual(self.state_of(job), "RUNNING")
-        self.as_user(self.a, "cancel", str(job), check_rc=0)
-        self.wait_state(job, "CANCELLED")
+        holder = subprocess.Popen(
+            ["runuser", "-u", self.b.pw_name, "--", PYTHON, "-c", HOLDER, self.socket,
+             str(SHIMS), str(SILENT), str(VERSION)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (holder.kill(), holder.communicate(timeout=30)))
+        first = json.loads(holder.stdout.readline() or "null") or self.fail(holder.stderr.read())
+        # The cap counts the hellos' connections too: those past it were closed at once.
+        self.assertEqual(first["hellos_open"], SHIMS, first)
+        self.assertEqual(first["quiet_open"], CAP - SHIMS, first)
 
-    def test_a_lease_holder_that_turns_into_a_cli_loses_its_lease(self):
-        self.start_system()
-        gpu = b"FAKEGPU-00000000"  # the fake driver's device 0 (test/fake_cuda/physical_gpus.cc)
-        hello = struct.pack("<QiI16s", 0, 0, 0, bytes(16)).hex()
-        lease = (gpu + struct.pack("<QQIi", 0, 0, 0, 0)).hex()
-        steps = [[HELLO, hello, 0], [LEASE_REQUEST, lease, LEASE_GRANT], [STATUS, "{}", REPLY]]
-        replies = self.raw(self.b, steps)
-        types = [r["type"] for r in replies]
-        self.assertIn(LEASE_GRANT, types, replies)
-        self.assertEqual(types[-1], None, "the daemon answered the CLI request: %s" % replies)
-        # B's process is gone and held the lease: A's job must get the GPU.
-        r = self.as_user(self.a, "run", "--", FAKE_APP, "--kernels", "2", "--kernel-ms", "10",
-                         check_rc=0)
-        self.assertIn("dropping connection", self.log())
+        t0 = time.monotonic()
+        job = self.submit(self.a, "--hold", "--", "true")
+        took = time.monotonic() - t0
+        self.assertLess(took, 1.0, "A's submit took %.2f s while B held %d connections" %
+                        (took, SHIMS + SILENT))
+        self.assertGreater(job, 0)
+
+        log = self.log()
+        refusals = [l for l in log.splitlines() if "refused" in l and "uid %d" % self.b.pw_uid in l]
+        self.assertEqual(len(refusals), 1, log)
+        self.assertIn("at most %d per user" % CAP, refusals[0])
+
+        # B's own requests wait for B's connections to close: the cap is B's alone.
+        self.assertNotEqual(self.as_user(self.b, "queue").returncode, 0)
+        # B's process said hello on SHIMS connections: one job of its own.
+        status = json.loads(self.as_user(self.a, "queue", "-a", "--json", check_rc=0).stdout)
+        mine = [j for j in status["jobs"] if j["uid"] == self.b.pw_uid and j["state"] == "RUNNING"]
+        self.assertEqual(len(mine), 1, status)
+
+        # A made-up GPU: B's connection is dropped and the daemon tracks no such GPU.
+        gpu = self.command(holder, "gpu")
+        self.assertTrue(gpu["gpu_dropped"], gpu)
+        status = json.loads(self.as_user(self.a, "status", "--json", check_rc=0).stdout)
+        self.assertEqual([g["uuid"] for g in status["gpus"]], [], status["gpus"])
+
+        # 10 s after they connected, B's silent connections are closed; its hellos' are not.
+        time.sleep(max(0.0, first["connected_at"] + 11.0 - time.monotonic()))
+        later = self.command(holder, "count")
+        self.assertEqual(later["quiet_open"], 0, later)
+        self.assertEqual(later["hellos_open"], SHIMS - 1, later)  # less the made-up GPU's
+        dropped = [l for l in self.log().splitlines() if "sent no request within 10 s" in l]
+        self.assertTrue(dropped, self.log())
+        self.assertLessEqual(len(dropped), 10, "one line per silent connection")
+        self.assertEqual(self.as_user(self.a, "cancel", str(job)).returncode, 0)
+
+
+class ControlBoundsTest(TestCase):
+    def test_cancel_of_more_ids_than_one_request_carries(self):
+        h = self.harness()
+        h.start_daemon()
+        jobs = [h.submit("--hold", "--", "true") for _ in range(2)]
+        missing = list(range(10 ** 6, 10 ** 6 + 10050))
+        r = h.gshare("cancel", *[str(i) for i in [jobs[0]] + missing + [jobs[1]]], timeout=120)
+        self.assertEqual(r.returncode, 1, r.stderr[-2000:])  # the missing ids
+        self.assertNotIn("too many job ids", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), len(missing), r.stderr[-2000:])
+        for job in jobs:
+            h.wait_state(job, ("CANCELLED",), timeout=30)
 
 
 if __name__ == "__main__":

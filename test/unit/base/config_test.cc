@@ -373,6 +373,28 @@ TEST_CASE("LoadConfig reads [retention], with its defaults and its errors") {
   CHECK(c.status().message().find("unknown key \"retention.ended\"") != std::string::npos);
 }
 
+TEST_CASE("LoadConfig reads [limits], with its defaults and its errors") {
+  Result<Config> c = LoadConfig({});
+  REQUIRE(c.ok());
+  CHECK(c->limits.connections_per_user == 256);
+  CHECK(c->limits.process_jobs_per_user == 64);
+
+  TempDir dir;
+  c = LoadOne(dir.Write("limits.toml",
+                        "[limits]\nconnections_per_user = 0\n"
+                        "process_jobs_per_user = 8\n"));
+  REQUIRE_MESSAGE(c.ok(), c.status().message());
+  CHECK(c->limits.connections_per_user == 0);
+  CHECK(c->limits.process_jobs_per_user == 8);
+
+  c = LoadOne(dir.Write("bad.toml", "[limits]\nconnections_per_user = -1\n"));
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().message().find("limits.connections_per_user") != std::string::npos);
+  c = LoadOne(dir.Write("typo.toml", "[limits]\nconnections = 5\n"));
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.status().message().find("unknown key \"limits.connections\"") != std::string::npos);
+}
+
 TEST_CASE("issue21: [system] keys, their defaults and the system daemon's sources") {
   Result<Config> c = LoadConfig({});
   REQUIRE(c.ok());

@@ -43,11 +43,14 @@ struct Pair {
   }
 };
 
-void Connect(PeerTable* table, Pair* pair) {
+const TimePoint kStart{};
+
+// A peer of `uid` connected at `at`.
+void Connect(PeerTable* table, Pair* pair, uid_t uid = getuid(), TimePoint at = kStart) {
   int sv[2];
   REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
   REQUIRE(fcntl(sv[0], F_SETFL, O_NONBLOCK) == 0);
-  pair->id = table->Adopt(sv[0], getpid(), getuid());
+  pair->id = table->Adopt(sv[0], getpid(), uid, at);
   pair->client = sv[1];
 }
 
@@ -59,7 +62,6 @@ void Write(int fd, const std::string& bytes) {
   REQUIRE(write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
 }
 
-const TimePoint kStart{};
 const PeerTable::Limits kLimits{};
 
 TEST_CASE("PeerTable dispatches the frames of a peer in order, however they arrive") {
@@ -202,6 +204,92 @@ TEST_CASE("PeerTable: a malformed frame or an end of stream loses the peer; Clos
   CHECK(events.reaped.size() == 3);
 }
 
+TEST_CASE("PeerTable loses a peer that sends no frame after connecting, never one that spoke") {
+  Recorder events;
+  PeerTable table(&events, kLimits, proto::kMaxRequestPayload);
+  Pair silent, spoke, later;
+  Connect(&table, &silent);
+  Connect(&table, &spoke);
+  Connect(&table, &later, getuid(), kStart + Millis(5000));
+  Write(spoke.client, Request("{}"));
+  table.OnPollEvents(spoke.id, POLLIN, kStart + Millis(1));
+  REQUIRE(events.frames.size() == 1);
+  CHECK(table.Expire(kStart + Millis(1)) == kStart + kLimits.first_frame_deadline);
+  table.Expire(kStart + kLimits.first_frame_deadline);
+  REQUIRE(events.lost.size() == 1);
+  CHECK(events.lost[0] ==
+        std::make_pair(silent.id, std::string("it sent no request within 10 s of connecting")));
+  // The one that connected later has its own deadline; one that spoke may stay idle for ever.
+  CHECK(table.Expire(kStart + kLimits.first_frame_deadline + Millis(1)) ==
+        kStart + Millis(5000) + kLimits.first_frame_deadline);
+  table.Expire(kStart + Millis(5000) + kLimits.first_frame_deadline);
+  REQUIRE(events.lost.size() == 2);
+  CHECK(events.lost[1].first == later.id);
+  CHECK_FALSE(table.Expire(kStart + std::chrono::hours(24)).has_value());
+  CHECK(events.lost.size() == 2);
+  CHECK(table.IsOpen(spoke.id));
+}
+
+TEST_CASE("PeerTable: one user's half frames cannot take the input bound from the others") {
+  Recorder events;
+  PeerTable::Limits limits;
+  limits.max_buffered_input = 1000;
+  limits.max_buffered_input_per_uid = 300;
+  PeerTable table(&events, limits, proto::kMaxRequestPayload);
+  constexpr uid_t kHog = 60001, kOther = 60002;
+  Pair hog[4], other;
+  for (Pair& p : hog) {
+    Connect(&table, &p, kHog);
+    Write(p.client, Request(std::string(1000, ' ')).substr(0, 250));
+    table.OnPollEvents(p.id, POLLIN, kStart);
+  }
+  // The hog keeps one connection's worth; its others are lost, not anyone else's requests.
+  REQUIRE(events.lost.size() == 3);
+  for (const auto& [id, why] : events.lost) {
+    CHECK(id != hog[0].id);
+    CHECK(why == "too much unprocessed input on its user's connections");
+  }
+  Connect(&table, &other, kOther);
+  Write(other.client, Request("{\"mine\":1}"));
+  table.OnPollEvents(other.id, POLLIN, kStart);
+  REQUIRE(events.frames.size() == 1);
+  CHECK(events.frames[0] == std::make_pair(other.id, std::string("{\"mine\":1}")));
+  CHECK(events.lost.size() == 3);
+  table.Reap();
+  CHECK(table.buffered_input() == 250);
+}
+
+TEST_CASE("PeerTable: one user's unread replies are bounded over all its connections") {
+  Recorder events;
+  PeerTable::Limits limits;
+  limits.max_output_bytes = 1u << 20;
+  limits.max_output_bytes_per_uid = 1536u << 10;
+  PeerTable table(&events, limits, proto::kMaxRequestPayload);
+  constexpr uid_t kHog = 60001, kOther = 60002;
+  Pair x, y, z, other;
+  Connect(&table, &x, kHog);
+  Connect(&table, &y, kHog);
+  Connect(&table, &z, kHog);
+  Connect(&table, &other, kOther);
+  // More than a socket buffer: most of each stays in the table's output.
+  const std::string reply(700u << 10, 'r');
+  CHECK(table.Send(x.id, reply, kStart));
+  CHECK(table.Send(y.id, reply, kStart));
+  CHECK_FALSE(table.Send(z.id, reply, kStart));
+  REQUIRE(events.lost.size() == 1);
+  CHECK(events.lost[0] ==
+        std::make_pair(z.id,
+                       std::string("its user's connections do not read what the daemon sends")));
+  CHECK(table.Send(other.id, reply, kStart));  // another user's replies still go out
+  // What a connection takes or drops makes room again.
+  table.Close(x.id);
+  table.Reap();
+  Pair again;
+  Connect(&table, &again, kHog);
+  CHECK(table.Send(again.id, reply, kStart));
+  CHECK(events.lost.size() == 1);
+}
+
 TEST_CASE("PeerTable accepts up to its limit and leaves refused peers closed") {
   TempDir dir;
   const std::string path = dir.path() + "/s.sock";
@@ -224,6 +312,7 @@ TEST_CASE("PeerTable accepts up to its limit and leaves refused peers closed") {
   std::vector<int> clients = {dial(), dial(), dial()};
   table.Accept(listen_fd, kStart);
   CHECK(table.size() == 2);
+  CHECK(table.refused() == 1);
   char byte;
   CHECK(read(clients[2], &byte, 1) == 0);  // the third was closed at once
 

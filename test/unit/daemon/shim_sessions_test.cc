@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,10 +65,11 @@ struct Fixture {
   std::vector<ConnId> exempt;
   std::unique_ptr<DaemonParts> parts;
 
-  Fixture() {
+  explicit Fixture(Config::Limits limits = {}) {
     options.state_dir = dir.path();
     options.socket_path = dir.path() + "/gshare.sock";
     options.config.scheduler.sharing = "exclusive";
+    options.config.limits = limits;
     parts = std::make_unique<DaemonParts>(
         options, clock, OpenStoreOrFail(dir.path() + "/s.db"),
         PeerLinks{[this](ConnId id, std::string_view bytes) {
@@ -105,9 +107,9 @@ struct Fixture {
     parts->shims.OnFrame(c, FrameOf(proto::MsgType::kHello, hello));
   }
   void Lease(Connection& c, proto::MsgType type, uint64_t epoch = 0,
-             proto::ReleaseReason reason = proto::ReleaseReason::kIdle) {
+             proto::ReleaseReason reason = proto::ReleaseReason::kIdle, const GpuKey& gpu = kGpu) {
     proto::LeaseMsg m{};
-    m.gpu = Uuid(kGpu);
+    m.gpu = Uuid(gpu);
     m.epoch = epoch;
     m.reason = static_cast<uint32_t>(reason);
     parts->shims.OnFrame(c, FrameOf(type, m));
@@ -128,6 +130,11 @@ struct Fixture {
       if (id == conn && f.type == type) out.push_back(Decode<proto::LeaseMsg>(f));
     }
     return out;
+  }
+  // Shim connection `c` closes (as the daemon's Drop leaves it).
+  void Leave(Connection& c) {
+    c.closing = true;
+    parts->shims.Left(c);
   }
   JobRecord Stored(int64_t id) {
     auto row = parts->store->Get(id);
@@ -188,6 +195,97 @@ TEST_CASE("a process of its own becomes a job, recorded RUNNING, COMPLETED with 
   c.closing = true;
   fx.parts->shims.Left(c);
   CHECK(fx.Stored(static_cast<int64_t>(c.job)).state == JobState::kCompleted);
+}
+
+TEST_CASE("a process's connections share one job; a user's processes past the cap join one") {
+  Config::Limits limits;
+  limits.process_jobs_per_user = 2;
+  Fixture fx(limits);
+  constexpr uid_t kUser = 1000;
+  // 60 connections of one process (this one, so that its start time is read): one job.
+  std::set<JobId> jobs;
+  for (ConnId id = 1; id <= 60; ++id) {
+    Connection& c = fx.Connect(id, kUser, getpid());
+    fx.Hello(c, 0);
+    jobs.insert(c.job);
+  }
+  CHECK(fx.drops.empty());
+  REQUIRE(jobs.size() == 1);
+  const JobId first = *jobs.begin();
+  CHECK(fx.parts->table.jobs.size() == 1);
+  CHECK(fx.parts->table.jobs.at(first)->shims.size() == 60);
+
+  // The user's other processes (pids with no process here): one more job, then the cap.
+  Connection& second = fx.Connect(61, kUser, 999991);
+  fx.Hello(second, 0);
+  CHECK(second.job != first);
+  for (ConnId id = 62; id <= 70; ++id) {
+    Connection& c = fx.Connect(id, kUser, static_cast<pid_t>(999930 + id));
+    fx.Hello(c, 0);
+    CHECK(c.job == second.job);  // the user's newest
+  }
+  CHECK(fx.parts->table.jobs.size() == 2);
+  // Another user's processes, and root's, are not held by this user's cap.
+  Connection& other = fx.Connect(71, 2000, 999992);
+  fx.Hello(other, 0);
+  CHECK(other.job != second.job);
+  for (ConnId id = 72; id <= 74; ++id) {
+    Connection& c = fx.Connect(id, 0, static_cast<pid_t>(999900 + id));
+    fx.Hello(c, 0);
+  }
+  CHECK(fx.parts->table.jobs.size() == 6);
+
+  // The shared job ends with its last shim; the user's next process makes a job of its own.
+  for (ConnId id = 61; id <= 70; ++id) fx.Leave(*fx.parts->table.conns.at(id));
+  CHECK(fx.Stored(static_cast<int64_t>(second.job)).state == JobState::kCompleted);
+  Connection& next = fx.Connect(75, kUser, 999993);
+  fx.Hello(next, 0);
+  CHECK(next.job != second.job);
+  CHECK(next.job != first);
+}
+
+TEST_CASE("a user's shim may name only GPUs of this machine; root's any") {
+  Fixture fx;
+  const GpuKey made_up = "GPU-deadbeef-dead-beef-dead-beefdeadbeef";
+  fx.parts->gpu_uuids = std::vector<std::string>{kGpu};
+  fx.Job(7, 1000);
+  Connection& a = fx.Connect(1, 1000);
+  fx.Hello(a, 7);
+  fx.Lease(a, proto::MsgType::kLeaseRequest, 0, proto::ReleaseReason::kIdle, made_up);
+  CHECK(fx.drops[1] == "it names a GPU this machine does not have (" + made_up + ")");
+  CHECK(fx.parts->table.gpus.empty());
+  CHECK(fx.sent.empty());
+
+  Connection& b = fx.Connect(2, 1000);
+  fx.Hello(b, 7);
+  fx.Lease(b, proto::MsgType::kLeaseRequest);
+  CHECK(fx.LeaseFrames(2, proto::MsgType::kLeaseGrant).size() == 1);
+  CHECK(fx.parts->table.gpus.size() == 1);
+
+  Connection& root = fx.Connect(3, 0);
+  fx.Hello(root, 7);
+  fx.Lease(root, proto::MsgType::kLeaseRequest, 0, proto::ReleaseReason::kIdle, made_up);
+  CHECK(fx.drops.count(3) == 0);
+  CHECK(fx.parts->table.gpus.size() == 2);
+}
+
+TEST_CASE("without NVML's list, a user's shims name at most as many new GPUs as there are") {
+  Fixture fx;  // gpu_count 1, no list
+  fx.Job(7, 1000);
+  Connection& a = fx.Connect(1, 1000);
+  fx.Hello(a, 7);
+  fx.Report(a, kGiB);
+  CHECK(fx.parts->table.gpus.size() == 1);
+  fx.Lease(a, proto::MsgType::kLeaseRequest, 0, proto::ReleaseReason::kIdle,
+           "GPU-deadbeef-dead-beef-dead-beefdeadbeef");
+  REQUIRE(fx.drops.count(1) == 1);
+  CHECK(fx.drops[1].find("more new GPUs") != std::string::npos);
+  CHECK(fx.parts->table.gpus.size() == 1);
+  // The GPU already tracked may be named by anyone.
+  Connection& b = fx.Connect(2, 2000);
+  fx.Hello(b, 0);
+  fx.Lease(b, proto::MsgType::kLeaseRequest);
+  CHECK(fx.drops.count(2) == 0);
 }
 
 TEST_CASE("lease requests are granted in turn: GRANT to the holder, the next after its release") {

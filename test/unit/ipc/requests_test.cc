@@ -70,6 +70,17 @@ TEST_CASE("Requests: the daemon refuses what no client would send, in one line")
         "\"job_id\" must be an integer within [1, 9223372036854775807]");
 }
 
+TEST_CASE("Requests: a job-control request names at most kMaxControlIds jobs") {
+  std::vector<int64_t> ids(kMaxControlIds);
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(i) + 1;
+  CHECK(JobControlRequest::Parse(JobControlRequest{"cancel", ids}.ToJson()).ok());
+  ids.push_back(static_cast<int64_t>(kMaxControlIds) + 1);
+  Result<JobControlRequest> over =
+      JobControlRequest::Parse(JobControlRequest{"cancel", ids}.ToJson());
+  REQUIRE_FALSE(over.ok());
+  CHECK(over.status().message() == "too many job ids in one request (10001 > 10000)");
+}
+
 TEST_CASE("issue25: the Slurm requests round-trip and refuse what they cannot carry") {
   SlurmJobRequest begin{"begin", 12, 1000, "interactive", "high"};
   Result<SlurmJobRequest> back = SlurmJobRequest::Parse(begin.ToJson());
