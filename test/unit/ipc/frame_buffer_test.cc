@@ -1,5 +1,9 @@
 // Wire protocol: header validation and frame parsing from partial input.
 #include <doctest/doctest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
 
 #include "ipc/frame_io.h"
 
@@ -72,6 +76,21 @@ TEST_CASE("protocol: a bad header is an error, not a wait for more bytes") {
   std::string big = Header(proto::kMagic, proto::kVersion, 35, 10 * 1024 * 1024);
   huge.Append(big.data(), big.size());
   CHECK_FALSE(huge.Next().ok());
+}
+
+TEST_CASE("protocol: a client refuses a reply longer than it reads, before reading its body") {
+  int fds[2];
+  REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
+  const std::string header =
+      Header(proto::kMagic, proto::kVersion, static_cast<uint16_t>(proto::MsgType::kReply), 1025);
+  REQUIRE(write(fds[1], header.data(), header.size()) == static_cast<ssize_t>(header.size()));
+  const auto start = std::chrono::steady_clock::now();
+  Result<Frame> f = ReadFrame(fds[0], 1024, DeadlineIn(std::chrono::seconds(5)));
+  CHECK_FALSE(f.ok());
+  // An error at once, not a wait for 1,025 bytes that never come.
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(4));
+  close(fds[0]);
+  close(fds[1]);
 }
 
 }  // namespace

@@ -94,9 +94,14 @@ TEST_CASE("ledger checkpoint: a suspended job is out of the fit and no victim") 
   proto::MemReportMsg demand = Rep(0, 0, proto::MemoryEngine::kSwap);
   demand.demand = 4 * kGiB;
   ledger.Report(31, 3, kGpu, demand);
+  // The suspended job ran least recently: the first victim but for its being stopped.
+  ledger.Ran(2, kGpu, TimePoint{} + std::chrono::seconds(1));
+  ledger.Ran(1, kGpu, TimePoint{} + std::chrono::seconds(2));
   MemoryLedger::Plan plan = ledger.MakeRoom(kGpu, 3);
   REQUIRE(plan.evictions.size() == 1);
   CHECK(plan.evictions[0].conn == 11);
+  // 6 + 6 on a 10 GiB GPU and 4 more wanted: 6 must go, all of job 1 (job 2 cannot move).
+  CHECK(plan.bytes == 6 * kGiB);
   ledger.SetSuspended(2, false);
   CHECK_FALSE(ledger.Fits(kGpu));
 }

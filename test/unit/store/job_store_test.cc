@@ -133,6 +133,18 @@ TEST_CASE("JobStore rejects unknown kinds, and a row of unknown state is damaged
   CHECK(rows->front().id == fine);
   REQUIRE(bad_rows.size() == 1);
   CHECK(bad_rows.front().first == id);
+
+  // An argv edited to hold a number is a damaged row too, not an exception out of the store.
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db,
+                       ("UPDATE jobs SET state = 'PENDING', argv = '[\"python\", 5]' WHERE id = " +
+                        std::to_string(id))
+                           .c_str(),
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  got = store->Get(id);
+  REQUIRE_FALSE(got.ok());
+  CHECK(got.status().message().find("argv holds a non-string") != std::string::npos);
 }
 
 TEST_CASE("JobStore saves every column of a record") {

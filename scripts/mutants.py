@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""A mutation pass over the daemon's policy, authorization, queue and store: each mutant below
+changes one place of the source (a text replaced exactly once), the unit tests are rebuilt and
+run, and the mutant is caught when they fail. The source is restored after each, also on
+Ctrl-C. Prints a Markdown table (docs/benchmarks.md keeps the last one).
+
+  scripts/mutants.py BUILD_DIR [-k SUBSTRING]...
+
+BUILD_DIR: a configured build of this tree (e.g. build/, `cmake -S . -B build -G Ninja`).
+-k: run only the mutants whose id or file contains one of the substrings."""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+
+# (id, file, text, replacement, what it breaks)
+MUTANTS = [
+    ("ledger-suspended", "src/policy/memory_ledger.cc",
+     "    if (suspended_.count(e.job) != 0) continue;", "",
+     "a suspended job is an eviction victim"),
+    ("ledger-demand", "src/policy/memory_ledger.cc",
+     "      missing += r.demand;", "",
+     "a waiting allocation's demand left out of the room made"),
+    ("ledger-lru", "src/policy/memory_ledger.cc", "a.last < b.last", "a.last > b.last",
+     "most recently run evicted first"),
+    ("grant-order-priority", "src/policy/grant_order.cc",
+     "return ja.priority > jb.priority;", "return ja.priority < jb.priority;",
+     "lower priority granted first"),
+    ("admission-per-user", "src/policy/admission.cc",
+     "user_running >= limits.max_running_per_user", "user_running > limits.max_running_per_user",
+     "max_running_per_user off by one"),
+    ("access-ceiling", "src/policy/access.cc", "std::max(", "std::min(",
+     "a ceiling of several entries is their lowest"),
+    ("submit-ceiling", "src/daemon/job_requests.cc",
+     "  if (st.ok()) st = p_.queue.CheckDependencies(r);\n"
+     "  if (st.ok()) st = access_.CheckPriority(c, r.priority);",
+     "  if (st.ok()) st = p_.queue.CheckDependencies(r);",
+     "no priority ceiling at submit"),
+    ("run-ceiling", "src/daemon/job_requests.cc",
+     "  st = p_.queue.CheckDependencies(r);\n"
+     "  if (st.ok()) st = access_.CheckPriority(c, r.priority);",
+     "  st = p_.queue.CheckDependencies(r);",
+     "no priority ceiling at `gshare run`'s registration"),
+    ("run-end-forged", "src/daemon/job_requests.cc",
+     "access_.MayRun(c, r.uid, r.token, parsed->token, id)", "Status::Ok()",
+     "anyone may end a re-adopted job (issue 42's hole)"),
+    ("may-run-any-uid", "src/daemon/access_guard.cc",
+     "(c.uid == owner || c.uid == 0) &&", "",
+     "another user with the job's token may report its end"),
+    ("attach-any-uid", "src/daemon/job_requests.cc",
+     " ||\n      (c.uid != it->second->record.uid && c.uid != 0)) {", ") {",
+     "a supervisor attaches as any uid"),
+    ("router-senders", "src/daemon/request_router.cc",
+     "if ((rule->senders & SenderOf(c.kind)) == 0) {", "if (false) {",
+     "a shim or runner connection may turn into a CLI one"),
+    ("router-admin", "src/daemon/request_router.cc",
+     "(rule->authority == Authority::kAdmin && !parts_.access.IsAdmin(c))", "false",
+     "admin-only requests from anyone"),
+    ("control-owner", "src/daemon/access_guard.cc",
+     "if (!owner || MaySteer(rules_, Who(c), *owner)) return Status::Ok();",
+     "return Status::Ok();", "anyone steers anyone's job"),
+    ("hide-details", "src/daemon/access_guard.cc",
+     "  if (MaySteer(rules_, Who(c), uid->get<uint32_t>())) return;", "  return;",
+     "another user's command and cwd shown"),
+    ("queue-dirty", "src/daemon/batch_queue.cc",
+     "  if (IsFinal(state)) final_states_[id] = state;\n  dirty_ = true;",
+     "  if (IsFinal(state)) final_states_[id] = state;", "an ended job does not wake the queue"),
+    ("row-mail-type", "src/store/job_row.cc", "r.mail_type = ColumnText(stmt, 45);",
+     "r.mail_type = ColumnText(stmt, 44);", "mail_type read from mail_user's column"),
+    ("row-slurm-step", "src/store/job_row.cc", "r.slurm_step = ColumnText(stmt, 43);",
+     "r.slurm_step = \"\";", "slurm_step lost"),
+    ("row-gpus", "src/store/job_row.cc", "r.gpus = sqlite3_column_int(stmt, 32);", "r.gpus = 1;",
+     "gpus read as 1"),
+    ("row-argv", "src/store/job_row.cc", "    if (!arg.is_string()) {", "    if (false) {",
+     "a non-string argv throws out of the store"),
+    ("client-reply-bound", "src/ipc/frame_io.cc", "proto::CheckHeader(h, max_payload);",
+     "proto::CheckHeader(h, UINT32_MAX);", "a client reads a reply of any length"),
+]
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, **kw)
+
+
+def first_failure(output):
+    for line in output.splitlines():
+        if "TEST CASE:" in line:
+            return line.split("TEST CASE:", 1)[1].strip()
+    return ""
+
+
+def try_mutant(build, mutant):
+    mid, rel, text, replacement, _ = mutant
+    path = os.path.join(ROOT, rel)
+    with open(path) as f:
+        original = f.read()
+    if original.count(text) != 1:
+        return "stale", "the text is in %s %d times" % (rel, original.count(text))
+    try:
+        with open(path, "w") as f:
+            f.write(original.replace(text, replacement))
+        b = run(["cmake", "--build", build, "--target", "gshare_unit_tests"])
+        if b.returncode != 0:
+            return "caught", "the build fails"
+        t = run([os.path.join(build, "test", "unit", "gshare_unit_tests"), "-ni", "-nv"],
+                timeout=1200)
+        if t.returncode != 0:
+            return "caught", first_failure(t.stdout)
+        return "SURVIVED", ""
+    finally:
+        with open(path, "w") as f:
+            f.write(original)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("build")
+    p.add_argument("-k", action="append", default=[])
+    args = p.parse_args()
+    build = os.path.abspath(args.build)
+    chosen = [m for m in MUTANTS if not args.k or any(k in m[0] or k in m[1] for k in args.k)]
+    print("| mutant | file | what it breaks | result | first failing case |")
+    print("|---|---|---|---|---|")
+    survived = 0
+    for m in chosen:
+        start = time.time()
+        result, why = try_mutant(build, m)
+        survived += result != "caught"
+        print("| %s | `%s` | %s | %s | %s |" % (m[0], m[1], m[4], result, why), flush=True)
+        print("  (%.0f s)" % (time.time() - start), file=sys.stderr)
+    run(["cmake", "--build", build, "--target", "gshare_unit_tests"])  # the tree as it is
+    print("\n%d of %d caught" % (len(chosen) - survived, len(chosen)))
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
