@@ -87,9 +87,13 @@ def run(cmd, **kw):
 
 
 def first_failure(output):
+    """The name of the first test case with an error (doctest prints its header before)."""
+    case = ""
     for line in output.splitlines():
         if "TEST CASE:" in line:
-            return line.split("TEST CASE:", 1)[1].strip()
+            case = line.split("TEST CASE:", 1)[1].strip()
+        elif "ERROR:" in line:
+            return case
     return ""
 
 
