@@ -24,11 +24,14 @@ Status AccessGuard::MayControl(Connection& c, int64_t id, const std::string& act
                        action + " it");
 }
 
+bool AccessGuard::ProvesJob(const Connection& c, uint32_t owner, const std::string& job_token,
+                            const std::string& shown) {
+  return (c.uid == owner || c.uid == 0) && JobTokensEqual(shown, job_token);  // false if empty
+}
+
 Status AccessGuard::MayRun(const Connection& c, uint32_t owner, const std::string& job_token,
                            const std::string& shown, int64_t id) {
-  if ((c.uid == owner || c.uid == 0) && !job_token.empty() && JobTokensEqual(shown, job_token)) {
-    return Status::Ok();
-  }
+  if (ProvesJob(c, owner, job_token, shown)) return Status::Ok();
   spdlog::warn("uid {} (pid {}) spoke for the runner of job {} of uid {} without its {}: refused",
                c.uid, c.pid, id, owner, c.uid == owner || c.uid == 0 ? "token" : "uid");
   return Status::Error(std::string(kPermissionDenied) + "only the runner of job " +

@@ -34,10 +34,13 @@ class AccessGuard {
   // Ok when `c` may steer job `id` with `action` (its owner or an admin), and for a job that
   // does not exist (the action's own error says so); else kPermissionDenied naming the owner.
   Status MayControl(Connection& c, int64_t id, const std::string& action);
-  // Ok when `c` may speak for the runner of a job of `owner` whose token is `job_token` on a
-  // connection of its own (a run's end reported after a daemon restart): it is the owner's or
-  // root's and shows that token (`shown`, hex; compared in constant time). Else kPermissionDenied.
-  // An admin is not enough: a runner's report is a fact about a process, not a decision.
+  // Whether `c` proves it belongs to a job of `owner` whose token is `job_token`: it is the
+  // owner's or root's and shows that token (`shown`, hex; compared in constant time). An admin
+  // is not enough: a process's membership of a job is a fact, not a decision. Logs nothing.
+  static bool ProvesJob(const Connection& c, uint32_t owner, const std::string& job_token,
+                        const std::string& shown);
+  // Ok when `c` may speak for the runner of that job on a connection of its own (a run's end
+  // reported after a daemon restart): ProvesJob. Else kPermissionDenied, logged.
   Status MayRun(const Connection& c, uint32_t owner, const std::string& job_token,
                 const std::string& shown, int64_t id);
   // Error (kPermissionDenied) when `priority` is above `c`'s ceiling.

@@ -16,8 +16,7 @@ namespace gshare {
 
 bool ShimSessions::MayJoin(const Connection& c, const ActiveJob& job,
                            const uint8_t (&token)[16]) const {
-  if (c.uid != job.record.uid && c.uid != 0) return false;
-  return JobTokensEqual(JobTokenHex(token), job.record.token);
+  return AccessGuard::ProvesJob(c, job.record.uid, job.record.token, JobTokenHex(token));
 }
 
 JobId ShimSessions::AdoptProcess(Connection& c, uint64_t job_id) {

@@ -67,8 +67,7 @@ class ShimSessions {
   void Left(Connection& c);
 
  private:
-  // Whether `c` may join active `job`: its owner's (or root's) process showing the job's token
-  // (base/job_token.h).
+  // Whether `c` may join active `job`: AccessGuard::ProvesJob with the hello's token bytes.
   bool MayJoin(const Connection& c, const ActiveJob& job, const uint8_t (&token)[16]) const;
   void OnHello(Connection& c, const proto::HelloMsg& hello);
   // The job of a hello naming `job_id`: that active job, else the process's own (ProcessJobs:
