@@ -11,6 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <cstring>
+
+#include "gshare/job_env.h"
 #include "lease/lease_client.h"
 #include "lease/lease_state.h"
 
@@ -155,7 +159,17 @@ proto::BoardSlot* MapBoard(const char* path) {
 
 }  // namespace
 
+bool ConcurrentLanes() {
+  static const bool concurrent = [] {
+    const char* client = std::getenv(job_env::kMpsClient);
+    const char* pipe = std::getenv(job_env::kMpsPipeDirectory);
+    return client != nullptr && std::strcmp(client, "1") == 0 && pipe != nullptr && *pipe != '\0';
+  }();
+  return concurrent;
+}
+
 void WaitForHigher(int device) {
+  if (ConcurrentLanes()) return;
   Lane& l = g_lanes[device];
   proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
   if (slot == nullptr) return;

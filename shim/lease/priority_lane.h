@@ -3,7 +3,8 @@
 // yields to, and its own seat's bit when a lower-priority seat yields to it.
 //
 // - A process that yields (yield mask not 0) waits, before each submission and outside the
-//   gate, while one of those seats is busy: it spins a few microseconds, then sleeps on the
+//   gate, while one of those seats is busy (an MPS client, ConcurrentLanes, does not wait; its
+//   window alone bounds it): it spins a few microseconds, then sleeps on the
 //   slot's futex word, which the higher job's shim (or the daemon, for a process that died or
 //   was checkpointed) bumps when its bit clears. Its submissions are also windowed by GPU time
 //   (priority_window.h), so that what it has queued when the higher job comes back is short.
@@ -82,6 +83,12 @@ inline bool HigherBusy(int device) {
 inline bool Yields(int device) {
   return g_lanes[device].yield_mask.load(std::memory_order_relaxed) != 0;
 }
+// Whether this process is a client of gshare's MPS server (GSHARE_MPS_CLIENT=1 with
+// CUDA_MPS_PIPE_DIRECTORY set: include/gshare/job_env.h). Its kernels then run beside a busy
+// higher-priority job's at a lower MPS client priority instead of waiting for its gaps: it does
+// not stop while one it yields to is busy, and its window bounds what it keeps queued meanwhile
+// (priority_window.h). Read once; any thread.
+bool ConcurrentLanes();
 
 namespace lease {
 

@@ -61,6 +61,17 @@ int64_t BudgetNs(int device) {
   return b / g_lanes[device].yielders.load(std::memory_order_relaxed);
 }
 
+std::atomic<int64_t> g_concurrent_ns{-1};
+int64_t ConcurrentBudgetNs(int device) {
+  int64_t b = g_concurrent_ns.load(std::memory_order_relaxed);
+  if (b < 0) {
+    const char* env = std::getenv("GSHARE_PRIORITY_CONCURRENT_US");
+    long us = env != nullptr && *env != '\0' ? std::atol(env) : kDefaultConcurrentUs;
+    b = us <= 0 ? 0 : static_cast<int64_t>(us) * 1000;
+    g_concurrent_ns.store(b, std::memory_order_relaxed);
+  }
+  return b / g_lanes[device].yielders.load(std::memory_order_relaxed);
+}
 // GSHARE_PRIORITY_GAP_FILL: the percentage of the rest of the higher job's gap the yielding
 // processes may fill together, 0..100 (0: the budget and the gap turns only); unset:
 // DefaultGapFillPct.
@@ -169,6 +180,11 @@ bool PriorityWindow::Admit(int device, uint64_t shape, CUstream stream, bool per
   v.gap_fill_pct = GapFillPct(v.sharers);
   v.gap_turn_taken = slot != nullptr && slot->gap_turn.load(std::memory_order_relaxed) ==
                                             slot->idle_seq.load(std::memory_order_acquire);
+  v.concurrent = ConcurrentLanes();
+  if (v.concurrent) {
+    v.higher_busy = HigherBusy(device);
+    v.concurrent_budget_ns = ConcurrentBudgetNs(device);
+  }
   WindowVerdict verdict = AdmitRule(v);
   if (verdict == WindowVerdict::kSubmit && r.count >= kMaxOutstanding) {
     verdict = WindowVerdict::kWaitOldest;

@@ -20,6 +20,10 @@
 // by about its length). When the higher job is overdue by more than a
 // gap, its forecast no longer holds and only the budget applies.
 //
+// An MPS client (priority_lane.h, ConcurrentLanes) is not stopped while the higher job is busy:
+// it keeps at most GSHARE_PRIORITY_CONCURRENT_US (default kDefaultConcurrentUs; 0: no bound)
+// of GPU time queued meanwhile, and nothing bounds it while the higher job is idle.
+//
 // After the submission an event (with timing) is recorded behind it; when it completes, the
 // time since the previous event on the same stream is the submission's GPU time, sampled only
 // when it was queued behind that event (then the GPU went from one to the other); a
@@ -53,6 +57,10 @@ struct WindowView {
   bool waited_gap_start = false;  // this submission already waited for a gap's start
   int gap_fill_pct = 100;         // of the rest of the gap the yielders fill together
   bool gap_turn_taken = false;    // a yielding process took this gap's turn (BoardSlot::gap_turn)
+  // An MPS client (ConcurrentLanes): it runs beside the higher job rather than in its gaps.
+  bool concurrent = false;
+  bool higher_busy = false;          // a seat it yields to is busy now
+  int64_t concurrent_budget_ns = 0;  // its share of GSHARE_PRIORITY_CONCURRENT_US; 0: no bound
 };
 
 // The percentage of the rest of the higher job's gap that `sharers` yielding processes fill
@@ -63,7 +71,18 @@ struct WindowView {
 // yielding processes").
 inline int DefaultGapFillPct(int sharers) { return sharers > 1 ? 50 : 100; }
 
+// GSHARE_PRIORITY_CONCURRENT_US when unset: what an MPS client keeps queued, in µs of predicted
+// GPU time, while a higher job is busy; 0: no bound (MPS client priority alone orders them).
+inline constexpr long kDefaultConcurrentUs = 0;
+
 inline WindowVerdict AdmitRule(const WindowView& v) {
+  if (v.concurrent) {
+    // Under MPS the driver runs the higher job's blocks first (client priority): queued work
+    // delays it only by the blocks on the SMs, so the bound holds only while it is busy.
+    if (!v.higher_busy || v.concurrent_budget_ns == 0) return WindowVerdict::kSubmit;
+    if (v.queued_ns + v.cost_ns <= v.concurrent_budget_ns) return WindowVerdict::kSubmit;
+    return v.outstanding > 0 ? WindowVerdict::kWaitOldest : WindowVerdict::kSubmit;
+  }
   const bool forecast = v.quiet_until_ns > 0 && v.quiet_gap_ns > 0;
   int64_t allowance = v.budget_ns;
   const int64_t gap_share =

@@ -256,6 +256,30 @@ Status ApplyLimits(const std::string& path, const toml::table& table, Config::Li
   return Status::Ok();
 }
 
+Status ApplyMps(const std::string& path, const toml::table& table, Config::Mps* m) {
+  for (const auto& [key, node] : table) {
+    const std::string name = "mps." + std::string(key.str());
+    Status st;
+    if (key == "mode") {
+      st = ReadString(path, node, name, &m->mode);
+      if (st.ok() && m->mode != "auto" && m->mode != "off")
+        st = ValueError(path, node, name, "expected \"auto\" or \"off\"");
+    } else if (key == "control") {
+      st = ReadString(path, node, name, &m->control);
+      if (st.ok() && m->control.empty()) st = ValueError(path, node, name, "expected a program");
+    } else if (key == "batch_max_priority") {
+      st = ReadPriority(path, node, name, &m->batch_max_priority);
+    } else if (key == "batch_thread_percentage") {
+      st = ReadCount(path, node, name, 1, 100, &m->batch_thread_percentage);
+    } else {
+      st = UnknownKey(path, key, "mps",
+                      "mode, control, batch_max_priority, batch_thread_percentage");
+    }
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
 Status ApplyNotify(const std::string& path, const toml::table& table, Config::Notify* n) {
   for (const auto& [key, node] : table) {
     if (key != "command") return UnknownKey(path, key, "notify", "command");
@@ -351,10 +375,10 @@ Status Apply(const std::string& path, const toml::table& root, Config* config) {
     const toml::table* table = node.as_table();
     if (key != "scheduler" && key != "daemon" && key != "system" && key != "queue" &&
         key != "memory" && key != "retention" && key != "notify" && key != "slurm" &&
-        key != "timeline" && key != "metrics" && key != "limits") {
+        key != "timeline" && key != "metrics" && key != "limits" && key != "mps") {
       return UnknownKey(path, key, "",
-                        "scheduler, daemon, system, queue, memory, retention, notify, slurm, "
-                        "timeline, metrics, limits");
+                        "scheduler, daemon, system, queue, memory, mps, retention, notify, "
+                        "slurm, timeline, metrics, limits");
     }
     if (table == nullptr) return ValueError(path, node, key.str(), "expected a table");
     Status st = key == "scheduler"  ? ApplyScheduler(path, *table, &config->scheduler)
@@ -367,6 +391,7 @@ Status Apply(const std::string& path, const toml::table& root, Config* config) {
                 : key == "timeline" ? ApplyTimeline(path, *table, &config->timeline)
                 : key == "metrics"  ? ApplyMetrics(path, *table, &config->metrics)
                 : key == "limits"   ? ApplyLimits(path, *table, &config->limits)
+                : key == "mps"      ? ApplyMps(path, *table, &config->mps)
                                     : ApplyRetention(path, *table, &config->retention);
     if (!st.ok()) return st;
   }

@@ -149,6 +149,22 @@ struct Config {
     // process past it joins the user's newest such job. 0: no cap.
     int process_jobs_per_user = 64;
   };
+  // gshare's MPS backend (docs/design.md, "MPS backend"): the daemon starts one MPS control
+  // daemon per GPU (`control -d`, pipe and log folders of its own under its state folder) and
+  // makes the jobs that may share a server its clients, so that jobs sharing a GPU run with
+  // MPS's concurrency instead of the driver's time-slicing.
+  struct Mps {
+    // "auto": control daemons are started when `control` is found and jobs that may share a
+    // server become its clients; "off": no MPS (the driver time-slices the jobs' contexts).
+    std::string mode = "auto";
+    std::string control = "nvidia-cuda-mps-control";  // a path, or a name looked up in PATH
+    // Jobs at or below this priority are batch work: MPS client priority below normal
+    // (CUDA_MPS_CLIENT_PRIORITY=1, NVIDIA's MPS documentation) and, below 100, at most
+    // batch_thread_percentage of the GPU's threads (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE), both
+    // fixed for the job's life. Jobs above it are normal-priority clients without a cap.
+    int batch_max_priority = 0;
+    int batch_thread_percentage = 100;  // 1..100
+  };
   Scheduler scheduler;
   Metrics metrics;
   Daemon daemon;
@@ -160,6 +176,7 @@ struct Config {
   Timeline timeline;
   Slurm slurm;
   Limits limits;
+  Mps mps;
 };
 
 // The memory engines `--memory` and [memory] engine accept (docs/memory.md, "Engines").

@@ -29,6 +29,8 @@
 #include "runner/shim_path.h"
 #include "base/user_name.h"
 
+extern char** environ;
+
 namespace gshare {
 namespace {
 
@@ -50,7 +52,8 @@ int Fail(const std::string& message) {
 // goes to `visible` ("" to leave it). No deadline: the queue may hold it for hours, and Ctrl-C
 // cancels it. Returns 0 when admitted, else the exit status: 143 when the job was cancelled,
 // 125 when the daemon went away.
-int WaitForAdmission(DaemonLink& link, int64_t job_id, std::string* visible, bool quiet) {
+int WaitForAdmission(DaemonLink& link, int64_t job_id, std::string* visible, LaunchEnv* env,
+                     bool quiet) {
   if (!quiet) {
     spdlog::info(
         "job {} pending (gshare queue shows why: dependencies, begin time, a hold, GPU slots)",
@@ -61,6 +64,14 @@ int WaitForAdmission(DaemonLink& link, int64_t job_id, std::string* visible, boo
     json admitted = json::parse(frame->payload, nullptr, false);
     if (admitted.is_object() && admitted.value("visible", json()).is_string()) {
       *visible = admitted.at("visible").get<std::string>();
+    }
+    if (admitted.is_object() && admitted.contains("env")) {
+      Result<LaunchEnv> launch = LaunchEnvFromJson(admitted.at("env"), "env");
+      if (!launch.ok()) {
+        spdlog::error("job {}: the daemon's admission: {}", job_id, launch.status().message());
+        return kExitRunFailed;
+      }
+      *env = std::move(launch.value());
     }
     return 0;
   }
@@ -113,6 +124,7 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
   int64_t job_id = 0;  // 0: the job runs unshared (no daemon, or none that answered in time)
   std::string token;   // the job's, once registered
   std::string visible = record->gpu;  // without a daemon, the GPUs named, if any
+  LaunchEnv launch_env;               // the daemon's further variables (its MPS backend's)
   std::string serving = ctx->socket_path;
   auto conn = ConnectToDaemon(*ctx, &serving);
   spec.set_env.push_back({"GSHARE_SOCKET", serving});  // the socket that answered
@@ -139,8 +151,9 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
       }
       job_id = registered->job_id;
       visible = registered->visible;
+      launch_env = registered->env;
       if (!registered->admitted) {
-        int status = WaitForAdmission(*link, job_id, &visible, opt.quiet);
+        int status = WaitForAdmission(*link, job_id, &visible, &launch_env, opt.quiet);
         if (status != 0) return status;
       }
       spec.set_env.push_back({"GSHARE_JOB_ID", std::to_string(job_id)});
@@ -150,6 +163,12 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     }
   }
   if (!visible.empty()) spec.set_env.push_back({"CUDA_VISIBLE_DEVICES", visible});
+  if (!launch_env.empty()) {
+    std::vector<std::string> job_env(opt.job.env);  // -e first: it overrides ours
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) job_env.emplace_back(*e);
+    if (MpsOptedOut(job_env)) DropMpsEnv(&launch_env);
+    for (auto& kv : launch_env) spec.set_env.push_back(std::move(kv));
+  }
   if (job_id == 0 || opt.quiet) spec.set_env.push_back({"GSHARE_QUIET", "1"});
   if (!record->output.empty()) {
     spec.output_path =

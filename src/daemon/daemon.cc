@@ -145,6 +145,14 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
   signal(SIGXFSZ, SIG_IGN);  // a file size limit fails the database write instead of killing us
   p.gpu_count = CountGpus(options_.config.queue.gpus);
   p.gpu_uuids = NvmlGpuUuids();
+  {
+    std::vector<std::string> gpus;  // each GPU's UUID for its MPS control daemon, else its index
+    for (int i = 0; i < p.gpu_count; ++i) {
+      const bool named = p.gpu_uuids && static_cast<size_t>(i) < p.gpu_uuids->size();
+      gpus.push_back(named ? (*p.gpu_uuids)[static_cast<size_t>(i)] : std::to_string(i));
+    }
+    p.mps.Start(gpus);
+  }
   p.lifecycle.Recover();
   p.start_time = WallNow();
   metrics_.Start(Now());
@@ -167,6 +175,7 @@ Status Daemon::Run(int ready_fd) {
   if (ready_fd >= 0) close(ready_fd);
   if (!s.ok() || busy) return s;
   Loop();
+  parts_->mps.Stop();
   spdlog::info("daemon {} stopped", getpid());
   return Status::Ok();
 }

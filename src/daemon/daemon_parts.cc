@@ -9,6 +9,8 @@
 #include "ipc/frame_io.h"
 #include "ipc/replies.h"
 
+#include <spdlog/spdlog.h>
+
 namespace gshare {
 
 DaemonParts::DaemonParts(const DaemonOptions& options, Clock& clock,
@@ -56,9 +58,29 @@ DaemonParts::DaemonParts(const DaemonOptions& options, Clock& clock,
                 JobRetention::Options{options.config.retention, options.state_dir + "/daemon.log",
                                       [this](uint32_t uid) { return processes.FilesDir(uid); }}),
       status(StatusReporter::Parts{options, table, arbiter, ledger, memory, stagger, sharing, lanes,
-                                   staging, queue, *this->store, access, clock},
+                                   staging, queue, *this->store, access, clock,
+                                   [this] { return mps.Describe(); }},
              [this] { return start_time; }) {}
 
 void DaemonParts::KillProcess(pid_t pid) { kill(pid, SIGKILL); }
+
+std::string DaemonParts::MpsDir(const DaemonOptions& options) {
+  if (!options.system) return options.state_dir + "/mps";
+  const size_t slash = options.socket_path.rfind('/');
+  return (slash == std::string::npos ? std::string(".") : options.socket_path.substr(0, slash)) +
+         "/mps";
+}
+
+LaunchEnv DaemonParts::MpsEnvOf(const JobRecord& r, const std::string& gpu) {
+  if (!mps.AnyUp()) return {};
+  std::string why_not;
+  LaunchEnv env = mps.EnvFor(r, gpu, &why_not);
+  if (env.empty()) {
+    spdlog::info("job {}: outside MPS ({})", r.id, why_not);
+  } else {
+    spdlog::info("job {}: MPS client on GPU {}", r.id, gpu.empty() ? "0" : gpu);
+  }
+  return env;
+}
 
 }  // namespace gshare

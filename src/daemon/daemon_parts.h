@@ -30,6 +30,7 @@
 #include "daemon/job_table.h"
 #include "daemon/lease_outbox.h"
 #include "daemon/memory_coordinator.h"
+#include "daemon/mps_servers.h"
 #include "daemon/priority_lanes.h"
 #include "daemon/request_transport.h"
 #include "daemon/sharing_controller.h"
@@ -77,8 +78,13 @@ class DaemonParts final : private CheckpointEngine::Host {
   JobTable table;  // connections, active jobs, GPUs
   JobProcesses processes{options, table};
   MemoryLedger ledger;
-  JobPlacement placement{JobPlacement::Options{[this] { return gpu_count; }}, table, ledger,
-                         arbiter};
+  MpsServers mps{MpsServers::Options{options.config.mps, MpsDir(options), options.system},
+                 [this](int64_t id) { return table.Running(id) != nullptr; }};
+  JobPlacement placement{JobPlacement::Options{[this] { return gpu_count; }, GpuUuidOf,
+                                               [this](const JobRecord& r, const std::string& gpu) {
+                                                 return MpsEnvOf(r, gpu);
+                                               }},
+                         table, ledger, arbiter};
   PriorityLanes lanes;
   TimelineRecorder timeline{TimelineRecorder::Options{options.config.timeline.record}, clock,
                             [this](JobId job) { return table.OwnerOf(job); }};
@@ -110,6 +116,10 @@ class DaemonParts final : private CheckpointEngine::Host {
                      ShimSessions::Transport{links.send, links.drop, links.exempt}};
 
  private:
+  // Where the MPS folders go: beside the system daemon's socket, which every user reaches
+  // (its state folder is root's alone); in a user's daemon's state folder.
+  static std::string MpsDir(const DaemonOptions& options);
+  LaunchEnv MpsEnvOf(const JobRecord& r, const std::string& gpu);
   // CheckpointEngine::Host: lease actions and evictions through the outbox, rows through the
   // lifecycle.
   void Apply(const LeaseActions& actions) override { outbox.Apply(actions); }

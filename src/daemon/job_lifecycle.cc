@@ -103,8 +103,11 @@ void JobLifecycle::Admission() {
       json admitted{{"job_id", start.id}};
       auto active = p_.table.jobs.find(start.id);
       if (active != p_.table.jobs.end()) {
-        std::string visible = p_.placement.VisibleDevicesOf(active->second->record.gpu, start.slot);
+        const JobRecord& r = active->second->record;
+        std::string visible = p_.placement.VisibleDevicesOf(r.gpu, start.slot);
         if (!visible.empty()) admitted["visible"] = visible;
+        if (LaunchEnv env = p_.placement.LaunchEnvOf(r, start.slot); !env.empty())
+          admitted["env"] = LaunchEnvToJson(env);
       }
       std::string frame = EncodeFrame(proto::MsgType::kRunAdmitted, ToJsonText(admitted));
       if (!send_(cid, frame)) spdlog::warn("job {}: cannot reach its gshare run", start.id);

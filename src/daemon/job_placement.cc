@@ -57,6 +57,12 @@ std::string JobPlacement::VisibleDevicesOf(const std::string& gpu, const std::st
   return VisibleDevices(slot.empty() ? gpu : slot);
 }
 
+LaunchEnv JobPlacement::LaunchEnvOf(const JobRecord& record, const std::string& slot) const {
+  if (!options_.mps_env) return {};
+  // The MPS server of its one GPU: the slot placed, else the GPU named, else the only one.
+  return options_.mps_env(record, slot.empty() ? record.gpu : slot);
+}
+
 void JobPlacement::SetGang(const JobRecord& record) {
   if (record.gpus < 2) return;
   std::vector<GpuKey> keys;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/gpu_inventory.h"
+#include "ipc/replies.h"
 #include "daemon/job_table.h"
 #include "policy/arbiter.h"
 #include "policy/memory_ledger.h"
@@ -28,6 +29,8 @@ class JobPlacement {
     std::function<int()> gpu_count = [] { return 1; };
     // The UUID of a --gpu entry (index or UUID), "" when NVML does not list it.
     std::function<std::string(const std::string&)> gpu_uuid_of = GpuUuidOf;
+    // The MPS variables of a job placed on a GPU (MpsServers::EnvFor); none when unset.
+    std::function<LaunchEnv(const JobRecord&, const std::string& gpu)> mps_env = nullptr;
   };
   // All but `options` outlive it.
   JobPlacement(Options options, const JobTable& table, const MemoryLedger& ledger, Arbiter& arbiter)
@@ -44,6 +47,9 @@ class JobPlacement {
   // CUDA_VISIBLE_DEVICES of a job that asked for `gpu` and was placed on `slot`; "" to leave the
   // variable alone (one GPU, none named).
   std::string VisibleDevicesOf(const std::string& gpu, const std::string& slot) const;
+  // The further variables a job launched now on `slot` gets (LaunchEnv of ipc/replies.h): its
+  // GPU's MPS server's when it becomes a client there. Counts it as one.
+  LaunchEnv LaunchEnvOf(const JobRecord& record, const std::string& slot) const;
   // A job of several GPUs gets a gang lease on its slots, named by NVML's UUIDs; without a
   // UUID for each, its GPUs are leased one by one (logged).
   void SetGang(const JobRecord& record);

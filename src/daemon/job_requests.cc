@@ -59,6 +59,7 @@ void JobRequests::OnRunRegister(Connection& c, const json& req) {
       JoinSlots(ChooseSlots(GpuIndexList(r.gpu), r.gpus, p_.placement.RunningPerSlot(),
                             gpu_count_(), p_.placement.AllocatedPerSlot()));
   JobIdReply reply{r.id, true, false, r.token, p_.placement.VisibleDevicesOf(r.gpu, slot)};
+  reply.env = p_.placement.LaunchEnvOf(r, slot);
   lifecycle_.Activate(std::move(r), slot);
   reply_(c, reply.ToJsonText());
 }
@@ -150,6 +151,8 @@ void JobRequests::OnRunAttach(Connection& c, const json& req) {
   set_env["GSHARE_MEMORY"] = r.memory.empty() ? p_.options.config.memory.engine : r.memory;
   if (std::string visible = p_.placement.VisibleDevicesOf(r.gpu, r.slot); !visible.empty())
     set_env["CUDA_VISIBLE_DEVICES"] = visible;
+  // After CUDA_VISIBLE_DEVICES: an MPS client on a machine of several GPUs names its own.
+  for (const auto& [name, value] : p_.placement.LaunchEnvOf(r, r.slot)) set_env[name] = value;
   for (const auto& [name, value] : SharingEnvDefaults(
            [&payload](const std::string& name) { return EnvListHas(payload->env, name); })) {
     set_env[name] = value;

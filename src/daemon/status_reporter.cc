@@ -142,6 +142,7 @@ json StatusReporter::Document(Connection* viewer, const StatusRequest& request) 
   };
   const TimePoint now = p_.clock.Now();
   json daemon = DaemonJson();
+  if (p_.mps) daemon["mps"] = p_.mps();
   if (request.brief) {
     json leases = json::array();
     for (const auto& [id, job] : p_.table.jobs) {

@@ -41,6 +41,8 @@ class StatusReporter {
     JobStore& store;
     AccessGuard& access;
     const Clock& clock;
+    // The MPS backend's view (MpsServers::Describe); unset: none.
+    std::function<nlohmann::json()> mps = nullptr;
   };
   // `start_time`: when the daemon started (unix seconds), known once it serves.
   StatusReporter(Parts parts, std::function<double()> start_time)

@@ -37,12 +37,34 @@ std::string EncodeReply(const std::string& json_text) {
                  "fewer ids at once"));
 }
 
+json LaunchEnvToJson(const LaunchEnv& env) {
+  json j = json::object();
+  for (const auto& [name, value] : env) j[name] = value;
+  return j;
+}
+
+Result<LaunchEnv> LaunchEnvFromJson(const json& j, const char* field) {
+  if (!j.is_object()) return Status::Error(std::string("bad ") + field + ": expected an object");
+  LaunchEnv env;
+  for (const auto& [name, value] : j.items()) {
+    bool ok = !name.empty() && !(name[0] >= '0' && name[0] <= '9');
+    for (char c : name) ok = ok && ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_');
+    if (!ok || !value.is_string()) {
+      return Status::Error(std::string("bad ") + field + ": " + (ok ? "value" : "name") + " of " +
+                           name.substr(0, 64));
+    }
+    env.emplace_back(name, value.get<std::string>());
+  }
+  return env;
+}
+
 std::string JobIdReply::ToJsonText() const {
   json j{{"ok", true}, {"job_id", job_id}};
   if (!admitted) j["admitted"] = false;
   if (existing) j["existing"] = true;
   if (!token.empty()) j["token"] = token;
   if (!visible.empty()) j["visible"] = visible;
+  if (!env.empty()) j["env"] = LaunchEnvToJson(env);
   return gshare::ToJsonText(j);
 }
 
@@ -63,6 +85,11 @@ Result<JobIdReply> JobIdReply::Parse(const json& j) {
     Result<std::string> v = StringField(j, key);
     if (!v.ok()) return v.status();
     *field = std::move(v.value());
+  }
+  if (j.contains("env")) {
+    Result<LaunchEnv> env = LaunchEnvFromJson(j.at("env"), "env");
+    if (!env.ok()) return env.status();
+    r.env = std::move(env.value());
   }
   return r;
 }

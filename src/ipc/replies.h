@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -27,6 +28,13 @@ Status ReplyError(const nlohmann::json& reply);
 std::string EncodeReply(const std::string& json_text);
 
 // kSubmit and kRunRegister: {"ok", "job_id", "admitted"?, "existing"?, "token"?}
+// Variables a job is launched with, beyond its own environment: (name, value) in order.
+using LaunchEnv = std::vector<std::pair<std::string, std::string>>;
+// As a JSON object; and back, refusing a name outside [A-Z_][A-Z0-9_]* or a value that is not
+// a string (the field's name in the error).
+nlohmann::json LaunchEnvToJson(const LaunchEnv& env);
+Result<LaunchEnv> LaunchEnvFromJson(const nlohmann::json& j, const char* field);
+
 struct JobIdReply {
   int64_t job_id = 0;
   bool admitted = true;   // kRunRegister: false while the job waits in the queue
@@ -36,6 +44,9 @@ struct JobIdReply {
   // kRunRegister of an admitted job: CUDA_VISIBLE_DEVICES for it (the GPUs the queue placed
   // it on); empty: leave the variable as it is.
   std::string visible{};
+  // kRunRegister of an admitted job: further variables of its launch environment (the MPS
+  // backend's, daemon/mps_servers.h), in order; names are [A-Z_][A-Z0-9_]*.
+  LaunchEnv env{};
   std::string ToJsonText() const;
   static Result<JobIdReply> Parse(const nlohmann::json& j);
 };

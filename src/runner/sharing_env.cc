@@ -1,5 +1,7 @@
 #include "runner/sharing_env.h"
 
+#include "gshare/job_env.h"
+
 namespace gshare {
 
 std::vector<std::pair<std::string, std::string>> SharingEnvDefaults(
@@ -20,6 +22,22 @@ std::vector<std::pair<std::string, std::string>> SharingEnvDefaults(
 std::vector<std::pair<std::string, std::string>> LeaseEnv(const Config::Scheduler& s) {
   return {{"GSHARE_IDLE_RELEASE_MS", std::to_string(s.idle_release.count())},
           {"GSHARE_EARLY_RELEASE", s.early_release ? "1" : "0"}};
+}
+
+bool MpsOptedOut(const std::vector<std::string>& env) {
+  const std::string prefix = std::string(job_env::kMpsOptOut) + "=";
+  for (const std::string& e : env) {
+    if (e.rfind(prefix, 0) != 0) continue;  // the first entry counts, as getenv(3) finds it
+    const std::string v = e.substr(prefix.size());
+    return v == "0" || v == "no" || v == "off" || v == "false";
+  }
+  return false;
+}
+
+void DropMpsEnv(std::vector<std::pair<std::string, std::string>>* vars) {
+  std::erase_if(*vars, [](const auto& kv) {
+    return kv.first.rfind("CUDA_MPS_", 0) == 0 || kv.first == job_env::kMpsClient;
+  });
 }
 
 bool EnvListHas(const std::vector<std::string>& env, const std::string& key) {

@@ -22,6 +22,12 @@ std::vector<std::pair<std::string, std::string>> LeaseEnv(const Config::Schedule
 std::vector<std::pair<std::string, std::string>> SharingEnvDefaults(
     const std::function<bool(const std::string&)>& is_set);
 
+// Whether the "K=V" entries of a job's environment ask to run outside MPS: GSHARE_MPS set to
+// 0, no, off or false (include/gshare/job_env.h).
+bool MpsOptedOut(const std::vector<std::string>& env);
+// Removes the MPS backend's variables (CUDA_MPS_*, GSHARE_MPS_CLIENT) from `vars`.
+void DropMpsEnv(std::vector<std::pair<std::string, std::string>>* vars);
+
 // Whether "K=V" entries name `key`.
 bool EnvListHas(const std::vector<std::string>& env, const std::string& key);
 

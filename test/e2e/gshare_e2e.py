@@ -232,7 +232,7 @@ class Harness:
     """One isolated gshare installation: temp dir, socket, state, fake driver log."""
 
     def __init__(self, testcase, config=None, census=False, queue=None, memory=None,
-                 retention=None, notify=None, metrics=None):
+                 retention=None, notify=None, metrics=None, mps=None):
         require_build(testcase)
         self.testcase = testcase
         base = None if len(tempfile.gettempdir()) < 40 else "/tmp"
@@ -256,8 +256,10 @@ class Harness:
             # [queue] (max_running, gpus), [memory] (engine, gpu_limit, host_budget,
             # context_reserve), [retention] (ended_jobs, max_ended_jobs, daemon_log_size),
             # [notify] (command), [metrics] (listen, textfile, textfile_interval)
+            # [mps]: off unless a test asks (a machine with NVIDIA's driver has the real one).
             for table, keys in (("queue", queue), ("memory", memory), ("retention", retention),
-                                ("notify", notify), ("metrics", metrics)):
+                                ("notify", notify), ("metrics", metrics),
+                                ("mps", mps or {"mode": "off"})):
                 if not keys:
                     continue
                 f.write("[%s]\n" % table)

@@ -1,0 +1,93 @@
+// MpsServers: gshare's MPS backend on this machine (docs/design.md, "MPS backend"). One MPS
+// control daemon per GPU, started by the daemon as it starts and stopped as it stops, each with
+// pipe and log folders of its own (<state_dir>/mps/<GPU index>/{pipe,log}) and
+// CUDA_VISIBLE_DEVICES naming its GPU, so that nothing of the machine's default MPS (/tmp/
+// nvidia-mps) is touched and each GPU's server serves one user at a time without holding back
+// the others. What a job placed on a GPU gets is decided by ChooseMps (policy/mps_choice.h);
+// a client's environment names its GPU's pipe folder and its MPS priority and thread cap.
+//
+// The control program is run, never linked: `control -d` starts a control daemon (it forks
+// to the background; its pid is in <pipe>/nvidia-cuda-mps-control.pid) and `echo quit |
+// control` stops it and its server (NVIDIA's MPS documentation, "Starting and stopping").
+// Start and Stop block for at most `timeout` per GPU and are called outside the event loop's
+// turns (before serving, after stopping); EnvFor and Describe never block. Daemon thread only.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/config.h"
+#include "store/job_store.h"
+
+namespace gshare {
+
+class MpsServers {
+ public:
+  struct Options {
+    Config::Mps config;
+    std::string dir;      // where the GPUs' folders go: <state_dir>/mps
+    bool system = false;  // the system daemon: folders every user's client may reach (0755)
+    std::chrono::milliseconds timeout{10'000};
+  };
+  using Env = std::vector<std::pair<std::string, std::string>>;
+
+  // `live(job)`: whether job `job` is still running (its clients may still use the server).
+  MpsServers(Options options, std::function<bool(int64_t)> live)
+      : options_(std::move(options)), live_(std::move(live)) {}
+  MpsServers(const MpsServers&) = delete;
+  MpsServers& operator=(const MpsServers&) = delete;
+  ~MpsServers() { Stop(); }
+
+  // One control daemon per entry of `gpus` (the GPU's UUID, or its index when NVML gave
+  // none), in index order. A GPU whose daemon does not start runs its jobs outside MPS (logged
+  // once); with [mps] mode "off", or no control program, none is started. A control daemon
+  // that an earlier daemon left up in the same folder (for its jobs that still ran) is kept.
+  void Start(const std::vector<std::string>& gpus);
+  // Stops the control daemons that have no live client job (`quit`, then the pid waited for);
+  // one that still serves jobs, or does not quit (a process outside gshare uses it), is left
+  // up: a forced quit fails its clients' CUDA calls (CUDA_ERROR_MPS_RPC_FAILURE). Idempotent.
+  void Stop();
+
+  // The environment of job `r` placed on `slot` (a GPU index, a UUID, or "" for the only GPU):
+  // the MPS variables when it becomes a client there (then it counts as one until it is no
+  // longer live), else nothing. `why_not` gets the reason it does not.
+  Env EnvFor(const JobRecord& r, const std::string& slot, std::string* why_not = nullptr);
+  // {"gpus": [{"gpu", "up", "pid", "client_uid"?, "clients": [job ids]}]} for status --json.
+  nlohmann::json Describe();
+  bool AnyUp() const;
+
+ private:
+  struct Server {
+    std::string gpu;  // UUID or index, as given to CUDA_VISIBLE_DEVICES
+    std::string pipe, log;
+    pid_t pid = 0;  // the control daemon's; 0: not running
+    std::map<int64_t, uid_t> clients;
+  };
+  Server* ServerOf(const std::string& slot);
+  void Prune(Server& s);
+  bool StartOne(Server& s, const std::string& program);
+  // Runs `program` with `args`, the server's MPS folders and GPU in its environment and `input`
+  // on its stdin; true when it exited 0 within the timeout.
+  bool RunControl(const Server& s, const std::string& program, const std::vector<std::string>& args,
+                  const std::string& input);
+  void StopOne(Server& s);
+
+  Options options_;
+  std::function<bool(int64_t)> live_;
+  std::string program_;  // the control program found; "" when none
+  std::vector<Server> servers_;
+};
+
+// The control program `name` (a path, or a name searched in PATH); "" when not executable.
+std::string FindMpsControl(const std::string& name);
+
+}  // namespace gshare

@@ -1,0 +1,27 @@
+#include "policy/mps_choice.h"
+
+namespace gshare {
+
+MpsChoice ChooseMps(const MpsJob& job, const MpsGpu& gpu, const MpsSettings& settings) {
+  MpsChoice c;
+  if (!gpu.server_up) {
+    c.why_not = "no MPS control daemon on its GPU";
+  } else if (job.kind == "slurm") {
+    c.why_not = "a Slurm step";
+  } else if (job.gpus != 1) {
+    c.why_not = "it uses several GPUs";
+  } else if (job.memory == "checkpoint" || job.memory == "managed") {
+    c.why_not = "its memory engine (" + job.memory + ") does not run under MPS";
+  } else if (gpu.client_uid && *gpu.client_uid != job.uid) {
+    c.why_not = "the GPU's MPS server serves another user's jobs";
+  } else {
+    c.client = true;
+    if (job.priority <= settings.batch_max_priority) {
+      c.client_priority = 1;
+      c.active_thread_percentage = settings.batch_thread_percentage;
+    }
+  }
+  return c;
+}
+
+}  // namespace gshare

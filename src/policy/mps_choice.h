@@ -1,0 +1,55 @@
+// Which jobs become clients of gshare's MPS server on their GPU, and as what (docs/design.md,
+// "MPS backend"). MPS runs the kernels of its clients at once on the GPU's SMs, where the
+// driver's time-slicing runs one context at a time (the fitting pair ran 1.19x the work per
+// second of time-slicing on an H200: docs/benchmarks.md, "Sharing paths on the H200"). What it
+// costs is isolation, so the rule keeps it where that cost stays within one user:
+// - one MPS server per GPU serves one user at a time (nvidia-cuda-mps-control(1): a client of
+//   another user waits until that server's clients have all ended, however long), so a job of
+//   another user than the GPU's current clients' runs outside MPS, time-sliced beside them;
+// - a fatal fault of a client is reported to every client of its server on that GPU (NVIDIA's
+//   MPS documentation, "Troubleshooting"), which are then the same user's jobs; a job whose
+//   environment sets GSHARE_MPS=0 asks for isolation and runs outside;
+// - the driver refuses cuda-checkpoint's lock of an MPS client (CUDA_ERROR_NOT_SUPPORTED,
+//   measured on an H200, driver 580), so checkpoint-engine jobs run outside; so do managed-engine
+//   jobs, whose oversubscribed unified memory under MPS was not measured. The swap engine's
+//   driver calls (cuMemCreate, cuMemMap, cuMemAddressReserve) work in a client;
+// - a job of several GPUs runs outside (a process reaches one control daemon, and each GPU
+//   has its own), as do Slurm's steps (Slurm's gres/mps may run an MPS of its own).
+// Pure; any thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+
+namespace gshare {
+
+struct MpsJob {
+  uid_t uid = 0;
+  int priority = 0;
+  int gpus = 1;        // GPUs the job uses at once
+  std::string memory;  // its memory engine: swap, managed, checkpoint, off
+  std::string kind;    // run, submit, slurm
+};
+
+struct MpsGpu {
+  bool server_up = false;           // its control daemon runs
+  std::optional<uid_t> client_uid;  // the user whose jobs are its clients now; none: no client
+};
+
+struct MpsSettings {
+  int batch_max_priority = 0;
+  int batch_thread_percentage = 100;
+};
+
+struct MpsChoice {
+  bool client = false;
+  int client_priority = 0;             // CUDA_MPS_CLIENT_PRIORITY: 0 normal, 1 below normal
+  int active_thread_percentage = 100;  // 100: no cap
+  std::string why_not;                 // when not a client: why (for the log)
+};
+
+MpsChoice ChooseMps(const MpsJob& job, const MpsGpu& gpu, const MpsSettings& settings);
+
+}  // namespace gshare

@@ -1,0 +1,123 @@
+"""The MPS backend (docs/design.md "MPS backend") with the stand-in control program of
+test/fake_mps (no GPU here): the daemon starts a control daemon per GPU in folders of its own,
+jobs that may share a server are launched as its clients (their environment names its pipes,
+their MPS priority and thread cap), those that may not run outside, and the daemon quits the
+control daemon as it stops. With the fake driver a client of lower priority runs beside a busy
+higher job instead of in its gaps only (the shim's concurrent lane)."""
+import os
+import re
+import unittest
+
+from gshare_e2e import HERE, TestCase, proc_alive
+
+FAKE_MPS = os.path.abspath(os.path.join(HERE, "..", "fake_mps", "nvidia-cuda-mps-control"))
+MIB = 1 << 20
+ENV_CMD = ["sh", "-c", "env | grep -E '^(CUDA_MPS_|GSHARE_MPS_CLIENT|CUDA_VISIBLE_DEVICES)' | sort"]
+
+
+def env_of(text):
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+class MpsBackendTest(TestCase):
+    def mps_harness(self, **mps):
+        settings = {"control": FAKE_MPS}
+        settings.update(mps)
+        h = self.harness(config={"sharing": "auto", "quantum": "20s", "stagger": False},
+                         mps=settings, memory={"context_reserve": "1MiB"})
+        h.env["FAKE_CUDA_DEVICE_FILE"] = os.path.join(h.tmp, "device")
+        h.env["FAKE_CUDA_MEM_BYTES"] = str(256 * MIB)
+        return h
+
+    def run_env(self, h, *opts, env=None):
+        r = h.gshare("run", "-q", *opts, "--", *ENV_CMD, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return env_of(r.stdout)
+
+    def test_jobs_are_clients_of_the_daemons_server(self):
+        h = self.mps_harness(batch_thread_percentage=30)
+        h.start_daemon()
+        mps = h.status()["daemon"]["mps"]["gpus"]
+        self.assertEqual(len(mps), 1, mps)
+        self.assertTrue(mps[0]["up"], mps)
+        control = mps[0]["pid"]
+        self.assertTrue(proc_alive(control))
+        pipe = os.path.join(h.state_dir, "mps", "0", "pipe")
+
+        batch = self.run_env(h)
+        self.assertEqual(batch.get("CUDA_MPS_PIPE_DIRECTORY"), pipe, batch)
+        self.assertEqual(batch.get("CUDA_MPS_LOG_DIRECTORY"),
+                         os.path.join(h.state_dir, "mps", "0", "log"), batch)
+        self.assertEqual(batch.get("GSHARE_MPS_CLIENT"), "1", batch)
+        self.assertEqual(batch.get("CUDA_MPS_CLIENT_PRIORITY"), "1", batch)
+        self.assertEqual(batch.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "30", batch)
+
+        service = self.run_env(h, "-p", "10")
+        self.assertEqual(service.get("CUDA_MPS_CLIENT_PRIORITY"), "0", service)
+        self.assertNotIn("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", service)
+
+        # Isolation asked for, or an engine that does not run under MPS: outside.
+        self.assertEqual(self.run_env(h, "--env", "GSHARE_MPS=0"), {})
+        self.assertEqual(self.run_env(h, env=dict(h.env, GSHARE_MPS="off")), {})
+        self.assertEqual(self.run_env(h, "--memory", "checkpoint"), {})
+
+        # A submitted job gets the same through its supervisor.
+        out = os.path.join(h.tmp, "submitted.out")
+        job = h.submit("-o", out, "-p", "10", "--", *ENV_CMD)
+        h.wait_state(job, ["COMPLETED"])
+        with open(out) as f:
+            submitted = env_of(f.read())
+        self.assertEqual(submitted.get("CUDA_MPS_PIPE_DIRECTORY"), pipe, submitted)
+        self.assertEqual(submitted.get("CUDA_MPS_CLIENT_PRIORITY"), "0", submitted)
+        isolated = h.submit("-o", out, "--env", "GSHARE_MPS=0", "--", *ENV_CMD)
+        h.wait_state(isolated, ["COMPLETED"])
+        with open(out) as f:
+            self.assertEqual(env_of(f.read()), {})
+
+        with open(h.daemon_log) as f:
+            log = f.read()
+        self.assertRegex(log, r"job \d+: outside MPS \(its memory engine \(checkpoint\)")
+        self.assertEqual(h.gshare("daemon", "stop").returncode, 0)
+        h.wait_for(lambda: not proc_alive(control), 30, "the control daemon quit")
+        with open(os.path.join(h.state_dir, "mps", "0", "log", "control.log")) as f:
+            self.assertIn("quit pid=%d" % control, f.read())
+
+    def test_off_starts_nothing(self):
+        h = self.mps_harness(mode="off")
+        h.start_daemon()
+        self.assertEqual(h.status()["daemon"]["mps"]["gpus"], [])
+        self.assertEqual(self.run_env(h), {})
+        self.assertFalse(os.path.exists(os.path.join(h.state_dir, "mps")))
+
+    def test_bad_mps_config_is_one_line(self):
+        h = self.mps_harness(batch_thread_percentage=0)
+        r = h.gshare("daemon")
+        h.assert_error_line(r, 1, "mps.batch_thread_percentage")
+
+    def test_a_lower_client_runs_beside_a_busy_higher_job(self):
+        # The lanes test's pair (test_issue22_priority_lanes.py): a service of 20 ms requests
+        # 60 ms apart, and a batch job of 2 ms kernels all queued at once. Outside MPS the
+        # batch job's kernels start in the service's gaps only; as an MPS client it runs beside.
+        h = self.mps_harness()
+        h.start_daemon()
+        high_n, low_n = 12, 400
+        low = h.start_fake(["--kernels", low_n, "--kernel-ms", 2], ["-p", "0"], name="low")
+        lp = low.child_pid()
+        h.wait_kernels(lp, 5)
+        high = h.start_fake(["--kernels", high_n, "--kernel-ms", 20, "--sync-every", 1,
+                             "--gap-ms", 60], ["-p", "10"], name="high")
+        hp = high.child_pid()
+        h.assert_done(high, high_n)
+        h.assert_done(low, low_n)
+        hi, lo = h.ops("K", hp), h.ops("K", lp)
+        inside = [sum(1 for o in lo if k.start < o.start < k.end) for k in hi]
+        # Beside a 20 ms kernel about ten 2 ms kernels start; the lanes allow at most 3.
+        self.assertGreaterEqual(sum(1 for n in inside if n >= 5), high_n // 2,
+                                "the MPS client still waited for the service's gaps: %s" % inside)
+        low_id = h.job_record(lambda j: j["name"] == "low")["id"]
+        self.assertLess(h.job_record(lambda j: j["id"] == low_id).get("held_back_seconds", 0),
+                        0.5)
+
+
+if __name__ == "__main__":
+    unittest.main()

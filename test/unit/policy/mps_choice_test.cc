@@ -1,0 +1,62 @@
+// ChooseMps: which jobs become clients of their GPU's MPS server, and at what priority and cap.
+#include "policy/mps_choice.h"
+
+#include <doctest/doctest.h>
+
+namespace gshare::unit_mps_choice {
+namespace {
+
+const MpsSettings kSettings{/*batch_max_priority=*/0, /*batch_thread_percentage=*/40};
+const MpsGpu kUp{true, std::nullopt};
+
+MpsJob Job(uid_t uid = 1000, int priority = 0) { return MpsJob{uid, priority, 1, "swap", "run"}; }
+
+TEST_CASE("mps choice: a batch job is a below-normal client with the batch cap") {
+  MpsChoice c = ChooseMps(Job(1000, 0), kUp, kSettings);
+  CHECK(c.client);
+  CHECK(c.client_priority == 1);
+  CHECK(c.active_thread_percentage == 40);
+  c = ChooseMps(Job(1000, -5), kUp, kSettings);
+  CHECK(c.client_priority == 1);
+}
+
+TEST_CASE("mps choice: a job above batch_max_priority is a normal client without a cap") {
+  const MpsChoice c = ChooseMps(Job(1000, 1), kUp, kSettings);
+  CHECK(c.client);
+  CHECK(c.client_priority == 0);
+  CHECK(c.active_thread_percentage == 100);
+  const MpsChoice raised = ChooseMps(Job(1000, 1), kUp, MpsSettings{5, 40});
+  CHECK(raised.client_priority == 1);
+}
+
+TEST_CASE("mps choice: another user's server, several GPUs, Slurm and two engines run outside") {
+  CHECK_FALSE(ChooseMps(Job(), MpsGpu{false, std::nullopt}, kSettings).client);
+  const MpsChoice other = ChooseMps(Job(1001), MpsGpu{true, 1000u}, kSettings);
+  CHECK_FALSE(other.client);
+  CHECK(other.why_not.find("another user") != std::string::npos);
+  CHECK(ChooseMps(Job(1000), MpsGpu{true, 1000u}, kSettings).client);  // the same user
+  MpsJob gang = Job();
+  gang.gpus = 2;
+  CHECK_FALSE(ChooseMps(gang, kUp, kSettings).client);
+  MpsJob slurm = Job();
+  slurm.kind = "slurm";
+  CHECK_FALSE(ChooseMps(slurm, kUp, kSettings).client);
+  for (const char* engine : {"checkpoint", "managed"}) {
+    MpsJob j = Job();
+    j.memory = engine;
+    const MpsChoice c = ChooseMps(j, kUp, kSettings);
+    CHECK_FALSE(c.client);
+    CHECK(c.why_not.find(engine) != std::string::npos);
+  }
+  for (const char* engine : {"swap", "off"}) {
+    MpsJob j = Job();
+    j.memory = engine;
+    CHECK(ChooseMps(j, kUp, kSettings).client);
+  }
+  MpsJob submitted = Job();
+  submitted.kind = "submit";
+  CHECK(ChooseMps(submitted, kUp, kSettings).client);
+}
+
+}  // namespace
+}  // namespace gshare::unit_mps_choice
