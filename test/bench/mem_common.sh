@@ -85,6 +85,11 @@ write_config() {
       [[ -n ${IDLE_STAGE_AFTER:-} ]] && echo "idle_stage_after = \"$IDLE_STAGE_AFTER\""
       [[ -n ${4:-} ]] && echo "gpu_limit = \"$4\""
     fi
+    if [[ -n ${MPS_MODE:-} ]]; then
+      echo "[mps]"
+      echo "mode = \"$MPS_MODE\""
+      [[ -n ${MPS_THREADS:-} ]] && echo "batch_thread_percentage = $MPS_THREADS"
+    fi
     echo "[daemon]"
     echo "socket = \"$2/gshare.sock\""
     echo "state_dir = \"$2/state\""

@@ -266,6 +266,7 @@ run_case() {
     status_json >"$d/status_end.json"
     daemon_down
     cp "$work/$c/state/daemon.log" "$d/daemon.log" 2>/dev/null || say "$c: no daemon log"
+    cp "$work/$c/state/mps/0/log/"*.log "$d/" 2>/dev/null
   fi
 
   line=$(summarize "$c" "$d" "$n")

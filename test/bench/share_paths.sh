@@ -13,9 +13,11 @@
 #            of PAIR_CASES (default "bare mps gshare gmps"):
 #              bare    no MPS, no gshare: the driver time-slices the two contexts;
 #              mps     an MPS control daemon of our own is up; both are its clients;
-#              gshare  both under `gshare run --memory ENGINE` of a fresh daemon (sharing auto);
-#              gmps    the MPS daemon up AND both under `gshare run` (does the shim work over
-#                      MPS, and at what speed).
+#              gshare  both under `gshare run --memory ENGINE` of a fresh daemon (sharing auto,
+#                      [mps] off);
+#              gmps    the MPS daemon up AND both under `gshare run` ([mps] off: does the shim
+#                      work over MPS, and at what speed);
+#              gsmps   both under `gshare run` with gshare's MPS backend ([mps] auto).
 #            Per case: makespan (both started to the last one's end), each job's wall seconds,
 #            its training seconds (first step to last) and rc.
 #   service  test/bench/priority.sh's service (ResNet-50 fp16, SERVICE_BATCH images a request,
@@ -28,8 +30,15 @@
 #                      (below normal; the service at the default 0, normal);
 #              mpscap  as mpsprio, and the trainings also at
 #                      CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=CAP_PCT (default 25);
-#              gshare  priority.sh's `gshare3` (service -p 10, trainings -p 0);
-#              gmps    `gshare3` with the MPS daemon up.
+#              gshare  priority.sh's `gshare3` (service -p 10, trainings -p 0), [mps] off: the
+#                      driver time-slices the jobs and the priority lanes order them;
+#              gmps    `gshare3` with an MPS daemon of this script up ([mps] off);
+#              gsmps   `gshare3` with gshare's MPS backend ([mps] auto: the daemon's own MPS
+#                      control daemon, the trainings its below-normal clients);
+#              gsmpscap   as gsmps, [mps] batch_thread_percentage = CAP_PCT;
+#              gsmpsw  as gsmpscap, the trainings with GSHARE_PRIORITY_CONCURRENT_US=CONC_US
+#                      (what they keep queued while the service is busy).
+#            TRAININGS (default 3) sets the number of trainings of every case but alone.
 #            Per case priority.sh's line (service p50/p99, the trainings' steps/s during the
 #            service's window and before it) and, here, the ratios to `alone` of this call.
 #
@@ -67,12 +76,14 @@ cnn_batch="${CNN_BATCH:-128}"
 pair_tmo="${PAIR_TIMEOUT:-200}"
 ENGINE="${ENGINE-swap}"
 cap_pct="${CAP_PCT:-25}"
+conc_us="${CONC_US:-1000}"
+trainings="${TRAININGS:-3}"
 deadline="${DEADLINE:-0}"
 for c in $pair_cases; do
-  [[ $c =~ ^(bare|mps|gshare|gmps)$ ]] || { say "unknown pair case '$c'"; exit 2; }
+  [[ $c =~ ^(bare|mps|gshare|gmps|gsmps)$ ]] || { say "unknown pair case '$c'"; exit 2; }
 done
 for c in $service_cases; do
-  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|gshare|gmps)$ ]] ||
+  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|gshare|gmps|gsmps|gsmpscap|gsmpsw)$ ]] ||
     { say "unknown service case '$c'"; exit 2; }
 done
 mem_flag=()
@@ -185,9 +196,10 @@ pair_case() {
   mkdir -p "$d"
   echo "# key epoch_seconds [rc]" >"$d/times.txt"
   if [[ $c == mps || $c == gmps ]]; then mps_up "$d" || { echo "pair case=$c mps_failed" | tee -a "$summary"; return 1; }; fi
-  if [[ $c == gshare || $c == gmps ]]; then
+  if [[ $c == gshare || $c == gmps || $c == gsmps ]]; then
     mkdir -p "$work/pair_$c"
-    write_config "$d/config.toml" "$work/pair_$c" 20s
+    MPS_MODE=$([[ $c == gsmps ]] && echo auto || echo off) \
+      write_config "$d/config.toml" "$work/pair_$c" 20s
     if ! daemon_up "$d/config.toml"; then
       echo "pair case=$c daemon_failed" | tee -a "$summary"
       mps_down
@@ -209,13 +221,14 @@ pair_case() {
   # A look in the middle: are both MPS clients, does the daemon see both?
   ( sleep 15; mps_view "$d/mps_view.txt" ) &
   local viewer=$!
-  if [[ $c == gshare || $c == gmps ]]; then ( sleep 16; status_json >"$d/status.json" ) & fi
+  if [[ $c == gshare || $c == gmps || $c == gsmps ]]; then ( sleep 16; status_json >"$d/status.json" ) & fi
   jobs_wait "$c" "$d/times.txt"
   kill "$viewer" 2>/dev/null
   wait 2>/dev/null
-  if [[ $c == gshare || $c == gmps ]]; then
+  if [[ $c == gshare || $c == gmps || $c == gsmps ]]; then
     daemon_down
     cp "$work/pair_$c/state/daemon.log" "$d/daemon.log" 2>/dev/null
+    cp "$work/pair_$c/state/mps/0/log/"*.log "$d/" 2>/dev/null
   fi
   mps_down
   pair_line "$c" "$d" "$t0" gpt cnn
@@ -252,18 +265,23 @@ EOF
 service_case() {
   local c=$1 d="$res/service/$1" pc tenv=""
   mkdir -p "$d"
+  local mode=off threads=""
   case $c in
     alone) pc=alone ;;
-    bare | mps | mpsprio | mpscap) pc=bare3 ;;
-    gshare | gmps) pc=gshare3 ;;
+    bare | mps | mpsprio | mpscap) pc=bare$trainings ;;
+    gshare | gmps) pc=gshare$trainings ;;
+    gsmps) pc=gshare$trainings mode=auto ;;
+    gsmpscap | gsmpsw) pc=gshare$trainings mode=auto threads=$cap_pct ;;
   esac
   [[ $c == mpsprio ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1"
   [[ $c == mpscap ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1 CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$cap_pct"
+  [[ $c == gsmpsw ]] && tenv="GSHARE_PRIORITY_CONCURRENT_US=$conc_us"
   if [[ $c == mps* || $c == gmps ]]; then
     mps_up "$d" || { echo "service case=$c mps_failed" | tee -a "$summary"; return 1; }
   fi
   local line rc more
-  OUT="$d" CASES="$pc" TRAIN_ENV="$tenv" SERVICE_BATCH="${SERVICE_BATCH:-32}" \
+  OUT="$d" CASES="$pc" TRAIN_ENV="$tenv" MPS_MODE="$mode" MPS_THREADS="$threads" \
+    SERVICE_BATCH="${SERVICE_BATCH:-32}" \
     SERVICE_SECONDS="${SERVICE_SECONDS:-12}" MIN_STEPS="${MIN_STEPS:-10}" \
     AFTER_SECONDS="${AFTER_SECONDS:-3}" ENGINE="$ENGINE" \
     timeout -k 10 300 bash "$bench/priority.sh" "$gbin" >"$d/priority.txt" 2>"$d/priority.err" &
@@ -285,7 +303,7 @@ for l in open(sys.argv[1]):
         j = json.loads(l)
         print("p90=%s mean=%s max=%s busy=%s" % (j["p90_ms"], j["mean_ms"], j["max_ms"], j["busy_fraction"]))
 ' "$d/priority/$pc/service.out" 2>/dev/null)
-  echo "service case=$c ${line#case="$pc" } ${more} rc=$rc [${pc}${tenv:+; trainings $tenv}]" |
+  echo "service case=$c ${line#case="$pc" } ${more} rc=$rc [${pc}; mps=$mode${threads:+ threads=$threads}${tenv:+; trainings $tenv}]" |
     tee -a "$summary"
   [[ -n $line && $line != *" p50=- "* ]]
 }
