@@ -36,7 +36,8 @@
 #              gsmps   `gshare3` with gshare's MPS backend ([mps] auto: the daemon's own MPS
 #                      control daemon, the trainings its below-normal clients);
 #              gsmpscap   as gsmps, [mps] batch_thread_percentage = CAP_PCT;
-#              gsmpsw  as gsmpscap, the trainings with GSHARE_PRIORITY_CONCURRENT_US=CONC_US
+#              gsmpsw  as gsmps with batch_thread_percentage = WINDOW_CAP_PCT (default CAP_PCT;
+#                      100: none), the trainings with GSHARE_PRIORITY_CONCURRENT_US=CONC_US
 #                      (what they keep queued while the service is busy).
 #            TRAININGS (default 3) sets the number of trainings of every case but alone.
 #            Per case priority.sh's line (service p50/p99, the trainings' steps/s during the
@@ -77,6 +78,8 @@ pair_tmo="${PAIR_TIMEOUT:-200}"
 ENGINE="${ENGINE-swap}"
 cap_pct="${CAP_PCT:-25}"
 conc_us="${CONC_US:-1000}"
+window_cap="${WINDOW_CAP_PCT:-$cap_pct}"
+[[ $window_cap == 100 ]] && window_cap=""
 trainings="${TRAININGS:-3}"
 deadline="${DEADLINE:-0}"
 for c in $pair_cases; do
@@ -271,7 +274,8 @@ service_case() {
     bare | mps | mpsprio | mpscap) pc=bare$trainings ;;
     gshare | gmps) pc=gshare$trainings ;;
     gsmps) pc=gshare$trainings mode=auto ;;
-    gsmpscap | gsmpsw) pc=gshare$trainings mode=auto threads=$cap_pct ;;
+    gsmpscap) pc=gshare$trainings mode=auto threads=$cap_pct ;;
+    gsmpsw) pc=gshare$trainings mode=auto threads=$window_cap ;;
   esac
   [[ $c == mpsprio ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1"
   [[ $c == mpscap ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1 CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$cap_pct"
