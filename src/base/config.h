@@ -159,11 +159,13 @@ struct Config {
     std::string mode = "auto";
     std::string control = "nvidia-cuda-mps-control";  // a path, or a name looked up in PATH
     // Jobs at or below this priority are batch work: MPS client priority below normal
-    // (CUDA_MPS_CLIENT_PRIORITY=1, NVIDIA's MPS documentation) and, below 100, at most
-    // batch_thread_percentage of the GPU's threads (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE), both
-    // fixed for the job's life. Jobs above it are normal-priority clients without a cap.
+    // (CUDA_MPS_CLIENT_PRIORITY=1, NVIDIA's MPS documentation); one that starts while a client
+    // above it runs on its GPU is also held to batch_thread_percentage of the GPU's threads
+    // (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; 100: no cap), both for the job's life
+    // (policy/mps_choice.h has the rule and its measurement). Jobs above it are normal-priority
+    // clients without a cap.
     int batch_max_priority = 0;
-    int batch_thread_percentage = 100;  // 1..100
+    int batch_thread_percentage = 25;  // 1..100
   };
   Scheduler scheduler;
   Metrics metrics;

@@ -276,7 +276,10 @@ MpsServers::Env MpsServers::EnvFor(const JobRecord& r, const std::string& slot,
   if (s != nullptr) {
     Prune(*s);
     gpu.server_up = s->pid != 0;
-    if (!s->clients.empty()) gpu.client_uid = s->clients.begin()->second;
+    if (!s->clients.empty()) gpu.client_uid = s->clients.begin()->second.uid;
+    for (const auto& [id, client] : s->clients) {
+      if (client.priority > options_.config.batch_max_priority) gpu.above_batch_client = true;
+    }
   }
   const MpsChoice choice = ChooseMps(
       MpsJob{r.uid, r.priority, r.gpus, r.memory, r.kind}, gpu,
@@ -285,7 +288,7 @@ MpsServers::Env MpsServers::EnvFor(const JobRecord& r, const std::string& slot,
     if (why_not != nullptr) *why_not = choice.why_not;
     return {};
   }
-  s->clients[r.id] = r.uid;
+  s->clients[r.id] = Server::Client{r.uid, r.priority};
   Env env{{job_env::kMpsPipeDirectory, s->pipe},
           {job_env::kMpsLogDirectory, s->log},
           {job_env::kMpsClient, "1"},
@@ -305,7 +308,7 @@ nlohmann::json MpsServers::Describe() {
     nlohmann::json g{{"gpu", s.gpu}, {"up", s.pid != 0}, {"pid", s.pid}};
     nlohmann::json clients = nlohmann::json::array();
     for (const auto& [job, uid] : s.clients) clients.push_back(job);
-    if (!s.clients.empty()) g["client_uid"] = s.clients.begin()->second;
+    if (!s.clients.empty()) g["client_uid"] = s.clients.begin()->second.uid;
     g["clients"] = std::move(clients);
     gpus.push_back(std::move(g));
   }

@@ -70,7 +70,11 @@ class MpsServers {
     std::string gpu;  // UUID or index, as given to CUDA_VISIBLE_DEVICES
     std::string pipe, log;
     pid_t pid = 0;  // the control daemon's; 0: not running
-    std::map<int64_t, uid_t> clients;
+    struct Client {
+      uid_t uid = 0;
+      int priority = 0;
+    };
+    std::map<int64_t, Client> clients;  // by job id
   };
   Server* ServerOf(const std::string& slot);
   void Prune(Server& s);

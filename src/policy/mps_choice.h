@@ -36,11 +36,21 @@ struct MpsJob {
 struct MpsGpu {
   bool server_up = false;           // its control daemon runs
   std::optional<uid_t> client_uid;  // the user whose jobs are its clients now; none: no client
+  bool above_batch_client = false;  // a client above batch_max_priority runs there now
 };
 
+// A batch job (priority <= batch_max_priority) is a below-normal client. It is also capped at
+// batch_thread_percentage of the GPU's threads when it starts beside a client above batch
+// priority (a service): client priority alone orders the blocks waiting for SMs, not those
+// already on them, and the cap keeps SMs free for the service's next request. The cap holds
+// for the job's life (the driver reads it at context creation), so a batch job started while no
+// service runs is not capped: capped, two batch jobs that fit together would leave most SMs
+// idle. Measured on an H200 (docs/benchmarks.md, "MPS backend"): a ResNet-50 service busy
+// 60-74 % of the time beside three capped GPT-2 trainings kept p99 at 0.89-1.27x alone in two
+// of three runs, the trainings 81-87 % of their rate; uncapped, p99 was 1.80x.
 struct MpsSettings {
   int batch_max_priority = 0;
-  int batch_thread_percentage = 100;
+  int batch_thread_percentage = 25;
 };
 
 struct MpsChoice {

@@ -50,11 +50,22 @@ class MpsBackendTest(TestCase):
                          os.path.join(h.state_dir, "mps", "0", "log"), batch)
         self.assertEqual(batch.get("GSHARE_MPS_CLIENT"), "1", batch)
         self.assertEqual(batch.get("CUDA_MPS_CLIENT_PRIORITY"), "1", batch)
-        self.assertEqual(batch.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "30", batch)
+        self.assertNotIn("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", batch)  # no service there
 
         service = self.run_env(h, "-p", "10")
         self.assertEqual(service.get("CUDA_MPS_CLIENT_PRIORITY"), "0", service)
         self.assertNotIn("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", service)
+
+        # While a service runs, a batch job that starts is held to the batch cap.
+        running = h.start_run(["sleep", "30"], ["-p", "10", "-q"], name="service")
+        h.wait_for(lambda: len(h.status()["daemon"]["mps"]["gpus"][0]["clients"]) >= 1, 30,
+                   "the service is a client")
+        capped = self.run_env(h)
+        self.assertEqual(capped.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "30", capped)
+        self.assertEqual(capped.get("CUDA_MPS_CLIENT_PRIORITY"), "1", capped)
+        running.kill()
+        h.wait_for(lambda: not h.status()["daemon"]["mps"]["gpus"][0]["clients"], 30,
+                   "the service's end")
 
         # Isolation asked for, or an engine that does not run under MPS: outside.
         self.assertEqual(self.run_env(h, "--env", "GSHARE_MPS=0"), {})

@@ -50,7 +50,7 @@ bool Alive(pid_t pid) {  // a zombie (reparented, not reaped yet) has ended
 
 TEST_CASE("mps servers: one control daemon per GPU, each client pointed at its own") {
   TempDir dir;
-  std::set<int64_t> live{1, 2, 3};
+  std::set<int64_t> live{1, 2};
   MpsServers mps(Opts(dir, 25), [&live](int64_t id) { return live.count(id) != 0; });
   mps.Start({"GPU-aaaa", "GPU-bbbb"});
   REQUIRE(mps.AnyUp());
@@ -67,7 +67,7 @@ TEST_CASE("mps servers: one control daemon per GPU, each client pointed at its o
   CHECK(Get(batch, "CUDA_MPS_PIPE_DIRECTORY") == dir.File("mps/1/pipe"));
   CHECK(Get(batch, "CUDA_MPS_LOG_DIRECTORY") == dir.File("mps/1/log"));
   CHECK(Get(batch, "CUDA_MPS_CLIENT_PRIORITY") == "1");
-  CHECK(Get(batch, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "25");
+  CHECK(Get(batch, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "<unset>");  // no service there
   CHECK(Get(batch, "GSHARE_MPS_CLIENT") == "1");
   CHECK(Get(batch, "CUDA_VISIBLE_DEVICES") == "GPU-bbbb");  // by UUID: the same in MPS and out
 
@@ -75,7 +75,13 @@ TEST_CASE("mps servers: one control daemon per GPU, each client pointed at its o
   CHECK(Get(service, "CUDA_MPS_CLIENT_PRIORITY") == "0");
   CHECK(Get(service, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "<unset>");
   CHECK(mps.Describe()["gpus"][1]["clients"] == nlohmann::json::array({1, 2}));
-  CHECK(mps.EnvFor(Job(3, 1000), "7").empty());  // no such GPU
+  // A batch job that starts beside the service is capped; on the other GPU it is not.
+  CHECK(Get(mps.EnvFor(Job(3, 1000, 0), "1"), "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "25");
+  CHECK(Get(mps.EnvFor(Job(4, 1000, 0), "0"), "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "<unset>");
+  live.erase(2);  // the service ended
+  CHECK(Get(mps.EnvFor(Job(5, 1000, 0), "1"), "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "<unset>");
+  live.insert({3, 4, 5});
+  CHECK(mps.EnvFor(Job(6, 1000), "7").empty());  // no such GPU
 
   live.clear();  // the jobs ended: nothing holds the servers up
   mps.Stop();
@@ -86,7 +92,7 @@ TEST_CASE("mps servers: one control daemon per GPU, each client pointed at its o
   }
   CHECK(ReadFile(dir.File("mps/0/log/control.log")).find("quit pid=" + std::to_string(pid0)) !=
         std::string::npos);
-  CHECK(mps.EnvFor(Job(3, 1000), "0").empty());  // stopped: outside MPS
+  CHECK(mps.EnvFor(Job(6, 1000), "0").empty());  // stopped: outside MPS
 }
 
 TEST_CASE("mps servers: a GPU's server serves one user until that user's jobs have ended") {

@@ -7,34 +7,40 @@ namespace gshare::unit_mps_choice {
 namespace {
 
 const MpsSettings kSettings{/*batch_max_priority=*/0, /*batch_thread_percentage=*/40};
-const MpsGpu kUp{true, std::nullopt};
+const MpsGpu kUp{true, std::nullopt, false};
+const MpsGpu kBesideService{true, 1000u, true};  // a client above batch priority runs there
 
 MpsJob Job(uid_t uid = 1000, int priority = 0) { return MpsJob{uid, priority, 1, "swap", "run"}; }
 
-TEST_CASE("mps choice: a batch job is a below-normal client with the batch cap") {
+TEST_CASE("mps choice: a batch job is a below-normal client, capped only beside a service") {
   MpsChoice c = ChooseMps(Job(1000, 0), kUp, kSettings);
   CHECK(c.client);
   CHECK(c.client_priority == 1);
-  CHECK(c.active_thread_percentage == 40);
-  c = ChooseMps(Job(1000, -5), kUp, kSettings);
+  CHECK(c.active_thread_percentage == 100);  // two batch jobs that fit keep every SM
+  c = ChooseMps(Job(1000, 0), kBesideService, kSettings);
   CHECK(c.client_priority == 1);
+  CHECK(c.active_thread_percentage == 40);
+  c = ChooseMps(Job(1000, -5), kBesideService, kSettings);
+  CHECK(c.client_priority == 1);
+  CHECK(c.active_thread_percentage == 40);
 }
 
 TEST_CASE("mps choice: a job above batch_max_priority is a normal client without a cap") {
-  const MpsChoice c = ChooseMps(Job(1000, 1), kUp, kSettings);
+  const MpsChoice c = ChooseMps(Job(1000, 1), kBesideService, kSettings);
   CHECK(c.client);
   CHECK(c.client_priority == 0);
   CHECK(c.active_thread_percentage == 100);
-  const MpsChoice raised = ChooseMps(Job(1000, 1), kUp, MpsSettings{5, 40});
+  const MpsChoice raised = ChooseMps(Job(1000, 1), kBesideService, MpsSettings{5, 40});
   CHECK(raised.client_priority == 1);
+  CHECK(raised.active_thread_percentage == 40);
 }
 
 TEST_CASE("mps choice: another user's server, several GPUs, Slurm and two engines run outside") {
-  CHECK_FALSE(ChooseMps(Job(), MpsGpu{false, std::nullopt}, kSettings).client);
-  const MpsChoice other = ChooseMps(Job(1001), MpsGpu{true, 1000u}, kSettings);
+  CHECK_FALSE(ChooseMps(Job(), MpsGpu{false, std::nullopt, false}, kSettings).client);
+  const MpsChoice other = ChooseMps(Job(1001), MpsGpu{true, 1000u, false}, kSettings);
   CHECK_FALSE(other.client);
   CHECK(other.why_not.find("another user") != std::string::npos);
-  CHECK(ChooseMps(Job(1000), MpsGpu{true, 1000u}, kSettings).client);  // the same user
+  CHECK(ChooseMps(Job(1000), MpsGpu{true, 1000u, false}, kSettings).client);  // the same user
   MpsJob gang = Job();
   gang.gpus = 2;
   CHECK_FALSE(ChooseMps(gang, kUp, kSettings).client);
