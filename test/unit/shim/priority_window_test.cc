@@ -174,5 +174,38 @@ TEST_CASE("AdmitRule: the rest of the higher job's gap admits longer work") {
   CHECK(AdmitRule(View(0, 0, 100'000, now, now + 50'000, 6 * kMs)) == WindowVerdict::kSubmit);
 }
 
+TEST_CASE("AdmitRule: an MPS client is bounded only while the higher job is busy, never stopped") {
+  WindowView v;
+  v.concurrent = true;
+  v.budget_ns = 150'000;
+  v.queued_ns = 40 * kMs;  // far past the lanes' budget: a stopped lane would wait
+  v.outstanding = 20;
+  v.cost_ns = 3 * kMs;
+  v.now_ns = 100 * kMs;
+  v.quiet_until_ns = 110 * kMs;  // a forecast gap would make a time-sliced lane wait too
+  v.quiet_gap_ns = 20 * kMs;
+  v.higher_busy = false;
+  CHECK(AdmitRule(v) == WindowVerdict::kSubmit);  // the higher job idle: no bound
+  v.higher_busy = true;
+  v.concurrent_budget_ns = 0;
+  CHECK(AdmitRule(v) == WindowVerdict::kSubmit);  // 0: client priority alone orders them
+  v.concurrent_budget_ns = 1 * kMs;
+  CHECK(AdmitRule(v) == WindowVerdict::kWaitOldest);  // busy: past the bound waits for the oldest
+  v.queued_ns = 0;
+  v.outstanding = 0;
+  CHECK(AdmitRule(v) ==
+        WindowVerdict::kSubmit);  // alone longer than the bound: goes, never starves
+  v.cost_ns = 500'000;
+  CHECK(AdmitRule(v) == WindowVerdict::kSubmit);
+  v.queued_ns = 600'000;
+  v.outstanding = 1;
+  CHECK(AdmitRule(v) == WindowVerdict::kWaitOldest);
+  // The same view outside MPS keeps the lanes' rule: past the budget (no gap forecast), wait
+  // for the oldest.
+  v.concurrent = false;
+  v.quiet_until_ns = v.quiet_gap_ns = 0;
+  CHECK(AdmitRule(v) == WindowVerdict::kWaitOldest);
+}
+
 }  // namespace
 }  // namespace gshare::shim::unit_priority_window
