@@ -166,6 +166,9 @@ struct Config {
     // clients without a cap.
     int batch_max_priority = 0;
     int batch_thread_percentage = 25;  // 1..100
+    // "beside_service": the cap holds a batch job that starts while a client above it runs on
+    // its GPU; "always": every batch client (a GPU kept for a service that may come at any time).
+    std::string batch_cap = "beside_service";
   };
   Scheduler scheduler;
   Metrics metrics;

@@ -283,7 +283,8 @@ MpsServers::Env MpsServers::EnvFor(const JobRecord& r, const std::string& slot,
   }
   const MpsChoice choice = ChooseMps(
       MpsJob{r.uid, r.priority, r.gpus, r.memory, r.kind}, gpu,
-      MpsSettings{options_.config.batch_max_priority, options_.config.batch_thread_percentage});
+      MpsSettings{options_.config.batch_max_priority, options_.config.batch_thread_percentage,
+                  options_.config.batch_cap == "always"});
   if (!choice.client) {
     if (why_not != nullptr) *why_not = choice.why_not;
     return {};

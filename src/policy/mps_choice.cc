@@ -18,7 +18,8 @@ MpsChoice ChooseMps(const MpsJob& job, const MpsGpu& gpu, const MpsSettings& set
     c.client = true;
     if (job.priority <= settings.batch_max_priority) {
       c.client_priority = 1;
-      if (gpu.above_batch_client) c.active_thread_percentage = settings.batch_thread_percentage;
+      if (gpu.above_batch_client || settings.cap_always)
+        c.active_thread_percentage = settings.batch_thread_percentage;
     }
   }
   return c;

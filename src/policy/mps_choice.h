@@ -51,6 +51,7 @@ struct MpsGpu {
 struct MpsSettings {
   int batch_max_priority = 0;
   int batch_thread_percentage = 25;
+  bool cap_always = false;  // [mps] batch_cap = "always": every batch client is capped
 };
 
 struct MpsChoice {

@@ -23,6 +23,10 @@ TEST_CASE("mps choice: a batch job is a below-normal client, capped only beside 
   c = ChooseMps(Job(1000, -5), kBesideService, kSettings);
   CHECK(c.client_priority == 1);
   CHECK(c.active_thread_percentage == 40);
+  MpsSettings always = kSettings;
+  always.cap_always = true;
+  CHECK(ChooseMps(Job(1000, 0), kUp, always).active_thread_percentage == 40);
+  CHECK(ChooseMps(Job(1000, 1), kUp, always).active_thread_percentage == 100);  // not batch
 }
 
 TEST_CASE("mps choice: a job above batch_max_priority is a normal client without a cap") {
