@@ -4,11 +4,12 @@ jobs that may share a server are launched as its clients (their environment name
 their MPS priority and thread cap), those that may not run outside, and the daemon quits the
 control daemon as it stops. With the fake driver a client of lower priority runs beside a busy
 higher job instead of in its gaps only (the shim's concurrent lane)."""
+import json
 import os
-import re
+import shutil
 import unittest
 
-from gshare_e2e import HERE, TestCase, proc_alive
+from gshare_e2e import HERE, SystemDaemonCase, TestCase, proc_alive
 
 FAKE_MPS = os.path.abspath(os.path.join(HERE, "..", "fake_mps", "nvidia-cuda-mps-control"))
 MIB = 1 << 20
@@ -128,6 +129,57 @@ class MpsBackendTest(TestCase):
         low_id = h.job_record(lambda j: j["name"] == "low")["id"]
         self.assertLess(h.job_record(lambda j: j["id"] == low_id).get("held_back_seconds", 0),
                         0.5)
+
+
+ENV_LINE = "env | grep -E '^CUDA_MPS_(PIPE_DIRECTORY|CLIENT_PRIORITY)=' | sort"
+
+
+@unittest.skipUnless(os.geteuid() == 0, "needs root: it creates users and a system daemon")
+@unittest.skipUnless(shutil.which("useradd") and shutil.which("runuser"), "needs useradd, runuser")
+class SystemMpsTest(SystemDaemonCase):
+    """The system daemon's MPS server on a GPU serves one user at a time: while one user's jobs
+    are its clients, another user's jobs run outside it (the control daemon would queue their
+    clients until the first user's end); once they have ended the other user's jobs become its
+    clients. As two Unix users, in cron's bare environment."""
+
+    def setUp(self):
+        self.setup_system(("gsharempsa", "gsharempsb"),
+                          '[queue]\nmax_running = 4\ngpus = 1\n[mps]\ncontrol = "%s"\n' % FAKE_MPS)
+        self.a, self.b = self.users
+        self.start_system()
+
+    def state_of(self, user, job):
+        r = self.as_user(user, "queue", "-a", "--json", check_rc=0)
+        return {j["id"]: j["state"] for j in json.loads(r.stdout)["jobs"]}.get(job)
+
+    def env_job(self, user, name):
+        out = os.path.join(self.homes[user.pw_name], name + ".out")
+        job = self.submit(user, "-J", name, "-o", out, "--wrap", ENV_LINE)
+        self.as_user(user, "wait", str(job), check_rc=0)
+        with open(out) as f:
+            return env_of(f.read())
+
+    def test_one_user_per_server(self):
+        a, b = self.a, self.b
+        r = self.as_user(a, "status", "--json", check_rc=0)
+        mps = json.loads(r.stdout)["daemon"]["mps"]["gpus"]
+        self.assertTrue(mps and mps[0]["up"], r.stdout + self.log())
+        pipe = os.path.join(self.sys, "run", "mps", "0", "pipe")
+        self.assertEqual(os.stat(pipe).st_mode & 0o777, 0o755)  # every user's client reaches it
+
+        sleeper = self.submit(a, "-J", "a-sleeps", "--", "sleep", "60")
+        self.h.wait_for(lambda: self.state_of(a, sleeper) == "RUNNING", 30, "a-sleeps running")
+        self.assertEqual(self.env_job(a, "a-env").get("CUDA_MPS_PIPE_DIRECTORY"), pipe,
+                         self.log())
+        self.assertEqual(self.env_job(b, "b-env"), {}, "another user's job was made a client "
+                         "of a server that serves the first user's jobs\n" + self.log())
+        self.assertIn("serves another user's jobs", self.log())
+
+        self.as_user(a, "cancel", str(sleeper), check_rc=0)
+        self.as_user(a, "wait", str(sleeper))
+        b_after = self.env_job(b, "b-after")
+        self.assertEqual(b_after.get("CUDA_MPS_PIPE_DIRECTORY"), pipe, self.log())
+        self.assertEqual(b_after.get("CUDA_MPS_CLIENT_PRIORITY"), "1")
 
 
 if __name__ == "__main__":
