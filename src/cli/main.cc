@@ -7,8 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "cli/cli.h"
+#include <cstdio>
+
 #include "base/logging.h"
+#include "cli/cli.h"
+#include "cli/command_word.h"
 
 namespace {
 
@@ -51,8 +54,60 @@ int main(int argc, char** argv) {
     kCommands[i].add(*sub, global, &handlers[i]);
     subs.push_back(sub);
   }
+  // What a mistyped command line meant, said before CLI11 says "A subcommand is required".
+  std::vector<std::string> unknown_options;
+  const int word_at = CommandWordIndex(argc, argv, &unknown_options);
+  if (!unknown_options.empty()) {
+    SetupLogging(false);
+    const std::string& bad = unknown_options.front();
+    auto near =
+        NearestWord(bad.substr(0, bad.find('=')), {"--help", "--version", "--config", "--verbose"});
+    spdlog::error("unknown option {}{} (gshare --help lists the options and commands)", bad,
+                  near ? "; did you mean " + *near + "?" : "");
+    return kExitUsage;
+  }
+  std::vector<std::string> help_argv;  // `gshare help CMD` is `gshare CMD --help`
+  if (word_at >= 0 && std::string(argv[word_at]) == "help") {
+    for (int i = 0; i < argc; ++i) {
+      if (i != word_at) help_argv.push_back(argv[i]);
+    }
+    if (word_at + 1 < argc) help_argv.push_back("--help");
+  }
+  const bool asked = [&] {  // --help or --version before any command word
+    for (int i = 1; i < argc && (word_at < 0 || i < word_at); ++i) {
+      const std::string a = argv[i];
+      if (a == "-h" || a == "--help" || a == "--version") return true;
+    }
+    return false;
+  }();
+  if ((word_at < 0 && !asked) || (!help_argv.empty() && word_at + 1 >= argc)) {
+    std::fputs(app.help().c_str(), stdout);  // a bare `gshare` or `gshare help`
+    return 0;
+  }
+  if (word_at >= 0 && help_argv.empty()) {
+    const std::string word = argv[word_at];
+    std::vector<std::string> names;
+    bool known = false;
+    for (size_t i = 0; i < kNumCommands; ++i) {
+      known = known || word == kCommands[i].name;
+      if (kCommands[i].help[0] != '\0') names.push_back(kCommands[i].name);
+    }
+    if (!known) {
+      SetupLogging(false);
+      auto near = NearestWord(word, names);
+      spdlog::error("'{}' is not a gshare command{} (gshare --help lists them)", word,
+                    near ? "; did you mean '" + *near + "'?" : "");
+      return kExitUsage;
+    }
+  }
+  std::vector<char*> help_args;
+  for (std::string& a : help_argv) help_args.push_back(a.data());
   try {
-    app.parse(argc, argv);
+    if (help_args.empty()) {
+      app.parse(argc, argv);
+    } else {
+      app.parse(static_cast<int>(help_args.size()), help_args.data());
+    }
   } catch (const CLI::ParseError& e) {
     // Which command was meant: the first word that is not an option (or --config's value).
     bool run = false;

@@ -194,15 +194,17 @@ class PriorityLanesTest(TestCase):
         # Launches may pass in the instant the low job joins, before the high job's shim has
         # marked the work it queued alone (priority_lane.h; more than one on a loaded
         # machine). Once the board shows it held back, none does (a kernel logs at its end:
-        # the one in flight, 2 ms, is let finish first).
-        time.sleep(0.1)
+        # the one in flight, 2 ms, is let finish first: the daemon's first report of a held
+        # time, in 100 ms steps, comes after it).
+        held = lambda: (h.job_record(lambda j: j["name"] == "low") or {}).get(
+            "held_back_seconds", 0)
+        h.wait_for(lambda: held() >= 0.1, 10, "the low job's held-back time in status")
         ran = len(h.ops("K", lp))
         self.assertLessEqual(ran, 5, "the low job ran beside a busy high job")
-        time.sleep(0.5)
+        # Half a second more of being held back, as the daemon counts it: nothing ran.
+        start = held()
+        h.wait_for(lambda: held() >= start + 0.5, 10, "half a second more held back")
         self.assertEqual(len(h.ops("K", lp)), ran, "the low job ran beside a busy high job")
-        # The time it was held back reaches the daemon (in 100 ms steps).
-        h.wait_for(lambda: (h.job_record(lambda j: j["name"] == "low") or {}).get(
-            "held_back_seconds", 0) >= 0.2, 10, "the low job's held-back time in status")
         end_high(hp)
         h.assert_done(low, 20, timeout=30)
         kill_quietly(hp, signal.SIGKILL)

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -95,7 +97,19 @@ TEST_CASE("issue25: SlurmStepOf trusts the first root-owned ancestor only") {
   }
 }
 
-TEST_CASE("issue25: SlurmStepOf of this test finds no step") { CHECK_FALSE(SlurmStepOf(getpid())); }
+TEST_CASE("issue25: SlurmStepOf of this test on the real /proc finds the step it runs in") {
+  // Outside Slurm no slurmstepd is above us; inside a Slurm job (an srun of the tests) the
+  // step found is that job's, as slurmd told the step's processes in SLURM_JOB_ID.
+  const std::optional<SlurmStep> step = SlurmStepOf(getpid());
+  const char* job = std::getenv("SLURM_JOB_ID");
+  if (job == nullptr) {
+    CHECK_FALSE(step);
+  } else {
+    REQUIRE(step);
+    CHECK(step->job_id == std::atoll(job));
+    CHECK(step->stepd_pid != getpid());
+  }
+}
 
 }  // namespace
 }  // namespace gshare::unit_slurm_step
