@@ -178,6 +178,11 @@ void PrintTable(const json& st) {
              : "-",
         live ? Secs(swap_s).c_str() : "-", Command(j).c_str());
   }
+  if (st.value("older_jobs_left_out", false)) {
+    std::printf(
+        "(older ended jobs left out: gshare queue -a lists every job, gshare acct the "
+        "history)\n");
+  }
 }
 
 int ShowStatus(const GlobalOptions& global, const StatusOptions& opt) {

@@ -163,9 +163,12 @@ json StatusReporter::Document(Connection* viewer, const StatusRequest& request) 
     listed.insert(id);
   }
   ListFilter recent;
-  recent.limit = 20;
+  recent.limit = kRecentJobs + 1;  // one more: whether older ones were left out
   auto rows = p_.store.List(recent);
+  bool more = false;
   if (rows.ok()) {
+    more = rows->size() > static_cast<size_t>(kRecentJobs);
+    if (more) rows->pop_back();
     for (const JobRecord& r : rows.value()) {
       if (!listed.insert(r.id).second) continue;
       jobs.push_back(JobToJson(r));
@@ -182,9 +185,13 @@ json StatusReporter::Document(Connection* viewer, const StatusRequest& request) 
       hide(&jobs.back());
     }
   }
-  return json{{"ok", true},       {"schema_version", kJsonSchemaVersion},
-              {"daemon", daemon}, {"gpus", gpus},
-              {"jobs", jobs},     {"users", UsersJson(now)}};
+  return json{{"ok", true},
+              {"schema_version", kJsonSchemaVersion},
+              {"daemon", daemon},
+              {"gpus", gpus},
+              {"jobs", jobs},
+              {"users", UsersJson(now)},
+              {"older_jobs_left_out", more}};
 }
 
 json StatusReporter::UsersJson(TimePoint now) const {

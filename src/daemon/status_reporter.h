@@ -48,6 +48,9 @@ class StatusReporter {
   StatusReporter(Parts parts, std::function<double()> start_time)
       : p_(parts), start_time_(std::move(start_time)) {}
 
+  // The jobs a full document lists besides the active ones: the newest, by id (older ones are
+  // in `gshare queue -a` and `gshare acct`; the document says when it left some out).
+  static constexpr int kRecentJobs = 20;
   // The document as `viewer` may see it (AccessGuard::HideDetails on other users' jobs);
   // nullptr: the metrics' view, which holds only what every user may see. `request.brief`:
   // the daemon and each active job's lease only; `request.job_id`: that job too, however old.

@@ -97,5 +97,23 @@ class CliExtrasTest(TestCase):
         self.assertIn("WantedBy=default.target", text)
 
 
+    def test_status_says_when_it_left_older_jobs_out(self):
+        h = self.harness(queue={"max_running": 8})
+        h.start_daemon()
+        ids = [h.submit("--", "true") for _ in range(21)]
+        for i in ids:
+            h.wait_state(i, "COMPLETED")
+        r = h.gshare("status")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("older ended jobs left out: gshare queue -a lists every job", r.stdout)
+        listed = [j["id"] for j in h.status()["jobs"]]
+        self.assertEqual(sorted(listed), ids[1:], "the newest 20")
+        self.assertTrue(h.status()["older_jobs_left_out"])
+        h.gshare("clean")
+        h.wait_state(h.submit("--", "true"), "COMPLETED")
+        r = h.gshare("status")
+        self.assertNotIn("left out", r.stdout)
+        self.assertFalse(h.status()["older_jobs_left_out"])
+
 if __name__ == "__main__":
     unittest.main()
