@@ -21,12 +21,13 @@ import sys
 
 ALLOWED = {
     "base": set(),
-    "policy": {"base"},
-    "store": {"base"},
-    "ipc": {"base", "store", "policy"},
-    "runner": {"base", "store", "ipc"},
-    "daemon": {"base", "policy", "store", "ipc", "runner"},
-    "cli": {"base", "policy", "store", "ipc", "runner", "daemon"},
+    "model": {"base"},
+    "policy": {"base", "model"},
+    "store": {"base", "model"},
+    "ipc": {"base", "model", "store", "policy"},
+    "runner": {"base", "model", "store", "ipc"},
+    "daemon": {"base", "model", "policy", "store", "ipc", "runner"},
+    "cli": {"base", "model", "policy", "store", "ipc", "runner", "daemon"},
 }
 # Policy decides; it does not touch files, sockets, processes, threads, clocks of its own or logs.
 IO_HEADERS = {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "store/job_store.h"
+#include "model/job_record.h"
 
 namespace gshare {
 

@@ -17,7 +17,8 @@
 #include "ipc/requests.h"
 #include "gshare/protocol.h"
 #include "cli/job_source.h"
-#include "store/job_store.h"
+#include "model/job_filters.h"
+#include "model/job_record.h"
 #include "base/status.h"
 
 namespace gshare {

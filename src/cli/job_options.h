@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/config.h"
-#include "store/job_store.h"
+#include "model/job_record.h"
 #include "base/status.h"
 
 namespace gshare {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "store/job_store.h"
+#include "model/job_record.h"
 
 namespace gshare {
 

@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "policy/types.h"
-#include "store/job_store.h"
+#include "model/job_record.h"
 
 namespace gshare {
 

@@ -10,7 +10,7 @@
 
 #include "base/status.h"
 #include "runner/job_identity.h"
-#include "store/job_store.h"
+#include "model/job_record.h"
 
 namespace gshare {
 

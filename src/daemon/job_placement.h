@@ -18,7 +18,7 @@
 #include "daemon/job_table.h"
 #include "policy/arbiter.h"
 #include "policy/memory_ledger.h"
-#include "store/job_store.h"
+#include "model/job_record.h"
 
 namespace gshare {
 

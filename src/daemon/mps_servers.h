@@ -26,7 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/config.h"
-#include "store/job_store.h"
+#include "model/job_record.h"
 
 namespace gshare {
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "store/job_store.h"
+#include "model/job_record.h"
 
 namespace gshare {
 

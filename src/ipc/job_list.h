@@ -10,7 +10,8 @@
 #include <vector>
 
 #include "base/status.h"
-#include "store/job_store.h"
+#include "model/job_filters.h"
+#include "model/job_record.h"
 
 namespace gshare {
 
