@@ -23,6 +23,7 @@
 #include "cli/job_options.h"
 #include "cli/kernel_spec.h"
 #include "cli/run_report.h"
+#include "runner/launch_plan.h"
 #include "runner/sharing_env.h"
 #include "runner/job_runner.h"
 #include "base/output_pattern.h"
@@ -112,22 +113,16 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
   for (const std::string& e : opt.job.env) {
     spec.set_env.emplace_back(e.substr(0, e.find('=')), e.substr(e.find('=') + 1));
   }
-  for (auto& kv : LeaseEnv(ctx->config.scheduler)) spec.set_env.push_back(std::move(kv));
-  spec.set_env.push_back({"GSHARE_MEMORY", record->memory});
-  for (auto& kv : SharingEnvDefaults([&opt](const std::string& name) {
-         return std::getenv(name.c_str()) != nullptr || EnvListHas(opt.job.env, name);
-       })) {
-    spec.set_env.push_back(std::move(kv));
-  }
 
   std::unique_ptr<DaemonLink> link;
   int64_t job_id = 0;  // 0: the job runs unshared (no daemon, or none that answered in time)
   std::string token;   // the job's, once registered
-  std::string visible = record->gpu;  // without a daemon, the GPUs named, if any
-  LaunchEnv launch_env;               // the daemon's further variables (its MPS backend's)
-  std::string serving = ctx->socket_path;
-  auto conn = ConnectToDaemon(*ctx, &serving);
-  spec.set_env.push_back({"GSHARE_SOCKET", serving});  // the socket that answered
+  LaunchPlan plan;
+  plan.visible = record->gpu;  // without a daemon, the GPUs named, if any
+  plan.memory = record->memory;
+  plan.scheduler = ctx->config.scheduler;
+  plan.socket = ctx->socket_path;
+  auto conn = ConnectToDaemon(*ctx, &plan.socket);  // the socket that answered
   const bool queued = record->held || record->begin_time || !record->dependency.empty();
   if (!conn.ok()) {
     if (queued) return Fail(conn.status().message() + "; --dependency, --hold and --begin need it");
@@ -150,24 +145,24 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
         return Fail("the daemon refused the job: " + registered.status().message());
       }
       job_id = registered->job_id;
-      visible = registered->visible;
-      launch_env = registered->env;
+      plan.visible = registered->visible;
+      plan.daemon_env = registered->env;
       if (!registered->admitted) {
-        int status = WaitForAdmission(*link, job_id, &visible, &launch_env, opt.quiet);
+        int status = WaitForAdmission(*link, job_id, &plan.visible, &plan.daemon_env, opt.quiet);
         if (status != 0) return status;
       }
-      spec.set_env.push_back({"GSHARE_JOB_ID", std::to_string(job_id)});
-      spec.set_env.push_back({"GSHARE_JOB_NAME", record->name});
-      spec.set_env.push_back({"GSHARE_JOB_TOKEN", registered->token});
+      plan.job_id = job_id;
+      plan.job_name = record->name;
+      plan.token = registered->token;
       token = registered->token;
     }
   }
-  if (!visible.empty()) spec.set_env.push_back({"CUDA_VISIBLE_DEVICES", visible});
-  if (!launch_env.empty()) {
-    std::vector<std::string> job_env(opt.job.env);  // -e first: it overrides ours
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) job_env.emplace_back(*e);
-    if (MpsOptedOut(job_env)) DropMpsEnv(&launch_env);
-    for (auto& kv : launch_env) spec.set_env.push_back(std::move(kv));
+  std::vector<std::string> job_env(opt.job.env);  // --env first: it overrides ours
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) job_env.emplace_back(*e);
+  for (auto& kv : LaunchVariables(
+           plan, [&job_env](const std::string& name) { return EnvListHas(job_env, name); },
+           MpsOptedOut(job_env))) {
+    spec.set_env.push_back(std::move(kv));
   }
   if (job_id == 0 || opt.quiet) spec.set_env.push_back({"GSHARE_QUIET", "1"});
   if (!record->output.empty()) {

@@ -19,6 +19,8 @@
 #include "ipc/frame_io.h"
 #include "ipc/replies.h"
 #include "ipc/requests.h"
+#include "gshare/job_env.h"
+#include "runner/launch_plan.h"
 #include "runner/sharing_env.h"
 #include "runner/shim_path.h"
 
@@ -92,17 +94,24 @@ int TaskProlog(const GlobalOptions& global) {
   const std::string preload = Env("LD_PRELOAD");
   const bool preloaded = (":" + preload + ":").find(":" + shim + ":") != std::string::npos;
   put("LD_PRELOAD", preloaded ? preload : preload.empty() ? shim : shim + ":" + preload);
-  put("GSHARE_SOCKET", ctx->socket_path);
-  put("GSHARE_JOB_ID", std::to_string(joined->job_id));
-  put("GSHARE_JOB_NAME", req.name);
-  put("GSHARE_JOB_TOKEN", joined->token);
-  put("GSHARE_MEMORY", ctx->config.memory.engine);
-  for (const auto& [name, value] : LeaseEnv(ctx->config.scheduler)) put(name, value);
-  for (const auto& [name, value] :
-       SharingEnvDefaults([](const std::string& n) { return std::getenv(n.c_str()) != nullptr; })) {
+  LaunchPlan plan;
+  plan.socket = ctx->socket_path;
+  plan.job_id = joined->job_id;
+  plan.job_name = req.name;
+  plan.token = joined->token;
+  plan.memory = ctx->config.memory.engine;
+  plan.visible = joined->visible;
+  plan.daemon_env = joined->env;
+  plan.scheduler = ctx->config.scheduler;
+  const bool opted_out = [] {
+    const char* v = std::getenv(job_env::kMpsOptOut);
+    return v != nullptr && MpsOptedOut({std::string(job_env::kMpsOptOut) + "=" + v});
+  }();
+  for (const auto& [name, value] : LaunchVariables(
+           plan, [](const std::string& n) { return std::getenv(n.c_str()) != nullptr; },
+           opted_out)) {
     put(name, value);
   }
-  if (!joined->visible.empty()) put("CUDA_VISIBLE_DEVICES", joined->visible);
   return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "ipc/replies.h"
 #include "ipc/requests.h"
 #include "policy/dependency.h"
+#include "runner/launch_plan.h"
 #include "runner/sharing_env.h"
 #include "runner/shim_path.h"
 
@@ -136,26 +137,27 @@ void JobRequests::OnRunAttach(Connection& c, const json& req) {
   c.kind = Connection::Kind::kRunner;
   c.job = id;
   it->second->orphan = false;
-  json set_env{{"GSHARE_SOCKET", p_.options.socket_path},
-               {"GSHARE_JOB_ID", std::to_string(id)},
-               {"GSHARE_JOB_NAME", r.name},
-               {"GSHARE_JOB_TOKEN", r.token}};
+  LaunchPlan plan;
+  plan.socket = p_.options.socket_path;
+  plan.job_id = id;
+  plan.job_name = r.name;
+  plan.token = r.token;
+  plan.memory = r.memory.empty() ? p_.options.config.memory.engine : r.memory;
+  plan.visible = p_.placement.VisibleDevicesOf(r.gpu, r.slot);
+  plan.daemon_env = p_.placement.LaunchEnvOf(r, r.slot);
+  plan.scheduler = p_.options.config.scheduler;
+  json set_env = json::object();
+  for (auto& [name, value] : LaunchVariables(
+           plan, [&payload](const std::string& name) { return EnvListHas(payload->env, name); },
+           MpsOptedOut(payload->env))) {
+    set_env[name] = std::move(value);
+  }
   if (r.IsArrayTask()) {  // Slurm's SLURM_ARRAY_* under our prefix
     set_env["GSHARE_ARRAY_JOB_ID"] = std::to_string(r.array_job_id);
     set_env["GSHARE_ARRAY_TASK_ID"] = std::to_string(r.array_task_id);
     set_env["GSHARE_ARRAY_TASK_COUNT"] = std::to_string(r.array_task_count);
     set_env["GSHARE_ARRAY_TASK_MIN"] = std::to_string(r.array_task_min);
     set_env["GSHARE_ARRAY_TASK_MAX"] = std::to_string(r.array_task_max);
-  }
-  for (const auto& [name, value] : LeaseEnv(p_.options.config.scheduler)) set_env[name] = value;
-  set_env["GSHARE_MEMORY"] = r.memory.empty() ? p_.options.config.memory.engine : r.memory;
-  if (std::string visible = p_.placement.VisibleDevicesOf(r.gpu, r.slot); !visible.empty())
-    set_env["CUDA_VISIBLE_DEVICES"] = visible;
-  // After CUDA_VISIBLE_DEVICES: an MPS client on a machine of several GPUs names its own.
-  for (const auto& [name, value] : p_.placement.LaunchEnvOf(r, r.slot)) set_env[name] = value;
-  for (const auto& [name, value] : SharingEnvDefaults(
-           [&payload](const std::string& name) { return EnvListHas(payload->env, name); })) {
-    set_env[name] = value;
   }
   std::string shim = FindShim(p_.options.self_exe);
   if (shim.empty())

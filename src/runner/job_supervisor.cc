@@ -18,7 +18,6 @@
 #include "ipc/job_json.h"
 #include "ipc/requests.h"
 #include "runner/job_runner.h"
-#include "runner/sharing_env.h"
 
 namespace gshare {
 namespace {
@@ -131,7 +130,6 @@ int RunSupervisor(int64_t job_id, const std::string& socket_path) {
       run.set_env.emplace_back(key, value.get<std::string>());
       if (key == "GSHARE_JOB_TOKEN") token = value.get<std::string>();
     }
-    if (MpsOptedOut(*run.env)) DropMpsEnv(&run.set_env);
     run.preload = s.at("preload").get<std::vector<std::string>>();
     run.cwd = s.at("cwd").get<std::string>();
     run.output_path = s.at("output").get<std::string>();
