@@ -6,6 +6,7 @@
 
 #include "base/slurm_step.h"
 #include "daemon/host_budget.h"
+#include "gshare/job_env.h"
 #include "ipc/frame_io.h"
 #include "ipc/replies.h"
 
@@ -78,7 +79,14 @@ LaunchEnv DaemonParts::MpsEnvOf(const JobRecord& r, const std::string& gpu) {
   if (env.empty()) {
     spdlog::info("job {}: outside MPS ({})", r.id, why_not);
   } else {
-    spdlog::info("job {}: MPS client on GPU {}", r.id, gpu.empty() ? "0" : gpu);
+    std::string how = "normal priority";
+    for (const auto& [name, value] : env) {
+      if (name == job_env::kMpsClientPriority && value != "0") how = "below normal priority";
+    }
+    for (const auto& [name, value] : env) {
+      if (name == job_env::kMpsActiveThreadPercentage) how += ", " + value + " % of the threads";
+    }
+    spdlog::info("job {}: MPS client on GPU {} ({})", r.id, gpu.empty() ? "0" : gpu, how);
   }
   return env;
 }

@@ -89,6 +89,7 @@ write_config() {
       echo "[mps]"
       echo "mode = \"$MPS_MODE\""
       [[ -n ${MPS_THREADS:-} ]] && echo "batch_thread_percentage = $MPS_THREADS"
+      [[ -n ${MPS_CAP:-} ]] && echo "batch_cap = \"$MPS_CAP\""
     fi
     echo "[daemon]"
     echo "socket = \"$2/gshare.sock\""

@@ -35,9 +35,11 @@
 #              gmps    `gshare3` with an MPS daemon of this script up ([mps] off);
 #              gsmps   `gshare3` with gshare's MPS backend ([mps] auto: the daemon's own MPS
 #                      control daemon, the trainings its below-normal clients);
-#              gsmpscap   as gsmps, [mps] batch_thread_percentage = CAP_PCT;
-#              gsmpsw  as gsmps with batch_thread_percentage = WINDOW_CAP_PCT (default CAP_PCT;
-#                      100: none), the trainings with GSHARE_PRIORITY_CONCURRENT_US=CONC_US
+#              gsmpscap   as gsmps, [mps] batch_thread_percentage = CAP_PCT and batch_cap =
+#                      "always" (the trainings start before the service: the default,
+#                      "beside_service", would not cap them);
+#              gsmpsw  as gsmps with batch_thread_percentage = WINDOW_CAP_PCT, batch_cap "always"
+#                      (default CAP_PCT; 100: no cap), the trainings with GSHARE_PRIORITY_CONCURRENT_US=CONC_US
 #                      (what they keep queued while the service is busy).
 #            TRAININGS (default 3) sets the number of trainings of every case but alone.
 #            Per case priority.sh's line (service p50/p99, the trainings' steps/s during the
@@ -268,14 +270,14 @@ EOF
 service_case() {
   local c=$1 d="$res/service/$1" pc tenv=""
   mkdir -p "$d"
-  local mode=off threads=""
+  local mode=off threads="" cap=""
   case $c in
     alone) pc=alone ;;
     bare | mps | mpsprio | mpscap) pc=bare$trainings ;;
     gshare | gmps) pc=gshare$trainings ;;
     gsmps) pc=gshare$trainings mode=auto ;;
-    gsmpscap) pc=gshare$trainings mode=auto threads=$cap_pct ;;
-    gsmpsw) pc=gshare$trainings mode=auto threads=$window_cap ;;
+    gsmpscap) pc=gshare$trainings mode=auto threads=$cap_pct cap=always ;;
+    gsmpsw) pc=gshare$trainings mode=auto threads=$window_cap cap=${window_cap:+always} ;;
   esac
   [[ $c == mpsprio ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1"
   [[ $c == mpscap ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1 CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$cap_pct"
@@ -284,7 +286,7 @@ service_case() {
     mps_up "$d" || { echo "service case=$c mps_failed" | tee -a "$summary"; return 1; }
   fi
   local line rc more
-  OUT="$d" CASES="$pc" TRAIN_ENV="$tenv" MPS_MODE="$mode" MPS_THREADS="$threads" \
+  OUT="$d" CASES="$pc" TRAIN_ENV="$tenv" MPS_MODE="$mode" MPS_THREADS="$threads" MPS_CAP="$cap" \
     SERVICE_BATCH="${SERVICE_BATCH:-32}" \
     SERVICE_SECONDS="${SERVICE_SECONDS:-12}" MIN_STEPS="${MIN_STEPS:-10}" \
     AFTER_SECONDS="${AFTER_SECONDS:-3}" ENGINE="$ENGINE" \

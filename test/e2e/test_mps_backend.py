@@ -89,6 +89,9 @@ class MpsBackendTest(TestCase):
         with open(h.daemon_log) as f:
             log = f.read()
         self.assertRegex(log, r"job \d+: outside MPS \(its memory engine \(checkpoint\)")
+        self.assertRegex(log, r"job \d+: MPS client on GPU 0 \(below normal priority, 30 % of "
+                              r"the threads\)")
+        self.assertRegex(log, r"job \d+: MPS client on GPU 0 \(normal priority\)")
         self.assertEqual(h.gshare("daemon", "stop").returncode, 0)
         h.wait_for(lambda: not proc_alive(control), 30, "the control daemon quit")
         with open(os.path.join(h.state_dir, "mps", "0", "log", "control.log")) as f:
