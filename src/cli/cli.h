@@ -30,6 +30,8 @@ inline constexpr int kExitUsage = 2;
 inline constexpr int kExitRunFailed = 125;
 // `gshare daemon --foreground` when another daemon already serves its database or socket.
 inline constexpr int kExitDaemonBusy = 3;
+// `gshare daemon status` when no daemon answers (LSB's "program is not running").
+inline constexpr int kExitNotRunning = 3;
 // `gshare daemon ... --system` run by a user other than root.
 inline constexpr int kExitNotRoot = 4;
 // A request the daemon refused by its permission rules (policy/access.h): another user's job,
@@ -144,7 +146,10 @@ Status ForEachRun(const GlobalOptions& global, RunFilter filter, const std::stri
 
 // Sends a job-control request (protocol.h kJobControl) and prints one error line per id that
 // failed. Returns 0 when all succeeded, kExitError otherwise.
-int ControlJobs(const GlobalOptions& global, const JobControlRequest& request);
+// `command`: the word errors begin with (the command the user typed, such as "update" for
+// its -p); "": the request's action.
+int ControlJobs(const GlobalOptions& global, const JobControlRequest& request,
+                const std::string& command = "");
 
 // The status a shell would see for an ended job (docs/cli.md "Exit status"): COMPLETED 0,
 // TIMEOUT 124, FAILED its exit code or 128+signal, CANCELLED 128+signal (else 143), LOST 125.

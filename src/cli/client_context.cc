@@ -167,8 +167,9 @@ int ExitFor(const Status& error) {
   return error.message().rfind(kPermissionDenied, 0) == 0 ? kExitDenied : kExitError;
 }
 
-int ControlJobs(const GlobalOptions& global, const JobControlRequest& request) {
-  const std::string& action = request.action;
+int ControlJobs(const GlobalOptions& global, const JobControlRequest& request,
+                const std::string& command) {
+  const std::string& action = command.empty() ? request.action : command;
   // Any other failure outweighs a refusal: kExitDenied only when refusals were all that failed.
   int status = 0;
   // The daemon takes at most kMaxControlIds ids per request: a longer list goes in several,

@@ -218,7 +218,7 @@ int Update(const GlobalOptions& global, const UpdateOptions& opt) {
   }
   int rc = fields ? ControlJobs(global, request) : 0;
   if (rc == 0 && opt.priority) {
-    rc = ControlJobs(global, JobControlRequest{"set-priority", {opt.id}, *opt.priority});
+    rc = ControlJobs(global, JobControlRequest{"set-priority", {opt.id}, *opt.priority}, "update");
   }
   return rc;
 }

@@ -6,13 +6,19 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "base/duration.h"
 #include "cli/cli.h"
+#include "cli/daemon_glance.h"
+#include "ipc/requests.h"
 #include "cli/service_unit.h"
 #include "daemon/daemon.h"
 #include "ipc/frame_io.h"
@@ -96,6 +102,50 @@ int InstallService(const ClientContext& ctx, bool system) {
   return 0;
 }
 
+// `daemon status`: the daemon the commands would reach, as `systemctl status` shows a service:
+// who serves where, since when, its jobs, scheduler and queue, its MPS servers. Exit 0 while
+// it runs; 3 when none answers (LSB's "program is not running", as systemctl's).
+int PrintDaemonStatus(const GlobalOptions& global, const ClientContext& ctx) {
+  StatusRequest request;
+  request.brief = true;
+  Result<nlohmann::json> reply =
+      RequestDaemon(global, proto::MsgType::kStatusRequest, request.ToJson(), /*start=*/false);
+  if (!reply.ok()) {
+    std::printf("no %s daemon answers at %s (%s)\n", DaemonScopeName(ctx.scope),
+                ctx.socket_path.c_str(), reply.status().message().c_str());
+    return kExitNotRunning;
+  }
+  try {
+    const nlohmann::json& d = reply->at("daemon");
+    const double up =
+        std::max(0.0, static_cast<double>(std::time(nullptr)) - d.value("start_time", 0.0));
+    std::printf(
+        "%s daemon %lld (gshare %s) serving %s, up %s\n",
+        d.value("mode", std::string("user")).c_str(), static_cast<long long>(d.value("pid", 0)),
+        d.value("version", std::string("?")).c_str(), d.value("socket", std::string()).c_str(),
+        FormatDuration(std::chrono::milliseconds(static_cast<int64_t>(up * 1000))).c_str());
+    const nlohmann::json counts = d.value("job_counts", nlohmann::json::object());
+    std::printf("jobs: %d running, %d pending, %d suspended; scheduler %s, queue %s\n",
+                counts.value("RUNNING", 0), counts.value("PENDING", 0),
+                counts.value("SUSPENDED", 0), d.value("scheduler", std::string("?")).c_str(),
+                d.value("queue", std::string("?")).c_str());
+    std::printf("database: %s\n", d.value("database", std::string()).c_str());
+    for (const nlohmann::json& g :
+         d.value("mps", nlohmann::json::object()).value("gpus", nlohmann::json::array())) {
+      const std::string state = g.value("up", false)
+                                    ? "control daemon " + std::to_string(g.value("pid", 0))
+                                    : "down (its jobs run outside MPS)";
+      std::printf("MPS on %s: %s, %zu client job(s)\n", g.value("gpu", std::string()).c_str(),
+                  state.c_str(), g.value("clients", nlohmann::json::array()).size());
+    }
+  } catch (const std::exception&) {
+    spdlog::error("daemon status: the daemon's reply is not a status document");
+    return kExitError;
+  }
+  WarnIfConfigChanged(reply.value());
+  return 0;
+}
+
 int RunDaemonCommand(const GlobalOptions& global, const DaemonCmdOptions& opt) {
   if (opt.system && geteuid() != 0) {
     spdlog::error(
@@ -141,6 +191,7 @@ int RunDaemonCommand(const GlobalOptions& global, const DaemonCmdOptions& opt) {
     }
     return 0;
   }
+  if (opt.action == "status") return PrintDaemonStatus(global, *ctx);
   if (opt.action == "install-service") return InstallService(*ctx, opt.system);
   if (opt.foreground) return Serve(*ctx, opt.ready_fd);
   std::string serving;
@@ -158,8 +209,8 @@ int RunDaemonCommand(const GlobalOptions& global, const DaemonCmdOptions& opt) {
 
 void AddDaemonCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<DaemonCmdOptions>();
-  sub.add_option("action", opt->action, "start (default), stop or install-service")
-      ->check(CLI::IsMember({"start", "stop", "install-service"}));
+  sub.add_option("action", opt->action, "start (default), stop, status or install-service")
+      ->check(CLI::IsMember({"start", "stop", "status", "install-service"}));
   sub.add_flag("--foreground", opt->foreground, "Serve in this process (for systemd)");
   sub.add_flag("--system", opt->system,
                "The machine's daemon for every user (root; /etc/gshare/gshare.toml)");
@@ -167,7 +218,7 @@ void AddDaemonCommand(CLI::App& sub, const GlobalOptions& global, Handler* handl
       ->group("");  // internal: the launcher's readiness handshake
   sub.footer(
       "Examples:\n  gshare daemon            # start it (normally automatic)\n"
-      "  gshare daemon --foreground\n  gshare daemon stop\n"
+      "  gshare daemon --foreground\n  gshare daemon stop\n  gshare daemon status\n"
       "  gshare daemon install-service && systemctl --user enable --now gshare\n"
       "  sudo gshare daemon install-service --system && sudo systemctl enable --now gshare\n"
       "  sudo gshare daemon start --system    # without systemd\n"

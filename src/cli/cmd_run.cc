@@ -198,7 +198,8 @@ void AddRunCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler)
       ->group("");  // written into kernel specs, not typed
   sub.add_flag("-q,--quiet", opt->quiet,
                "Say nothing on stderr while the job waits for the queue or the GPU");
-  sub.add_option("command", opt->command, "The command and its arguments")->required();
+  // Not `required()`: RunJob says what is missing in its own words ("no command given").
+  sub.add_option("command", opt->command, "The command and its arguments");
   sub.prefix_command();
   sub.footer(
       "Examples:\n"
