@@ -1,8 +1,8 @@
-// Internal to the lease client (lease_client.cc: connection, thread, fork; lease_session.h:
-// the per-device state, release decisions and protocol; lease_memory.cc: memory reports, grants
-// with swap-in, evictions; gap_watch.cc: the lease thread's side of gap reports and stretches;
-// priority_lane.cc and priority_window.cc: the contexts' synchronization and the clock). Not
-// for other files.
+// Internal to the lease client (lease_client.cc: connection, thread, fork; daemon_socket.cc:
+// frames and trusted connections; lease_session.h: the per-device state, release decisions and
+// protocol; lease_memory.cc: memory reports, grants with swap-in, evictions; gap_watch.cc: the
+// lease thread's side of gap reports and stretches; priority_lane.cc and priority_window.cc:
+// the contexts' synchronization and the clock). Not for other files.
 // Locking as described in lease_client.cc: `g_mu` (lease_seams.h) guards the per-device flags
 // and the connection state, `g.send_mu` serializes socket writes.
 #pragma once
