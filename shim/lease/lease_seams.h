@@ -52,7 +52,8 @@ class DaemonLink {
   ~DaemonLink() = default;
 };
 
-// What the lease decisions ask of the rest of the shim. Without g_mu unless marked.
+// What the lease decisions ask of the rest of the shim. None takes g_mu: the methods marked
+// REQUIRES(g_mu) are called with it held, the others with or without it.
 class ShimCalls {
  public:
   // A stream capture is in progress in this process (its work is recorded, not submitted:

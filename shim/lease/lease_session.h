@@ -105,9 +105,9 @@ class LeaseSession {
   // waiting and the early release on, a gap expected to outlast two handoffs (kEarly). Work
   // seen since the last tick (a submission, a thread inside the gate, a GPU wait) ends the
   // gap instead: it is recorded and the idle clock restarts. Nothing happens while a capture
-  // is in progress, a release runs or threads wait in EnterSlow. True: the release is marked
-  // in progress (dropping) and the caller must call Release(device, *reason) once it has
-  // given g_mu back.
+  // is in progress or a release runs; no idle or early release while threads wait in
+  // EnterSlow. True: the release is marked in progress (dropping) and the caller must call
+  // Release(device, *reason) once it has given g_mu back.
   bool DecideRelease(int device, const TickView& tick, proto::ReleaseReason* reason) REQUIRES(g_mu);
 
   // GRANT `epoch` for `device`: the lease is held, the idle clock starts, and a new grant

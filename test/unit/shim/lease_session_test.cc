@@ -228,6 +228,19 @@ TEST_CASE("LeaseSession: a holder that keeps working keeps the lease") {
   CHECK(r.Holding());
 }
 
+TEST_CASE("LeaseSession: no idle or early release while a thread waits in EnterSlow") {
+  Rig r;
+  r.GrantWithTwoGaps();
+  r.session.OnContended(r.Msg(kEpoch, 0));
+  {
+    MutexLock lock(g_mu);
+    r.session.Dev(0).waiters = 1;  // e.g. held back by a stretch (gap_watch.h)
+  }
+  CHECK(!r.IdleUntil(1600 + 3000));
+  CHECK(r.link.frames.empty());
+  CHECK(r.Holding());
+}
+
 TEST_CASE("LeaseSession: a DROP closes the gate, synchronizes and acknowledges the grant") {
   Rig r;
   r.Grant(kEpoch);
