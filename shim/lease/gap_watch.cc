@@ -24,7 +24,7 @@ uint64_t Bit(int device) { return uint64_t{1} << device; }
 
 }  // namespace
 
-using lease::g;
+using lease::Dev;
 using lease::g_gates;
 using lease::g_mu;
 using lease::NowNs;
@@ -42,7 +42,7 @@ void GapBegins() {
   uint64_t due = g_stretch_due.exchange(0, std::memory_order_relaxed);
   for (uint64_t m = due; m != 0; m &= m - 1) {
     int i = __builtin_ctzll(m);
-    lease::DeviceState& d = g.dev[i];
+    lease::DeviceState& d = Dev(i);
     if (!d.holding || d.dropping || d.stretched) continue;
     d.stretched = true;
     d.stretch_until_ns = now + d.stretch_ms.load(std::memory_order_relaxed) * 1'000'000;
@@ -57,7 +57,7 @@ void GapEnds(int device) {
   int64_t begin = g_gap_begin_ns.exchange(0, std::memory_order_relaxed);
   int64_t end = NowNs();
   if (begin == 0 || end - begin < lease::kMinGapNs) return;
-  lease::DeviceState& d = g.dev[device];
+  lease::DeviceState& d = Dev(device);
   d.gap_begin_ns.store(begin, std::memory_order_relaxed);
   d.gap_end_ns.store(end, std::memory_order_release);
 }
@@ -65,7 +65,7 @@ void GapEnds(int device) {
 namespace lease {
 
 void SendGap(int device) {
-  DeviceState& d = g.dev[device];
+  DeviceState& d = Dev(device);
   if (!d.watching) return;
   int64_t end = d.gap_end_ns.load(std::memory_order_acquire);
   if (end == 0 || end == d.gap_sent_ns) return;
@@ -82,7 +82,7 @@ void HandleGapWatch(const proto::LeaseMsg& m) {
   g_mu.Lock();
   int device = DeviceOfUuid(m.gpu);
   if (device >= 0) {
-    DeviceState& d = g.dev[device];
+    DeviceState& d = Dev(device);
     if (m.bytes != 0 && d.holding && !d.dropping) {
       d.watching = true;
       d.gap_sent_ns = d.gap_end_ns.load(std::memory_order_relaxed);  // nothing stale
@@ -99,7 +99,7 @@ void HandleStretch(const proto::LeaseMsg& m) {
   g_mu.Lock();
   int device = DeviceOfUuid(m.gpu);
   if (device >= 0) {
-    DeviceState& d = g.dev[device];
+    DeviceState& d = Dev(device);
     if (d.holding && !d.dropping && d.watching) {
       d.stretch_ms.store(std::min<int64_t>(static_cast<int64_t>(m.bytes), kMaxStretchMs),
                          std::memory_order_relaxed);
@@ -116,7 +116,7 @@ void ResetGapWatchAfterFork() {
 }
 
 void StopGapWatch(int device) {
-  DeviceState& d = g.dev[device];
+  DeviceState& d = Dev(device);
   d.watching = false;
   g_gap_watch.fetch_and(~Bit(device), std::memory_order_relaxed);
   g_stretch_due.fetch_and(~Bit(device), std::memory_order_relaxed);
@@ -127,7 +127,7 @@ void StopGapWatch(int device) {
 }
 
 bool WaitStretch(int device) {
-  DeviceState& d = g.dev[device];
+  DeviceState& d = Dev(device);
   if (!d.stretched || !d.holding || d.dropping) return false;
   int64_t left = d.stretch_until_ns - NowNs();
   if (left <= 0) {

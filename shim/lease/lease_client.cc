@@ -1,10 +1,13 @@
-// The lease client: connection, background thread, release protocol. Its memory side
-// (reports, swap-in at a grant, evictions) is lease_memory.cc; shared state is lease_state.h.
+// The lease client: connection, background thread, fork and exit handling. It owns the
+// process's LeaseSession (g_session: the per-device state, the release decisions and the
+// release protocol, lease_session.h); its memory side (reports, swap-in at a grant, evictions)
+// is lease_memory.cc; its frames and trusted connections are daemon_socket.cc; shared state is
+// lease_state.h.
 //
 // Locking: `g_mu` guards the per-device flags, the connection state and the condition
-// variable `g_cv` that submitting threads wait on (lease_state.h marks what it guards).
-// `g.send_mu` serializes writes to the socket. The slow release work (draining the gate,
-// synchronizing contexts) runs with neither held, so submitting threads can queue up on
+// variable `g_cv` that submitting threads wait on (lease_state.h and lease_session.h mark what
+// it guards). `g.send_mu` serializes writes to the socket. The slow release work (draining the
+// gate, synchronizing contexts) runs with neither held, so submitting threads can queue up on
 // `g_cv` meanwhile.
 #include "lease/lease_client.h"
 #include "lease/lease_state.h"
@@ -13,7 +16,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,16 +25,13 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "gshare/paths.h"
 #include "gshare/protocol.h"
 #include "hooks/census.h"
 #include "lease/inflight_window.h"
 #include "lease/priority_lane.h"
 #include "lease/priority_window.h"
-#include "lease/interpreter_exit.h"
 #include "hooks/real_driver.h"
 #include "shim_log.h"
-#include "memory/managed_space.h"
 #include "memory/memory_engine.h"
 #include "memory/swap_space.h"
 #include "memory/vmm_driver.h"
@@ -60,136 +59,17 @@ constexpr int kTickMs = 20;
 // person waits before wondering.
 constexpr int64_t kWaitNoticeMs = 5000;
 
-constinit Mutex g_mu;
-pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
 State g;
 DeviceGate g_gates[kMaxDevices];
 
-bool WriteAll(int fd, const void* data, size_t len) {
-  const char* p = static_cast<const char*>(data);
-  while (len > 0) {
-    ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    len -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool ReadAll(int fd, void* data, size_t len) {
-  char* p = static_cast<char*>(data);
-  while (len > 0) {
-    ssize_t n = recv(fd, p, len, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    len -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// Sends one frame; false when the connection is gone. Any thread.
-bool SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len) {
-  if (fd < 0) return false;
-  char buf[sizeof(proto::FrameHeader) + sizeof(proto::MemReportMsg)];
-  if (len > sizeof(proto::MemReportMsg)) return false;
-  proto::FrameHeader h = proto::MakeHeader(type, len);
-  std::memcpy(buf, &h, sizeof h);
-  std::memcpy(buf + sizeof h, payload, len);
-  MutexLock lock(g.send_mu);
-  return WriteAll(fd, buf, sizeof h + len);
-}
-
 void EnsureUuid(int device) {
-  DeviceState& d = g.dev[device];
+  DeviceState& d = Dev(device);
   if (d.uuid_known) return;
   gs_cuda::CUuuid u;
   if (Extras().cuDeviceGetUuid(&u, device) == gs_cuda::CUDA_SUCCESS) {
     std::memcpy(d.uuid.bytes, u.bytes, sizeof d.uuid.bytes);
     d.uuid_known = true;
   }
-}
-
-bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason) {
-  proto::LeaseMsg m{};
-  m.gpu = g.dev[device].uuid;
-  m.epoch = epoch;
-  m.reason = reason;
-  m.ordinal = device;
-  return SendFrame(g.fd, type, &m, sizeof m);
-}
-
-int DeviceOfUuid(const proto::GpuUuid& u) {
-  for (int i = 0; i < kMaxDevices; ++i) {
-    if (g.dev[i].uuid_known && std::memcmp(g.dev[i].uuid.bytes, u.bytes, 16) == 0) return i;
-  }
-  return -1;
-}
-
-// Whether the daemon behind `path` may be trusted, checked before anything is sent
-// (issue 27: /tmp/gshare-UID is a name any user can take first): the socket's directory is
-// a real directory of this user or root that nobody else can write, the socket is theirs too
-// (both by lstat, links not followed). No heap: called from the lease thread and from
-// EnsureStartedLocked. The listener itself is checked after connect (PeerTrusted).
-bool PathTrusted(const char* path) {
-  const uid_t me = getuid();
-  char dir[sizeof g.socket_path];
-  std::strncpy(dir, path, sizeof dir - 1);
-  dir[sizeof dir - 1] = '\0';
-  char* slash = std::strrchr(dir, '/');
-  if (slash == nullptr) return false;
-  if (slash == dir) {
-    slash[1] = '\0';  // "/gshare.sock": the root directory
-  } else {
-    *slash = '\0';
-  }
-  struct stat st {};
-  if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || (st.st_uid != me && st.st_uid != 0) ||
-      (st.st_mode & 022) != 0) {
-    return false;
-  }
-  return lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_uid == me || st.st_uid == 0);
-}
-
-bool PeerTrusted(int fd) {
-  ucred cred{};
-  socklen_t len = sizeof cred;
-  return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
-         (cred.uid == getuid() || cred.uid == 0);
-}
-
-bool g_refused_warned = false;  // one warning per process for an untrusted socket
-
-int ConnectTo(const char* path) {
-  if (!PathTrusted(path)) {
-    if (!g_refused_warned && access(path, F_OK) == 0) {
-      g_refused_warned = true;
-      Warn(
-          "gshare: refusing the daemon socket %s: it or its directory is not yours (or "
-          "root's) or others may write there; running unshared",
-          path);
-    }
-    return -1;
-  }
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path, sizeof addr.sun_path - 1);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || !PeerTrusted(fd)) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-int ConnectChosen(char* path, size_t cap) {
-  if (!gshare::paths::SocketExplicit() && gshare::paths::SystemSocketPath(path, cap)) {
-    int fd = ConnectTo(path);
-    if (fd >= 0) return fd;
-  }
-  return gshare::paths::SocketPath(path, cap) ? ConnectTo(path) : -1;
 }
 
 // Says hello on `fd` (a new connection); `fd`, or -1 (closed) when it cannot be sent.
@@ -278,8 +158,8 @@ void GoUngatedLocked(const char* why) REQUIRES(g_mu) {
   g.ungated = true;
   ClearLanes();
   for (int i = 0; i < kMaxDevices; ++i) {
-    g.dev[i].requested = g.dev[i].holding = g.dev[i].dropping = false;
-    g.dev[i].drop_deferred = false;
+    Dev(i).requested = Dev(i).holding = Dev(i).dropping = false;
+    Dev(i).drop_deferred = false;
     RunUngated(i);
     g_gates[i].Open();
   }
@@ -300,49 +180,6 @@ void SyncContexts(int device) {
   });
 }
 
-// Closes the gate, drains, synchronizes and acknowledges. Called by the client thread
-// with g_mu not held and d.dropping already set.
-void Release(int device, proto::ReleaseReason reason) {
-  // A checkpoint-engine process whose interpreter is shutting down says so: the daemon then
-  // leaves its memory to go with the process instead of checkpointing it (interpreter_exit.h).
-  if (reason != proto::ReleaseReason::kExit && CheckpointEngineOn() && InterpreterFinalizing()) {
-    reason = proto::ReleaseReason::kExit;
-  }
-  g_gates[device].CloseAndDrain();
-  SyncContexts(device);
-  SwapSpace::Get().SetRunning(device, false);
-  // Managed memory leaves with the lease when another job wants the GPU (not on idle).
-  uint64_t ns;
-  if (reason == proto::ReleaseReason::kDropped && ManagedSpace::Get().On()) {
-    ManagedSpace::Get().Prefetch(device, false, &ns);
-  }
-  bool exiting = reason == proto::ReleaseReason::kExit;
-  if (exiting && SwapSpace::Get().On()) SwapSpace::Get().Discard(device);
-  g_mu.Lock();
-  DeviceState& d = g.dev[device];
-  if (exiting && d.uuid_known) SendReport(device, 0, 0, 0, 0);  // before the release
-  d.holding = false;
-  d.dropping = false;
-  d.drop_deferred = false;
-  d.handoff_ms = -1;
-  StopGapWatch(device);
-  InflightWindow::SetContended(device, false);
-  SendLease(proto::MsgType::kLeaseReleased, device, d.epoch, static_cast<uint32_t>(reason));
-  if (d.waiters > 0) d.requested = RequestLease(device);
-  g_mu.Unlock();
-}
-
-// Another job waits: bound the queued work until this grant ends.
-void HandleContended(const proto::LeaseMsg& m) {
-  g_mu.Lock();
-  int device = DeviceOfUuid(m.gpu);
-  if (device >= 0 && g.dev[device].holding && g.dev[device].epoch == m.epoch) {
-    InflightWindow::SetContended(device, true);
-    g.dev[device].handoff_ms = GapPredictor::HandoffMs(m.bytes);
-  }
-  g_mu.Unlock();
-}
-
 // The daemon seats this process on a GPU's slot of the priority board (priority_lane.h).
 void HandleBoardSeat(const proto::LeaseMsg& m) {
   g_mu.Lock();
@@ -360,75 +197,17 @@ void HandleBoardSeat(const proto::LeaseMsg& m) {
           (flags >> 8) & 0xff);
 }
 
-void HandleDrop(const proto::LeaseMsg& m) {
-  g_mu.Lock();
-  int device = DeviceOfUuid(m.gpu);
-  if (device < 0) {
-    g_mu.Unlock();
-    return;
-  }
-  DeviceState& d = g.dev[device];
-  if (!d.holding || d.dropping || m.epoch != d.epoch) {
-    // Already released (an idle release crossed this DROP) or a stale epoch: acknowledge
-    // so the daemon never waits on us; it ignores acknowledgements it does not expect.
-    SendLease(proto::MsgType::kLeaseReleased, device, m.epoch,
-              static_cast<uint32_t>(proto::ReleaseReason::kDropped));
-    g_mu.Unlock();
-    return;
-  }
-  if (g_active_captures.load(std::memory_order_acquire) > 0) {
-    d.drop_deferred = true;  // synchronizing now would invalidate the capture
-    g_mu.Unlock();
-    return;
-  }
-  d.dropping = true;
-  g_mu.Unlock();
-  Release(device, proto::ReleaseReason::kDropped);
-}
-
 // Periodic work of the client thread: deferred drops, idle and early releases, memory
 // reports. Busy = a submission since the last tick, a thread inside the gate or in a
 // synchronizing call, or a query that found work unfinished.
 void Tick() {
-  static int64_t last_tick_ms = 0;  // only the client thread ticks
-  int64_t now = NowMs();
-  int64_t since_tick = last_tick_ms == 0 ? 0 : now - last_tick_ms;
-  last_tick_ms = now;
-  bool capturing = g_active_captures.load(std::memory_order_acquire) > 0;
-  bool waited = g_gpu_waited.exchange(false, std::memory_order_relaxed) ||
-                g_syncing.load(std::memory_order_relaxed) > 0;
+  const LeaseSession::TickView tick = g_session.BeginTick();
+  const int64_t now = tick.now_ms;
   for (int i = 0; i < kMaxDevices; ++i) {
     g_mu.Lock();
-    DeviceState& d = g.dev[i];
-    bool release = false;
-    proto::ReleaseReason reason = proto::ReleaseReason::kDropped;
-    if (d.holding && !d.dropping && !capturing) {
-      int64_t idle = now - d.last_active_ms;
-      if (d.drop_deferred) {
-        release = true;
-      } else if (g_gates[i].TakeActive() || g_gates[i].Busy() || waited) {
-        d.gaps.Observe(idle);  // a gap (if it was one) ended
-        d.Active(now);
-      } else {
-        // A pinning in progress needs no guard here: a handoff that would evict into host
-        // memory not pinned yet is unpriced (kNever), so the idle release waits
-        // kUnpricedIdleMs and the early release is off; a priced one finds its room pinned.
-        if (SwapSpace::Get().Pinning()) d.registering_ms += since_tick;
-        if (d.waiters == 0 &&
-            idle >= GapPredictor::IdleReleaseMs(g.idle_release_ms, d.handoff_ms)) {
-          release = true;
-          reason = proto::ReleaseReason::kIdle;
-        } else if (d.waiters == 0 && g.early_release && d.handoff_ms >= 0 &&
-                   d.gaps.WorthReleasing(idle - d.registering_ms, d.handoff_ms)) {
-          release = true;  // another job waits and this gap should outlast both handoffs
-          reason = proto::ReleaseReason::kEarly;
-        }
-      }
-    }
-    if (release) {
-      d.dropping = true;
-      d.gap_open = reason != proto::ReleaseReason::kDropped;
-    }
+    DeviceState& d = Dev(i);
+    proto::ReleaseReason reason;
+    bool release = g_session.DecideRelease(i, tick, &reason);
     // A process that cannot run says so once, so that a foreground job that seems stuck
     // says why (`gshare run -q` silences it).
     if (d.requested && !d.holding && d.waiters > 0 && !g.wait_said &&
@@ -478,7 +257,7 @@ bool ReceiveOne(int fd) {
   if (type == proto::MsgType::kLeaseGrant) {
     HandleGrant(m);
   } else if (type == proto::MsgType::kLeaseDrop) {
-    HandleDrop(m);
+    g_session.OnDrop(m);
   } else if (type == proto::MsgType::kEvict) {
     HandleEvict(m);
   } else if (type == proto::MsgType::kSwapPrepare) {
@@ -492,7 +271,7 @@ bool ReceiveOne(int fd) {
   } else if (type == proto::MsgType::kSwapStage) {
     HandleStage(m);
   } else {
-    HandleContended(m);
+    g_session.OnContended(m);
   }
   return true;
 }
@@ -532,8 +311,8 @@ void* ClientThread(void*) {
         Warn("reconnected to the gshare daemon; GPU sharing resumed");
         g_mu.Lock();
         for (int i = 0; i < kMaxDevices; ++i) {
-          g.dev[i].bytes_dirty.store(g.dev[i].uuid_known || g.dev[i].bytes.load() != 0,
-                                     std::memory_order_relaxed);
+          Dev(i).bytes_dirty.store(Dev(i).uuid_known || Dev(i).bytes.load() != 0,
+                                   std::memory_order_relaxed);
         }
         pthread_cond_broadcast(&g_cv);
       }
@@ -575,7 +354,7 @@ void ReleaseAtExit() {
   if (getpid() != g_exit_pid) return;
   for (int i = 0; i < kMaxDevices; ++i) {
     g_mu.Lock();
-    DeviceState& d = g.dev[i];
+    DeviceState& d = Dev(i);
     bool connected = g.fd >= 0 && !g.ungated;
     bool quiet = d.waiters == 0 && !d.dropping && !g_gates[i].Busy();
     bool held = connected && quiet && d.holding;
@@ -625,9 +404,10 @@ void EnsureStartedLocked() REQUIRES(g_mu) {
   // `gshare run` already said it runs the job unshared: do not say it twice.
   if (std::getenv("GSHARE_QUIET") != nullptr) g.warned = g.wait_said = true;
   const char* idle = std::getenv("GSHARE_IDLE_RELEASE_MS");
-  if (idle != nullptr && std::atoi(idle) > 0) g.idle_release_ms = std::atoi(idle);
+  int idle_ms = LeaseSession::kDefaultIdleReleaseMs;
+  if (idle != nullptr && std::atoi(idle) > 0) idle_ms = std::atoi(idle);
   const char* early = std::getenv("GSHARE_EARLY_RELEASE");
-  if (early != nullptr && std::strcmp(early, "0") == 0) g.early_release = false;
+  g_session.Configure(idle_ms, early == nullptr || std::strcmp(early, "0") != 0);
   const char* timeout = std::getenv("GSHARE_DAEMON_TIMEOUT_MS");
   if (timeout != nullptr) {
     char* end = nullptr;
@@ -664,7 +444,7 @@ void LeaseClient::EnterSlow(int device) {
   DeviceGate& gate = g_gates[device];
   g_mu.Lock();
   EnsureStartedLocked();
-  DeviceState& d = g.dev[device];
+  DeviceState& d = Dev(device);
   ++d.waiters;
   while (!gate.TryEnter()) {
     if (g.ungated) {
@@ -705,7 +485,7 @@ void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS {
   g.ungated = false;
   g_ping_sent_ms = 0;
   for (int i = 0; i < kMaxDevices; ++i) {
-    DeviceState& d = g.dev[i];
+    DeviceState& d = Dev(i);
     d.requested = d.holding = d.dropping = d.drop_deferred = false;
     d.waiters = 0;
     d.gaps.Reset();

@@ -3,7 +3,6 @@
 // and the accounting entry points of LeaseClient.
 #include <algorithm>
 
-#include "lease/inflight_window.h"
 #include "lease/lease_client.h"
 #include "lease/lease_state.h"
 #include "memory/managed_space.h"
@@ -20,7 +19,7 @@ namespace lease {
 // `epoch` when flags has kReportAfterSwapIn. Any thread; needs the device's uuid.
 bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
                 uint64_t swapin_bytes) {
-  DeviceState& d = g.dev[device];
+  DeviceState& d = Dev(device);
   proto::MemReportMsg m{};
   m.gpu = d.uuid;
   m.ordinal = device;
@@ -65,8 +64,8 @@ bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
 // shared and exclusive mode on what the process holds now.
 bool RequestLease(int device) {
   if ((SwapSpace::Get().On() || ManagedSpace::Get().On() || CheckpointEngineOn()) &&
-      g.dev[device].uuid_known) {
-    g.dev[device].bytes_dirty.store(false, std::memory_order_relaxed);
+      Dev(device).uuid_known) {
+    Dev(device).bytes_dirty.store(false, std::memory_order_relaxed);
     if (!SendReport(device, 0, 0, 0, 0)) return false;
   }
   return SendLease(proto::MsgType::kLeaseRequest, device, 0, 0);
@@ -132,17 +131,8 @@ void HandleGrant(const proto::LeaseMsg& m) {
     g_mu.Unlock();
     return;
   }
-  DeviceState& d = g.dev[device];
-  // A new grant starts uncontended until the daemon says someone waits.
-  if (!d.holding || d.epoch != m.epoch) {
-    InflightWindow::SetContended(device, false);
-    d.handoff_ms = -1;
-  }
-  d.requested = false;
-  d.holding = true;
-  d.epoch = m.epoch;
-  d.Active(NowMs());
-  d.others_fixed.store(m.bytes, std::memory_order_relaxed);
+  DeviceState& d = Dev(device);
+  g_session.Granted(device, m.epoch, m.bytes);
   SwapSpace& swap = SwapSpace::Get();
   bool swap_in = swap.On() && !d.dropping && !swap.Running(device);
   bool prefetch =
@@ -174,12 +164,7 @@ void HandleGrant(const proto::LeaseMsg& m) {
     // SwapIn marked the process running on `device` under the engine's lock.
   }
   g_mu.Lock();
-  if (d.holding && !d.dropping && d.epoch == m.epoch) {
-    // The idle clock starts when work can go out: a swap-in may take longer than
-    // idle_release, with the job's threads blocked in the engine (allocating), not at the gate.
-    d.Active(NowMs());
-    g_gates[device].Open();
-  }
+  g_session.OpenAfterGrant(device, m.epoch);
   pthread_cond_broadcast(&g_cv);
   g_mu.Unlock();
 }
@@ -188,7 +173,7 @@ void HandleGrant(const proto::LeaseMsg& m) {
 void HandleEvict(const proto::LeaseMsg& m) {
   g_mu.Lock();
   int device = DeviceOfUuid(m.gpu);
-  bool stopped = device >= 0 && !g.dev[device].holding && !g.dev[device].dropping;
+  bool stopped = device >= 0 && !Dev(device).holding && !Dev(device).dropping;
   g_mu.Unlock();
   if (device < 0) return;
   SwapSpace& swap = SwapSpace::Get();
@@ -202,7 +187,7 @@ void HandleEvict(const proto::LeaseMsg& m) {
 void HandleStage(const proto::LeaseMsg& m) {
   g_mu.Lock();
   int device = DeviceOfUuid(m.gpu);
-  bool idle = device >= 0 && !g.dev[device].holding && !g.dev[device].requested;
+  bool idle = device >= 0 && !Dev(device).holding && !Dev(device).requested;
   g_mu.Unlock();
   SwapSpace& swap = SwapSpace::Get();
   if (device >= 0 && swap.On() && (idle || m.bytes == 0)) swap.Stage(device, m.bytes);
@@ -214,32 +199,32 @@ using namespace lease;
 
 void LeaseClient::AddDeviceBytes(int device, int64_t delta) {
   if (device < 0 || device >= kMaxDevices) return;
-  g.dev[device].bytes.fetch_add(delta, std::memory_order_relaxed);
-  g.dev[device].bytes_dirty.store(true, std::memory_order_relaxed);
+  Dev(device).bytes.fetch_add(delta, std::memory_order_relaxed);
+  Dev(device).bytes_dirty.store(true, std::memory_order_relaxed);
 }
 
 int64_t LeaseClient::DeviceBytes(int device) {
   if (device < 0 || device >= kMaxDevices) return 0;
-  return g.dev[device].bytes.load(std::memory_order_relaxed);
+  return Dev(device).bytes.load(std::memory_order_relaxed);
 }
 
 void LeaseClient::MemoryChanged(int device) {
   for (int i = 0; i < kMaxDevices; ++i) {
-    if (i == device || (device < 0 && g.dev[i].uuid_known)) {
-      g.dev[i].bytes_dirty.store(true, std::memory_order_relaxed);
+    if (i == device || (device < 0 && Dev(i).uuid_known)) {
+      Dev(i).bytes_dirty.store(true, std::memory_order_relaxed);
     }
   }
 }
 
 void LeaseClient::SetDemand(int device, uint64_t bytes) {
   if (device < 0 || device >= kMaxDevices) return;
-  g.dev[device].demand.store(bytes, std::memory_order_relaxed);
-  g.dev[device].bytes_dirty.store(true, std::memory_order_relaxed);
+  Dev(device).demand.store(bytes, std::memory_order_relaxed);
+  Dev(device).bytes_dirty.store(true, std::memory_order_relaxed);
 }
 
 uint64_t LeaseClient::OthersFixed(int device) {
   if (device < 0 || device >= kMaxDevices) return 0;
-  return g.dev[device].others_fixed.load(std::memory_order_relaxed);
+  return Dev(device).others_fixed.load(std::memory_order_relaxed);
 }
 
 }  // namespace gshare::shim
