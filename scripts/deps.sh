@@ -23,10 +23,10 @@ gshare_apt_install() {
 gshare_fuzz_packages=(clang-14 libclang-rt-14-dev)
 # CI's source checks (scripts/check_format.sh; check_thread_safety.sh uses clang-14 above).
 gshare_lint_packages=(clang-format-14)
-# The e2e tests' real Jupyter kernel (test/e2e/test_issue23_kernels.py), for /usr/bin/python3,
-# a real terminal for `gshare top` (tmux: test/e2e/test_issue24_top.py), and Prometheus's own
-# parser of the metrics (test/e2e/test_issue24_metrics.py), and a real single-node Slurm
-# (munge, slurmctld, slurmd, the clients: test/e2e/test_issue25_slurm.py).
+# The e2e tests' real Jupyter kernel (test/e2e/test_notebook_kernels.py), for /usr/bin/python3,
+# a real terminal for `gshare top` (tmux: test/e2e/test_top.py), and Prometheus's own
+# parser of the metrics (test/e2e/test_metrics.py), and a real single-node Slurm
+# (munge, slurmctld, slurmd, the clients: test/e2e/test_slurm.py).
 gshare_test_packages=(python3-ipykernel python3-jupyter-client tmux python3-prometheus-client
   munge slurmctld slurmd slurm-client)
 

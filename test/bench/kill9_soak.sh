@@ -11,4 +11,4 @@ cd "$(dirname "$0")/../.."
 build=$(realpath "${1:-build}")
 cd test/e2e
 GSHARE_BUILD=$build GSHARE_SOAK_JOBS=${GSHARE_SOAK_JOBS:-1000} GSHARE_SOAK_KILLS=${GSHARE_SOAK_KILLS:-20} \
-  PYTHONDONTWRITEBYTECODE=1 python3 -m unittest -v test_issue19_kill9_soak.py
+  PYTHONDONTWRITEBYTECODE=1 python3 -m unittest -v test_kill9_soak.py

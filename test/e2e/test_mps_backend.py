@@ -110,7 +110,7 @@ class MpsBackendTest(TestCase):
         h.assert_error_line(r, 1, "mps.batch_thread_percentage")
 
     def test_a_lower_client_runs_beside_a_busy_higher_job(self):
-        # The lanes test's pair (test_issue22_priority_lanes.py): a service of 20 ms requests
+        # The lanes test's pair (test_priority_lanes.py): a service of 20 ms requests
         # 60 ms apart, and a batch job of 2 ms kernels all queued at once. Outside MPS the
         # batch job's kernels start in the service's gaps only; as an MPS client it runs beside.
         h = self.mps_harness()

@@ -5,7 +5,7 @@
 #include "admission_test_util.h"
 #include "policy/admission.h"
 
-namespace gshare::unit_issue24_array_limit {
+namespace gshare::unit_array_limit {
 namespace {
 
 using admission_test::Reason;
@@ -74,4 +74,4 @@ TEST_CASE("issue 24: a held or dependent task keeps its own reason before the ar
 }
 
 }  // namespace
-}  // namespace gshare::unit_issue24_array_limit
+}  // namespace gshare::unit_array_limit

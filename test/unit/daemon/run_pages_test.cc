@@ -11,7 +11,7 @@
 #include "daemon/job_records.h"
 #include "temp_dir.h"
 
-namespace gshare::unit_issue24_run_pages {
+namespace gshare::unit_run_pages {
 namespace {
 
 TEST_CASE("Issue 24: a runs request and a run read back as they were sent") {
@@ -114,4 +114,4 @@ TEST_CASE("Issue 24: the daemon's runs come in pages that list each run once") {
 }
 
 }  // namespace
-}  // namespace gshare::unit_issue24_run_pages
+}  // namespace gshare::unit_run_pages

@@ -11,7 +11,7 @@ from gshare_e2e import TestCase
 
 
 class RetentionTest(TestCase):
-    def test_issue27_retention_bounds_ended_jobs_and_the_daemon_log(self):
+    def test_retention_bounds_ended_jobs_and_the_daemon_log(self):
         h = self.harness(retention={"max_ended_jobs": 3, "daemon_log_size": "1KiB"})
         h.start_daemon()
         own = os.path.join(h.tmp, "own.out")
@@ -46,7 +46,7 @@ class RetentionTest(TestCase):
         self.assertLess(len(fresh), 1024)
         self.assertIn("daemon.log passed 1024 bytes", fresh)
 
-    def test_issue27_retention_off_keeps_everything(self):
+    def test_retention_off_keeps_everything(self):
         h = self.harness(retention={"max_ended_jobs": 0, "ended_jobs": "0"})
         h.start_daemon()
         ids = [h.submit("--", "true") for _ in range(4)]

@@ -7,7 +7,7 @@
 #include "policy/arbiter_test_util.h"
 #include "policy/memory_ledger.h"
 
-namespace gshare::unit_issue24_metrics_counters {
+namespace gshare::unit_metrics_counters {
 namespace {
 using namespace arbiter_test;
 
@@ -71,4 +71,4 @@ TEST_CASE("issue 24: a GPU's swap counters keep what a forgotten process moved")
 }
 
 }  // namespace
-}  // namespace gshare::unit_issue24_metrics_counters
+}  // namespace gshare::unit_metrics_counters

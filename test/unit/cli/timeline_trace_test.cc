@@ -9,7 +9,7 @@
 #include "cli/timeline_svg.h"
 #include "cli/timeline_trace.h"
 
-namespace gshare::unit_issue24_timeline_trace {
+namespace gshare::unit_timeline_trace {
 namespace {
 
 using json = nlohmann::json;
@@ -140,4 +140,4 @@ TEST_CASE("Issue 24: the SVG draws a rect per hold and escapes what job names ca
 }
 
 }  // namespace
-}  // namespace gshare::unit_issue24_timeline_trace
+}  // namespace gshare::unit_timeline_trace

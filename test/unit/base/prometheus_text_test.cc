@@ -6,7 +6,7 @@
 
 #include "base/prometheus_text.h"
 
-namespace gshare::unit_issue24_prometheus_text {
+namespace gshare::unit_prometheus_text {
 
 TEST_CASE("issue 24: a family is its HELP and TYPE lines, then its samples") {
   PrometheusText t;
@@ -49,4 +49,4 @@ TEST_CASE("issue 24: sample values as the format spells them") {
   CHECK(std::stod(PrometheusText::FormatValue(1e300)) == 1e300);
 }
 
-}  // namespace gshare::unit_issue24_prometheus_text
+}  // namespace gshare::unit_prometheus_text

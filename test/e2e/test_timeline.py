@@ -41,7 +41,7 @@ class TimelineTest(TestCase):
                 spans.setdefault(e["tid"], []).append((e["ts"], e["ts"] + e["dur"], e["pid"]))
         return spans, gpus
 
-    def test_issue24_timeline_of_two_jobs_taking_turns(self):
+    def test_timeline_of_two_jobs_taking_turns(self):
         self.h = h = self.harness()
         h.start_daemon()
         common = ["--kernels", KERNELS, "--kernel-ms", KERNEL_MS]

@@ -8,7 +8,7 @@
 #include "store_test_util.h"
 #include "temp_dir.h"
 
-namespace gshare::unit_issue24_timeline_store {
+namespace gshare::unit_timeline_store {
 namespace {
 
 TimelineEvent Event(int64_t time_us, TimelineKind kind, int64_t job, uint32_t uid) {
@@ -134,4 +134,4 @@ TEST_CASE("Issue 24: timeline retention removes events past their age and the ro
 }
 
 }  // namespace
-}  // namespace gshare::unit_issue24_timeline_store
+}  // namespace gshare::unit_timeline_store

@@ -9,7 +9,7 @@
 
 #include "base/begin_time.h"
 
-namespace gshare::unit_issue24_past_time {
+namespace gshare::unit_past_time {
 namespace {
 
 class ScopedTz {
@@ -96,4 +96,4 @@ TEST_CASE("ParsePastTime rejects other input with one line quoting it") {
 }
 
 }  // namespace
-}  // namespace gshare::unit_issue24_past_time
+}  // namespace gshare::unit_past_time

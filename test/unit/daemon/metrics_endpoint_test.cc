@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace gshare::unit_issue24_metrics_endpoint {
+namespace gshare::unit_metrics_endpoint {
 namespace {
 
 const TimePoint kT0 = TimePoint{} + std::chrono::hours(1);
@@ -139,4 +139,4 @@ TEST_CASE("issue 24: scrapes within the refresh period share one body") {
   CHECK(got[2].find("gshare_up 2\n") != std::string::npos);
 }
 
-}  // namespace gshare::unit_issue24_metrics_endpoint
+}  // namespace gshare::unit_metrics_endpoint

@@ -9,7 +9,7 @@
 #include "store_test_util.h"
 #include "temp_dir.h"
 
-namespace gshare::unit_issue24_job_runs {
+namespace gshare::unit_job_runs {
 namespace {
 
 JobRecord Ended(std::string name, JobState state, double submit, double start, double end) {
@@ -192,4 +192,4 @@ TEST_CASE("Issue 24: a schema 8 database opens at schema 9 with its jobs, no run
 }
 
 }  // namespace
-}  // namespace gshare::unit_issue24_job_runs
+}  // namespace gshare::unit_job_runs

@@ -10,7 +10,7 @@
 
 #include "ipc/status_metrics.h"
 
-namespace gshare::unit_issue24_status_metrics {
+namespace gshare::unit_status_metrics {
 namespace {
 
 using json = nlohmann::json;
@@ -135,4 +135,4 @@ TEST_CASE("issue 24: a document without GPUs or jobs still types every family") 
   CHECK(p.samples.count("gshare_daemon_start_time_seconds") == 0);  // not invented
 }
 
-}  // namespace gshare::unit_issue24_status_metrics
+}  // namespace gshare::unit_status_metrics

@@ -11,7 +11,7 @@
 #include "cli/job_status_text.h"
 #include "ipc/job_json.h"
 
-namespace gshare::unit_issue24_acct_format {
+namespace gshare::unit_acct_format {
 namespace {
 
 class UtcZone {
@@ -183,4 +183,4 @@ TEST_CASE("Issue 24: status ID is a readable block with the output expanded") {
 }
 
 }  // namespace
-}  // namespace gshare::unit_issue24_acct_format
+}  // namespace gshare::unit_acct_format

@@ -24,7 +24,7 @@ FINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "LOST")
 
 
 class Kill9SoakTest(TestCase):
-    def test_issue19_kill9_soak(self):
+    def test_kill9_soak(self):
         rnd = random.Random(SEED)
         print("seed %d, %d jobs, %d kills" % (SEED, JOBS, KILLS))
         h = self.harness(queue={"max_running": 8})

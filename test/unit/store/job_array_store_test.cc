@@ -7,7 +7,7 @@
 #include "store_test_util.h"
 #include "temp_dir.h"
 
-namespace gshare::unit_issue24_job_array_store {
+namespace gshare::unit_job_array_store {
 namespace {
 
 std::vector<JobRecord> Tasks(std::vector<int64_t> task_ids, int64_t limit) {
@@ -121,4 +121,4 @@ TEST_CASE("issue 24: an array that cannot be stored leaves no task behind") {
 }
 
 }  // namespace
-}  // namespace gshare::unit_issue24_job_array_store
+}  // namespace gshare::unit_job_array_store

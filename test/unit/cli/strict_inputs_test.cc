@@ -13,7 +13,7 @@
 #include "ipc/job_json.h"
 #include "cli/job_options.h"
 
-namespace gshare::unit_issue19_strict_inputs {
+namespace gshare::unit_strict_inputs {
 namespace {
 
 using json = nlohmann::json;
@@ -151,4 +151,4 @@ TEST_CASE("issue 19: JobOptionsFromJson checks every field's type and range") {
 }
 
 }  // namespace
-}  // namespace gshare::unit_issue19_strict_inputs
+}  // namespace gshare::unit_strict_inputs
