@@ -42,7 +42,8 @@ void ReportEnd(DaemonLink& link, const ClientContext& ctx, int64_t job_id, const
 void ReportAfterRegistration(DaemonLink& link, JobEnd end, std::chrono::milliseconds patience) {
   if (link.Readable()) {  // the daemon came back while the job ran
     const int64_t id = RegisteredId(link.Await(DeadlineIn(ReplyTimeout())));
-    if (id != 0) link.Request(proto::MsgType::kRunEnded, RunEndedRequest{id, end}.ToJson());
+    // On the connection that registered the job: it is the job's runner, no token needed.
+    if (id != 0) link.Request(proto::MsgType::kRunEnded, RunEndedRequest{id, end, {}}.ToJson());
     return;
   }
   const pid_t child = fork();
@@ -57,7 +58,7 @@ void ReportAfterRegistration(DaemonLink& link, JobEnd end, std::chrono::millisec
   const int64_t id = RegisteredId(link.Await(DeadlineIn(patience)));
   if (id != 0) {
     end.end_time.reset();
-    link.Request(proto::MsgType::kRunEnded, RunEndedRequest{id, end}.ToJson());
+    link.Request(proto::MsgType::kRunEnded, RunEndedRequest{id, end, {}}.ToJson());
   }
   _exit(0);
 }

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/status.h"
 #include "model/job_record.h"
 
 namespace gshare {

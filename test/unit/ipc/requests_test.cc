@@ -41,7 +41,7 @@ TEST_CASE("Requests: what a client sends is what the daemon reads") {
   JobEnd end;
   end.exit_code = 3;
   end.end_time = 1700000000.25;
-  Result<RunEndedRequest> ended = RunEndedRequest::Parse(RunEndedRequest{9, end}.ToJson());
+  Result<RunEndedRequest> ended = RunEndedRequest::Parse(RunEndedRequest{9, end, {}}.ToJson());
   REQUIRE(ended.ok());
   CHECK(ended->job_id == 9);
   CHECK(ended->end.exit_code == 3);
