@@ -164,7 +164,8 @@ class QueueControlTest(TestCase):
         h = self.h
         held = self.appender("order", "-H")
         rec = h.wait_state(held, "PENDING")
-        time.sleep(0.3)
+        # One more request: answered in a later turn of the daemon's loop than the one that
+        # saw it PENDING, after that turn's admission pass, which would have started it.
         rec = self.state(held)
         self.assertEqual((rec["state"], rec["reason"], rec["held"]), ("PENDING", "JobHeldUser", True))
         r = h.gshare("release", str(held))
@@ -180,7 +181,8 @@ class QueueControlTest(TestCase):
         self.assertEqual(self.state(a)["held"], True)
         go()
         h.wait_state(blocker, "COMPLETED")
-        time.sleep(0.5)
+        # The turn that recorded the blocker's end ended with an admission pass (the slot was
+        # free for `a`); this request is answered after it.
         rec = self.state(a)
         self.assertEqual((rec["state"], rec["reason"]), ("PENDING", "JobHeldUser"))
         # hold and release act on pending jobs only.
