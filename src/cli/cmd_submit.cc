@@ -15,6 +15,7 @@
 #include <thread>
 #include <nlohmann/json.hpp>
 
+#include "base/program_path.h"
 #include "cli/cli.h"
 #include "cli/daemon_glance.h"
 #include "ipc/daemon_launcher.h"
@@ -131,30 +132,11 @@ Result<std::string> ReadScript(const std::string& path) {
   return text;
 }
 
-// Whether `name` (no '/') names an executable that a PATH lookup finds.
-bool OnPath(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t begin = 0;
-  while (begin <= dirs.size()) {
-    size_t end = dirs.find(':', begin);
-    if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(begin, end - begin);
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    struct stat st;
-    if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        access(candidate.c_str(), X_OK) == 0) {
-      return true;
-    }
-    begin = end + 1;
-  }
-  return false;
-}
-
 // sbatch's `sbatch job.sh`: a first word without '/' that no PATH lookup finds but that is a
 // regular file in the working directory is a batch script there (as --script ./job.sh).
 bool IsScriptInCwd(const std::string& word) {
-  if (word.empty() || word.find('/') != std::string::npos || OnPath(word)) return false;
+  if (word.empty() || word.find('/') != std::string::npos || !FindProgram(word).empty())
+    return false;
   struct stat st;
   return stat(word.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }

@@ -6,11 +6,8 @@
 
 #include "base/slurm_step.h"
 #include "daemon/host_budget.h"
-#include "gshare/job_env.h"
 #include "ipc/frame_io.h"
 #include "ipc/replies.h"
-
-#include <spdlog/spdlog.h>
 
 namespace gshare {
 
@@ -70,25 +67,6 @@ std::string DaemonParts::MpsDir(const DaemonOptions& options) {
   const size_t slash = options.socket_path.rfind('/');
   return (slash == std::string::npos ? std::string(".") : options.socket_path.substr(0, slash)) +
          "/mps";
-}
-
-LaunchEnv DaemonParts::MpsEnvOf(const JobRecord& r, const std::string& gpu) {
-  if (!mps.AnyUp()) return {};
-  std::string why_not;
-  LaunchEnv env = mps.EnvFor(r, gpu, &why_not);
-  if (env.empty()) {
-    spdlog::info("job {}: outside MPS ({})", r.id, why_not);
-  } else {
-    std::string how = "normal priority";
-    for (const auto& [name, value] : env) {
-      if (name == job_env::kMpsClientPriority && value != "0") how = "below normal priority";
-    }
-    for (const auto& [name, value] : env) {
-      if (name == job_env::kMpsActiveThreadPercentage) how += ", " + value + " % of the threads";
-    }
-    spdlog::info("job {}: MPS client on GPU {} ({})", r.id, gpu.empty() ? "0" : gpu, how);
-  }
-  return env;
 }
 
 }  // namespace gshare

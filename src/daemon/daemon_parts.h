@@ -82,7 +82,7 @@ class DaemonParts final : private CheckpointEngine::Host {
                  [this](int64_t id) { return table.Running(id) != nullptr; }};
   JobPlacement placement{JobPlacement::Options{[this] { return gpu_count; }, GpuUuidOf,
                                                [this](const JobRecord& r, const std::string& gpu) {
-                                                 return MpsEnvOf(r, gpu);
+                                                 return mps.EnvFor(r, gpu);
                                                }},
                          table, ledger, arbiter};
   PriorityLanes lanes;
@@ -119,7 +119,6 @@ class DaemonParts final : private CheckpointEngine::Host {
   // Where the MPS folders go: beside the system daemon's socket, which every user reaches
   // (its state folder is root's alone); in a user's daemon's state folder.
   static std::string MpsDir(const DaemonOptions& options);
-  LaunchEnv MpsEnvOf(const JobRecord& r, const std::string& gpu);
   // CheckpointEngine::Host: lease actions and evictions through the outbox, rows through the
   // lifecycle.
   void Apply(const LeaseActions& actions) override { outbox.Apply(actions); }

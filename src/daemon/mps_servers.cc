@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/process_identity.h"
+#include "base/program_path.h"
 #include "gshare/job_env.h"
 #include "policy/mps_choice.h"
 
@@ -58,26 +59,6 @@ pid_t ReadPidFile(const std::string& pipe) {
 }
 
 }  // namespace
-
-std::string FindMpsControl(const std::string& name) {
-  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr && *path != '\0' ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t begin = 0;
-  while (begin <= dirs.size()) {
-    size_t end = dirs.find(':', begin);
-    if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(begin, end - begin);
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    struct stat st {};
-    if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
-    begin = end + 1;
-  }
-  return "";
-}
 
 bool MpsServers::RunControl(const Server& s, const std::string& program,
                             const std::vector<std::string>& args, const std::string& input) {
@@ -182,7 +163,7 @@ bool MpsServers::StartOne(Server& s, const std::string& program) {
 
 void MpsServers::Start(const std::vector<std::string>& gpus) {
   if (options_.config.mode == "off") return;
-  program_ = FindMpsControl(options_.config.control);
+  program_ = FindProgram(options_.config.control);
   if (program_.empty()) {
     spdlog::info("MPS: {} not found; jobs sharing a GPU are time-sliced by the driver",
                  options_.config.control);
@@ -271,6 +252,7 @@ void MpsServers::Prune(Server& s) {
 
 MpsServers::Env MpsServers::EnvFor(const JobRecord& r, const std::string& slot,
                                    std::string* why_not) {
+  if (!AnyUp()) return {};  // no MPS on this machine: nothing to say of each job
   Server* s = ServerOf(slot);
   MpsGpu gpu;
   if (s != nullptr) {
@@ -286,9 +268,15 @@ MpsServers::Env MpsServers::EnvFor(const JobRecord& r, const std::string& slot,
       MpsSettings{options_.config.batch_max_priority, options_.config.batch_thread_percentage,
                   options_.config.batch_cap == "always"});
   if (!choice.client) {
+    spdlog::info("job {}: outside MPS ({})", r.id, choice.why_not);
     if (why_not != nullptr) *why_not = choice.why_not;
     return {};
   }
+  spdlog::info("job {}: MPS client on GPU {} ({}{})", r.id, slot.empty() ? "0" : slot,
+               choice.client_priority == 0 ? "normal priority" : "below normal priority",
+               choice.active_thread_percentage < 100
+                   ? ", " + std::to_string(choice.active_thread_percentage) + " % of the threads"
+                   : "");
   s->clients[r.id] = Server::Client{r.uid, r.priority};
   Env env{{job_env::kMpsPipeDirectory, s->pipe},
           {job_env::kMpsLogDirectory, s->log},

@@ -59,7 +59,8 @@ class MpsServers {
 
   // The environment of job `r` placed on `slot` (a GPU index, a UUID, or "" for the only GPU):
   // the MPS variables when it becomes a client there (then it counts as one until it is no
-  // longer live), else nothing. `why_not` gets the reason it does not.
+  // longer live), else nothing. `why_not` gets the reason it does not. With a control daemon
+  // up, the daemon's log says which, and the client's priority and cap.
   Env EnvFor(const JobRecord& r, const std::string& slot, std::string* why_not = nullptr);
   // {"gpus": [{"gpu", "up", "pid", "client_uid"?, "clients": [job ids]}]} for status --json.
   nlohmann::json Describe();
@@ -90,8 +91,5 @@ class MpsServers {
   std::string program_;  // the control program found; "" when none
   std::vector<Server> servers_;
 };
-
-// The control program `name` (a path, or a name searched in PATH); "" when not executable.
-std::string FindMpsControl(const std::string& name);
 
 }  // namespace gshare
