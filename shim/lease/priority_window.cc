@@ -48,30 +48,31 @@ struct Ring {
 };
 
 Ring g_rings[kMaxDevices];
-std::atomic<int64_t> g_budget_ns{-1};
-
-int64_t BudgetNs(int device) {
-  int64_t b = g_budget_ns.load(std::memory_order_relaxed);
+// `device`'s yielding processes' share of the GPU time in the environment variable `name`
+// (µs; unset: `default_us`; 0 or less: no bound), read once into `cache` (-1: not read yet).
+int64_t ShareOfBudgetNs(std::atomic<int64_t>& cache, const char* name, long default_us,
+                        int device) {
+  int64_t b = cache.load(std::memory_order_relaxed);
   if (b < 0) {
-    const char* env = std::getenv("GSHARE_PRIORITY_INFLIGHT_US");
-    long us = env != nullptr ? std::atol(env) : 150;
+    const char* env = std::getenv(name);
+    long us = env != nullptr ? std::atol(env) : default_us;
     b = us <= 0 ? 0 : static_cast<int64_t>(us) * 1000;
-    g_budget_ns.store(b, std::memory_order_relaxed);
+    cache.store(b, std::memory_order_relaxed);
   }
   return b / g_lanes[device].yielders.load(std::memory_order_relaxed);
+}
+
+std::atomic<int64_t> g_budget_ns{-1};
+int64_t BudgetNs(int device) {
+  return ShareOfBudgetNs(g_budget_ns, "GSHARE_PRIORITY_INFLIGHT_US", 150, device);
 }
 
 std::atomic<int64_t> g_concurrent_ns{-1};
 int64_t ConcurrentBudgetNs(int device) {
-  int64_t b = g_concurrent_ns.load(std::memory_order_relaxed);
-  if (b < 0) {
-    const char* env = std::getenv("GSHARE_PRIORITY_CONCURRENT_US");
-    long us = env != nullptr && *env != '\0' ? std::atol(env) : kDefaultConcurrentUs;
-    b = us <= 0 ? 0 : static_cast<int64_t>(us) * 1000;
-    g_concurrent_ns.store(b, std::memory_order_relaxed);
-  }
-  return b / g_lanes[device].yielders.load(std::memory_order_relaxed);
+  return ShareOfBudgetNs(g_concurrent_ns, "GSHARE_PRIORITY_CONCURRENT_US", kDefaultConcurrentUs,
+                         device);
 }
+
 // GSHARE_PRIORITY_GAP_FILL: the percentage of the rest of the higher job's gap the yielding
 // processes may fill together, 0..100 (0: the budget and the gap turns only); unset:
 // DefaultGapFillPct.
