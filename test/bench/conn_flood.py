@@ -30,6 +30,10 @@ import sys
 import tempfile
 import time
 
+# The e2e helpers' readers of /proc (standard library only, no side effects on import).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from gshare_e2e import proc_cpu_seconds, proc_rss_kib  # noqa: E402
+
 PER_HOLDER = 10_000
 # The users' Python: the one running this may live where they cannot read (root's pyenv).
 PYTHON = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
@@ -103,20 +107,6 @@ def daemon_pid(state):
         return json.load(f)["pid"]
 
 
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-def cpu_s(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def log_lines(path):
     try:
         with open(path) as f:
@@ -128,8 +118,8 @@ def log_lines(path):
 def run_one(gshare, sock, state, a, b, n, submits):
     pid = daemon_pid(state)
     log = os.path.join(state, "daemon.log")
-    rss0, lines0 = rss_kib(pid), log_lines(log)
-    cpu0, t0 = cpu_s(pid), time.monotonic()
+    rss0, lines0 = proc_rss_kib(pid), log_lines(log)
+    cpu0, t0 = proc_cpu_seconds(pid), time.monotonic()
     rss_peak = rss0
     holders = []
     for i in range(0, n, PER_HOLDER):
@@ -140,11 +130,11 @@ def run_one(gshare, sock, state, a, b, n, submits):
             preexec_fn=as_user(b, k + 64)))
     started = [json.loads(h.stdout.readline()) for h in holders]
     time.sleep(1.0)
-    rss_peak = max(rss_peak, rss_kib(pid))
+    rss_peak = max(rss_peak, proc_rss_kib(pid))
     r = subprocess.run([PYTHON, os.path.abspath(__file__), "submit", gshare, sock,
                         str(submits)], stdout=subprocess.PIPE, text=True, preexec_fn=as_user(a))
     submitted = json.loads(r.stdout)
-    rss_peak = max(rss_peak, rss_kib(pid))
+    rss_peak = max(rss_peak, proc_rss_kib(pid))
 
     def count():
         out = []
@@ -157,8 +147,8 @@ def run_one(gshare, sock, state, a, b, n, submits):
     open_after_submits = count()
     time.sleep(max(0.0, min(s["connected_at"] for s in started) + 12.0 - time.monotonic()))
     open_after_12s = count()
-    rss_peak = max(rss_peak, rss_kib(pid))
-    window, cpu, lines1 = time.monotonic() - t0, cpu_s(pid) - cpu0, log_lines(log)
+    rss_peak = max(rss_peak, proc_rss_kib(pid))
+    window, cpu, lines1 = time.monotonic() - t0, proc_cpu_seconds(pid) - cpu0, log_lines(log)
     for h in holders:
         h.stdin.close()
         h.wait()

@@ -108,6 +108,22 @@ def proc_state(pid):
     return stat[stat.rfind(")") + 2:].split()[0]
 
 
+def proc_rss_kib(pid):
+    """VmRSS of /proc/<pid>/status in KiB (0 when it says none)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def proc_cpu_seconds(pid):
+    """User plus system CPU seconds of `pid` so far (/proc/<pid>/stat utime + stime)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def proc_alive(pid):
     state = proc_state(pid)
     return state is not None and state not in ("Z", "X")

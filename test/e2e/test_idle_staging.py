@@ -12,7 +12,7 @@ import os
 import time
 import unittest
 
-from gshare_e2e import FAKE_APP, TestCase
+from gshare_e2e import FAKE_APP, TestCase, proc_cpu_seconds
 
 MIB = 1 << 20
 DEVICE = 256 * MIB  # the fake GPU
@@ -114,13 +114,9 @@ class IdleStagingTest(TestCase):
 
     @staticmethod
     def cpu_seconds_over(pid, seconds):
-        def cpu():
-            with open("/proc/%d/stat" % pid) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        before = cpu()
+        before = proc_cpu_seconds(pid)
         time.sleep(seconds)
-        return cpu() - before
+        return proc_cpu_seconds(pid) - before
 
     def test_no_staging_when_turned_off(self):
         h = self.harness(stage_after="0")

@@ -15,7 +15,7 @@ import struct
 import time
 import unittest
 
-from gshare_e2e import TestCase
+from gshare_e2e import TestCase, proc_cpu_seconds, proc_rss_kib
 
 MAGIC = 0x52485347
 STATUS_REQUEST = 35
@@ -29,20 +29,6 @@ with open(_PROTOCOL_H) as _f:
 
 def header(type_, length):
     return struct.pack("<IHHII", MAGIC, VERSION, type_, length, 0)
-
-
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def closed_by_peer(s, timeout):
@@ -99,7 +85,7 @@ class SlowPeersTest(TestCase):
         # (256 MiB), which measures ASan, not the daemon.
         h.env["ASAN_OPTIONS"] = ":".join(filter(None, [h.env.get("ASAN_OPTIONS"), "quarantine_size_mb=0"]))
         daemon = h.start_daemon()
-        base = rss_kib(daemon)
+        base = proc_rss_kib(daemon)
         chunk = b"{" + b" " * (4 * 1024 * 1024 - 2)  # one byte short of the frame's end
         conns, refused = [], 0
         for _ in range(50):
@@ -110,7 +96,7 @@ class SlowPeersTest(TestCase):
                 refused += 1
             conns.append(s)
         time.sleep(0.5)
-        grown = rss_kib(daemon) - base
+        grown = proc_rss_kib(daemon) - base
         self.assertLess(grown, 160 * 1024, "the daemon grew by %d KiB for 50 half frames" % grown)
         self.assertEqual(h.daemon_pid(), daemon)
         dropped = sum(1 for s in conns if closed_by_peer(s, 0.2))
@@ -154,9 +140,9 @@ class SlowPeersTest(TestCase):
                 pass
             conns.append(s)
         time.sleep(0.5)
-        before = cpu_seconds(daemon)
+        before = proc_cpu_seconds(daemon)
         time.sleep(2)
-        spent = cpu_seconds(daemon) - before
+        spent = proc_cpu_seconds(daemon) - before
         self.assertLess(spent, 0.5, "the daemon spun at %.0f %% CPU without descriptors" % (spent * 50))
         for s in conns:
             s.close()
