@@ -231,6 +231,14 @@ void Arbiter::ReleaseConn(const GpuKey& gpu, Lease& lease, ConnId conn, TimePoin
     const std::optional<JobId> was = lease.holder;
     // A dropped gang hands its GPUs on together, once it has drained all of them.
     if (was && lease.dropping && order_.GangDraining(*was)) return;
+    // A gang that lets go of one GPU of its own accord (idle, or its process there ended)
+    // ends its turn on all of them, and this GPU waits for the others to drain like a DROP.
+    if (was && !lease.dropping && order_.IsGang(*was)) {
+      lease.dropping = true;
+      lease.drop_sent_at = now;
+      DropGang(*was, now, out);
+      if (order_.GangDraining(*was)) return;
+    }
     if (lease.holder || !order_.TurnHolding(lease)) EndHolding(lease, now);
     Schedule(gpu, lease, now, out);
     // A gang whose turn ended on one GPU (its processes there released) ends it everywhere.

@@ -124,6 +124,26 @@ TEST_CASE_FIXTURE(Fixture, "gang: a process that goes idle ends the whole gang's
   CHECK(Count(a, Kind::kGrant, 21) == 0);
 }
 
+TEST_CASE_FIXTURE(Fixture, "gang: a GPU it let go of goes on only with its others") {
+  // Rank 0 releases A of its own accord (idle, or its process ended) while rank 1 still
+  // runs on B: a single job waiting for A must not start there before the gang is off B.
+  Arbiter arb(options);
+  AddSingleAndGang(arb);
+  auto a = arb.Request(21, kA, At(0));
+  uint64_t ea = EpochOf(a, Kind::kGrant, 21);
+  a = arb.Request(22, kB, At(0));
+  uint64_t eb = EpochOf(a, Kind::kGrant, 22);
+  REQUIRE((ea != 0 && eb != 0));
+  arb.Request(11, kA, At(100));
+  a = arb.Released(21, kA, ea, At(3000));
+  CHECK(Has(a, Kind::kDrop, 22, kB));
+  CHECK(Count(a, Kind::kGrant, 11) == 0);
+  CHECK(HolderOf(arb, kA, At(3000)) == JobId{2});
+  a = arb.Released(22, kB, eb, At(3020));
+  CHECK(Has(a, Kind::kGrant, 11, kA));
+  CHECK(HolderOf(arb, kB, At(3020)) == std::nullopt);
+}
+
 TEST_CASE_FIXTURE(Fixture, "gang: the first gang's GPUs go to nobody behind it") {
   Arbiter arb(options);
   arb.AddJob(1, 0, Millis(0), 0);  // holds A
