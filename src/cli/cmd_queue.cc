@@ -1,8 +1,8 @@
 // `gshare queue [-a] [-t STATES] [-n NAME] [-u USER] [-l | --format=FIELD,...] [--json]
 // [--no-header]`: the jobs of the queue, read straight from the database (the daemon writes
 // it; readers never wait for the daemon), running first, then pending in admission order. A
-// running daemon is asked which jobs wait for their lease (REASON Lease) and whether its
-// config changed since it started.
+// running daemon is asked which jobs wait for their lease (REASON Lease, or the memory the
+// grant waits for) and whether its config changed since it started.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -86,8 +86,10 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
       j["elapsed_seconds"] = ElapsedSeconds(r, now);
       // A live job's lease (else null); one that waits for it shows the table's REASON.
       auto lease = context.leases.find(r.id);
-      j["lease"] = lease != context.leases.end() ? json(lease->second) : json(nullptr);
-      if (QueueReason(r, context) == kLeaseReason) j["reason"] = kLeaseReason;
+      j["lease"] = lease != context.leases.end() ? json(lease->second.lease) : json(nullptr);
+      if (lease != context.leases.end() && lease->second.lease == "waiting") {
+        j["reason"] = QueueReason(r, context);
+      }
       jobs.push_back(std::move(j));
     }
     std::string text = ToJsonText(doc, 2);

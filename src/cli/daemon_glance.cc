@@ -41,7 +41,7 @@ void WarnIfConfigChanged(const json& status) {
   }
 }
 
-std::map<int64_t, std::string> GlanceAtDaemon(const GlobalOptions& global) {
+std::map<int64_t, JobGlance> GlanceAtDaemon(const GlobalOptions& global) {
   StatusRequest request;
   request.brief = true;
   // The glance only decorates what the caller prints: a daemon slow to answer costs it no
@@ -49,12 +49,15 @@ std::map<int64_t, std::string> GlanceAtDaemon(const GlobalOptions& global) {
   const std::chrono::milliseconds patience = std::min(ReplyTimeout(), kGlancePatience);
   Result<json> reply = RequestDaemon(global, proto::MsgType::kStatusRequest, request.ToJson(),
                                      /*start=*/false, patience);
-  std::map<int64_t, std::string> leases;
+  std::map<int64_t, JobGlance> leases;
   if (!reply.ok()) return leases;
   WarnIfConfigChanged(reply.value());
   try {
     for (const json& job : reply->value("jobs", json::array())) {
-      leases[job.at("id").get<int64_t>()] = job.value("lease", std::string());
+      JobGlance& g = leases[job.at("id").get<int64_t>()];
+      g.lease = job.value("lease", std::string());
+      const json& waiting_for = job.value("waiting_for", json());
+      if (waiting_for.is_string()) g.waiting_for = waiting_for.get<std::string>();
     }
   } catch (const std::exception&) {
     leases.clear();

@@ -1,6 +1,7 @@
 // What `status`, `queue` and `submit` tell of the daemon besides their own data: that a config
 // file it read at start has changed since (it reads its config once), and which running jobs
-// wait for their GPU lease (queue's REASON `Lease`). Main thread only.
+// wait for their GPU lease, and why (queue's REASON `Lease`, or the memory it waits for).
+// Main thread only.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +19,16 @@ struct GlobalOptions;
 // daemon's).
 void WarnIfConfigChanged(const nlohmann::json& status);
 
+// A live job as the brief status tells it.
+struct JobGlance {
+  std::string lease;        // "holding", "waiting", "idle", "stopped", ...
+  std::string waiting_for;  // what its grant waits for (memory.waiting_for: "GpuMemory",
+                            // "HigherPriorityMemory", ...; docs/memory.md), else empty
+};
+
 // Asks a running daemon (never starts one) for the brief status: warns as WarnIfConfigChanged
-// and returns each live job's lease ("holding", "waiting", "idle", "stopped") by job id. Empty
-// when no daemon answers or the reply is unreadable: the caller's own output goes on.
-std::map<int64_t, std::string> GlanceAtDaemon(const GlobalOptions& global);
+// and returns each live job's glance by job id. Empty when no daemon answers or the reply is
+// unreadable: the caller's own output goes on.
+std::map<int64_t, JobGlance> GlanceAtDaemon(const GlobalOptions& global);
 
 }  // namespace gshare

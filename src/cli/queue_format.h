@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "cli/daemon_glance.h"
 #include "model/job_record.h"
 
 namespace gshare {
@@ -19,12 +20,12 @@ namespace gshare {
 struct QueueRowContext {
   double now = 0;                                 // unix seconds: the run time of running jobs
   std::function<std::string(uint32_t uid)> user;  // a user's name
-  // The live jobs' leases by job id as the daemon tells them ("waiting", ...); empty when
-  // no daemon answered.
-  std::map<int64_t, std::string> leases;
+  // The live jobs' leases by job id as the daemon tells them; empty when no daemon answered.
+  std::map<int64_t, JobGlance> leases;
 };
 
-// REASON of a running job that waits for its GPU lease while another job holds it.
+// REASON of a running job that waits for its GPU lease while another job holds it; one whose
+// grant waits for memory shows what it waits for instead (JobGlance::waiting_for).
 inline constexpr const char* kLeaseReason = "Lease";
 
 struct QueueColumn {
@@ -61,7 +62,8 @@ std::string ElapsedText(double seconds);
 double ElapsedSeconds(const JobRecord& r, double now);
 // REASON: why a pending job waits; for an ended job what ended it ("exit 1", "signal 9").
 std::string ReasonText(const JobRecord& r);
-// ReasonText, or kLeaseReason for a running job whose lease `context` says is waiting.
+// ReasonText, or for a running job whose lease `context` says is waiting what it waits for
+// (JobGlance::waiting_for), else kLeaseReason.
 std::string QueueReason(const JobRecord& r, const QueueRowContext& context);
 // `text` cut to at most `columns` characters (UTF-8 code points), its last one "…" when
 // cut, and padded with blanks to `columns`.

@@ -65,6 +65,7 @@ const char* MarkColour(TimelineKind kind) {
     case TimelineKind::kRestore: return "#9467bd";
     case TimelineKind::kSuspend:
     case TimelineKind::kResume: return "#17becf";
+    case TimelineKind::kHandoff: return "#8c564b";
     default: return "#555555";
   }
 }

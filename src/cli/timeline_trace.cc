@@ -67,7 +67,7 @@ json TimelineTrace(const Timeline& t, const std::function<std::string(uint32_t u
     if (!e.detail.empty()) args["detail"] = e.detail;
     json mark{{"name", TimelineKindName(e.kind)},
               {"cat", e.kind == TimelineKind::kSwapOut || e.kind == TimelineKind::kSwapIn ? "memory"
-                      : e.kind == TimelineKind::kDrop                                     ? "lease"
+                      : e.kind == TimelineKind::kDrop || e.kind == TimelineKind::kHandoff ? "lease"
                                                                                           : "job"},
               {"ph", "i"},
               {"ts", e.time_us},

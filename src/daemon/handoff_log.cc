@@ -57,8 +57,13 @@ std::optional<HandoffLog::Handoff> HandoffLog::SwappedIn(const GpuKey& gpu, JobI
   h.swapin_bytes += bytes;
   h.swapin_ms = std::max(h.swapin_ms, ms);
   h.total_ms = Ms(h.drop_at, now);
+  h.other_ms = std::max(0.0, h.total_ms - h.drain_ms - h.swapin_ms);
+  h.bound_ms = h.drain_ms +
+               static_cast<double>(std::max(h.evict_bytes, h.swapin_bytes)) / kBoundBytesPerMs +
+               kBoundSlackMs;
   if (h.from == 0 && h.swapin_bytes == 0 && h.evict_bytes == 0) return std::nullopt;
   ++g.handoffs;
+  if (h.over_bound()) ++g.over_bound;
   g.last = h;
   return h;
 }
@@ -68,6 +73,11 @@ uint64_t HandoffLog::count(const GpuKey& gpu) const {
   return it == gpus_.end() ? 0 : it->second.handoffs;
 }
 
+uint64_t HandoffLog::over_bound(const GpuKey& gpu) const {
+  auto it = gpus_.find(gpu);
+  return it == gpus_.end() ? 0 : it->second.over_bound;
+}
+
 const HandoffLog::Handoff* HandoffLog::last(const GpuKey& gpu) const {
   auto it = gpus_.find(gpu);
   return it == gpus_.end() || !it->second.last ? nullptr : &*it->second.last;
@@ -75,6 +85,7 @@ const HandoffLog::Handoff* HandoffLog::last(const GpuKey& gpu) const {
 
 void HandoffLog::AddJson(const GpuKey& gpu, nlohmann::json* g) const {
   (*g)["handoffs"] = count(gpu);
+  (*g)["handoffs_over_bound"] = over_bound(gpu);
   nlohmann::json last = nullptr;
   if (const Handoff* h = this->last(gpu)) {
     last = {{"from", h->from},
@@ -83,7 +94,9 @@ void HandoffLog::AddJson(const GpuKey& gpu, nlohmann::json* g) const {
             {"evict_bytes", h->evict_bytes},
             {"swapin_bytes", h->swapin_bytes},
             {"swapin_ms", h->swapin_ms},
-            {"total_ms", h->total_ms}};
+            {"other_ms", h->other_ms},
+            {"total_ms", h->total_ms},
+            {"bound_ms", h->bound_ms}};
   }
   (*g)["last_handoff"] = last;
 }

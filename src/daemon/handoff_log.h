@@ -23,7 +23,18 @@ class HandoffLog {
     double drain_ms = 0;   // DROP .. grant (the old holder's drain and release)
     double swapin_ms = 0;  // the slowest of the new holder's processes to swap in
     double total_ms = 0;   // DROP .. the new holder's memory back
+    // The rest: total - drain - swap-in (the grant's delivery, the shim waking, the report
+    // coming back). Never negative.
+    double other_ms = 0;
+    // What the handoff should take at most: its drain, the bytes of its larger direction at
+    // kBoundBytesPerMs (evictions and the swap-in overlap) and kBoundSlackMs.
+    double bound_ms = 0;
+    bool over_bound() const { return total_ms > bound_ms; }
   };
+  // 50 GB/s: a pinned copy over PCIe 5.0 x16 (H100/H200, about 55 GB/s each way measured,
+  // docs/benchmarks.md), in bytes per ms; 50 ms for the messages and the processes waking.
+  static constexpr double kBoundBytesPerMs = 50e6;
+  static constexpr double kBoundSlackMs = 50;
 
   // A DROP went to `holder` of `gpu`; the first DROP of a turn starts the handoff's clock.
   void Dropped(const GpuKey& gpu, std::optional<JobId> holder, TimePoint now);
@@ -40,10 +51,13 @@ class HandoffLog {
   std::optional<Handoff> SwappedIn(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes,
                                    double ms, TimePoint now);
 
-  // Handoffs of `gpu` counted so far, and the last one (nullptr when none).
+  // Handoffs of `gpu` counted so far, those over their bound, and the last one (nullptr when
+  // none).
   uint64_t count(const GpuKey& gpu) const;
+  uint64_t over_bound(const GpuKey& gpu) const;
   const Handoff* last(const GpuKey& gpu) const;
-  // `gshare status`: (*g)["handoffs"] and (*g)["last_handoff"] (null when none).
+  // `gshare status`: (*g)["handoffs"], (*g)["handoffs_over_bound"] and (*g)["last_handoff"]
+  // (null when none).
   void AddJson(const GpuKey& gpu, nlohmann::json* g) const;
 
  private:
@@ -53,6 +67,7 @@ class HandoffLog {
     std::optional<TimePoint> drop_at;  // DROP sent to the current holder
     std::optional<JobId> dropped_holder;
     uint64_t handoffs = 0;
+    uint64_t over_bound = 0;
   };
   std::map<GpuKey, PerGpu> gpus_;
 };

@@ -48,6 +48,8 @@ class LeaseOutbox final : public MemoryCoordinator::Host, public SharingControll
   // A plan's evictions: EVICT to swap-engine victims, checkpoints for the checkpoint engine's.
   void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) override;
   uint64_t LastCheckpointSent() const override { return p_.checkpoint.last_sent(); }
+  // A handoff's timeline event (TimelineKind::kHandoff).
+  void HandoffDone(const GpuKey& gpu, const HandoffLog::Handoff& h) override;
   bool KnowsGpu(const GpuKey& gpu) const override { return p_.table.KnowsGpu(gpu); }
   void AskHolderToPin(const GpuKey& gpu) override { p_.messenger.AskHolderToPin(gpu); }
   void UpdateGapWatch(const GpuKey& gpu) override { p_.stagger.Update(gpu); }

@@ -113,13 +113,15 @@ void MemoryCoordinator::SwappedIn(const GpuKey& gpu, JobId job, uint64_t epoch, 
                                   double ms) {
   std::optional<HandoffLog::Handoff> h =
       handoffs_.SwappedIn(gpu, job, epoch, bytes, ms, clock_.Now());
-  if (h) {
-    spdlog::info(
-        "handoff {}: job {} -> job {}: drain {:.0f} ms, evicted {} bytes, swapped in {} "
-        "bytes in {:.0f} ms, total {:.0f} ms",
-        gpu, h->from, h->to, h->drain_ms, h->evict_bytes, h->swapin_bytes, h->swapin_ms,
-        h->total_ms);
-  }
+  if (!h) return;
+  // Over its bound, the handoff is worth a warning: the time went somewhere the bound's
+  // parts do not explain (other_ms), or a copy ran below the link's rate.
+  spdlog::log(h->over_bound() ? spdlog::level::warn : spdlog::level::info,
+              "handoff {}: job {} -> job {}: drain {:.0f} ms, evicted {} bytes, swapped in {} "
+              "bytes in {:.0f} ms, other {:.0f} ms, total {:.0f} ms{} (bound {:.0f} ms)",
+              gpu, h->from, h->to, h->drain_ms, h->evict_bytes, h->swapin_bytes, h->swapin_ms,
+              h->other_ms, h->total_ms, h->over_bound() ? ", over its bound" : "", h->bound_ms);
+  host_.HandoffDone(gpu, *h);
 }
 
 void MemoryCoordinator::HolderDemand(const GpuKey& gpu, ConnId conn, JobId job) {

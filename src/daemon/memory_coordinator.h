@@ -32,6 +32,11 @@ class MemoryCoordinator {
     virtual void SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) = 0;
     // The sequence number of the last checkpoint request sent to the helper (0: none yet).
     virtual uint64_t LastCheckpointSent() const = 0;
+    // A handoff of `gpu` closed (the timeline records it); by default nothing.
+    virtual void HandoffDone(const GpuKey& gpu, const HandoffLog::Handoff& h) {
+      (void)gpu;
+      (void)h;
+    }
 
    protected:
     ~Host() = default;

@@ -146,7 +146,9 @@ json StatusReporter::Document(Connection* viewer, const StatusRequest& request) 
   if (request.brief) {
     json leases = json::array();
     for (const auto& [id, job] : p_.table.jobs) {
-      leases.push_back({{"id", id}, {"lease", LeaseText(p_.arbiter.Usage(id, now))}});
+      json entry{{"id", id}, {"lease", LeaseText(p_.arbiter.Usage(id, now))}};
+      if (const std::string* wait = p_.memory.WaitReason(id)) entry["waiting_for"] = *wait;
+      leases.push_back(std::move(entry));
     }
     return json{{"ok", true},
                 {"schema_version", kJsonSchemaVersion},

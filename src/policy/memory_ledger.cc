@@ -232,6 +232,8 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
     uint64_t staged;  // of movable: leaves without new host memory
   };
   std::vector<Victim> victims;
+  const int own_priority = options_.priority ? options_.priority(job) : 0;
+  bool held_back = false;  // a higher priority's memory in use stayed where it was
   for (const auto& [conn, per_gpu] : entries_) {
     auto it = per_gpu.find(gpu);
     if (it == per_gpu.end()) continue;
@@ -258,11 +260,18 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
       if (!leases_released && options_.holds_lease && options_.holds_lease(conn)) continue;
       movable = resident + options_.context_bytes;  // all of it or nothing
     }
+    const int priority = options_.priority ? options_.priority(e.job) : 0;
+    const uint64_t staged = checkpoint ? 0 : StagedOf(conn, e);
+    if (priority > own_priority && movable > staged) {
+      // A lower job never takes room a higher one uses: only what it staged (idle long enough
+      // to be copied out, docs/memory.md "Idle memory is staged") may leave for it.
+      held_back = true;
+      movable = staged;
+    }
     if (movable == 0) continue;
     auto lr = last_ran_.find({gpu, e.job});
     victims.push_back({lr == last_ran_.end() ? TimePoint{} : lr->second, conn, movable, checkpoint,
-                       OwnerOf(e.job), options_.priority ? options_.priority(e.job) : 0,
-                       checkpoint ? 0 : StagedOf(conn, e)});
+                       OwnerOf(e.job), priority, staged});
   }
   // After the swap-in the GPU holds used + missing; whatever passes the capacity must go
   // (also memory that stayed resident beyond a gpu_limit while nothing had to move).
@@ -308,7 +317,9 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
   if (plan.bytes < need) {
     plan.feasible = false;
     // The rest is fixed (other jobs' memory that cannot move), or its owners' budgets are full.
-    plan.reason = user_bound ? "UserHostMemoryBudget" : "GpuMemory";
+    plan.reason = user_bound  ? "UserHostMemoryBudget"
+                  : held_back ? "HigherPriorityMemory"
+                              : "GpuMemory";
   } else if (options_.host_budget != 0 &&
              SwappedBytes() + StagedBytes() - own_swapped + new_host > options_.host_budget) {
     // The job's own host copy is given back as it comes in, so it does not count.

@@ -6,7 +6,7 @@
 namespace gshare {
 namespace {
 
-constexpr std::array<std::pair<TimelineKind, const char*>, 12> kNames = {{
+constexpr std::array<std::pair<TimelineKind, const char*>, 13> kNames = {{
     {TimelineKind::kDaemonStart, "daemon_start"},
     {TimelineKind::kJobStart, "job_start"},
     {TimelineKind::kJobEnd, "job_end"},
@@ -19,6 +19,7 @@ constexpr std::array<std::pair<TimelineKind, const char*>, 12> kNames = {{
     {TimelineKind::kRestore, "restore"},
     {TimelineKind::kSuspend, "suspend"},
     {TimelineKind::kResume, "resume"},
+    {TimelineKind::kHandoff, "handoff"},
 }};
 
 }  // namespace

@@ -25,10 +25,13 @@ enum class TimelineKind {
   kRestore,      // bytes, ms: restored onto the GPU
   kSuspend,      // `gshare suspend`
   kResume,       // `gshare resume`
+  kHandoff,      // job: the new holder; bytes: moved (evicted + swapped in); ms: DROP .. its
+                 // memory back; detail: "from job F: drain D ms, swap-in S ms, other O ms,
+                 // bound B ms" (HandoffLog::Handoff)
 };
 
 // "daemon_start", "job_start", "job_end", "grant", "drop", "release", "swap_out", "swap_in",
-// "checkpoint", "restore", "suspend", "resume": the table's `kind` column and JSON's.
+// "checkpoint", "restore", "suspend", "resume", "handoff": the table's `kind` column and JSON's.
 const char* TimelineKindName(TimelineKind kind);
 // The kind named `name` exactly as TimelineKindName writes it; nullopt for anything else.
 std::optional<TimelineKind> TimelineKindFromName(std::string_view name);

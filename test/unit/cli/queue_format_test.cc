@@ -95,19 +95,22 @@ TEST_CASE("issue 24: Slurm's forms of ids, times and commands") {
   CHECK(CommandText({"printf", "a\nb"}) == "printf 'a\\nb'");  // escaped, then quoted
 }
 
-TEST_CASE("issue 24: a running job that waits for its lease shows REASON Lease") {
+TEST_CASE("queue: a running job that waits for its lease shows REASON Lease, or the memory") {
   QueueRowContext context = Context();
   JobRecord r = Task();
   CHECK(QueueReason(r, context) == "");  // no daemon answered
-  context.leases = {{15, "waiting"}};
+  context.leases = {{15, {"waiting", ""}}};
   CHECK(QueueReason(r, context) == "Lease");
   Result<std::vector<QueueColumn>> columns = ParseQueueFormat("jobid,reason");
   REQUIRE(columns.ok());
   CHECK(FormatQueueTable(columns.value(), {r}, context, false, false) == "15  Lease\n");
-  context.leases = {{15, "holding"}};
+  // A grant that waits for memory says which.
+  context.leases = {{15, {"waiting", "HigherPriorityMemory"}}};
+  CHECK(QueueReason(r, context) == "HigherPriorityMemory");
+  context.leases = {{15, {"holding", ""}}};
   CHECK(QueueReason(r, context) == "");
   // A pending job keeps its own reason whatever the daemon says of its id.
-  context.leases = {{15, "waiting"}};
+  context.leases = {{15, {"waiting", "GpuMemory"}}};
   r.state = JobState::kPending;
   r.reason = "Priority";
   CHECK(QueueReason(r, context) == "Priority");

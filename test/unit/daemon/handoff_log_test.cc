@@ -29,6 +29,10 @@ TEST_CASE("HandoffLog times a handoff from the DROP to the new holder's swap-in"
   CHECK(h->swapin_bytes == 4000);
   CHECK(h->swapin_ms == 55.0);
   CHECK(h->total_ms == doctest::Approx(300));
+  // 300 = drain 130 + swap-in 55 + the rest 115; bound: 130 + 4000 B at 50 GB/s + 50.
+  CHECK(h->other_ms == doctest::Approx(115));
+  CHECK(h->bound_ms == doctest::Approx(180.00008));
+  CHECK(h->over_bound());
   CHECK_FALSE(log.IsOpen(kGpu, 7));
   // The next process of the same grant reports too late: the handoff is closed.
   CHECK_FALSE(log.SwappedIn(kGpu, 2, 7, 4000, 60.0, At(410)).has_value());
@@ -41,6 +45,32 @@ TEST_CASE("HandoffLog times a handoff from the DROP to the new holder's swap-in"
   CHECK(g["handoffs"] == 1);
   CHECK(g["last_handoff"]["from"] == 1);
   CHECK(g["last_handoff"]["evict_bytes"] == 1000);
+  CHECK(g["handoffs_over_bound"] == 1);
+  CHECK(g["last_handoff"]["other_ms"] == doctest::Approx(115));
+}
+
+TEST_CASE("HandoffLog: the bound is the drain, the larger direction at 50 GB/s and 50 ms") {
+  HandoffLog log;
+  constexpr uint64_t kGB = 1000000000;
+  log.Dropped(kGpu, JobId{1}, At(0));
+  log.Granted(kGpu, 2, 1, At(200));   // drain 200 ms
+  log.Evicted(kGpu, 1, 10 * kGB);     // 200 ms at 50 GB/s
+  std::optional<HandoffLog::Handoff> h = log.SwappedIn(kGpu, 2, 1, 5 * kGB, 180, At(420));
+  REQUIRE(h.has_value());
+  CHECK(h->bound_ms == doctest::Approx(200 + 200 + 50));
+  CHECK(h->other_ms == doctest::Approx(40));  // 420 - 200 - 180
+  CHECK_FALSE(h->over_bound());
+  // The same moves with half a second unexplained are over it.
+  log.Dropped(kGpu, JobId{2}, At(1000));
+  log.Granted(kGpu, 1, 2, At(1200));
+  log.Evicted(kGpu, 2, 5 * kGB);
+  h = log.SwappedIn(kGpu, 1, 2, 10 * kGB, 200, At(1950));
+  REQUIRE(h.has_value());
+  CHECK(h->bound_ms == doctest::Approx(450));
+  CHECK(h->other_ms == doctest::Approx(550));
+  CHECK(h->over_bound());
+  CHECK(log.count(kGpu) == 2);
+  CHECK(log.over_bound(kGpu) == 1);
 }
 
 TEST_CASE("HandoffLog: a first grant on a free GPU that moved nothing is not a handoff") {

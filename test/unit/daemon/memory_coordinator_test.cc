@@ -181,5 +181,30 @@ TEST_CASE("memory coordinator: the incumbent's room waits for the others to drai
   CHECK(p.memory_host.sent.empty());
 }
 
+
+TEST_CASE("memory coordinator: a lower job waits for a higher one's memory until it is staged") {
+  Parts p;
+  p.AddJob(1, 10);  // a service, idle between requests: it holds no lease
+  p.AddJob(2, 0);   // a training that arrives
+  p.Report(1, 60, 60);
+  p.Report(2, 40, 0);
+  LeaseActions a = p.arbiter.Request(21, kGpu, p.clock.Now());
+  CHECK(p.Grants(a, 21) == 0);
+  REQUIRE(p.memory.WaitReason(2) != nullptr);
+  CHECK(*p.memory.WaitReason(2) == "HigherPriorityMemory");
+  p.Advance(1000);
+  CHECK(p.Grants(p.arbiter.Tick(p.clock.Now()), 21) == 0);  // nothing changed: it still waits
+  CHECK(p.memory_host.sent.empty());
+  // The service stays idle and its memory is copied out: that room may be taken.
+  proto::MemReportMsg staged = SwapReport(60, 60);
+  staged.staged = 60 * kGiB;
+  p.ledger.Report(11, 1, kGpu, staged);
+  p.Advance(1000);
+  CHECK(p.Grants(p.arbiter.Tick(p.clock.Now()), 21) != 0);
+  CHECK(p.memory.WaitReason(2) == nullptr);
+  // 20 GiB short, and a quarter of its 40 for its first turn's growth (GrantPlan).
+  CHECK(p.memory_host.EvictedFrom(11) == 30 * kGiB);
+}
+
 }  // namespace
 }  // namespace gshare::unit_memory_coordinator

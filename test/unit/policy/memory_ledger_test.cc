@@ -196,29 +196,6 @@ TEST_CASE("ledger: least recently run jobs are evicted first, never the new hold
   CHECK(plan.evictions[0].conn == 11);
 }
 
-TEST_CASE("issue 22: lower priorities are evicted first, a higher one's working set stays") {
-  MemoryLedger::Options o = NoContext();
-  std::map<JobId, int> priority{{1, 10}, {2, 0}, {3, 0}};
-  o.priority = [&priority](JobId j) { return priority.at(j); };
-  MemoryLedger ledger(o);
-  ledger.Report(11, 1, kGpu, Rep(10, 4, 4));  // the service, idle between requests
-  ledger.Report(31, 3, kGpu, Rep(10, 4, 4));  // a training that ran more recently
-  ledger.Report(21, 2, kGpu, Rep(10, 5, 0));  // a training whose turn comes: 3 GiB too many
-  ledger.Ran(1, kGpu, At(50));
-  ledger.Ran(3, kGpu, At(100));
-  MemoryLedger::Plan plan = ledger.MakeRoom(kGpu, 2);
-  REQUIRE(plan.evictions.size() == 1);
-  CHECK(plan.evictions[0].conn == 31);  // not the service, though it ran longest ago
-  CHECK(plan.evictions[0].bytes == 3 * kGiB);
-  // When the lower ones cannot make the room, the higher one gives the rest.
-  ledger.Report(21, 2, kGpu, Rep(10, 7, 0));  // 5 too many; job 3 has 4
-  plan = ledger.MakeRoom(kGpu, 2);
-  REQUIRE(plan.evictions.size() == 2);
-  CHECK(plan.evictions[0].conn == 31);
-  CHECK(plan.evictions[1].conn == 11);
-  CHECK(plan.evictions[1].bytes == 1 * kGiB);
-}
-
 TEST_CASE("ledger: takes from the next victim when the first is not enough") {
   MemoryLedger ledger(NoContext());
   ledger.Report(11, 1, kGpu, Rep(10, 4, 4));
