@@ -46,6 +46,7 @@ OTHER = [
     ("MEMRETAIN", "cuMemRetainAllocationHandle"),
     ("MEMPROPS", "cuMemGetAllocationPropertiesFromHandle"),
     ("MEMEXPORT", "cuMemExportToShareableHandle"),
+    ("IPCEXPORT", "cuIpcGetMemHandle"),
     ("CAPTURE_BEGIN", "cuStreamBeginCapture"),
     ("CAPTURE_BEGIN", "cuStreamBeginCapture_ptsz"),
     ("CAPTURE_BEGIN", "cuStreamBeginCapture_v2"),

@@ -92,6 +92,11 @@ typedef struct CUlaunchConfig_st {
   unsigned int numAttrs;
 } CUlaunchConfig;
 
+// Legacy IPC memory handle (cuIpcGetMemHandle): 64 opaque bytes (CU_IPC_HANDLE_SIZE).
+typedef struct CUipcMemHandle_st {
+  char reserved[64];
+} CUipcMemHandle_v1;
+
 typedef struct CUuuid_st {
   char bytes[16];
 } CUuuid;

@@ -25,6 +25,7 @@ GS_SAME_LAYOUT(CUmemAllocationGranularity_flags);
 GS_SAME_LAYOUT(CUmemPool_attribute);
 GS_SAME_LAYOUT(CUlaunchConfig);
 GS_SAME_LAYOUT(CUuuid);
+GS_SAME_LAYOUT(CUipcMemHandle_v1);
 GS_SAME_LAYOUT(CUdeviceptr);
 GS_SAME_LAYOUT(CUresult);
 static_assert(offsetof(CUlaunchConfig, hStream) == offsetof(gs_cuda::CUlaunchConfig, hStream));

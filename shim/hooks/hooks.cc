@@ -2,6 +2,7 @@
 // wrapper: it finds the real function, does the kind's bookkeeping (gate, allocation table,
 // capture count) and returns the driver's own result. Nothing but a CUresult crosses the
 // C ABI. Any thread.
+#include <atomic>
 #include <string_view>
 #include <type_traits>
 
@@ -14,6 +15,7 @@
 #include "hooks/hook_decls.h"
 #include "lease/lease_client.h"
 #include "hooks/real_driver.h"
+#include "shim_log.h"
 #include "memory/managed_space.h"
 #include "memory/memory_engine.h"
 #include "memory/swap_space.h"
@@ -189,6 +191,23 @@ int SwapDeviceForStream(CUstream s, bool per_thread) {
     return -1;
   }
   return device;
+}
+
+// Whether `p` is memory a memory engine serves (swap: VMM; managed: managed memory).
+bool EngineServes(CUdeviceptr p) {
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  if (SwapSpace::Get().On() && SwapSpace::Get().AddressRange(p, &base, &size)) return true;
+  return ManagedSpace::Get().On() && ManagedSpace::Get().Owns(p);
+}
+
+// Once per process: why a legacy IPC export was refused (GS_HOOK_IPCEXPORT).
+void WarnIpcOnce() {
+  static std::atomic<bool> told{false};
+  if (told.exchange(true)) return;
+  Warn(
+      "cuIpcGetMemHandle: memory of the swap or managed engine has no legacy IPC handle; run "
+      "a job that shares CUDA memory between processes with --memory off");
 }
 
 // A driver allocation of `bytes`. Under the checkpoint engine one that finds the GPU full
@@ -414,69 +433,7 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
     return gs_real_fn args;                                                  \
   }
 
-// Application VMM: under the swap engine device handles are the engine's virtual ids
-// (swap_app_vmm.cc); everything else goes to the driver and counts as fixed memory.
-#define GS_SWAP ::gshare::shim::SwapSpace::Get()
-#define GS_IS_APP_HANDLE(h) ::gshare::shim::SwapSpace::IsAppHandle(h)
-
-#define GS_HOOK_MEMCREATE(name, params, args)                                                      \
-  GS_EXPORT CUresult name params noexcept {                                                        \
-    GS_REAL(name, params);                                                                         \
-    CUresult r;                                                                                    \
-    if (GS_SWAP.AppCreate(handle, size, prop, flags, &r)) return r;                                \
-    r = ::gshare::shim::DriverAlloc(size, [&] { return gs_real_fn args; });                        \
-    if (r == CUDA_SUCCESS && handle != nullptr && prop != nullptr &&                               \
-        prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {                                      \
-      ::gshare::shim::TrackAlloc(::gshare::shim::g_vmm_handles, *handle, prop->location.id, size); \
-    }                                                                                              \
-    return r;                                                                                      \
-  }
-
-#define GS_HOOK_MEMRELEASE(name, params, args)                                               \
-  GS_EXPORT CUresult name params noexcept {                                                  \
-    GS_REAL(name, params);                                                                   \
-    CUresult r;                                                                              \
-    if (GS_IS_APP_HANDLE(handle) && GS_SWAP.AppRelease(handle, &r)) return r;                \
-    r = gs_real_fn args;                                                                     \
-    if (r == CUDA_SUCCESS) ::gshare::shim::TrackFree(::gshare::shim::g_vmm_handles, handle); \
-    return r;                                                                                \
-  }
-
-// A call the swap engine answers when `served` (which sets r) is true; the driver otherwise.
-#define GS_SERVED_OR_REAL(name, params, args, served) \
-  GS_EXPORT CUresult name params noexcept {           \
-    GS_REAL(name, params);                            \
-    CUresult r;                                       \
-    if (served) return r;                             \
-    return gs_real_fn args;                           \
-  }
-#define GS_HOOK_MEMMAP(name, params, args) \
-  GS_SERVED_OR_REAL(                       \
-      name, params, args,                  \
-      GS_IS_APP_HANDLE(handle) && GS_SWAP.AppMap(ptr, size, offset, handle, flags, &r))
-#define GS_HOOK_MEMUNMAP(name, params, args) \
-  GS_SERVED_OR_REAL(name, params, args, GS_SWAP.AppUnmap(ptr, size, &r))
-#define GS_HOOK_MEMSETACCESS(name, params, args) \
-  GS_SERVED_OR_REAL(name, params, args, GS_SWAP.AppSetAccess(ptr, size, desc, count, &r))
-#define GS_HOOK_MEMGETACCESS(name, params, args) \
-  GS_SERVED_OR_REAL(name, params, args, GS_SWAP.AppGetAccess(flags, location, ptr, &r))
-#define GS_HOOK_MEMRETAIN(name, params, args) \
-  GS_SERVED_OR_REAL(name, params, args, GS_SWAP.AppRetain(handle, addr, &r))
-#define GS_HOOK_MEMPROPS(name, params, args) \
-  GS_SERVED_OR_REAL(name, params, args,      \
-                    GS_IS_APP_HANDLE(handle) && GS_SWAP.AppProperties(prop, handle, &r))
-
-// An exported handle stays resident for good: the driver exports the real one.
-#define GS_HOOK_MEMEXPORT(name, params, args)                                                      \
-  GS_EXPORT CUresult name params noexcept {                                                        \
-    GS_REAL(name, params);                                                                         \
-    CUmemGenericAllocationHandle gs_handle = handle;                                               \
-    CUresult r;                                                                                    \
-    if (GS_IS_APP_HANDLE(handle) && GS_SWAP.AppPin(handle, &gs_handle, &r) && r != CUDA_SUCCESS) { \
-      return r;                                                                                    \
-    }                                                                                              \
-    return gs_real_fn(shareableHandle, gs_handle, handleType, flags);                              \
-  }
+#include "hooks/memory_hooks.h"
 
 #define GS_HOOK_CAPTURE_BEGIN(name, params, args)                          \
   GS_EXPORT CUresult name params noexcept {                                \

@@ -73,6 +73,14 @@ void ManagedSpace::Forget(CUdeviceptr p) {
   }
 }
 
+bool ManagedSpace::Owns(CUdeviceptr p) {
+  MutexLock lock(mu_);
+  for (int i = 0; i < count_; ++i) {
+    if (p >= ranges_[i].ptr && p - ranges_[i].ptr < ranges_[i].bytes) return true;
+  }
+  return false;
+}
+
 uint64_t ManagedSpace::Prefetch(int device, bool to_gpu, uint64_t* ns) {
   *ns = 0;
   if (device < 0 || device >= kMaxDevices) return 0;

@@ -33,6 +33,8 @@ class ManagedSpace {
   // Forgets `p` if it is the engine's (the caller then frees it with cuMemFree, which frees
   // managed memory too).
   void Forget(CUdeviceptr p) EXCLUDES(mu_);
+  // Whether `p` lies in one of the engine's allocations.
+  bool Owns(CUdeviceptr p) EXCLUDES(mu_);
   // Prefetches every allocation of `device` to it (to_gpu) or to host memory, waits, and
   // returns the bytes moved. Needs a context of the process on `device`.
   uint64_t Prefetch(int device, bool to_gpu, uint64_t* ns) EXCLUDES(mu_);

@@ -1,7 +1,8 @@
 """The fake driver's virtual memory management (cuMemAddressReserve/cuMemCreate/cuMemMap/...)
 and stream-ordered pool allocation, through fake_app --vmm and --pool: bare (the fake alone) and
 under `gshare run` (through the preloaded shim); plus FAKE_CUDA_FAIL_MEMCREATE_AFTER; and
-fake_app --swap-check bare, on a device shared through FAKE_CUDA_DEVICE_FILE."""
+fake_app --swap-check bare, on a device shared through FAKE_CUDA_DEVICE_FILE; and a legacy IPC
+export (cuIpcGetMemHandle), which the swap engine's memory cannot give."""
 import os
 import struct
 import subprocess
@@ -50,6 +51,24 @@ class FakeVmmTest(TestCase):
         job = self.h.start_fake(["--route", "linked"] + ARGS, linked=True)
         rc = job.wait()
         self.assert_ok(rc, job.stdout, job.stderr + self.h.diagnostics())
+
+    def test_legacy_ipc_export(self):
+        # Bare, and under --memory off, the driver gives a cuMemAlloc allocation a handle; under
+        # the swap engine (the default) that memory is VMM memory, which has none: refused with
+        # CUDA_ERROR_NOT_SUPPORTED (801) and one line saying what to do.
+        argv = [FAKE_APP, "--kernels", "1", "--kernel-ms", "1", "--ipc-export"]
+        r = self.bare(argv)
+        self.assertIn("fake_app: ipc export 0", r.stdout, r.stderr)
+        self.h.start_daemon()
+        for memory, result in (("off", 0), ("swap", 801)):
+            with self.subTest(memory=memory):
+                r = self.h.gshare("run", "--memory", memory, "--", *argv)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn("fake_app: ipc export %d" % result, r.stdout, r.stderr)
+                told = [line for line in r.stderr.splitlines() if "cuIpcGetMemHandle" in line]
+                self.assertEqual(len(told), 1 if result else 0, r.stderr)
+                if told:
+                    self.assertIn("--memory off", told[0])
 
     def test_memcreate_failure_injection(self):
         env = dict(self.h.env, FAKE_CUDA_FAIL_MEMCREATE_AFTER="0")

@@ -89,7 +89,7 @@ void Usage() {
                "  [--long-every N --long-ms L]\n"
                "  [--null-stream] [--ex] [--capture] [--memcpy] [--fork] [--exit-code C]\n"
                "  [--sleep-ms S] [--vmm BYTES] [--pool BYTES] [--swap-check BYTES]\n"
-               "  [--cycles C] [--pieces N] [--leak-to-exit] [--finalizing]\n"
+               "  [--cycles C] [--pieces N] [--leak-to-exit] [--finalizing] [--ipc-export]\n"
                "  [--align-ms P [--align-offset-ms O]]\n"
                "--long-every N --long-ms L: every Nth kernel lasts L ms, on a grid of 2 blocks\n"
                "  instead of 1 (another kernel shape for the shim).\n"
@@ -104,7 +104,9 @@ void Usage() {
                "  gshare's exit handler and before the (fake) driver gives the process's memory\n"
                "  back, prints 'fake_app: device used at exit <bytes>' (FAKE_CUDA_DEVICE_FILE).\n"
                "--finalizing: from 'done' on (through --sleep-ms), Py_IsFinalizing(), which this\n"
-               "  program exports as CPython does, returns 1: a Python job shutting down.\n");
+               "  program exports as CPython does, returns 1: a Python job shutting down.\n"
+               "--ipc-export: cuMemAlloc 1 MiB, cuIpcGetMemHandle of it, and print\n"
+               "  'fake_app: ipc export <result>' (the CUresult, 0: a handle), then free it.\n");
   std::exit(2);
 }
 
@@ -159,6 +161,8 @@ Options Parse(int argc, char** argv) {
       o.align_offset_ms = static_cast<int>(number());
     } else if (a == "--sleep-ms") {
       o.sleep_ms = static_cast<int>(number());
+    } else if (a == "--ipc-export") {
+      o.ipc_export = true;
     } else if (a == "--vmm") {
       o.vmm_bytes = number();
     } else if (a == "--pool") {
@@ -307,6 +311,18 @@ void CaptureAndReplay(const Api& api, const Options& o, CUfunction f) {
   CALL(StreamDestroy, stream);
 }
 
+// --ipc-export: a legacy IPC handle of a cuMemAlloc allocation, as PyTorch's tensor sharing and
+// vLLM's custom all-reduce take one; the result is printed, not checked.
+void IpcExport(const Api& api) {
+  CUdeviceptr p = 0;
+  CALL(MemAlloc, &p, 1 << 20);
+  CUipcMemHandle_v1 handle{};
+  CUresult r = Need(api.IpcGetMemHandle, "cuIpcGetMemHandle")(&handle, p);
+  std::printf("fake_app: ipc export %d\n", static_cast<int>(r));
+  std::fflush(stdout);
+  CALL(MemFree, p);
+}
+
 unsigned char PatternByte(size_t i) { return static_cast<unsigned char>((i * 131) ^ (i >> 12)); }
 
 // --vmm: reserve a range, back it with a cuMemCreate handle, copy a pattern in, run kernels,
@@ -442,6 +458,7 @@ int main(int argc, char** argv) {
 
   if (o.capture) CaptureAndReplay(api, o, f);
   if (o.vmm_bytes > 0) VmmRoundTrip(api, o, f, dev);
+  if (o.ipc_export) IpcExport(api);
   if (o.pool_bytes > 0) PoolRoundTrip(api, o);
   if (o.swap_bytes > 0) SwapCheck(api, o, f, dev);
 

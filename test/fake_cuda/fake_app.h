@@ -69,7 +69,8 @@ using namespace gs_cuda;
   X(MemAllocFromPoolAsync, cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync_ptsz,                \
     "cuMemAllocFromPoolAsync")                                                                   \
   X(DeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool,               \
-    "cuDeviceGetDefaultMemPool")
+    "cuDeviceGetDefaultMemPool")                                                                 \
+  X(IpcGetMemHandle, cuIpcGetMemHandle, cuIpcGetMemHandle, "cuIpcGetMemHandle")
 
 struct Api {
 #define FAKE_APP_FIELD(field, name, name_pt, query) decltype(&gs_cuda::name) field = nullptr;
@@ -105,6 +106,7 @@ struct Options {
   int pieces = 2;             // --pieces: --swap-check's bulk in this many buffers
   bool leak_to_exit = false;  // --leak-to-exit: see Usage
   bool finalizing = false;    // --finalizing: see Usage
+  bool ipc_export = false;    // --ipc-export: see Usage
 };
 
 // Prints "fake_app: error <what> <code>" on stderr and exits 1.

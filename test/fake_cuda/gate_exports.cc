@@ -226,6 +226,7 @@ extern "C" {
 #define FAKE_GATE_MEMRETAIN(name, params, args)
 #define FAKE_GATE_MEMPROPS(name, params, args)
 #define FAKE_GATE_MEMEXPORT(name, params, args)
+#define FAKE_GATE_IPCEXPORT(name, params, args)
 #define FAKE_GATE_CAPTURE_BEGIN(name, params, args)
 #define FAKE_GATE_CAPTURE_END(name, params, args)
 #define FAKE_GATE_CTXDESTROY(name, params, args)

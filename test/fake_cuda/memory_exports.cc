@@ -1,7 +1,9 @@
-// Memory exports of the fake driver: the ALLOC/ALLOCPITCH/ALLOCMANAGED/FREE rows of
+// Memory exports of the fake driver: the ALLOC/ALLOCPITCH/ALLOCMANAGED/FREE/IPCEXPORT rows of
 // shim/hooks/hooks.def, cuMemGetInfo and cuMemGetAddressRange. Device memory is host memory
 // (memory.h). Stream-ordered allocation is in pool.cc, cuMemCreate and the other VMM calls in
 // vmm.cc, pinned host memory in host_memory.cc.
+#include <cstring>
+
 #include "driver.h"
 #include "fake_cuda_api.h"
 #include "memory.h"
@@ -79,6 +81,21 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr_v2* pbase, size_t* psize,
   }
   if (pbase != nullptr) *pbase = base;
   if (psize != nullptr) *psize = size;
+  return CUDA_SUCCESS;
+}
+
+// As the driver: a handle for the base of a cuMemAlloc allocation (the fake's handle holds the
+// address); CUDA_ERROR_INVALID_VALUE for anything else, VMM mappings included.
+CUresult cuIpcGetMemHandle(CUipcMemHandle_v1* pHandle, CUdeviceptr_v2 dptr) noexcept {
+  fake::Context* ctx;
+  if (CUresult r = fake::CheckContext(&ctx)) return r;
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  if (pHandle == nullptr || !fake::DeviceAllocRange(dptr, &base, &size) || base != dptr) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *pHandle = {};
+  std::memcpy(pHandle->reserved, &base, sizeof base);
   return CUDA_SUCCESS;
 }
 
