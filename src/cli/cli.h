@@ -120,7 +120,30 @@ Result<std::set<JobState>> ParseStates(const std::string& list);
 // and a number past INT64_MAX are errors naming the text (never clamped to another job).
 Result<int64_t> ParseJobId(const std::string& text);
 
-// The CLI11 check of every option and positional that takes job ids (ParseJobId): anything
+// A job as a user names it: its id ("48"), or one task of a job array as Slurm writes it,
+// J_T ("48_0": task 0 of array 48). An array's id alone stands for its tasks where a command
+// acts on jobs (docs/cli.md); J_T is that task only.
+struct JobRef {
+  int64_t id = 0;               // the job's id, or the array's
+  std::optional<int64_t> task;  // the task id, 0 to kMaxArrayTaskId
+  std::string text;             // as written
+};
+// "N" as ParseJobId reads it, or "J_T" with J a job id and T a task id (digits, at most
+// kMaxArrayTaskId); errors name the text.
+Result<JobRef> ParseJobRef(const std::string& text);
+// The job id `ref` names: its id, or the task's own id, read from the jobs (ListJobs); fails
+// "no task T in job array J" (or the read's error).
+Result<int64_t> ResolveJobRef(const GlobalOptions& global, const JobRef& ref);
+// ParseJobRef and ResolveJobRef of `text`; on failure prints "COMMAND: <why>" and returns
+// nullopt (the exit status is then kExitError: the check before it took bad usage).
+std::optional<int64_t> ResolveJobText(const GlobalOptions& global, const std::string& text,
+                                      const char* command);
+// Each of `texts` (ParseJobRef): plain ids into *ids, array tasks into *exact_ids as their own
+// ids. The first failure is returned, naming the text.
+Status ResolveJobRefs(const GlobalOptions& global, const std::vector<std::string>& texts,
+                      std::vector<int64_t>* ids, std::vector<int64_t>* exact_ids);
+
+// The CLI11 check of every option and positional that takes job ids (ParseJobRef): anything
 // else is a usage error (exit 2), never sent to the daemon.
 CLI::Validator JobIdCheck();
 

@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "ipc/job_json.h"
+#include "base/array_spec.h"
 #include "base/user_name.h"
 
 namespace gshare {
@@ -49,11 +50,69 @@ Result<int64_t> ParseJobId(const std::string& text) {
   return static_cast<int64_t>(id);
 }
 
+Result<JobRef> ParseJobRef(const std::string& text) {
+  JobRef ref;
+  ref.text = text;
+  const size_t sep = text.find('_');
+  Result<int64_t> id = ParseJobId(text.substr(0, sep));
+  if (sep == std::string::npos) {
+    if (!id.ok()) return id.status();
+    ref.id = id.value();
+    return ref;
+  }
+  const std::string task = text.substr(sep + 1);
+  const bool digits = !task.empty() && task.size() <= 10 &&
+                      std::all_of(task.begin(), task.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  const long long t = digits ? std::strtoll(task.c_str(), nullptr, 10) : -1;
+  if (!id.ok() || t < 0 || t > kMaxArrayTaskId) {
+    return Status::Error("bad job id \"" + text + "\": a job id is a whole number from 1 to " +
+                         std::to_string(kMaxJobId) + ", or an array task J_T (T from 0 to " +
+                         std::to_string(kMaxArrayTaskId) + ")");
+  }
+  ref.id = id.value();
+  ref.task = t;
+  return ref;
+}
+
+Result<int64_t> ResolveJobRef(const GlobalOptions& global, const JobRef& ref) {
+  if (!ref.task) return ref.id;
+  ListFilter filter;
+  filter.array_job_id = ref.id;
+  Result<std::vector<JobRecord>> tasks = ListJobs(global, filter, "");
+  if (!tasks.ok()) return tasks.status();
+  for (const JobRecord& r : tasks.value()) {
+    if (r.IsArrayTask() && r.array_task_id == *ref.task) return r.id;
+  }
+  return Status::Error("no task " + std::to_string(*ref.task) + " in job array " +
+                       std::to_string(ref.id) + " (" + ref.text + ")");
+}
+
+std::optional<int64_t> ResolveJobText(const GlobalOptions& global, const std::string& text,
+                                      const char* command) {
+  Result<JobRef> ref = ParseJobRef(text);
+  Result<int64_t> id = ref.ok() ? ResolveJobRef(global, ref.value()) : ref.status();
+  if (id.ok()) return id.value();
+  spdlog::error("{}: {}", command, id.status().message());
+  return std::nullopt;
+}
+
+Status ResolveJobRefs(const GlobalOptions& global, const std::vector<std::string>& texts,
+                      std::vector<int64_t>* ids, std::vector<int64_t>* exact_ids) {
+  for (const std::string& text : texts) {
+    Result<JobRef> ref = ParseJobRef(text);
+    if (!ref.ok()) return ref.status();
+    Result<int64_t> id = ResolveJobRef(global, ref.value());
+    if (!id.ok()) return id.status();
+    (ref->task ? exact_ids : ids)->push_back(id.value());
+  }
+  return Status::Ok();
+}
+
 CLI::Validator JobIdCheck() {
   return CLI::Validator(
       [](std::string& text) {
-        Result<int64_t> id = ParseJobId(text);
-        return id.ok() ? std::string() : id.status().message();
+        Result<JobRef> ref = ParseJobRef(text);
+        return ref.ok() ? std::string() : ref.status().message();
       },
       "ID");
 }

@@ -174,12 +174,21 @@ int ControlJobs(const GlobalOptions& global, const JobControlRequest& request,
   int status = 0;
   // The daemon takes at most kMaxControlIds ids per request: a longer list goes in several,
   // in order (`gshare cancel $(seq ...)`).
+  // Array tasks named J_T (exact_ids) come after the ids.
+  const size_t total = request.ids.size() + request.exact_ids.size();
   size_t first = 0;
   do {
     JobControlRequest part = request;
-    const size_t last = std::min(request.ids.size(), first + kMaxControlIds);
-    part.ids.assign(request.ids.begin() + static_cast<std::ptrdiff_t>(first),
-                    request.ids.begin() + static_cast<std::ptrdiff_t>(last));
+    const size_t last = std::min(total, first + kMaxControlIds);
+    part.ids.clear();
+    part.exact_ids.clear();
+    for (size_t i = first; i < last; ++i) {
+      if (i < request.ids.size()) {
+        part.ids.push_back(request.ids[i]);
+      } else {
+        part.exact_ids.push_back(request.exact_ids[i - request.ids.size()]);
+      }
+    }
     Result<nlohmann::json> reply =
         RequestDaemon(global, proto::MsgType::kJobControl, part.ToJson(), true);
     if (!reply.ok()) {
@@ -198,7 +207,7 @@ int ControlJobs(const GlobalOptions& global, const JobControlRequest& request,
       status = status == kExitError ? status : code;
     }
     first = last;
-  } while (first < request.ids.size());
+  } while (first < total);
   return status;
 }
 

@@ -42,7 +42,7 @@ std::optional<int> ParseSignal(std::string text) {
 // take them. A filter picks among the jobs in `allowed` states (every one of them when -t is
 // not given); -t naming another state is a usage error for `verb`.
 struct JobSelection {
-  std::vector<int64_t> ids;
+  std::vector<std::string> ids;  // JobRef texts: ids, or array tasks J_T
   std::string states;
   std::string name;
   std::string user;
@@ -60,23 +60,32 @@ struct IdsOptions {
 };
 
 void AddSelectionOptions(CLI::App& sub, JobSelection& sel, const char* which) {
-  sub.add_option("ids", sel.ids, "Job ids")->check(JobIdCheck());
+  sub.add_option("ids", sel.ids, "Job ids (an array's id: its tasks; J_T: task T of array J)")
+      ->check(JobIdCheck());
   sub.add_option("-t,--state", sel.states, std::string("Every job in these states: ") + which);
   sub.add_option("-n,--name", sel.name, "Every such job of this name");
   sub.add_option("-u,--user", sel.user, "Every such job of this user");
 }
 
-// The selected ids; nullopt after printing one error line (`*rc`: the exit status).
-std::optional<std::vector<int64_t>> Select(const GlobalOptions& global, const JobSelection& sel,
-                                           const std::set<JobState>& allowed, const char* verb,
-                                           int* rc) {
+// The selected jobs as a request for `verb` (ids, and array tasks named J_T as exact_ids);
+// nullopt after printing one error line (`*rc`: the exit status).
+std::optional<JobControlRequest> Select(const GlobalOptions& global, const JobSelection& sel,
+                                        const std::set<JobState>& allowed, const char* verb,
+                                        int* rc) {
   *rc = kExitUsage;
   if (sel.ids.empty() && !sel.filtered()) {
     spdlog::error("{}: name the jobs: IDs, or -t STATE, -n NAME, -u USER", verb);
     return std::nullopt;
   }
-  std::vector<int64_t> ids = sel.ids;
-  if (!sel.filtered()) return ids;
+  JobControlRequest request{verb, {}};
+  Status resolved = ResolveJobRefs(global, sel.ids, &request.ids, &request.exact_ids);
+  if (!resolved.ok()) {
+    spdlog::error("{}: {}", verb, resolved.message());
+    *rc = kExitError;
+    return std::nullopt;
+  }
+  if (!sel.filtered()) return request;
+  std::vector<int64_t>& ids = request.ids;
   ListFilter filter;
   filter.name = sel.name;
   filter.states = allowed;
@@ -101,7 +110,7 @@ std::optional<std::vector<int64_t>> Select(const GlobalOptions& global, const Jo
     return std::nullopt;
   }
   for (const JobRecord& r : rows.value()) ids.push_back(r.id);
-  return ids;
+  return request;
 }
 
 int Cancel(const GlobalOptions& global, const CancelOptions& opt) {
@@ -114,17 +123,21 @@ int Cancel(const GlobalOptions& global, const CancelOptions& opt) {
     }
   }
   int rc = 0;
-  std::optional<std::vector<int64_t>> ids =
+  std::optional<JobControlRequest> request =
       Select(global, opt.selection, {JobState::kPending, JobState::kRunning, JobState::kSuspended},
              "cancel", &rc);
-  if (!ids) return rc;
-  if (ids->empty()) return 0;  // as scancel: a filter that matches nothing is not an error
-  if (sig) return ControlJobs(global, JobControlRequest{"signal", *ids, 0, *sig});
-  return ControlJobs(global, JobControlRequest{"cancel", *ids});
+  if (!request) return rc;
+  // As scancel: a filter that matches nothing is not an error.
+  if (request->ids.empty() && request->exact_ids.empty()) return 0;
+  if (sig) {
+    request->action = "signal";
+    request->signal = *sig;
+  }
+  return ControlJobs(global, *request, "cancel");
 }
 
 struct PriorityOptions {
-  int64_t id = 0;
+  std::string id;  // a JobRef
   int priority = 0;
 };
 
@@ -166,14 +179,26 @@ int Clean(const GlobalOptions& global, const CleanOptions& opt) {
 }
 
 struct UpdateOptions {
-  int64_t id = 0;
+  std::string id;  // a JobRef
   std::optional<std::string> name, time, dependency, begin;
   std::optional<int> priority;
 };
 
+// A request for `action` on the one job `text` names (an array task J_T as a task id);
+// nullopt after one error line.
+std::optional<JobControlRequest> OneJob(const GlobalOptions& global, const std::string& text,
+                                        const char* action) {
+  JobControlRequest request{action, {}};
+  Status resolved = ResolveJobRefs(global, {text}, &request.ids, &request.exact_ids);
+  if (!resolved.ok()) {
+    spdlog::error("{}: {}", action, resolved.message());
+    return std::nullopt;
+  }
+  return request;
+}
+
 int Update(const GlobalOptions& global, const UpdateOptions& opt) {
-  JobControlRequest request{"update", {opt.id}};
-  JobControlRequest::Update& u = request.update;
+  JobControlRequest::Update u;
   u.name = opt.name;
   if (opt.name && opt.name->empty()) {
     spdlog::error("update: -J: a name cannot be empty");
@@ -216,9 +241,15 @@ int Update(const GlobalOptions& global, const UpdateOptions& opt) {
     spdlog::error("update: say what to change: -J, -t, -d, --begin or -p");
     return kExitUsage;
   }
-  int rc = fields ? ControlJobs(global, request) : 0;
+  std::optional<JobControlRequest> request = OneJob(global, opt.id, "update");
+  if (!request) return kExitError;
+  request->update = u;
+  int rc = fields ? ControlJobs(global, *request) : 0;
   if (rc == 0 && opt.priority) {
-    rc = ControlJobs(global, JobControlRequest{"set-priority", {opt.id}, *opt.priority}, "update");
+    request->action = "set-priority";
+    request->priority = *opt.priority;
+    request->update = {};
+    rc = ControlJobs(global, *request, "update");
   }
   return rc;
 }
@@ -251,12 +282,11 @@ std::shared_ptr<IdsOptions> AddIdsAction(CLI::App& sub, const GlobalOptions& glo
   sub.footer(footer);
   *handler = [opt, &global, action, states]() {
     int rc = 0;
-    std::optional<std::vector<int64_t>> ids = Select(global, opt->selection, states, action, &rc);
-    if (!ids) return rc;
-    if (ids->empty()) return 0;
-    JobControlRequest request{action, *ids};
-    request.gpu = opt->gpu;
-    return ControlJobs(global, request);
+    std::optional<JobControlRequest> request = Select(global, opt->selection, states, action, &rc);
+    if (!request) return rc;
+    if (request->ids.empty() && request->exact_ids.empty()) return 0;
+    request->gpu = opt->gpu;
+    return ControlJobs(global, *request);
   };
   return opt;
 }
@@ -309,7 +339,10 @@ void AddSetPriorityCommand(CLI::App& sub, const GlobalOptions& global, Handler* 
   sub.footer(
       "Example:\n  gshare set-priority 12 50   # pending: its queue place; running: its lease");
   *handler = [opt, &global]() {
-    return ControlJobs(global, JobControlRequest{"set-priority", {opt->id}, opt->priority});
+    std::optional<JobControlRequest> request = OneJob(global, opt->id, "set-priority");
+    if (!request) return kExitError;
+    request->priority = opt->priority;
+    return ControlJobs(global, *request);
   };
 }
 

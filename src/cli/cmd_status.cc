@@ -28,7 +28,8 @@ using json = nlohmann::json;
 
 struct StatusOptions {
   bool json_output = false;
-  std::optional<int64_t> job;
+  std::optional<std::string> job_text;  // a JobRef
+  std::optional<int64_t> job;           // the job it names
 };
 
 std::string Bytes(uint64_t b) {
@@ -245,11 +246,18 @@ int PrintMetrics(const GlobalOptions& global) {
 void AddStatusCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<StatusOptions>();
   sub.add_flag("--json", opt->json_output, "Print one JSON document");
-  sub.add_option("id", opt->job, "Show one job")->check(JobIdCheck());
+  sub.add_option("id", opt->job_text, "Show one job (ID, or J_T for a task of array J)")
+      ->check(JobIdCheck());
   sub.footer(
       "Examples:\n  gshare status\n  gshare status --json | jq '.gpus[0].holder'\n"
       "  gshare status 12");
-  *handler = [opt, &global]() { return ShowStatus(global, *opt); };
+  *handler = [opt, &global]() {
+    if (opt->job_text) {
+      opt->job = ResolveJobText(global, *opt->job_text, "status");
+      if (!opt->job) return kExitError;
+    }
+    return ShowStatus(global, *opt);
+  };
 }
 
 void AddMetricsCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {

@@ -86,9 +86,9 @@ TopFrame FetchFrame(const GlobalOptions& global, int64_t selected, int width, st
   return RenderTop(in);
 }
 
-// A job-control request for one job; the outcome as one line.
+// A job-control request for the one job of `request.exact_ids`; the outcome as one line.
 std::string Control(const GlobalOptions& global, JobControlRequest request) {
-  std::string what = request.action + " job " + std::to_string(request.ids.front());
+  std::string what = request.action + " job " + std::to_string(request.exact_ids.at(0));
   auto reply = RequestDaemon(global, proto::MsgType::kJobControl, request.ToJson(), false);
   if (!reply.ok()) return what + ": " + reply.status().message();
   Result<JobControlReply> outcome = JobControlReply::Parse(reply.value());
@@ -171,16 +171,26 @@ std::string Steer(const GlobalOptions& global, int ch, int64_t id, const json& s
   if (j.is_null()) return "job " + std::to_string(id) + " is gone";
   const std::optional<JobState> state = JobStateFromName(j.value("state", std::string()));
   int priority = j.value("priority", 0);
+  // The row's job only: an array task's row never stands for its whole array.
+  const auto on_row = [id](const char* action) {
+    JobControlRequest request{action, {}};
+    request.exact_ids = {id};
+    return request;
+  };
   switch (ch) {
     case 'c':
       if (!Confirm("cancel job " + std::to_string(id) + "?")) return "not cancelled";
-      return Control(global, {"cancel", {id}});
+      return Control(global, on_row("cancel"));
     case 'h':
       if (state != JobState::kPending) return "hold and release apply to pending jobs";
-      return Control(global, {j.value("held", false) ? "release" : "hold", {id}});
+      return Control(global, on_row(j.value("held", false) ? "release" : "hold"));
     case '+':
-    case '-': return Control(global, {"set-priority", {id}, priority + (ch == '+' ? 1 : -1)});
-    case 's': return Control(global, {state == JobState::kSuspended ? "resume" : "suspend", {id}});
+    case '-': {
+      JobControlRequest request = on_row("set-priority");
+      request.priority = priority + (ch == '+' ? 1 : -1);
+      return Control(global, request);
+    }
+    case 's': return Control(global, on_row(state == JobState::kSuspended ? "resume" : "suspend"));
     default: return "";
   }
 }

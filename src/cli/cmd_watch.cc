@@ -23,11 +23,12 @@ namespace {
 constexpr auto kMaxPoll = std::chrono::milliseconds(250);
 
 struct WaitOptions {
-  std::vector<int64_t> ids;
+  std::vector<std::string> ids;  // JobRefs
 };
 
 struct LogsOptions {
-  int64_t id = 0;
+  std::string id_text;  // a JobRef
+  int64_t id = 0;       // the job it names
   bool follow = false;
 };
 
@@ -79,22 +80,25 @@ int Wait(const GlobalOptions& global, const WaitOptions& opt) {
   if (!store) return kExitError;
   int status = 0;
   std::vector<int64_t> ids;
-  for (int64_t id : opt.ids) {  // check every id before waiting for any
-    std::optional<JobRecord> r = Lookup(*store, id);
+  for (const std::string& text : opt.ids) {  // check every id before waiting for any
+    Result<JobRef> ref = ParseJobRef(text);
+    std::optional<int64_t> id = ResolveJobText(global, text, "wait");
+    if (!id) return kExitError;
+    std::optional<JobRecord> r = Lookup(*store, *id);
     if (!r) return kExitError;
-    if (!(r->IsArrayTask() && r->array_job_id == id)) {
-      ids.push_back(id);
+    if (ref->task || !(r->IsArrayTask() && r->array_job_id == *id)) {
+      ids.push_back(*id);  // a job, or one array task named J_T
       continue;
     }
     // An array's id: every task of it, as `sbatch --wait` waits for a whole array.
-    Result<std::vector<JobRecord>> all = store->List(ListFilter{});
+    ListFilter tasks;
+    tasks.array_job_id = *id;
+    Result<std::vector<JobRecord>> all = store->List(tasks);
     if (!all.ok()) {
       spdlog::error("{}", all.status().message());
       return kExitError;
     }
-    for (const JobRecord& task : all.value()) {
-      if (task.array_job_id == id) ids.push_back(task.id);
-    }
+    for (const JobRecord& task : all.value()) ids.push_back(task.id);
   }
   bool said = false;  // that the daemon did not answer, once
   for (int64_t id : ids) {
@@ -167,7 +171,9 @@ int Logs(const GlobalOptions& global, const LogsOptions& opt) {
 
 void AddWaitCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<WaitOptions>();
-  sub.add_option("ids", opt->ids, "Job ids")->required()->check(JobIdCheck());
+  sub.add_option("ids", opt->ids, "Job ids (an array's id: all its tasks; J_T: one task)")
+      ->required()
+      ->check(JobIdCheck());
   sub.footer(
       "Examples:\n  gshare wait 12 && echo done\n"
       "  id=$(gshare submit -- ./train.sh); gshare wait $id; echo \"exit $?\"\n"
@@ -178,12 +184,19 @@ void AddWaitCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler
 
 void AddLogsCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
   auto opt = std::make_shared<LogsOptions>();
-  sub.add_option("id", opt->id, "Job id")->required()->check(JobIdCheck());
+  sub.add_option("id", opt->id_text, "Job id (or J_T, a task of array J)")
+      ->required()
+      ->check(JobIdCheck());
   sub.add_flag("-f,--follow", opt->follow, "Follow the output until the job ends");
   sub.footer(
       "Examples:\n  gshare logs 12\n  gshare logs -f 12     # exits with the job's status when it "
       "ends");
-  *handler = [opt, &global]() { return Logs(global, *opt); };
+  *handler = [opt, &global]() {
+    std::optional<int64_t> id = ResolveJobText(global, opt->id_text, "logs");
+    if (!id) return kExitError;
+    opt->id = *id;
+    return Logs(global, *opt);
+  };
 }
 
 }  // namespace gshare

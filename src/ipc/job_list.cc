@@ -24,6 +24,7 @@ json ListJobsRequest::ToJson() const {
          {"order", filter.order == ListFilter::Order::kQueueOrder ? "queue" : "newest"},
          {"limit", filter.limit}};
   if (filter.uid) j["uid"] = *filter.uid;
+  if (filter.array_job_id) j["array_job_id"] = *filter.array_job_id;
   return j;
 }
 
@@ -65,6 +66,13 @@ Result<ListJobsRequest> ListJobsRequest::Parse(const json& j) {
     }
     r.filter.name = j.value("name", std::string());
     if (j.contains("uid") && !j.at("uid").is_null()) r.filter.uid = j.at("uid").get<uint32_t>();
+    if (j.contains("array_job_id")) {
+      const json& a = j.at("array_job_id");
+      if (!a.is_number_integer() || a.get<int64_t>() <= 0) {
+        return Status::Error("bad list request: \"array_job_id\" must be a positive integer");
+      }
+      r.filter.array_job_id = a.get<int64_t>();
+    }
     const std::string order = j.value("order", std::string("newest"));
     if (order != "queue" && order != "newest") {
       return Status::Error("bad list request: \"order\" must be \"queue\" or \"newest\"");

@@ -10,6 +10,7 @@ using json = nlohmann::json;
 
 json JobControlRequest::ToJson() const {
   json j{{"action", action}, {"ids", ids}};
+  if (!exact_ids.empty()) j["exact_ids"] = exact_ids;
   if (action == "set-priority") j["priority"] = priority;
   if (action == "signal") j["signal"] = signal;
   if (action == "resume" && !gpu.empty()) j["gpu"] = gpu;
@@ -63,14 +64,22 @@ Result<JobControlRequest> JobControlRequest::Parse(const json& j) {
   r.action = action.value();
   auto ids = j.find("ids");
   if (ids == j.end() || !ids->is_array()) return Status::Error("\"ids\" must be a list of job ids");
-  if (ids->size() > kMaxControlIds) {
-    return Status::Error("too many job ids in one request (" + std::to_string(ids->size()) + " > " +
+  auto tasks = j.find("exact_ids");
+  if (tasks != j.end() && !tasks->is_array()) {
+    return Status::Error("\"exact_ids\" must be a list of job ids");
+  }
+  const size_t count = ids->size() + (tasks != j.end() ? tasks->size() : 0);
+  if (count > kMaxControlIds) {
+    return Status::Error("too many job ids in one request (" + std::to_string(count) + " > " +
                          std::to_string(kMaxControlIds) + ")");
   }
-  for (const json& id : *ids) {
-    std::optional<int64_t> v = AsInt64(id);
-    if (!v || *v <= 0) return Status::Error("\"ids\" must hold positive job ids");
-    r.ids.push_back(*v);
+  for (const auto& [list, out] : {std::pair{ids, &r.ids}, std::pair{tasks, &r.exact_ids}}) {
+    if (list == j.end()) continue;
+    for (const json& id : *list) {
+      std::optional<int64_t> v = AsInt64(id);
+      if (!v || *v <= 0) return Status::Error("\"ids\" must hold positive job ids");
+      out->push_back(*v);
+    }
   }
   if (r.action == "set-priority") {
     Result<int64_t> p = IntField(j, "priority", kMinPriority, kMaxPriority);

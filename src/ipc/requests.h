@@ -33,7 +33,7 @@ inline constexpr size_t kMaxControlIds = 10'000;
 // "name", "time_limit_ms", "dependency", "begin_time"}
 struct JobControlRequest {
   std::string action;  // cancel requeue hold release suspend resume set-priority signal
-  // At most kMaxControlIds.
+  // At most kMaxControlIds, with exact_ids. An array's id stands for its tasks (JobControl).
   std::vector<int64_t> ids;
   int priority = 0;   // set-priority: within [kMinPriority, kMaxPriority]
   int signal = 0;     // signal: within [1, NSIG)
@@ -46,6 +46,9 @@ struct JobControlRequest {
     std::optional<double> begin_time;       // unix seconds; 0: start as soon as possible
     bool operator==(const Update&) const = default;
   } update{};
+  // Ids that stand for their own job only, never for an array's tasks (though the first
+  // task's id is its array's): array tasks named as J_T, the row `top` acts on.
+  std::vector<int64_t> exact_ids{};
   nlohmann::json ToJson() const;
   static Result<JobControlRequest> Parse(const nlohmann::json& j);
 };

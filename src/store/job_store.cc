@@ -502,6 +502,11 @@ Status JobStore::Scan(const std::string& select, const char* state_column,
   const int uid_index = filter.uid ? index++ : 0;
   if (uid_index != 0)
     where += (where.empty() ? "" : " AND ") + std::string("uid = ?") + std::to_string(uid_index);
+  const int array_index = filter.array_job_id ? index++ : 0;
+  if (array_index != 0) {
+    where += (where.empty() ? "" : " AND ") + std::string("array_job_id = ?") +
+             std::to_string(array_index);
+  }
   std::string sql = select;
   if (!where.empty()) sql += " WHERE " + where;
   sql += order_by;
@@ -513,6 +518,7 @@ Status JobStore::Scan(const std::string& select, const char* state_column,
     BindText(s.value(), static_cast<int>(i + 1), states[i]);
   if (name_index != 0) BindText(s.value(), name_index, filter.name);
   if (uid_index != 0) sqlite3_bind_int64(s.value(), uid_index, *filter.uid);
+  if (array_index != 0) sqlite3_bind_int64(s.value(), array_index, *filter.array_job_id);
   sqlite3_bind_int64(s.value(), index, limit > 0 ? limit : -1);  // -1: no limit
   for (;;) {
     int rc = sqlite3_step(s.value());

@@ -1,5 +1,6 @@
 """Issue 24, item 6 (sweeps and scripts): job arrays (--array with a %N limit, the
-GSHARE_ARRAY_* variables, %A/%a in output patterns, cancel of the array's id), `submit
+GSHARE_ARRAY_* variables, %A/%a in output patterns, cancel of the array's id, one task named
+as Slurm's J_T in hold/update/set-priority/status/cancel/wait/logs), `submit
 SCRIPT` reading its #GSHARE lines, --wrap, and `queue --format` / `-l`."""
 import os
 import time
@@ -146,6 +147,49 @@ class ArraysTest(TestCase):
         for task in self.tasks(array).values():
             h.wait_state(task["id"], "CANCELLED")
         self.assertEqual(len(self.tasks(array)), 3)
+
+    def test_array_tasks_named_j_t_wherever_a_job_id_goes(self):
+        # Slurm's J_T names one task: the first task's id is also the array's, yet 48_0 is
+        # that task alone, while 48 stands for every task a command applies to.
+        h = self.h
+        go = self.path("go")
+        array = h.submit("--array=0-3%1", "-J", "jt", "-o", self.path("%A_%a.out"), "--",
+                         "sh", "-c", TASK % go)
+        h.wait_state(array, "RUNNING")
+        ids = {task: t["id"] for task, t in self.tasks(array).items()}
+        # hold J_2 holds task 2 only; update and set-priority reach J_3.
+        r = h.gshare("hold", "%d_2" % array)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        held = {t: rec["held"] for t, rec in self.tasks(array).items()}
+        self.assertEqual(held, {0: False, 1: False, 2: True, 3: False})
+        self.assertEqual(h.gshare("update", "%d_3" % array, "-J", "third").returncode, 0)
+        self.assertEqual(h.gshare("set-priority", "%d_3" % array, "7").returncode, 0)
+        t3 = self.tasks(array)[3]
+        self.assertEqual((t3["name"], t3["priority"]), ("third", 7))
+        # status J_T is that task's record.
+        r = h.gshare("status", "%d_1" % array)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("JobId=%d" % ids[1], r.stdout)
+        # cancel J_0: the running first task alone, though its id is the array's.
+        r = h.gshare("cancel", "%d_0" % array)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        h.wait_state(ids[0], "CANCELLED")
+        h.wait_state(ids[3], "RUNNING")  # the %1 limit lets the next one start: priority 7
+        states = {t: rec["state"] for t, rec in self.tasks(array).items()}
+        self.assertEqual(states, {0: "CANCELLED", 1: "PENDING", 2: "PENDING", 3: "RUNNING"})
+        # wait and logs take J_T too.
+        open(go, "w").close()
+        r = h.gshare("wait", "%d_3" % array, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = h.gshare("logs", "%d_3" % array)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("%d 3 4 0 3 %d" % (array, ids[3]), r.stdout)
+        # A task the array does not have; a malformed one is bad usage, sent nowhere.
+        h.assert_error_line(h.gshare("cancel", "%d_9" % array), 1,
+                            "no task 9 in job array %d" % array)
+        h.assert_error_line(h.gshare("cancel", "%d_x" % array), 2, 'bad job id "%d_x"' % array)
+        self.assertEqual(self.tasks(array)[2]["state"], "PENDING")  # still held
+        self.assertEqual(h.gshare("cancel", str(array)).returncode, 0)
 
 
 if __name__ == "__main__":

@@ -19,13 +19,31 @@ TEST_CASE("hostile users: a job id is 1 to INT64_MAX in decimal digits, nothing 
                                        "9223372036854775807");
   }
   CHECK(ParseJobIds("12,14").value() == std::set<int64_t>{12, 14});
+}
+
+TEST_CASE("job refs: an id, or Slurm's J_T for one task of a job array") {
+  Result<JobRef> plain = ParseJobRef("48");
+  REQUIRE(plain.ok());
+  CHECK(plain->id == 48);
+  CHECK_FALSE(plain->task.has_value());
+  Result<JobRef> task = ParseJobRef("48_0");
+  REQUIRE(task.ok());
+  CHECK(task->id == 48);
+  CHECK(task->task == 0);
+  CHECK(ParseJobRef("48_999999999")->task == 999999999);
+  for (const char* bad : {"48_", "_3", "48_-1", "48_x", "48_1_2", "48_1000000000", "0_1", "48__1"}) {
+    INFO(bad);
+    Result<JobRef> ref = ParseJobRef(bad);
+    REQUIRE_FALSE(ref.ok());
+    CHECK(ref.status().message().find(std::string("bad job id \"") + bad + "\"") == 0);
+  }
   CHECK_FALSE(ParseJobIds("12,99999999999999999999").ok());
 }
 
 TEST_CASE("hostile users: a bad id on the command line is a usage error before any request") {
   auto parse = [](std::vector<std::string> args) {
     CLI::App app;
-    std::vector<int64_t> ids;
+    std::vector<std::string> ids;
     app.add_option("ids", ids, "Job ids")->check(JobIdCheck());
     std::reverse(args.begin(), args.end());
     try {
@@ -36,6 +54,8 @@ TEST_CASE("hostile users: a bad id on the command line is a usage error before a
     return std::string();
   };
   CHECK(parse({"12", "13"}).empty());
+  CHECK(parse({"12_3"}).empty());
+  CHECK(parse({"12_x"}).find("bad job id \"12_x\"") != std::string::npos);
   CHECK(parse({"-1"}).find("bad job id \"-1\"") != std::string::npos);
   CHECK(parse({"99999999999999999999"}).find("bad job id") != std::string::npos);
   CHECK(parse({"0"}).find("bad job id \"0\"") != std::string::npos);

@@ -16,6 +16,22 @@ TEST_CASE("Requests: what a client sends is what the daemon reads") {
   REQUIRE(c.ok());
   CHECK(c->action == "cancel");
   CHECK(c->ids == std::vector<int64_t>{3, 4});
+  CHECK(c->exact_ids.empty());
+  // An array task named J_T travels as an exact id, apart from the ids an array's id expands.
+  JobControlRequest task{"cancel", {3}};
+  task.exact_ids = {48};
+  Result<JobControlRequest> t = JobControlRequest::Parse(task.ToJson());
+  REQUIRE(t.ok());
+  CHECK(t->ids == std::vector<int64_t>{3});
+  CHECK(t->exact_ids == std::vector<int64_t>{48});
+  CHECK_FALSE(JobControlRequest::Parse(json{{"action", "cancel"}, {"ids", {3}}, {"exact_ids", 4}}).ok());
+  CHECK_FALSE(
+      JobControlRequest::Parse(json{{"action", "cancel"}, {"ids", json::array()}, {"exact_ids", {0}}})
+          .ok());
+  json many{{"action", "cancel"}, {"ids", json::array()}, {"exact_ids", json::array()}};
+  for (size_t i = 0; i < kMaxControlIds; ++i) many["ids"].push_back(1);
+  many["exact_ids"].push_back(2);  // one past the bound, counting both lists
+  CHECK_FALSE(JobControlRequest::Parse(many).ok());
   Result<JobControlRequest> p =
       JobControlRequest::Parse(JobControlRequest{"set-priority", {7}, -5}.ToJson());
   REQUIRE(p.ok());
