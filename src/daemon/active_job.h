@@ -25,6 +25,9 @@ struct ActiveJob {
   std::optional<TimePoint> kill_at;  // cancel/requeue: SIGKILL the group then
   std::set<ConnId> shims;
   uint64_t peak_bytes = 0;
+  // GPU time of the job under earlier daemons (a re-adopted job's stored row): the arbiter
+  // counts from this daemon's start, RecordUsage adds these.
+  double earlier_lease_seconds = 0, earlier_wait_seconds = 0;
   // Evictions and swap-ins of its processes that have left the ledger (gone_swaps_out/in):
   // the ledger keeps only the live ones' counters.
   uint64_t gone_swaps_out = 0, gone_swaps_in = 0;

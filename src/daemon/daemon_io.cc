@@ -101,6 +101,7 @@ void Daemon::Loop() {
   // What the logs held back is told now, as if its minute had ended.
   user_conns_.Flush(Now() + std::chrono::minutes(1));
   FlushDrops(Now() + std::chrono::minutes(1));
+  p.lifecycle.SaveUsage(Now());  // the next daemon goes on from these
   p.timeline.EndAll("daemon stopped");
   p.timeline.Tick(*p.store, /*force=*/true);
 }

@@ -65,6 +65,11 @@ void JobLifecycle::Recover() {
       auto job = std::make_unique<ActiveJob>();
       job->orphan = true;
       job->readopted = true;
+      // Its GPU time so far (SaveUsage) goes on from where the last daemon left it. Swap
+      // counters are not carried: its live processes report their own totals again.
+      job->earlier_lease_seconds = r.lease_seconds;
+      job->earlier_wait_seconds = r.wait_seconds;
+      job->peak_bytes = r.peak_bytes;
       if (!r.end_request.empty()) job->kill_at = Now() + Millis(r.kill_after_ms);
       JobId id = r.id;
       p_.staging.Active(id);
@@ -338,6 +343,7 @@ std::optional<TimePoint> JobLifecycle::Deadline() const {
     if (job->ended) continue;
     if (job->kill_at) earliest(*job->kill_at);
     if (job->orphan) earliest(next_orphan_check_);
+    if (!job->adhoc && next_usage_save_ != TimePoint{}) earliest(next_usage_save_);
   }
   return deadline;
 }
@@ -353,7 +359,19 @@ void JobLifecycle::Tick(TimePoint now) {
     CheckOrphans();
     next_orphan_check_ = now + std::chrono::seconds(1);
   }
+  if (now >= next_usage_save_) {
+    if (next_usage_save_ != TimePoint{}) SaveUsage(now);
+    next_usage_save_ = now + kUsageSaveEvery;
+  }
   Admission();
+}
+
+void JobLifecycle::SaveUsage(TimePoint now) {
+  for (auto& [id, job] : p_.table.jobs) {
+    if (job->ended || job->adhoc) continue;
+    RecordUsage(p_.arbiter, p_.ledger, id, *job, now, &job->record);
+    Save(job->record);
+  }
 }
 
 void JobLifecycle::CheckOrphans() {

@@ -80,12 +80,18 @@ class JobLifecycle {
   // finished submitted job is requeued. Errors: no such job, a Slurm step, a `gshare run` job's
   // requeue, a job already final, the store's.
   Status Cancel(int64_t id, bool requeue);
-  // Due --kill-after SIGKILLs; once a second, re-adopted jobs' end files and supervisors; then
-  // Admission.
+  // Due --kill-after SIGKILLs; once a second, re-adopted jobs' end files and supervisors; every
+  // kUsageSaveEvery, SaveUsage; then Admission.
   void Tick(TimePoint now);
   // When Tick has work next: a kill, the queue's (BatchQueue::Deadline), the next check of a
-  // re-adopted job.
+  // re-adopted job, the next SaveUsage while jobs run.
   std::optional<TimePoint> Deadline() const;
+  // Stores the GPU time and counters of every running job in its row (RecordUsage), so that a
+  // daemon started after this one goes on from them (Recover) instead of from 0: at every
+  // kUsageSaveEvery, and at the daemon's stop. Ad hoc processes have no row.
+  void SaveUsage(TimePoint now);
+  // A daemon that dies (kill -9, a crash) loses at most this much of its jobs' GPU time.
+  static constexpr std::chrono::seconds kUsageSaveEvery{30};
   // The connection of job `id`'s `gshare run` or supervisor closed. A `gshare run` still waiting
   // for admission (Ctrl-C, a hang-up) is cancelled. A job that has not ended is FAILED unless the
   // daemon is `stopping`; a submitted one's process group is SIGKILLed first: nothing enforces
@@ -123,6 +129,7 @@ class JobLifecycle {
   std::function<int()> gpu_count_;
   Send send_;
   TimePoint next_orphan_check_{};
+  TimePoint next_usage_save_{};
 };
 
 }  // namespace gshare

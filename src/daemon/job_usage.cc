@@ -7,8 +7,8 @@ namespace gshare {
 void RecordUsage(const Arbiter& arbiter, const MemoryLedger& ledger, JobId id, const ActiveJob& job,
                  TimePoint now, JobRecord* r) {
   Arbiter::JobUsage u = arbiter.Usage(id, now);
-  r->lease_seconds = u.lease_seconds;
-  r->wait_seconds = u.wait_seconds;
+  r->lease_seconds = job.earlier_lease_seconds + u.lease_seconds;
+  r->wait_seconds = job.earlier_wait_seconds + u.wait_seconds;
   r->peak_bytes = job.peak_bytes;
   // As `gshare status` counts them: whole-process checkpoints and restores are evictions and
   // swap-ins too.

@@ -3,6 +3,7 @@ daemon, the next gshare command starts a new one that still has every submitted 
 whose supervisor lives on is re-adopted and ends with its real status; one whose supervisor
 died too and left no end file is LOST; an end that happened while no daemon ran is recorded;
 pending jobs run. And no job whose id `submit` printed is lost to a kill -9 at any moment."""
+import json
 import os
 import random
 import signal
@@ -13,7 +14,7 @@ import threading
 import time
 import unittest
 
-from gshare_e2e import GSHARE, TestCase, _read, all_pids, proc_alive, proc_cmdline
+from gshare_e2e import FAKE_APP, GSHARE, TestCase, _read, all_pids, proc_alive, proc_cmdline
 
 
 class QueueRestartTest(TestCase):
@@ -168,6 +169,27 @@ class QueueRestartTest(TestCase):
         self.assertEqual((self.state(a)["state"], self.state(a)["exit_code"]), ("FAILED", 9))
         self.assertEqual(h.gshare("wait", str(b), str(c)).returncode, 0)
         self.assertGreaterEqual(self.state(c)["start_time"], self.state(c)["begin_time"])
+
+    def test_gpu_time_goes_on_across_a_restart(self):
+        # A job holds the GPU for ~10 s; the daemon is stopped (as after a config change) and
+        # started again while it runs: its GPU time at the end counts both daemons' share (its
+        # shim reconnects within 2 s and holds the GPU again for the rest).
+        self.h = h = self.harness(queue={"max_running": 1, "gpus": 1})
+        h.start_daemon()
+        a = h.submit("--", FAKE_APP, "--kernels", "100", "--kernel-ms", "100")
+
+        def lease():
+            rec = h.job_record(lambda j: j.get("id") == a) or {}
+            return rec.get("lease_seconds", 0)
+        h.wait_for(lambda: lease() >= 4.0, 60, "4 s of GPU time")
+        before = lease()
+        self.assertEqual(h.gshare("daemon", "stop").returncode, 0)
+        self.assertEqual(h.wait_state(a, "RUNNING")["state"], "RUNNING")  # restarts the daemon
+        self.assertEqual(h.gshare("wait", str(a), timeout=120).returncode, 0)
+        r = h.gshare("acct", "-j", str(a), "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        run = json.loads(r.stdout)["jobs"][0]
+        self.assertGreaterEqual(run["gpu_seconds"], before + 1.5, run)
 
     def test_cancel_readopted_job(self):
         self.h = h = self.harness(queue={"max_running": 1, "gpus": 1})
