@@ -15,6 +15,7 @@
 #include "base/output_pattern.h"
 #include "base/user_name.h"
 #include "policy/access.h"
+#include "policy/admission.h"
 
 namespace gshare {
 namespace {
@@ -69,6 +70,49 @@ std::optional<JobRecord> Lookup(JobSource& store, int64_t id, bool* patience = n
   }
 }
 
+// What a command blocked on job `r` says once it sees `r` pending for a person (held, the queue
+// paused), for a time (--begin), or for ever (a dependency that can never be satisfied):
+// the line, empty when the wait is the queue's usual one; *never when it can never start.
+std::string PendingNotice(const JobRecord& r, bool* never) {
+  *never = false;
+  if (r.state != JobState::kPending) return "";
+  const std::string id = std::to_string(r.id);
+  if (r.reason == kReasonHeld) {
+    return "job " + id + " is held (JobHeldUser): it starts after `gshare release " + id +
+           "`; waiting";
+  }
+  if (r.reason == kReasonPaused) {
+    return "the queue is paused (QueuePaused): job " + id +
+           " starts after `gshare queue resume`; waiting";
+  }
+  if (r.reason == kReasonBeginTime) {
+    return "job " + id + " starts at its --begin time (BeginTime); waiting";
+  }
+  if (r.reason == kReasonDependencyNever) {
+    *never = true;
+    return "job " + id +
+           " can never start: a job it depends on ended as its dependency excludes "
+           "(DependencyNeverSatisfied); `gshare cancel " +
+           id + "`, or change it with `gshare update " + id + " -d ...`";
+  }
+  return "";
+}
+
+// Says PendingNotice of `r` once per reason (`*said` keeps the last one said): a warning
+// line, or an error for a job that can never start (then true: stop waiting).
+bool SayPending(const char* command, const JobRecord& r, std::string* said) {
+  bool never = false;
+  std::string line = PendingNotice(r, &never);
+  if (line.empty() || line == *said) return never;
+  *said = line;
+  if (never) {
+    spdlog::error("{}: {}", command, line);
+  } else {
+    spdlog::warn("{}: {}", command, line);
+  }
+  return never;
+}
+
 void Sleep(std::chrono::milliseconds* interval) {
   std::this_thread::sleep_for(*interval);
   *interval = std::min(kMaxPoll, *interval * 2);
@@ -103,6 +147,7 @@ int Wait(const GlobalOptions& global, const WaitOptions& opt) {
   bool said = false;  // that the daemon did not answer, once
   for (int64_t id : ids) {
     std::chrono::milliseconds interval(10);
+    std::string pending_said;
     for (;;) {
       std::optional<JobRecord> r = Lookup(*store, id, &said);
       if (!r) return kExitError;  // cleaned meanwhile
@@ -110,6 +155,7 @@ int Wait(const GlobalOptions& global, const WaitOptions& opt) {
         status = std::max(status, JobShellStatus(*r));
         break;
       }
+      if (SayPending("wait", *r, &pending_said)) return kExitError;
       Sleep(&interval);
     }
   }
@@ -146,10 +192,12 @@ int Logs(const GlobalOptions& global, const LogsOptions& opt) {
   std::ifstream in;
   std::chrono::milliseconds interval(10);
   bool said = false;  // that the daemon did not answer, once
+  std::string pending_said;
   for (;;) {
     if (!in.is_open()) in.open(path, std::ios::binary);
     if (in.is_open()) Drain(in);
     if (!opt.follow) break;
+    if (SayPending("logs", *r, &pending_said)) return kExitError;
     if (IsFinal(r->state)) {
       if (!in.is_open()) in.open(path, std::ios::binary);
       if (in.is_open()) Drain(in);
@@ -178,7 +226,9 @@ void AddWaitCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler
       "Examples:\n  gshare wait 12 && echo done\n"
       "  id=$(gshare submit -- ./train.sh); gshare wait $id; echo \"exit $?\"\n"
       "Exit status: the job's (COMPLETED 0, FAILED its code or 128+signal, TIMEOUT 124,\n"
-      "CANCELLED 143 or 128+signal, LOST 125); the highest of several; 1 for an unknown job.");
+      "CANCELLED 143 or 128+signal, LOST 125); the highest of several; 1 for an unknown job\n"
+      "or one that can never start (DependencyNeverSatisfied). A job held, or waiting for the\n"
+      "paused queue or its --begin time, is named once on stderr.");
   *handler = [opt, &global]() { return Wait(global, *opt); };
 }
 

@@ -164,6 +164,10 @@ class QueueControlTest(TestCase):
         h = self.h
         held = self.appender("order", "-H")
         rec = h.wait_state(held, "PENDING")
+        # `wait` on a held job says once why nothing happens, then waits for its release.
+        waiter = h.start(h.gshare_argv("wait", str(held)), name="waiter")
+        h.wait_for(lambda: "is held (JobHeldUser)" in waiter.stderr, 30,
+                   "wait to say the job is held")
         # One more request: answered in a later turn of the daemon's loop than the one that
         # saw it PENDING, after that turn's admission pass, which would have started it.
         rec = self.state(held)
@@ -171,6 +175,10 @@ class QueueControlTest(TestCase):
         r = h.gshare("release", str(held))
         self.assertEqual((r.returncode, r.stderr), (0, ""))
         self.assertEqual(self.wait_rc(held), 0)
+        self.assertEqual(waiter.wait(30), 0)
+        said = [line for line in waiter.stderr.splitlines() if "JobHeldUser" in line]
+        self.assertEqual(len(said), 1, waiter.stderr)
+        self.assertIn("gshare release %d" % held, said[0])
         self.assertEqual(self.lines("order"), [str(held)])
 
         # hold a job queued behind another: it stays pending when the slot frees.
@@ -366,6 +374,10 @@ class QueueControlTest(TestCase):
             rec = h.wait_for(lambda: (lambda r: r if r["reason"] == "DependencyNeverSatisfied" else None)(
                 self.state(i)), 30, "DependencyNeverSatisfied")
             self.assertEqual(rec["state"], "PENDING")
+        # `wait` and `logs -f` on a job that can never start say so and exit 1, not wait forever.
+        for cmd in (["wait", str(after_bad_ok)], ["logs", "-f", str(after_bad_ok)]):
+            h.assert_error_line(h.gshare(*cmd, timeout=30), 1,
+                                "job %d can never start" % after_bad_ok)
         self.assertEqual(sorted(self.lines("deps")),
                          sorted(str(i) for i in (after_bad_notok, after_bad_any, after_both, after_good)))
         r = h.gshare("cancel", str(after_bad_ok), str(after_good_notok))
