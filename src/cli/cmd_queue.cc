@@ -4,11 +4,16 @@
 // running daemon is asked which jobs wait for their lease (REASON Lease, or the memory the
 // grant waits for) and whether its config changed since it started.
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <map>
+#include <set>
+#include <sstream>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
@@ -26,8 +31,11 @@ using json = nlohmann::json;
 struct QueueOptions {
   bool all = false;
   std::string states;
-  std::string name;
+  std::string name;  // one name, or several comma-separated
   std::string user;
+  bool me = false;       // --me: the caller's own jobs (squeue --me)
+  std::string jobs;      // -j: comma-separated JobRefs
+  double iterate_s = 0;  // -i: print again every this many seconds (squeue -i)
   bool json_output = false;
   bool no_header = false;
   bool long_form = false;
@@ -44,10 +52,53 @@ void PrintHeader() {
               "NAME", "TIME", "GPU", "REASON");
 }
 
-int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
+// Which listed rows -j and a -n list keep (the store's filter takes one name only).
+struct RowPick {
+  std::set<int64_t> ids;     // a job, or an array's id: its tasks
+  std::set<int64_t> exact;   // J_T: that task
+  std::set<std::string> names;
+  bool Keeps(const JobRecord& r) const {
+    if (!names.empty() && names.count(r.name) == 0) return false;
+    if (ids.empty() && exact.empty()) return true;
+    return exact.count(r.id) != 0 || ids.count(r.id) != 0 ||
+           (r.IsArrayTask() && ids.count(r.array_job_id) != 0);
+  }
+};
+
+int ShowQueue(const GlobalOptions& global, QueueOptions opt) {
   ListFilter filter;
   filter.order = ListFilter::Order::kQueueOrder;
-  filter.name = opt.name;
+  RowPick pick;
+  if (opt.name.find(',') == std::string::npos) {
+    filter.name = opt.name;
+  } else {
+    std::stringstream items(opt.name);
+    for (std::string item; std::getline(items, item, ',');) {
+      if (!item.empty()) pick.names.insert(item);
+    }
+  }
+  if (!opt.jobs.empty()) {
+    std::vector<std::string> refs;
+    std::stringstream items(opt.jobs);
+    for (std::string item; std::getline(items, item, ',');) refs.push_back(item);
+    for (const std::string& ref : refs) {
+      Result<JobRef> parsed = ParseJobRef(ref);
+      if (!parsed.ok()) {
+        spdlog::error("queue: -j: {}", parsed.status().message());
+        return kExitUsage;
+      }
+    }
+    std::vector<int64_t> ids, exact;
+    Status resolved = ResolveJobRefs(global, refs, &ids, &exact);
+    if (!resolved.ok()) {
+      spdlog::error("queue: -j: {}", resolved.message());
+      return kExitError;
+    }
+    pick.ids.insert(ids.begin(), ids.end());
+    pick.exact.insert(exact.begin(), exact.end());
+    if (opt.states.empty()) opt.all = true;  // squeue -j: the named jobs in any state
+  }
+  if (opt.me) opt.user = std::to_string(getuid());
   if (!opt.states.empty()) {
     Result<std::set<JobState>> states = ParseStates(opt.states);
     if (!states.ok()) {
@@ -81,6 +132,7 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
     json doc{{"schema_version", kJsonSchemaVersion}, {"jobs", json::array()}};
     json& jobs = doc["jobs"];
     for (const JobRecord& r : rows) {
+      if (!pick.Keeps(r)) continue;
       json j = JobToJson(r);
       j["user"] = context.user(r.uid);
       j["elapsed_seconds"] = ElapsedSeconds(r, now);
@@ -114,10 +166,16 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
     if (std::any_of(columns.begin(), columns.end(),
                     [](const QueueColumn& c) { return c.needs_full_record; })) {
       Result<std::vector<JobRecord>> listed = ListJobs(global, filter, opt.user);
-      if (listed.ok()) rows = std::move(listed.value());
+      if (listed.ok()) {
+        for (JobRecord& r : listed.value()) {
+          if (pick.Keeps(r)) rows.push_back(std::move(r));
+        }
+      }
       st = listed.ok() ? Status::Ok() : listed.status();
     } else {
-      st = ForEachJob(global, filter, opt.user, [&rows](const JobRecord& r) { rows.push_back(r); });
+      st = ForEachJob(global, filter, opt.user, [&rows, &pick](const JobRecord& r) {
+        if (pick.Keeps(r)) rows.push_back(r);
+      });
     }
     if (!st.ok()) {
       spdlog::error("queue: {}", st.message());
@@ -131,6 +189,7 @@ int ShowQueue(const GlobalOptions& global, const QueueOptions& opt) {
   const bool color = ColorOnStdout();
   bool header = !opt.no_header;
   Status st = ForEachJob(global, filter, opt.user, [&](const JobRecord& r) {
+    if (!pick.Keeps(r)) return;
     if (header) {
       PrintHeader();
       header = false;
@@ -175,8 +234,15 @@ void AddQueueCommand(CLI::App& sub, const GlobalOptions& global, Handler* handle
   auto opt = std::make_shared<QueueOptions>();
   sub.add_flag("-a,--all", opt->all, "Every job, ended ones too");
   sub.add_option("-t,--state", opt->states, "Only these states: PD,R,CD,F,CA,TO,LO or names");
-  sub.add_option("-n,--name", opt->name, "Only jobs of this name");
-  sub.add_option("-u,--user", opt->user, "Only jobs of this user (name or uid)");
+  sub.add_option("-n,--name", opt->name, "Only jobs of these names (comma-separated)");
+  CLI::Option* user_opt =
+      sub.add_option("-u,--user", opt->user, "Only jobs of this user (name or uid)");
+  sub.add_flag("--me", opt->me, "Only your own jobs")->excludes(user_opt);
+  sub.add_option("-j,--jobs", opt->jobs,
+                 "Only these jobs, in any state (comma-separated ids; an array's id: its tasks; "
+                 "J_T: one task)");
+  sub.add_option("-i,--iterate", opt->iterate_s, "Print again every SECONDS until interrupted")
+      ->check(CLI::Range(0.1, 86400.0));
   CLI::Option* json_flag = sub.add_flag("--json", opt->json_output, "Print one JSON document");
   CLI::Option* long_flag =
       sub.add_flag("-l,--long", opt->long_form,
@@ -204,7 +270,23 @@ void AddQueueCommand(CLI::App& sub, const GlobalOptions& global, Handler* handle
     action->callback([opt, paused]() { opt->pause = paused; });
   }
   *handler = [opt, &global]() {
-    return opt->pause ? SetPaused(global, *opt->pause) : ShowQueue(global, *opt);
+    if (opt->pause) return SetPaused(global, *opt->pause);
+    if (opt->iterate_s <= 0) return ShowQueue(global, *opt);
+    // squeue -i: a dated table every SECONDS, until interrupted or the table fails.
+    for (bool first = true;; first = false) {
+      if (!first) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(opt->iterate_s));
+        std::printf("\n");
+      }
+      const std::time_t now = std::time(nullptr);
+      char when[64];
+      std::strftime(when, sizeof when, "%a %b %e %H:%M:%S %Y", std::localtime(&now));
+      std::printf("%s\n", when);
+      std::fflush(stdout);
+      int rc = ShowQueue(global, *opt);
+      std::fflush(stdout);
+      if (rc != 0) return rc;
+    }
   };
 }
 

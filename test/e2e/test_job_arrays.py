@@ -191,6 +191,38 @@ class ArraysTest(TestCase):
         self.assertEqual(self.tasks(array)[2]["state"], "PENDING")  # still held
         self.assertEqual(h.gshare("cancel", str(array)).returncode, 0)
 
+    def test_queue_selects_as_squeue_does(self):
+        # -j IDS (an array's id: its tasks; J_T: one task; any state), -n a,b, --me, -i.
+        h = self.h
+        go = self.path("go")
+        array = h.submit("--array=0-2%1", "-J", "sel", "--", "sh", "-c", TASK % go)
+        other = h.submit("-H", "-J", "other", "--", "true")
+        third = h.submit("-H", "-J", "third", "--", "true")
+
+        def ids(*args):
+            r = h.gshare("queue", "--no-header", "-O", "jobid", *args)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return sorted(int(x) for x in r.stdout.split())
+        tasks = sorted(t["id"] for t in self.tasks(array).values())
+        self.assertEqual(ids("-j", str(array)), tasks)
+        self.assertEqual(ids("-j", "%d_1,%d" % (array, other)), sorted([tasks[1], other]))
+        self.assertEqual(ids("-n", "other,third"), [other, third])
+        self.assertEqual(ids("--me"), sorted(tasks + [other, third]))
+        self.assertEqual(ids("--me", "-n", "sel"), tasks)
+        h.assert_error_line(h.gshare("queue", "-j", "%d_7" % array), 1, "no task 7")
+        h.assert_error_line(h.gshare("queue", "-j", "x"), 2, 'bad job id "x"')
+        # -i: a dated table again and again until interrupted.
+        watcher = h.start(h.gshare_argv("queue", "-i", "0.2", "-n", "other"), name="iterate")
+        h.wait_for(lambda: watcher.stdout.count("other") >= 3, 30, "three tables")
+        watcher.proc.terminate()
+        watcher.wait(10)
+        tables = watcher.stdout.split("\n\n")
+        self.assertGreaterEqual(len(tables), 3, watcher.stdout)
+        self.assertRegex(tables[0], r"^\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\nID ")
+        open(go, "w").close()
+        self.assertEqual(h.gshare("cancel", str(other), str(third)).returncode, 0)
+        self.assertEqual(h.gshare("wait", str(array), timeout=60).returncode, 0)
+
 
 if __name__ == "__main__":
     unittest.main()
