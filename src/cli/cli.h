@@ -143,6 +143,11 @@ std::optional<int64_t> ResolveJobText(const GlobalOptions& global, const std::st
 Status ResolveJobRefs(const GlobalOptions& global, const std::vector<std::string>& texts,
                       std::vector<int64_t>* ids, std::vector<int64_t>* exact_ids);
 
+// `gshare wait REFS...`: blocks until the jobs end (an array's id: all its tasks); the exit
+// status as `wait` gives it (the highest job status; 1 for an unknown job or one that can never
+// start). Used by `submit --wait` too.
+int WaitForJobs(const GlobalOptions& global, const std::vector<std::string>& refs);
+
 // The CLI11 check of every option and positional that takes job ids (ParseJobRef): anything
 // else is a usage error (exit 2), never sent to the daemon.
 CLI::Validator JobIdCheck();

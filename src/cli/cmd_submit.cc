@@ -59,6 +59,8 @@ using json = nlohmann::json;
 
 struct SubmitOptions {
   JobOptions job;
+  bool wait = false;      // --wait: then wait for the job's end, exiting with its status
+  bool parsable = false;  // --parsable: the id alone (what submit prints anyway)
   std::string script;
   std::optional<std::string> wrap;  // --wrap CMD: `/bin/sh -c CMD`
   std::vector<std::string> command;
@@ -245,7 +247,9 @@ int Submit(const GlobalOptions& global, SubmitOptions& opt) {
     return kExitError;
   }
   std::printf("%lld\n", static_cast<long long>(made->job_id));
+  std::fflush(stdout);
   GlanceAtDaemon(global);  // the config notice, if any
+  if (opt.wait) return WaitForJobs(global, {std::to_string(made->job_id)});
   return 0;
 }
 
@@ -258,6 +262,10 @@ void AddSubmitCommand(CLI::App& sub, const GlobalOptions& global, Handler* handl
   sub.add_option("--script", opt->script,
                  "Batch script to run; its #GSHARE lines give options (the command line wins)");
   sub.add_option("--wrap", opt->wrap, "Run this command line with /bin/sh -c (job name: wrap)");
+  sub.add_flag("-W,--wait", opt->wait,
+               "Wait for the job to end (an array: every task) and exit with its status, as "
+               "sbatch --wait");
+  sub.add_flag("--parsable", opt->parsable, "Print the job id alone (the default; sbatch's)");
   sub.add_option("command", opt->command,
                  "The command and its arguments (with --script: the script's arguments)");
   sub.prefix_command();
@@ -271,8 +279,9 @@ void AddSubmitCommand(CLI::App& sub, const GlobalOptions& global, Handler* handl
       "  gshare submit --array=0-9%2 -o 'out/%A_%a.log' ./sweep.sh   # 10 tasks, 2 at a time\n"
       "  gshare submit --wrap 'python3 eval.py > eval.txt'\n"
       "  crontab: 0 2 * * * /usr/local/bin/gshare submit -- /home/me/nightly.sh\n"
+      "  gshare submit --wait -- ./eval.sh && echo passed   # blocks; the job's exit status\n"
       "Prints the job id. Exit status: 0; 1 on error (daemon, database, unreadable script);\n"
-      "2 on bad usage.");
+      "2 on bad usage; with --wait, the job's status as `gshare wait` gives it.");
   *handler = [opt, &global]() { return Submit(global, *opt); };
 }
 

@@ -27,9 +27,12 @@ struct WaitOptions {
   std::vector<std::string> ids;  // JobRefs
 };
 
+int Wait(const GlobalOptions& global, const WaitOptions& opt);
+
 struct LogsOptions {
   std::string id_text;  // a JobRef
   int64_t id = 0;       // the job it names
+  std::optional<int64_t> lines;  // -n: only the last this many lines (tail -n)
   bool follow = false;
 };
 
@@ -118,6 +121,15 @@ void Sleep(std::chrono::milliseconds* interval) {
   *interval = std::min(kMaxPoll, *interval * 2);
 }
 
+}  // namespace
+
+int WaitForJobs(const GlobalOptions& global, const std::vector<std::string>& refs) {
+  WaitOptions opt{refs};
+  return Wait(global, opt);
+}
+
+namespace {
+
 int Wait(const GlobalOptions& global, const WaitOptions& opt) {
   ClientContext ctx;
   std::unique_ptr<JobSource> store = OpenStore(global, &ctx);
@@ -172,6 +184,41 @@ void Drain(std::ifstream& in) {
   std::fflush(stdout);
 }
 
+// Places `in` at the start of its last `lines` lines (a last line without its newline counts),
+// reading back from the end a block at a time: a log of gigabytes costs what its tail does.
+void SeekToLastLines(std::ifstream& in, int64_t lines) {
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (lines == 0) return;
+  std::streamoff pos = size;
+  int64_t newlines = 0;
+  char buf[65536];
+  bool last_byte = true;  // a newline that ends the file ends the last line
+  while (pos > 0) {
+    const std::streamoff n = std::min<std::streamoff>(pos, sizeof buf);
+    pos -= n;
+    in.seekg(pos);
+    in.read(buf, n);
+    for (std::streamoff i = n - 1; i >= 0; --i) {
+      if (buf[i] != '\n') {
+        last_byte = false;
+        continue;
+      }
+      if (last_byte) {
+        last_byte = false;
+        continue;
+      }
+      if (++newlines == lines) {
+        in.clear();
+        in.seekg(pos + i + 1);
+        return;
+      }
+    }
+  }
+  in.clear();
+  in.seekg(0);
+}
+
 int Logs(const GlobalOptions& global, const LogsOptions& opt) {
   ClientContext ctx;
   std::unique_ptr<JobSource> store = OpenStore(global, &ctx);
@@ -193,14 +240,20 @@ int Logs(const GlobalOptions& global, const LogsOptions& opt) {
   std::chrono::milliseconds interval(10);
   bool said = false;  // that the daemon did not answer, once
   std::string pending_said;
-  for (;;) {
-    if (!in.is_open()) in.open(path, std::ios::binary);
+  // The file may appear only once the job starts; -n applies to what it has when first opened.
+  const auto open_and_drain = [&in, &path, &opt] {
+    if (!in.is_open()) {
+      in.open(path, std::ios::binary);
+      if (in.is_open() && opt.lines) SeekToLastLines(in, *opt.lines);
+    }
     if (in.is_open()) Drain(in);
+  };
+  for (;;) {
+    open_and_drain();
     if (!opt.follow) break;
     if (SayPending("logs", *r, &pending_said)) return kExitError;
     if (IsFinal(r->state)) {
-      if (!in.is_open()) in.open(path, std::ios::binary);
-      if (in.is_open()) Drain(in);
+      open_and_drain();
       return JobShellStatus(*r);
     }
     Sleep(&interval);
@@ -238,6 +291,8 @@ void AddLogsCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler
       ->required()
       ->check(JobIdCheck());
   sub.add_flag("-f,--follow", opt->follow, "Follow the output until the job ends");
+  sub.add_option("-n,--lines", opt->lines, "Only the last N lines (then follow, with -f)")
+      ->check(CLI::Range(int64_t{0}, INT64_MAX));
   sub.footer(
       "Examples:\n  gshare logs 12\n  gshare logs -f 12     # exits with the job's status when it "
       "ends");

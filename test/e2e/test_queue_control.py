@@ -408,6 +408,28 @@ class QueueControlTest(TestCase):
         r = h.gshare("logs", str(a))
         self.assertEqual((r.returncode, r.stdout), (0, "line1\nline2\nline3\nerr\n"))
         self.assertEqual(self.wait_rc(a), 3)
+        # -n N: the last N lines, as tail -n (0: none; more than there are: all).
+        for n, want in ((2, "line3\nerr\n"), (1, "err\n"), (0, ""), (9, "line1\nline2\nline3\nerr\n")):
+            r = h.gshare("logs", "-n", str(n), str(a))
+            self.assertEqual((r.returncode, r.stdout), (0, want), n)
+        # A log longer than one read-back block, its last line without a newline.
+        b = h.submit("--", "sh", "-c", "seq 1 30000; printf tail")
+        self.assertEqual(self.wait_rc(b), 0)
+        r = h.gshare("logs", "-n", "3", str(b))
+        self.assertEqual((r.returncode, r.stdout), (0, "29999\n30000\ntail"))
+        h.assert_error_line(h.gshare("logs", "-n", "-1", str(a)), 2)
+
+    def test_submit_wait(self):
+        # sbatch --wait: the id on stdout at once, then the job's own exit status.
+        h = self.h
+        r = h.gshare("submit", "--wait", "--parsable", "--", "sh", "-c", "sleep 0.2; exit 4")
+        self.assertEqual(r.returncode, 4, r.stderr)
+        jid = int(r.stdout)
+        self.assertEqual(self.state(jid)["state"], "FAILED")
+        r = h.gshare("submit", "-W", "--array=0-2", "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        tasks = [j for j in h.queue_jobs().values() if j["array_job_id"] == int(r.stdout)]
+        self.assertEqual([t["state"] for t in tasks], ["COMPLETED"] * 3)
         h.assert_error_line(h.gshare("logs", "4242"), 1)
         h.assert_error_line(h.gshare("wait", "4242"), 1)
         # A job cancelled while pending: logs -f exits 143 at once.
