@@ -15,10 +15,11 @@
 namespace gshare {
 
 BatchQueue::BatchQueue(JobStore& store, const Clock& clock, ActiveState active,
-                       std::string paused_file)
+                       std::string paused_file, ActiveNamed active_named)
     : store_(store),
       clock_(clock),
       active_(std::move(active)),
+      active_named_(std::move(active_named)),
       paused_file_(std::move(paused_file)),
       paused_(!paused_file_.empty() && access(paused_file_.c_str(), F_OK) == 0) {
   if (paused_) spdlog::info("queue paused (gshare queue resume starts jobs again)");
@@ -90,7 +91,7 @@ Status BatchQueue::CheckDependencies(const JobRecord& r) {
   Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
   if (!deps.ok()) return deps.status();
   for (const Dependency& d : deps.value()) {
-    if (!StateOf(d.job))
+    if (d.type != DependencyType::kSingleton && !StateOf(d.job))
       return Status::Error("dependency on job " + std::to_string(d.job) + ", which does not exist");
   }
   return Status::Ok();
@@ -100,7 +101,14 @@ DependencyState BatchQueue::Dependencies(const JobRecord& r) {
   if (r.dependency.empty()) return DependencyState::kSatisfied;
   Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
   if (!deps.ok()) return DependencyState::kNever;
-  return EvaluateDependencies(deps.value(), [this](int64_t job) { return StateOf(job); });
+  // singleton: an earlier job of the same name and user still pending, or one running.
+  bool singleton_waits = active_named_ && active_named_(r.uid, r.name, r.id);
+  for (auto it = pending_.begin(); !singleton_waits && it != pending_.end() && it->first < r.id;
+       ++it) {
+    singleton_waits = it->second.uid == r.uid && it->second.name == r.name;
+  }
+  return EvaluateDependencies(
+      deps.value(), [this](int64_t job) { return StateOf(job); }, singleton_waits);
 }
 
 std::set<int64_t> BatchQueue::DependedOn() const {
@@ -108,7 +116,9 @@ std::set<int64_t> BatchQueue::DependedOn() const {
   for (const auto& [id, r] : pending_) {
     Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
     if (!deps.ok()) continue;
-    for (const Dependency& d : deps.value()) jobs.insert(d.job);
+    for (const Dependency& d : deps.value()) {
+      if (d.type != DependencyType::kSingleton) jobs.insert(d.job);
+    }
   }
   return jobs;
 }

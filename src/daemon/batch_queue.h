@@ -29,13 +29,17 @@ class BatchQueue {
  public:
   // The state of job `id` while it is admitted and not ended; nullopt otherwise.
   using ActiveState = std::function<std::optional<JobState>(int64_t id)>;
+  // Whether a job of user `uid` named `name`, other than `id`, is admitted and not ended.
+  using ActiveNamed = std::function<bool(uid_t uid, const std::string& name, int64_t id)>;
   // A start that could not be recorded waits this long before anything starts again.
   static constexpr Millis kStoreRetry{2000};
 
   // `store` and `clock` outlive the queue. `paused_file` (<state_dir>/queue.paused; "" for
   // none) keeps `gshare queue pause` across restarts: it exists while the queue is paused, and
   // the queue starts paused when it exists.
-  BatchQueue(JobStore& store, const Clock& clock, ActiveState active, std::string paused_file = "");
+  // `active_named` answers for --dependency=singleton (none: no job counts as active).
+  BatchQueue(JobStore& store, const Clock& clock, ActiveState active, std::string paused_file = "",
+             ActiveNamed active_named = {});
 
   const std::map<int64_t, JobRecord>& pending() const { return pending_; }
   // The pending job `id`, or nullptr. A change to it must be followed by Changed().
@@ -90,6 +94,7 @@ class BatchQueue {
   JobStore& store_;
   const Clock& clock_;
   ActiveState active_;
+  ActiveNamed active_named_;
   std::map<int64_t, JobRecord> pending_;
   std::map<int64_t, JobState> final_states_;  // final states never change
   bool dirty_ = true;

@@ -100,7 +100,10 @@ class DaemonParts final : private CheckpointEngine::Host {
   CheckpointHelper checkpoint;
   CheckpointEngine engine;
   BatchQueue queue{*store, clock, [this](int64_t id) { return table.ActiveState(id); },
-                   options.state_dir + "/queue.paused"};
+                   options.state_dir + "/queue.paused",
+                   [this](uid_t uid, const std::string& name, int64_t id) {
+                     return table.ActiveNamed(uid, name, id);
+                   }};
   JobLifecycle lifecycle;
   AccessGuard access{[this](int64_t id) { return lifecycle.OwnerOf(id); }, RequesterOf};
   RequestTransport transport;

@@ -91,7 +91,9 @@ Status JobControl::UpdatePending(JobRecord& pending, const JobControlRequest::Up
       if (!deps.ok()) return deps.status();
       // Only pending jobs can still wait on r: a cycle would keep them all pending for ever.
       std::vector<int64_t> todo;
-      for (const Dependency& d : deps.value()) todo.push_back(d.job);
+      for (const Dependency& d : deps.value()) {
+        if (d.type != DependencyType::kSingleton) todo.push_back(d.job);
+      }
       std::set<int64_t> seen;
       while (!todo.empty()) {
         int64_t id = todo.back();
@@ -104,7 +106,7 @@ Status JobControl::UpdatePending(JobRecord& pending, const JobControlRequest::Up
         if (p == nullptr || p->dependency.empty()) continue;
         Result<std::vector<Dependency>> next = ParseDependencies(p->dependency);
         for (const Dependency& d : next.ok() ? next.value() : std::vector<Dependency>{}) {
-          todo.push_back(d.job);
+          if (d.type != DependencyType::kSingleton) todo.push_back(d.job);
         }
       }
       r.dependency = FormatDependencies(deps.value());

@@ -61,6 +61,16 @@ std::optional<JobState> JobTable::ActiveState(int64_t id) const {
   return job->record.state;
 }
 
+bool JobTable::ActiveNamed(uid_t uid, const std::string& name, int64_t id) const {
+  for (const auto& [job, active] : jobs) {
+    if (static_cast<int64_t>(job) != id && !active->ended && !active->adhoc &&
+        active->record.uid == uid && active->record.name == name) {
+      return true;
+    }
+  }
+  return false;
+}
+
 uid_t JobTable::OwnerOf(JobId job) const {
   auto it = jobs.find(job);
   return it == jobs.end() ? 0 : it->second->record.uid;

@@ -57,6 +57,9 @@ class JobTable {
   std::vector<std::pair<ConnId, JobId>> Shims() const;
   // The state of job `id` while it is active and not ended (BatchQueue::ActiveState).
   std::optional<JobState> ActiveState(int64_t id) const;
+  // Whether a job of `uid` named `name`, other than `id`, is active and not ended (an ad hoc
+  // process is no job of the queue): BatchQueue::ActiveNamed, for --dependency=singleton.
+  bool ActiveNamed(uid_t uid, const std::string& name, int64_t id) const;
   // The owner of active job `job`; 0 (root) for a job that is not active.
   uid_t OwnerOf(JobId job) const;
   // The GPU a shim's message that names `named` is about: they differ after a move

@@ -13,6 +13,7 @@ constexpr TypeName kTypeNames[] = {
     {DependencyType::kAfterOk, "afterok"},
     {DependencyType::kAfterAny, "afterany"},
     {DependencyType::kAfterNotOk, "afternotok"},
+    {DependencyType::kSingleton, "singleton"},
 };
 
 Status Bad(std::string_view text, std::string_view why) {
@@ -88,7 +89,12 @@ Result<std::vector<Dependency>> ParseDependencies(std::string_view text) {
     }
     if (!type) {
       return Bad(t, "unknown type \"" + std::string(fields[0]) +
-                        "\" (use afterok, afterany or afternotok)");
+                        "\" (use afterok, afterany, afternotok or singleton)");
+    }
+    if (*type == DependencyType::kSingleton) {
+      if (fields.size() != 1) return Bad(t, "singleton takes no job id");
+      deps.push_back({*type, 0});
+      continue;
     }
     if (fields.size() == 1) {
       return Bad(t, "missing job id after \"" + std::string(fields[0]) + "\"");
@@ -117,11 +123,11 @@ Result<std::vector<Dependency>> ParseAfter(std::string_view text) {
 std::string FormatDependencies(const std::vector<Dependency>& deps) {
   std::string out;
   for (size_t i = 0; i < deps.size(); ++i) {
-    if (i == 0 || deps[i].type != deps[i - 1].type) {
+    if (i == 0 || deps[i].type != deps[i - 1].type || deps[i].type == DependencyType::kSingleton) {
       if (i > 0) out += ',';
       out += NameOf(deps[i].type);
     }
-    out += ':' + std::to_string(deps[i].job);
+    if (deps[i].type != DependencyType::kSingleton) out += ':' + std::to_string(deps[i].job);
   }
   return out;
 }
@@ -136,15 +142,20 @@ DependencyState EvaluateDependency(DependencyType type, std::optional<JobState> 
     case DependencyType::kAfterAny: return DependencyState::kSatisfied;
     case DependencyType::kAfterNotOk:
       return completed ? DependencyState::kNever : DependencyState::kSatisfied;
+    case DependencyType::kSingleton: return DependencyState::kSatisfied;  // names no job
   }
   return DependencyState::kNever;  // unreachable for a valid enum value
 }
 
 DependencyState EvaluateDependencies(
     const std::vector<Dependency>& deps,
-    const std::function<std::optional<JobState>(int64_t)>& state_of) {
+    const std::function<std::optional<JobState>(int64_t)>& state_of, bool singleton_waits) {
   DependencyState all = DependencyState::kSatisfied;
   for (const Dependency& dep : deps) {
+    if (dep.type == DependencyType::kSingleton) {
+      if (singleton_waits) all = DependencyState::kWaiting;
+      continue;
+    }
     DependencyState one = EvaluateDependency(dep.type, state_of(dep.job));
     if (one == DependencyState::kNever) return one;
     if (one == DependencyState::kWaiting) all = one;

@@ -384,6 +384,27 @@ class QueueControlTest(TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(self.state(after_bad_ok)["state"], "CANCELLED")
 
+    def test_singleton(self):
+        # sbatch --dependency=singleton: one job of a name and user at a time, in submission
+        # order, though slots are free; another name is not held back.
+        self.h = h = self.harness(queue={"max_running": 4, "gpus": 1})
+        a, go = self.blocker("nightly")
+        b = self.appender("single", "-J", "nightly", "-d", "singleton")
+        c = self.appender("single", "-J", "nightly", "--dependency", "singleton,afterany:%d" % a)
+        other = self.appender("single", "-J", "weekly", "-d", "singleton")
+        self.assertEqual(self.wait_rc(other), 0)
+        for jid in (b, c):
+            rec = h.wait_state(jid, "PENDING")
+            self.assertEqual(rec["reason"], "Dependency")
+        self.assertEqual(self.state(c)["dependency"], "singleton,afterany:%d" % a)
+        go()
+        self.assertEqual(self.wait_rc(b, c), 0)
+        # b ran after a ended, c after b: their appends are in that order.
+        self.assertEqual(self.lines("single"), [str(other), str(b), str(c)])
+        self.assertGreaterEqual(self.state(b)["start_time"], self.state(a)["end_time"])
+        h.assert_error_line(h.gshare("submit", "-d", "singleton:3", "--", "true"), 2,
+                            "singleton takes no job id")
+
     def test_unknown_dependency(self):
         # docs/cli.md: "An unknown job id is an error" (exit 1: "1 error (... unknown job ...)");
         # a malformed dependency is bad usage (2).

@@ -41,8 +41,9 @@ TEST_CASE("ParseDependencies rejects bad lists with a one-line message quoting t
   CHECK(ErrorOf("") == "empty dependency list");
   CHECK(ErrorOf(" ") == "empty dependency list");
   CHECK(ErrorOf("after:1") ==
-        "bad dependency \"after:1\": unknown type \"after\" (use afterok, afterany or afternotok)");
-  CHECK(ErrorOf("singleton").find("unknown type \"singleton\"") != std::string::npos);
+        "bad dependency \"after:1\": unknown type \"after\" (use afterok, afterany, afternotok or "
+        "singleton)");
+  CHECK(ErrorOf("singleton:3").find("singleton takes no job id") != std::string::npos);
   CHECK(ErrorOf("afterok") == "bad dependency \"afterok\": missing job id after \"afterok\"");
   CHECK(ErrorOf("afterok:").find("missing job id") != std::string::npos);
   CHECK(ErrorOf("afterok:1:").find("missing job id") != std::string::npos);
@@ -121,14 +122,31 @@ TEST_CASE("EvaluateDependencies combines: never, else waiting, else satisfied") 
     if (it == states.end()) return std::nullopt;
     return it->second;
   };
-  CHECK(EvaluateDependencies({}, state_of) == kSatisfied);
-  CHECK(EvaluateDependencies({{kOk, 1}}, state_of) == kSatisfied);
-  CHECK(EvaluateDependencies({{kOk, 1}, {kAny, 3}, {kNotOk, 3}}, state_of) == kSatisfied);
-  CHECK(EvaluateDependencies({{kOk, 1}, {kOk, 2}}, state_of) == kWaiting);
-  CHECK(EvaluateDependencies({{kOk, 2}, {kOk, 3}}, state_of) == kNever);  // never beats waiting
-  CHECK(EvaluateDependencies({{kOk, 3}, {kOk, 2}}, state_of) == kNever);
-  CHECK(EvaluateDependencies({{kAny, 4}, {kOk, 99}}, state_of) == kNever);  // 99 does not exist
-  CHECK(EvaluateDependencies({{kAny, 4}, {kNotOk, 2}}, state_of) == kWaiting);
+  CHECK(EvaluateDependencies({}, state_of, false) == kSatisfied);
+  CHECK(EvaluateDependencies({{kOk, 1}}, state_of, false) == kSatisfied);
+  CHECK(EvaluateDependencies({{kOk, 1}, {kAny, 3}, {kNotOk, 3}}, state_of, false) == kSatisfied);
+  CHECK(EvaluateDependencies({{kOk, 1}, {kOk, 2}}, state_of, false) == kWaiting);
+  CHECK(EvaluateDependencies({{kOk, 2}, {kOk, 3}}, state_of, false) == kNever);  // never beats waiting
+  CHECK(EvaluateDependencies({{kOk, 3}, {kOk, 2}}, state_of, false) == kNever);
+  CHECK(EvaluateDependencies({{kAny, 4}, {kOk, 99}}, state_of, false) == kNever);  // 99 does not exist
+  CHECK(EvaluateDependencies({{kAny, 4}, {kNotOk, 2}}, state_of, false) == kWaiting);
+  // singleton: waits while an earlier job of its name and user lives, then holds; a dependency
+  // that can never hold still wins.
+  const Dependency single{DependencyType::kSingleton, 0};
+  CHECK(EvaluateDependencies({single}, state_of, false) == kSatisfied);
+  CHECK(EvaluateDependencies({single}, state_of, true) == kWaiting);
+  CHECK(EvaluateDependencies({single, {kOk, 1}}, state_of, true) == kWaiting);
+  CHECK(EvaluateDependencies({single, {kOk, 3}}, state_of, true) == kNever);
+}
+
+TEST_CASE("singleton parses alone or beside others and formats back the same") {
+  Result<std::vector<Dependency>> d = ParseDependencies("singleton");
+  REQUIRE(d.ok());
+  CHECK(d.value() == std::vector<Dependency>{{DependencyType::kSingleton, 0}});
+  d = ParseDependencies("afterok:4:5,SINGLETON,afterany:6");
+  REQUIRE(d.ok());
+  CHECK(FormatDependencies(d.value()) == "afterok:4:5,singleton,afterany:6");
+  CHECK(ParseDependencies(FormatDependencies(d.value())).value() == d.value());
 }
 
 }  // namespace
