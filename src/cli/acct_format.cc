@@ -142,6 +142,8 @@ std::vector<AcctField> DefaultAcctFormat() {
       .value();
 }
 
+std::vector<AcctField> LongAcctFormat() { return ParseAcctFormat(AcctFieldNames()).value(); }
+
 std::string AcctFieldNames() {
   std::string names;
   for (const FieldSpec& spec : Fields())

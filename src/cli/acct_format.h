@@ -35,6 +35,8 @@ struct AcctField {
 Result<std::vector<AcctField>> ParseAcctFormat(std::string_view list);
 // JobID, JobName, User, State, Start, Elapsed, Reserved, GPUTime, PeakMem, Swaps, ExitCode.
 std::vector<AcctField> DefaultAcctFormat();
+// Every field, in AcctFieldNames' order (sacct -l, --long).
+std::vector<AcctField> LongAcctFormat();
 // Every field name, comma-separated.
 std::string AcctFieldNames();
 

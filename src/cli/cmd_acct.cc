@@ -30,6 +30,7 @@ struct AcctOptions {
   bool all_users = false;
   std::string jobs;
   std::string format;
+  bool long_form = false;  // -l: every field
   bool json_output = false;
   bool no_header = false;
   bool parsable = false;
@@ -86,7 +87,7 @@ int ShowAcct(const GlobalOptions& global, const AcctOptions& opt) {
     return kExitUsage;
   }
   filter.states = std::move(states.value());
-  std::vector<AcctField> fields = DefaultAcctFormat();
+  std::vector<AcctField> fields = opt.long_form ? LongAcctFormat() : DefaultAcctFormat();
   if (!opt.format.empty()) {
     Result<std::vector<AcctField>> parsed = ParseAcctFormat(opt.format);
     if (!parsed.ok()) {
@@ -151,8 +152,10 @@ void AddAcctCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler
   sub.add_flag("-a,--allusers", opt->all_users, "Every user's jobs (default: your own)")
       ->excludes(user_opt);
   sub.add_option("-j,--jobs", opt->jobs, "Only these jobs (comma-separated ids), of any time");
-  sub.add_option("-o,--format", opt->format,
-                 "Fields, comma-separated, FIELD%N for a width: " + AcctFieldNames());
+  CLI::Option* format_opt =
+      sub.add_option("-o,--format", opt->format,
+                     "Fields, comma-separated, FIELD%N for a width: " + AcctFieldNames());
+  sub.add_flag("-l,--long", opt->long_form, "Every field (sacct's --long)")->excludes(format_opt);
   CLI::Option* json_flag = sub.add_flag("--json", opt->json_output, "Print one JSON document");
   sub.add_flag("-n,--noheader", opt->no_header, "No heading");
   CLI::Option* p2 =

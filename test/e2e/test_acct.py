@@ -4,6 +4,7 @@ peak memory, swaps and ExitCode; --state, --since/--until, --format, -P, --json;
 is one error line, exit 2; `gshare status ID` is a readable block with the output expanded."""
 import json
 import os
+import re
 import pwd
 import time
 import unittest
@@ -108,6 +109,11 @@ class AcctTest(TestCase):
         self.assertIn("bad ", table[3])
         self.assertEqual(self.acct("-P", "-o", "jobid,STATE", "-j", str(gpu)),
                          "JobID|State\n%d|COMPLETED\n" % gpu)
+        # -l: every field, as `acct --help` lists them.
+        help_text = h.gshare("acct", "--help").stdout
+        known = re.search(r"for a width: ([\w,]+)", help_text).group(1).split(",")
+        self.assertEqual(self.acct("-l", "-P", "-j", str(gpu)).splitlines()[0].split("|"), known)
+        h.assert_error_line(h.gshare("acct", "-l", "-o", "JobID"), 2)
         self.assertEqual(self.acct("-p", "-n", "-o", "JobID", "-j", str(gpu)), "%d|\n" % gpu)
 
         # An unknown field: one line naming it, exit 2, nothing on stdout.
