@@ -349,6 +349,14 @@ class Harness:
         job.child_pid()
         return job
 
+    def share_fake_device(self, mem_bytes, kernel_ms=20):
+        """One fake GPU of `mem_bytes` whose memory every process of this harness shares
+        (FAKE_CUDA_DEVICE_FILE), so a job that does not evict leaves the next one no room;
+        kernels of `kernel_ms` by default."""
+        self.env["FAKE_CUDA_DEVICE_FILE"] = os.path.join(self.tmp, "device")
+        self.env["FAKE_CUDA_MEM_BYTES"] = str(mem_bytes)
+        self.env["FAKE_CUDA_KERNEL_MS"] = str(kernel_ms)
+
     def start_daemon(self):
         r = self.gshare("daemon")
         self.testcase.assertEqual(r.returncode, 0, "gshare daemon: %s" % r.stderr)

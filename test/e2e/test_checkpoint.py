@@ -12,7 +12,6 @@ really leaves the next job without room, and one restored without room is lost f
   - a job whose Python interpreter is shutting down (fake_app --finalizing) gives the GPU back
     as exiting and is not checkpointed; the waiting job's restore waits for its memory to go;
   - suspend/resume of jobs in the wrong state fail with one clear line."""
-import os
 import re
 import unittest
 
@@ -27,9 +26,7 @@ class CheckpointTest(TestCase):
     def harness(self, sharing="auto", quantum="300ms"):
         h = super().harness(config={"sharing": sharing, "quantum": quantum},
                             memory={"context_reserve": "1MiB"})
-        h.env["FAKE_CUDA_DEVICE_FILE"] = os.path.join(h.tmp, "device")
-        h.env["FAKE_CUDA_MEM_BYTES"] = str(DEVICE)
-        h.env["FAKE_CUDA_KERNEL_MS"] = "20"
+        h.share_fake_device(DEVICE)
         h.env["FAKE_CUDA_CHECKPOINT_DIR"] = h.tmp
         h.env["FAKE_CUDA_CHECKPOINT_US_PER_MIB"] = "1000"  # 150 MiB: 0.15 s each way
         return h

@@ -24,9 +24,7 @@ class IdleStagingTest(TestCase):
         h = super().harness(
             config={"quantum": "300ms", "idle_release": "200ms"},
             memory={"context_reserve": "1MiB", "idle_stage_after": stage_after})
-        h.env["FAKE_CUDA_DEVICE_FILE"] = os.path.join(h.tmp, "device")
-        h.env["FAKE_CUDA_MEM_BYTES"] = str(DEVICE)
-        h.env["FAKE_CUDA_KERNEL_MS"] = "20"
+        h.share_fake_device(DEVICE)
         return h
 
     def swap_job(self, h, name, cycles, gap_ms):

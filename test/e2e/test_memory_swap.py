@@ -27,9 +27,7 @@ class MemorySwapTest(TestCase):
         settings = {"context_reserve": "1MiB"}  # the fake's contexts take no memory
         settings.update(memory or {})
         h = super().harness(config={"sharing": sharing, "quantum": quantum}, memory=settings, **kw)
-        h.env["FAKE_CUDA_DEVICE_FILE"] = os.path.join(h.tmp, "device")
-        h.env["FAKE_CUDA_MEM_BYTES"] = str(DEVICE)
-        h.env["FAKE_CUDA_KERNEL_MS"] = "20"
+        h.share_fake_device(DEVICE)
         return h
 
     def swap_job(self, h, name, nbytes=JOB, cycles=12, gap_ms=0, env=None, engine="swap",

@@ -8,7 +8,6 @@ shares (FAKE_CUDA_DEVICE_FILE):
   - with staging on, the service's memory idle for long is room the training may take, and
     each handoff is in the timeline with its parts."""
 import json
-import os
 import unittest
 
 from gshare_e2e import FAKE_APP, TestCase
@@ -23,9 +22,7 @@ class PriorityMemoryTest(TestCase):
         h = super().harness(
             config={"quantum": "300ms", "idle_release": "200ms"},
             memory={"context_reserve": "1MiB", "idle_stage_after": stage_after})
-        h.env["FAKE_CUDA_DEVICE_FILE"] = os.path.join(h.tmp, "device")
-        h.env["FAKE_CUDA_MEM_BYTES"] = str(DEVICE)
-        h.env["FAKE_CUDA_KERNEL_MS"] = "20"
+        h.share_fake_device(DEVICE)
         return h
 
     def swap_job(self, h, name, priority, cycles, gap_ms):
