@@ -73,12 +73,12 @@
 // has a legacy IPC handle (CUDA Programming Guide, "Virtual Memory Management": VMM memory is
 // shared through cuMemExportToShareableHandle). Refused with CUDA_ERROR_NOT_SUPPORTED and one
 // line on stderr per process, instead of an error the application cannot explain.
-#define GS_HOOK_IPCEXPORT(name, params, args)                                             \
-  GS_EXPORT CUresult name params noexcept {                                               \
-    GS_REAL(name, params);                                                                \
-    if (::gshare::shim::EngineServes(dptr)) {                                             \
-      ::gshare::shim::WarnIpcOnce();                                                      \
-      return CUDA_ERROR_NOT_SUPPORTED;                                                    \
-    }                                                                                     \
-    return gs_real_fn args;                                                               \
+#define GS_HOOK_IPCEXPORT(name, params, args) \
+  GS_EXPORT CUresult name params noexcept {   \
+    GS_REAL(name, params);                    \
+    if (::gshare::shim::EngineServes(dptr)) { \
+      ::gshare::shim::WarnIpcOnce();          \
+      return CUDA_ERROR_NOT_SUPPORTED;        \
+    }                                         \
+    return gs_real_fn args;                   \
   }

@@ -61,8 +61,9 @@ Result<JobRef> ParseJobRef(const std::string& text) {
     return ref;
   }
   const std::string task = text.substr(sep + 1);
-  const bool digits = !task.empty() && task.size() <= 10 &&
-                      std::all_of(task.begin(), task.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  const bool digits =
+      !task.empty() && task.size() <= 10 &&
+      std::all_of(task.begin(), task.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
   const long long t = digits ? std::strtoll(task.c_str(), nullptr, 10) : -1;
   if (!id.ok() || t < 0 || t > kMaxArrayTaskId) {
     return Status::Error("bad job id \"" + text + "\": a job id is a whole number from 1 to " +

@@ -54,8 +54,8 @@ void PrintHeader() {
 
 // Which listed rows -j and a -n list keep (the store's filter takes one name only).
 struct RowPick {
-  std::set<int64_t> ids;     // a job, or an array's id: its tasks
-  std::set<int64_t> exact;   // J_T: that task
+  std::set<int64_t> ids;    // a job, or an array's id: its tasks
+  std::set<int64_t> exact;  // J_T: that task
   std::set<std::string> names;
   bool Keeps(const JobRecord& r) const {
     if (!names.empty() && names.count(r.name) == 0) return false;

@@ -30,8 +30,8 @@ struct WaitOptions {
 int Wait(const GlobalOptions& global, const WaitOptions& opt);
 
 struct LogsOptions {
-  std::string id_text;  // a JobRef
-  int64_t id = 0;       // the job it names
+  std::string id_text;           // a JobRef
+  int64_t id = 0;                // the job it names
   std::optional<int64_t> lines;  // -n: only the last this many lines (tail -n)
   bool follow = false;
 };

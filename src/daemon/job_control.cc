@@ -16,10 +16,10 @@ JobControlReply JobControl::Handle(Connection& c, const JobControlRequest& reque
   // cancel and set-priority both; requeue takes ended jobs, by their own ids.
   const bool on_pending = action != "suspend" && action != "resume" && action != "signal";
   const bool on_active = action != "hold" && action != "release" && action != "update";
-  std::vector<int64_t> ids =
-      action == "requeue" ? request.ids
-                          : jobs_.placement.ExpandArrayIds(request.ids, jobs_.queue.pending(),
-                                                           on_pending, on_active);
+  std::vector<int64_t> ids = action == "requeue"
+                                 ? request.ids
+                                 : jobs_.placement.ExpandArrayIds(
+                                       request.ids, jobs_.queue.pending(), on_pending, on_active);
   // A task named as J_T is that job alone, whatever else it is.
   for (int64_t id : request.exact_ids) {
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);

@@ -29,11 +29,11 @@ struct RunFilter {
 
 // Which rows List returns.
 struct ListFilter {
-  std::set<JobState> states;    // empty: every state
-  std::string name;             // empty: any; else the exact job name
-  std::optional<uint32_t> uid;  // the owner
+  std::set<JobState> states;            // empty: every state
+  std::string name;                     // empty: any; else the exact job name
+  std::optional<uint32_t> uid;          // the owner
   std::optional<int64_t> array_job_id;  // only the tasks of this job array
-  int limit = 0;                // 0: no limit
+  int limit = 0;                        // 0: no limit
   // kNewestFirst: highest id first. kQueueOrder: RUNNING and SUSPENDED jobs first (by start),
   // then PENDING ones in the order admission considers them (priority, submission time, id),
   // then the rest newest first.

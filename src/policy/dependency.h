@@ -28,9 +28,9 @@ struct Dependency {
 };
 
 // Parses a --dependency list: entries TYPE:ID[:ID...] or `singleton` joined by ',' (all must
-// hold), TYPE one of afterok, afterany, afternotok (any case); surrounding blanks are ignored. Returns one
-// Dependency per id, in the order written (duplicates kept). On failure (empty list or entry,
-// unknown type, missing id, an id that is not a positive integer, Slurm's '?' for "any of",
+// hold), TYPE one of afterok, afterany, afternotok (any case); surrounding blanks are ignored.
+// Returns one Dependency per id, in the order written (duplicates kept). On failure (empty list or
+// entry, unknown type, missing id, an id that is not a positive integer, Slurm's '?' for "any of",
 // which gshare does not support) returns an error whose one-line message quotes the input.
 Result<std::vector<Dependency>> ParseDependencies(std::string_view text);
 

@@ -119,9 +119,10 @@ class MemoryLedger {
   // make the room), then least recently run first. A job of higher priority than `job` gives
   // only its staged bytes (memory idle long enough to be copied out): when the rest of the room
   // is its memory in use, the plan is not feasible, reason HigherPriorityMemory (docs/memory.md,
-  // "Priority and memory": a higher job never waits for its memory because of a lower one). Swap-engine processes give
-  // just the bytes needed; checkpoint-engine processes that hold no lease give everything,
-  // context included. No victim gives more than its owner's host_budget_per_user leaves
+  // "Priority and memory": a higher job never waits for its memory because of a lower one).
+  // Swap-engine processes give just the bytes needed; checkpoint-engine processes that hold no
+  // lease give everything, context included. No victim gives more than its owner's
+  // host_budget_per_user leaves
   // (`job`'s own swapped data, coming back, does not count): others give the rest, and when
   // they cannot the plan is not feasible, reason UserHostMemoryBudget (HostMemoryBudget
   // for the machine's host_budget, GpuMemory when the rest is fixed memory). Staged copies

@@ -31,7 +31,8 @@ TEST_CASE("job refs: an id, or Slurm's J_T for one task of a job array") {
   CHECK(task->id == 48);
   CHECK(task->task == 0);
   CHECK(ParseJobRef("48_999999999")->task == 999999999);
-  for (const char* bad : {"48_", "_3", "48_-1", "48_x", "48_1_2", "48_1000000000", "0_1", "48__1"}) {
+  for (const char* bad :
+       {"48_", "_3", "48_-1", "48_x", "48_1_2", "48_1000000000", "0_1", "48__1"}) {
     INFO(bad);
     Result<JobRef> ref = ParseJobRef(bad);
     REQUIRE_FALSE(ref.ok());

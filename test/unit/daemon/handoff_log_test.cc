@@ -53,8 +53,8 @@ TEST_CASE("HandoffLog: the bound is the drain, the larger direction at 50 GB/s a
   HandoffLog log;
   constexpr uint64_t kGB = 1000000000;
   log.Dropped(kGpu, JobId{1}, At(0));
-  log.Granted(kGpu, 2, 1, At(200));   // drain 200 ms
-  log.Evicted(kGpu, 1, 10 * kGB);     // 200 ms at 50 GB/s
+  log.Granted(kGpu, 2, 1, At(200));  // drain 200 ms
+  log.Evicted(kGpu, 1, 10 * kGB);    // 200 ms at 50 GB/s
   std::optional<HandoffLog::Handoff> h = log.SwappedIn(kGpu, 2, 1, 5 * kGB, 180, At(420));
   REQUIRE(h.has_value());
   CHECK(h->bound_ms == doctest::Approx(200 + 200 + 50));

@@ -181,7 +181,6 @@ TEST_CASE("memory coordinator: the incumbent's room waits for the others to drai
   CHECK(p.memory_host.sent.empty());
 }
 
-
 TEST_CASE("memory coordinator: a lower job waits for a higher one's memory until it is staged") {
   Parts p;
   p.AddJob(1, 10);  // a service, idle between requests: it holds no lease

@@ -24,10 +24,11 @@ TEST_CASE("Requests: what a client sends is what the daemon reads") {
   REQUIRE(t.ok());
   CHECK(t->ids == std::vector<int64_t>{3});
   CHECK(t->exact_ids == std::vector<int64_t>{48});
-  CHECK_FALSE(JobControlRequest::Parse(json{{"action", "cancel"}, {"ids", {3}}, {"exact_ids", 4}}).ok());
   CHECK_FALSE(
-      JobControlRequest::Parse(json{{"action", "cancel"}, {"ids", json::array()}, {"exact_ids", {0}}})
-          .ok());
+      JobControlRequest::Parse(json{{"action", "cancel"}, {"ids", {3}}, {"exact_ids", 4}}).ok());
+  CHECK_FALSE(JobControlRequest::Parse(
+                  json{{"action", "cancel"}, {"ids", json::array()}, {"exact_ids", {0}}})
+                  .ok());
   json many{{"action", "cancel"}, {"ids", json::array()}, {"exact_ids", json::array()}};
   for (size_t i = 0; i < kMaxControlIds; ++i) many["ids"].push_back(1);
   many["exact_ids"].push_back(2);  // one past the bound, counting both lists

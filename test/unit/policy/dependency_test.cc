@@ -126,9 +126,11 @@ TEST_CASE("EvaluateDependencies combines: never, else waiting, else satisfied") 
   CHECK(EvaluateDependencies({{kOk, 1}}, state_of, false) == kSatisfied);
   CHECK(EvaluateDependencies({{kOk, 1}, {kAny, 3}, {kNotOk, 3}}, state_of, false) == kSatisfied);
   CHECK(EvaluateDependencies({{kOk, 1}, {kOk, 2}}, state_of, false) == kWaiting);
-  CHECK(EvaluateDependencies({{kOk, 2}, {kOk, 3}}, state_of, false) == kNever);  // never beats waiting
+  CHECK(EvaluateDependencies({{kOk, 2}, {kOk, 3}}, state_of, false) ==
+        kNever);  // never beats waiting
   CHECK(EvaluateDependencies({{kOk, 3}, {kOk, 2}}, state_of, false) == kNever);
-  CHECK(EvaluateDependencies({{kAny, 4}, {kOk, 99}}, state_of, false) == kNever);  // 99 does not exist
+  CHECK(EvaluateDependencies({{kAny, 4}, {kOk, 99}}, state_of, false) ==
+        kNever);  // 99 does not exist
   CHECK(EvaluateDependencies({{kAny, 4}, {kNotOk, 2}}, state_of, false) == kWaiting);
   // singleton: waits while an earlier job of its name and user lives, then holds; a dependency
   // that can never hold still wins.

@@ -46,7 +46,8 @@ TEST_CASE_FIXTURE(Fixture, "ledger priority: lower jobs are evicted first, the h
   CHECK(plan.evictions[0].bytes == 3 * kGiB);
 }
 
-TEST_CASE_FIXTURE(Fixture, "ledger priority: a lower job never takes a higher one's memory in use") {
+TEST_CASE_FIXTURE(Fixture,
+                  "ledger priority: a lower job never takes a higher one's memory in use") {
   ledger.Report(11, 1, kGpu, Rep(4, 4));
   ledger.Report(31, 3, kGpu, Rep(4, 4));
   ledger.Report(21, 2, kGpu, Rep(7, 0));  // 5 GiB too many; job 3 has 4
@@ -71,7 +72,8 @@ TEST_CASE_FIXTURE(Fixture, "ledger priority: a lower job never takes a higher on
   CHECK(EvictedFrom(plan, 21) + EvictedFrom(plan, 31) == 2 * kGiB);
 }
 
-TEST_CASE_FIXTURE(Fixture, "ledger priority: what the higher job staged is room a lower one may use") {
+TEST_CASE_FIXTURE(Fixture,
+                  "ledger priority: what the higher job staged is room a lower one may use") {
   ledger.Report(11, 1, kGpu, Rep(6, 6, 2));  // idle long enough: 2 of its 6 GiB copied out
   ledger.Report(21, 2, kGpu, Rep(6, 0));     // 2 GiB too many
   MemoryLedger::Plan plan = ledger.MakeRoom(kGpu, 2);
