@@ -90,9 +90,9 @@ Status BatchQueue::CheckDependencies(const JobRecord& r) {
   if (r.dependency.empty()) return Status::Ok();
   Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
   if (!deps.ok()) return deps.status();
-  for (const Dependency& d : deps.value()) {
-    if (d.type != DependencyType::kSingleton && !StateOf(d.job))
-      return Status::Error("dependency on job " + std::to_string(d.job) + ", which does not exist");
+  for (int64_t job : NamedJobs(deps.value())) {
+    if (!StateOf(job))
+      return Status::Error("dependency on job " + std::to_string(job) + ", which does not exist");
   }
   return Status::Ok();
 }
@@ -101,11 +101,15 @@ DependencyState BatchQueue::Dependencies(const JobRecord& r) {
   if (r.dependency.empty()) return DependencyState::kSatisfied;
   Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
   if (!deps.ok()) return DependencyState::kNever;
-  // singleton: an earlier job of the same name and user still pending, or one running.
-  bool singleton_waits = active_named_ && active_named_(r.uid, r.name, r.id);
-  for (auto it = pending_.begin(); !singleton_waits && it != pending_.end() && it->first < r.id;
-       ++it) {
-    singleton_waits = it->second.uid == r.uid && it->second.name == r.name;
+  // singleton: an earlier job of the same name and user still pending, or one running. Looked
+  // for only when the job has one: admission asks for every pending job's dependencies.
+  bool singleton_waits = false;
+  if (HasSingleton(deps.value())) {
+    singleton_waits = active_named_ && active_named_(r.uid, r.name, r.id);
+    for (auto it = pending_.begin(); !singleton_waits && it != pending_.end() && it->first < r.id;
+         ++it) {
+      singleton_waits = it->second.uid == r.uid && it->second.name == r.name;
+    }
   }
   return EvaluateDependencies(
       deps.value(), [this](int64_t job) { return StateOf(job); }, singleton_waits);
@@ -116,9 +120,7 @@ std::set<int64_t> BatchQueue::DependedOn() const {
   for (const auto& [id, r] : pending_) {
     Result<std::vector<Dependency>> deps = ParseDependencies(r.dependency);
     if (!deps.ok()) continue;
-    for (const Dependency& d : deps.value()) {
-      if (d.type != DependencyType::kSingleton) jobs.insert(d.job);
-    }
+    for (int64_t job : NamedJobs(deps.value())) jobs.insert(job);
   }
   return jobs;
 }

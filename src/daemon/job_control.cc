@@ -1,6 +1,5 @@
 #include "daemon/job_control.h"
 
-#include <algorithm>
 #include <set>
 #include <utility>
 #include <vector>
@@ -20,9 +19,13 @@ JobControlReply JobControl::Handle(Connection& c, const JobControlRequest& reque
                                  ? request.ids
                                  : jobs_.placement.ExpandArrayIds(
                                        request.ids, jobs_.queue.pending(), on_pending, on_active);
-  // A task named as J_T is that job alone, whatever else it is.
-  for (int64_t id : request.exact_ids) {
-    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  // A task named as J_T is that job alone, whatever else it is. An array's id may expand to
+  // many tasks: the ones already there are looked up in a set, not searched for each.
+  if (!request.exact_ids.empty()) {
+    std::set<int64_t> listed(ids.begin(), ids.end());
+    for (int64_t id : request.exact_ids) {
+      if (listed.insert(id).second) ids.push_back(id);
+    }
   }
   JobControlReply reply;
   for (int64_t id : ids) {
@@ -90,23 +93,21 @@ Status JobControl::UpdatePending(JobRecord& pending, const JobControlRequest::Up
       Result<std::vector<Dependency>> deps = ParseDependencies(*u.dependency);
       if (!deps.ok()) return deps.status();
       // Only pending jobs can still wait on r: a cycle would keep them all pending for ever.
-      std::vector<int64_t> todo;
-      for (const Dependency& d : deps.value()) {
-        if (d.type != DependencyType::kSingleton) todo.push_back(d.job);
-      }
+      const std::vector<int64_t> named = NamedJobs(deps.value());
+      std::vector<int64_t> todo = named;
       std::set<int64_t> seen;
       while (!todo.empty()) {
         int64_t id = todo.back();
         todo.pop_back();
         if (id == r.id) {
           return Status::Error("a dependency of " + JobName(r.id) + " on " +
-                               JobName(deps->front().job) + " would wait for itself");
+                               JobName(named.front()) + " would wait for itself");
         }
         const JobRecord* p = seen.insert(id).second ? jobs_.queue.Pending(id) : nullptr;
         if (p == nullptr || p->dependency.empty()) continue;
         Result<std::vector<Dependency>> next = ParseDependencies(p->dependency);
-        for (const Dependency& d : next.ok() ? next.value() : std::vector<Dependency>{}) {
-          if (d.type != DependencyType::kSingleton) todo.push_back(d.job);
+        if (next.ok()) {
+          for (int64_t job : NamedJobs(next.value())) todo.push_back(job);
         }
       }
       r.dependency = FormatDependencies(deps.value());

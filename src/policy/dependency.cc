@@ -1,5 +1,6 @@
 #include "policy/dependency.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace gshare {
@@ -130,6 +131,19 @@ std::string FormatDependencies(const std::vector<Dependency>& deps) {
     if (deps[i].type != DependencyType::kSingleton) out += ':' + std::to_string(deps[i].job);
   }
   return out;
+}
+
+std::vector<int64_t> NamedJobs(const std::vector<Dependency>& deps) {
+  std::vector<int64_t> jobs;
+  for (const Dependency& d : deps) {
+    if (d.type != DependencyType::kSingleton) jobs.push_back(d.job);
+  }
+  return jobs;
+}
+
+bool HasSingleton(const std::vector<Dependency>& deps) {
+  return std::any_of(deps.begin(), deps.end(),
+                     [](const Dependency& d) { return d.type == DependencyType::kSingleton; });
 }
 
 DependencyState EvaluateDependency(DependencyType type, std::optional<JobState> job_state) {

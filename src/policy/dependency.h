@@ -43,6 +43,11 @@ Result<std::vector<Dependency>> ParseAfter(std::string_view text);
 // ParseDependencies(FormatDependencies(x)) == x for every non-empty x of positive ids.
 std::string FormatDependencies(const std::vector<Dependency>& deps);
 
+// The job ids `deps` name, in order (a singleton entry names none).
+std::vector<int64_t> NamedJobs(const std::vector<Dependency>& deps);
+// Whether `deps` has a singleton entry.
+bool HasSingleton(const std::vector<Dependency>& deps);
+
 enum class DependencyState {
   kWaiting,    // may still hold: wait
   kSatisfied,  // holds

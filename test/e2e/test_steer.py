@@ -42,6 +42,9 @@ class SteerTest(TestCase):
         # A cycle, a job that does not exist: refused, nothing changed.
         r = h.gshare("update", str(a), "-d", "afterok:%d" % b)
         h.assert_error_line(r, 1, "wait for itself")
+        # A singleton entry first names no job: the message names the one in the cycle.
+        r = h.gshare("update", str(a), "-d", "singleton,afterok:%d" % b)
+        h.assert_error_line(r, 1, "on job %d would wait for itself" % b)
         r = h.gshare("update", str(a), "-d", "afterany:9999")
         h.assert_error_line(r, 1, "9999")
         self.assertEqual(h.queue_jobs()[a]["dependency"], "")

@@ -149,6 +149,10 @@ TEST_CASE("singleton parses alone or beside others and formats back the same") {
   REQUIRE(d.ok());
   CHECK(FormatDependencies(d.value()) == "afterok:4:5,singleton,afterany:6");
   CHECK(ParseDependencies(FormatDependencies(d.value())).value() == d.value());
+  // The jobs it names leave the singleton out; a list without one has none.
+  CHECK(NamedJobs(d.value()) == std::vector<int64_t>{4, 5, 6});
+  CHECK(HasSingleton(d.value()));
+  CHECK_FALSE(HasSingleton(ParseDependencies("afterok:4").value()));
 }
 
 }  // namespace
