@@ -139,7 +139,7 @@ Result<int64_t> ResolveJobRef(const GlobalOptions& global, const JobRef& ref);
 std::optional<int64_t> ResolveJobText(const GlobalOptions& global, const std::string& text,
                                       const char* command);
 // Each of `texts` (ParseJobRef): plain ids into *ids, array tasks into *exact_ids as their own
-// ids. The first failure is returned, naming the text.
+// ids. The first failure is returned, naming the text. Each array named is read once.
 Status ResolveJobRefs(const GlobalOptions& global, const std::vector<std::string>& texts,
                       std::vector<int64_t>* ids, std::vector<int64_t>* exact_ids);
 

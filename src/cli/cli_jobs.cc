@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <map>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
@@ -75,17 +76,37 @@ Result<JobRef> ParseJobRef(const std::string& text) {
   return ref;
 }
 
-Result<int64_t> ResolveJobRef(const GlobalOptions& global, const JobRef& ref) {
+namespace {
+
+// Each array's tasks read so far: array id -> task id -> the task's own job id.
+using ArrayTasks = std::map<int64_t, std::map<int64_t, int64_t>>;
+
+// The job id `ref` names; an array's tasks are read once into *tasks, however many of them
+// the refs name.
+Result<int64_t> ResolveJobRef(const GlobalOptions& global, const JobRef& ref, ArrayTasks* tasks) {
   if (!ref.task) return ref.id;
-  ListFilter filter;
-  filter.array_job_id = ref.id;
-  Result<std::vector<JobRecord>> tasks = ListJobs(global, filter, "");
-  if (!tasks.ok()) return tasks.status();
-  for (const JobRecord& r : tasks.value()) {
-    if (r.IsArrayTask() && r.array_task_id == *ref.task) return r.id;
+  auto array = tasks->find(ref.id);
+  if (array == tasks->end()) {
+    ListFilter filter;
+    filter.array_job_id = ref.id;
+    Result<std::vector<JobRecord>> rows = ListJobs(global, filter, "");
+    if (!rows.ok()) return rows.status();
+    array = tasks->emplace(ref.id, std::map<int64_t, int64_t>{}).first;
+    for (const JobRecord& r : rows.value()) {
+      if (r.IsArrayTask()) array->second[r.array_task_id] = r.id;
+    }
   }
+  auto task = array->second.find(*ref.task);
+  if (task != array->second.end()) return task->second;
   return Status::Error("no task " + std::to_string(*ref.task) + " in job array " +
                        std::to_string(ref.id) + " (" + ref.text + ")");
+}
+
+}  // namespace
+
+Result<int64_t> ResolveJobRef(const GlobalOptions& global, const JobRef& ref) {
+  ArrayTasks tasks;
+  return ResolveJobRef(global, ref, &tasks);
 }
 
 std::optional<int64_t> ResolveJobText(const GlobalOptions& global, const std::string& text,
@@ -99,10 +120,11 @@ std::optional<int64_t> ResolveJobText(const GlobalOptions& global, const std::st
 
 Status ResolveJobRefs(const GlobalOptions& global, const std::vector<std::string>& texts,
                       std::vector<int64_t>* ids, std::vector<int64_t>* exact_ids) {
+  ArrayTasks tasks;
   for (const std::string& text : texts) {
     Result<JobRef> ref = ParseJobRef(text);
     if (!ref.ok()) return ref.status();
-    Result<int64_t> id = ResolveJobRef(global, ref.value());
+    Result<int64_t> id = ResolveJobRef(global, ref.value(), &tasks);
     if (!id.ok()) return id.status();
     (ref->task ? exact_ids : ids)->push_back(id.value());
   }

@@ -12,7 +12,6 @@
 #include <ctime>
 #include <map>
 #include <set>
-#include <sstream>
 #include <thread>
 #include <nlohmann/json.hpp>
 
@@ -31,11 +30,11 @@ using json = nlohmann::json;
 struct QueueOptions {
   bool all = false;
   std::string states;
-  std::string name;  // one name, or several comma-separated
+  std::vector<std::string> names;  // -n: one name or several (comma-separated)
   std::string user;
-  bool me = false;       // --me: the caller's own jobs (squeue --me)
-  std::string jobs;      // -j: comma-separated JobRefs
-  double iterate_s = 0;  // -i: print again every this many seconds (squeue -i)
+  bool me = false;                // --me: the caller's own jobs (squeue --me)
+  std::vector<std::string> jobs;  // -j: JobRefs (comma-separated)
+  double iterate_s = 0;           // -i: print again every this many seconds (squeue -i)
   bool json_output = false;
   bool no_header = false;
   bool long_form = false;
@@ -69,27 +68,14 @@ int ShowQueue(const GlobalOptions& global, QueueOptions opt) {
   ListFilter filter;
   filter.order = ListFilter::Order::kQueueOrder;
   RowPick pick;
-  if (opt.name.find(',') == std::string::npos) {
-    filter.name = opt.name;
+  if (opt.names.size() == 1) {
+    filter.name = opt.names.front();  // the store selects one name itself
   } else {
-    std::stringstream items(opt.name);
-    for (std::string item; std::getline(items, item, ',');) {
-      if (!item.empty()) pick.names.insert(item);
-    }
+    pick.names.insert(opt.names.begin(), opt.names.end());
   }
   if (!opt.jobs.empty()) {
-    std::vector<std::string> refs;
-    std::stringstream items(opt.jobs);
-    for (std::string item; std::getline(items, item, ',');) refs.push_back(item);
-    for (const std::string& ref : refs) {
-      Result<JobRef> parsed = ParseJobRef(ref);
-      if (!parsed.ok()) {
-        spdlog::error("queue: -j: {}", parsed.status().message());
-        return kExitUsage;
-      }
-    }
     std::vector<int64_t> ids, exact;
-    Status resolved = ResolveJobRefs(global, refs, &ids, &exact);
+    Status resolved = ResolveJobRefs(global, opt.jobs, &ids, &exact);
     if (!resolved.ok()) {
       spdlog::error("queue: -j: {}", resolved.message());
       return kExitError;
@@ -234,13 +220,16 @@ void AddQueueCommand(CLI::App& sub, const GlobalOptions& global, Handler* handle
   auto opt = std::make_shared<QueueOptions>();
   sub.add_flag("-a,--all", opt->all, "Every job, ended ones too");
   sub.add_option("-t,--state", opt->states, "Only these states: PD,R,CD,F,CA,TO,LO or names");
-  sub.add_option("-n,--name", opt->name, "Only jobs of these names (comma-separated)");
+  sub.add_option("-n,--name", opt->names, "Only jobs of these names (comma-separated)")
+      ->delimiter(',');
   CLI::Option* user_opt =
       sub.add_option("-u,--user", opt->user, "Only jobs of this user (name or uid)");
   sub.add_flag("--me", opt->me, "Only your own jobs")->excludes(user_opt);
   sub.add_option("-j,--jobs", opt->jobs,
                  "Only these jobs, in any state (comma-separated ids; an array's id: its tasks; "
-                 "J_T: one task)");
+                 "J_T: one task)")
+      ->delimiter(',')
+      ->check(JobIdCheck());
   sub.add_option("-i,--iterate", opt->iterate_s, "Print again every SECONDS until interrupted")
       ->check(CLI::Range(0.1, 86400.0));
   CLI::Option* json_flag = sub.add_flag("--json", opt->json_output, "Print one JSON document");

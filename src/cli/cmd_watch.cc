@@ -23,12 +23,6 @@ namespace {
 // Polling interval: short at first (jobs that end at once), then at most this.
 constexpr auto kMaxPoll = std::chrono::milliseconds(250);
 
-struct WaitOptions {
-  std::vector<std::string> ids;  // JobRefs
-};
-
-int Wait(const GlobalOptions& global, const WaitOptions& opt);
-
 struct LogsOptions {
   std::string id_text;           // a JobRef
   int64_t id = 0;                // the job it names
@@ -124,31 +118,26 @@ void Sleep(std::chrono::milliseconds* interval) {
 }  // namespace
 
 int WaitForJobs(const GlobalOptions& global, const std::vector<std::string>& refs) {
-  WaitOptions opt{refs};
-  return Wait(global, opt);
-}
-
-namespace {
-
-int Wait(const GlobalOptions& global, const WaitOptions& opt) {
   ClientContext ctx;
   std::unique_ptr<JobSource> store = OpenStore(global, &ctx);
   if (!store) return kExitError;
+  // Array tasks named J_T are waited for alone; an array's own id stands for all its tasks.
+  std::vector<int64_t> named, ids;
+  if (Status st = ResolveJobRefs(global, refs, &named, &ids); !st.ok()) {
+    spdlog::error("wait: {}", st.message());
+    return kExitError;
+  }
   int status = 0;
-  std::vector<int64_t> ids;
-  for (const std::string& text : opt.ids) {  // check every id before waiting for any
-    Result<JobRef> ref = ParseJobRef(text);
-    std::optional<int64_t> id = ResolveJobText(global, text, "wait");
-    if (!id) return kExitError;
-    std::optional<JobRecord> r = Lookup(*store, *id);
+  for (int64_t id : named) {  // check every id before waiting for any
+    std::optional<JobRecord> r = Lookup(*store, id);
     if (!r) return kExitError;
-    if (ref->task || !(r->IsArrayTask() && r->array_job_id == *id)) {
-      ids.push_back(*id);  // a job, or one array task named J_T
+    if (!(r->IsArrayTask() && r->array_job_id == id)) {
+      ids.push_back(id);
       continue;
     }
     // An array's id: every task of it, as `sbatch --wait` waits for a whole array.
     ListFilter tasks;
-    tasks.array_job_id = *id;
+    tasks.array_job_id = id;
     Result<std::vector<JobRecord>> all = store->List(tasks);
     if (!all.ok()) {
       spdlog::error("{}", all.status().message());
@@ -173,6 +162,8 @@ int Wait(const GlobalOptions& global, const WaitOptions& opt) {
   }
   return status;
 }
+
+namespace {
 
 // Copies what `in` has beyond what was read so far to stdout.
 void Drain(std::ifstream& in) {
@@ -271,8 +262,8 @@ int Logs(const GlobalOptions& global, const LogsOptions& opt) {
 }  // namespace
 
 void AddWaitCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
-  auto opt = std::make_shared<WaitOptions>();
-  sub.add_option("ids", opt->ids, "Job ids (an array's id: all its tasks; J_T: one task)")
+  auto opt = std::make_shared<std::vector<std::string>>();  // JobRefs
+  sub.add_option("ids", *opt, "Job ids (an array's id: all its tasks; J_T: one task)")
       ->required()
       ->check(JobIdCheck());
   sub.footer(
@@ -282,7 +273,7 @@ void AddWaitCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler
       "CANCELLED 143 or 128+signal, LOST 125); the highest of several; 1 for an unknown job\n"
       "or one that can never start (DependencyNeverSatisfied). A job held, or waiting for the\n"
       "paused queue or its --begin time, is named once on stderr.");
-  *handler = [opt, &global]() { return Wait(global, *opt); };
+  *handler = [opt, &global]() { return WaitForJobs(global, *opt); };
 }
 
 void AddLogsCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler) {
