@@ -50,6 +50,14 @@
 # latencies.txt (ms per request), detail.txt (per request: latency, wall, CPU and GPU ms,
 # prio_service.py --detail-out), train<K>.{out,err,log} (log: `step wall_time loss`),
 # summary.txt; gshareN also config.toml, status_mid.json, status_end.json, daemon.log.
+#   SERVICE         resnet (default: prio_service.py, SERVICE_BATCH, PERIOD_MS, WARMUP) or llm
+#                   (llm_service.py: LLM_RATE requests/s, default 4; LLM_UTIL, its KV pool's
+#                   --util, default 0.5; LLM_ARGS, more of its options): p50/p99 are then its
+#                   TTFT's, and the line adds ttft_p99, tpot_p50, tpot_p99, itl_p99
+#   ARRIVE_AFTER    when set (seconds), the trainings start that long after the service's
+#                   window_start instead of before the service (a training arriving at a busy
+#                   service); `outside` is then `-` and the line adds first_step_s, the first
+#                   training's wait from its start to its first logged step (`-`: none)
 # Cost (estimated): alone ~40 s, each bareN or gshareN ~60-90 s (start-ups ~15-25 s, MIN_STEPS,
 # the service's start-up and window, AFTER_SECONDS): ~6 min for the default CASES.
 # Exit: 0 when every case's service produced its result line, 1 otherwise, 2 on usage errors.
@@ -73,6 +81,12 @@ start_tmo="${START_TIMEOUT:-240}"
 SHARING="${SHARING:-auto}"
 ENGINE="${ENGINE-swap}"
 quantum="${QUANTUM:-20s}"
+service="${SERVICE:-resnet}"
+[[ $service == resnet || $service == llm ]] || { say "SERVICE is resnet or llm, not '$service'"; exit 2; }
+arrive_after="${ARRIVE_AFTER:-}"
+[[ -z $arrive_after || $arrive_after =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+  { say "ARRIVE_AFTER must be a number of seconds, not '$arrive_after'"; exit 2; }
+read -r -a llm_args <<<"${LLM_ARGS:-}"
 for v in seconds min_steps after start_tmo train_steps train_batch warmup service_batch; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { say "$v must be a whole number, not '${!v}'"; exit 2; }
 done
@@ -99,6 +113,7 @@ fi
   echo "# gpu: $(gpu_line)"
   echo "# cases=$cases service_seconds=$seconds period_ms=$period warmup=$warmup service_batch=$service_batch train_steps=$train_steps train_batch=$train_batch min_steps=$min_steps after_s=$after"
   echo "# train_env=${TRAIN_ENV:-} service_env=${SERVICE_ENV:-}"
+  echo "# service=$service llm_rate=${LLM_RATE:-4} llm_util=${LLM_UTIL:-0.5} llm_args=${LLM_ARGS:-} arrive_after=${arrive_after:-none}"
   echo "# daemon: sharing=$SHARING engine=${ENGINE:-none} quantum=$quantum gpu_limit=${GPU_LIMIT:-none} idle_release=${IDLE_RELEASE:-default} early_release=${EARLY_RELEASE:-default} stagger=${STAGGER:-default}"
 } >"$res/summary.txt"
 
@@ -169,8 +184,15 @@ if n > 0 and ws is not None and we is not None and we > ws:
         if t10 is not None and before and before[-1][1] > t10:
             rates.append((before[-1][0] - 10) / (before[-1][1] - t10))
     outside = sum(rates) if len(rates) == n else None
+extra = ""
+if svc and svc.get("shape") == "llm":
+    extra += "".join(f" {k}={fmt(svc.get(k + '_ms'))}" for k in ("ttft_p99", "tpot_p50", "tpot_p99", "itl_p99"))
+    extra += f" free_rose={svc.get('free_rose')}"
+if len(sys.argv) > 4 and n > 0:  # trainings that arrived after the service: their wait
+    log = steps(1)
+    extra += f" first_step_s={fmt(log[0][1] - float(sys.argv[4]) if log else None)}"
 print(f"case={case} p50={fmt(svc and svc['p50_ms'])} p99={fmt(svc and svc['p99_ms'])} "
-      f"train_steps_per_s_during={fmt(during)} train_steps_per_s_outside={fmt(outside)}")
+      f"train_steps_per_s_during={fmt(during)} train_steps_per_s_outside={fmt(outside)}{extra}")
 EOF
 }
 
@@ -201,17 +223,21 @@ run_case() {
     spre=("$gshare" --config "$d/config.toml" run "${mem_flag[@]}" -p 10 --name service --)
   fi
 
-  for ((k = 1; k <= n; k++)); do
-    local name=()
-    [[ $mode == gshare ]] && name=(--name "train$k" --)
-    echo "train${k}_start $(now)" >>"$times"
-    job_start "train$k" "$d/train$k.out" "$train_tmo" "${tpre[@]}" "${name[@]}" \
-      "${train_env[@]}" "$python" "$bench/prio_train.py" --steps "$train_steps" --batch "$train_batch" \
-      --seed "$k" --log "$d/train$k.log"
-  done
+  start_trainings() {
+    local k name
+    for ((k = 1; k <= n; k++)); do
+      name=()
+      [[ $mode == gshare ]] && name=(--name "train$k" --)
+      echo "train${k}_start $(now)" >>"$times"
+      job_start "train$k" "$d/train$k.out" "$train_tmo" "${tpre[@]}" "${name[@]}" \
+        "${train_env[@]}" "$python" "$bench/prio_train.py" --steps "$train_steps" --batch "$train_batch" \
+        --seed "$k" --log "$d/train$k.log"
+    done
+  }
+  [[ -z $arrive_after ]] && start_trainings
 
   # The service starts once every training has logged MIN_STEPS steps.
-  if ((n > 0)); then
+  if ((n > 0)) && [[ -z $arrive_after ]]; then
     say "$c: $n training(s) started; waiting for $min_steps steps each"
     local deadline=$((SECONDS + start_tmo)) ready
     while :; do
@@ -235,17 +261,27 @@ run_case() {
 
   say "$c: service (${seconds} s, a request every ${period} ms)"
   echo "service_start $(now)" >>"$times"
-  job_start service "$d/service.out" "$svc_tmo" "${spre[@]}" "${service_env[@]}" "$python" \
-    "$bench/prio_service.py" \
-    --seconds "$seconds" --period-ms "$period" --warmup "$warmup" --batch "$service_batch" \
-    --out "$d/latencies.txt" --detail-out "$d/detail.txt"
+  local scmd=("$python" "$bench/prio_service.py" --period-ms "$period" --warmup "$warmup"
+    --batch "$service_batch")
+  [[ $service == llm ]] && scmd=("$python" "$bench/llm_service.py" --rate "${LLM_RATE:-4}"
+    --util "${LLM_UTIL:-0.5}" "${llm_args[@]}")
+  job_start service "$d/service.out" "$svc_tmo" "${spre[@]}" "${service_env[@]}" "${scmd[@]}" \
+    --seconds "$seconds" --out "$d/latencies.txt" --detail-out "$d/detail.txt"
   svc_pid=${job_pids[-1]}
   while kill -0 "$svc_pid" 2>/dev/null && ! grep -q '^window_start ' "$d/service.out"; do
     snooze 0.2
   done
+  local arrived=""
+  if [[ -n $arrive_after ]] && ((n > 0)) && kill -0 "$svc_pid" 2>/dev/null; then
+    snooze "$arrive_after"
+    arrived=$(now)
+    say "$c: $n training(s) arrive ${arrive_after} s into the service's window"
+    start_trainings
+  fi
   if [[ $mode == gshare ]] && kill -0 "$svc_pid" 2>/dev/null; then
-    snooze "$(awk -v s="$seconds" 'BEGIN { print s / 2 }')"
+    snooze "$(awk -v s="$seconds" -v a="${arrive_after:-0}" 'BEGIN { print (s - a) / 2 }')"
     status_json >"$d/status_mid.json"
+    timeout 10 "$gshare" --config "$daemon_cfg" queue >"$d/queue_mid.txt" 2>&1
     echo "status_mid $(now)" >>"$times"
   fi
   wait "$svc_pid"
@@ -269,7 +305,7 @@ run_case() {
     cp "$work/$c/state/mps/0/log/"*.log "$d/" 2>/dev/null
   fi
 
-  line=$(summarize "$c" "$d" "$n")
+  line=$(summarize "$c" "$d" "$n" ${arrived:+"$arrived"})
   echo "$line" | tee "$d/summary.txt" | tee -a "$res/summary.txt"
   [[ $line != *" p50=- "* ]]
 }

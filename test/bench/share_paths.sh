@@ -38,10 +38,15 @@
 #              gsmpscap   as gsmps, [mps] batch_thread_percentage = CAP_PCT and batch_cap =
 #                      "always" (the trainings start before the service: the default,
 #                      "beside_service", would not cap them);
+#              gsmpscrowd as gsmps, [mps] batch_cap = "crowded" (the third batch client and
+#                      later ones capped at CAP_PCT, the first two not);
 #              gsmpsw  as gsmps with batch_thread_percentage = WINDOW_CAP_PCT, batch_cap "always"
 #                      (default CAP_PCT; 100: no cap), the trainings with GSHARE_PRIORITY_CONCURRENT_US=CONC_US
 #                      (what they keep queued while the service is busy).
 #            TRAININGS (default 3) sets the number of trainings of every case but alone.
+#            SERVICE=llm runs test/bench/llm_service.py instead (p50/p99 its TTFT; TPOT p99 and
+#            its ratio in the table), ARRIVE_AFTER=S starts the trainings S seconds into the
+#            service's window (priority.sh says both).
 #            Per case priority.sh's line (service p50/p99, the trainings' steps/s during the
 #            service's window and before it) and, here, the ratios to `alone` of this call.
 #
@@ -88,7 +93,7 @@ for c in $pair_cases; do
   [[ $c =~ ^(bare|mps|gshare|gmps|gsmps)$ ]] || { say "unknown pair case '$c'"; exit 2; }
 done
 for c in $service_cases; do
-  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|gshare|gmps|gsmps|gsmpscap|gsmpsw)$ ]] ||
+  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|gshare|gmps|gsmps|gsmpscap|gsmpscrowd|gsmpsw)$ ]] ||
     { say "unknown service case '$c'"; exit 2; }
 done
 mem_flag=()
@@ -277,6 +282,7 @@ service_case() {
     gshare | gmps) pc=gshare$trainings ;;
     gsmps) pc=gshare$trainings mode=auto ;;
     gsmpscap) pc=gshare$trainings mode=auto threads=$cap_pct cap=always ;;
+    gsmpscrowd) pc=gshare$trainings mode=auto threads=$cap_pct cap=crowded ;;
     gsmpsw) pc=gshare$trainings mode=auto threads=$window_cap cap=${window_cap:+always} ;;
   esac
   [[ $c == mpsprio ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1"
@@ -371,7 +377,9 @@ if svc:
         r99 = f"{p99 / p99a:.2f}x" if p99 and p99a else "-"
         kept = f"{du / ou:.0%}" if du is not None and ou else "-"
         kb = f"{du / bare_out:.0%}" if du is not None and bare_out else "-"
-        print(f"{c:8s} p50={kv.get('p50')} ({r50}) p99={kv.get('p99')} ({r99}) "
+        tp, tpa = f(kv.get("tpot_p99")), f(al.get("tpot_p99"))
+        llm = f" tpot_p99={kv.get('tpot_p99')} ({tp / tpa:.2f}x)" if tp and tpa else ""
+        print(f"{c:8s} p50={kv.get('p50')} ({r50}) p99={kv.get('p99')} ({r99}){llm} "
               f"during={kv.get('train_steps_per_s_during')} outside={kv.get('train_steps_per_s_outside')} "
               f"kept={kept} of_bare={kb}")
 EOF
