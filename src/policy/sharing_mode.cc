@@ -42,7 +42,7 @@ std::set<JobId> SharingMode::Residents(const GpuKey& gpu, const std::set<JobId>&
   for (const MemoryLedger::ConnMemory& c : ledger.ConnsOn(gpu)) {
     if (!c.suspended) need[c.job] += ledger.Need(gpu, c.conn);
   }
-  uint64_t top_need = 0, largest_other = 0;
+  uint64_t top_need = 0;
   bool reported = true;
   for (JobId j : jobs) {
     if (arbiter.PriorityOf(j) == top) {
@@ -51,12 +51,13 @@ std::set<JobId> SharingMode::Residents(const GpuKey& gpu, const std::set<JobId>&
       top_need += need[j];
     } else {
       lower = true;
-      largest_other = std::max(largest_other, need[j]);
     }
   }
   const uint64_t capacity = ledger.Capacity(gpu);
   const uint64_t room = capacity > ledger.Unseen(gpu) ? capacity - ledger.Unseen(gpu) : 0;
-  bool fits = lower && reported && top_need + largest_other <= room;
+  // The lower jobs need not fit beside them: a lower job's turn gets only room that is free
+  // or staged (MemoryLedger::MakeRoom), so the top jobs never give up the GPU for it.
+  bool fits = lower && reported && top_need <= room;
   for (JobId j : want) fits = fits && candidates.count(j) != 0;
   if (!fits) want.clear();
   if (want.empty() && !s.residents.empty() && s.residents_since &&

@@ -42,10 +42,11 @@ class SharingMode {
   // The residents `gpu` should have in exclusive mode now, among `candidates` (the jobs the
   // caller allows: not gangs, not suspended): the jobs on it of its top priority, when jobs of
   // a lower priority are on it too, the top jobs have reported their memory there, and their
-  // need (MemoryLedger::Need) plus that of the largest other job fits its capacity (less the
-  // memory no report shows); else none. A lower job that has not reported yet (it allocates
-  // in its first turn) counts as nothing until it does: residents that stop fitting stay
-  // kSettle after they were made, as exclusive mode does (NextDeadline), then go.
+  // need (MemoryLedger::Need) together fits its capacity (less the memory no report shows);
+  // else none. The lower jobs need not fit beside them: their turns get only room that is free
+  // or staged (docs/memory.md, "Priority and memory"), so a top job never waits for a lower
+  // one's turn. Residents that stop fitting stay kSettle after they were made, as exclusive
+  // mode does (NextDeadline), then go.
   std::set<JobId> Residents(const GpuKey& gpu, const std::set<JobId>& candidates,
                             const MemoryLedger& ledger, const Arbiter& arbiter, TimePoint now);
 

@@ -123,6 +123,29 @@ TEST_CASE("sharing controller: two priorities share only with the board; the top
   CHECK_FALSE(on.arbiter.IsResident(kGpu, 2));
 }
 
+TEST_CASE(
+    "sharing controller: a lower job that outgrows the room beside the top one never "
+    "takes the GPU from it") {
+  // A service that leaves little room, and a training that arrives small and then grows past
+  // it: the service stays resident, holding its grant, however long the training waits.
+  Parts p;
+  p.AddJob(1, 10, 70);
+  p.AddJob(2, 0, 2);
+  p.sharing.Update(kGpu);
+  REQUIRE(p.arbiter.IsShared(kGpu));
+  p.Report(2, 20, 20);
+  p.sharing.Update(kGpu);
+  CHECK_FALSE(p.arbiter.IsShared(kGpu));
+  for (int i = 0; i < 5; ++i) {
+    p.clock.Advance(Millis(1000));
+    p.sharing.Update(kGpu);
+    CHECK(p.arbiter.IsResident(kGpu, 1));
+  }
+  for (const LeaseAction& a : p.host.applied) {
+    CHECK_FALSE((a.kind == LeaseAction::Kind::kDrop && a.conn == 11));
+  }
+}
+
 TEST_CASE("sharing controller: sharing = exclusive keeps one job at a time and no residents") {
   Parts p(/*sharing_auto=*/false);
   p.AddJob(1, 5, 10);

@@ -141,7 +141,7 @@ TEST_CASE("sharing mode: a job whose memory is unknown keeps the GPU exclusive")
   CHECK_FALSE(g.arbiter.IsShared(kGpu));
 }
 
-TEST_CASE("sharing mode: the top priority stays resident when it fits beside any other job") {
+TEST_CASE("sharing mode: the top priority stays resident while its own memory fits") {
   Gpu g;
   g.Arrive(2, 0, 45, At(0));
   g.Arrive(3, 0, 30, At(10));
@@ -152,13 +152,31 @@ TEST_CASE("sharing mode: the top priority stays resident when it fits beside any
   // Not a candidate (a gang, a suspended job): none.
   CHECK(g.mode.Residents(kGpu, {2, 3}, g.ledger, g.arbiter, At(2000)).empty());
   CHECK(g.mode.Residents(kGpu, all, g.ledger, g.arbiter, At(2010)) == std::set<JobId>{1});
-  // The largest other job grows: 10 + 75 GiB no longer fits. The residents stay kSettle after
-  // they were made, then go.
+  // A lower job grows: 10 + 75 GiB no longer fits beside it. The top job stays: the lower
+  // job's turn gets only free or staged room, so the top job never waits for that turn.
   g.Report(2, 75, At(2500));
   CHECK(g.mode.Residents(kGpu, all, g.ledger, g.arbiter, At(2600)) == std::set<JobId>{1});
+  CHECK(g.mode.Residents(kGpu, all, g.ledger, g.arbiter, At(9000)) == std::set<JobId>{1});
+  // The top job itself outgrows the GPU: it takes turns with the others (made long before,
+  // the residents are not held kSettle).
+  g.Report(1, 81, At(10000));
+  CHECK(g.mode.Residents(kGpu, all, g.ledger, g.arbiter, At(10010)).empty());
+}
+
+TEST_CASE("sharing mode: two top jobs that do not fit together are no residents") {
+  Gpu g;
+  g.Arrive(3, 0, 10, At(0));
+  g.Arrive(1, 10, 45, At(10));
+  g.Arrive(2, 10, 40, At(20));
+  CHECK(g.mode.Residents(kGpu, {1, 2, 3}, g.ledger, g.arbiter, At(30)).empty());
+  g.Report(2, 30, At(40));
+  CHECK(g.mode.Residents(kGpu, {1, 2, 3}, g.ledger, g.arbiter, At(50)) == std::set<JobId>{1, 2});
+  // They outgrow it again at once: held kSettle after they were made, then none.
+  g.Report(2, 40, At(60));
+  CHECK(g.mode.Residents(kGpu, {1, 2, 3}, g.ledger, g.arbiter, At(70)) == std::set<JobId>{1, 2});
   REQUIRE(g.mode.NextDeadline().has_value());
-  CHECK(*g.mode.NextDeadline() == At(2010) + SharingMode::kSettle);
-  CHECK(g.mode.Residents(kGpu, all, g.ledger, g.arbiter, At(3100)).empty());
+  CHECK(*g.mode.NextDeadline() == At(50) + SharingMode::kSettle);
+  CHECK(g.mode.Residents(kGpu, {1, 2, 3}, g.ledger, g.arbiter, At(1100)).empty());
 }
 
 TEST_CASE("sharing mode: no residents with one priority or the top job's memory unknown") {
