@@ -47,7 +47,7 @@ void HandoffLog::Evicted(const GpuKey& gpu, uint64_t epoch, uint64_t bytes) {
 
 std::optional<HandoffLog::Handoff> HandoffLog::SwappedIn(const GpuKey& gpu, JobId job,
                                                          uint64_t epoch, uint64_t bytes, double ms,
-                                                         TimePoint now) {
+                                                         bool no_room, TimePoint now) {
   auto it = gpus_.find(gpu);
   if (it == gpus_.end()) return std::nullopt;
   PerGpu& g = it->second;
@@ -56,6 +56,7 @@ std::optional<HandoffLog::Handoff> HandoffLog::SwappedIn(const GpuKey& gpu, JobI
   g.open.reset();
   h.swapin_bytes += bytes;
   h.swapin_ms = std::max(h.swapin_ms, ms);
+  h.room_wait = h.room_wait || no_room;
   h.total_ms = Ms(h.drop_at, now);
   h.other_ms = std::max(0.0, h.total_ms - h.drain_ms - h.swapin_ms);
   h.bound_ms = h.drain_ms +
@@ -96,7 +97,8 @@ void HandoffLog::AddJson(const GpuKey& gpu, nlohmann::json* g) const {
             {"swapin_ms", h->swapin_ms},
             {"other_ms", h->other_ms},
             {"total_ms", h->total_ms},
-            {"bound_ms", h->bound_ms}};
+            {"bound_ms", h->bound_ms},
+            {"room_wait", h->room_wait}};
   }
   (*g)["last_handoff"] = last;
 }

@@ -29,7 +29,11 @@ class HandoffLog {
     // What the handoff should take at most: its drain, the bytes of its larger direction at
     // kBoundBytesPerMs (evictions and the swap-in overlap) and kBoundSlackMs.
     double bound_ms = 0;
-    bool over_bound() const { return total_ms > bound_ms; }
+    // The new holder's swap-in found no room (what it needs is another job's, of a higher
+    // priority or not evicted yet): its time is a wait for memory, not the handoff's cost, and
+    // is never counted over the bound.
+    bool room_wait = false;
+    bool over_bound() const { return !room_wait && total_ms > bound_ms; }
   };
   // 50 GB/s: a pinned copy over PCIe 5.0 x16 (H100/H200, about 55 GB/s each way measured,
   // docs/benchmarks.md), in bytes per ms; 50 ms for the messages and the processes waking.
@@ -45,11 +49,12 @@ class HandoffLog {
   void Granted(const GpuKey& gpu, JobId job, uint64_t epoch, TimePoint now);
   // The evictions made for the open grant `epoch` moved `bytes`.
   void Evicted(const GpuKey& gpu, uint64_t epoch, uint64_t bytes);
-  // A process of `job` swapped in `bytes` in `ms` for grant `epoch`: closes the handoff.
+  // A process of `job` swapped in `bytes` in `ms` for grant `epoch` (`no_room`: its swap-in
+  // gave up for want of room): closes the handoff.
   // Returns it when it counts as one (something was dropped or moved; a first grant on a free
   // GPU that moved nothing does not); nullopt then, and for a report of another grant or job.
   std::optional<Handoff> SwappedIn(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes,
-                                   double ms, TimePoint now);
+                                   double ms, bool no_room, TimePoint now);
 
   // Handoffs of `gpu` counted so far, those over their bound, and the last one (nullptr when
   // none).

@@ -23,12 +23,14 @@ bool MemoryCoordinator::CanGrant(const GpuKey& gpu, JobId job) {
     wait_[job] = plan.reason;
     return true;
   }
-  auto [it, added] = wait_.try_emplace(job);
-  if (added || it->second != plan.reason) {
-    spdlog::info("job {} waits for {}: {}", job, gpu, plan.reason);
-  }
-  it->second = plan.reason;
+  NoteWait(gpu, job, plan.reason);
   return false;
+}
+
+void MemoryCoordinator::NoteWait(const GpuKey& gpu, JobId job, const std::string& reason) {
+  auto [it, added] = wait_.try_emplace(job);
+  if (added || it->second != reason) spdlog::info("job {} waits for {}: {}", job, gpu, reason);
+  it->second = reason;
 }
 
 const std::string* MemoryCoordinator::WaitReason(JobId job) const {
@@ -110,9 +112,9 @@ void MemoryCoordinator::Dropped(const GpuKey& gpu) {
 }
 
 void MemoryCoordinator::SwappedIn(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes,
-                                  double ms) {
+                                  double ms, bool no_room) {
   std::optional<HandoffLog::Handoff> h =
-      handoffs_.SwappedIn(gpu, job, epoch, bytes, ms, clock_.Now());
+      handoffs_.SwappedIn(gpu, job, epoch, bytes, ms, no_room, clock_.Now());
   if (!h) return;
   // Over its bound, the handoff is worth a warning: the time went somewhere the bound's
   // parts do not explain (other_ms), or a copy ran below the link's rate.
@@ -120,7 +122,11 @@ void MemoryCoordinator::SwappedIn(const GpuKey& gpu, JobId job, uint64_t epoch, 
               "handoff {}: job {} -> job {}: drain {:.0f} ms, evicted {} bytes, swapped in {} "
               "bytes in {:.0f} ms, other {:.0f} ms, total {:.0f} ms{} (bound {:.0f} ms)",
               gpu, h->from, h->to, h->drain_ms, h->evict_bytes, h->swapin_bytes, h->swapin_ms,
-              h->other_ms, h->total_ms, h->over_bound() ? ", over its bound" : "", h->bound_ms);
+              h->other_ms, h->total_ms,
+              h->room_wait      ? ", its swap-in found no room"
+              : h->over_bound() ? ", over its bound"
+                                : "",
+              h->bound_ms);
   host_.HandoffDone(gpu, *h);
 }
 
@@ -133,7 +139,16 @@ void MemoryCoordinator::HolderDemand(const GpuKey& gpu, ConnId conn, JobId job) 
                  ledger_.Unseen(gpu), job);
   }
   // The demand is in the report: without the headroom, the plan is what it asks.
-  host_.SendEvictions(gpu, ledger_.MakeRoomWithHeadroom(gpu, job, MemoryLedger::kGrowthHeadroom));
+  MemoryLedger::Plan plan = ledger_.MakeRoomWithHeadroom(gpu, job, MemoryLedger::kGrowthHeadroom);
+  // A holder whose allocation cannot get its room (a job of higher priority uses it) holds
+  // the GPU but does not run: `queue` and `status` say why, as for a waiting grant.
+  if (!plan.feasible) NoteWait(gpu, job, plan.reason);
+  host_.SendEvictions(gpu, plan);
+}
+
+void MemoryCoordinator::DemandMet(JobId job) {
+  auto it = wait_.find(job);
+  if (it != wait_.end() && it->second != "GpuMemory") wait_.erase(it);
 }
 
 void MemoryCoordinator::ResidentsDemand(const GpuKey& gpu) {

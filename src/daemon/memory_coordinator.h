@@ -56,6 +56,9 @@ class MemoryCoordinator {
   const std::string* WaitReason(JobId job) const;
   // The job is gone: its wait reason too.
   void Forget(JobId job) { wait_.erase(job); }
+  // A report of `job`, holding its GPU, shows no allocation waiting for room: a reason
+  // HolderDemand recorded goes (GpuMemory stays until its next grant, as CanGrant keeps it).
+  void DemandMet(JobId job);
 
   // Before grant `epoch` of `gpu` goes out to `job`: in exclusive mode, room is made (the
   // evictions sent) and the handoff opened and timed; a resident's grant (an epoch with
@@ -83,11 +86,13 @@ class MemoryCoordinator {
   void Dropped(const GpuKey& gpu);
   // A process of `job` has its memory back for grant `epoch` (a swap-in report or a restore):
   // closes the handoff, logged when it counts as one.
-  void SwappedIn(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes, double ms);
+  void SwappedIn(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes, double ms,
+                 bool no_room = false);
 
   // An allocation of `job`, the exclusive holder of `gpu` (process `conn`), waits for room:
   // memory no report shows is learned from its swap-in, and room is taken from the others with
-  // headroom for the allocations that follow (MemoryLedger::kGrowthHeadroom).
+  // headroom for the allocations that follow (MemoryLedger::kGrowthHeadroom). When the room
+  // cannot be made, the plan's reason is the job's WaitReason until DemandMet.
   void HolderDemand(const GpuKey& gpu, ConnId conn, JobId job);
   // Residents of `gpu` (exclusive mode) whose allocation or swap-in waits get their room.
   void ResidentsDemand(const GpuKey& gpu);
@@ -109,6 +114,8 @@ class MemoryCoordinator {
   void AddGpuJson(const GpuKey& gpu, nlohmann::json* g) const;
 
  private:
+  // Records why `job` waits for `gpu` (WaitReason), logged when it changes.
+  void NoteWait(const GpuKey& gpu, JobId job, const std::string& reason);
   // Room for resident `job` on `gpu` (MemoryLedger::MakeRoom), leaving out the evictions of
   // lease holders: a holder's shim refuses an eviction while it runs.
   MemoryLedger::Plan ResidentRoom(const GpuKey& gpu, JobId job) const;

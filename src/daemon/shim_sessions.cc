@@ -173,12 +173,14 @@ void ShimSessions::OnMemReport(Connection& c, const GpuKey& gpu, const proto::Me
       }
     }
     lp.arbiter.SwappedIn(gpu, m.epoch, Now());  // the holder's quantum starts now
-    lp.memory.SwappedIn(gpu, c.job, m.epoch, m.swapin_bytes,
-                        static_cast<double>(m.swapin_ns) / 1e6);
+    lp.memory.SwappedIn(gpu, c.job, m.epoch, m.swapin_bytes, static_cast<double>(m.swapin_ns) / 1e6,
+                        (m.flags & proto::kReportSwapInFailed) != 0);
   }
   // An allocation of the exclusive holder waits for room: taken from the others.
   if (m.demand > 0 && lp.arbiter.Holder(gpu) == c.job && !lp.arbiter.IsShared(gpu)) {
     lp.memory.HolderDemand(gpu, c.id, c.job);
+  } else if (m.demand == 0 && lp.arbiter.ConnHolds(c.id)) {
+    lp.memory.DemandMet(c.job);
   }
   p_.sharing.Update(gpu);
   p_.messenger.AskHolderToPin(gpu);

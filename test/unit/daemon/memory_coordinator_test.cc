@@ -205,5 +205,24 @@ TEST_CASE("memory coordinator: a lower job waits for a higher one's memory until
   CHECK(p.memory_host.EvictedFrom(11) == 30 * kGiB);
 }
 
+TEST_CASE("memory coordinator: a holder whose allocation cannot get a higher job's room says so") {
+  Parts p;
+  p.AddJob(1, 10);  // a service holding most of the GPU, idle between requests
+  p.AddJob(2, 0);   // a training that got its turn in the room left, then grows
+  p.Report(1, 60, 60);
+  p.Report(2, 10, 10);
+  REQUIRE(p.Grants(p.arbiter.Request(21, kGpu, p.clock.Now()), 21) != 0);
+  CHECK(p.memory.WaitReason(2) == nullptr);
+  proto::MemReportMsg grown = SwapReport(30, 10);
+  grown.demand = 20 * kGiB;  // an allocation waits for 20 GiB more
+  p.ledger.Report(21, 2, kGpu, grown);
+  p.memory.HolderDemand(kGpu, 21, 2);
+  REQUIRE(p.memory.WaitReason(2) != nullptr);
+  CHECK(*p.memory.WaitReason(2) == "HigherPriorityMemory");
+  CHECK(p.memory_host.EvictedFrom(11) == 0);  // the service keeps its memory
+  p.memory.DemandMet(2);  // the service ended or shrank; the allocation got its room
+  CHECK(p.memory.WaitReason(2) == nullptr);
+}
+
 }  // namespace
 }  // namespace gshare::unit_memory_coordinator
