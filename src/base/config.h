@@ -167,9 +167,7 @@ struct Config {
     int batch_max_priority = 0;
     int batch_thread_percentage = 25;  // 1..100
     // "beside_service": the cap holds a batch job that starts while a client above it runs on
-    // its GPU; "crowded": also one that starts beside two or more batch clients there (the
-    // first two keep the whole GPU); "always": every batch client (a GPU kept for a service
-    // that may come at any time).
+    // its GPU; "always": every batch client (a GPU kept for a service that may come at any time).
     std::string batch_cap = "beside_service";
   };
   Scheduler scheduler;

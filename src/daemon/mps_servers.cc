@@ -260,18 +260,13 @@ MpsServers::Env MpsServers::EnvFor(const JobRecord& r, const std::string& slot,
     gpu.server_up = s->pid != 0;
     if (!s->clients.empty()) gpu.client_uid = s->clients.begin()->second.uid;
     for (const auto& [id, client] : s->clients) {
-      if (client.priority > options_.config.batch_max_priority) {
-        gpu.above_batch_client = true;
-      } else {
-        ++gpu.batch_clients;
-      }
+      if (client.priority > options_.config.batch_max_priority) gpu.above_batch_client = true;
     }
   }
   const MpsChoice choice = ChooseMps(
       MpsJob{r.uid, r.priority, r.gpus, r.memory, r.kind}, gpu,
       MpsSettings{options_.config.batch_max_priority, options_.config.batch_thread_percentage,
-                  options_.config.batch_cap == "always",
-                  options_.config.batch_cap == "crowded" ? kCrowdedBatchClients : 0});
+                  options_.config.batch_cap == "always"});
   if (!choice.client) {
     spdlog::info("job {}: outside MPS ({})", r.id, choice.why_not);
     if (why_not != nullptr) *why_not = choice.why_not;

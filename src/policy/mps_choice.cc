@@ -18,8 +18,7 @@ MpsChoice ChooseMps(const MpsJob& job, const MpsGpu& gpu, const MpsSettings& set
     c.client = true;
     if (job.priority <= settings.batch_max_priority) {
       c.client_priority = 1;
-      const bool crowded = settings.crowd > 0 && gpu.batch_clients >= settings.crowd;
-      if (gpu.above_batch_client || settings.cap_always || crowded)
+      if (gpu.above_batch_client || settings.cap_always)
         c.active_thread_percentage = settings.batch_thread_percentage;
     }
   }

@@ -37,7 +37,6 @@ struct MpsGpu {
   bool server_up = false;           // its control daemon runs
   std::optional<uid_t> client_uid;  // the user whose jobs are its clients now; none: no client
   bool above_batch_client = false;  // a client above batch_max_priority runs there now
-  int batch_clients = 0;            // clients at or below batch_max_priority there now
 };
 
 // A batch job (priority <= batch_max_priority) is a below-normal client. It is also capped at
@@ -49,21 +48,10 @@ struct MpsGpu {
 // idle. Measured on an H200 (docs/benchmarks.md, "MPS backend"): a ResNet-50 service busy
 // 60-74 % of the time beside three capped GPT-2 trainings kept p99 at 0.89-1.27x alone in two
 // of three runs, the trainings 81-87 % of their rate; uncapped, p99 was 1.80x.
-//
-// With `crowd` > 0 ([mps] batch_cap = "crowded") a batch job that starts while `crowd` or more
-// batch clients already run on its GPU is capped too: the first ones keep the whole GPU (a
-// fitting pair is not slowed), the later ones are held, so that a service arriving at a GPU
-// full of batch work finds SMs. Eight uncapped GPT-2 trainings left such a service 107x its
-// p99 alone; capped, 1.21x, with the eight together at 94 % of their uncapped rate (H200,
-// docs/benchmarks.md, "2026-11-29 — Share, don't idle").
-// batch_cap = "crowded"'s `crowd`: the third batch client and later ones are capped.
-inline constexpr int kCrowdedBatchClients = 2;
-
 struct MpsSettings {
   int batch_max_priority = 0;
   int batch_thread_percentage = 25;
   bool cap_always = false;  // [mps] batch_cap = "always": every batch client is capped
-  int crowd = 0;            // cap beside this many batch clients (0: never for that reason)
 };
 
 struct MpsChoice {

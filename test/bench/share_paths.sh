@@ -38,8 +38,6 @@
 #              gsmpscap   as gsmps, [mps] batch_thread_percentage = CAP_PCT and batch_cap =
 #                      "always" (the trainings start before the service: the default,
 #                      "beside_service", would not cap them);
-#              gsmpscrowd as gsmps, [mps] batch_cap = "crowded" (the third batch client and
-#                      later ones capped at CAP_PCT, the first two not);
 #              gsmpsw  as gsmps with batch_thread_percentage = WINDOW_CAP_PCT, batch_cap "always"
 #                      (default CAP_PCT; 100: no cap), the trainings with GSHARE_PRIORITY_CONCURRENT_US=CONC_US
 #                      (what they keep queued while the service is busy).
@@ -93,7 +91,7 @@ for c in $pair_cases; do
   [[ $c =~ ^(bare|mps|gshare|gmps|gsmps)$ ]] || { say "unknown pair case '$c'"; exit 2; }
 done
 for c in $service_cases; do
-  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|gshare|gmps|gsmps|gsmpscap|gsmpscrowd|gsmpsw)$ ]] ||
+  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|gshare|gmps|gsmps|gsmpscap|gsmpsw)$ ]] ||
     { say "unknown service case '$c'"; exit 2; }
 done
 mem_flag=()
@@ -282,7 +280,6 @@ service_case() {
     gshare | gmps) pc=gshare$trainings ;;
     gsmps) pc=gshare$trainings mode=auto ;;
     gsmpscap) pc=gshare$trainings mode=auto threads=$cap_pct cap=always ;;
-    gsmpscrowd) pc=gshare$trainings mode=auto threads=$cap_pct cap=crowded ;;
     gsmpsw) pc=gshare$trainings mode=auto threads=$window_cap cap=${window_cap:+always} ;;
   esac
   [[ $c == mpsprio ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1"

@@ -95,25 +95,6 @@ TEST_CASE("mps servers: one control daemon per GPU, each client pointed at its o
   CHECK(mps.EnvFor(Job(6, 1000), "0").empty());  // stopped: outside MPS
 }
 
-TEST_CASE("mps servers: batch_cap = crowded caps a batch job beside two running batch jobs") {
-  TempDir dir;
-  std::set<int64_t> live{1, 2, 3};
-  MpsServers::Options o = Opts(dir, 25);
-  o.config.batch_cap = "crowded";
-  MpsServers mps(o, [&live](int64_t id) { return live.count(id) != 0; });
-  mps.Start({"GPU-aaaa"});
-  REQUIRE(mps.AnyUp());
-  CHECK(Get(mps.EnvFor(Job(1, 1000, 0), ""), "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "<unset>");
-  CHECK(Get(mps.EnvFor(Job(2, 1000, 0), ""), "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "<unset>");
-  CHECK(Get(mps.EnvFor(Job(3, 1000, 0), ""), "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "25");
-  live.erase(1);  // two batch clients run (one capped): the next is capped as well
-  CHECK(Get(mps.EnvFor(Job(4, 1000, 0), ""), "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "25");
-  live = {2};  // one left: a second keeps the whole GPU
-  CHECK(Get(mps.EnvFor(Job(5, 1000, 0), ""), "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "<unset>");
-  live.clear();
-  mps.Stop();
-}
-
 TEST_CASE("mps servers: a GPU's server serves one user until that user's jobs have ended") {
   TempDir dir;
   std::set<int64_t> live{1, 2};

@@ -29,19 +29,6 @@ TEST_CASE("mps choice: a batch job is a below-normal client, capped only beside 
   CHECK(ChooseMps(Job(1000, 1), kUp, always).active_thread_percentage == 100);  // not batch
 }
 
-TEST_CASE("mps choice: batch_cap = crowded caps the third batch client and later ones") {
-  MpsSettings crowded = kSettings;
-  crowded.crowd = kCrowdedBatchClients;
-  MpsGpu gpu{true, 1000u, false, 0};
-  CHECK(ChooseMps(Job(1000, 0), gpu, crowded).active_thread_percentage == 100);
-  gpu.batch_clients = 1;
-  CHECK(ChooseMps(Job(1000, 0), gpu, crowded).active_thread_percentage == 100);  // a pair
-  gpu.batch_clients = 2;
-  CHECK(ChooseMps(Job(1000, 0), gpu, crowded).active_thread_percentage == 40);
-  CHECK(ChooseMps(Job(1000, 1), gpu, crowded).active_thread_percentage == 100);    // not batch
-  CHECK(ChooseMps(Job(1000, 0), gpu, kSettings).active_thread_percentage == 100);  // not asked
-}
-
 TEST_CASE("mps choice: a job above batch_max_priority is a normal client without a cap") {
   const MpsChoice c = ChooseMps(Job(1000, 1), kBesideService, kSettings);
   CHECK(c.client);
