@@ -27,6 +27,7 @@
 
 #include "gshare/protocol.h"
 #include "hooks/census.h"
+#include "lease/daemon_liveness.h"
 #include "lease/inflight_window.h"
 #include "lease/priority_lane.h"
 #include "lease/priority_window.h"
@@ -51,6 +52,10 @@ constexpr int kReconnectMs = 2000;
 // a mistake (a hung daemon would freeze the job for that long).
 constexpr int kMinDaemonTimeoutMs = 100;
 constexpr int kMaxDaemonTimeoutMs = 3600 * 1000;
+// A daemon that sends nothing for this long, not even the answer to a ping, is taken for
+// hung: the job runs ungated until it answers again (GSHARE_DAEMON_TIMEOUT_MS; docs/design.md
+// says why 4 s).
+constexpr int kDefaultDaemonTimeoutMs = 4000;
 // The client thread's period: the resolution of idle gaps (gap_predictor.h) and of the
 // idle and early releases.
 constexpr int kTickMs = 20;
@@ -88,24 +93,14 @@ int Hello(int fd) {
 // lock (g.socket_path and g.job_id are set once before the client thread starts).
 int Connect() { return Hello(ConnectTo(g.socket_path)); }
 
-// Liveness of the daemon, seen from the client thread only. A lease request may wait a
-// whole quantum for its grant, so silence alone proves nothing: after a quarter of the
-// timeout without a frame the thread pings, and the daemon answers a ping at once. Any
-// frame counts as an answer.
-int64_t g_heard_ms = 0;      // when the last frame arrived (or the connection was made)
-int64_t g_ping_sent_ms = 0;  // when the unanswered ping went out; 0: none
-uint64_t g_ping_seq = 0;
+// Liveness of the daemon (daemon_liveness.h), the client thread's alone (and the child's
+// after fork); its timeout is set once before the thread starts.
+DaemonLiveness g_liveness{kDefaultDaemonTimeoutMs};
 
-int PingAfterMs() { return g.daemon_timeout_ms / 4; }
-int AnswerWithinMs() { return g.daemon_timeout_ms - PingAfterMs(); }
-
-void HeardFromDaemon() {
-  g_heard_ms = NowMs();
-  g_ping_sent_ms = 0;
-}
+void HeardFromDaemon() { g_liveness.Heard(NowMs()); }
 
 bool SendPing(int fd) {
-  proto::PingMsg m{++g_ping_seq};
+  proto::PingMsg m{g_liveness.NextSeq()};
   return SendFrame(fd, proto::MsgType::kPing, &m, sizeof m);
 }
 
@@ -114,21 +109,23 @@ enum class Liveness { kAlive, kHung, kGone };
 // Called when nothing was there to read: pings when due, and says whether the daemon
 // stopped answering.
 Liveness CheckLiveness(int fd) {
-  int64_t now = NowMs();
-  if (g_ping_sent_ms == 0) {
-    if (now - g_heard_ms < PingAfterMs()) return Liveness::kAlive;
-    if (!SendPing(fd)) return Liveness::kGone;
-    g_ping_sent_ms = now;
-    return Liveness::kAlive;
+  const int64_t now = NowMs();
+  switch (g_liveness.Check(now)) {
+    case DaemonLiveness::Verdict::kAlive: return Liveness::kAlive;
+    case DaemonLiveness::Verdict::kPingDue:
+      if (!SendPing(fd)) return Liveness::kGone;
+      g_liveness.PingSent(now);
+      return Liveness::kAlive;
+    case DaemonLiveness::Verdict::kHung: return Liveness::kHung;
   }
-  return now - g_ping_sent_ms < AnswerWithinMs() ? Liveness::kAlive : Liveness::kHung;
+  return Liveness::kHung;
 }
 
 // A fresh connection proves the daemon alive only once it answers: connect() succeeds
 // on the listening socket of a stopped daemon too. True when a kPong came back in time.
 bool AwaitPong(int fd) {
   if (!SendPing(fd)) return false;
-  int64_t deadline = NowMs() + AnswerWithinMs();
+  int64_t deadline = NowMs() + g_liveness.answer_within_ms();
   for (;;) {
     int64_t left = deadline - NowMs();
     if (left <= 0) return false;
@@ -143,7 +140,7 @@ bool AwaitPong(int fd) {
         static_cast<proto::MsgType>(h.type) != proto::MsgType::kPong) {
       return false;  // nothing else is due before the first lease request
     }
-    return ReadAll(fd, &m, sizeof m) && m.seq == g_ping_seq;
+    return ReadAll(fd, &m, sizeof m) && m.seq == g_liveness.last_seq();
   }
 }
 
@@ -413,7 +410,7 @@ void EnsureStartedLocked() REQUIRES(g_mu) {
     char* end = nullptr;
     long ms = std::strtol(timeout, &end, 10);
     if (end != timeout && *end == '\0' && ms >= kMinDaemonTimeoutMs && ms <= kMaxDaemonTimeoutMs) {
-      g.daemon_timeout_ms = static_cast<int>(ms);
+      g_liveness.set_timeout_ms(static_cast<int>(ms));
     }
   }
   // $GSHARE_SOCKET (what gshare sets for its jobs), else the system daemon when it answers,
@@ -483,7 +480,7 @@ void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS {
   pthread_cond_init(&g_cv, nullptr);
   g.started = false;
   g.ungated = false;
-  g_ping_sent_ms = 0;
+  g_liveness.Forget();
   for (int i = 0; i < kMaxDevices; ++i) {
     DeviceState& d = Dev(i);
     d.requested = d.holding = d.dropping = d.drop_deferred = false;

@@ -47,10 +47,6 @@ struct State {
   int dead_fd GUARDED_BY(g_mu) = -1;
   // The settings below are set by EnsureStartedLocked before the lease thread starts and
   // only read after that, without g_mu (the release settings are g_session's).
-  // A daemon that sends nothing for this long, not even the answer to a ping, is taken for
-  // hung: the job runs ungated until it answers again (GSHARE_DAEMON_TIMEOUT_MS;
-  // docs/design.md says why 4 s).
-  int daemon_timeout_ms = 4000;
   uint64_t job_id = 0;
   uint8_t job_token[16] = {};  // GSHARE_JOB_TOKEN (set with job_id)
   char socket_path[sizeof(sockaddr_un::sun_path)] = {};
