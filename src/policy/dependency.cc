@@ -81,9 +81,12 @@ Result<std::vector<Dependency>> ParseDependencies(std::string_view text) {
     return Bad(t, "'?' (any one of) is not supported; join dependencies with ',' (all of)");
   }
   std::vector<Dependency> deps;
-  for (std::string_view entry : Split(t, ',')) {
+  // Blanks around entries and ids are forgiven ("afterok:1, afterany:2" as typed by hand).
+  for (std::string_view raw : Split(t, ',')) {
+    std::string_view entry = Trim(raw);
     if (entry.empty()) return Bad(t, "empty entry (expected TYPE:ID[:ID...])");
     std::vector<std::string_view> fields = Split(entry, ':');
+    for (std::string_view& f : fields) f = Trim(f);
     std::optional<DependencyType> type;
     for (const TypeName& name : kTypeNames) {
       if (EqualsIgnoreCase(fields[0], name.name)) type = name.type;
@@ -114,7 +117,7 @@ Result<std::vector<Dependency>> ParseAfter(std::string_view text) {
   if (t.empty()) return Status::Error("empty job id list");
   std::vector<Dependency> deps;
   for (std::string_view id : Split(t, ',')) {
-    Result<int64_t> job = ParseJobId(id, t);
+    Result<int64_t> job = ParseJobId(Trim(id), t);
     if (!job.ok()) return job.status();
     deps.push_back({DependencyType::kAfterOk, *job});
   }

@@ -35,6 +35,10 @@ TEST_CASE("ParseDependencies reads Slurm's list") {
   CHECK(Deps(" AfterOK:12 ") == std::vector<Dependency>{{kOk, 12}});
   CHECK(Deps("afterok:5,afterok:5") == std::vector<Dependency>{{kOk, 5}, {kOk, 5}});
   CHECK(Deps("afterany:9223372036854775807") == std::vector<Dependency>{{kAny, INT64_MAX}});
+  // Blanks around entries and ids, as typed by hand.
+  CHECK(Deps("afterok:1, afterany:2") == std::vector<Dependency>{{kOk, 1}, {kAny, 2}});
+  CHECK(Deps("afterok: 3 :4 , singleton") ==
+        std::vector<Dependency>{{kOk, 3}, {kOk, 4}, {DependencyType::kSingleton, 0}});
 }
 
 TEST_CASE("ParseDependencies rejects bad lists with a one-line message quoting them") {
@@ -68,6 +72,8 @@ TEST_CASE("ParseAfter gives afterok for each id") {
   Result<std::vector<Dependency>> deps = ParseAfter("1,2");
   REQUIRE(deps.ok());
   CHECK(deps.value() == std::vector<Dependency>{{kOk, 1}, {kOk, 2}});
+  REQUIRE(ParseAfter("1, 2").ok());
+  CHECK(ParseAfter("1, 2").value() == std::vector<Dependency>{{kOk, 1}, {kOk, 2}});
   REQUIRE(ParseAfter(" 42 ").ok());
   CHECK(ParseAfter(" 42 ").value() == std::vector<Dependency>{{kOk, 42}});
   CHECK(ParseAfter("").status().message() == "empty job id list");
