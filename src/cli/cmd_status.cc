@@ -197,6 +197,7 @@ int ShowStatus(const GlobalOptions& global, const StatusOptions& opt) {
   json& st = reply.value();
   st.erase("ok");
   WarnIfConfigChanged(st);
+  WarnIfQueuePaused(st);
   if (opt.job) {
     for (const auto& j : st.at("jobs")) {
       if (j.at("id").get<int64_t>() != *opt.job) continue;

@@ -41,6 +41,14 @@ void WarnIfConfigChanged(const json& status) {
   }
 }
 
+void WarnIfQueuePaused(const json& status) {
+  try {
+    if (status.at("daemon").value("queue", std::string()) != "paused") return;
+    spdlog::warn("the queue is paused: no submitted job starts until `gshare queue resume`");
+  } catch (const std::exception&) {
+  }
+}
+
 std::map<int64_t, JobGlance> GlanceAtDaemon(const GlobalOptions& global) {
   StatusRequest request;
   request.brief = true;
@@ -52,6 +60,7 @@ std::map<int64_t, JobGlance> GlanceAtDaemon(const GlobalOptions& global) {
   std::map<int64_t, JobGlance> leases;
   if (!reply.ok()) return leases;
   WarnIfConfigChanged(reply.value());
+  WarnIfQueuePaused(reply.value());
   try {
     for (const json& job : reply->value("jobs", json::array())) {
       JobGlance& g = leases[job.at("id").get<int64_t>()];

@@ -1,6 +1,7 @@
 // What `status`, `queue` and `submit` tell of the daemon besides their own data: that a config
-// file it read at start has changed since (it reads its config once), and which running jobs
-// wait for their GPU lease, and why (queue's REASON `Lease`, or the memory it waits for).
+// file it read at start has changed since (it reads its config once), that the queue is paused,
+// and which running jobs wait for their GPU lease, and why (queue's REASON `Lease`, or the
+// memory it waits for).
 // Main thread only.
 #pragma once
 
@@ -19,6 +20,10 @@ struct GlobalOptions;
 // daemon's).
 void WarnIfConfigChanged(const nlohmann::json& status);
 
+// Prints one line on stderr when the status document `status` says the queue is paused
+// (`gshare queue pause`): nothing submitted starts until `gshare queue resume`.
+void WarnIfQueuePaused(const nlohmann::json& status);
+
 // A live job as the brief status tells it.
 struct JobGlance {
   std::string lease;        // "holding", "waiting", "idle", "stopped", ...
@@ -27,8 +32,8 @@ struct JobGlance {
 };
 
 // Asks a running daemon (never starts one) for the brief status: warns as WarnIfConfigChanged
-// and returns each live job's glance by job id. Empty when no daemon answers or the reply is
-// unreadable: the caller's own output goes on.
+// and WarnIfQueuePaused, and returns each live job's glance by job id. Empty when no daemon answers
+// or the reply is unreadable: the caller's own output goes on.
 std::map<int64_t, JobGlance> GlanceAtDaemon(const GlobalOptions& global);
 
 }  // namespace gshare
