@@ -202,8 +202,8 @@ namespace {
 
 // Pauses or resumes the daemon's queue; says on stderr what it left.
 int SetPaused(const GlobalOptions& global, bool paused) {
-  Result<json> reply =
-      RequestDaemon(global, proto::MsgType::kQueueSet, QueueSetRequest{paused}.ToJson(), true);
+  Result<json> reply = RequestDaemon(global, proto::MsgType::kQueueSet,
+                                     QueueSetRequest{paused, std::nullopt}.ToJson(), true);
   if (!reply.ok()) {
     spdlog::error("queue {}: {}", paused ? "pause" : "resume", reply.status().message());
     return ExitFor(reply.status());

@@ -31,11 +31,13 @@ void AddUpdateCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddManCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddTimelineCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddSlurmCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddParallelCommand(CLI::App&, const GlobalOptions&, Handler*);
 
 const CommandSpec kCommands[] = {
     {"run", "Run a command in the foreground as a job sharing the GPU", AddRunCommand},
     {"submit", "Queue a job (prints its id); safe from cron", AddSubmitCommand},
     {"queue", "List pending and running jobs (-a: all)", AddQueueCommand},
+    {"parallel", "Set how many jobs run at once per GPU slot (pueue parallel)", AddParallelCommand},
     {"acct", "History: every run of the jobs of a time window (sacct)", AddAcctCommand},
     {"timeline", "Lease holds, drops, swaps and checkpoints per GPU and job: a trace or SVG",
      AddTimelineCommand},

@@ -9,20 +9,81 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
 namespace gshare {
 
+namespace {
+
+// The number in the parallel file, or nullopt (no file, or not a number in range: warned).
+std::optional<int> ReadParallel(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  char text[32] = {};
+  const ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  char* end = nullptr;
+  const long value = n > 0 ? std::strtol(text, &end, 10) : 0;
+  if (n <= 0 || end == text || (*end != '\n' && *end != '\0') || value < 1 ||
+      value > BatchQueue::kMaxParallel) {
+    spdlog::warn("{}: not a number of jobs per GPU slot; [queue] max_running holds", path);
+    return std::nullopt;
+  }
+  return static_cast<int>(value);
+}
+
+}  // namespace
+
 BatchQueue::BatchQueue(JobStore& store, const Clock& clock, ActiveState active,
-                       std::string paused_file, ActiveNamed active_named)
+                       std::string paused_file, ActiveNamed active_named, std::string parallel_file)
     : store_(store),
       clock_(clock),
       active_(std::move(active)),
       active_named_(std::move(active_named)),
       paused_file_(std::move(paused_file)),
-      paused_(!paused_file_.empty() && access(paused_file_.c_str(), F_OK) == 0) {
+      paused_(!paused_file_.empty() && access(paused_file_.c_str(), F_OK) == 0),
+      parallel_file_(std::move(parallel_file)),
+      parallel_(ReadParallel(parallel_file_)) {
   if (paused_) spdlog::info("queue paused (gshare queue resume starts jobs again)");
+  if (parallel_) spdlog::info("queue: {} job(s) per GPU slot (gshare parallel)", *parallel_);
+}
+
+Status BatchQueue::SetParallel(std::optional<int> n) {
+  if (n && (*n < 1 || *n > kMaxParallel)) {
+    return Status::Error("jobs per GPU slot must be within 1.." + std::to_string(kMaxParallel));
+  }
+  if (!parallel_file_.empty()) {
+    if (n) {
+      // Written beside it and renamed over it: a crash leaves the old number or the new one.
+      const std::string tmp = parallel_file_ + ".new";
+      const std::string text = std::to_string(*n) + "\n";
+      int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      const bool written =
+          fd >= 0 && write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+      if (fd >= 0) close(fd);
+      if (!written || rename(tmp.c_str(), parallel_file_.c_str()) != 0) {
+        const std::string why = std::strerror(errno);
+        unlink(tmp.c_str());
+        return Status::Error("cannot write " + parallel_file_ + ": " + why);
+      }
+    } else if (unlink(parallel_file_.c_str()) != 0 && errno != ENOENT) {
+      return Status::Error("cannot remove " + parallel_file_ + ": " + std::strerror(errno));
+    }
+  }
+  if (parallel_ != n) {
+    if (n) {
+      spdlog::info("queue: {} job(s) per GPU slot (gshare parallel)", *n);
+    } else {
+      spdlog::info("queue: jobs per GPU slot from [queue] max_running again");
+    }
+  }
+  parallel_ = n;
+  Changed();
+  return Status::Ok();
 }
 
 Status BatchQueue::SetPaused(bool paused) {

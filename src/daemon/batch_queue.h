@@ -38,8 +38,10 @@ class BatchQueue {
   // none) keeps `gshare queue pause` across restarts: it exists while the queue is paused, and
   // the queue starts paused when it exists.
   // `active_named` answers for --dependency=singleton (none: no job counts as active).
+  // `parallel_file` (<state_dir>/queue.parallel; "" for none) keeps `gshare parallel N` the same
+  // way: it holds N while set.
   BatchQueue(JobStore& store, const Clock& clock, ActiveState active, std::string paused_file = "",
-             ActiveNamed active_named = {});
+             ActiveNamed active_named = {}, std::string parallel_file = "");
 
   const std::map<int64_t, JobRecord>& pending() const { return pending_; }
   // The pending job `id`, or nullptr. A change to it must be followed by Changed().
@@ -60,6 +62,16 @@ class BatchQueue {
   // Pauses or resumes, writing or removing the paused file first; admission reruns. Errors:
   // the file cannot be written or removed (the state stays as it was).
   Status SetPaused(bool paused);
+  // `gshare parallel N` (pueue's `parallel`, task-spooler's -S): jobs per GPU slot set at run
+  // time, in place of [queue] max_running; nullopt: the config's.
+  static constexpr int kMaxParallel = 1000;
+  std::optional<int> parallel() const { return parallel_; }
+  // Jobs per GPU slot now, given [queue] max_running `configured`.
+  int MaxRunning(int configured) const { return parallel_.value_or(configured); }
+  // Sets N (1..kMaxParallel) or, with nullopt, goes back to the config's, writing or removing
+  // the parallel file first; admission reruns. Errors: N out of range, the file cannot be
+  // written or removed (the setting stays as it was).
+  Status SetParallel(std::optional<int> n);
 
   // The state of job `id`: pending, active, ended, or stored; nullopt when no such job.
   std::optional<JobState> StateOf(int64_t id);
@@ -100,6 +112,8 @@ class BatchQueue {
   bool dirty_ = true;
   std::string paused_file_;
   bool paused_ = false;
+  std::string parallel_file_;
+  std::optional<int> parallel_;
   std::optional<TimePoint> retry_at_;
   std::optional<double> next_begin_;  // earliest --begin ahead (unix seconds)
   UserTurns starts_;                  // users' latest starts, since the daemon started

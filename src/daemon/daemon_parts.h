@@ -99,11 +99,14 @@ class DaemonParts final : private CheckpointEngine::Host {
   IdleStager staging{options.config.memory.idle_stage_after, arbiter, ledger, clock, messenger};
   CheckpointHelper checkpoint;
   CheckpointEngine engine;
-  BatchQueue queue{*store, clock, [this](int64_t id) { return table.ActiveState(id); },
+  BatchQueue queue{*store,
+                   clock,
+                   [this](int64_t id) { return table.ActiveState(id); },
                    options.state_dir + "/queue.paused",
                    [this](uid_t uid, const std::string& name, int64_t id) {
                      return table.ActiveNamed(uid, name, id);
-                   }};
+                   },
+                   options.state_dir + "/queue.parallel"};
   JobLifecycle lifecycle;
   AccessGuard access{[this](int64_t id) { return lifecycle.OwnerOf(id); }, RequesterOf};
   RequestTransport transport;

@@ -84,13 +84,16 @@ void JobLifecycle::Recover() {
   int adopted = 0;
   for (const auto& [id, job] : p_.table.jobs) adopted += job->ended ? 0 : 1;
   spdlog::info("queue: {} pending, {} running re-adopted, {} GPU slot(s) of {} job(s)",
-               p_.queue.pending().size(), adopted, gpu_count_(),
-               p_.options.config.queue.max_running);
+               p_.queue.pending().size(), adopted, gpu_count_(), MaxRunning());
+}
+
+int JobLifecycle::MaxRunning() const {
+  return p_.queue.MaxRunning(p_.options.config.queue.max_running);
 }
 
 void JobLifecycle::Admission() {
   AdmissionLimits limits{gpu_count_(),
-                         p_.options.config.queue.max_running,
+                         MaxRunning(),
                          p_.options.config.queue.max_running_per_user,
                          p_.placement.AllocatedPerSlot(),
                          p_.placement.RunningPerArray(),

@@ -62,6 +62,8 @@ class JobLifecycle {
   void Recover();
   // Starts what admission allows (BatchQueue::Admit) and tells each admitted `gshare run`.
   void Admission();
+  // Jobs per GPU slot now: `gshare parallel`'s N, else [queue] max_running.
+  int MaxRunning() const;
   // Makes `record` active on GPU slots `slot`. A submitted job is stored RUNNING first (else it
   // stays PENDING), then its supervisor starts (FAILED when it cannot).
   void Activate(JobRecord record, const std::string& slot);

@@ -103,10 +103,23 @@ void RouteQueueSet(RequestRouter& r, Connection& c, const json& q) {
   Result<QueueSetRequest> parsed = QueueSetRequest::Parse(q);
   if (!parsed.ok()) return ReplyTo(r, c, ErrorReply(parsed.status().message()));
   DaemonParts& p = r.parts();
-  if (Status st = p.queue.SetPaused(parsed->paused); !st.ok()) {
-    return ReplyTo(r, c, ErrorReply(st.message()));
+  if (parsed->paused) {
+    if (Status st = p.queue.SetPaused(*parsed->paused); !st.ok()) {
+      return ReplyTo(r, c, ErrorReply(st.message()));
+    }
   }
-  ReplyTo(r, c, ToJsonText(json{{"ok", true}, {"paused", p.queue.paused()}}));
+  if (parsed->max_running) {
+    const std::optional<int> n =
+        *parsed->max_running == 0 ? std::nullopt : std::optional<int>(*parsed->max_running);
+    if (Status st = p.queue.SetParallel(n); !st.ok()) {
+      return ReplyTo(r, c, ErrorReply(st.message()));
+    }
+  }
+  ReplyTo(r, c,
+          ToJsonText(json{{"ok", true},
+                          {"paused", p.queue.paused()},
+                          {"max_running", p.lifecycle.MaxRunning()},
+                          {"max_running_from", p.queue.parallel() ? "parallel" : "config"}}));
 }
 
 void RouteShutdown(RequestRouter& r, Connection& c, const json&) {
@@ -154,8 +167,8 @@ constexpr RequestRule kRules[] = {
      nullptr, RouteRunAttach},
     {proto::MsgType::kListJobs, "job list", kCliSenders, Authority::kAnyone, nullptr, nullptr,
      RouteListJobs},
-    {proto::MsgType::kQueueSet, "queue pause", kCliSenders, Authority::kAdmin,
-     "pause or resume the queue", nullptr, RouteQueueSet},
+    {proto::MsgType::kQueueSet, "queue setting", kCliSenders, Authority::kAdmin,
+     "pause, resume or resize the queue", nullptr, RouteQueueSet},
     {proto::MsgType::kTimeline, "timeline", kCliSenders, Authority::kAnyone, nullptr, nullptr,
      RouteTimeline},
     {proto::MsgType::kSlurmStep, "Slurm step", kCliSenders, Authority::kSelf, nullptr, nullptr,

@@ -46,6 +46,9 @@ json StatusReporter::DaemonJson() const {
               {"database", o.database_path},
               {"scheduler", p_.arbiter.enabled() ? "on" : "off"},
               {"queue", p_.queue.paused() ? "paused" : "running"},
+              // Jobs per GPU slot: `gshare parallel`'s, else [queue] max_running's.
+              {"max_running", p_.queue.MaxRunning(o.config.queue.max_running)},
+              {"max_running_from", p_.queue.parallel() ? "parallel" : "config"},
               {"start_time", start_time_()},
               {"job_counts", JobCounts()},
               {"quantum_ms", o.config.scheduler.quantum.count()},

@@ -166,12 +166,25 @@ Result<SchedulerSetRequest> SchedulerSetRequest::Parse(const json& j) {
   return SchedulerSetRequest{enabled.value()};
 }
 
-json QueueSetRequest::ToJson() const { return json{{"paused", paused}}; }
+json QueueSetRequest::ToJson() const {
+  json j = json::object();
+  if (paused) j["paused"] = *paused;
+  if (max_running) j["max_running"] = *max_running;
+  return j;
+}
 
 Result<QueueSetRequest> QueueSetRequest::Parse(const json& j) {
-  Result<bool> paused = BoolField(j, "paused");
-  if (!paused.ok()) return paused.status();
-  return QueueSetRequest{paused.value()};
+  QueueSetRequest r;
+  if (j.is_object() && j.contains("paused")) {
+    Result<bool> paused = BoolField(j, "paused");
+    if (!paused.ok()) return paused.status();
+    r.paused = paused.value();
+  }
+  Result<std::optional<int64_t>> n = OptionalInt(j, "max_running", 0, 1000);
+  if (!n.ok()) return n.status();
+  if (n.value()) r.max_running = static_cast<int>(*n.value());
+  if (!r.paused && !r.max_running) return Status::Error("nothing to set (paused, max_running)");
+  return r;
 }
 
 json StatusRequest::ToJson() const {

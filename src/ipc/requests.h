@@ -93,9 +93,13 @@ struct SchedulerSetRequest {
   static Result<SchedulerSetRequest> Parse(const nlohmann::json& j);
 };
 
-// kQueueSet: {"paused": bool}; the reply says the state it left ({"ok", "paused"}).
+// kQueueSet: {"paused": bool} (`queue pause`/`resume`) and/or {"max_running": N} (`gshare
+// parallel N`: jobs per GPU slot, 1..1000; 0: back to [queue] max_running); at least one. The
+// reply says the state it left ({"ok", "paused", "max_running", "max_running_from"}: "parallel"
+// or "config").
 struct QueueSetRequest {
-  bool paused = false;
+  std::optional<bool> paused;
+  std::optional<int> max_running;
   nlohmann::json ToJson() const;
   static Result<QueueSetRequest> Parse(const nlohmann::json& j);
 };

@@ -91,11 +91,21 @@ class SteerTest(TestCase):
         r = h.gshare("queue", "pause")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("queue paused", r.stderr)
-        job = h.submit("-J", "nightly", "--", "true")
+        # `submit` says on stderr that the job will not start yet (one line).
+        banner = "the queue is paused: no submitted job starts until `gshare queue resume`"
+        r = h.gshare("submit", "-J", "nightly", "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "gshare: " + banner + "\n")
+        job = int(r.stdout)
         rec = h.wait_for(lambda: (lambda j: j if j["reason"] == "QueuePaused" else None)(
             h.queue_jobs()[job]), 10, "job %d pending with reason QueuePaused" % job)
         self.assertEqual(rec["state"], "PENDING")
         self.assertEqual(h.status()["daemon"]["queue"], "paused")
+        # So do `queue` and `status`; a resumed queue says nothing.
+        for args in (["queue"], ["status"]):
+            r = h.gshare(*args)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(sum(banner in line for line in r.stderr.splitlines()), 1, r.stderr)
         fg = h.gshare("run", "--", "true")
         self.assertEqual(fg.returncode, 0, fg.stderr)
         # Still paused after a restart.
@@ -110,6 +120,38 @@ class SteerTest(TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         h.wait_state(job, "COMPLETED")
         self.assertEqual(h.status()["daemon"]["queue"], "running")
+        self.assertNotIn("paused", h.gshare("queue").stderr + h.gshare("status").stderr)
+
+    def test_parallel_changes_jobs_per_slot_at_run_time_and_keeps_it(self):
+        # [queue] max_running 1 on one GPU slot: one sleeper at a time, until `gshare parallel
+        # 3` lets three run; the number survives a restart; --reset gives back the config's.
+        h = self.harness(queue={"max_running": 1, "gpus": 1})
+        h.start_daemon()
+        r = h.gshare("parallel")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "1 job(s) at once per GPU slot ([queue] max_running)\n")
+        jobs = [h.submit("-J", "s%d" % i, "--", "sleep", "30") for i in range(4)]
+        h.wait_state(jobs[0], "RUNNING")
+        running = lambda: sorted(j for j in jobs if h.queue_jobs()[j]["state"] == "RUNNING")
+        self.assertEqual(running(), jobs[:1])
+        r = h.gshare("parallel", "3")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("3 job(s) at once per GPU slot (gshare parallel", r.stderr)
+        h.wait_for(lambda: running() == jobs[:3], 20, "three jobs running")
+        self.assertEqual(h.queue_jobs()[jobs[3]]["state"], "PENDING")
+        self.assertEqual(h.status()["daemon"]["max_running"], 3)
+        self.assertEqual(h.gshare("daemon", "stop").returncode, 0)
+        h.start_daemon()
+        self.assertEqual(h.status()["daemon"]["max_running_from"], "parallel")
+        r = h.gshare("parallel", "--reset")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("1 job(s) at once per GPU slot ([queue] max_running)", r.stderr)
+        self.assertEqual(h.status()["daemon"]["max_running"], 1)
+        for bad in (["parallel", "0"], ["parallel", "x"], ["parallel", "2", "--reset"]):
+            r = h.gshare(*bad)
+            self.assertNotEqual(r.returncode, 0, bad)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertEqual(h.gshare("cancel", *map(str, jobs)).returncode, 0)
 
     def test_a_run_that_waits_for_the_gpu_says_so_once(self):
         h = self.harness(config={"quantum": "60s"})

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <cstdio>
 #include <memory>
 
 #include "daemon/job_records.h"
@@ -192,6 +193,38 @@ TEST_CASE(
   CHECK_FALSE(st.ok());
   CHECK(st.message().rfind("cannot write ", 0) == 0);
   CHECK_FALSE(nowhere.paused());
+}
+
+TEST_CASE("BatchQueue: gshare parallel's number is its file, kept across restarts until reset") {
+  QueueFixture f;
+  const std::string file = f.dir.path() + "/queue.parallel";
+  auto make = [&f, &file]() {
+    return std::make_unique<BatchQueue>(
+        *f.store, f.clock, [](int64_t) { return std::optional<JobState>(); }, "",
+        BatchQueue::ActiveNamed{}, file);
+  };
+  std::unique_ptr<BatchQueue> queue = make();
+  CHECK_FALSE(queue->parallel().has_value());
+  CHECK(queue->MaxRunning(2) == 2);
+  REQUIRE(queue->SetParallel(5).ok());
+  CHECK(queue->MaxRunning(2) == 5);
+  CHECK(ReadFile(file) == "5\n");
+  CHECK_FALSE(queue->SetParallel(0).ok());  // out of range: nothing changes
+  CHECK_FALSE(queue->SetParallel(BatchQueue::kMaxParallel + 1).ok());
+  CHECK(queue->MaxRunning(2) == 5);
+  queue = make();  // a restart
+  CHECK(queue->parallel() == std::optional<int>(5));
+  REQUIRE(queue->SetParallel(std::nullopt).ok());
+  CHECK(queue->MaxRunning(2) == 2);
+  CHECK(access(file.c_str(), F_OK) != 0);
+  // A file that does not hold a number in range is warned about and ignored.
+  for (const char* text : {"", "x\n", "0\n", "1001\n", "3 jobs\n"}) {
+    FILE* out = std::fopen(file.c_str(), "w");
+    REQUIRE(out != nullptr);
+    std::fputs(text, out);
+    std::fclose(out);
+    CHECK_FALSE(make()->parallel().has_value());
+  }
 }
 
 }  // namespace

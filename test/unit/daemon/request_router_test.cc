@@ -349,7 +349,8 @@ std::vector<Row> Rows() {
                     return o;
                   }});
   rows.push_back({MsgType::kQueueSet, {R, R, S, R}, [](Fixture& f, Peer who) {
-                    return AdminRequest(f, who, MsgType::kQueueSet, QueueSetRequest{true}.ToJson());
+                    return AdminRequest(f, who, MsgType::kQueueSet,
+                                        QueueSetRequest{true, std::nullopt}.ToJson());
                   }});
   rows.push_back({MsgType::kTimeline, {S, S, S, S}, [](Fixture& f, Peer who) {
                     return AdminRequest(f, who, MsgType::kTimeline, TimelineRequest{}.ToJson());

@@ -66,6 +66,16 @@ TEST_CASE("Requests: what a client sends is what the daemon reads") {
   CHECK(ended->end.end_time == 1700000000.25);
   CHECK(RunAttachRequest::Parse(RunAttachRequest{12}.ToJson())->job_id == 12);
   CHECK_FALSE(SchedulerSetRequest::Parse(SchedulerSetRequest{false}.ToJson())->enabled);
+  Result<QueueSetRequest> pause = QueueSetRequest::Parse(QueueSetRequest{true, {}}.ToJson());
+  REQUIRE(pause.ok());
+  CHECK(pause->paused == std::optional<bool>(true));
+  CHECK_FALSE(pause->max_running.has_value());
+  Result<QueueSetRequest> parallel = QueueSetRequest::Parse(QueueSetRequest{{}, 4}.ToJson());
+  REQUIRE(parallel.ok());
+  CHECK_FALSE(parallel->paused.has_value());
+  CHECK(parallel->max_running == std::optional<int>(4));
+  CHECK(QueueSetRequest::Parse(QueueSetRequest{{}, 0}.ToJson())->max_running ==
+        std::optional<int>(0));  // back to the config's
   CHECK(StatusRequest::Parse(StatusRequest{}.ToJson())->job_id == std::nullopt);
   CHECK(StatusRequest::Parse(StatusRequest{5}.ToJson())->job_id == 5);
   CHECK(!StatusRequest::Parse(StatusRequest{}.ToJson())->brief);
@@ -83,6 +93,12 @@ TEST_CASE("Requests: the daemon refuses what no client would send, in one line")
   CHECK_FALSE(RunStartedRequest::Parse(json{{"job_id", 1}, {"pid", 1}}).ok());  // init: never
   CHECK_FALSE(CleanRequest::Parse(json{{"older_than_ms", -1}}).ok());
   CHECK_FALSE(SchedulerSetRequest::Parse(json{{"enabled", 1}}).ok());
+  CHECK(QueueSetRequest::Parse(json::object()).status().message() ==
+        "nothing to set (paused, max_running)");
+  CHECK_FALSE(QueueSetRequest::Parse(json{{"paused", 1}}).ok());
+  CHECK_FALSE(QueueSetRequest::Parse(json{{"max_running", 1001}}).ok());
+  CHECK_FALSE(QueueSetRequest::Parse(json{{"max_running", -1}}).ok());
+  CHECK_FALSE(QueueSetRequest::Parse(json{{"max_running", "3"}}).ok());
   CHECK(StatusRequest::Parse(json{{"job_id", "1"}}).status().message() ==
         "\"job_id\" must be an integer within [1, 9223372036854775807]");
 }
