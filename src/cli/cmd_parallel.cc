@@ -26,7 +26,8 @@ std::string Describe(const json& j) {
   const int n = j.value("max_running", 0);
   const bool set = j.value("max_running_from", std::string()) == "parallel";
   return std::to_string(n) + " job(s) at once per GPU slot (" +
-         (set ? "gshare parallel; --reset goes back to [queue] max_running" : "[queue] max_running") +
+         (set ? "gshare parallel; --reset goes back to [queue] max_running"
+              : "[queue] max_running") +
          ")";
 }
 

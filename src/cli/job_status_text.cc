@@ -42,7 +42,8 @@ std::string JobStatusText(const json& job, double now,
   auto line = [&out](const std::string& text) { out += text + "\n"; };
   line("JobId=" + std::to_string(r.id) + " JobName=" + TerminalText(r.name));
   std::string who = TerminalText(user(r.uid)) + "(" + std::to_string(r.uid) + ")";
-  line("   UserId=" + who + " Kind=" + r.kind + " Priority=" + std::to_string(r.priority));
+  line("   UserId=" + who + " Kind=" + std::string(JobKindName(r.kind)) +
+       " Priority=" + std::to_string(r.priority));
   std::string state = "   JobState=" + std::string(JobStateName(r.state)) +
                       " Reason=" + (r.reason.empty() ? "None" : TerminalText(r.reason));
   if (IsFinal(r.state)) state += " ExitCode=" + ExitCodeText(r);

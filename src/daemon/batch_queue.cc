@@ -211,7 +211,7 @@ std::vector<BatchQueue::Start> BatchQueue::Admit(const std::map<std::string, int
     a.begin_time = r.begin_time;
     a.gpu = GpuIndexList(r.gpu);
     a.gpus = r.gpus;
-    a.foreground = r.kind == "run";
+    a.foreground = r.kind == JobKind::kRun;
     a.array_job_id = r.array_job_id;
     a.array_limit = r.array_limit;
     if (!r.held) a.dependencies = Dependencies(r);

@@ -54,7 +54,7 @@ void JobLifecycle::Recover() {
     if (!st.ok()) spdlog::error("{}: {}", JobName(id), st.message());
   }
   for (JobRecord& r : rows.value()) {
-    if (r.state == JobState::kPending && r.kind == "run") {
+    if (r.state == JobState::kPending && r.kind == JobKind::kRun) {
       // Its `gshare run` waited on the previous daemon and gave up when that one went away.
       r.state = JobState::kCancelled;
       r.end_time = WallNow();
@@ -102,7 +102,7 @@ void JobLifecycle::Admission() {
        p_.queue.Admit(p_.placement.RunningPerSlot(), limits, p_.placement.RunningPerUser())) {
     std::optional<JobRecord> r = p_.queue.Remove(start.id);
     if (!r) continue;
-    const bool foreground = r->kind == "run";
+    const bool foreground = r->kind == JobKind::kRun;
     Activate(std::move(*r), start.slot);
     if (p_.queue.retrying()) break;  // the store refuses writes: the rest waits with it
     if (!foreground) continue;
@@ -144,7 +144,7 @@ void JobLifecycle::Activate(JobRecord record, const std::string& slot) {
   p_.arbiter.AddJob(id, active.record.priority, Millis(active.record.quantum_ms),
                     active.record.uid);
   p_.placement.SetGang(active.record);
-  if (active.record.kind != "submit") {
+  if (active.record.kind != JobKind::kSubmit) {
     Save(active.record);
     return;
   }
@@ -183,7 +183,8 @@ void JobLifecycle::Started(ActiveJob& job, pid_t pid) {
   // only to the next daemon (this one died meanwhile) starts its job seconds later.
   job.record.start_time = WallNow();
   Save(job.record);
-  p_.timeline.Note(TimelineKind::kJobStart, job.record.id, "", pid, 0, 0, job.record.kind);
+  p_.timeline.Note(TimelineKind::kJobStart, job.record.id, "", pid, 0, 0,
+                   std::string(JobKindName(job.record.kind)));
   // Cancelled while its supervisor was starting it.
   if (!job.record.end_request.empty()) p_.processes.SignalGroup(job, SIGTERM);
 }
@@ -281,7 +282,7 @@ Status JobLifecycle::Cancel(int64_t id, bool requeue) {
     p_.queue.Ended(id, r.state);
     spdlog::info("job {} CANCELLED while pending", id);
     p_.processes.NotifyEnd(r);
-    if (r.kind == "run") {  // its `gshare run` waits for admission: tell it
+    if (r.kind == JobKind::kRun) {  // its `gshare run` waits for admission: tell it
       for (auto& [cid, c] : p_.table.conns) {
         if (c->kind == Connection::Kind::kRunner && c->job == static_cast<JobId>(id)) {
           send_(cid,
@@ -295,13 +296,13 @@ Status JobLifecycle::Cancel(int64_t id, bool requeue) {
   if (auto it = p_.table.jobs.find(id);
       it != p_.table.jobs.end() && !it->second->ended && !it->second->adhoc) {
     ActiveJob& job = *it->second;
-    if (job.record.kind == "slurm") {
+    if (job.record.kind == JobKind::kSlurm) {
       return Status::Error(JobName(id) + " is Slurm step " +
                            StepName(job.record.slurm_job_id, job.record.slurm_step) +
                            ": Slurm ends it (scancel " + std::to_string(job.record.slurm_job_id) +
                            ")");
     }
-    if (requeue && job.record.kind != "submit") {
+    if (requeue && job.record.kind != JobKind::kSubmit) {
       return Status::Error(JobName(id) +
                            " is a `gshare run` job: only submitted jobs can be requeued");
     }
@@ -326,7 +327,7 @@ Status JobLifecycle::Cancel(int64_t id, bool requeue) {
   if (!requeue || !IsFinal(r.state)) {
     return Status::Error(JobName(id) + " is already " + JobStateName(r.state));
   }
-  if (r.kind != "submit") {
+  if (r.kind != JobKind::kSubmit) {
     return Status::Error(JobName(id) +
                          " is a `gshare run` job: only submitted jobs can be requeued");
   }
@@ -399,14 +400,14 @@ void JobLifecycle::CheckOrphans() {
 
 void JobLifecycle::OrphanGone(JobId id) {
   ActiveJob& job = *p_.table.jobs.at(id);
-  if (job.record.kind == "slurm") {
+  if (job.record.kind == JobKind::kSlurm) {
     // Its step's slurmstepd is gone: Slurm ended the step (its exit status is Slurm's).
     spdlog::info("job {}: Slurm step {} ended", id,
                  StepName(job.record.slurm_job_id, job.record.slurm_step));
     Finish(id, JobState::kCompleted, std::nullopt, std::nullopt, "");
     return;
   }
-  if (job.record.kind == "submit" && !job.record.pid &&
+  if (job.record.kind == JobKind::kSubmit && !job.record.pid &&
       access(JobStartPath(p_.processes.FilesDir(job.record.uid), id).c_str(), F_OK) != 0) {
     // Its supervisor ended before it started anything (the daemon died before it attached,
     // or it was killed): nothing ran, so the job goes back to the queue.
@@ -438,7 +439,7 @@ void JobLifecycle::RunnerLost(JobId id, bool stopping) {
   auto it = p_.table.jobs.find(id);
   if (it == p_.table.jobs.end() || it->second->ended || stopping) return;
   ActiveJob& job = *it->second;
-  if (job.record.kind == "submit") {
+  if (job.record.kind == JobKind::kSubmit) {
     p_.processes.SignalGroup(job, SIGKILL);
     Finish(id, JobState::kFailed, std::nullopt, std::nullopt, "job supervisor ended unexpectedly");
   } else {

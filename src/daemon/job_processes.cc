@@ -79,7 +79,7 @@ void JobProcesses::SignalAll(const ActiveJob& job, int sig) const {
 }
 
 std::optional<pid_t> JobProcesses::UnreportedPid(const JobRecord& r) const {
-  if (r.pid || r.kind != "submit" || !r.runner_pid || !r.runner_start ||
+  if (r.pid || r.kind != JobKind::kSubmit || !r.runner_pid || !r.runner_start ||
       !SameProcessAlive(*r.runner_pid, *r.runner_start)) {
     return std::nullopt;
   }

@@ -40,7 +40,7 @@ void JobRequests::OnRunRegister(Connection& c, const json& req) {
   if (!st.ok()) return reply_(c, ErrorReply(st.message()));
   r.uid = c.uid;
   if (Status token = AssignToken(&r); !token.ok()) return reply_(c, ErrorReply(token.message()));
-  r.kind = "run";
+  r.kind = JobKind::kRun;
   r.state = JobState::kPending;
   r.submit_time = p_.clock.WallNow();
   r.runner_pid = c.pid;
@@ -99,7 +99,7 @@ void JobRequests::OnSubmit(Connection& c, const json& req) {
     array = it->get<std::string>();
   }
   r.uid = c.uid;
-  r.kind = "submit";
+  r.kind = JobKind::kSubmit;
   r.state = JobState::kPending;
   r.submit_time = p_.clock.WallNow();
   if (r.output.empty()) {
@@ -122,7 +122,7 @@ void JobRequests::OnRunAttach(Connection& c, const json& req) {
   const int64_t id = parsed->job_id;
   auto it = p_.table.jobs.find(id);
   if (c.kind != Connection::Kind::kUnknown || it == p_.table.jobs.end() || it->second->ended ||
-      it->second->record.kind != "submit" || it->second->record.runner_pid != c.pid ||
+      it->second->record.kind != JobKind::kSubmit || it->second->record.runner_pid != c.pid ||
       (c.uid != it->second->record.uid && c.uid != 0)) {
     spdlog::warn("pid {} attached to job {}, which is not waiting for it", c.pid, id);
     return reply_(c,

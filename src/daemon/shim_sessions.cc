@@ -43,7 +43,7 @@ JobId ShimSessions::AdoptProcess(Connection& c, uint64_t job_id) {
   r.uid = c.uid;
   r.priority = lp.options.config.scheduler.default_priority;
   r.state = JobState::kRunning;
-  r.kind = "run";
+  r.kind = JobKind::kRun;
   r.submit_time = r.start_time.emplace(lp.clock.WallNow());
   r.pid = c.pid;
   auto id = lp.store.Insert(r);

@@ -29,7 +29,7 @@ void SlurmSteps::OnStep(Connection& c, const json& req) {
   // The step's other tasks join the job its first task made.
   for (const auto& [id, job] : p_.table.jobs) {
     const JobRecord& r = job->record;
-    if (job->ended || r.kind != "slurm" || r.slurm_job_id != step->job_id ||
+    if (job->ended || r.kind != JobKind::kSlurm || r.slurm_job_id != step->job_id ||
         r.slurm_step != step->step) {
       continue;
     }
@@ -49,7 +49,7 @@ void SlurmSteps::OnStep(Connection& c, const json& req) {
   if (Status st = CheckGpuRequest(r.gpu, r.gpus, gpu_count_()); !st.ok()) {
     return t_.reply(c, ErrorReply("Slurm step " + step_name + ": " + st.message()));
   }
-  r.kind = "slurm";
+  r.kind = JobKind::kSlurm;
   r.slurm_job_id = step->job_id;
   r.slurm_step = step->step;
   r.name = parsed->name.empty() ? step_name : parsed->name;
@@ -89,8 +89,9 @@ void SlurmSteps::OnJob(Connection& c, const json& req) {
     // A step that joined before the Prolog spoke (a Prolog run late) takes its priority now.
     const int priority = jobs_.PriorityOf(s.job_id, s.uid, p_.options.config.slurm);
     for (auto& [id, job] : p_.table.jobs) {
-      if (job->ended || job->record.kind != "slurm" || job->record.slurm_job_id != s.job_id ||
-          job->record.priority == priority || job->record.uid != s.uid) {
+      if (job->ended || job->record.kind != JobKind::kSlurm ||
+          job->record.slurm_job_id != s.job_id || job->record.priority == priority ||
+          job->record.uid != s.uid) {
         continue;
       }
       if (Status st = control_.SetActivePriority(*job, priority); !st.ok()) {
@@ -104,7 +105,8 @@ void SlurmSteps::OnJob(Connection& c, const json& req) {
   jobs_.End(s.job_id);
   std::vector<JobId> steps;
   for (const auto& [id, job] : p_.table.jobs) {
-    if (!job->ended && job->record.kind == "slurm" && job->record.slurm_job_id == s.job_id) {
+    if (!job->ended && job->record.kind == JobKind::kSlurm &&
+        job->record.slurm_job_id == s.job_id) {
       steps.push_back(id);
     }
   }

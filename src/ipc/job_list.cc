@@ -112,7 +112,7 @@ Result<JobRecord> JobFromJson(const json& j) {
     r.uid = j.value("uid", uint32_t{0});
     r.gpu = j.value("gpu", std::string());
     r.quantum_ms = j.value("quantum_ms", int64_t{0});
-    r.kind = j.value("kind", std::string("submit"));
+    r.kind = ParseJobKind(j.value("kind", std::string("submit"))).value_or(JobKind::kSubmit);
     r.gpus = j.value("gpus", 1);
     r.submit_time = j.value("submit_time", 0.0);
     ReadOptional(j, "start_time", &r.start_time);
@@ -171,7 +171,7 @@ json RunToJson(const JobRun& run) {
           {"gpu", r.gpu},
           {"gpus", r.gpus},
           {"slot", r.slot},
-          {"kind", r.kind},
+          {"kind", JobKindName(r.kind)},
           {"submit_time", r.submit_time},
           {"start_time", optional(r.start_time)},
           {"end_time", optional(r.end_time)},

@@ -2,6 +2,22 @@
 
 namespace gshare {
 
+std::string_view JobKindName(JobKind kind) {
+  switch (kind) {
+    case JobKind::kRun: return "run";
+    case JobKind::kSubmit: return "submit";
+    case JobKind::kSlurm: return "slurm";
+  }
+  return "submit";  // unreachable for a valid enum value
+}
+
+std::optional<JobKind> ParseJobKind(std::string_view name) {
+  for (JobKind k : {JobKind::kRun, JobKind::kSubmit, JobKind::kSlurm}) {
+    if (JobKindName(k) == name) return k;
+  }
+  return std::nullopt;
+}
+
 void ResetForQueue(JobRecord& r) {
   r.state = JobState::kPending;
   r.reason.clear();

@@ -7,11 +7,20 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/job_state.h"
 
 namespace gshare {
+
+// What started a job: `gshare run` in the foreground, `gshare submit` (the queue's
+// supervisor runs it), or Slurm (a step's tasks, `gshare slurm task-prolog`).
+enum class JobKind { kRun, kSubmit, kSlurm };
+// "run", "submit", "slurm": the store's `kind` column and the JSON forms.
+std::string_view JobKindName(JobKind kind);
+// The kind `name` names, or nullopt.
+std::optional<JobKind> ParseJobKind(std::string_view name);
 
 // One row of the jobs table. Times are unix seconds.
 struct JobRecord {
@@ -32,10 +41,10 @@ struct JobRecord {
   std::optional<int> exit_code;
   std::optional<int> signal;
   std::optional<int> pid;
-  double lease_seconds = 0;     // time holding a GPU lease
-  double wait_seconds = 0;      // time waiting for one
-  uint64_t peak_bytes = 0;      // peak GPU memory
-  std::string kind = "submit";  // "run", "submit" or "slurm" (a Slurm job step's tasks)
+  double lease_seconds = 0;  // time holding a GPU lease
+  double wait_seconds = 0;   // time waiting for one
+  uint64_t peak_bytes = 0;   // peak GPU memory
+  JobKind kind = JobKind::kSubmit;
   // Queue options (schema 2 on). Durations in milliseconds, 0: none.
   std::string output;              // output file pattern (%j %x %u %%); empty: the terminal (run)
   int64_t time_limit_ms = 0;       // -t/--time; 0: no limit

@@ -6,7 +6,7 @@ MpsChoice ChooseMps(const MpsJob& job, const MpsGpu& gpu, const MpsSettings& set
   MpsChoice c;
   if (!gpu.server_up) {
     c.why_not = "no MPS control daemon on its GPU";
-  } else if (job.kind == "slurm") {
+  } else if (job.kind == JobKind::kSlurm) {
     c.why_not = "a Slurm step";
   } else if (job.gpus != 1) {
     c.why_not = "it uses several GPUs";

@@ -23,6 +23,8 @@
 #include <optional>
 #include <string>
 
+#include "model/job_record.h"
+
 namespace gshare {
 
 struct MpsJob {
@@ -30,7 +32,7 @@ struct MpsJob {
   int priority = 0;
   int gpus = 1;        // GPUs the job uses at once
   std::string memory;  // its memory engine: swap, managed, checkpoint, off
-  std::string kind;    // run, submit, slurm
+  JobKind kind = JobKind::kSubmit;
 };
 
 struct MpsGpu {

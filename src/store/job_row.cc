@@ -163,7 +163,10 @@ Result<JobRecord> ReadRow(sqlite3_stmt* stmt) {
   r.lease_seconds = sqlite3_column_double(stmt, 16);
   r.wait_seconds = sqlite3_column_double(stmt, 17);
   r.peak_bytes = static_cast<uint64_t>(sqlite3_column_int64(stmt, 18));
-  r.kind = ColumnText(stmt, 19);
+  const std::string kind = ColumnText(stmt, 19);
+  std::optional<JobKind> known_kind = ParseJobKind(kind);
+  if (!known_kind) return Status::Error("unknown job kind \"" + kind + "\"");
+  r.kind = *known_kind;
   r.output = ColumnText(stmt, 20);
   r.time_limit_ms = sqlite3_column_int64(stmt, 21);
   r.kill_after_ms = sqlite3_column_int64(stmt, 22);
@@ -209,7 +212,8 @@ JobRecord ReadSummaryRow(sqlite3_stmt* stmt) {
   r.uid = static_cast<uint32_t>(sqlite3_column_int64(stmt, 5));
   r.gpu = ColumnText(stmt, 6);
   r.slot = ColumnText(stmt, 7);
-  r.kind = ColumnText(stmt, 8);
+  // A kind a newer gshare wrote reads as a submitted job's: summaries are for listing.
+  r.kind = ParseJobKind(ColumnText(stmt, 8)).value_or(JobKind::kSubmit);
   r.submit_time = sqlite3_column_double(stmt, 9);
   r.start_time = ColumnOptional<double>(stmt, 10);
   r.end_time = ColumnOptional<double>(stmt, 11);
@@ -239,7 +243,7 @@ void BindRecord(sqlite3_stmt* s, const JobRecord& r) {
   sqlite3_bind_double(s, 16, r.lease_seconds);
   sqlite3_bind_double(s, 17, r.wait_seconds);
   sqlite3_bind_int64(s, 18, ClampBytes(r.peak_bytes));
-  BindText(s, 19, r.kind);
+  BindText(s, 19, std::string(JobKindName(r.kind)));
   BindText(s, 20, r.output);
   sqlite3_bind_int64(s, 21, r.time_limit_ms);
   sqlite3_bind_int64(s, 22, r.kill_after_ms);
@@ -268,10 +272,4 @@ void BindRecord(sqlite3_stmt* s, const JobRecord& r) {
   BindText(s, 45, r.mail_type);
 }
 
-Status CheckRecord(const JobRecord& r) {
-  if (r.kind != "run" && r.kind != "submit" && r.kind != "slurm") {
-    return Status::Error("unknown job kind \"" + r.kind + "\" (run, submit or slurm)");
-  }
-  return Status::Ok();
-}
 }  // namespace gshare::job_row

@@ -30,8 +30,6 @@ std::string SelectSummaries();
 JobRecord ReadSummaryRow(sqlite3_stmt* stmt);
 // Binds every column but id, as ?1..?NumWritable().
 void BindRecord(sqlite3_stmt* stmt, const JobRecord& record);
-// Fails on a state or kind that is not known.
-Status CheckRecord(const JobRecord& record);
 
 void BindText(sqlite3_stmt* stmt, int index, const std::string& v);
 void BindOptional(sqlite3_stmt* stmt, int index, const std::optional<int>& v);

@@ -287,12 +287,10 @@ Status JobStore::InsertPayload(int64_t id, const JobPayload& payload) {
 }
 
 Result<int64_t> JobStore::Insert(const JobRecord& r, const JobPayload* payload) {
-  Status st = CheckRecord(r);
-  if (!st.ok()) return st;
   if (payload == nullptr) return InsertRow(r);
   // The row and its payload commit together: a crash between them must not leave a job
   // without its environment.
-  st = Exec("BEGIN IMMEDIATE");
+  Status st = Exec("BEGIN IMMEDIATE");
   if (!st.ok()) return st;
   Result<int64_t> id = InsertRow(r);
   st = id.ok() ? InsertPayload(id.value(), *payload) : id.status();
@@ -306,9 +304,6 @@ Result<int64_t> JobStore::Insert(const JobRecord& r, const JobPayload* payload) 
 
 Status JobStore::InsertArray(std::vector<JobRecord>* tasks, const JobPayload& payload) {
   if (tasks->empty()) return Status::Error("a job array without tasks");
-  for (const JobRecord& t : *tasks) {
-    if (Status st = CheckRecord(t); !st.ok()) return st;
-  }
   Status st = Exec("BEGIN IMMEDIATE");
   if (!st.ok()) return st;
   int64_t array_id = 0;
@@ -339,8 +334,6 @@ Status JobStore::InsertArray(std::vector<JobRecord>* tasks, const JobPayload& pa
 }
 
 Status JobStore::Save(const JobRecord& r) {
-  Status st = CheckRecord(r);
-  if (!st.ok()) return st;
   std::string sets;
   for (int i = 0; i < NumWritable(); ++i) {
     sets += std::string(i > 0 ? ", " : "") + WritableColumn(i) + " = ?" + std::to_string(i + 1);
@@ -351,7 +344,7 @@ Status JobStore::Save(const JobRecord& r) {
   BindRecord(s.value(), r);
   sqlite3_bind_int64(s.value(), NumWritable() + 1, r.id);
   int changes = 0;
-  st = Step(s.value(), "save job", &changes);
+  Status st = Step(s.value(), "save job", &changes);
   if (st.ok() && changes == 0) return Status::Error("no job " + std::to_string(r.id));
   return st;
 }

@@ -44,16 +44,16 @@ class JobStore {
   // Schema version this build writes (the length of its migration list).
   static int SchemaVersion();
 
-  // Adds `record` as a new row, ignoring record.id; returns the new id. Fails on a kind that
-  // is not known.
+  // Adds `record` as a new row, ignoring record.id; returns the new id. Fails on a database
+  // error.
   Result<int64_t> Insert(const JobRecord& record, const JobPayload* payload = nullptr);
   // Adds `tasks` (at least one) as the rows of one job array, with `payload`, all or none in
   // one transaction: the first task's new id becomes every task's array_job_id, and the
   // payload is stored under it. On success each task's id and array_job_id are set. Fails as
   // Insert does.
   Status InsertArray(std::vector<JobRecord>* tasks, const JobPayload& payload);
-  // Writes every column of `record` (found by record.id) but its payload. Fails on an unknown
-  // kind or when no such job exists.
+  // Writes every column of `record` (found by record.id) but its payload. Fails when no such
+  // job exists.
   Status Save(const JobRecord& record);
   // The job a submission with `key` made, or nullopt when none is stored.
   Result<std::optional<int64_t>> FindBySubmitKey(const std::string& key);

@@ -158,7 +158,7 @@ TEST_CASE("Issue 24: status ID is a readable block with the output expanded") {
   r.cwd = "/home/alice";
   r.output = "/home/alice/logs/%x-%j.out";
   r.time_limit_ms = 2 * 3600 * 1000;
-  r.kind = "submit";
+  r.kind = JobKind::kSubmit;
   nlohmann::json j = JobToJson(r);
   const std::string text =
       JobStatusText(j, r.end_time.value() + 5, [](uint32_t) { return std::string("alice"); });

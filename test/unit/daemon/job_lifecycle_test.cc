@@ -30,7 +30,7 @@ TEST_CASE("admission stores a submitted job RUNNING, starts its supervisor, and 
   const int64_t a = StoreAndQueue(*f.store, *f.queue, SubmittedJob(JobState::kPending));
   const int64_t c = StoreAndQueue(*f.store, *f.queue, SubmittedJob(JobState::kPending));
   JobRecord run = SubmittedJob(JobState::kPending);
-  run.kind = "run";
+  run.kind = JobKind::kRun;
   const int64_t b = StoreAndQueue(*f.store, *f.queue, run);
   unit_table_parts::AddConn(f.table, 7, static_cast<JobId>(b), Connection::Kind::kRunner);
 
@@ -71,7 +71,7 @@ TEST_CASE("admission stores a submitted job RUNNING, starts its supervisor, and 
 TEST_CASE("a cancelled pending run ends at once and its waiting client is told") {
   Fixture f;
   JobRecord run = SubmittedJob(JobState::kPending);
-  run.kind = "run";
+  run.kind = JobKind::kRun;
   run.held = true;
   const int64_t id = StoreAndQueue(*f.store, *f.queue, run);
   unit_table_parts::AddConn(f.table, 9, static_cast<JobId>(id), Connection::Kind::kRunner);
@@ -127,7 +127,7 @@ TEST_CASE("a requeued job is PENDING again with its run kept; a Slurm step is no
         "job " + std::to_string(id) + " is already pending");
 
   ActiveJob& step = unit_table_parts::AddJob(f.table, 77, 0);
-  step.record.kind = "slurm";
+  step.record.kind = JobKind::kSlurm;
   step.record.slurm_job_id = 12;
   step.record.slurm_step = "0";
   CHECK(f.lifecycle->Cancel(77, false).message() ==

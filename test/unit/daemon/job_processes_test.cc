@@ -117,7 +117,7 @@ TEST_CASE("a job whose start was never reported is found under its own superviso
   close(ready[1]);
 
   JobRecord r;
-  r.kind = "submit";
+  r.kind = JobKind::kSubmit;
   r.runner_pid = supervisor;
   r.runner_start = ProcessStartTime(supervisor);
   REQUIRE(r.runner_start);
@@ -131,7 +131,7 @@ TEST_CASE("a job whose start was never reported is found under its own superviso
     known.pid = 4242;
     CHECK_FALSE(processes.UnreportedPid(known));
     JobRecord run = r;
-    run.kind = "run";
+    run.kind = JobKind::kRun;
     CHECK_FALSE(processes.UnreportedPid(run));
   }
   kill(-job_pid, SIGKILL);

@@ -19,7 +19,7 @@ inline JobRecord SubmittedJob(JobState state) {
   r.name = "j";
   r.argv = {"true"};
   r.cwd = "/";
-  r.kind = "submit";
+  r.kind = JobKind::kSubmit;
   r.state = state;
   return r;
 }

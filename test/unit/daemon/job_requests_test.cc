@@ -55,7 +55,7 @@ TEST_CASE("a held `gshare run` waits; another starts with its GPUs; one registra
   const int64_t w = f.replies[0]["job_id"];
   CHECK(f.queue->Pending(w) != nullptr);
   CHECK(waiting.kind == Connection::Kind::kRunner);
-  CHECK(f.Stored(w).kind == "run");
+  CHECK(f.Stored(w).kind == JobKind::kRun);
   CHECK(f.Stored(w).runner_pid == 4242);
 
   Connection& now = f.Connect();

@@ -78,7 +78,7 @@ struct LifecycleParts : unit_memory_parts::MemoryParts<LifecycleHost> {
   // its slurmstepd, which a test may stand in for itself).
   ~LifecycleParts() {
     for (const auto& [id, job] : table.jobs) {
-      if (job->record.kind == "submit" && job->record.runner_pid) {
+      if (job->record.kind == JobKind::kSubmit && job->record.runner_pid) {
         kill(*job->record.runner_pid, SIGKILL);
         waitpid(*job->record.runner_pid, nullptr, 0);
       }

@@ -29,7 +29,7 @@ JobRecord Job(int64_t id, uint32_t uid, int priority = 0) {
   r.id = id;
   r.uid = uid;
   r.priority = priority;
-  r.kind = "run";
+  r.kind = JobKind::kRun;
   r.memory = "swap";
   return r;
 }

@@ -57,7 +57,7 @@ TEST_CASE("a step's tasks join one job of the step; others' tasks and strays are
   REQUIRE(first["ok"] == true);
   const int64_t id = first["job_id"];
   const JobRecord& r = f.table.jobs.at(static_cast<JobId>(id))->record;
-  CHECK(r.kind == "slurm");
+  CHECK(r.kind == JobKind::kSlurm);
   CHECK(r.state == JobState::kRunning);
   CHECK(r.name == "12.0");
   CHECK(r.runner_pid == getpid());

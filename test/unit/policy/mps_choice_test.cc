@@ -10,7 +10,9 @@ const MpsSettings kSettings{/*batch_max_priority=*/0, /*batch_thread_percentage=
 const MpsGpu kUp{true, std::nullopt, false};
 const MpsGpu kBesideService{true, 1000u, true};  // a client above batch priority runs there
 
-MpsJob Job(uid_t uid = 1000, int priority = 0) { return MpsJob{uid, priority, 1, "swap", "run"}; }
+MpsJob Job(uid_t uid = 1000, int priority = 0) {
+  return MpsJob{uid, priority, 1, "swap", JobKind::kRun};
+}
 
 TEST_CASE("mps choice: a batch job is a below-normal client, capped only beside a service") {
   MpsChoice c = ChooseMps(Job(1000, 0), kUp, kSettings);
@@ -49,7 +51,7 @@ TEST_CASE("mps choice: another user's server, several GPUs, Slurm and two engine
   gang.gpus = 2;
   CHECK_FALSE(ChooseMps(gang, kUp, kSettings).client);
   MpsJob slurm = Job();
-  slurm.kind = "slurm";
+  slurm.kind = JobKind::kSlurm;
   CHECK_FALSE(ChooseMps(slurm, kUp, kSettings).client);
   for (const char* engine : {"checkpoint", "managed"}) {
     MpsJob j = Job();
@@ -64,7 +66,7 @@ TEST_CASE("mps choice: another user's server, several GPUs, Slurm and two engine
     CHECK(ChooseMps(j, kUp, kSettings).client);
   }
   MpsJob submitted = Job();
-  submitted.kind = "submit";
+  submitted.kind = JobKind::kSubmit;
   CHECK(ChooseMps(submitted, kUp, kSettings).client);
 }
 
