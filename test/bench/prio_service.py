@@ -43,8 +43,10 @@ SPIN_S = 0.0003  # the last part of a wait is spent spinning: sleep() overshoots
 
 
 def nearest_rank(sorted_values, percent):
-    """The nearest-rank percentile of sorted_values (percent an integer, 1..100)."""
+    """The nearest-rank percentile of sorted_values (percent an integer, 1..100); nan for none."""
     n = len(sorted_values)
+    if n == 0:
+        return float("nan")
     rank = -(-percent * n // 100)  # ceil(percent * n / 100) in integers: no rounding error
     return sorted_values[min(max(rank, 1), n) - 1]
 

@@ -20,13 +20,7 @@ import argparse
 import json
 import os
 
-
-def nearest_rank(sorted_values, percent):
-    n = len(sorted_values)
-    if n == 0:
-        return float("nan")
-    rank = -(-percent * n // 100)
-    return sorted_values[min(max(rank, 1), n) - 1]
+from prio_service import nearest_rank  # this folder's
 
 
 def main():

@@ -114,12 +114,15 @@ TEST_CASE("JobStore: a row of unknown state or kind is damaged") {
   std::unique_ptr<JobStore> store = OpenOrDie(path);
   int64_t id = InsertOrDie(store.get(), Job("edited"));
   int64_t fine = InsertOrDie(store.get(), Job("fine"));
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(db,
-                       ("UPDATE jobs SET state = 'DONE' WHERE id = " + std::to_string(id)).c_str(),
-                       nullptr, nullptr, nullptr) == SQLITE_OK);
-  sqlite3_close(db);
+  // Edits job `id`'s row behind the store's back: "UPDATE jobs SET <sets> WHERE id = <id>".
+  const auto edit = [&path, id](const std::string& sets) {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    const std::string sql = "UPDATE jobs SET " + sets + " WHERE id = " + std::to_string(id);
+    REQUIRE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  };
+  edit("state = 'DONE'");
   Result<std::optional<JobRecord>> got = store->Get(id);
   REQUIRE_FALSE(got.ok());
   CHECK(got.status().message().find("unknown job state \"DONE\"") != std::string::npos);
@@ -132,25 +135,13 @@ TEST_CASE("JobStore: a row of unknown state or kind is damaged") {
   CHECK(bad_rows.front().first == id);
 
   // An argv edited to hold a number is a damaged row too, not an exception out of the store.
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(db,
-                       ("UPDATE jobs SET state = 'PENDING', argv = '[\"python\", 5]' WHERE id = " +
-                        std::to_string(id))
-                           .c_str(),
-                       nullptr, nullptr, nullptr) == SQLITE_OK);
-  sqlite3_close(db);
+  edit("state = 'PENDING', argv = '[\"python\", 5]'");
   got = store->Get(id);
   REQUIRE_FALSE(got.ok());
   CHECK(got.status().message().find("argv holds a non-string") != std::string::npos);
 
   // So is a kind this build does not know (a newer one's, or an edit).
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(db,
-                       ("UPDATE jobs SET argv = '[\"python\"]', kind = 'batch' WHERE id = " +
-                        std::to_string(id))
-                           .c_str(),
-                       nullptr, nullptr, nullptr) == SQLITE_OK);
-  sqlite3_close(db);
+  edit("argv = '[\"python\"]', kind = 'batch'");
   got = store->Get(id);
   REQUIRE_FALSE(got.ok());
   CHECK(got.status().message().find("unknown job kind \"batch\"") != std::string::npos);
