@@ -41,12 +41,26 @@ std::string SubcommandNames(const CLI::App& app) {
   return out;
 }
 
-// Commands whose words are job ids, and the states -t/--state takes (Slurm's codes).
-constexpr const char* kIdCommands =
-    "cancel hold release set-priority update suspend resume requeue logs wait status";
+// Commands whose words are job ids: those that steer a job offer the jobs that have not ended
+// (`gshare queue`: pending, running, suspended), those that read or restart one offer every job
+// (`queue -a`), newest first. The states -t/--state takes are Slurm's codes.
+constexpr const char* kLiveIdCommands = "cancel hold release set-priority update suspend resume";
+constexpr const char* kAnyIdCommands = "requeue logs wait status";
+constexpr const char* kLiveJobIds = "gshare queue --no-header --format=jobid 2>/dev/null";
+constexpr const char* kAnyJobIds = "gshare queue -a --no-header --format=jobid 2>/dev/null";
 constexpr const char* kStateCodes = "PD R S CD F CA TO LO RQ";
-// The ids to offer: every job the queue lists, newest first (`queue -a --format=jobid`).
-constexpr const char* kJobIds = "gshare queue -a --no-header --format=jobid 2>/dev/null";
+
+// The command that lists the ids `command` takes, or nullptr when it takes none.
+const char* JobIdsFor(const std::string& command) {
+  const std::string word = " " + command + " ";
+  if ((std::string(" ") + kLiveIdCommands + " ").find(word) != std::string::npos) {
+    return kLiveJobIds;
+  }
+  if ((std::string(" ") + kAnyIdCommands + " ").find(word) != std::string::npos) {
+    return kAnyJobIds;
+  }
+  return nullptr;
+}
 
 std::string Bash(const CLI::App& root) {
   std::string subs, cases;
@@ -77,10 +91,16 @@ std::string Bash(const CLI::App& root) {
          std::string(kStateCodes) +
          "\"\n"
          "  elif [[ $cur != -* && \" " +
-         kIdCommands +
+         kLiveIdCommands +
          " \" == *\" $cmd \"* ]]; then\n"
          "    words+=\" $(" +
-         kJobIds +
+         kLiveJobIds +
+         ")\"\n"
+         "  elif [[ $cur != -* && \" " +
+         kAnyIdCommands +
+         " \" == *\" $cmd \"* ]]; then\n"
+         "    words+=\" $(" +
+         kAnyJobIds +
          ")\"\n"
          "  fi\n"
          "  COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
@@ -108,10 +128,9 @@ std::string Fish(const CLI::App& root) {
     out += "complete -c gshare -n '__fish_use_subcommand' -a " + sub->get_name() + " -d '" + help +
            "'\n";
     options(*sub, "__fish_seen_subcommand_from " + sub->get_name());
-    if ((std::string(" ") + kIdCommands + " ").find(" " + sub->get_name() + " ") !=
-        std::string::npos) {
+    if (const char* ids = JobIdsFor(sub->get_name())) {
       out += "complete -c gshare -n '__fish_seen_subcommand_from " + sub->get_name() + "' -a '(" +
-             kJobIds + ")'\n";
+             ids + ")'\n";
     }
     if (std::string nested = SubcommandNames(*sub); !nested.empty()) {
       out += "complete -c gshare -n '__fish_seen_subcommand_from " + sub->get_name() + "' -a '" +

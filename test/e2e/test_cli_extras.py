@@ -47,14 +47,21 @@ class CliExtrasTest(TestCase):
         env = dict(h.env, PATH=bindir + ":" + os.environ["PATH"])
         script = h.gshare("completion", "bash", config=False).stdout
         ids = {str(held), str(done)}
-        self.assertLessEqual(ids, self.complete(script, ["gshare", "cancel", ""], env))
-        self.assertLessEqual(ids, self.complete(script, ["gshare", "logs", ""], env))
+        # Steering a job offers the ones that have not ended; reading one offers every job.
+        for command in ("cancel", "hold", "release", "update", "set-priority"):
+            offered = self.complete(script, ["gshare", command, ""], env)
+            self.assertIn(str(held), offered, command)
+            self.assertNotIn(str(done), offered, command)
+        for command in ("logs", "wait", "status", "requeue"):
+            self.assertLessEqual(ids, self.complete(script, ["gshare", command, ""], env), command)
         self.assertNotIn(str(held), self.complete(script, ["gshare", "cancel", "--"], env))
         self.assertEqual(self.complete(script, ["gshare", "queue", "-t", ""], env),
                          {"PD", "R", "S", "CD", "F", "CA", "TO", "LO", "RQ"})
         self.assertNotIn("PD", self.complete(script, ["gshare", "submit", "-t", ""], env))
         fish = h.gshare("completion", "fish", config=False).stdout
-        self.assertIn("__fish_seen_subcommand_from cancel' -a '(gshare queue -a --no-header "
+        self.assertIn("__fish_seen_subcommand_from cancel' -a '(gshare queue --no-header "
+                      "--format=jobid", fish)
+        self.assertIn("__fish_seen_subcommand_from logs' -a '(gshare queue -a --no-header "
                       "--format=jobid", fish)
 
     def test_man_page_lists_every_command_and_option(self):
