@@ -1,6 +1,7 @@
 #include "daemon/batch_queue.h"
 
 #include "base/gpu_inventory.h"
+#include "base/replace_file.h"
 
 #include <spdlog/spdlog.h>
 
@@ -9,7 +10,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -58,18 +58,8 @@ Status BatchQueue::SetParallel(std::optional<int> n) {
   }
   if (!parallel_file_.empty()) {
     if (n) {
-      // Written beside it and renamed over it: a crash leaves the old number or the new one.
-      const std::string tmp = parallel_file_ + ".new";
-      const std::string text = std::to_string(*n) + "\n";
-      int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-      const bool written =
-          fd >= 0 && write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-      if (fd >= 0) close(fd);
-      if (!written || rename(tmp.c_str(), parallel_file_.c_str()) != 0) {
-        const std::string why = std::strerror(errno);
-        unlink(tmp.c_str());
-        return Status::Error("cannot write " + parallel_file_ + ": " + why);
-      }
+      // A crash leaves the old number or the new one.
+      if (Status st = ReplaceFile(parallel_file_, std::to_string(*n) + "\n"); !st.ok()) return st;
     } else if (unlink(parallel_file_.c_str()) != 0 && errno != ENOENT) {
       return Status::Error("cannot remove " + parallel_file_ + ": " + std::strerror(errno));
     }

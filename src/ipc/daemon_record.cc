@@ -9,6 +9,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "base/replace_file.h"
+
 namespace gshare {
 namespace {
 
@@ -19,20 +21,8 @@ constexpr size_t kMaxRecordBytes = 8192;
 std::string DaemonRecordPath(const std::string& state_dir) { return state_dir + "/daemon.json"; }
 
 Status WriteDaemonRecord(const std::string& path, const DaemonRecord& record) {
-  const std::string text =
-      nlohmann::json{{"pid", record.pid}, {"socket", record.socket}}.dump() + "\n";
-  const std::string tmp = path + ".tmp";
-  unlink(tmp.c_str());
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return Status::Error("cannot write " + tmp + ": " + std::strerror(errno));
-  const bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  const bool closed = close(fd) == 0;
-  if (!written || !closed || rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    unlink(tmp.c_str());
-    return Status::Error("cannot write " + path + ": " + why);
-  }
-  return Status::Ok();
+  return ReplaceFile(path,
+                     nlohmann::json{{"pid", record.pid}, {"socket", record.socket}}.dump() + "\n");
 }
 
 std::optional<DaemonRecord> ReadDaemonRecord(const std::string& path) {
