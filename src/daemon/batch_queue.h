@@ -66,8 +66,10 @@ class BatchQueue {
   // time, in place of [queue] max_running; nullopt: the config's.
   static constexpr int kMaxParallel = 1000;
   std::optional<int> parallel() const { return parallel_; }
-  // Jobs per GPU slot now, given [queue] max_running `configured`.
+  // Jobs per GPU slot now, given [queue] max_running `configured`, and where that number comes
+  // from ("parallel" or "config": status's and kQueueSet's `max_running_from`).
   int MaxRunning(int configured) const { return parallel_.value_or(configured); }
+  const char* MaxRunningFrom() const { return parallel_ ? "parallel" : "config"; }
   // Sets N (1..kMaxParallel) or, with nullopt, goes back to the config's, writing or removing
   // the parallel file first; admission reruns. Errors: N out of range, the file cannot be
   // written or removed (the setting stays as it was).

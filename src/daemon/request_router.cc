@@ -119,7 +119,7 @@ void RouteQueueSet(RequestRouter& r, Connection& c, const json& q) {
           ToJsonText(json{{"ok", true},
                           {"paused", p.queue.paused()},
                           {"max_running", p.lifecycle.MaxRunning()},
-                          {"max_running_from", p.queue.parallel() ? "parallel" : "config"}}));
+                          {"max_running_from", p.queue.MaxRunningFrom()}}));
 }
 
 void RouteShutdown(RequestRouter& r, Connection& c, const json&) {

@@ -48,7 +48,7 @@ json StatusReporter::DaemonJson() const {
               {"queue", p_.queue.paused() ? "paused" : "running"},
               // Jobs per GPU slot: `gshare parallel`'s, else [queue] max_running's.
               {"max_running", p_.queue.MaxRunning(o.config.queue.max_running)},
-              {"max_running_from", p_.queue.parallel() ? "parallel" : "config"},
+              {"max_running_from", p_.queue.MaxRunningFrom()},
               {"start_time", start_time_()},
               {"job_counts", JobCounts()},
               {"quantum_ms", o.config.scheduler.quantum.count()},

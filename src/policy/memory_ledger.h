@@ -122,11 +122,11 @@ class MemoryLedger {
   // "Priority and memory": a higher job never waits for its memory because of a lower one).
   // Swap-engine processes give just the bytes needed; checkpoint-engine processes that hold no
   // lease give everything, context included. No victim gives more than its owner's
-  // host_budget_per_user leaves
-  // (`job`'s own swapped data, coming back, does not count): others give the rest, and when
-  // they cannot the plan is not feasible, reason UserHostMemoryBudget (HostMemoryBudget
-  // for the machine's host_budget, GpuMemory when the rest is fixed memory). Staged copies
-  // count toward the host budget; evicting staged memory takes no more host memory.
+  // host_budget_per_user leaves (`job`'s own swapped data, coming back, does not count):
+  // others give the rest, and when they cannot the plan is not feasible, reason
+  // UserHostMemoryBudget (HostMemoryBudget for the machine's host_budget, GpuMemory when the
+  // rest is fixed memory). Staged copies count toward the host budget; evicting staged memory
+  // takes no more host memory.
   Plan MakeRoom(const GpuKey& gpu, JobId job, uint64_t extra = 0,
                 bool leases_released = false) const;
   // Free bytes kept for a holder's allocations when one of them waits for room: without it a
