@@ -102,6 +102,12 @@ class SystemDaemonTest(SystemDaemonCase):
         r = self.as_user(b, "scheduler", "off")
         self.assertEqual(r.returncode, 5, r.stderr)
         self.assertIn("only an admin may switch the scheduler", r.stderr)
+        r = self.as_user(b, "parallel", "3")
+        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertIn("only an admin may pause, resume or resize the queue", r.stderr)
+        r = self.as_user(b, "parallel")  # reading it is anyone's
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("job(s) at once per GPU slot ([queue] max_running)", r.stdout)
 
         # B's process claims A's job id without its token: refused; A's job keeps its shims.
         argv = ["runuser", "-u", b.pw_name, "--", "env", "-i", "PATH=/usr/bin:/bin",
