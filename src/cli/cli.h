@@ -149,8 +149,9 @@ Status ResolveJobRefs(const GlobalOptions& global, const std::vector<std::string
 int WaitForJobs(const GlobalOptions& global, const std::vector<std::string>& refs);
 
 // The CLI11 check of every option and positional that takes job ids (ParseJobRef): anything
-// else is a usage error (exit 2), never sent to the daemon.
-CLI::Validator JobIdCheck();
+// else is a usage error (exit 2), never sent to the daemon. `by_name`: the command also selects
+// jobs with -n NAME, and a word given as an id gets "; jobs by name: -n WORD" in its error.
+CLI::Validator JobIdCheck(bool by_name = false);
 
 // The ids of a --jobs list: comma-separated job ids ("12,14"), each as ParseJobId reads it.
 // Fails naming the first item that is not one.

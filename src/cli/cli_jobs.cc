@@ -131,11 +131,19 @@ Status ResolveJobRefs(const GlobalOptions& global, const std::vector<std::string
   return Status::Ok();
 }
 
-CLI::Validator JobIdCheck() {
+CLI::Validator JobIdCheck(bool by_name) {
   return CLI::Validator(
-      [](std::string& text) {
+      [by_name](std::string& text) {
         Result<JobRef> ref = ParseJobRef(text);
-        return ref.ok() ? std::string() : ref.status().message();
+        if (ref.ok()) return std::string();
+        // A word where an id goes is most often a job's name (scancel takes it as -n NAME).
+        const bool word = !text.empty() && std::isalpha(static_cast<unsigned char>(text[0])) &&
+                          std::all_of(text.begin(), text.end(), [](char ch) {
+                            return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' ||
+                                   ch == '-' || ch == '.';
+                          });
+        if (by_name && word) return ref.status().message() + "; jobs by name: -n " + text;
+        return ref.status().message();
       },
       "ID");
 }

@@ -61,7 +61,7 @@ struct IdsOptions {
 
 void AddSelectionOptions(CLI::App& sub, JobSelection& sel, const char* which) {
   sub.add_option("ids", sel.ids, "Job ids (an array's id: its tasks; J_T: task T of array J)")
-      ->check(JobIdCheck());
+      ->check(JobIdCheck(/*by_name=*/true));
   sub.add_option("-t,--state", sel.states, std::string("Every job in these states: ") + which);
   sub.add_option("-n,--name", sel.name, "Every such job of this name");
   sub.add_option("-u,--user", sel.user, "Every such job of this user");

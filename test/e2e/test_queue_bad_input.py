@@ -116,6 +116,11 @@ class QueueBadInputTest(TestCase):
                      ["acct", "-j", huge], ["timeline", "-j", "-1"]):
             with self.subTest(args=args):
                 h.assert_error_line(h.gshare(*args), 2, "bad job id")
+        # A job's name typed where its id goes (scancel's habit is -n NAME): the line says so.
+        r = h.gshare("cancel", "train")
+        h.assert_error_line(r, 2, 'bad job id "train"')
+        self.assertIn("; jobs by name: -n train", r.stderr)
+        self.assertNotIn("-n train", h.gshare("logs", "train").stderr)  # logs takes no -n
 
     def test_submit_refuses_what_the_job_could_never_use(self):
         """Checked at submission, as the user the job runs as: a working directory that does

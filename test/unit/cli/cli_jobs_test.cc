@@ -60,6 +60,30 @@ TEST_CASE("hostile users: a bad id on the command line is a usage error before a
   CHECK(parse({"-1"}).find("bad job id \"-1\"") != std::string::npos);
   CHECK(parse({"99999999999999999999"}).find("bad job id") != std::string::npos);
   CHECK(parse({"0"}).find("bad job id \"0\"") != std::string::npos);
+  // No name hint where the command takes no -n.
+  CHECK(parse({"train"}).find("-n train") == std::string::npos);
+}
+
+TEST_CASE("a job's name where an id goes: the error says how to select jobs by name") {
+  auto parse = [](std::vector<std::string> args) {
+    CLI::App app;
+    std::vector<std::string> ids;
+    app.add_option("ids", ids, "Job ids")->check(JobIdCheck(/*by_name=*/true));
+    std::reverse(args.begin(), args.end());
+    try {
+      app.parse(args);
+    } catch (const CLI::ParseError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(parse({"12"}).empty());
+  const std::string named = parse({"train-gpt2.v1"});
+  CHECK(named.find("bad job id \"train-gpt2.v1\"") != std::string::npos);
+  CHECK(named.find("; jobs by name: -n train-gpt2.v1") != std::string::npos);
+  // Not a name: no hint (a negative number, a task of a bad form, shell metacharacters).
+  CHECK(parse({"12_x"}).find("-n ") == std::string::npos);
+  CHECK(parse({"a;b"}).find("-n ") == std::string::npos);
 }
 
 }  // namespace
