@@ -18,6 +18,7 @@
 #include "shim_log.h"
 #include "memory/managed_space.h"
 #include "memory/memory_engine.h"
+#include "memory/others_view.h"
 #include "memory/swap_space.h"
 #include "memory/swap_space_internal.h"
 
@@ -262,12 +263,22 @@ CUresult SwapAllocPitch(int device, CUdeviceptr* dptr, size_t* pitch, size_t wid
   return r;
 }
 
+// What other jobs hold on `device` that cannot move, as this process is shown it: a drop shows
+// only once it has lasted OthersView::kHoldNs (memory/others_view.h says why).
+constinit OthersView g_others_views[kMaxDevices];  // trivially destroyed: no exit-time work
+
+uint64_t OthersShown(int device) {
+  const uint64_t current = LeaseClient::Get().OthersFixed(device);
+  if (device < 0 || device >= kMaxDevices) return current;
+  return g_others_views[device].Report(current, swap_internal::NowNs());
+}
+
 // What the process may use on its device as if it were alone on the GPU: the GPU less
 // what other jobs hold that cannot move, less its own allocations and its context
 // (~0.5 GiB: docs/memory.md, "What a job sees").
 void VirtualMemInfo(int device, size_t* free_bytes, size_t* total_bytes) {
   const uint64_t kContextReserve = swap_internal::ContextReserve(*total_bytes);
-  uint64_t others = LeaseClient::Get().OthersFixed(device);
+  uint64_t others = OthersShown(device);
   uint64_t total = *total_bytes > others ? *total_bytes - others : 0;
   int64_t fixed = LeaseClient::Get().DeviceBytes(device);
   uint64_t own = SwapSpace::Get().Allocated(device) + (fixed > 0 ? fixed : 0) + kContextReserve;
@@ -417,7 +428,7 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
     if (r == CUDA_SUCCESS && bytes != nullptr &&                                           \
         (::gshare::shim::SwapSpace::Get().On() || ::gshare::shim::CheckpointEngineOn()) && \
         dev >= 0 && dev < ::gshare::shim::kMaxDevices) {                                   \
-      uint64_t gs_others = ::gshare::shim::LeaseClient::Get().OthersFixed(dev);            \
+      uint64_t gs_others = ::gshare::shim::OthersShown(dev);                               \
       *bytes = *bytes > gs_others ? *bytes - gs_others : 0;                                \
     }                                                                                      \
     return r;                                                                              \
