@@ -221,6 +221,4 @@ extern "C" unsigned long long gs_cumem_bytes(unsigned tags, int awake_only) {
   return sum;
 }
 
-extern "C" const char* gs_cumem_error(void) {
-  return g_error;
-}
+extern "C" const char* gs_cumem_error(void) { return g_error; }

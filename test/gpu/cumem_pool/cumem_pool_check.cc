@@ -132,8 +132,10 @@ int main(int argc, char** argv) {
     if (int rc = gs_cumem_wake(); rc != 0)
       return Fail("wake in cycle " + std::to_string(cycle) + ": " + gs_cumem_error());
     const int r1 = Compare(c, d1, w1, 1), r2 = Compare(c, d2, w2, 2);
-    if (r1 == 2 || r2 == 2) return Fail("reading the weights failed in cycle " + std::to_string(cycle));
-    if (r1 != 0 || r2 != 0) return Fail("weights differ after wake in cycle " + std::to_string(cycle));
+    if (r1 == 2 || r2 == 2)
+      return Fail("reading the weights failed in cycle " + std::to_string(cycle));
+    if (r1 != 0 || r2 != 0)
+      return Fail("weights differ after wake in cycle " + std::to_string(cycle));
     std::printf("cumem_pool_check: cycle %ld free asleep-awake %lld MiB\n", cycle,
                 (static_cast<long long>(free_asleep) - static_cast<long long>(free_awake)) /
                     static_cast<long long>(mib));
