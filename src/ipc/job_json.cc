@@ -9,63 +9,63 @@
 #include "base/duration.h"
 #include "base/gpu_inventory.h"
 #include "base/mail_type.h"
+#include "model/job_fields.h"
 
 namespace gshare {
 namespace {
+
+// One member as JSON, by its type: optionals null when empty, enums by name.
 template <typename T>
-nlohmann::json OrNull(const std::optional<T>& v) {
+nlohmann::json FieldJson(const T& v) {
+  return nlohmann::json(v);
+}
+template <typename T>
+nlohmann::json FieldJson(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
+nlohmann::json FieldJson(JobState v) { return JobStateName(v); }
+nlohmann::json FieldJson(JobKind v) { return std::string(JobKindName(v)); }
+
+// Whether a field whose rule is `shown` carries its value for `r` (else null); kNever fields are
+// left out before this is asked.
+bool Carried(const JobRecord& r, JobFieldShown shown) {
+  switch (shown) {
+    case JobFieldShown::kArrayTask: return r.IsArrayTask();
+    case JobFieldShown::kSlurm: return r.kind == JobKind::kSlurm;
+    default: return true;
+  }
+}
+
+// The fields of the table (model/job_fields.h) whose rule is not kNever, and only those with
+// in_runs when `runs_only`.
+nlohmann::json FieldsToJson(const JobRecord& r, bool runs_only) {
+  nlohmann::json j = {{"id", r.id}};
+#define GS_TO_JSON(member, column, key, shown, in_runs)                                 \
+  if (JobFieldShown::shown != JobFieldShown::kNever && (in_runs || !runs_only)) {       \
+    j[key] = Carried(r, JobFieldShown::shown) ? FieldJson(r.member) : nlohmann::json(); \
+  }
+  GS_JOB_FIELDS(GS_TO_JSON)
+#undef GS_TO_JSON
+  return j;
+}
+
+template <typename T>
+nlohmann::json OrNull(const std::optional<T>& v) {
+  return FieldJson(v);
+}
+
 }  // namespace
 
 nlohmann::json JobToJson(const JobRecord& r) {
-  // The array's fields are null for a job that is no array task.
-  auto array = [&r](int64_t v) { return r.IsArrayTask() ? nlohmann::json(v) : nlohmann::json(); };
-  return {
-      {"id", r.id},
-      {"name", r.name},
-      {"state", JobStateName(r.state)},
-      {"reason", r.reason},
-      {"priority", r.priority},
-      {"argv", r.argv},
-      {"cwd", r.cwd},
-      {"uid", r.uid},
-      {"gpu", r.gpu},
-      {"gpus", r.gpus},
-      {"quantum_ms", r.quantum_ms},
-      {"kind", JobKindName(r.kind)},
-      {"submit_time", r.submit_time},
-      {"start_time", OrNull(r.start_time)},
-      {"end_time", OrNull(r.end_time)},
-      {"exit_code", OrNull(r.exit_code)},
-      {"signal", OrNull(r.signal)},
-      {"pid", OrNull(r.pid)},
-      {"lease_seconds", r.lease_seconds},
-      {"wait_seconds", r.wait_seconds},
-      {"peak_bytes", r.peak_bytes},
-      {"swaps_out", r.swaps_out},
-      {"swaps_in", r.swaps_in},
-      {"restarts", r.restarts},
-      {"state_code", JobStateCode(r.state)},
-      {"output", r.output},
-      {"time_limit_ms", r.time_limit_ms},
-      {"kill_after_ms", r.kill_after_ms},
-      {"dependency", r.dependency},
-      {"held", r.held},
-      {"begin_time", OrNull(r.begin_time)},
-      {"slot", r.slot},
-      {"memory_engine", r.memory},
-      {"array_job_id", array(r.array_job_id)},
-      {"array_task_id", array(r.array_task_id)},
-      {"array_task_count", array(r.array_task_count)},
-      {"array_task_min", array(r.array_task_min)},
-      {"array_task_max", array(r.array_task_max)},
-      {"array_limit", array(r.array_limit)},
-      {"slurm_job_id",
-       r.kind == JobKind::kSlurm ? nlohmann::json(r.slurm_job_id) : nlohmann::json()},
-      {"slurm_step", r.kind == JobKind::kSlurm ? nlohmann::json(r.slurm_step) : nlohmann::json()},
-      {"mail_user", r.mail_user},
-      {"mail_type", r.mail_type}};
+  nlohmann::json j = FieldsToJson(r, /*runs_only=*/false);
+  j["state_code"] = JobStateCode(r.state);
+  return j;
+}
+
+nlohmann::json RunToJson(const JobRun& run) {
+  nlohmann::json j = FieldsToJson(run.job, /*runs_only=*/true);
+  j["requeued"] = run.requeued;
+  return j;
 }
 
 nlohmann::json JobOptionsToJson(const JobRecord& r) {

@@ -18,14 +18,14 @@ inline std::string ToJsonText(const nlohmann::json& j, int indent = -1) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// {"id","name","state","priority","argv","cwd","uid","gpu","quantum_ms","submit_time",
-//  "start_time","end_time","exit_code","signal","pid","lease_seconds","wait_seconds",
-//  "peak_bytes","swaps_out","swaps_in","restarts","kind","reason"}; absent values are null.
-// plus the queue's "state_code","output","time_limit_ms","kill_after_ms","dependency","held",
-// "begin_time","slot", and a job array's "array_job_id","array_task_id","array_task_count",
-// "array_task_min","array_task_max","array_limit" (null for a job that is no array task), and
-// a Slurm step's "slurm_job_id","slurm_step" (null for a job that Slurm did not start).
+// A job as `gshare status --json`, `queue --json` and the daemon's list replies show it: "id",
+// every field of the table in model/job_fields.h that is not kNever under its JSON key, and
+// "state_code". Absent values are null; so are a job array's fields for a job that is no array
+// task, and a Slurm step's for a job that Slurm did not start.
 nlohmann::json JobToJson(const JobRecord& r);
+// A run as kListJobs sends it (`gshare acct`): "id", the table's fields marked in_runs, under
+// the same rules as JobToJson, and "requeued".
+nlohmann::json RunToJson(const JobRun& run);
 
 // The job options as `run` and `submit` send them (protocol.h kRunRegister, kSubmit):
 // {"name","argv","cwd","priority","quantum_ms","gpu","time_limit_ms","kill_after_ms",

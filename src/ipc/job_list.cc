@@ -2,6 +2,8 @@
 
 #include <exception>
 
+#include "model/job_fields.h"
+
 namespace gshare {
 
 using json = nlohmann::json;
@@ -89,10 +91,27 @@ Result<ListJobsRequest> ListJobsRequest::Parse(const json& j) {
 
 namespace {
 
+// One member from its JSON value (not null), by the member's type; false for a value no gshare
+// sends (an unknown state). A wrong JSON type throws (nlohmann::json::get), caught below.
 template <typename T>
-void ReadOptional(const json& j, const char* key, std::optional<T>* out) {
-  auto it = j.find(key);
-  if (it != j.end() && !it->is_null()) *out = it->get<T>();
+bool FieldFromJson(const json& v, T* out) {
+  *out = v.get<T>();
+  return true;
+}
+template <typename T>
+bool FieldFromJson(const json& v, std::optional<T>* out) {
+  *out = v.get<T>();
+  return true;
+}
+bool FieldFromJson(const json& v, JobState* out) {
+  std::optional<JobState> state = JobStateFromName(v.get<std::string>());
+  if (state) *out = *state;
+  return state.has_value();
+}
+// A kind a newer daemon sends reads as a submitted job's.
+bool FieldFromJson(const json& v, JobKind* out) {
+  *out = ParseJobKind(v.get<std::string>()).value_or(JobKind::kSubmit);
+  return true;
 }
 
 }  // namespace
@@ -101,91 +120,23 @@ Result<JobRecord> JobFromJson(const json& j) {
   JobRecord r;
   try {
     r.id = j.at("id").get<int64_t>();
-    r.name = j.value("name", std::string());
-    std::optional<JobState> state = JobStateFromName(j.at("state").get<std::string>());
-    if (!state) return Status::Error("job " + std::to_string(r.id) + ": unknown state");
-    r.state = *state;
-    r.reason = j.value("reason", std::string());
-    r.priority = j.value("priority", 0);
-    r.argv = j.value("argv", std::vector<std::string>());
-    r.cwd = j.value("cwd", std::string());
-    r.uid = j.value("uid", uint32_t{0});
-    r.gpu = j.value("gpu", std::string());
-    r.quantum_ms = j.value("quantum_ms", int64_t{0});
-    r.kind = ParseJobKind(j.value("kind", std::string("submit"))).value_or(JobKind::kSubmit);
-    r.gpus = j.value("gpus", 1);
-    r.submit_time = j.value("submit_time", 0.0);
-    ReadOptional(j, "start_time", &r.start_time);
-    ReadOptional(j, "end_time", &r.end_time);
-    ReadOptional(j, "exit_code", &r.exit_code);
-    ReadOptional(j, "signal", &r.signal);
-    ReadOptional(j, "pid", &r.pid);
-    r.lease_seconds = j.value("lease_seconds", 0.0);
-    r.wait_seconds = j.value("wait_seconds", 0.0);
-    r.peak_bytes = j.value("peak_bytes", uint64_t{0});
-    r.swaps_out = j.value("swaps_out", uint64_t{0});
-    r.swaps_in = j.value("swaps_in", uint64_t{0});
-    r.restarts = j.value("restarts", 0);
-    r.output = j.value("output", std::string());
-    r.time_limit_ms = j.value("time_limit_ms", int64_t{0});
-    r.kill_after_ms = j.value("kill_after_ms", int64_t{30'000});
-    r.dependency = j.value("dependency", std::string());
-    r.held = j.value("held", false);
-    ReadOptional(j, "begin_time", &r.begin_time);
-    r.slot = j.value("slot", std::string());
-    r.memory = j.value("memory_engine", std::string());
-    // null (no array task) or absent (an older daemon) reads 0.
-    for (auto [key, field] :
-         {std::pair{"array_job_id", &r.array_job_id}, std::pair{"array_task_id", &r.array_task_id},
-          std::pair{"array_task_count", &r.array_task_count},
-          std::pair{"array_task_min", &r.array_task_min},
-          std::pair{"array_task_max", &r.array_task_max},
-          std::pair{"array_limit", &r.array_limit}}) {
-      std::optional<int64_t> value;
-      ReadOptional(j, key, &value);
-      *field = value.value_or(0);
+    if (!j.contains("state") || j.at("state").is_null()) {
+      return Status::Error("job " + std::to_string(r.id) + ": no state");
     }
-    std::optional<int64_t> slurm_job;
-    ReadOptional(j, "slurm_job_id", &slurm_job);
-    r.slurm_job_id = slurm_job.value_or(0);
-    std::optional<std::string> slurm_step;
-    ReadOptional(j, "slurm_step", &slurm_step);
-    r.slurm_step = slurm_step.value_or("");
-    r.mail_user = j.value("mail_user", std::string());
-    r.mail_type = j.value("mail_type", std::string());
+    // Absent (an older daemon) or null (a rule's "not carried") keeps JobRecord's default.
+#define GS_FROM_JSON(member, column, key, shown, in_runs)                       \
+  if (JobFieldShown::shown != JobFieldShown::kNever) {                          \
+    auto it = j.find(key);                                                      \
+    if (it != j.end() && !it->is_null() && !FieldFromJson(*it, &r.member)) {    \
+      return Status::Error("job " + std::to_string(r.id) + ": unknown " + key); \
+    }                                                                           \
+  }
+    GS_JOB_FIELDS(GS_FROM_JSON)
+#undef GS_FROM_JSON
   } catch (const std::exception& e) {
     return Status::Error(std::string("bad job in the daemon's reply: ") + e.what());
   }
   return r;
-}
-
-json RunToJson(const JobRun& run) {
-  const JobRecord& r = run.job;
-  auto optional = [](const auto& v) { return v ? json(*v) : json(nullptr); };
-  return {{"id", r.id},
-          {"name", r.name},
-          {"state", JobStateName(r.state)},
-          {"reason", r.reason},
-          {"priority", r.priority},
-          {"uid", r.uid},
-          {"gpu", r.gpu},
-          {"gpus", r.gpus},
-          {"slot", r.slot},
-          {"kind", JobKindName(r.kind)},
-          {"submit_time", r.submit_time},
-          {"start_time", optional(r.start_time)},
-          {"end_time", optional(r.end_time)},
-          {"exit_code", optional(r.exit_code)},
-          {"signal", optional(r.signal)},
-          {"lease_seconds", r.lease_seconds},
-          {"wait_seconds", r.wait_seconds},
-          {"peak_bytes", r.peak_bytes},
-          {"swaps_out", r.swaps_out},
-          {"swaps_in", r.swaps_in},
-          {"restarts", r.restarts},
-          {"requeued", run.requeued},
-          {"array_job_id", r.array_job_id},
-          {"array_task_id", r.array_task_id}};
 }
 
 Result<JobRun> RunFromJson(const json& j) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "ipc/job_json.h"
 #include "model/job_filters.h"
 #include "model/job_record.h"
 
@@ -29,10 +30,7 @@ struct ListJobsRequest {
   static Result<ListJobsRequest> Parse(const nlohmann::json& j);
 };
 
-// A run as kListJobs sends it: what `gshare acct` reads of its job (the fields of
-// JobStore::ForEachRun) and "requeued".
-nlohmann::json RunToJson(const JobRun& run);
-// A run as RunToJson wrote it; errors as JobFromJson's.
+// A run as RunToJson (job_json.h) wrote it; errors as JobFromJson's.
 Result<JobRun> RunFromJson(const nlohmann::json& j);
 
 // A job as JobToJson wrote it. Missing fields keep JobRecord's defaults; a wrong type or an

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include "ipc/job_json.h"
+#include "model/every_field.h"
+#include "model/job_fields.h"
 
 namespace gshare::unit_job_list {
 namespace {
@@ -100,6 +102,58 @@ TEST_CASE("issue 24: an array task read back from its JSON keeps its array field
   CHECK(back->array_task_count == 4);
   CHECK(back->array_task_max == 9);
   CHECK(back->array_limit == 2);
+}
+
+TEST_CASE("a job's JSON carries every field of the table, and reads back whole") {
+  JobRecord r = unit::EveryField();
+  r.id = 31;
+  const nlohmann::json j = JobToJson(r);
+  // One key per field that JSON shows, plus "id" and "state_code"; no secret.
+  size_t shown = 0;
+#define GS_COUNT(member, column, key, rule, in_runs)  \
+  if (JobFieldShown::rule != JobFieldShown::kNever) { \
+    ++shown;                                          \
+    CHECK_MESSAGE(j.contains(key), key);              \
+  } else {                                            \
+    CHECK_MESSAGE(!j.contains(key), key);             \
+  }
+  GS_JOB_FIELDS(GS_COUNT)
+#undef GS_COUNT
+  CHECK(j.size() == shown + 2);
+  CHECK(j.dump().find(r.token) == std::string::npos);
+  // Back: the record but for what JSON never carries. r is a Slurm job (kind) and an array task,
+  // so both rules carry their fields here.
+  Result<JobRecord> back = JobFromJson(j);
+  REQUIRE(back.ok());
+  JobRecord want = r;
+  want.end_request.clear();
+  want.runner_pid.reset();
+  want.runner_start.reset();
+  want.token.clear();
+  CHECK(*back == want);
+}
+
+TEST_CASE("a job's two JSON forms agree: a run's fields are the job's, null where the job's are") {
+  JobRecord r = unit::EveryField();
+  r.id = 32;
+  r.array_job_id = 0;  // no array task: its fields are null in both forms, not 0 in one
+  r.array_task_id = 0;
+  const nlohmann::json job = JobToJson(r);
+  const nlohmann::json run = RunToJson(JobRun{r, true});
+  CHECK(run["requeued"] == true);
+  for (const auto& [key, value] : run.items()) {
+    if (key == "requeued") continue;
+    CHECK_MESSAGE(job.contains(key), key);
+    CHECK_MESSAGE(job[key] == value, key);
+  }
+  CHECK(run["array_job_id"].is_null());
+  CHECK(run.contains("lease_seconds"));
+  CHECK_FALSE(run.contains("argv"));  // a run carries no command line (acct lists many)
+  Result<JobRun> back = RunFromJson(run);
+  REQUIRE(back.ok());
+  CHECK(back->requeued);
+  CHECK(back->job.lease_seconds == r.lease_seconds);
+  CHECK(back->job.array_job_id == 0);
 }
 
 }  // namespace

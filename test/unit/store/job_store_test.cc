@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "store_test_util.h"
+#include "model/every_field.h"
 #include "temp_dir.h"
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -15,6 +16,8 @@
 
 namespace gshare::unit_job_store {
 namespace {
+
+using unit::EveryField;
 
 JobRecord Job(std::string name, std::string state = "PENDING") {
   JobRecord r;
@@ -206,59 +209,6 @@ TEST_CASE("JobStore saves every column of a record") {
 
   r.id = 777;
   CHECK_FALSE(store->Save(r).ok());
-}
-
-// Every field of a record set to a value of its own, none a default.
-JobRecord EveryField() {
-  // A field added to JobRecord changes its size: set it below too, so that it is saved.
-  static_assert(sizeof(JobRecord) == 712, "JobRecord gained a field: give it a value here");
-  JobRecord r;
-  r.name = "every-field";
-  r.argv = {"python3", "train.py", "--lr", "3e-4"};
-  r.cwd = "/home/alice/exp";
-  r.uid = 5001;
-  r.priority = 7;
-  r.quantum_ms = 2500;
-  r.gpu = "0,1";
-  r.gpus = 2;
-  r.state = JobState::kRunning;
-  r.reason = "Priority";
-  r.submit_time = 1700000000.5;
-  r.start_time = 1700000010.25;
-  r.end_time = 1700000020.75;
-  r.exit_code = 3;
-  r.signal = 9;
-  r.pid = 4242;
-  r.lease_seconds = 8.5;
-  r.wait_seconds = 2.25;
-  r.peak_bytes = 1ull << 40;
-  r.kind = JobKind::kSlurm;
-  r.output = "/logs/%x-%j.out";
-  r.time_limit_ms = 60'000;
-  r.kill_after_ms = 5'000;
-  r.dependency = "afterok:1:2";
-  r.held = true;
-  r.begin_time = 1700000100.125;
-  r.end_request = "requeue";
-  r.runner_pid = 777;
-  r.runner_start = 123456789012;
-  r.slot = "1";
-  r.memory = "checkpoint";
-  r.token = std::string(32, 'a');
-  r.array_job_id = 40;
-  r.array_task_id = 3;
-  r.array_task_count = 5;
-  r.array_task_min = 1;
-  r.array_task_max = 9;
-  r.array_limit = 2;
-  r.swaps_out = 11;
-  r.swaps_in = 12;
-  r.restarts = 4;
-  r.slurm_job_id = 99;
-  r.slurm_step = "batch";
-  r.mail_user = "alice@example.org";
-  r.mail_type = "END,FAIL";
-  return r;
 }
 
 TEST_CASE("JobStore: every field of a record comes back after the database is reopened") {
