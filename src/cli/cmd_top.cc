@@ -1,12 +1,15 @@
-// `gshare top [-d SECONDS] [-n N] [-b]`: a live view of the GPUs and jobs (top_view.h), redrawn
-// every SECONDS (default 1), with keys to steer the selected job: c cancel (asks y/n), h hold
-// or release, + and - its priority, s suspend or resume. -b (batch, as top(1)) prints the
-// frames as text instead, for scripts and logs; -n ends after N frames. Drawn with ncurses;
+// `gshare top [-d SECONDS] [-n N] [-b [-w COLUMNS]] [--sort KEY]`: a live view of the GPUs and
+// jobs (top_view.h), redrawn every SECONDS (default 1), with keys to steer the selected job: c
+// cancel (asks y/n), h hold or release, + and - its priority, s suspend or resume; o changes the
+// order, ? shows the help page. -b (batch, as top(1)) prints the frames as text instead, for
+// scripts and logs; -n ends after N frames. Drawn with ncurses;
 // colours unless NO_COLOR is set (https://no-color.org) or the terminal has none.
 #include <curses.h>
 #include <unistd.h>
 
 #include <clocale>
+#include <cstdlib>
+#include <map>
 #include <cstdio>
 #include <ctime>
 
@@ -26,6 +29,15 @@ struct TopOptions {
   double delay_s = 1.0;
   int iterations = 0;  // 0: until q
   bool batch = false;
+  int width = 0;  // batch frames' columns; 0: $COLUMNS, else wide enough for every column
+  TopSort sort = TopSort::kState;
+};
+
+// What the view shows besides the data: kept across frames, changed by keys.
+struct ViewState {
+  int64_t selected = 0;
+  TopSort sort = TopSort::kState;
+  bool help = false;
 };
 
 std::string Clock() {
@@ -70,15 +82,17 @@ void AddPendingJobs(const GlobalOptions& global, json* status, std::string* mess
 
 // One frame; `status` gets the document it shows (null when no daemon answered), which the
 // keys act on until the next frame.
-TopFrame FetchFrame(const GlobalOptions& global, int64_t selected, int width, std::string* message,
-                    json* status) {
+TopFrame FetchFrame(const GlobalOptions& global, const ViewState& view, int width,
+                    std::string* message, json* status) {
   *status = nullptr;
   bool ok = FetchStatus(global, status, message);
   if (ok) AddPendingJobs(global, status, message);
   TopInput in;
   in.status = ok ? status : nullptr;
   in.gpus = SampleGpus();
-  in.selected_job = selected;
+  in.selected_job = view.selected;
+  in.sort = view.sort;
+  in.help = view.help;
   in.message = *message;
   in.clock = Clock();
   in.width = width;
@@ -104,7 +118,14 @@ int RunBatch(const GlobalOptions& global, const TopOptions& opt) {
     if (i > 0) usleep(static_cast<useconds_t>(opt.delay_s * 1e6));
     std::string message;
     json status;
-    TopFrame f = FetchFrame(global, 0, 1000, &message, &status);
+    ViewState view;
+    view.sort = opt.sort;
+    int width = opt.width;
+    if (width == 0) {
+      const char* columns = std::getenv("COLUMNS");
+      width = columns != nullptr && std::atoi(columns) > 0 ? std::atoi(columns) : 1000;
+    }
+    TopFrame f = FetchFrame(global, view, width, &message, &status);
     for (const TopLine& l : f.lines) std::printf("%s\n", l.text.c_str());
     std::printf("\n");
     std::fflush(stdout);
@@ -215,25 +236,29 @@ int RunLive(const GlobalOptions& global, const TopOptions& opt) {
     init_pair(2, COLOR_YELLOW, -1);
     init_pair(3, COLOR_RED, -1);
   }
-  int64_t selected = 0;
+  ViewState view;
   std::string message;
   const int delay_ms = static_cast<int>(opt.delay_s * 1000);
   for (int frame = 0; opt.iterations == 0 || frame < opt.iterations; ++frame) {
     std::string fetched = message;
     json status;
-    TopFrame f = FetchFrame(global, selected, COLS, &fetched, &status);
-    selected = f.selected_job;
+    TopFrame f = FetchFrame(global, view, COLS, &fetched, &status);
+    view.selected = f.selected_job;
     Draw(f, color);
     timeout(delay_ms);
     int ch = getch();
     if (ch == 'q' || ch == 'Q') break;
-    auto at = std::find(f.jobs.begin(), f.jobs.end(), selected);
+    auto at = std::find(f.jobs.begin(), f.jobs.end(), view.selected);
     if ((ch == KEY_DOWN || ch == 'j') && at != f.jobs.end() && at + 1 != f.jobs.end()) {
-      selected = *(at + 1);
+      view.selected = *(at + 1);
     } else if ((ch == KEY_UP || ch == 'k') && at != f.jobs.end() && at != f.jobs.begin()) {
-      selected = *(at - 1);
+      view.selected = *(at - 1);
+    } else if (ch == '?') {
+      view.help = !view.help;
+    } else if (ch == 'o') {
+      view.sort = static_cast<TopSort>((static_cast<int>(view.sort) + 1) % 5);
     } else if (ch != ERR && ch != KEY_RESIZE) {
-      std::string outcome = Steer(global, ch, selected, status);
+      std::string outcome = Steer(global, ch, view.selected, status);
       if (!outcome.empty()) message = outcome;
     }
   }
@@ -250,10 +275,25 @@ void AddTopCommand(CLI::App& sub, const GlobalOptions& global, Handler* handler)
   sub.add_option("-n,--iterations", opt->iterations, "Stop after N frames (default: until q)")
       ->check(CLI::NonNegativeNumber);
   sub.add_flag("-b,--batch", opt->batch, "Print the frames as text (no terminal needed)");
+  sub.add_option("-w,--width", opt->width,
+                 "Columns of a batch frame (default: $COLUMNS, else every column)")
+      ->check(CLI::Range(20, 1000));
+  sub.add_option("--sort", opt->sort,
+                 "Order of the jobs: state (default), priority, gpu-time, "
+                 "memory or id (in the live view: the o key)")
+      ->transform(
+          CLI::CheckedTransformer(std::map<std::string, TopSort>{{"state", TopSort::kState},
+                                                                 {"priority", TopSort::kPriority},
+                                                                 {"gpu-time", TopSort::kGpuTime},
+                                                                 {"memory", TopSort::kMemory},
+                                                                 {"id", TopSort::kId}},
+                                  CLI::ignore_case));
   sub.footer(
       "Keys: q quit, up/down (j/k) select a job, c cancel it, h hold or release it (pending),\n"
-      "+/- raise or lower its priority, s suspend or resume it.\n"
-      "Examples:\n  gshare top\n  gshare top -b -n 1");
+      "+/- raise or lower its priority, s suspend or resume it, o change the order, ? help.\n"
+      "Columns that do not fit the terminal are left out (REASON, NAME and the job's state\n"
+      "always stay).\n"
+      "Examples:\n  gshare top\n  gshare top -b -n 1 -w 80 --sort priority");
   *handler = [opt, &global]() {
     return opt->batch ? RunBatch(global, *opt) : RunLive(global, *opt);
   };

@@ -23,6 +23,9 @@ struct TopLine {
   Style style = Style::kPlain;
 };
 
+// The order of the job rows (`o` cycles through them).
+enum class TopSort { kState, kPriority, kGpuTime, kMemory, kId };
+
 struct TopInput {
   const nlohmann::json* status = nullptr;  // the status document; nullptr: no daemon answered
   std::vector<GpuSample> gpus;             // NVML's GPUs (empty without NVML)
@@ -30,6 +33,8 @@ struct TopInput {
   std::string message;                     // the outcome of the last key, or why no data
   std::string clock;                       // "12:03:04"
   int width = 120;                         // columns; every line is cut to width - 1
+  TopSort sort = TopSort::kState;
+  bool help = false;  // the help page in place of the job rows
   // A uid's login name (base/user_name.h UserName); injected for tests.
   std::function<std::string(uint32_t)> user_name;
 };
@@ -41,12 +46,14 @@ struct TopFrame {
 };
 
 // Job rows come running and suspended first, then pending, then ended (the daemon lists the
-// last 20), each group in the daemon's order. GPUs are those the daemon uses merged with
-// those NVML lists (by UUID), so an idle GPU shows too.
+// last 20), each group in the daemon's order, unless `sort` says otherwise. The job table keeps
+// the columns that fit `width` (JOB, ST, NAME and REASON always; 80 columns keep PRI, ON-GPU,
+// LEASE and GPU too). GPUs are those the daemon uses merged with those NVML lists (by UUID), so
+// an idle GPU shows too.
 TopFrame RenderTop(const TopInput& in);
 
-// The keys, for the help line and the tests.
+// The keys, for the help line and the tests; within 79 columns.
 inline constexpr const char* kTopKeys =
-    "q quit  up/down select  c cancel  h hold/release  +/- priority  s suspend/resume";
+    "q quit  j/k select  c cancel  h hold  +/- priority  s suspend  o sort  ? help";
 
 }  // namespace gshare

@@ -6,7 +6,10 @@
   - in a real terminal (tmux: send-keys, capture-pane): the frame is drawn, the arrow key moves
     the selection, `h` holds the selected pending job and `h` again releases it, `+` raises its
     priority, `c` then `y` cancels it, and `q` ends top; each change is checked in the
-    daemon's queue, not on the screen only."""
+    daemon's queue, not on the screen only;
+  - at 80 columns and at 200 (tmux resize-window): every line fits, the pending job's REASON
+    (the queue's reason) shows at both widths, the wide terminal shows every column; `?` shows
+    the help page and back, `o` changes the order (said in the title)."""
 import os
 import shlex
 import shutil
@@ -58,12 +61,8 @@ class TopTest(TestCase):
         r = h.gshare("top", "-n", "1")
         h.assert_error_line(r, 2, "terminal")
 
-    def test_keys_in_a_real_terminal(self):
-        if shutil.which("tmux") is None:
-            self.skipTest("tmux is not installed (scripts/deps.sh installs it)")
-        h = self.harness()
-        h.start_daemon()
-        run, pend = self.two_jobs(h)
+    def start_tmux(self, h, width):
+        """`gshare top -d 0.2` in a tmux session of `width` x 40; (tmux argv, env)."""
         sock = os.path.join(h.tmp, "tmux.sock")
         script = os.path.join(h.tmp, "top.sh")
         with open(script, "w") as f:
@@ -72,9 +71,18 @@ class TopTest(TestCase):
             f.write("exec %s top -d 0.2\n" % " ".join(shlex.quote(a) for a in h.gshare_argv()))
         tmux = ["tmux", "-S", sock]
         env = dict(os.environ, TERM="xterm")
-        subprocess.run(tmux + ["new-session", "-d", "-x", "200", "-y", "40", "-s", "top",
+        subprocess.run(tmux + ["new-session", "-d", "-x", str(width), "-y", "40", "-s", "top",
                                "sh " + shlex.quote(script)], check=True, env=env)
         self.addCleanup(subprocess.run, tmux + ["kill-server"], stderr=subprocess.DEVNULL)
+        return tmux, env
+
+    def test_keys_in_a_real_terminal(self):
+        if shutil.which("tmux") is None:
+            self.skipTest("tmux is not installed (scripts/deps.sh installs it)")
+        h = self.harness()
+        h.start_daemon()
+        run, pend = self.two_jobs(h)
+        tmux, env = self.start_tmux(h, 200)
 
         def screen():
             return subprocess.run(tmux + ["capture-pane", "-p", "-t", "top"], check=True,
@@ -106,6 +114,52 @@ class TopTest(TestCase):
         h.wait_for(lambda: subprocess.run(tmux + ["has-session", "-t", "top"], env=env,
                                           stderr=subprocess.DEVNULL).returncode != 0,
                    10, "top to end on q")
+
+    def test_widths_reason_help_and_order_in_a_real_terminal(self):
+        if shutil.which("tmux") is None:
+            self.skipTest("tmux is not installed (scripts/deps.sh installs it)")
+        h = self.harness()
+        h.start_daemon()
+        run, pend = self.two_jobs(h)
+        reason = h.queue_jobs()[pend]["reason"]
+        self.assertTrue(reason, "a pending job behind max_running has a reason")
+        tmux, env = self.start_tmux(h, 80)
+
+        def screen():
+            return subprocess.run(tmux + ["capture-pane", "-p", "-t", "top"], check=True,
+                                  stdout=subprocess.PIPE, text=True, env=env).stdout
+
+        def keys(*k):
+            subprocess.run(tmux + ["send-keys", "-t", "top"] + list(k), check=True, env=env)
+
+        def row(job):
+            return next((l for l in screen().splitlines() if l.split()[:1] == [str(job)]), "")
+
+        for width in (80, 200):
+            if width != 80:
+                subprocess.run(tmux + ["resize-window", "-t", "top", "-x", str(width)], check=True,
+                               env=env)
+            h.wait_for(lambda: reason in row(pend), 15, "the reason %r at %d columns:\n%s"
+                       % (reason, width, screen()))
+            text = screen()
+            self.assertTrue(all(len(l.rstrip()) <= width for l in text.splitlines()), text)
+            header = next(l for l in text.splitlines() if l.startswith("JOB "))
+            self.assertIn("REASON", header)
+            if width == 200:
+                for column in ("USER", "LEASE", "WAITED", "RESIDENT", "SWAPPED", "SWAPS", "COMMAND"):
+                    self.assertIn(column, header)
+            else:
+                self.assertNotIn("SWAPS", header)
+            for whole in ("COMMAND", "WAITERS", "? help"):  # not cut off at the right edge
+                self.assertIn(whole, text)
+        keys("?")
+        h.wait_for(lambda: "Keys" in screen() and row(pend) == "", 15, "the help page:\n%s" % screen())
+        keys("?")
+        h.wait_for(lambda: reason in row(pend), 15, "the jobs again:\n%s" % screen())
+        keys("o")
+        h.wait_for(lambda: "sorted by priority" in screen(), 15, "the order in the title:\n%s"
+                   % screen())
+        keys("q")
 
 
 if __name__ == "__main__":

@@ -128,5 +128,92 @@ TEST_CASE("top: without a daemon or NVML it says so; lines fit the width") {
   CHECK(said);
 }
 
+// The header line of the job table.
+const TopLine* JobHeader(const TopFrame& f) { return LineOf(f, "JOB "); }
+
+TEST_CASE("top: the job table keeps the columns the width has room for, REASON always") {
+  json st = Status();
+  st["jobs"][1]["reason"] = "Dependency";
+  for (int width : {80, 120, 200}) {
+    CAPTURE(width);
+    TopInput in = Input(st);
+    in.width = width;
+    TopFrame f = RenderTop(in);
+    const TopLine* header = JobHeader(f);
+    REQUIRE(header != nullptr);
+    for (const char* always : {"JOB", "ST", "NAME", "REASON"})
+      CHECK(header->text.find(always) != std::string::npos);
+    // Lines are cut to the width; nothing of these may be lost to the cut.
+    const TopLine* gpu_header = LineOf(f, "GPU ");
+    REQUIRE(gpu_header != nullptr);
+    CHECK(gpu_header->text.find("WAITERS") != std::string::npos);
+    CHECK(header->text.find("COMMAND") != std::string::npos);
+    bool keys = false;
+    for (const TopLine& l : f.lines) keys |= l.text.find("? help") != std::string::npos;
+    CHECK(keys);
+    const TopLine* pending = LineOf(f, "5 ");
+    REQUIRE(pending != nullptr);
+    CHECK(pending->text.find("Dependency") != std::string::npos);
+    CHECK(pending->text.find("next") != std::string::npos);
+  }
+  TopInput narrow = Input(st);
+  narrow.width = 80;
+  const std::string at80 = JobHeader(RenderTop(narrow))->text;
+  CHECK(at80.find("SWAPS") == std::string::npos);   // dropped first
+  CHECK(at80.find("ON-GPU") != std::string::npos);  // kept at 80
+  CHECK(at80.find("PRI") != std::string::npos);
+  const std::string at200 = JobHeader(RenderTop(Input(st)))->text;
+  for (const char* all :
+       {"USER", "LEASE", "WAITED", "RESIDENT", "SWAPPED", "SWAPS", "GPU", "COMMAND"})
+    CHECK(at200.find(all) != std::string::npos);
+}
+
+TEST_CASE("top: an ended job shows no lease; a running one waiting for memory says so") {
+  json st = Status();
+  st["jobs"][0]["lease"] = "held";  // a stale value on an ended job
+  st["jobs"][2]["memory"] = {{"allocated", 1}, {"resident", 0}, {"waiting_for", "GpuMemory"}};
+  TopFrame f = RenderTop(Input(st));
+  const TopLine* ended = LineOf(f, "1 ");
+  REQUIRE(ended != nullptr);
+  CHECK(ended->text.find("held") == std::string::npos);
+  const TopLine* running = LineOf(f, "3 ");
+  REQUIRE(running != nullptr);
+  CHECK(running->text.find("GpuMemory") != std::string::npos);
+}
+
+TEST_CASE("top: o's orders put the highest first; the title names the order") {
+  json st = Status();
+  st["jobs"][3]["priority"] = 9;           // job 7, ended
+  st["jobs"][0]["lease_seconds"] = 500.0;  // job 1, ended
+  TopInput in = Input(st);
+  in.sort = TopSort::kPriority;
+  TopFrame f = RenderTop(in);
+  REQUIRE_FALSE(f.jobs.empty());
+  CHECK(f.jobs.front() == 7);
+  CHECK(f.lines.front().text.find("sorted by priority") != std::string::npos);
+  in.sort = TopSort::kGpuTime;
+  CHECK(RenderTop(in).jobs.front() == 1);
+  in.sort = TopSort::kId;
+  CHECK(RenderTop(in).jobs == std::vector<int64_t>{7, 5, 3, 1});
+  in.sort = TopSort::kState;
+  CHECK(RenderTop(in).jobs == std::vector<int64_t>{3, 5, 1, 7});
+  CHECK(RenderTop(in).lines.front().text.find("sorted") == std::string::npos);
+}
+
+TEST_CASE("top: ? shows the help page instead of the jobs; the selection stays") {
+  json st = Status();
+  TopInput in = Input(st);
+  in.selected_job = 5;
+  in.help = true;
+  TopFrame f = RenderTop(in);
+  CHECK(JobHeader(f) == nullptr);
+  CHECK(LineOf(f, "Keys") != nullptr);
+  CHECK(LineOf(f, "  o ") != nullptr);
+  CHECK(f.selected_job == 5);
+  bool keys_line = false;
+  for (const TopLine& l : f.lines) keys_line |= l.text.find("? help") != std::string::npos;
+  CHECK(keys_line);
+}
+
 }  // namespace
 }  // namespace gshare::unit_top_view
