@@ -22,6 +22,7 @@ void AddWaitCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddCleanCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddSuperviseCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddCheckpointHelperCommand(CLI::App&, const GlobalOptions&, Handler*);
+void AddMpsLingerCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddSuspendCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddResumeCommand(CLI::App&, const GlobalOptions&, Handler*);
 void AddKernelCommand(CLI::App&, const GlobalOptions&, Handler*);
@@ -66,6 +67,7 @@ const CommandSpec kCommands[] = {
     {"man", "Print the gshare(1) manual page (roff)", AddManCommand},
     {"job-supervisor", "", AddSuperviseCommand},            // internal: started by the daemon
     {"checkpoint-helper", "", AddCheckpointHelperCommand},  // internal: started by the daemon
+    {"mps-linger", "", AddMpsLingerCommand},                // internal: started by the daemon
 };
 const size_t kNumCommands = sizeof(kCommands) / sizeof(kCommands[0]);
 

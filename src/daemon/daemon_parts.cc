@@ -62,6 +62,13 @@ DaemonParts::DaemonParts(const DaemonOptions& options, Clock& clock,
 
 void DaemonParts::KillProcess(pid_t pid) { kill(pid, SIGKILL); }
 
+pid_t DaemonParts::RunnerOf(int64_t id) const {
+  const ActiveJob* job = table.Running(id);
+  if (job == nullptr) return 0;
+  if (job->record.runner_pid) return *job->record.runner_pid;
+  return job->record.pid.value_or(0);
+}
+
 std::string DaemonParts::MpsDir(const DaemonOptions& options) {
   if (!options.system) return options.state_dir + "/mps";
   const size_t slash = options.socket_path.rfind('/');

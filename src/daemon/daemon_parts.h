@@ -78,7 +78,12 @@ class DaemonParts final : private CheckpointEngine::Host {
   JobTable table;  // connections, active jobs, GPUs
   JobProcesses processes{options, table};
   MemoryLedger ledger;
-  MpsServers mps{MpsServers::Options{options.config.mps, MpsDir(options), options.system},
+  MpsServers mps{MpsServers::Options{.config = options.config.mps,
+                                     .dir = MpsDir(options),
+                                     .system = options.system,
+                                     .self_exe = options.self_exe,
+                                     .lock_path = options.lock_path,
+                                     .runner_of = [this](int64_t id) { return RunnerOf(id); }},
                  [this](int64_t id) { return table.Running(id) != nullptr; }};
   JobPlacement placement{JobPlacement::Options{[this] { return gpu_count; }, GpuUuidOf,
                                                [this](const JobRecord& r, const std::string& gpu) {
@@ -125,6 +130,8 @@ class DaemonParts final : private CheckpointEngine::Host {
   // Where the MPS folders go: beside the system daemon's socket, which every user reaches
   // (its state folder is root's alone); in a user's daemon's state folder.
   static std::string MpsDir(const DaemonOptions& options);
+  // The pid whose exit ends running job `id` (its `gshare run` or its supervisor); 0: unknown.
+  pid_t RunnerOf(int64_t id) const;
   // CheckpointEngine::Host: lease actions and evictions through the outbox, rows through the
   // lifecycle.
   void Apply(const LeaseActions& actions) override { outbox.Apply(actions); }

@@ -3,12 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -60,8 +62,9 @@ pid_t ReadPidFile(const std::string& pipe) {
 
 }  // namespace
 
-bool MpsServers::RunControl(const Server& s, const std::string& program,
-                            const std::vector<std::string>& args, const std::string& input) {
+bool RunMpsControl(const std::string& program, const std::string& pipe, const std::string& log,
+                   const std::string& gpu, const std::vector<std::string>& args,
+                   const std::string& input, std::chrono::milliseconds timeout) {
   // Everything the child needs is built before fork(): it must not allocate.
   std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
@@ -71,9 +74,9 @@ bool MpsServers::RunControl(const Server& s, const std::string& program,
     }
     env.emplace_back(*e);
   }
-  env.push_back(std::string(job_env::kMpsPipeDirectory) + "=" + s.pipe);
-  env.push_back(std::string(job_env::kMpsLogDirectory) + "=" + s.log);
-  env.push_back("CUDA_VISIBLE_DEVICES=" + s.gpu);
+  env.push_back(std::string(job_env::kMpsPipeDirectory) + "=" + pipe);
+  env.push_back(std::string(job_env::kMpsLogDirectory) + "=" + log);
+  env.push_back("CUDA_VISIBLE_DEVICES=" + gpu);
   std::vector<char*> envp;
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -109,7 +112,7 @@ bool MpsServers::RunControl(const Server& s, const std::string& program,
     (void)ignored;
   }
   close(in[1]);
-  const auto deadline = Steady::now() + options_.timeout;
+  const auto deadline = Steady::now() + timeout;
   for (;;) {
     int status = 0;
     const pid_t r = waitpid(pid, &status, WNOHANG);
@@ -123,6 +126,11 @@ bool MpsServers::RunControl(const Server& s, const std::string& program,
     }
     SleepMs(10);
   }
+}
+
+bool MpsServers::RunControl(const Server& s, const std::string& program,
+                            const std::vector<std::string>& args, const std::string& input) {
+  return RunMpsControl(program, s.pipe, s.log, s.gpu, args, input, options_.timeout);
 }
 
 bool MpsServers::StartOne(Server& s, const std::string& program) {
@@ -196,8 +204,16 @@ void MpsServers::StopOne(Server& s) {
   if (!s.clients.empty()) {
     // `quit` would wait for them, and a forced one fails their every CUDA call: a job outlives
     // its daemon, so its server does too, and the next daemon keeps it (StartOne).
-    spdlog::info("MPS on GPU {}: control daemon {} left up for the {} job(s) still its clients",
-                 s.gpu, s.pid, s.clients.size());
+    std::vector<pid_t> runners;
+    for (const auto& [job, client] : s.clients) {
+      const pid_t runner = options_.runner_of ? options_.runner_of(job) : 0;
+      if (runner > 0) runners.push_back(runner);
+    }
+    const bool linger = runners.size() == s.clients.size() && StartLinger(s, runners);
+    spdlog::info("MPS on GPU {}: control daemon {} left up for the {} job(s) still its clients{}",
+                 s.gpu, s.pid, s.clients.size(),
+                 linger ? "; it quits once they have ended, unless a daemon keeps it"
+                        : " (until the next daemon stops)");
     s.pid = 0;
     return;
   }
@@ -214,6 +230,62 @@ void MpsServers::StopOne(Server& s) {
   if (Alive(s.pid))
     spdlog::warn("MPS on GPU {}: control daemon {} still up after quit", s.gpu, s.pid);
   s.pid = 0;
+}
+
+bool MpsServers::StartLinger(const Server& s, const std::vector<pid_t>& runners) {
+  if (options_.self_exe.empty() || options_.lock_path.empty() || program_.empty()) return false;
+  std::string pids;
+  for (pid_t p : runners) pids += (pids.empty() ? "" : ",") + std::to_string(p);
+  std::vector<std::string> argv_s = {
+      options_.self_exe, "mps-linger", "--control", program_, "--pipe", s.pipe,
+      "--log",           s.log,        "--gpu",     s.gpu,    "--lock", options_.lock_path,
+      "--runners",       pids};
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // Detached: a grandchild in a session of its own, so that it outlives the daemon and is no
+  // zombie of it; the child is reaped here at once.
+  const pid_t child = fork();
+  if (child < 0) return false;
+  if (child == 0) {
+    if (fork() != 0) _exit(0);
+    setsid();
+    const int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+      dup2(null, STDIN_FILENO);
+      dup2(null, STDOUT_FILENO);
+      dup2(null, STDERR_FILENO);
+    }
+    for (int fd = 3; fd < 1024; ++fd) close(fd);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);  // ECHILD when SIGCHLD is ignored: reaped for us
+  return true;
+}
+
+int RunMpsLinger(const MpsLingerOptions& o) {
+  for (;;) {
+    if (!Alive(ReadPidFile(o.pipe))) return 0;  // quit already (another daemon's stop)
+    if (std::none_of(o.runners.begin(), o.runners.end(), Alive)) break;
+    SleepMs(1000);
+  }
+  // The daemon's lock: held, a daemon runs on this database and has kept the server (StartOne),
+  // so its own Stop decides. Held by us while quitting, so none starts meanwhile.
+  const int fd = open(o.lock_path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return 0;
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    close(fd);
+    return 0;
+  }
+  const pid_t control = ReadPidFile(o.pipe);
+  const auto timeout = std::chrono::milliseconds(10'000);
+  bool ok = RunMpsControl(o.control, o.pipe, o.log, o.gpu, {}, "quit\n", timeout);
+  const auto deadline = Steady::now() + timeout;
+  while (ok && Alive(control) && Steady::now() < deadline) SleepMs(20);
+  close(fd);
+  return ok && !Alive(control) ? 0 : 1;
 }
 
 void MpsServers::Stop() {

@@ -37,6 +37,14 @@ class MpsServers {
     std::string dir;      // where the GPUs' folders go: <state_dir>/mps
     bool system = false;  // the system daemon: folders every user's client may reach (0755)
     std::chrono::milliseconds timeout{10'000};
+    // A control daemon left up at Stop for jobs still its clients is quit once they have ended,
+    // by `self_exe mps-linger` (RunMpsLinger), unless a daemon holds `lock_path` (the
+    // daemon's lock, one per database) by then: that daemon has kept the server. Empty: left
+    // up until the next daemon's Stop. `runner_of(job)`: the pid whose exit ends the job (its
+    // `gshare run` or supervisor); 0 when unknown.
+    std::string self_exe;
+    std::string lock_path;
+    std::function<pid_t(int64_t)> runner_of;
   };
   using Env = std::vector<std::pair<std::string, std::string>>;
 
@@ -54,7 +62,8 @@ class MpsServers {
   void Start(const std::vector<std::string>& gpus);
   // Stops the control daemons that have no live client job (`quit`, then the pid waited for);
   // one that still serves jobs, or does not quit (a process outside gshare uses it), is left
-  // up: a forced quit fails its clients' CUDA calls (CUDA_ERROR_MPS_RPC_FAILURE). Idempotent.
+  // up: a forced quit fails its clients' CUDA calls (CUDA_ERROR_MPS_RPC_FAILURE). One left up
+  // for jobs gets an mps-linger process that quits it after them (Options). Idempotent.
   void Stop();
 
   // The environment of job `r` placed on `slot` (a GPU index, a UUID, or "" for the only GPU):
@@ -85,11 +94,29 @@ class MpsServers {
   bool RunControl(const Server& s, const std::string& program, const std::vector<std::string>& args,
                   const std::string& input);
   void StopOne(Server& s);
+  // Starts `self_exe mps-linger` for `s`, detached; false when it could not.
+  bool StartLinger(const Server& s, const std::vector<pid_t>& runners);
 
   Options options_;
   std::function<bool(int64_t)> live_;
   std::string program_;  // the control program found; "" when none
   std::vector<Server> servers_;
 };
+
+// Runs `program` (nvidia-cuda-mps-control) with `args`, the MPS folders `pipe` and `log` and GPU
+// `gpu` in its environment (nothing of the caller's CUDA_MPS_*, CUDA_VISIBLE_DEVICES or
+// LD_PRELOAD) and `input` on its stdin; true when it exited 0 within `timeout`. Any thread; forks.
+bool RunMpsControl(const std::string& program, const std::string& pipe, const std::string& log,
+                   const std::string& gpu, const std::vector<std::string>& args,
+                   const std::string& input, std::chrono::milliseconds timeout);
+
+// `gshare mps-linger` (started by MpsServers::Stop): waits until none of `runners` is alive and
+// then, unless a daemon holds `lock_path`, quits the control daemon of `pipe` (nothing when it
+// is gone already). Polls every second; returns 0, or 1 when the quit failed.
+struct MpsLingerOptions {
+  std::string control, pipe, log, gpu, lock_path;
+  std::vector<pid_t> runners;
+};
+int RunMpsLinger(const MpsLingerOptions& options);
 
 }  // namespace gshare

@@ -16,6 +16,19 @@ MIB = 1 << 20
 ENV_CMD = ["sh", "-c", "env | grep -E '^(CUDA_MPS_|GSHARE_MPS_CLIENT|CUDA_VISIBLE_DEVICES)' | sort"]
 
 
+def _read(path):
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
+def _cmdline(pid):
+    try:
+        with open("/proc/%s/cmdline" % pid, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
 def env_of(text):
     return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
 
@@ -96,6 +109,42 @@ class MpsBackendTest(TestCase):
         h.wait_for(lambda: not proc_alive(control), 30, "the control daemon quit")
         with open(os.path.join(h.state_dir, "mps", "0", "log", "control.log")) as f:
             self.assertIn("quit pid=%d" % control, f.read())
+
+    def test_a_server_left_up_for_running_jobs_quits_after_them(self):
+        """`gshare daemon stop` while a job is a client leaves its control daemon up (a quit
+        would fail the job's CUDA calls); once the job has ended, the mps-linger process that the
+        stop started quits it, unless a daemon runs on the same folders again by then."""
+        h = self.mps_harness()
+        h.start_daemon()
+        control = h.status()["daemon"]["mps"]["gpus"][0]["pid"]
+        log = os.path.join(h.state_dir, "mps", "0", "log", "control.log")
+        job = h.start_run(["sleep", "3"], ["-q", "-J", "client"], name="client")
+        h.wait_for(lambda: h.status()["daemon"]["mps"]["gpus"][0]["clients"], 30, "a client")
+        self.assertEqual(h.gshare("daemon", "stop").returncode, 0)
+        h.wait_for(lambda: "it quits once they have ended" in _read(h.daemon_log), 30,
+                   "the stop's line on the server left up")
+        self.assertTrue(proc_alive(control), "quit under a running client")
+        self.assertEqual(job.wait(), 0, job.stderr)
+        h.wait_for(lambda: not proc_alive(control), 30, "the control daemon quit after the job")
+        with open(log) as f:
+            self.assertIn("quit pid=%d" % control, f.read())
+
+        # A daemon started before the job ends keeps the server: the linger leaves it alone.
+        h.start_daemon()
+        control = h.status()["daemon"]["mps"]["gpus"][0]["pid"]
+        job = h.start_run(["sleep", "2"], ["-q", "-J", "client2"], name="client2")
+        h.wait_for(lambda: h.status()["daemon"]["mps"]["gpus"][0]["clients"], 30, "a client")
+        self.assertEqual(h.gshare("daemon", "stop").returncode, 0)
+        h.wait_for(lambda: not h.daemon_processes(), 30, "the daemon's exit")
+        h.start_daemon()
+        self.assertEqual(h.status()["daemon"]["mps"]["gpus"][0]["pid"], control, "kept")
+        self.assertEqual(job.wait(), 0, job.stderr)
+        lingers = lambda: [p for p in os.listdir("/proc") if p.isdigit() and b"mps-linger" in
+                           _cmdline(p)]
+        h.wait_for(lambda: not lingers(), 30, "the linger to end")
+        self.assertTrue(proc_alive(control), "the linger quit a server another daemon kept")
+        self.assertEqual(h.gshare("daemon", "stop").returncode, 0)
+        h.wait_for(lambda: not proc_alive(control), 30, "the control daemon quit at the stop")
 
     def test_off_starts_nothing(self):
         h = self.mps_harness(mode="off")
