@@ -62,7 +62,8 @@ class TopTest(TestCase):
         h.assert_error_line(r, 2, "terminal")
 
     def start_tmux(self, h, width):
-        """`gshare top -d 0.2` in a tmux session of `width` x 40; (tmux argv, env)."""
+        """`gshare top -d 0.2` in a tmux session of `width` x 40; (tmux argv, env, screen(): the
+        pane's text, keys(*k): send keys to it)."""
         sock = os.path.join(h.tmp, "tmux.sock")
         script = os.path.join(h.tmp, "top.sh")
         with open(script, "w") as f:
@@ -74,15 +75,6 @@ class TopTest(TestCase):
         subprocess.run(tmux + ["new-session", "-d", "-x", str(width), "-y", "40", "-s", "top",
                                "sh " + shlex.quote(script)], check=True, env=env)
         self.addCleanup(subprocess.run, tmux + ["kill-server"], stderr=subprocess.DEVNULL)
-        return tmux, env
-
-    def test_keys_in_a_real_terminal(self):
-        if shutil.which("tmux") is None:
-            self.skipTest("tmux is not installed (scripts/deps.sh installs it)")
-        h = self.harness()
-        h.start_daemon()
-        run, pend = self.two_jobs(h)
-        tmux, env = self.start_tmux(h, 200)
 
         def screen():
             return subprocess.run(tmux + ["capture-pane", "-p", "-t", "top"], check=True,
@@ -90,6 +82,16 @@ class TopTest(TestCase):
 
         def keys(*k):
             subprocess.run(tmux + ["send-keys", "-t", "top"] + list(k), check=True, env=env)
+
+        return tmux, env, screen, keys
+
+    def test_keys_in_a_real_terminal(self):
+        if shutil.which("tmux") is None:
+            self.skipTest("tmux is not installed (scripts/deps.sh installs it)")
+        h = self.harness()
+        h.start_daemon()
+        run, pend = self.two_jobs(h)
+        tmux, env, screen, keys = self.start_tmux(h, 200)
 
         def shows(text, timeout=15):
             h.wait_for(lambda: text in screen(), timeout, "%r on the screen:\n%s" % (text, screen()))
@@ -123,14 +125,7 @@ class TopTest(TestCase):
         run, pend = self.two_jobs(h)
         reason = h.queue_jobs()[pend]["reason"]
         self.assertTrue(reason, "a pending job behind max_running has a reason")
-        tmux, env = self.start_tmux(h, 80)
-
-        def screen():
-            return subprocess.run(tmux + ["capture-pane", "-p", "-t", "top"], check=True,
-                                  stdout=subprocess.PIPE, text=True, env=env).stdout
-
-        def keys(*k):
-            subprocess.run(tmux + ["send-keys", "-t", "top"] + list(k), check=True, env=env)
+        tmux, env, screen, keys = self.start_tmux(h, 80)
 
         def row(job):
             return next((l for l in screen().splitlines() if l.split()[:1] == [str(job)]), "")

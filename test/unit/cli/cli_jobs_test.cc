@@ -41,19 +41,22 @@ TEST_CASE("job refs: an id, or Slurm's J_T for one task of a job array") {
   CHECK_FALSE(ParseJobIds("12,99999999999999999999").ok());
 }
 
+// CLI11's error for `args` given to a positional checked by JobIdCheck(by_name); "" when none.
+std::string ParseIds(std::vector<std::string> args, bool by_name) {
+  CLI::App app;
+  std::vector<std::string> ids;
+  app.add_option("ids", ids, "Job ids")->check(JobIdCheck(by_name));
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return std::string(e.what());
+  }
+  return std::string();
+}
+
 TEST_CASE("hostile users: a bad id on the command line is a usage error before any request") {
-  auto parse = [](std::vector<std::string> args) {
-    CLI::App app;
-    std::vector<std::string> ids;
-    app.add_option("ids", ids, "Job ids")->check(JobIdCheck());
-    std::reverse(args.begin(), args.end());
-    try {
-      app.parse(args);
-    } catch (const CLI::ParseError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  auto parse = [](std::vector<std::string> args) { return ParseIds(std::move(args), false); };
   CHECK(parse({"12", "13"}).empty());
   CHECK(parse({"12_3"}).empty());
   CHECK(parse({"12_x"}).find("bad job id \"12_x\"") != std::string::npos);
@@ -65,18 +68,7 @@ TEST_CASE("hostile users: a bad id on the command line is a usage error before a
 }
 
 TEST_CASE("a job's name where an id goes: the error says how to select jobs by name") {
-  auto parse = [](std::vector<std::string> args) {
-    CLI::App app;
-    std::vector<std::string> ids;
-    app.add_option("ids", ids, "Job ids")->check(JobIdCheck(/*by_name=*/true));
-    std::reverse(args.begin(), args.end());
-    try {
-      app.parse(args);
-    } catch (const CLI::ParseError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  auto parse = [](std::vector<std::string> args) { return ParseIds(std::move(args), true); };
   CHECK(parse({"12"}).empty());
   const std::string named = parse({"train-gpt2.v1"});
   CHECK(named.find("bad job id \"train-gpt2.v1\"") != std::string::npos);
