@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -79,7 +80,29 @@ bool IsSvgPath(const std::string& path) {
   return path.size() >= 4 && path.compare(path.size() - 4, 4, ".svg") == 0;
 }
 
+// The extension of `path`'s last component ("" for none, "-" or a dot file), lower-cased.
+std::string ExtensionOf(const std::string& path) {
+  const std::string base =
+      path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  const size_t dot = base.rfind('.');
+  if (dot == std::string::npos || dot == 0) return "";
+  std::string ext = base.substr(dot + 1);
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+
 int ShowTimeline(const GlobalOptions& global, const TimelineOptions& opt) {
+  // What is written is a trace (JSON) or an SVG: any other kind of file asked for is refused
+  // before anything is read, instead of a trace under a name that says otherwise.
+  if (const std::string ext = ExtensionOf(opt.output);
+      !ext.empty() && ext != "svg" && ext != "json" && ext != "trace") {
+    const std::string stem = opt.output.substr(0, opt.output.size() - ext.size() - 1);
+    spdlog::error(
+        "timeline: cannot write \"{}\": the timeline is a trace (.json) or an SVG image (.svg); "
+        "write {}.svg and convert it (rsvg-convert -o {} {}.svg)",
+        opt.output, stem, opt.output, stem);
+    return kExitUsage;
+  }
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   TimelineRequest request;
@@ -151,7 +174,8 @@ void AddTimelineCommand(CLI::App& sub, const GlobalOptions& global, Handler* han
   sub.add_flag("-a,--allusers", opt->all_users,
                "Every user's jobs (default: your own; the system daemon's admins only)");
   sub.add_option("-o,--output", opt->output,
-                 "Write to FILE (default and \"-\": stdout); a name ending in .svg draws it")
+                 "Write to FILE (default and \"-\": stdout): a name ending in .svg draws it; "
+                 "other extensions than .json and .trace are refused")
       ->type_name("FILE");
   sub.add_flag("--svg", opt->svg, "Draw an SVG image instead of writing a Chrome trace");
   sub.footer(

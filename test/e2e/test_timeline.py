@@ -92,6 +92,12 @@ class TimelineTest(TestCase):
         empty = json.loads(self.timeline("-S", "now+1hour"))
         self.assertEqual([e for e in empty["traceEvents"] if e["ph"] != "M"], [])
         h.assert_error_line(h.gshare("timeline", "-S", "last tuesday"), 2, "bad time")
+        # A picture format it does not write: refused in one line, nothing written.
+        png = os.path.join(h.tmp, "t.png")
+        r = h.gshare("timeline", "-o", png)
+        h.assert_error_line(r, 2, 'cannot write "%s"' % png)
+        self.assertIn("rsvg-convert", r.stderr)
+        self.assertFalse(os.path.exists(png))
         h.assert_error_line(h.gshare("timeline", "-j", "x"), 2, "bad job id")
 
         # Retention at the next start: events older than [timeline] keep go; with recording
