@@ -310,7 +310,9 @@ TEST_CASE_FIXTURE(Fixture, "gang: no deadlock or starvation among overlapping ga
           if (c.gpu == g && (c.state == SimConn::kHolding || c.state == SimConn::kDraining))
             on.insert(c.job);
         }
-        REQUIRE(on.size() <= 1);
+        // Asserted only when broken: a doctest assertion per step of the 4 h is most of this
+        // suite's time under the sanitizers.
+        if (on.size() > 1) FAIL("GPU " << g << ": " << on.size() << " jobs at t = " << t << " ms");
       }
       // All or nothing: an undropped grant of a gang means grants of all its GPUs.
       if (t % 1000 == 0) {
@@ -320,7 +322,8 @@ TEST_CASE_FIXTURE(Fixture, "gang: no deadlock or starvation among overlapping ga
         }
         for (JobId gang : {JobId{1}, JobId{2}, JobId{3}}) {
           int n = undropped[gang];
-          CHECK((n == 0 || n == 2));
+          if (n != 0 && n != 2)
+            FAIL("gang " << gang << " holds " << n << " of 2 GPUs at t = " << t);
         }
       }
     }
