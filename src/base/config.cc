@@ -190,7 +190,7 @@ Status ApplyMemory(const std::string& path, const toml::table& table, Config::Me
     Status st;
     if (key == "engine") {
       st = ReadString(path, node, name, &m->engine);
-      if (st.ok() && !IsMemoryEngine(m->engine)) {
+      if (st.ok() && !ParseMemoryEngine(m->engine)) {
         st = ValueError(path, node, name, "expected swap, managed, checkpoint or off");
       }
     } else if (key == "host_budget") {
@@ -428,13 +428,6 @@ Result<std::string> ReadFile(const std::string& path, bool* missing) {
 }
 
 }  // namespace
-
-bool IsMemoryEngine(const std::string& name) {
-  for (const char* e : kMemoryEngines) {
-    if (name == e) return true;
-  }
-  return false;
-}
 
 ConfigSources DefaultConfigSources(std::optional<std::string> explicit_path) {
   ConfigSources sources;

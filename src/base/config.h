@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/memory_engine.h"
 #include "base/status.h"
 
 namespace gshare {
@@ -183,11 +184,6 @@ struct Config {
   Limits limits;
   Mps mps;
 };
-
-// The memory engines `--memory` and [memory] engine accept (docs/memory.md, "Engines").
-inline constexpr std::array<const char*, 4> kMemoryEngines = {"swap", "managed", "checkpoint",
-                                                              "off"};
-bool IsMemoryEngine(const std::string& name);
 
 // One config file and whether its absence is an error.
 struct ConfigSource {

@@ -99,7 +99,7 @@ int TaskProlog(const GlobalOptions& global) {
   plan.job_id = joined->job_id;
   plan.job_name = req.name;
   plan.token = joined->token;
-  plan.memory = ctx->config.memory.engine;
+  plan.memory = ParseMemoryEngine(ctx->config.memory.engine);
   plan.visible = joined->visible;
   plan.daemon_env = joined->env;
   plan.scheduler = ctx->config.scheduler;

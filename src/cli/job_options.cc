@@ -180,7 +180,7 @@ Result<JobRecord> ResolveJobOptions(const JobOptions& opt, std::vector<std::stri
   r.gpu = opt.gpu;
   r.gpus = opt.gpus ? *opt.gpus : std::max<int>(1, static_cast<int>(SplitGpuList(r.gpu).size()));
   if (Status g = CheckGpuRequest(r.gpu, r.gpus, CountGpus(config.queue.gpus)); !g.ok()) return g;
-  r.memory = opt.memory.empty() ? config.memory.engine : opt.memory;
+  r.memory = ParseMemoryEngine(opt.memory.empty() ? config.memory.engine : opt.memory);
   if (!opt.time_limit.empty()) {
     Result<std::chrono::milliseconds> t = ParseTimeLimit(opt.time_limit);
     if (!t.ok()) return Status::Error("--time: " + t.status().message());

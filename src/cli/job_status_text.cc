@@ -80,7 +80,8 @@ std::string JobStatusText(const json& job, double now,
   std::string placement = "   GPU=" + (gpu.empty() ? std::string("any") : TerminalText(gpu)) +
                           " GPUs=" + std::to_string(r.gpus);
   const json mem = job.value("memory", json::object());
-  const std::string engine = mem.value("engine", r.memory);
+  const std::string engine =
+      mem.value("engine", r.memory ? std::string(MemoryEngineName(*r.memory)) : std::string());
   placement += " Memory=" + (engine.empty() ? std::string("default") : TerminalText(engine));
   if (job.contains("lease") && job.at("lease").is_string()) {
     std::string lease = job.at("lease").get<std::string>();

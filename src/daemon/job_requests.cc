@@ -142,7 +142,7 @@ void JobRequests::OnRunAttach(Connection& c, const json& req) {
   plan.job_id = id;
   plan.job_name = r.name;
   plan.token = r.token;
-  plan.memory = r.memory.empty() ? p_.options.config.memory.engine : r.memory;
+  plan.memory = r.memory ? r.memory : ParseMemoryEngine(p_.options.config.memory.engine);
   plan.visible = p_.placement.VisibleDevicesOf(r.gpu, r.slot);
   plan.daemon_env = p_.placement.LaunchEnvOf(r, r.slot);
   plan.scheduler = p_.options.config.scheduler;

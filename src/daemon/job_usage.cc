@@ -20,10 +20,9 @@ void RecordUsage(const Arbiter& arbiter, const MemoryLedger& ledger, JobId id, c
 nlohmann::json JobMemoryJson(const MemoryLedger& ledger, const MemoryCoordinator& memory, JobId job,
                              const ActiveJob* active) {
   MemoryLedger::JobTotals t = ledger.Totals(job);
-  static const char* kEngines[] = {"off", "swap", "managed", "checkpoint"};
-  std::string engine = t.engine < 4 ? kEngines[t.engine] : "?";
-  if (active != nullptr && !active->record.memory.empty() && t.allocated == 0) {
-    engine = active->record.memory;
+  std::string engine(MemoryEngineName(static_cast<MemoryEngine>(t.engine)));
+  if (active != nullptr && active->record.memory && t.allocated == 0) {
+    engine = MemoryEngineName(*active->record.memory);
   }
   nlohmann::json waiting_for = nullptr;
   if (const std::string* wait = memory.WaitReason(job)) waiting_for = *wait;

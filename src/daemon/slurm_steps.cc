@@ -57,7 +57,7 @@ void SlurmSteps::OnStep(Connection& c, const json& req) {
   r.uid = c.uid;
   r.priority = jobs_.PriorityOf(step->job_id, c.uid, p_.options.config.slurm);
   r.quantum_ms = p_.options.config.scheduler.quantum.count();
-  r.memory = p_.options.config.memory.engine;
+  r.memory = ParseMemoryEngine(p_.options.config.memory.engine);
   r.state = JobState::kRunning;
   r.submit_time = p_.clock.WallNow();
   r.start_time = r.submit_time;

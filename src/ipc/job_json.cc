@@ -25,6 +25,10 @@ nlohmann::json FieldJson(const std::optional<T>& v) {
 }
 nlohmann::json FieldJson(JobState v) { return JobStateName(v); }
 nlohmann::json FieldJson(JobKind v) { return std::string(JobKindName(v)); }
+// The engine's name; "" for the config's.
+nlohmann::json FieldJson(const std::optional<MemoryEngine>& v) {
+  return v ? std::string(MemoryEngineName(*v)) : std::string();
+}
 
 // Whether a field whose rule is `shown` carries its value for `r` (else null); kNever fields are
 // left out before this is asked.
@@ -82,7 +86,7 @@ nlohmann::json JobOptionsToJson(const JobRecord& r) {
           {"held", r.held},
           {"begin_time", OrNull(r.begin_time)},
           {"output", r.output},
-          {"memory", r.memory},
+          {"memory", FieldJson(r.memory)},
           {"mail_user", r.mail_user},
           {"mail_type", r.mail_type}};
 }
@@ -155,6 +159,7 @@ Status ReadFields(const json& j, JobRecord* r, int gpu_count) {
   }
   if (r->argv.empty()) return Status::Error("bad job options: empty argv");
   int64_t priority = 0, quantum = 0, time_limit = 0, kill_after = 30'000, gpus = 1;
+  std::string memory;
   std::vector<Status> checks = {
       ReadString(j, "name", true, &r->name),
       ReadString(j, "cwd", true, &r->cwd),
@@ -167,7 +172,7 @@ Status ReadFields(const json& j, JobRecord* r, int gpu_count) {
       ReadString(j, "dependency", false, &r->dependency),
       ReadBool(j, "held", &r->held),
       ReadString(j, "output", false, &r->output),
-      ReadString(j, "memory", false, &r->memory),
+      ReadString(j, "memory", false, &memory),
       ReadString(j, "mail_user", false, &r->mail_user),
       ReadString(j, "mail_type", false, &r->mail_type),
   };
@@ -179,6 +184,11 @@ Status ReadFields(const json& j, JobRecord* r, int gpu_count) {
   r->time_limit_ms = time_limit;
   r->kill_after_ms = kill_after;
   r->gpus = static_cast<int>(gpus);
+  r->memory.reset();
+  if (!memory.empty()) {
+    r->memory = ParseMemoryEngine(memory);
+    if (!r->memory) return BadField("memory", "names no memory engine (" + memory + ")");
+  }
   auto begin = j.find("begin_time");
   if (begin != j.end() && !begin->is_null()) {
     if (!begin->is_number() || begin->is_boolean()) {
@@ -214,9 +224,6 @@ Status JobOptionsFromJson(const nlohmann::json& j, JobRecord* r, int gpu_count) 
     if (!st.ok()) return st;
   } catch (const std::exception& e) {  // not expected: every access above is type-checked
     return Status::Error(std::string("bad job options: ") + e.what());
-  }
-  if (!r->memory.empty() && !IsMemoryEngine(r->memory)) {
-    return Status::Error("bad job options: unknown memory engine \"" + r->memory + "\"");
   }
   if (!r->cwd.empty() && r->cwd.front() != '/') {
     return Status::Error("bad job options: cwd is not absolute");

@@ -108,6 +108,11 @@ bool FieldFromJson(const json& v, JobState* out) {
   if (state) *out = *state;
   return state.has_value();
 }
+// A memory engine by name; "" or a name a newer daemon sends: the config's.
+bool FieldFromJson(const json& v, std::optional<MemoryEngine>* out) {
+  *out = ParseMemoryEngine(v.get<std::string>());
+  return true;
+}
 // A kind a newer daemon sends reads as a submitted job's.
 bool FieldFromJson(const json& v, JobKind* out) {
   *out = ParseJobKind(v.get<std::string>()).value_or(JobKind::kSubmit);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/job_state.h"
+#include "base/memory_engine.h"
 
 namespace gshare {
 
@@ -57,8 +58,8 @@ struct JobRecord {
   // across pid reuse by its start time (/proc/PID/stat field 22, clock ticks since boot).
   std::optional<int> runner_pid;
   std::optional<int64_t> runner_start;
-  std::string slot;    // GPU slot the queue placed the job on ("0", "1", a UUID)
-  std::string memory;  // schema 4: memory engine (--memory); empty: the config's
+  std::string slot;                    // GPU slot the queue placed the job on ("0", "1", a UUID)
+  std::optional<MemoryEngine> memory;  // schema 4: --memory; nullopt: the config's engine
   // Schema 6: the job's secret (base/job_token.h), which its processes show the daemon to join
   // the job. Never printed, never in JSON.
   std::string token;

@@ -10,8 +10,9 @@ MpsChoice ChooseMps(const MpsJob& job, const MpsGpu& gpu, const MpsSettings& set
     c.why_not = "a Slurm step";
   } else if (job.gpus != 1) {
     c.why_not = "it uses several GPUs";
-  } else if (job.memory == "checkpoint" || job.memory == "managed") {
-    c.why_not = "its memory engine (" + job.memory + ") does not run under MPS";
+  } else if (job.memory == MemoryEngine::kCheckpoint || job.memory == MemoryEngine::kManaged) {
+    c.why_not = "its memory engine (" + std::string(MemoryEngineName(*job.memory)) +
+                ") does not run under MPS";
   } else if (gpu.client_uid && *gpu.client_uid != job.uid) {
     c.why_not = "the GPU's MPS server serves another user's jobs";
   } else {

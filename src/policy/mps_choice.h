@@ -30,8 +30,8 @@ namespace gshare {
 struct MpsJob {
   uid_t uid = 0;
   int priority = 0;
-  int gpus = 1;        // GPUs the job uses at once
-  std::string memory;  // its memory engine: swap, managed, checkpoint, off
+  int gpus = 1;                        // GPUs the job uses at once
+  std::optional<MemoryEngine> memory;  // its memory engine; nullopt: unknown (the shim's default)
   JobKind kind = JobKind::kSubmit;
 };
 

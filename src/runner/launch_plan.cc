@@ -15,7 +15,8 @@ LaunchEnv LaunchVariables(const LaunchPlan& plan,
     env.emplace_back("GSHARE_JOB_TOKEN", plan.token);
   }
   for (auto& kv : LeaseEnv(plan.scheduler)) env.push_back(std::move(kv));
-  env.emplace_back("GSHARE_MEMORY", plan.memory);
+  env.emplace_back("GSHARE_MEMORY",
+                   plan.memory ? std::string(MemoryEngineName(*plan.memory)) : std::string());
   // Before the daemon's variables: an MPS client on a machine of several GPUs names its own.
   if (!plan.visible.empty()) env.emplace_back("CUDA_VISIBLE_DEVICES", plan.visible);
   LaunchEnv daemon_env = plan.daemon_env;

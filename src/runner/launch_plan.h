@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "base/config.h"
@@ -16,11 +17,12 @@
 namespace gshare {
 
 struct LaunchPlan {
-  std::string socket;           // GSHARE_SOCKET: the daemon that serves the job
-  int64_t job_id = 0;           // 0: the job is not registered (then no GSHARE_JOB_ID/NAME/TOKEN)
-  std::string job_name;         // GSHARE_JOB_NAME
-  std::string token;            // GSHARE_JOB_TOKEN (base/job_token.h)
-  std::string memory;           // GSHARE_MEMORY: the memory engine
+  std::string socket;    // GSHARE_SOCKET: the daemon that serves the job
+  int64_t job_id = 0;    // 0: the job is not registered (then no GSHARE_JOB_ID/NAME/TOKEN)
+  std::string job_name;  // GSHARE_JOB_NAME
+  std::string token;     // GSHARE_JOB_TOKEN (base/job_token.h)
+  std::optional<MemoryEngine>
+      memory;                   // GSHARE_MEMORY: the memory engine; nullopt: the shim's default
   std::string visible;          // CUDA_VISIBLE_DEVICES; "": left as it is
   LaunchEnv daemon_env;         // the daemon's further variables (JobIdReply::env)
   Config::Scheduler scheduler;  // GSHARE_IDLE_RELEASE_MS, GSHARE_EARLY_RELEASE (LeaseEnv)

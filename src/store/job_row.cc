@@ -132,6 +132,15 @@ Status ReadColumn(sqlite3_stmt* stmt, int col, JobState* out) {
   *out = *known;
   return Status::Ok();
 }
+// The engine's name; "" for none (the config's).
+Status ReadColumn(sqlite3_stmt* stmt, int col, std::optional<MemoryEngine>* out) {
+  const std::string name = ColumnText(stmt, col);
+  out->reset();
+  if (name.empty()) return Status::Ok();
+  *out = ParseMemoryEngine(name);
+  if (!*out) return Status::Error("unknown memory engine \"" + name + "\"");
+  return Status::Ok();
+}
 Status ReadColumn(sqlite3_stmt* stmt, int col, JobKind* out) {
   const std::string name = ColumnText(stmt, col);
   std::optional<JobKind> known = ParseJobKind(name);
@@ -146,6 +155,9 @@ void BindColumn(sqlite3_stmt* s, int index, const std::vector<std::string>& v) {
   BindText(s, index, StringsToJson(v));
 }
 void BindColumn(sqlite3_stmt* s, int index, JobState v) { BindText(s, index, JobStateName(v)); }
+void BindColumn(sqlite3_stmt* s, int index, const std::optional<MemoryEngine>& v) {
+  BindText(s, index, v ? std::string(MemoryEngineName(*v)) : std::string());
+}
 void BindColumn(sqlite3_stmt* s, int index, JobKind v) {
   BindText(s, index, std::string(JobKindName(v)));
 }

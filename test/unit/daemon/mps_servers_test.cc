@@ -30,7 +30,7 @@ JobRecord Job(int64_t id, uint32_t uid, int priority = 0) {
   r.uid = uid;
   r.priority = priority;
   r.kind = JobKind::kRun;
-  r.memory = "swap";
+  r.memory = MemoryEngine::kSwap;
   return r;
 }
 

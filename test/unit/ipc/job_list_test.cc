@@ -59,7 +59,7 @@ TEST_CASE("issue21: a job read back from its JSON is the job") {
   r.time_limit_ms = 60'000;
   r.held = true;
   r.slot = "0";
-  r.memory = "swap";
+  r.memory = MemoryEngine::kSwap;
   Result<JobRecord> back = JobFromJson(JobToJson(r));
   REQUIRE(back.ok());
   CHECK(back->id == 12);
@@ -76,7 +76,7 @@ TEST_CASE("issue21: a job read back from its JSON is the job") {
   CHECK(back->time_limit_ms == 60'000);
   CHECK(back->held);
   CHECK(back->slot == "0");
-  CHECK(back->memory == "swap");
+  CHECK(back->memory == MemoryEngine::kSwap);
   CHECK_FALSE(back->IsArrayTask());
   CHECK(JobToJson(r)["array_task_id"].is_null());
   CHECK_FALSE(JobFromJson({{"id", 1}, {"state", "NAPPING"}}).ok());

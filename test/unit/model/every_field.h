@@ -9,7 +9,7 @@ namespace gshare::unit {
 
 inline JobRecord EveryField() {
   // A field added to JobRecord changes its size: set it below too, so that it is saved.
-  static_assert(sizeof(JobRecord) == 712, "JobRecord gained a field: give it a value here");
+  static_assert(sizeof(JobRecord) == 688, "JobRecord gained a field: give it a value here");
   JobRecord r;
   r.name = "every-field";
   r.argv = {"python3", "train.py", "--lr", "3e-4"};
@@ -41,7 +41,7 @@ inline JobRecord EveryField() {
   r.runner_pid = 777;
   r.runner_start = 123456789012;
   r.slot = "1";
-  r.memory = "checkpoint";
+  r.memory = MemoryEngine::kCheckpoint;
   r.token = std::string(32, 'a');
   r.array_job_id = 40;
   r.array_task_id = 3;

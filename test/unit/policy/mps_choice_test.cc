@@ -11,7 +11,7 @@ const MpsGpu kUp{true, std::nullopt, false};
 const MpsGpu kBesideService{true, 1000u, true};  // a client above batch priority runs there
 
 MpsJob Job(uid_t uid = 1000, int priority = 0) {
-  return MpsJob{uid, priority, 1, "swap", JobKind::kRun};
+  return MpsJob{uid, priority, 1, MemoryEngine::kSwap, JobKind::kRun};
 }
 
 TEST_CASE("mps choice: a batch job is a below-normal client, capped only beside a service") {
@@ -55,14 +55,14 @@ TEST_CASE("mps choice: another user's server, several GPUs, Slurm and two engine
   CHECK_FALSE(ChooseMps(slurm, kUp, kSettings).client);
   for (const char* engine : {"checkpoint", "managed"}) {
     MpsJob j = Job();
-    j.memory = engine;
+    j.memory = ParseMemoryEngine(engine);
     const MpsChoice c = ChooseMps(j, kUp, kSettings);
     CHECK_FALSE(c.client);
     CHECK(c.why_not.find(engine) != std::string::npos);
   }
   for (const char* engine : {"swap", "off"}) {
     MpsJob j = Job();
-    j.memory = engine;
+    j.memory = ParseMemoryEngine(engine);
     CHECK(ChooseMps(j, kUp, kSettings).client);
   }
   MpsJob submitted = Job();

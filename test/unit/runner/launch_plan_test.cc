@@ -22,7 +22,7 @@ LaunchPlan Plan() {
   p.job_id = 12;
   p.job_name = "train";
   p.token = "00ff";
-  p.memory = "swap";
+  p.memory = MemoryEngine::kSwap;
   p.visible = "1";
   p.scheduler.idle_release = std::chrono::milliseconds(700);
   p.scheduler.early_release = false;
