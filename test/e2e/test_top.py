@@ -130,10 +130,16 @@ class TopTest(TestCase):
         def row(job):
             return next((l for l in screen().splitlines() if l.split()[:1] == [str(job)]), "")
 
+        def job_header():
+            return next((l for l in screen().splitlines() if l.startswith("JOB ")), "")
+
         for width in (80, 200):
             if width != 80:
                 subprocess.run(tmux + ["resize-window", "-t", "top", "-x", str(width)], check=True,
                                env=env)
+                # The next frame after the resize is drawn at the new width.
+                h.wait_for(lambda: "SWAPS" in job_header(), 15, "a frame of %d columns:\n%s"
+                           % (width, screen()))
             h.wait_for(lambda: reason in row(pend), 15, "the reason %r at %d columns:\n%s"
                        % (reason, width, screen()))
             text = screen()
