@@ -158,19 +158,29 @@ std::string Lease(const json& j) {
 
 // Why the job waits: a pending job's reason (Slurm's words: Priority, Dependency, ...), or what
 // a running one waits for (its memory's waiting_for, e.g. GpuMemory); an ended job's reason.
+// The job's memory object, read in place (no copy per column); nullptr when it has none.
+const json* MemoryOf(const json& j) {
+  auto it = j.find("memory");
+  return it != j.end() && it->is_object() ? &*it : nullptr;
+}
+// A live job's memory object (it has "allocated"), else nullptr.
+const json* LiveMemory(const json& j) {
+  const json* mem = MemoryOf(j);
+  return mem != nullptr && mem->contains("allocated") ? mem : nullptr;
+}
+
 std::string Reason(const json& j) {
   std::string reason = j.value("reason", std::string());
-  const json mem = j.value("memory", json::object());
-  if (reason.empty() && Group(StateOf(j)) == 0 && mem.value("waiting_for", json()).is_string())
-    reason = mem.at("waiting_for").get<std::string>();
+  const json* mem = MemoryOf(j);
+  if (reason.empty() && Group(StateOf(j)) == 0 && mem != nullptr &&
+      mem->value("waiting_for", json()).is_string())
+    reason = mem->at("waiting_for").get<std::string>();
   return reason.empty() ? "-" : TerminalText(reason);
 }
 
-bool Live(const json& j) { return j.value("memory", json::object()).contains("allocated"); }
-
 uint64_t Resident(const json& j) {
-  return Live(j) ? j.at("memory").value("resident", uint64_t{0})
-                 : j.value("peak_bytes", uint64_t{0});
+  const json* mem = LiveMemory(j);
+  return mem != nullptr ? mem->value("resident", uint64_t{0}) : j.value("peak_bytes", uint64_t{0});
 }
 
 // A column of the job table. The table keeps every column the terminal has room for: when it is
@@ -209,16 +219,18 @@ const std::vector<JobColumn>& JobColumns() {
        [](const json& j, const TopInput&) { return Bytes(Resident(j)); }},
       {"SWAPPED", 8, 8, 8, true,
        [](const json& j, const TopInput&) {
-         return Live(j) ? Bytes(j.at("memory").value("swapped", uint64_t{0})) : std::string("-");
+         const json* m = LiveMemory(j);
+         return m != nullptr ? Bytes(m->value("swapped", uint64_t{0})) : std::string("-");
        }},
       {"SWAPS", 6, 6, 9, true,
        [](const json& j, const TopInput&) {
-         if (!Live(j)) return std::string("-");
-         const json& m = j.at("memory");
-         return std::to_string(m.value("swaps_out", uint64_t{0}) +
-                               m.value("checkpoints", uint64_t{0})) +
+         const json* m = LiveMemory(j);
+         if (m == nullptr) return std::string("-");
+         return std::to_string(m->value("swaps_out", uint64_t{0}) +
+                               m->value("checkpoints", uint64_t{0})) +
                 "/" +
-                std::to_string(m.value("swaps_in", uint64_t{0}) + m.value("restores", uint64_t{0}));
+                std::to_string(m->value("swaps_in", uint64_t{0}) +
+                               m->value("restores", uint64_t{0}));
        }},
       {"GPU", 4, 4, 4, false,
        [](const json& j, const TopInput&) {

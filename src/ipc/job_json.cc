@@ -53,11 +53,6 @@ nlohmann::json FieldsToJson(const JobRecord& r, bool runs_only) {
   return j;
 }
 
-template <typename T>
-nlohmann::json OrNull(const std::optional<T>& v) {
-  return FieldJson(v);
-}
-
 }  // namespace
 
 nlohmann::json JobToJson(const JobRecord& r) {
@@ -84,7 +79,7 @@ nlohmann::json JobOptionsToJson(const JobRecord& r) {
           {"kill_after_ms", r.kill_after_ms},
           {"dependency", r.dependency},
           {"held", r.held},
-          {"begin_time", OrNull(r.begin_time)},
+          {"begin_time", FieldJson(r.begin_time)},
           {"output", r.output},
           {"memory", FieldJson(r.memory)},
           {"mail_user", r.mail_user},

@@ -89,10 +89,6 @@ std::optional<T> ColumnOptional(sqlite3_stmt* stmt, int col) {
     return static_cast<T>(sqlite3_column_int64(stmt, col));
 }
 
-}  // namespace
-
-namespace {
-
 // One column's value into a JobRecord member, by the member's type. Fails only on text that no
 // gshare writes (a hand-edited row).
 Status ReadColumn(sqlite3_stmt* stmt, int col, std::string* out) {
