@@ -71,9 +71,9 @@ std::string FormatBytes(uint64_t bytes) {
   }
   char buf[32];
   if (u == 0) {
-    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+    std::snprintf(buf, sizeof buf, "%lluB", static_cast<unsigned long long>(bytes));
   } else {
-    std::snprintf(buf, sizeof buf, v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
+    std::snprintf(buf, sizeof buf, v < 10 ? "%.1f%s" : "%.0f%s", v, units[u]);
   }
   return buf;
 }

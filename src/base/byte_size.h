@@ -17,7 +17,8 @@ Result<uint64_t> ParseByteSize(std::string_view text);
 // A size or a percentage ("50%") of `whole` bytes.
 Result<uint64_t> ParseByteSizeOrPercent(std::string_view text, uint64_t whole);
 
-// "1.5 GiB", "300 MiB", "512 B": for people.
+// "1.5GiB", "300MiB", "512B": for people, one word (a column or a key=value pair), the one
+// size format of every command's output but acct's, which keeps sacct's ("1.50G").
 std::string FormatBytes(uint64_t bytes);
 
 }  // namespace gshare

@@ -1,5 +1,6 @@
 #include "base/duration.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -214,6 +215,15 @@ std::string FormatDuration(std::chrono::milliseconds d) {
       std::snprintf(buf, sizeof buf, "%llud%02lluh", u(days), u(h));
   }
   return sign + buf;
+}
+
+std::string FormatSeconds(double seconds) {
+  if (!(seconds > 0) || !std::isfinite(seconds)) return "0s";
+  const double max_s = static_cast<double>(kMaxDuration.count()) / kMsPerSecond;
+  if (seconds > max_s) seconds = max_s;
+  const double ms = seconds < 10 ? std::round(seconds * 10) * 100 : std::round(seconds) * 1000;
+  if (ms == 0) return "0s";
+  return FormatDuration(std::chrono::milliseconds(static_cast<int64_t>(ms)));
 }
 
 }  // namespace gshare

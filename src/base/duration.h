@@ -32,4 +32,10 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
 // reads every result back (exactly when no part was dropped).
 std::string FormatDuration(std::chrono::milliseconds d);
 
+// A measured time in seconds for people, the one duration format of every command's output
+// but the Slurm-shaped columns (queue's TIME as squeue's, acct's as sacct's): FormatDuration of
+// it rounded to tenths below ten seconds and to whole seconds above ("0s", "350ms", "4.2s",
+// "27s", "1m05s", "1h02m"). Not a number, infinite or not above 0: "0s".
+std::string FormatSeconds(double seconds);
+
 }  // namespace gshare

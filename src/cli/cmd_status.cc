@@ -32,37 +32,8 @@ struct StatusOptions {
   std::optional<int64_t> job;           // the job it names
 };
 
-std::string Bytes(uint64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f%s" : "%.1f%s", v, units[u]);
-  return buf;
-}
-
-std::string Secs(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1fs", s);
-  return buf;
-}
-
-// A short idle time for the LEASE column: "idle 45s", "idle 12m", "idle 3h".
-std::string IdleText(double s) {
-  char buf[32];
-  if (s < 60) {
-    std::snprintf(buf, sizeof buf, "idle %.0fs", s);
-  } else if (s < 3600) {
-    std::snprintf(buf, sizeof buf, "idle %.0fm", s / 60);
-  } else {
-    std::snprintf(buf, sizeof buf, "idle %.0fh", s / 3600);
-  }
-  return buf;
-}
+// A lease's idle time in the LEASE column: "idle 45s", "idle 12m05s".
+std::string IdleText(double s) { return "idle " + FormatSeconds(s); }
 
 std::string Command(const json& j) {
   std::string out = JobCommandText(j);
@@ -95,7 +66,8 @@ void PrintUsers(const json& users) {
   for (const auto& u : users) {
     std::printf("%-16.16s %7d %7d %9s %5.0f%%\n",
                 TerminalText(u.at("user").get<std::string>()).c_str(), u.at("running").get<int>(),
-                u.at("pending").get<int>(), Secs(u.at("lease_seconds").get<double>()).c_str(),
+                u.at("pending").get<int>(),
+                FormatSeconds(u.at("lease_seconds").get<double>()).c_str(),
                 100 * u.at("lease_share").get<double>());
   }
 }
@@ -124,14 +96,15 @@ void PrintTable(const json& st) {
     uint64_t capacity = g.value("capacity", uint64_t{0});
     // NVML's index when the daemon knows it, else the number the first job that used it saw.
     const json& number = g.value("index", json()).is_null() ? g.at("ordinal") : g.at("index");
-    std::printf("%-4s %-42s %-9s %-7s %-8s %-9s %-8s %s\n",
-                number.is_null() ? "-" : ToJsonText(number).c_str(),
-                g.at("uuid").get<std::string>().c_str(), g.at("mode").get<std::string>().c_str(),
-                g.at("holder").is_null() ? "-" : ToJsonText(g.at("holder")).c_str(),
-                g.at("holder").is_null() ? "-" : Secs(g.at("held_seconds").get<double>()).c_str(),
-                capacity == 0 ? "-" : Bytes(capacity).c_str(),
-                std::to_string(g.value("handoffs", uint64_t{0})).c_str(),
-                waiters.empty() ? "-" : waiters.c_str());
+    std::printf(
+        "%-4s %-42s %-9s %-7s %-8s %-9s %-8s %s\n",
+        number.is_null() ? "-" : ToJsonText(number).c_str(),
+        g.at("uuid").get<std::string>().c_str(), g.at("mode").get<std::string>().c_str(),
+        g.at("holder").is_null() ? "-" : ToJsonText(g.at("holder")).c_str(),
+        g.at("holder").is_null() ? "-" : FormatSeconds(g.at("held_seconds").get<double>()).c_str(),
+        capacity == 0 ? "-" : FormatBytes(capacity).c_str(),
+        std::to_string(g.value("handoffs", uint64_t{0})).c_str(),
+        waiters.empty() ? "-" : waiters.c_str());
     // Exclusive mode's residents: they run beside the holder's turn, the others take turns.
     std::string residents;
     for (const auto& r : g.value("residents", json::array())) {
@@ -148,7 +121,7 @@ void PrintTable(const json& st) {
               "SWAPPED", "SWAPS", "MOVED", "SWAP-S", "COMMAND");
   for (const auto& j : st.at("jobs")) {
     const json mem = j.value("memory", json::object());
-    auto bytes = [&mem](const char* key) { return Bytes(mem.value(key, uint64_t{0})); };
+    auto bytes = [&mem](const char* key) { return FormatBytes(mem.value(key, uint64_t{0})); };
     bool live = mem.contains("allocated");
     // Whole-process checkpoints and restores count as evictions and swap-ins here.
     auto count = [&mem](const char* a, const char* b) {
@@ -169,15 +142,15 @@ void PrintTable(const json& st) {
         static_cast<long long>(j.at("id").get<int64_t>()),
         TerminalText(j.at("name").get<std::string>()).c_str(),
         j.at("state").get<std::string>().c_str(), j.at("priority").get<int>(), lease.c_str(),
-        Secs(j.at("lease_seconds").get<double>()).c_str(),
-        Secs(j.at("wait_seconds").get<double>()).c_str(),
-        live ? bytes("allocated").c_str() : Bytes(j.value("peak_bytes", uint64_t{0})).c_str(),
+        FormatSeconds(j.at("lease_seconds").get<double>()).c_str(),
+        FormatSeconds(j.at("wait_seconds").get<double>()).c_str(),
+        live ? bytes("allocated").c_str() : FormatBytes(j.value("peak_bytes", uint64_t{0})).c_str(),
         live ? bytes("resident").c_str() : "-", live ? bytes("staged").c_str() : "-",
         live ? bytes("swapped").c_str() : "-", swaps.c_str(),
-        live ? Bytes(mem.value("bytes_out", uint64_t{0}) + mem.value("bytes_in", uint64_t{0}))
+        live ? FormatBytes(mem.value("bytes_out", uint64_t{0}) + mem.value("bytes_in", uint64_t{0}))
                    .c_str()
              : "-",
-        live ? Secs(swap_s).c_str() : "-", Command(j).c_str());
+        live ? FormatSeconds(swap_s).c_str() : "-", Command(j).c_str());
   }
   if (st.value("older_jobs_left_out", false)) {
     std::printf(

@@ -12,25 +12,7 @@
 #include "ipc/job_list.h"
 
 namespace gshare {
-namespace {
-
 using json = nlohmann::json;
-
-// "350ms", "4.2s", "1m05s", "1h02m": tenths below ten seconds, whole seconds above.
-std::string Human(double seconds) {
-  if (!(seconds > 0) || !std::isfinite(seconds)) return "0s";
-  const double ms = seconds < 10 ? std::round(seconds * 10) * 100 : std::round(seconds) * 1000;
-  return FormatDuration(std::chrono::milliseconds(static_cast<int64_t>(ms)));
-}
-
-// FormatBytes without its blank, so that a value is one word: "1.5GiB".
-std::string Size(uint64_t bytes) {
-  std::string text = FormatBytes(bytes);
-  if (size_t blank = text.find(' '); blank != std::string::npos) text.erase(blank, 1);
-  return text;
-}
-
-}  // namespace
 
 std::string JobStatusText(const json& job, double now,
                           const std::function<std::string(uint32_t)>& user) {
@@ -55,8 +37,8 @@ std::string JobStatusText(const json& job, double now,
   line("   SubmitTime=" + TimeText(r.submit_time) + " StartTime=" + TimeText(r.start_time) +
        " EndTime=" + TimeText(r.end_time));
   std::string times =
-      "   RunTime=" + Human(RunElapsed(r, now)) + " Waited=" + Human(RunReserved(r, now)) +
-      " TimeLimit=" +
+      "   RunTime=" + FormatSeconds(RunElapsed(r, now)) +
+      " Waited=" + FormatSeconds(RunReserved(r, now)) + " TimeLimit=" +
       (r.time_limit_ms > 0 ? FormatDuration(std::chrono::milliseconds(r.time_limit_ms))
                            : std::string("UNLIMITED"));
   if (r.begin_time) times += " BeginTime=" + TimeText(r.begin_time);
@@ -86,7 +68,7 @@ std::string JobStatusText(const json& job, double now,
   if (job.contains("lease") && job.at("lease").is_string()) {
     std::string lease = job.at("lease").get<std::string>();
     if (lease == "idle" && job.value("idle_seconds", json()).is_number()) {
-      lease += " " + Human(job.at("idle_seconds").get<double>());
+      lease += " " + FormatSeconds(job.at("idle_seconds").get<double>());
     }
     placement += " Lease=" + lease;
   }
@@ -97,14 +79,14 @@ std::string JobStatusText(const json& job, double now,
     out_count = mem.value("swaps_out", uint64_t{0}) + mem.value("checkpoints", uint64_t{0});
     in_count = mem.value("swaps_in", uint64_t{0}) + mem.value("restores", uint64_t{0});
   }
-  line("   GPUTime=" + Human(r.lease_seconds) + " LeaseWait=" + Human(r.wait_seconds) +
-       " PeakMem=" + Size(r.peak_bytes) + " Swaps=" + std::to_string(out_count) + "/" +
-       std::to_string(in_count));
+  line("   GPUTime=" + FormatSeconds(r.lease_seconds) +
+       " LeaseWait=" + FormatSeconds(r.wait_seconds) + " PeakMem=" + FormatBytes(r.peak_bytes) +
+       " Swaps=" + std::to_string(out_count) + "/" + std::to_string(in_count));
   if (mem.contains("allocated")) {
-    line("   MemAlloc=" + Size(mem.value("allocated", uint64_t{0})) +
-         " Resident=" + Size(mem.value("resident", uint64_t{0})) +
-         " Swapped=" + Size(mem.value("swapped", uint64_t{0})) + " Moved=" +
-         Size(mem.value("bytes_out", uint64_t{0}) + mem.value("bytes_in", uint64_t{0})));
+    line("   MemAlloc=" + FormatBytes(mem.value("allocated", uint64_t{0})) +
+         " Resident=" + FormatBytes(mem.value("resident", uint64_t{0})) +
+         " Swapped=" + FormatBytes(mem.value("swapped", uint64_t{0})) + " Moved=" +
+         FormatBytes(mem.value("bytes_out", uint64_t{0}) + mem.value("bytes_in", uint64_t{0})));
   }
   return out;
 }

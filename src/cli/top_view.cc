@@ -8,6 +8,8 @@
 #include <optional>
 #include <utility>
 
+#include "base/byte_size.h"
+#include "base/duration.h"
 #include "base/job_state.h"
 #include "base/terminal_text.h"
 #include "cli/job_status_text.h"
@@ -32,25 +34,6 @@ const json& ArrayOf(const json& obj, const char* key) {
 }
 
 std::string Gib(double bytes) { return Format("%.1f", bytes / (1024.0 * 1024 * 1024)); }
-
-std::string Bytes(uint64_t b) {
-  if (b == 0) return "0";
-  const char* units[] = {"B", "K", "M", "G", "T"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  return Format(u == 0 ? "%.0f%s" : "%.1f%s", v, units[u]);
-}
-
-std::string Duration(double s) {
-  if (s < 60) return Format("%.1fs", s);
-  int t = static_cast<int>(s);
-  if (s < 3600) return Format("%dm%02ds", t / 60, t % 60);
-  return Format("%dh%02dm", t / 3600, t / 60 % 60);
-}
 
 std::string Cut(const std::string& s, size_t n) {
   return s.size() <= n ? s : (n > 1 ? s.substr(0, n - 1) + "+" : s.substr(0, n));
@@ -121,7 +104,7 @@ void GpuLines(const TopInput& in, std::vector<TopLine>* out) {
       mode = g->value("mode", std::string("-"));
       const json& h = g->value("holder", json());
       if (!h.is_null()) {
-        holder = h.dump() + " " + Duration(g->value("held_seconds", 0.0));
+        holder = h.dump() + " " + FormatSeconds(g->value("held_seconds", 0.0));
       }
       std::string w;
       for (const auto& id : g->value("waiters", json::array()))
@@ -151,7 +134,7 @@ std::string Lease(const json& j) {
   if (Group(StateOf(j)) == 2) return "-";  // an ended job holds nothing, whatever it last held
   std::string lease = j.value("lease", std::string("-"));
   if (lease == "idle" && j.value("idle_seconds", json()).is_number()) {
-    lease = "idle " + Duration(j.at("idle_seconds").get<double>());
+    lease = "idle " + FormatSeconds(j.at("idle_seconds").get<double>());
   }
   return lease;
 }
@@ -212,15 +195,15 @@ const std::vector<JobColumn>& JobColumns() {
       {"REASON", 12, 20, 0, false, [](const json& j, const TopInput&) { return Reason(j); }},
       {"LEASE", 11, 11, 3, false, [](const json& j, const TopInput&) { return Lease(j); }},
       {"ON-GPU", 8, 8, 2, true,
-       [](const json& j, const TopInput&) { return Duration(j.value("lease_seconds", 0.0)); }},
+       [](const json& j, const TopInput&) { return FormatSeconds(j.value("lease_seconds", 0.0)); }},
       {"WAITED", 8, 8, 7, true,
-       [](const json& j, const TopInput&) { return Duration(j.value("wait_seconds", 0.0)); }},
+       [](const json& j, const TopInput&) { return FormatSeconds(j.value("wait_seconds", 0.0)); }},
       {"RESIDENT", 8, 8, 5, true,
-       [](const json& j, const TopInput&) { return Bytes(Resident(j)); }},
+       [](const json& j, const TopInput&) { return FormatBytes(Resident(j)); }},
       {"SWAPPED", 8, 8, 8, true,
        [](const json& j, const TopInput&) {
          const json* m = LiveMemory(j);
-         return m != nullptr ? Bytes(m->value("swapped", uint64_t{0})) : std::string("-");
+         return m != nullptr ? FormatBytes(m->value("swapped", uint64_t{0})) : std::string("-");
        }},
       {"SWAPS", 6, 6, 9, true,
        [](const json& j, const TopInput&) {

@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/duration.h"
+
 namespace gshare {
 namespace {
 
@@ -166,9 +168,7 @@ bool IsLostConnection(const Status& error) {
 bool IsDaemonTimeout(const Status& error) { return error.message().rfind(kNoAnswer, 0) == 0; }
 
 Status DaemonTimeoutError(std::chrono::milliseconds patience) {
-  char seconds[32];
-  std::snprintf(seconds, sizeof seconds, "%.1f s", static_cast<double>(patience.count()) / 1000);
-  return Status::Error(std::string(kNoAnswer) + seconds + " (hung or stopped?)");
+  return Status::Error(std::string(kNoAnswer) + FormatDuration(patience) + " (hung or stopped?)");
 }
 
 namespace {

@@ -1,6 +1,7 @@
 """Shell completion generated from the CLI definitions (commands, options, and, issue 24 item 8,
 job ids and states), and the systemd user unit."""
 import os
+import re
 import subprocess
 import unittest
 
@@ -121,6 +122,30 @@ class CliExtrasTest(TestCase):
         r = h.gshare("status")
         self.assertNotIn("left out", r.stdout)
         self.assertFalse(h.status()["older_jobs_left_out"])
+
+    def test_durations_and_sizes_are_written_one_way(self):
+        # docs/cli.md "Units": one word each, as a config file takes them; the old forms
+        # were "27.7s" beside "1m28s", "64.0MiB" beside "512.0M" and "1.5 GiB".
+        dur = re.compile(r"^(\d+ms|\d+(\.\d)?s|\d+m(\d\ds)?|\d+h(\d\dm)?|\d+d(\d\dh)?)$")
+        size = re.compile(r"^\d+(\.\d)?(B|KiB|MiB|GiB|TiB)$")
+        h = self.harness()
+        h.start_daemon()
+        job = h.start_fake(["--kernels", 400, "--kernel-ms", 10, "--sync-every", 1])
+        jid = h.job_record(lambda j: j["state"] == "RUNNING")["id"]
+        h.wait_for(lambda: h.status()["jobs"][0].get("lease_seconds", 0) > 0.2, 20, "lease time")
+        text = h.gshare("status", str(jid)).stdout
+        fields = dict(m.groups() for m in re.finditer(r"(\w+)=(\S*)", text))
+        for key in ("RunTime", "Waited", "GPUTime", "LeaseWait"):
+            self.assertRegex(fields.get(key, ""), dur, "%s in %s" % (key, text))
+        for key in ("PeakMem", "MemAlloc", "Resident", "Swapped", "Moved"):
+            self.assertRegex(fields.get(key, ""), size, "%s in %s" % (key, text))
+        table = h.gshare("status").stdout
+        top = h.gshare("top", "-b", "-n", "1", "-w", "200").stdout
+        for out in (table, top):
+            self.assertNotRegex(out, r"\d\.\d[KMGT]\b|\d (B|KiB|MiB|GiB)\b|\d\.\d\ds\b", out)
+        row = next(l for l in table.splitlines() if l.split()[:1] == [str(jid)])
+        self.assertTrue(any(dur.match(w) for w in row.split()), row)
+        job.wait()
 
 if __name__ == "__main__":
     unittest.main()

@@ -116,16 +116,16 @@ TEST_CASE("ParseByteSizeOrPercent rejects bad percentages and bad sizes") {
 }
 
 TEST_CASE("FormatBytes writes bytes for people") {
-  CHECK(FormatBytes(0) == "0 B");
-  CHECK(FormatBytes(512) == "512 B");
-  CHECK(FormatBytes(1023) == "1023 B");
-  CHECK(FormatBytes(1024) == "1.0 KiB");
-  CHECK(FormatBytes(1536) == "1.5 KiB");
-  CHECK(FormatBytes(300 * kMiB) == "300 MiB");
-  CHECK(FormatBytes(3 * kGiB / 2) == "1.5 GiB");
-  CHECK(FormatBytes(80 * kGiB) == "80 GiB");
-  CHECK(FormatBytes(2 * kTiB) == "2.0 TiB");
-  CHECK(FormatBytes(2048 * kTiB) == "2048 TiB");  // TiB is the largest unit
+  CHECK(FormatBytes(0) == "0B");
+  CHECK(FormatBytes(512) == "512B");
+  CHECK(FormatBytes(1023) == "1023B");
+  CHECK(FormatBytes(1024) == "1.0KiB");
+  CHECK(FormatBytes(1536) == "1.5KiB");
+  CHECK(FormatBytes(300 * kMiB) == "300MiB");
+  CHECK(FormatBytes(3 * kGiB / 2) == "1.5GiB");
+  CHECK(FormatBytes(80 * kGiB) == "80GiB");
+  CHECK(FormatBytes(2 * kTiB) == "2.0TiB");
+  CHECK(FormatBytes(2048 * kTiB) == "2048TiB");  // TiB is the largest unit
 }
 
 TEST_CASE("FormatBytes and ParseByteSize agree on whole binary units") {

@@ -1,5 +1,6 @@
 #include "base/duration.h"
 
+#include <cmath>
 #include <doctest/doctest.h>
 
 namespace gshare::unit_duration {
@@ -93,6 +94,21 @@ TEST_CASE("FormatDuration gives a short human form") {
   CHECK(FormatDuration(milliseconds(86'400'000LL * 3 + 4 * 3'600'000)) == "3d04h");
   CHECK(FormatDuration(milliseconds(-20'000)) == "-20s");
   CHECK(FormatDuration(milliseconds(INT64_MIN)).front() == '-');
+}
+
+TEST_CASE("FormatSeconds: tenths below ten seconds, whole seconds above, one word") {
+  CHECK(FormatSeconds(0) == "0s");
+  CHECK(FormatSeconds(0.04) == "0s");
+  CHECK(FormatSeconds(0.35) == "400ms");
+  CHECK(FormatSeconds(4.24) == "4.2s");
+  CHECK(FormatSeconds(9.96) == "10s");
+  CHECK(FormatSeconds(27.7) == "28s");
+  CHECK(FormatSeconds(65.4) == "1m05s");
+  CHECK(FormatSeconds(3725) == "1h02m");
+  CHECK(FormatSeconds(-3) == "0s");
+  CHECK(FormatSeconds(std::nan("")) == "0s");
+  CHECK(FormatSeconds(HUGE_VAL) == "0s");
+  CHECK(FormatSeconds(1e300) == FormatDuration(kMaxDuration));  // bounded, no overflow
 }
 
 TEST_CASE("FormatDuration output parses back") {
