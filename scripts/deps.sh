@@ -26,9 +26,10 @@ gshare_lint_packages=(clang-format-14)
 # The e2e tests' real Jupyter kernel (test/e2e/test_notebook_kernels.py), for /usr/bin/python3,
 # a real terminal for `gshare top` (tmux: test/e2e/test_top.py), and Prometheus's own
 # parser of the metrics (test/e2e/test_metrics.py), and a real single-node Slurm
-# (munge, slurmctld, slurmd, the clients: test/e2e/test_slurm.py).
+# (munge, slurmctld, slurmd, the clients: test/e2e/test_slurm.py), and groff to render the
+# manual page with every warning on (test/e2e/test_cli_extras.py).
 gshare_test_packages=(python3-ipykernel python3-jupyter-client tmux python3-prometheus-client
-  munge slurmctld slurmd slurm-client)
+  munge slurmctld slurmd slurm-client groff-base)
 
 gshare_build() {  # gshare_build BUILD_DIR [BUILD_TYPE [CMAKE_ARGS...]]
   local dir=$1 type=${2:-RelWithDebInfo}

@@ -20,6 +20,8 @@ std::string Roff(const std::string& text) {
       out += "\\e";
     } else if (c == '-') {
       out += "\\-";
+    } else if (c == ',') {
+      out += ",\\:";  // a place to break a long list of names (groff's \: )
     } else {
       out += c;
     }
@@ -51,6 +53,8 @@ std::string ManPage(const CLI::App& root) {
   std::string out =
       ".TH GSHARE 1 \"\" \"gshare " GSHARE_VERSION
       "\" \"User Commands\"\n"
+      // Ragged right, no hyphens: option names and lists of field names are not words.
+      ".ad l\n.nh\n"
       ".SH NAME\ngshare \\- share NVIDIA GPUs between jobs: run, queue and arbitrate them\n"
       ".SH SYNOPSIS\n.B gshare\n[\\fIOPTIONS\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR...]\n"
       ".SH DESCRIPTION\n" +
@@ -75,6 +79,34 @@ std::string ManPage(const CLI::App& root) {
       "\\fBrun\\fR, \\fBwait\\fR and \\fBlogs \\-f\\fR return the job's status: 124 when its time "
       "limit ended it, 125 when gshare failed, 126 and 127 when the command cannot run or is not "
       "found.\n"
+      ".SH ENVIRONMENT\n"
+      "Read by gshare:\n"
+      ".TP\n.B GSHARE_SOCKET\nThe daemon's socket, in place of your own daemon's "
+      "(gshare run sets it for its job, so that a nested gshare reaches the same daemon).\n"
+      ".TP\n.B GSHARE_SYSTEM_SOCKET\nThe system daemon's socket (default "
+      "/run/gshare/gshare.sock).\n"
+      ".TP\n.B GSHARE_STATE_DIR\nWhere your daemon keeps its database, logs and job files when "
+      "the config's [daemon] state_dir is unset (default $XDG_STATE_HOME/gshare).\n"
+      ".TP\n.B GSHARE_DAEMON_TIMEOUT_MS\nHow long a command and a job's shim wait for the "
+      "daemon's answer, 100 to 3600000 ms (default 10000).\n"
+      ".TP\n.B GSHARE_SHIM\nThe libgshare.so to preload into jobs, in place of the one beside "
+      "the binary.\n"
+      ".TP\n.B GSHARE_MPS\nSet to 0 in a job's environment: run it outside MPS (isolation), "
+      "when [mps] is on.\n"
+      ".TP\n.B GSHARE_PRIORITY_INFLIGHT_US, GSHARE_PRIORITY_GAP_FILL, "
+      "GSHARE_PRIORITY_CONCURRENT_US\nHow much a lower-priority job keeps queued beside a higher "
+      "one, in microseconds of GPU time, and the percentage of the higher one's gaps it fills "
+      "(docs/design.md, \"Priority lanes\").\n"
+      ".PP\nSet in a job's environment:\n"
+      ".TP\n.B GSHARE_JOB_ID, GSHARE_JOB_NAME\nThe job's id and name.\n"
+      ".TP\n.B GSHARE_ARRAY_JOB_ID, GSHARE_ARRAY_TASK_ID, GSHARE_ARRAY_TASK_COUNT, "
+      "GSHARE_ARRAY_TASK_MIN, GSHARE_ARRAY_TASK_MAX\nAn array task's place, as Slurm's "
+      "SLURM_ARRAY_* variables.\n"
+      ".TP\n.B GSHARE_MEMORY\nThe job's memory engine (swap, checkpoint, managed or off).\n"
+      ".TP\n.B GSHARE_JOB_TOKEN, GSHARE_IDLE_RELEASE_MS, GSHARE_EARLY_RELEASE\nFor the shim: the "
+      "job's secret and its lease settings; not to be set by hand.\n"
+      ".TP\n.B CUDA_VISIBLE_DEVICES\nThe GPUs the job was placed on, and with MPS "
+      "CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_CLIENT_PRIORITY.\n"
       ".SH FILES\n"
       ".TP\n.I ~/.config/gshare/gshare.toml\nYour configuration (configs/gshare.toml documents "
       "every key).\n"

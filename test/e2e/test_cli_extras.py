@@ -78,6 +78,14 @@ class CliExtrasTest(TestCase):
         self.assertIn(".SS queue\n", page.stdout)
         self.assertIn(".B queue pause\n", page.stdout)
         self.assertNotIn("job\\-supervisor", page.stdout)  # internal commands stay out
+        env = page.stdout[page.stdout.index(".SH ENVIRONMENT\n"):page.stdout.index(".SH FILES\n")]
+        for name in ("GSHARE_SOCKET", "GSHARE_DAEMON_TIMEOUT_MS", "GSHARE_JOB_ID",
+                     "GSHARE_ARRAY_TASK_ID", "CUDA_VISIBLE_DEVICES"):
+            self.assertIn(name, env)
+        # Rendered as man does, with every warning on: none.
+        groff = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z"], input=page.stdout,
+                               capture_output=True, text=True)
+        self.assertEqual((groff.returncode, groff.stderr), (0, ""))
 
     def test_fish_and_zsh_scripts(self):
         h = self.harness()
