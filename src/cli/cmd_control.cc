@@ -14,29 +14,13 @@
 #include "ipc/job_json.h"
 #include "ipc/replies.h"
 #include "base/begin_time.h"
+#include "base/signal_spec.h"
 #include "policy/dependency.h"
 
 namespace gshare {
 namespace {
 
 using json = nlohmann::json;
-
-// A signal by name ("TERM", "SIGUSR1", any case) or number.
-std::optional<int> ParseSignal(std::string text) {
-  for (char& ch : text) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  if (text.rfind("SIG", 0) == 0) text = text.substr(3);
-  if (!text.empty() && std::isdigit(static_cast<unsigned char>(text[0]))) {
-    char* end = nullptr;
-    long n = std::strtol(text.c_str(), &end, 10);
-    if (*end == '\0' && n > 0 && n < NSIG) return static_cast<int>(n);
-    return std::nullopt;
-  }
-  for (int sig = 1; sig < NSIG; ++sig) {
-    const char* abbrev = sigabbrev_np(sig);
-    if (abbrev != nullptr && text == abbrev) return sig;
-  }
-  return std::nullopt;
-}
 
 // Jobs named by ids and/or filters (-t STATES, -n NAME, -u USER), as scancel and scontrol
 // take them. A filter picks among the jobs in `allowed` states (every one of them when -t is

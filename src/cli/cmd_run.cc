@@ -108,6 +108,9 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
   spec.cwd = opt.job.chdir.empty() ? "" : record->cwd;
   spec.time_limit = std::chrono::milliseconds(record->time_limit_ms);
   spec.kill_after = std::chrono::milliseconds(record->kill_after_ms);
+  spec.warn_signal = record->warn_signal;
+  spec.warn_before = std::chrono::milliseconds(record->warn_ms);
+  spec.warn_main_only = record->warn_main_only;
   // The notebook server SIGKILLs the group it started, ours, to end or restart a kernel.
   spec.die_with_runner = !opt.kernel.empty();
   for (const std::string& e : opt.job.env) {
@@ -169,6 +172,10 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     spec.output_path =
         ExpandOutputPattern(record->output, job_id, record->name, UserName(getuid()));
   }
+  if (!record->error.empty()) {
+    spec.error_path = ExpandOutputPattern(record->error, job_id, record->name, UserName(getuid()));
+  }
+  spec.append = record->open_append;
 
   auto result = JobRunner::Run(spec, [&link, job_id](pid_t pid) {
     if (job_id == 0) return;

@@ -13,6 +13,7 @@
 #include "base/duration.h"
 #include "base/gpu_inventory.h"
 #include "base/mail_type.h"
+#include "base/signal_spec.h"
 #include "base/user_name.h"
 #include "cli/script_directives.h"
 
@@ -59,6 +60,15 @@ void AddJobOptions(CLI::App& app, JobOptions* opt) {
                      "Not before: now+1h, 22:00, 2026-12-01T08:00, tomorrow, @UNIX_SECONDS"));
   add("output", app.add_option("-o,--output", opt->output,
                                "File for stdout and stderr: %j job id, %x name, %u user"));
+  add("error", app.add_option("-e,--error", opt->error,
+                              "File for stderr alone (default: with stdout), patterns as -o"));
+  add("open-mode",
+      app.add_option("--open-mode", opt->open_mode,
+                     "append to the output files or truncate them (default) at each start")
+          ->check(CLI::IsMember({"append", "truncate"})));
+  add("signal", app.add_option("--signal", opt->signal,
+                               "[B:]SIG[@SECONDS]: send SIG that long (default 60) before the "
+                               "--time limit; B: to the main process only"));
   add("chdir", app.add_option("-D,--chdir", opt->chdir, "Working directory of the job"));
   add("mail-user", app.add_option("--mail-user", opt->mail_user,
                                   "Who the [notify] command tells of the job (default: you)"));
@@ -100,6 +110,9 @@ void JobOptions::Merge(const JobOptions& script) {
   take("hold", hold, script.hold);
   take("begin", begin, script.begin);
   take("output", output, script.output);
+  take("error", error, script.error);
+  take("open-mode", open_mode, script.open_mode);
+  take("signal", signal, script.signal);
   take("chdir", chdir, script.chdir);
   take("memory", memory, script.memory);
   take("array", array, script.array);
@@ -210,6 +223,19 @@ Result<JobRecord> ResolveJobOptions(const JobOptions& opt, std::vector<std::stri
     r.begin_time = b.value();
   }
   r.output = opt.output;
+  r.error = opt.error;
+  r.open_append = opt.open_mode == "append";
+  if (!opt.signal.empty()) {
+    Result<SignalSpec> s = ParseSignalSpec(opt.signal);
+    if (!s.ok()) return s.status();
+    if (r.time_limit_ms == 0) {
+      return Status::Error("--signal " + opt.signal +
+                           ": the job has no --time limit to send it before");
+    }
+    r.warn_signal = s->signal;
+    r.warn_ms = s->before.count();
+    r.warn_main_only = s->main_only;
+  }
   if (!opt.mail_type.empty()) {
     Result<std::string> types = ParseMailTypes(opt.mail_type);
     if (!types.ok()) return types.status();
@@ -224,7 +250,9 @@ Result<JobRecord> ResolveJobOptions(const JobOptions& opt, std::vector<std::stri
     return Status::Error("cannot read the working directory: " + ec.message());
   if (!opt.chdir.empty()) cwd = std::filesystem::absolute(opt.chdir, ec);
   r.cwd = cwd.lexically_normal().string();
-  if (!r.output.empty() && r.output.front() != '/') r.output = r.cwd + "/" + r.output;
+  for (std::string* path : {&r.output, &r.error}) {
+    if (!path->empty() && path->front() != '/') *path = r.cwd + "/" + *path;
+  }
   for (const std::string& e : opt.env) {
     size_t eq = e.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -256,27 +284,37 @@ std::string DirOf(const std::string& path) {
   return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
 }
 
+// Why the job's output file `pattern` could not be made, or "" when it can.
+std::string UnusableOutput(const std::string& pattern) {
+  // Up to its first %-symbol the pattern names fixed directories; past it they depend on the
+  // job (its id, name, array task) and may be made before it starts.
+  const size_t symbol = pattern.find('%');
+  const size_t last_slash = pattern.rfind('/');
+  if (symbol == std::string::npos && access(pattern.c_str(), F_OK) == 0) {
+    // An existing file (a log kept between runs, /dev/null) is written in place.
+    return access(pattern.c_str(), W_OK) != 0 ? pattern + ": " + std::strerror(errno) : "";
+  }
+  if (symbol == std::string::npos || last_slash < symbol) {
+    return UnusableDir(DirOf(pattern), W_OK | X_OK);
+  }
+  return UnusableDir(DirOf(pattern.substr(0, symbol)), X_OK);
+}
+
 }  // namespace
 
 Status CheckJobPaths(const JobRecord& r) {
   if (std::string why = UnusableDir(r.cwd, X_OK); !why.empty()) {
     return Status::Error("--chdir: " + why);
   }
-  if (r.output.empty()) return Status::Ok();  // the daemon's own log directory
-  // Up to its first %-symbol the pattern names fixed directories; past it they depend on the
-  // job (its id, name, array task) and may be made before it starts.
-  const size_t symbol = r.output.find('%');
-  const size_t last_slash = r.output.rfind('/');
-  std::string why;
-  if (symbol == std::string::npos && access(r.output.c_str(), F_OK) == 0) {
-    // An existing file (a log kept between runs, /dev/null) is written in place.
-    if (access(r.output.c_str(), W_OK) != 0) why = r.output + ": " + std::strerror(errno);
-  } else if (symbol == std::string::npos || last_slash < symbol) {
-    why = UnusableDir(DirOf(r.output), W_OK | X_OK);
-  } else {
-    why = UnusableDir(DirOf(r.output.substr(0, symbol)), X_OK);
+  // Empty: the daemon's own log directory (stdout), or with stdout (stderr).
+  for (const auto& [option, pattern] :
+       {std::pair{"--output ", &r.output}, {"--error ", &r.error}}) {
+    if (pattern->empty()) continue;
+    if (std::string why = UnusableOutput(*pattern); !why.empty()) {
+      return Status::Error(option + *pattern + ": " + why);
+    }
   }
-  return why.empty() ? Status::Ok() : Status::Error("--output " + r.output + ": " + why);
+  return Status::Ok();
 }
 
 }  // namespace gshare

@@ -29,6 +29,9 @@ struct JobOptions {
   bool hold = false;
   std::string begin;
   std::string output;
+  std::string error;      // -e/--error: stderr's own file
+  std::string open_mode;  // --open-mode: "append" or "truncate"
+  std::string signal;     // --signal: base/signal_spec.h
   std::string chdir;
   std::vector<std::string> env;  // "K=V"
   std::string memory;            // --memory engine

@@ -1,6 +1,7 @@
 #include "cli/job_status_text.h"
 
 #include <cmath>
+#include <cstring>
 #include <ctime>
 
 #include "base/byte_size.h"
@@ -42,6 +43,12 @@ std::string JobStatusText(const json& job, double now,
       (r.time_limit_ms > 0 ? FormatDuration(std::chrono::milliseconds(r.time_limit_ms))
                            : std::string("UNLIMITED"));
   if (r.begin_time) times += " BeginTime=" + TimeText(r.begin_time);
+  if (r.warn_signal > 0) {  // scontrol's form: "USR1@60"
+    const char* name = sigabbrev_np(r.warn_signal);
+    times += " Signal=" + std::string(r.warn_main_only ? "B:" : "") +
+             (name != nullptr ? std::string(name) : std::to_string(r.warn_signal)) + "@" +
+             std::to_string(r.warn_ms / 1000);
+  }
   line(times);
   if (hidden) {
     line("   (command, directory and output are shown to the job's owner only)");
@@ -52,7 +59,13 @@ std::string JobStatusText(const json& job, double now,
                                    ? std::string("(the terminal of its gshare run)")
                                    : ExpandOutputPattern(r.output, r.id, r.name, user(r.uid),
                                                          r.array_job_id, ArrayTaskIdOf(r));
-    line("   StdOut=" + TerminalText(output));
+    std::string files = "   StdOut=" + TerminalText(output);
+    if (!r.error.empty()) {
+      files += " StdErr=" + TerminalText(ExpandOutputPattern(r.error, r.id, r.name, user(r.uid),
+                                                             r.array_job_id, ArrayTaskIdOf(r)));
+    }
+    if (r.open_append) files += " OpenMode=append";
+    line(files);
     if (!r.dependency.empty() || r.held) {
       line("   Dependency=" + (r.dependency.empty() ? std::string("(null)") : r.dependency) +
            " Held=" + (r.held ? "yes" : "no"));

@@ -170,6 +170,13 @@ void JobRequests::OnRunAttach(Connection& c, const json& req) {
              {"cwd", r.cwd},
              {"output", ExpandOutputPattern(r.output, id, r.name, UserName(r.uid), r.array_job_id,
                                             ArrayTaskIdOf(r))},
+             {"error", r.error.empty() ? std::string()
+                                       : ExpandOutputPattern(r.error, id, r.name, UserName(r.uid),
+                                                             r.array_job_id, ArrayTaskIdOf(r))},
+             {"open_append", r.open_append},
+             {"warn_signal", r.warn_signal},
+             {"warn_ms", r.warn_ms},
+             {"warn_main_only", r.warn_main_only},
              {"time_limit_ms", r.time_limit_ms},
              {"kill_after_ms", r.kill_after_ms},
              {"script", payload->script ? json(*payload->script) : json(nullptr)},

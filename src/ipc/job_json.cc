@@ -2,6 +2,7 @@
 #include "ipc/job_json.h"
 
 #include <chrono>
+#include <csignal>
 #include <exception>
 
 #include "base/config.h"
@@ -9,6 +10,7 @@
 #include "base/duration.h"
 #include "base/gpu_inventory.h"
 #include "base/mail_type.h"
+#include "base/signal_spec.h"
 #include "model/job_fields.h"
 
 namespace gshare {
@@ -83,7 +85,12 @@ nlohmann::json JobOptionsToJson(const JobRecord& r) {
           {"output", r.output},
           {"memory", FieldJson(r.memory)},
           {"mail_user", r.mail_user},
-          {"mail_type", r.mail_type}};
+          {"mail_type", r.mail_type},
+          {"error", r.error},
+          {"open_append", r.open_append},
+          {"warn_signal", r.warn_signal},
+          {"warn_ms", r.warn_ms},
+          {"warn_main_only", r.warn_main_only}};
 }
 
 namespace {
@@ -154,6 +161,7 @@ Status ReadFields(const json& j, JobRecord* r, int gpu_count) {
   }
   if (r->argv.empty()) return Status::Error("bad job options: empty argv");
   int64_t priority = 0, quantum = 0, time_limit = 0, kill_after = 30'000, gpus = 1;
+  int64_t warn_signal = 0, warn_ms = 0;
   std::string memory;
   std::vector<Status> checks = {
       ReadString(j, "name", true, &r->name),
@@ -170,6 +178,11 @@ Status ReadFields(const json& j, JobRecord* r, int gpu_count) {
       ReadString(j, "memory", false, &memory),
       ReadString(j, "mail_user", false, &r->mail_user),
       ReadString(j, "mail_type", false, &r->mail_type),
+      ReadString(j, "error", false, &r->error),
+      ReadBool(j, "open_append", &r->open_append),
+      ReadInt(j, "warn_signal", false, 0, NSIG - 1, &warn_signal),
+      ReadInt(j, "warn_ms", false, 0, int64_t{kMaxSignalLeadSeconds} * 1000, &warn_ms),
+      ReadBool(j, "warn_main_only", &r->warn_main_only),
   };
   for (const Status& st : checks) {
     if (!st.ok()) return st;
@@ -179,6 +192,11 @@ Status ReadFields(const json& j, JobRecord* r, int gpu_count) {
   r->time_limit_ms = time_limit;
   r->kill_after_ms = kill_after;
   r->gpus = static_cast<int>(gpus);
+  r->warn_signal = static_cast<int>(warn_signal);
+  r->warn_ms = warn_ms;
+  if (r->warn_signal > 0 && r->time_limit_ms == 0) {
+    return BadField("warn_signal", "needs a time limit");
+  }
   r->memory.reset();
   if (!memory.empty()) {
     r->memory = ParseMemoryEngine(memory);

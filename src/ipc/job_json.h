@@ -28,13 +28,15 @@ nlohmann::json JobToJson(const JobRecord& r);
 nlohmann::json RunToJson(const JobRun& run);
 
 // The job options as `run` and `submit` send them (protocol.h kRunRegister, kSubmit):
-// {"name","argv","cwd","priority","quantum_ms","gpu","time_limit_ms","kill_after_ms",
-//  "dependency","held","begin_time","output"}.
+// {"name","argv","cwd","priority","quantum_ms","gpu","gpus","time_limit_ms","kill_after_ms",
+//  "dependency","held","begin_time","output","memory","mail_user","mail_type","error",
+//  "open_append","warn_signal","warn_ms","warn_main_only"}.
 nlohmann::json JobOptionsToJson(const JobRecord& r);
 // Reads them back into `r` and checks them as the CLI does (it comes from any local client):
 // every field's JSON type; non-empty argv; priority in [kMinPriority, kMaxPriority]; quantum
 // 1 ms..kMaxDuration; time limit, kill-after 0..kMaxDuration; begin time 0..now+kMaxDuration;
-// no NUL in strings; a canonical dependency list; an absolute cwd; a known memory engine; a
+// no NUL in strings; a signal number below NSIG, sent at most 65535 s before a time limit the
+// job has; a canonical dependency list; an absolute cwd; a known memory engine; a
 // GPU spec as gpu_inventory.h CheckGpuSpec reads it, indices checked against `gpu_count`
 // (<= 0: their form only). Never throws; errors are one line.
 Status JobOptionsFromJson(const nlohmann::json& j, JobRecord* r, int gpu_count = 0);

@@ -70,7 +70,12 @@ enum class JobFieldShown {
   X(slurm_job_id,     "slurm_job_id",     "slurm_job_id",     kSlurm,     false) \
   X(slurm_step,       "slurm_step",       "slurm_step",       kSlurm,     false) \
   X(mail_user,        "mail_user",        "mail_user",        kAlways,    false) \
-  X(mail_type,        "mail_type",        "mail_type",        kAlways,    false)
+  X(mail_type,        "mail_type",        "mail_type",        kAlways,    false) \
+  X(error,            "error",            "error",            kAlways,    false) \
+  X(open_append,      "open_append",      "open_append",      kAlways,    false) \
+  X(warn_signal,      "warn_signal",      "warn_signal",      kAlways,    false) \
+  X(warn_ms,          "warn_ms",          "warn_ms",          kAlways,    false) \
+  X(warn_main_only,   "warn_main_only",   "warn_main_only",   kAlways,    false)
 // clang-format on
 
 }  // namespace gshare

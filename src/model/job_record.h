@@ -87,6 +87,15 @@ struct JobRecord {
   // passed to the [notify] command.
   std::string mail_user;
   std::string mail_type;
+  // Schema 13: stderr's own file pattern (-e/--error, as `output`; empty: with stdout), whether
+  // the output files are appended to rather than truncated (--open-mode=append), and sbatch's
+  // --signal (base/signal_spec.h): a signal (0: none) sent warn_ms before the time limit, to
+  // the job's main process only when warn_main_only ("B:"), else to its process group.
+  std::string error;
+  bool open_append = false;
+  int warn_signal = 0;
+  int64_t warn_ms = 0;
+  bool warn_main_only = false;
 
   bool IsArrayTask() const { return array_job_id != 0; }
   bool operator==(const JobRecord&) const = default;

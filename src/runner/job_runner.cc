@@ -102,7 +102,8 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
 struct ChildSetup {
   const char* cwd = nullptr;  // chdir here first; a failure is reported as -errno
   int stdin_fd = -1;          // dup2'ed onto 0 when >= 0
-  int output_fd = -1;         // dup2'ed onto 1 and 2 when >= 0
+  int output_fd = -1;         // dup2'ed onto 1, and onto 2 unless error_fd >= 0
+  int error_fd = -1;          // dup2'ed onto 2 when >= 0
   pid_t die_with = 0;         // > 0: die with this parent (RunSpec::die_with_runner)
 };
 
@@ -117,8 +118,9 @@ struct ChildSetup {
   if (setup.stdin_fd >= 0) dup2(setup.stdin_fd, STDIN_FILENO);
   if (setup.output_fd >= 0) {
     dup2(setup.output_fd, STDOUT_FILENO);
-    dup2(setup.output_fd, STDERR_FILENO);
+    if (setup.error_fd < 0) dup2(setup.output_fd, STDERR_FILENO);
   }
+  if (setup.error_fd >= 0) dup2(setup.error_fd, STDERR_FILENO);
   if (setup.cwd != nullptr && chdir(setup.cwd) != 0) {
     const int err = -errno;
     ssize_t ignored = write(error_fd, &err, sizeof err);
@@ -279,7 +281,7 @@ Result<ExitInfo> JobRunner::Run(const RunSpec& spec,
   struct OwnedFd {
     int fd = -1;
     ~OwnedFd() { CloseFd(fd); }
-  } stdin_null, output;
+  } stdin_null, output, error;
   ChildSetup setup;
   if (!spec.cwd.empty()) setup.cwd = spec.cwd.c_str();
   if (spec.die_with_runner) setup.die_with = getpid();
@@ -288,12 +290,19 @@ Result<ExitInfo> JobRunner::Run(const RunSpec& spec,
     if (stdin_null.fd < 0) return Status::Error(Errno("/dev/null"));
     setup.stdin_fd = stdin_null.fd;
   }
+  const int file_flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (spec.append ? 0 : O_TRUNC);
   if (!spec.output_path.empty()) {
-    output.fd =
-        open(spec.output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    output.fd = open(spec.output_path.c_str(), file_flags, 0644);
     if (output.fd < 0)
       return Status::Error(Errno(("cannot open output file " + spec.output_path).c_str()));
     setup.output_fd = output.fd;
+  }
+  // The same file for both (-o f -e f): one open, or the truncation would come twice.
+  if (!spec.error_path.empty() && spec.error_path != spec.output_path) {
+    error.fd = open(spec.error_path.c_str(), file_flags, 0644);
+    if (error.fd < 0)
+      return Status::Error(Errno(("cannot open error file " + spec.error_path).c_str()));
+    setup.error_fd = error.fd;
   }
 
   const bool take_tty =
@@ -335,8 +344,11 @@ Result<ExitInfo> JobRunner::Run(const RunSpec& spec,
   // WUNTRACED lets us relay a Ctrl-Z to the shell. Either way only an exit or a kill ends the wait.
   const int flags = WNOHANG | (take_tty ? WUNTRACED : 0);
   using Clock = std::chrono::steady_clock;
-  std::optional<Clock::time_point> term_at, kill_at;
-  if (spec.time_limit.count() > 0) term_at = Clock::now() + spec.time_limit;
+  std::optional<Clock::time_point> warn_at, term_at, kill_at;
+  if (spec.time_limit.count() > 0) {
+    term_at = Clock::now() + spec.time_limit;
+    if (spec.warn_signal > 0) warn_at = *term_at - spec.warn_before;
+  }
   bool timed_out = false;
   bool interrupted = false;
   for (;;) {
@@ -350,6 +362,10 @@ Result<ExitInfo> JobRunner::Run(const RunSpec& spec,
     if (r < 0 && errno != EINTR) return Status::Error(Errno("waitpid"));
     // The time limit, as timeout(1) enforces it: SIGTERM to the group, SIGKILL after the grace.
     const auto now = Clock::now();
+    if (warn_at && now >= *warn_at) {
+      kill(spec.warn_main_only ? pid : -pid, spec.warn_signal);
+      warn_at.reset();
+    }
     if (term_at && now >= *term_at) {
       timed_out = true;
       kill(-pid, SIGTERM);
@@ -363,7 +379,7 @@ Result<ExitInfo> JobRunner::Run(const RunSpec& spec,
     // SIGCHLD writes to the pipe too, so this cannot sleep through the job's end; the timeout is
     // only a safety net, or the next time-limit step.
     int timeout_ms = 1000;
-    for (const auto& at : {term_at, kill_at}) {
+    for (const auto& at : {warn_at, term_at, kill_at}) {
       if (at) {
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(*at - now).count();
         timeout_ms = static_cast<int>(std::clamp<int64_t>(left, 0, timeout_ms));

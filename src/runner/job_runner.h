@@ -27,13 +27,22 @@ struct RunSpec {
   // Paths prepended to LD_PRELOAD, colon-joined before any existing value (after set_env).
   std::vector<std::string> preload;
   std::string cwd;  // the job's working directory; empty: ours
-  std::string
-      output_path;  // stdout and stderr go to this file (created 0644, truncated); empty: ours
+  // stdout, and stderr unless error_path is set, go to this file (created 0644, truncated
+  // unless `append`); empty: ours.
+  std::string output_path;
+  std::string error_path;   // stderr's own file, as output_path; empty: with stdout
+  bool append = false;      // the files are appended to, not truncated
   bool stdin_null = false;  // stdin is /dev/null instead of ours (and the terminal is not taken)
   // Time limit (0: none): at the limit the job's group gets SIGTERM, SIGKILL `kill_after` later,
   // and ExitInfo::timed_out is set.
   std::chrono::milliseconds time_limit{0};
   std::chrono::milliseconds kill_after{30'000};
+  // sbatch --signal: warn_signal (0: none) sent warn_before ahead of the time limit (at once
+  // when that is before the start), to the job's group, or to its first process alone when
+  // warn_main_only. Only with a time limit.
+  int warn_signal = 0;
+  std::chrono::milliseconds warn_before{0};
+  bool warn_main_only = false;
   // The job's process dies (SIGKILL) when the runner does, even by SIGKILL: its signals
   // reach the job's group only while the runner lives, and a notebook server ends a kernel by
   // SIGKILL to the runner's group, which the job (a group of its own) is not in. Set before

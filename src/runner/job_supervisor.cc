@@ -133,9 +133,14 @@ int RunSupervisor(int64_t job_id, const std::string& socket_path) {
     run.preload = s.at("preload").get<std::vector<std::string>>();
     run.cwd = s.at("cwd").get<std::string>();
     run.output_path = s.at("output").get<std::string>();
+    run.error_path = s.value("error", "");
+    run.append = s.value("open_append", false);
     run.stdin_null = true;
     run.time_limit = std::chrono::milliseconds(s.at("time_limit_ms").get<int64_t>());
     run.kill_after = std::chrono::milliseconds(s.at("kill_after_ms").get<int64_t>());
+    run.warn_signal = s.value("warn_signal", 0);
+    run.warn_before = std::chrono::milliseconds(s.value("warn_ms", int64_t{0}));
+    run.warn_main_only = s.value("warn_main_only", false);
     end_path = s.at("end_path").get<std::string>();
     // Before anything of the job runs: from here on, a supervisor that vanishes leaves a job
     // that may have run (LOST), not one that never did (queued again).

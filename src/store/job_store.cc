@@ -97,6 +97,12 @@ constexpr const char* kMigrations[] = {
     // 12: --mail-user and --mail-type, for the [notify] command.
     "ALTER TABLE jobs ADD COLUMN mail_user TEXT NOT NULL DEFAULT '';"
     "ALTER TABLE jobs ADD COLUMN mail_type TEXT NOT NULL DEFAULT '';",
+    // 13: -e/--error, --open-mode and --signal.
+    "ALTER TABLE jobs ADD COLUMN error TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE jobs ADD COLUMN open_append INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN warn_signal INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN warn_ms INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN warn_main_only INTEGER NOT NULL DEFAULT 0;",
 };
 constexpr int kSchemaVersion = sizeof kMigrations / sizeof kMigrations[0];
 

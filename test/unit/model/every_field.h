@@ -9,7 +9,7 @@ namespace gshare::unit {
 
 inline JobRecord EveryField() {
   // A field added to JobRecord changes its size: set it below too, so that it is saved.
-  static_assert(sizeof(JobRecord) == 688, "JobRecord gained a field: give it a value here");
+  static_assert(sizeof(JobRecord) == 744, "JobRecord gained a field: give it a value here");
   JobRecord r;
   r.name = "every-field";
   r.argv = {"python3", "train.py", "--lr", "3e-4"};
@@ -56,6 +56,11 @@ inline JobRecord EveryField() {
   r.slurm_step = "batch";
   r.mail_user = "alice@example.org";
   r.mail_type = "END,FAIL";
+  r.error = "/logs/%j.err";
+  r.open_append = true;
+  r.warn_signal = 10;
+  r.warn_ms = 120'000;
+  r.warn_main_only = true;
   return r;
 }
 

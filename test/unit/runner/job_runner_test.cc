@@ -357,8 +357,9 @@ TEST_CASE("job runner runs a detached job: its env, directory, output file and /
   CHECK(info.exec_error.find("cannot change directory") == 0);
   spec.cwd.clear();
   spec.output_path = dir.path() + "/no/such/dir/out.log";
-  CHECK_FALSE(
-      JobRunner::Run(RunSpec{{"/bin/true"}, {}, {}, {}, "", spec.output_path}, nullptr).ok());
+  RunSpec bad = Spec({"/bin/true"});
+  bad.output_path = spec.output_path;
+  CHECK_FALSE(JobRunner::Run(bad, nullptr).ok());
 }
 
 TEST_CASE("job runner ends a job at its time limit: SIGTERM, then SIGKILL after the grace") {
@@ -375,6 +376,52 @@ TEST_CASE("job runner ends a job at its time limit: SIGTERM, then SIGKILL after 
   info = RunShell("exit 0", spec);
   CHECK_FALSE(info.timed_out);
   CHECK(ShellExitStatus(info) == 0);
+}
+
+TEST_CASE("job runner: stderr to its own file, and the files appended to or truncated") {
+  TempDir dir;
+  RunSpec spec;
+  spec.output_path = dir.File("out");
+  spec.error_path = dir.File("err");
+  RunShell("echo one; echo bad >&2", spec);
+  CHECK(ReadFile(spec.output_path) == "one\n");
+  CHECK(ReadFile(spec.error_path) == "bad\n");
+  spec.append = true;
+  RunShell("echo two; echo worse >&2", spec);
+  CHECK(ReadFile(spec.output_path) == "one\ntwo\n");
+  CHECK(ReadFile(spec.error_path) == "bad\nworse\n");
+  spec.append = false;
+  spec.error_path = spec.output_path;  // -o f -e f: one file, truncated once
+  RunShell("echo three; echo worst >&2", spec);
+  CHECK(ReadFile(spec.output_path) == "three\nworst\n");
+}
+
+TEST_CASE(
+    "job runner sends --signal's signal ahead of the time limit, to the group or B: the main "
+    "process") {
+  for (bool main_only : {false, true}) {
+    CAPTURE(main_only);
+    TempDir dir;
+    RunSpec spec;
+    spec.output_path = dir.File("out");
+    spec.time_limit = std::chrono::milliseconds(3000);
+    spec.kill_after = std::chrono::milliseconds(100);
+    spec.warn_signal = SIGUSR1;
+    spec.warn_before = std::chrono::milliseconds(2500);
+    spec.warn_main_only = main_only;
+    // The main shell and a child shell each note the signal; the main one then ends the job
+    // well before the limit.
+    ExitInfo info = RunShell(
+        "(trap 'echo child; exit 0' USR1; while :; do sleep 0.05; done) & "
+        "trap 'echo main; sleep 0.3; kill $! 2>/dev/null; exit 3' USR1; "
+        "while :; do sleep 0.05; done",
+        spec);
+    CHECK_FALSE(info.timed_out);
+    CHECK(info.exit_code == 3);
+    const std::string out = ReadFile(spec.output_path);
+    CHECK(out.find("main") != std::string::npos);
+    CHECK((out.find("child") != std::string::npos) == !main_only);
+  }
 }
 
 // True when `pid` has ended: no such process, or a zombie nobody reaped yet.

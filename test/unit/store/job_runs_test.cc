@@ -153,7 +153,7 @@ TEST_CASE("Issue 24: a run kept twice fails and leaves the row as it was") {
   CHECK(store->Get(ran.id).value()->restarts == 1);
 }
 
-TEST_CASE("Issue 24: a schema 8 database opens at schema 9 with its jobs, no runs") {
+TEST_CASE("a schema 8 database opens at schema 9 with its jobs, no runs") {
   TempDir dir;
   const std::string path = dir.path() + "/jobs.db";
   int64_t id = 0;
@@ -170,6 +170,11 @@ TEST_CASE("Issue 24: a schema 8 database opens at schema 9 with its jobs, no run
                        "ALTER TABLE jobs DROP COLUMN slurm_step;"
                        "ALTER TABLE jobs DROP COLUMN mail_user;"
                        "ALTER TABLE jobs DROP COLUMN mail_type;"
+                       "ALTER TABLE jobs DROP COLUMN error;"
+                       "ALTER TABLE jobs DROP COLUMN open_append;"
+                       "ALTER TABLE jobs DROP COLUMN warn_signal;"
+                       "ALTER TABLE jobs DROP COLUMN warn_ms;"
+                       "ALTER TABLE jobs DROP COLUMN warn_main_only;"
                        "ALTER TABLE jobs DROP COLUMN swaps_out;"
                        "ALTER TABLE jobs DROP COLUMN swaps_in;"
                        "ALTER TABLE jobs DROP COLUMN restarts;"

@@ -1,0 +1,64 @@
+#include "base/signal_spec.h"
+
+#include <csignal>
+#include <cstring>
+#include <string>
+
+#include "base/ascii.h"
+
+namespace gshare {
+
+std::optional<int> ParseSignal(std::string_view text) {
+  std::string name(text);
+  for (char& ch : name) {
+    if (ch >= 'a' && ch <= 'z') ch = static_cast<char>(ch - 'a' + 'A');
+  }
+  if (name.rfind("SIG", 0) == 0) name.erase(0, 3);
+  if (name.empty()) return std::nullopt;
+  if (IsAsciiDigit(name[0])) {
+    if (name.size() > 3) return std::nullopt;
+    int n = 0;
+    for (char ch : name) {
+      if (!IsAsciiDigit(ch)) return std::nullopt;
+      n = n * 10 + (ch - '0');
+    }
+    return n > 0 && n < NSIG ? std::optional<int>(n) : std::nullopt;
+  }
+  for (int sig = 1; sig < NSIG; ++sig) {
+    const char* abbrev = sigabbrev_np(sig);
+    if (abbrev != nullptr && name == abbrev) return sig;
+  }
+  return std::nullopt;
+}
+
+Result<SignalSpec> ParseSignalSpec(std::string_view text) {
+  auto bad = [&text](const std::string& why) {
+    return Status::Error("--signal \"" + std::string(text) + "\": " + why +
+                         " (expected [B:]SIG[@SECONDS], e.g. USR1@120 or B:TERM)");
+  };
+  SignalSpec spec;
+  std::string_view rest = text;
+  if (rest.size() >= 2 && rest[1] == ':') {
+    if (rest[0] != 'B' && rest[0] != 'b') return bad(std::string("unknown flag ") + rest[0] + ":");
+    spec.main_only = true;
+    rest.remove_prefix(2);
+  }
+  const size_t at = rest.find('@');
+  std::optional<int> sig = ParseSignal(rest.substr(0, at));
+  if (!sig) return bad("not a signal");
+  spec.signal = *sig;
+  if (at != std::string_view::npos) {
+    std::string_view seconds = rest.substr(at + 1);
+    if (seconds.empty() || seconds.size() > 5) return bad("SECONDS must be 0 to 65535");
+    int s = 0;
+    for (char ch : seconds) {
+      if (!IsAsciiDigit(ch)) return bad("SECONDS must be 0 to 65535");
+      s = s * 10 + (ch - '0');
+    }
+    if (s > kMaxSignalLeadSeconds) return bad("SECONDS must be 0 to 65535");
+    spec.before = std::chrono::seconds(s);
+  }
+  return spec;
+}
+
+}  // namespace gshare
