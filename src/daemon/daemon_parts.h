@@ -58,7 +58,7 @@ struct PeerLinks {
   std::function<void(ConnId id)> exempt;
 };
 
-class DaemonParts final : private CheckpointEngine::Host {
+class DaemonParts final : private CheckpointEngine::Host, private LeaseOutbox::Checkpoints {
  public:
   // `options` and `clock` outlive the parts; `store` is the open database.
   DaemonParts(const DaemonOptions& options, Clock& clock, std::unique_ptr<JobStore> store,
@@ -97,8 +97,7 @@ class DaemonParts final : private CheckpointEngine::Host {
                           links.send};
   StaggerCoordinator stagger{options.config.scheduler.stagger, arbiter, clock, messenger};
   LeaseOutbox outbox{
-      LeaseOutbox::Parts{table, arbiter, memory, stagger, messenger, engine, checkpoint, timeline},
-      links.send};
+      LeaseOutbox::Parts{table, arbiter, memory, stagger, messenger, *this, timeline}, links.send};
   MemoryCoordinator memory{ledger, arbiter, stagger.stagger(), clock, outbox};
   SharingController sharing;
   IdleStager staging{options.config.memory.idle_stage_after, arbiter, ledger, clock, messenger};
@@ -145,6 +144,14 @@ class DaemonParts final : private CheckpointEngine::Host {
     return queue.NotInState(id, wanted);
   }
   void SignalJobProcesses(const ActiveJob& job, int sig) override { processes.SignalAll(job, sig); }
+  // LeaseOutbox::Checkpoints: the engine and its helper.
+  bool DeferGrant(const LeaseAction& a, const std::string& frame) override {
+    return engine.DeferGrant(a, frame);
+  }
+  bool Checkpoint(ConnId conn, const std::string& why) override {
+    return engine.Checkpoint(conn, why);
+  }
+  uint64_t LastCheckpointSent() const override { return checkpoint.last_sent(); }
 };
 
 }  // namespace gshare

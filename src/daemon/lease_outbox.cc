@@ -33,7 +33,7 @@ void LeaseOutbox::SendLeaseFrame(const LeaseAction& a) {
                 a.epoch, conn->pid);
   std::string frame =
       EncodeFrame(type, std::string_view(reinterpret_cast<const char*>(&m), sizeof m));
-  if (type == proto::MsgType::kLeaseGrant && p_.engine.DeferGrant(a, frame)) return;
+  if (type == proto::MsgType::kLeaseGrant && p_.checkpoints.DeferGrant(a, frame)) return;
   const pid_t pid = conn->pid;  // `send` may drop the connection
   if (!send_(a.conn, frame)) {
     spdlog::warn("cannot reach pid {}; its lease is reclaimed", pid);
@@ -69,7 +69,7 @@ void LeaseOutbox::HandoffDone(const GpuKey& gpu, const HandoffLog::Handoff& h) {
 void LeaseOutbox::SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) {
   for (const MemoryLedger::Eviction& e : plan.evictions) {
     if (e.checkpoint) {
-      p_.engine.Checkpoint(e.conn, "room for another job on " + gpu);
+      p_.checkpoints.Checkpoint(e.conn, "room for another job on " + gpu);
       continue;
     }
     p_.messenger.Evict(e.conn, gpu, e.bytes);
