@@ -58,7 +58,9 @@ struct PeerLinks {
   std::function<void(ConnId id)> exempt;
 };
 
-class DaemonParts final : private CheckpointEngine::Host, private LeaseOutbox::Checkpoints {
+class DaemonParts final : private CheckpointEngine::Host,
+                          private LeaseOutbox::Checkpoints,
+                          private ShimSessions::Host {
  public:
   // `options` and `clock` outlive the parts; `store` is the open database.
   DaemonParts(const DaemonOptions& options, Clock& clock, std::unique_ptr<JobStore> store,
@@ -121,9 +123,10 @@ class DaemonParts final : private CheckpointEngine::Host, private LeaseOutbox::C
   StatusReporter status;
   GpuGate gpus{{[this]() -> const std::optional<std::vector<std::string>>& { return gpu_uuids; },
                 [this] { return gpu_count; }}};
-  ShimSessions shims{ShimSessions::Parts{lifecycle, lanes, messenger, stagger, sharing, engine,
-                                         outbox, access, gpus},
-                     ShimSessions::Transport{links.send, links.drop, links.exempt}};
+  ShimSessions shims{
+      ShimSessions::Parts{options, table, *store, arbiter, ledger, memory, staging, timeline, clock,
+                          lanes, messenger, stagger, sharing, outbox, access, gpus},
+      *this, ShimSessions::Transport{links.send, links.drop, links.exempt}};
 
  private:
   // Where the MPS folders go: beside the system daemon's socket, which every user reaches
@@ -152,6 +155,12 @@ class DaemonParts final : private CheckpointEngine::Host, private LeaseOutbox::C
     return engine.Checkpoint(conn, why);
   }
   uint64_t LastCheckpointSent() const override { return checkpoint.last_sent(); }
+  // ShimSessions::Host: the lifecycle and the engine.
+  void ProcessJobEnded(JobId job) override {
+    lifecycle.Finish(job, JobState::kCompleted, std::nullopt, std::nullopt, "");
+  }
+  void StartCheckpointHelper() override { engine.StartHelper(); }
+  void ForgetCheckpoints(ConnId conn) override { engine.Forget(conn); }
 };
 
 }  // namespace gshare

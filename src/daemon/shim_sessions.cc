@@ -20,15 +20,14 @@ bool ShimSessions::MayJoin(const Connection& c, const ActiveJob& job,
 }
 
 JobId ShimSessions::AdoptProcess(Connection& c, uint64_t job_id) {
-  const JobLifecycle::Parts& lp = this->lp();
-  if (job_id != 0 && lp.table.jobs.count(job_id) != 0) return job_id;
+  if (job_id != 0 && p_.table.jobs.count(job_id) != 0) return job_id;
   // A process preloaded outside `gshare run` (or of a job this daemon does not know): it
   // becomes a job of its own, recorded like any other, unless it has one (another connection
   // of it) or its user is at the cap.
   const ProcessJobs::Process process{c.uid, c.pid, ProcessStartTime(c.pid).value_or(0)};
   const bool capped = c.uid != 0 && !p_.access.IsAdmin(c);
   if (JobId joined = process_jobs_.JobOf(process, capped); joined != 0) {
-    if (lp.table.Running(joined) != nullptr) {
+    if (p_.table.Running(joined) != nullptr) {
       process_jobs_.Add(process, joined);
       return joined;
     }
@@ -41,12 +40,12 @@ JobId ShimSessions::AdoptProcess(Connection& c, uint64_t job_id) {
   r.name = r.argv.empty() ? "pid " + std::to_string(c.pid)
                           : std::filesystem::path(r.argv[0]).filename().string();
   r.uid = c.uid;
-  r.priority = lp.options.config.scheduler.default_priority;
+  r.priority = p_.options.config.scheduler.default_priority;
   r.state = JobState::kRunning;
   r.kind = JobKind::kRun;
-  r.submit_time = r.start_time.emplace(lp.clock.WallNow());
+  r.submit_time = r.start_time.emplace(p_.clock.WallNow());
   r.pid = c.pid;
-  auto id = lp.store.Insert(r);
+  auto id = p_.store.Insert(r);
   if (!id.ok()) {
     spdlog::error("cannot record pid {}: {}", c.pid, id.status().message());
     return 0;
@@ -55,15 +54,15 @@ JobId ShimSessions::AdoptProcess(Connection& c, uint64_t job_id) {
   auto job = std::make_unique<ActiveJob>();
   job->record = r;
   job->adhoc = true;
-  lp.staging.Active(r.id);
-  lp.table.jobs[r.id] = std::move(job);
-  lp.arbiter.AddJob(r.id, r.priority, Millis(0), r.uid);
+  p_.staging.Active(r.id);
+  p_.table.jobs[r.id] = std::move(job);
+  p_.arbiter.AddJob(r.id, r.priority, Millis(0), r.uid);
   process_jobs_.Add(process, r.id);
   return r.id;
 }
 
 bool ShimSessions::NoteGpu(Connection& c, const proto::GpuUuid& uuid, int ordinal) {
-  JobTable& table = lp().table;
+  JobTable& table = p_.table;
   const GpuKey gpu = FormatGpuUuid(uuid);
   if (table.KnowsGpu(gpu)) return true;
   // A GPU the daemon does not track yet: its state would stay as long as the daemon runs.
@@ -83,7 +82,7 @@ void ShimSessions::OnHello(Connection& c, const proto::HelloMsg& hello) {
   if (c.kind != Connection::Kind::kUnknown) return t_.drop(c.id, "second hello");
   c.kind = Connection::Kind::kShim;
   t_.exempt(c.id);
-  JobTable& table = lp().table;
+  JobTable& table = p_.table;
   if (auto claimed = table.jobs.find(hello.job_id);
       claimed != table.jobs.end() && !MayJoin(c, *claimed->second, hello.token)) {
     spdlog::warn("pid {} (uid {}) claims {} without its token: refused", c.pid, c.uid,
@@ -93,7 +92,7 @@ void ShimSessions::OnHello(Connection& c, const proto::HelloMsg& hello) {
   c.job = AdoptProcess(c, hello.job_id);
   if (c.job == 0) return t_.drop(c.id, "cannot record the job");
   table.jobs.at(c.job)->shims.insert(c.id);
-  lp().arbiter.AddConn(c.id, c.job, c.pid);
+  p_.arbiter.AddConn(c.id, c.job, c.pid);
 }
 
 void ShimSessions::OnFrame(Connection& c, const Frame& f) {
@@ -103,7 +102,7 @@ void ShimSessions::OnFrame(Connection& c, const Frame& f) {
     return OnHello(c, hello);
   }
   if (c.kind != Connection::Kind::kShim) return t_.drop(c.id, "lease message before hello");
-  JobTable& table = lp().table;
+  JobTable& table = p_.table;
   if (f.type == proto::MsgType::kMemReport) {
     proto::MemReportMsg m;
     std::memcpy(&m, f.payload.data(), sizeof m);
@@ -125,14 +124,13 @@ void ShimSessions::OnFrame(Connection& c, const Frame& f) {
 
 void ShimSessions::OnLease(Connection& c, const GpuKey& gpu, proto::MsgType type,
                            const proto::LeaseMsg& m) {
-  const JobLifecycle::Parts& lp = this->lp();
-  if (lp.table.jobs.count(c.job) != 0) lp.staging.Active(c.job);
+  if (p_.table.jobs.count(c.job) != 0) p_.staging.Active(c.job);
   if (type == proto::MsgType::kLeaseRequest) {
     // The seat first: a grant in shared mode lets the process submit at once, and its first
     // submission must already be ordered by its priority.
-    p_.lanes.Sit(gpu, c.id, lp.arbiter.PriorityOf(c.job));
+    p_.lanes.Sit(gpu, c.id, p_.arbiter.PriorityOf(c.job));
     p_.messenger.SendSeats();
-    p_.outbox.Apply(lp.arbiter.Request(c.id, gpu, Now()));
+    p_.outbox.Apply(p_.arbiter.Request(c.id, gpu, Now()));
     p_.sharing.Update(gpu);
     return;
   }
@@ -144,20 +142,19 @@ void ShimSessions::OnLease(Connection& c, const GpuKey& gpu, proto::MsgType type
     c.exiting = true;
     spdlog::info("{}: pid {} gives {} back while exiting", JobName(c.job), c.pid, gpu);
   }
-  lp.timeline.Releasing(gpu, c.job, m.reason < 4 ? kReasons[m.reason] : "released");
-  p_.outbox.Apply(lp.arbiter.Released(c.id, gpu, m.epoch, Now()));
+  p_.timeline.Releasing(gpu, c.job, m.reason < 4 ? kReasons[m.reason] : "released");
+  p_.outbox.Apply(p_.arbiter.Released(c.id, gpu, m.epoch, Now()));
   p_.stagger.Update(gpu);
-  lp.memory.MakeIncumbentRoom(gpu);
+  p_.memory.MakeIncumbentRoom(gpu);
 }
 
 void ShimSessions::OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m) {
-  const JobLifecycle::Parts& lp = this->lp();
-  lp.ledger.Report(c.id, c.job, gpu, m);
+  p_.ledger.Report(c.id, c.job, gpu, m);
   if (m.engine == static_cast<uint32_t>(proto::MemoryEngine::kCheckpoint)) {
-    p_.engine.StartHelper();  // cuInit takes seconds: paid before the first eviction
+    host_.StartCheckpointHelper();  // cuInit takes seconds: paid before the first eviction
   }
-  ActiveJob& job = *lp.table.jobs.at(c.job);
-  job.peak_bytes = std::max(job.peak_bytes, lp.ledger.Totals(c.job).allocated);
+  ActiveJob& job = *p_.table.jobs.at(c.job);
+  job.peak_bytes = std::max(job.peak_bytes, p_.ledger.Totals(c.job).allocated);
   if (m.held_ms != 0) job.held_ms[{c.id, gpu}] = m.held_ms;
   if ((m.flags & proto::kReportAfterSwapIn) != 0) {
     if ((m.flags & proto::kReportSwapInFailed) != 0) {
@@ -168,23 +165,23 @@ void ShimSessions::OnMemReport(Connection& c, const GpuKey& gpu, const proto::Me
     } else {
       job.swapins_failed_in_row = 0;
       if (m.swapin_bytes != 0) {
-        lp.timeline.Note(TimelineKind::kSwapIn, c.job, gpu, c.pid, m.swapin_bytes,
+        p_.timeline.Note(TimelineKind::kSwapIn, c.job, gpu, c.pid, m.swapin_bytes,
                          static_cast<double>(m.swapin_ns) / 1e6);
       }
     }
-    lp.arbiter.SwappedIn(gpu, m.epoch, Now());  // the holder's quantum starts now
-    lp.memory.SwappedIn(gpu, c.job, m.epoch, m.swapin_bytes, static_cast<double>(m.swapin_ns) / 1e6,
+    p_.arbiter.SwappedIn(gpu, m.epoch, Now());  // the holder's quantum starts now
+    p_.memory.SwappedIn(gpu, c.job, m.epoch, m.swapin_bytes, static_cast<double>(m.swapin_ns) / 1e6,
                         (m.flags & proto::kReportSwapInFailed) != 0);
   }
   // An allocation of the exclusive holder waits for room: taken from the others.
-  if (m.demand > 0 && lp.arbiter.Holder(gpu) == c.job && !lp.arbiter.IsShared(gpu)) {
-    lp.memory.HolderDemand(gpu, c.id, c.job);
-  } else if (m.demand == 0 && lp.arbiter.ConnHolds(c.id)) {
-    lp.memory.DemandMet(c.job);
+  if (m.demand > 0 && p_.arbiter.Holder(gpu) == c.job && !p_.arbiter.IsShared(gpu)) {
+    p_.memory.HolderDemand(gpu, c.id, c.job);
+  } else if (m.demand == 0 && p_.arbiter.ConnHolds(c.id)) {
+    p_.memory.DemandMet(c.job);
   }
   p_.sharing.Update(gpu);
   p_.messenger.AskHolderToPin(gpu);
-  if (lp.memory.NeedsReprice(gpu)) p_.outbox.Apply(lp.arbiter.Recontend(gpu));
+  if (p_.memory.NeedsReprice(gpu)) p_.outbox.Apply(p_.arbiter.Recontend(gpu));
   // A refused grant that is possible now goes out at the loop's Tick after this read.
 }
 
@@ -197,12 +194,11 @@ void ShimSessions::OnMemoryQuery(Connection& c, const Frame& f) {
   std::memcpy(&q, f.payload.data(), sizeof q);
   proto::MemViewMsg v{};
   v.gpu = q.gpu;
-  const JobLifecycle::Parts& lp = this->lp();
-  auto it = lp.table.jobs.find(q.job_id);
-  if (it != lp.table.jobs.end() && MayJoin(c, *it->second, q.token)) {
+  auto it = p_.table.jobs.find(q.job_id);
+  if (it != p_.table.jobs.end() && MayJoin(c, *it->second, q.token)) {
     const GpuKey gpu = FormatGpuUuid(q.gpu);
-    v.others_fixed = lp.ledger.FixedOfOthers(gpu, q.job_id);
-    v.job_used = lp.ledger.UsedBy(q.job_id, gpu);
+    v.others_fixed = p_.ledger.FixedOfOthers(gpu, q.job_id);
+    v.job_used = p_.ledger.UsedBy(q.job_id, gpu);
     v.known = 1;
   }
   t_.send(c.id, EncodeFrame(proto::MsgType::kMemoryView,
@@ -210,41 +206,40 @@ void ShimSessions::OnMemoryQuery(Connection& c, const Frame& f) {
 }
 
 void ShimSessions::Left(Connection& c) {
-  const JobLifecycle::Parts& lp = this->lp();
-  for (const auto& [gpu, info] : lp.table.gpus) {
-    lp.timeline.Releasing(gpu, c.job, c.exiting ? "exit" : "disconnected");
+  for (const auto& [gpu, info] : p_.table.gpus) {
+    p_.timeline.Releasing(gpu, c.job, c.exiting ? "exit" : "disconnected");
   }
-  p_.outbox.Apply(lp.arbiter.Disconnected(c.id, Now()));
+  p_.outbox.Apply(p_.arbiter.Disconnected(c.id, Now()));
   p_.lanes.Leave(c.id);
   p_.messenger.SendSeats();
   // The leaving process's swap counters go with its ledger entry: its job keeps them.
-  const MemoryLedger::JobTotals before = lp.ledger.Totals(c.job);
-  lp.ledger.Forget(c.id);
-  const MemoryLedger::JobTotals after = lp.ledger.Totals(c.job);
-  auto jit = lp.table.jobs.find(c.job);
-  if (jit != lp.table.jobs.end()) {
+  const MemoryLedger::JobTotals before = p_.ledger.Totals(c.job);
+  p_.ledger.Forget(c.id);
+  const MemoryLedger::JobTotals after = p_.ledger.Totals(c.job);
+  auto jit = p_.table.jobs.find(c.job);
+  if (jit != p_.table.jobs.end()) {
     jit->second->gone_swaps_out += before.swaps_out - after.swaps_out;
     jit->second->gone_swaps_in += before.swaps_in - after.swaps_in;
     jit->second->gone_bytes_out += before.bytes_out - after.bytes_out;
     jit->second->gone_bytes_in += before.bytes_in - after.bytes_in;
   }
-  lp.staging.ForgetConn(c.id);
-  p_.engine.Forget(c.id);
+  p_.staging.ForgetConn(c.id);
+  host_.ForgetCheckpoints(c.id);
   p_.stagger.ForgetJob(c.job);
-  for (const auto& [gpu, info] : lp.table.gpus) {
+  for (const auto& [gpu, info] : p_.table.gpus) {
     p_.sharing.Update(gpu);
     p_.stagger.Update(gpu);
-    lp.memory.MakeIncumbentRoom(gpu);
+    p_.memory.MakeIncumbentRoom(gpu);
   }
-  jit = lp.table.jobs.find(c.job);
-  if (jit != lp.table.jobs.end()) {
+  jit = p_.table.jobs.find(c.job);
+  if (jit != p_.table.jobs.end()) {
     jit->second->shims.erase(c.id);
     if (jit->second->adhoc && jit->second->shims.empty()) {
-      p_.lifecycle.Finish(c.job, JobState::kCompleted, std::nullopt, std::nullopt, "");
+      host_.ProcessJobEnded(c.job);
     }
   }
   // However it ended (its last shim, a cancel), a later hello of its processes makes a new job.
-  if (lp.table.Running(c.job) == nullptr) process_jobs_.Ended(c.job);
+  if (p_.table.Running(c.job) == nullptr) process_jobs_.Ended(c.job);
 }
 
 }  // namespace gshare

@@ -13,34 +13,62 @@
 #include <string>
 #include <string_view>
 
+#include "base/clock.h"
 #include "daemon/access_guard.h"
-#include "daemon/checkpoint_engine.h"
 #include "daemon/connection.h"
+#include "daemon/daemon_options.h"
 #include "daemon/gpu_gate.h"
-#include "daemon/job_lifecycle.h"
+#include "daemon/idle_stager.h"
+#include "daemon/job_table.h"
 #include "daemon/lease_outbox.h"
+#include "daemon/memory_coordinator.h"
 #include "daemon/priority_lanes.h"
 #include "daemon/process_jobs.h"
 #include "daemon/sharing_controller.h"
 #include "daemon/shim_messenger.h"
 #include "daemon/stagger_coordinator.h"
+#include "daemon/timeline_recorder.h"
 #include "ipc/frame_io.h"
+#include "policy/arbiter.h"
+#include "policy/memory_ledger.h"
+#include "store/job_store.h"
 
 namespace gshare {
 
 class ShimSessions {
  public:
-  // The parts it drives besides the lifecycle's own (JobLifecycle::parts()); all outlive it.
+  // The parts it reads and drives; all outlive it.
   struct Parts {
-    JobLifecycle& lifecycle;
+    const DaemonOptions& options;
+    JobTable& table;
+    JobStore& store;  // a process's own job is recorded here
+    Arbiter& arbiter;
+    MemoryLedger& ledger;
+    MemoryCoordinator& memory;
+    IdleStager& staging;
+    TimelineRecorder& timeline;
+    const Clock& clock;
     PriorityLanes& lanes;
     ShimMessenger& messenger;
     StaggerCoordinator& stagger;
     SharingController& sharing;
-    CheckpointEngine& engine;
     LeaseOutbox& outbox;
     AccessGuard& access;  // who is an admin (not capped)
     GpuGate& gpus;        // which GPUs a peer may name
+  };
+  // What it asks of the parts above it: a job's end (JobLifecycle) and the checkpoint engine.
+  class Host {
+   public:
+    // A job of a process's own lost its last shim: it ends COMPLETED.
+    virtual void ProcessJobEnded(JobId job) = 0;
+    // A process of the checkpoint engine reported: the helper starts unless it runs (cuInit
+    // takes seconds, paid before the first eviction).
+    virtual void StartCheckpointHelper() = 0;
+    // Connection `conn` is gone: the checkpoint engine forgets it.
+    virtual void ForgetCheckpoints(ConnId conn) = 0;
+
+   protected:
+    ~Host() = default;
   };
   // How it reaches the connections (the daemon's PeerTable).
   struct Transport {
@@ -52,10 +80,11 @@ class ShimSessions {
     std::function<void(ConnId id)> exempt;
   };
 
-  ShimSessions(Parts parts, Transport transport)
+  ShimSessions(Parts parts, Host& host, Transport transport)
       : p_(parts),
+        host_(host),
         t_(std::move(transport)),
-        process_jobs_(static_cast<size_t>(lp().options.config.limits.process_jobs_per_user)) {}
+        process_jobs_(static_cast<size_t>(p_.options.config.limits.process_jobs_per_user)) {}
 
   // kHello, kLeaseRequest, kLeaseReleased, kMemReport or kGapReport of connection `c`.
   void OnFrame(Connection& c, const Frame& f);
@@ -80,10 +109,10 @@ class ShimSessions {
   void OnLease(Connection& c, const GpuKey& gpu, proto::MsgType type, const proto::LeaseMsg& m);
   void OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m);
 
-  const JobLifecycle::Parts& lp() const { return p_.lifecycle.parts(); }
-  TimePoint Now() const { return lp().clock.Now(); }
+  TimePoint Now() const { return p_.clock.Now(); }
 
   Parts p_;
+  Host& host_;
   Transport t_;
   ProcessJobs process_jobs_;
 };
