@@ -3,7 +3,9 @@
 // checkpoint engine; the batch queue with its jobs' lifecycle, control, requests, Slurm steps,
 // retention and status; the shim sessions and their LeaseOutbox. They reach peers only through
 // PeerLinks, so tests build the same graph without sockets; the Daemon runs the loop and the
-// sockets around it. Daemon thread only.
+// sockets around it. It is the Host through which a part of a lower wing reaches one of a
+// higher wing (CheckpointEngine::Host, LeaseOutbox::Checkpoints, ShimSessions::Host: docs/design.md
+// "Map"). Daemon thread only.
 #pragma once
 
 #include <sys/types.h>
