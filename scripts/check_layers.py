@@ -3,11 +3,12 @@
 
 Each include is resolved as the compiler resolves it: a quoted name first beside the including
 file, then (quoted or angle-bracketed) in the target's include paths (src/ and include/ for src/;
-shim/ and include/ for shim/), so `<daemon/daemon.h>` and `"base/../daemon/daemon.h"` are judged
-by the file they reach. A name that reaches no file of the repository is a system or library
+shim/ and include/ for shim/), so `<daemon/server/daemon.h>` and
+`"base/../daemon/server/daemon.h"` are judged by the file they reach. A name that reaches no file of the repository is a system or library
 header. Rules:
   - src/<layer>/ reaches only its own folder, the layers listed for it below (the same list as
-    src/CMakeLists.txt links) and include/gshare/;
+    src/CMakeLists.txt links) and include/gshare/; a layer may be a folder below src/ (the
+    daemon's wings, "daemon/gpu"), and a file belongs to the longest layer folder it is in;
   - a project header is named as its include path names it: quoted, no "..";
   - src/policy/ includes no header that does I/O (IO_HEADERS) and reads no clock of its own
     (POLICY_CALLS): time comes in as arguments;
@@ -19,6 +20,10 @@ import os
 import re
 import sys
 
+DAEMON_USES = {"base", "model", "policy", "store", "ipc", "runner"}
+# The daemon's wings, bottom up: each may include the wings before it, never one after.
+DAEMON_WINGS = ["daemon/state", "daemon/gpu", "daemon/checkpoint", "daemon/jobs",
+                "daemon/observe", "daemon/server"]
 ALLOWED = {
     "base": set(),
     "model": {"base"},
@@ -26,8 +31,8 @@ ALLOWED = {
     "store": {"base", "model"},
     "ipc": {"base", "model", "store", "policy"},
     "runner": {"base", "model", "store", "ipc"},
-    "daemon": {"base", "model", "policy", "store", "ipc", "runner"},
-    "cli": {"base", "model", "policy", "store", "ipc", "runner", "daemon"},
+    **{wing: DAEMON_USES | set(DAEMON_WINGS[:i]) for i, wing in enumerate(DAEMON_WINGS)},
+    "cli": DAEMON_USES | set(DAEMON_WINGS),
 }
 # Policy decides; it does not touch files, sockets, processes, threads, clocks of its own or logs.
 IO_HEADERS = {
@@ -72,11 +77,20 @@ def resolve(path, kind, name, include_dirs):
     return None
 
 
+def layer_of(parts):
+    """The layer of a file src/<parts>: the longest folder of ALLOWED it is in, else its first
+    folder (which is no layer), else None (a file of src/ itself)."""
+    for n in range(len(parts) - 1, 0, -1):
+        if "/".join(parts[:n]) in ALLOWED:
+            return "/".join(parts[:n])
+    return parts[0] if len(parts) > 1 else None
+
+
 def place(root, target):
     """("src", layer), ("shim", folder or ""), ("include", sub) or ("other", rel) of `target`."""
     rel = os.path.relpath(target, root).split(os.sep)
     if rel[0] == "src" and len(rel) > 2:
-        return "src", rel[1]
+        return "src", layer_of(rel[1:])
     if rel[0] == "shim":
         return "shim", rel[1] if len(rel) > 2 else ""
     if rel[0] == "include" and len(rel) > 2:
@@ -97,7 +111,7 @@ def check_src(root, problems):
     dirs = [src, os.path.join(root, "include")]
     for path in sources(src):
         rel = os.path.relpath(path, src)
-        layer = rel.split(os.sep)[0]
+        layer = layer_of(rel.split(os.sep))
         if layer not in ALLOWED:
             problems.append("src/%s: a file outside the layers %s" % (rel, sorted(ALLOWED)))
             continue

@@ -6,7 +6,8 @@
 // Lock blocks the target's further CUDA calls and waits for its submitted work; Checkpoint
 // copies its device memory into host memory the driver owns and releases the GPU (context
 // included); Restore puts it back at the same addresses; Unlock lets the blocked calls go on.
-// Used by the daemon's checkpoint helper (src/daemon/checkpoint_helper.h) and the fake driver.
+// Used by the daemon's checkpoint helper (src/daemon/checkpoint/checkpoint_helper.h) and the
+// fake driver.
 #pragma once
 
 #include <cstdint>

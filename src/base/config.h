@@ -128,7 +128,7 @@ struct Config {
   // What runs when a job ends (pueue's callback; docs/cli.md "Notifications").
   struct Notify {
     // Run with /bin/sh -c as the job's owner, detached, with the job's fields in GSHARE_JOB_*
-    // variables (daemon/job_end_hook.h); "": nothing runs.
+    // variables (daemon/jobs/job_end_hook.h); "": nothing runs.
     std::string command;
   };
   // Jobs that Slurm starts (`gshare slurm`, docs/slurm.md): their gshare priority comes from

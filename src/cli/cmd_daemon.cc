@@ -20,7 +20,7 @@
 #include "cli/daemon_glance.h"
 #include "ipc/requests.h"
 #include "cli/service_unit.h"
-#include "daemon/daemon.h"
+#include "daemon/server/daemon.h"
 #include "ipc/frame_io.h"
 #include "base/logging.h"
 #include "ipc/socket_trust.h"

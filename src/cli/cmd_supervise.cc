@@ -2,8 +2,8 @@
 //   `gshare job-supervisor --job ID --socket PATH`: one per submitted job (job_supervisor.h);
 //   `gshare checkpoint-helper --fd N`: runs the driver's checkpoint calls (checkpoint_helper.h);
 //   `gshare mps-linger ...`: quits an MPS control daemon after its jobs (mps_servers.h).
-#include "daemon/checkpoint_helper.h"
-#include "daemon/mps_servers.h"
+#include "daemon/checkpoint/checkpoint_helper.h"
+#include "daemon/gpu/mps_servers.h"
 #include "cli/cli.h"
 #include "runner/job_supervisor.h"
 

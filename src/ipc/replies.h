@@ -45,7 +45,7 @@ struct JobIdReply {
   // it on); empty: leave the variable as it is.
   std::string visible{};
   // kRunRegister of an admitted job: further variables of its launch environment (the MPS
-  // backend's, daemon/mps_servers.h), in order; names are [A-Z_][A-Z0-9_]*.
+  // backend's, daemon/gpu/mps_servers.h), in order; names are [A-Z_][A-Z0-9_]*.
   LaunchEnv env{};
   std::string ToJsonText() const;
   static Result<JobIdReply> Parse(const nlohmann::json& j);

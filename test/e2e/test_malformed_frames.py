@@ -122,7 +122,7 @@ class MalformedFramesTest(TestCase):
             ("daemon-to-shim type", frame(LEASE_GRANT, b"\0" * LEASE_SIZE)),
             ("reply type sent to the daemon", frame(REPLY, b"{}")),
             ("second hello", frame(HELLO, hello) + frame(HELLO, hello)),
-            # Only a runner's own connection reports its start (src/daemon/request_router.cc).
+            # Only a runner's own connection reports its start (src/daemon/server/request_router.cc).
             ("run start on a fresh connection", frame(RUN_STARTED, b'{"job_id": 1, "pid": 100}')),
             ("random garbage", b"\x00\xff" + os.urandom(4094)),
         ]

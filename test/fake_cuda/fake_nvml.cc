@@ -1,6 +1,6 @@
 // The fake NVML: ${build}/fakenvml/libnvidia-ml.so.1, the few calls gshare makes of NVML
-// (src/base/gpu_inventory.cc, src/daemon/checkpoint_helper.cc) answered for the fake driver's
-// machine. Like real NVML it ignores CUDA_VISIBLE_DEVICES: it lists all FAKE_CUDA_DEVICES
+// (src/base/gpu_inventory.cc, src/daemon/checkpoint/checkpoint_helper.cc) answered for the fake
+// driver's machine. Like real NVML it ignores CUDA_VISIBLE_DEVICES: it lists all FAKE_CUDA_DEVICES
 // physical GPUs, by physical index, with the fake driver's UUIDs (physical_gpus.h). Memory:
 // total FAKE_CUDA_MEM_BYTES, used the GPU's FAKE_CUDA_DEVICE_FILE counter (0 without the file,
 // or while no process has created it). Any thread; C ABI, results are nvmlReturn_t values.

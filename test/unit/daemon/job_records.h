@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "daemon/batch_queue.h"
+#include "daemon/jobs/batch_queue.h"
 #include "store/job_store.h"
 
 namespace gshare {

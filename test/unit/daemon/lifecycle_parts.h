@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "daemon/decoded_frame.h"
-#include "daemon/job_control.h"
-#include "daemon/job_lifecycle.h"
-#include "daemon/request_transport.h"
+#include "daemon/jobs/job_control.h"
+#include "daemon/jobs/job_lifecycle.h"
+#include "daemon/state/request_transport.h"
 #include "daemon/table_parts.h"
 #include "daemon/job_records.h"
 #include "daemon/memory_parts.h"

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "base/clock.h"
-#include "daemon/memory_coordinator.h"
+#include "daemon/gpu/memory_coordinator.h"
 #include "policy/arbiter.h"
 #include "policy/memory_ledger.h"
 #include "policy/ledger_test_util.h"

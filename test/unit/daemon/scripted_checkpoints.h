@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/checkpoint_helper.h"
+#include "daemon/checkpoint/checkpoint_helper.h"
 
 namespace gshare::unit_scripted_checkpoints {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "daemon/job_table.h"
+#include "daemon/state/job_table.h"
 
 namespace gshare::unit_table_parts {
 

@@ -1,0 +1,120 @@
+// ShimSessions: a shim's connection from its hello to its close. The hello joins the active job
+// whose token it shows (a process preloaded outside `gshare run` becomes a job of its own, one
+// per process and a bounded number per user: ProcessJobs); lease requests and releases go to
+// the Arbiter, memory reports to the ledger, gap reports to the stagger, and what they cause
+// goes out through the LeaseOutbox. A `gshare run`'s memory query is answered from the ledger.
+// Daemon thread only; a peer that breaks the protocol (a second hello, a lease message before
+// it, a GPU it may not name: GpuGate) is dropped.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "base/clock.h"
+#include "daemon/gpu/gpu_gate.h"
+#include "daemon/gpu/idle_stager.h"
+#include "daemon/gpu/lease_outbox.h"
+#include "daemon/gpu/memory_coordinator.h"
+#include "daemon/gpu/priority_lanes.h"
+#include "daemon/gpu/process_jobs.h"
+#include "daemon/gpu/sharing_controller.h"
+#include "daemon/gpu/shim_messenger.h"
+#include "daemon/gpu/stagger_coordinator.h"
+#include "daemon/state/access_guard.h"
+#include "daemon/state/connection.h"
+#include "daemon/state/daemon_options.h"
+#include "daemon/state/job_table.h"
+#include "daemon/state/timeline_recorder.h"
+#include "ipc/frame_io.h"
+#include "policy/arbiter.h"
+#include "policy/memory_ledger.h"
+#include "store/job_store.h"
+
+namespace gshare {
+
+class ShimSessions {
+ public:
+  // The parts it reads and drives; all outlive it.
+  struct Parts {
+    const DaemonOptions& options;
+    JobTable& table;
+    JobStore& store;  // a process's own job is recorded here
+    Arbiter& arbiter;
+    MemoryLedger& ledger;
+    MemoryCoordinator& memory;
+    IdleStager& staging;
+    TimelineRecorder& timeline;
+    const Clock& clock;
+    PriorityLanes& lanes;
+    ShimMessenger& messenger;
+    StaggerCoordinator& stagger;
+    SharingController& sharing;
+    LeaseOutbox& outbox;
+    AccessGuard& access;  // who is an admin (not capped)
+    GpuGate& gpus;        // which GPUs a peer may name
+  };
+  // What it asks of the parts above it: a job's end (JobLifecycle) and the checkpoint engine.
+  class Host {
+   public:
+    // A job of a process's own lost its last shim: it ends COMPLETED.
+    virtual void ProcessJobEnded(JobId job) = 0;
+    // A process of the checkpoint engine reported: the helper starts unless it runs (cuInit
+    // takes seconds, paid before the first eviction).
+    virtual void StartCheckpointHelper() = 0;
+    // Connection `conn` is gone: the checkpoint engine forgets it.
+    virtual void ForgetCheckpoints(ConnId conn) = 0;
+
+   protected:
+    ~Host() = default;
+  };
+  // How it reaches the connections (the daemon's PeerTable).
+  struct Transport {
+    // Queues an encoded frame; false when the peer is gone or could not take it.
+    std::function<bool(ConnId id, std::string_view frame)> send;
+    // Closes the connection for `why`; it then comes back through Left.
+    std::function<void(ConnId id, const std::string& why)> drop;
+    // The peer's lease messages are never held back behind its own reports.
+    std::function<void(ConnId id)> exempt;
+  };
+
+  ShimSessions(Parts parts, Host& host, Transport transport)
+      : p_(parts),
+        host_(host),
+        t_(std::move(transport)),
+        process_jobs_(static_cast<size_t>(p_.options.config.limits.process_jobs_per_user)) {}
+
+  // kHello, kLeaseRequest, kLeaseReleased, kMemReport or kGapReport of connection `c`.
+  void OnFrame(Connection& c, const Frame& f);
+  // kMemoryQuery: the job's view of the GPU (kMemoryView; unknown unless `c` may join the job).
+  // The connection is then a CLI's: it joins no job and holds nothing.
+  void OnMemoryQuery(Connection& c, const Frame& f);
+  // Shim connection `c` is closing: its leases are reclaimed, its seat and ledger entry go (its
+  // swap counters stay with its job), and a job of its own ends COMPLETED with its last shim.
+  void Left(Connection& c);
+
+ private:
+  // Whether `c` may join active `job`: AccessGuard::ProvesJob with the hello's token bytes.
+  bool MayJoin(const Connection& c, const ActiveJob& job, const uint8_t (&token)[16]) const;
+  void OnHello(Connection& c, const proto::HelloMsg& hello);
+  // The job of a hello naming `job_id`: that active job, else the process's own (ProcessJobs:
+  // the job of its first hello, or past its user's cap that user's newest), else a new one
+  // (recorded RUNNING); 0 when the store refuses it.
+  JobId AdoptProcess(Connection& c, uint64_t job_id);
+  // Records the GPU `uuid` a message of `c` names, unless it may not name it (then `c` is
+  // dropped and false returned).
+  bool NoteGpu(Connection& c, const proto::GpuUuid& uuid, int ordinal);
+  void OnLease(Connection& c, const GpuKey& gpu, proto::MsgType type, const proto::LeaseMsg& m);
+  void OnMemReport(Connection& c, const GpuKey& gpu, const proto::MemReportMsg& m);
+
+  TimePoint Now() const { return p_.clock.Now(); }
+
+  Parts p_;
+  Host& host_;
+  Transport t_;
+  ProcessJobs process_jobs_;
+};
+
+}  // namespace gshare

@@ -1,0 +1,106 @@
+#include "daemon/gpu/handoff_log.h"
+
+#include <doctest/doctest.h>
+
+namespace gshare::unit_handoff_log {
+namespace {
+
+const GpuKey kGpu = "GPU-0";
+const TimePoint t0{};
+TimePoint At(int ms) { return t0 + Millis(ms); }
+
+TEST_CASE("HandoffLog times a handoff from the DROP to the new holder's swap-in") {
+  HandoffLog log;
+  log.Dropped(kGpu, JobId{1}, At(100));
+  log.Dropped(kGpu, JobId{1}, At(150));  // repeated within the turn: the first counts
+  CHECK_FALSE(log.IsOpen(kGpu, 7));
+  log.Granted(kGpu, 2, 7, At(130 + 100));
+  CHECK(log.IsOpen(kGpu, 7));
+  log.Evicted(kGpu, 7, 1000);
+  log.Evicted(kGpu, 8, 5);  // another grant's: not this one's
+  CHECK_FALSE(log.SwappedIn(kGpu, 3, 7, 1, 1, false, At(300)).has_value());  // not the new holder
+  CHECK_FALSE(log.SwappedIn(kGpu, 2, 6, 1, 1, false, At(300)).has_value());  // an older grant
+  std::optional<HandoffLog::Handoff> h = log.SwappedIn(kGpu, 2, 7, 4000, 55.0, false, At(400));
+  REQUIRE(h.has_value());
+  CHECK(h->from == 1);
+  CHECK(h->to == 2);
+  CHECK(h->drain_ms == doctest::Approx(130));
+  CHECK(h->evict_bytes == 1000);
+  CHECK(h->swapin_bytes == 4000);
+  CHECK(h->swapin_ms == 55.0);
+  CHECK(h->total_ms == doctest::Approx(300));
+  // 300 = drain 130 + swap-in 55 + the rest 115; bound: 130 + 4000 B at 50 GB/s + 50.
+  CHECK(h->other_ms == doctest::Approx(115));
+  CHECK(h->bound_ms == doctest::Approx(180.00008));
+  CHECK(h->over_bound());
+  CHECK_FALSE(log.IsOpen(kGpu, 7));
+  // The next process of the same grant reports too late: the handoff is closed.
+  CHECK_FALSE(log.SwappedIn(kGpu, 2, 7, 4000, 60.0, false, At(410)).has_value());
+  CHECK(log.count(kGpu) == 1);
+  REQUIRE(log.last(kGpu) != nullptr);
+  CHECK(log.last(kGpu)->total_ms == doctest::Approx(300));
+
+  nlohmann::json g;
+  log.AddJson(kGpu, &g);
+  CHECK(g["handoffs"] == 1);
+  CHECK(g["last_handoff"]["from"] == 1);
+  CHECK(g["last_handoff"]["evict_bytes"] == 1000);
+  CHECK(g["handoffs_over_bound"] == 1);
+  CHECK(g["last_handoff"]["other_ms"] == doctest::Approx(115));
+}
+
+TEST_CASE("HandoffLog: the bound is the drain, the larger direction at 50 GB/s and 50 ms") {
+  HandoffLog log;
+  constexpr uint64_t kGB = 1000000000;
+  log.Dropped(kGpu, JobId{1}, At(0));
+  log.Granted(kGpu, 2, 1, At(200));  // drain 200 ms
+  log.Evicted(kGpu, 1, 10 * kGB);    // 200 ms at 50 GB/s
+  std::optional<HandoffLog::Handoff> h = log.SwappedIn(kGpu, 2, 1, 5 * kGB, 180, false, At(420));
+  REQUIRE(h.has_value());
+  CHECK(h->bound_ms == doctest::Approx(200 + 200 + 50));
+  CHECK(h->other_ms == doctest::Approx(40));  // 420 - 200 - 180
+  CHECK_FALSE(h->over_bound());
+  // The same moves with half a second unexplained are over it.
+  log.Dropped(kGpu, JobId{2}, At(1000));
+  log.Granted(kGpu, 1, 2, At(1200));
+  log.Evicted(kGpu, 2, 5 * kGB);
+  h = log.SwappedIn(kGpu, 1, 2, 10 * kGB, 200, false, At(1950));
+  REQUIRE(h.has_value());
+  CHECK(h->bound_ms == doctest::Approx(450));
+  CHECK(h->other_ms == doctest::Approx(550));
+  CHECK(h->over_bound());
+  CHECK(log.count(kGpu) == 2);
+  CHECK(log.over_bound(kGpu) == 1);
+  // A swap-in that gave up for want of room waited for memory: counted, never over the bound.
+  log.Dropped(kGpu, JobId{1}, At(3000));
+  log.Granted(kGpu, 2, 3, At(3100));
+  h = log.SwappedIn(kGpu, 2, 3, 0, 9000, true, At(12100));
+  REQUIRE(h.has_value());
+  CHECK(h->room_wait);
+  CHECK(h->total_ms > h->bound_ms);
+  CHECK_FALSE(h->over_bound());
+  CHECK(log.count(kGpu) == 3);
+  CHECK(log.over_bound(kGpu) == 1);
+}
+
+TEST_CASE("HandoffLog: a first grant on a free GPU that moved nothing is not a handoff") {
+  HandoffLog log;
+  log.Granted(kGpu, 5, 1, At(0));
+  CHECK_FALSE(log.SwappedIn(kGpu, 5, 1, 0, 0, false, At(10)).has_value());
+  CHECK(log.count(kGpu) == 0);
+  nlohmann::json g;
+  log.AddJson(kGpu, &g);
+  CHECK(g["handoffs"] == 0);
+  CHECK(g["last_handoff"].is_null());
+  // A grant without a DROP that swaps in is one (the GPU was free, memory moved).
+  log.Granted(kGpu, 5, 2, At(20));
+  std::optional<HandoffLog::Handoff> h = log.SwappedIn(kGpu, 5, 2, 64, 1.0, false, At(30));
+  REQUIRE(h.has_value());
+  CHECK(h->from == 0);
+  CHECK(h->drain_ms == 0);
+  CHECK(log.count(kGpu) == 1);
+  CHECK(log.count("GPU-other") == 0);
+}
+
+}  // namespace
+}  // namespace gshare::unit_handoff_log
