@@ -16,6 +16,7 @@
 #include "base/user_name.h"
 #include "cli/cli.h"
 #include "cli/timeline_model.h"
+#include "base/gpu_metrics.h"
 #include "cli/timeline_svg.h"
 #include "cli/timeline_trace.h"
 #include "ipc/job_json.h"
@@ -141,7 +142,12 @@ int ShowTimeline(const GlobalOptions& global, const TimelineOptions& opt) {
   const Timeline timeline = BuildTimeline(events, request.since_us, request.until_us);
   std::string text;
   if (opt.svg || IsSvgPath(opt.output)) {
-    text = TimelineSvg(timeline);
+    // Each GPU headed by its index and model, as nvidia-smi names it, where NVML is.
+    std::map<std::string, std::string> labels;
+    for (const GpuSample& g : SampleGpus()) {
+      labels[g.uuid] = "GPU " + std::to_string(g.index) + (g.name.empty() ? "" : ": " + g.name);
+    }
+    text = TimelineSvg(timeline, labels);
   } else {
     std::map<uint32_t, std::string> names;  // one password-database lookup per owner
     text = ToJsonText(TimelineTrace(timeline,

@@ -10,18 +10,44 @@ Timeline BuildTimeline(const std::vector<TimelineEvent>& events, int64_t since_u
   Timeline t;
   t.since_us = since_us;
   t.until_us = until_us;
-  std::map<std::pair<std::string, int64_t>, size_t> open;  // (GPU, job) -> its span's index
+  // (GPU, job) -> the index of its open hold in t.spans, and of its open wait in t.waits.
+  std::map<std::pair<std::string, int64_t>, size_t> open, waiting;
   auto gpu_seen = [&t](const std::string& gpu) {
     if (!gpu.empty() && std::find(t.gpus.begin(), t.gpus.end(), gpu) == t.gpus.end()) {
       t.gpus.push_back(gpu);
     }
   };
-  auto close_all = [&t, &open](int64_t at_us, const std::string& why) {
-    for (const auto& [key, index] : open) {
-      t.spans[index].end_us = std::max(t.spans[index].start_us, at_us);
-      t.spans[index].released = why;
+  auto close_all = [](std::vector<TimelineSpan>& spans,
+                      std::map<std::pair<std::string, int64_t>, size_t>& opened, int64_t at_us,
+                      const std::string& why) {
+    for (const auto& [key, index] : opened) {
+      spans[index].end_us = std::max(spans[index].start_us, at_us);
+      spans[index].released = why;
     }
-    open.clear();
+    opened.clear();
+  };
+  // A span of `spans` opened by `e`, or closed by it (one opened before the window begins
+  // at its start).
+  auto begin = [&](std::vector<TimelineSpan>& spans,
+                   std::map<std::pair<std::string, int64_t>, size_t>& opened,
+                   const TimelineEvent& e) {
+    const auto key = std::make_pair(e.gpu, e.job);
+    if (opened.count(key) != 0) return;  // open already: the earlier start stands
+    opened[key] = spans.size();
+    spans.push_back({e.gpu, e.job, e.time_us, until_us, e.detail, "", e.pid});
+  };
+  auto end = [&](std::vector<TimelineSpan>& spans,
+                 std::map<std::pair<std::string, int64_t>, size_t>& opened,
+                 const TimelineEvent& e) {
+    auto it = opened.find(std::make_pair(e.gpu, e.job));
+    if (it == opened.end()) {
+      spans.push_back(
+          {e.gpu, e.job, std::min(since_us, e.time_us), e.time_us, "", e.detail, e.pid});
+    } else {
+      spans[it->second].end_us = e.time_us;
+      spans[it->second].released = e.detail;
+      opened.erase(it);
+    }
   };
   for (const TimelineEvent& e : events) {
     if (e.job != 0) {
@@ -29,30 +55,23 @@ Timeline BuildTimeline(const std::vector<TimelineEvent>& events, int64_t since_u
       t.owners[e.job] = e.uid;
     }
     gpu_seen(e.gpu);
-    const auto key = std::make_pair(e.gpu, e.job);
     switch (e.kind) {
-      case TimelineKind::kGrant: {
-        if (open.count(key) != 0) break;  // held already: the earlier grant stands
-        open[key] = t.spans.size();
-        t.spans.push_back({e.gpu, e.job, e.time_us, until_us, e.detail, "", e.pid});
-        break;
-      }
-      case TimelineKind::kRelease: {
-        auto it = open.find(key);
-        if (it == open.end()) {
-          // Granted before the window: the hold is drawn from its start.
-          t.spans.push_back(
-              {e.gpu, e.job, std::min(since_us, e.time_us), e.time_us, "", e.detail, e.pid});
-        } else {
-          t.spans[it->second].end_us = e.time_us;
-          t.spans[it->second].released = e.detail;
-          open.erase(it);
-        }
-        break;
-      }
+      case TimelineKind::kGrant: begin(t.spans, open, e); break;
+      case TimelineKind::kRelease: end(t.spans, open, e); break;
+      case TimelineKind::kWait: begin(t.waits, waiting, e); break;
+      case TimelineKind::kWaited: end(t.waits, waiting, e); break;
       case TimelineKind::kDaemonStart:
-        // Holds its predecessor never saw released ended with it (a crash).
-        close_all(e.time_us, "daemon restarted");
+        // Holds and waits its predecessor never saw end ended with it (a crash).
+        close_all(t.spans, open, e.time_us, "daemon restarted");
+        close_all(t.waits, waiting, e.time_us, "daemon restarted");
+        t.marks.push_back(e);
+        break;
+      case TimelineKind::kJobStart:
+        if (e.ms > 0) {
+          const int64_t pending_us = static_cast<int64_t>(e.ms * 1000);
+          t.queued.push_back({"", e.job, std::max(since_us, e.time_us - pending_us), e.time_us, "",
+                              "started", e.pid});
+        }
         t.marks.push_back(e);
         break;
       default: t.marks.push_back(e); break;

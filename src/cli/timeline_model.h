@@ -32,12 +32,19 @@ struct Timeline {
   std::map<int64_t, std::string> names;  // job id -> its name, where known
   std::map<int64_t, uint32_t> owners;    // job id -> its owner's uid
   std::vector<TimelineSpan> spans;       // in the order they began
-  std::vector<TimelineEvent> marks;      // every event but grants and releases, in order
+  // Waits for a GPU's lease, from a wait event to its waited event (`released`: "granted",
+  // "gave up"; "" still waiting), in the order they began.
+  std::vector<TimelineSpan> waits;
+  // Waits in the queue: each job start's pending time (its event's ms) before it, on no GPU.
+  std::vector<TimelineSpan> queued;
+  // Every event but grants, releases, waits and waiteds, in order.
+  std::vector<TimelineEvent> marks;
 };
 
 // Builds the timeline of `events` (in the order they were recorded) within [since_us,
 // until_us]. A release whose grant came before the window began at since_us; a hold not
-// released ends at until_us, or where the next daemon start shows its daemon gone.
+// released ends at until_us, or where the next daemon start shows its daemon gone; waits
+// alike.
 Timeline BuildTimeline(const std::vector<TimelineEvent>& events, int64_t since_us,
                        int64_t until_us);
 

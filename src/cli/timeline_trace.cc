@@ -35,6 +35,7 @@ json TimelineTrace(const Timeline& t, const std::function<std::string(uint32_t u
   // A thread per job on each process it appears on.
   std::set<std::pair<int, int64_t>> threads;
   for (const TimelineSpan& s : t.spans) threads.insert({pid_of(s.gpu), s.job});
+  for (const TimelineSpan& s : t.waits) threads.insert({pid_of(s.gpu), s.job});
   for (const TimelineEvent& e : t.marks) {
     if (e.job != 0) threads.insert({pid_of(e.gpu), e.job});
   }
@@ -45,12 +46,13 @@ json TimelineTrace(const Timeline& t, const std::function<std::string(uint32_t u
 
   // Holds and marks in time order (a hold by its start).
   std::vector<std::pair<int64_t, json>> timed;
-  for (const TimelineSpan& s : t.spans) {
-    json args{{"job", s.job}, {"mode", s.mode}, {"released", s.released}};
+  auto span = [&](const TimelineSpan& s, const char* name) {
+    json args{{"job", s.job}, {"released", s.released}};
+    if (!s.mode.empty()) args["mode"] = s.mode;
     if (s.pid != 0) args["process"] = s.pid;
     auto owner = t.owners.find(s.job);
     if (owner != t.owners.end()) args["user"] = user(owner->second);
-    timed.emplace_back(s.start_us, json{{"name", "lease"},
+    timed.emplace_back(s.start_us, json{{"name", name},
                                         {"cat", "lease"},
                                         {"ph", "X"},
                                         {"ts", s.start_us},
@@ -58,7 +60,9 @@ json TimelineTrace(const Timeline& t, const std::function<std::string(uint32_t u
                                         {"pid", pid_of(s.gpu)},
                                         {"tid", s.job},
                                         {"args", std::move(args)}});
-  }
+  };
+  for (const TimelineSpan& s : t.spans) span(s, "lease");
+  for (const TimelineSpan& s : t.waits) span(s, "wait");  // for the lease
   for (const TimelineEvent& e : t.marks) {
     json args{{"job", e.job}};
     if (e.pid != 0) args["process"] = e.pid;

@@ -438,6 +438,15 @@ std::vector<JobId> Arbiter::HoldingJobs(const GpuKey& gpu) const {
   return {jobs.begin(), jobs.end()};
 }
 
+std::vector<JobId> Arbiter::WaitingJobs(const GpuKey& gpu) const {
+  std::vector<JobId> jobs;
+  auto it = s_.leases.find(gpu);
+  if (it != s_.leases.end()) {
+    for (const auto& [job, since] : it->second.wait_since) jobs.push_back(job);
+  }
+  return jobs;
+}
+
 int Arbiter::PriorityOf(JobId job) const {
   auto it = s_.jobs.find(job);
   return it == s_.jobs.end() ? 0 : it->second.priority;

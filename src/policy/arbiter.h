@@ -133,6 +133,8 @@ class Arbiter {
   std::vector<JobId> JobsOn(const GpuKey& gpu) const;
   // Jobs with a connection holding `gpu` (several in shared mode), in id order.
   std::vector<JobId> HoldingJobs(const GpuKey& gpu) const;
+  // Jobs waiting for `gpu`'s lease (asked and not granted), in id order.
+  std::vector<JobId> WaitingJobs(const GpuKey& gpu) const;
   int PriorityOf(JobId job) const;  // 0 for a job not known
   // Whether the jobs on `gpu` (JobsOn) all have one priority (true when there are none).
   bool OnePriorityOn(const GpuKey& gpu) const;

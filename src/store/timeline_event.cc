@@ -6,7 +6,7 @@
 namespace gshare {
 namespace {
 
-constexpr std::array<std::pair<TimelineKind, const char*>, 13> kNames = {{
+constexpr std::array<std::pair<TimelineKind, const char*>, 15> kNames = {{
     {TimelineKind::kDaemonStart, "daemon_start"},
     {TimelineKind::kJobStart, "job_start"},
     {TimelineKind::kJobEnd, "job_end"},
@@ -19,6 +19,8 @@ constexpr std::array<std::pair<TimelineKind, const char*>, 13> kNames = {{
     {TimelineKind::kRestore, "restore"},
     {TimelineKind::kSuspend, "suspend"},
     {TimelineKind::kResume, "resume"},
+    {TimelineKind::kWait, "wait"},
+    {TimelineKind::kWaited, "waited"},
     {TimelineKind::kHandoff, "handoff"},
 }};
 

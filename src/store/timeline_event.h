@@ -14,7 +14,7 @@ namespace gshare {
 
 enum class TimelineKind {
   kDaemonStart,  // the daemon started: leases open before it were ended by its predecessor
-  kJobStart,     // detail: "run" or "submit"
+  kJobStart,     // detail: "run" or "submit"; ms: how long it was pending before
   kJobEnd,       // detail: the job's final state (COMPLETED, FAILED, ...)
   kGrant,        // the job holds the GPU's lease from now; detail: "exclusive", "shared", "off"
   kDrop,         // the daemon asked the holder to give the lease back (DROP)
@@ -25,13 +25,16 @@ enum class TimelineKind {
   kRestore,      // bytes, ms: restored onto the GPU
   kSuspend,      // `gshare suspend`
   kResume,       // `gshare resume`
+  kWait,         // the job began to wait for the GPU's lease (asked, not granted)
+  kWaited,       // ms: how long it waited; detail: "granted", or "gave up" (it stopped asking)
   kHandoff,      // job: the new holder; bytes: moved (evicted + swapped in); ms: DROP .. its
                  // memory back; detail: "from job F: drain D ms, swap-in S ms, other O ms,
                  // bound B ms" (HandoffLog::Handoff)
 };
 
 // "daemon_start", "job_start", "job_end", "grant", "drop", "release", "swap_out", "swap_in",
-// "checkpoint", "restore", "suspend", "resume", "handoff": the table's `kind` column and JSON's.
+// "checkpoint", "restore", "suspend", "resume", "wait", "waited", "handoff": the table's `kind`
+// column and JSON's.
 const char* TimelineKindName(TimelineKind kind);
 // The kind named `name` exactly as TimelineKindName writes it; nullopt for anything else.
 std::optional<TimelineKind> TimelineKindFromName(std::string_view name);

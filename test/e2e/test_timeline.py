@@ -5,6 +5,7 @@ turns on the fake GPU never overlap; [timeline] keep removes old events, record 
 records none."""
 import json
 import os
+import re
 import time
 import unittest
 import xml.etree.ElementTree as ET
@@ -37,7 +38,7 @@ class TimelineTest(TestCase):
                 and e["args"]["name"].startswith("GPU ")}
         spans = {}
         for e in doc["traceEvents"]:
-            if e["ph"] == "X":
+            if e["ph"] == "X" and e["name"] == "lease":
                 spans.setdefault(e["tid"], []).append((e["ts"], e["ts"] + e["dur"], e["pid"]))
         return spans, gpus
 
@@ -87,6 +88,25 @@ class TimelineTest(TestCase):
         self.assertEqual(len(rects), len(ordered))
         self.assertEqual({int(r.get("data-job")) for r in rects}, {ja, jb})
         self.assertEqual(ET.fromstring(self.timeline("--svg", "-j", str(jb))).tag, SVG + "svg")
+        # Each job waited for the lease while the other held it: drawn, in the trace too.
+        waits = [r for r in root.iter(SVG + "rect") if r.get("class") == "wait"]
+        self.assertEqual({int(r.get("data-job")) for r in waits}, {ja, jb})
+        self.assertIn("waited for the lease", waits[0].find(SVG + "title").text)
+        trace_waits = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["name"] == "wait"]
+        self.assertEqual({e["tid"] for e in trace_waits}, {ja, jb})
+        self.assertTrue(all(e["args"]["released"] == "granted" for e in trace_waits),
+                        trace_waits)
+        # Ticks are round clock times; one legend names the bars and the marks.
+        ticks = [t.text for t in root.iter(SVG + "text") if t.get("class") == "tick"]
+        self.assertTrue(ticks and all(re.fullmatch(r"\d\d:\d\d:\d\d(\.\d)?", t) for t in ticks),
+                        ticks)
+        tenths = [round((int(t[:2]) * 3600 + int(t[3:5]) * 60 + float(t[6:])) * 10) for t in ticks]
+        step = tenths[1] - tenths[0] if len(tenths) > 1 else 1
+        self.assertIn(step, (1, 2, 5, 10, 20, 50, 100, 150, 300), ticks)
+        self.assertEqual([t % step for t in tenths], [0] * len(tenths), ticks)
+        texts = [t.text for t in root.iter(SVG + "text")]
+        for words in ("waiting for the lease", "lease held (a colour per job)", "drop"):
+            self.assertIn(words, texts)
 
         # A window with nothing in it; a time that is not one: exit 2.
         empty = json.loads(self.timeline("-S", "now+1hour"))

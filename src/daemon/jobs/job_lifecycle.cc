@@ -183,7 +183,9 @@ void JobLifecycle::Started(ActiveJob& job, pid_t pid) {
   // only to the next daemon (this one died meanwhile) starts its job seconds later.
   job.record.start_time = WallNow();
   Save(job.record);
-  p_.timeline.Note(TimelineKind::kJobStart, job.record.id, "", pid, 0, 0,
+  // ms: how long it was pending, which the timeline draws as its wait in the queue.
+  const double pending_ms = std::max(0.0, *job.record.start_time - job.record.submit_time) * 1000;
+  p_.timeline.Note(TimelineKind::kJobStart, job.record.id, "", pid, 0, pending_ms,
                    std::string(JobKindName(job.record.kind)));
   // Cancelled while its supervisor was starting it.
   if (!job.record.end_request.empty()) p_.processes.SignalGroup(job, SIGTERM);

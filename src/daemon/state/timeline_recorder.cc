@@ -99,11 +99,44 @@ void TimelineRecorder::Holding(const GpuKey& gpu, const std::vector<JobId>& jobs
   }
 }
 
+void TimelineRecorder::Waiting(const GpuKey& gpu, const std::vector<JobId>& jobs) {
+  if (!options_.enabled) return;
+  const int64_t time_us = NowMicros();
+  const std::set<JobId> now_waiting(jobs.begin(), jobs.end());
+  auto event = [&](TimelineKind kind, JobId job) {
+    TimelineEvent e;
+    e.time_us = time_us;
+    e.kind = kind;
+    e.gpu = gpu;
+    e.job = static_cast<int64_t>(job);
+    e.uid = owner_(job);
+    return e;
+  };
+  for (auto it = waits_.lower_bound({gpu, 0}); it != waits_.end() && it->first.first == gpu;) {
+    const JobId job = it->first.second;
+    if (now_waiting.count(job) != 0) {
+      ++it;
+      continue;
+    }
+    TimelineEvent e = event(TimelineKind::kWaited, job);
+    e.ms = static_cast<double>(time_us - it->second) / 1000;
+    e.detail = holds_.count(it->first) != 0 ? "granted" : "gave up";
+    Record(std::move(e));
+    it = waits_.erase(it);
+  }
+  for (JobId job : now_waiting) {
+    if (waits_.emplace(std::make_pair(gpu, job), time_us).second) {
+      Record(event(TimelineKind::kWait, job));
+    }
+  }
+}
+
 void TimelineRecorder::SyncHolds(const Arbiter& arbiter, const std::vector<GpuKey>& gpus) {
   if (!options_.enabled) return;
   for (const GpuKey& gpu : gpus) {
     const char* mode = !arbiter.enabled() ? "off" : arbiter.IsShared(gpu) ? "shared" : "exclusive";
     Holding(gpu, arbiter.HoldingJobs(gpu), mode);
+    Waiting(gpu, arbiter.WaitingJobs(gpu));
   }
 }
 
@@ -118,6 +151,9 @@ void TimelineRecorder::EndAll(const std::string& reason) {
     }
     Holding(gpu, {}, "");
   }
+  std::set<GpuKey> waited;
+  for (const auto& [key, since] : waits_) waited.insert(key.first);
+  for (const GpuKey& gpu : waited) Waiting(gpu, {});
 }
 
 std::optional<TimePoint> TimelineRecorder::NextFlush() const {

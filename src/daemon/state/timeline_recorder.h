@@ -57,10 +57,14 @@ class TimelineRecorder {
   // not before, a release event for each that no longer does (detail: what Releasing said,
   // else "reclaimed").
   void Holding(const GpuKey& gpu, const std::vector<JobId>& jobs, std::string_view mode);
-  // Holding for each of `gpus` as `arbiter` has them now, the mode "off", "shared" or
+  // The jobs that wait for `gpu`'s lease now: a wait event for each that did not before, a
+  // waited event for each that no longer does (ms: how long; detail "granted" when it holds
+  // the GPU now, after Holding, else "gave up").
+  void Waiting(const GpuKey& gpu, const std::vector<JobId>& jobs);
+  // Holding and Waiting for each of `gpus` as `arbiter` has them now, the mode "off", "shared" or
   // "exclusive" (after every change of leases).
   void SyncHolds(const Arbiter& arbiter, const std::vector<GpuKey>& gpus);
-  // Ends every hold with a release event of `reason` (the daemon stops).
+  // Ends every hold with a release event of `reason`, and every wait (the daemon stops).
   void EndAll(const std::string& reason);
 
   // When the buffer must be written next (nullopt while it is empty), and whether it is due.
@@ -90,6 +94,7 @@ class TimelineRecorder {
   std::map<std::pair<GpuKey, JobId>, Hold> holds_;             // who holds each GPU now
   std::map<std::pair<GpuKey, JobId>, int> granting_;           // Granting's pids, until used
   std::map<std::pair<GpuKey, JobId>, std::string> releasing_;  // Releasing's reasons
+  std::map<std::pair<GpuKey, JobId>, int64_t> waits_;          // who waits, since (unix µs)
 };
 
 }  // namespace gshare

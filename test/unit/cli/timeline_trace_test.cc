@@ -35,7 +35,7 @@ size_t Count(const std::string& text, const std::string& what) {
   return n;
 }
 
-TEST_CASE("Issue 24: grants and releases pair into holds per GPU and job") {
+TEST_CASE("grants and releases pair into holds per GPU and job") {
   std::vector<TimelineEvent> events = {
       Ev(150, TimelineKind::kRelease, 3, "GPU-a", "idle"),  // granted before the window
       Ev(200, TimelineKind::kGrant, 1, "GPU-a", "exclusive"),
@@ -68,7 +68,26 @@ TEST_CASE("Issue 24: grants and releases pair into holds per GPU and job") {
   CHECK(crashed.spans[0].released == "daemon restarted");
 }
 
-TEST_CASE("Issue 24: the Chrome trace names GPU tracks and job threads, holds are X events") {
+TEST_CASE("waits pair into spans as holds do, and a job start's pending time is its queue wait") {
+  TimelineEvent start = Ev(400, TimelineKind::kJobStart, 2, "");
+  start.ms = 0.3;  // pending 300 us
+  Timeline t =
+      BuildTimeline({Ev(150, TimelineKind::kWaited, 3, "GPU-a", "granted"),
+                     Ev(200, TimelineKind::kWait, 1), start, Ev(450, TimelineKind::kWait, 2),
+                     Ev(500, TimelineKind::kWaited, 1, "GPU-a", "granted")},
+                    100, 1000);
+  REQUIRE(t.waits.size() == 3);
+  CHECK((t.waits[0].job == 3 && t.waits[0].start_us == 100 && t.waits[0].end_us == 150));
+  CHECK((t.waits[1].job == 1 && t.waits[1].start_us == 200 && t.waits[1].end_us == 500 &&
+         t.waits[1].released == "granted"));
+  CHECK((t.waits[2].job == 2 && t.waits[2].end_us == 1000 && t.waits[2].released.empty()));
+  REQUIRE(t.queued.size() == 1);
+  CHECK((t.queued[0].job == 2 && t.queued[0].start_us == 100 && t.queued[0].end_us == 400));
+  CHECK(t.marks.size() == 1);  // the start; waits are no marks
+  CHECK(t.spans.empty());
+}
+
+TEST_CASE("the Chrome trace names GPU tracks and job threads, holds are X events") {
   std::vector<TimelineEvent> events = {
       Ev(200, TimelineKind::kGrant, 1, "GPU-a", "exclusive"),
       Ev(250, TimelineKind::kSwapOut, 2),
@@ -113,7 +132,7 @@ TEST_CASE("Issue 24: the Chrome trace names GPU tracks and job threads, holds ar
         holds[1]["ts"].get<int64_t>());
 }
 
-TEST_CASE("Issue 24: the SVG draws a rect per hold and escapes what job names carry") {
+TEST_CASE("the SVG draws a rect per hold and escapes what job names carry") {
   std::vector<TimelineEvent> events = {
       Ev(1'000'000, TimelineKind::kGrant, 7, "GPU-a", "exclusive"),
       Ev(3'000'000, TimelineKind::kRelease, 7, "GPU-a", "idle"),

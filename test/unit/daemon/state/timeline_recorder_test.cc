@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -73,6 +74,40 @@ TEST_CASE("TimelineRecorder turns lease holders into grants and releases with th
   CHECK((e[2].job == 2 && e[2].pid == 222));
   CHECK(e[3].kind == TimelineKind::kRelease);
   CHECK((e[3].job == 2 && e[3].detail == "reclaimed" && e[3].pid == 222));
+}
+
+TEST_CASE("TimelineRecorder turns lease waiters into waits: granted, given up, ended at stop") {
+  TempDir dir;
+  std::unique_ptr<JobStore> store = OpenStoreOrFail(dir.File("jobs.db"));
+  Recorder r;
+  TimelineRecorder& rec = r.rec;
+  r.At(10);
+  rec.Waiting("GPU-0", {1, 2});
+  r.At(20);
+  rec.Waiting("GPU-0", {1, 2});  // no change: nothing
+  r.At(50);
+  rec.Holding("GPU-0", {1}, "exclusive");
+  rec.Waiting("GPU-0", {2});  // 1 got it
+  r.At(70);
+  rec.Waiting("GPU-0", {});  // 2 stopped asking
+  rec.Waiting("GPU-1", {3});
+  r.At(90);
+  rec.EndAll("daemon stopped");
+  REQUIRE(rec.Flush(*store).ok());
+  std::vector<TimelineEvent> e = Stored(store.get());
+  std::vector<std::tuple<TimelineKind, int64_t, std::string, double>> got;
+  for (const TimelineEvent& x : e) {
+    if (x.kind == TimelineKind::kWait || x.kind == TimelineKind::kWaited)
+      got.emplace_back(x.kind, x.job, x.detail, x.ms);
+  }
+  using K = TimelineKind;
+  CHECK(got == std::vector<std::tuple<TimelineKind, int64_t, std::string, double>>{
+                   {K::kWait, 1, "", 0},
+                   {K::kWait, 2, "", 0},
+                   {K::kWaited, 1, "granted", 40},
+                   {K::kWaited, 2, "gave up", 60},
+                   {K::kWait, 3, "", 0},
+                   {K::kWaited, 3, "gave up", 20}});
 }
 
 TEST_CASE("TimelineRecorder keeps GPUs apart, holds of several jobs, and ends all at stop") {
