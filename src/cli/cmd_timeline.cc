@@ -14,6 +14,7 @@
 
 #include "base/begin_time.h"
 #include "base/user_name.h"
+#include "cli/acct_format.h"
 #include "cli/cli.h"
 #include "cli/timeline_model.h"
 #include "base/gpu_metrics.h"
@@ -26,6 +27,9 @@ namespace gshare {
 namespace {
 
 using json = nlohmann::json;
+
+// What the SVG draws by default: the last hour with events.
+constexpr int64_t kDefaultDrawnUs = 3600LL * 1'000'000;
 
 struct TimelineOptions {
   std::string since;
@@ -139,9 +143,25 @@ int ShowTimeline(const GlobalOptions& global, const TimelineOptions& opt) {
   }
   if (!recording)
     spdlog::warn("timeline: the daemon records no events ([timeline] record = false)");
-  const Timeline timeline = BuildTimeline(events, request.since_us, request.until_us);
+  const bool svg = opt.svg || IsSvgPath(opt.output);
+  Timeline timeline = BuildTimeline(events, request.since_us, request.until_us);
+  // A drawing of a whole day is unreadable at a picture's width: without -S or -j it shows the
+  // last hour that has events (a trace is zoomed in its viewer and keeps the whole window).
+  if (svg && opt.since.empty() && request.jobs.empty() && !events.empty()) {
+    int64_t first_us = INT64_MAX, last_us = 0;
+    for (const TimelineEvent& e : events) {
+      first_us = std::min(first_us, e.time_us);
+      last_us = std::max(last_us, e.time_us);
+    }
+    // Only when something would be left out: an hour or less of events is drawn whole.
+    if (first_us < last_us - kDefaultDrawnUs) {
+      ClipTimeline(&timeline, last_us - kDefaultDrawnUs);
+      spdlog::info("timeline: drawing the last hour with events, from {} (-S for another window)",
+                   TimeText(static_cast<double>(timeline.since_us) / 1e6));
+    }
+  }
   std::string text;
-  if (opt.svg || IsSvgPath(opt.output)) {
+  if (svg) {
     // Each GPU headed by its index and model, as nvidia-smi names it, where NVML is.
     std::map<std::string, std::string> labels;
     for (const GpuSample& g : SampleGpus()) {

@@ -64,8 +64,7 @@ void AddJobOptions(CLI::App& app, JobOptions* opt) {
                               "File for stderr alone (default: with stdout), patterns as -o"));
   add("open-mode",
       app.add_option("--open-mode", opt->open_mode,
-                     "append to the output files or truncate them (default) at each start")
-          ->check(CLI::IsMember({"append", "truncate"})));
+                     "append to the output files or truncate them (default) at each start"));
   add("signal", app.add_option("--signal", opt->signal,
                                "[B:]SIG[@SECONDS]: send SIG that long (default 60) before the "
                                "--time limit; B: to the main process only"));
@@ -224,6 +223,9 @@ Result<JobRecord> ResolveJobOptions(const JobOptions& opt, std::vector<std::stri
   }
   r.output = opt.output;
   r.error = opt.error;
+  if (!opt.open_mode.empty() && opt.open_mode != "append" && opt.open_mode != "truncate") {
+    return Status::Error("--open-mode \"" + opt.open_mode + "\": expected append or truncate");
+  }
   r.open_append = opt.open_mode == "append";
   if (!opt.signal.empty()) {
     Result<SignalSpec> s = ParseSignalSpec(opt.signal);

@@ -81,6 +81,15 @@ Timeline BuildTimeline(const std::vector<TimelineEvent>& events, int64_t since_u
   return t;
 }
 
+void ClipTimeline(Timeline* t, int64_t since_us) {
+  t->since_us = std::max(t->since_us, since_us);
+  for (std::vector<TimelineSpan>* spans : {&t->spans, &t->waits, &t->queued}) {
+    std::erase_if(*spans, [&](const TimelineSpan& s) { return s.end_us < t->since_us; });
+    for (TimelineSpan& s : *spans) s.start_us = std::max(s.start_us, t->since_us);
+  }
+  std::erase_if(t->marks, [&](const TimelineEvent& e) { return e.time_us < t->since_us; });
+}
+
 std::string TimelineJobLabel(const Timeline& t, int64_t job) {
   auto name = t.names.find(job);
   std::string label = "job " + std::to_string(job);

@@ -48,6 +48,11 @@ struct Timeline {
 Timeline BuildTimeline(const std::vector<TimelineEvent>& events, int64_t since_us,
                        int64_t until_us);
 
+// Narrows `t` to begin at `since_us` (later than its start): holds, waits and queue waits
+// that ended before it are dropped, those under way then begin there; marks before it are
+// dropped, and GPUs and names left as they are.
+void ClipTimeline(Timeline* t, int64_t since_us);
+
 // "job 12 (train.py)", or "job 12" when the name is not known.
 std::string TimelineJobLabel(const Timeline& t, int64_t job);
 

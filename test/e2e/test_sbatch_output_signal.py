@@ -68,7 +68,7 @@ class SbatchOutputSignalTest(TestCase):
         for args, word, rc in ((["--signal", "USR1@9"], "no --time limit", 2),
                                (["-t", "1:00", "--signal", "NOPE"], "not a signal", 2),
                                (["-t", "1:00", "--signal", "R:USR1"], "unknown flag", 2),
-                               (["--open-mode", "rewrite"], "open-mode", 2),
+                               (["--open-mode", "rewrite"], "expected append or truncate", 2),
                                (["-e", "/no/such/dir/x.err"], "--error /no/such/dir/x.err", 1)):
             r = h.gshare("submit", *args, "--", "true")
             self.assertEqual(r.returncode, rc, (args, r.stderr))

@@ -87,6 +87,23 @@ TEST_CASE("waits pair into spans as holds do, and a job start's pending time is 
   CHECK(t.spans.empty());
 }
 
+TEST_CASE("ClipTimeline keeps what goes on past the cut, from the cut") {
+  Timeline t = BuildTimeline(
+      {Ev(100, TimelineKind::kGrant, 1), Ev(200, TimelineKind::kDrop, 1),
+       Ev(300, TimelineKind::kRelease, 1, "GPU-a", "dropped"), Ev(350, TimelineKind::kWait, 2),
+       Ev(400, TimelineKind::kGrant, 3), Ev(600, TimelineKind::kWaited, 2, "GPU-a", "granted"),
+       Ev(700, TimelineKind::kDrop, 3)},
+      0, 1000);
+  ClipTimeline(&t, 500);
+  CHECK(t.since_us == 500);
+  REQUIRE(t.spans.size() == 1);  // job 1's hold ended before the cut
+  CHECK((t.spans[0].job == 3 && t.spans[0].start_us == 500 && t.spans[0].end_us == 1000));
+  REQUIRE(t.waits.size() == 1);
+  CHECK((t.waits[0].job == 2 && t.waits[0].start_us == 500 && t.waits[0].end_us == 600));
+  REQUIRE(t.marks.size() == 1);
+  CHECK(t.marks[0].time_us == 700);
+}
+
 TEST_CASE("the Chrome trace names GPU tracks and job threads, holds are X events") {
   std::vector<TimelineEvent> events = {
       Ev(200, TimelineKind::kGrant, 1, "GPU-a", "exclusive"),
