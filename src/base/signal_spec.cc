@@ -1,5 +1,6 @@
 #include "base/signal_spec.h"
 
+#include <charconv>
 #include <csignal>
 #include <cstring>
 #include <string>
@@ -7,6 +8,18 @@
 #include "base/ascii.h"
 
 namespace gshare {
+namespace {
+
+// A whole number of at most `max` written in decimal digits alone; nullopt otherwise.
+std::optional<unsigned> Decimal(std::string_view text, unsigned max) {
+  unsigned v = 0;
+  const char* end = text.data() + text.size();
+  auto [stop, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || stop != end || v > max) return std::nullopt;
+  return v;
+}
+
+}  // namespace
 
 std::optional<int> ParseSignal(std::string_view text) {
   std::string name(text);
@@ -16,13 +29,8 @@ std::optional<int> ParseSignal(std::string_view text) {
   if (name.rfind("SIG", 0) == 0) name.erase(0, 3);
   if (name.empty()) return std::nullopt;
   if (IsAsciiDigit(name[0])) {
-    if (name.size() > 3) return std::nullopt;
-    int n = 0;
-    for (char ch : name) {
-      if (!IsAsciiDigit(ch)) return std::nullopt;
-      n = n * 10 + (ch - '0');
-    }
-    return n > 0 && n < NSIG ? std::optional<int>(n) : std::nullopt;
+    std::optional<unsigned> n = Decimal(name, NSIG - 1);
+    return n && *n > 0 ? std::optional<int>(static_cast<int>(*n)) : std::nullopt;
   }
   for (int sig = 1; sig < NSIG; ++sig) {
     const char* abbrev = sigabbrev_np(sig);
@@ -48,15 +56,9 @@ Result<SignalSpec> ParseSignalSpec(std::string_view text) {
   if (!sig) return bad("not a signal");
   spec.signal = *sig;
   if (at != std::string_view::npos) {
-    std::string_view seconds = rest.substr(at + 1);
-    if (seconds.empty() || seconds.size() > 5) return bad("SECONDS must be 0 to 65535");
-    int s = 0;
-    for (char ch : seconds) {
-      if (!IsAsciiDigit(ch)) return bad("SECONDS must be 0 to 65535");
-      s = s * 10 + (ch - '0');
-    }
-    if (s > kMaxSignalLeadSeconds) return bad("SECONDS must be 0 to 65535");
-    spec.before = std::chrono::seconds(s);
+    std::optional<unsigned> s = Decimal(rest.substr(at + 1), kMaxSignalLeadSeconds);
+    if (!s) return bad("SECONDS must be 0 to 65535");
+    spec.before = std::chrono::seconds(*s);
   }
   return spec;
 }

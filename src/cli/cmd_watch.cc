@@ -12,7 +12,7 @@
 
 #include "cli/cli.h"
 #include "ipc/frame_io.h"
-#include "base/output_pattern.h"
+#include "model/job_record.h"
 #include "base/user_name.h"
 #include "policy/access.h"
 #include "policy/admission.h"
@@ -225,8 +225,7 @@ int Logs(const GlobalOptions& global, const LogsOptions& opt) {
     spdlog::error("job {} wrote to the terminal of its `gshare run` (no --output)", opt.id);
     return kExitError;
   }
-  const std::string path = ExpandOutputPattern(r->output, r->id, r->name, UserName(r->uid),
-                                               r->array_job_id, ArrayTaskIdOf(*r));
+  const std::string path = JobFilePath(r->output, *r, UserName(r->uid));
   std::ifstream in;
   std::chrono::milliseconds interval(10);
   bool said = false;  // that the daemon did not answer, once

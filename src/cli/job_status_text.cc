@@ -1,12 +1,11 @@
 #include "cli/job_status_text.h"
 
-#include <cmath>
 #include <cstring>
 #include <ctime>
 
 #include "base/byte_size.h"
 #include "base/duration.h"
-#include "base/output_pattern.h"
+#include "model/job_record.h"
 #include "base/terminal_text.h"
 #include "cli/acct_format.h"
 #include "cli/queue_format.h"
@@ -55,14 +54,11 @@ std::string JobStatusText(const json& job, double now,
   } else {
     line("   Command=" + CommandText(r.argv));
     line("   WorkDir=" + TerminalText(r.cwd));
-    const std::string output = r.output.empty()
-                                   ? std::string("(the terminal of its gshare run)")
-                                   : ExpandOutputPattern(r.output, r.id, r.name, user(r.uid),
-                                                         r.array_job_id, ArrayTaskIdOf(r));
+    const std::string output = r.output.empty() ? std::string("(the terminal of its gshare run)")
+                                                : JobFilePath(r.output, r, user(r.uid));
     std::string files = "   StdOut=" + TerminalText(output);
     if (!r.error.empty()) {
-      files += " StdErr=" + TerminalText(ExpandOutputPattern(r.error, r.id, r.name, user(r.uid),
-                                                             r.array_job_id, ArrayTaskIdOf(r)));
+      files += " StdErr=" + TerminalText(JobFilePath(r.error, r, user(r.uid)));
     }
     if (r.open_append) files += " OpenMode=append";
     line(files);

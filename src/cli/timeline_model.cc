@@ -77,7 +77,6 @@ Timeline BuildTimeline(const std::vector<TimelineEvent>& events, int64_t since_u
       default: t.marks.push_back(e); break;
     }
   }
-  for (auto& [key, index] : open) t.spans[index].end_us = until_us;
   return t;
 }
 

@@ -1,7 +1,6 @@
 #include "cli/timeline_svg.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <iterator>

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/job_state.h"
+#include "base/output_pattern.h"
 #include "base/memory_engine.h"
 
 namespace gshare {
@@ -129,6 +130,12 @@ inline int64_t PayloadIdOf(const JobRecord& r) { return r.IsArrayTask() ? r.arra
 // An array task's task id (for %a in output patterns); nullopt for any other job.
 inline std::optional<int64_t> ArrayTaskIdOf(const JobRecord& r) {
   return r.IsArrayTask() ? std::optional<int64_t>(r.array_task_id) : std::nullopt;
+}
+// The path of one of `r`'s files, `pattern` (its output or error pattern) with its symbols
+// expanded (base/output_pattern.h) for `r` and its owner's name `user`.
+inline std::string JobFilePath(std::string_view pattern, const JobRecord& r,
+                               std::string_view user) {
+  return ExpandOutputPattern(pattern, r.id, r.name, user, r.array_job_id, ArrayTaskIdOf(r));
 }
 
 }  // namespace gshare

@@ -8,7 +8,7 @@
 #include "base/array_spec.h"
 #include "base/gpu_inventory.h"
 #include "base/job_token.h"
-#include "base/output_pattern.h"
+#include "model/job_record.h"
 #include "base/process_identity.h"
 #include "base/user_name.h"
 #include "ipc/job_json.h"
@@ -162,17 +162,15 @@ void JobRequests::OnRunAttach(Connection& c, const json& req) {
   std::string shim = FindShim(p_.options.self_exe);
   if (shim.empty())
     spdlog::warn("job {}: no libgshare.so next to {}; it runs unshared", id, p_.options.self_exe);
+  const std::string owner = UserName(r.uid);
   json reply{{"ok", true},
              {"argv", r.argv},
              {"env", payload->env},
              {"set_env", set_env},
              {"preload", shim.empty() ? json::array() : json::array({shim})},
              {"cwd", r.cwd},
-             {"output", ExpandOutputPattern(r.output, id, r.name, UserName(r.uid), r.array_job_id,
-                                            ArrayTaskIdOf(r))},
-             {"error", r.error.empty() ? std::string()
-                                       : ExpandOutputPattern(r.error, id, r.name, UserName(r.uid),
-                                                             r.array_job_id, ArrayTaskIdOf(r))},
+             {"output", JobFilePath(r.output, r, owner)},
+             {"error", r.error.empty() ? std::string() : JobFilePath(r.error, r, owner)},
              {"open_append", r.open_append},
              {"warn_signal", r.warn_signal},
              {"warn_ms", r.warn_ms},

@@ -6,7 +6,7 @@
 #include <limits>
 #include <set>
 
-#include "base/output_pattern.h"
+#include "model/job_record.h"
 #include "base/user_name.h"
 #include "daemon/jobs/log_rotation.h"
 
@@ -23,8 +23,7 @@ Result<std::vector<int64_t>> JobRetention::RemoveEnded(double ended_before, size
     queue_.Forget(r.id);
     const std::string dir = options_.job_files_dir(r.uid);
     const std::string logs = dir + "/logs/";
-    std::string output = ExpandOutputPattern(r.output, r.id, r.name, UserName(r.uid),
-                                             r.array_job_id, ArrayTaskIdOf(r));
+    std::string output = JobFilePath(r.output, r, UserName(r.uid));
     // A directory below logs/ (or "..") is the user's to point anywhere (system_dirs.h).
     if (output.rfind(logs, 0) == 0 && output.find('/', logs.size()) == std::string::npos) {
       unlink(output.c_str());

@@ -103,30 +103,19 @@ void TimelineRecorder::Waiting(const GpuKey& gpu, const std::vector<JobId>& jobs
   if (!options_.enabled) return;
   const int64_t time_us = NowMicros();
   const std::set<JobId> now_waiting(jobs.begin(), jobs.end());
-  auto event = [&](TimelineKind kind, JobId job) {
-    TimelineEvent e;
-    e.time_us = time_us;
-    e.kind = kind;
-    e.gpu = gpu;
-    e.job = static_cast<int64_t>(job);
-    e.uid = owner_(job);
-    return e;
-  };
   for (auto it = waits_.lower_bound({gpu, 0}); it != waits_.end() && it->first.first == gpu;) {
     const JobId job = it->first.second;
     if (now_waiting.count(job) != 0) {
       ++it;
       continue;
     }
-    TimelineEvent e = event(TimelineKind::kWaited, job);
-    e.ms = static_cast<double>(time_us - it->second) / 1000;
-    e.detail = holds_.count(it->first) != 0 ? "granted" : "gave up";
-    Record(std::move(e));
+    Note(TimelineKind::kWaited, job, gpu, 0, 0, static_cast<double>(time_us - it->second) / 1000,
+         holds_.count(it->first) != 0 ? "granted" : "gave up");
     it = waits_.erase(it);
   }
   for (JobId job : now_waiting) {
     if (waits_.emplace(std::make_pair(gpu, job), time_us).second) {
-      Record(event(TimelineKind::kWait, job));
+      Note(TimelineKind::kWait, job, gpu, 0);
     }
   }
 }
