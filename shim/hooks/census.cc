@@ -12,6 +12,7 @@ namespace gshare::shim {
 bool g_census_on = false;
 std::atomic<uint64_t> g_census[kNumHooks];
 std::atomic<uint64_t> g_census_captured{0};
+std::atomic<uint64_t> g_census_narrowed{0};
 
 namespace {
 char g_census_path[512];
@@ -39,8 +40,9 @@ __attribute__((destructor)) static void CensusDump() {
                             static_cast<unsigned long long>(n));
     if (write(fd, line, len) != len) break;
   }
-  int len = std::snprintf(line, sizeof line, "#captured %llu\n",
-                          static_cast<unsigned long long>(g_census_captured.load()));
+  int len = std::snprintf(line, sizeof line, "#captured %llu\n#narrowed %llu\n",
+                          static_cast<unsigned long long>(g_census_captured.load()),
+                          static_cast<unsigned long long>(g_census_narrowed.load()));
   if (write(fd, line, len) != len) { /* nothing more to do at exit */
   }
   close(fd);

@@ -30,6 +30,8 @@ typedef struct CUgraph_st* CUgraph;
 typedef struct CUgraphNode_st* CUgraphNode;
 typedef struct CUgraphExec_st* CUgraphExec;
 typedef struct CUmemPoolHandle_st* CUmemoryPool;
+typedef struct CUgreenCtx_st* CUgreenCtx;
+typedef struct CUdevResourceDesc_st* CUdevResourceDesc;
 typedef void (*CUhostFn)(void* userData);
 
 // Parameter blocks the shim only passes through by pointer: their layout is the driver's.
@@ -92,6 +94,24 @@ typedef struct CUlaunchConfig_st {
   unsigned int numAttrs;
 } CUlaunchConfig;
 
+// cuDeviceGetDevResource / cuDevSmResourceSplitByCount (CUDA driver API 6.22, "Green
+// Contexts"): a resource of the device. cuda.h's CUdevResource is a 4-byte type, 92 bytes of
+// padding, then a 48-byte union whose SM member starts with the SM count (144 bytes in CUDA
+// 12.4-13.0); this one has the same prefix and room to spare, so a later driver that writes a
+// longer one into a single element stays inside it.
+typedef int CUdevResourceType;  // enum CUdevResourceType
+typedef struct CUdevResource_st {
+  CUdevResourceType type;
+  unsigned char internal_padding[92];
+  struct {
+    unsigned int smCount;
+    unsigned int minSmPartitionSize;
+    unsigned int smCoscheduledAlignment;
+    unsigned int flags;
+  } sm;
+  unsigned char room[144];
+} CUdevResource;
+
 // Legacy IPC memory handle (cuIpcGetMemHandle): 64 opaque bytes (CU_IPC_HANDLE_SIZE).
 typedef struct CUipcMemHandle_st {
   char reserved[64];
@@ -125,6 +145,10 @@ constexpr CUdriverProcAddressQueryResult CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICI
 
 constexpr CUstreamCaptureStatus CU_STREAM_CAPTURE_STATUS_NONE = 0;
 constexpr CUstreamCaptureStatus CU_STREAM_CAPTURE_STATUS_ACTIVE = 1;
+
+constexpr CUdevResourceType CU_DEV_RESOURCE_TYPE_SM = 1;
+constexpr unsigned int CU_GREEN_CTX_DEFAULT_STREAM = 0x1;
+constexpr unsigned int CU_STREAM_NON_BLOCKING = 0x1;
 
 constexpr CUmemLocationType CU_MEM_LOCATION_TYPE_DEVICE = 1;
 constexpr CUmemAllocationType CU_MEM_ALLOCATION_TYPE_PINNED = 1;

@@ -32,6 +32,9 @@ static_assert(offsetof(CUlaunchConfig, hStream) == offsetof(gs_cuda::CUlaunchCon
 static_assert(offsetof(CUmemAllocationProp, location) ==
               offsetof(gs_cuda::CUmemAllocationProp, location));
 static_assert(offsetof(CUmemAccessDesc, flags) == offsetof(gs_cuda::CUmemAccessDesc, flags));
+static_assert(sizeof(CUdevResource) <= sizeof(gs_cuda::CUdevResource));
+static_assert(offsetof(CUdevResource, sm) == offsetof(gs_cuda::CUdevResource, sm));
+static_assert(offsetof(CUdevSmResource, smCount) == 0);
 static_assert(offsetof(CUmemLocation, id) == offsetof(gs_cuda::CUmemLocation, id));
 
 #define GS_SAME_VALUE(C) static_assert(static_cast<long long>(C) == gs_cuda::C, #C)
@@ -57,6 +60,9 @@ GS_SAME_VALUE(CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
 GS_SAME_VALUE(CU_STREAM_CAPTURE_STATUS_NONE);
 GS_SAME_VALUE(CU_STREAM_CAPTURE_STATUS_ACTIVE);
 GS_SAME_VALUE(CU_MEM_LOCATION_TYPE_DEVICE);
+GS_SAME_VALUE(CU_DEV_RESOURCE_TYPE_SM);
+GS_SAME_VALUE(CU_GREEN_CTX_DEFAULT_STREAM);
+GS_SAME_VALUE(CU_STREAM_NON_BLOCKING);
 GS_SAME_VALUE(CU_MEM_ALLOCATION_TYPE_PINNED);
 GS_SAME_VALUE(CU_MEM_HANDLE_TYPE_NONE);
 GS_SAME_VALUE(CU_MEM_ACCESS_FLAGS_PROT_NONE);

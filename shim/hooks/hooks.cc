@@ -12,6 +12,7 @@
 #include "lease/inflight_window.h"
 #include "lease/priority_lane.h"
 #include "lease/priority_window.h"
+#include "lease/sm_partition.h"
 #include "hooks/hook_decls.h"
 #include "lease/lease_client.h"
 #include "hooks/real_driver.h"
@@ -42,6 +43,7 @@ constexpr bool IsPerThread(std::string_view name) {
 struct StreamArg {
   bool present = false;
   CUstream stream = nullptr;
+  bool attributes = false;  // a launch configuration with launch attributes
 };
 inline void FindStream(StreamArg&) {}
 template <typename T, typename... Rest>
@@ -49,9 +51,21 @@ inline void FindStream(StreamArg& out, const T& first, const Rest&... rest) {
   if constexpr (std::is_same_v<T, CUstream>) {
     if (!out.present) out = {true, first};
   } else if constexpr (std::is_same_v<T, const CUlaunchConfig*>) {
-    if (!out.present && first != nullptr) out = {true, first->hStream};
+    if (!out.present && first != nullptr) out = {true, first->hStream, first->numAttrs != 0};
   }
   FindStream(out, rest...);
+}
+
+// Whether a submission may run on the SM partition (lease/sm_partition.h): a plain kernel
+// launch. Cooperative and attributed launches (clusters, programmatic dependencies) stay.
+constexpr bool Narrowable(HookId id, const StreamArg& s) {
+  switch (id) {
+    case kHook_cuLaunchKernel:
+    case kHook_cuLaunchKernel_ptsz: return true;
+    case kHook_cuLaunchKernelEx:
+    case kHook_cuLaunchKernelEx_ptsz: return !s.attributes;
+    default: return false;
+  }
 }
 
 // A submission's shape: a key of what sizes its work (kernel_costs.h), mixed from the kernel
@@ -104,11 +118,14 @@ class Submission {
     }
     DeviceGate& gate = GateOf(device);
     bool waited_gap_start = false;
+    bool narrow = false;
     for (;;) {
       YieldToHigher(device);
       if (__builtin_expect(Yields(device), 0) && stream.present) {
         if (shape_ == 0) shape_ = shape_of() ^ id;
-        if (!PriorityWindow::Admit(device, shape_, stream.stream, per_thread, &waited_gap_start)) {
+        narrow = false;
+        if (!PriorityWindow::Admit(device, shape_, stream.stream, per_thread,
+                                   Narrowable(id, stream), &waited_gap_start, &narrow)) {
           continue;  // it waited for its queued work or the higher job's gap: look again
         }
       }
@@ -129,9 +146,17 @@ class Submission {
       shape_ = shape_of() ^ id;
     }
     per_thread_ = per_thread;
+    if (__builtin_expect(narrow, 0))
+      narrowed_ = SmPartition::Enter(device, stream.stream, per_thread);
   }
   ~Submission() {
     if (gate_ == nullptr) return;
+    if (__builtin_expect(narrowed_.green != nullptr, 0)) {
+      SmPartition::Leave(narrowed_);
+      PriorityWindow::AfterNarrow(device_, stream_.stream, per_thread_);
+      gate_->Exit();
+      return;
+    }
     // Synchronous calls (no stream) leave nothing queued; streamed ones are windowed
     // while another job waits.
     if (__builtin_expect(InflightWindow::Contended(device_), 0) && stream_.present) {
@@ -145,12 +170,30 @@ class Submission {
   Submission(const Submission&) = delete;
   Submission& operator=(const Submission&) = delete;
 
+  // Whether the launch goes to the SM partition; then Route gives each argument as the real
+  // call takes it there (the companion stream in place of the application's).
+  bool Narrow() const { return narrowed_.green != nullptr; }
+  template <typename T>
+  T Route(T arg) {
+    if constexpr (std::is_same_v<T, CUstream>) {
+      return narrowed_.green;
+    } else if constexpr (std::is_same_v<T, const CUlaunchConfig*>) {
+      config_ = *arg;
+      config_.hStream = narrowed_.green;
+      return &config_;
+    } else {
+      return arg;
+    }
+  }
+
  private:
   DeviceGate* gate_ = nullptr;
   int device_ = -1;
   StreamArg stream_;
   uint64_t shape_ = 0;
   bool per_thread_ = false;
+  Narrowed narrowed_;
+  CUlaunchConfig config_;  // a narrowed cuLaunchKernelEx's configuration
 };
 
 template <typename Fn>
@@ -316,6 +359,9 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
     };                                                                                          \
     ::gshare::shim::Submission gs_sub(::gshare::shim::kHook_##name,                             \
                                       ::gshare::shim::IsPerThread(#name), gs_stream, gs_shape); \
+    if (__builtin_expect(gs_sub.Narrow(), 0)) {                                                 \
+      return [&](auto&&... a) { return gs_real_fn(gs_sub.Route(a)...); } args;                  \
+    }                                                                                           \
     return gs_real_fn args;                                                                     \
   }
 

@@ -73,6 +73,14 @@ void LoadOnce() {
   if (g_extras.cuEventElapsedTime == nullptr) {
     get(g_extras.cuEventElapsedTime, "cuEventElapsedTime");
   }
+  get(g_extras.cuStreamWaitEvent, "cuStreamWaitEvent");
+  get(g_extras.cuDeviceGetDevResource, "cuDeviceGetDevResource");
+  get(g_extras.cuDevSmResourceSplitByCount, "cuDevSmResourceSplitByCount");
+  get(g_extras.cuDevResourceGenerateDesc, "cuDevResourceGenerateDesc");
+  get(g_extras.cuGreenCtxCreate, "cuGreenCtxCreate");
+  get(g_extras.cuGreenCtxStreamCreate, "cuGreenCtxStreamCreate");
+  get(g_extras.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  get(g_extras.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
   bool complete = g_extras.cuCtxGetCurrent && g_extras.cuCtxGetDevice &&
                   g_extras.cuCtxPushCurrent_v2 && g_extras.cuCtxPopCurrent_v2 &&
                   g_extras.cuCtxSynchronize && g_extras.cuStreamIsCapturing &&

@@ -33,6 +33,17 @@ struct DriverExtras {
   CUresult (*cuEventQuery)(CUevent) = nullptr;
   // Optional (nullptr when the driver lacks it): the priority window's cost samples only.
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
+  // Optional: the SM partition of a process that yields under MPS (lease/sm_partition.h);
+  // all or none are used.
+  CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned) = nullptr;
+  CUresult (*cuDeviceGetDevResource)(CUdevice, CUdevResource*, CUdevResourceType) = nullptr;
+  CUresult (*cuDevSmResourceSplitByCount)(CUdevResource*, unsigned*, const CUdevResource*,
+                                          CUdevResource*, unsigned, unsigned) = nullptr;
+  CUresult (*cuDevResourceGenerateDesc)(CUdevResourceDesc*, CUdevResource*, unsigned) = nullptr;
+  CUresult (*cuGreenCtxCreate)(CUgreenCtx*, CUdevResourceDesc, CUdevice, unsigned) = nullptr;
+  CUresult (*cuGreenCtxStreamCreate)(CUstream*, CUgreenCtx, unsigned, int) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice) = nullptr;
 };
 
 // glibc's own dlsym (found with dlvsym, so the shim's dlsym hook is bypassed).

@@ -31,6 +31,7 @@
 #include "lease/inflight_window.h"
 #include "lease/priority_lane.h"
 #include "lease/priority_window.h"
+#include "lease/sm_partition.h"
 #include "hooks/real_driver.h"
 #include "shim_log.h"
 #include "memory/memory_engine.h"
@@ -499,6 +500,7 @@ void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS {
   ContextRegistry::Get().ResetAfterFork();
   InflightWindow::ResetAfterFork();
   PriorityWindow::ResetAfterFork();
+  SmPartition::ResetAfterFork();
   ResetLanesAfterFork();
   // The parent's counts are the parent's: the child reports only its own calls.
   for (auto& n : g_census) n.store(0, std::memory_order_relaxed);

@@ -15,6 +15,7 @@
 #include "lease/lease_state.h"
 #include "lease/priority_lane.h"
 #include "lease/quiet_forecast.h"
+#include "lease/sm_partition.h"
 #include "memory/vmm_driver.h"
 #include "mutex.h"
 
@@ -32,8 +33,9 @@ struct Queued {
   uint64_t shape = 0;
   int64_t cost_ns = 0;  // as predicted when it was admitted
   CUstream stream = nullptr;
-  bool sampled = false;  // queued behind the previous event on its stream: a sample
-  bool marker = false;   // an event recorded just before a submission made with nothing queued
+  bool sampled = false;   // queued behind the previous event on its stream: a sample
+  bool marker = false;    // an event recorded just before a submission made with nothing queued
+  bool narrowed = false;  // a narrow launch on its stream followed it (AfterNarrow)
 };
 
 struct Ring {
@@ -75,15 +77,15 @@ int64_t ConcurrentBudgetNs(int device) {
 
 // GSHARE_PRIORITY_GAP_FILL: the percentage of the rest of the higher job's gap the yielding
 // processes may fill together, 0..100 (0: the budget and the gap turns only); unset:
-// DefaultGapFillPct.
-int GapFillPct(int sharers) {
+// DefaultGapFillPct (which differs for a launch that may go to the SM partition).
+int GapFillPct(int sharers, bool narrow) {
   static const int pct = [] {
     const char* env = std::getenv("GSHARE_PRIORITY_GAP_FILL");
     if (env == nullptr || *env == '\0') return -1;
     long v = std::atol(env);
     return static_cast<int>(v < 0 ? 0 : v > 100 ? 100 : v);
   }();
-  return pct >= 0 ? pct : DefaultGapFillPct(sharers);
+  return pct >= 0 ? pct : DefaultGapFillPct(sharers, narrow);
 }
 
 int64_t CostOf(const Ring& r, uint64_t shape, int64_t budget) REQUIRES(r.mu) {
@@ -155,7 +157,7 @@ void MarkStart(Ring& r, CUstream stream, bool per_thread) REQUIRES(r.mu) {
 }  // namespace
 
 bool PriorityWindow::Admit(int device, uint64_t shape, CUstream stream, bool per_thread,
-                           bool* waited_gap_start) {
+                           bool can_narrow, bool* waited_gap_start, bool* narrow) {
   const int64_t budget = BudgetNs(device);
   if (budget == 0) return true;
   Ring& r = g_rings[device];
@@ -178,19 +180,24 @@ bool PriorityWindow::Admit(int device, uint64_t shape, CUstream stream, bool per
   v.quiet_until_ns = q.until_ns;
   v.quiet_gap_ns = q.gap_ns;
   v.waited_gap_start = *waited_gap_start;
-  v.gap_fill_pct = GapFillPct(v.sharers);
   v.gap_turn_taken = slot != nullptr && slot->gap_turn.load(std::memory_order_relaxed) ==
                                             slot->idle_seq.load(std::memory_order_acquire);
   v.concurrent = ConcurrentLanes();
   if (v.concurrent) {
     v.higher_busy = HigherBusy(device);
     v.concurrent_budget_ns = ConcurrentBudgetNs(device);
+    v.can_narrow = can_narrow && SmPartition::Possible(device);
   }
+  v.gap_fill_pct = GapFillPct(v.sharers, v.can_narrow);
   WindowVerdict verdict = AdmitRule(v);
   if (verdict == WindowVerdict::kSubmit && r.count >= kMaxOutstanding) {
     verdict = WindowVerdict::kWaitOldest;
   }
   switch (verdict) {
+    case WindowVerdict::kSubmitNarrow:
+      r.mu.Unlock();
+      *narrow = true;
+      return true;
     case WindowVerdict::kSubmit:
       MarkStart(r, stream, per_thread);
       r.mu.Unlock();
@@ -232,7 +239,7 @@ void PriorityWindow::AfterSubmission(int device, CUstream stream, bool per_threa
       // marker recorded just before it): the GPU goes from that event to this one's, so
       // their distance is this one's time.
       const Queued& prev = r.queued[(slot + kRing - 1) % kRing];
-      const bool sampled = prev.stream == stream && (r.count > 0 || prev.marker);
+      const bool sampled = prev.stream == stream && !prev.narrowed && (r.count > 0 || prev.marker);
       if (Extras().cuEventRecord(r.events[slot], stream) == CUDA_SUCCESS) {
         const int64_t cost = CostOf(r, shape, budget);
         r.queued[slot] = Queued{shape, cost, stream, sampled};
@@ -242,6 +249,15 @@ void PriorityWindow::AfterSubmission(int device, CUstream stream, bool per_threa
     }
   }
   r.mu.Unlock();
+}
+
+void PriorityWindow::AfterNarrow(int device, CUstream stream, bool per_thread) {
+  if (stream == nullptr && per_thread) stream = CuStreamPerThread();
+  Ring& r = g_rings[device];
+  MutexLock lock(r.mu);
+  if (r.count == 0) return;  // nothing queued: the next wide one is marked, not chained
+  Queued& last = r.queued[(r.head + r.count - 1) % kRing];
+  if (last.stream == stream) last.narrowed = true;
 }
 
 // In the fork child's atfork handler: its only thread writes the rings without their locks.

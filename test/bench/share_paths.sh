@@ -35,6 +35,12 @@
 #              gmps    `gshare3` with an MPS daemon of this script up ([mps] off);
 #              gsmps   `gshare3` with gshare's MPS backend ([mps] auto: the daemon's own MPS
 #                      control daemon, the trainings its below-normal clients);
+#                      Their kernels run on SM_PCT % of the SMs (GSHARE_PRIORITY_SM_PCT; unset:
+#                      the shim's default) while the service is busy (lease/sm_partition.h);
+#                      GSHARE_CENSUS counts how many launches did (census.<pid>, "#narrowed");
+#                      GAP_FILL sets GSHARE_PRIORITY_GAP_FILL (how much of the service's gap
+#                      they fill on every SM).
+#              gsmpswide  as gsmps with GSHARE_PRIORITY_SM_PCT=0: no SM partition, every SM.
 #              gsmpscap   as gsmps, [mps] batch_thread_percentage = CAP_PCT and batch_cap =
 #                      "always" (the trainings start before the service: the default,
 #                      "beside_service", would not cap them);
@@ -91,7 +97,7 @@ for c in $pair_cases; do
   [[ $c =~ ^(bare|mps|gshare|gmps|gsmps)$ ]] || { say "unknown pair case '$c'"; exit 2; }
 done
 for c in $service_cases; do
-  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|gshare|gmps|gsmps|gsmpscap|gsmpsw)$ ]] ||
+  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|gshare|gmps|gsmps|gsmpswide|gsmpscap|gsmpsw)$ ]] ||
     { say "unknown service case '$c'"; exit 2; }
 done
 mem_flag=()
@@ -278,13 +284,15 @@ service_case() {
     alone) pc=alone ;;
     bare | mps | mpsprio | mpscap) pc=bare$trainings ;;
     gshare | gmps) pc=gshare$trainings ;;
-    gsmps) pc=gshare$trainings mode=auto ;;
+    gsmps | gsmpswide) pc=gshare$trainings mode=auto ;;
     gsmpscap) pc=gshare$trainings mode=auto threads=$cap_pct cap=always ;;
     gsmpsw) pc=gshare$trainings mode=auto threads=$window_cap cap=${window_cap:+always} ;;
   esac
   [[ $c == mpsprio ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1"
   [[ $c == mpscap ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1 CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$cap_pct"
   [[ $c == gsmpsw ]] && tenv="GSHARE_PRIORITY_CONCURRENT_US=$conc_us"
+  [[ $c == gsmps ]] && tenv="GSHARE_CENSUS=$d/census${SM_PCT:+ GSHARE_PRIORITY_SM_PCT=$SM_PCT}${GAP_FILL:+ GSHARE_PRIORITY_GAP_FILL=$GAP_FILL}"
+  [[ $c == gsmpswide ]] && tenv="GSHARE_CENSUS=$d/census GSHARE_PRIORITY_SM_PCT=0"
   if [[ $c == mps* || $c == gmps ]]; then
     mps_up "$d" || { echo "service case=$c mps_failed" | tee -a "$summary"; return 1; }
   fi

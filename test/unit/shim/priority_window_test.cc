@@ -153,6 +153,7 @@ TEST_CASE("AdmitRule: the rest of the higher job's gap admits longer work") {
   // Several yielding processes fill only part of the rest by default (time-sliced, their work
   // ran late): with half of 6 ms among three, a 2 ms kernel waits for a gap's start.
   CHECK(DefaultGapFillPct(1) == 100);
+  CHECK(DefaultGapFillPct(1, /*narrow=*/true) == 0);  // a partition: the gap stays narrow
   three.gap_fill_pct = DefaultGapFillPct(3);
   CHECK(AdmitRule(three) == WindowVerdict::kWaitGapStart);
   three.cost_ns = 1 * kMs;
@@ -205,6 +206,70 @@ TEST_CASE("AdmitRule: an MPS client is bounded only while the higher job is busy
   v.concurrent = false;
   v.quiet_until_ns = v.quiet_gap_ns = 0;
   CHECK(AdmitRule(v) == WindowVerdict::kWaitOldest);
+}
+
+TEST_CASE("AdmitRule: an MPS client with an SM partition goes narrow beside the busy higher job") {
+  WindowView v;
+  v.concurrent = true;
+  v.can_narrow = true;
+  v.budget_ns = 150'000;
+  v.concurrent_budget_ns = 1 * kMs;
+  v.queued_ns = 40 * kMs;  // far past every bound: a windowed client would wait
+  v.outstanding = 20;
+  v.cost_ns = 3 * kMs;
+  v.now_ns = 100 * kMs;
+  v.higher_busy = true;
+  CHECK(AdmitRule(v) == WindowVerdict::kSubmitNarrow);  // busy: part of the SMs, never waits
+  v.queued_ns = 0;
+  v.outstanding = 0;
+  CHECK(AdmitRule(v) == WindowVerdict::kSubmitNarrow);  // however little is queued
+
+  // Idle with a forecast: every SM while the queued work ends by its return.
+  v.higher_busy = false;
+  v.quiet_until_ns = 110 * kMs;  // back in 10 ms
+  v.quiet_gap_ns = 12 * kMs;
+  v.gap_fill_pct = 100;
+  v.sharers = 1;
+  v.queued_ns = 6 * kMs;
+  CHECK(AdmitRule(v) == WindowVerdict::kSubmit);  // 6 + 3 <= 10
+  v.queued_ns = 8 * kMs;
+  CHECK(AdmitRule(v) == WindowVerdict::kSubmitNarrow);  // 8 + 3 > 10: would run into its return
+  v.sharers = 2;
+  v.gap_fill_pct = 50;  // two clients fill half the rest together: 2.5 ms each
+  v.queued_ns = 0;
+  CHECK(AdmitRule(v) == WindowVerdict::kSubmitNarrow);
+  v.cost_ns = 2 * kMs;
+  CHECK(AdmitRule(v) == WindowVerdict::kSubmit);
+  // Late but not overdue: its return is any moment, nothing more on every SM.
+  v.now_ns = 115 * kMs;
+  v.cost_ns = 1;
+  CHECK(AdmitRule(v) == WindowVerdict::kSubmitNarrow);
+  // Overdue by more than a gap, or no forecast: every SM, within kWideIdleNs queued there.
+  v.now_ns = 123 * kMs;
+  v.queued_ns = 1 * kMs;
+  v.cost_ns = 500'000;
+  CHECK(AdmitRule(v) == WindowVerdict::kSubmit);
+  v.queued_ns = 40 * kMs;  // a run-ahead the higher job's return would find queued
+  v.outstanding = 5;
+  CHECK(AdmitRule(v) == WindowVerdict::kWaitOldest);
+  v.now_ns = 100 * kMs;
+  v.quiet_until_ns = v.quiet_gap_ns = 0;
+  CHECK(AdmitRule(v) == WindowVerdict::kWaitOldest);
+  v.queued_ns = 0;
+  v.outstanding = 0;
+  v.cost_ns = 3 * kWideIdleNs;  // alone longer than the bound: goes, never starves
+  CHECK(AdmitRule(v) == WindowVerdict::kSubmit);
+
+  // A submission the partition cannot take (a copy, a graph, a cooperative launch, or a
+  // device without one) keeps the windowed rule: busy and past the bound, it waits.
+  v.can_narrow = false;
+  v.higher_busy = true;
+  v.outstanding = 20;
+  CHECK(AdmitRule(v) == WindowVerdict::kWaitOldest);
+  // Outside MPS a partition is never chosen (time-sliced, the lanes' gaps order them).
+  v.can_narrow = true;
+  v.concurrent = false;
+  CHECK(AdmitRule(v) != WindowVerdict::kSubmitNarrow);
 }
 
 }  // namespace
