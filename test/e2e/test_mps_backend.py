@@ -158,14 +158,19 @@ class MpsBackendTest(TestCase):
         r = h.gshare("daemon")
         h.assert_error_line(r, 1, "mps.batch_thread_percentage")
 
-    def test_a_lower_client_runs_beside_a_busy_higher_job(self):
-        # The lanes test's pair (test_priority_lanes.py): a service of 20 ms requests
-        # 60 ms apart, and a batch job of 2 ms kernels all queued at once. Outside MPS the
-        # batch job's kernels start in the service's gaps only; as an MPS client it runs beside.
+    def run_beside(self, sm_pct=None):
+        """The lanes test's pair (test_priority_lanes.py): a service of 20 ms requests 60 ms
+        apart, and a batch job of 2 ms kernels all queued at once. Outside MPS the batch job's
+        kernels start in the service's gaps only; as an MPS client it runs beside. Returns the
+        service's kernels and the batch job's, by start time."""
         h = self.mps_harness()
+        if sm_pct is not None:
+            h.env["GSHARE_PRIORITY_SM_PCT"] = str(sm_pct)
         h.start_daemon()
         high_n, low_n = 12, 400
-        low = h.start_fake(["--kernels", low_n, "--kernel-ms", 2], ["-p", "0"], name="low")
+        # Bursts of ten, each followed by a second stream's kernel that waits for the burst.
+        low = h.start_fake(["--kernels", low_n, "--kernel-ms", 2, "--sync-every", 10,
+                            "--consumer"], ["-p", "0"], name="low")
         lp = low.child_pid()
         h.wait_kernels(lp, 5)
         high = h.start_fake(["--kernels", high_n, "--kernel-ms", 20, "--sync-every", 1,
@@ -181,7 +186,27 @@ class MpsBackendTest(TestCase):
         low_id = h.job_record(lambda j: j["name"] == "low")["id"]
         self.assertLess(h.job_record(lambda j: j["id"] == low_id).get("held_back_seconds", 0),
                         0.5)
+        # Its streams kept their order throughout: no two of its kernels ran at once, wherever
+        # each ran (a burst's kernels one after another, the consumer's after the burst).
+        for a, b in zip(lo, lo[1:]):
+            self.assertLessEqual(a.end, b.start, "the stream's order broke: %s %s" % (a, b))
+        return hi, lo
 
+    def test_a_lower_client_runs_beside_a_busy_higher_job(self):
+        hi, lo = self.run_beside()
+        # Beside the busy service its launches went to the SM partition (a green context of
+        # half the fake's 132 SMs, rounded up to 72) ...
+        beside = [o for o in lo if any(k.start < o.start < k.end for k in hi)]
+        narrow = [o for o in beside if o.name.endswith("@sm72")]
+        self.assertGreaterEqual(len(narrow), len(beside) * 8 // 10,
+                                "%d of %d kernels beside the service ran on every SM" % (
+                                    len(beside) - len(narrow), len(beside)))
+        # ... and before it came, on every SM.
+        self.assertTrue(all("@" not in o.name for o in lo if o.end < hi[0].start))
+
+    def test_no_sm_partition_when_its_share_is_zero(self):
+        _, lo = self.run_beside(sm_pct=0)
+        self.assertEqual([o.name for o in lo if "@" in o.name], [])
 
 ENV_LINE = "env | grep -E '^CUDA_MPS_(PIPE_DIRECTORY|CLIENT_PRIORITY)=' | sort"
 

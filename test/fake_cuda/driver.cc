@@ -61,6 +61,7 @@ CUresult Init() {
   for (int i = 0; i < st.settings.devices; ++i) g_physical[i].store(visible[i]);
   st.settings.mem_bytes = EnvNumber("FAKE_CUDA_MEM_BYTES", 16ull << 30);
   st.settings.kernel_ms = static_cast<uint32_t>(EnvNumber("FAKE_CUDA_KERNEL_MS", 20));
+  st.settings.sms = static_cast<unsigned>(EnvNumber("FAKE_CUDA_SMS", 132));
   st.settings.context_bytes = EnvNumber("FAKE_CUDA_CONTEXT_BYTES", 0);
   st.settings.pin_us_per_mib = EnvNumber("FAKE_CUDA_PIN_US_PER_MIB", 0);
   if (!OpenOpLog() || !OpenDeviceUsage(std::getenv("FAKE_CUDA_DEVICE_FILE")) ||

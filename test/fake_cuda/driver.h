@@ -23,6 +23,7 @@ struct Settings {
   uint32_t kernel_ms = 20;           // FAKE_CUDA_KERNEL_MS, kernels without a duration
   uint64_t context_bytes = 0;        // FAKE_CUDA_CONTEXT_BYTES, a process's first context
   uint64_t pin_us_per_mib = 0;       // FAKE_CUDA_PIN_US_PER_MIB, pinned host allocation
+  unsigned sms = 132;                // FAKE_CUDA_SMS, SMs per device (green contexts)
 };
 
 // cuInit: reads the settings and CUDA_VISIBLE_DEVICES, opens the op log and

@@ -91,6 +91,10 @@ void Usage() {
                "  [--sleep-ms S] [--vmm BYTES] [--pool BYTES] [--swap-check BYTES]\n"
                "  [--cycles C] [--pieces N] [--leak-to-exit] [--finalizing] [--ipc-export]\n"
                "  [--align-ms P [--align-offset-ms O]]\n"
+               "--consumer: at each synchronization a second stream waits for an event\n"
+               "  recorded on the first, then runs one kernel through cuLaunchKernelEx (logged\n"
+               "  under that name), before the cuCtxSynchronize: it must start after the first\n"
+               "  stream's kernels ended.\n"
                "--long-every N --long-ms L: every Nth kernel lasts L ms, on a grid of 2 blocks\n"
                "  instead of 1 (another kernel shape for the shim).\n"
                "--device K: work on device ordinal K (default 0) and its primary context; first\n"
@@ -151,6 +155,8 @@ Options Parse(int argc, char** argv) {
       o.fork_child = true;
     } else if (a == "--null-stream") {
       o.null_stream = true;
+    } else if (a == "--consumer") {
+      o.consumer = true;
     } else if (a == "--ex") {
       o.ex = true;
     } else if (a == "--exit-code") {
@@ -260,6 +266,12 @@ void LaunchLoop(const Api& api, const Options& o, CUcontext ctx, CUfunction f,
   CALL(CtxSetCurrent, ctx);
   CUstream stream = nullptr;
   if (!o.null_stream) CALL(StreamCreate, &stream, 0);
+  CUstream consumer = nullptr;
+  CUevent produced = nullptr;
+  if (o.consumer) {
+    CALL(StreamCreate, &consumer, 0);
+    CALL(EventCreate, &produced, 0);
+  }
   for (int i = 0; i < o.kernels; ++i) {
     if (o.long_every > 0 && (i + 1) % o.long_every == 0) {
       Launch(api, o, f, stream, o.long_ms, 2);
@@ -268,6 +280,17 @@ void LaunchLoop(const Api& api, const Options& o, CUcontext ctx, CUfunction f,
     }
     ++*launched;
     bool synced = o.sync_every > 0 && (i + 1) % o.sync_every == 0;
+    if (synced && o.consumer) {
+      CALL(EventRecord, produced, stream);
+      CALL(StreamWaitEvent, consumer, produced, 0);
+      unsigned ms = o.kernel_ms;
+      void* params[] = {&ms};
+      CUlaunchConfig config{};
+      config.gridDimX = config.gridDimY = config.gridDimZ = 1;
+      config.blockDimX = config.blockDimY = config.blockDimZ = 1;
+      config.hStream = consumer;
+      CALL(LaunchKernelEx, &config, f, params, nullptr);
+    }
     if (synced) SyncContext(api);
     if (i + 1 < o.kernels) {
       if (synced && o.align_ms > 0) {
@@ -279,6 +302,10 @@ void LaunchLoop(const Api& api, const Options& o, CUcontext ctx, CUfunction f,
   }
   CALL(StreamSynchronize, stream);
   if (stream != nullptr) CALL(StreamDestroy, stream);
+  if (consumer != nullptr) {
+    CALL(StreamSynchronize, consumer);
+    CALL(StreamDestroy, consumer);
+  }
 }
 
 void MemcpyRoundTrip(const Api& api) {

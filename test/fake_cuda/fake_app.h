@@ -70,7 +70,10 @@ using namespace gs_cuda;
     "cuMemAllocFromPoolAsync")                                                                   \
   X(DeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool,               \
     "cuDeviceGetDefaultMemPool")                                                                 \
-  X(IpcGetMemHandle, cuIpcGetMemHandle, cuIpcGetMemHandle, "cuIpcGetMemHandle")
+  X(IpcGetMemHandle, cuIpcGetMemHandle, cuIpcGetMemHandle, "cuIpcGetMemHandle")                  \
+  X(EventCreate, cuEventCreate, cuEventCreate, "cuEventCreate")                                  \
+  X(EventRecord, cuEventRecord, cuEventRecord_ptsz, "cuEventRecord")                             \
+  X(StreamWaitEvent, cuStreamWaitEvent, cuStreamWaitEvent_ptsz, "cuStreamWaitEvent")
 
 struct Api {
 #define FAKE_APP_FIELD(field, name, name_pt, query) decltype(&gs_cuda::name) field = nullptr;
@@ -97,6 +100,7 @@ struct Options {
   bool fork_child = false;
   bool null_stream = false;
   bool ex = false;
+  bool consumer = false;  // --consumer: see Usage
   int exit_code = 0;
   int sleep_ms = 0;
   long long vmm_bytes = 0;    // --vmm: reserve, create, map, check, unmap/remap, free

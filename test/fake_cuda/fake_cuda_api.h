@@ -78,6 +78,17 @@ static_assert(sizeof(CUmemPoolProps) == 88, "cuda.h's CUmemPoolProps_v1 is 88 by
   X(cuEventQuery, 2000, (CUevent hEvent))                                                         \
   X(cuEventSynchronize, 2000, (CUevent hEvent))                                                   \
   X(cuEventDestroy_v2, 4000, (CUevent hEvent))                                                    \
+  X(cuDeviceGetDevResource, 12040,                                                                \
+    (CUdevice device, CUdevResource * resource, CUdevResourceType type))                          \
+  X(cuDevSmResourceSplitByCount, 12040,                                                           \
+    (CUdevResource * result, unsigned int* nbGroups, const CUdevResource* input,                  \
+     CUdevResource* remaining, unsigned int useFlags, unsigned int minCount))                     \
+  X(cuDevResourceGenerateDesc, 12040,                                                             \
+    (CUdevResourceDesc * phDesc, CUdevResource * resources, unsigned int nbResources))            \
+  X(cuGreenCtxCreate, 12040,                                                                      \
+    (CUgreenCtx * phCtx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags))               \
+  X(cuGreenCtxStreamCreate, 12050,                                                                \
+    (CUstream * phStream, CUgreenCtx greenCtx, unsigned int flags, int priority))                 \
   X(cuEventElapsedTime, 2000, (float* pMilliseconds, CUevent hStart, CUevent hEnd))               \
   X(cuEventElapsedTime_v2, 12080, (float* pMilliseconds, CUevent hStart, CUevent hEnd))           \
   X(cuModuleLoadData, 2000, (CUmodule * module, const void* image))                               \

@@ -40,13 +40,16 @@ bool OpenOpLog() {
   return true;
 }
 
-void LogOp(char kind, uint64_t start_ns, uint64_t end_ns, const char* name, int device) {
+void LogOp(char kind, uint64_t start_ns, uint64_t end_ns, const char* name, int device,
+           unsigned sms) {
   int fd = g_log_fd.load();
   if (fd < 0) return;
+  char partition[24] = "";
+  if (sms > 0) std::snprintf(partition, sizeof partition, "@sm%u", sms);
   char line[192];
-  int n = std::snprintf(line, sizeof line, "%c %d %llu %llu %s %d\n", kind,
+  int n = std::snprintf(line, sizeof line, "%c %d %llu %llu %s%s %d\n", kind,
                         static_cast<int>(getpid()), static_cast<unsigned long long>(start_ns),
-                        static_cast<unsigned long long>(end_ns), name, device);
+                        static_cast<unsigned long long>(end_ns), name, partition, device);
   if (n <= 0 || n >= static_cast<int>(sizeof line)) return;
   // One write(2) per line: O_APPEND makes each line land whole even with many writers. errno is
   // kept so that logging from a worker never shows through in the job.

@@ -45,7 +45,10 @@ void Stream::Work() {
     uint64_t start = NowNs();
     RunOp(op);
     uint64_t end = NowNs();
-    if (op.kind != 0) LogOp(op.kind, start, end, op.name, PhysicalDevice(ctx_->device()));
+    if (op.kind != 0) {
+      LogOp(op.kind, start, end, op.name, PhysicalDevice(ctx_->device()),
+            sms_.load(std::memory_order_relaxed));
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++completed_;

@@ -51,6 +51,9 @@ class Stream {
 
   Context* context() const { return ctx_; }
   bool is_default() const { return is_default_; }
+  // A stream of a green context (green_exports.cc) runs on `sms` SMs: its ops are logged
+  // with "@sm<sms>" after the export name. 0: every SM. Set once, before any op is queued.
+  void set_sms(unsigned sms) { sms_ = sms; }
 
   // Queues op, or appends it to the capture graph. On success *ticket is what WaitFor needs
   // (0 when captured). Returns CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED for kSync while capturing
@@ -80,6 +83,7 @@ class Stream {
 
   Context* const ctx_;
   const bool is_default_;
+  std::atomic<unsigned> sms_{0};
   pthread_t thread_{};
 
   // State below is protected by mu_.
