@@ -1,75 +1,40 @@
-// The SM partition: per device, one green context of part of the SMs and a table of
-// companion streams, one per application stream that launched narrow.
+// SmPartitions (sm_partition.h): per device, one green context of part of the SMs and a table
+// of companion streams, one per application stream that launched narrow. Reaches the driver
+// only through its table of entry points (compiled into the unit tests as it is).
 #include "lease/sm_partition.h"
 
-#include <atomic>
-#include <cstdlib>
-
-#include "hooks/census.h"
-#include "hooks/context_registry.h"
-#include "hooks/real_driver.h"
 #include "memory/vmm_driver.h"
-#include "mutex.h"
 #include "shim_log.h"
 
 namespace gshare::shim {
-namespace {
 
 using namespace gs_cuda;
 
-constexpr int kMaxCompanions = 32;
+namespace {
 
-struct Companion {
-  CUstream user = nullptr;
-  CUstream green = nullptr;
-  CUevent into = nullptr;
-  CUevent back = nullptr;
-};
-
-struct Partition {
-  enum : int { kUntried = 0, kReady = 1, kNone = -1 };
-  Mutex mu;
-  std::atomic<int> state{kUntried};
-  CUcontext primary = nullptr;  // written before state turns kReady
-  CUgreenCtx green = nullptr;
-  // Entries below count are complete (published by the release store, never changed).
-  Companion companions[kMaxCompanions];
-  std::atomic<int> count{0};
-};
-
-Partition g_parts[kMaxDevices];
-
-// GSHARE_PRIORITY_SM_PCT, read once: 1..99, or 0 for no partition.
-int SmPct() {
-  static const int pct = [] {
-    const char* env = std::getenv("GSHARE_PRIORITY_SM_PCT");
-    if (env == nullptr || *env == '\0') return kDefaultBusySmPct;
-    long v = std::atol(env);
-    return v <= 0 || v >= 100 ? 0 : static_cast<int>(v);
-  }();
-  return pct;
-}
-
-bool DriverHasGreenContexts() {
-  const DriverExtras& x = Extras();
-  return x.cuStreamWaitEvent && x.cuDeviceGetDevResource && x.cuDevSmResourceSplitByCount &&
+bool HasGreenContexts(const DriverExtras& x) {
+  return x.cuCtxGetCurrent && x.cuCtxGetDevice && x.cuEventCreate && x.cuEventRecord &&
+         x.cuStreamWaitEvent && x.cuDeviceGetDevResource && x.cuDevSmResourceSplitByCount &&
          x.cuDevResourceGenerateDesc && x.cuGreenCtxCreate && x.cuGreenCtxStreamCreate &&
          x.cuDevicePrimaryCtxRetain && x.cuDevicePrimaryCtxRelease;
 }
 
-// Makes `p`'s green context of SmPct() of the SMs of the calling thread's device, whose
-// current context must be the primary one. Under p.mu.
-void Make(Partition& p, int device) REQUIRES(p.mu) {
-  const DriverExtras& x = Extras();
+}  // namespace
+
+bool SmPartitions::Possible(int device) const {
+  return pct_ != 0 && parts_[device].state.load(std::memory_order_relaxed) != Partition::kNone;
+}
+
+// Makes `p`'s green context of pct_ of the SMs of the calling thread's device, whose current
+// context must be the primary one.
+void SmPartitions::Make(Partition& p, int device) {
+  const DriverExtras& x = *driver_;
   CUdevice dev = 0;
   CUcontext current = nullptr;
-  if (!DriverHasGreenContexts() || x.cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
-      x.cuCtxGetCurrent(&current) != CUDA_SUCCESS) {
-    p.state.store(Partition::kNone, std::memory_order_release);
-    return;
-  }
   CUcontext primary = nullptr;
-  if (x.cuDevicePrimaryCtxRetain(&primary, dev) != CUDA_SUCCESS) {
+  if (pct_ == 0 || !HasGreenContexts(x) || x.cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
+      x.cuCtxGetCurrent(&current) != CUDA_SUCCESS ||
+      x.cuDevicePrimaryCtxRetain(&primary, dev) != CUDA_SUCCESS) {
     p.state.store(Partition::kNone, std::memory_order_release);
     return;
   }
@@ -87,7 +52,7 @@ void Make(Partition& p, int device) REQUIRES(p.mu) {
     failed = "cuDeviceGetDevResource";
   } else if ((r = x.cuDevSmResourceSplitByCount(
                   &group, &groups, &all, &rest, 0,
-                  static_cast<unsigned>(all.sm.smCount * SmPct() / 100))) != CUDA_SUCCESS ||
+                  static_cast<unsigned>(all.sm.smCount * pct_ / 100))) != CUDA_SUCCESS ||
              groups != 1 || group.sm.smCount >= all.sm.smCount) {
     failed = "cuDevSmResourceSplitByCount";
   } else if ((r = x.cuDevResourceGenerateDesc(&desc, &group, 1)) != CUDA_SUCCESS) {
@@ -111,25 +76,24 @@ void Make(Partition& p, int device) REQUIRES(p.mu) {
   p.state.store(Partition::kReady, std::memory_order_release);
 }
 
-const Companion* Find(const Partition& p, CUstream user) {
-  const int n = p.count.load(std::memory_order_acquire);
-  for (int i = 0; i < n; ++i) {
-    if (p.companions[i].user == user) return &p.companions[i];
-  }
-  return nullptr;
-}
-
 // The companion of `user`, made on first use; nullptr when the table is full or the driver
 // refused a stream or an event.
-const Companion* CompanionOf(Partition& p, CUstream user) {
-  if (const Companion* c = Find(p, user)) return c;
+const SmPartitions::Companion* SmPartitions::CompanionOf(Partition& p, CUstream user) {
+  auto find = [&p, user]() -> const Companion* {
+    const int n = p.count.load(std::memory_order_acquire);
+    for (int i = 0; i < n; ++i) {
+      if (p.companions[i].user == user) return &p.companions[i];
+    }
+    return nullptr;
+  };
+  if (const Companion* c = find()) return c;
   MutexLock lock(p.mu);
-  if (const Companion* c = Find(p, user)) return c;
+  if (const Companion* c = find()) return c;
   const int n = p.count.load(std::memory_order_relaxed);
   if (n == kMaxCompanions) return nullptr;
   Companion c;
   c.user = user;
-  const DriverExtras& x = Extras();
+  const DriverExtras& x = *driver_;
   if (x.cuGreenCtxStreamCreate(&c.green, p.green, CU_STREAM_NON_BLOCKING, 0) != CUDA_SUCCESS ||
       x.cuEventCreate(&c.into, kEventDisableTiming) != CUDA_SUCCESS ||
       x.cuEventCreate(&c.back, kEventDisableTiming) != CUDA_SUCCESS) {
@@ -140,20 +104,15 @@ const Companion* CompanionOf(Partition& p, CUstream user) {
   return &p.companions[n];
 }
 
-}  // namespace
-
-bool SmPartition::Possible(int device) {
-  return SmPct() != 0 && g_parts[device].state.load(std::memory_order_relaxed) != Partition::kNone;
-}
-
-Narrowed SmPartition::Enter(int device, CUstream stream, bool per_thread) {
-  Partition& p = g_parts[device];
+Narrowed SmPartitions::Enter(int device, CUstream stream, bool per_thread) {
+  if (device < 0 || device >= kMaxDevices || pct_ == 0) return {};
+  Partition& p = parts_[device];
   if (p.state.load(std::memory_order_acquire) == Partition::kUntried) {
     MutexLock lock(p.mu);
     if (p.state.load(std::memory_order_relaxed) == Partition::kUntried) Make(p, device);
   }
   if (p.state.load(std::memory_order_acquire) != Partition::kReady) return {};
-  const DriverExtras& x = Extras();
+  const DriverExtras& x = *driver_;
   CUcontext current = nullptr;
   if (x.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != p.primary) return {};
   if (stream == nullptr && per_thread) stream = CuStreamPerThread();
@@ -163,22 +122,20 @@ Narrowed SmPartition::Enter(int device, CUstream stream, bool per_thread) {
       x.cuStreamWaitEvent(c->green, c->into, 0) != CUDA_SUCCESS) {
     return {};
   }
-  if (g_census_on) g_census_narrowed.fetch_add(1, std::memory_order_relaxed);
   return Narrowed{stream, c->green, c->back};
 }
 
-void SmPartition::Leave(const Narrowed& n) {
+void SmPartitions::Leave(const Narrowed& n) const {
   if (n.green == nullptr) return;
-  const DriverExtras& x = Extras();
+  const DriverExtras& x = *driver_;
   // Recorded after the launch on the companion; a later record only moves it further along
   // the companion, so the wait is never weaker than this launch (CUDA driver API,
   // cuStreamWaitEvent: it waits for the event's most recent record at the time of the call).
   if (x.cuEventRecord(n.back, n.green) == CUDA_SUCCESS) x.cuStreamWaitEvent(n.user, n.back, 0);
 }
 
-// In the fork child's atfork handler: the parent's green contexts and streams mean nothing.
-void SmPartition::ResetAfterFork() NO_THREAD_SAFETY_ANALYSIS {
-  for (Partition& p : g_parts) {
+void SmPartitions::Reset() NO_THREAD_SAFETY_ANALYSIS {
+  for (Partition& p : parts_) {
     p.mu.ReinitAfterFork();
     p.state.store(Partition::kUntried, std::memory_order_relaxed);
     p.primary = nullptr;

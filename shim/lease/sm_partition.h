@@ -34,7 +34,12 @@
 // the window's rule runs as before. Any submitting thread; reset by the fork handler.
 #pragma once
 
+#include <atomic>
+
+#include "hooks/context_registry.h"
 #include "hooks/cuda_abi.h"
+#include "hooks/real_driver.h"
+#include "mutex.h"
 
 namespace gshare::shim {
 
@@ -50,18 +55,63 @@ struct Narrowed {
   gs_cuda::CUevent back = nullptr;    // recorded on the companion after the launch
 };
 
-class SmPartition {
+// The partitions of one process, one per device, reaching the driver only through `driver`
+// (the shim's Extras(); a table of fakes in the unit tests). Trivially destructible, for
+// static storage. Any thread.
+class SmPartitions {
  public:
-  // Whether `device` may have a partition: the percentage is set and no attempt failed.
-  // Lock-free; any thread.
-  static bool Possible(int device);
+  static constexpr int kMaxCompanions = 32;
+
+  // `pct`: the partition's share of the SMs, 1..99; 0: no partition on any device.
+  constexpr SmPartitions(const DriverExtras* driver, int pct) : driver_(driver), pct_(pct) {}
+
+  // Whether `device` may have a partition: a share is set and no attempt there failed.
+  // Lock-free.
+  bool Possible(int device) const;
   // Before a kernel launch on `stream` (0 with `per_thread`: the per-thread default stream)
   // on `device`, by a thread whose current context is the launch's: the companion stream to
-  // launch on, its input edge already queued (it waits for what `stream` has queued). An
-  // empty Narrowed when the launch must stay: no partition, not the primary context, the
-  // companion table full, or a driver call failed.
-  static Narrowed Enter(int device, gs_cuda::CUstream stream, bool per_thread);
+  // launch on, its input edge already queued (it waits for what `stream` has queued). Makes
+  // the device's partition at its first call there. An empty Narrowed when the launch must
+  // stay: no partition, not the primary context, the companion table full, or a driver call
+  // failed.
+  Narrowed Enter(int device, gs_cuda::CUstream stream, bool per_thread);
   // After the launch on `n.green`: `n.user` waits for it.
+  void Leave(const Narrowed& n) const;
+  // In a forked child (atfork handler; its only thread): the parent's contexts mean nothing.
+  void Reset();
+
+ private:
+  struct Companion {
+    gs_cuda::CUstream user = nullptr;
+    gs_cuda::CUstream green = nullptr;
+    gs_cuda::CUevent into = nullptr;
+    gs_cuda::CUevent back = nullptr;
+  };
+  struct Partition {
+    enum : int { kUntried = 0, kReady = 1, kNone = -1 };
+    Mutex mu;  // making the partition and its companions; lookups take no lock
+    std::atomic<int> state{kUntried};
+    gs_cuda::CUcontext primary = nullptr;  // written before state turns kReady
+    gs_cuda::CUgreenCtx green = nullptr;
+    // Entries below count are complete (published by the release store, never changed).
+    Companion companions[kMaxCompanions];
+    std::atomic<int> count{0};
+  };
+  void Make(Partition& p, int device) REQUIRES(p.mu);
+  const Companion* CompanionOf(Partition& p, gs_cuda::CUstream user);
+
+  const DriverExtras* const driver_;
+  const int pct_;
+  Partition parts_[kMaxDevices];
+};
+
+// The shim's table: Extras() and GSHARE_PRIORITY_SM_PCT (1..99; 0 or 100: no partition;
+// unset: kDefaultBusySmPct), read at first use. Enter also counts the moved launches for the
+// census (hooks/census.h).
+class SmPartition {
+ public:
+  static bool Possible(int device);
+  static Narrowed Enter(int device, gs_cuda::CUstream stream, bool per_thread);
   static void Leave(const Narrowed& n);
   static void ResetAfterFork();
 };
