@@ -30,6 +30,18 @@ Result<bool> BoolField(const json& j, const char* key) {
   return it->get<bool>();
 }
 
+Result<std::vector<std::string>> StringListField(const json& j, const char* key) {
+  auto it = j.find(key);
+  bool ok = it != j.end() && it->is_array();
+  std::vector<std::string> out;
+  for (size_t i = 0; ok && i < it->size(); ++i) {
+    ok = (*it)[i].is_string();
+    if (ok) out.push_back((*it)[i].get<std::string>());
+  }
+  if (!ok) return Status::Error(std::string("\"") + key + "\" must be a list of strings");
+  return out;
+}
+
 Result<std::optional<int64_t>> OptionalInt(const json& j, const char* key, int64_t lo, int64_t hi) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::optional<int64_t>();

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 
@@ -24,5 +25,7 @@ Result<std::optional<int64_t>> OptionalInt(const nlohmann::json& j, const char* 
 Result<std::string> StringField(const nlohmann::json& j, const char* key);
 // A boolean field; an error when missing or not true/false.
 Result<bool> BoolField(const nlohmann::json& j, const char* key);
+// A list of strings; an error when missing, not a list, or holding anything but strings.
+Result<std::vector<std::string>> StringListField(const nlohmann::json& j, const char* key);
 
 }  // namespace gshare

@@ -5,6 +5,7 @@
 #include "ipc/job_json.h"
 #include "ipc/json_fields.h"
 #include "ipc/requests.h"
+#include "base/duration.h"
 
 namespace gshare {
 
@@ -91,6 +92,76 @@ Result<JobIdReply> JobIdReply::Parse(const json& j) {
     if (!env.ok()) return env.status();
     r.env = std::move(env.value());
   }
+  return r;
+}
+
+std::string RunAttachReply::ToJsonText() const {
+  return gshare::ToJsonText(json{{"ok", true},
+                                 {"argv", argv},
+                                 {"env", env},
+                                 {"set_env", LaunchEnvToJson(set_env)},
+                                 {"preload", preload},
+                                 {"cwd", cwd},
+                                 {"output", output},
+                                 {"error", error},
+                                 {"open_append", open_append},
+                                 {"warn_signal", warn_signal},
+                                 {"warn_ms", warn_ms},
+                                 {"warn_main_only", warn_main_only},
+                                 {"time_limit_ms", time_limit_ms},
+                                 {"kill_after_ms", kill_after_ms},
+                                 {"script", script ? json(*script) : json(nullptr)},
+                                 {"script_path", script_path},
+                                 {"end_path", end_path},
+                                 {"start_path", start_path}});
+}
+
+Result<RunAttachReply> RunAttachReply::Parse(const json& j) {
+  if (Status st = ReplyError(j); !st.ok()) return st;
+  RunAttachReply r;
+  const int64_t max_ms = kMaxDuration.count();
+  for (auto [key, field] : {std::pair{"argv", &r.argv}, {"env", &r.env}, {"preload", &r.preload}}) {
+    Result<std::vector<std::string>> v = StringListField(j, key);
+    if (!v.ok()) return v.status();
+    *field = std::move(v.value());
+  }
+  if (r.argv.empty()) return Status::Error("\"argv\" must not be empty");
+  for (auto [key, field] : {std::pair{"cwd", &r.cwd},
+                            {"output", &r.output},
+                            {"error", &r.error},
+                            {"script_path", &r.script_path},
+                            {"end_path", &r.end_path},
+                            {"start_path", &r.start_path}}) {
+    Result<std::string> v = StringField(j, key);
+    if (!v.ok()) return v.status();
+    *field = std::move(v.value());
+  }
+  for (auto [key, field] :
+       {std::pair{"open_append", &r.open_append}, {"warn_main_only", &r.warn_main_only}}) {
+    Result<bool> v = BoolField(j, key);
+    if (!v.ok()) return v.status();
+    *field = v.value();
+  }
+  Result<int64_t> warn_signal = IntField(j, "warn_signal", 0, NSIG - 1);
+  if (!warn_signal.ok()) return warn_signal.status();
+  r.warn_signal = static_cast<int>(warn_signal.value());
+  for (auto [key, field] : {std::pair{"warn_ms", &r.warn_ms},
+                            {"time_limit_ms", &r.time_limit_ms},
+                            {"kill_after_ms", &r.kill_after_ms}}) {
+    Result<int64_t> v = IntField(j, key, 0, max_ms);
+    if (!v.ok()) return v.status();
+    *field = v.value();
+  }
+  auto set_env = j.find("set_env");
+  if (set_env == j.end()) return Status::Error("\"set_env\" must be an object");
+  Result<LaunchEnv> env = LaunchEnvFromJson(*set_env, "set_env");
+  if (!env.ok()) return env.status();
+  r.set_env = std::move(env.value());
+  auto script = j.find("script");
+  if (script == j.end() || !(script->is_null() || script->is_string())) {
+    return Status::Error("\"script\" must be a string or null");
+  }
+  if (script->is_string()) r.script = script->get<std::string>();
   return r;
 }
 

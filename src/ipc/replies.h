@@ -6,8 +6,10 @@
 // (Status replies are the documented `status --json` document, ipc/job_json.h.)
 #pragma once
 
+#include <csignal>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +51,33 @@ struct JobIdReply {
   LaunchEnv env{};
   std::string ToJsonText() const;
   static Result<JobIdReply> Parse(const nlohmann::json& j);
+};
+
+// kRunAttach: what a job's supervisor runs and where it reports (runner/job_supervisor.h):
+// {"ok", "argv", "env", "set_env", "preload", "cwd", "output", "error", "open_append",
+//  "warn_signal", "warn_ms", "warn_main_only", "time_limit_ms", "kill_after_ms", "script",
+//  "script_path", "end_path", "start_path"}. Parse checks every field's type, a non-empty argv
+// and the ranges of the numbers (milliseconds up to kMaxDuration, a signal below NSIG).
+struct RunAttachReply {
+  std::vector<std::string> argv;     // argv[0] is the script's path when `script` is set
+  std::vector<std::string> env;      // the environment the job was submitted with, NAME=value
+  LaunchEnv set_env;                 // set over it (launch_plan.h's variables, array task ids)
+  std::vector<std::string> preload;  // libgshare.so, or none (the job runs unshared)
+  std::string cwd;
+  std::string output;  // its stdout's path, patterns expanded
+  std::string error;   // its stderr's path; empty: with stdout
+  bool open_append = false;
+  int warn_signal = 0;  // sent warn_ms before the time limit; 0: none
+  int64_t warn_ms = 0;
+  bool warn_main_only = false;        // to the first process alone, not its group
+  int64_t time_limit_ms = 0;          // 0: none
+  int64_t kill_after_ms = 0;          // SIGTERM to SIGKILL at the limit or a cancel
+  std::optional<std::string> script;  // a submitted script's text, written to script_path
+  std::string script_path;
+  std::string end_path;    // where the supervisor leaves the job's end (ipc/job_end.h)
+  std::string start_path;  // written before anything of the job runs
+  std::string ToJsonText() const;
+  static Result<RunAttachReply> Parse(const nlohmann::json& j);
 };
 
 // kJobControl: {"ok", "results": [{"id", "ok", "error"?}]}, one result per requested id.

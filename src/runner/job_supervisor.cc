@@ -16,6 +16,7 @@
 #include "ipc/frame_io.h"
 #include "ipc/job_end.h"
 #include "ipc/job_json.h"
+#include "ipc/replies.h"
 #include "ipc/requests.h"
 #include "runner/job_runner.h"
 
@@ -119,55 +120,53 @@ int RunSupervisor(int64_t job_id, const std::string& socket_path) {
     spdlog::error("job {}: {}", job_id, spec.status().message());
     return 1;
   }
+  Result<RunAttachReply> attached = RunAttachReply::Parse(spec.value());
+  if (!attached.ok()) {
+    spdlog::error("job {}: bad job description: {}", job_id, attached.status().message());
+    close(fd);
+    return 1;
+  }
+  RunAttachReply& s = attached.value();
   RunSpec run;
-  std::string end_path;
   std::string token;
-  try {
-    const json& s = spec.value();
-    run.argv = s.at("argv").get<std::vector<std::string>>();
-    run.env = s.at("env").get<std::vector<std::string>>();
-    for (const auto& [key, value] : s.at("set_env").items()) {
-      run.set_env.emplace_back(key, value.get<std::string>());
-      if (key == "GSHARE_JOB_TOKEN") token = value.get<std::string>();
-    }
-    run.preload = s.at("preload").get<std::vector<std::string>>();
-    run.cwd = s.at("cwd").get<std::string>();
-    run.output_path = s.at("output").get<std::string>();
-    run.error_path = s.value("error", "");
-    run.append = s.value("open_append", false);
-    run.stdin_null = true;
-    run.time_limit = std::chrono::milliseconds(s.at("time_limit_ms").get<int64_t>());
-    run.kill_after = std::chrono::milliseconds(s.at("kill_after_ms").get<int64_t>());
-    run.warn_signal = s.value("warn_signal", 0);
-    run.warn_before = std::chrono::milliseconds(s.value("warn_ms", int64_t{0}));
-    run.warn_main_only = s.value("warn_main_only", false);
-    end_path = s.at("end_path").get<std::string>();
-    // Before anything of the job runs: from here on, a supervisor that vanishes leaves a job
-    // that may have run (LOST), not one that never did (queued again).
-    Status marked = WriteJobStart(s.at("start_path").get<std::string>());
-    if (!marked.ok()) {
+  run.argv = std::move(s.argv);
+  run.env = std::move(s.env);
+  for (auto& [key, value] : s.set_env) {
+    if (key == "GSHARE_JOB_TOKEN") token = value;
+    run.set_env.emplace_back(key, std::move(value));
+  }
+  run.preload = std::move(s.preload);
+  run.cwd = std::move(s.cwd);
+  run.output_path = std::move(s.output);
+  run.error_path = std::move(s.error);
+  run.append = s.open_append;
+  run.stdin_null = true;
+  run.time_limit = std::chrono::milliseconds(s.time_limit_ms);
+  run.kill_after = std::chrono::milliseconds(s.kill_after_ms);
+  run.warn_signal = s.warn_signal;
+  run.warn_before = std::chrono::milliseconds(s.warn_ms);
+  run.warn_main_only = s.warn_main_only;
+  const std::string end_path = s.end_path;
+  // Before anything of the job runs: from here on, a supervisor that vanishes leaves a job
+  // that may have run (LOST), not one that never did (queued again).
+  Status marked = WriteJobStart(s.start_path);
+  if (!marked.ok()) {
+    JobEnd failed;
+    failed.error = marked.message();
+    ReportEnd(fd, socket_path, end_path, failed, job_id, token);
+    close(fd);
+    return 0;
+  }
+  if (s.script) {
+    Status st = WriteScript(s.script_path, *s.script);
+    if (!st.ok()) {
       JobEnd failed;
-      failed.error = marked.message();
+      failed.error = st.message();
       ReportEnd(fd, socket_path, end_path, failed, job_id, token);
       close(fd);
       return 0;
     }
-    if (!s.at("script").is_null()) {
-      std::string script_path = s.at("script_path").get<std::string>();
-      Status st = WriteScript(script_path, s.at("script").get<std::string>());
-      if (!st.ok()) {
-        JobEnd failed;
-        failed.error = st.message();
-        ReportEnd(fd, socket_path, end_path, failed, job_id, token);
-        close(fd);
-        return 0;
-      }
-      run.argv.front() = script_path;  // argv[0] was the script's own path
-    }
-  } catch (const json::exception& e) {
-    spdlog::error("job {}: bad job description: {}", job_id, e.what());
-    close(fd);
-    return 1;
+    run.argv.front() = s.script_path;  // argv[0] was the script's own path
   }
 
   Result<ExitInfo> result = JobRunner::Run(run, [fd, job_id](pid_t pid) {

@@ -66,6 +66,20 @@ def requests():
     ]
 
 
+def attach_replies():
+    """What a supervisor reads back for kRunAttach (src/ipc/replies.h RunAttachReply)."""
+    files = "/var/lib/gshare/files/1000"
+    reply = {"ok": True, "argv": ["/home/u/.gshare/job.sh"], "env": ["HOME=/home/u", "PATH=/usr/bin:/bin"],
+             "set_env": {"GSHARE_JOB_ID": "12", "GSHARE_JOB_TOKEN": "tok"},
+             "preload": ["/usr/lib/gshare/libgshare.so"], "cwd": "/home/u", "output": "/home/u/nightly-12.out",
+             "error": "", "open_append": False, "warn_signal": 10, "warn_ms": 60000,
+             "warn_main_only": False, "time_limit_ms": 5400000, "kill_after_ms": 30000,
+             "script": "#!/bin/sh\npython3 train.py\n", "script_path": files + "/scripts/12",
+             "end_path": files + "/ends/12", "start_path": files + "/starts/12"}
+    return [("attach_reply", dump(reply)),
+            ("attach_reply_no_script", dump(dict(reply, script=None, preload=[])))]
+
+
 def shim_frames():
     hello = struct.pack("<QiI16s", 12, 4243, 0, b"\x5a" * 16)
     mem = struct.pack("<16siI" + "Q" * 14 + "IIQ", b"\x11" * 16, 0, 1, 80 << 30, 2 << 30, 2 << 30,
@@ -97,7 +111,8 @@ def main():
     write("frame", [(n, bytes([i * 7 % 64]) + data) for i, (n, data) in enumerate(frames)] +
           [("client_conversation", b"\x03" + frame("run_register", reqs[0][1]) +
             frame("run_started", reqs[4][1]) + frame("run_ended", reqs[5][1]))])
-    write("request", [(n, p) for n, p, t in reqs if t in ("run_register", "submit", "run_ended")])
+    write("request", [(n, p) for n, p, t in reqs if t in ("run_register", "submit", "run_ended")] +
+          attach_replies())
     texts = {0: ["20s", "500ms", "1h30m", "1.5s", "90", "1-02:03:04", "05:30"],
              1: ["90", "1.5", "10:00", "2-12", "1h30m", "UNLIMITED", "0"],
              2: ["now+1h", "now+90s", "now+2hours", "22:00", "2026-12-01T08:00:30", "tomorrow",

@@ -146,42 +146,38 @@ void JobRequests::OnRunAttach(Connection& c, const json& req) {
   plan.visible = p_.placement.VisibleDevicesOf(r.gpu, r.slot);
   plan.daemon_env = p_.placement.LaunchEnvOf(r, r.slot);
   plan.scheduler = p_.options.config.scheduler;
-  json set_env = json::object();
-  for (auto& [name, value] : LaunchVariables(
-           plan, [&payload](const std::string& name) { return EnvListHas(payload->env, name); },
-           MpsOptedOut(payload->env))) {
-    set_env[name] = std::move(value);
-  }
+  RunAttachReply reply;
+  reply.set_env = LaunchVariables(
+      plan, [&payload](const std::string& name) { return EnvListHas(payload->env, name); },
+      MpsOptedOut(payload->env));
   if (r.IsArrayTask()) {  // Slurm's SLURM_ARRAY_* under our prefix
-    set_env["GSHARE_ARRAY_JOB_ID"] = std::to_string(r.array_job_id);
-    set_env["GSHARE_ARRAY_TASK_ID"] = std::to_string(r.array_task_id);
-    set_env["GSHARE_ARRAY_TASK_COUNT"] = std::to_string(r.array_task_count);
-    set_env["GSHARE_ARRAY_TASK_MIN"] = std::to_string(r.array_task_min);
-    set_env["GSHARE_ARRAY_TASK_MAX"] = std::to_string(r.array_task_max);
+    reply.set_env.emplace_back("GSHARE_ARRAY_JOB_ID", std::to_string(r.array_job_id));
+    reply.set_env.emplace_back("GSHARE_ARRAY_TASK_ID", std::to_string(r.array_task_id));
+    reply.set_env.emplace_back("GSHARE_ARRAY_TASK_COUNT", std::to_string(r.array_task_count));
+    reply.set_env.emplace_back("GSHARE_ARRAY_TASK_MIN", std::to_string(r.array_task_min));
+    reply.set_env.emplace_back("GSHARE_ARRAY_TASK_MAX", std::to_string(r.array_task_max));
   }
   std::string shim = FindShim(p_.options.self_exe);
   if (shim.empty())
     spdlog::warn("job {}: no libgshare.so next to {}; it runs unshared", id, p_.options.self_exe);
+  if (!shim.empty()) reply.preload = {shim};
   const std::string owner = UserName(r.uid);
-  json reply{{"ok", true},
-             {"argv", r.argv},
-             {"env", payload->env},
-             {"set_env", set_env},
-             {"preload", shim.empty() ? json::array() : json::array({shim})},
-             {"cwd", r.cwd},
-             {"output", JobFilePath(r.output, r, owner)},
-             {"error", r.error.empty() ? std::string() : JobFilePath(r.error, r, owner)},
-             {"open_append", r.open_append},
-             {"warn_signal", r.warn_signal},
-             {"warn_ms", r.warn_ms},
-             {"warn_main_only", r.warn_main_only},
-             {"time_limit_ms", r.time_limit_ms},
-             {"kill_after_ms", r.kill_after_ms},
-             {"script", payload->script ? json(*payload->script) : json(nullptr)},
-             {"script_path", p_.processes.FilesDir(r.uid) + "/scripts/" + std::to_string(id)},
-             {"end_path", JobEndPath(p_.processes.FilesDir(r.uid), id)},
-             {"start_path", JobStartPath(p_.processes.FilesDir(r.uid), id)}};
-  reply_(c, ToJsonText(reply));
+  reply.argv = r.argv;
+  reply.env = std::move(payload->env);
+  reply.cwd = r.cwd;
+  reply.output = JobFilePath(r.output, r, owner);
+  reply.error = r.error.empty() ? std::string() : JobFilePath(r.error, r, owner);
+  reply.open_append = r.open_append;
+  reply.warn_signal = r.warn_signal;
+  reply.warn_ms = r.warn_ms;
+  reply.warn_main_only = r.warn_main_only;
+  reply.time_limit_ms = r.time_limit_ms;
+  reply.kill_after_ms = r.kill_after_ms;
+  reply.script = payload->script;
+  reply.script_path = p_.processes.FilesDir(r.uid) + "/scripts/" + std::to_string(id);
+  reply.end_path = JobEndPath(p_.processes.FilesDir(r.uid), id);
+  reply.start_path = JobStartPath(p_.processes.FilesDir(r.uid), id);
+  reply_(c, reply.ToJsonText());
 }
 
 void JobRequests::OnRunStarted(Connection& c, const json& req) {

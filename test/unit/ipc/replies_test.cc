@@ -59,5 +59,84 @@ TEST_CASE("Replies refuse what a daemon should not send, without throwing") {
   CHECK(ReplyError(json::parse(OkReply())).ok());
 }
 
+RunAttachReply SampleAttach() {
+  RunAttachReply a;
+  a.argv = {"/home/ana/.gshare/job.sh", "--epochs", "3"};
+  a.env = {"HOME=/home/ana", "PATH=/usr/bin:/bin"};
+  a.set_env = {{"GSHARE_JOB_ID", "12"}, {"LD_PRELOAD", "/opt/gshare/lib/libgshare.so"}};
+  a.preload = {"/opt/gshare/lib/libgshare.so"};
+  a.cwd = "/home/ana";
+  a.output = "/home/ana/slurm-12.out";
+  a.error = "/home/ana/slurm-12.err";
+  a.open_append = true;
+  a.warn_signal = 10;
+  a.warn_ms = 60'000;
+  a.warn_main_only = true;
+  a.time_limit_ms = 3'600'000;
+  a.kill_after_ms = 30'000;
+  a.script = "#!/bin/sh\necho hi\n";
+  a.script_path = "/var/lib/gshare/files/1000/scripts/12";
+  a.end_path = "/var/lib/gshare/files/1000/ends/12";
+  a.start_path = "/var/lib/gshare/files/1000/starts/12";
+  return a;
+}
+
+TEST_CASE("The attach reply reads back every field the supervisor runs the job with") {
+  const RunAttachReply a = SampleAttach();
+  Result<RunAttachReply> back = RunAttachReply::Parse(json::parse(a.ToJsonText()));
+  REQUIRE(back.ok());
+  CHECK(back->argv == a.argv);
+  CHECK(back->env == a.env);
+  CHECK(back->set_env == a.set_env);  // in name order, as a JSON object holds them
+  CHECK(back->preload == a.preload);
+  CHECK(back->cwd == a.cwd);
+  CHECK(back->output == a.output);
+  CHECK(back->error == a.error);
+  CHECK(back->open_append);
+  CHECK(back->warn_signal == 10);
+  CHECK(back->warn_ms == 60'000);
+  CHECK(back->warn_main_only);
+  CHECK(back->time_limit_ms == 3'600'000);
+  CHECK(back->kill_after_ms == 30'000);
+  CHECK(back->script == a.script);
+  CHECK(back->script_path == a.script_path);
+  CHECK(back->end_path == a.end_path);
+  CHECK(back->start_path == a.start_path);
+  RunAttachReply plain = a;
+  plain.script.reset();
+  plain.preload.clear();  // no libgshare.so: the job runs unshared
+  back = RunAttachReply::Parse(json::parse(plain.ToJsonText()));
+  REQUIRE(back.ok());
+  CHECK_FALSE(back->script.has_value());
+  CHECK(back->preload.empty());
+}
+
+TEST_CASE("The attach reply refuses a damaged description by field, without throwing") {
+  const json good = json::parse(SampleAttach().ToJsonText());
+  auto with = [&good](const char* key, const json& v) {
+    json j = good;
+    j[key] = v;
+    return RunAttachReply::Parse(j);
+  };
+  CHECK(with("argv", json::array()).status().message() == "\"argv\" must not be empty");
+  CHECK(with("argv", {"a", 1}).status().message() == "\"argv\" must be a list of strings");
+  CHECK_FALSE(with("env", "HOME=/").ok());
+  CHECK_FALSE(with("preload", nullptr).ok());
+  CHECK_FALSE(with("cwd", 7).ok());
+  CHECK_FALSE(with("open_append", 1).ok());
+  CHECK(with("warn_signal", 65).status().message().find("\"warn_signal\"") == 0);
+  CHECK_FALSE(with("time_limit_ms", -1).ok());
+  CHECK_FALSE(with("kill_after_ms", 1.5).ok());
+  CHECK_FALSE(with("set_env", {{"lower", "x"}}).ok());
+  CHECK_FALSE(with("set_env", {{"OK", 1}}).ok());
+  CHECK_FALSE(with("script", 3).ok());
+  json missing = good;
+  missing.erase("end_path");
+  CHECK(RunAttachReply::Parse(missing).status().message() == "\"end_path\" must be a string");
+  CHECK(RunAttachReply::Parse(json::parse(ErrorReply("job 3 is not waiting for its supervisor")))
+            .status()
+            .message() == "job 3 is not waiting for its supervisor");
+}
+
 }  // namespace
 }  // namespace gshare::unit_replies
