@@ -133,9 +133,8 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
     spdlog::warn("{}; running without GPU sharing", conn.status().message());
   } else {
     link = std::make_unique<DaemonLink>(conn.value(), ReplyTimeout());
-    json req = JobOptionsToJson(record.value());
-    req["pid"] = getpid();
-    Result<json> r = link->Request(proto::MsgType::kRunRegister, req);
+    Result<json> r =
+        link->Request(proto::MsgType::kRunRegister, RunRegisterRequest{record.value()}.ToJson());
     if (!r.ok() && IsDaemonTimeout(r.status())) {
       if (queued) return Fail(r.status().message() + "; --dependency, --hold and --begin need it");
       // A hung daemon is one that cannot be reached: fail open. Its reply stays owed on the

@@ -21,6 +21,7 @@
 #include "ipc/daemon_launcher.h"
 #include "ipc/frame_io.h"
 #include "ipc/job_json.h"
+#include "ipc/requests.h"
 #include "ipc/replies.h"
 #include "base/array_spec.h"
 #include "cli/job_options.h"
@@ -217,15 +218,17 @@ int Submit(const GlobalOptions& global, SubmitOptions& opt) {
     spdlog::error("submit: {}", paths.message());
     return kExitError;
   }
-  json request = JobOptionsToJson(record.value());
-  request["env"] = SnapshotEnvironment(opt.job.env);
-  request["script"] = script_text ? json(*script_text) : json(nullptr);
-  if (!opt.job.array.empty()) request["array"] = opt.job.array;
+  SubmitRequest submit;
+  submit.job = std::move(record.value());
+  submit.env = SnapshotEnvironment(opt.job.env);
+  submit.script = script_text;
+  submit.array = opt.job.array;
   // A daemon that dies after storing the job but before its reply leaves the submit unsure
   // whether the job exists: the retry carries the same key, and the daemon answers with the
   // job the first attempt made instead of a second one. A daemon killed just before the
   // connect (or one that died starting) got nothing: trying again is as safe.
-  request["submit_key"] = NewSubmitKey();
+  submit.submit_key = NewSubmitKey();
+  const json request = submit.ToJson();
   Result<json> reply = Status::Error("");
   for (int attempt = 0; attempt < kSubmitAttempts; ++attempt) {
     reply = RequestDaemon(global, proto::MsgType::kSubmit, request, true);

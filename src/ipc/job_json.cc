@@ -55,6 +55,37 @@ nlohmann::json FieldsToJson(const JobRecord& r, bool runs_only) {
   return j;
 }
 
+// The job options (kRunRegister, kSubmit), one row each: X(member, json_key, required, lo,
+// hi). `lo`..`hi` is the range of an integer member (unused for others). JobOptionsToJson and
+// the reading half of JobOptionsFromJson are generated from it, each member by its type
+// (ReadOption); the rules that tie fields together follow in ReadFields. Adding an option is a
+// row here (and its member's row in model/job_fields.h).
+constexpr int64_t kMaxMs = kMaxDuration.count();
+// clang-format off
+#define GS_JOB_OPTIONS(X)                                                                \
+  X(argv,           "argv",           true,  0, 0)                                     \
+  X(name,           "name",           true,  0, 0)                                     \
+  X(cwd,            "cwd",            true,  0, 0)                                     \
+  X(priority,       "priority",       true,  kMinPriority, kMaxPriority)               \
+  X(quantum_ms,     "quantum_ms",     true,  1, kMaxMs)                                \
+  X(gpu,            "gpu",            true,  0, 0)                                     \
+  X(gpus,           "gpus",           false, 1, kMaxJobGpus)                           \
+  X(time_limit_ms,  "time_limit_ms",  false, 0, kMaxMs)                                \
+  X(kill_after_ms,  "kill_after_ms",  false, 0, kMaxMs)                                \
+  X(dependency,     "dependency",     false, 0, 0)                                     \
+  X(held,           "held",           false, 0, 0)                                     \
+  X(begin_time,     "begin_time",     false, 0, 0)                                     \
+  X(output,         "output",         false, 0, 0)                                     \
+  X(memory,         "memory",         false, 0, 0)                                     \
+  X(mail_user,      "mail_user",      false, 0, 0)                                     \
+  X(mail_type,      "mail_type",      false, 0, 0)                                     \
+  X(error,          "error",          false, 0, 0)                                     \
+  X(open_append,    "open_append",    false, 0, 0)                                     \
+  X(warn_signal,    "warn_signal",    false, 0, NSIG - 1)                              \
+  X(warn_ms,        "warn_ms",        false, 0, int64_t{kMaxSignalLeadSeconds} * 1000) \
+  X(warn_main_only, "warn_main_only", false, 0, 0)
+// clang-format on
+
 }  // namespace
 
 nlohmann::json JobToJson(const JobRecord& r) {
@@ -70,27 +101,11 @@ nlohmann::json RunToJson(const JobRun& run) {
 }
 
 nlohmann::json JobOptionsToJson(const JobRecord& r) {
-  return {{"name", r.name},
-          {"argv", r.argv},
-          {"cwd", r.cwd},
-          {"priority", r.priority},
-          {"quantum_ms", r.quantum_ms},
-          {"gpu", r.gpu},
-          {"gpus", r.gpus},
-          {"time_limit_ms", r.time_limit_ms},
-          {"kill_after_ms", r.kill_after_ms},
-          {"dependency", r.dependency},
-          {"held", r.held},
-          {"begin_time", FieldJson(r.begin_time)},
-          {"output", r.output},
-          {"memory", FieldJson(r.memory)},
-          {"mail_user", r.mail_user},
-          {"mail_type", r.mail_type},
-          {"error", r.error},
-          {"open_append", r.open_append},
-          {"warn_signal", r.warn_signal},
-          {"warn_ms", r.warn_ms},
-          {"warn_main_only", r.warn_main_only}};
+  nlohmann::json j = nlohmann::json::object();
+#define GS_OPTION_TO_JSON(member, key, required, lo, hi) j[key] = FieldJson(r.member);
+  GS_JOB_OPTIONS(GS_OPTION_TO_JSON)
+#undef GS_OPTION_TO_JSON
+  return j;
 }
 
 namespace {
@@ -147,73 +162,74 @@ Status ReadBool(const json& j, const char* key, bool* out) {
   return Status::Ok();
 }
 
+// One option by its member's type; an absent (or, when not required, null) option leaves
+// the member as it was. Integers must lie in [lo, hi].
+Status ReadOption(const json& j, const char* key, bool required, int64_t, int64_t,
+                  std::string* out) {
+  return ReadString(j, key, required, out);
+}
+Status ReadOption(const json& j, const char* key, bool required, int64_t lo, int64_t hi,
+                  int64_t* out) {
+  return ReadInt(j, key, required, lo, hi, out);
+}
+Status ReadOption(const json& j, const char* key, bool required, int64_t lo, int64_t hi, int* out) {
+  int64_t v = *out;
+  Status st = ReadInt(j, key, required, lo, hi, &v);
+  *out = static_cast<int>(v);
+  return st;
+}
+Status ReadOption(const json& j, const char* key, bool, int64_t, int64_t, bool* out) {
+  return ReadBool(j, key, out);
+}
+Status ReadOption(const json& j, const char* key, bool, int64_t, int64_t,
+                  std::vector<std::string>* out) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array()) return BadField(key, "must be an array of strings");
+  out->clear();
+  for (const json& a : *it) {
+    if (!a.is_string()) return BadField(key, "must be an array of strings");
+    const std::string& v = a.get_ref<const std::string&>();
+    if (v.find('\0') != std::string::npos) return BadField(key, "contains a NUL byte");
+    out->push_back(v);
+  }
+  return Status::Ok();
+}
+// begin_time: unix seconds, from 0 to kMaxDuration from now.
+Status ReadOption(const json& j, const char* key, bool, int64_t, int64_t,
+                  std::optional<double>* out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return Status::Ok();
+  if (!it->is_number() || it->is_boolean()) return BadField(key, "must be a number");
+  double b = it->get<double>();
+  double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (!(b >= 0 && b <= now + static_cast<double>(kMaxMs) / 1000.0)) {
+    return BadField(key, "out of range");
+  }
+  *out = b;
+  return Status::Ok();
+}
+// A memory engine by name; "" (or absent): the config's.
+Status ReadOption(const json& j, const char* key, bool required, int64_t, int64_t,
+                  std::optional<MemoryEngine>* out) {
+  std::string name;
+  if (Status st = ReadString(j, key, required, &name); !st.ok()) return st;
+  out->reset();
+  if (name.empty()) return Status::Ok();
+  *out = ParseMemoryEngine(name);
+  if (!*out) return BadField(key, "names no memory engine (" + name + ")");
+  return Status::Ok();
+}
+
 Status ReadFields(const json& j, JobRecord* r, int gpu_count) {
   if (!j.is_object()) return Status::Error("bad job options: not a JSON object");
-  const int64_t max_ms = kMaxDuration.count();
-  auto argv = j.find("argv");
-  if (argv == j.end() || !argv->is_array()) return BadField("argv", "must be an array of strings");
-  r->argv.clear();
-  for (const json& a : *argv) {
-    if (!a.is_string()) return BadField("argv", "must be an array of strings");
-    const std::string& v = a.get_ref<const std::string&>();
-    if (v.find('\0') != std::string::npos) return BadField("argv", "contains a NUL byte");
-    r->argv.push_back(v);
-  }
+#define GS_READ_OPTION(member, key, required, lo, hi) \
+  if (Status st = ReadOption(j, key, required, lo, hi, &r->member); !st.ok()) return st;
+  GS_JOB_OPTIONS(GS_READ_OPTION)
+#undef GS_READ_OPTION
   if (r->argv.empty()) return Status::Error("bad job options: empty argv");
-  int64_t priority = 0, quantum = 0, time_limit = 0, kill_after = 30'000, gpus = 1;
-  int64_t warn_signal = 0, warn_ms = 0;
-  std::string memory;
-  std::vector<Status> checks = {
-      ReadString(j, "name", true, &r->name),
-      ReadString(j, "cwd", true, &r->cwd),
-      ReadInt(j, "priority", true, kMinPriority, kMaxPriority, &priority),
-      ReadInt(j, "quantum_ms", true, 1, max_ms, &quantum),
-      ReadString(j, "gpu", true, &r->gpu),
-      ReadInt(j, "gpus", false, 1, kMaxJobGpus, &gpus),
-      ReadInt(j, "time_limit_ms", false, 0, max_ms, &time_limit),
-      ReadInt(j, "kill_after_ms", false, 0, max_ms, &kill_after),
-      ReadString(j, "dependency", false, &r->dependency),
-      ReadBool(j, "held", &r->held),
-      ReadString(j, "output", false, &r->output),
-      ReadString(j, "memory", false, &memory),
-      ReadString(j, "mail_user", false, &r->mail_user),
-      ReadString(j, "mail_type", false, &r->mail_type),
-      ReadString(j, "error", false, &r->error),
-      ReadBool(j, "open_append", &r->open_append),
-      ReadInt(j, "warn_signal", false, 0, NSIG - 1, &warn_signal),
-      ReadInt(j, "warn_ms", false, 0, int64_t{kMaxSignalLeadSeconds} * 1000, &warn_ms),
-      ReadBool(j, "warn_main_only", &r->warn_main_only),
-  };
-  for (const Status& st : checks) {
-    if (!st.ok()) return st;
-  }
-  r->priority = static_cast<int>(priority);
-  r->quantum_ms = quantum;
-  r->time_limit_ms = time_limit;
-  r->kill_after_ms = kill_after;
-  r->gpus = static_cast<int>(gpus);
-  r->warn_signal = static_cast<int>(warn_signal);
-  r->warn_ms = warn_ms;
   if (r->warn_signal > 0 && r->time_limit_ms == 0) {
     return BadField("warn_signal", "needs a time limit");
-  }
-  r->memory.reset();
-  if (!memory.empty()) {
-    r->memory = ParseMemoryEngine(memory);
-    if (!r->memory) return BadField("memory", "names no memory engine (" + memory + ")");
-  }
-  auto begin = j.find("begin_time");
-  if (begin != j.end() && !begin->is_null()) {
-    if (!begin->is_number() || begin->is_boolean()) {
-      return BadField("begin_time", "must be a number");
-    }
-    double b = begin->get<double>();
-    double now =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    if (!(b >= 0 && b <= now + static_cast<double>(max_ms) / 1000.0)) {
-      return BadField("begin_time", "out of range");
-    }
-    r->begin_time = b;
   }
   // What the [notify] command gets: one line each, as the CLI made it.
   if (!CheckMailUser(r->mail_user).ok()) {

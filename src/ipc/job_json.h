@@ -27,7 +27,9 @@ nlohmann::json JobToJson(const JobRecord& r);
 // the same rules as JobToJson, and "requeued".
 nlohmann::json RunToJson(const JobRun& run);
 
-// The job options as `run` and `submit` send them (protocol.h kRunRegister, kSubmit):
+// The job options as `run` and `submit` send them (protocol.h kRunRegister, kSubmit; inside
+// ipc/requests.h's RunRegisterRequest and SubmitRequest), one key per row of GS_JOB_OPTIONS
+// (job_json.cc):
 // {"name","argv","cwd","priority","quantum_ms","gpu","gpus","time_limit_ms","kill_after_ms",
 //  "dependency","held","begin_time","output","memory","mail_user","mail_type","error",
 //  "open_append","warn_signal","warn_ms","warn_main_only"}.

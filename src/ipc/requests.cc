@@ -1,8 +1,11 @@
 #include "ipc/requests.h"
 
+#include <unistd.h>
+
 #include <csignal>
 
 #include "base/config.h"
+#include "ipc/job_json.h"
 #include "ipc/json_fields.h"
 
 namespace gshare {
@@ -151,6 +154,49 @@ Result<RunEndedRequest> RunEndedRequest::Parse(const json& j) {
 }
 
 json RunAttachRequest::ToJson() const { return json{{"job_id", job_id}}; }
+
+json RunRegisterRequest::ToJson() const {
+  json j = JobOptionsToJson(job);
+  j["pid"] = getpid();
+  return j;
+}
+
+Result<RunRegisterRequest> RunRegisterRequest::Parse(const json& j, int gpu_count) {
+  RunRegisterRequest r;
+  if (Status st = JobOptionsFromJson(j, &r.job, gpu_count); !st.ok()) return st;
+  return r;
+}
+
+json SubmitRequest::ToJson() const {
+  json j = JobOptionsToJson(job);
+  j["env"] = env;
+  j["script"] = script ? json(*script) : json(nullptr);
+  if (!submit_key.empty()) j["submit_key"] = submit_key;
+  if (!array.empty()) j["array"] = array;
+  return j;
+}
+
+Result<SubmitRequest> SubmitRequest::Parse(const json& j, int gpu_count) {
+  SubmitRequest r;
+  if (Status st = JobOptionsFromJson(j, &r.job, gpu_count); !st.ok()) return st;
+  Result<std::vector<std::string>> env = StringListField(j, "env");
+  if (!env.ok()) return Status::Error("bad submission: " + env.status().message());
+  r.env = std::move(env.value());
+  if (auto it = j.find("script"); it != j.end() && !it->is_null()) {
+    if (!it->is_string()) return Status::Error("bad submission: \"script\" must be a string");
+    r.script = it->get<std::string>();
+  }
+  for (auto [key, out] : {std::pair{"submit_key", &r.submit_key}, {"array", &r.array}}) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) continue;
+    if (!it->is_string()) {
+      return Status::Error(std::string("bad submission: \"") + key + "\" must be a string");
+    }
+    *out = it->get<std::string>();
+  }
+  if (r.submit_key.size() > kMaxSubmitKey) return Status::Error("submit_key is too long");
+  return r;
+}
 
 Result<RunAttachRequest> RunAttachRequest::Parse(const json& j) {
   Result<int64_t> id = IntField(j, "job_id", 1, kMaxJobId);

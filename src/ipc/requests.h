@@ -16,6 +16,7 @@
 
 #include "ipc/job_end.h"
 #include "ipc/json_fields.h"
+#include "model/job_record.h"
 #include "base/status.h"
 
 namespace gshare {
@@ -77,6 +78,31 @@ struct RunEndedRequest {
   std::string token;
   nlohmann::json ToJson() const;
   static Result<RunEndedRequest> Parse(const nlohmann::json& j);
+};
+
+// The longest submit_key (bytes): the CLI's keys are 32 hex digits.
+inline constexpr size_t kMaxSubmitKey = 128;
+
+// kRunRegister: the job options (ipc/job_json.h JobOptionsToJson) and {"pid"} (the runner's, for
+// people reading the frame; the daemon takes the peer's pid from the socket).
+struct RunRegisterRequest {
+  JobRecord job;  // the options alone
+  nlohmann::json ToJson() const;
+  // JobOptionsFromJson's checks, the GPU indices against `gpu_count` (<= 0: their form only).
+  static Result<RunRegisterRequest> Parse(const nlohmann::json& j, int gpu_count);
+};
+
+// kSubmit: the job options and {"env", "script"?, "submit_key"?, "array"?}.
+struct SubmitRequest {
+  JobRecord job;                      // the options alone
+  std::vector<std::string> env;       // the environment the job runs with, NAME=value
+  std::optional<std::string> script;  // a batch script's text (`submit script.sh`)
+  std::string submit_key{};  // a retried submission's key, at most kMaxSubmitKey bytes; "": none
+  std::string array{};       // --array's text (policy/job_array.h reads it); "": no array
+  nlohmann::json ToJson() const;
+  // As RunRegisterRequest, and "env" a list of strings, "script" a string or null, the key
+  // and the array strings (null reads as "").
+  static Result<SubmitRequest> Parse(const nlohmann::json& j, int gpu_count);
 };
 
 // kRunAttach: {"job_id"}

@@ -32,10 +32,10 @@ Status JobRequests::AssignToken(JobRecord* r) {
 
 void JobRequests::OnRunRegister(Connection& c, const json& req) {
   if (c.kind != Connection::Kind::kUnknown) return drop_(c.id, "second registration");
-  JobRecord r;
-  Status st = JobOptionsFromJson(req, &r, gpu_count_());
-  if (!st.ok()) return reply_(c, ErrorReply(st.message()));
-  st = p_.queue.CheckDependencies(r);
+  Result<RunRegisterRequest> parsed = RunRegisterRequest::Parse(req, gpu_count_());
+  if (!parsed.ok()) return reply_(c, ErrorReply(parsed.status().message()));
+  JobRecord& r = parsed->job;
+  Status st = p_.queue.CheckDependencies(r);
   if (st.ok()) st = access_.CheckPriority(c, r.priority);
   if (!st.ok()) return reply_(c, ErrorReply(st.message()));
   r.uid = c.uid;
@@ -66,24 +66,16 @@ void JobRequests::OnRunRegister(Connection& c, const json& req) {
 }
 
 void JobRequests::OnSubmit(Connection& c, const json& req) {
-  JobRecord r;
-  JobPayload payload;
-  Status st = JobOptionsFromJson(req, &r, gpu_count_());
-  if (st.ok()) st = p_.queue.CheckDependencies(r);
+  Result<SubmitRequest> parsed = SubmitRequest::Parse(req, gpu_count_());
+  if (!parsed.ok()) return reply_(c, ErrorReply(parsed.status().message()));
+  JobRecord& r = parsed->job;
+  Status st = p_.queue.CheckDependencies(r);
   if (st.ok()) st = access_.CheckPriority(c, r.priority);
   if (!st.ok()) return reply_(c, ErrorReply(st.message()));
-  try {
-    payload.env = req.at("env").get<std::vector<std::string>>();
-    if (req.contains("script") && !req.at("script").is_null()) {
-      payload.script = req.at("script").get<std::string>();
-    }
-    if (req.contains("submit_key") && !req.at("submit_key").is_null()) {
-      payload.submit_key = req.at("submit_key").get<std::string>();
-    }
-  } catch (const json::exception& e) {
-    return reply_(c, ErrorReply(std::string("bad submission: ") + e.what()));
-  }
-  if (payload.submit_key.size() > 128) return reply_(c, ErrorReply("submit_key is too long"));
+  JobPayload payload;
+  payload.env = std::move(parsed->env);
+  payload.script = std::move(parsed->script);
+  payload.submit_key = std::move(parsed->submit_key);
   if (!payload.submit_key.empty()) {
     // A retry of a submission whose reply was lost: the job it made, not a second one.
     Result<std::optional<int64_t>> known = p_.store.FindBySubmitKey(payload.submit_key);
@@ -92,12 +84,7 @@ void JobRequests::OnSubmit(Connection& c, const json& req) {
       return reply_(c, JobIdReply{*known.value(), true, true, ""}.ToJsonText());
     }
   }
-  std::string array;
-  if (auto it = req.find("array"); it != req.end() && !it->is_null()) {
-    if (!it->is_string())
-      return reply_(c, ErrorReply("bad job options: \"array\" must be a string"));
-    array = it->get<std::string>();
-  }
+  const std::string& array = parsed->array;
   r.uid = c.uid;
   r.kind = JobKind::kSubmit;
   r.state = JobState::kPending;

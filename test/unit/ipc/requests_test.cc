@@ -140,5 +140,103 @@ TEST_CASE("issue25: the Slurm requests round-trip and refuse what they cannot ca
   CHECK_FALSE(SlurmStepRequest::Parse(json{{"gpus", 0}, {"name", ""}}).ok());
 }
 
+// A job with every option off its default, as `submit` and `run` would send it.
+JobRecord EveryOption() {
+  JobRecord r;
+  r.argv = {"python3", "train.py", "--lr", "3e-4"};
+  r.name = "nightly";
+  r.cwd = "/home/ana/work";
+  r.priority = -5;
+  r.quantum_ms = 5'000;
+  r.gpu = "0,1";
+  r.gpus = 2;
+  r.time_limit_ms = 3'600'000;
+  r.kill_after_ms = 10'000;
+  r.dependency = "afterok:3";
+  r.held = true;
+  r.begin_time = 1'790'000'000.5;
+  r.output = "%x-%j.out";
+  r.memory = MemoryEngine::kCheckpoint;
+  r.mail_user = "ana@example.org";
+  r.mail_type = "END,FAIL";
+  r.error = "%x-%j.err";
+  r.open_append = true;
+  r.warn_signal = SIGUSR1;
+  r.warn_ms = 60'000;
+  r.warn_main_only = true;
+  return r;
+}
+
+TEST_CASE("Requests: run and submit carry every job option and read it back") {
+  const JobRecord want = EveryOption();
+  auto same_options = [&want](const JobRecord& got) {
+    CHECK(got.argv == want.argv);
+    CHECK(got.name == want.name);
+    CHECK(got.cwd == want.cwd);
+    CHECK(got.priority == want.priority);
+    CHECK(got.quantum_ms == want.quantum_ms);
+    CHECK(got.gpu == want.gpu);
+    CHECK(got.gpus == want.gpus);
+    CHECK(got.time_limit_ms == want.time_limit_ms);
+    CHECK(got.kill_after_ms == want.kill_after_ms);
+    CHECK(got.dependency == want.dependency);
+    CHECK(got.held == want.held);
+    CHECK(got.begin_time == want.begin_time);
+    CHECK(got.output == want.output);
+    CHECK(got.memory == want.memory);
+    CHECK(got.mail_user == want.mail_user);
+    CHECK(got.mail_type == want.mail_type);
+    CHECK(got.error == want.error);
+    CHECK(got.open_append == want.open_append);
+    CHECK(got.warn_signal == want.warn_signal);
+    CHECK(got.warn_ms == want.warn_ms);
+    CHECK(got.warn_main_only == want.warn_main_only);
+  };
+  Result<RunRegisterRequest> run = RunRegisterRequest::Parse(RunRegisterRequest{want}.ToJson(), 2);
+  REQUIRE(run.ok());
+  same_options(run->job);
+
+  SubmitRequest submit;
+  submit.job = want;
+  submit.env = {"HOME=/home/ana", "PATH=/usr/bin:/bin"};
+  submit.script = "#!/bin/sh\npython3 train.py\n";
+  submit.submit_key = "0123456789abcdef0123456789abcdef";
+  submit.array = "0-9%2";
+  Result<SubmitRequest> back = SubmitRequest::Parse(submit.ToJson(), 2);
+  REQUIRE(back.ok());
+  same_options(back->job);
+  CHECK(back->env == submit.env);
+  CHECK(back->script == submit.script);
+  CHECK(back->submit_key == submit.submit_key);
+  CHECK(back->array == submit.array);
+  // A job on GPUs the daemon does not have is refused as the CLI would.
+  CHECK_FALSE(SubmitRequest::Parse(submit.ToJson(), 1).ok());
+}
+
+TEST_CASE("Requests: a submission's own fields are checked by name") {
+  SubmitRequest ok;
+  ok.job = EveryOption();
+  ok.job.gpu = "";
+  ok.job.gpus = 1;
+  ok.env = {"HOME=/"};
+  auto with = [&ok](const char* key, const json& v) {
+    json j = ok.ToJson();
+    j[key] = v;
+    return SubmitRequest::Parse(j, 0);
+  };
+  CHECK(with("script", nullptr).ok());
+  CHECK(with("array", nullptr).ok());
+  CHECK(with("env", {"A=1", 2}).status().message() ==
+        "bad submission: \"env\" must be a list of strings");
+  CHECK(with("script", 3).status().message() == "bad submission: \"script\" must be a string");
+  CHECK(with("array", 7).status().message() == "bad submission: \"array\" must be a string");
+  CHECK(with("submit_key", std::string(kMaxSubmitKey + 1, 'a')).status().message() ==
+        "submit_key is too long");
+  json no_env = ok.ToJson();
+  no_env.erase("env");
+  CHECK_FALSE(SubmitRequest::Parse(no_env, 0).ok());
+  CHECK(with("priority", "high").status().message().rfind("bad job options: \"priority\"", 0) == 0);
+}
+
 }  // namespace
 }  // namespace gshare::unit_requests
