@@ -1,50 +1,23 @@
-// PriorityWindow: bounds in GPU time the work a process keeps queued on a device while it
-// yields to a higher-priority job there (priority_lane.h), so that when the higher job submits
-// again its first kernel waits behind little (docs/design.md, "Priority lanes", bounded
-// interference).
-//
-// Before each streamed submission (outside the gate) the process admits it: the GPU time of
-// what it has queued and not yet completed, plus this submission's predicted time
-// (kernel_costs.h), must fit the allowance: GSHARE_PRIORITY_INFLIGHT_US (default 150 µs; 0
-// turns the window off) divided among the GPU's yielding processes, or, when the higher job
-// published when it is expected back (quiet_forecast.h), their share of the rest of its gap
-// if longer (time-sliced, their queued work together must end by its return; with several of
-// them only part of the rest is filled, GSHARE_PRIORITY_GAP_FILL, DefaultGapFillPct). What
-// does not fit waits for the oldest queued submission to complete; a submission that alone
-// fits neither (a 3 ms GEMM near the end of a service's gap) waits for the start of the higher
-// job's next gap (its busy bit clearing) and then goes, so long work runs where it disturbs
-// least and is never starved. One such submission per gap on the GPU: the yielding processes
-// take turns for gap starts (BoardSlot::gap_turn), since the service's next request would
-// otherwise wait for all of theirs at once; in a gap whose turn is taken the others keep to the
-// budget (the turn's submission fills the gap: time-sliced, their shares of it would run late
-// by about its length). When the higher job is overdue by more than a
-// gap, its forecast no longer holds and only the budget applies.
-//
-// An MPS client (priority_lane.h, ConcurrentLanes) is not stopped while the higher job is busy.
-// Where its device has an SM partition (sm_partition.h) its kernel launches go there while the
-// higher job is busy, and also while it is idle when what the client has queued on all SMs
-// would run past the higher job's forecast return (the share of the rest of its gap, as above):
-// the client fills the gaps on every SM and keeps running on part of them beside the higher
-// job, never waiting for it; once the higher job is idle past its forecast the client runs on
-// every SM with at most kWideIdleNs queued there. Without a partition (or for copies, graphs and
-// cooperative launches) it keeps at most GSHARE_PRIORITY_CONCURRENT_US (default
-// kDefaultConcurrentUs; 0: no bound) of GPU time queued while the higher job is busy, and nothing
-// bounds it while it is idle. Narrow launches are not in the window's ring: its queued time is what
-// runs on every SM.
-//
-// After the submission an event (with timing) is recorded behind it; when it completes, the
-// time since the previous event on the same stream is the submission's GPU time, sampled only
-// when it was queued behind that event (then the GPU went from one to the other); a
-// submission made with nothing queued gets a marker event just before it for that. Costs: one
-// cuEventRecord per submission (two when nothing was queued) and one cuEventQuery per
-// completed one, paid by the yielding process only; the others' fast path is untouched. Any
-// submitting thread (one lock per device, held only by threads of a yielding process); reset by the
-// fork handler.
+// PriorityWindow: what a process that yields to a higher priority on a GPU keeps queued there,
+// in predicted GPU time, and where its next submission goes: now, after the oldest queued one,
+// at the higher job's next gap, or (an MPS client's kernel launch) on the SM partition.
+// docs/design.md, "Priority lanes" (bounded interference) and "MPS backend" (the SM partition),
+// has the rules and the numbers behind them; AdmitRule is the rule, PriorityWindows the state
+// (rings of timed events per device) behind seams, PriorityWindow the shim's one instance.
+// Costs: one cuEventRecord per submission (two when nothing was queued) and one cuEventQuery
+// per completed one, paid by the yielding process only.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
+#include "gshare/priority_board.h"
+#include "hooks/context_registry.h"
 #include "hooks/cuda_abi.h"
+#include "hooks/real_driver.h"
+#include "lease/kernel_costs.h"
+#include "lease/quiet_forecast.h"
+#include "mutex.h"
 
 namespace gshare::shim {
 
@@ -141,21 +114,97 @@ inline WindowVerdict AdmitRule(const WindowView& v) {
   return v.waited_gap_start ? WindowVerdict::kTakeGapTurn : WindowVerdict::kWaitGapStart;
 }
 
-class PriorityWindow {
+// What a window reads and waits on outside itself: the shim's lanes, board and driver
+// (priority_window_shim.cc), or a unit test's fakes. Plain function pointers, so that the
+// windows object stays constant-initialized.
+struct WindowSeams {
+  // cuCtxGetCurrent and the event calls (create, record, query, synchronize, elapsed time).
+  const DriverExtras& (*driver)();
+  int64_t (*now_ns)();                    // CLOCK_MONOTONIC
+  proto::BoardSlot* (*slot)(int device);  // the GPU's board slot; nullptr: none mapped
+  uint32_t (*yielders)(int device);       // the GPU's yielding processes (the budget's share)
+  bool (*higher_busy)(int device);        // a seat this process yields to is busy
+  bool (*concurrent)();                   // an MPS client (priority_lane.h ConcurrentLanes)
+  bool (*can_narrow)(int device);         // an SM partition may take launches (sm_partition.h)
+  // Sleeps until the higher job's next gap starts (its busy bits clear), at most until `q`
+  // is overdue and never past 1 s; the time counts as held back.
+  void (*wait_gap_start)(int device, const QuietSpell& q);
+};
+
+// The windows of one process, a ring per device. The environment's budgets
+// (GSHARE_PRIORITY_INFLIGHT_US, _CONCURRENT_US, _GAP_FILL) are read at first use. Any
+// submitting thread (one lock per device, held only by threads of a yielding process).
+class PriorityWindows {
  public:
+  constexpr explicit PriorityWindows(const WindowSeams* seams) : seams_(seams) {}
+
   // Before a streamed submission of shape `shape` on `device` by a yielding process, outside
   // the gate. True: submit now, on the SM partition when *narrow is set (only when
   // `can_narrow`: a kernel launch the partition can take). False: it waited (for queued work
   // or a gap's start); check the higher job again and call again. `waited_gap_start` is the
   // submission's own flag: set once it waited for a gap's start, after which it takes the
   // next free turn.
-  static bool Admit(int device, uint64_t shape, gs_cuda::CUstream stream, bool per_thread,
-                    bool can_narrow, bool* waited_gap_start, bool* narrow);
+  bool Admit(int device, uint64_t shape, gs_cuda::CUstream stream, bool per_thread, bool can_narrow,
+             bool* waited_gap_start, bool* narrow);
   // After that submission on `stream` (inside the gate, current context set). Never waits.
-  static void AfterSubmission(int device, gs_cuda::CUstream stream, bool per_thread,
-                              uint64_t shape);
+  void AfterSubmission(int device, gs_cuda::CUstream stream, bool per_thread, uint64_t shape);
   // After a submission that went to the SM partition instead: the next one on `stream` is not
   // a cost sample (the GPU ran the narrow one between them).
+  void AfterNarrow(int device, gs_cuda::CUstream stream, bool per_thread);
+  // The learnt GPU time of `shape` on `device` (kernel_costs.h), in ns; 0: none sampled.
+  int64_t PredictedNs(int device, uint64_t shape);
+  // Submissions queued and not known to be complete on `device`, and their predicted GPU time.
+  int Outstanding(int device);
+  int64_t QueuedNs(int device);
+  // In a forked child (atfork handler; its only thread): the parent's events mean nothing.
+  void Reset();
+
+  // Events in a ring; at most kRing - 2 are outstanding, so that the event before the oldest
+  // outstanding one (the start of its sample) is not recorded again before it is read.
+  static constexpr int kRing = 64;
+  static constexpr int kMaxOutstanding = kRing - 2;
+
+ private:
+  struct Queued {
+    uint64_t shape = 0;
+    int64_t cost_ns = 0;  // as predicted when it was admitted
+    gs_cuda::CUstream stream = nullptr;
+    bool sampled = false;   // queued behind the previous event on its stream: a sample
+    bool marker = false;    // an event recorded just before a submission made with nothing queued
+    bool narrowed = false;  // a narrow launch on its stream followed it (AfterNarrow)
+  };
+  struct Ring {
+    Mutex mu;
+    gs_cuda::CUcontext ctx GUARDED_BY(mu) = nullptr;  // the events' context; others not windowed
+    gs_cuda::CUevent events[kRing] GUARDED_BY(mu) = {};
+    Queued queued[kRing] GUARDED_BY(mu) = {};
+    int head GUARDED_BY(mu) = 0;   // oldest outstanding
+    int count GUARDED_BY(mu) = 0;  // outstanding
+    int64_t queued_ns GUARDED_BY(mu) = 0;
+    KernelCosts costs GUARDED_BY(mu);
+  };
+  int64_t CostOf(const Ring& r, uint64_t shape, int64_t budget) REQUIRES(r.mu);
+  void Retire(Ring& r) REQUIRES(r.mu);
+  void RetireCompleted(Ring& r) REQUIRES(r.mu);
+  void MarkStart(Ring& r, gs_cuda::CUstream stream, bool per_thread) REQUIRES(r.mu);
+  int64_t ShareOfBudgetNs(std::atomic<int64_t>& cache, const char* name, long default_us,
+                          int device);
+  int GapFillPct(int sharers, bool narrow);
+
+  const WindowSeams* const seams_;
+  std::atomic<int64_t> budget_ns_{-1};      // GSHARE_PRIORITY_INFLIGHT_US in ns; -1: not read
+  std::atomic<int64_t> concurrent_ns_{-1};  // GSHARE_PRIORITY_CONCURRENT_US
+  std::atomic<int> gap_fill_{-2};           // GSHARE_PRIORITY_GAP_FILL; -1 unset, -2 not read
+  Ring rings_[kMaxDevices];
+};
+
+// The shim's windows over its lanes and the real driver (priority_window_shim.cc).
+class PriorityWindow {
+ public:
+  static bool Admit(int device, uint64_t shape, gs_cuda::CUstream stream, bool per_thread,
+                    bool can_narrow, bool* waited_gap_start, bool* narrow);
+  static void AfterSubmission(int device, gs_cuda::CUstream stream, bool per_thread,
+                              uint64_t shape);
   static void AfterNarrow(int device, gs_cuda::CUstream stream, bool per_thread);
   static void ResetAfterFork();
 };

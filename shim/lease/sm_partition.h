@@ -1,37 +1,11 @@
-// SmPartition: part of a device's SMs, for the kernels of a process that runs beside a busy
-// higher-priority job as an MPS client (priority_window.h, WindowVerdict::kSubmitNarrow;
-// docs/design.md, "Priority lanes", the SM partition).
-//
-// MPS fixes a client's SM share when its context is made (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE),
-// so a capped training pays the cap also while the service it yields to is idle. A green
-// context (CUDA driver API 6.22, "Green Contexts"; CUDA 12.4 and later) made from the primary
-// context shares its memory, modules and functions and differs only in the SMs its kernels may
-// use, so a kernel the application launches on a stream S of the primary context can run on a
-// companion stream of the green context instead, without the application knowing, and S keeps
-// its order with two events:
-//
-//   record `into` on S; the companion waits for `into`; launch on the companion;
-//   record `back` on the companion; S waits for `back`.
-//
-// Everything queued on S before the launch runs before it, everything queued on S after it
-// (kernels, copies, event records, synchronizations) after it. Measured on an H200 (132 SMs):
-// PyTorch's kernels and tensors run on such a stream bit for bit as on their own, bare and as
-// MPS clients, a bf16 GEMM takes 132/72 as long on 72 SMs, and the event round trip costs the
-// launching thread ~4 driver calls (docs/benchmarks.md, "SM partition while the service is
-// busy").
-//
-// Only kernel launches move (cuLaunchKernel, and cuLaunchKernelEx without launch attributes:
-// cooperative and cluster launches need co-resident blocks the partition may not hold), only
-// from the primary context (a context the application made shares no memory with the green
-// one), never while the stream captures (the gate skips captured work before this is asked).
-//
-// GSHARE_PRIORITY_SM_PCT: the percentage of the device's SMs the partition holds, 1..99 (the
-// driver rounds up to its SM granularity, 8 on an H100/H200); 0 or 100: no partition; unset:
-// kDefaultBusySmPct. The partition is made at the first narrow launch on the device (one
-// resource split, one green context); each stream that launches narrow gets one companion
-// stream and two events, up to kMaxCompanions per device (later streams launch where they
-// are). When the driver lacks green contexts or refuses one, the device has no partition and
-// the window's rule runs as before. Any submitting thread; reset by the fork handler.
+// SmPartition: part of a device's SMs (a green context of the primary context, CUDA driver API
+// 6.22) for the kernel launches of an MPS client while a higher-priority job on its GPU is busy
+// (priority_window.h, WindowVerdict::kSubmitNarrow). A launch on stream S moves to S's companion
+// stream there, S's order kept by two events (record `into` on S, the companion waits for it,
+// launch, record `back` on the companion, S waits for it). Only plain kernel launches move, only
+// from the primary context, never while capturing. docs/design.md, "The SM partition", has the
+// rule and its measurements. GSHARE_PRIORITY_SM_PCT: the share, 1..99 (0 or 100: none; unset:
+// kDefaultBusySmPct). Any submitting thread; reset by the fork handler.
 #pragma once
 
 #include <atomic>
