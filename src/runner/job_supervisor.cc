@@ -149,23 +149,17 @@ int RunSupervisor(int64_t job_id, const std::string& socket_path) {
   const std::string end_path = s.end_path;
   // Before anything of the job runs: from here on, a supervisor that vanishes leaves a job
   // that may have run (LOST), not one that never did (queued again).
-  Status marked = WriteJobStart(s.start_path);
-  if (!marked.ok()) {
+  // A job that cannot be set up ends with the reason, reported as any end is.
+  auto cannot_start = [&](const Status& why) {
     JobEnd failed;
-    failed.error = marked.message();
+    failed.error = why.message();
     ReportEnd(fd, socket_path, end_path, failed, job_id, token);
     close(fd);
     return 0;
-  }
+  };
+  if (Status marked = WriteJobStart(s.start_path); !marked.ok()) return cannot_start(marked);
   if (s.script) {
-    Status st = WriteScript(s.script_path, *s.script);
-    if (!st.ok()) {
-      JobEnd failed;
-      failed.error = st.message();
-      ReportEnd(fd, socket_path, end_path, failed, job_id, token);
-      close(fd);
-      return 0;
-    }
+    if (Status st = WriteScript(s.script_path, *s.script); !st.ok()) return cannot_start(st);
     run.argv.front() = s.script_path;  // argv[0] was the script's own path
   }
 
