@@ -21,18 +21,27 @@ bool HasGreenContexts(const DriverExtras& x) {
 
 }  // namespace
 
-bool SmPartitions::Possible(int device) const {
-  return pct_ != 0 && parts_[device].state.load(std::memory_order_relaxed) != Partition::kNone;
+int SmPartitions::Pct() {
+  int pct = pct_.load(std::memory_order_relaxed);
+  if (pct < 0) {
+    pct = pct_source_();
+    pct_.store(pct, std::memory_order_relaxed);
+  }
+  return pct;
 }
 
-// Makes `p`'s green context of pct_ of the SMs of the calling thread's device, whose current
+bool SmPartitions::Possible(int device) {
+  return Pct() != 0 && parts_[device].state.load(std::memory_order_relaxed) != Partition::kNone;
+}
+
+// Makes `p`'s green context of Pct() of the SMs of the calling thread's device, whose current
 // context must be the primary one.
 void SmPartitions::Make(Partition& p, int device) {
-  const DriverExtras& x = *driver_;
+  const DriverExtras& x = driver_();
   CUdevice dev = 0;
   CUcontext current = nullptr;
   CUcontext primary = nullptr;
-  if (pct_ == 0 || !HasGreenContexts(x) || x.cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
+  if (!HasGreenContexts(x) || x.cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
       x.cuCtxGetCurrent(&current) != CUDA_SUCCESS ||
       x.cuDevicePrimaryCtxRetain(&primary, dev) != CUDA_SUCCESS) {
     p.state.store(Partition::kNone, std::memory_order_release);
@@ -52,7 +61,7 @@ void SmPartitions::Make(Partition& p, int device) {
     failed = "cuDeviceGetDevResource";
   } else if ((r = x.cuDevSmResourceSplitByCount(
                   &group, &groups, &all, &rest, 0,
-                  static_cast<unsigned>(all.sm.smCount * pct_ / 100))) != CUDA_SUCCESS ||
+                  static_cast<unsigned>(all.sm.smCount * Pct() / 100))) != CUDA_SUCCESS ||
              groups != 1 || group.sm.smCount >= all.sm.smCount) {
     failed = "cuDevSmResourceSplitByCount";
   } else if ((r = x.cuDevResourceGenerateDesc(&desc, &group, 1)) != CUDA_SUCCESS) {
@@ -93,7 +102,7 @@ const SmPartitions::Companion* SmPartitions::CompanionOf(Partition& p, CUstream 
   if (n == kMaxCompanions) return nullptr;
   Companion c;
   c.user = user;
-  const DriverExtras& x = *driver_;
+  const DriverExtras& x = driver_();
   if (x.cuGreenCtxStreamCreate(&c.green, p.green, CU_STREAM_NON_BLOCKING, 0) != CUDA_SUCCESS ||
       x.cuEventCreate(&c.into, kEventDisableTiming) != CUDA_SUCCESS ||
       x.cuEventCreate(&c.back, kEventDisableTiming) != CUDA_SUCCESS) {
@@ -105,14 +114,14 @@ const SmPartitions::Companion* SmPartitions::CompanionOf(Partition& p, CUstream 
 }
 
 Narrowed SmPartitions::Enter(int device, CUstream stream, bool per_thread) {
-  if (device < 0 || device >= kMaxDevices || pct_ == 0) return {};
+  if (device < 0 || device >= kMaxDevices || Pct() == 0) return {};
   Partition& p = parts_[device];
   if (p.state.load(std::memory_order_acquire) == Partition::kUntried) {
     MutexLock lock(p.mu);
     if (p.state.load(std::memory_order_relaxed) == Partition::kUntried) Make(p, device);
   }
   if (p.state.load(std::memory_order_acquire) != Partition::kReady) return {};
-  const DriverExtras& x = *driver_;
+  const DriverExtras& x = driver_();
   CUcontext current = nullptr;
   if (x.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != p.primary) return {};
   if (stream == nullptr && per_thread) stream = CuStreamPerThread();
@@ -127,7 +136,7 @@ Narrowed SmPartitions::Enter(int device, CUstream stream, bool per_thread) {
 
 void SmPartitions::Leave(const Narrowed& n) const {
   if (n.green == nullptr) return;
-  const DriverExtras& x = *driver_;
+  const DriverExtras& x = driver_();
   // Recorded after the launch on the companion; a later record only moves it further along
   // the companion, so the wait is never weaker than this launch (CUDA driver API,
   // cuStreamWaitEvent: it waits for the event's most recent record at the time of the call).

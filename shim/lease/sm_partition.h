@@ -36,12 +36,15 @@ class SmPartitions {
  public:
   static constexpr int kMaxCompanions = 32;
 
-  // `pct`: the partition's share of the SMs, 1..99; 0: no partition on any device.
-  constexpr SmPartitions(const DriverExtras* driver, int pct) : driver_(driver), pct_(pct) {}
+  // `driver`: the entry points it calls. `pct`: the partition's share of the SMs, 1..99, or 0
+  // for no partition on any device; asked once, at first use. Constant-initialized, so that the
+  // shim's table needs no guard on the launch path and the fork handler can reset it any time.
+  constexpr SmPartitions(const DriverExtras& (*driver)(), int (*pct)())
+      : driver_(driver), pct_source_(pct) {}
 
   // Whether `device` may have a partition: a share is set and no attempt there failed.
   // Lock-free.
-  bool Possible(int device) const;
+  bool Possible(int device);
   // Before a kernel launch on `stream` (0 with `per_thread`: the per-thread default stream)
   // on `device`, by a thread whose current context is the launch's: the companion stream to
   // launch on, its input edge already queued (it waits for what `stream` has queued). Makes
@@ -74,8 +77,11 @@ class SmPartitions {
   void Make(Partition& p, int device) REQUIRES(p.mu);
   const Companion* CompanionOf(Partition& p, gs_cuda::CUstream user);
 
-  const DriverExtras* const driver_;
-  const int pct_;
+  int Pct();  // pct_source_'s answer, read once
+
+  const DriverExtras& (*const driver_)();
+  int (*const pct_source_)();
+  std::atomic<int> pct_{-1};  // -1: not asked yet
   Partition parts_[kMaxDevices];
 };
 

@@ -103,16 +103,27 @@ DriverExtras FakeDriver() {
   return x;
 }
 
+DriverExtras* g_driver = nullptr;  // the fixture's table, as SmPartitions reaches it
+const DriverExtras& FakeTable() { return *g_driver; }
+int Half() { return 50; }
+int NoShare() { return 0; }
+
 struct Fixture {
-  Fixture() { g_fake = &fake; }
-  ~Fixture() { g_fake = nullptr; }
+  Fixture() {
+    g_fake = &fake;
+    g_driver = &driver;
+  }
+  ~Fixture() {
+    g_fake = nullptr;
+    g_driver = nullptr;
+  }
   Fake fake;
   DriverExtras driver = FakeDriver();
 };
 
 TEST_CASE("SmPartitions: a launch moves to a companion stream with an edge in and out") {
   Fixture f;
-  SmPartitions parts(&f.driver, 50);
+  SmPartitions parts(&FakeTable, &Half);
   CHECK(parts.Possible(0));
   const Narrowed n = parts.Enter(0, kAppStream, false);
   REQUIRE(n.green != nullptr);
@@ -143,7 +154,7 @@ TEST_CASE("SmPartitions: a launch moves to a companion stream with an edge in an
 
 TEST_CASE("SmPartitions: stream 0 is the per-thread stream of a _ptsz call, else the legacy one") {
   Fixture f;
-  SmPartitions parts(&f.driver, 50);
+  SmPartitions parts(&FakeTable, &Half);
   const Narrowed per_thread = parts.Enter(0, nullptr, true);
   const Narrowed legacy = parts.Enter(0, nullptr, false);
   CHECK(per_thread.user == CuStreamPerThread());
@@ -157,7 +168,7 @@ TEST_CASE("SmPartitions: a launch stays where it is when the partition cannot ta
   Fixture f;
   SUBCASE("a context the job made shares no memory with the green one") {
     f.fake.current = kOwn;
-    SmPartitions parts(&f.driver, 50);
+    SmPartitions parts(&FakeTable, &Half);
     CHECK(parts.Enter(0, kAppStream, false).green == nullptr);
     CHECK_FALSE(parts.Possible(0));
     CHECK(f.fake.greens == 0);
@@ -165,31 +176,31 @@ TEST_CASE("SmPartitions: a launch stays where it is when the partition cannot ta
   }
   SUBCASE("a driver without green contexts") {
     f.driver.cuGreenCtxCreate = nullptr;
-    SmPartitions parts(&f.driver, 50);
+    SmPartitions parts(&FakeTable, &Half);
     CHECK(parts.Enter(0, kAppStream, false).green == nullptr);
     CHECK_FALSE(parts.Possible(0));
     CHECK(parts.Possible(1));  // another device is tried on its own
   }
   SUBCASE("a split that leaves the partition every SM") {
     f.fake.sms = 8;  // half of 8 rounds up to all 8
-    SmPartitions parts(&f.driver, 50);
+    SmPartitions parts(&FakeTable, &Half);
     CHECK(parts.Enter(0, kAppStream, false).green == nullptr);
     CHECK_FALSE(parts.Possible(0));
   }
   SUBCASE("no share: nothing is asked of the driver") {
-    SmPartitions parts(&f.driver, 0);
+    SmPartitions parts(&FakeTable, &NoShare);
     CHECK_FALSE(parts.Possible(0));
     CHECK(parts.Enter(0, kAppStream, false).green == nullptr);
     CHECK(f.fake.split_asked == 0);
   }
   SUBCASE("the edge in cannot be queued") {
-    SmPartitions parts(&f.driver, 50);
+    SmPartitions parts(&FakeTable, &Half);
     f.fake.fail_record = true;
     CHECK(parts.Enter(0, kAppStream, false).green == nullptr);
     CHECK(parts.Possible(0));  // the next launch tries again
   }
   SUBCASE("the current context changed after the partition was made") {
-    SmPartitions parts(&f.driver, 50);
+    SmPartitions parts(&FakeTable, &Half);
     REQUIRE(parts.Enter(0, kAppStream, false).green != nullptr);
     f.fake.current = kOwn;
     CHECK(parts.Enter(0, kAppStream, false).green == nullptr);
@@ -199,7 +210,7 @@ TEST_CASE("SmPartitions: a launch stays where it is when the partition cannot ta
 
 TEST_CASE("SmPartitions: a full companion table leaves later streams where they are") {
   Fixture f;
-  SmPartitions parts(&f.driver, 50);
+  SmPartitions parts(&FakeTable, &Half);
   for (int i = 0; i < SmPartitions::kMaxCompanions; ++i) {
     CHECK(parts.Enter(0, Handle<CUstream>(0x600 + i), false).green != nullptr);
   }
@@ -210,7 +221,7 @@ TEST_CASE("SmPartitions: a full companion table leaves later streams where they 
 
 TEST_CASE("SmPartitions: after a fork the partition is made again") {
   Fixture f;
-  SmPartitions parts(&f.driver, 50);
+  SmPartitions parts(&FakeTable, &Half);
   const Narrowed before = parts.Enter(0, kAppStream, false);
   parts.Reset();
   const Narrowed after = parts.Enter(0, kAppStream, false);
