@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "memory/alloc_table.h"
+#include "memory/ipc_import.h"
 #include "hooks/census.h"
 #include "hooks/context_registry.h"
 #include "lease/inflight_window.h"
@@ -245,13 +246,19 @@ bool EngineServes(CUdeviceptr p) {
   return ManagedSpace::Get().On() && ManagedSpace::Get().Owns(p);
 }
 
-// Once per process: why a legacy IPC export was refused (GS_HOOK_IPCEXPORT).
-void WarnIpcOnce() {
+// Once per process: why a legacy IPC export of engine memory was refused (GS_HOOK_IPCEXPORT).
+void WarnIpcOnce(CUdeviceptr p) {
   static std::atomic<bool> told{false};
   if (told.exchange(true)) return;
-  Warn(
-      "cuIpcGetMemHandle: memory of the swap or managed engine has no legacy IPC handle; run "
-      "a job that shares CUDA memory between processes with --memory off");
+  if (ManagedSpace::Get().On() && ManagedSpace::Get().Owns(p)) {
+    Warn(
+        "cuIpcGetMemHandle: memory of the managed engine has no legacy IPC handle; run a job "
+        "that shares CUDA memory between processes with --memory swap or off");
+  } else {
+    Warn(
+        "cuIpcGetMemHandle: the driver gives the swap engine's memory no file descriptor to "
+        "share; run a job that shares CUDA memory between processes with --memory off");
+  }
 }
 
 // A driver allocation of `bytes`. Under the checkpoint engine one that finds the GPU full

@@ -68,17 +68,37 @@
     return gs_real_fn(shareableHandle, gs_handle, handleType, flags);                              \
   }
 
-// Legacy CUDA IPC (cuIpcGetMemHandle) exports a cuMemAlloc allocation; memory the swap
-// engine serves is VMM memory and the managed engine's is managed memory, neither of which
-// has a legacy IPC handle (CUDA Programming Guide, "Virtual Memory Management": VMM memory is
-// shared through cuMemExportToShareableHandle). Refused with CUDA_ERROR_NOT_SUPPORTED and one
-// line on stderr per process, instead of an error the application cannot explain.
-#define GS_HOOK_IPCEXPORT(name, params, args) \
-  GS_EXPORT CUresult name params noexcept {   \
-    GS_REAL(name, params);                    \
-    if (::gshare::shim::EngineServes(dptr)) { \
-      ::gshare::shim::WarnIpcOnce();          \
-      return CUDA_ERROR_NOT_SUPPORTED;        \
-    }                                         \
-    return gs_real_fn args;                   \
+// Legacy CUDA IPC. The swap engine's memory is VMM memory, which has no legacy IPC handle
+// (CUDA Programming Guide, "Virtual Memory Management"): cuIpcGetMemHandle of it gets a
+// handle of gshare's, which cuIpcOpenMemHandle in the importing process's shim maps
+// (ipc_wire.h). The managed engine's memory cannot be shared so: refused with
+// CUDA_ERROR_NOT_SUPPORTED and one line on stderr per process. The driver's handles and
+// memory the engines do not serve go to the driver.
+#define GS_HOOK_IPCEXPORT(name, params, args)                               \
+  GS_EXPORT CUresult name params noexcept {                                 \
+    GS_REAL(name, params);                                                  \
+    CUresult r;                                                             \
+    if (GS_SWAP.IpcPin(dptr, pHandle, &r)) {                                \
+      if (r == CUDA_ERROR_NOT_SUPPORTED) ::gshare::shim::WarnIpcOnce(dptr); \
+      return r;                                                             \
+    }                                                                       \
+    if (::gshare::shim::EngineServes(dptr)) {                               \
+      ::gshare::shim::WarnIpcOnce(dptr);                                    \
+      return CUDA_ERROR_NOT_SUPPORTED;                                      \
+    }                                                                       \
+    return gs_real_fn args;                                                 \
+  }
+#define GS_HOOK_IPCOPEN(name, params, args)                                  \
+  GS_EXPORT CUresult name params noexcept {                                  \
+    CUresult r;                                                              \
+    if (::gshare::shim::IpcImports::Get().Open(handle, pdptr, &r)) return r; \
+    GS_REAL(name, params);                                                   \
+    return gs_real_fn args;                                                  \
+  }
+#define GS_HOOK_IPCCLOSE(name, params, args)                         \
+  GS_EXPORT CUresult name params noexcept {                          \
+    CUresult r;                                                      \
+    if (::gshare::shim::IpcImports::Get().Close(dptr, &r)) return r; \
+    GS_REAL(name, params);                                           \
+    return gs_real_fn args;                                          \
   }

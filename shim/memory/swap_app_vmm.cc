@@ -304,11 +304,7 @@ bool SwapSpace::AppPin(CUmemGenericAllocationHandle h, CUmemGenericAllocationHan
   Region* r = AppRegionLocked(h);
   if (r != nullptr) {
     *result = r->app->refs > 0 ? ResidentLocked(*r) : CUDA_ERROR_INVALID_HANDLE;
-    if (*result == CUDA_SUCCESS && !r->app->exported) {
-      r->app->exported = true;
-      allocated_[r->device] -= r->size;
-      LeaseClient::Get().AddDeviceBytes(r->device, static_cast<int64_t>(r->size));
-    }
+    if (*result == CUDA_SUCCESS) MarkExportedLocked(*r);
     if (*result == CUDA_SUCCESS) *real = r->chunks[0].handle;
   }
   mu_.Unlock();

@@ -88,7 +88,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   // Staged chunks first: their host copy is current, so they leave without a copy.
   for (int ri = 0; ri < regions_.count() && moved < bytes; ++ri) {
     Region* r = regions_[ri];
-    if (r->device != device || (r->app != nullptr && r->app->exported)) continue;
+    if (r->device != device || r->exported) continue;
     for (int ci = 0; ci < r->nchunks && moved < bytes; ++ci) {
       Chunk& c = r->chunks[ci];
       if (!c.staged()) continue;
@@ -101,7 +101,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   stop = moved >= bytes;
   for (int ri = 0; ri < regions_.count() && !stop; ++ri) {
     Region* r = regions_[ri];
-    if (r->device != device || (r->app != nullptr && r->app->exported)) continue;
+    if (r->device != device || r->exported) continue;
     for (int ci = 0; ci < r->nchunks && !stop; ++ci) {
       Chunk& c = r->chunks[ci];
       if (c.state != swap_internal::kResident) continue;
@@ -142,7 +142,7 @@ uint64_t SwapSpace::Discard(int device) {
   if (regions_.count() != 0 && devices_.Enter(device)) {
     for (int ri = 0; ri < regions_.count(); ++ri) {
       Region* r = regions_[ri];
-      if (r->device != device || (r->app != nullptr && r->app->exported)) continue;
+      if (r->device != device || r->exported) continue;
       for (int ci = 0; ci < r->nchunks; ++ci) {
         Chunk& c = r->chunks[ci];
         if (c.state != swap_internal::kResident) continue;
@@ -239,28 +239,38 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
 }
 
 CUresult SwapSpace::ResidentLocked(Region& r) {
-  Chunk& c = r.chunks[0];
-  if (c.state == swap_internal::kResident) {
-    // A staged copy: resident for good, it would go stale.
-    if (c.host != nullptr) GiveHost(pool_, c);
-    return CUDA_SUCCESS;
-  }
   if (!devices_.Enter(r.device)) return CUDA_ERROR_INVALID_CONTEXT;
   const VmmDriver& v = *Vmm();
   CUstream s = devices_.Stream(r.device);
-  CUresult res = BackChunk(r, c);
-  if (res == CUDA_SUCCESS && c.host != nullptr) {
-    res = v.cuMemcpyHtoDAsync_v2(r.base, c.host, c.bytes, s);
-    if (res == CUDA_SUCCESS) res = v.cuStreamSynchronize(s);
-    if (res != CUDA_SUCCESS) {
-      UnbackLocked(r, c);
-    } else {
-      GiveHost(pool_, c);
+  CUresult res = CUDA_SUCCESS;
+  for (int i = 0; i < r.nchunks && res == CUDA_SUCCESS; ++i) {
+    Chunk& c = r.chunks[i];
+    if (c.state == swap_internal::kResident) {
+      // A staged copy: resident for good, it would go stale.
+      if (c.host != nullptr) GiveHost(pool_, c);
+      continue;
     }
+    res = BackChunk(r, c);
+    if (res == CUDA_SUCCESS && c.host != nullptr) {
+      res = v.cuMemcpyHtoDAsync_v2(r.base + c.offset, c.host, c.bytes, s);
+      if (res == CUDA_SUCCESS) res = v.cuStreamSynchronize(s);
+      if (res != CUDA_SUCCESS) {
+        UnbackLocked(r, c);
+      } else {
+        GiveHost(pool_, c);
+      }
+    }
+    if (res == CUDA_SUCCESS) c.state = swap_internal::kResident;
   }
-  if (res == CUDA_SUCCESS) c.state = swap_internal::kResident;
   EngineDevices::Leave();
   return res;
+}
+
+void SwapSpace::MarkExportedLocked(Region& r) {
+  if (r.exported) return;
+  r.exported = true;
+  allocated_[r.device] -= r.size;
+  LeaseClient::Get().AddDeviceBytes(r.device, static_cast<int64_t>(r.size));
 }
 
 SwapStats SwapSpace::Stats(int device) {

@@ -35,7 +35,6 @@ struct AppHandle {
   gs_cuda::CUmemAllocationProp prop;         // re-created with these properties
   gs_cuda::CUmemGenericAllocationHandle id;  // what the application holds
   int refs;          // cuMemCreate + cuMemRetainAllocationHandle - cuMemRelease
-  bool exported;     // resident for good, counted as fixed memory
   AppMapping* maps;  // the application's mappings of it
 };
 
@@ -59,6 +58,9 @@ struct Region {
   int block_shift;  // slabs: log2 of the block size; 0 otherwise
   int used_blocks;
   AppHandle* app;  // an application's handle, else nullptr
+  // Shared with other processes (an exported application handle, or legacy IPC of an
+  // allocation): resident for good and counted as fixed memory, never evicted or staged.
+  bool exported;
   uint64_t bitmap[(kGranule >> kSlabMinShift) / 64];
 };
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "lease/lease_client.h"
+#include "memory/ipc_export.h"
 #include "memory/memory_engine.h"
 #include "hooks/real_driver.h"
 #include "shim_log.h"
@@ -50,16 +51,18 @@ bool SwapSpace::On() {
 
 CUresult SwapSpace::BackChunk(Region& r, Chunk& c) {
   const VmmDriver& v = *Vmm();
-  CUmemAllocationProp prop{};
-  if (r.app != nullptr) {
-    prop = r.app->prop;
-  } else {
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = r.device;
-  }
+  CUmemAllocationProp prop = r.app != nullptr ? r.app->prop : ChunkProp(r.device);
   CUmemGenericAllocationHandle h = 0;
   CUresult res = v.cuMemCreate(&h, c.bytes, &prop, 0);
+  if (r.app == nullptr && shareable_chunks_ == 0) {
+    // The first chunk asks whether the driver gives the type (a container without the
+    // capability, or a driver without it, refuses): without it chunks are plain.
+    shareable_chunks_ = res == CUDA_SUCCESS || res == CUDA_ERROR_OUT_OF_MEMORY ? 1 : 2;
+    if (shareable_chunks_ == 2) {
+      prop = ChunkProp(r.device);
+      res = v.cuMemCreate(&h, c.bytes, &prop, 0);
+    }
+  }
   if (res != CUDA_SUCCESS) return res;
   CUdeviceptr at = r.base + c.offset;
   res = v.cuMemMap(at, c.bytes, 0, h, 0);
@@ -79,6 +82,15 @@ CUresult SwapSpace::BackChunk(Region& r, Chunk& c) {
   if (r.app != nullptr) maps_.MapAll(*r.app, h);
   c.handle = h;
   return CUDA_SUCCESS;
+}
+
+CUmemAllocationProp SwapSpace::ChunkProp(int device) const {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  if (shareable_chunks_ != 2) prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  return prop;
 }
 
 void SwapSpace::UnbackLocked(Region& r, Chunk& c) {
@@ -187,7 +199,8 @@ void SwapSpace::FreeRegionLocked(Region* r) {
     if (c.host != nullptr) pool_.Give(c.host, c.bytes);
   }
   Vmm()->cuMemAddressFree(r->base, r->size);
-  if (r->app != nullptr && r->app->exported) {
+  if (r->exported && r->app == nullptr) IpcExports::Get().Forget(r->base);
+  if (r->exported) {
     LeaseClient::Get().AddDeviceBytes(r->device, -static_cast<int64_t>(r->size));
   } else {
     allocated_[r->device] -= r->size;

@@ -162,6 +162,16 @@ class SwapSpace {
   bool AppPin(CUmemGenericAllocationHandle h, CUmemGenericAllocationHandle* real, CUresult* result)
       EXCLUDES(mu_);
 
+  // --- Legacy IPC of the engine's cuMemAlloc memory (swap_ipc.cc, ipc_wire.h).
+  // cuIpcGetMemHandle of `p`: makes its region resident for good (fixed memory from now on:
+  // another process maps it), publishes it to importers (IpcExports) and writes gshare's
+  // handle to *handle. False when `p` is not the engine's (pass it to the driver). Else
+  // *result: CUDA_SUCCESS; CUDA_ERROR_INVALID_VALUE for memory the application mapped itself
+  // (no legacy handle for VMM memory, as with the driver); CUDA_ERROR_NOT_SUPPORTED when the
+  // driver gave the engine's handles no file descriptor type, or cannot export; the
+  // swap-in's errors.
+  bool IpcPin(CUdeviceptr p, CUipcMemHandle_v1* handle, CUresult* result) EXCLUDES(mu_);
+
  private:
   // The engine's records (swap_records.h) and batches of copies (swap_space_internal.h).
   using Chunk = swap_internal::Chunk;
@@ -175,9 +185,15 @@ class SwapSpace {
   CUresult BackChunk(Region& r, Chunk& c) REQUIRES(mu_);
   // Unmaps and releases a mapped chunk (and the application's mappings of its handle).
   void UnbackLocked(Region& r, Chunk& c) REQUIRES(mu_);
-  // Makes r's one chunk resident now, copying its data back (AppPin).
+  // Makes every chunk of r resident now, copying evicted data back (AppPin, IpcPin). Chunks
+  // made resident before a failure stay so.
   CUresult ResidentLocked(Region& r) REQUIRES(mu_);
+  // r (resident) is shared from now on: fixed memory, never evicted (Region::exported).
+  void MarkExportedLocked(Region& r) REQUIRES(mu_);
   Region* AppRegionLocked(CUmemGenericAllocationHandle h) const REQUIRES(mu_);
+  // The properties of the engine's own chunks on `device`: pinned device memory, with a
+  // POSIX file descriptor type while the driver accepts it (legacy IPC exports need one).
+  CUmemAllocationProp ChunkProp(int device) const REQUIRES(mu_);
   // Frees r once the application holds no reference.
   void ForgetAppLocked(Region* r) REQUIRES(mu_);
   // True: mu_ is taken and *first is maps_.First(va, size). False (mu_ not held) when there
@@ -210,6 +226,9 @@ class SwapSpace {
   uint64_t allocated_[kMaxDevices] GUARDED_BY(mu_) = {};  // reserved bytes of the regions
   HandleIds<Region> app_ids_ GUARDED_BY(mu_);  // application handle id, less the tag -> region
   AcceptedProps app_props_ GUARDED_BY(mu_);
+  // Whether the driver creates the engine's chunks with a POSIX file descriptor type: 0 not
+  // known yet (the first chunk asks), 1 yes, 2 no (legacy IPC exports are refused).
+  int shareable_chunks_ GUARDED_BY(mu_) = 0;
   AppMappings maps_ GUARDED_BY(mu_);  // its count is read without mu_ too: MapCountUnlocked
   // maps_.count() without mu_, so that processes that map nothing themselves pass
   // cuMemUnmap/cuMemSetAccess/... to the driver without taking mu_ (an eviction may hold it

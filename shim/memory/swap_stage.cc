@@ -67,7 +67,7 @@ uint64_t SwapSpace::StageBatchLocked(int device, uint64_t limit, bool* pool_full
   bool failed = false, stop = false;
   for (int ri = 0; ri < regions_.count() && !stop; ++ri) {
     Region* r = regions_[ri];
-    if (r->device != device || (r->app != nullptr && r->app->exported)) continue;
+    if (r->device != device || r->exported) continue;
     for (int ci = 0; ci < r->nchunks && !stop; ++ci) {
       Chunk& c = r->chunks[ci];
       if (c.state != swap_internal::kResident || c.host != nullptr) continue;

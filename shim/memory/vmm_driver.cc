@@ -49,6 +49,11 @@ void LoadVmm() {
   get(g_vmm.cuMemFree_v2, "cuMemFree_v2");
   get(g_vmm.cuEventQuery, "cuEventQuery");
   get(g_vmm.cuEventDestroy_v2, "cuEventDestroy_v2");
+  auto optional = [lib](auto& slot, const char* name) {
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(RealDlsym(lib, name));
+  };
+  optional(g_vmm.cuMemExportToShareableHandle, "cuMemExportToShareableHandle");
+  optional(g_vmm.cuMemImportFromShareableHandle, "cuMemImportFromShareableHandle");
   dlclose(lib);
   g_vmm_ok = ok;
 }

@@ -40,6 +40,11 @@ struct VmmDriver {
   CUresult (*cuMemFree_v2)(CUdeviceptr);
   CUresult (*cuEventQuery)(CUevent);
   CUresult (*cuEventDestroy_v2)(CUevent);
+  // Optional (nullptr when libcuda lacks them): legacy IPC of engine memory (ipc_wire.h).
+  CUresult (*cuMemExportToShareableHandle)(void*, CUmemGenericAllocationHandle,
+                                           CUmemAllocationHandleType, unsigned long long);
+  CUresult (*cuMemImportFromShareableHandle)(CUmemGenericAllocationHandle*, void*,
+                                             CUmemAllocationHandleType);
 };
 
 // The table, or nullptr when libcuda lacks any of it (then the swap engine is off).

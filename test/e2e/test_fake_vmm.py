@@ -2,7 +2,8 @@
 and stream-ordered pool allocation, through fake_app --vmm and --pool: bare (the fake alone) and
 under `gshare run` (through the preloaded shim); plus FAKE_CUDA_FAIL_MEMCREATE_AFTER; and
 fake_app --swap-check bare, on a device shared through FAKE_CUDA_DEVICE_FILE; and a legacy IPC
-export (cuIpcGetMemHandle), which the swap engine's memory cannot give."""
+export (cuIpcGetMemHandle), and memory of the swap engine shared between two processes of a job
+through it."""
 import os
 import struct
 import subprocess
@@ -53,14 +54,15 @@ class FakeVmmTest(TestCase):
         self.assert_ok(rc, job.stdout, job.stderr + self.h.diagnostics())
 
     def test_legacy_ipc_export(self):
-        # Bare, and under --memory off, the driver gives a cuMemAlloc allocation a handle; under
-        # the swap engine (the default) that memory is VMM memory, which has none: refused with
-        # CUDA_ERROR_NOT_SUPPORTED (801) and one line saying what to do.
+        # Bare, under --memory off and under the swap engine (the default) a cuMemAlloc
+        # allocation gets a handle: the driver's, or gshare's for the engine's VMM memory
+        # (docs/memory.md, "Legacy IPC of engine memory"). The managed engine's memory has
+        # none: refused with CUDA_ERROR_NOT_SUPPORTED (801) and one line saying what to do.
         argv = [FAKE_APP, "--kernels", "1", "--kernel-ms", "1", "--ipc-export"]
         r = self.bare(argv)
         self.assertIn("fake_app: ipc export 0", r.stdout, r.stderr)
         self.h.start_daemon()
-        for memory, result in (("off", 0), ("swap", 801)):
+        for memory, result in (("off", 0), ("swap", 0), ("managed", 801)):
             with self.subTest(memory=memory):
                 r = self.h.gshare("run", "--memory", memory, "--", *argv)
                 self.assertEqual(r.returncode, 0, r.stderr)
@@ -68,7 +70,26 @@ class FakeVmmTest(TestCase):
                 told = [line for line in r.stderr.splitlines() if "cuIpcGetMemHandle" in line]
                 self.assertEqual(len(told), 1 if result else 0, r.stderr)
                 if told:
-                    self.assertIn("--memory off", told[0])
+                    self.assertIn("--memory swap or off", told[0])
+
+    def test_legacy_ipc_between_processes_of_one_job(self):
+        # Two processes of one job (as torchrun's ranks): one exports swap-engine memory (a
+        # region of three chunks and a block inside a slab), the other opens both handles,
+        # reads every byte, writes over part of them and closes; the first sees those bytes.
+        d = os.path.join(self.h.tmp, "ipc")
+        os.mkdir(d)
+        self.h.start_daemon()
+        script = ('"$1" --kernels 1 --kernel-ms 1 --ipc-serve "$2" & '
+                  '"$1" --kernels 1 --kernel-ms 1 --ipc-open "$2"; o=$?; '
+                  '[ $o -eq 0 ] || kill $!; wait $!; s=$?; '
+                  'exit $((o | s))')
+        r = self.h.gshare("run", "--", "sh", "-c", script, "sh", FAKE_APP, d)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr + self.h.diagnostics())
+        self.assertIn("fake_app: ipc serve 0 0", r.stdout)
+        self.assertIn("fake_app: ipc open read ok same yes", r.stdout)
+        self.assertIn("fake_app: ipc open closed 1", r.stdout)  # not open any more
+        self.assertIn("fake_app: ipc serve saw ok", r.stdout)
+        self.assertNotIn("cuIpcGetMemHandle", r.stderr)
 
     def test_memcreate_failure_injection(self):
         env = dict(self.h.env, FAKE_CUDA_FAIL_MEMCREATE_AFTER="0")

@@ -82,35 +82,40 @@ namespace {
 using namespace fake_app;
 
 void Usage() {
-  std::fprintf(stderr,
-               "usage: fake_app [--route linked|dlsym|gpa] [--gpa-version N] [--per-thread]\n"
-               "  [--device K]\n"
-               "  [--kernels N] [--kernel-ms M] [--gap-ms G] [--sync-every K] [--threads T]\n"
-               "  [--long-every N --long-ms L]\n"
-               "  [--null-stream] [--ex] [--capture] [--memcpy] [--fork] [--exit-code C]\n"
-               "  [--sleep-ms S] [--vmm BYTES] [--pool BYTES] [--swap-check BYTES]\n"
-               "  [--cycles C] [--pieces N] [--leak-to-exit] [--finalizing] [--ipc-export]\n"
-               "  [--align-ms P [--align-offset-ms O]]\n"
-               "--consumer: at each synchronization a second stream waits for an event\n"
-               "  recorded on the first, then runs one kernel through cuLaunchKernelEx (logged\n"
-               "  under that name), before the cuCtxSynchronize: it must start after the first\n"
-               "  stream's kernels ended.\n"
-               "--long-every N --long-ms L: every Nth kernel lasts L ms, on a grid of 2 blocks\n"
-               "  instead of 1 (another kernel shape for the shim).\n"
-               "--device K: work on device ordinal K (default 0) and its primary context; first\n"
-               "  prints 'fake_app: device <K> uuid <GPU-...>' (cuDeviceGetUuid of K).\n"
-               "--align-ms P: after each synchronization the next kernel waits for the next\n"
-               "  instant O ms past a multiple of P ms on CLOCK_MONOTONIC, instead of --gap-ms\n"
-               "  (processes on one grid run their steps in lock step).\n"
-               "--pieces N: --swap-check's bulk in N buffers (default 2), so that one eviction\n"
-               "  spans many chunks.\n"
-               "--leak-to-exit: leaves the --swap-check buffers allocated; at exit, after\n"
-               "  gshare's exit handler and before the (fake) driver gives the process's memory\n"
-               "  back, prints 'fake_app: device used at exit <bytes>' (FAKE_CUDA_DEVICE_FILE).\n"
-               "--finalizing: from 'done' on (through --sleep-ms), Py_IsFinalizing(), which this\n"
-               "  program exports as CPython does, returns 1: a Python job shutting down.\n"
-               "--ipc-export: cuMemAlloc 1 MiB, cuIpcGetMemHandle of it, and print\n"
-               "  'fake_app: ipc export <result>' (the CUresult, 0: a handle), then free it.\n");
+  std::fprintf(
+      stderr,
+      "usage: fake_app [--route linked|dlsym|gpa] [--gpa-version N] [--per-thread]\n"
+      "  [--device K]\n"
+      "  [--kernels N] [--kernel-ms M] [--gap-ms G] [--sync-every K] [--threads T]\n"
+      "  [--long-every N --long-ms L]\n"
+      "  [--null-stream] [--ex] [--capture] [--memcpy] [--fork] [--exit-code C]\n"
+      "  [--sleep-ms S] [--vmm BYTES] [--pool BYTES] [--swap-check BYTES]\n"
+      "  [--cycles C] [--pieces N] [--leak-to-exit] [--finalizing] [--ipc-export]\n"
+      "  [--ipc-serve DIR | --ipc-open DIR]\n"
+      "  [--align-ms P [--align-offset-ms O]]\n"
+      "--consumer: at each synchronization a second stream waits for an event\n"
+      "  recorded on the first, then runs one kernel through cuLaunchKernelEx (logged\n"
+      "  under that name), before the cuCtxSynchronize: it must start after the first\n"
+      "  stream's kernels ended.\n"
+      "--long-every N --long-ms L: every Nth kernel lasts L ms, on a grid of 2 blocks\n"
+      "  instead of 1 (another kernel shape for the shim).\n"
+      "--device K: work on device ordinal K (default 0) and its primary context; first\n"
+      "  prints 'fake_app: device <K> uuid <GPU-...>' (cuDeviceGetUuid of K).\n"
+      "--align-ms P: after each synchronization the next kernel waits for the next\n"
+      "  instant O ms past a multiple of P ms on CLOCK_MONOTONIC, instead of --gap-ms\n"
+      "  (processes on one grid run their steps in lock step).\n"
+      "--pieces N: --swap-check's bulk in N buffers (default 2), so that one eviction\n"
+      "  spans many chunks.\n"
+      "--leak-to-exit: leaves the --swap-check buffers allocated; at exit, after\n"
+      "  gshare's exit handler and before the (fake) driver gives the process's memory\n"
+      "  back, prints 'fake_app: device used at exit <bytes>' (FAKE_CUDA_DEVICE_FILE).\n"
+      "--finalizing: from 'done' on (through --sleep-ms), Py_IsFinalizing(), which this\n"
+      "  program exports as CPython does, returns 1: a Python job shutting down.\n"
+      "--ipc-export: cuMemAlloc 1 MiB, cuIpcGetMemHandle of it, and print\n"
+      "  'fake_app: ipc export <result>' (the CUresult, 0: a handle), then free it.\n"
+      "--ipc-serve DIR: exports a 130 MiB allocation and a 4 KiB one (legacy IPC) into\n"
+      "  DIR/handles, waits for DIR/opened, checks what --ipc-open wrote (fake_app_ipc.cc).\n"
+      "--ipc-open DIR: opens DIR/handles, checks and overwrites the memory, closes it.\n");
   std::exit(2);
 }
 
@@ -169,6 +174,10 @@ Options Parse(int argc, char** argv) {
       o.sleep_ms = static_cast<int>(number());
     } else if (a == "--ipc-export") {
       o.ipc_export = true;
+    } else if (a == "--ipc-serve" && i + 1 < argc) {
+      o.ipc_serve = argv[++i];
+    } else if (a == "--ipc-open" && i + 1 < argc) {
+      o.ipc_open = argv[++i];
     } else if (a == "--vmm") {
       o.vmm_bytes = number();
     } else if (a == "--pool") {
@@ -486,6 +495,8 @@ int main(int argc, char** argv) {
   if (o.capture) CaptureAndReplay(api, o, f);
   if (o.vmm_bytes > 0) VmmRoundTrip(api, o, f, dev);
   if (o.ipc_export) IpcExport(api);
+  if (!o.ipc_serve.empty()) IpcServe(api, o.ipc_serve);
+  if (!o.ipc_open.empty()) IpcOpen(api, o.ipc_open);
   if (o.pool_bytes > 0) PoolRoundTrip(api, o);
   if (o.swap_bytes > 0) SwapCheck(api, o, f, dev);
 

@@ -71,6 +71,8 @@ using namespace gs_cuda;
   X(DeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool,               \
     "cuDeviceGetDefaultMemPool")                                                                 \
   X(IpcGetMemHandle, cuIpcGetMemHandle, cuIpcGetMemHandle, "cuIpcGetMemHandle")                  \
+  X(IpcOpenMemHandle, cuIpcOpenMemHandle_v2, cuIpcOpenMemHandle_v2, "cuIpcOpenMemHandle")        \
+  X(IpcCloseMemHandle, cuIpcCloseMemHandle, cuIpcCloseMemHandle, "cuIpcCloseMemHandle")          \
   X(EventCreate, cuEventCreate, cuEventCreate, "cuEventCreate")                                  \
   X(EventRecord, cuEventRecord, cuEventRecord_ptsz, "cuEventRecord")                             \
   X(StreamWaitEvent, cuStreamWaitEvent, cuStreamWaitEvent_ptsz, "cuStreamWaitEvent")
@@ -111,6 +113,8 @@ struct Options {
   bool leak_to_exit = false;  // --leak-to-exit: see Usage
   bool finalizing = false;    // --finalizing: see Usage
   bool ipc_export = false;    // --ipc-export: see Usage
+  std::string ipc_serve;      // --ipc-serve DIR: see Usage
+  std::string ipc_open;       // --ipc-open DIR: see Usage
 };
 
 // Prints "fake_app: error <what> <code>" on stderr and exits 1.
@@ -142,5 +146,9 @@ void SleepMs(int ms);
 // Prints "fake_app: swap-check ok cycles=<C> bytes=<B>"; on a wrong byte prints
 // "fake_app: swap-check mismatch cycle=<i> buffer=<k> offset=<o>" on stderr and exits 3.
 void SwapCheck(const Api& api, const Options& o, CUfunction f, CUdevice dev);
+
+// --ipc-serve / --ipc-open (fake_app_ipc.cc): the two processes of a legacy IPC exchange.
+void IpcServe(const Api& api, const std::string& dir);
+void IpcOpen(const Api& api, const std::string& dir);
 
 }  // namespace fake_app

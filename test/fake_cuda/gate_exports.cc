@@ -227,6 +227,8 @@ extern "C" {
 #define FAKE_GATE_MEMPROPS(name, params, args)
 #define FAKE_GATE_MEMEXPORT(name, params, args)
 #define FAKE_GATE_IPCEXPORT(name, params, args)
+#define FAKE_GATE_IPCOPEN(name, params, args)
+#define FAKE_GATE_IPCCLOSE(name, params, args)
 #define FAKE_GATE_CAPTURE_BEGIN(name, params, args)
 #define FAKE_GATE_CAPTURE_END(name, params, args)
 #define FAKE_GATE_CTXDESTROY(name, params, args)

@@ -99,5 +99,21 @@ CUresult cuIpcGetMemHandle(CUipcMemHandle_v1* pHandle, CUdeviceptr_v2 dptr) noex
   return CUDA_SUCCESS;
 }
 
+// The fake's cuMemAlloc memory is private to its process, so a driver's legacy handle cannot
+// be opened elsewhere: not modelled (the shim's own handles for swap-engine memory never
+// reach these).
+CUresult cuIpcOpenMemHandle(CUdeviceptr_v2*, CUipcMemHandle_v1, unsigned int) noexcept {
+  if (CUresult r = fake::CheckInit()) return r;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult cuIpcOpenMemHandle_v2(CUdeviceptr_v2*, CUipcMemHandle_v1, unsigned int) noexcept {
+  if (CUresult r = fake::CheckInit()) return r;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult cuIpcCloseMemHandle(CUdeviceptr_v2) noexcept {
+  if (CUresult r = fake::CheckInit()) return r;
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
 }  // extern "C"
 }  // namespace gs_cuda

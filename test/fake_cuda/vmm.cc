@@ -12,9 +12,11 @@
 #include "vmm.h"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -36,8 +38,9 @@ struct Storage {
   int fd = -1;
   size_t size = 0;
   CUmemAllocationProp prop{};
-  int handle_refs = 1;  // cuMemCreate + cuMemRetainAllocationHandle - cuMemRelease
-  int map_refs = 0;     // live mappings
+  int handle_refs = 1;    // cuMemCreate + cuMemRetainAllocationHandle - cuMemRelease
+  int map_refs = 0;       // live mappings
+  bool imported = false;  // another process's memory (charged to its device there)
 };
 
 struct Mapping {
@@ -105,7 +108,7 @@ void MaybeFree(VmmState& st, CUmemGenericAllocationHandle h) {
   auto it = st.storage.find(h);
   if (it == st.storage.end() || it->second.handle_refs > 0 || it->second.map_refs > 0) return;
   close(it->second.fd);
-  Uncharge(it->second.prop.location.id, it->second.size);
+  if (!it->second.imported) Uncharge(it->second.prop.location.id, it->second.size);
   st.storage.erase(it);
 }
 
@@ -187,7 +190,10 @@ CUresult Create(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAl
   if (InjectMemCreateFailure()) return CUDA_ERROR_OUT_OF_MEMORY;
   int device = prop->location.id;
   if (CUresult r = Charge(device, size)) return r;
-  int fd = memfd_create("fake_cuda_vmm", MFD_CLOEXEC);
+  // The name carries the device, so that a process importing the memory knows where it lies.
+  char name[32];
+  std::snprintf(name, sizeof name, "fake_cuda_vmm.d%d", device);
+  int fd = memfd_create(name, MFD_CLOEXEC);
   if (fd < 0 || ftruncate(fd, static_cast<off_t>(size)) != 0) {
     if (fd >= 0) close(fd);
     Uncharge(device, size);
@@ -394,6 +400,40 @@ CUresult Export(void* shareable, CUmemGenericAllocationHandle handle,
   return CUDA_SUCCESS;
 }
 
+// A handle of the storage behind a file descriptor Export gave (in this process or another):
+// the descriptor must be a fake VMM memfd; its size and device come from the memfd itself.
+CUresult Import(CUmemGenericAllocationHandle* handle, void* shareable,
+                CUmemAllocationHandleType type) {
+  if (CUresult r = CheckInit()) return r;
+  if (handle == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_NOT_SUPPORTED;
+  int fd = static_cast<int>(reinterpret_cast<intptr_t>(shareable));
+  char link[64], target[128] = {};
+  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, target, sizeof target - 1);
+  int device = -1;
+  if (n <= 0 || std::sscanf(target, "/memfd:fake_cuda_vmm.d%d", &device) != 1) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  struct stat sb {};
+  if (fstat(fd, &sb) != 0 || sb.st_size <= 0) return CUDA_ERROR_INVALID_VALUE;
+  int own = dup(fd);
+  if (own < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  VmmState& st = State();
+  std::lock_guard<std::shared_mutex> lock(st.mu);
+  CUmemGenericAllocationHandle h = st.next_handle++;
+  Storage& s = st.storage[h];
+  s.fd = own;
+  s.size = static_cast<size_t>(sb.st_size);
+  s.prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  s.prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  s.prop.location.id = device;
+  s.prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  s.imported = true;
+  *handle = h;
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 CUresult AccessRanges(const MemRange* ranges, size_t count, const std::function<void()>& touch) {
@@ -483,10 +523,9 @@ CUresult cuMemExportToShareableHandle(void* shareable, CUmemGenericAllocationHan
   return fake::Export(shareable, handle, type, flags);
 }
 
-CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle*, void*,
-                                        CUmemAllocationHandleType) noexcept {
-  if (CUresult r = fake::CheckInit()) return r;
-  return CUDA_ERROR_NOT_SUPPORTED;
+CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* shareable,
+                                        CUmemAllocationHandleType type) noexcept {
+  return fake::Import(handle, shareable, type);
 }
 
 }  // extern "C"
