@@ -234,6 +234,7 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
   std::vector<Victim> victims;
   const int own_priority = options_.priority ? options_.priority(job) : 0;
   bool held_back = false;  // a higher priority's memory in use stayed where it was
+  std::set<JobId> kept_free;  // higher residents with kResidentHeadroom kept free beside them
   for (const auto& [conn, per_gpu] : entries_) {
     auto it = per_gpu.find(gpu);
     if (it == per_gpu.end()) continue;
@@ -250,7 +251,11 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
       continue;
     }
     if (suspended_.count(e.job) != 0) continue;  // stopped: it cannot move anything now
-    if (options_.resident && options_.resident(gpu, e.job)) continue;  // stays on the GPU
+    if (options_.resident && options_.resident(gpu, e.job)) {  // stays on the GPU
+      const int priority = options_.priority ? options_.priority(e.job) : 0;
+      if (priority > own_priority && kept_free.insert(e.job).second) missing += kResidentHeadroom;
+      continue;
+    }
     bool checkpoint = checkpoint_available_ &&
                       r.engine == static_cast<uint32_t>(proto::MemoryEngine::kCheckpoint);
     uint64_t fixed = FixedOf(conn, e);

@@ -112,7 +112,8 @@ class MemoryLedger {
     uint64_t bytes = 0;  // sum of evictions
   };
   // What must leave `gpu` so that `job` has all its memory there, plus the demand it
-  // reported (an allocation waiting for room) and `extra` bytes. `leases_released`: plan as
+  // reported (an allocation waiting for room), `extra` bytes and kResidentHeadroom beside
+  // each resident of higher priority. `leases_released`: plan as
   // if every lease had been given back (whether a waiter could be granted once the holder
   // drops), so processes that hold one may be checkpointed too. Victims go in order of
   // priority (lowest first: a higher job's working set stays resident while lower ones can
@@ -134,6 +135,13 @@ class MemoryLedger {
   // eviction round trip per allocation, which can use up a whole quantum (docs/memory.md,
   // "How `swap` works").
   static constexpr uint64_t kGrowthHeadroom = 2ull << 30;
+  // Free bytes a lower job's room leaves beside each resident of higher priority on the GPU
+  // (MakeRoom counts them as the lower job's own). A resident's own allocations wait for room,
+  // but the driver's allocations in its process (a stream, a module, a graph's instantiation)
+  // are not the engine's and fail at once with out of memory: a turn that filled the GPU to
+  // the byte ended an LLM service's start-up at cuStreamCreate (docs/benchmarks.md,
+  // "2026-11-29 — Serving engines and multi-process jobs").
+  static constexpr uint64_t kResidentHeadroom = 2ull << 30;
   // MakeRoom with `headroom` extra bytes where the others can give them, else without.
   Plan MakeRoomWithHeadroom(const GpuKey& gpu, JobId job, uint64_t headroom) const;
   // The plan of an exclusive grant of `gpu` to `job`: MakeRoom, and on the job's first

@@ -3,6 +3,7 @@
 // instead of evicting the resident.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <set>
 
 #include "policy/ledger_test_util.h"
@@ -40,6 +41,38 @@ TEST_CASE("ledger: a resident's memory stays while another job's room is made") 
   plan = ledger.MakeRoom(kGpu, 3);
   CHECK(plan.feasible);
   CHECK(EvictedFrom(plan, 11) == 10 * kGiB);
+}
+
+TEST_CASE("ledger: a lower job's room leaves headroom beside a resident of higher priority") {
+  std::set<JobId> residents{1};
+  std::map<JobId, int> priority{{1, 10}, {2, 0}, {3, 0}};
+  MemoryLedger::Options o = NoContext();
+  o.resident = [&residents](const GpuKey&, JobId j) { return residents.count(j) != 0; };
+  o.priority = [&priority](JobId j) { return priority[j]; };
+  MemoryLedger ledger(o);
+  ledger.Report(11, 1, kGpu, Report80(30, 30));  // the service, resident
+  ledger.Report(21, 2, kGpu, Report80(30, 30));
+  ledger.Report(31, 3, kGpu, Report80(30, 10));  // 20 GiB swapped out: its turn comes
+  // 30 + 30 + 30 = 90 GiB: 10 GiB must leave for job 3, and 2 more so that the service's
+  // driver allocations (streams, graphs) still find room.
+  MemoryLedger::Plan plan = ledger.MakeRoom(kGpu, 3);
+  CHECK(plan.feasible);
+  CHECK(EvictedFrom(plan, 11) == 0);
+  CHECK(EvictedFrom(plan, 21) == 10 * kGiB + MemoryLedger::kResidentHeadroom);
+  // Of equal priority the resident keeps no headroom from job 3's room.
+  priority[1] = 0;
+  plan = ledger.MakeRoom(kGpu, 3);
+  CHECK(EvictedFrom(plan, 21) == 10 * kGiB);
+  // Nor for a job above it: the higher job's own room is its own.
+  priority[1] = 10;
+  priority[3] = 20;
+  plan = ledger.MakeRoom(kGpu, 3);
+  CHECK(EvictedFrom(plan, 21) == 10 * kGiB);
+  // Not resident: no headroom (its memory may leave like any other's, priority permitting).
+  priority[3] = 0;
+  residents.clear();
+  plan = ledger.MakeRoom(kGpu, 3);
+  CHECK(EvictedFrom(plan, 11) + EvictedFrom(plan, 21) == 10 * kGiB);
 }
 
 }  // namespace
