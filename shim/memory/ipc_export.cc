@@ -201,7 +201,7 @@ void IpcExports::Answer(int conn) {
     for (; made < count; ++made) {
       b.bytes[made] = e->bytes[first + made];
       b.status = v.cuMemExportToShareableHandle(&fds[made], e->handles[first + made],
-                                                 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+                                                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
       if (b.status != CUDA_SUCCESS) break;
     }
     b.count = b.status == CUDA_SUCCESS ? static_cast<uint32_t>(count) : 0;

@@ -53,8 +53,8 @@ inline bool DecodeIpcHandle(const gs_cuda::CUipcMemHandle_v1& h, IpcWireHandle* 
 inline socklen_t IpcSocketAddress(uint32_t pid, uint64_t nonce, sockaddr_un* addr) {
   std::memset(addr, 0, sizeof *addr);
   addr->sun_family = AF_UNIX;
-  int n = std::snprintf(addr->sun_path + 1, sizeof addr->sun_path - 1, "gshare-ipc.%u.%016llx",
-                        pid, static_cast<unsigned long long>(nonce));
+  int n = std::snprintf(addr->sun_path + 1, sizeof addr->sun_path - 1, "gshare-ipc.%u.%016llx", pid,
+                        static_cast<unsigned long long>(nonce));
   return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
 }
 

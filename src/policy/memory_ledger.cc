@@ -233,7 +233,7 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
   };
   std::vector<Victim> victims;
   const int own_priority = options_.priority ? options_.priority(job) : 0;
-  bool held_back = false;  // a higher priority's memory in use stayed where it was
+  bool held_back = false;     // a higher priority's memory in use stayed where it was
   std::set<JobId> kept_free;  // higher residents with kResidentHeadroom kept free beside them
   for (const auto& [conn, per_gpu] : entries_) {
     auto it = per_gpu.find(gpu);

@@ -98,8 +98,9 @@ void IpcServe(const Api& api, const std::string& dir) {
   std::rename((dir + "/handles.tmp").c_str(), (dir + "/handles").c_str());
   WaitFor(dir + "/opened");
   bool ok = Holds(api, big, kWritten, Big, true) &&
-            Holds(api, big + kWritten, kBig - kWritten,
-                  [](size_t i) { return Big(i + kWritten); }, false) &&
+            Holds(
+                api, big + kWritten, kBig - kWritten, [](size_t i) { return Big(i + kWritten); },
+                false) &&
             Holds(api, small, kSmall, Small, true);
   std::printf("fake_app: ipc serve saw %s\n", ok ? "ok" : "bad");
   std::fflush(stdout);
