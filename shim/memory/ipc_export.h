@@ -23,9 +23,9 @@ class IpcExports {
 
   // Publishes the region at `base`, backed by `n` physical handles of bytes[i] each, in
   // address order (created with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR). Publishing a base
-  // again replaces its record. CUDA_SUCCESS with *nonce (this process's secret, ipc_wire.h);
-  // CUDA_ERROR_NOT_SUPPORTED when the driver cannot export handles or the socket or thread
-  // cannot be made; CUDA_ERROR_OUT_OF_MEMORY.
+  // again replaces its record. CUDA_SUCCESS with *nonce (random per process, part of the socket's
+  // name: ipc_wire.h); CUDA_ERROR_NOT_SUPPORTED when the driver cannot export handles or the socket
+  // or thread cannot be made; CUDA_ERROR_OUT_OF_MEMORY.
   CUresult Publish(uint64_t base, int n, const uint64_t* bytes,
                    const CUmemGenericAllocationHandle* handles, uint64_t* nonce) EXCLUDES(mu_);
   // The region at `base` is being freed: later requests for it are refused. Waits for an

@@ -66,7 +66,6 @@ CUresult MapFromExporter(const IpcWireHandle& w, CUdeviceptr va, int device, uin
   socklen_t len = IpcSocketAddress(w.pid, w.nonce, &addr);
   IpcRequest req{};
   std::memcpy(req.magic, kIpcMagic, sizeof kIpcMagic);
-  req.nonce = w.nonce;
   req.base = w.base;
   if (connect(sock, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
       send(sock, &req, sizeof req, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof req)) {

@@ -24,7 +24,7 @@ struct IpcWireHandle {
   char magic[8];
   uint32_t pid;     // the exporting process
   int32_t device;   // the exporter's device ordinal
-  uint64_t nonce;   // the exporter's secret: a handle outliving its process (pid reused) fails
+  uint64_t nonce;   // random per exporting process: a handle outliving it (pid reused) fails
   uint64_t base;    // the region's base address in the exporter
   uint64_t size;    // bytes the importer maps (whole 2 MiB units)
   uint64_t offset;  // where the allocation starts in the region (a slab's block)
@@ -49,7 +49,9 @@ inline bool DecodeIpcHandle(const gs_cuda::CUipcMemHandle_v1& h, IpcWireHandle* 
 }
 
 // The exporter's socket: an abstract AF_UNIX name (unix(7)), so nothing is left in the file
-// system when the process dies. Returns the address length for bind/connect.
+// system when the process dies. The name, nonce included, is no secret (/proc/net/unix lists
+// it): the exporter answers only its own user and root (SO_PEERCRED), who could read its
+// memory anyway. Returns the address length for bind/connect.
 inline socklen_t IpcSocketAddress(uint32_t pid, uint64_t nonce, sockaddr_un* addr) {
   std::memset(addr, 0, sizeof *addr);
   addr->sun_family = AF_UNIX;
@@ -58,10 +60,9 @@ inline socklen_t IpcSocketAddress(uint32_t pid, uint64_t nonce, sockaddr_un* add
   return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
 }
 
-// Importer -> exporter, one SOCK_SEQPACKET message.
+// Importer -> exporter, one SOCK_SEQPACKET message (the socket's name holds the nonce).
 struct IpcRequest {
   char magic[8];
-  uint64_t nonce;
   uint64_t base;
 };
 

@@ -86,6 +86,7 @@ class FakeVmmTest(TestCase):
         r = self.h.gshare("run", "--", "sh", "-c", script, "sh", FAKE_APP, d)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr + self.h.diagnostics())
         self.assertIn("fake_app: ipc serve 0 0", r.stdout)
+        self.assertIn("fake_app: ipc open forged 400", r.stdout)  # CUDA_ERROR_INVALID_HANDLE
         self.assertIn("fake_app: ipc open read ok same yes", r.stdout)
         self.assertIn("fake_app: ipc open closed 1", r.stdout)  # not open any more
         self.assertIn("fake_app: ipc serve saw ok", r.stdout)

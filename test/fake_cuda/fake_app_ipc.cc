@@ -118,7 +118,14 @@ void IpcOpen(const Api& api, const std::string& dir) {
   CUipcMemHandle_v1 hb = FromHex(tb), hs = FromHex(ts);
   auto open = Need(api.IpcOpenMemHandle, "cuIpcOpenMemHandle");
   CUdeviceptr big = 0, again = 0, small = 0;
-  CUresult r = open(&big, hb, 1);
+  // A handle with one bit of its exporter's nonce changed (gshare's handles carry it at byte
+  // 16), as a handle of an earlier process with the same pid: it must not open.
+  CUipcMemHandle_v1 forged = hb;
+  forged.reserved[16] = static_cast<char>(forged.reserved[16] ^ 1);
+  CUresult r = open(&big, forged, 1);
+  std::printf("fake_app: ipc open forged %d\n", static_cast<int>(r));
+  std::fflush(stdout);
+  r = open(&big, hb, 1);
   if (r != CUDA_SUCCESS) Fail("IpcOpenMemHandle", r);
   r = open(&again, hb, 1);
   if (r != CUDA_SUCCESS) Fail("IpcOpenMemHandle", r);

@@ -8,8 +8,8 @@
 // PyTorch's expandable segments use it: handles mapped one after another into one reservation
 // with access set over the range in one call, a segment that is mapped and unmapped again
 // every other cycle (after the sleep, when the lease may be elsewhere), a handle released right
-// after mapping (its mapping keeps it alive) and one exported as a file descriptor. Main thread
-// only.
+// after mapping (its mapping keeps it alive) and one exported as a file descriptor; one
+// cuMemAlloc buffer is exported through legacy IPC. Main thread only.
 #include <unistd.h>
 
 #include <algorithm>
@@ -228,6 +228,14 @@ std::vector<Buffer> Allocate(const Api& api, CUstream stream, CUdevice dev, size
   out.push_back(Buffer{How::kPitch, pitch * height, pitched, 0});
   alloc_async(256 * 1024 + 3);
   alloc(3 * kMiB);
+  // Shared with other processes through legacy IPC, as PyTorch shares a tensor: under the swap
+  // engine it stays resident from now on, as fixed memory (a region of 4 MiB). The managed
+  // engine refuses (CUDA_ERROR_NOT_SUPPORTED).
+  CUipcMemHandle_v1 ipc{};
+  CUresult ipc_result = Need(api.IpcGetMemHandle, "cuIpcGetMemHandle")(&ipc, out.back().ptr);
+  if (ipc_result != CUDA_SUCCESS && ipc_result != CUDA_ERROR_NOT_SUPPORTED) {
+    Fail("swap-check-ipc", ipc_result);
+  }
   CUmemoryPool pool = nullptr;
   CALL(DeviceGetDefaultMemPool, &pool, dev);
   CUdeviceptr pooled = 0;
