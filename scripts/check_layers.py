@@ -12,7 +12,9 @@ header. Rules:
   - a project header is named as its include path names it: quoted, no "..";
   - src/policy/ includes no header that does I/O (IO_HEADERS) and reads no clock of its own
     (POLICY_CALLS): time comes in as arguments;
-  - shim/ reaches only shim/ and include/gshare/, never src/.
+  - shim/ reaches only shim/ and include/gshare/, never src/; its folders are layers too,
+    bottom up SHIM_FOLDERS (driver/, memory/, lease/, hooks/): each includes its own folder,
+    the folders below it and the headers at shim/'s root, never a folder above it.
 Exit status 0 when all hold, 1 with one line per problem ("file:line: ...") otherwise.
 Usage: scripts/check_layers.py [REPO_ROOT]
 """
@@ -34,6 +36,9 @@ ALLOWED = {
     **{wing: DAEMON_USES | set(DAEMON_WINGS[:i]) for i, wing in enumerate(DAEMON_WINGS)},
     "cli": DAEMON_USES | set(DAEMON_WINGS),
 }
+# The shim's folders, bottom up: each may include the folders before it, never one after. The
+# headers at shim/'s root (mutex.h, shim_log.h, thread_annotations.h) are everyone's.
+SHIM_FOLDERS = ["driver", "memory", "lease", "hooks"]
 # Policy decides; it does not touch files, sockets, processes, threads, clocks of its own or logs.
 IO_HEADERS = {
     "fstream", "iostream", "cstdio", "stdio.h", "filesystem", "ctime", "time.h", "thread",
@@ -45,7 +50,6 @@ IO_PREFIXES = ("sys/", "spdlog/", "linux/", "netinet/", "arpa/")
 # A clock read or the environment inside policy: the caller's to give.
 POLICY_CALLS = re.compile(r"\b(steady_clock|system_clock|high_resolution_clock)::now\b|"
                           r"\b(getenv|clock_gettime|gettimeofday)\s*\(")
-SHIM_FOLDERS = {"hooks", "lease", "memory"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
@@ -145,6 +149,11 @@ def check_shim(root, problems):
     dirs = [shim, os.path.join(root, "include")]
     for path in sources(shim):
         rel = os.path.relpath(path, shim)
+        parts = rel.split(os.sep)
+        folder = parts[0] if len(parts) > 1 else ""
+        if folder and folder not in SHIM_FOLDERS:
+            problems.append("shim/%s: a file outside the shim's folders %s" % (rel, SHIM_FOLDERS))
+            continue
         for n, kind, name in includes(path):
             target = resolve(path, kind, name, dirs)
             if target is None:
@@ -154,6 +163,12 @@ def check_shim(root, problems):
                 if not spelled_as_reached(kind, name, target, dirs):
                     problems.append('shim/%s:%d: name "%s" as its folder and file, quoted (it is '
                                     '%s)' % (rel, n, name, os.path.relpath(target, root)))
+                if where_to == "shim" and sub in SHIM_FOLDERS and (
+                        not folder or SHIM_FOLDERS.index(sub) > SHIM_FOLDERS.index(folder)):
+                    problems.append("shim/%s:%d: shim/%s may not include %s (a folder above "
+                                    "it; bottom up: %s)" % (rel, n, folder or ".",
+                                                            os.path.relpath(target, root),
+                                                            ", ".join(SHIM_FOLDERS)))
                 continue
             problems.append("shim/%s:%d: the shim includes only shim/ and include/gshare/, not %s"
                             % (rel, n, os.path.relpath(target, root)))

@@ -25,8 +25,12 @@ CLEAN = {
                                   '#include "gshare/protocol.h"\n',
     "src/cli/cmd_daemon.cc": '#include "daemon/server/daemon.h"\n#include "daemon/state/job_table.h"\n',
     "shim/mutex.h": "#pragma once\n",
-    "shim/lease/lease.h": '#pragma once\n#include "mutex.h"\n#include "gshare/protocol.h"\n',
-    "shim/hooks/hooks.cc": '#include "lease/lease.h"\n#include <dlfcn.h>\n',
+    "shim/driver/real_driver.h": '#pragma once\n#include "mutex.h"\n',
+    "shim/memory/swap_space.h": '#pragma once\n#include "driver/real_driver.h"\n',
+    "shim/lease/lease.h": '#pragma once\n#include "mutex.h"\n#include "gshare/protocol.h"\n'
+                          '#include "memory/swap_space.h"\n',
+    "shim/hooks/hooks.cc": '#include "lease/lease.h"\n#include "driver/real_driver.h"\n'
+                           '#include <dlfcn.h>\n',
     "test/helper.h": "#pragma once\n",
 }
 
@@ -61,6 +65,14 @@ MUTANTS = [
     ("shim/lease/lease.h", '#include "../../src/daemon/server/daemon.h"',
      "the shim includes only"),
     ("src/unknown/x.h", "#pragma once", "outside the layers"),
+    # The shim's folders: a lower one includes no higher one, however it is spelled.
+    ("shim/memory/swap_space.h", '#include "lease/lease.h"', "shim/memory may not include"),
+    ("shim/driver/real_driver.h", '#include "memory/swap_space.h"',
+     "shim/driver may not include"),
+    ("shim/driver/real_driver.h", '#include "../hooks/hooks.cc"', "shim/driver may not include"),
+    ("shim/lease/lease.h", "#include <hooks/hooks.cc>", "shim/lease may not include"),
+    ("shim/mutex.h", '#include "lease/lease.h"', "shim/. may not include"),
+    ("shim/stray/x.h", "#pragma once", "outside the shim's folders"),
 ]
 
 

@@ -25,9 +25,9 @@ flags=(-std=c++20 -fsyntax-only -Wthread-safety -Werror=thread-safety -I shim -I
        -fno-exceptions -fno-rtti -fvisibility=hidden "-DGSHARE_VERSION=\"$version\"")
 
 status=0
-for f in shim/hooks/*.cc shim/lease/*.cc shim/memory/*.cc; do
+for f in shim/driver/*.cc shim/hooks/*.cc shim/lease/*.cc shim/memory/*.cc; do
   # Not part of libgshare.so: it needs the CUDA toolkit's headers (shim/CMakeLists.txt).
-  [[ $f == shim/hooks/cuda_abi_check.cc ]] && continue
+  [[ $f == shim/driver/cuda_abi_check.cc ]] && continue
   out=$("$cxx" "${flags[@]}" "$f" 2>&1)
   rc=$?
   n=$(grep -cE '(warning|error):' <<<"$out")

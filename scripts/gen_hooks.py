@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate shim/hooks/hooks.def, the one list every shim table is built from.
+"""Generate shim/driver/hooks.def, the one list every shim table is built from.
 
 Inputs (a CUDA toolkit, only needed when the list is regenerated, not to build):
   - the export names of libcuda (from the toolkit's stub library, `nm -D`),
@@ -10,7 +10,7 @@ Rule for picking the typedef of export E (documented in cudaTypedefs.h by exampl
   _vN suffix; of the typedefs PFN_<root>_v<ver> sorted by ver, the unsuffixed name takes
   the first, _v2 the second, _v3 the third (CUDA adds one typedef per ABI revision).
 
-Usage: scripts/gen_hooks.py [CUDA_HOME] > shim/hooks/hooks.def
+Usage: scripts/gen_hooks.py [CUDA_HOME] > shim/driver/hooks.def
 """
 import re
 import subprocess

@@ -8,7 +8,7 @@
 #include <atomic>
 
 #include "hooks/nvml_view.h"
-#include "hooks/real_driver.h"
+#include "driver/real_driver.h"
 
 namespace gshare::shim {
 namespace {

@@ -8,15 +8,15 @@
 
 #include "memory/alloc_table.h"
 #include "memory/ipc_import.h"
-#include "hooks/census.h"
-#include "hooks/context_registry.h"
+#include "driver/census.h"
+#include "driver/context_registry.h"
 #include "lease/inflight_window.h"
 #include "lease/priority_lane.h"
 #include "lease/priority_window.h"
 #include "lease/sm_partition.h"
-#include "hooks/hook_decls.h"
+#include "driver/hook_decls.h"
 #include "lease/lease_client.h"
-#include "hooks/real_driver.h"
+#include "driver/real_driver.h"
 #include "shim_log.h"
 #include "memory/managed_space.h"
 #include "memory/memory_engine.h"
@@ -546,6 +546,6 @@ extern "C" __attribute__((visibility("default"))) const char gshare_shim_version
 
 namespace gs_cuda {
 #define GS_HOOK(kind, name, pfn, params, args) GS_HOOK_##kind(name, params, args)
-#include "hooks/hooks.def"
+#include "driver/hooks.def"
 #undef GS_HOOK
 }  // namespace gs_cuda

@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "hooks/context_registry.h"
-#include "hooks/real_driver.h"
+#include "driver/context_registry.h"
+#include "driver/real_driver.h"
 #include "lease/memory_view.h"
 #include "memory/memory_engine.h"
 

@@ -3,8 +3,8 @@
 // Any submitting thread; EnsureEvents under the caller's ring lock.
 #pragma once
 
-#include "hooks/cuda_abi.h"
-#include "hooks/real_driver.h"
+#include "driver/cuda_abi.h"
+#include "driver/real_driver.h"
 #include "memory/vmm_driver.h"
 
 namespace gshare::shim {

@@ -3,8 +3,8 @@
 
 #include <cstdlib>
 
-#include "hooks/context_registry.h"
-#include "hooks/real_driver.h"
+#include "driver/context_registry.h"
+#include "driver/real_driver.h"
 #include "lease/event_ring.h"
 #include "memory/vmm_driver.h"
 #include "mutex.h"

@@ -9,7 +9,7 @@
 
 #include <atomic>
 
-#include "hooks/cuda_abi.h"
+#include "driver/cuda_abi.h"
 
 namespace gshare::shim {
 

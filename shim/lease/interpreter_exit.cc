@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-#include "hooks/real_driver.h"
+#include "driver/real_driver.h"
 
 namespace gshare::shim {
 namespace {

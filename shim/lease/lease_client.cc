@@ -26,13 +26,13 @@
 #include <cstring>
 
 #include "gshare/protocol.h"
-#include "hooks/census.h"
+#include "driver/census.h"
 #include "lease/daemon_liveness.h"
 #include "lease/inflight_window.h"
 #include "lease/priority_lane.h"
 #include "lease/priority_window.h"
 #include "lease/sm_partition.h"
-#include "hooks/real_driver.h"
+#include "driver/real_driver.h"
 #include "shim_log.h"
 #include "memory/memory_engine.h"
 #include "memory/swap_space.h"

@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "lease/device_gate.h"
-#include "hooks/context_registry.h"
+#include "driver/context_registry.h"
 #include "lease/gap_watch.h"
 #include "lease/priority_lane.h"
 

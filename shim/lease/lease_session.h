@@ -12,7 +12,7 @@
 #include <type_traits>
 
 #include "gshare/protocol.h"
-#include "hooks/context_registry.h"
+#include "driver/context_registry.h"
 #include "lease/device_gate.h"
 #include "lease/gap_predictor.h"
 #include "lease/lease_seams.h"

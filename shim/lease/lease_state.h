@@ -14,7 +14,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "hooks/context_registry.h"
+#include "driver/context_registry.h"
 #include "lease/device_gate.h"
 #include "lease/gap_predictor.h"
 #include "lease/lease_session.h"

@@ -28,7 +28,7 @@
 #include <cstdint>
 
 #include "gshare/priority_board.h"
-#include "hooks/context_registry.h"
+#include "driver/context_registry.h"
 #include "lease/quiet_forecast.h"
 
 namespace gshare::shim {

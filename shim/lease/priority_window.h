@@ -12,9 +12,9 @@
 #include <cstdint>
 
 #include "gshare/priority_board.h"
-#include "hooks/context_registry.h"
-#include "hooks/cuda_abi.h"
-#include "hooks/real_driver.h"
+#include "driver/context_registry.h"
+#include "driver/cuda_abi.h"
+#include "driver/real_driver.h"
 #include "lease/kernel_costs.h"
 #include "lease/quiet_forecast.h"
 #include "mutex.h"

@@ -10,9 +10,9 @@
 
 #include <atomic>
 
-#include "hooks/context_registry.h"
-#include "hooks/cuda_abi.h"
-#include "hooks/real_driver.h"
+#include "driver/context_registry.h"
+#include "driver/cuda_abi.h"
+#include "driver/real_driver.h"
 #include "mutex.h"
 
 namespace gshare::shim {
@@ -87,7 +87,7 @@ class SmPartitions {
 
 // The shim's table: Extras() and GSHARE_PRIORITY_SM_PCT (1..99; 0 or 100: no partition;
 // unset: kDefaultBusySmPct), read at first use. Enter also counts the moved launches for the
-// census (hooks/census.h).
+// census (driver/census.h).
 class SmPartition {
  public:
   static bool Possible(int device);

@@ -2,8 +2,8 @@
 // points and GSHARE_PRIORITY_SM_PCT.
 #include <cstdlib>
 
-#include "hooks/census.h"
-#include "hooks/real_driver.h"
+#include "driver/census.h"
+#include "driver/real_driver.h"
 #include "lease/sm_partition.h"
 
 namespace gshare::shim {

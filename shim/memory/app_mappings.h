@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "hooks/cuda_abi.h"
+#include "driver/cuda_abi.h"
 #include "memory/span_index.h"
 #include "memory/swap_records.h"
 

@@ -6,8 +6,8 @@
 
 #include <cstdlib>
 
-#include "hooks/cuda_abi.h"
-#include "hooks/real_driver.h"
+#include "driver/cuda_abi.h"
+#include "driver/real_driver.h"
 #include "memory/vmm_driver.h"
 
 namespace gshare::shim {

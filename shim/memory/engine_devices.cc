@@ -1,7 +1,7 @@
 // The swap engine's contexts, streams and batch events (engine_devices.h).
 #include "memory/engine_devices.h"
 
-#include "hooks/real_driver.h"
+#include "driver/real_driver.h"
 #include "memory/vmm_driver.h"
 
 namespace gshare::shim {

@@ -5,8 +5,8 @@
 // SwapSpace::ContextUnlocked). Errors: Enter returns false; what cannot be created is nullptr.
 #pragma once
 
-#include "hooks/context_registry.h"
-#include "hooks/cuda_abi.h"
+#include "driver/context_registry.h"
+#include "driver/cuda_abi.h"
 
 namespace gshare::shim {
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "hooks/real_driver.h"
+#include "driver/real_driver.h"
 #include "memory/ipc_wire.h"
 #include "memory/vmm_driver.h"
 

@@ -15,7 +15,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "hooks/cuda_abi.h"
+#include "driver/cuda_abi.h"
 
 namespace gshare::shim {
 

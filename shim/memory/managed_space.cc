@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "memory/memory_engine.h"
-#include "hooks/real_driver.h"
+#include "driver/real_driver.h"
 #include "shim_log.h"
 #include "memory/vmm_driver.h"
 

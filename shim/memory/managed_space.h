@@ -15,8 +15,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "hooks/context_registry.h"
-#include "hooks/cuda_abi.h"
+#include "driver/context_registry.h"
+#include "driver/cuda_abi.h"
 #include "mutex.h"
 
 namespace gshare::shim {

@@ -23,8 +23,8 @@
 #include <cstdlib>
 
 #include "memory/host_pool.h"
-#include "lease/lease_client.h"
-#include "hooks/real_driver.h"
+#include "memory/memory_host.h"
+#include "driver/real_driver.h"
 #include "shim_log.h"
 #include "memory/swap_space.h"
 #include "memory/swap_space_internal.h"
@@ -101,7 +101,7 @@ bool SwapSpace::AppCreate(CUmemGenericAllocationHandle* handle, size_t size,
     std::free(app);
   }
   mu_.Unlock();
-  if (res == CUDA_SUCCESS) LeaseClient::Get().MemoryChanged(device);
+  if (res == CUDA_SUCCESS) Host().MemoryChanged(device);
   *result = res;
   return true;
 }
@@ -118,7 +118,7 @@ bool SwapSpace::AppRelease(CUmemGenericAllocationHandle h, CUresult* result) {
     }
   }
   mu_.Unlock();
-  if (r != nullptr) LeaseClient::Get().MemoryChanged(-1);
+  if (r != nullptr) Host().MemoryChanged(-1);
   return r != nullptr;
 }
 
@@ -216,7 +216,7 @@ bool SwapSpace::AppUnmap(CUdeviceptr va, size_t size, CUresult* result) {
   }
   std::free(doomed);
   mu_.Unlock();
-  LeaseClient::Get().MemoryChanged(-1);
+  Host().MemoryChanged(-1);
   *result = res;
   return true;
 }

@@ -3,7 +3,7 @@
 
 #include <cstdlib>
 
-#include "lease/lease_client.h"
+#include "memory/memory_host.h"
 #include "memory/ipc_export.h"
 #include "memory/ipc_wire.h"
 #include "memory/swap_space.h"
@@ -56,7 +56,7 @@ bool SwapSpace::IpcPin(CUdeviceptr p, CUipcMemHandle_v1* handle, CUresult* resul
     }
   }
   mu_.Unlock();
-  if (*result == CUDA_SUCCESS) LeaseClient::Get().MemoryChanged(device);
+  if (*result == CUDA_SUCCESS) Host().MemoryChanged(device);
   return true;
 }
 

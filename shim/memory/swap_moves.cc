@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "lease/lease_client.h"
-#include "hooks/real_driver.h"
+#include "memory/memory_host.h"
+#include "driver/real_driver.h"
 #include "shim_log.h"
 #include "memory/swap_space.h"
 #include "memory/swap_space_internal.h"
@@ -243,6 +243,10 @@ CUresult SwapSpace::ResidentLocked(Region& r) {
   const VmmDriver& v = *Vmm();
   CUstream s = devices_.Stream(r.device);
   CUresult res = CUDA_SUCCESS;
+  // A chunk that finds the GPU full waits for room as an allocation does (another job may
+  // hold the GPU while this one exports its memory), asking the daemon for the region.
+  RoomWait wait(swap_internal::kAllocWaitNs, swap_internal::NowNs());
+  bool demanded = false;
   for (int i = 0; i < r.nchunks && res == CUDA_SUCCESS; ++i) {
     Chunk& c = r.chunks[i];
     if (c.state == swap_internal::kResident) {
@@ -251,6 +255,22 @@ CUresult SwapSpace::ResidentLocked(Region& r) {
       continue;
     }
     res = BackChunk(r, c);
+    if (res == CUDA_ERROR_OUT_OF_MEMORY &&
+        wait.KeepWaiting(swap_internal::NowNs(), swap_internal::FreeDeviceBytes)) {
+      if (!demanded) Host().SetDemand(r.device, r.size);
+      demanded = true;
+      EngineDevices::Leave();
+      mu_.Unlock();
+      swap_internal::SleepNs(2'000'000);
+      mu_.Lock();
+      if (!devices_.Enter(r.device)) {
+        if (demanded) Host().SetDemand(r.device, 0);
+        return CUDA_ERROR_INVALID_CONTEXT;
+      }
+      res = CUDA_SUCCESS;
+      i = -1;  // an eviction meanwhile may have moved chunks already back: look again
+      continue;
+    }
     if (res == CUDA_SUCCESS && c.host != nullptr) {
       res = v.cuMemcpyHtoDAsync_v2(r.base + c.offset, c.host, c.bytes, s);
       if (res == CUDA_SUCCESS) res = v.cuStreamSynchronize(s);
@@ -262,6 +282,7 @@ CUresult SwapSpace::ResidentLocked(Region& r) {
     }
     if (res == CUDA_SUCCESS) c.state = swap_internal::kResident;
   }
+  if (demanded) Host().SetDemand(r.device, 0);
   EngineDevices::Leave();
   return res;
 }
@@ -270,7 +291,7 @@ void SwapSpace::MarkExportedLocked(Region& r) {
   if (r.exported) return;
   r.exported = true;
   allocated_[r.device] -= r.size;
-  LeaseClient::Get().AddDeviceBytes(r.device, static_cast<int64_t>(r.size));
+  Host().AddFixedBytes(r.device, static_cast<int64_t>(r.size));
 }
 
 SwapStats SwapSpace::Stats(int device) {
@@ -324,7 +345,7 @@ void* SwapSpace::PrepareThread(void* arg) {
       step = std::min(got + kPrepareStepBytes, target);
       uint64_t before = got;
       got = self->pool_.Grow(step);  // short of `step`: cannot pin more, the loop ends
-      if (got > before) LeaseClient::Get().MemoryChanged(-1);
+      if (got > before) Host().MemoryChanged(-1);
     }
     swap_internal::TraceMove("pin", got > had ? got - had : 0, start, got);
     if (pushed) EngineDevices::Leave();

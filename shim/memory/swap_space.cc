@@ -8,10 +8,10 @@
 
 #include <cstdlib>
 
-#include "lease/lease_client.h"
+#include "memory/memory_host.h"
 #include "memory/ipc_export.h"
 #include "memory/memory_engine.h"
-#include "hooks/real_driver.h"
+#include "driver/real_driver.h"
 #include "shim_log.h"
 #include "memory/vmm_driver.h"
 
@@ -135,7 +135,7 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, 
   for (int i = 0; i < n && Running(device); ++i) {
     Chunk& c = chunks[i];
     for (;;) {
-      GateOf(device).MarkActive();
+      Host().MarkActive(device);
       res = BackChunk(*r, c);
       if (res == CUDA_SUCCESS) {
         c.state = kResident;
@@ -147,7 +147,7 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, 
         // region is counted once inserted), so the daemon must see all of it as wanted, or it
         // may think the jobs fit and keep a shared GPU on which this allocation never fits,
         // leaving it to wait for the other job to end (docs/memory.md, "How `swap` works").
-        LeaseClient::Get().SetDemand(device, size);
+        Host().SetDemand(device, size);
         demanded = true;
       }
       mu_.Unlock();
@@ -160,7 +160,7 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, 
     }
     if (res != CUDA_SUCCESS) break;
   }
-  if (demanded) LeaseClient::Get().SetDemand(device, 0);
+  if (demanded) Host().SetDemand(device, 0);
   if (res == CUDA_SUCCESS && !regions_.Insert(r)) res = CUDA_ERROR_OUT_OF_MEMORY;
   if (res != CUDA_SUCCESS) {
     for (int i = 0; i < n; ++i) {
@@ -179,9 +179,9 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, 
 bool swap_internal::CanEverFit(int device, uint64_t bytes, uint64_t allocated) {
   uint64_t total = DeviceTotalBytes(device);
   if (total == 0) return true;
-  uint64_t others = LeaseClient::Get().OthersFixed(device) + ContextReserve(total);
+  uint64_t others = Host().OthersFixed(device) + ContextReserve(total);
   uint64_t room = total > others ? total - others : 0;
-  int64_t fixed = LeaseClient::Get().DeviceBytes(device);
+  int64_t fixed = Host().FixedBytes(device);
   uint64_t own = allocated + (fixed > 0 ? static_cast<uint64_t>(fixed) : 0);
   if (own + RoundUp(bytes, kGranule) <= room) return true;
   Warn(
@@ -201,7 +201,7 @@ void SwapSpace::FreeRegionLocked(Region* r) {
   Vmm()->cuMemAddressFree(r->base, r->size);
   if (r->exported && r->app == nullptr) IpcExports::Get().Forget(r->base);
   if (r->exported) {
-    LeaseClient::Get().AddDeviceBytes(r->device, -static_cast<int64_t>(r->size));
+    Host().AddFixedBytes(r->device, -static_cast<int64_t>(r->size));
   } else {
     allocated_[r->device] -= r->size;
   }
@@ -257,7 +257,7 @@ CUresult SwapSpace::Alloc(int device, uint64_t bytes, CUdeviceptr* out) {
     if (res == CUDA_SUCCESS) *out = r->base;
   }
   mu_.Unlock();
-  if (res == CUDA_SUCCESS) LeaseClient::Get().MemoryChanged(device);
+  if (res == CUDA_SUCCESS) Host().MemoryChanged(device);
   return res;
 }
 
@@ -281,7 +281,7 @@ bool SwapSpace::Free(CUdeviceptr p, CUresult* result) {
     FreeRegionLocked(r);
   }
   mu_.Unlock();
-  LeaseClient::Get().MemoryChanged(-1);
+  Host().MemoryChanged(-1);
   return true;
 }
 

@@ -28,8 +28,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "hooks/context_registry.h"
-#include "hooks/cuda_abi.h"
+#include "driver/context_registry.h"
+#include "driver/cuda_abi.h"
 #include "memory/accepted_props.h"
 #include "memory/app_mappings.h"
 #include "memory/deferred_frees.h"
@@ -185,8 +185,10 @@ class SwapSpace {
   CUresult BackChunk(Region& r, Chunk& c) REQUIRES(mu_);
   // Unmaps and releases a mapped chunk (and the application's mappings of its handle).
   void UnbackLocked(Region& r, Chunk& c) REQUIRES(mu_);
-  // Makes every chunk of r resident now, copying evicted data back (AppPin, IpcPin). Chunks
-  // made resident before a failure stay so.
+  // Makes every chunk of r resident now, copying evicted data back (AppPin, IpcPin). A chunk
+  // that finds the GPU full waits for room (up to kAllocWaitNs, mu_ given up meanwhile: r
+  // must not be freed concurrently, which the driver leaves undefined too). Chunks made
+  // resident before a failure stay so.
   CUresult ResidentLocked(Region& r) REQUIRES(mu_);
   // r (resident) is shared from now on: fixed memory, never evicted (Region::exported).
   void MarkExportedLocked(Region& r) REQUIRES(mu_);

@@ -9,9 +9,9 @@
 
 #include <cstdint>
 
-#include "hooks/cuda_abi.h"
-#include "hooks/real_driver.h"
-#include "lease/room_wait.h"
+#include "driver/cuda_abi.h"
+#include "driver/real_driver.h"
+#include "memory/room_wait.h"
 #include "memory/host_pool.h"
 #include "memory/swap_records.h"
 #include "memory/swap_space.h"

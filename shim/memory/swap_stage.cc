@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "lease/lease_client.h"
+#include "memory/memory_host.h"
 #include "memory/swap_space.h"
 #include "memory/swap_space_internal.h"
 #include "memory/vmm_driver.h"
@@ -143,14 +143,14 @@ void* SwapSpace::StageThread(void* arg) {
       }
       if (done - reported >= HostPool::kBlockBytes) {
         reported = done;
-        LeaseClient::Get().MemoryChanged(device);
+        Host().MemoryChanged(device);
       }
       // At most kStageBytesPerSec since the start.
       const int64_t due = start + static_cast<int64_t>(done * 1e9 / kStageBytesPerSec);
       const int64_t now = swap_internal::NowNs();
       if (due > now) swap_internal::SleepNs(due - now);
     }
-    LeaseClient::Get().MemoryChanged(device);
+    Host().MemoryChanged(device);
     if (swap_internal::TraceOn()) {
       swap_internal::TraceMove("stage", done, start, self->pool_.pinned());
     }

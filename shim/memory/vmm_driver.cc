@@ -7,8 +7,8 @@
 #include <atomic>
 #include <type_traits>
 
-#include "hooks/context_registry.h"
-#include "hooks/real_driver.h"
+#include "driver/context_registry.h"
+#include "driver/real_driver.h"
 
 namespace gshare::shim {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "hooks/cuda_abi.h"
+#include "driver/cuda_abi.h"
 
 namespace gshare::shim {
 

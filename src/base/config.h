@@ -22,7 +22,7 @@ inline constexpr int kMaxPriority = 1000;
 
 // Bounds of the keys whose values past them would stall or flood the arbiter (docs/cli.md
 // "Config bounds"); LoadConfig refuses a value outside, naming the key, file and range.
-// [queue] gpus: the shim tracks at most 64 devices (shim/hooks/context_registry.h).
+// [queue] gpus: the shim tracks at most 64 devices (shim/driver/context_registry.h).
 inline constexpr int kMaxQueueGpus = 64;
 // [queue] max_running, per GPU: each job holds a CUDA context (0.5-0.85 GiB measured), so a
 // 141 GB GPU holds a few hundred; more is a typo.

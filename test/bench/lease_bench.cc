@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../shim/hooks/cuda_abi.h"
+#include "../../shim/driver/cuda_abi.h"
 
 using namespace gs_cuda;
 

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "hooks/cuda_abi.h"
+#include "driver/cuda_abi.h"
 
 using namespace gs_cuda;
 

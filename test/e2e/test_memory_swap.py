@@ -264,7 +264,9 @@ class MemorySwapTest(TestCase):
         self.assert_swap_ok(h, job, cycles=3)
         m = used.search(job.stdout)
         self.assertIsNotNone(m, job.stdout)
-        self.assertLess(int(m.group(1)), 4 * MIB, job.stdout)
+        # What stays is what the job shares with other processes (its exported handle, 2 MiB,
+        # and its buffer with a legacy IPC handle, 4 MiB): another process may still map it.
+        self.assertLessEqual(int(m.group(1)), 6 * MIB, job.stdout)
 
         env = dict(h.env, LD_PRELOAD=SHIM, GSHARE_SOCKET=os.path.join(h.tmp, "nobody.sock"),
                    GSHARE_MEMORY="swap")

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "hooks/cuda_abi.h"
+#include "driver/cuda_abi.h"
 
 namespace gs_cuda::fake {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "context.h"
-#include "hooks/cuda_abi.h"
+#include "driver/cuda_abi.h"
 #include "physical_gpus.h"
 
 namespace gs_cuda::fake {

@@ -1,10 +1,10 @@
 // Every entry point the fake libcuda.so.1 exports, declared with the gs_cuda ABI types: the
-// rows of shim/hooks/hooks.def plus FAKE_CUDA_EXTRA_EXPORTS below (the calls a job needs around
+// rows of shim/driver/hooks.def plus FAKE_CUDA_EXTRA_EXPORTS below (the calls a job needs around
 // its submissions). Shared by the fake (which defines them) and fake_app (which calls them or
 // takes their types). Declarations only: any thread.
 #pragma once
 
-#include "hooks/cuda_abi.h"
+#include "driver/cuda_abi.h"
 
 namespace gs_cuda {
 
@@ -159,7 +159,7 @@ static_assert(sizeof(CUmemPoolProps) == 88, "cuda.h's CUmemPoolProps_v1 is 88 by
 
 extern "C" {
 #define GS_HOOK(kind, name, pfn, params, args) FAKE_CUDA_API CUresult name params noexcept;
-#include "hooks/hooks.def"
+#include "driver/hooks.def"
 #undef GS_HOOK
 #define FAKE_CUDA_DECLARE(name, version, params) FAKE_CUDA_API CUresult name params noexcept;
 FAKE_CUDA_EXTRA_EXPORTS(FAKE_CUDA_DECLARE)

@@ -1,4 +1,4 @@
-// The GATE rows of shim/hooks/hooks.def: every submission export, generated from the X-macro and
+// The GATE rows of shim/driver/hooks.def: every submission export, generated from the X-macro and
 // implemented once, generically. The op's log kind comes from the export's name; its stream,
 // kernel duration and body come from the argument types (see ArgScan and WorkOf below). A copy
 // or set checks its device bytes against the VMM mappings (vmm.h) when submitted and again when
@@ -237,7 +237,7 @@ extern "C" {
 #define FAKE_GATE_ADDRRANGE(name, params, args)
 #define FAKE_GATE_SYNC(name, params, args)
 #define FAKE_GATE_QUERY(name, params, args)
-#include "hooks/hooks.def"
+#include "driver/hooks.def"
 #undef GS_HOOK
 
 }  // extern "C"

@@ -1,4 +1,4 @@
-// Stream capture and graphs: the CAPTURE_* rows of shim/hooks/hooks.def, cuStreamIsCapturing, and
+// Stream capture and graphs: the CAPTURE_* rows of shim/driver/hooks.def, cuStreamIsCapturing, and
 // the graph calls a capturing job makes (create, instantiate, destroy). cuGraphLaunch itself is a
 // GATE row (gate_exports.cc) that runs MakeGraphLaunchOp below.
 #include <cstring>

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "hooks/cuda_abi.h"
+#include "driver/cuda_abi.h"
 
 namespace gs_cuda::fake {
 

@@ -1,5 +1,5 @@
 // Memory exports of the fake driver: the ALLOC/ALLOCPITCH/ALLOCMANAGED/FREE/IPCEXPORT rows of
-// shim/hooks/hooks.def, cuMemGetInfo and cuMemGetAddressRange. Device memory is host memory
+// shim/driver/hooks.def, cuMemGetInfo and cuMemGetAddressRange. Device memory is host memory
 // (memory.h). Stream-ordered allocation is in pool.cc, cuMemCreate and the other VMM calls in
 // vmm.cc, pinned host memory in host_memory.cc.
 #include <cstring>

@@ -1,7 +1,7 @@
 // Stream-ordered memory pools of the fake (pool.cc). Any thread.
 #pragma once
 
-#include "hooks/cuda_abi.h"
+#include "driver/cuda_abi.h"
 
 namespace gs_cuda::fake {
 

@@ -51,7 +51,7 @@ struct ProcEntry {
 #define FAKE_COUNT_ROW(...) +1
 constexpr size_t kEntryCount = 0
 #define GS_HOOK FAKE_COUNT_ROW
-#include "hooks/hooks.def"
+#include "driver/hooks.def"
 #undef GS_HOOK
                                FAKE_CUDA_EXTRA_EXPORTS(FAKE_COUNT_ROW) +
                                1;  // + the cuGraphInstantiate alias
@@ -62,7 +62,7 @@ const ProcEntry* Table() {
   static const ProcEntry kTable[kEntryCount] = {
 #define GS_HOOK(kind, name, pfn, params, args) \
   {#name, nullptr, reinterpret_cast<void*>(&gs_cuda::name), VersionOf(#pfn)},
-#include "hooks/hooks.def"
+#include "driver/hooks.def"
 #undef GS_HOOK
 #define FAKE_ROW(name, version, params) \
   {#name, nullptr, reinterpret_cast<void*>(&gs_cuda::name), version},

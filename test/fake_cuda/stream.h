@@ -13,7 +13,7 @@
 #include <memory>
 #include <mutex>
 
-#include "hooks/cuda_abi.h"
+#include "driver/cuda_abi.h"
 
 namespace gs_cuda::fake {
 

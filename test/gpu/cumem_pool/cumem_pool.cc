@@ -7,7 +7,7 @@
 #include <mutex>
 #include <vector>
 
-#include "hooks/cuda_abi.h"
+#include "driver/cuda_abi.h"
 
 namespace {
 

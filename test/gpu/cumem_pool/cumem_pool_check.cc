@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "cumem_pool.h"
-#include "hooks/cuda_abi.h"
+#include "driver/cuda_abi.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // The swap engine's wait for room another process gives up: on while the GPU's free memory
 // reaches new highs, over `stall` after the last one.
-#include "lease/room_wait.h"
+#include "memory/room_wait.h"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // Loads the real driver and builds the reverse pointer map used by cuGetProcAddress.
-#include "hooks/real_driver.h"
+#include "driver/real_driver.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -10,8 +10,8 @@
 #include <string_view>
 #include <type_traits>
 
-#include "hooks/census.h"
-#include "hooks/hook_decls.h"
+#include "driver/census.h"
+#include "driver/hook_decls.h"
 #include "shim_log.h"
 
 namespace gshare::shim {
@@ -26,7 +26,7 @@ struct Names {
 #define GS_HOOK(kind, name, pfn, params, args) \
   {#name, reinterpret_cast<void*>(&gs_cuda::name), std::string_view(#kind) == "GATE"},
 const Names kHooks[] = {
-#include "hooks/hooks.def"
+#include "driver/hooks.def"
 };
 #undef GS_HOOK
 static_assert(sizeof(kHooks) / sizeof(kHooks[0]) == kNumHooks);

@@ -9,7 +9,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "hooks/real_driver.h"
+#include "driver/real_driver.h"
 
 namespace gshare::shim {
 

@@ -1,5 +1,5 @@
 // Census counters and their dump at process exit.
-#include "hooks/census.h"
+#include "driver/census.h"
 
 #include <fcntl.h>
 #include <unistd.h>

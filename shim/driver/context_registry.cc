@@ -1,7 +1,7 @@
 // Context bookkeeping for the gate and the release synchronization.
-#include "hooks/context_registry.h"
+#include "driver/context_registry.h"
 
-#include "hooks/real_driver.h"
+#include "driver/real_driver.h"
 
 namespace gshare::shim {
 namespace {

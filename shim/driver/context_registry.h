@@ -6,7 +6,7 @@
 
 #include <atomic>
 
-#include "hooks/cuda_abi.h"
+#include "driver/cuda_abi.h"
 #include "mutex.h"
 
 namespace gshare::shim {

@@ -2,12 +2,12 @@
 // Included by the files that define or take the address of the hooks. Any thread.
 #pragma once
 
-#include "hooks/cuda_abi.h"
+#include "driver/cuda_abi.h"
 
 namespace gs_cuda {
 extern "C" {
 #define GS_HOOK(kind, name, pfn, params, args) CUresult name params noexcept;
-#include "hooks/hooks.def"
+#include "driver/hooks.def"
 #undef GS_HOOK
 }
 }  // namespace gs_cuda

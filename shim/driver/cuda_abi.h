@@ -1,6 +1,6 @@
 // The CUDA driver ABI as the shim and the fake driver see it: the types, constants and
 // entry points they use, declared here so that neither needs the CUDA toolkit to build.
-// Names and layouts follow cuda.h (CUDA 13.0); shim/hooks/cuda_abi_check.cc proves they agree
+// Names and layouts follow cuda.h (CUDA 13.0); shim/driver/cuda_abi_check.cc proves they agree
 // with cuda.h whenever a toolkit is installed. Plain declarations: any thread.
 #pragma once
 

@@ -5,7 +5,7 @@
 // and HookOfName(), which touch only static tables.
 #pragma once
 
-#include "hooks/cuda_abi.h"
+#include "driver/cuda_abi.h"
 
 namespace gshare::shim {
 
@@ -13,7 +13,7 @@ using namespace gs_cuda;
 
 enum HookId : int {
 #define GS_HOOK(kind, name, pfn, params, args) kHook_##name,
-#include "hooks/hooks.def"
+#include "driver/hooks.def"
 #undef GS_HOOK
   kNumHooks
 };

@@ -1,4 +1,4 @@
-// Compile-time proof that shim/hooks/cuda_abi.h and every row of hooks.def agree with the CUDA
+// Compile-time proof that shim/driver/cuda_abi.h and every row of hooks.def agree with the CUDA
 // toolkit's cuda.h / cudaTypedefs.h. Built (never linked) only where a toolkit exists.
 // __CUDA_API_VERSION_INTERNAL exposes the typedefs of the legacy (pre-3.2) exports too.
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -8,11 +8,11 @@
 #include <cstddef>
 #include <type_traits>
 
-#include "hooks/cuda_abi.h"
+#include "driver/cuda_abi.h"
 
 #define GS_HOOK(kind, name, pfn, params, args) \
   static_assert(std::is_same_v<pfn, CUresult(CUDAAPI*) params>, "signature of " #name);
-#include "hooks/hooks.def"
+#include "driver/hooks.def"
 #undef GS_HOOK
 
 #define GS_SAME_LAYOUT(T) \
