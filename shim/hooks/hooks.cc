@@ -261,13 +261,21 @@ void WarnIpcOnce(CUdeviceptr p) {
   }
 }
 
-// A driver allocation of `bytes`. Under the checkpoint engine one that finds the GPU full
-// waits for room, up to 30 s (as the swap engine does): it asks for the lease with the bytes
-// as its demand, and the daemon checkpoints other jobs to make room for the holder.
+// What a DRIVERALLOC call that found the GPU full asks for (GS_HOOK_DRIVERALLOC).
+inline constexpr uint64_t kDriverOwnBytes = 64ull << 20;
+
+// A driver allocation of `bytes`: memory no engine serves (under the checkpoint engine all of
+// it; under the swap engine the driver's own, DRIVERALLOC, and what cuMemCreate leaves to the
+// driver). One that finds the GPU full waits for room, up to 30 s, as the swap engine's own
+// allocations do: it asks for the lease with the bytes as its demand, and the daemon moves
+// other jobs' memory away (swaps or checkpoints it) to make room for the holder. Without
+// either engine the driver's answer stands.
 template <typename F>
 CUresult DriverAlloc(uint64_t bytes, F alloc) {
   CUresult r = alloc();
-  if (r != CUDA_ERROR_OUT_OF_MEMORY || !CheckpointEngineOn()) return r;
+  if (r != CUDA_ERROR_OUT_OF_MEMORY || (!CheckpointEngineOn() && !SwapSpace::Get().On())) {
+    return r;
+  }
   int device = CurrentDeviceOrZero();
   LeaseClient& client = LeaseClient::Get();
   client.SetDemand(device, bytes);
@@ -495,6 +503,19 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
       return CUDA_SUCCESS;                                                   \
     }                                                                        \
     return gs_real_fn args;                                                  \
+  }
+
+// Device memory the driver takes for itself: a stream, a module, a graph's instantiation
+// (CUDA Programming Guide, "Memory footprint": the driver allocates these on the device). No
+// engine serves it, so when other jobs' memory fills the GPU such a call would fail at once
+// with out of memory (an LLM service's cuStreamCreate did, docs/benchmarks.md "2026-11-29 —
+// Serving engines and multi-process jobs"); it waits for room as DriverAlloc does, asking for
+// kDriverOwnBytes (the daemon adds its growth headroom, MemoryLedger::kGrowthHeadroom).
+#define GS_HOOK_DRIVERALLOC(name, params, args)                                               \
+  GS_EXPORT CUresult name params noexcept {                                                   \
+    GS_REAL(name, params);                                                                    \
+    return ::gshare::shim::DriverAlloc(::gshare::shim::kDriverOwnBytes,                       \
+                                       [&] { return gs_real_fn args; });                      \
   }
 
 #include "hooks/memory_hooks.h"

@@ -61,8 +61,6 @@ static_assert(sizeof(CUmemPoolProps) == 88, "cuda.h's CUmemPoolProps_v1 is 88 by
   X(cuCtxPopCurrent_v2, 4000, (CUcontext * pctx))                                                 \
   X(cuCtxGetDevice, 2000, (CUdevice * device))                                                    \
   X(cuCtxSynchronize, 2000, ())                                                                   \
-  X(cuStreamCreate, 2000, (CUstream * phStream, unsigned int Flags))                              \
-  X(cuStreamCreateWithPriority, 5050, (CUstream * phStream, unsigned int flags, int priority))    \
   X(cuStreamDestroy_v2, 4000, (CUstream hStream))                                                 \
   X(cuStreamSynchronize, 2000, (CUstream hStream))                                                \
   X(cuStreamSynchronize_ptsz, 7000, (CUstream hStream))                                           \
@@ -91,7 +89,6 @@ static_assert(sizeof(CUmemPoolProps) == 88, "cuda.h's CUmemPoolProps_v1 is 88 by
     (CUstream * phStream, CUgreenCtx greenCtx, unsigned int flags, int priority))                 \
   X(cuEventElapsedTime, 2000, (float* pMilliseconds, CUevent hStart, CUevent hEnd))               \
   X(cuEventElapsedTime_v2, 12080, (float* pMilliseconds, CUevent hStart, CUevent hEnd))           \
-  X(cuModuleLoadData, 2000, (CUmodule * module, const void* image))                               \
   X(cuModuleGetFunction, 2000, (CUfunction * hfunc, CUmodule hmod, const char* name))             \
   X(cuModuleUnload, 2000, (CUmodule hmod))                                                        \
   X(cuMemGetInfo_v2, 3020, (size_t * freeBytes, size_t * totalBytes))                             \
@@ -103,14 +100,6 @@ static_assert(sizeof(CUmemPoolProps) == 88, "cuda.h's CUmemPoolProps_v1 is 88 by
   X(cuMemHostGetDevicePointer_v2, 3020, (CUdeviceptr_v2 * pdptr, void* p, unsigned int Flags))    \
   X(cuMemGetAddressRange_v2, 3020, (CUdeviceptr_v2 * pbase, size_t * psize, CUdeviceptr_v2 dptr)) \
   X(cuGraphCreate, 10000, (CUgraph * phGraph, unsigned int flags))                                \
-  X(cuGraphInstantiate, 10000,                                                                    \
-    (CUgraphExec * phGraphExec, CUgraph hGraph, CUgraphNode * phErrorNode, char* logBuffer,       \
-     size_t bufferSize))                                                                          \
-  X(cuGraphInstantiate_v2, 11000,                                                                 \
-    (CUgraphExec * phGraphExec, CUgraph hGraph, CUgraphNode * phErrorNode, char* logBuffer,       \
-     size_t bufferSize))                                                                          \
-  X(cuGraphInstantiateWithFlags, 11040,                                                           \
-    (CUgraphExec * phGraphExec, CUgraph hGraph, unsigned long long flags))                        \
   X(cuGraphExecDestroy, 10000, (CUgraphExec hGraphExec))                                          \
   X(cuGraphDestroy, 10000, (CUgraph hGraph))                                                      \
   X(cuMemGetAllocationGranularity, 10020,                                                         \

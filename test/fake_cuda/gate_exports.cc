@@ -229,6 +229,7 @@ extern "C" {
 #define FAKE_GATE_IPCEXPORT(name, params, args)
 #define FAKE_GATE_IPCOPEN(name, params, args)
 #define FAKE_GATE_IPCCLOSE(name, params, args)
+#define FAKE_GATE_DRIVERALLOC(name, params, args)
 #define FAKE_GATE_CAPTURE_BEGIN(name, params, args)
 #define FAKE_GATE_CAPTURE_END(name, params, args)
 #define FAKE_GATE_CTXDESTROY(name, params, args)

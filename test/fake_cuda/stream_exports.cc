@@ -2,7 +2,9 @@
 // events (record, query, synchronize, stream wait). Event bookkeeping runs on the stream workers
 // as internal ops, which are neither logged nor captured. The synchronizing calls return the
 // process's sticky error (driver.h) once there is one.
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -37,10 +39,23 @@ void WaitReached(EventState& st, uint64_t n) {
   st.cv.wait(lock, [&] { return st.reached >= n; });
 }
 
+// FAKE_CUDA_FAIL_STREAMCREATE_COUNT=K: the first K valid stream creations of the process fail
+// with CUDA_ERROR_OUT_OF_MEMORY, as the driver's do when the GPU has no room for a stream's
+// own memory (tests of the shim's wait for room).
+bool InjectStreamCreateFailure() {
+  static const long limit = [] {
+    const char* v = std::getenv("FAKE_CUDA_FAIL_STREAMCREATE_COUNT");
+    return v == nullptr ? 0L : std::strtol(v, nullptr, 10);
+  }();
+  static std::atomic<long> calls{0};
+  return limit > 0 && calls.fetch_add(1) < limit;
+}
+
 CUresult CreateStream(CUstream* out) {
   Context* ctx;
   if (CUresult r = CheckContext(&ctx)) return r;
   if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (InjectStreamCreateFailure()) return CUDA_ERROR_OUT_OF_MEMORY;
   Stream* s = ctx->CreateStream();
   if (s == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
   AddHandle(s, HandleKind::kStream);
