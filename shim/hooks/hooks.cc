@@ -511,11 +511,11 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
 // with out of memory (an LLM service's cuStreamCreate did, docs/benchmarks.md "2026-11-29 —
 // Serving engines and multi-process jobs"); it waits for room as DriverAlloc does, asking for
 // kDriverOwnBytes (the daemon adds its growth headroom, MemoryLedger::kGrowthHeadroom).
-#define GS_HOOK_DRIVERALLOC(name, params, args)                                               \
-  GS_EXPORT CUresult name params noexcept {                                                   \
-    GS_REAL(name, params);                                                                    \
-    return ::gshare::shim::DriverAlloc(::gshare::shim::kDriverOwnBytes,                       \
-                                       [&] { return gs_real_fn args; });                      \
+#define GS_HOOK_DRIVERALLOC(name, params, args)                          \
+  GS_EXPORT CUresult name params noexcept {                              \
+    GS_REAL(name, params);                                               \
+    return ::gshare::shim::DriverAlloc(::gshare::shim::kDriverOwnBytes,  \
+                                       [&] { return gs_real_fn args; }); \
   }
 
 #include "hooks/memory_hooks.h"
