@@ -211,8 +211,12 @@ struct MemReportMsg {
   // Of the resident bytes, those with a current copy in host memory (kSwapStage): they leave
   // the GPU without a copy when evicted, in the time it takes to unmap them.
   uint64_t staged;
+  // Of the allocated bytes that are not resident, those never backed yet (address space the
+  // swap engine reserved while the process did not run there): neither on the GPU nor in host
+  // memory. They need room at the next swap-in, but hold no host memory.
+  uint64_t fresh;
 };
-static_assert(sizeof(MemReportMsg) == 152);
+static_assert(sizeof(MemReportMsg) == 160);
 
 // Encodes a header for `type` with `length` payload bytes.
 inline FrameHeader MakeHeader(MsgType type, uint32_t length) {

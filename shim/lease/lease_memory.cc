@@ -40,6 +40,7 @@ bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
     m.swap_ns = st.swap_ns;
     m.host_bytes = swap.HostBytes();
     m.staged = st.staged;
+    m.fresh = st.fresh;
   } else if (ManagedSpace& managed = ManagedSpace::Get(); managed.On()) {
     m.engine = static_cast<uint32_t>(proto::MemoryEngine::kManaged);
     m.allocated += managed.Allocated(device);

@@ -41,6 +41,18 @@ class RegionTable {
     return bytes;
   }
   // Bytes of `device`'s staged chunks (resident, with a current copy in host memory).
+  // Bytes of `device`'s chunks never backed (kFresh): no data anywhere yet.
+  uint64_t Fresh(int device) const {
+    uint64_t bytes = 0;
+    for (int ri = 0; ri < count(); ++ri) {
+      const Region* r = index_[ri];
+      if (r->device != device) continue;
+      for (int ci = 0; ci < r->nchunks; ++ci) {
+        if (r->chunks[ci].state == swap_internal::kFresh) bytes += r->chunks[ci].bytes;
+      }
+    }
+    return bytes;
+  }
   uint64_t Staged(int device) const {
     uint64_t bytes = 0;
     for (int ri = 0; ri < count(); ++ri) {

@@ -300,6 +300,7 @@ SwapStats SwapSpace::Stats(int device) {
   st.allocated = allocated_[device];
   st.resident = regions_.Bytes(device, /*resident=*/true);
   st.staged = regions_.Staged(device);
+  st.fresh = regions_.Fresh(device);
   mu_.Unlock();
   return st;
 }

@@ -53,6 +53,7 @@ struct SwapStats {
   uint64_t bytes_in = 0;
   uint64_t swap_ns = 0;
   uint64_t staged = 0;  // resident bytes with a current copy in host memory (Stage)
+  uint64_t fresh = 0;   // of allocated, never backed yet: on neither the GPU nor the host
 };
 
 class SwapSpace {

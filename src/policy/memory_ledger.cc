@@ -109,7 +109,7 @@ uint64_t MemoryLedger::PoolFree(ConnId conn) const {
   uint64_t pool = 0, swapped = 0;
   for (const auto& [gpu, e] : it->second) {
     pool = std::max(pool, e.report.host_bytes);
-    if (e.report.allocated > e.report.resident) swapped += e.report.allocated - e.report.resident;
+    swapped += SwappedOf(conn, e);
   }
   return pool > swapped ? pool - swapped : 0;
 }
@@ -243,10 +243,10 @@ MemoryLedger::Plan MemoryLedger::MakeRoom(const GpuKey& gpu, JobId job, uint64_t
     const uint64_t resident = ResidentOf(conn, e);
     used += resident + ContextOf(conn);
     if (e.job == job) {
-      uint64_t swapped = r.allocated > resident ? r.allocated - resident : 0;
-      own_swapped += swapped;
-      missing += swapped;
-      missing += r.demand;  // an allocation of it waits for this much
+      uint64_t away = r.allocated > resident ? r.allocated - resident : 0;
+      own_swapped += SwappedOf(conn, e);  // its host copies, given back as they come in
+      missing += away;                    // fresh bytes need room too
+      missing += r.demand;                // an allocation of it waits for this much
       missing += options_.context_bytes - ContextOf(conn);  // a restore brings it back
       continue;
     }
@@ -385,6 +385,7 @@ MemoryLedger::JobTotals MemoryLedger::Totals(JobId job, const GpuKey& gpu) const
       t.bytes_in += r.bytes_in;
       t.swap_ns += r.swap_ns;
       t.staged += StagedOf(conn, e);
+      t.swapped += SwappedOf(conn, e);
       t.engine = std::max(t.engine, r.engine);
     }
   }
@@ -393,7 +394,8 @@ MemoryLedger::JobTotals MemoryLedger::Totals(JobId job, const GpuKey& gpu) const
 
 uint64_t MemoryLedger::SwappedOf(ConnId conn, const Entry& e) const {
   uint64_t resident = ResidentOf(conn, e);
-  return e.report.allocated > resident ? e.report.allocated - resident : 0;
+  uint64_t away = e.report.allocated > resident ? e.report.allocated - resident : 0;
+  return away > e.report.fresh ? away - e.report.fresh : 0;  // fresh bytes hold no host memory
 }
 
 uint64_t MemoryLedger::SwappedBytesOf(uid_t uid) const {
@@ -484,10 +486,7 @@ uint64_t MemoryLedger::Used(const GpuKey& gpu) const {
 uint64_t MemoryLedger::SwappedBytes() const {
   uint64_t n = 0;
   for (const auto& [conn, per_gpu] : entries_) {
-    for (const auto& [g, e] : per_gpu) {
-      uint64_t resident = ResidentOf(conn, e);
-      if (e.report.allocated > resident) n += e.report.allocated - resident;
-    }
+    for (const auto& [g, e] : per_gpu) n += SwappedOf(conn, e);
   }
   return n;
 }

@@ -185,7 +185,8 @@ class MemoryLedger {
   struct JobTotals {
     uint64_t allocated = 0, resident = 0, fixed = 0, demand = 0, host_bytes = 0;
     uint64_t swaps_out = 0, swaps_in = 0, bytes_out = 0, bytes_in = 0, swap_ns = 0;
-    uint64_t staged = 0;  // resident bytes with a current host copy (kSwapStage)
+    uint64_t staged = 0;   // resident bytes with a current host copy (kSwapStage)
+    uint64_t swapped = 0;  // not resident and held in host memory (fresh bytes are not)
     uint32_t engine = 0;
     bool checkpointed = false;  // some process of the job is checkpointed
   };
@@ -238,7 +239,8 @@ class MemoryLedger {
   uint64_t ResidentOf(ConnId conn, const Entry& e) const;
   uint64_t ContextOf(ConnId conn) const;
   uid_t OwnerOf(JobId job) const { return options_.owner ? options_.owner(job) : 0; }
-  // Swapped-out bytes of the entry (allocated, not resident).
+  // Swapped-out bytes of the entry: allocated, not resident and not fresh (held in host
+  // memory; fresh bytes were never backed and hold none).
   uint64_t SwappedOf(ConnId conn, const Entry& e) const;
   // Staged bytes of the entry (resident, with a host copy).
   uint64_t StagedOf(ConnId conn, const Entry& e) const;

@@ -51,7 +51,7 @@ nlohmann::json JobMemoryJson(const MemoryLedger& ledger, const MemoryCoordinator
           {"restore_seconds", restore_s},
           {"allocated", t.allocated},
           {"resident", t.resident},
-          {"swapped", t.allocated > t.resident ? t.allocated - t.resident : 0},
+          {"swapped", t.swapped},
           {"fixed", t.fixed},
           {"staged", t.staged},
           {"host_bytes", t.host_bytes},

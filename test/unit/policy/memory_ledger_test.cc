@@ -288,6 +288,37 @@ TEST_CASE("ledger: infeasible for HostMemoryBudget when swapped data would pass 
   CHECK(unlimited.MakeRoom(kGpu, 2).feasible);
 }
 
+TEST_CASE("ledger: address space never backed holds no host memory") {
+  MemoryLedger::Options o = NoContext();
+  o.host_budget = 8 * kGiB;
+  MemoryLedger ledger(o);
+  ledger.Report(11, 1, kGpu, Rep(10, 6, 6));
+  // Job 2 allocated 6 GiB while job 1 ran: reserved, never backed (fresh), nothing on the host.
+  proto::MemReportMsg fresh = Rep(10, 6, 0);
+  fresh.fresh = 6 * kGiB;
+  ledger.Report(21, 2, kGpu, fresh);
+  CHECK(ledger.SwappedBytes() == 0);
+  CHECK(ledger.Totals(2, kGpu).swapped == 0);
+  // Its turn still needs room for all 6 GiB on the GPU: 2 of job 1's.
+  MemoryLedger::Plan plan = ledger.MakeRoom(kGpu, 2);
+  CHECK(plan.feasible);
+  CHECK(plan.bytes == 2 * kGiB);
+  // With 7 GiB of another job's data on the host, the 2 GiB job 1 would give pass the budget
+  // of 8; with 5 they fit. Job 2's fresh bytes count on neither side.
+  ledger.Report(31, 3, kOther, Rep(10, 8, 1));
+  CHECK(ledger.SwappedBytes() == 7 * kGiB);
+  plan = ledger.MakeRoom(kGpu, 2);
+  CHECK_FALSE(plan.feasible);
+  CHECK(plan.reason == "HostMemoryBudget");
+  ledger.Report(31, 3, kOther, Rep(10, 6, 1));  // 5 on the host: 5 + 2 = 7 fits
+  CHECK(ledger.MakeRoom(kGpu, 2).feasible);
+  // Job 1's pool: what it pinned, less its swapped-out bytes (none fresh there).
+  proto::MemReportMsg pooled = Rep(10, 6, 4);
+  pooled.host_bytes = 3 * kGiB;
+  ledger.Report(11, 1, kGpu, pooled);
+  CHECK(ledger.PoolFree(11) == 1 * kGiB);
+}
+
 TEST_CASE("ledger: memory resident beyond the capacity is evicted for a resident holder") {
   MemoryLedger::Options o = NoContext();
   o.gpu_limit = 8 * kGiB;
