@@ -26,43 +26,33 @@ class RegionTable {
   bool Insert(Region* r) { return index_.Insert(r); }
   void Remove(Region* r) { index_.Remove(r); }
 
+  // Bytes of `device`'s chunks for which `counts(chunk)` holds.
+  template <typename Pred>
+  uint64_t ChunkBytes(int device, Pred counts) const {
+    uint64_t bytes = 0;
+    for (int ri = 0; ri < count(); ++ri) {
+      const Region* r = index_[ri];
+      if (r->device != device) continue;
+      for (int ci = 0; ci < r->nchunks; ++ci) {
+        if (counts(r->chunks[ci])) bytes += r->chunks[ci].bytes;
+      }
+    }
+    return bytes;
+  }
   // Bytes of `device`'s chunks that are resident (or, with resident false, are not).
   uint64_t Bytes(int device, bool resident) const {
-    uint64_t bytes = 0;
-    for (int ri = 0; ri < count(); ++ri) {
-      const Region* r = index_[ri];
-      if (r->device != device) continue;
-      for (int ci = 0; ci < r->nchunks; ++ci) {
-        if ((r->chunks[ci].state == swap_internal::kResident) == resident) {
-          bytes += r->chunks[ci].bytes;
-        }
-      }
-    }
-    return bytes;
+    return ChunkBytes(device, [resident](const swap_internal::Chunk& c) {
+      return (c.state == swap_internal::kResident) == resident;
+    });
   }
-  // Bytes of `device`'s staged chunks (resident, with a current copy in host memory).
   // Bytes of `device`'s chunks never backed (kFresh): no data anywhere yet.
   uint64_t Fresh(int device) const {
-    uint64_t bytes = 0;
-    for (int ri = 0; ri < count(); ++ri) {
-      const Region* r = index_[ri];
-      if (r->device != device) continue;
-      for (int ci = 0; ci < r->nchunks; ++ci) {
-        if (r->chunks[ci].state == swap_internal::kFresh) bytes += r->chunks[ci].bytes;
-      }
-    }
-    return bytes;
+    return ChunkBytes(
+        device, [](const swap_internal::Chunk& c) { return c.state == swap_internal::kFresh; });
   }
+  // Bytes of `device`'s staged chunks (resident, with a current copy in host memory).
   uint64_t Staged(int device) const {
-    uint64_t bytes = 0;
-    for (int ri = 0; ri < count(); ++ri) {
-      const Region* r = index_[ri];
-      if (r->device != device) continue;
-      for (int ci = 0; ci < r->nchunks; ++ci) {
-        if (r->chunks[ci].staged()) bytes += r->chunks[ci].bytes;
-      }
-    }
-    return bytes;
+    return ChunkBytes(device, [](const swap_internal::Chunk& c) { return c.staged(); });
   }
   // The first slab (by address) on `device` whose blocks are 1 << `shift` bytes and which has
   // a free one; nullptr when there is none.
