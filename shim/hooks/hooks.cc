@@ -238,19 +238,17 @@ int SwapDeviceForStream(CUstream s, bool per_thread) {
   return device;
 }
 
-// Whether `p` is memory a memory engine serves (swap: VMM; managed: managed memory).
-bool EngineServes(CUdeviceptr p) {
-  CUdeviceptr base = 0;
-  size_t size = 0;
-  if (SwapSpace::Get().On() && SwapSpace::Get().AddressRange(p, &base, &size)) return true;
+// Whether `p` is the managed engine's memory (managed memory: no legacy IPC handle).
+bool ManagedServes(CUdeviceptr p) {
   return ManagedSpace::Get().On() && ManagedSpace::Get().Owns(p);
 }
 
-// Once per process: why a legacy IPC export of engine memory was refused (GS_HOOK_IPCEXPORT).
-void WarnIpcOnce(CUdeviceptr p) {
+// Once per process: why a legacy IPC export of engine memory was refused (GS_HOOK_IPCEXPORT):
+// the managed engine's memory, or the swap engine's where it cannot be shared.
+void WarnIpcOnce(bool managed) {
   static std::atomic<bool> told{false};
   if (told.exchange(true)) return;
-  if (ManagedSpace::Get().On() && ManagedSpace::Get().Owns(p)) {
+  if (managed) {
     Warn(
         "cuIpcGetMemHandle: memory of the managed engine has no legacy IPC handle; run a job "
         "that shares CUDA memory between processes with --memory swap or off");

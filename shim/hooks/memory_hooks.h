@@ -74,19 +74,19 @@
 // (ipc_wire.h). The managed engine's memory cannot be shared so: refused with
 // CUDA_ERROR_NOT_SUPPORTED and one line on stderr per process. The driver's handles and
 // memory the engines do not serve go to the driver.
-#define GS_HOOK_IPCEXPORT(name, params, args)                               \
-  GS_EXPORT CUresult name params noexcept {                                 \
-    GS_REAL(name, params);                                                  \
-    CUresult r;                                                             \
-    if (GS_SWAP.IpcPin(dptr, pHandle, &r)) {                                \
-      if (r == CUDA_ERROR_NOT_SUPPORTED) ::gshare::shim::WarnIpcOnce(dptr); \
-      return r;                                                             \
-    }                                                                       \
-    if (::gshare::shim::EngineServes(dptr)) {                               \
-      ::gshare::shim::WarnIpcOnce(dptr);                                    \
-      return CUDA_ERROR_NOT_SUPPORTED;                                      \
-    }                                                                       \
-    return gs_real_fn args;                                                 \
+#define GS_HOOK_IPCEXPORT(name, params, args)                                \
+  GS_EXPORT CUresult name params noexcept {                                  \
+    GS_REAL(name, params);                                                   \
+    CUresult r;                                                              \
+    if (GS_SWAP.IpcPin(dptr, pHandle, &r)) {                                 \
+      if (r == CUDA_ERROR_NOT_SUPPORTED) ::gshare::shim::WarnIpcOnce(false); \
+      return r;                                                              \
+    }                                                                        \
+    if (::gshare::shim::ManagedServes(dptr)) {                               \
+      ::gshare::shim::WarnIpcOnce(true);                                     \
+      return CUDA_ERROR_NOT_SUPPORTED;                                       \
+    }                                                                        \
+    return gs_real_fn args;                                                  \
   }
 #define GS_HOOK_IPCOPEN(name, params, args)                                  \
   GS_EXPORT CUresult name params noexcept {                                  \

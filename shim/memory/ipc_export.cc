@@ -19,12 +19,6 @@ namespace {
 
 IpcExports g_ipc_exports;
 
-void SetTimeouts(int fd) {
-  struct timeval tv = {kIpcPeerTimeoutMs / 1000, (kIpcPeerTimeoutMs % 1000) * 1000};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
-
 // Only the job's own user (or root) may map its memory: the importer of a legacy handle is a
 // process of the same job, which runs as one user.
 bool PeerAllowed(int conn) {
@@ -103,26 +97,18 @@ bool IpcExports::ServingLocked() {
   return true;
 }
 
-CUresult IpcExports::Publish(uint64_t base, int n, const uint64_t* bytes,
-                             const CUmemGenericAllocationHandle* handles, uint64_t* nonce) {
+CUresult IpcExports::Publish(uint64_t base, int n, const swap_internal::Chunk* chunks,
+                             uint64_t* nonce) {
   const VmmDriver* v = Vmm();
   if (v == nullptr || v->cuMemExportToShareableHandle == nullptr || n <= 0) {
     return CUDA_ERROR_NOT_SUPPORTED;
   }
-  auto* b = static_cast<uint64_t*>(std::malloc(sizeof(uint64_t) * n));
-  auto* h = static_cast<CUmemGenericAllocationHandle*>(
-      std::malloc(sizeof(CUmemGenericAllocationHandle) * n));
-  if (b == nullptr || h == nullptr) {
-    std::free(b);
-    std::free(h);
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  }
-  std::memcpy(b, bytes, sizeof(uint64_t) * n);
-  std::memcpy(h, handles, sizeof(CUmemGenericAllocationHandle) * n);
+  auto* pieces = static_cast<Piece*>(std::malloc(sizeof(Piece) * n));
+  if (pieces == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
+  for (int i = 0; i < n; ++i) pieces[i] = Piece{chunks[i].bytes, chunks[i].handle};
   MutexLock lock(mu_);
   if (!ServingLocked()) {
-    std::free(b);
-    std::free(h);
+    std::free(pieces);
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   Entry* e = FindLocked(base);
@@ -131,8 +117,7 @@ CUresult IpcExports::Publish(uint64_t base, int n, const uint64_t* bytes,
       int cap = capacity_ == 0 ? 16 : capacity_ * 2;
       auto* grown = static_cast<Entry*>(std::realloc(entries_, sizeof(Entry) * cap));
       if (grown == nullptr) {
-        std::free(b);
-        std::free(h);
+        std::free(pieces);
         return CUDA_ERROR_OUT_OF_MEMORY;
       }
       entries_ = grown;
@@ -140,10 +125,9 @@ CUresult IpcExports::Publish(uint64_t base, int n, const uint64_t* bytes,
     }
     e = &entries_[count_++];
   } else {
-    std::free(e->bytes);
-    std::free(e->handles);
+    std::free(e->pieces);
   }
-  *e = Entry{base, n, b, h};
+  *e = Entry{base, n, pieces};
   *nonce = nonce_;
   return CUDA_SUCCESS;
 }
@@ -152,8 +136,7 @@ void IpcExports::Forget(uint64_t base) {
   MutexLock lock(mu_);
   Entry* e = FindLocked(base);
   if (e == nullptr) return;
-  std::free(e->bytes);
-  std::free(e->handles);
+  std::free(e->pieces);
   *e = entries_[--count_];
 }
 
@@ -171,7 +154,7 @@ void* IpcExports::Serve(void* self) {
       return nullptr;
     }
     if (PeerAllowed(conn)) {
-      SetTimeouts(conn);
+      SetIpcPeerTimeouts(conn);
       me->Answer(conn);
     }
     close(conn);
@@ -198,8 +181,9 @@ void IpcExports::Answer(int conn) {
     int made = 0;
     b.status = CUDA_SUCCESS;
     for (; made < count; ++made) {
-      b.bytes[made] = e->bytes[first + made];
-      b.status = v.cuMemExportToShareableHandle(&fds[made], e->handles[first + made],
+      const Piece& piece = e->pieces[first + made];
+      b.bytes[made] = piece.bytes;
+      b.status = v.cuMemExportToShareableHandle(&fds[made], piece.handle,
                                                 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
       if (b.status != CUDA_SUCCESS) break;
     }

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "driver/cuda_abi.h"
+#include "memory/swap_records.h"
 #include "mutex.h"
 
 namespace gshare::shim {
@@ -21,23 +22,26 @@ class IpcExports {
  public:
   static IpcExports& Get();
 
-  // Publishes the region at `base`, backed by `n` physical handles of bytes[i] each, in
-  // address order (created with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR). Publishing a base
+  // Publishes the region at `base`, backed by its `n` chunks in address order (each mapped,
+  // its handle created with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR). Publishing a base
   // again replaces its record. CUDA_SUCCESS with *nonce (random per process, part of the socket's
   // name: ipc_wire.h); CUDA_ERROR_NOT_SUPPORTED when the driver cannot export handles or the socket
   // or thread cannot be made; CUDA_ERROR_OUT_OF_MEMORY.
-  CUresult Publish(uint64_t base, int n, const uint64_t* bytes,
-                   const CUmemGenericAllocationHandle* handles, uint64_t* nonce) EXCLUDES(mu_);
+  CUresult Publish(uint64_t base, int n, const swap_internal::Chunk* chunks, uint64_t* nonce)
+      EXCLUDES(mu_);
   // The region at `base` is being freed: later requests for it are refused. Waits for an
   // exchange in progress (each bounded by kIpcPeerTimeoutMs). Nothing when it is unknown.
   void Forget(uint64_t base) EXCLUDES(mu_);
 
  private:
+  struct Piece {
+    uint64_t bytes;
+    CUmemGenericAllocationHandle handle;
+  };
   struct Entry {
     uint64_t base;
     int n;
-    uint64_t* bytes;
-    CUmemGenericAllocationHandle* handles;
+    Piece* pieces;  // malloc'd, n of them
   };
   // The listening socket and its thread, for this pid (a forked child makes its own).
   bool ServingLocked() REQUIRES(mu_);

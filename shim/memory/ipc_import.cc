@@ -9,6 +9,7 @@
 
 #include "driver/real_driver.h"
 #include "memory/ipc_wire.h"
+#include "memory/swap_records.h"
 #include "memory/vmm_driver.h"
 
 namespace gshare::shim {
@@ -16,7 +17,7 @@ namespace {
 
 IpcImports g_ipc_imports;
 
-constexpr uint64_t kGranule = 2ull << 20;
+using swap_internal::kGranule;  // gshare's regions are whole units of it
 
 // Receives one batch; its descriptors go to fds (count of them). False on a short or broken
 // message (any descriptors that came are closed).
@@ -59,9 +60,7 @@ CUresult MapFromExporter(const IpcWireHandle& w, CUdeviceptr va, int device, uin
   *mapped = 0;
   int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (sock < 0) return CUDA_ERROR_INVALID_HANDLE;
-  struct timeval tv = {kIpcPeerTimeoutMs / 1000, (kIpcPeerTimeoutMs % 1000) * 1000};
-  setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  SetIpcPeerTimeouts(sock);
   sockaddr_un addr;
   socklen_t len = IpcSocketAddress(w.pid, w.nonce, &addr);
   IpcRequest req{};

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 
 #include <cstddef>
@@ -81,5 +82,12 @@ struct IpcChunkBatch {
 // How long either side waits for the other (ms): a peer that stalls cannot hold up the
 // exporter's frees or the importer's open for longer.
 inline constexpr int kIpcPeerTimeoutMs = 5000;
+
+// Bounds the socket's reads and writes by kIpcPeerTimeoutMs.
+inline void SetIpcPeerTimeouts(int fd) {
+  struct timeval tv = {kIpcPeerTimeoutMs / 1000, (kIpcPeerTimeoutMs % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
 
 }  // namespace gshare::shim

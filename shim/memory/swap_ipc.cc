@@ -1,8 +1,6 @@
 // SwapSpace::IpcPin: legacy IPC of the engine's cuMemAlloc memory (ipc_wire.h).
 #include <unistd.h>
 
-#include <cstdlib>
-
 #include "memory/memory_host.h"
 #include "memory/ipc_export.h"
 #include "memory/ipc_wire.h"
@@ -29,20 +27,8 @@ bool SwapSpace::IpcPin(CUdeviceptr p, CUipcMemHandle_v1* handle, CUresult* resul
   }
   int device = r->device;
   if (*result == CUDA_SUCCESS) {
-    auto* bytes = static_cast<uint64_t*>(std::malloc(sizeof(uint64_t) * r->nchunks));
-    auto* handles = static_cast<CUmemGenericAllocationHandle*>(
-        std::malloc(sizeof(CUmemGenericAllocationHandle) * r->nchunks));
     IpcWireHandle w{};
-    *result = bytes != nullptr && handles != nullptr ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-    for (int i = 0; *result == CUDA_SUCCESS && i < r->nchunks; ++i) {
-      bytes[i] = r->chunks[i].bytes;
-      handles[i] = r->chunks[i].handle;
-    }
-    if (*result == CUDA_SUCCESS) {
-      *result = IpcExports::Get().Publish(r->base, r->nchunks, bytes, handles, &w.nonce);
-    }
-    std::free(bytes);
-    std::free(handles);
+    *result = IpcExports::Get().Publish(r->base, r->nchunks, r->chunks, &w.nonce);
     if (*result == CUDA_SUCCESS) {
       MarkExportedLocked(*r);
       w.pid = static_cast<uint32_t>(getpid());

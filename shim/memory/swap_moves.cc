@@ -264,7 +264,7 @@ CUresult SwapSpace::ResidentLocked(Region& r) {
       swap_internal::SleepNs(2'000'000);
       mu_.Lock();
       if (!devices_.Enter(r.device)) {
-        if (demanded) Host().SetDemand(r.device, 0);
+        Host().SetDemand(r.device, 0);
         return CUDA_ERROR_INVALID_CONTEXT;
       }
       res = CUDA_SUCCESS;
