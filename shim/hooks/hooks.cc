@@ -220,27 +220,25 @@ void TrackFree(AllocTable& table, uint64_t key) {
   }
 }
 
-// Device of the calling thread's context when the swap engine serves this process, else -1
-// (then the driver serves the allocation and it counts as memory that cannot move).
-int SwapDevice() {
-  if (!SwapSpace::Get().On()) return -1;
+// Device of the calling thread's context when an engine serves this process's allocations,
+// else -1 (then the driver serves them and they count as memory that cannot move).
+int EngineDevice() {
+  if (Engine().kind() == proto::MemoryEngine::kOff ||
+      Engine().kind() == proto::MemoryEngine::kCheckpoint) {
+    return -1;
+  }
   return ContextRegistry::Get().CurrentDevice();
 }
 
-// Stream-ordered allocation served by the engine: the memory is usable at once, so any
-// stream order is kept. Work being captured into a graph goes to the driver's pool.
-int SwapDeviceForStream(CUstream s, bool per_thread) {
-  int device = SwapDevice();
+// A stream-ordered allocation the engine may serve: work being captured into a graph goes to
+// the driver's pool (the graph owns that memory).
+int EngineDeviceForStream(CUstream s, bool per_thread) {
+  int device = EngineDevice();
   if (device >= 0 && g_active_captures.load(std::memory_order_relaxed) != 0 &&
       StreamCapturing(s, per_thread, /*if_unknown=*/true)) {
     return -1;
   }
   return device;
-}
-
-// Whether `p` is the managed engine's memory (managed memory: no legacy IPC handle).
-bool ManagedServes(CUdeviceptr p) {
-  return ManagedSpace::Get().On() && ManagedSpace::Get().Owns(p);
 }
 
 // Once per process: why a legacy IPC export of engine memory was refused (GS_HOOK_IPCEXPORT):
@@ -271,7 +269,7 @@ inline constexpr uint64_t kDriverOwnBytes = 64ull << 20;
 template <typename F>
 CUresult DriverAlloc(uint64_t bytes, F alloc) {
   CUresult r = alloc();
-  if (r != CUDA_ERROR_OUT_OF_MEMORY || (!CheckpointEngineOn() && !SwapSpace::Get().On())) {
+  if (r != CUDA_ERROR_OUT_OF_MEMORY || !Engine().MovesOthers()) {
     return r;
   }
   int device = CurrentDeviceOrZero();
@@ -291,31 +289,24 @@ CUresult DriverAlloc(uint64_t bytes, F alloc) {
 }
 
 // Device of the calling thread's context when cuMemGetInfo is virtualized for this process
-// (engines swap and checkpoint: the memory of others moves away when it runs), else -1.
+// (MemoryEngine::MovesOthers), else -1.
 int VirtualMemDevice() {
-  if (!SwapSpace::Get().On() && !CheckpointEngineOn()) return -1;
-  return ContextRegistry::Get().CurrentDevice();
-}
-
-// Device of the calling thread's context when the managed engine serves this process, else -1.
-int ManagedDevice() {
-  if (!ManagedSpace::Get().On()) return -1;
+  if (!Engine().MovesOthers()) return -1;
   return ContextRegistry::Get().CurrentDevice();
 }
 
 // cuMemAllocPitch: rows padded to 512 bytes (the pitch alignment the driver uses for
 // cudaMallocPitch on current GPUs). ElementSizeBytes must be 4, 8 or 16 (cuMemAllocPitch).
-CUresult SwapAllocPitch(int device, CUdeviceptr* dptr, size_t* pitch, size_t width, size_t height,
-                        unsigned element) {
+CUresult EngineAllocPitch(int device, CUdeviceptr* dptr, size_t* pitch, size_t width, size_t height,
+                          unsigned element) {
   if (dptr == nullptr || pitch == nullptr || width == 0 || height == 0 ||
       (element != 4 && element != 8 && element != 16)) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   size_t p = (width + 511) / 512 * 512;
   uint64_t bytes = static_cast<uint64_t>(p) * height;
-  CUresult r = ManagedSpace::Get().On() ? ManagedSpace::Get().Alloc(device, bytes, dptr)
-                                        : SwapSpace::Get().Alloc(device, bytes, dptr);
-  if (r == CUDA_SUCCESS) *pitch = p;
+  CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+  if (Engine().Alloc(device, bytes, dptr, &r) && r == CUDA_SUCCESS) *pitch = p;
   return r;
 }
 
@@ -337,7 +328,7 @@ void VirtualMemInfo(int device, size_t* free_bytes, size_t* total_bytes) {
   uint64_t others = OthersShown(device);
   uint64_t total = *total_bytes > others ? *total_bytes - others : 0;
   int64_t fixed = LeaseClient::Get().DeviceBytes(device);
-  uint64_t own = SwapSpace::Get().Allocated(device) + (fixed > 0 ? fixed : 0) + kContextReserve;
+  uint64_t own = Engine().Allocated(device) + (fixed > 0 ? fixed : 0) + kContextReserve;
   *total_bytes = total;
   *free_bytes = total > own ? total - own : 0;
 }
@@ -393,16 +384,17 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
                                ::gshare::shim::CurrentDeviceOrZero(), (bytes)); \
   }
 
-#define GS_HOOK_ALLOC(name, params, args)                                                      \
-  GS_EXPORT CUresult name params noexcept {                                                    \
-    GS_REAL(name, params);                                                                     \
-    int gs_dev = ::gshare::shim::SwapDevice();                                                 \
-    if (gs_dev >= 0) return ::gshare::shim::SwapSpace::Get().Alloc(gs_dev, bytesize, dptr);    \
-    gs_dev = ::gshare::shim::ManagedDevice();                                                  \
-    if (gs_dev >= 0) return ::gshare::shim::ManagedSpace::Get().Alloc(gs_dev, bytesize, dptr); \
-    CUresult r = ::gshare::shim::DriverAlloc(bytesize, [&] { return gs_real_fn args; });       \
-    GS_TRACK_DRIVER_ALLOC(bytesize)                                                            \
-    return r;                                                                                  \
+#define GS_HOOK_ALLOC(name, params, args)                                            \
+  GS_EXPORT CUresult name params noexcept {                                          \
+    GS_REAL(name, params);                                                           \
+    CUresult r;                                                                      \
+    int gs_dev = ::gshare::shim::EngineDevice();                                     \
+    if (gs_dev >= 0 && ::gshare::shim::Engine().Alloc(gs_dev, bytesize, dptr, &r)) { \
+      return r;                                                                      \
+    }                                                                                \
+    r = ::gshare::shim::DriverAlloc(bytesize, [&] { return gs_real_fn args; });      \
+    GS_TRACK_DRIVER_ALLOC(bytesize)                                                  \
+    return r;                                                                        \
   }
 
 #define GS_HOOK_ALLOCMANAGED(name, params, args) \
@@ -413,25 +405,28 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
     return r;                                    \
   }
 
-#define GS_HOOK_ALLOCASYNC(name, params, args)                                                     \
-  GS_EXPORT CUresult name params noexcept {                                                        \
-    GS_REAL(name, params);                                                                         \
-    int gs_dev = ::gshare::shim::SwapDeviceForStream(hStream, ::gshare::shim::IsPerThread(#name)); \
-    if (gs_dev >= 0) return ::gshare::shim::SwapSpace::Get().Alloc(gs_dev, bytesize, dptr);        \
-    CUresult r = ::gshare::shim::DriverAlloc(bytesize, [&] { return gs_real_fn args; });           \
-    GS_TRACK_DRIVER_ALLOC(bytesize)                                                                \
-    return r;                                                                                      \
+#define GS_HOOK_ALLOCASYNC(name, params, args)                                              \
+  GS_EXPORT CUresult name params noexcept {                                                 \
+    GS_REAL(name, params);                                                                  \
+    CUresult r;                                                                             \
+    int gs_dev =                                                                            \
+        ::gshare::shim::EngineDeviceForStream(hStream, ::gshare::shim::IsPerThread(#name)); \
+    if (gs_dev >= 0 && ::gshare::shim::Engine().AllocAsync(gs_dev, bytesize, dptr, &r)) {   \
+      return r;                                                                             \
+    }                                                                                       \
+    r = ::gshare::shim::DriverAlloc(bytesize, [&] { return gs_real_fn args; });             \
+    GS_TRACK_DRIVER_ALLOC(bytesize)                                                         \
+    return r;                                                                               \
   }
 #define GS_HOOK_ALLOCPOOL GS_HOOK_ALLOCASYNC
 
 #define GS_HOOK_ALLOCPITCH(name, params, args)                                             \
   GS_EXPORT CUresult name params noexcept {                                                \
     GS_REAL(name, params);                                                                 \
-    int gs_dev = ::gshare::shim::SwapDevice();                                             \
-    if (gs_dev < 0) gs_dev = ::gshare::shim::ManagedDevice();                              \
+    int gs_dev = ::gshare::shim::EngineDevice();                                           \
     if (gs_dev >= 0) {                                                                     \
-      return ::gshare::shim::SwapAllocPitch(gs_dev, dptr, pPitch, WidthInBytes, Height,    \
-                                            ElementSizeBytes);                             \
+      return ::gshare::shim::EngineAllocPitch(gs_dev, dptr, pPitch, WidthInBytes, Height,  \
+                                              ElementSizeBytes);                           \
     }                                                                                      \
     CUresult r = ::gshare::shim::DriverAlloc(static_cast<uint64_t>(WidthInBytes) * Height, \
                                              [&] { return gs_real_fn args; });             \
@@ -443,15 +438,11 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
   GS_EXPORT CUresult name params noexcept {                           \
     GS_REAL(name, params);                                            \
     CUresult r;                                                       \
-    if (::gshare::shim::SwapSpace::Get().On() &&                      \
-        ::gshare::shim::SwapSpace::Get().Free(dptr, &r)) {            \
-      return r;                                                       \
-    }                                                                 \
+    if (::gshare::shim::Engine().Free(dptr, &r)) return r;            \
     r = gs_real_fn args;                                              \
     if (r == CUDA_SUCCESS) {                                          \
       ::gshare::shim::TrackFree(::gshare::shim::g_allocations, dptr); \
-      if (::gshare::shim::ManagedSpace::Get().On())                   \
-        ::gshare::shim::ManagedSpace::Get().Forget(dptr);             \
+      ::gshare::shim::Engine().DriverFreed(dptr);                     \
     }                                                                 \
     return r;                                                         \
   }
@@ -460,10 +451,7 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
   GS_EXPORT CUresult name params noexcept {                                                \
     GS_REAL(name, params);                                                                 \
     CUresult r;                                                                            \
-    if (::gshare::shim::SwapSpace::Get().On() &&                                           \
-        ::gshare::shim::SwapSpace::Get().FreeAsync(dptr, hStream, &r)) {                   \
-      return r;                                                                            \
-    }                                                                                      \
+    if (::gshare::shim::Engine().FreeAsync(dptr, hStream, &r)) return r;                   \
     r = gs_real_fn args;                                                                   \
     if (r == CUDA_SUCCESS) ::gshare::shim::TrackFree(::gshare::shim::g_allocations, dptr); \
     return r;                                                                              \
@@ -484,8 +472,7 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
   GS_EXPORT CUresult name params noexcept {                                                \
     GS_REAL(name, params);                                                                 \
     CUresult r = gs_real_fn args;                                                          \
-    if (r == CUDA_SUCCESS && bytes != nullptr &&                                           \
-        (::gshare::shim::SwapSpace::Get().On() || ::gshare::shim::CheckpointEngineOn()) && \
+    if (r == CUDA_SUCCESS && bytes != nullptr && ::gshare::shim::Engine().MovesOthers() && \
         dev >= 0 && dev < ::gshare::shim::kMaxDevices) {                                   \
       uint64_t gs_others = ::gshare::shim::OthersShown(dev);                               \
       *bytes = *bytes > gs_others ? *bytes - gs_others : 0;                                \
@@ -493,14 +480,13 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
     return r;                                                                              \
   }
 
-#define GS_HOOK_ADDRRANGE(name, params, args)                                \
-  GS_EXPORT CUresult name params noexcept {                                  \
-    GS_REAL(name, params);                                                   \
-    if (::gshare::shim::SwapSpace::Get().On() &&                             \
-        ::gshare::shim::SwapSpace::Get().AddressRange(dptr, pbase, psize)) { \
-      return CUDA_SUCCESS;                                                   \
-    }                                                                        \
-    return gs_real_fn args;                                                  \
+#define GS_HOOK_ADDRRANGE(name, params, args)                        \
+  GS_EXPORT CUresult name params noexcept {                          \
+    GS_REAL(name, params);                                           \
+    if (::gshare::shim::Engine().AddressRange(dptr, pbase, psize)) { \
+      return CUDA_SUCCESS;                                           \
+    }                                                                \
+    return gs_real_fn args;                                          \
   }
 
 // Device memory the driver takes for itself: a stream, a module, a graph's instantiation

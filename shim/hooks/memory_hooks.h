@@ -82,7 +82,7 @@
       if (r == CUDA_ERROR_NOT_SUPPORTED) ::gshare::shim::WarnIpcOnce(false); \
       return r;                                                              \
     }                                                                        \
-    if (::gshare::shim::ManagedServes(dptr)) {                               \
+    if (::gshare::shim::Engine().OwnsManaged(dptr)) {                        \
       ::gshare::shim::WarnIpcOnce(true);                                     \
       return CUDA_ERROR_NOT_SUPPORTED;                                       \
     }                                                                        \

@@ -35,8 +35,6 @@
 #include "driver/real_driver.h"
 #include "shim_log.h"
 #include "memory/memory_engine.h"
-#include "memory/swap_space.h"
-#include "memory/vmm_driver.h"
 
 namespace gshare::shim {
 
@@ -259,7 +257,7 @@ bool ReceiveOne(int fd) {
   } else if (type == proto::MsgType::kEvict) {
     HandleEvict(m);
   } else if (type == proto::MsgType::kSwapPrepare) {
-    if (SwapSpace::Get().On()) SwapSpace::Get().Prepare(m.bytes);
+    Engine().Prepare(m.bytes);
   } else if (type == proto::MsgType::kGapWatch) {
     HandleGapWatch(m);
   } else if (type == proto::MsgType::kStretchGap) {
@@ -304,7 +302,7 @@ void* ClientThread(void*) {
         for (int i = 0; i < kMaxDevices; ++i) g_gates[i].CloseAndDrain();
         for (int i = 0; i < kMaxDevices; ++i) {
           SyncContexts(i);
-          SwapSpace::Get().SetRunning(i, false);
+          Engine().Stopped(i, proto::ReleaseReason::kIdle);  // its memory stays where it is
         }
         Warn("reconnected to the gshare daemon; GPU sharing resumed");
         g_mu.Lock();
@@ -356,13 +354,12 @@ void ReleaseAtExit() {
     bool connected = g.fd >= 0 && !g.ungated;
     bool quiet = d.waiters == 0 && !d.dropping && !g_gates[i].Busy();
     bool held = connected && quiet && d.holding;
-    bool discard =
-        connected && quiet && !d.holding && !d.requested && d.uuid_known && SwapSpace::Get().On();
+    bool discard = connected && quiet && !d.holding && !d.requested && d.uuid_known;
     if (held) d.dropping = true;
     g_mu.Unlock();
     if (held) {
       Release(i, proto::ReleaseReason::kExit);
-    } else if (discard && SwapSpace::Get().Discard(i) > 0) {
+    } else if (discard && Engine().DiscardAtExit(i) > 0) {
       SendReport(i, 0, 0, 0, 0);  // the gate is closed: nothing of it runs
     }
   }

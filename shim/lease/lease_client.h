@@ -70,6 +70,8 @@ class LeaseClient {
   // An allocation on `device` waits for `bytes` of room (0: no longer). Only sets a value
   // for the next report; safe under the engine's lock.
   void SetDemand(int device, uint64_t bytes);
+  // Sends the memory report of `device` now (blocking write to the daemon's socket).
+  void ReportNow(int device);
   // Bytes other jobs hold on `device` that cannot move, as of the last grant.
   uint64_t OthersFixed(int device);
 };

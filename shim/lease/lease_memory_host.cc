@@ -12,6 +12,7 @@ class LeaseMemoryHost final : public MemoryHost {
   void SetDemand(int device, uint64_t bytes) override {
     LeaseClient::Get().SetDemand(device, bytes);
   }
+  void ReportNow(int device) override { LeaseClient::Get().ReportNow(device); }
   void AddFixedBytes(int device, int64_t delta) override {
     LeaseClient::Get().AddDeviceBytes(device, delta);
   }

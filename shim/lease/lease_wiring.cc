@@ -6,9 +6,7 @@
 #include "lease/interpreter_exit.h"
 #include "lease/lease_client.h"
 #include "lease/lease_state.h"
-#include "memory/managed_space.h"
 #include "memory/memory_engine.h"
-#include "memory/swap_space.h"
 
 namespace gshare::shim::lease {
 namespace {
@@ -36,19 +34,13 @@ class ProcessShim final : public ShimCalls {
     return g_gpu_waited.exchange(false, std::memory_order_relaxed) ||
            g_syncing.load(std::memory_order_relaxed) > 0;
   }
-  bool HostPinning() const override { return SwapSpace::Get().Pinning(); }
-  bool Finalizing() const override { return CheckpointEngineOn() && InterpreterFinalizing(); }
+  bool HostPinning() const override { return Engine().Pinning(); }
+  bool Finalizing() const override {
+    return Engine().kind() == proto::MemoryEngine::kCheckpoint && InterpreterFinalizing();
+  }
   void SyncContexts(int device) override { lease::SyncContexts(device); }
   void MemoryStopped(int device, proto::ReleaseReason reason) override {
-    SwapSpace::Get().SetRunning(device, false);
-    // Managed memory leaves with the lease when another job wants the GPU (not on idle).
-    uint64_t ns;
-    if (reason == proto::ReleaseReason::kDropped && ManagedSpace::Get().On()) {
-      ManagedSpace::Get().Prefetch(device, false, &ns);
-    }
-    if (reason == proto::ReleaseReason::kExit && SwapSpace::Get().On()) {
-      SwapSpace::Get().Discard(device);
-    }
+    Engine().Stopped(device, reason);
   }
   void SetContended(int device, bool contended) override {
     InflightWindow::SetContended(device, contended);

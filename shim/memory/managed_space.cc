@@ -28,18 +28,7 @@ using PrefetchFn = CUresult (*)(CUdeviceptr, size_t, CUmemLocation, unsigned, CU
 ManagedSpace g_managed_space;
 ManagedSpace& ManagedSpace::Get() { return g_managed_space; }
 
-bool ManagedSpace::On() {
-  int known = state_.load(std::memory_order_acquire);
-  if (__builtin_expect(known != 0, 1)) return known == 1;
-  bool want = RequestedMemoryEngine() == proto::MemoryEngine::kManaged;
-  bool on = want && Vmm() != nullptr && RealFunction(kHook_cuMemAllocManaged) != nullptr &&
-            RealFunction(kHook_cuMemPrefetchAsync_v2) != nullptr;
-  if (want && !on) {
-    Warn("the CUDA driver lacks managed memory or cuMemPrefetchAsync_v2; --memory managed is off");
-  }
-  state_.store(on ? 1 : 2, std::memory_order_release);
-  return on;
-}
+bool ManagedSpace::On() { return Engine().kind() == proto::MemoryEngine::kManaged; }
 
 CUresult ManagedSpace::Alloc(int device, uint64_t bytes, CUdeviceptr* out) {
   auto alloc = reinterpret_cast<AllocManagedFn>(RealFunction(kHook_cuMemAllocManaged));

@@ -26,7 +26,7 @@ using namespace gs_cuda;
 class ManagedSpace {
  public:
   static ManagedSpace& Get();
-  // GSHARE_MEMORY=managed. Decided once.
+  // Whether this process uses the engine (memory_engine.h: Engine() is the managed engine).
   bool On();
   // cuMemAllocManaged on `device`'s behalf; the driver's result.
   CUresult Alloc(int device, uint64_t bytes, CUdeviceptr* out) EXCLUDES(mu_);
@@ -54,7 +54,6 @@ class ManagedSpace {
   CUcontext ctx_[kMaxDevices] GUARDED_BY(mu_) = {};
   CUstream stream_[kMaxDevices] GUARDED_BY(mu_) = {};
   bool on_gpu_[kMaxDevices] GUARDED_BY(mu_) = {};
-  std::atomic<int> state_{0};  // 0 unknown, 1 on, 2 off
 };
 
 }  // namespace gshare::shim

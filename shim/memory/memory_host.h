@@ -16,6 +16,9 @@ class MemoryHost {
   virtual void MemoryChanged(int device) = 0;
   // An allocation on `device` waits for `bytes` of room (0: no longer).
   virtual void SetDemand(int device, uint64_t bytes) = 0;
+  // Sends the process's memory report on `device` now, not at the lease thread's next tick
+  // (a swap-in that waits for room). Not under an engine's lock: it writes to the socket.
+  virtual void ReportNow(int device) = 0;
   // Bytes on `device` that cannot be evicted (signed delta; memory shared with other
   // processes, memory past the engine), and their sum so far.
   virtual void AddFixedBytes(int device, int64_t delta) = 0;

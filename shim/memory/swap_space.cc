@@ -30,24 +30,9 @@ uint64_t RoundUp(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
 SwapSpace g_swap_space;
 SwapSpace& SwapSpace::Get() { return g_swap_space; }
 
-bool SwapSpace::On() {
-  int known = state_.load(std::memory_order_acquire);
-  if (__builtin_expect(known != 0, 1)) return known == 1;
-  bool want = RequestedMemoryEngine() == proto::MemoryEngine::kSwap;
-  int s = 2;
-  if (want) {
-    const VmmDriver* vmm = Vmm();
-    if (vmm == nullptr) {
-      Warn("the CUDA driver has no virtual memory management; --memory swap is off");
-    } else {
-      s = 1;
-      const char* limit = std::getenv("GSHARE_HOST_POOL_LIMIT");
-      if (limit != nullptr) pool_.SetLimit(std::strtoull(limit, nullptr, 10));
-    }
-  }
-  state_.store(s, std::memory_order_release);  // racing first callers compute the same answer
-  return s == 1;
-}
+bool SwapSpace::On() { return Engine().kind() == proto::MemoryEngine::kSwap; }
+
+void SwapSpace::SetHostPoolLimit(uint64_t bytes) { pool_.SetLimit(bytes); }
 
 CUresult SwapSpace::BackChunk(Region& r, Chunk& c) {
   const VmmDriver& v = *Vmm();

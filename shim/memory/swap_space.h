@@ -60,9 +60,10 @@ class SwapSpace {
  public:
   static SwapSpace& Get();
 
-  // Whether this process uses the engine: GSHARE_MEMORY=swap (the default) and a driver
-  // with VMM. Decided once.
+  // Whether this process uses the engine (memory_engine.h: Engine() is the swap engine).
   bool On();
+  // Caps the pinned host pool at `bytes` (GSHARE_HOST_POOL_LIMIT); when the engine is chosen.
+  void SetHostPoolLimit(uint64_t bytes);
 
   // cuMemAlloc_v2 on `device`: CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY (the GPU stayed full
   // for longer than the engine waits for room), CUDA_ERROR_INVALID_VALUE (0 bytes).
@@ -238,7 +239,6 @@ class SwapSpace {
   // for seconds). Written under mu_ only.
   int MapCountUnlocked() const NO_THREAD_SAFETY_ANALYSIS { return maps_.count(); }
   HostPool pool_;
-  std::atomic<int> state_{0};  // 0 unknown, 1 on, 2 off
 };
 
 }  // namespace gshare::shim
