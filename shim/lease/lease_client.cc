@@ -1,8 +1,8 @@
 // The lease client: connection, background thread, fork and exit handling. It owns the
 // process's LeaseSession (g_session: the per-device state, the release decisions and the
-// release protocol, lease_session.h); its memory side (reports, swap-in at a grant, evictions)
-// is lease_memory.cc; its frames and trusted connections are daemon_socket.cc; shared state is
-// lease_state.h.
+// release protocol, a submission's way in, the memory engine with the lease, lease_session.h);
+// its memory reports are lease_memory.cc; its frames and trusted connections are daemon_socket.cc;
+// shared state is lease_state.h.
 //
 // Locking: `g_mu` guards the per-device flags, the connection state and the condition
 // variable `g_cv` that submitting threads wait on (lease_state.h and lease_session.h mark what
@@ -58,23 +58,9 @@ constexpr int kDefaultDaemonTimeoutMs = 4000;
 // The client thread's period: the resolution of idle gaps (gap_predictor.h) and of the
 // idle and early releases.
 constexpr int kTickMs = 20;
-// How long a submission waits for a grant before the process says so on stderr (once): longer
-// than a handoff between jobs takes (tens of ms to a few s with memory moved), shorter than a
-// person waits before wondering.
-constexpr int64_t kWaitNoticeMs = 5000;
 
 State g;
 DeviceGate g_gates[kMaxDevices];
-
-void EnsureUuid(int device) {
-  DeviceState& d = Dev(device);
-  if (d.uuid_known) return;
-  gs_cuda::CUuuid u;
-  if (Extras().cuDeviceGetUuid(&u, device) == gs_cuda::CUDA_SUCCESS) {
-    std::memcpy(d.uuid.bytes, u.bytes, sizeof d.uuid.bytes);
-    d.uuid_known = true;
-  }
-}
 
 // Says hello on `fd` (a new connection); `fd`, or -1 (closed) when it cannot be sent.
 int Hello(int fd) {
@@ -143,27 +129,14 @@ bool AwaitPong(int fd) {
   }
 }
 
-// Daemon unreachable or gone: fail open.
-void GoUngatedLocked(const char* why) REQUIRES(g_mu) {
+// The daemon is unreachable or gone: the connection is given up (LeaseSession::GoUngated).
+void DisconnectLocked() {
   if (g.fd >= 0) {
     shutdown(g.fd, SHUT_RDWR);
     if (g.dead_fd >= 0) close(g.dead_fd);
     g.dead_fd = g.fd;
   }
   g.fd = -1;
-  g.ungated = true;
-  ClearLanes();
-  for (int i = 0; i < kMaxDevices; ++i) {
-    Dev(i).requested = Dev(i).holding = Dev(i).dropping = false;
-    Dev(i).drop_deferred = false;
-    RunUngated(i);
-    g_gates[i].Open();
-  }
-  if (!g.warned) {
-    g.warned = true;
-    Warn("%s %s; the job runs without GPU sharing", why, g.socket_path);
-  }
-  pthread_cond_broadcast(&g_cv);
 }
 
 void SyncContexts(int device) {
@@ -206,9 +179,7 @@ void Tick() {
     bool release = g_session.DecideRelease(i, tick, &reason);
     // A process that cannot run says so once, so that a foreground job that seems stuck
     // says why (`gshare run -q` silences it).
-    if (d.requested && !d.holding && d.waiters > 0 && !g.wait_said &&
-        now - d.requested_ms >= kWaitNoticeMs) {
-      g.wait_said = true;
+    if (g_session.WaitNoticeDue(i, now)) {
       Warn(
           "job %llu waits for its turn on the GPU (device %d): another job holds it; "
           "`gshare status` shows which",
@@ -251,11 +222,11 @@ bool ReceiveOne(int fd) {
   proto::LeaseMsg m;
   if (!ReadAll(fd, &m, sizeof m)) return false;
   if (type == proto::MsgType::kLeaseGrant) {
-    HandleGrant(m);
+    g_session.OnGrant(m);
   } else if (type == proto::MsgType::kLeaseDrop) {
     g_session.OnDrop(m);
   } else if (type == proto::MsgType::kEvict) {
-    HandleEvict(m);
+    g_session.OnEvict(m);
   } else if (type == proto::MsgType::kSwapPrepare) {
     Engine().Prepare(m.bytes);
   } else if (type == proto::MsgType::kGapWatch) {
@@ -265,7 +236,7 @@ bool ReceiveOne(int fd) {
   } else if (type == proto::MsgType::kBoardSeat) {
     HandleBoardSeat(m);
   } else if (type == proto::MsgType::kSwapStage) {
-    HandleStage(m);
+    g_session.OnStage(m);
   } else {
     g_session.OnContended(m);
   }
@@ -281,7 +252,7 @@ void* ClientThread(void*) {
       g.dead_fd = -1;
     }
     int fd = g.fd;
-    bool ungated = g.ungated;
+    bool ungated = g_session.ungated();
     g_mu.Unlock();
     if (ungated) {
       struct timespec ts = {kReconnectMs / 1000, (kReconnectMs % 1000) * 1000000L};
@@ -296,7 +267,7 @@ void* ClientThread(void*) {
         // The daemon is back: return to gated operation. Close every gate first so no
         // submission slips between now and the first grant.
         g.fd = fresh;
-        g.ungated = false;
+        g_session.Reconnected();
         HeardFromDaemon();
         g_mu.Unlock();
         for (int i = 0; i < kMaxDevices; ++i) g_gates[i].CloseAndDrain();
@@ -326,8 +297,8 @@ void* ClientThread(void*) {
     }
     if (live != Liveness::kAlive) {
       g_mu.Lock();
-      GoUngatedLocked(live == Liveness::kHung ? "the gshare daemon stopped answering at"
-                                              : "lost the connection to the gshare daemon at");
+      g_session.GoUngated(live == Liveness::kHung ? "the gshare daemon stopped answering at"
+                                                  : "lost the connection to the gshare daemon at");
       g_mu.Unlock();
       continue;
     }
@@ -351,7 +322,7 @@ void ReleaseAtExit() {
   for (int i = 0; i < kMaxDevices; ++i) {
     g_mu.Lock();
     DeviceState& d = Dev(i);
-    bool connected = g.fd >= 0 && !g.ungated;
+    bool connected = g.fd >= 0 && !g_session.ungated();
     bool quiet = d.waiters == 0 && !d.dropping && !g_gates[i].Busy();
     bool held = connected && quiet && d.holding;
     bool discard = connected && quiet && !d.holding && !d.requested && d.uuid_known;
@@ -397,7 +368,7 @@ void EnsureStartedLocked() REQUIRES(g_mu) {
   g.job_id = job != nullptr ? std::strtoull(job, nullptr, 10) : 0;
   ParseJobToken(std::getenv("GSHARE_JOB_TOKEN"), g.job_token);
   // `gshare run` already said it runs the job unshared: do not say it twice.
-  if (std::getenv("GSHARE_QUIET") != nullptr) g.warned = g.wait_said = true;
+  if (std::getenv("GSHARE_QUIET") != nullptr) g_session.Quiet();
   const char* idle = std::getenv("GSHARE_IDLE_RELEASE_MS");
   int idle_ms = LeaseSession::kDefaultIdleReleaseMs;
   if (idle != nullptr && std::atoi(idle) > 0) idle_ms = std::atoi(idle);
@@ -414,13 +385,13 @@ void EnsureStartedLocked() REQUIRES(g_mu) {
   // $GSHARE_SOCKET (what gshare sets for its jobs), else the system daemon when it answers,
   // else the user's own (docs/design.md "Which daemon"). Reconnections keep the choice.
   g.fd = Hello(ConnectChosen(g.socket_path, sizeof g.socket_path));
-  if (g.fd < 0) GoUngatedLocked("cannot reach the gshare daemon at");
+  if (g.fd < 0) g_session.GoUngated("cannot reach the gshare daemon at");
   pthread_t tid;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   if (pthread_create(&tid, &attr, ClientThread, nullptr) != 0) {
-    GoUngatedLocked("cannot start the lease thread for");
+    g_session.GoUngated("cannot start the lease thread for");
   }
   pthread_attr_destroy(&attr);
 }
@@ -435,36 +406,7 @@ LeaseClient g_client;
 
 LeaseClient& LeaseClient::Get() { return g_client; }
 
-void LeaseClient::EnterSlow(int device) {
-  DeviceGate& gate = g_gates[device];
-  g_mu.Lock();
-  EnsureStartedLocked();
-  DeviceState& d = Dev(device);
-  ++d.waiters;
-  while (!gate.TryEnter()) {
-    if (g.ungated) {
-      gate.Open();
-      continue;
-    }
-    if (WaitStretch(device)) continue;
-    if (!d.requested && !d.holding && !d.dropping) {
-      if (d.gap_open) {
-        d.gaps.Observe(NowMs() - d.last_active_ms);  // the gap an idle release began ended
-        d.gap_open = false;
-      }
-      EnsureUuid(device);
-      d.requested = RequestLease(device);
-      d.requested_ms = NowMs();
-      if (!d.requested) {
-        GoUngatedLocked("lost the connection to the gshare daemon at");
-        continue;
-      }
-    }
-    pthread_cond_wait(&g_cv, g_mu.native());
-  }
-  --d.waiters;
-  g_mu.Unlock();
-}
+void LeaseClient::EnterSlow(int device) { g_session.Enter(device); }
 
 // Writes the lease state without g_mu, which the analysis cannot allow: the child's only
 // thread runs this, and the lock is made anew here (locking is not async-signal-safe).
@@ -477,23 +419,8 @@ void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS {
   g.send_mu.ReinitAfterFork();
   pthread_cond_init(&g_cv, nullptr);
   g.started = false;
-  g.ungated = false;
   g_liveness.Forget();
-  for (int i = 0; i < kMaxDevices; ++i) {
-    DeviceState& d = Dev(i);
-    d.requested = d.holding = d.dropping = d.drop_deferred = false;
-    d.waiters = 0;
-    d.gaps.Reset();
-    d.handoff_ms = -1;
-    d.gap_open = false;
-    d.epoch = 0;
-    d.watching = d.stretched = false;
-    d.stretch_until_ns = 0;
-    d.bytes.store(0, std::memory_order_relaxed);
-    d.bytes_dirty.store(false, std::memory_order_relaxed);
-    d.held_sent_ns = 0;
-    g_gates[i].Reset();
-  }
+  g_session.ResetAfterFork();
   ContextRegistry::Get().ResetAfterFork();
   InflightWindow::ResetAfterFork();
   PriorityWindow::ResetAfterFork();

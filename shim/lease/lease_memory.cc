@@ -1,6 +1,6 @@
-// The lease client's memory side: ledger reports to the daemon, the swap-in (or managed
-// prefetch) that comes with a grant before the gate opens, evictions the daemon asks for,
-// and the accounting entry points of LeaseClient.
+// The lease client's memory side: ledger reports to the daemon and the accounting entry points
+// of LeaseClient (what the memory engine does at a grant, an eviction or a stage is
+// lease_session_memory.cc).
 #include <algorithm>
 
 #include "lease/lease_client.h"
@@ -43,65 +43,6 @@ bool RequestLease(int device) {
     if (!SendReport(device, 0, 0, 0, 0)) return false;
   }
   return SendLease(proto::MsgType::kLeaseRequest, device, 0, 0);
-}
-
-// Without a daemon the process runs on `device` as if alone: its memory comes back first.
-void RunUngated(int device) { Engine().RunAlone(device); }
-
-void HandleGrant(const proto::LeaseMsg& m) {
-  g_mu.Lock();
-  int device = DeviceOfUuid(m.gpu);
-  if (device < 0) {
-    g_mu.Unlock();
-    return;
-  }
-  DeviceState& d = Dev(device);
-  g_session.Granted(device, m.epoch, m.bytes);
-  MemoryEngine& engine = Engine();
-  const bool back = !d.dropping && engine.WantsBack(device);
-  g_mu.Unlock();
-  if (back) {
-    // The job's memory comes back before its first submission (docs/memory.md, "How `swap`
-    // works": swap-in at the grant, before the gate opens).
-    uint64_t moved = 0, ns = 0;
-    bool ok = engine.Back(device, &moved, &ns);
-    uint32_t flags = proto::kReportAfterSwapIn | (ok ? 0 : proto::kReportSwapInFailed);
-    SendReport(device, flags, m.epoch, ns, moved);
-    if (!ok) {
-      // It cannot run without its memory: give the lease back, ask again a moment later.
-      struct timespec ts = {0, 200 * 1000 * 1000};
-      nanosleep(&ts, nullptr);
-      g_mu.Lock();
-      d.dropping = true;
-      g_mu.Unlock();
-      Release(device, proto::ReleaseReason::kDropped);
-      return;
-    }
-  }
-  g_mu.Lock();
-  g_session.OpenAfterGrant(device, m.epoch);
-  pthread_cond_broadcast(&g_cv);
-  g_mu.Unlock();
-}
-
-// The daemon needs room on the GPU: move memory to the host (only while not running there).
-void HandleEvict(const proto::LeaseMsg& m) {
-  g_mu.Lock();
-  int device = DeviceOfUuid(m.gpu);
-  bool stopped = device >= 0 && !Dev(device).holding && !Dev(device).dropping;
-  g_mu.Unlock();
-  if (device < 0) return;
-  if (stopped) Engine().Evict(device, m.bytes);
-  SendReport(device, 0, 0, 0, 0);  // always answered: the daemon's ledger is then current
-}
-
-// The process is idle on a GPU: copy its memory there to host memory ahead of an eviction.
-void HandleStage(const proto::LeaseMsg& m) {
-  g_mu.Lock();
-  int device = DeviceOfUuid(m.gpu);
-  bool idle = device >= 0 && !Dev(device).holding && !Dev(device).requested;
-  g_mu.Unlock();
-  if (device >= 0 && (idle || m.bytes == 0)) Engine().Stage(device, m.bytes);
 }
 
 }  // namespace lease

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "gshare/protocol.h"
+#include "memory/memory_engine.h"
 #include "mutex.h"
 
 namespace gshare::shim::lease {
@@ -29,16 +30,35 @@ class LeaseClock {
  public:
   virtual int64_t NowMs() const = 0;
   virtual int64_t NowNs() const = 0;
+  // Waits `ms` milliseconds (nanosleep). Without g_mu.
+  virtual void SleepMs(int64_t ms) const = 0;
 
  protected:
   constexpr LeaseClock() = default;
   ~LeaseClock() = default;
 };
 
+// What a memory report after a grant's swap-in says of it (proto::MemReportMsg): flags
+// kReportAfterSwapIn, with kReportSwapInFailed when not all came back; the grant's epoch; the
+// time taken (ns) and the bytes copied.
+struct SwapInNote {
+  uint32_t flags = 0;
+  uint64_t epoch = 0;
+  uint64_t ns = 0;
+  uint64_t bytes = 0;
+};
+
 // The connection to the daemon. Each call sends one frame (or two, RequestLease) and returns
 // false when the connection is gone; it never blocks on a reply.
 class DaemonLink {
  public:
+  // Connects on the first call in this process (the connection, its thread, the settings of
+  // the environment); the session then knows whether it runs gated (LeaseSession::GoUngated).
+  virtual void Start() REQUIRES(g_mu) = 0;
+  // Gives the connection up (the session fails open); a later reconnection makes a new one.
+  virtual void Disconnect() REQUIRES(g_mu) = 0;
+  // The daemon's socket, for messages. Set once by Start.
+  virtual const char* Where() const = 0;
   // A LeaseMsg of `type` about `device` (its uuid and ordinal), with `epoch` and `reason`.
   virtual bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason)
       REQUIRES(g_mu) = 0;
@@ -46,6 +66,8 @@ class DaemonLink {
   virtual bool RequestLease(int device) REQUIRES(g_mu) = 0;
   // The process's ledger entry on `device` (MemReportMsg, no swap-in). Any lock.
   virtual bool SendReport(int device) = 0;
+  // The ledger entry after a grant's swap-in on `device`. Without g_mu.
+  virtual bool SendSwapInReport(int device, const SwapInNote& note) = 0;
 
  protected:
   constexpr DaemonLink() = default;
@@ -62,22 +84,32 @@ class ShimCalls {
   // Whether a thread waited for GPU work (a synchronizing call ended or is in progress, or a
   // query found work unfinished) since the last call; clears the "ended" part.
   virtual bool TakeGpuWaited() = 0;
-  // The host pool is registering memory (host_pool.h), which holds up the process's other
-  // driver calls: the job may be blocked there rather than idle.
-  virtual bool HostPinning() const = 0;
+  // The process's memory engine (memory_engine.h): its memory at a grant, a release, an
+  // eviction, a stage, and whether it is pinning host memory (which holds up the process's
+  // other driver calls: the job may be blocked there rather than idle).
+  virtual MemoryEngine& Memory() = 0;
+  // The uuid of device ordinal `device` (cuDeviceGetUuid); false when the driver has none.
+  virtual bool DeviceUuid(int device, proto::GpuUuid* out) = 0;
   // A release about to begin is the process's last (the checkpoint engine's interpreter is
   // shutting down, interpreter_exit.h): it is then reported as kExit.
   virtual bool Finalizing() const = 0;
   // Synchronizes every context of this process on `device` (cuCtxSynchronize); returns when
   // the GPU has finished this process's work there. The gate is closed and drained.
   virtual void SyncContexts(int device) = 0;
-  // The memory engines' part of a release on `device`, after SyncContexts: the process no
-  // longer runs there; managed memory leaves on kDropped, swapped memory is discarded on kExit.
-  virtual void MemoryStopped(int device, proto::ReleaseReason reason) = 0;
   // Whether another job waits for `device` (InflightWindow: bounds the queued work).
   virtual void SetContended(int device, bool contended) = 0;
   // The grant on `device` ended: the gap watch and any stretch stop (gap_watch.h).
   virtual void StopGapWatch(int device) REQUIRES(g_mu) = 0;
+  // A thread entering `device`'s closed gate: while a stretch of an idle gap holds it, waits
+  // for the stretch's end and returns true (gap_watch.h); false when no stretch holds it.
+  virtual bool WaitStretch(int device) REQUIRES(g_mu) = 0;
+  // Blocks the calling thread until the lease state may have changed (a grant, a release, the
+  // daemon gone): pthread_cond_wait on g_cv, which gives g_mu up meanwhile.
+  virtual void WaitForChange() REQUIRES(g_mu) = 0;
+  // The process runs without a daemon: the priority lanes forget their seats (priority_lane.h).
+  virtual void WentUngated() = 0;
+  // One line on stderr (the shim's log).
+  virtual void Warn(const char* line) = 0;
 
  protected:
   constexpr ShimCalls() = default;

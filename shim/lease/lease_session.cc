@@ -2,6 +2,7 @@
 // per-device state goes through the seams, so this file links into the unit tests alone.
 #include "lease/lease_session.h"
 
+#include <cstdio>
 #include <cstring>
 
 namespace gshare::shim::lease {
@@ -14,6 +15,91 @@ int LeaseSession::DeviceOf(const proto::GpuUuid& u) {
     if (dev_[i].uuid_known && std::memcmp(dev_[i].uuid.bytes, u.bytes, 16) == 0) return i;
   }
   return -1;
+}
+
+void LeaseSession::EnsureUuid(int device) {
+  DeviceState& d = dev_[device];
+  if (!d.uuid_known) d.uuid_known = shim_.DeviceUuid(device, &d.uuid);
+}
+
+void LeaseSession::Enter(int device) {
+  DeviceGate& gate = gates_[device];
+  g_mu.Lock();
+  link_.Start();
+  DeviceState& d = dev_[device];
+  ++d.waiters;
+  while (!gate.TryEnter()) {
+    if (ungated_) {
+      gate.Open();
+      continue;
+    }
+    if (shim_.WaitStretch(device)) continue;
+    if (!d.requested && !d.holding && !d.dropping) {
+      const int64_t now = clock_.NowMs();
+      if (d.gap_open) {
+        d.gaps.Observe(now - d.last_active_ms);  // the gap an idle release began ended
+        d.gap_open = false;
+      }
+      EnsureUuid(device);
+      d.requested = link_.RequestLease(device);
+      d.requested_ms = now;
+      if (!d.requested) {
+        GoUngated("lost the connection to the gshare daemon at");
+        continue;
+      }
+    }
+    shim_.WaitForChange();
+  }
+  --d.waiters;
+  g_mu.Unlock();
+}
+
+void LeaseSession::GoUngated(const char* why) {
+  link_.Disconnect();
+  ungated_ = true;
+  shim_.WentUngated();
+  for (int i = 0; i < kMaxDevices; ++i) {
+    DeviceState& d = dev_[i];
+    d.requested = d.holding = d.dropping = d.drop_deferred = false;
+    shim_.Memory().RunAlone(i);
+    gates_[i].Open();
+  }
+  if (!warned_) {
+    warned_ = true;
+    char line[256];
+    std::snprintf(line, sizeof line, "%s %s; the job runs without GPU sharing", why, link_.Where());
+    shim_.Warn(line);
+  }
+  pthread_cond_broadcast(&g_cv);
+}
+
+bool LeaseSession::WaitNoticeDue(int device, int64_t now_ms) {
+  const DeviceState& d = dev_[device];
+  if (wait_said_ || !d.requested || d.holding || d.waiters == 0 ||
+      now_ms - d.requested_ms < kWaitNoticeMs) {
+    return false;
+  }
+  wait_said_ = true;
+  return true;
+}
+
+void LeaseSession::ResetAfterFork() {
+  ungated_ = false;
+  for (int i = 0; i < kMaxDevices; ++i) {
+    DeviceState& d = dev_[i];
+    d.requested = d.holding = d.dropping = d.drop_deferred = false;
+    d.waiters = 0;
+    d.gaps.Reset();
+    d.handoff_ms = -1;
+    d.gap_open = false;
+    d.epoch = 0;
+    d.watching = d.stretched = false;
+    d.stretch_until_ns = 0;
+    d.bytes.store(0, std::memory_order_relaxed);
+    d.bytes_dirty.store(false, std::memory_order_relaxed);
+    d.held_sent_ns = 0;
+    gates_[i].Reset();
+  }
 }
 
 LeaseSession::TickView LeaseSession::BeginTick() {
@@ -42,7 +128,7 @@ bool LeaseSession::DecideRelease(int device, const TickView& tick, proto::Releas
       // A pinning in progress needs no guard here: a handoff that would evict into host
       // memory not pinned yet is unpriced (kNever), so the idle release waits
       // kUnpricedIdleMs and the early release is off; a priced one finds its room pinned.
-      if (shim_.HostPinning()) d.registering_ms += tick.since_tick_ms;
+      if (shim_.Memory().Pinning()) d.registering_ms += tick.since_tick_ms;
       if (d.waiters == 0 && idle >= GapPredictor::IdleReleaseMs(idle_release_ms_, d.handoff_ms)) {
         release = true;
         *reason = proto::ReleaseReason::kIdle;
@@ -129,7 +215,7 @@ void LeaseSession::Release(int device, proto::ReleaseReason reason) {
   // The slow part runs without g_mu, so submitting threads can queue up on g_cv meanwhile.
   gates_[device].CloseAndDrain();
   shim_.SyncContexts(device);
-  shim_.MemoryStopped(device, reason);
+  shim_.Memory().Stopped(device, reason);
   bool exiting = reason == proto::ReleaseReason::kExit;
   g_mu.Lock();
   DeviceState& d = dev_[device];

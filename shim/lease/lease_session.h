@@ -88,6 +88,49 @@ class LeaseSession {
   DeviceState& Dev(int device) { return dev_[device]; }
   // The ordinal whose uuid is `u`, or -1 when no known device has it.
   int DeviceOf(const proto::GpuUuid& u) REQUIRES(g_mu);
+  // Learns the uuid of `device` once (the daemon names GPUs by uuid); Dev(device).uuid_known
+  // says whether the driver gave one.
+  void EnsureUuid(int device) REQUIRES(g_mu);
+
+  // Slow path of a submission on `device`, its gate closed (any thread): connects on the
+  // process's first call (DaemonLink::Start), asks for the lease when nothing is outstanding,
+  // and waits until the gate opens; returns with the caller inside the gate (it must call
+  // Exit()). While a stretch holds the gate it waits for the stretch; without a daemon the gate
+  // is forced open; a request that cannot be sent makes the process ungated.
+  void Enter(int device) EXCLUDES(g_mu);
+  // The daemon is unreachable or gone (`why`, followed by its socket, is said once on stderr):
+  // the connection is given up, every lease flag cleared, the memory engine's memory comes back
+  // on every device and every gate opens; threads in Enter are woken. The job runs as if alone
+  // until Reconnected.
+  void GoUngated(const char* why) REQUIRES(g_mu);
+  bool ungated() const REQUIRES(g_mu) { return ungated_; }
+  // A new connection answers: the process is gated again (its gates are closed by the caller).
+  void Reconnected() REQUIRES(g_mu) { ungated_ = false; }
+  // GSHARE_QUIET: `gshare run` already said whatever the process would say (unshared, waiting).
+  void Quiet() REQUIRES(g_mu) { warned_ = wait_said_ = true; }
+  // Whether the process should now say, once, that a submission on `device` waits for its
+  // turn: a request outstanding for kWaitNoticeMs with threads waiting.
+  bool WaitNoticeDue(int device, int64_t now_ms) REQUIRES(g_mu);
+  // How long a submission waits for a grant before the process says so on stderr (once): longer
+  // than a handoff between jobs takes (tens of ms to a few s with memory moved), shorter than a
+  // person waits before wondering.
+  static constexpr int64_t kWaitNoticeMs = 5000;
+
+  // The memory engine with the lease (lease_session_memory.cc). GRANT: the lease is held and,
+  // where the engine wants it, its memory comes back (swap-in, prefetch) before the gate opens,
+  // followed by a report of the swap-in; when not all of it came back the process waits
+  // kRetryAfterFailedSwapInMs, gives the lease back (kDropped) and asks again. EVICT: the
+  // engine moves memory off a device where the process holds no lease and the daemon always
+  // gets a report. SWAP_STAGE: staging while the process neither holds nor wants the lease
+  // there (or stops staging, m.bytes 0). Lease thread.
+  void OnGrant(const proto::LeaseMsg& m) EXCLUDES(g_mu);
+  void OnEvict(const proto::LeaseMsg& m) EXCLUDES(g_mu);
+  void OnStage(const proto::LeaseMsg& m) EXCLUDES(g_mu);
+  static constexpr int64_t kRetryAfterFailedSwapInMs = 200;
+
+  // In a forked child (its only thread): no lease, no waiter, no gap or stretch, none of the
+  // parent's fixed bytes, every gate closed, gated again; the devices' uuids stay.
+  void ResetAfterFork() NO_THREAD_SAFETY_ANALYSIS;
 
   // What one tick of the lease thread sees once, for every device: the time (ms), the time
   // since the previous tick (0 at the first), and the process's activity (ShimCalls).
@@ -137,6 +180,9 @@ class LeaseSession {
   int idle_release_ms_ = kDefaultIdleReleaseMs;  // gshare run passes the config's
   bool early_release_ = true;  // [scheduler] early_release (GSHARE_EARLY_RELEASE=0: off)
   int64_t last_tick_ms_ = 0;   // BeginTick's previous clock reading; lease thread only
+  bool ungated_ GUARDED_BY(g_mu) = false;    // no daemon: gates forced open
+  bool warned_ GUARDED_BY(g_mu) = false;     // GoUngated said why once
+  bool wait_said_ GUARDED_BY(g_mu) = false;  // WaitNoticeDue said yes once
   DeviceState dev_[kMaxDevices];
 };
 

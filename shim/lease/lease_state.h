@@ -1,6 +1,6 @@
 // Internal to the lease client (lease_client.cc: connection, thread, fork; daemon_socket.cc:
 // frames and trusted connections; lease_session.h: the per-device state, release decisions and
-// protocol; lease_memory.cc: memory reports, grants with swap-in, evictions; gap_watch.cc: the
+// protocol, the memory engine with the lease; lease_memory.cc: memory reports; gap_watch.cc: the
 // lease thread's side of gap reports and stretches; priority_lane.cc and priority_window.cc:
 // the contexts' synchronization and the clock). Not for other files.
 // Locking as described in lease_client.cc: `g_mu` (lease_seams.h) guards the per-device flags
@@ -37,11 +37,7 @@ inline int64_t NowMs() { return NowNs() / 1000000; }
 struct State {
   Mutex send_mu;                          // one frame at a time on the socket; guards no data
   bool started GUARDED_BY(g_mu) = false;  // thread running (this process)
-  bool ungated GUARDED_BY(g_mu) = false;  // daemon unreachable: gates forced open
-  bool warned GUARDED_BY(g_mu) = false;
-  // A submission waited kWaitNoticeMs for a grant: said once on stderr, unless GSHARE_QUIET.
-  bool wait_said GUARDED_BY(g_mu) = false;
-  int fd GUARDED_BY(g_mu) = -1;  // read without g_mu only through FdUnlocked()
+  int fd GUARDED_BY(g_mu) = -1;           // read without g_mu only through FdUnlocked()
   // A connection given up while the lease thread may still be polling it: shut down at once,
   // closed by the lease thread itself, so its descriptor number cannot be reused under it.
   int dead_fd GUARDED_BY(g_mu) = -1;
@@ -80,7 +76,10 @@ bool ReadAll(int fd, void* data, size_t len);
 // Sends one frame; false when the connection is gone. Any thread.
 bool SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len) EXCLUDES(g.send_mu);
 bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason) REQUIRES(g_mu);
-void EnsureUuid(int device) REQUIRES(g_mu);
+inline void EnsureUuid(int device) REQUIRES(g_mu) { g_session.EnsureUuid(device); }
+// The production DaemonLink's Start and Disconnect (lease_client.cc).
+void EnsureStartedLocked() REQUIRES(g_mu);
+void DisconnectLocked() REQUIRES(g_mu);
 inline int DeviceOfUuid(const proto::GpuUuid& u) REQUIRES(g_mu) { return g_session.DeviceOf(u); }
 // Synchronizes every context of this process on `device` (cuCtxSynchronize). Any thread.
 void SyncContexts(int device);
@@ -95,12 +94,6 @@ bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
                 uint64_t swapin_bytes);
 // A lease request preceded by a memory report.
 bool RequestLease(int device) REQUIRES(g_mu);
-// Without a daemon: the process's memory comes back and it runs as if alone.
-void RunUngated(int device);
-void HandleGrant(const proto::LeaseMsg& m) EXCLUDES(g_mu);
-void HandleEvict(const proto::LeaseMsg& m) EXCLUDES(g_mu);
-// kSwapStage: stage (SwapSpace::Stage) while the process holds and wants no lease there.
-void HandleStage(const proto::LeaseMsg& m) EXCLUDES(g_mu);
 
 // gap_watch.cc (gap_watch.h), the lease thread's side.
 // Sends the gap published since the last call, if any.

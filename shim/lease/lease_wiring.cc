@@ -1,12 +1,20 @@
 // The lease session's production seams (lease_seams.h) and the process's one LeaseSession:
-// CLOCK_MONOTONIC, the daemon socket of lease_client.cc, the driver's context synchronization,
-// the memory engines and the process's activity counters. All in static storage, constant-
-// initialized and trivially destructible (lease_state.h says why).
+// CLOCK_MONOTONIC, the daemon socket of lease_client.cc, the driver (context synchronization,
+// device uuids), the memory engine, the gap watch's stretches, the condition variable that
+// waiting submissions sleep on, and the process's activity counters. All in static storage,
+// constant- initialized and trivially destructible (lease_state.h says why).
 #include "lease/inflight_window.h"
 #include "lease/interpreter_exit.h"
 #include "lease/lease_client.h"
 #include "lease/lease_state.h"
+#include <time.h>
+
+#include <cstring>
+
+#include "driver/real_driver.h"
+#include "lease/priority_lane.h"
 #include "memory/memory_engine.h"
+#include "shim_log.h"
 
 namespace gshare::shim::lease {
 namespace {
@@ -15,16 +23,26 @@ class MonotonicClock final : public LeaseClock {
  public:
   int64_t NowMs() const override { return lease::NowMs(); }
   int64_t NowNs() const override { return lease::NowNs(); }
+  void SleepMs(int64_t ms) const override {
+    struct timespec ts = {static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000L};
+    nanosleep(&ts, nullptr);
+  }
 };
 
 class SocketLink final : public DaemonLink {
  public:
+  void Start() override REQUIRES(g_mu) { EnsureStartedLocked(); }
+  void Disconnect() override REQUIRES(g_mu) { DisconnectLocked(); }
+  const char* Where() const override { return g.socket_path; }
   bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason) override
       REQUIRES(g_mu) {
     return lease::SendLease(type, device, epoch, reason);
   }
   bool RequestLease(int device) override REQUIRES(g_mu) { return lease::RequestLease(device); }
   bool SendReport(int device) override { return lease::SendReport(device, 0, 0, 0, 0); }
+  bool SendSwapInReport(int device, const SwapInNote& n) override {
+    return lease::SendReport(device, n.flags, n.epoch, n.ns, n.bytes);
+  }
 };
 
 class ProcessShim final : public ShimCalls {
@@ -34,18 +52,25 @@ class ProcessShim final : public ShimCalls {
     return g_gpu_waited.exchange(false, std::memory_order_relaxed) ||
            g_syncing.load(std::memory_order_relaxed) > 0;
   }
-  bool HostPinning() const override { return Engine().Pinning(); }
+  MemoryEngine& Memory() override { return Engine(); }
+  bool DeviceUuid(int device, proto::GpuUuid* out) override {
+    gs_cuda::CUuuid u;
+    if (Extras().cuDeviceGetUuid(&u, device) != gs_cuda::CUDA_SUCCESS) return false;
+    std::memcpy(out->bytes, u.bytes, sizeof out->bytes);
+    return true;
+  }
   bool Finalizing() const override {
     return Engine().kind() == proto::MemoryEngine::kCheckpoint && InterpreterFinalizing();
   }
   void SyncContexts(int device) override { lease::SyncContexts(device); }
-  void MemoryStopped(int device, proto::ReleaseReason reason) override {
-    Engine().Stopped(device, reason);
-  }
   void SetContended(int device, bool contended) override {
     InflightWindow::SetContended(device, contended);
   }
   void StopGapWatch(int device) override REQUIRES(g_mu) { lease::StopGapWatch(device); }
+  bool WaitStretch(int device) override REQUIRES(g_mu) { return lease::WaitStretch(device); }
+  void WaitForChange() override REQUIRES(g_mu) { pthread_cond_wait(&g_cv, g_mu.native()); }
+  void WentUngated() override { ClearLanes(); }
+  void Warn(const char* line) override { shim::Warn("%s", line); }
 };
 
 constinit MonotonicClock g_lease_clock;

@@ -5,174 +5,10 @@
 
 #include <doctest/doctest.h>
 
-#include <cstdint>
-#include <optional>
-#include <utility>
-#include <vector>
+#include "lease_session_rig.h"
 
 namespace gshare::shim::unit_lease_session {
 namespace {
-
-using lease::g_mu;
-using proto::MsgType;
-using proto::ReleaseReason;
-
-constexpr uint64_t kEpoch = 7;
-constexpr int64_t kTickMs = 20;  // the lease thread's period (lease_client.cc)
-
-class FakeClock final : public lease::LeaseClock {
- public:
-  int64_t NowMs() const override { return ms; }
-  int64_t NowNs() const override { return ms * 1'000'000; }
-  int64_t ms = 1000;
-};
-
-struct Frame {
-  MsgType type;
-  int device;
-  uint64_t epoch;
-  uint32_t reason;
-  bool operator==(const Frame&) const = default;
-};
-
-class FakeLink final : public lease::DaemonLink {
- public:
-  bool SendLease(MsgType type, int device, uint64_t epoch, uint32_t reason) override {
-    frames.push_back({type, device, epoch, reason});
-    return true;
-  }
-  bool RequestLease(int device) override {
-    requests.push_back(device);
-    return true;
-  }
-  bool SendReport(int device) override {
-    reports.push_back(device);
-    return true;
-  }
-  std::vector<Frame> frames;
-  std::vector<int> requests;
-  std::vector<int> reports;
-};
-
-class FakeShim final : public lease::ShimCalls {
- public:
-  explicit FakeShim(const DeviceGate* gates) : gates_(gates) {}
-  bool Capturing() const override { return capturing; }
-  bool TakeGpuWaited() override { return waited; }
-  bool HostPinning() const override { return pinning; }
-  bool Finalizing() const override { return finalizing; }
-  void SyncContexts(int device) override {
-    synced.push_back(device);
-    gate_open_at_sync = gates_[device].IsOpen();
-  }
-  void MemoryStopped(int device, ReleaseReason reason) override {
-    stopped.emplace_back(device, reason);
-  }
-  void SetContended(int device, bool on) override { contended[device] = on; }
-  void StopGapWatch(int device) override { watch_stopped.push_back(device); }
-
-  bool capturing = false;
-  bool waited = false;
-  bool pinning = false;
-  bool finalizing = false;
-  std::vector<int> synced;
-  bool gate_open_at_sync = true;
-  std::vector<std::pair<int, ReleaseReason>> stopped;
-  bool contended[kMaxDevices] = {};
-  std::vector<int> watch_stopped;
-
- private:
-  const DeviceGate* gates_;
-};
-
-proto::GpuUuid Uuid(uint8_t b) {
-  proto::GpuUuid u{};
-  for (auto& x : u.bytes) x = b;
-  return u;
-}
-
-// One process with device 0 known to the session (uuid 0x11), idle release after 500 ms.
-struct Rig {
-  FakeClock clock;
-  FakeLink link;
-  DeviceGate gates[kMaxDevices];
-  FakeShim shim{gates};
-  lease::LeaseSession session{clock, link, shim, gates};
-
-  Rig() {
-    session.Configure(500, true);
-    MutexLock lock(g_mu);
-    session.Dev(0).uuid = Uuid(0x11);
-    session.Dev(0).uuid_known = true;
-  }
-
-  proto::LeaseMsg Msg(uint64_t epoch, uint64_t bytes = 0, uint8_t uuid = 0x11) {
-    proto::LeaseMsg m{};
-    m.gpu = Uuid(uuid);
-    m.epoch = epoch;
-    m.bytes = bytes;
-    return m;
-  }
-
-  // A GRANT with nothing to swap in: the state, then the gate (as HandleGrant does).
-  void Grant(uint64_t epoch) {
-    MutexLock lock(g_mu);
-    session.Granted(0, epoch, 0);
-    session.OpenAfterGrant(0, epoch);
-  }
-
-  // One tick of the lease thread at the clock's time for device 0; runs the release it decides
-  // unless `decide_only` (a release would wait forever to drain a gate a test holds).
-  std::optional<ReleaseReason> Tick(bool decide_only = false) {
-    const lease::LeaseSession::TickView t = session.BeginTick();
-    ReleaseReason reason;
-    bool release;
-    {
-      MutexLock lock(g_mu);
-      release = session.DecideRelease(0, t, &reason);
-    }
-    if (!release) return std::nullopt;
-    if (!decide_only) session.Release(0, reason);
-    return reason;
-  }
-
-  // Ticks every kTickMs up to and including `until_ms` with no work; the first release decided.
-  std::optional<ReleaseReason> IdleUntil(int64_t until_ms) {
-    while (clock.ms + kTickMs <= until_ms) {
-      clock.ms += kTickMs;
-      if (auto r = Tick()) return r;
-    }
-    return std::nullopt;
-  }
-
-  // A submission seen at the next tick, `after_ms` from now.
-  std::optional<ReleaseReason> SubmitAt(int64_t after_ms) {
-    clock.ms += after_ms;
-    gates[0].MarkActive();
-    return Tick();
-  }
-
-  // Grants kEpoch at t=1000 ms and runs two CPU phases of 300 ms (gaps the predictor keeps);
-  // ends at t=1600 with a submission just seen.
-  void GrantWithTwoGaps() {
-    Grant(kEpoch);
-    REQUIRE(!SubmitAt(0));
-    for (int i = 0; i < 2; ++i) {
-      REQUIRE(!IdleUntil(clock.ms + 300 - kTickMs));
-      REQUIRE(!SubmitAt(kTickMs));
-    }
-    REQUIRE(clock.ms == 1600);
-  }
-
-  bool Holding() {
-    MutexLock lock(g_mu);
-    return session.Dev(0).holding;
-  }
-};
-
-Frame Released(uint64_t epoch, ReleaseReason reason) {
-  return {MsgType::kLeaseReleased, 0, epoch, static_cast<uint32_t>(reason)};
-}
 
 TEST_CASE("LeaseSession: an idle holder releases after idle_release and acknowledges its grant") {
   Rig r;
@@ -186,7 +22,8 @@ TEST_CASE("LeaseSession: an idle holder releases after idle_release and acknowle
   CHECK(!r.gates[0].IsOpen());
   CHECK(r.shim.synced == std::vector<int>{0});
   CHECK(!r.shim.gate_open_at_sync);
-  CHECK(r.shim.stopped == std::vector<std::pair<int, ReleaseReason>>{{0, ReleaseReason::kIdle}});
+  CHECK(r.shim.engine.stopped ==
+        std::vector<std::pair<int, ReleaseReason>>{{0, ReleaseReason::kIdle}});
   CHECK(r.shim.watch_stopped == std::vector<int>{0});
   CHECK(!r.Holding());
   MutexLock lock(g_mu);
@@ -261,7 +98,8 @@ TEST_CASE("LeaseSession: a DROP closes the gate, synchronizes and acknowledges t
   CHECK(!r.gates[0].IsOpen());
   CHECK(r.shim.synced == std::vector<int>{0});
   CHECK(!r.shim.gate_open_at_sync);
-  CHECK(r.shim.stopped == std::vector<std::pair<int, ReleaseReason>>{{0, ReleaseReason::kDropped}});
+  CHECK(r.shim.engine.stopped ==
+        std::vector<std::pair<int, ReleaseReason>>{{0, ReleaseReason::kDropped}});
   CHECK(r.link.frames == std::vector<Frame>{Released(kEpoch, ReleaseReason::kDropped)});
   CHECK(!r.Holding());
   MutexLock lock(g_mu);
@@ -351,9 +189,9 @@ TEST_CASE("LeaseSession: time spent pinning host memory does not count toward an
   Rig r;
   r.GrantWithTwoGaps();
   r.session.OnContended(r.Msg(kEpoch, 0));
-  r.shim.pinning = true;
+  r.shim.engine.pinning = true;
   CHECK(!r.IdleUntil(1700));  // 100 ms idle, all of it pinning
-  r.shim.pinning = false;
+  r.shim.engine.pinning = false;
   CHECK(!r.IdleUntil(1740));  // 40 ms counted
   CHECK(r.IdleUntil(1760) == ReleaseReason::kEarly);
 }
@@ -382,7 +220,8 @@ TEST_CASE("LeaseSession: a release while the interpreter finalizes is the proces
   r.session.OnDrop(r.Msg(kEpoch));
   CHECK(r.link.reports == std::vector<int>{0});  // its memory goes with it: reported first
   CHECK(r.link.frames == std::vector<Frame>{Released(kEpoch, ReleaseReason::kExit)});
-  CHECK(r.shim.stopped == std::vector<std::pair<int, ReleaseReason>>{{0, ReleaseReason::kExit}});
+  CHECK(r.shim.engine.stopped ==
+        std::vector<std::pair<int, ReleaseReason>>{{0, ReleaseReason::kExit}});
 }
 
 TEST_CASE("LeaseSession: a grant whose release began does not open the gate") {
