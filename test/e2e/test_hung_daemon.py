@@ -19,7 +19,7 @@ QUANTUM = ["--quantum", "300ms"]
 
 
 class HungDaemonTest(TestCase):
-    def test_issue27_fail_open_on_a_stopped_daemon_and_gate_again(self):
+    def test_fail_open_on_a_stopped_daemon_and_gate_again(self):
         h = self.harness()
         daemon = h.start_daemon()
         self.addCleanup(lambda: os.kill(daemon, signal.SIGCONT))

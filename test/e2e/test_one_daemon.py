@@ -25,7 +25,7 @@ class Issue19OneDaemonTest(TestCase):
                 out.append(p)
         return sorted(out)
 
-    def test_issue19_two_socket_paths_one_database(self):
+    def test_two_socket_paths_one_database(self):
         h = self.harness(queue={"max_running": 1, "gpus": 1})
         other_run = os.path.join(h.tmp, "run2")
         os.mkdir(other_run, 0o700)
@@ -70,7 +70,7 @@ class Issue19OneDaemonTest(TestCase):
         h.wait_for(lambda: not proc_alive(rec["pid"]), 30, "the daemon to stop")
         self.assertFalse(os.path.exists(record_path), "a daemon that stops removes its record")
 
-    def test_issue19_racing_clients_on_two_sockets_start_one_daemon(self):
+    def test_racing_clients_on_two_sockets_start_one_daemon(self):
         h = self.harness()
         envs = []
         for i in range(4):

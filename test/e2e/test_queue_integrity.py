@@ -35,7 +35,7 @@ def count_runs(path):
 
 
 class QueueIntegrityTest(TestCase):
-    def test_issue27_no_start_before_running_is_stored(self):
+    def test_no_start_before_running_is_stored(self):
         h = self.harness()
         daemon = h.start_daemon()
         runs = os.path.join(h.tmp, "runs")
@@ -61,7 +61,7 @@ class QueueIntegrityTest(TestCase):
         self.assertEqual(h.queue_jobs()[job]["state"], "COMPLETED")
         self.assertEqual(count_runs(runs), 1)
 
-    def test_issue27_a_damaged_row_fails_its_job_only(self):
+    def test_a_damaged_row_fails_its_job_only(self):
         h = self.harness()
         h.start_daemon()
         ids = [h.submit("--hold", "--", "true") for _ in range(3)]
@@ -85,7 +85,7 @@ class QueueIntegrityTest(TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         h.wait_state(ids[2], "COMPLETED")
 
-    def test_issue19_end_time_of_a_job_that_ended_while_the_daemon_was_down(self):
+    def test_end_time_of_a_job_that_ended_while_the_daemon_was_down(self):
         h = self.harness()
         daemon = h.start_daemon()
         job = h.submit("--", "sleep", "1")
@@ -117,7 +117,7 @@ class QueueIntegrityTest(TestCase):
         s.close()
         return json.loads(body)
 
-    def test_issue27_a_retried_submission_is_not_duplicated(self):
+    def test_a_retried_submission_is_not_duplicated(self):
         h = self.harness()
         h.start_daemon()
         request = {"name": "k", "argv": ["true"], "cwd": h.tmp, "priority": 0, "quantum_ms": 20000,

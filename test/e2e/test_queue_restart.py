@@ -125,7 +125,7 @@ class QueueRestartTest(TestCase):
         self.assertEqual(h.daemon_pid(), p.pid)
         return p
 
-    def test_issue19_kill_the_daemons_group_jobs_live_on(self):
+    def test_kill_the_daemons_group_jobs_live_on(self):
         # What `systemctl --user restart gshare` does with KillMode=process is to end the
         # daemon alone; this is the worst case beyond it (every process of the daemon's group,
         # SIGKILL): the job supervisors live in sessions of their own and carry on.

@@ -51,7 +51,7 @@ class SlowPeersTest(TestCase):
         s.connect(h.socket)
         return s
 
-    def test_issue27_a_client_that_does_not_read(self):
+    def test_a_client_that_does_not_read(self):
         h = self.harness()
         daemon = h.start_daemon()
         for _ in range(20):  # replies worth listing
@@ -79,7 +79,7 @@ class SlowPeersTest(TestCase):
         self.assertTrue(closed_by_peer(silent, 5), "a client that never reads was kept")
         self.assertEqual(h.daemon_pid(), daemon)
 
-    def test_issue27_half_frames_are_bounded(self):
+    def test_half_frames_are_bounded(self):
         h = self.harness()
         # A sanitized daemon (CI) would otherwise keep what it frees in ASan's quarantine
         # (256 MiB), which measures ASan, not the daemon.
@@ -107,7 +107,7 @@ class SlowPeersTest(TestCase):
             s.close()
         self.assertEqual(h.daemon_pid(), daemon)
 
-    def test_issue27_made_up_gpus_are_bounded(self):
+    def test_made_up_gpus_are_bounded(self):
         # A shim that names a new GPU UUID in every lease request: past 256 GPUs it is
         # dropped; the daemon keeps a bounded number of GPUs and keeps serving.
         h = self.harness()
@@ -126,7 +126,7 @@ class SlowPeersTest(TestCase):
         with open(h.daemon_log) as f:
             self.assertIn("names more GPUs than a machine has", f.read())
 
-    def test_issue27_descriptors_exhausted(self):
+    def test_descriptors_exhausted(self):
         h = self.harness()
         daemon = h.start_daemon()
         resource.prlimit(daemon, resource.RLIMIT_NOFILE, (64, 64))

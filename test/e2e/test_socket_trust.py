@@ -111,7 +111,7 @@ class Issue27SocketTrustTest(TestCase):
         self.assertIsNone(p.poll(), _read(heard))
         return heard
 
-    def test_issue27_client_refuses_a_daemon_of_another_user(self):
+    def test_client_refuses_a_daemon_of_another_user(self):
         heard = self.start_impostor()
         sock = os.path.join(self.rundir, "gshare.sock")
         r = self.cron_gshare("submit", "--env", "API_TOKEN=x", "--", "true")
@@ -130,7 +130,7 @@ class Issue27SocketTrustTest(TestCase):
         self.assertEqual(_read(heard), "listening\n", "user B received something")
         self.assertTrue(os.path.exists(sock), "A's daemon must leave B's socket alone")
 
-    def test_issue27_shim_refuses_a_daemon_of_another_user(self):
+    def test_shim_refuses_a_daemon_of_another_user(self):
         # A job process of A preloaded outside gshare finds B's socket where A's daemon would
         # be: the shim sends B nothing (no hello with A's pid and job) and the job runs
         # unshared, with one warning.
@@ -147,7 +147,7 @@ class Issue27SocketTrustTest(TestCase):
         time.sleep(1.5)
         self.assertEqual(_read(heard), "listening\n", "user B received something")
 
-    def test_issue27_own_runtime_dir_made_private(self):
+    def test_own_runtime_dir_made_private(self):
         # A's own /tmp/gshare-UID left mode 0777 (an old umask, a careless script): clients
         # refuse it (anyone could have put a socket there), A's daemon makes it 0700 and
         # serves; the state directory and the database are A's alone.
@@ -177,7 +177,7 @@ class Issue27SocketTrustTest(TestCase):
 
 
 class Issue27PrivateStateTest(TestCase):
-    def test_issue27_state_files_private_and_tightened(self):
+    def test_state_files_private_and_tightened(self):
         h = self.harness()
         # An existing state directory and database readable by all (older gshare, umask 022).
         os.makedirs(h.state_dir, 0o755)
@@ -212,7 +212,7 @@ class Issue27PrivateStateTest(TestCase):
         self.assertEqual(h.gshare("wait", str(jid)).returncode, 0)
         self.assertEqual(_read(out + ".umask").strip(), "0022")
 
-    def test_issue27_relative_paths_refused(self):
+    def test_relative_paths_refused(self):
         h = self.harness()
         for key, value, problem in (("state_dir", "state", "must be an absolute path or start with ~/"),
                                     ("socket", "run/gshare.sock", "must be an absolute path")):
@@ -226,7 +226,7 @@ class Issue27PrivateStateTest(TestCase):
         h.assert_error_line(h.gshare("queue", env=env), 1, "the state directory must be an absolute path")
         self.assertFalse(os.path.exists(os.path.join(h.tmp, "rel")))
 
-    def test_issue27_socket_dir_not_created_unless_standard(self):
+    def test_socket_dir_not_created_unless_standard(self):
         h = self.harness()
         sock = os.path.join(h.tmp, "missing", "gshare.sock")
         conf = os.path.join(h.tmp, "sock.toml")

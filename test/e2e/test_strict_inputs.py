@@ -21,7 +21,7 @@ class StrictInputsTest(TestCase):
     def setUp(self):
         self.h = self.harness(queue=QUEUE)
 
-    def test_issue19_huge_time_limit_is_an_error_not_an_overflow(self):
+    def test_huge_time_limit_is_an_error_not_an_overflow(self):
         h = self.h
         t0 = time.monotonic()
         r = h.gshare("run", "-t", "200000d", "--", "sleep", "1")
@@ -36,7 +36,7 @@ class StrictInputsTest(TestCase):
         h.assert_error_line(h.gshare("clean", "--older-than", "200000d"), 2)
         self.assertEqual(h.queue_jobs(), {})
 
-    def test_issue19_priority_is_a_decimal_integer(self):
+    def test_priority_is_a_decimal_integer(self):
         h = self.h
         for p in ("", "0x10", "1e2", "16.0", "1001", "99999999999999999999"):
             with self.subTest(priority=p):
@@ -46,7 +46,7 @@ class StrictInputsTest(TestCase):
         job = h.submit("--hold", "-p", "16", "--", "true")
         self.assertEqual(h.queue_jobs()[job]["priority"], 16)
 
-    def test_issue19_script_must_be_a_small_regular_file(self):
+    def test_script_must_be_a_small_regular_file(self):
         h = self.h
         fifo = os.path.join(h.tmp, "fifo")
         os.mkfifo(fifo)
@@ -59,7 +59,7 @@ class StrictInputsTest(TestCase):
                                     path)
         self.assertEqual(h.queue_jobs(), {})
 
-    def test_issue19_script_in_the_working_directory(self):
+    def test_script_in_the_working_directory(self):
         h = self.h
         with open(os.path.join(h.tmp, "job.sh"), "w") as f:
             f.write("#!/bin/sh\n#GSHARE -J fromscript -p 7\necho hello from the script\n")
@@ -68,7 +68,7 @@ class StrictInputsTest(TestCase):
         self.assertEqual((rec["name"], rec["priority"], rec["state"]),
                          ("fromscript", 7, "COMPLETED"))
 
-    def test_issue19_gpu_must_name_a_gpu_present(self):
+    def test_gpu_must_name_a_gpu_present(self):
         h = self.h
         for gpu in ("5", "99", "-1", "GPU-nonsense", "01", "0,1"):
             with self.subTest(gpu=gpu):
@@ -99,7 +99,7 @@ class StrictInputsTest(TestCase):
         s.close()
         return json.loads(reply)
 
-    def test_issue19_daemon_checks_each_json_field(self):
+    def test_daemon_checks_each_json_field(self):
         h = self.h
         h.start_daemon()
         good = {"name": "n", "argv": ["true"], "cwd": h.tmp, "priority": 0, "quantum_ms": 20000,

@@ -12,7 +12,7 @@ from gshare_e2e import TestCase, _read
 
 
 class Issue19SystemdTest(TestCase):
-    def test_issue19_unit_keeps_jobs_and_waits_for_ready(self):
+    def test_unit_keeps_jobs_and_waits_for_ready(self):
         h = self.harness()
         r = h.gshare("daemon", "install-service")
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -55,12 +55,12 @@ class Issue19SystemdTest(TestCase):
         self.assertEqual(n.recv(4096).decode().split("\n"), ["STOPPING=1"])
         self.assertEqual(daemon.wait(30), 0)
 
-    def test_issue19_ready_after_the_socket_accepts(self):
+    def test_ready_after_the_socket_accepts(self):
         h = self.harness()
         path = os.path.join(h.tmp, "notify")
         self.notify_roundtrip(h, path, path)
 
-    def test_issue19_ready_on_an_abstract_notify_socket(self):
+    def test_ready_on_an_abstract_notify_socket(self):
         h = self.harness()
         name = "gshare-e2e-notify-%d-%d" % (os.getpid(), time.monotonic_ns())
         self.notify_roundtrip(h, "@" + name, "\0" + name)

@@ -8,7 +8,7 @@ NAME = "evil\x1b[2J\nname\x07"
 
 
 class TerminalEscapesTest(TestCase):
-    def test_issue27_queue_and_status_tables_escape_control_characters(self):
+    def test_queue_and_status_tables_escape_control_characters(self):
         h = self.harness(queue={"max_running": 1, "gpus": 1})
         job = h.submit("--hold", "-J", NAME, "--", "sh", "-c", "echo\x1b[31m")
         self.assertEqual(h.queue_jobs()[job]["name"], NAME)  # --json: exact

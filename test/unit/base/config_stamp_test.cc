@@ -24,7 +24,7 @@ void Write(const std::string& path, const std::string& text) {
   out << text;
 }
 
-TEST_CASE("issue 24: ConfigStamp sees new content, creation and removal, not a touch") {
+TEST_CASE("ConfigStamp sees new content, creation and removal, not a touch") {
   const std::string dir = TempDir();
   const std::string path = dir + "/gshare.toml";
   Write(path, "[scheduler]\nquantum = \"20s\"\n");
@@ -56,7 +56,7 @@ TEST_CASE("issue 24: ConfigStamp sees new content, creation and removal, not a t
   rmdir(dir.c_str());
 }
 
-TEST_CASE("issue 24: StampConfigFiles stamps each source in order, relative paths made absolute") {
+TEST_CASE("StampConfigFiles stamps each source in order, relative paths made absolute") {
   ConfigSources sources;
   sources.files = {{"/nonexistent/gshare.toml", false}, {"relative.toml", true}};
   std::vector<ConfigStamp> stamps = StampConfigFiles(sources);

@@ -395,7 +395,7 @@ TEST_CASE("LoadConfig reads [limits], with its defaults and its errors") {
   CHECK(c.status().message().find("unknown key \"limits.connections\"") != std::string::npos);
 }
 
-TEST_CASE("issue21: [system] keys, their defaults and the system daemon's sources") {
+TEST_CASE("[system] keys, their defaults and the system daemon's sources") {
   Result<Config> c = LoadConfig({});
   REQUIRE(c.ok());
   CHECK(SystemSocket(*c) == "/run/gshare/gshare.sock");
@@ -441,7 +441,7 @@ TEST_CASE("issue21: [system] keys, their defaults and the system daemon's source
 namespace gshare::unit_config {
 namespace {
 
-TEST_CASE("issue21: [system] admin_group, max_priority and priority_ceiling") {
+TEST_CASE("[system] admin_group, max_priority and priority_ceiling") {
   Result<Config> c = LoadConfig({});
   REQUIRE(c.ok());
   CHECK(c->system.max_priority == 100);
@@ -462,7 +462,7 @@ TEST_CASE("issue21: [system] admin_group, max_priority and priority_ceiling") {
   CHECK(c.status().message().find("system.priority_ceiling") != std::string::npos);
 }
 
-TEST_CASE("issue25: [slurm] maps QOS, then partition, then the default to a priority") {
+TEST_CASE("[slurm] maps QOS, then partition, then the default to a priority") {
   Result<Config> c = LoadConfig({});
   REQUIRE(c.ok());
   CHECK(c->slurm.PriorityOf("high", "gpu") == 0);

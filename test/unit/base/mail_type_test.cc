@@ -5,7 +5,7 @@
 namespace gshare::unit_mail_type {
 namespace {
 
-TEST_CASE("issue24: --mail-type takes Slurm's types in any case and writes them one way") {
+TEST_CASE("--mail-type takes Slurm's types in any case and writes them one way") {
   CHECK(ParseMailTypes("end,FAIL").value() == "END,FAIL");
   CHECK(ParseMailTypes("fail,end,END").value() == "END,FAIL");
   CHECK(ParseMailTypes("ALL").value() == "ALL");

@@ -8,7 +8,7 @@
 
 namespace gshare::unit_prometheus_text {
 
-TEST_CASE("issue 24: a family is its HELP and TYPE lines, then its samples") {
+TEST_CASE("a family is its HELP and TYPE lines, then its samples") {
   PrometheusText t;
   t.Family("gshare_x_seconds_total", PrometheusText::Type::kCounter, "Seconds of x.\nMore \\ so.");
   t.Sample("gshare_x_seconds_total", {{"gpu", "0"}, {"uuid", "GPU-1"}}, 2.5);
@@ -23,7 +23,7 @@ TEST_CASE("issue 24: a family is its HELP and TYPE lines, then its samples") {
         "gshare_up 1\n");
 }
 
-TEST_CASE("issue 24: label values escape quotes, backslashes and newlines; not UTF-8 is replaced") {
+TEST_CASE("label values escape quotes, backslashes and newlines; not UTF-8 is replaced") {
   CHECK(PrometheusText::EscapeLabelValue("lr=0.001 \"best\"") == "lr=0.001 \\\"best\\\"");
   CHECK(PrometheusText::EscapeLabelValue("a\\b\nc") == "a\\\\b\\nc");
   CHECK(PrometheusText::EscapeLabelValue("ünï ✓ 𝛼") == "ünï ✓ 𝛼");
@@ -38,7 +38,7 @@ TEST_CASE("issue 24: label values escape quotes, backslashes and newlines; not U
   CHECK(t.text() == "m{name=\"x\\\"}\\n# TYPE m counter\"} 1\n");
 }
 
-TEST_CASE("issue 24: sample values as the format spells them") {
+TEST_CASE("sample values as the format spells them") {
   CHECK(PrometheusText::FormatValue(0) == "0");
   CHECK(PrometheusText::FormatValue(12345678901234) == "12345678901234");
   CHECK(PrometheusText::FormatValue(0.25) == "0.25");

@@ -14,7 +14,7 @@
 namespace gshare::unit_slurm_step {
 namespace {
 
-TEST_CASE("issue25: ParseStepdTitle reads slurmstepd's title and nothing else") {
+TEST_CASE("ParseStepdTitle reads slurmstepd's title and nothing else") {
   CHECK(ParseStepdTitle("slurmstepd: [12.0]") == SlurmStep{12, "0"});
   CHECK(ParseStepdTitle(std::string("slurmstepd: [7.batch]\0\0", 23)) == SlurmStep{7, "batch"});
   CHECK(ParseStepdTitle("slurmstepd: [3.0]    ") == SlurmStep{3, "0"});
@@ -56,7 +56,7 @@ class FakeProc {
   TempDir dir_;
 };
 
-TEST_CASE("issue25: SlurmStepOf trusts the first root-owned ancestor only") {
+TEST_CASE("SlurmStepOf trusts the first root-owned ancestor only") {
   FakeProc proc;
   proc.Add(1, 0, 0, "/sbin/init");
   proc.Add(100, 1, 0, "slurmd");
@@ -97,7 +97,7 @@ TEST_CASE("issue25: SlurmStepOf trusts the first root-owned ancestor only") {
   }
 }
 
-TEST_CASE("issue25: SlurmStepOf of this test on the real /proc finds the step it runs in") {
+TEST_CASE("SlurmStepOf of this test on the real /proc finds the step it runs in") {
   // Outside Slurm no slurmstepd is above us; inside a Slurm job (an srun of the tests) the
   // step found is that job's, as slurmd told the step's processes in SLURM_JOB_ID.
   const std::optional<SlurmStep> step = SlurmStepOf(getpid());

@@ -4,7 +4,7 @@
 
 namespace gshare::unit_terminal_text {
 
-TEST_CASE("issue 27: table text escapes control characters") {
+TEST_CASE("table text escapes control characters") {
   CHECK(TerminalText("train-v2 ünï") == "train-v2 ünï");
   CHECK(TerminalText("a\x1b[31mb\nc\td\re") == "a\\e[31mb\\nc\\td\\re");
   CHECK(TerminalText(std::string("x\0y\x7f", 4)) == "x\\x00y\\x7f");

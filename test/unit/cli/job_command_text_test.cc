@@ -9,7 +9,7 @@ namespace {
 
 using json = nlohmann::json;
 
-TEST_CASE("issue25: the COMMAND column names a Slurm step whose command is hidden") {
+TEST_CASE("the COMMAND column names a Slurm step whose command is hidden") {
   CHECK(JobCommandText(json{{"argv", {"python3", "train.py"}}}) == "python3 train.py");
   CHECK(JobCommandText(json{{"argv", json::array()}}).empty());
   CHECK(JobCommandText(json{{"argv", json::array()}, {"slurm_job_id", 12}, {"slurm_step", "0"}}) ==

@@ -84,7 +84,7 @@ TEST_CASE("Script directives give options the command line has not") {
   CHECK(bad.status().message().find("job.sh") == 0);
 }
 
-TEST_CASE("issue 24: --array is a #GSHARE directive too, and the command line's wins") {
+TEST_CASE("--array is a #GSHARE directive too, and the command line's wins") {
   Result<JobOptions> script =
       ParseScriptOptions("#!/bin/sh\n#GSHARE -J sweep\n#GSHARE -a 1,3\n", "j.sh");
   REQUIRE_MESSAGE(script.ok(), script.status().message());

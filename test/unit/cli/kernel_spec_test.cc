@@ -22,7 +22,7 @@ EnvLookup Env(const std::map<std::string, std::string>& vars) {
   };
 }
 
-TEST_CASE("issue23: kernel names are Jupyter's and plain directory names") {
+TEST_CASE("kernel names are Jupyter's and plain directory names") {
   for (const char* good : {"gshare", "t1", "GPU-hi_2.0", "a", "..."}) {
     CHECK_MESSAGE(CheckKernelName(good).ok(), good);
   }
@@ -35,7 +35,7 @@ TEST_CASE("issue23: kernel names are Jupyter's and plain directory names") {
   CHECK(CheckKernelName(std::string(255, 'k')).ok());
 }
 
-TEST_CASE("issue23: the user's kernels follow Jupyter's rules on Linux") {
+TEST_CASE("the user's kernels follow Jupyter's rules on Linux") {
   CHECK(
       UserKernelsDir(Env({{"JUPYTER_DATA_DIR", "/j"}, {"XDG_DATA_HOME", "/x"}, {"HOME", "/h"}})) ==
       "/j/kernels");
@@ -46,7 +46,7 @@ TEST_CASE("issue23: the user's kernels follow Jupyter's rules on Linux") {
   CHECK(PrefixKernelsDir("/opt/venv/") == "/opt/venv/share/jupyter/kernels");
 }
 
-TEST_CASE("issue23: kernel list searches Jupyter's directories in its order, each once") {
+TEST_CASE("kernel list searches Jupyter's directories in its order, each once") {
   auto dirs = KernelSearchDirs(Env({{"JUPYTER_PATH", "/p1::/p2/"}, {"HOME", "/h"}}), "/usr");
   CHECK(dirs ==
         std::vector<std::string>{"/p1/kernels", "/p2/kernels", "/h/.local/share/jupyter/kernels",
@@ -55,7 +55,7 @@ TEST_CASE("issue23: kernel list searches Jupyter's directories in its order, eac
   CHECK(dirs.size() == 3);
 }
 
-TEST_CASE("issue23: kernel.json starts the kernel under gshare run --kernel") {
+TEST_CASE("kernel.json starts the kernel under gshare run --kernel") {
   KernelSpecArgs args;
   args.gshare = "/usr/bin/gshare";
   args.name = "t1";
@@ -87,7 +87,7 @@ TEST_CASE("issue23: kernel.json starts the kernel under gshare run --kernel") {
   CHECK_FALSE(IsGshareKernelSpec(json::parse("[1]")));
 }
 
-TEST_CASE("issue23: a kernel's job is named after the notebook Jupyter names") {
+TEST_CASE("a kernel's job is named after the notebook Jupyter names") {
   CHECK(KernelJobName("/home/a/work/analysis.ipynb", "t1") == "analysis");
   CHECK(KernelJobName("work/My Notebook.ipynb", "t1") == "My Notebook");
   CHECK(KernelJobName("console-1", "t1") == "console-1");
@@ -96,7 +96,7 @@ TEST_CASE("issue23: a kernel's job is named after the notebook Jupyter names") {
   CHECK(KernelJobName(nullptr, "t1") == "t1");
 }
 
-TEST_CASE("issue23: kernel specs are written whole and read back") {
+TEST_CASE("kernel specs are written whole and read back") {
   TempDir dir;
   const std::string spec_dir = dir.File("kernels/t1");
   json spec = {{"argv", {"g", "run", "--kernel", "t1"}}, {"display_name", "x"}};

@@ -25,7 +25,7 @@ QueueRowContext Context() {
   return QueueRowContext{190.0, [](uint32_t uid) { return "u" + std::to_string(uid); }, {}};
 }
 
-TEST_CASE("issue 24: --format takes squeue's long field names, any case, in order") {
+TEST_CASE("--format takes squeue's long field names, any case, in order") {
   Result<std::vector<QueueColumn>> columns = ParseQueueFormat("jobid,NAME,command");
   REQUIRE(columns.ok());
   REQUIRE(columns->size() == 3);
@@ -47,7 +47,7 @@ TEST_CASE("issue 24: --format takes squeue's long field names, any case, in orde
         "7  7  N/A  PENDING  PD  0:00  -  u0\n");
 }
 
-TEST_CASE("issue 24: an unknown or empty field is one line naming the known ones") {
+TEST_CASE("an unknown or empty field is one line naming the known ones") {
   Result<std::vector<QueueColumn>> bad = ParseQueueFormat("jobid,bogus");
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message().rfind("unknown field \"bogus\" (fields: jobid,", 0) == 0);
@@ -63,7 +63,7 @@ TEST_CASE("issue 24: an unknown or empty field is one line naming the known ones
   }
 }
 
-TEST_CASE("issue 24: the long form shows the command and whole names; state is coloured") {
+TEST_CASE("the long form shows the command and whole names; state is coloured") {
   std::vector<QueueColumn> columns = LongQueueFormat();
   std::vector<std::string> headers;
   for (const QueueColumn& c : columns) headers.push_back(c.header);
@@ -74,7 +74,7 @@ TEST_CASE("issue 24: the long form shows the command and whole names; state is c
   CHECK(coloured.find("resnet50-imagenet-lr0.001-wd1e-4") != std::string::npos);
 }
 
-TEST_CASE("issue 24: the default NAME column keeps 24 characters, and says when it cuts") {
+TEST_CASE("the default NAME column keeps 24 characters, and says when it cuts") {
   CHECK(FitColumn("short", 8) == "short   ");
   CHECK(FitColumn("resnet50-imagenet-lr0.001", 24) == "resnet50-imagenet-lr0.0\u2026");
   CHECK(FitColumn("resnet50-imagenet-lr0.01", 24) == "resnet50-imagenet-lr0.01");
@@ -82,7 +82,7 @@ TEST_CASE("issue 24: the default NAME column keeps 24 characters, and says when 
   CHECK(FitColumn("", 2) == "  ");
 }
 
-TEST_CASE("issue 24: Slurm's forms of ids, times and commands") {
+TEST_CASE("Slurm's forms of ids, times and commands") {
   CHECK(JobArrayIdText(Task()) == "12_3");
   JobRecord plain;
   plain.id = 9;

@@ -24,7 +24,7 @@ bool Has(const std::vector<std::string>& lines, const std::string& want) {
   return false;
 }
 
-TEST_CASE("issue21: the system unit runs the system daemon for multi-user.target") {
+TEST_CASE("the system unit runs the system daemon for multi-user.target") {
   const std::string exec = ServiceExecStart("/usr/bin/gshare", "", true);
   CHECK(exec == "/usr/bin/gshare daemon --foreground --system");
   auto lines = Lines(ServiceUnitText(exec, true, 3));
@@ -38,7 +38,7 @@ TEST_CASE("issue21: the system unit runs the system daemon for multi-user.target
   }
 }
 
-TEST_CASE("issue21: the user unit is unchanged in kind and names its config") {
+TEST_CASE("the user unit is unchanged in kind and names its config") {
   const std::string exec = ServiceExecStart("/opt/gshare", "/etc/g.toml", false);
   CHECK(exec == "/opt/gshare daemon --foreground --config /etc/g.toml");
   auto lines = Lines(ServiceUnitText(exec, false, 3));

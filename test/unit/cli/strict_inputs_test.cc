@@ -43,7 +43,7 @@ json GoodOptions() {
               {"memory", "swap"}};
 }
 
-TEST_CASE("issue 19: durations past 3650 days are errors, not overflows") {
+TEST_CASE("durations past 3650 days are errors, not overflows") {
   CHECK_FALSE(ParseDuration("200000d").ok());
   CHECK_FALSE(ParseDuration("3651d").ok());
   CHECK(ParseDuration("3650d").ok());
@@ -61,7 +61,7 @@ TEST_CASE("issue 19: durations past 3650 days are errors, not overflows") {
   CHECK(ParseBeginTime("@1", now).ok());  // the past: start at once
 }
 
-TEST_CASE("issue 19: priorities are decimal integers within [-1000, 1000]") {
+TEST_CASE("priorities are decimal integers within [-1000, 1000]") {
   CHECK_FALSE(Resolve({"-p", ""}).ok());
   CHECK_FALSE(Resolve({"-p", "0x10"}).ok());
   CHECK_FALSE(Resolve({"-p", "1e2"}).ok());
@@ -76,7 +76,7 @@ TEST_CASE("issue 19: priorities are decimal integers within [-1000, 1000]") {
   CHECK(Resolve({"-p", "0x10"}).status().message().find("--priority") == 0);
 }
 
-TEST_CASE("issue 19: --gpu is an index of a GPU present or a well-formed UUID") {
+TEST_CASE("--gpu is an index of a GPU present or a well-formed UUID") {
   CHECK(Resolve({"--gpu", "0"}).ok());
   CHECK_FALSE(Resolve({"--gpu", "5"}).ok());
   CHECK_FALSE(Resolve({"--gpu", "99"}).ok());
@@ -95,7 +95,7 @@ TEST_CASE("issue 19: --gpu is an index of a GPU present or a well-formed UUID") 
   CHECK(CheckGpuSpecAgainst("", 1, std::nullopt).ok());
 }
 
-TEST_CASE("issue 19: JobOptionsFromJson checks every field's type and range") {
+TEST_CASE("JobOptionsFromJson checks every field's type and range") {
   JobRecord r;
   REQUIRE(JobOptionsFromJson(GoodOptions(), &r).ok());
   auto refused = [](const char* key, json value) {

@@ -33,7 +33,7 @@ struct Machine {
   }
 };
 
-TEST_CASE("issue21: the system daemon is chosen when it answers, else the user's") {
+TEST_CASE("the system daemon is chosen when it answers, else the user's") {
   Machine m;
   m.listening[kSystem] = 0;
   DaemonChoice up = ChooseDaemon("", kSystem, kUser, m.Probe());
@@ -52,7 +52,7 @@ TEST_CASE("issue21: the system daemon is chosen when it answers, else the user's
   CHECK(std::string(DaemonScopeName(down.scope)) == "user");
 }
 
-TEST_CASE("issue21: an explicit socket wins over the system daemon") {
+TEST_CASE("an explicit socket wins over the system daemon") {
   Machine m;
   m.listening[kSystem] = 0;
   DaemonChoice own = ChooseDaemon("/tmp/mine.sock", kSystem, kUser, m.Probe());

@@ -33,7 +33,7 @@ TEST_CASE(
   CHECK(!ReadDaemonRecord(path));
 }
 
-TEST_CASE("issue19: a record of a dead process, a bad one or one others may write is ignored") {
+TEST_CASE("a record of a dead process, a bad one or one others may write is ignored") {
   TempDir dir;
   const std::string path = DaemonRecordPath(dir.path());
   pid_t dead = fork();

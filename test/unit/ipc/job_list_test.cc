@@ -10,7 +10,7 @@
 namespace gshare::unit_job_list {
 namespace {
 
-TEST_CASE("issue21: a list request survives the wire") {
+TEST_CASE("a list request survives the wire") {
   ListJobsRequest sent;
   sent.filter.states = {JobState::kPending, JobState::kRunning};
   sent.filter.name = "train";
@@ -32,7 +32,7 @@ TEST_CASE("issue21: a list request survives the wire") {
   CHECK(got_one->job_id == 7);
 }
 
-TEST_CASE("issue21: bad list requests are refused") {
+TEST_CASE("bad list requests are refused") {
   CHECK_FALSE(ListJobsRequest::Parse({{"job_id", 0}}).ok());
   CHECK_FALSE(ListJobsRequest::Parse({{"job_id", "7"}}).ok());
   CHECK_FALSE(ListJobsRequest::Parse({{"states", {"SLEEPING"}}}).ok());
@@ -41,7 +41,7 @@ TEST_CASE("issue21: bad list requests are refused") {
   CHECK_FALSE(ListJobsRequest::Parse({{"uid", "root"}}).ok());
 }
 
-TEST_CASE("issue21: a job read back from its JSON is the job") {
+TEST_CASE("a job read back from its JSON is the job") {
   JobRecord r;
   r.id = 12;
   r.name = "train";
@@ -82,7 +82,7 @@ TEST_CASE("issue21: a job read back from its JSON is the job") {
   CHECK_FALSE(JobFromJson({{"id", 1}, {"state", "NAPPING"}}).ok());
 }
 
-TEST_CASE("issue 24: an array task read back from its JSON keeps its array fields") {
+TEST_CASE("an array task read back from its JSON keeps its array fields") {
   JobRecord r;
   r.id = 15;
   r.argv = {"x"};

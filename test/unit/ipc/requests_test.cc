@@ -114,7 +114,7 @@ TEST_CASE("Requests: a job-control request names at most kMaxControlIds jobs") {
   CHECK(over.status().message() == "too many job ids in one request (10001 > 10000)");
 }
 
-TEST_CASE("issue25: the Slurm requests round-trip and refuse what they cannot carry") {
+TEST_CASE("the Slurm requests round-trip and refuse what they cannot carry") {
   SlurmJobRequest begin{"begin", 12, 1000, "interactive", "high"};
   Result<SlurmJobRequest> back = SlurmJobRequest::Parse(begin.ToJson());
   REQUIRE(back.ok());

@@ -44,7 +44,7 @@ TEST_CASE(
   CHECK(!UntrustedDirReason(Stat(S_IFREG | 0700, kMe), kMe).empty());
 }
 
-TEST_CASE("issue27: the socket and the listener are trusted when they are the user's or root's") {
+TEST_CASE("the socket and the listener are trusted when they are the user's or root's") {
   CHECK(UntrustedSocketReason(Stat(S_IFSOCK | 0600, kMe), kMe).empty());
   CHECK(UntrustedSocketReason(Stat(S_IFSOCK | 0666, 0), kMe).empty());
   CHECK(UntrustedSocketReason(Stat(S_IFSOCK | 0600, kOther), kMe).find("uid 1001") !=
@@ -86,7 +86,7 @@ TEST_CASE(
   close(listener);
 }
 
-TEST_CASE("issue27: a symbolic link as the socket's directory is not followed") {
+TEST_CASE("a symbolic link as the socket's directory is not followed") {
   TempDir dir;
   REQUIRE(mkdir(dir.File("real").c_str(), 0700) == 0);
   const int listener = Listen(dir.File("real/gshare.sock"));
@@ -97,7 +97,7 @@ TEST_CASE("issue27: a symbolic link as the socket's directory is not followed") 
   close(listener);
 }
 
-TEST_CASE("issue27: a missing directory or socket is no reason to refuse (nothing listens)") {
+TEST_CASE("a missing directory or socket is no reason to refuse (nothing listens)") {
   CHECK(CheckSocketPath("/nonexistent/dir/gshare.sock").ok());
   TempDir dir;
   REQUIRE(chmod(dir.path().c_str(), 0700) == 0);

@@ -100,7 +100,7 @@ Parsed Parse(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("issue 24: the status document as Prometheus metrics") {
+TEST_CASE("the status document as Prometheus metrics") {
   const std::string text = StatusMetrics(Document());
   const Parsed p = Parse(text);
   CHECK(p.error == "");
@@ -127,7 +127,7 @@ TEST_CASE("issue 24: the status document as Prometheus metrics") {
   CHECK(text.find("secret") == std::string::npos);
 }
 
-TEST_CASE("issue 24: a document without GPUs or jobs still types every family") {
+TEST_CASE("a document without GPUs or jobs still types every family") {
   const Parsed p = Parse(StatusMetrics(json{{"ok", true}}));
   CHECK(p.error == "");
   CHECK(p.types.count("gshare_job_lease_seconds_total") == 1);

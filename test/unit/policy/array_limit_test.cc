@@ -20,7 +20,7 @@ AdmissionJob Task(int64_t id, int64_t array, int64_t limit) {
   return j;
 }
 
-TEST_CASE("issue 24: an array's %N limit holds back its other tasks, not the slots") {
+TEST_CASE("an array's %N limit holds back its other tasks, not the slots") {
   // Array 10 of four tasks, %2, and a plain job submitted after it; 4 slots free.
   std::vector<AdmissionJob> pending = {Task(10, 10, 2), Task(11, 10, 2), Task(12, 10, 2),
                                        Task(13, 10, 2), Task(14, 0, 0)};
@@ -43,7 +43,7 @@ TEST_CASE("issue 24: an array's %N limit holds back its other tasks, not the slo
   CHECK(Reason(rest, r, 13) == kReasonArrayLimit);
 }
 
-TEST_CASE("issue 24: arrays count apart; no limit means slots alone decide") {
+TEST_CASE("arrays count apart; no limit means slots alone decide") {
   std::vector<AdmissionJob> pending = {Task(1, 1, 1), Task(2, 1, 1), Task(3, 3, 1),
                                        Task(4, 3, 1), Task(5, 5, 0), Task(6, 5, 0)};
   AdmissionResult r = Admit(pending, {}, AdmissionLimits{1, 10}, 0);
@@ -61,7 +61,7 @@ TEST_CASE("issue 24: arrays count apart; no limit means slots alone decide") {
   CHECK(Reason(two, r, 3) == kReasonResources);
 }
 
-TEST_CASE("issue 24: a held or dependent task keeps its own reason before the array's") {
+TEST_CASE("a held or dependent task keeps its own reason before the array's") {
   AdmissionJob held = Task(2, 1, 1);
   held.held = true;
   std::vector<AdmissionJob> pending = {held, Task(3, 1, 1)};

@@ -10,7 +10,7 @@ namespace {
 
 using namespace ledger_test;  // NOLINT: the shared constants of these tests
 
-TEST_CASE("issue 26: Need counts allocations, demands and contexts, per GPU and process") {
+TEST_CASE("Need counts allocations, demands and contexts, per GPU and process") {
   MemoryLedger::Options o;
   o.context_bytes = kGiB;
   MemoryLedger ledger(o);

@@ -79,7 +79,7 @@ TEST_CASE("ledger: fits counts allocations, demand and a context per process") {
   CHECK(ledger.Overflow(kOther) == 2 * kGiB);
 }
 
-TEST_CASE("issue 19: with no known size nothing is read as fitting") {
+TEST_CASE("with no known size nothing is read as fitting") {
   MemoryLedger ledger(NoContext());
   CHECK_FALSE(ledger.Fits(kGpu));
   CHECK_FALSE(ledger.Reported(kGpu, 1));

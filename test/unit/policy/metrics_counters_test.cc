@@ -49,7 +49,7 @@ TEST_CASE_FIXTURE(Fixture, "issue 24: lease and wait seconds never go back") {
   CHECK(gpu_lease == doctest::Approx(1.5 + 3.5));  // both holdings, the swap-in included
 }
 
-TEST_CASE("issue 24: a GPU's swap counters keep what a forgotten process moved") {
+TEST_CASE("a GPU's swap counters keep what a forgotten process moved") {
   MemoryLedger ledger(MemoryLedger::Options{});
   proto::MemReportMsg m{};
   m.swaps_out = 3;

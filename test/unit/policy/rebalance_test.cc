@@ -50,7 +50,7 @@ Rebalancer::Process Waiting() {
   return p;
 }
 
-TEST_CASE("issue 26: a waiting checkpointed process moves to an idle GPU of its kind") {
+TEST_CASE("a waiting checkpointed process moves to an idle GPU of its kind") {
   Rebalancer r;
   std::vector<Rebalancer::Gpu> gpus = Machine();
   gpus[2].room = gpus[3].room = 10 * kGiB;  // too full: GPU 1 is the only one
@@ -60,7 +60,7 @@ TEST_CASE("issue 26: a waiting checkpointed process moves to an idle GPU of its 
   CHECK(r.Target(Waiting(), gpus) == GpuKey("GPU-1"));
 }
 
-TEST_CASE("issue 26: no move while nobody else holds its GPU, or while it does not wait") {
+TEST_CASE("no move while nobody else holds its GPU, or while it does not wait") {
   Rebalancer r;
   std::vector<Rebalancer::Gpu> gpus = Machine();
   Rebalancer::Process p = Waiting();
@@ -72,7 +72,7 @@ TEST_CASE("issue 26: no move while nobody else holds its GPU, or while it does n
   CHECK_FALSE(r.Target(Waiting(), gpus));
 }
 
-TEST_CASE("issue 26: not onto a GPU of another kind") {
+TEST_CASE("not onto a GPU of another kind") {
   Rebalancer r;
   std::vector<Rebalancer::Gpu> gpus = {Machine()[0], Idle(1), Idle(2)};
   gpus[1].name = "NVIDIA A100-SXM4-80GB";
@@ -85,7 +85,7 @@ TEST_CASE("issue 26: not onto a GPU of another kind") {
   CHECK_FALSE(r.Target(Waiting(), gpus));
 }
 
-TEST_CASE("issue 26: not onto a busy GPU, one another job waits for, or one without room") {
+TEST_CASE("not onto a busy GPU, one another job waits for, or one without room") {
   Rebalancer r;
   std::vector<Rebalancer::Gpu> gpus = {Machine()[0], Idle(1)};
   gpus[1].holding = {3};
@@ -100,7 +100,7 @@ TEST_CASE("issue 26: not onto a busy GPU, one another job waits for, or one with
   CHECK(r.Target(Waiting(), gpus) == GpuKey("GPU-1"));
 }
 
-TEST_CASE("issue 26: a gang job moves only onto a GPU in shared mode") {
+TEST_CASE("a gang job moves only onto a GPU in shared mode") {
   // In exclusive mode its request there would wait for every GPU of its gang again.
   Rebalancer r;
   std::vector<Rebalancer::Gpu> gpus = {Machine()[0], Idle(1)};
@@ -111,7 +111,7 @@ TEST_CASE("issue 26: a gang job moves only onto a GPU in shared mode") {
   CHECK(r.Target(single, gpus) == GpuKey("GPU-1"));
 }
 
-TEST_CASE("issue 26: processes that cannot or may not move stay") {
+TEST_CASE("processes that cannot or may not move stay") {
   Rebalancer r;
   const std::vector<Rebalancer::Gpu> gpus = Machine();
   Rebalancer::Process p = Waiting();
@@ -124,7 +124,7 @@ TEST_CASE("issue 26: processes that cannot or may not move stay") {
   CHECK_FALSE(r.Target(p, gpus));
 }
 
-TEST_CASE("issue 26: the most room wins, then the lowest index, whatever the order") {
+TEST_CASE("the most room wins, then the lowest index, whatever the order") {
   Rebalancer r;
   std::vector<Rebalancer::Gpu> gpus = Machine();
   gpus[1].room = 40 * kGiB;
@@ -137,7 +137,7 @@ TEST_CASE("issue 26: the most room wins, then the lowest index, whatever the ord
   CHECK(r.Target(Waiting(), gpus) == GpuKey("GPU-3"));
 }
 
-TEST_CASE("issue 26: a moved process is not moved again before it has run") {
+TEST_CASE("a moved process is not moved again before it has run") {
   Rebalancer r;
   std::vector<Rebalancer::Gpu> gpus = {Machine()[0], Idle(1)};
   REQUIRE(r.Target(Waiting(), gpus) == GpuKey("GPU-1"));

@@ -10,13 +10,13 @@
 namespace gshare::unit_job_identity {
 namespace {
 
-TEST_CASE("issue21: Lookup fails for a uid nobody has") {
+TEST_CASE("Lookup fails for a uid nobody has") {
   Result<JobIdentity> who = JobIdentity::Lookup(4'000'000'123u);
   REQUIRE_FALSE(who.ok());
   CHECK(who.status().message() == "no user with uid 4000000123 in the password database");
 }
 
-TEST_CASE("issue21: Lookup gives the user's gid and groups") {
+TEST_CASE("Lookup gives the user's gid and groups") {
   Result<JobIdentity> root = JobIdentity::Lookup(0);
   REQUIRE(root.ok());
   CHECK(root->changes());
@@ -28,7 +28,7 @@ TEST_CASE("issue21: Lookup gives the user's gid and groups") {
   CHECK(JobIdentity::Keep().Become() == 0);
 }
 
-TEST_CASE("issue21: Become drops root for good (as root only)") {
+TEST_CASE("Become drops root for good (as root only)") {
   if (getuid() != 0) return;  // only root can change identity
   Result<JobIdentity> nobody = JobIdentity::Lookup(65534);
   if (!nobody.ok()) return;  // no "nobody" on this machine

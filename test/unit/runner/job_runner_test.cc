@@ -433,7 +433,7 @@ bool Ended(pid_t pid) {
 
 // Issue 23: a notebook server ends a kernel by SIGKILL to the group of `gshare run`, which the
 // job (a group of its own) is not in.
-TEST_CASE("issue23: a die_with_runner job dies with its runner, even one killed by SIGKILL") {
+TEST_CASE("a die_with_runner job dies with its runner, even one killed by SIGKILL") {
   for (bool die : {true, false}) {
     CAPTURE(die);
     TempDir dir;

@@ -9,7 +9,7 @@
 namespace gshare::unit_job_umask {
 namespace {
 
-TEST_CASE("issue27: the daemon's umask is 077 and its jobs get the one it started with") {
+TEST_CASE("the daemon's umask is 077 and its jobs get the one it started with") {
   const mode_t start = umask(022);
   SetPrivateUmask();
   CHECK(umask(077) == 077);

@@ -35,7 +35,7 @@ JobRecord GetOrDie(JobStore* store, int64_t id) {
   return *r.value();
 }
 
-TEST_CASE("issue 24: an array's tasks get ids, the first one's as the array's, and one payload") {
+TEST_CASE("an array's tasks get ids, the first one's as the array's, and one payload") {
   TempDir dir;
   std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
   JobRecord before;
@@ -99,7 +99,7 @@ TEST_CASE("issue 24: an array's tasks get ids, the first one's as the array's, a
   CHECK_FALSE(store->FindBySubmitKey("k1").value().has_value());
 }
 
-TEST_CASE("issue 24: an array that cannot be stored leaves no task behind") {
+TEST_CASE("an array that cannot be stored leaves no task behind") {
   TempDir dir;
   std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
   std::vector<JobRecord> none;

@@ -145,7 +145,7 @@ TEST_CASE("BatchQueue wakes for a --begin time without another event") {
   CHECK(starts[0].id == id);
 }
 
-TEST_CASE("issue 24: BatchQueue holds an array's tasks to its %N limit and says why") {
+TEST_CASE("BatchQueue holds an array's tasks to its %N limit and says why") {
   QueueFixture f;
   AdmissionLimits slots{1, 4};
   const int64_t a = f.Submit(0, "", {}, 1, 2);  // tasks of array 1, "%2"

@@ -13,7 +13,7 @@ Config::Slurm Rule() {
   return rule;
 }
 
-TEST_CASE("issue25: a step's priority follows what root's Prolog said of its job") {
+TEST_CASE("a step's priority follows what root's Prolog said of its job") {
   SlurmJobs jobs;
   const Config::Slurm rule = Rule();
   CHECK(jobs.PriorityOf(7, 1000, rule) == 1);  // no Prolog: the default
@@ -34,7 +34,7 @@ TEST_CASE("issue25: a step's priority follows what root's Prolog said of its job
   CHECK(jobs.size() == 1);
 }
 
-TEST_CASE("issue25: jobs whose Epilog never came are forgotten oldest first past the cap") {
+TEST_CASE("jobs whose Epilog never came are forgotten oldest first past the cap") {
   SlurmJobs jobs;
   const int64_t cap = static_cast<int64_t>(SlurmJobs::kMaxJobs);
   for (int64_t id = 1; id <= cap + 10; ++id) jobs.Begin(id, {1000, "p", ""});

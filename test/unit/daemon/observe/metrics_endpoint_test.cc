@@ -63,7 +63,7 @@ void SendText(int fd, const std::string& s) {
 
 }  // namespace
 
-TEST_CASE("issue 24: requests and their responses") {
+TEST_CASE("requests and their responses") {
   const MetricsEndpoint::Body body = [] { return std::string("m 1\n"); };
   const std::string ok = MetricsEndpoint::Respond("GET /metrics HTTP/1.1\r\nHost: x", body);
   CHECK(ok.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
@@ -80,7 +80,7 @@ TEST_CASE("issue 24: requests and their responses") {
   CHECK(MetricsEndpoint::Respond("", body).rfind("HTTP/1.1 400", 0) == 0);
 }
 
-TEST_CASE("issue 24: silent and partial clients do not hold up a scraper") {
+TEST_CASE("silent and partial clients do not hold up a scraper") {
   MetricsEndpoint::Limits limits;
   limits.max_clients = 3;
   limits.deadline = Millis(5000);
@@ -107,7 +107,7 @@ TEST_CASE("issue 24: silent and partial clients do not hold up a scraper") {
   close(scraper);
 }
 
-TEST_CASE("issue 24: an oversized or garbage request ends that client only") {
+TEST_CASE("an oversized or garbage request ends that client only") {
   Endpoint e(MetricsEndpoint::Limits{});
   const int big = e.Connect();
   SendText(big, "GET /metrics HTTP/1.1\r\nX: " + std::string(9000, 'a'));
@@ -122,7 +122,7 @@ TEST_CASE("issue 24: an oversized or garbage request ends that client only") {
   close(garbage);
 }
 
-TEST_CASE("issue 24: scrapes within the refresh period share one body") {
+TEST_CASE("scrapes within the refresh period share one body") {
   MetricsEndpoint::Limits limits;
   limits.refresh = Millis(500);
   Endpoint e(limits);

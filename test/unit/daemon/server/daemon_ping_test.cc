@@ -6,7 +6,7 @@
 
 namespace gshare::unit_daemon_ping {
 
-TEST_CASE("issue 27: a ping is answered by a pong with the same sequence number") {
+TEST_CASE("a ping is answered by a pong with the same sequence number") {
   proto::PingMsg ping{42};
   std::string_view payload(reinterpret_cast<const char*>(&ping), sizeof ping);
   std::string wire = EncodeFrame(proto::MsgType::kPing, payload);

@@ -40,7 +40,7 @@ class RuntimeDirEnv {
   std::string old_;
 };
 
-TEST_CASE("issue27: the standard runtime directory is made 0700, or refused when not ours") {
+TEST_CASE("the standard runtime directory is made 0700, or refused when not ours") {
   TempDir dir;
   RuntimeDirEnv env(dir.path());
   const std::string rundir = dir.File("gshare");
@@ -61,7 +61,7 @@ TEST_CASE("issue27: the standard runtime directory is made 0700, or refused when
   CHECK(!PrepareSocketDir(rundir + "/gshare.sock").ok());
 }
 
-TEST_CASE("issue27: a socket directory that is not the standard one is never created") {
+TEST_CASE("a socket directory that is not the standard one is never created") {
   TempDir dir;
   RuntimeDirEnv env(dir.File("elsewhere"));
   Status s = PrepareSocketDir(dir.File("missing/gshare.sock"));
@@ -76,7 +76,7 @@ TEST_CASE("issue27: a socket directory that is not the standard one is never cre
   CHECK(PrepareSocketDir(dir.File("open/gshare.sock")).ok());
 }
 
-TEST_CASE("issue27: the state directory and the database files are made private") {
+TEST_CASE("the state directory and the database files are made private") {
   TempDir dir;
   const std::string state = dir.File("a/b/state");
   CHECK(!PrepareStateDir("relative/state").ok());

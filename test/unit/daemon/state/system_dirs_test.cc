@@ -18,7 +18,7 @@ struct stat Lstat(const std::string& path) {
   return st;
 }
 
-TEST_CASE("issue21: a user's job directory: root's above, the user's below") {
+TEST_CASE("a user's job directory: root's above, the user's below") {
   if (getuid() != 0) return;  // chown needs root
   TempDir dir;
   REQUIRE(PrepareUserJobDir(dir.path(), 4321, 4322).ok());
@@ -46,7 +46,7 @@ TEST_CASE("issue21: a user's job directory: root's above, the user's below") {
   CHECK(Lstat("/etc").st_uid == 0);
 }
 
-TEST_CASE("issue21: the system state directory is passable, not readable") {
+TEST_CASE("the system state directory is passable, not readable") {
   TempDir dir;
   const std::string state = dir.path() + "/state";
   REQUIRE(PrepareSystemStateDir(state).ok());
