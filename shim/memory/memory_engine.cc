@@ -33,37 +33,14 @@ proto::MemoryEngine Parse(const char* m) {
 }
 
 // No engine: the driver serves everything and all of it is fixed memory.
-class OffEngine : public MemoryEngine {
+class OffEngine final : public MemoryEngine {
  public:
   constexpr OffEngine() = default;
   proto::MemoryEngine kind() const override { return proto::MemoryEngine::kOff; }
-  bool Alloc(int, uint64_t, CUdeviceptr*, CUresult*) override { return false; }
-  bool AllocAsync(int, uint64_t, CUdeviceptr*, CUresult*) override { return false; }
-  bool Free(CUdeviceptr, CUresult*) override { return false; }
-  bool FreeAsync(CUdeviceptr, CUstream, CUresult*) override { return false; }
-  void DriverFreed(CUdeviceptr) override {}
-  bool AddressRange(CUdeviceptr, CUdeviceptr*, size_t*) override { return false; }
-  bool OwnsManaged(CUdeviceptr) override { return false; }
-  uint64_t Allocated(int) override { return 0; }
-  bool MovesOthers() const override { return false; }
-  void Report(int, proto::MemReportMsg*) override {}
-  bool WantsBack(int) override { return false; }
-  bool Back(int, uint64_t* moved, uint64_t* ns) override {
-    *moved = *ns = 0;
-    return true;
-  }
-  void Stopped(int, proto::ReleaseReason) override {}
-  void Evict(int, uint64_t) override {}
-  void Stage(int, uint64_t) override {}
-  void Prepare(uint64_t) override {}
-  void RunAlone(int) override {}
-  uint64_t DiscardAtExit(int) override { return 0; }
-  bool Pinning() const override { return false; }
-  SwapSpace* Swap() override { return nullptr; }
 };
 
 // The daemon checkpoints the whole process: the driver serves its memory, all of which moves.
-class CheckpointEngine final : public OffEngine {
+class CheckpointEngine final : public MemoryEngine {
  public:
   constexpr CheckpointEngine() = default;
   proto::MemoryEngine kind() const override { return proto::MemoryEngine::kCheckpoint; }
@@ -94,11 +71,9 @@ class SwapEngine final : public MemoryEngine {
   }
   bool Free(CUdeviceptr p, CUresult* r) override { return S().Free(p, r); }
   bool FreeAsync(CUdeviceptr p, CUstream s, CUresult* r) override { return S().FreeAsync(p, s, r); }
-  void DriverFreed(CUdeviceptr) override {}
   bool AddressRange(CUdeviceptr p, CUdeviceptr* base, size_t* size) override {
     return S().AddressRange(p, base, size);
   }
-  bool OwnsManaged(CUdeviceptr) override { return false; }
   uint64_t Allocated(int device) override { return S().Allocated(device); }
   bool MovesOthers() const override { return true; }
   void Report(int device, proto::MemReportMsg* m) override {
@@ -178,7 +153,7 @@ class SwapEngine final : public MemoryEngine {
 };
 
 // Managed memory served by the driver, prefetched with the lease (managed_space.h).
-class ManagedEngine final : public OffEngine {
+class ManagedEngine final : public MemoryEngine {
  public:
   constexpr ManagedEngine() = default;
   proto::MemoryEngine kind() const override { return proto::MemoryEngine::kManaged; }

@@ -38,6 +38,8 @@ constexpr proto::MemoryEngine RunnableEngine(proto::MemoryEngine requested, bool
   }
 }
 
+// Each method's default is what no engine does (the `off` engine overrides nothing else); an
+// engine overrides what it serves.
 class MemoryEngine {
  public:
   // The engine that runs (kOff when none does: also when the one asked for cannot).
@@ -46,58 +48,61 @@ class MemoryEngine {
   // --- The application's allocations (hooks/). Each returns false when the engine does not
   // serve the call: the driver then does, and its memory counts as fixed (cannot move).
   // cuMemAlloc family on `device` (bytes > 0): the engine's result in *r.
-  virtual bool Alloc(int device, uint64_t bytes, CUdeviceptr* dptr, CUresult* r) = 0;
+  virtual bool Alloc(int, uint64_t, CUdeviceptr*, CUresult*) { return false; }
   // Stream-ordered allocation (cuMemAllocAsync, cuMemAllocFromPoolAsync): only the swap
   // engine serves it; its memory is usable at once, so any stream order is kept.
-  virtual bool AllocAsync(int device, uint64_t bytes, CUdeviceptr* dptr, CUresult* r) = 0;
+  virtual bool AllocAsync(int, uint64_t, CUdeviceptr*, CUresult*) { return false; }
   // cuMemFree_v2 / cuMemFreeAsync of the engine's memory.
-  virtual bool Free(CUdeviceptr p, CUresult* r) = 0;
-  virtual bool FreeAsync(CUdeviceptr p, CUstream stream, CUresult* r) = 0;
+  virtual bool Free(CUdeviceptr, CUresult*) { return false; }
+  virtual bool FreeAsync(CUdeviceptr, CUstream, CUresult*) { return false; }
   // The driver freed `p` (cuMemFree_v2 succeeded): forget it if it was the engine's.
-  virtual void DriverFreed(CUdeviceptr p) = 0;
+  virtual void DriverFreed(CUdeviceptr) {}
   // cuMemGetAddressRange_v2 of the engine's memory.
-  virtual bool AddressRange(CUdeviceptr p, CUdeviceptr* base, size_t* size) = 0;
+  virtual bool AddressRange(CUdeviceptr, CUdeviceptr*, size_t*) { return false; }
   // Whether `p` is managed memory (it has no legacy IPC handle).
-  virtual bool OwnsManaged(CUdeviceptr p) = 0;
+  virtual bool OwnsManaged(CUdeviceptr) { return false; }
   // Bytes the engine serves on `device` (its allocations, resident or not).
-  virtual uint64_t Allocated(int device) = 0;
+  virtual uint64_t Allocated(int) { return 0; }
   // Whether other jobs' memory moves away when this process runs (swap, checkpoint): then
   // cuMemGetInfo and cuDeviceTotalMem show the GPU as if alone, and a driver allocation that
   // finds the GPU full waits for room instead of failing.
-  virtual bool MovesOthers() const = 0;
+  virtual bool MovesOthers() const { return false; }
 
   // --- The lease client (lease/). Calls marked "lease thread" come from the lease client's
   // thread or its exit handler, with the device's gate closed and drained.
   // Fills the engine's part of a memory report on `device`: engine, allocated and resident
   // bytes (added to the fixed bytes already there), swap counters. Off leaves m alone.
-  virtual void Report(int device, proto::MemReportMsg* m) = 0;
+  virtual void Report(int, proto::MemReportMsg*) {}
   // Whether a grant on `device` must bring memory back before the gate opens. Quick (called
   // under the lease lock).
-  virtual bool WantsBack(int device) = 0;
+  virtual bool WantsBack(int) { return false; }
   // Brings the memory of `device` back for a grant (lease thread). `*moved` and `*ns` get the
   // bytes copied and the time taken; false when not all of it came back (the process cannot
   // run: it gives the lease back and asks again).
-  virtual bool Back(int device, uint64_t* moved, uint64_t* ns) = 0;
+  virtual bool Back(int, uint64_t* moved, uint64_t* ns) {
+    *moved = *ns = 0;
+    return true;
+  }
   // The process no longer runs on `device` (lease thread, after its contexts synchronized):
   // on kDropped memory that leaves with the lease leaves, on kExit memory nobody reads again
   // is released. Other reasons leave the memory where it is.
-  virtual void Stopped(int device, proto::ReleaseReason reason) = 0;
+  virtual void Stopped(int, proto::ReleaseReason) {}
   // The daemon needs `bytes` of room on `device`, where the process does not run (lease thread).
-  virtual void Evict(int device, uint64_t bytes) = 0;
+  virtual void Evict(int, uint64_t) {}
   // Copy up to `bytes` of idle memory on `device` to the host ahead of an eviction (0: stop).
-  virtual void Stage(int device, uint64_t bytes) = 0;
+  virtual void Stage(int, uint64_t) {}
   // Pin `host_bytes` of host memory in advance (returns at once).
-  virtual void Prepare(uint64_t host_bytes) = 0;
+  virtual void Prepare(uint64_t) {}
   // Without a daemon the process runs on `device` as if alone: its memory comes back.
-  virtual void RunAlone(int device) = 0;
+  virtual void RunAlone(int) {}
   // At exit, where the process holds no lease: releases its device memory on `device` without
   // copying it; the bytes released.
-  virtual uint64_t DiscardAtExit(int device) = 0;
+  virtual uint64_t DiscardAtExit(int) { return 0; }
   // Whether the engine is pinning host memory now (it holds up the process's driver calls).
-  virtual bool Pinning() const = 0;
+  virtual bool Pinning() const { return false; }
 
   // The swap engine, for what only it does; nullptr under every other engine.
-  virtual SwapSpace* Swap() = 0;
+  virtual SwapSpace* Swap() { return nullptr; }
 
  protected:
   constexpr MemoryEngine() = default;

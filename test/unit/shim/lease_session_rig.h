@@ -76,16 +76,6 @@ class FakeLink final : public lease::DaemonLink {
 class FakeEngine final : public MemoryEngine {
  public:
   proto::MemoryEngine kind() const override { return proto::MemoryEngine::kSwap; }
-  bool Alloc(int, uint64_t, CUdeviceptr*, CUresult*) override { return false; }
-  bool AllocAsync(int, uint64_t, CUdeviceptr*, CUresult*) override { return false; }
-  bool Free(CUdeviceptr, CUresult*) override { return false; }
-  bool FreeAsync(CUdeviceptr, CUstream, CUresult*) override { return false; }
-  void DriverFreed(CUdeviceptr) override {}
-  bool AddressRange(CUdeviceptr, CUdeviceptr*, size_t*) override { return false; }
-  bool OwnsManaged(CUdeviceptr) override { return false; }
-  uint64_t Allocated(int) override { return 0; }
-  bool MovesOthers() const override { return true; }
-  void Report(int, proto::MemReportMsg*) override {}
   bool WantsBack(int) override { return wants_back; }
   bool Back(int device, uint64_t* moved, uint64_t* ns) override {
     backs.push_back(device);
@@ -96,11 +86,8 @@ class FakeEngine final : public MemoryEngine {
   void Stopped(int device, ReleaseReason reason) override { stopped.emplace_back(device, reason); }
   void Evict(int device, uint64_t bytes) override { evicted.emplace_back(device, bytes); }
   void Stage(int device, uint64_t bytes) override { staged.emplace_back(device, bytes); }
-  void Prepare(uint64_t) override {}
   void RunAlone(int device) override { alone.push_back(device); }
-  uint64_t DiscardAtExit(int) override { return 0; }
   bool Pinning() const override { return pinning; }
-  SwapSpace* Swap() override { return nullptr; }
 
   bool pinning = false;
   bool wants_back = false;
