@@ -35,15 +35,23 @@ MUTANTS = [
     ("access-ceiling", "src/policy/access.cc", "std::max(", "std::min(",
      "a ceiling of several entries is their lowest"),
     ("submit-ceiling", "src/daemon/jobs/job_requests.cc",
-     "  if (st.ok()) st = p_.queue.CheckDependencies(r);\n"
-     "  if (st.ok()) st = access_.CheckPriority(c, r.priority);",
-     "  if (st.ok()) st = p_.queue.CheckDependencies(r);",
+     "  if (st.ok()) st = access_.CheckPriority(c, r.priority);\n"
+     "  if (!st.ok()) return reply_(c, ErrorReply(st.message()));\n"
+     "  JobPayload payload;",
+     "  if (!st.ok()) return reply_(c, ErrorReply(st.message()));\n"
+     "  JobPayload payload;",
      "no priority ceiling at submit"),
     ("run-ceiling", "src/daemon/jobs/job_requests.cc",
-     "  st = p_.queue.CheckDependencies(r);\n"
-     "  if (st.ok()) st = access_.CheckPriority(c, r.priority);",
-     "  st = p_.queue.CheckDependencies(r);",
+     "  if (st.ok()) st = access_.CheckPriority(c, r.priority);\n"
+     "  if (!st.ok()) return reply_(c, ErrorReply(st.message()));\n"
+     "  r.uid = c.uid;",
+     "  if (!st.ok()) return reply_(c, ErrorReply(st.message()));\n"
+     "  r.uid = c.uid;",
      "no priority ceiling at `gshare run`'s registration"),
+    ("set-priority-ceiling", "src/daemon/jobs/job_control.cc",
+     "if (st.ok() && action == \"set-priority\") st = p_.access.CheckPriority(c, request.priority);",
+     "",
+     "no priority ceiling at set-priority (and update -p)"),
     ("run-end-forged", "src/daemon/jobs/job_requests.cc",
      "access_.MayRun(c, r.uid, r.token, parsed->token, id)", "Status::Ok()",
      "anyone may end a re-adopted job (issue 42's hole)"),
