@@ -10,10 +10,12 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "gshare/job_env.h"
+
 namespace gshare::paths {
 
 // Environment variable that names the socket explicitly (set by `gshare run` for its job).
-inline constexpr const char* kSocketEnv = "GSHARE_SOCKET";
+inline constexpr const char* kSocketEnv = job_env::kSocket;
 
 // Where the system daemon (`gshare daemon --system`) listens by default, and the variable that
 // names another place for clients (tests; sites whose [system] socket is elsewhere, for jobs

@@ -16,6 +16,7 @@
 #include "driver/real_driver.h"
 #include "lease/memory_view.h"
 #include "memory/memory_engine.h"
+#include "gshare/job_env.h"
 
 namespace gshare::shim {
 namespace {
@@ -89,7 +90,7 @@ F HelperFn(Helper id) {
 }
 
 bool InJob() {
-  const char* job = std::getenv("GSHARE_JOB_ID");
+  const char* job = std::getenv(job_env::kJobId);
   return job != nullptr && job[0] != '\0' && std::strcmp(job, "0") != 0;
 }
 

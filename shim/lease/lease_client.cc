@@ -35,6 +35,7 @@
 #include "driver/real_driver.h"
 #include "shim_log.h"
 #include "memory/memory_engine.h"
+#include "gshare/job_env.h"
 
 namespace gshare::shim {
 
@@ -364,15 +365,15 @@ void EnsureStartedLocked() REQUIRES(g_mu) {
     g_exit_pid = getpid();
     atexit(ReleaseAtExit);
   }
-  const char* job = std::getenv("GSHARE_JOB_ID");
+  const char* job = std::getenv(job_env::kJobId);
   g.job_id = job != nullptr ? std::strtoull(job, nullptr, 10) : 0;
-  ParseJobToken(std::getenv("GSHARE_JOB_TOKEN"), g.job_token);
+  ParseJobToken(std::getenv(job_env::kJobToken), g.job_token);
   // `gshare run` already said it runs the job unshared: do not say it twice.
-  if (std::getenv("GSHARE_QUIET") != nullptr) g_session.Quiet();
-  const char* idle = std::getenv("GSHARE_IDLE_RELEASE_MS");
+  if (std::getenv(job_env::kQuiet) != nullptr) g_session.Quiet();
+  const char* idle = std::getenv(job_env::kIdleReleaseMs);
   int idle_ms = LeaseSession::kDefaultIdleReleaseMs;
   if (idle != nullptr && std::atoi(idle) > 0) idle_ms = std::atoi(idle);
-  const char* early = std::getenv("GSHARE_EARLY_RELEASE");
+  const char* early = std::getenv(job_env::kEarlyRelease);
   g_session.Configure(idle_ms, early == nullptr || std::strcmp(early, "0") != 0);
   const char* timeout = std::getenv("GSHARE_DAEMON_TIMEOUT_MS");
   if (timeout != nullptr) {

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "lease/lease_state.h"
+#include "gshare/job_env.h"
 
 namespace gshare::shim {
 
@@ -34,12 +35,12 @@ bool Exchange(int fd, const proto::MemQueryMsg& q, proto::MemViewMsg* out) {
 }  // namespace
 
 bool QueryJobMemory(const proto::GpuUuid& gpu, proto::MemViewMsg* out) {
-  const char* job = std::getenv("GSHARE_JOB_ID");
+  const char* job = std::getenv(job_env::kJobId);
   if (job == nullptr || job[0] == '\0') return false;
   proto::MemQueryMsg q{};
   q.job_id = std::strtoull(job, nullptr, 10);
   if (q.job_id == 0) return false;
-  lease::ParseJobToken(std::getenv("GSHARE_JOB_TOKEN"), q.token);
+  lease::ParseJobToken(std::getenv(job_env::kJobToken), q.token);
   q.gpu = gpu;
   char path[sizeof(sockaddr_un::sun_path)];
   int fd = lease::ConnectChosen(path, sizeof path);  // the daemon the lease client would use

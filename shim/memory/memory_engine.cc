@@ -17,6 +17,7 @@
 #include "memory/swap_space_internal.h"
 #include "memory/vmm_driver.h"
 #include "shim_log.h"
+#include "gshare/job_env.h"
 
 namespace gshare::shim {
 namespace {
@@ -225,7 +226,7 @@ MemoryEngine& Choose() {
 proto::MemoryEngine RequestedMemoryEngine() {
   int known = g_requested.load(std::memory_order_acquire);
   if (__builtin_expect(known != 0, 1)) return static_cast<proto::MemoryEngine>(known - 1);
-  proto::MemoryEngine e = Parse(std::getenv("GSHARE_MEMORY"));
+  proto::MemoryEngine e = Parse(std::getenv(job_env::kMemory));
   g_requested.store(static_cast<int>(e) + 1, std::memory_order_release);
   return e;
 }

@@ -29,6 +29,7 @@
 #include "base/output_pattern.h"
 #include "runner/shim_path.h"
 #include "base/user_name.h"
+#include "gshare/job_env.h"
 
 extern char** environ;
 
@@ -166,7 +167,7 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
            MpsOptedOut(job_env))) {
     spec.set_env.push_back(std::move(kv));
   }
-  if (job_id == 0 || opt.quiet) spec.set_env.push_back({"GSHARE_QUIET", "1"});
+  if (job_id == 0 || opt.quiet) spec.set_env.push_back({job_env::kQuiet, "1"});
   if (!record->output.empty()) {
     spec.output_path =
         ExpandOutputPattern(record->output, job_id, record->name, UserName(getuid()));

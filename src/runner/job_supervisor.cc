@@ -19,6 +19,7 @@
 #include "ipc/replies.h"
 #include "ipc/requests.h"
 #include "runner/job_runner.h"
+#include "gshare/job_env.h"
 
 namespace gshare {
 namespace {
@@ -132,7 +133,7 @@ int RunSupervisor(int64_t job_id, const std::string& socket_path) {
   run.argv = std::move(s.argv);
   run.env = std::move(s.env);
   for (auto& [key, value] : s.set_env) {
-    if (key == "GSHARE_JOB_TOKEN") token = value;
+    if (key == job_env::kJobToken) token = value;
     run.set_env.emplace_back(key, std::move(value));
   }
   run.preload = std::move(s.preload);

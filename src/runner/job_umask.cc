@@ -1,4 +1,5 @@
 #include "runner/job_umask.h"
+#include "gshare/job_env.h"
 
 #include <sys/stat.h>
 
@@ -8,7 +9,7 @@
 namespace gshare {
 namespace {
 
-constexpr const char* kJobUmaskEnv = "GSHARE_JOB_UMASK";
+constexpr const char* kJobUmaskEnv = job_env::kJobUmask;
 
 }  // namespace
 

@@ -20,8 +20,8 @@ std::vector<std::pair<std::string, std::string>> SharingEnvDefaults(
 }
 
 std::vector<std::pair<std::string, std::string>> LeaseEnv(const Config::Scheduler& s) {
-  return {{"GSHARE_IDLE_RELEASE_MS", std::to_string(s.idle_release.count())},
-          {"GSHARE_EARLY_RELEASE", s.early_release ? "1" : "0"}};
+  return {{job_env::kIdleReleaseMs, std::to_string(s.idle_release.count())},
+          {job_env::kEarlyRelease, s.early_release ? "1" : "0"}};
 }
 
 bool MpsOptedOut(const std::vector<std::string>& env) {

@@ -18,6 +18,7 @@
 #include "runner/launch_plan.h"
 #include "runner/sharing_env.h"
 #include "runner/shim_path.h"
+#include "gshare/job_env.h"
 
 namespace gshare {
 
@@ -120,7 +121,7 @@ void JobRequests::OnRunAttach(Connection& c, const json& req) {
   if (!payload.ok()) return reply_(c, ErrorReply(payload.status().message()));
   // A job submitted from inside an array task must not look like a task itself.
   std::erase_if(payload->env,
-                [](const std::string& e) { return e.rfind("GSHARE_ARRAY_", 0) == 0; });
+                [](const std::string& e) { return e.rfind(job_env::kArrayPrefix, 0) == 0; });
   c.kind = Connection::Kind::kRunner;
   c.job = id;
   it->second->orphan = false;
@@ -138,11 +139,11 @@ void JobRequests::OnRunAttach(Connection& c, const json& req) {
       plan, [&payload](const std::string& name) { return EnvListHas(payload->env, name); },
       MpsOptedOut(payload->env));
   if (r.IsArrayTask()) {  // Slurm's SLURM_ARRAY_* under our prefix
-    reply.set_env.emplace_back("GSHARE_ARRAY_JOB_ID", std::to_string(r.array_job_id));
-    reply.set_env.emplace_back("GSHARE_ARRAY_TASK_ID", std::to_string(r.array_task_id));
-    reply.set_env.emplace_back("GSHARE_ARRAY_TASK_COUNT", std::to_string(r.array_task_count));
-    reply.set_env.emplace_back("GSHARE_ARRAY_TASK_MIN", std::to_string(r.array_task_min));
-    reply.set_env.emplace_back("GSHARE_ARRAY_TASK_MAX", std::to_string(r.array_task_max));
+    reply.set_env.emplace_back(job_env::kArrayJobId, std::to_string(r.array_job_id));
+    reply.set_env.emplace_back(job_env::kArrayTaskId, std::to_string(r.array_task_id));
+    reply.set_env.emplace_back(job_env::kArrayTaskCount, std::to_string(r.array_task_count));
+    reply.set_env.emplace_back(job_env::kArrayTaskMin, std::to_string(r.array_task_min));
+    reply.set_env.emplace_back(job_env::kArrayTaskMax, std::to_string(r.array_task_max));
   }
   std::string shim = FindShim(p_.options.self_exe);
   if (shim.empty())
