@@ -223,10 +223,7 @@ void TrackFree(AllocTable& table, uint64_t key) {
 // Device of the calling thread's context when an engine serves this process's allocations,
 // else -1 (then the driver serves them and they count as memory that cannot move).
 int EngineDevice() {
-  if (Engine().kind() == proto::MemoryEngine::kOff ||
-      Engine().kind() == proto::MemoryEngine::kCheckpoint) {
-    return -1;
-  }
+  if (!Engine().ServesAllocations()) return -1;
   return ContextRegistry::Get().CurrentDevice();
 }
 

@@ -63,6 +63,7 @@ class SwapEngine final : public MemoryEngine {
  public:
   constexpr SwapEngine() = default;
   proto::MemoryEngine kind() const override { return proto::MemoryEngine::kSwap; }
+  bool ServesAllocations() const override { return true; }
   bool Alloc(int device, uint64_t bytes, CUdeviceptr* dptr, CUresult* r) override {
     *r = S().Alloc(device, bytes, dptr);
     return true;
@@ -158,6 +159,7 @@ class ManagedEngine final : public MemoryEngine {
  public:
   constexpr ManagedEngine() = default;
   proto::MemoryEngine kind() const override { return proto::MemoryEngine::kManaged; }
+  bool ServesAllocations() const override { return true; }
   bool Alloc(int device, uint64_t bytes, CUdeviceptr* dptr, CUresult* r) override {
     *r = M().Alloc(device, bytes, dptr);
     return true;

@@ -47,6 +47,8 @@ class MemoryEngine {
 
   // --- The application's allocations (hooks/). Each returns false when the engine does not
   // serve the call: the driver then does, and its memory counts as fixed (cannot move).
+  // Whether the engine serves the cuMemAlloc family at all (swap, managed).
+  virtual bool ServesAllocations() const { return false; }
   // cuMemAlloc family on `device` (bytes > 0): the engine's result in *r.
   virtual bool Alloc(int, uint64_t, CUdeviceptr*, CUresult*) { return false; }
   // Stream-ordered allocation (cuMemAllocAsync, cuMemAllocFromPoolAsync): only the swap
