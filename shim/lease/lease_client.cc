@@ -56,9 +56,9 @@ constexpr int kMaxDaemonTimeoutMs = 3600 * 1000;
 // hung: the job runs ungated until it answers again (GSHARE_DAEMON_TIMEOUT_MS; docs/design.md
 // says why 4 s).
 constexpr int kDefaultDaemonTimeoutMs = 4000;
-// The client thread's period: the resolution of idle gaps (gap_predictor.h) and of the
-// idle and early releases.
-constexpr int kTickMs = 20;
+// The client thread's period (LeaseSession::kTickMs): the resolution of idle gaps
+// (gap_predictor.h) and of the idle and early releases.
+constexpr int kTickMs = static_cast<int>(LeaseSession::kTickMs);
 
 State g;
 DeviceGate g_gates[kMaxDevices];
@@ -167,41 +167,6 @@ void HandleBoardSeat(const proto::LeaseMsg& m) {
           (flags >> 8) & 0xff);
 }
 
-// Periodic work of the client thread: deferred drops, idle and early releases, memory
-// reports. Busy = a submission since the last tick, a thread inside the gate or in a
-// synchronizing call, or a query that found work unfinished.
-void Tick() {
-  const LeaseSession::TickView tick = g_session.BeginTick();
-  const int64_t now = tick.now_ms;
-  for (int i = 0; i < kMaxDevices; ++i) {
-    g_mu.Lock();
-    DeviceState& d = Dev(i);
-    proto::ReleaseReason reason;
-    bool release = g_session.DecideRelease(i, tick, &reason);
-    // A process that cannot run says so once, so that a foreground job that seems stuck
-    // says why (`gshare run -q` silences it).
-    if (g_session.WaitNoticeDue(i, now)) {
-      Warn(
-          "job %llu waits for its turn on the GPU (device %d): another job holds it; "
-          "`gshare status` shows which",
-          static_cast<unsigned long long>(g.job_id), i);
-    }
-    SendGap(i);
-    // Time held back for higher priorities reaches the daemon in 100 ms steps at most.
-    if (const int64_t held = g_lanes[i].held_ns.load(std::memory_order_relaxed);
-        held - d.held_sent_ns >= 100'000'000) {
-      d.held_sent_ns = held;
-      d.bytes_dirty.store(true, std::memory_order_relaxed);
-    }
-    if (d.bytes_dirty.exchange(false, std::memory_order_relaxed) && g.fd >= 0) {
-      EnsureUuid(i);
-      if (d.uuid_known) SendReport(i, 0, 0, 0, 0);
-    }
-    g_mu.Unlock();
-    if (release) Release(i, reason);
-  }
-}
-
 // Reads and handles one frame. False when the connection is broken or the peer
 // misbehaves.
 bool ReceiveOne(int fd) {
@@ -303,7 +268,7 @@ void* ClientThread(void*) {
       g_mu.Unlock();
       continue;
     }
-    Tick();
+    g_session.Tick();
   }
   return nullptr;
 }

@@ -59,6 +59,10 @@ class DaemonLink {
   virtual void Disconnect() REQUIRES(g_mu) = 0;
   // The daemon's socket, for messages. Set once by Start.
   virtual const char* Where() const = 0;
+  // This process's job (GSHARE_JOB_ID; 0 outside a job), for messages. Set once by Start.
+  virtual uint64_t JobId() const = 0;
+  // Whether a connection is up (a report can be sent now).
+  virtual bool Connected() const REQUIRES(g_mu) = 0;
   // A LeaseMsg of `type` about `device` (its uuid and ordinal), with `epoch` and `reason`.
   virtual bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason)
       REQUIRES(g_mu) = 0;
@@ -100,6 +104,12 @@ class ShimCalls {
   virtual void SetContended(int device, bool contended) = 0;
   // The grant on `device` ended: the gap watch and any stretch stop (gap_watch.h).
   virtual void StopGapWatch(int device) REQUIRES(g_mu) = 0;
+  // The lease thread's side of the gap watch on `device` (gap_watch.h): sends the idle gap
+  // published since the last tick, if any.
+  virtual void SendGap(int device) REQUIRES(g_mu) = 0;
+  // The time this process's submissions on `device` waited for higher priorities so far (ns;
+  // priority_lane.h).
+  virtual int64_t HeldNs(int device) const = 0;
   // A thread entering `device`'s closed gate: while a stretch of an idle gap holds it, waits
   // for the stretch's end and returns true (gap_watch.h); false when no stretch holds it.
   virtual bool WaitStretch(int device) REQUIRES(g_mu) = 0;

@@ -102,6 +102,39 @@ void LeaseSession::ResetAfterFork() {
   }
 }
 
+void LeaseSession::Tick() {
+  const TickView tick = BeginTick();
+  for (int i = 0; i < kMaxDevices; ++i) {
+    g_mu.Lock();
+    DeviceState& d = dev_[i];
+    proto::ReleaseReason reason;
+    const bool release = DecideRelease(i, tick, &reason);
+    // A process that cannot run says so once, so that a foreground job that seems stuck says
+    // why (`gshare run -q` silences it).
+    if (WaitNoticeDue(i, tick.now_ms)) {
+      char line[192];
+      std::snprintf(line, sizeof line,
+                    "job %llu waits for its turn on the GPU (device %d): another job holds it; "
+                    "`gshare status` shows which",
+                    static_cast<unsigned long long>(link_.JobId()), i);
+      shim_.Warn(line);
+    }
+    shim_.SendGap(i);
+    if (const int64_t held = shim_.HeldNs(i); held - d.held_sent_ns >= kHeldReportNs) {
+      d.held_sent_ns = held;
+      d.bytes_dirty.store(true, std::memory_order_relaxed);
+    }
+    // A report due while no connection is up is dropped: a reconnection marks every known
+    // device's report due again.
+    if (d.bytes_dirty.exchange(false, std::memory_order_relaxed) && link_.Connected()) {
+      EnsureUuid(i);
+      if (d.uuid_known) link_.SendReport(i);
+    }
+    g_mu.Unlock();
+    if (release) Release(i, reason);
+  }
+}
+
 LeaseSession::TickView LeaseSession::BeginTick() {
   TickView t;
   t.now_ms = clock_.NowMs();

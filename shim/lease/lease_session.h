@@ -142,6 +142,13 @@ class LeaseSession {
   };
   // Starts a tick: reads the clock and takes the process's activity. Lease thread, without g_mu.
   TickView BeginTick();
+  // One tick of the lease thread (every kTickMs): for each device, the release DecideRelease
+  // picks, carried out after g_mu is given back; the notice that the job waits (once); the gap
+  // watch's report; and a memory report when one is due, also when the time held back for
+  // higher priorities grew by kHeldReportNs since the last. Lease thread, without g_mu.
+  void Tick();
+  static constexpr int64_t kTickMs = 20;
+  static constexpr int64_t kHeldReportNs = 100'000'000;
   // Whether the holder of `device` gives the lease back now, and why (*reason): a DROP that
   // a stream capture deferred (kDropped), `idle_release_ms` without work (kIdle; longer when a
   // waiting job's handoff cannot be priced: GapPredictor::IdleReleaseMs), or, with a job

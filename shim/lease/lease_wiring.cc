@@ -34,6 +34,8 @@ class SocketLink final : public DaemonLink {
   void Start() override REQUIRES(g_mu) { EnsureStartedLocked(); }
   void Disconnect() override REQUIRES(g_mu) { DisconnectLocked(); }
   const char* Where() const override { return g.socket_path; }
+  uint64_t JobId() const override { return g.job_id; }
+  bool Connected() const override REQUIRES(g_mu) { return g.fd >= 0; }
   bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason) override
       REQUIRES(g_mu) {
     return lease::SendLease(type, device, epoch, reason);
@@ -67,6 +69,10 @@ class ProcessShim final : public ShimCalls {
     InflightWindow::SetContended(device, contended);
   }
   void StopGapWatch(int device) override REQUIRES(g_mu) { lease::StopGapWatch(device); }
+  void SendGap(int device) override REQUIRES(g_mu) { lease::SendGap(device); }
+  int64_t HeldNs(int device) const override {
+    return g_lanes[device].held_ns.load(std::memory_order_relaxed);
+  }
   bool WaitStretch(int device) override REQUIRES(g_mu) { return lease::WaitStretch(device); }
   void WaitForChange() override REQUIRES(g_mu) { pthread_cond_wait(&g_cv, g_mu.native()); }
   void WentUngated() override { ClearLanes(); }

@@ -220,5 +220,66 @@ TEST_CASE("LeaseSession: a forked child starts with no lease, no waiter and clos
   CHECK(!r.gates[0].IsOpen());
 }
 
+TEST_CASE("LeaseSession: a tick reports the time held back for higher priorities in 100 ms steps") {
+  Rig r;
+  r.shim.held_ns[0] = 50'000'000;
+  r.session.Tick();
+  CHECK(r.link.reports.empty());
+  r.shim.held_ns[0] = 120'000'000;
+  r.session.Tick();
+  CHECK(r.link.reports == std::vector<int>{0});
+  r.shim.held_ns[0] = 219'000'000;  // 99 ms since the last report
+  r.session.Tick();
+  CHECK(r.link.reports == std::vector<int>{0});
+  r.shim.held_ns[0] = 220'000'000;
+  r.session.Tick();
+  CHECK(r.link.reports == std::vector<int>{0, 0});
+  CHECK(r.shim.gaps_sent[0] == 4);  // the gap watch's report is looked at every tick
+  CHECK(r.shim.gaps_sent[kMaxDevices - 1] == 4);
+}
+
+TEST_CASE("LeaseSession: a report due without a connection is dropped, not kept for later") {
+  Rig r;
+  r.link.up = false;
+  r.session.Dev(0).bytes_dirty.store(true);
+  r.session.Tick();
+  CHECK(r.link.reports.empty());
+  CHECK(!r.session.Dev(0).bytes_dirty.load());  // a reconnection marks it due again
+  r.link.up = true;
+  r.session.Dev(0).bytes_dirty.store(true);
+  r.session.Tick();
+  CHECK(r.link.reports == std::vector<int>{0});
+}
+
+TEST_CASE("LeaseSession: a tick says once that the job waits, naming the job and the device") {
+  Rig r;
+  {
+    MutexLock lock(g_mu);
+    r.session.Dev(0).requested = true;
+    r.session.Dev(0).requested_ms = r.clock.ms;
+    r.session.Dev(0).waiters = 1;
+  }
+  r.session.Tick();
+  CHECK(r.shim.warnings.empty());
+  r.clock.ms += lease::LeaseSession::kWaitNoticeMs;
+  r.session.Tick();
+  r.clock.ms += kTickMs;
+  r.session.Tick();
+  CHECK(r.shim.warnings ==
+        std::vector<std::string>{"job 42 waits for its turn on the GPU (device 0): another job "
+                                 "holds it; `gshare status` shows which"});
+}
+
+TEST_CASE("LeaseSession: a tick carries out the release it decides, after giving the lock back") {
+  Rig r;
+  r.Grant(kEpoch);
+  r.session.Tick();  // t=1000: idle 0
+  r.clock.ms += 500;
+  r.session.Tick();
+  CHECK(r.link.frames == std::vector<Frame>{Released(kEpoch, ReleaseReason::kIdle)});
+  CHECK(!r.Holding());
+  CHECK(!r.gates[0].IsOpen());
+}
+
 }  // namespace
 }  // namespace gshare::shim::unit_lease_session

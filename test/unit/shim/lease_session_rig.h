@@ -21,7 +21,7 @@ using proto::MsgType;
 using proto::ReleaseReason;
 
 constexpr uint64_t kEpoch = 7;
-constexpr int64_t kTickMs = 20;  // the lease thread's period (lease_client.cc)
+constexpr int64_t kTickMs = lease::LeaseSession::kTickMs;
 
 class FakeClock final : public lease::LeaseClock {
  public:
@@ -45,6 +45,8 @@ class FakeLink final : public lease::DaemonLink {
   void Start() override { ++starts; }
   void Disconnect() override { ++disconnects; }
   const char* Where() const override { return "/run/gshare.sock"; }
+  uint64_t JobId() const override { return 42; }
+  bool Connected() const override { return up; }
   bool SendLease(MsgType type, int device, uint64_t epoch, uint32_t reason) override {
     frames.push_back({type, device, epoch, reason});
     return true;
@@ -63,6 +65,7 @@ class FakeLink final : public lease::DaemonLink {
     return true;
   }
   bool connected = true;  // false: a request cannot be sent
+  bool up = true;         // false: no connection (Connected)
   int starts = 0;
   int disconnects = 0;
   std::vector<lease::SwapInNote> swap_ins;
@@ -117,6 +120,8 @@ class FakeShim final : public lease::ShimCalls {
   }
   void SetContended(int device, bool on) override { contended[device] = on; }
   void StopGapWatch(int device) override { watch_stopped.push_back(device); }
+  void SendGap(int device) override { ++gaps_sent[device]; }
+  int64_t HeldNs(int device) const override { return held_ns[device]; }
   bool WaitStretch(int) override { return false; }
   // What happens while a thread waits in Enter: `on_wait` plays the lease thread (a grant, the
   // daemon gone); with none, a wait would never end and the test fails.
@@ -131,6 +136,8 @@ class FakeShim final : public lease::ShimCalls {
   void Warn(const char* line) override { warnings.emplace_back(line); }
 
   FakeEngine engine;
+  int gaps_sent[kMaxDevices] = {};
+  int64_t held_ns[kMaxDevices] = {};
   bool capturing = false;
   bool waited = false;
   bool finalizing = false;
