@@ -11,15 +11,18 @@ For each size (4 KiB inside a 2 MiB segment, 3 MiB, 300 MiB: several of the engi
 chunks) the parent fills a tensor with a known sequence and sends it to a spawned child; the
 child checks the sum, doubles the tensor in place and answers; the parent checks that it reads
 the doubled values. Output: `ipc_share: bytes <n> child_sum ok parent_sees ok` per size, then
-`ipc_share: done`; exit 1 on a mismatch or an error (one line). Cost: a few seconds (two imports
+`ipc_share: done`; exit 1 on a mismatch or an error (one line), also when the tensor cannot be
+sent at all (under `--memory managed`: no answer within ANSWER_S). Cost: a few seconds (two imports
 of torch).
 """
+import queue
 import sys
 
 import torch
 import torch.multiprocessing as mp
 
 SIZES = [4 << 10, 3 << 20, 300 << 20]
+ANSWER_S = 30  # the child answers in well under a second once it has the tensor
 
 
 def child(inbox, outbox):
@@ -49,7 +52,13 @@ def main():
             t = torch.arange(n, dtype=torch.float32, device="cuda")
             torch.cuda.synchronize()
             inbox.put(t)
-            child_ok, got = outbox.get(timeout=120)
+            try:
+                # A tensor that cannot be shared fails in the queue's feeder thread, which
+                # only prints its error: nothing reaches the child.
+                child_ok, got = outbox.get(timeout=ANSWER_S)
+            except queue.Empty:
+                raise RuntimeError(f"no answer from the child in {ANSWER_S} s: the tensor of "
+                                   f"{size} bytes was not sent (see the error above)") from None
             seen = bool(torch.equal(t, torch.arange(n, dtype=torch.float32, device="cuda") * 2))
             print(f"ipc_share: bytes {size} child_sum {'ok' if child_ok else 'BAD ' + str(got)} "
                   f"parent_sees {'ok' if seen else 'BAD'}", flush=True)
