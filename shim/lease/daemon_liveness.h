@@ -23,7 +23,7 @@ class DaemonLiveness {
     kHung,     // the ping went unanswered for the rest of the timeout
   };
 
-  explicit DaemonLiveness(int timeout_ms) : timeout_ms_(timeout_ms) {}
+  constexpr explicit DaemonLiveness(int timeout_ms) : timeout_ms_(timeout_ms) {}
 
   void set_timeout_ms(int timeout_ms) { timeout_ms_ = timeout_ms; }
   int ping_after_ms() const { return timeout_ms_ / 4; }

@@ -1,4 +1,5 @@
-// The lease client: connection, background thread, fork and exit handling. It owns the
+// The lease client: the connection's frames, the background thread's start (its loop is
+// LeaseLoop, lease_loop.h), fork and exit handling. It owns the
 // process's LeaseSession (g_session: the per-device state, the release decisions and the
 // release protocol, a submission's way in, the memory engine with the lease, lease_session.h);
 // its memory reports are lease_memory.cc; its frames and trusted connections are daemon_socket.cc;
@@ -47,19 +48,6 @@ namespace lease {
 
 namespace proto = gshare::proto;
 
-constexpr int kReconnectMs = 2000;
-// Bounds of GSHARE_DAEMON_TIMEOUT_MS: below the tick it means nothing, above an hour it is
-// a mistake (a hung daemon would freeze the job for that long).
-constexpr int kMinDaemonTimeoutMs = 100;
-constexpr int kMaxDaemonTimeoutMs = 3600 * 1000;
-// A daemon that sends nothing for this long, not even the answer to a ping, is taken for
-// hung: the job runs ungated until it answers again (GSHARE_DAEMON_TIMEOUT_MS; docs/design.md
-// says why 4 s).
-constexpr int kDefaultDaemonTimeoutMs = 4000;
-// The client thread's period (LeaseSession::kTickMs): the resolution of idle gaps
-// (gap_predictor.h) and of the idle and early releases.
-constexpr int kTickMs = static_cast<int>(LeaseSession::kTickMs);
-
 State g;
 DeviceGate g_gates[kMaxDevices];
 
@@ -79,39 +67,14 @@ int Hello(int fd) {
 // lock (g.socket_path and g.job_id are set once before the client thread starts).
 int Connect() { return Hello(ConnectTo(g.socket_path)); }
 
-// Liveness of the daemon (daemon_liveness.h), the client thread's alone (and the child's
-// after fork); its timeout is set once before the thread starts.
-DaemonLiveness g_liveness{kDefaultDaemonTimeoutMs};
-
-void HeardFromDaemon() { g_liveness.Heard(NowMs()); }
-
-bool SendPing(int fd) {
-  proto::PingMsg m{g_liveness.NextSeq()};
+bool SendPing(int fd, uint64_t seq) {
+  proto::PingMsg m{seq};
   return SendFrame(fd, proto::MsgType::kPing, &m, sizeof m);
 }
 
-enum class Liveness { kAlive, kHung, kGone };
-
-// Called when nothing was there to read: pings when due, and says whether the daemon
-// stopped answering.
-Liveness CheckLiveness(int fd) {
-  const int64_t now = NowMs();
-  switch (g_liveness.Check(now)) {
-    case DaemonLiveness::Verdict::kAlive: return Liveness::kAlive;
-    case DaemonLiveness::Verdict::kPingDue:
-      if (!SendPing(fd)) return Liveness::kGone;
-      g_liveness.PingSent(now);
-      return Liveness::kAlive;
-    case DaemonLiveness::Verdict::kHung: return Liveness::kHung;
-  }
-  return Liveness::kHung;
-}
-
-// A fresh connection proves the daemon alive only once it answers: connect() succeeds
-// on the listening socket of a stopped daemon too. True when a kPong came back in time.
-bool AwaitPong(int fd) {
-  if (!SendPing(fd)) return false;
-  int64_t deadline = NowMs() + g_liveness.answer_within_ms();
+bool AwaitPong(int fd, uint64_t seq, int ms) {
+  if (!SendPing(fd, seq)) return false;
+  int64_t deadline = NowMs() + ms;
   for (;;) {
     int64_t left = deadline - NowMs();
     if (left <= 0) return false;
@@ -126,7 +89,7 @@ bool AwaitPong(int fd) {
         static_cast<proto::MsgType>(h.type) != proto::MsgType::kPong) {
       return false;  // nothing else is due before the first lease request
     }
-    return ReadAll(fd, &m, sizeof m) && m.seq == g_liveness.last_seq();
+    return ReadAll(fd, &m, sizeof m) && m.seq == seq;
   }
 }
 
@@ -210,66 +173,8 @@ bool ReceiveOne(int fd) {
 }
 
 void* ClientThread(void*) {
-  HeardFromDaemon();
-  for (;;) {
-    g_mu.Lock();
-    if (g.dead_fd >= 0) {
-      close(g.dead_fd);
-      g.dead_fd = -1;
-    }
-    int fd = g.fd;
-    bool ungated = g_session.ungated();
-    g_mu.Unlock();
-    if (ungated) {
-      struct timespec ts = {kReconnectMs / 1000, (kReconnectMs % 1000) * 1000000L};
-      nanosleep(&ts, nullptr);
-      int fresh = Connect();
-      if (fresh >= 0 && !AwaitPong(fresh)) {
-        close(fresh);  // a stopped daemon: connect() worked, nobody answers
-        fresh = -1;
-      }
-      g_mu.Lock();
-      if (fresh >= 0) {
-        // The daemon is back: return to gated operation. Close every gate first so no
-        // submission slips between now and the first grant.
-        g.fd = fresh;
-        g_session.Reconnected();
-        HeardFromDaemon();
-        g_mu.Unlock();
-        for (int i = 0; i < kMaxDevices; ++i) g_gates[i].CloseAndDrain();
-        for (int i = 0; i < kMaxDevices; ++i) {
-          SyncContexts(i);
-          Engine().Stopped(i, proto::ReleaseReason::kIdle);  // its memory stays where it is
-        }
-        Warn("reconnected to the gshare daemon; GPU sharing resumed");
-        g_mu.Lock();
-        for (int i = 0; i < kMaxDevices; ++i) {
-          Dev(i).bytes_dirty.store(Dev(i).uuid_known || Dev(i).bytes.load() != 0,
-                                   std::memory_order_relaxed);
-        }
-        pthread_cond_broadcast(&g_cv);
-      }
-      g_mu.Unlock();
-      continue;
-    }
-    struct pollfd p = {fd, POLLIN, 0};
-    int n = poll(&p, 1, kTickMs);
-    Liveness live = Liveness::kAlive;
-    if (n > 0) {
-      live = ReceiveOne(fd) ? Liveness::kAlive : Liveness::kGone;
-      if (live == Liveness::kAlive) HeardFromDaemon();
-    } else if (n == 0) {
-      live = CheckLiveness(fd);
-    }
-    if (live != Liveness::kAlive) {
-      g_mu.Lock();
-      g_session.GoUngated(live == Liveness::kHung ? "the gshare daemon stopped answering at"
-                                                  : "lost the connection to the gshare daemon at");
-      g_mu.Unlock();
-      continue;
-    }
-    g_session.Tick();
-  }
+  g_loop.Begin();
+  for (;;) g_loop.Turn();
   return nullptr;
 }
 
@@ -344,8 +249,8 @@ void EnsureStartedLocked() REQUIRES(g_mu) {
   if (timeout != nullptr) {
     char* end = nullptr;
     long ms = std::strtol(timeout, &end, 10);
-    if (end != timeout && *end == '\0' && ms >= kMinDaemonTimeoutMs && ms <= kMaxDaemonTimeoutMs) {
-      g_liveness.set_timeout_ms(static_cast<int>(ms));
+    if (end != timeout && *end == '\0' && ms > 0 && ms <= LeaseLoop::kMaxTimeoutMs) {
+      g_loop.SetTimeoutMs(static_cast<int>(ms));
     }
   }
   // $GSHARE_SOCKET (what gshare sets for its jobs), else the system daemon when it answers,
@@ -385,7 +290,7 @@ void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS {
   g.send_mu.ReinitAfterFork();
   pthread_cond_init(&g_cv, nullptr);
   g.started = false;
-  g_liveness.Forget();
+  g_loop.ResetAfterFork();
   g_session.ResetAfterFork();
   ContextRegistry::Get().ResetAfterFork();
   InflightWindow::ResetAfterFork();

@@ -78,6 +78,38 @@ class DaemonLink {
   ~DaemonLink() = default;
 };
 
+// The lease thread's connection to the daemon (lease_client.cc's socket): the descriptor the
+// senders use, and the calls the lease thread's loop (LeaseLoop) makes on it. Lease thread,
+// except where a method says otherwise.
+class DaemonConnection {
+ public:
+  // The connection in use (-1: none).
+  virtual int Fd() const REQUIRES(g_mu) = 0;
+  // Closes a connection given up earlier (DaemonLink::Disconnect) once nothing polls it.
+  virtual void CloseDead() REQUIRES(g_mu) = 0;
+  // A new connection to the daemon chosen at start, hello sent; -1 when none answers.
+  virtual int Dial() = 0;
+  // Sends a ping with `seq` on a new connection and waits up to `ms` for its pong (a stopped
+  // daemon's socket accepts connections too). False when nothing or something else came.
+  virtual bool AwaitPong(int fd, uint64_t seq, int ms) = 0;
+  // Makes `fd` (from Dial) the connection in use.
+  virtual void Adopt(int fd) REQUIRES(g_mu) = 0;
+  // Closes a connection that was not adopted.
+  virtual void Close(int fd) = 0;
+  // Waits up to `ms` for a frame on `fd`: 1 one is there, 0 none (also when interrupted),
+  // -1 the connection failed.
+  virtual int Wait(int fd, int ms) = 0;
+  // Reads one frame from `fd` and hands it on (the session, the gap watch, the board);
+  // false when the connection is broken or the peer misbehaves.
+  virtual bool Receive(int fd) = 0;
+  // Sends a ping with `seq`; false when the connection is gone.
+  virtual bool Ping(int fd, uint64_t seq) = 0;
+
+ protected:
+  constexpr DaemonConnection() = default;
+  ~DaemonConnection() = default;
+};
+
 // What the lease decisions ask of the rest of the shim. None takes g_mu: the methods marked
 // REQUIRES(g_mu) are called with it held, the others with or without it.
 class ShimCalls {

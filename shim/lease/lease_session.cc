@@ -73,6 +73,22 @@ void LeaseSession::GoUngated(const char* why) {
   pthread_cond_broadcast(&g_cv);
 }
 
+void LeaseSession::Regate() {
+  for (int i = 0; i < kMaxDevices; ++i) gates_[i].CloseAndDrain();
+  for (int i = 0; i < kMaxDevices; ++i) {
+    shim_.SyncContexts(i);
+    shim_.Memory().Stopped(i, proto::ReleaseReason::kIdle);
+  }
+  shim_.Warn("reconnected to the gshare daemon; GPU sharing resumed");
+  MutexLock lock(g_mu);
+  for (int i = 0; i < kMaxDevices; ++i) {
+    DeviceState& d = dev_[i];
+    d.bytes_dirty.store(d.uuid_known || d.bytes.load(std::memory_order_relaxed) != 0,
+                        std::memory_order_relaxed);
+  }
+  pthread_cond_broadcast(&g_cv);
+}
+
 bool LeaseSession::WaitNoticeDue(int device, int64_t now_ms) {
   const DeviceState& d = dev_[device];
   if (wait_said_ || !d.requested || d.holding || d.waiters == 0 ||

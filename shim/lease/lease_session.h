@@ -104,8 +104,13 @@ class LeaseSession {
   // until Reconnected.
   void GoUngated(const char* why) REQUIRES(g_mu);
   bool ungated() const REQUIRES(g_mu) { return ungated_; }
-  // A new connection answers: the process is gated again (its gates are closed by the caller).
+  // A new connection answers: the process is gated again (its gates are closed by Regate).
   void Reconnected() REQUIRES(g_mu) { ungated_ = false; }
+  // After Reconnected: every gate closed and drained, the contexts synchronized, the engine's
+  // memory marked as not running there (it stays where it is), said once on stderr, and a
+  // memory report due for every device the process knows or has memory on; threads in Enter
+  // are woken to ask for the lease. Lease thread, without g_mu.
+  void Regate();
   // GSHARE_QUIET: `gshare run` already said whatever the process would say (unshared, waiting).
   void Quiet() REQUIRES(g_mu) { warned_ = wait_said_ = true; }
   // Whether the process should now say, once, that a submission on `device` waits for its

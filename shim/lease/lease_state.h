@@ -17,6 +17,7 @@
 #include "driver/context_registry.h"
 #include "lease/device_gate.h"
 #include "lease/gap_predictor.h"
+#include "lease/lease_loop.h"
 #include "lease/lease_session.h"
 #include "gshare/protocol.h"
 #include "mutex.h"
@@ -54,6 +55,17 @@ extern DeviceGate g_gates[kMaxDevices];
 // driver (lease_wiring.cc).
 extern LeaseSession g_session;
 inline DeviceState& Dev(int device) { return g_session.Dev(device); }
+// The lease thread's loop over the connection (lease_loop.h), wired in lease_wiring.cc.
+extern LeaseLoop g_loop;
+
+// lease_client.cc: the connection's side of DaemonConnection. Connect: a new connection to the
+// daemon chosen at start, hello sent, or -1. SendPing: one ping frame. AwaitPong: a ping on a
+// new connection and its pong within `ms`. ReceiveOne: one frame read and handed on; false when
+// the connection is broken or the peer misbehaves. Lease thread.
+int Connect();
+bool SendPing(int fd, uint64_t seq);
+bool AwaitPong(int fd, uint64_t seq, int ms);
+bool ReceiveOne(int fd);
 
 // g.fd without g_mu, for SendReport, which runs with and without g_mu held (the lease thread
 // between its locked steps, ReleaseAtExit). A connection given up meanwhile is shut down but

@@ -7,7 +7,11 @@
 #include "lease/interpreter_exit.h"
 #include "lease/lease_client.h"
 #include "lease/lease_state.h"
+#include <poll.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <cstring>
 
@@ -79,12 +83,37 @@ class ProcessShim final : public ShimCalls {
   void Warn(const char* line) override { shim::Warn("%s", line); }
 };
 
+class SocketConnection final : public DaemonConnection {
+ public:
+  int Fd() const override REQUIRES(g_mu) { return g.fd; }
+  void CloseDead() override REQUIRES(g_mu) {
+    if (g.dead_fd >= 0) {
+      close(g.dead_fd);
+      g.dead_fd = -1;
+    }
+  }
+  int Dial() override { return Connect(); }
+  bool AwaitPong(int fd, uint64_t seq, int ms) override { return lease::AwaitPong(fd, seq, ms); }
+  void Adopt(int fd) override REQUIRES(g_mu) { g.fd = fd; }
+  void Close(int fd) override { close(fd); }
+  int Wait(int fd, int ms) override {
+    struct pollfd p = {fd, POLLIN, 0};
+    const int n = poll(&p, 1, ms);
+    if (n < 0) return errno == EINTR ? 0 : -1;
+    return n > 0 ? 1 : 0;
+  }
+  bool Receive(int fd) override { return ReceiveOne(fd); }
+  bool Ping(int fd, uint64_t seq) override { return SendPing(fd, seq); }
+};
+
 constinit MonotonicClock g_lease_clock;
 constinit SocketLink g_lease_link;
 constinit ProcessShim g_lease_shim;
+constinit SocketConnection g_lease_conn;
 
 }  // namespace
 
 constinit LeaseSession g_session(g_lease_clock, g_lease_link, g_lease_shim, g_gates);
+constinit LeaseLoop g_loop(g_session, g_lease_conn, g_lease_clock);
 
 }  // namespace gshare::shim::lease
