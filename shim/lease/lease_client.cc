@@ -1,9 +1,9 @@
 // The lease client: the connection's frames, the background thread's start (its loop is
-// LeaseLoop, lease_loop.h), fork and exit handling. It owns the
-// process's LeaseSession (g_session: the per-device state, the release decisions and the
-// release protocol, a submission's way in, the memory engine with the lease, lease_session.h);
-// its memory reports are lease_memory.cc; its frames and trusted connections are daemon_socket.cc;
-// shared state is lease_state.h.
+// LeaseLoop, lease_loop.h), fork and exit handling. It owns the process's LeaseSession
+// (g_session: the per-device state, the release decisions and the release protocol, a
+// submission's way in, the memory engine with the lease, lease_session.h); its memory reports
+// are lease_memory.cc; its frames and trusted connections are daemon_socket.cc; shared state is
+// lease_state.h.
 //
 // Locking: `g_mu` guards the per-device flags, the connection state and the condition
 // variable `g_cv` that submitting threads wait on (lease_state.h and lease_session.h mark what
