@@ -57,7 +57,9 @@
 #   ARRIVE_AFTER    when set (seconds), the trainings start that long after the service's
 #                   window_start instead of before the service (a training arriving at a busy
 #                   service); `outside` is then `-` and the line adds first_step_s, the first
-#                   training's wait from its start to its first logged step (`-`: none)
+#                   training's wait from its start to its first logged step (`-`: none), and
+#                   for SERVICE=llm p99_after_arrival / n_after_arrival: the nearest-rank TTFT
+#                   p99 (ms) of the requests sent from the arrival on, and their number
 # Cost (estimated): alone ~40 s, each bareN or gshareN ~60-90 s (start-ups ~15-25 s, MIN_STEPS,
 # the service's start-up and window, AFTER_SECONDS): ~6 min for the default CASES.
 # Exit: 0 when every case's service produced its result line, 1 otherwise, 2 on usage errors.
@@ -191,6 +193,21 @@ if svc and svc.get("shape") == "llm":
 if len(sys.argv) > 4 and n > 0:  # trainings that arrived after the service: their wait
     log = steps(1)
     extra += f" first_step_s={fmt(log[0][1] - float(sys.argv[4]) if log else None)}"
+    # The LLM service's requests from the trainings' arrival on (its detail.txt: arrival s
+    # since the window's start, TTFT ms, TPOT ms): what the arrival can have changed.
+    after = []
+    try:
+        if not (svc and svc.get("shape") == "llm"):
+            raise OSError("no arrival times")
+        for line in open(f"{d}/detail.txt"):
+            f = line.split()
+            if len(f) >= 2 and ws is not None and float(f[0]) >= float(sys.argv[4]) - ws:
+                after.append(float(f[1]))
+    except (OSError, ValueError):
+        after = []
+    after.sort()
+    p99 = after[max(0, -(-99 * len(after) // 100) - 1)] if after else None
+    extra += f" p99_after_arrival={fmt(p99)} n_after_arrival={len(after)}"
 print(f"case={case} p50={fmt(svc and svc['p50_ms'])} p99={fmt(svc and svc['p99_ms'])} "
       f"train_steps_per_s_during={fmt(during)} train_steps_per_s_outside={fmt(outside)}{extra}")
 EOF
