@@ -14,9 +14,6 @@
 
 namespace gshare::paths {
 
-// Environment variable that names the socket explicitly (set by `gshare run` for its job).
-inline constexpr const char* kSocketEnv = job_env::kSocket;
-
 // Where the system daemon (`gshare daemon --system`) listens by default, and the variable that
 // names another place for clients (tests; sites whose [system] socket is elsewhere, for jobs
 // started outside gshare: `gshare run` and submitted jobs get GSHARE_SOCKET anyway).
@@ -34,7 +31,7 @@ inline bool SystemSocketPath(char* out, size_t cap) {
 // Whether $GSHARE_SOCKET names the socket (then neither the system nor the per-user rule
 // applies).
 inline bool SocketExplicit() {
-  const char* env = std::getenv(kSocketEnv);
+  const char* env = std::getenv(job_env::kSocket);
   return env != nullptr && env[0] != '\0';
 }
 
@@ -65,7 +62,7 @@ inline bool RuntimeDir(char* out, size_t cap) {
 // The per-user daemon's socket: $GSHARE_SOCKET if set, else RuntimeDir()/gshare.sock. Clients
 // try SystemSocketPath() first when $GSHARE_SOCKET is unset (docs/design.md "Which daemon").
 inline bool SocketPath(char* out, size_t cap) {
-  const char* env = std::getenv(kSocketEnv);
+  const char* env = std::getenv(job_env::kSocket);
   if (env != nullptr && env[0] != '\0') {
     int n = std::snprintf(out, cap, "%s", env);
     return n > 0 && static_cast<size_t>(n) < cap;

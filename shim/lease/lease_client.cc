@@ -249,9 +249,7 @@ void EnsureStartedLocked() REQUIRES(g_mu) {
   if (timeout != nullptr) {
     char* end = nullptr;
     long ms = std::strtol(timeout, &end, 10);
-    if (end != timeout && *end == '\0' && ms > 0 && ms <= LeaseLoop::kMaxTimeoutMs) {
-      g_loop.SetTimeoutMs(static_cast<int>(ms));
-    }
+    if (end != timeout && *end == '\0') g_loop.SetTimeoutMs(ms);
   }
   // $GSHARE_SOCKET (what gshare sets for its jobs), else the system daemon when it answers,
   // else the user's own (docs/design.md "Which daemon"). Reconnections keep the choice.

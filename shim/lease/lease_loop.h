@@ -36,8 +36,8 @@ class LeaseLoop {
   static constexpr int64_t kReconnectMs = 2000;
 
   // Before the thread starts: the timeout from the environment (ignored out of bounds).
-  void SetTimeoutMs(int ms) {
-    if (ms >= kMinTimeoutMs && ms <= kMaxTimeoutMs) liveness_.set_timeout_ms(ms);
+  void SetTimeoutMs(int64_t ms) {
+    if (ms >= kMinTimeoutMs && ms <= kMaxTimeoutMs) liveness_.set_timeout_ms(static_cast<int>(ms));
   }
   // The thread's start: the daemon was heard (its connection was just made).
   void Begin() { liveness_.Heard(clock_.NowMs()); }

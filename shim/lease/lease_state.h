@@ -88,7 +88,6 @@ bool ReadAll(int fd, void* data, size_t len);
 // Sends one frame; false when the connection is gone. Any thread.
 bool SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len) EXCLUDES(g.send_mu);
 bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason) REQUIRES(g_mu);
-inline void EnsureUuid(int device) REQUIRES(g_mu) { g_session.EnsureUuid(device); }
 // The production DaemonLink's Start and Disconnect (lease_client.cc).
 void EnsureStartedLocked() REQUIRES(g_mu);
 void DisconnectLocked() REQUIRES(g_mu);

@@ -147,8 +147,7 @@ class SwapEngine final : public MemoryEngine {
     S().SetRunning(device, true);
   }
   uint64_t DiscardAtExit(int device) override { return S().Discard(device); }
-  bool Pinning() const override { return SwapSpace::Get().Pinning(); }
-  SwapSpace* Swap() override { return &S(); }
+  bool Pinning() const override { return S().Pinning(); }
 
  private:
   static SwapSpace& S() { return SwapSpace::Get(); }

@@ -4,7 +4,7 @@
 // The engine is chosen once, on first use (Engine()), from GSHARE_MEMORY and what the driver
 // can do; every caller then asks the one engine instead of testing each engine's switch.
 // Any thread; lock-free after the choice. The swap engine's own features (the application's
-// VMM calls, legacy IPC) stay on SwapSpace, which Swap() reaches.
+// VMM calls, legacy IPC) stay on SwapSpace, whose calls check that it runs.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,6 @@
 
 namespace gshare::shim {
 
-class SwapSpace;
 using gs_cuda::CUdeviceptr;
 using gs_cuda::CUresult;
 using gs_cuda::CUstream;
@@ -102,9 +101,6 @@ class MemoryEngine {
   virtual uint64_t DiscardAtExit(int) { return 0; }
   // Whether the engine is pinning host memory now (it holds up the process's driver calls).
   virtual bool Pinning() const { return false; }
-
-  // The swap engine, for what only it does; nullptr under every other engine.
-  virtual SwapSpace* Swap() { return nullptr; }
 
  protected:
   constexpr MemoryEngine() = default;

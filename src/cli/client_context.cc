@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "cli/cli.h"
+#include "gshare/job_env.h"
 #include "ipc/daemon_launcher.h"
 #include "policy/access.h"
 #include "ipc/daemon_record.h"
@@ -69,7 +70,7 @@ Result<ClientContext> MakeContext(const GlobalOptions& global, bool look_for_sys
   if (global.config_path) ctx.config_path = *global.config_path;
   std::string explicit_socket = ctx.config.daemon.socket;
   if (explicit_socket.empty() && paths::SocketExplicit())
-    explicit_socket = std::getenv(paths::kSocketEnv);
+    explicit_socket = std::getenv(job_env::kSocket);
   char user_socket[512];
   if (!paths::SocketPath(user_socket, sizeof user_socket)) {
     return Status::Error("socket path too long");
