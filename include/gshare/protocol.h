@@ -13,7 +13,7 @@ namespace gshare::proto {
 
 // Bumped on any incompatible change of a header or payload. A peer with another version
 // is disconnected (the daemon keeps serving everyone else).
-inline constexpr uint16_t kVersion = 7;
+inline constexpr uint16_t kVersion = 8;
 inline constexpr uint32_t kMagic = 0x52485347;  // "GSHR" little-endian
 // Largest payload a peer may send to the daemon; larger frames drop the connection. A
 // submission carries its environment and batch script.
@@ -34,6 +34,9 @@ enum class MsgType : uint16_t {
                        // a job may see of a GPU's memory (NVML answers inside a job,
                        // shim/hooks/nvml_view.h); answered with kMemoryView, then closed by
                        // the asker
+  kHostPoolQuery = 8,  // HostPoolQueryMsg: the first and only frame of a connection that asks
+                       // for the host pool shared by the job owner's processes; answered with
+                       // kHostPool (and its descriptor), then closed by the asker
   // daemon -> shim
   kLeaseGrant = 16,      // LeaseMsg: the job holds `gpu` (epoch identifies this grant)
   kLeaseDrop = 17,       // LeaseMsg: give `gpu` back (acknowledge with kLeaseReleased, same epoch)
@@ -58,6 +61,8 @@ enum class MsgType : uint16_t {
                          // copy (docs/memory.md, "Idle memory is staged"); answered with
                          // kMemReport as it goes
   kMemoryView = 26,      // MemViewMsg: the answer to kMemoryQuery
+  kHostPool = 27,        // HostPoolMsg: the answer to kHostPoolQuery; with bytes != 0 it carries
+                         // one descriptor (SCM_RIGHTS) of the pool's memory file
   // CLI -> daemon (JSON payloads) and daemon -> CLI replies
   // Job options (JobRequest, src/job_request.h) are the same JSON object in kRunRegister and
   // kSubmit.
@@ -132,6 +137,29 @@ struct MemViewMsg {
   uint32_t reserved;      // zero
 };
 static_assert(sizeof(MemViewMsg) == 40);
+
+// kHostPoolQuery: the host pool of the owner of job `job_id`, proved like a hello (the token;
+// the daemon trusts SO_PEERCRED for the uid). One pool per user: every process of that user's
+// jobs gets the same memory file (docs/memory.md, "Pinned host pool").
+struct HostPoolQueryMsg {
+  uint64_t job_id;
+  uint8_t token[16];
+};
+static_assert(sizeof(HostPoolQueryMsg) == 24);
+
+// kHostPool: the pool's size in bytes (the file's, header included; 0: none, no descriptor
+// sent). The file is a sealed memfd (it can neither grow nor shrink); its layout is the
+// shim's (shim/memory/shared_pool.h).
+// The pool file's layout as both sides know it: a header, then whole blocks (at most
+// kHostPoolMaxBlocks).
+inline constexpr uint64_t kHostPoolHeaderBytes = 2ull << 20;
+inline constexpr uint64_t kHostPoolBlockBytes = 1ull << 30;
+inline constexpr uint64_t kHostPoolMaxBlocks = 2048;
+struct HostPoolMsg {
+  uint64_t bytes;
+  uint64_t reserved;  // zero
+};
+static_assert(sizeof(HostPoolMsg) == 16);
 
 // kPing / kPong: a shim that heard nothing from the daemon for a while asks whether it is
 // alive; no answer within GSHARE_DAEMON_TIMEOUT_MS and the shim runs ungated (docs/design.md).
@@ -215,8 +243,12 @@ struct MemReportMsg {
   // swap engine reserved while the process did not run there): neither on the GPU nor in host
   // memory. They need room at the next swap-in, but hold no host memory.
   uint64_t fresh;
+  // Bytes populated of the host pool the process shares with its owner's other processes
+  // (kHostPool); 0: its pool is its own, and host_bytes is all of it. Shared: host_bytes is
+  // the process's own part of the pool (its swapped and staged copies).
+  uint64_t shared_pool;
 };
-static_assert(sizeof(MemReportMsg) == 160);
+static_assert(sizeof(MemReportMsg) == 168);
 
 // Encodes a header for `type` with `length` payload bytes.
 inline FrameHeader MakeHeader(MsgType type, uint32_t length) {
@@ -234,6 +266,8 @@ inline bool IsKnownType(uint16_t t) {
     case MsgType::kPong:
     case MsgType::kMemoryQuery:
     case MsgType::kMemoryView:
+    case MsgType::kHostPoolQuery:
+    case MsgType::kHostPool:
     case MsgType::kLeaseGrant:
     case MsgType::kLeaseDrop:
     case MsgType::kLeaseContended:
@@ -275,6 +309,8 @@ inline uint32_t FixedPayloadSize(MsgType t) {
     case MsgType::kPong: return sizeof(PingMsg);
     case MsgType::kMemoryQuery: return sizeof(MemQueryMsg);
     case MsgType::kMemoryView: return sizeof(MemViewMsg);
+    case MsgType::kHostPoolQuery: return sizeof(HostPoolQueryMsg);
+    case MsgType::kHostPool: return sizeof(HostPoolMsg);
     case MsgType::kLeaseRequest:
     case MsgType::kLeaseReleased:
     case MsgType::kLeaseGrant:

@@ -207,6 +207,14 @@ void ReleaseAtExit() {
   }
 }
 
+bool JobProofFromEnv(uint64_t* job_id, uint8_t token[16]) {
+  const char* job = std::getenv(job_env::kJobId);
+  *job_id = job != nullptr ? std::strtoull(job, nullptr, 10) : 0;
+  if (*job_id == 0) return false;
+  ParseJobToken(std::getenv(job_env::kJobToken), token);
+  return true;
+}
+
 void ParseJobToken(const char* hex, uint8_t out[16]) {
   std::memset(out, 0, 16);
   if (hex == nullptr || std::strlen(hex) != 32) return;
@@ -235,9 +243,7 @@ void EnsureStartedLocked() REQUIRES(g_mu) {
     g_exit_pid = getpid();
     atexit(ReleaseAtExit);
   }
-  const char* job = std::getenv(job_env::kJobId);
-  g.job_id = job != nullptr ? std::strtoull(job, nullptr, 10) : 0;
-  ParseJobToken(std::getenv(job_env::kJobToken), g.job_token);
+  JobProofFromEnv(&g.job_id, g.job_token);  // job 0: a job of its own
   // `gshare run` already said it runs the job unshared: do not say it twice.
   if (std::getenv(job_env::kQuiet) != nullptr) g_session.Quiet();
   const char* idle = std::getenv(job_env::kIdleReleaseMs);

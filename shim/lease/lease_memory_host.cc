@@ -1,4 +1,5 @@
 // The lease client as the memory engines' MemoryHost (memory/memory_host.h).
+#include "lease/host_pool_query.h"
 #include "lease/lease_client.h"
 #include "memory/memory_host.h"
 
@@ -19,6 +20,7 @@ class LeaseMemoryHost final : public MemoryHost {
   int64_t FixedBytes(int device) override { return LeaseClient::Get().DeviceBytes(device); }
   uint64_t OthersFixed(int device) override { return LeaseClient::Get().OthersFixed(device); }
   void MarkActive(int device) override { GateOf(device).MarkActive(); }
+  int SharedHostPool() override { return QueryHostPool(); }
 };
 
 constinit LeaseMemoryHost g_memory_host;

@@ -83,6 +83,9 @@ int ConnectTo(const char* path);
 int ConnectChosen(char* path, size_t cap);
 // GSHARE_JOB_TOKEN's 32 hex digits into `out`'s 16 bytes; all zero when absent or malformed.
 void ParseJobToken(const char* hex, uint8_t out[16]);
+// GSHARE_JOB_ID and GSHARE_JOB_TOKEN, as a query on a connection of its own proves its job
+// (kMemoryQuery, kHostPoolQuery); false when the process is in no gshare job.
+bool JobProofFromEnv(uint64_t* job_id, uint8_t token[16]);
 bool ReadAll(int fd, void* data, size_t len);
 
 // Sends one frame; false when the connection is gone. Any thread.

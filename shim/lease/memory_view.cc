@@ -6,11 +6,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cstring>
 
 #include "lease/lease_state.h"
-#include "gshare/job_env.h"
 
 namespace gshare::shim {
 
@@ -35,12 +33,8 @@ bool Exchange(int fd, const proto::MemQueryMsg& q, proto::MemViewMsg* out) {
 }  // namespace
 
 bool QueryJobMemory(const proto::GpuUuid& gpu, proto::MemViewMsg* out) {
-  const char* job = std::getenv(job_env::kJobId);
-  if (job == nullptr || job[0] == '\0') return false;
   proto::MemQueryMsg q{};
-  q.job_id = std::strtoull(job, nullptr, 10);
-  if (q.job_id == 0) return false;
-  lease::ParseJobToken(std::getenv(job_env::kJobToken), q.token);
+  if (!lease::JobProofFromEnv(&q.job_id, q.token)) return false;
   q.gpu = gpu;
   char path[sizeof(sockaddr_un::sun_path)];
   int fd = lease::ConnectChosen(path, sizeof path);  // the daemon the lease client would use

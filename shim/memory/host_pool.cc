@@ -2,7 +2,12 @@
 #include "memory/host_pool.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <cstring>
+
+#include "memory/memory_host.h"
 #include "memory/vmm_driver.h"
 
 namespace gshare::shim {
@@ -95,6 +100,11 @@ void* HostPool::PopulatedBlock() {
   if (aligned > start) munmap(m, aligned - start);
   if (start + kMapped > end) munmap(reinterpret_cast<void*>(end), start + kMapped - end);
   char* p = reinterpret_cast<char*>(aligned);
+  Populate(p);
+  return p;
+}
+
+void HostPool::Populate(char* p) {
   madvise(p, kBlockBytes, MADV_HUGEPAGE);  // fewer faults and pages to pin; fine if refused
   // kPopulateThreads threads touch a slice each (this one included).
   pthread_t helpers[kPopulateThreads - 1];
@@ -108,7 +118,6 @@ void* HostPool::PopulatedBlock() {
   for (int i = 0; i < kPopulateThreads - 1; ++i) {
     if (started[i]) pthread_join(helpers[i], nullptr);
   }
-  return p;
 }
 
 void* HostPool::TouchSlice(void* slice) {
@@ -121,12 +130,18 @@ void* HostPool::Take(uint64_t bytes) {
   uint64_t units = (bytes + kUnitBytes - 1) / kUnitBytes;
   if (units == 0 || units > static_cast<uint64_t>(kUnitsPerBlock)) return nullptr;
   for (;;) {
+    if (SharedHere()) return TakeShared(units);
     mu_.Lock();
     void* p = TakeLocked(units);
     int blocks = count_;
     mu_.Unlock();
     if (p != nullptr) return p;
     grow_mu_.Lock();
+    MaybeAttach();
+    if (SharedHere()) {
+      grow_mu_.Unlock();
+      continue;
+    }
     // Another thread may have grown the pool while this one waited.
     mu_.Lock();
     bool grown = count_ != blocks;
@@ -141,11 +156,19 @@ void* HostPool::TryTake(uint64_t bytes) {
   uint64_t units = (bytes + kUnitBytes - 1) / kUnitBytes;
   if (units == 0 || units > static_cast<uint64_t>(kUnitsPerBlock)) return nullptr;
   MutexLock lock(mu_);
+  if (SharedHere()) {
+    int block = -1;
+    return shared_.Take(units, registered_, &block);  // only blocks pinned here: no driver call
+  }
   return TakeLocked(units);
 }
 
 void HostPool::Give(void* p, uint64_t bytes) {
   uint64_t units = (bytes + kUnitBytes - 1) / kUnitBytes;
+  if (SharedHere() && shared_.BlockOf(p) >= 0) {
+    shared_.Give(p, units);
+    return;
+  }
   char* c = static_cast<char*>(p);
   mu_.Lock();
   for (int b = 0; b < count_; ++b) {
@@ -165,12 +188,15 @@ uint64_t HostPool::Grow(uint64_t bytes) {
   // "How `swap` works").
   for (;;) {
     grow_mu_.Lock();
-    uint64_t have = pinned();
-    bool added = have < bytes && AddBlock(/*more=*/have + 2 * kBlockBytes <= bytes);
+    MaybeAttach();
+    uint64_t have = usable();
+    bool added =
+        have < bytes &&
+        (SharedHere() ? AddSharedBlock() : AddBlock(/*more=*/have + 2 * kBlockBytes <= bytes));
     grow_mu_.Unlock();
     if (!added) break;
   }
-  return pinned();
+  return usable();
 }
 
 void HostPool::SetLimit(uint64_t bytes) {
@@ -179,8 +205,93 @@ void HostPool::SetLimit(uint64_t bytes) {
 }
 
 uint64_t HostPool::pinned() {
+  if (SharedHere()) return shared_.OwnedBytes();
   MutexLock lock(mu_);
   return static_cast<uint64_t>(count_) * kBlockBytes;
+}
+
+uint64_t HostPool::usable() {
+  if (!SharedHere()) return pinned();
+  MutexLock lock(mu_);
+  return shared_.OwnedBytes() + shared_.FreeBytesIn(registered_);
+}
+
+void HostPool::MaybeAttach() {
+  if (shared_tried_) return;
+  shared_tried_ = true;
+  {
+    MutexLock lock(mu_);
+    if (count_ != 0) return;  // a pool of its own already: it stays so
+  }
+  const char* mode = std::getenv("GSHARE_HOST_POOL");
+  if (mode != nullptr && std::strcmp(mode, "process") == 0) return;
+  if (Vmm() == nullptr || Vmm()->cuMemHostRegister_v2 == nullptr) return;
+  const int fd = Host().SharedHostPool();
+  if (fd < 0) return;
+  const bool ok = shared_.Attach(fd);
+  close(fd);  // the mapping keeps the memory
+  if (!ok) return;
+  shared_pid_ = getpid();
+  shared_on_.store(true, std::memory_order_release);
+}
+
+void* HostPool::TakeShared(uint64_t units) {
+  for (;;) {
+    int block = -1;
+    void* p = shared_.Take(units, nullptr, &block);
+    if (p != nullptr) {
+      grow_mu_.Lock();
+      const bool pinned_here = RegisterShared(block);
+      grow_mu_.Unlock();
+      if (pinned_here) return p;
+      shared_.Give(p, units);
+      return nullptr;
+    }
+    // No room: extents of processes that are gone come back first, else one more block.
+    grow_mu_.Lock();
+    const bool more = shared_.Reclaim() > 0 || AddSharedBlock();
+    grow_mu_.Unlock();
+    if (!more) return nullptr;
+  }
+}
+
+bool HostPool::RegisterShared(int b) {
+  {
+    MutexLock lock(mu_);
+    if (registered_[b]) return true;
+  }
+  const VmmDriver* vmm = Vmm();
+  if (vmm == nullptr || vmm->cuMemHostRegister_v2 == nullptr) return false;
+  registering_.store(true, std::memory_order_relaxed);
+  CUresult r = vmm->cuMemHostRegister_v2(shared_.Block(b), kBlockBytes, kHostAllocPortable);
+  registering_.store(false, std::memory_order_relaxed);
+  if (r != CUDA_SUCCESS) return false;
+  MutexLock lock(mu_);
+  registered_[b] = true;
+  return true;
+}
+
+bool HostPool::AddSharedBlock() {
+  {
+    MutexLock lock(mu_);
+    if (limit_ != 0 && shared_.OwnedBytes() + kBlockBytes > limit_) return false;
+  }
+  // A block another process populated costs this one only its pinning.
+  for (int b = 0; b < shared_.blocks(); ++b) {
+    bool mine;
+    {
+      MutexLock lock(mu_);
+      mine = registered_[b];
+    }
+    if (!mine && shared_.Ready(b)) return RegisterShared(b);
+  }
+  const int b = shared_.ClaimEmpty();
+  if (b < 0) return false;
+  Populate(shared_.Block(b));
+  const bool ok = RegisterShared(b);
+  // Populated either way: another process may still pin it.
+  shared_.Finish(b, /*ready=*/true);
+  return ok;
 }
 
 }  // namespace gshare::shim

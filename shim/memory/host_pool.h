@@ -12,11 +12,21 @@
 // 0.46-0.55 s/GiB and blocks none; registering the populated block blocks them for
 // 0.04-0.07 s/GiB. Copies run at the same ~54 GB/s from either kind. Without
 // cuMemHostRegister, cuMemHostAlloc is used.
+//
+// Shared: when the daemon hands out its user's shared pool (MemoryHost::SharedHostPool) at the
+// pool's first growth, and GSHARE_HOST_POOL is not "process", the blocks are that pool's
+// (SharedPool): populated once by whichever of the user's processes needs one first, pinned by
+// each process that uses it (one cuMemHostRegister per block per process), its extents taken
+// and given back across processes. pinned() is then the process's own extents, and
+// shared_bytes() the pool's populated bytes.
 #pragma once
+
+#include <sys/types.h>
 
 #include <atomic>
 #include <cstdint>
 
+#include "memory/shared_pool.h"
 #include "mutex.h"
 
 namespace gshare::shim {
@@ -39,7 +49,15 @@ class HostPool {
   uint64_t Grow(uint64_t bytes) EXCLUDES(mu_, grow_mu_);
   // Upper bound of pinned bytes (0: none).
   void SetLimit(uint64_t bytes) EXCLUDES(mu_);
+  // Pinned bytes of the process's own pool; in a shared pool, its own extents.
   uint64_t pinned() EXCLUDES(mu_);
+  // Bytes the process can take without growing: pinned(), and in a shared pool also the free
+  // extents of blocks it has pinned.
+  uint64_t usable() EXCLUDES(mu_);
+  // The shared pool's populated bytes; 0 when the pool is the process's own.
+  uint64_t shared_bytes() {
+    return shared_on_.load(std::memory_order_acquire) ? shared_.ReadyBytes() : 0;
+  }
   // A driver call that pins is in progress: the process's other driver calls wait for it.
   bool Registering() const { return registering_.load(std::memory_order_relaxed); }
 
@@ -60,6 +78,21 @@ class HostPool {
   // without them 1.3 and 3.4 (docs/benchmarks.md, "Pinning host memory: what stalls the job").
   static constexpr int kPopulateThreads = 4;
   void* TakeLocked(uint64_t units) REQUIRES(mu_);
+  // Writes one byte per page of [p, p + kBlockBytes) from kPopulateThreads threads.
+  static void Populate(char* p);
+
+  // The shared pool (header comment). Attached at most once, at the first growth of a pool
+  // still empty; used only by the process that attached it (a forked child has its own pool).
+  bool SharedHere() const {
+    return shared_on_.load(std::memory_order_acquire) && shared_pid_ == getpid();
+  }
+  void MaybeAttach() REQUIRES(grow_mu_) EXCLUDES(mu_);
+  void* TakeShared(uint64_t units) EXCLUDES(mu_, grow_mu_);
+  // Pins block `b` of the shared pool in this process, once. False when pinning fails.
+  bool RegisterShared(int b) REQUIRES(grow_mu_) EXCLUDES(mu_);
+  // One more block of the shared pool this process can use: a populated one it has not
+  // pinned, else an empty one it populates and pins. False when there is none (or the limit).
+  bool AddSharedBlock() REQUIRES(grow_mu_) EXCLUDES(mu_);
 
   // Lock order: grow_mu_, then mu_. mu_ is never held across a driver call; grow_mu_ is held
   // for one whole pinning.
@@ -70,6 +103,11 @@ class HostPool {
   void* spare_ GUARDED_BY(grow_mu_) = nullptr;  // a populated block not pinned yet
   uint64_t limit_ GUARDED_BY(mu_) = 0;
   std::atomic<bool> registering_{false};
+  SharedPool shared_;
+  std::atomic<bool> shared_on_{false};
+  pid_t shared_pid_ = 0;  // written once, before shared_on_
+  bool shared_tried_ GUARDED_BY(grow_mu_) = false;
+  bool registered_[SharedPool::kMaxBlocks] GUARDED_BY(mu_) = {};  // pinned in this process
 };
 
 }  // namespace gshare::shim

@@ -89,6 +89,7 @@ class SwapEngine final : public MemoryEngine {
     m->bytes_in = st.bytes_in;
     m->swap_ns = st.swap_ns;
     m->host_bytes = S().HostBytes();
+    m->shared_pool = S().SharedPoolBytes();
     m->staged = st.staged;
     m->fresh = st.fresh;
   }

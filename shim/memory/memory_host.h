@@ -27,6 +27,10 @@ class MemoryHost {
   virtual uint64_t OthersFixed(int device) = 0;
   // The process is busy on `device` (allocating, waiting for room): not idle (device_gate.h).
   virtual void MarkActive(int device) = 0;
+  // The memory file of the host pool this process shares with its owner's other processes
+  // (kHostPool; the caller closes it), or -1 when there is none (no daemon, not in a job).
+  // Blocks for up to ~2 s: not under an engine's lock.
+  virtual int SharedHostPool() = 0;
 
  protected:
   ~MemoryHost() = default;

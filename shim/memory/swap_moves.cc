@@ -323,7 +323,7 @@ void* SwapSpace::PrepareThread(void* arg) {
   auto* self = static_cast<SwapSpace*>(arg);
   for (;;) {
     g_prepare_mu.Lock();
-    while (self->pool_.pinned() >= g_prepare_target) {
+    while (self->pool_.usable() >= g_prepare_target) {
       pthread_cond_wait(&g_prepare_cv, g_prepare_mu.native());
     }
     uint64_t target = g_prepare_target;
@@ -336,7 +336,7 @@ void* SwapSpace::PrepareThread(void* arg) {
     bool pushed =
         device >= 0 && Extras().cuCtxPushCurrent_v2(self->ContextUnlocked(device)) == CUDA_SUCCESS;
     int64_t start = swap_internal::NowNs();
-    uint64_t had = self->pool_.pinned();
+    uint64_t had = self->pool_.usable();
     uint64_t got = pushed ? had : 0;
     // In steps, each followed by a memory report: the daemon prices the next handoff by the
     // pool it knows of (MemoryCoordinator::HandoffBytes), and a handoff it cannot price because the

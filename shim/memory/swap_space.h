@@ -128,6 +128,9 @@ class SwapSpace {
   static constexpr uint64_t kStageBytesPerSec = 16ull << 30;
   // Bytes of pinned host memory, and the ledger of `device`.
   uint64_t HostBytes() { return pool_.pinned(); }
+  // The populated bytes of the host pool shared with the owner's other processes; 0 when the
+  // pool is the process's own (host_pool.h).
+  uint64_t SharedPoolBytes() { return pool_.shared_bytes(); }
   SwapStats Stats(int device) EXCLUDES(mu_);
   // Bytes of address space the engine backs on `device` (SwapStats::allocated), without
   // walking the regions: for cuMemGetInfo.

@@ -132,7 +132,7 @@ void* SwapSpace::StageThread(void* arg) {
         bool grown = false;
         CUcontext ctx = self->ContextUnlocked(device);
         if (ctx != nullptr && Extras().cuCtxPushCurrent_v2(ctx) == CUDA_SUCCESS) {
-          const uint64_t before = self->pool_.pinned();
+          const uint64_t before = self->pool_.usable();
           grown = self->pool_.Grow(before + HostPool::kBlockBytes) > before;
           EngineDevices::Leave();
         }

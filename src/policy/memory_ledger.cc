@@ -107,11 +107,33 @@ uint64_t MemoryLedger::PoolFree(ConnId conn) const {
   auto it = entries_.find(conn);
   if (it == entries_.end()) return 0;
   uint64_t pool = 0, swapped = 0;
+  bool shared = false;
+  JobId job = 0;
   for (const auto& [gpu, e] : it->second) {
     pool = std::max(pool, e.report.host_bytes);
     swapped += SwappedOf(conn, e);
+    shared = shared || e.report.shared_pool != 0;
+    job = e.job;
   }
-  return pool > swapped ? pool - swapped : 0;
+  // In a shared pool the process may also take what none of its owner's processes holds.
+  return (pool > swapped ? pool - swapped : 0) + (shared ? SharedPoolFree(OwnerOf(job)) : 0);
+}
+
+uint64_t MemoryLedger::SharedPoolFree(uid_t uid) const {
+  uint64_t size = 0, held = 0;
+  for (const auto& [conn, per_gpu] : entries_) {
+    uint64_t own = 0, shared = 0;
+    bool mine = false;
+    for (const auto& [g, e] : per_gpu) {
+      own = std::max(own, e.report.host_bytes);
+      shared = std::max(shared, e.report.shared_pool);
+      mine = mine || OwnerOf(e.job) == uid;
+    }
+    if (!mine || shared == 0) continue;
+    size = std::max(size, shared);
+    held += own;
+  }
+  return size > held ? size - held : 0;
 }
 
 std::vector<GpuKey> MemoryLedger::GpusOf(ConnId conn) const {
@@ -442,6 +464,14 @@ uint64_t MemoryLedger::PinnedOf(uid_t uid, bool all_users) const {
     }
     if (mine) n += std::max(pool, held);
   }
+  if (!all_users) return n + SharedPoolFree(uid);
+  std::set<uid_t> owners;
+  for (const auto& [conn, per_gpu] : entries_) {
+    for (const auto& [g, e] : per_gpu) {
+      if (e.report.shared_pool != 0) owners.insert(OwnerOf(e.job));
+    }
+  }
+  for (uid_t owner : owners) n += SharedPoolFree(owner);
   return n;
 }
 

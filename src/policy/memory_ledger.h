@@ -209,6 +209,10 @@ class MemoryLedger {
   // its data came back, and staging, which nobody waits for, must not add to it past the
   // budget (evictions are bounded by swapped and staged bytes only: MakeRoom).
   uint64_t HostLeftFor(uid_t uid) const;
+  // Bytes of the shared host pool that the processes of `uid`'s jobs share
+  // (MemReportMsg::shared_pool) that no process holds: the largest pool size its processes report
+  // less their own parts; 0 without a shared pool.
+  uint64_t SharedPoolFree(uid_t uid) const;
   // One process's memory on a GPU, as last reported.
   struct ConnMemory {
     ConnId conn = 0;
@@ -247,7 +251,8 @@ class MemoryLedger {
   // Host bytes of staged copies and swapped-out data of `uid`'s jobs.
   uint64_t HostBytesOf(uid_t uid) const;
   // Pinned host bytes of the processes of `uid`'s jobs (every uid: all_users): per process
-  // its pool or its swapped and staged bytes, the larger.
+  // its pool or its swapped and staged bytes, the larger; and once per user, the free part of
+  // the pool their processes share (MemReportMsg::shared_pool), SharedPoolFree.
   uint64_t PinnedOf(uid_t uid, bool all_users) const;
 
   // Fixed bytes of the entry: what it reports, or all it holds when it can never move.

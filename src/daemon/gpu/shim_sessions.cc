@@ -205,6 +205,38 @@ void ShimSessions::OnMemoryQuery(Connection& c, const Frame& f) {
                             std::string_view(reinterpret_cast<const char*>(&v), sizeof v)));
 }
 
+void ShimSessions::OnHostPoolQuery(Connection& c, const Frame& f) {
+  if (c.kind != Connection::Kind::kUnknown) {
+    return t_.drop(c.id, "a host pool query after its hello");
+  }
+  c.kind = Connection::Kind::kCli;  // nothing to undo when it closes
+  proto::HostPoolQueryMsg q;
+  std::memcpy(&q, f.payload.data(), sizeof q);
+  int fd = -1;
+  auto it = p_.table.jobs.find(q.job_id);
+  if (it != p_.table.jobs.end() && MayJoin(c, *it->second, q.token) && t_.send_fd &&
+      ShimsOf(c.uid, c.id) > 0) {
+    fd = p_.pools.For(c.uid);
+  }
+  proto::HostPoolMsg m{};
+  m.bytes = fd >= 0 ? p_.pools.FileBytes() : 0;
+  const std::string frame = EncodeFrame(
+      proto::MsgType::kHostPool, std::string_view(reinterpret_cast<const char*>(&m), sizeof m));
+  if (fd < 0 || !t_.send_fd(c.id, frame, fd)) {
+    m.bytes = 0;
+    t_.send(c.id, EncodeFrame(proto::MsgType::kHostPool,
+                              std::string_view(reinterpret_cast<const char*>(&m), sizeof m)));
+  }
+}
+
+int ShimSessions::ShimsOf(uid_t uid, ConnId except) const {
+  int n = 0;
+  for (const auto& [id, conn] : p_.table.conns) {
+    n += id != except && conn->kind == Connection::Kind::kShim && conn->uid == uid ? 1 : 0;
+  }
+  return n;
+}
+
 void ShimSessions::Left(Connection& c) {
   for (const auto& [gpu, info] : p_.table.gpus) {
     p_.timeline.Releasing(gpu, c.job, c.exiting ? "exit" : "disconnected");
@@ -225,6 +257,7 @@ void ShimSessions::Left(Connection& c) {
   }
   p_.staging.ForgetConn(c.id);
   host_.ForgetCheckpoints(c.id);
+  if (ShimsOf(c.uid, c.id) == 0) p_.pools.Forget(c.uid);
   p_.stagger.ForgetJob(c.job);
   for (const auto& [gpu, info] : p_.table.gpus) {
     p_.sharing.Update(gpu);

@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "daemon/gpu/gpu_gate.h"
+#include "daemon/gpu/host_pools.h"
 #include "daemon/gpu/idle_stager.h"
 #include "daemon/gpu/lease_outbox.h"
 #include "daemon/gpu/memory_coordinator.h"
@@ -55,6 +56,7 @@ class ShimSessions {
     LeaseOutbox& outbox;
     AccessGuard& access;  // who is an admin (not capped)
     GpuGate& gpus;        // which GPUs a peer may name
+    HostPools& pools;     // each user's shared host pool
   };
   // What it asks of the parts above it: a job's end (JobLifecycle) and the checkpoint engine.
   class Host {
@@ -78,6 +80,9 @@ class ShimSessions {
     std::function<void(ConnId id, const std::string& why)> drop;
     // The peer's lease messages are never held back behind its own reports.
     std::function<void(ConnId id)> exempt;
+    // Sends an encoded frame with descriptor `fd` (SCM_RIGHTS; the caller keeps its own);
+    // false when it could not go out at once. Unset: no descriptor is ever sent.
+    std::function<bool(ConnId id, std::string_view frame, int fd)> send_fd;
   };
 
   ShimSessions(Parts parts, Host& host, Transport transport)
@@ -91,6 +96,10 @@ class ShimSessions {
   // kMemoryQuery: the job's view of the GPU (kMemoryView; unknown unless `c` may join the job).
   // The connection is then a CLI's: it joins no job and holds nothing.
   void OnMemoryQuery(Connection& c, const Frame& f);
+  // kHostPoolQuery: the shared host pool of `c`'s uid (HostPools), sent as kHostPool with its
+  // descriptor, when `c` may join the job it names and its uid has a shim connected (the pool
+  // goes when the last one leaves); else kHostPool with bytes 0. Then a CLI's, as above.
+  void OnHostPoolQuery(Connection& c, const Frame& f);
   // Shim connection `c` is closing: its leases are reclaimed, its seat and ledger entry go (its
   // swap counters stay with its job), and a job of its own ends COMPLETED with its last shim.
   void Left(Connection& c);
@@ -98,6 +107,8 @@ class ShimSessions {
  private:
   // Whether `c` may join active `job`: AccessGuard::ProvesJob with the hello's token bytes.
   bool MayJoin(const Connection& c, const ActiveJob& job, const uint8_t (&token)[16]) const;
+  // Shim connections of `uid` other than `except`.
+  int ShimsOf(uid_t uid, ConnId except) const;
   void OnHello(Connection& c, const proto::HelloMsg& hello);
   // The job of a hello naming `job_id`: that active job, else the process's own (ProcessJobs:
   // the job of its first hello, or past its user's cap that user's newest), else a new one

@@ -102,7 +102,11 @@ Status Daemon::Setup(int ready_fd, bool* busy) {
       options_, clock_, std::move(store.value()),
       PeerLinks{[this](ConnId id, std::string_view frame) { return Send(id, frame); },
                 [this](ConnId id, const std::string& why) { Drop(id, why); },
-                [this](ConnId id) { peers_.SetExempt(id); }});
+                [this](ConnId id) { peers_.SetExempt(id); },
+                [this](ConnId id, std::string_view frame, int fd) {
+                  return parts_->table.Live(id) != nullptr &&
+                         peers_.SendWithFd(id, frame, fd, Now());
+                }});
   router_ = std::make_unique<RequestRouter>(*parts_, [this] { stopping_ = true; });
   DaemonParts& p = *parts_;
   p.access.SetRules(std::move(access.value()));

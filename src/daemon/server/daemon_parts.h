@@ -19,6 +19,7 @@
 #include "daemon/checkpoint/checkpoint_engine.h"
 #include "daemon/checkpoint/checkpoint_helper.h"
 #include "daemon/gpu/gpu_gate.h"
+#include "daemon/gpu/host_budget.h"
 #include "daemon/gpu/idle_stager.h"
 #include "daemon/gpu/lease_outbox.h"
 #include "daemon/gpu/memory_coordinator.h"
@@ -58,6 +59,9 @@ struct PeerLinks {
   // Connection `id` (a shim's) is read ahead of the peers' fair turns: its lease messages never
   // wait behind its own reports.
   std::function<void(ConnId id)> exempt;
+  // Sends an encoded frame with descriptor `fd` (kept by the caller) to connection `id` at
+  // once; false when it cannot go out now. Unset: descriptors are never sent.
+  std::function<bool(ConnId id, std::string_view frame, int fd)> send_fd;
 };
 
 class DaemonParts final : private CheckpointEngine::Host,
@@ -123,12 +127,14 @@ class DaemonParts final : private CheckpointEngine::Host,
   SlurmSteps slurm;
   JobRetention retention;
   StatusReporter status;
+  HostPools pools{UserHostBudgetBytes(options.config) != 0 ? UserHostBudgetBytes(options.config)
+                                                           : HostBudgetBytes(options.config)};
   GpuGate gpus{{[this]() -> const std::optional<std::vector<std::string>>& { return gpu_uuids; },
                 [this] { return gpu_count; }}};
   ShimSessions shims{
       ShimSessions::Parts{options, table, *store, arbiter, ledger, memory, staging, timeline, clock,
-                          lanes, messenger, stagger, sharing, outbox, access, gpus},
-      *this, ShimSessions::Transport{links.send, links.drop, links.exempt}};
+                          lanes, messenger, stagger, sharing, outbox, access, gpus, pools},
+      *this, ShimSessions::Transport{links.send, links.drop, links.exempt, links.send_fd}};
 
  private:
   // Where the MPS folders go: beside the system daemon's socket, which every user reaches

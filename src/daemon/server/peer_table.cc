@@ -197,6 +197,30 @@ bool PeerTable::Send(ConnId id, std::string_view bytes, TimePoint now) {
   return !p->closing;
 }
 
+bool PeerTable::SendWithFd(ConnId id, std::string_view bytes, int fd, TimePoint now) {
+  Peer* p = Open(id);
+  if (p == nullptr || !p->out.empty() || bytes.empty()) return false;
+  iovec io{const_cast<char*>(bytes.data()), bytes.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &io;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  ssize_t n;
+  do {
+    n = sendmsg(p->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return false;
+  return static_cast<size_t>(n) == bytes.size() ||
+         Send(id, bytes.substr(static_cast<size_t>(n)), now);
+}
+
 void PeerTable::Flush(ConnId id, TimePoint now) {
   Peer* p = Open(id);
   while (p != nullptr && !p->out.empty() && !p->closing) {

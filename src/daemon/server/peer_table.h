@@ -96,6 +96,10 @@ class PeerTable {
   // False when the peer is closed or gone, or when this send passes max_output_bytes (the
   // peer is then lost: OnLost).
   bool Send(ConnId id, std::string_view bytes, TimePoint now);
+  // Sends `bytes` with a copy of descriptor `fd` (SCM_RIGHTS, with the first byte) when peer
+  // `id` has no output pending, queuing what its socket does not take at once; false (nothing
+  // sent) when output is pending or the socket takes nothing now.
+  bool SendWithFd(ConnId id, std::string_view bytes, int fd, TimePoint now);
   // Marks peer `id` closed (its output dropped, nothing read or dispatched again); the
   // descriptor closes at the next Reap. No OnLost. Safe to call again.
   void Close(ConnId id);

@@ -36,6 +36,10 @@ void RouteMemoryQuery(RequestRouter& r, Connection& c, const Frame& f) {
   r.parts().shims.OnMemoryQuery(c, f);
 }
 
+void RouteHostPoolQuery(RequestRouter& r, Connection& c, const Frame& f) {
+  r.parts().shims.OnHostPoolQuery(c, f);
+}
+
 void RouteRunRegister(RequestRouter& r, Connection& c, const json& q) {
   r.parts().requests.OnRunRegister(c, q);
 }
@@ -145,6 +149,8 @@ constexpr RequestRule kRules[] = {
      Authority::kAnyone, nullptr, RoutePing, nullptr},
     {proto::MsgType::kMemoryQuery, "memory query", kFromFresh, Authority::kJobRunner, nullptr,
      RouteMemoryQuery, nullptr},
+    {proto::MsgType::kHostPoolQuery, "host pool query", kFromFresh, Authority::kJobRunner, nullptr,
+     RouteHostPoolQuery, nullptr},
     {proto::MsgType::kRunRegister, "run registration", kFromFresh, Authority::kSelf, nullptr,
      nullptr, RouteRunRegister},
     {proto::MsgType::kRunStarted, "run start", kFromRunner, Authority::kJobRunner, nullptr, nullptr,

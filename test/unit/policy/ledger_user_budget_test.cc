@@ -81,5 +81,32 @@ TEST_CASE("ledger: the grant waits with UserHostMemoryBudget when the budgets ar
   CHECK(own.PoolToPin(1, kGpu) <= 2 * kGiB);
 }
 
+TEST_CASE("ledger: a user's shared host pool counts once, its free part for each process") {
+  MemoryLedger::Options o = Budget(40 * kGiB);
+  o.host_budget = 100 * kGiB;
+  MemoryLedger ledger(o);
+  // Jobs 1 and 3 (uid 1001) share a pool of 30 GiB populated: 8 and 6 GiB of it are theirs.
+  auto shared = [](uint64_t allocated, uint64_t resident, uint64_t own) {
+    proto::MemReportMsg m = Rep(allocated, resident);
+    m.host_bytes = own * kGiB;
+    m.shared_pool = 30 * kGiB;
+    return m;
+  };
+  ledger.Report(11, 1, kGpu, shared(10, 2, 8));
+  ledger.Report(31, 3, kOther, shared(10, 4, 6));
+  // Job 2 (uid 1002) has a pool of its own: 12 GiB pinned, 5 swapped.
+  proto::MemReportMsg own = Rep(10, 5);
+  own.host_bytes = 12 * kGiB;
+  ledger.Report(21, 2, kGpu, own);
+  CHECK(ledger.SharedPoolFree(1001) == 16 * kGiB);  // 30 - 8 - 6
+  CHECK(ledger.SharedPoolFree(1002) == 0);
+  // 1001's budget: the pool once (30), not 30 per process; the machine's: 30 + 12.
+  CHECK(ledger.HostLeftFor(1001) == 10 * kGiB);
+  CHECK(ledger.HostLeftFor(1002) == 28 * kGiB);  // its own 40 - 12
+  // Each of 1001's processes can evict into the pool's free part without growing it.
+  CHECK(ledger.PoolFree(11) == 16 * kGiB);
+  CHECK(ledger.PoolFree(21) == 7 * kGiB);
+}
+
 }  // namespace
 }  // namespace gshare::unit_ledger_user_budget

@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,6 +65,7 @@ struct Fixture {
   std::vector<std::pair<ConnId, Frame>> sent;
   std::map<ConnId, std::string> drops;
   std::vector<ConnId> exempt;
+  std::map<ConnId, int> sent_fds;  // the descriptor that went with a connection's frame
   std::unique_ptr<DaemonParts> parts;
 
   explicit Fixture(Config::Limits limits = {}) {
@@ -84,7 +87,13 @@ struct Fixture {
                     c->closing = true;
                     if (c->kind == Connection::Kind::kShim) parts->shims.Left(*c);
                   },
-                  [this](ConnId id) { exempt.push_back(id); }});
+                  [this](ConnId id) { exempt.push_back(id); },
+                  [this](ConnId id, std::string_view bytes, int fd) {
+                    if (parts->table.Live(id) == nullptr) return false;
+                    sent.emplace_back(id, unit_decoded_frame::DecodedFrame(bytes));
+                    sent_fds[id] = fd;
+                    return true;
+                  }});
   }
 
   // Active job `id` of `uid` whose token is kToken, known to the arbiter.
@@ -366,6 +375,62 @@ TEST_CASE("a memory query is answered from the ledger only with the job's token"
 
   fx.parts->shims.OnMemoryQuery(shim, FrameOf(proto::MsgType::kMemoryQuery, proto::MemQueryMsg{}));
   CHECK(fx.drops[1] == "a memory query after its hello");
+}
+
+TEST_CASE("a host pool query gets its uid's one sealed pool while that uid has a shim") {
+  Fixture fx;
+  fx.Job(7, 1000);
+  fx.Job(8, 1001);
+  auto query = [&](ConnId id, uid_t uid, uint64_t job, const uint8_t(&token)[16]) {
+    Connection& c = fx.Connect(id, uid);
+    proto::HostPoolQueryMsg q{};
+    q.job_id = job;
+    std::memcpy(q.token, token, sizeof q.token);
+    fx.parts->shims.OnHostPoolQuery(c, FrameOf(proto::MsgType::kHostPoolQuery, q));
+    CHECK(c.kind == Connection::Kind::kCli);
+    REQUIRE(!fx.sent.empty());
+    REQUIRE(fx.sent.back().first == id);
+    REQUIRE(fx.sent.back().second.type == proto::MsgType::kHostPool);
+    return Decode<proto::HostPoolMsg>(fx.sent.back().second);
+  };
+  // No shim of uid 1000 yet: no pool, none made.
+  CHECK(query(10, 1000, 7, kToken).bytes == 0);
+  CHECK(!fx.parts->pools.Has(1000));
+
+  Connection& shim = fx.Connect(1, 1000);
+  fx.Hello(shim, 7);
+  const proto::HostPoolMsg got = query(11, 1000, 7, kToken);
+  REQUIRE(got.bytes == fx.parts->pools.FileBytes());
+  REQUIRE(fx.sent_fds.count(11) == 1);
+  const int fd = fx.sent_fds[11];
+  struct stat st;
+  REQUIRE(fstat(fd, &st) == 0);
+  CHECK(static_cast<uint64_t>(st.st_size) == got.bytes);
+  CHECK((got.bytes - proto::kHostPoolHeaderBytes) % proto::kHostPoolBlockBytes == 0);
+  const int seals = fcntl(fd, F_GET_SEALS);
+  CHECK((seals & F_SEAL_SHRINK) != 0);
+  CHECK((seals & F_SEAL_GROW) != 0);
+  CHECK(ftruncate(fd, 0) != 0);
+  // A second process of the user gets the same file.
+  query(12, 1000, 7, kToken);
+  CHECK(fx.sent_fds[12] == fd);
+  // Another user's job, or a token that does not prove the job: nothing.
+  const uint8_t wrong[16] = {9};
+  CHECK(query(13, 1000, 7, wrong).bytes == 0);
+  CHECK(fx.sent_fds.count(13) == 0);
+  CHECK(query(14, 1001, 8, kToken).bytes == 0);  // uid 1001 has no shim
+  CHECK(!fx.parts->pools.Has(1001));
+
+  // The user's last shim leaves: the daemon lets the pool go.
+  shim.closing = true;
+  fx.parts->shims.Left(shim);
+  CHECK(!fx.parts->pools.Has(1000));
+
+  Connection& hello_first = fx.Connect(20, 1000);
+  fx.Hello(hello_first, 7);
+  fx.parts->shims.OnHostPoolQuery(
+      hello_first, FrameOf(proto::MsgType::kHostPoolQuery, proto::HostPoolQueryMsg{}));
+  CHECK(fx.drops[20] == "a host pool query after its hello");
 }
 
 TEST_CASE("the outbox stops and continues a holder that overstays its grace") {

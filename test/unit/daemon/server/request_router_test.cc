@@ -100,7 +100,12 @@ struct Fixture {
                     if (c->kind == Connection::Kind::kRunner)
                       parts->lifecycle.RunnerLost(c->job, false);
                   },
-                  [](ConnId) {}});
+                  [](ConnId) {},
+                  [this](ConnId id, std::string_view bytes, int fd) {
+                    if (parts->table.Live(id) == nullptr || fd < 0) return false;
+                    sent[id].push_back(unit_decoded_frame::DecodedFrame(bytes));
+                    return true;
+                  }});
     router = std::make_unique<RequestRouter>(*parts, [this] { stopped = true; });
   }
 
@@ -251,6 +256,21 @@ std::vector<Row> Rows() {
                     proto::MemViewMsg v;
                     std::memcpy(&v, f.sent[c.id][0].payload.data(), sizeof v);
                     return v.known == 1 ? S : R;
+                  }});
+  rows.push_back({MsgType::kHostPoolQuery, {S, R, S, R}, [](Fixture& f, Peer who) {
+                    const int64_t id = f.RunningJob(false);
+                    Connection& c = f.PeerConn(who);
+                    // A shim of the asker's uid is connected: the pool exists while one is.
+                    Connection& shim = f.Connect(c.uid);
+                    shim.kind = Connection::Kind::kShim;
+                    proto::HostPoolQueryMsg q{};
+                    q.job_id = static_cast<uint64_t>(id);
+                    f.TokenBytes(id, who, q.token);
+                    f.router->Dispatch(c, Binary(MsgType::kHostPoolQuery, q));
+                    REQUIRE(f.sent[c.id].size() == 1);
+                    proto::HostPoolMsg m;
+                    std::memcpy(&m, f.sent[c.id][0].payload.data(), sizeof m);
+                    return m.bytes != 0 ? S : R;
                   }});
   rows.push_back({MsgType::kRunRegister, {S, S, S, S}, [](Fixture& f, Peer who) {
                     Connection& c = f.PeerConn(who);
