@@ -39,11 +39,10 @@ int Receive(int fd) {
       std::memcpy(&pool, CMSG_DATA(c), sizeof pool);
     }
   }
-  const bool ok = n == static_cast<ssize_t>(sizeof answer) &&
-                  proto::CheckHeader(answer.h, sizeof(proto::HostPoolMsg)) ==
-                      proto::HeaderCheck::kOk &&
-                  answer.h.type == static_cast<uint16_t>(proto::MsgType::kHostPool) &&
-                  answer.m.bytes != 0;
+  const bool ok =
+      n == static_cast<ssize_t>(sizeof answer) &&
+      proto::CheckHeader(answer.h, sizeof(proto::HostPoolMsg)) == proto::HeaderCheck::kOk &&
+      answer.h.type == static_cast<uint16_t>(proto::MsgType::kHostPool) && answer.m.bytes != 0;
   if (!ok && pool >= 0) {
     close(pool);
     pool = -1;

@@ -2,12 +2,14 @@
 #include "memory/host_pool.h"
 
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 
 #include "memory/memory_host.h"
+#include "memory/room_wait.h"
 #include "memory/vmm_driver.h"
 
 namespace gshare::shim {
@@ -150,6 +152,23 @@ void* HostPool::Take(uint64_t bytes) {
     grow_mu_.Unlock();
     if (!ok) return nullptr;
   }
+}
+
+void* HostPool::TakeWaiting(uint64_t bytes, int64_t stall_ns) {
+  void* p = Take(bytes);
+  if (p != nullptr || !SharedHere()) return p;
+  auto now = [] {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  };
+  RoomWait wait(stall_ns, now());
+  while (p == nullptr && wait.KeepWaiting(now(), shared_.FreeBytesIn(nullptr))) {
+    timespec ms{0, 1'000'000};
+    nanosleep(&ms, nullptr);
+    p = Take(bytes);
+  }
+  return p;
 }
 
 void* HostPool::TryTake(uint64_t bytes) {

@@ -40,6 +40,11 @@ class HostPool {
   // the pool by one block when none is free. nullptr when pinning fails or the pool would
   // pass its limit.
   void* Take(uint64_t bytes) EXCLUDES(mu_, grow_mu_);
+  // Take; in a shared pool that is full, it also waits while other processes give extents
+  // back (the free part of the pool reaches new highs), until `stall_ns` pass without that.
+  // So an eviction into a full pool goes on as the job coming in swaps in, which frees the
+  // host memory its data held (docs/memory.md, "Pinned host pool").
+  void* TakeWaiting(uint64_t bytes, int64_t stall_ns) EXCLUDES(mu_, grow_mu_);
   // Take without growing the pool: nullptr when no free extent is large enough.
   void* TryTake(uint64_t bytes) EXCLUDES(mu_);
   // Returns an extent from Take() or TryTake().

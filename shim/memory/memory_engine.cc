@@ -54,10 +54,14 @@ class CheckpointEngine final : public MemoryEngine {
 
 // A swap-in that finds no room for this long without the free memory growing asks the
 // daemon for more (SwapEngine::Back); at most its whole wait (GSHARE_SWAP_WAIT_MS). Evictions
-// free the GPU a batch (swap_internal::kBatchBytes) at a time: milliseconds apart into pinned
-// memory, up to most of a second apart into memory the host has not touched yet (~1.3 GB/s:
-// docs/benchmarks.md, "What went wrong at the start of the pairs, and what changed").
-constexpr int64_t kAskForRoomNs = 1'000'000'000;
+// free the GPU a batch (swap_internal::kBatchBytes) at a time: 10-20 ms apart into pinned
+// memory (pinned ahead, or a user's shared pool populated once), up to half a second apart
+// into memory the host has not touched yet (~1.3 GB/s: docs/benchmarks.md, "What went wrong at
+// the start of the pairs, and what changed"); asking then costs only evictions the daemon would
+// have asked next. Waiting 1 s instead cost each switch between pooled services most of that
+// second when the daemon's plan fell short of the driver's own memory (docs/benchmarks.md,
+// "Pooling idle services").
+constexpr int64_t kAskForRoomNs = 300'000'000;
 
 class SwapEngine final : public MemoryEngine {
  public:

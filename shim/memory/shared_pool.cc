@@ -39,7 +39,8 @@ uint64_t StartTicks(int32_t pid) {
   if (p == nullptr) return 0;
   char* save = nullptr;
   int field = 2;  // the first token after ')' is field 3
-  for (char* tok = strtok_r(p + 1, " ", &save); tok != nullptr; tok = strtok_r(nullptr, " ", &save)) {
+  for (char* tok = strtok_r(p + 1, " ", &save); tok != nullptr;
+       tok = strtok_r(nullptr, " ", &save)) {
     if (++field == 22) return std::strtoull(tok, nullptr, 10);
   }
   return 0;
@@ -65,7 +66,7 @@ struct SharedPool::Header {
     uint64_t pidns;
   } slots[kMaxSlots];
   uint8_t block_state[kMaxBlocks];
-  uint8_t block_slot[kMaxBlocks];  // the slot populating it (kBlockPopulating)
+  uint8_t block_slot[kMaxBlocks];              // the slot populating it (kBlockPopulating)
   uint8_t owner[kMaxBlocks * kUnitsPerBlock];  // slot + 1; 0: free
 };
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
@@ -193,8 +194,8 @@ void* SharedPool::Take(uint64_t units, const bool* usable, int* block) {
 void SharedPool::Give(void* p, uint64_t units) {
   const int b = BlockOf(p);
   if (b < 0 || !Lock()) return;
-  const uint64_t first = static_cast<uint64_t>(static_cast<char*>(p) - base_ - kHeaderBytes) /
-                         kUnitBytes;
+  const uint64_t first =
+      static_cast<uint64_t>(static_cast<char*>(p) - base_ - kHeaderBytes) / kUnitBytes;
   const uint8_t me = static_cast<uint8_t>(slot_ + 1);
   uint64_t freed = 0;
   for (uint64_t u = first; u < first + units && u < static_cast<uint64_t>(blocks_) * kUnitsPerBlock;
@@ -278,7 +279,7 @@ uint64_t SharedPool::FreeBytesIn(const bool* usable) {
   if (hdr_ == nullptr || !Lock()) return 0;
   uint64_t free_units = 0;
   for (int b = 0; b < blocks_; ++b) {
-    if (hdr_->block_state[b] != kBlockReady || !usable[b]) continue;
+    if (hdr_->block_state[b] != kBlockReady || (usable != nullptr && !usable[b])) continue;
     const uint8_t* owner = hdr_->owner + static_cast<uint64_t>(b) * kUnitsPerBlock;
     for (int i = 0; i < kUnitsPerBlock; ++i) free_units += owner[i] == 0 ? 1 : 0;
   }

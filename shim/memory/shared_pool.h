@@ -29,7 +29,7 @@ namespace gshare::shim {
 
 class SharedPool {
  public:
-  static constexpr uint64_t kUnitBytes = 2ull << 20;   // the VMM granularity
+  static constexpr uint64_t kUnitBytes = 2ull << 20;                   // the VMM granularity
   static constexpr uint64_t kBlockBytes = proto::kHostPoolBlockBytes;  // populated, pinned as one
   static constexpr uint64_t kHeaderBytes = proto::kHostPoolHeaderBytes;
   static constexpr int kUnitsPerBlock = kBlockBytes / kUnitBytes;  // 512
@@ -69,7 +69,7 @@ class SharedPool {
   uint64_t OwnedBytes() const { return owned_units_.load(std::memory_order_relaxed) * kUnitBytes; }
   // Bytes of ready blocks.
   uint64_t ReadyBytes();
-  // Free bytes in ready blocks for which `usable[b]` is true.
+  // Free bytes in ready blocks for which `usable[b]` is true (nullptr: every ready block).
   uint64_t FreeBytesIn(const bool* usable);
 
   void SetAliveForTest(AliveFn alive) { alive_ = alive; }

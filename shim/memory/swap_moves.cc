@@ -109,7 +109,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
         stop = true;
         break;
       }
-      c.host = pool_.Take(c.bytes);
+      c.host = pool_.TakeWaiting(c.bytes, kHostRoomStallNs);
       if (c.host == nullptr) {
         Warn("cannot pin host memory for swapping; %llu bytes stay on the GPU",
              static_cast<unsigned long long>(bytes - moved - pipe.InFlightBytes()));

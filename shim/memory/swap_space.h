@@ -126,6 +126,10 @@ class SwapSpace {
   // staging takes less than a third of that, so that a running job's own transfers keep
   // most of the link.
   static constexpr uint64_t kStageBytesPerSec = 16ull << 30;
+  // How long an eviction into a full shared host pool waits without other processes giving
+  // extents back (HostPool::TakeWaiting): the job coming in frees a 512 MiB batch's extents
+  // every ~10-20 ms at the link's ~50 GB/s, so 300 ms without one means nobody is swapping in.
+  static constexpr int64_t kHostRoomStallNs = 300'000'000;
   // Bytes of pinned host memory, and the ledger of `device`.
   uint64_t HostBytes() { return pool_.pinned(); }
   // The populated bytes of the host pool shared with the owner's other processes; 0 when the

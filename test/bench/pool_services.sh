@@ -36,9 +36,10 @@ meminfo_start() {
 }
 meminfo_stop() { [[ -n ${meminfo_pid:-} ]] && kill "$meminfo_pid" 2>/dev/null; meminfo_pid=""; }
 
-wait_ready() {  # FILE: until the service printed `ready` (or every job died)
+wait_ready() {  # FILE: until the service started last printed `ready` (or it died)
+  local pid=${job_pids[-1]}
   until grep -q '^ready' "$1" 2>/dev/null; do
-    [[ $(jobs_alive) -gt 0 ]] || { say "a service died: $(tail -2 "${1%.out}.err")"; return 1; }
+    kill -0 "$pid" 2>/dev/null || { say "the service died: $(tail -2 "${1%.out}.err")"; return 1; }
     sleep 0.5
   done
 }

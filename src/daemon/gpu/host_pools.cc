@@ -20,8 +20,8 @@ HostPools::HostPools(uint64_t budget) {
     budget = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
              static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE)) / 2;
   }
-  const uint64_t blocks = std::clamp<uint64_t>(budget / proto::kHostPoolBlockBytes, 1,
-                                               proto::kHostPoolMaxBlocks);
+  const uint64_t blocks =
+      std::clamp<uint64_t>(budget / proto::kHostPoolBlockBytes, 1, proto::kHostPoolMaxBlocks);
   file_bytes_ = proto::kHostPoolHeaderBytes + blocks * proto::kHostPoolBlockBytes;
 }
 

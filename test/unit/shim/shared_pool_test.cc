@@ -19,8 +19,9 @@ constexpr uint64_t kUnit = SharedPool::kUnitBytes;
 int PoolFile(int blocks) {
   int fd = memfd_create("unit-pool", MFD_CLOEXEC);
   REQUIRE(fd >= 0);
-  REQUIRE(ftruncate(fd, static_cast<off_t>(SharedPool::kHeaderBytes +
-                                           static_cast<uint64_t>(blocks) * SharedPool::kBlockBytes)) == 0);
+  REQUIRE(ftruncate(
+              fd, static_cast<off_t>(SharedPool::kHeaderBytes + static_cast<uint64_t>(blocks) *
+                                                                    SharedPool::kBlockBytes)) == 0);
   return fd;
 }
 
