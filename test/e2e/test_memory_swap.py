@@ -9,7 +9,9 @@ without room:
   - a swap-in that fails half way rolls back, keeps the host copy and succeeds later;
   - a swap-in short of room that the daemon's ledger cannot see asks for it and finishes;
   - with a host budget too small for the swapped data, the second job waits with a
-    visible reason and runs once the first is done."""
+    visible reason and runs once the first is done;
+  - one user's jobs swap into one host pool (the same memory file, from the daemon), unless a
+    job asks for a pool of its own (GSHARE_HOST_POOL=process)."""
 import os
 import re
 import subprocess
@@ -109,6 +111,37 @@ class MemorySwapTest(TestCase):
         with open(h.env["FAKE_CUDA_DEVICE_FILE"], "rb") as f:
             used = int.from_bytes(f.read(8), "little")
         self.assertEqual(used, 0, "device bytes still charged after both jobs ended")
+
+    def pool_files(self, pid):
+        """The inodes of the shared host pool files process `pid` maps."""
+        try:
+            with open("/proc/%d/maps" % pid) as f:
+                return {line.split()[4] for line in f if "memfd:gshare-host-pool" in line}
+        except OSError:
+            return set()
+
+    def test_one_users_jobs_share_one_host_pool(self):
+        h = self.harness(quantum="500ms")
+        h.start_daemon()
+        a = self.swap_job(h, "a", cycles=30, gap_ms=30)
+        b = self.swap_job(h, "b", cycles=30, gap_ms=30)
+        own = self.swap_job(h, "own", nbytes=40 * MIB, cycles=30, gap_ms=30,
+                            env={"GSHARE_HOST_POOL": "process"})
+        pids = {j.name: j.child_pid() for j in (a, b, own)}
+        pools = {}
+
+        def both_mapped():
+            for name, pid in pids.items():
+                pools[name] = pools.get(name) or self.pool_files(pid)
+            return bool(pools["a"]) and bool(pools["b"])
+        h.wait_for(both_mapped, 90, "both jobs to map a host pool (they swap)")
+        self.assertEqual(pools["a"], pools["b"], "one user's jobs got different pools")
+        self.assertEqual(len(pools["a"]), 1, pools)
+        for job in (a, b, own):
+            self.assert_swap_ok(h, job, cycles=30)
+        self.assertEqual(pools["own"], set(), "a job that asked for its own pool mapped the shared one")
+        moved = re.findall(r"evicted (\d+) bytes, swapped in (\d+) bytes", self.daemon_log(h))
+        self.assertTrue(any(int(e) > 0 and int(i) > 0 for e, i in moved), "no handoff moved memory")
 
     def test_pair_that_fits_shares_the_gpu(self):
         h = self.harness()
