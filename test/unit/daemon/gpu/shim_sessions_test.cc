@@ -420,6 +420,16 @@ TEST_CASE("a host pool query gets its uid's one sealed pool while that uid has a
   CHECK(fx.sent_fds.count(13) == 0);
   CHECK(query(14, 1001, 8, kToken).bytes == 0);  // uid 1001 has no shim
   CHECK(!fx.parts->pools.Has(1001));
+  // With a shim of its own, uid 1001 gets a pool of its own, never 1000's.
+  Connection& other = fx.Connect(5, 1001);
+  fx.Hello(other, 8);
+  CHECK(query(15, 1001, 8, kToken).bytes != 0);
+  REQUIRE(fx.sent_fds.count(15) == 1);
+  CHECK(fx.sent_fds[15] != fd);
+  struct stat mine, theirs;
+  REQUIRE(fstat(fd, &mine) == 0);
+  REQUIRE(fstat(fx.sent_fds[15], &theirs) == 0);
+  CHECK(mine.st_ino != theirs.st_ino);
 
   // The user's last shim leaves: the daemon lets the pool go.
   shim.closing = true;
