@@ -290,6 +290,25 @@ bool HostPool::RegisterShared(int b) {
   return true;
 }
 
+int HostPool::PinShared() {
+  if (!SharedHere()) return 0;
+  int pinned = 0;
+  for (int b = 0; b < shared_.blocks(); ++b) {
+    if (!shared_.Ready(b)) continue;
+    grow_mu_.Lock();
+    bool was;
+    {
+      MutexLock lock(mu_);
+      was = registered_[b];
+    }
+    const bool now = was || RegisterShared(b);
+    grow_mu_.Unlock();
+    if (!now) break;  // the host cannot pin more: the evictions will say so
+    pinned += was ? 0 : 1;
+  }
+  return pinned;
+}
+
 bool HostPool::AddSharedBlock() {
   {
     MutexLock lock(mu_);

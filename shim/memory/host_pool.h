@@ -52,6 +52,12 @@ class HostPool {
   // Pins blocks until the pool holds at least `bytes` (or its limit). Slow: call it from a
   // thread that nothing waits on. Returns the bytes pinned now.
   uint64_t Grow(uint64_t bytes) EXCLUDES(mu_, grow_mu_);
+  // In a shared pool: pins in this process the populated blocks it has not pinned yet, one per
+  // hold of the growth lock (an eviction that needs a block waits for one pinning at most).
+  // Slow (a GiB costs 0.04-0.07 s of pinning, more without huge pages) and it holds up the
+  // process's other driver calls meanwhile: call it while the process is idle (staging). A
+  // context must be current. Returns the blocks pinned now; 0 with a pool of its own.
+  int PinShared() EXCLUDES(mu_, grow_mu_);
   // Upper bound of pinned bytes (0: none).
   void SetLimit(uint64_t bytes) EXCLUDES(mu_);
   // Pinned bytes of the process's own pool; in a shared pool, its own extents.

@@ -131,6 +131,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   if (moved > 0) ++stats_[device].swaps_out;
   mu_.Unlock();
   if (swap_internal::TraceOn()) swap_internal::TraceMove("evict", moved, start, pool_.pinned());
+  if (moved > 0) PinPoolLater(device);  // idle now: the rest of a shared pool gets pinned
   return moved;
 }
 

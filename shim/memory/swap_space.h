@@ -112,6 +112,11 @@ class SwapSpace {
   void Prepare(uint64_t host_bytes);
   static constexpr uint64_t kPrepareStepBytes = 4ull << 30;
   bool Pinning() const { return pool_.Registering(); }
+  // Has the staging thread pin the shared host pool's blocks this process has not pinned yet
+  // (HostPool::PinShared) while it is idle on `device`: called after an eviction, so that the
+  // next evictions into blocks other processes populated do not pin them on the way. Nothing
+  // with a pool of its own. Any thread, no lock held.
+  void PinPoolLater(int device);
   // Stages at most `bytes` of the resident memory on `device` (0: stops staging): a
   // background thread copies chunks into the host pool while they stay on the GPU, one
   // batch (kBatchBytes) per hold of the engine's lock, at most kStageBytesPerSec, growing the

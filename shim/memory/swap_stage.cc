@@ -24,13 +24,19 @@ pthread_cond_t g_stage_cv = PTHREAD_COND_INITIALIZER;  // on g_stage_mu
 // Per device: at most this many bytes staged (0: nothing to do).
 uint64_t g_stage_target[kMaxDevices] GUARDED_BY(g_stage_mu) = {};
 bool g_stage_started GUARDED_BY(g_stage_mu) = false;
+// Per device: the shared pool's blocks are to be pinned while the process is idle there.
+bool g_pin_wanted[kMaxDevices] GUARDED_BY(g_stage_mu) = {};
 
-// A device with staging to do, or -1 (after waiting until there is one).
+// A device with staging or pinning to do (after waiting until there is one); its pinning is
+// then taken as done.
 int WaitForWork() {
   MutexLock lock(g_stage_mu);
   for (;;) {
     for (int d = 0; d < kMaxDevices; ++d) {
-      if (g_stage_target[d] > 0) return d;
+      if (g_stage_target[d] > 0 || g_pin_wanted[d]) {
+        g_pin_wanted[d] = false;
+        return d;
+      }
     }
     pthread_cond_wait(&g_stage_cv, g_stage_mu.native());
   }
@@ -106,6 +112,14 @@ void* SwapSpace::StageThread(void* arg) {
   auto* self = static_cast<SwapSpace*>(arg);
   for (;;) {
     const int device = WaitForWork();
+    // The process is idle: the shared pool's blocks other processes populated get pinned here
+    // now, not in the middle of the eviction someone will wait for (host_pool.h).
+    if (CUcontext ctx = self->ContextUnlocked(device);
+        ctx != nullptr && !self->Running(device) &&
+        Extras().cuCtxPushCurrent_v2(ctx) == CUDA_SUCCESS) {
+      self->pool_.PinShared();
+      EngineDevices::Leave();
+    }
     const uint64_t target = TargetOf(device);
     const int64_t start = swap_internal::NowNs();
     uint64_t done = 0, reported = 0;
@@ -156,6 +170,14 @@ void* SwapSpace::StageThread(void* arg) {
     }
   }
   return nullptr;
+}
+
+void SwapSpace::PinPoolLater(int device) {
+  if (device < 0 || device >= kMaxDevices || pool_.shared_bytes() == 0) return;
+  MutexLock lock(g_stage_mu);
+  g_pin_wanted[device] = true;
+  if (!g_stage_started) g_stage_started = swap_internal::StartDetached(StageThread, this);
+  pthread_cond_signal(&g_stage_cv);
 }
 
 void SwapSpace::Stage(int device, uint64_t bytes) {
