@@ -32,6 +32,8 @@ typedef struct CUgraphExec_st* CUgraphExec;
 typedef struct CUmemPoolHandle_st* CUmemoryPool;
 typedef struct CUgreenCtx_st* CUgreenCtx;
 typedef struct CUdevResourceDesc_st* CUdevResourceDesc;
+typedef struct CUlib_st* CUlibrary;
+typedef struct CUkern_st* CUkernel;
 typedef void (*CUhostFn)(void* userData);
 
 // Parameter blocks the shim only passes through by pointer: their layout is the driver's.
@@ -47,6 +49,8 @@ typedef struct CUgraphEdgeData_st CUgraphEdgeData;
 typedef union CUstreamBatchMemOpParams_union CUstreamBatchMemOpParams;
 
 typedef int CUstreamCaptureMode;               // enum CUstreamCaptureMode_enum
+typedef int CUjit_option;                      // enum CUjit_option_enum
+typedef int CUlibraryOption;                   // enum CUlibraryOption_enum
 typedef int CUstreamCaptureStatus;             // enum CUstreamCaptureStatus_enum
 typedef int CUdriverProcAddressQueryResult;    // enum CUdriverProcAddressQueryResult_enum
 typedef int CUmemLocationType;                 // enum CUmemLocationType_enum

@@ -93,21 +93,24 @@ class FakeVmmTest(TestCase):
         self.assertNotIn("cuIpcGetMemHandle", r.stderr)
 
     def test_driver_allocation_waits_for_room(self):
-        # The driver's own device memory (here a stream's) finds the GPU full twice: bare, and
-        # under --memory off, the job fails at once; under the swap engine the shim asks for
-        # room and tries again, and the job runs.
-        env = dict(self.h.env, FAKE_CUDA_FAIL_STREAMCREATE_COUNT="2")
+        # The driver's own device memory finds the GPU full twice — a stream's, and a module
+        # that lazy loading loads at a function's lookup: bare, and under --memory off, the job
+        # fails at once; under the swap engine the shim asks for room and tries again, and the
+        # job runs.
         argv = [FAKE_APP, "--kernels", "2", "--kernel-ms", "1"]
-        r = self.bare(argv, env)
-        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertIn("fake_app: error StreamCreate 2", r.stderr)
         self.h.start_daemon()
-        for memory, rc in (("off", 1), ("swap", 0)):
-            with self.subTest(memory=memory):
-                r = self.h.gshare("run", "--memory", memory, "--", *argv, env=env)
-                self.assertEqual(r.returncode, rc, r.stdout + r.stderr)
-                if rc == 0:
-                    self.assertIn("fake_app: done 2", r.stdout)
+        for inject, call in (("FAKE_CUDA_FAIL_STREAMCREATE_COUNT", "StreamCreate"),
+                             ("FAKE_CUDA_FAIL_GETFUNCTION_COUNT", "ModuleGetFunction")):
+            env = dict(self.h.env, **{inject: "2"})
+            r = self.bare(argv, env)
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            self.assertIn("fake_app: error %s 2" % call, r.stderr)
+            for memory, rc in (("off", 1), ("swap", 0)):
+                with self.subTest(call=call, memory=memory):
+                    r = self.h.gshare("run", "--memory", memory, "--", *argv, env=env)
+                    self.assertEqual(r.returncode, rc, r.stdout + r.stderr)
+                    if rc == 0:
+                        self.assertIn("fake_app: done 2", r.stdout)
 
     def test_memcreate_failure_injection(self):
         env = dict(self.h.env, FAKE_CUDA_FAIL_MEMCREATE_AFTER="0")

@@ -243,10 +243,51 @@ CUresult cuModuleLoadData(CUmodule* module, const void* image) noexcept {
   return CUDA_SUCCESS;
 }
 
+CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int, CUjit_option*,
+                            void**) noexcept {
+  return cuModuleLoadData(module, image);
+}
+
+// A library is a module of the current context here (a real one loads on every context, lazily
+// by default): its module is itself, and a kernel is a function of it.
+CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option*, void**, unsigned int,
+                           CUlibraryOption*, void**, unsigned int) noexcept {
+  return cuModuleLoadData(reinterpret_cast<CUmodule*>(library), code);
+}
+
+CUresult cuLibraryGetModule(CUmodule* pMod, CUlibrary library) noexcept {
+  if (CUresult r = fake::CheckInit()) return r;
+  if (pMod == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (!fake::IsHandle(library, fake::HandleKind::kModule)) return CUDA_ERROR_INVALID_HANDLE;
+  *pMod = reinterpret_cast<CUmodule>(library);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) noexcept {
+  if (CUresult r = fake::CheckInit()) return r;
+  if (pFunc == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (!fake::IsHandle(kernel, fake::HandleKind::kFunction)) return CUDA_ERROR_INVALID_HANDLE;
+  *pFunc = reinterpret_cast<CUfunction>(kernel);
+  return CUDA_SUCCESS;
+}
+
+// FAKE_CUDA_FAIL_GETFUNCTION_COUNT=K: the first K valid function lookups of the process fail
+// with CUDA_ERROR_OUT_OF_MEMORY, as a real driver's do when lazy loading (CUDA_MODULE_LOADING,
+// the default) loads the function's module then and the GPU has no room for it.
+bool InjectGetFunctionFailure() {
+  static const long limit = [] {
+    const char* v = std::getenv("FAKE_CUDA_FAIL_GETFUNCTION_COUNT");
+    return v == nullptr ? 0L : std::strtol(v, nullptr, 10);
+  }();
+  static std::atomic<long> calls{0};
+  return limit > 0 && calls.fetch_add(1) < limit;
+}
+
 CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) noexcept {
   if (CUresult r = fake::CheckInit()) return r;
   if (hfunc == nullptr || name == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (!fake::IsHandle(hmod, fake::HandleKind::kModule)) return CUDA_ERROR_INVALID_HANDLE;
+  if (InjectGetFunctionFailure()) return CUDA_ERROR_OUT_OF_MEMORY;
   fake::Module* m = reinterpret_cast<fake::Module*>(hmod);
   fake::Function* f = new fake::Function{name};
   {
