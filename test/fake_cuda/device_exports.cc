@@ -250,8 +250,8 @@ CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int, C
 
 // A library is a module of the current context here (a real one loads on every context, lazily
 // by default): its module is itself, and a kernel is a function of it.
-CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option*, void**, unsigned int,
-                           CUlibraryOption*, void**, unsigned int) noexcept {
+CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option*, void**,
+                           unsigned int, CUlibraryOption*, void**, unsigned int) noexcept {
   return cuModuleLoadData(reinterpret_cast<CUmodule*>(library), code);
 }
 
