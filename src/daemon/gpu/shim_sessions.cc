@@ -185,47 +185,48 @@ void ShimSessions::OnMemReport(Connection& c, const GpuKey& gpu, const proto::Me
   // A refused grant that is possible now goes out at the loop's Tick after this read.
 }
 
-void ShimSessions::OnMemoryQuery(Connection& c, const Frame& f) {
+bool ShimSessions::FreshQuery(Connection& c, const char* what) {
   if (c.kind != Connection::Kind::kUnknown) {
-    return t_.drop(c.id, "a memory query after its hello");
+    t_.drop(c.id, std::string(what) + " after its hello");
+    return false;
   }
   c.kind = Connection::Kind::kCli;  // nothing to undo when it closes
+  return true;
+}
+
+bool ShimSessions::ProvesJob(const Connection& c, uint64_t job_id,
+                             const uint8_t (&token)[16]) const {
+  auto it = p_.table.jobs.find(job_id);
+  return it != p_.table.jobs.end() && MayJoin(c, *it->second, token);
+}
+
+void ShimSessions::OnMemoryQuery(Connection& c, const Frame& f) {
+  if (!FreshQuery(c, "a memory query")) return;
   proto::MemQueryMsg q;
   std::memcpy(&q, f.payload.data(), sizeof q);
   proto::MemViewMsg v{};
   v.gpu = q.gpu;
-  auto it = p_.table.jobs.find(q.job_id);
-  if (it != p_.table.jobs.end() && MayJoin(c, *it->second, q.token)) {
+  if (ProvesJob(c, q.job_id, q.token)) {
     const GpuKey gpu = FormatGpuUuid(q.gpu);
     v.others_fixed = p_.ledger.FixedOfOthers(gpu, q.job_id);
     v.job_used = p_.ledger.UsedBy(q.job_id, gpu);
     v.known = 1;
   }
-  t_.send(c.id, EncodeFrame(proto::MsgType::kMemoryView,
-                            std::string_view(reinterpret_cast<const char*>(&v), sizeof v)));
+  t_.send(c.id, EncodeStruct(proto::MsgType::kMemoryView, v));
 }
 
 void ShimSessions::OnHostPoolQuery(Connection& c, const Frame& f) {
-  if (c.kind != Connection::Kind::kUnknown) {
-    return t_.drop(c.id, "a host pool query after its hello");
-  }
-  c.kind = Connection::Kind::kCli;  // nothing to undo when it closes
+  if (!FreshQuery(c, "a host pool query")) return;
   proto::HostPoolQueryMsg q;
   std::memcpy(&q, f.payload.data(), sizeof q);
-  int fd = -1;
-  auto it = p_.table.jobs.find(q.job_id);
-  if (it != p_.table.jobs.end() && MayJoin(c, *it->second, q.token) && t_.send_fd &&
-      ShimsOf(c.uid, c.id) > 0) {
-    fd = p_.pools.For(c.uid);
-  }
+  const int fd = ProvesJob(c, q.job_id, q.token) && t_.send_fd && ShimsOf(c.uid, c.id) > 0
+                     ? p_.pools.For(c.uid)
+                     : -1;
   proto::HostPoolMsg m{};
   m.bytes = fd >= 0 ? p_.pools.FileBytes() : 0;
-  const std::string frame = EncodeFrame(
-      proto::MsgType::kHostPool, std::string_view(reinterpret_cast<const char*>(&m), sizeof m));
-  if (fd < 0 || !t_.send_fd(c.id, frame, fd)) {
+  if (fd < 0 || !t_.send_fd(c.id, EncodeStruct(proto::MsgType::kHostPool, m), fd)) {
     m.bytes = 0;
-    t_.send(c.id, EncodeFrame(proto::MsgType::kHostPool,
-                              std::string_view(reinterpret_cast<const char*>(&m), sizeof m)));
+    t_.send(c.id, EncodeStruct(proto::MsgType::kHostPool, m));
   }
 }
 

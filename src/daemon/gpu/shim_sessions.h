@@ -107,6 +107,17 @@ class ShimSessions {
  private:
   // Whether `c` may join active `job`: AccessGuard::ProvesJob with the hello's token bytes.
   bool MayJoin(const Connection& c, const ActiveJob& job, const uint8_t (&token)[16]) const;
+  // A query on a connection of its own (kMemoryQuery, kHostPoolQuery) comes as its first
+  // frame: then the connection is a CLI's and true; else it is dropped ("`what` after its
+  // hello") and false.
+  bool FreshQuery(Connection& c, const char* what);
+  // Whether `job_id` is active and `c` may join it with `token` (MayJoin).
+  bool ProvesJob(const Connection& c, uint64_t job_id, const uint8_t (&token)[16]) const;
+  // The frame of a binary message.
+  template <class Msg>
+  static std::string EncodeStruct(proto::MsgType type, const Msg& m) {
+    return EncodeFrame(type, std::string_view(reinterpret_cast<const char*>(&m), sizeof m));
+  }
   // Shim connections of `uid` other than `except`.
   int ShimsOf(uid_t uid, ConnId except) const;
   void OnHello(Connection& c, const proto::HelloMsg& hello);
