@@ -91,6 +91,20 @@ MUTANTS = [
      "case JobFieldShown::kArrayTask: return true;", "a job that is no array task gets 0 array fields, not null"),
     ("client-reply-bound", "src/ipc/frame_io.cc", "proto::CheckHeader(h, max_payload);",
      "proto::CheckHeader(h, UINT32_MAX);", "a client reads a reply of any length"),
+    ("pool-query-proof", "src/daemon/gpu/shim_sessions.cc",
+     "const int fd = ProvesJob(c, q.job_id, q.token) && t_.send_fd &&",
+     "const int fd = t_.send_fd &&",
+     "a host pool to a query that does not prove its job"),
+    ("pool-query-uid", "src/daemon/gpu/shim_sessions.cc", "? p_.pools.For(c.uid)",
+     "? p_.pools.For(0)", "one host pool for every user"),
+    ("ledger-shared-once", "src/policy/memory_ledger.cc",
+     "  if (!all_users) return n + SharedPoolFree(uid);", "  if (!all_users) return n;",
+     "a user's shared pool left out of their host budget"),
+    ("shared-pool-owner", "shim/memory/shared_pool.cc", "    if (hdr_->owner[u] == me) {",
+     "    if (hdr_->owner[u] != 0) {", "a process frees another's extents"),
+    ("shared-pool-reclaim", "shim/memory/shared_pool.cc",
+     "    if (s != slot_ && hdr_->slots[s].pid != 0 && !SlotAliveLocked(s)) freed += FreeSlotLocked(s);",
+     "", "a gone process's extents never come back"),
 ]
 
 
