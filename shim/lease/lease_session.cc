@@ -59,8 +59,7 @@ void LeaseSession::GoUngated(const char* why) {
   ungated_ = true;
   shim_.WentUngated();
   for (int i = 0; i < kMaxDevices; ++i) {
-    DeviceState& d = dev_[i];
-    d.requested = d.holding = d.dropping = d.drop_deferred = false;
+    dev_[i].ForgetLease();
     shim_.Memory().RunAlone(i);
     gates_[i].Open();
   }
@@ -103,7 +102,7 @@ void LeaseSession::ResetAfterFork() {
   ungated_ = false;
   for (int i = 0; i < kMaxDevices; ++i) {
     DeviceState& d = dev_[i];
-    d.requested = d.holding = d.dropping = d.drop_deferred = false;
+    d.ForgetLease();
     d.waiters = 0;
     d.gaps.Reset();
     d.handoff_ms = -1;

@@ -29,6 +29,8 @@ struct DeviceState {
   bool holding GUARDED_BY(g_mu) = false;        // the daemon granted the lease (gate may be open)
   bool dropping GUARDED_BY(g_mu) = false;       // a release is in progress
   bool drop_deferred GUARDED_BY(g_mu) = false;  // DROP arrived during a stream capture
+  // No lease, none asked for, none being given back (no daemon, or a forked child's start).
+  void ForgetLease() REQUIRES(g_mu) { requested = holding = dropping = drop_deferred = false; }
   bool uuid_known = false;
   int waiters GUARDED_BY(g_mu) = 0;     // threads blocked in EnterSlow
   uint64_t epoch GUARDED_BY(g_mu) = 0;  // epoch of the current grant
