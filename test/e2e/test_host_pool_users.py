@@ -1,0 +1,106 @@
+"""Two Unix users' swapping jobs under one `gshare daemon --system` (docs/memory.md, "Pinned host
+pool"): each user's job gets its own user's host pool, never the other's. Users made with
+useradd; the jobs are `gshare run --memory swap` in cron's bare environment, on one fake GPU whose
+memory both share (FAKE_CUDA_DEVICE_FILE), so their memory adds up to more than it and they take
+turns, each evicted into host memory. Both pools are memory files from the daemon; the test
+reads, as root, which file each job's process maps.
+
+Needs root (CI runs as root)."""
+import os
+import shutil
+import subprocess
+import time
+import unittest
+
+from gshare_e2e import FAKE_APP, FAKECUDA_DIR, GSHARE, MARKER, SystemDaemonCase
+
+USERS = ("gshpoola", "gshpoolb")
+MIB = 1 << 20
+DEVICE = 256 * MIB  # two 150 MiB jobs do not fit together
+
+
+def pool_files(pid):
+    """The inodes of the shared host pool files process `pid` maps."""
+    try:
+        with open("/proc/%d/maps" % pid) as f:
+            return {line.split()[4] for line in f if "memfd:gshare-host-pool" in line}
+    except OSError:
+        return set()
+
+
+def fake_app_of(uid):
+    """The pid of the fake_app process `uid` runs, or None."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as f:
+                argv0 = f.read().split(b"\0", 1)[0].decode(errors="replace")
+            if os.stat("/proc/" + entry).st_uid == uid and argv0 == FAKE_APP:
+                return int(entry)
+        except OSError:
+            continue
+    return None
+
+
+@unittest.skipUnless(os.geteuid() == 0, "needs root: it creates users and a system daemon")
+@unittest.skipUnless(shutil.which("useradd") and shutil.which("runuser"), "needs useradd, runuser")
+class HostPoolUsersTest(SystemDaemonCase):
+    def setUp(self):
+        self.setup_system(USERS, '[scheduler]\nsharing = "auto"\n'
+                          '[memory]\ncontext_reserve = "1MiB"\n')
+        self.a, self.b = self.users
+        self.device = os.path.join(self.sys, "device")
+        with open(self.device, "wb"):
+            pass
+        os.chmod(self.device, 0o666)
+
+    def start_job(self, user, name):
+        env = {
+            "HOME": self.homes[user.pw_name],
+            "PATH": "/usr/bin:/bin",
+            MARKER: self.h.tmp,
+            "LD_LIBRARY_PATH": FAKECUDA_DIR,
+            "FAKE_CUDA_LOG": self.h.log,
+            "FAKE_CUDA_DEVICE_FILE": self.device,
+            "FAKE_CUDA_MEM_BYTES": str(DEVICE),
+            "FAKE_CUDA_KERNEL_MS": "20",
+            "GSHARE_SYSTEM_SOCKET": self.socket,
+        }
+        argv = ["runuser", "-u", user.pw_name, "--", "env", "-i"]
+        argv += ["%s=%s" % kv for kv in env.items()]
+        # A quantum of the job's own: the user's config, empty, would leave the default.
+        argv += [GSHARE, "run", "-J", name, "--quantum", "500ms", "--memory", "swap", "--",
+                 FAKE_APP, "--kernels", "0", "--swap-check", str(150 * MIB), "--cycles", "30",
+                 "--gap-ms", "30"]
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=self.homes[user.pw_name])
+        self.addCleanup(lambda: p.poll() is None and p.kill())
+        return p
+
+    def test_each_users_jobs_swap_into_their_own_users_pool(self):
+        self.start_system()
+        jobs = {u.pw_name: self.start_job(u, "pool-" + u.pw_name) for u in self.users}
+        pools = {}
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and len(pools) < 2:
+            for u in self.users:
+                pid = fake_app_of(u.pw_uid)
+                files = pool_files(pid) if pid else set()
+                if files:
+                    pools[u.pw_name] = files
+            time.sleep(0.1)
+        self.assertEqual(len(pools), 2, "not both jobs mapped a host pool: %s\n%s" % (
+            pools, self.log()))
+        a, b = (pools[u.pw_name] for u in self.users)
+        self.assertEqual(len(a), 1, pools)
+        self.assertEqual(len(b), 1, pools)
+        self.assertNotEqual(a, b, "two users' jobs share one host pool")
+        for name, p in jobs.items():
+            out, err = p.communicate(timeout=120)
+            self.assertEqual(p.returncode, 0, "%s: %s\n%s\n%s" % (name, out, err, self.log()))
+            self.assertIn("fake_app: swap-check ok cycles=30", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
