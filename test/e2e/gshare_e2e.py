@@ -145,6 +145,16 @@ def children_of(pid):
     return out
 
 
+def host_pool_files(pid):
+    """The inodes of the shared host pool files (docs/memory.md "Pinned host pool") that
+    process `pid` maps; empty when it maps none or is gone."""
+    try:
+        with open("/proc/%d/maps" % pid) as f:
+            return {line.split()[4] for line in f if "memfd:gshare-host-pool" in line}
+    except OSError:
+        return set()
+
+
 def overlaps(a, b):
     """Pairs (x, y), x from a and y from b, whose [start, end] intervals intersect."""
     return [(x, y) for x in a for y in b if x.start < y.end and y.start < x.end]

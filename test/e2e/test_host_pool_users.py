@@ -12,20 +12,12 @@ import subprocess
 import time
 import unittest
 
-from gshare_e2e import FAKE_APP, FAKECUDA_DIR, GSHARE, MARKER, SystemDaemonCase
+from gshare_e2e import (FAKE_APP, FAKECUDA_DIR, GSHARE, MARKER, SystemDaemonCase,
+                        host_pool_files)
 
 USERS = ("gshpoola", "gshpoolb")
 MIB = 1 << 20
 DEVICE = 256 * MIB  # two 150 MiB jobs do not fit together
-
-
-def pool_files(pid):
-    """The inodes of the shared host pool files process `pid` maps."""
-    try:
-        with open("/proc/%d/maps" % pid) as f:
-            return {line.split()[4] for line in f if "memfd:gshare-host-pool" in line}
-    except OSError:
-        return set()
 
 
 def fake_app_of(uid):
@@ -86,7 +78,7 @@ class HostPoolUsersTest(SystemDaemonCase):
         while time.monotonic() < deadline and len(pools) < 2:
             for u in self.users:
                 pid = fake_app_of(u.pw_uid)
-                files = pool_files(pid) if pid else set()
+                files = host_pool_files(pid) if pid else set()
                 if files:
                     pools[u.pw_name] = files
             time.sleep(0.1)

@@ -17,7 +17,7 @@ import re
 import subprocess
 import unittest
 
-from gshare_e2e import FAKE_APP, SHIM, TestCase, overlaps
+from gshare_e2e import FAKE_APP, SHIM, TestCase, host_pool_files, overlaps
 
 MIB = 1 << 20
 DEVICE = 256 * MIB  # the fake GPU
@@ -112,14 +112,6 @@ class MemorySwapTest(TestCase):
             used = int.from_bytes(f.read(8), "little")
         self.assertEqual(used, 0, "device bytes still charged after both jobs ended")
 
-    def pool_files(self, pid):
-        """The inodes of the shared host pool files process `pid` maps."""
-        try:
-            with open("/proc/%d/maps" % pid) as f:
-                return {line.split()[4] for line in f if "memfd:gshare-host-pool" in line}
-        except OSError:
-            return set()
-
     def test_one_users_jobs_share_one_host_pool(self):
         h = self.harness(quantum="500ms")
         h.start_daemon()
@@ -132,16 +124,18 @@ class MemorySwapTest(TestCase):
 
         def both_mapped():
             for name, pid in pids.items():
-                pools[name] = pools.get(name) or self.pool_files(pid)
+                pools[name] = pools.get(name) or host_pool_files(pid)
             return bool(pools["a"]) and bool(pools["b"])
         h.wait_for(both_mapped, 90, "both jobs to map a host pool (they swap)")
         self.assertEqual(pools["a"], pools["b"], "one user's jobs got different pools")
         self.assertEqual(len(pools["a"]), 1, pools)
         for job in (a, b, own):
             self.assert_swap_ok(h, job, cycles=30)
-        self.assertEqual(pools["own"], set(), "a job that asked for its own pool mapped the shared one")
+        self.assertEqual(pools["own"], set(),
+                         "a job that asked for its own pool mapped the shared one")
         moved = re.findall(r"evicted (\d+) bytes, swapped in (\d+) bytes", self.daemon_log(h))
-        self.assertTrue(any(int(e) > 0 and int(i) > 0 for e, i in moved), "no handoff moved memory")
+        self.assertTrue(any(int(e) > 0 and int(i) > 0 for e, i in moved),
+                        "no handoff moved memory")
 
     def test_pair_that_fits_shares_the_gpu(self):
         h = self.harness()
