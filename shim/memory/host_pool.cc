@@ -266,9 +266,10 @@ void* HostPool::TakeShared(uint64_t units) {
       shared_.Give(p, units);
       return nullptr;
     }
-    // No room: extents of processes that are gone come back first, else one more block.
+    // No room: extents of processes that are gone come back first, else a new block. (Blocks
+    // populated but not pinned here were looked at already: Take considers every one.)
     grow_mu_.Lock();
-    const bool more = shared_.Reclaim() > 0 || AddSharedBlock();
+    const bool more = ReclaimDue() || PopulateSharedBlock();
     grow_mu_.Unlock();
     if (!more) return nullptr;
   }
@@ -322,6 +323,23 @@ bool HostPool::AddSharedBlock() {
       mine = registered_[b];
     }
     if (!mine && shared_.Ready(b)) return RegisterShared(b);
+  }
+  return PopulateSharedBlock();
+}
+
+bool HostPool::ReclaimDue() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const int64_t now = static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  if (now - last_reclaim_ns_ < kReclaimEveryNs) return false;
+  last_reclaim_ns_ = now;
+  return shared_.Reclaim() > 0;
+}
+
+bool HostPool::PopulateSharedBlock() {
+  {
+    MutexLock lock(mu_);
+    if (limit_ != 0 && shared_.OwnedBytes() + kBlockBytes > limit_) return false;
   }
   const int b = shared_.ClaimEmpty();
   if (b < 0) return false;

@@ -104,6 +104,13 @@ class HostPool {
   // One more block of the shared pool this process can use: a populated one it has not
   // pinned, else an empty one it populates and pins. False when there is none (or the limit).
   bool AddSharedBlock() REQUIRES(grow_mu_) EXCLUDES(mu_);
+  // An empty block of the shared pool populated and pinned here; false when none is empty.
+  bool PopulateSharedBlock() REQUIRES(grow_mu_) EXCLUDES(mu_);
+  // SharedPool::Reclaim at most every kReclaimEveryNs (it reads /proc for every other slot
+  // under the pool's mutex, and an eviction into a full pool asks every millisecond); true
+  // when it freed units.
+  bool ReclaimDue() REQUIRES(grow_mu_);
+  static constexpr int64_t kReclaimEveryNs = 100'000'000;
 
   // Lock order: grow_mu_, then mu_. mu_ is never held across a driver call; grow_mu_ is held
   // for one whole pinning.
@@ -118,6 +125,7 @@ class HostPool {
   std::atomic<bool> shared_on_{false};
   pid_t shared_pid_ = 0;  // written once, before shared_on_
   bool shared_tried_ GUARDED_BY(grow_mu_) = false;
+  int64_t last_reclaim_ns_ GUARDED_BY(grow_mu_) = INT64_MIN / 2;
   bool registered_[SharedPool::kMaxBlocks] GUARDED_BY(mu_) = {};  // pinned in this process
 };
 
