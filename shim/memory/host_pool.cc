@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "memory/memory_host.h"
+#include "memory/mono_clock.h"
 #include "memory/room_wait.h"
 #include "memory/vmm_driver.h"
 
@@ -157,13 +158,8 @@ void* HostPool::Take(uint64_t bytes) {
 void* HostPool::TakeWaiting(uint64_t bytes, int64_t stall_ns) {
   void* p = Take(bytes);
   if (p != nullptr || !SharedHere()) return p;
-  auto now = [] {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-  };
-  RoomWait wait(stall_ns, now());
-  while (p == nullptr && wait.KeepWaiting(now(), shared_.FreeBytesIn(nullptr))) {
+  RoomWait wait(stall_ns, MonoNowNs());
+  while (p == nullptr && wait.KeepWaiting(MonoNowNs(), shared_.FreeBytesIn(nullptr))) {
     timespec ms{0, 1'000'000};
     nanosleep(&ms, nullptr);
     p = Take(bytes);
@@ -291,30 +287,24 @@ bool HostPool::RegisterShared(int b) {
   return true;
 }
 
-int HostPool::PinShared() {
-  if (!SharedHere()) return 0;
-  int pinned = 0;
+void HostPool::PinShared() {
+  if (!SharedHere()) return;
   for (int b = 0; b < shared_.blocks(); ++b) {
     if (!shared_.Ready(b)) continue;
     grow_mu_.Lock();
-    bool was;
-    {
-      MutexLock lock(mu_);
-      was = registered_[b];
-    }
-    const bool now = was || RegisterShared(b);
+    const bool pinned = RegisterShared(b);  // at once when it is pinned here already
     grow_mu_.Unlock();
-    if (!now) break;  // the host cannot pin more: the evictions will say so
-    pinned += was ? 0 : 1;
+    if (!pinned) break;  // the host cannot pin more: the evictions will say so
   }
-  return pinned;
+}
+
+bool HostPool::SharedAtLimit() {
+  MutexLock lock(mu_);
+  return limit_ != 0 && shared_.OwnedBytes() + kBlockBytes > limit_;
 }
 
 bool HostPool::AddSharedBlock() {
-  {
-    MutexLock lock(mu_);
-    if (limit_ != 0 && shared_.OwnedBytes() + kBlockBytes > limit_) return false;
-  }
+  if (SharedAtLimit()) return false;
   // A block another process populated costs this one only its pinning.
   for (int b = 0; b < shared_.blocks(); ++b) {
     bool mine;
@@ -328,19 +318,14 @@ bool HostPool::AddSharedBlock() {
 }
 
 bool HostPool::ReclaimDue() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  const int64_t now = static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  const int64_t now = MonoNowNs();
   if (now - last_reclaim_ns_ < kReclaimEveryNs) return false;
   last_reclaim_ns_ = now;
   return shared_.Reclaim() > 0;
 }
 
 bool HostPool::PopulateSharedBlock() {
-  {
-    MutexLock lock(mu_);
-    if (limit_ != 0 && shared_.OwnedBytes() + kBlockBytes > limit_) return false;
-  }
+  if (SharedAtLimit()) return false;
   const int b = shared_.ClaimEmpty();
   if (b < 0) return false;
   Populate(shared_.Block(b));

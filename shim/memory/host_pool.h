@@ -56,8 +56,8 @@ class HostPool {
   // hold of the growth lock (an eviction that needs a block waits for one pinning at most).
   // Slow (a GiB costs 0.04-0.07 s of pinning, more without huge pages) and it holds up the
   // process's other driver calls meanwhile: call it while the process is idle (staging). A
-  // context must be current. Returns the blocks pinned now; 0 with a pool of its own.
-  int PinShared() EXCLUDES(mu_, grow_mu_);
+  // context must be current. Nothing with a pool of its own.
+  void PinShared() EXCLUDES(mu_, grow_mu_);
   // Upper bound of pinned bytes (0: none).
   void SetLimit(uint64_t bytes) EXCLUDES(mu_);
   // Pinned bytes of the process's own pool; in a shared pool, its own extents.
@@ -104,6 +104,8 @@ class HostPool {
   // One more block of the shared pool this process can use: a populated one it has not
   // pinned, else an empty one it populates and pins. False when there is none (or the limit).
   bool AddSharedBlock() REQUIRES(grow_mu_) EXCLUDES(mu_);
+  // Whether another block would take this process's extents past its limit (SetLimit).
+  bool SharedAtLimit() EXCLUDES(mu_);
   // An empty block of the shared pool populated and pinned here; false when none is empty.
   bool PopulateSharedBlock() REQUIRES(grow_mu_) EXCLUDES(mu_);
   // SharedPool::Reclaim at most every kReclaimEveryNs (it reads /proc for every other slot

@@ -1,7 +1,5 @@
 #include "memory/managed_space.h"
 
-#include <time.h>
-
 #include <cstdlib>
 #include <cstring>
 
@@ -9,17 +7,12 @@
 #include "driver/real_driver.h"
 #include "shim_log.h"
 #include "memory/vmm_driver.h"
+#include "memory/mono_clock.h"
 
 namespace gshare::shim {
 namespace {
 constexpr unsigned kAttachGlobal = 0x1;         // cuda.h CU_MEM_ATTACH_GLOBAL
 constexpr CUmemLocationType kLocationHost = 2;  // cuda.h CU_MEM_LOCATION_TYPE_HOST
-
-int64_t NowNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
 
 using AllocManagedFn = CUresult (*)(CUdeviceptr*, size_t, unsigned);
 using PrefetchFn = CUresult (*)(CUdeviceptr, size_t, CUmemLocation, unsigned, CUstream);
@@ -77,7 +70,7 @@ uint64_t ManagedSpace::Prefetch(int device, bool to_gpu, uint64_t* ns) {
   uint64_t moved = 0;
   CUcontext ctx = ctx_[device];
   if (ctx != nullptr && count_ > 0 && Extras().cuCtxPushCurrent_v2(ctx) == CUDA_SUCCESS) {
-    int64_t start = NowNs();
+    int64_t start = MonoNowNs();
     if (stream_[device] == nullptr) Vmm()->cuStreamCreate(&stream_[device], kStreamNonBlocking);
     auto prefetch = reinterpret_cast<PrefetchFn>(RealFunction(kHook_cuMemPrefetchAsync_v2));
     CUmemLocation where{};
@@ -92,7 +85,7 @@ uint64_t ManagedSpace::Prefetch(int device, bool to_gpu, uint64_t* ns) {
     CUcontext popped;
     Extras().cuCtxPopCurrent_v2(&popped);
     on_gpu_[device] = to_gpu;
-    *ns = static_cast<uint64_t>(NowNs() - start);
+    *ns = static_cast<uint64_t>(MonoNowNs() - start);
   }
   mu_.Unlock();
   return moved;

@@ -123,14 +123,16 @@ bool SharedPool::Attach(int fd) {
     Unlock();
   }
   if (slot < 0) {
-    AbandonForTest();
+    Unmap();
     return false;
   }
   slot_ = slot;
   return true;
 }
 
-void SharedPool::AbandonForTest() {
+void SharedPool::AbandonForTest() { Unmap(); }
+
+void SharedPool::Unmap() {
   if (base_ != nullptr) munmap(base_, mapped_);
   hdr_ = nullptr;
   base_ = nullptr;

@@ -80,6 +80,8 @@ class SharedPool {
   struct Header;
   bool Lock();
   void Unlock();
+  // Unmaps the pool and forgets it, freeing nothing in it.
+  void Unmap();
   // Frees every unit and claim of `slot`. Under the header's mutex.
   int FreeSlotLocked(int slot);
   bool SlotAliveLocked(int slot) const;

@@ -13,6 +13,7 @@
 #include "driver/real_driver.h"
 #include "memory/room_wait.h"
 #include "memory/host_pool.h"
+#include "memory/mono_clock.h"
 #include "memory/swap_records.h"
 #include "memory/swap_space.h"
 #include "memory/vmm_driver.h"
@@ -58,11 +59,7 @@ inline void GiveHost(HostPool& pool, Chunk& c) {
   c.host = nullptr;
 }
 
-inline int64_t NowNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
+inline int64_t NowNs() { return MonoNowNs(); }
 
 // GSHARE_TRACE_SWAP set (to anything): each eviction, swap-in and pin-ahead of the swap
 // engine ends with one line on stderr, "gshare: trace <evict|swapin|pin> <bytes> <begin>

@@ -5,15 +5,11 @@
 #include "base/byte_size.h"
 
 namespace gshare {
-namespace {
 
-// The machine's RAM in bytes: what a host budget's "%" is of.
 uint64_t PhysicalRamBytes() {
   return static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
          static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
 }
-
-}  // namespace
 
 uint64_t HostBudgetBytes(const Config& config) {
   const uint64_t ram = PhysicalRamBytes();

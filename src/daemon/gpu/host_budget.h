@@ -14,5 +14,7 @@ namespace gshare {
 uint64_t HostBudgetBytes(const Config& config);
 // [memory] host_budget_per_user in bytes; 0 (no limit) when unset or not parsed.
 uint64_t UserHostBudgetBytes(const Config& config);
+// The machine's RAM in bytes: what a budget's "%" is of.
+uint64_t PhysicalRamBytes();
 
 }  // namespace gshare

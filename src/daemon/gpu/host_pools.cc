@@ -11,15 +11,14 @@
 #include <cerrno>
 #include <cstring>
 
+#include "daemon/gpu/host_budget.h"
 #include "gshare/protocol.h"
 
 namespace gshare {
 
-HostPools::HostPools(uint64_t budget) {
-  if (budget == 0) {
-    budget = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
-             static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE)) / 2;
-  }
+HostPools::HostPools(uint64_t per_user, uint64_t machine) {
+  uint64_t budget = per_user != 0 ? per_user : machine;
+  if (budget == 0) budget = PhysicalRamBytes() / 2;
   const uint64_t blocks =
       std::clamp<uint64_t>(budget / proto::kHostPoolBlockBytes, 1, proto::kHostPoolMaxBlocks);
   file_bytes_ = proto::kHostPoolHeaderBytes + blocks * proto::kHostPoolBlockBytes;

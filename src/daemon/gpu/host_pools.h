@@ -21,9 +21,9 @@ namespace gshare {
 
 class HostPools {
  public:
-  // `budget`: host bytes one user's pool may hold (host_budget_per_user when set, else
-  // host_budget); 0: half the machine's RAM.
-  explicit HostPools(uint64_t budget);
+  // One user's pool holds at most `per_user` bytes (host_budget_per_user) when that is set,
+  // else `machine` (host_budget); both 0 (no limits): half the machine's RAM.
+  HostPools(uint64_t per_user, uint64_t machine);
   // The pool of `uid` (the descriptor stays owned here), made now when it has none; -1 when
   // the file cannot be made (memfd_create or sealing refused; logged).
   int For(uid_t uid);

@@ -19,7 +19,6 @@
 #include "daemon/checkpoint/checkpoint_engine.h"
 #include "daemon/checkpoint/checkpoint_helper.h"
 #include "daemon/gpu/gpu_gate.h"
-#include "daemon/gpu/host_budget.h"
 #include "daemon/gpu/idle_stager.h"
 #include "daemon/gpu/lease_outbox.h"
 #include "daemon/gpu/memory_coordinator.h"
@@ -127,8 +126,7 @@ class DaemonParts final : private CheckpointEngine::Host,
   SlurmSteps slurm;
   JobRetention retention;
   StatusReporter status;
-  HostPools pools{UserHostBudgetBytes(options.config) != 0 ? UserHostBudgetBytes(options.config)
-                                                           : HostBudgetBytes(options.config)};
+  HostPools pools{ledger.options().host_budget_per_user, ledger.options().host_budget};
   GpuGate gpus{{[this]() -> const std::optional<std::vector<std::string>>& { return gpu_uuids; },
                 [this] { return gpu_count; }}};
   ShimSessions shims{
