@@ -37,6 +37,12 @@ struct alignas(64) BoardSlot {
   // watched shims before their bit clears, read by the yielding ones (shim/lease/quiet_forecast.h).
   std::atomic<int64_t> quiet_until_ns;
   std::atomic<int64_t> quiet_gap_ns;
+  // Bit s: the connection in seat s is a client of gshare's MPS server on this GPU, set by its
+  // own shim when seated and cleared with its seat (by the shim, or by the daemon for a seat
+  // freed). A yielding client runs beside a busy higher seat only when every seat it yields to
+  // has this bit: the kernels of a higher job outside MPS (isolation, another user's job) are
+  // time-sliced with the server's, so there it waits for that job's gaps as any yielder does.
+  std::atomic<uint64_t> mps_seats;
 };
 static_assert(sizeof(BoardSlot) == 64);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);

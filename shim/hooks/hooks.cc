@@ -134,7 +134,7 @@ class Submission {
       LeaseClient::Get().EnterSlow(device);
       // The grant may have come with a seat that yields (the daemon seats a process before
       // it grants): check again, outside the gate.
-      if (ConcurrentLanes() || !HigherBusy(device)) break;
+      if (ConcurrentOn(device) || !HigherBusy(device)) break;
       gate.Exit();
     }
     if (__builtin_expect(gate.MarkActive(), 0)) GapEnds(device);

@@ -169,7 +169,7 @@ bool ConcurrentLanes() {
 }
 
 void WaitForHigher(int device) {
-  if (ConcurrentLanes()) return;
+  if (ConcurrentOn(device)) return;
   Lane& l = g_lanes[device];
   proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
   if (slot == nullptr) return;
@@ -236,9 +236,12 @@ void SetSeat(int device, const char* board_path, uint32_t slot, uint32_t seat_pl
   if (old_slot != s || old_bit != bit) {
     l.watched.store(false, std::memory_order_relaxed);
     ClearBit(old_slot, old_bit);
+    if (old_slot != nullptr) old_slot->mps_seats.fetch_and(~old_bit, std::memory_order_acq_rel);
     l.own_bit.store(bit, std::memory_order_relaxed);
     l.slot.store(s, std::memory_order_release);
   }
+  // Before the yield mask below: whoever reads this seat's yield mask finds the bit set.
+  if (s != nullptr && ConcurrentLanes()) s->mps_seats.fetch_or(bit, std::memory_order_acq_rel);
   l.yielders.store(yielders > 0 ? yielders : 1, std::memory_order_relaxed);
   l.yield_mask.store(seated ? yield_mask & ~bit : 0, std::memory_order_relaxed);
   if (seated && watched) EnsureSentinel();

@@ -3,8 +3,9 @@
 // yields to, and its own seat's bit when a lower-priority seat yields to it.
 //
 // - A process that yields (yield mask not 0) waits, before each submission and outside the
-//   gate, while one of those seats is busy (an MPS client, ConcurrentLanes, does not wait; its
-//   window alone bounds it): it spins a few microseconds, then sleeps on the
+//   gate, while one of those seats is busy (an MPS client yielding to MPS clients only,
+//   ConcurrentOn, does not wait; its window alone bounds it): it spins a few microseconds,
+//   then sleeps on the
 //   slot's futex word, which the higher job's shim (or the daemon, for a process that died or
 //   was checkpointed) bumps when its bit clears. Its submissions are also windowed by GPU time
 //   (priority_window.h), so that what it has queued when the higher job comes back is short.
@@ -89,6 +90,20 @@ inline bool Yields(int device) {
 // not stop while one it yields to is busy, and its window bounds what it keeps queued meanwhile
 // (priority_window.h). Read once; any thread.
 bool ConcurrentLanes();
+
+// Whether this process runs beside the busy seats it yields to on `device`: it is an MPS
+// client (ConcurrentLanes) and so is every seat it yields to (the board's mps_seats). A higher
+// job outside MPS (GSHARE_MPS=0, another user's, a checkpoint-engine job) is time-sliced with
+// the server's clients, and a client that ran beside it would take its time slices: beside
+// such a job a client waits for its gaps as a process outside MPS does. Two relaxed loads;
+// any thread.
+inline bool ConcurrentOn(int device) {
+  if (!ConcurrentLanes()) return false;
+  const Lane& l = g_lanes[device];
+  const uint64_t mask = l.yield_mask.load(std::memory_order_relaxed);
+  const proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
+  return slot == nullptr || (mask & ~slot->mps_seats.load(std::memory_order_relaxed)) == 0;
+}
 
 namespace lease {
 

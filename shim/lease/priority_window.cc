@@ -126,7 +126,7 @@ bool PriorityWindows::Admit(int device, uint64_t shape, CUstream stream, bool pe
   v.waited_gap_start = *waited_gap_start;
   v.gap_turn_taken = slot != nullptr && slot->gap_turn.load(std::memory_order_relaxed) ==
                                             slot->idle_seq.load(std::memory_order_acquire);
-  v.concurrent = seams_->concurrent();
+  v.concurrent = seams_->concurrent(device);
   if (v.concurrent) {
     v.higher_busy = seams_->higher_busy(device);
     v.concurrent_budget_ns = ShareOfBudgetNs(concurrent_ns_, "GSHARE_PRIORITY_CONCURRENT_US",

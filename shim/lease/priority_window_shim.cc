@@ -36,7 +36,7 @@ constexpr WindowSeams kSeams = {
     [](int device) { return g_lanes[device].slot.load(std::memory_order_acquire); },
     [](int device) { return g_lanes[device].yielders.load(std::memory_order_relaxed); },
     &HigherBusy,
-    &ConcurrentLanes,
+    &ConcurrentOn,
     &SmPartition::Possible,
     &WaitForGapStart,
 };

@@ -349,13 +349,13 @@ class Harness:
         """Starts `gshare --config C run RUN_OPTS -- COMMAND` in the background."""
         return self.start(self.gshare_argv("run", *run_opts, "--", *command), name, env)
 
-    def start_fake(self, fake_args, run_opts=(), linked=False, name=None):
+    def start_fake(self, fake_args, run_opts=(), linked=False, name=None, env=None):
         app = FAKE_APP_LINKED if linked else FAKE_APP
         self._counter += 1
         name = name or "fake%d" % self._counter
         if "-J" not in run_opts and "--name" not in run_opts:
             run_opts = ["-J", name] + list(run_opts)
-        job = self.start_run([app] + [str(a) for a in fake_args], run_opts, name)
+        job = self.start_run([app] + [str(a) for a in fake_args], run_opts, name, env)
         job.child_pid()
         return job
 

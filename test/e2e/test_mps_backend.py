@@ -158,11 +158,11 @@ class MpsBackendTest(TestCase):
         r = h.gshare("daemon")
         h.assert_error_line(r, 1, "mps.batch_thread_percentage")
 
-    def run_beside(self, sm_pct=None):
+    def run_pair(self, sm_pct=None, high_env=None):
         """The lanes test's pair (test_priority_lanes.py): a service of 20 ms requests 60 ms
-        apart, and a batch job of 2 ms kernels all queued at once. Outside MPS the batch job's
-        kernels start in the service's gaps only; as an MPS client it runs beside. Returns the
-        service's kernels and the batch job's, by start time."""
+        apart, and a batch job of 2 ms kernels all queued at once, the batch job an MPS client.
+        `high_env`: the service's environment's additions. Returns the harness, the service's
+        kernels and the batch job's, by start time."""
         h = self.mps_harness()
         if sm_pct is not None:
             h.env["GSHARE_PRIORITY_SM_PCT"] = str(sm_pct)
@@ -173,12 +173,19 @@ class MpsBackendTest(TestCase):
                             "--consumer"], ["-p", "0"], name="low")
         lp = low.child_pid()
         h.wait_kernels(lp, 5)
+        env = dict(h.env, **high_env) if high_env else None
         high = h.start_fake(["--kernels", high_n, "--kernel-ms", 20, "--sync-every", 1,
-                             "--gap-ms", 60], ["-p", "10"], name="high")
+                             "--gap-ms", 60], ["-p", "10"], name="high", env=env)
         hp = high.child_pid()
         h.assert_done(high, high_n)
         h.assert_done(low, low_n)
-        hi, lo = h.ops("K", hp), h.ops("K", lp)
+        return h, h.ops("K", hp), h.ops("K", lp)
+
+    def run_beside(self, sm_pct=None):
+        """run_pair: as an MPS client beside an MPS client the batch job runs beside the busy
+        service instead of in its gaps only."""
+        h, hi, lo = self.run_pair(sm_pct)
+        high_n = len(hi)
         inside = [sum(1 for o in lo if k.start < o.start < k.end) for k in hi]
         # Beside a 20 ms kernel about ten 2 ms kernels start; the lanes allow at most 3.
         self.assertGreaterEqual(sum(1 for n in inside if n >= 5), high_n // 2,
@@ -207,6 +214,20 @@ class MpsBackendTest(TestCase):
     def test_no_sm_partition_when_its_share_is_zero(self):
         _, lo = self.run_beside(sm_pct=0)
         self.assertEqual([o.name for o in lo if "@" in o.name], [])
+
+    def test_a_client_waits_for_the_gaps_of_a_higher_job_outside_mps(self):
+        # The service asks for isolation: it runs outside MPS, time-sliced with the server's
+        # clients, so the batch client beside it fills its gaps only, as outside MPS.
+        h, hi, lo = self.run_pair(high_env={"GSHARE_MPS": "0"})
+        self.assertEqual(len(hi), 12)
+        # Beside a 20 ms kernel about ten 2 ms kernels would start; the gap rule allows ~1.
+        # The first request meets the burst the batch job queued before it yielded.
+        inside = [sum(1 for o in lo if k.start < o.start < k.end) for k in hi[1:]]
+        self.assertLessEqual(max(inside), 3, "the client ran beside the isolated service: %s"
+                             % inside)
+        in_gaps = [sum(1 for o in lo if a.end < o.start < b.start) for a, b in zip(hi, hi[1:])]
+        self.assertGreaterEqual(sum(1 for n in in_gaps if n > 0), len(hi) - 2, in_gaps)
+        self.assertEqual([o.name for o in lo if "@" in o.name], [], "kernels went narrow")
 
 ENV_LINE = "env | grep -E '^CUDA_MPS_(PIPE_DIRECTORY|CLIENT_PRIORITY)=' | sort"
 

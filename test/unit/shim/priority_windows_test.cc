@@ -78,7 +78,7 @@ constexpr WindowSeams kSeams = {
     [](int) -> proto::BoardSlot* { return nullptr; },
     [](int) -> uint32_t { return 1; },
     [](int) { return g_gpu->higher_busy; },
-    [] { return g_gpu->concurrent; },
+    [](int) { return g_gpu->concurrent; },
     [](int) { return g_gpu->can_narrow; },
     [](int, const QuietSpell&) { ++g_gpu->gap_waits; },
 };
