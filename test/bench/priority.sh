@@ -60,6 +60,13 @@
 #                   training's wait from its start to its first logged step (`-`: none), and
 #                   for SERVICE=llm p99_after_arrival / n_after_arrival: the nearest-rank TTFT
 #                   p99 (ms) of the requests sent from the arrival on, and their number
+#   PAUSE_PERIOD    when set (seconds), the trainings' processes are stopped (SIGSTOP) and
+#                   continued (SIGCONT) in turns every PAUSE_PERIOD s through the service's
+#                   window, starting with them running (`pause`/`resume` lines in times.txt), so
+#                   that the same service process is measured beside them and alone, interleaved
+#                   in one window; test/bench/phase_stats.py then prints a second line,
+#                   `phases case=...` (shared and alone p50/p99 and their ratio, the trainings'
+#                   rate while running ÷ before the window); `during` counts the stopped time too
 # Cost (estimated): alone ~40 s, each bareN or gshareN ~60-90 s (start-ups ~15-25 s, MIN_STEPS,
 # the service's start-up and window, AFTER_SECONDS): ~6 min for the default CASES.
 # Exit: 0 when every case's service produced its result line, 1 otherwise, 2 on usage errors.
@@ -88,6 +95,9 @@ service="${SERVICE:-resnet}"
 arrive_after="${ARRIVE_AFTER:-}"
 [[ -z $arrive_after || $arrive_after =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
   { say "ARRIVE_AFTER must be a number of seconds, not '$arrive_after'"; exit 2; }
+pause_period="${PAUSE_PERIOD:-}"
+[[ -z $pause_period || $pause_period =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+  { say "PAUSE_PERIOD must be a number of seconds, not '$pause_period'"; exit 2; }
 read -r -a llm_args <<<"${LLM_ARGS:-}"
 for v in seconds min_steps after start_tmo train_steps train_batch warmup service_batch; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { say "$v must be a whole number, not '${!v}'"; exit 2; }
@@ -125,6 +135,44 @@ timeout 30 "$gshare" daemon stop >/dev/null 2>&1 || true
 snooze() { sleep "$1" & wait "$!"; }   # a sleep that a TERM or INT cuts short
 
 log_steps() { [[ -f $1 ]] && wc -l <"$1" || echo 0; }
+
+# train_pids: the trainings' interpreters (the processes running prio_train.py whose executable
+# is a python; not their `timeout` or `gshare run`).
+train_pids() {
+  local p
+  for p in $(pgrep -f "$bench/prio_train.py"); do
+    [[ $(readlink -f "/proc/$p/exe" 2>/dev/null) == *python* ]] && echo "$p"
+  done
+}
+
+# signal_trainings SIG: sends SIG to the trainings' interpreters.
+signal_trainings() {
+  local pids
+  mapfile -t pids < <(train_pids)
+  ((${#pids[@]})) && kill "-$1" "${pids[@]}" 2>/dev/null
+  return 0
+}
+
+# pause_turns PERIOD SERVICE_PID TIMES: stops and continues the trainings every PERIOD s while
+# the service runs, logging `pause`/`resume`; they run again when it ends (or on TERM).
+pause_turns() {
+  local period=$1 svc=$2 times=$3 stopped=0
+  trap 'signal_trainings CONT; exit 0' TERM
+  while kill -0 "$svc" 2>/dev/null; do
+    snooze "$period"
+    kill -0 "$svc" 2>/dev/null || break
+    if ((stopped)); then
+      signal_trainings CONT
+      echo "resume $(now)" >>"$times"
+      stopped=0
+    else
+      signal_trainings STOP
+      echo "pause $(now)" >>"$times"
+      stopped=1
+    fi
+  done
+  signal_trainings CONT
+}
 
 job_forget() {   # job_forget PID: drops an already waited-for job from job_pids/job_keys
   local i
@@ -282,13 +330,18 @@ run_case() {
     --batch "$service_batch")
   [[ $service == llm ]] && scmd=("$python" "$bench/llm_service.py" --rate "${LLM_RATE:-4}"
     --util "${LLM_UTIL:-0.5}" "${llm_args[@]}")
-  job_start service "$d/service.out" "$svc_tmo" "${spre[@]}" "${service_env[@]}" "${scmd[@]}" \
+  # SERVICE_ENV before `gshare run`: the job's environment is the one `gshare run` has.
+  job_start service "$d/service.out" "$svc_tmo" "${service_env[@]}" "${spre[@]}" "${scmd[@]}" \
     --seconds "$seconds" --out "$d/latencies.txt" --detail-out "$d/detail.txt"
   svc_pid=${job_pids[-1]}
   while kill -0 "$svc_pid" 2>/dev/null && ! grep -q '^window_start ' "$d/service.out"; do
     snooze 0.2
   done
-  local arrived=""
+  local arrived="" turns=""
+  if [[ -n $pause_period ]] && ((n > 0)) && [[ -z $arrive_after ]]; then
+    pause_turns "$pause_period" "$svc_pid" "$times" &
+    turns=$!
+  fi
   if [[ -n $arrive_after ]] && ((n > 0)) && kill -0 "$svc_pid" 2>/dev/null; then
     snooze "$arrive_after"
     arrived=$(now)
@@ -305,6 +358,11 @@ run_case() {
   rc=$?
   echo "service_end $(now) $rc" >>"$times"
   job_forget "$svc_pid"
+  if [[ -n $turns ]]; then
+    kill -TERM "$turns" 2>/dev/null
+    wait "$turns" 2>/dev/null
+    signal_trainings CONT
+  fi
   ((rc == 0)) || { say "$c: service exit $rc"; tail -3 "$d/service.err" | sed 's/^/  | /' >&2; }
 
   if ((n > 0)); then
@@ -324,6 +382,9 @@ run_case() {
 
   line=$(summarize "$c" "$d" "$n" ${arrived:+"$arrived"})
   echo "$line" | tee "$d/summary.txt" | tee -a "$res/summary.txt"
+  if [[ -n $turns ]]; then
+    "$python" "$bench/phase_stats.py" "$d" --period-ms "$period" | tee -a "$d/summary.txt" "$res/summary.txt"
+  fi
   [[ $line != *" p50=- "* ]]
 }
 

@@ -41,6 +41,9 @@
 #                      GAP_FILL sets GSHARE_PRIORITY_GAP_FILL (how much of the service's gap
 #                      they fill on every SM).
 #              gsmpswide  as gsmps with GSHARE_PRIORITY_SM_PCT=0: no SM partition, every SM.
+#              gsiso   as gsmps with the service asking for isolation (GSHARE_MPS=0 in its
+#                      `gshare run`'s environment): it runs outside MPS, and the trainings,
+#                      MPS clients, fill its gaps only (the lanes' gap rule).
 #              gsmpscap   as gsmps, [mps] batch_thread_percentage = CAP_PCT and batch_cap =
 #                      "always" (the trainings start before the service: the default,
 #                      "beside_service", would not cap them);
@@ -51,6 +54,9 @@
 #            SERVICE=llm runs test/bench/llm_service.py instead (p50/p99 its TTFT; TPOT p99 and
 #            its ratio in the table), ARRIVE_AFTER=S starts the trainings S seconds into the
 #            service's window (priority.sh says both).
+#            PAUSE_PERIOD=S stops and continues the trainings every S s through the service's
+#            window (priority.sh): each case then adds a `phases` line, the service beside
+#            them and alone within the same window (test/bench/phase_stats.py).
 #            Per case priority.sh's line (service p50/p99, the trainings' steps/s during the
 #            service's window and before it) and, here, the ratios to `alone` of this call.
 #
@@ -97,7 +103,7 @@ for c in $pair_cases; do
   [[ $c =~ ^(bare|mps|gshare|gmps|gsmps)$ ]] || { say "unknown pair case '$c'"; exit 2; }
 done
 for c in $service_cases; do
-  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|gshare|gmps|gsmps|gsmpswide|gsmpscap|gsmpsw)$ ]] ||
+  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|gshare|gmps|gsmps|gsmpswide|gsmpscap|gsmpsw|gsiso)$ ]] ||
     { say "unknown service case '$c'"; exit 2; }
 done
 mem_flag=()
@@ -284,7 +290,7 @@ service_case() {
     alone) pc=alone ;;
     bare | mps | mpsprio | mpscap) pc=bare$trainings ;;
     gshare | gmps) pc=gshare$trainings ;;
-    gsmps | gsmpswide) pc=gshare$trainings mode=auto ;;
+    gsmps | gsmpswide | gsiso) pc=gshare$trainings mode=auto ;;
     gsmpscap) pc=gshare$trainings mode=auto threads=$cap_pct cap=always ;;
     gsmpsw) pc=gshare$trainings mode=auto threads=$window_cap cap=${window_cap:+always} ;;
   esac
@@ -293,11 +299,13 @@ service_case() {
   [[ $c == gsmpsw ]] && tenv="GSHARE_PRIORITY_CONCURRENT_US=$conc_us"
   [[ $c == gsmps ]] && tenv="GSHARE_CENSUS=$d/census${SM_PCT:+ GSHARE_PRIORITY_SM_PCT=$SM_PCT}${GAP_FILL:+ GSHARE_PRIORITY_GAP_FILL=$GAP_FILL}"
   [[ $c == gsmpswide ]] && tenv="GSHARE_CENSUS=$d/census GSHARE_PRIORITY_SM_PCT=0"
+  local senv=""
+  [[ $c == gsiso ]] && senv="GSHARE_MPS=0"
   if [[ $c == mps* || $c == gmps ]]; then
     mps_up "$d" || { echo "service case=$c mps_failed" | tee -a "$summary"; return 1; }
   fi
   local line rc more
-  OUT="$d" CASES="$pc" TRAIN_ENV="$tenv" MPS_MODE="$mode" MPS_THREADS="$threads" MPS_CAP="$cap" \
+  OUT="$d" CASES="$pc" TRAIN_ENV="$tenv" SERVICE_ENV="$senv" MPS_MODE="$mode" MPS_THREADS="$threads" MPS_CAP="$cap" \
     SERVICE_BATCH="${SERVICE_BATCH:-32}" \
     SERVICE_SECONDS="${SERVICE_SECONDS:-12}" MIN_STEPS="${MIN_STEPS:-10}" \
     AFTER_SECONDS="${AFTER_SECONDS:-3}" ENGINE="$ENGINE" \
@@ -322,6 +330,7 @@ for l in open(sys.argv[1]):
 ' "$d/priority/$pc/service.out" 2>/dev/null)
   echo "service case=$c ${line#case="$pc" } ${more} rc=$rc [${pc}; mps=$mode${threads:+ threads=$threads}${tenv:+; trainings $tenv}]" |
     tee -a "$summary"
+  grep '^phases ' "$d/priority.txt" | sed "s/^phases case=[^ ]*/phases case=$c/" | tee -a "$summary"
   [[ -n $line && $line != *" p50=- "* ]]
 }
 

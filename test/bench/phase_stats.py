@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""The service's latency with the trainings running and with them stopped, in turns within one
+window (priority.sh with PAUSE_PERIOD), and the trainings' rate while they ran.
+
+    python3 test/bench/phase_stats.py CASE_DIR [--margin 0.3] [--period-ms 12] [--gen 64]
+
+CASE_DIR is one of priority.sh's case folders: service.out (window_start, window_end, the
+service's JSON line), times.txt (`pause <epoch>` and `resume <epoch>` lines: when the trainings
+were sent SIGSTOP and SIGCONT), the per-request file (latencies.txt of prio_service.py: ms in
+arrival order, request i arriving at window_start + i x period; or detail.txt of
+llm_service.py: arrival offset s, TTFT ms, TPOT ms) and train<k>.log (`step wall_time loss`).
+
+The window is cut at each pause and resume into phases: `shared` (the trainings ran) and `alone`
+(they were stopped: the same service process, daemon and MPS server, with nothing beside it). A
+request counts in a phase when it arrived at least --margin seconds after the phase began and
+ended before the phase ended (ResNet: arrival + latency; LLM: arrival + TTFT + TPOT x (gen - 1)),
+so no request saw both. The trainings' rate in the shared phases: their steps that ended there,
+--margin after each phase's start, over those phases' time; before: from each training's 10th
+step to its last step before the window, summed over trainings (priority.sh's `outside`).
+
+Prints one line: `phases case=DIR phases=<shared>/<alone> shared_n alone_n shared_p50 shared_p99
+alone_p50 alone_p99 p99_ratio [tpot_shared_p50 tpot_shared_p99 tpot_alone_p50 tpot_alone_p99
+tpot_p99_ratio] train_shared train_before kept per_phase_p99=<p99 of each phase, in order>`.
+Percentiles are nearest-rank. Exit 0; 1 when there are no phases or no requests."""
+import argparse
+import glob
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from prio_service import nearest_rank  # noqa: E402  (this folder's percentile)
+
+
+def read_marks(d):
+    ws = we = None
+    shape = "resnet"
+    with open(os.path.join(d, "service.out")) as f:
+        for line in f:
+            if line.startswith("window_start "):
+                ws = float(line.split()[1])
+            elif line.startswith("window_end "):
+                we = float(line.split()[1])
+            elif line.startswith("{"):
+                j = json.loads(line)
+                ws, we = j.get("window_start", ws), j.get("window_end", we)
+                shape = j.get("shape", shape)
+    toggles = []
+    with open(os.path.join(d, "times.txt")) as f:
+        for line in f:
+            p = line.split()
+            if len(p) >= 2 and p[0] in ("pause", "resume"):
+                toggles.append((float(p[1]), p[0]))
+    return ws, we, shape, sorted(toggles)
+
+
+def phases_of(ws, we, toggles):
+    """[(start, end, 'shared' | 'alone')] from the window's start (trainings running)."""
+    out, start, kind = [], ws, "shared"
+    for t, what in toggles:
+        if t <= start or t >= we:
+            continue
+        out.append((start, t, kind))
+        start, kind = t, ("alone" if what == "pause" else "shared")
+    out.append((start, we, kind))
+    return out
+
+
+def requests(d, ws, shape, period_ms, gen):
+    """[(arrival, end, latency ms, tpot ms or None)]"""
+    out = []
+    if shape == "llm":
+        with open(os.path.join(d, "detail.txt")) as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 3:
+                    a, ttft, tpot = float(p[0]) + ws, float(p[1]), float(p[2])
+                    out.append((a, a + (ttft + tpot * (gen - 1)) / 1000, ttft, tpot))
+    else:
+        with open(os.path.join(d, "latencies.txt")) as f:
+            for i, line in enumerate(f):
+                if line.strip():
+                    a, lat = ws + i * period_ms / 1000, float(line)
+                    out.append((a, a + lat / 1000, lat, None))
+    return out
+
+
+def train_logs(d):
+    logs = []
+    for path in sorted(glob.glob(os.path.join(d, "train*.log"))):
+        steps = []
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) == 3:
+                    steps.append((int(p[0]), float(p[1])))
+        logs.append(steps)
+    return logs
+
+
+def fmt(x):
+    return "-" if x is None or x != x else f"{x:.2f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dir")
+    ap.add_argument("--margin", type=float, default=0.3, help="s left out after each toggle")
+    ap.add_argument("--period-ms", type=float, default=12.0, help="prio_service.py's period")
+    ap.add_argument("--gen", type=int, default=64, help="llm_service.py's tokens per request")
+    args = ap.parse_args()
+    ws, we, shape, toggles = read_marks(args.dir)
+    if ws is None or we is None or not toggles:
+        print(f"phases case={args.dir} no window or no pause in it", flush=True)
+        return 1
+    phases = phases_of(ws, we, toggles)
+    reqs = requests(args.dir, ws, shape, args.period_ms, args.gen)
+    lat = {"shared": [], "alone": []}
+    tpot = {"shared": [], "alone": []}
+    per_phase = []
+    for s, e, kind in phases:
+        mine = [r for r in reqs if r[0] >= s + args.margin and r[1] <= e]
+        lat[kind] += [r[2] for r in mine]
+        tpot[kind] += [r[3] for r in mine if r[3] is not None]
+        per_phase.append(f"{kind[0]}{fmt(nearest_rank(sorted(r[2] for r in mine), 99))}")
+    if not lat["shared"] or not lat["alone"]:
+        print(f"phases case={args.dir} no requests in a phase kind", flush=True)
+        return 1
+    stats = {k: (nearest_rank(sorted(v), 50), nearest_rank(sorted(v), 99)) for k, v in lat.items()}
+    out = [f"phases case={args.dir}",
+           f"phases={sum(p[2] == 'shared' for p in phases)}/{sum(p[2] == 'alone' for p in phases)}",
+           f"shared_n={len(lat['shared'])} alone_n={len(lat['alone'])}",
+           f"shared_p50={fmt(stats['shared'][0])} shared_p99={fmt(stats['shared'][1])}",
+           f"alone_p50={fmt(stats['alone'][0])} alone_p99={fmt(stats['alone'][1])}",
+           f"p99_ratio={stats['shared'][1] / stats['alone'][1]:.3f}"]
+    if tpot["shared"] and tpot["alone"]:
+        t = {k: (nearest_rank(sorted(v), 50), nearest_rank(sorted(v), 99)) for k, v in tpot.items()}
+        out += [f"tpot_shared_p50={fmt(t['shared'][0])} tpot_shared_p99={fmt(t['shared'][1])}",
+                f"tpot_alone_p50={fmt(t['alone'][0])} tpot_alone_p99={fmt(t['alone'][1])}",
+                f"tpot_p99_ratio={t['shared'][1] / t['alone'][1]:.3f}"]
+    logs = train_logs(args.dir)
+    shared_time = sum(e - s - args.margin for s, e, k in phases if k == "shared" and e - s > args.margin)
+    done = sum(1 for log in logs for _, t in log
+               for s, e, k in phases if k == "shared" and s + args.margin <= t <= e)
+    before = []
+    for log in logs:
+        t10 = next((t for s, t in log if s == 10), None)
+        pre = [(s, t) for s, t in log if s > 10 and t < ws]
+        if t10 is not None and pre and pre[-1][1] > t10:
+            before.append((pre[-1][0] - 10) / (pre[-1][1] - t10))
+    rate = done / shared_time if shared_time > 0 else None
+    total_before = sum(before) if logs and len(before) == len(logs) else None
+    kept = f"{rate / total_before:.3f}" if rate is not None and total_before else "-"
+    out += [f"train_shared={fmt(rate)} train_before={fmt(total_before)} kept={kept}",
+            "per_phase_p99=" + ",".join(per_phase)]
+    print(" ".join(out), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
