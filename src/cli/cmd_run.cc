@@ -102,6 +102,9 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
   if (!record.ok()) return Fail("run: " + record.status().message());
   std::string shim = FindShim(ctx->self_exe);
   if (shim.empty()) return Fail("cannot find libgshare.so next to " + ctx->self_exe);
+  std::vector<std::string> job_env(opt.job.env);  // --env first: it overrides ours
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) job_env.emplace_back(*e);
+  record->mps_isolation = MpsOptedOut(job_env);  // the daemon then makes it no MPS client
 
   RunSpec spec;
   spec.argv = opt.command;
@@ -160,11 +163,9 @@ int RunJob(const GlobalOptions& global, RunOptions& opt) {
       token = registered->token;
     }
   }
-  std::vector<std::string> job_env(opt.job.env);  // --env first: it overrides ours
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) job_env.emplace_back(*e);
   for (auto& kv : LaunchVariables(
            plan, [&job_env](const std::string& name) { return EnvListHas(job_env, name); },
-           MpsOptedOut(job_env))) {
+           record->mps_isolation)) {
     spec.set_env.push_back(std::move(kv));
   }
   if (job_id == 0 || opt.quiet) spec.set_env.push_back({job_env::kQuiet, "1"});

@@ -158,12 +158,17 @@ json RunAttachRequest::ToJson() const { return json{{"job_id", job_id}}; }
 json RunRegisterRequest::ToJson() const {
   json j = JobOptionsToJson(job);
   j["pid"] = getpid();
+  if (job.mps_isolation) j["mps_isolation"] = true;
   return j;
 }
 
 Result<RunRegisterRequest> RunRegisterRequest::Parse(const json& j, int gpu_count) {
   RunRegisterRequest r;
   if (Status st = JobOptionsFromJson(j, &r.job, gpu_count); !st.ok()) return st;
+  if (auto it = j.find("mps_isolation"); it != j.end()) {
+    if (!it->is_boolean()) return Status::Error("bad job options: mps_isolation is not a boolean");
+    r.job.mps_isolation = it->get<bool>();
+  }
   return r;
 }
 

@@ -83,8 +83,10 @@ struct RunEndedRequest {
 // The longest submit_key (bytes): the CLI's keys are 32 hex digits.
 inline constexpr size_t kMaxSubmitKey = 128;
 
-// kRunRegister: the job options (ipc/job_json.h JobOptionsToJson) and {"pid"} (the runner's, for
-// people reading the frame; the daemon takes the peer's pid from the socket).
+// kRunRegister: the job options (ipc/job_json.h JobOptionsToJson), {"pid"} (the runner's, for
+// people reading the frame; the daemon takes the peer's pid from the socket) and
+// {"mps_isolation": true} when the job's environment sets GSHARE_MPS=0 (job.mps_isolation;
+// absent: false).
 struct RunRegisterRequest {
   JobRecord job;  // the options alone
   nlohmann::json ToJson() const;

@@ -97,6 +97,10 @@ struct JobRecord {
   int warn_signal = 0;
   int64_t warn_ms = 0;
   bool warn_main_only = false;
+  // Not stored: the job's environment sets GSHARE_MPS=0, so it runs outside MPS (isolation;
+  // include/gshare/job_env.h). Known from a `gshare run`'s registration and, for a submitted job,
+  // from its environment at launch; a job re-adopted by a restarted daemon reads false.
+  bool mps_isolation = false;
 
   bool IsArrayTask() const { return array_job_id != 0; }
   bool operator==(const JobRecord&) const = default;

@@ -6,6 +6,8 @@ MpsChoice ChooseMps(const MpsJob& job, const MpsGpu& gpu, const MpsSettings& set
   MpsChoice c;
   if (!gpu.server_up) {
     c.why_not = "no MPS control daemon on its GPU";
+  } else if (job.isolation) {
+    c.why_not = "it asks for isolation (GSHARE_MPS=0)";
   } else if (job.kind == JobKind::kSlurm) {
     c.why_not = "a Slurm step";
   } else if (job.gpus != 1) {

@@ -33,6 +33,7 @@ struct MpsJob {
   int gpus = 1;                        // GPUs the job uses at once
   std::optional<MemoryEngine> memory;  // its memory engine; nullopt: unknown (the shim's default)
   JobKind kind = JobKind::kSubmit;
+  bool isolation = false;  // GSHARE_MPS=0 in its environment (JobRecord::mps_isolation)
 };
 
 struct MpsGpu {

@@ -6,6 +6,7 @@ control daemon as it stops. With the fake driver a client of lower priority runs
 higher job instead of in its gaps only (the shim's concurrent lane)."""
 import json
 import os
+import re
 import shutil
 import unittest
 
@@ -102,6 +103,10 @@ class MpsBackendTest(TestCase):
         with open(h.daemon_log) as f:
             log = f.read()
         self.assertRegex(log, r"job \d+: outside MPS \(its memory engine \(checkpoint\)")
+        # The daemon knows who asked for isolation (two runs, one submitted job): it counts them
+        # as no client of its server.
+        self.assertEqual(len(re.findall(r"job \d+: outside MPS \(it asks for isolation", log)), 3,
+                         log)
         self.assertRegex(log, r"job \d+: MPS client on GPU 0 \(below normal priority, 30 % of "
                               r"the threads\)")
         self.assertRegex(log, r"job \d+: MPS client on GPU 0 \(normal priority\)")
@@ -220,6 +225,7 @@ class MpsBackendTest(TestCase):
         # clients, so the batch client beside it fills its gaps only, as outside MPS.
         h, hi, lo = self.run_pair(high_env={"GSHARE_MPS": "0"})
         self.assertEqual(len(hi), 12)
+        self.assertRegex(_read(h.daemon_log), r"job \d+: outside MPS \(it asks for isolation")
         # Beside a 20 ms kernel about ten 2 ms kernels would start; the gap rule allows ~1.
         # The first request meets the burst the batch job queued before it yielded.
         inside = [sum(1 for o in lo if k.start < o.start < k.end) for k in hi[1:]]

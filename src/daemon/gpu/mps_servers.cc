@@ -336,7 +336,7 @@ MpsServers::Env MpsServers::EnvFor(const JobRecord& r, const std::string& slot,
     }
   }
   const MpsChoice choice = ChooseMps(
-      MpsJob{r.uid, r.priority, r.gpus, r.memory, r.kind}, gpu,
+      MpsJob{r.uid, r.priority, r.gpus, r.memory, r.kind, r.mps_isolation}, gpu,
       MpsSettings{options_.config.batch_max_priority, options_.config.batch_thread_percentage,
                   options_.config.batch_cap == "always"});
   if (!choice.client) {

@@ -116,9 +116,10 @@ void JobRequests::OnRunAttach(Connection& c, const json& req) {
     return reply_(c,
                   ErrorReply("job " + std::to_string(id) + " is not waiting for its supervisor"));
   }
-  const JobRecord& r = it->second->record;
+  JobRecord& r = it->second->record;
   auto payload = p_.store.GetPayload(PayloadIdOf(r));
   if (!payload.ok()) return reply_(c, ErrorReply(payload.status().message()));
+  r.mps_isolation = MpsOptedOut(payload->env);  // before LaunchEnvOf: it decides the MPS client
   // A job submitted from inside an array task must not look like a task itself.
   std::erase_if(payload->env,
                 [](const std::string& e) { return e.rfind(job_env::kArrayPrefix, 0) == 0; });
@@ -137,7 +138,7 @@ void JobRequests::OnRunAttach(Connection& c, const json& req) {
   RunAttachReply reply;
   reply.set_env = LaunchVariables(
       plan, [&payload](const std::string& name) { return EnvListHas(payload->env, name); },
-      MpsOptedOut(payload->env));
+      r.mps_isolation);
   if (r.IsArrayTask()) {  // Slurm's SLURM_ARRAY_* under our prefix
     reply.set_env.emplace_back(job_env::kArrayJobId, std::to_string(r.array_job_id));
     reply.set_env.emplace_back(job_env::kArrayTaskId, std::to_string(r.array_task_id));

@@ -195,6 +195,16 @@ TEST_CASE("Requests: run and submit carry every job option and read it back") {
   Result<RunRegisterRequest> run = RunRegisterRequest::Parse(RunRegisterRequest{want}.ToJson(), 2);
   REQUIRE(run.ok());
   same_options(run->job);
+  CHECK_FALSE(run->job.mps_isolation);
+  JobRecord isolated = want;
+  isolated.mps_isolation = true;
+  Result<RunRegisterRequest> iso =
+      RunRegisterRequest::Parse(RunRegisterRequest{isolated}.ToJson(), 2);
+  REQUIRE(iso.ok());
+  CHECK(iso->job.mps_isolation);
+  nlohmann::json bad = RunRegisterRequest{want}.ToJson();
+  bad["mps_isolation"] = "yes";
+  CHECK_FALSE(RunRegisterRequest::Parse(bad, 2).ok());
 
   SubmitRequest submit;
   submit.job = want;

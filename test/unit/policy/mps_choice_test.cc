@@ -68,6 +68,11 @@ TEST_CASE("mps choice: another user's server, several GPUs, Slurm and two engine
   MpsJob submitted = Job();
   submitted.kind = JobKind::kSubmit;
   CHECK(ChooseMps(submitted, kUp, kSettings).client);
+  MpsJob isolated = Job(1000, 10);  // a service asking for isolation: outside, whatever it is
+  isolated.isolation = true;
+  const MpsChoice iso = ChooseMps(isolated, kUp, kSettings);
+  CHECK_FALSE(iso.client);
+  CHECK(iso.why_not.find("GSHARE_MPS=0") != std::string::npos);
 }
 
 }  // namespace

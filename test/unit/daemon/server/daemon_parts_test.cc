@@ -35,7 +35,8 @@ struct Fixture {
                                                   sent.emplace_back(id, std::string(bytes));
                                                   return true;
                                                 },
-                                                [](ConnId, const std::string&) {}, [](ConnId) {}});
+                                                [](ConnId, const std::string&) {}, [](ConnId) {},
+                                                nullptr});  // descriptors never sent
   }
 };
 
