@@ -105,6 +105,10 @@ MUTANTS = [
     ("shared-pool-reclaim", "shim/memory/shared_pool.cc",
      "    if (s != slot_ && hdr_->slots[s].pid != 0 && !SlotAliveLocked(s)) freed += FreeSlotLocked(s);",
      "", "a gone process's extents never come back"),
+    ("mps-isolation", "src/policy/mps_choice.cc", "  } else if (job.isolation) {",
+     "  } else if (false) {", "a job asking for isolation becomes an MPS client"),
+    ("run-isolation-parse", "src/ipc/requests.cc", "    r.job.mps_isolation = it->get<bool>();",
+     "", "gshare run's isolation never reaches the daemon"),
 ]
 
 
