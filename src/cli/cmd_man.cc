@@ -92,7 +92,7 @@ std::string ManPage(const CLI::App& root) {
       ".TP\n.B GSHARE_SHIM\nThe libgshare.so to preload into jobs, in place of the one beside "
       "the binary.\n"
       ".TP\n.B GSHARE_MPS\nSet to 0 in a job's environment: run it outside MPS (isolation), "
-      "when [mps] is on.\n"
+      "when [mps] is on. Lower-priority jobs then fill only its gaps, as outside MPS.\n"
       ".TP\n.B GSHARE_PRIORITY_INFLIGHT_US, GSHARE_PRIORITY_GAP_FILL, "
       "GSHARE_PRIORITY_CONCURRENT_US\nHow much a lower-priority job keeps queued beside a higher "
       "one, in microseconds of GPU time, and the percentage of the higher one's gaps it fills "
