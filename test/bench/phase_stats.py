@@ -98,6 +98,18 @@ def train_logs(d):
     return logs
 
 
+def rate_before(logs, ws):
+    """The trainings' steps/s before `ws`, summed: each from its 10th step (start-up and warm-up
+    left out) to its last step before `ws`; None unless every log has such steps."""
+    rates = []
+    for log in logs:
+        t10 = next((t for s, t in log if s == 10), None)
+        pre = [(s, t) for s, t in log if s > 10 and t < ws]
+        if t10 is not None and pre and pre[-1][1] > t10:
+            rates.append((pre[-1][0] - 10) / (pre[-1][1] - t10))
+    return sum(rates) if logs and len(rates) == len(logs) else None
+
+
 def fmt(x):
     return "-" if x is None or x != x else f"{x:.2f}"
 
@@ -142,14 +154,8 @@ def main():
     shared_time = sum(e - s - args.margin for s, e, k in phases if k == "shared" and e - s > args.margin)
     done = sum(1 for log in logs for _, t in log
                for s, e, k in phases if k == "shared" and s + args.margin <= t <= e)
-    before = []
-    for log in logs:
-        t10 = next((t for s, t in log if s == 10), None)
-        pre = [(s, t) for s, t in log if s > 10 and t < ws]
-        if t10 is not None and pre and pre[-1][1] > t10:
-            before.append((pre[-1][0] - 10) / (pre[-1][1] - t10))
     rate = done / shared_time if shared_time > 0 else None
-    total_before = sum(before) if logs and len(before) == len(logs) else None
+    total_before = rate_before(logs, ws)
     kept = f"{rate / total_before:.3f}" if rate is not None and total_before else "-"
     out += [f"train_shared={fmt(rate)} train_before={fmt(total_before)} kept={kept}",
             "per_phase_p99=" + ",".join(per_phase)]

@@ -185,8 +185,11 @@ job_forget() {   # job_forget PID: drops an already waited-for job from job_pids
 
 # summarize CASE DIR N: the case's summary line, from service.out and train1..N.log.
 summarize() {
-  "$python" - "$@" <<'EOF'
-import json, sys
+  BENCH_DIR="$bench" "$python" - "$@" <<'EOF'
+import json, os, sys
+
+sys.path.insert(0, os.environ["BENCH_DIR"])
+from phase_stats import rate_before  # noqa: E402  (this folder's: the trainings' rate before)
 
 case, d, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 svc, marks = None, {}
@@ -227,13 +230,7 @@ during = outside = None
 if n > 0 and ws is not None and we is not None and we > ws:
     logs = [steps(k) for k in range(1, n + 1)]
     during = sum(1 for log in logs for _, t in log if ws <= t <= we) / (we - ws)
-    rates = []
-    for log in logs:
-        t10 = next((t for s, t in log if s == 10), None)
-        before = [(s, t) for s, t in log if s > 10 and t < ws]
-        if t10 is not None and before and before[-1][1] > t10:
-            rates.append((before[-1][0] - 10) / (before[-1][1] - t10))
-    outside = sum(rates) if len(rates) == n else None
+    outside = rate_before(logs, ws)
 extra = ""
 if svc and svc.get("shape") == "llm":
     extra += "".join(f" {k}={fmt(svc.get(k + '_ms'))}" for k in ("ttft_p99", "tpot_p50", "tpot_p99", "itl_p99"))
