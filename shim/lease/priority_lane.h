@@ -5,10 +5,10 @@
 // - A process that yields (yield mask not 0) waits, before each submission and outside the
 //   gate, while one of those seats is busy (an MPS client yielding to MPS clients only,
 //   ConcurrentOn, does not wait; its window alone bounds it): it spins a few microseconds,
-//   then sleeps on the
-//   slot's futex word, which the higher job's shim (or the daemon, for a process that died or
-//   was checkpointed) bumps when its bit clears. Its submissions are also windowed by GPU time
-//   (priority_window.h), so that what it has queued when the higher job comes back is short.
+//   then sleeps on the slot's futex word, which the higher job's shim (or the daemon, for a
+//   process that died or was checkpointed) bumps when its bit clears. Its submissions are
+//   also windowed by GPU time (priority_window.h), so that what it has queued when the higher
+//   job comes back is short.
 // - A watched process marks its bit busy at its first submission after an idle period (one
 //   exchange, one atomic OR on the board, one futex wake of its sentinel thread; then one
 //   relaxed increment per submission). The bit clears when the process's own synchronizing

@@ -124,9 +124,8 @@ struct WindowSeams {
   proto::BoardSlot* (*slot)(int device);  // the GPU's board slot; nullptr: none mapped
   uint32_t (*yielders)(int device);       // the GPU's yielding processes (the budget's share)
   bool (*higher_busy)(int device);        // a seat this process yields to is busy
-  bool (*concurrent)(
-      int device);  // runs beside its busy higher seats (priority_lane.h ConcurrentOn)
-  bool (*can_narrow)(int device);  // an SM partition may take launches (sm_partition.h)
+  bool (*concurrent)(int device);         // runs beside busy higher seats (ConcurrentOn)
+  bool (*can_narrow)(int device);         // an SM partition may take launches (sm_partition.h)
   // Sleeps until the higher job's next gap starts (its busy bits clear), at most until `q`
   // is overdue and never past 1 s; the time counts as held back.
   void (*wait_gap_start)(int device, const QuietSpell& q);

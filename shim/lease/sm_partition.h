@@ -21,9 +21,9 @@ namespace gshare::shim {
 // GSHARE_PRIORITY_SM_PCT is unset: 60 % (80 of an H200's 132 SMs). Measured with the service
 // beside the trainings and alone in turns within one window (docs/benchmarks.md, "SM partition
 // beside one, three and eight trainings, measured in turns"): beside a ResNet service one
-// training kept 72-75 % of its rate at p99 0.93-1.08x in two calls (50 %: 70 % at 0.96x), three
-// and eight kept 69 % and 65 % at 1.02-1.03x (50 %: 64 % and 63 % at 0.98-1.07x); at 70 % the
-// service's p99 broke (1.21x beside three, 8.4x beside eight).
+// training kept 72-76 % of its rate at p99 0.93-1.08x alone in three calls (50 %: 70 % at
+// 0.96x), three kept 68-69 % and eight 65-72 % at 1.01-1.05x (50 %: 64 % and 63 % at
+// 0.98-1.07x); at 70 % the service's p99 broke (1.21x beside three, 8.4x beside eight).
 inline constexpr int kDefaultBusySmPct = 60;
 
 // Where a launch moved to; null members: it stays where it was.
