@@ -250,7 +250,8 @@ def selftest():
     bad = good[:4] + [done(5, 20, 50), good[5]]
     assert "started before job 3" in batch_order_problems(bad, [1, 2, 3, 4, 5, 6])[0]
     import memlib  # the memory benchmarks' parsers (test/bench/memlib.py)
-    passed = 10 + memlib.selftest()
+    import phase_stats  # the service in turns beside trainings and alone (test/bench/phase_stats.py)
+    passed = 10 + memlib.selftest() + phase_stats.selftest()
     print(f"benchlib selftest: {passed} passed, 0 failed")
     return 0
 

@@ -3,6 +3,7 @@
 window (priority.sh with PAUSE_PERIOD), and the trainings' rate while they ran.
 
     python3 test/bench/phase_stats.py CASE_DIR [--margin 0.3] [--period-ms 12] [--gen 64]
+    python3 test/bench/phase_stats.py selftest    (synthetic phases; run by benchlib.py selftest)
 
 CASE_DIR is one of priority.sh's case folders: service.out (window_start, window_end, the
 service's JSON line), times.txt (`pause <epoch>` and `resume <epoch>` lines: when the trainings
@@ -114,6 +115,63 @@ def fmt(x):
     return "-" if x is None or x != x else f"{x:.2f}"
 
 
+def selftest():
+    """Checks the phases, the requests' assignment and the rates on a synthetic case folder:
+    a 24 s window whose trainings stop at 4, 12 and 20 s and continue at 8 and 16 s, requests of
+    10 ms beside them and 8 ms alone, one 2 s request across a pause, and a training that logs
+    20 steps/s before the window and 10 steps/s while it runs in it. Returns how many checks
+    passed (an AssertionError otherwise)."""
+    import tempfile
+    ws, we = 1000.0, 1024.0
+    stops = [(1004.0, 1008.0), (1012.0, 1016.0), (1020.0, 1024.0)]
+    stopped = lambda t: any(a <= t < b for a, b in stops)  # noqa: E731
+    assert [p[2] for p in phases_of(ws, we, [(1004.0, "pause"), (1008.0, "resume")])] == \
+        ["shared", "alone", "shared"]
+    assert phases_of(ws, we, [(999.0, "pause"), (1030.0, "resume")]) == [(ws, we, "shared")]
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "service.out"), "w") as f:
+            f.write(f"window_start {ws}\nwindow_end {we}\n")
+        marks = [f"pause {a}\nresume {b}\n" for a, b in stops[:2]] + [f"pause {stops[2][0]}\n"]
+        with open(os.path.join(d, "times.txt"), "w") as f:
+            f.write("# key epoch_seconds [rc]\n" + "".join(marks))
+        lat = [8.0 if stopped(ws + i * 0.012) else 10.0 for i in range(2000)]
+        lat[250] = 2000.0  # arrives at 1003.0, ends at 1005.0: across the pause, left out
+        with open(os.path.join(d, "latencies.txt"), "w") as f:
+            f.write("".join(f"{x}\n" for x in lat))
+        with open(os.path.join(d, "train1.log"), "w") as f:
+            step, t = 0, 990.0
+            while t < 1030.0:
+                if not stopped(t):
+                    step += 1
+                    f.write(f"{step} {t:.3f} 1.0\n")
+                t += 0.1 if ws <= t < we else 0.05
+        reqs = requests(d, ws, "resnet", 12.0, 64)
+        assert len(reqs) == 2000 and abs(reqs[250][1] - 1005.0) < 1e-9, reqs[250]
+        assert abs(rate_before(train_logs(d), ws) - 20.0) < 0.05
+        assert rate_before([[(1, 1.0)]], ws) is None  # no 10th step: no rate
+        import contextlib
+        import io
+        out = io.StringIO()
+        argv, sys.argv = sys.argv, ["phase_stats.py", d]
+        try:
+            with contextlib.redirect_stdout(out):
+                assert main() == 0
+        finally:
+            sys.argv = argv
+        kv = dict(x.split("=", 1) for x in out.getvalue().split()[2:])
+        assert kv["phases"] == "3/3", kv
+        # Every shared request but the one across the pause: arrived 0.3 s into a running phase
+        # and done before it ended.
+        runs = [(1000.0, 1004.0), (1008.0, 1012.0), (1016.0, 1020.0)]
+        expect = sum(1 for i in range(2000) if i != 250 and any(
+            a + 0.3 <= ws + i * 0.012 and ws + i * 0.012 + 0.010 <= b for a, b in runs))
+        assert kv["shared_n"] == str(expect), (kv, expect)
+        assert kv["shared_p99"] == "10.00" and kv["alone_p99"] == "8.00", kv  # 2 s one left out
+        assert kv["p99_ratio"] == "1.250", kv
+        assert abs(float(kv["kept"]) - 0.5) < 0.02, kv
+    return 8
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dir")
@@ -164,4 +222,7 @@ def main():
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["selftest"]:
+        print(f"phase_stats selftest: {selftest()} passed, 0 failed")
+        sys.exit(0)
     sys.exit(main())
