@@ -99,7 +99,8 @@ struct JobRecord {
   bool warn_main_only = false;
   // Not stored: the job's environment sets GSHARE_MPS=0, so it runs outside MPS (isolation;
   // include/gshare/job_env.h). Known from a `gshare run`'s registration and, for a submitted job,
-  // from its environment at launch; a job re-adopted by a restarted daemon reads false.
+  // from its environment at launch, which is when the daemon chooses a job's MPS client role; a
+  // job re-adopted by a restarted daemon reads false and is no longer launched.
   bool mps_isolation = false;
 
   bool IsArrayTask() const { return array_job_id != 0; }
