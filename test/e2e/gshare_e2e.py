@@ -155,6 +155,21 @@ def host_pool_files(pid):
         return set()
 
 
+def fake_app_of(uid):
+    """The pid of the fake_app process `uid` runs, or None."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as f:
+                argv0 = f.read().split(b"\0", 1)[0].decode(errors="replace")
+            if os.stat("/proc/" + entry).st_uid == uid and argv0 == FAKE_APP:
+                return int(entry)
+        except OSError:
+            continue
+    return None
+
+
 def overlaps(a, b):
     """Pairs (x, y), x from a and y from b, whose [start, end] intervals intersect."""
     return [(x, y) for x in a for y in b if x.start < y.end and y.start < x.end]

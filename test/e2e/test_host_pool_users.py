@@ -12,27 +12,12 @@ import subprocess
 import time
 import unittest
 
-from gshare_e2e import (FAKE_APP, FAKECUDA_DIR, GSHARE, MARKER, SystemDaemonCase,
+from gshare_e2e import (FAKE_APP, FAKECUDA_DIR, GSHARE, MARKER, SystemDaemonCase, fake_app_of,
                         host_pool_files)
 
 USERS = ("gshpoola", "gshpoolb")
 MIB = 1 << 20
 DEVICE = 256 * MIB  # two 150 MiB jobs do not fit together
-
-
-def fake_app_of(uid):
-    """The pid of the fake_app process `uid` runs, or None."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % entry, "rb") as f:
-                argv0 = f.read().split(b"\0", 1)[0].decode(errors="replace")
-            if os.stat("/proc/" + entry).st_uid == uid and argv0 == FAKE_APP:
-                return int(entry)
-        except OSError:
-            continue
-    return None
 
 
 @unittest.skipUnless(os.geteuid() == 0, "needs root: it creates users and a system daemon")

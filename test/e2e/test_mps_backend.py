@@ -8,9 +8,11 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import unittest
 
-from gshare_e2e import HERE, SystemDaemonCase, TestCase, proc_alive
+from gshare_e2e import (FAKE_APP, FAKECUDA_DIR, GSHARE, HERE, MARKER, SystemDaemonCase, TestCase,
+                        fake_app_of, proc_alive)
 
 FAKE_MPS = os.path.abspath(os.path.join(HERE, "..", "fake_mps", "nvidia-cuda-mps-control"))
 MIB = 1 << 20
@@ -284,6 +286,77 @@ class SystemMpsTest(SystemDaemonCase):
         b_after = self.env_job(b, "b-after")
         self.assertEqual(b_after.get("CUDA_MPS_PIPE_DIRECTORY"), pipe, self.log())
         self.assertEqual(b_after.get("CUDA_MPS_CLIENT_PRIORITY"), "1")
+
+
+@unittest.skipUnless(os.geteuid() == 0, "needs root: it creates users and a system daemon")
+@unittest.skipUnless(shutil.which("useradd") and shutil.which("runuser"), "needs useradd, runuser")
+class SystemLanesMpsTest(SystemDaemonCase):
+    """Another user's service beside a user's batch job that is an MPS client, under the system
+    daemon: the server serves the first user, so the service runs outside MPS, time-sliced with
+    it, and the batch client must fill the service's gaps only, not run beside it (the board's
+    mps_seats). Two Unix users made with useradd, `gshare run` in cron's bare environment."""
+
+    def setUp(self):
+        self.setup_system(("gsharelna", "gsharelnb"),
+                          '[scheduler]\nsharing = "auto"\nquantum = "20s"\nstagger = false\n'
+                          '[memory]\ncontext_reserve = "1MiB"\n[mps]\ncontrol = "%s"\n' % FAKE_MPS)
+        self.a, self.b = self.users
+        self.device = os.path.join(self.sys, "device")
+        with open(self.device, "wb"):
+            pass
+        os.chmod(self.device, 0o666)
+
+    def start_fake(self, user, name, priority, *fake_args):
+        env = {
+            "HOME": self.homes[user.pw_name],
+            "PATH": "/usr/bin:/bin",
+            MARKER: self.h.tmp,
+            "LD_LIBRARY_PATH": FAKECUDA_DIR,
+            "FAKE_CUDA_LOG": self.h.log,
+            "FAKE_CUDA_DEVICE_FILE": self.device,
+            "FAKE_CUDA_MEM_BYTES": str(256 * MIB),
+            "GSHARE_SYSTEM_SOCKET": self.socket,
+        }
+        argv = ["runuser", "-u", user.pw_name, "--", "env", "-i"]
+        argv += ["%s=%s" % kv for kv in env.items()]
+        argv += [GSHARE, "run", "-J", name, "-p", str(priority), "--", FAKE_APP]
+        argv += [str(a) for a in fake_args]
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=self.homes[user.pw_name])
+        self.addCleanup(lambda: p.poll() is None and p.kill())
+        return p
+
+    def finished(self, p, what):
+        try:
+            out, err = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            self.fail("%s did not finish\n%s" % (what, self.log()))
+        self.assertEqual(p.returncode, 0, "%s: %s\n%s" % (what, err, self.log()))
+
+    def test_another_users_service_keeps_its_gaps(self):
+        self.start_system()
+        low = self.start_fake(self.a, "a-batch", -1, "--kernels", 400, "--kernel-ms", 2,
+                              "--sync-every", 10)
+        lp = self.h.wait_for(lambda: fake_app_of(self.a.pw_uid), 30, "the batch job's process")
+        self.h.wait_for(lambda: len(self.h.ops("K", lp)) >= 5, 30, "the batch job's kernels")
+        high = self.start_fake(self.b, "b-service", 0, "--kernels", 12, "--kernel-ms", 20,
+                               "--sync-every", 1, "--gap-ms", 60)
+        hp = self.h.wait_for(lambda: fake_app_of(self.b.pw_uid), 30, "the service's process")
+        self.finished(high, "the service")
+        self.finished(low, "the batch job")
+        log = self.log()
+        self.assertRegex(log, r"job \d+: MPS client on GPU 0 \(below normal priority\)")
+        self.assertIn("serves another user's jobs", log)
+        hi, lo = self.h.ops("K", hp), self.h.ops("K", lp)
+        self.assertEqual((len(hi), len(lo)), (12, 400))
+        # As outside MPS: beside a 20 ms kernel about ten 2 ms kernels would start; the gap rule
+        # allows about one. The first request meets what the batch job queued before.
+        inside = [sum(1 for o in lo if k.start < o.start < k.end) for k in hi[1:]]
+        self.assertLessEqual(max(inside), 3, "the batch client ran beside another user's "
+                             "service: %s\n%s" % (inside, log))
+        in_gaps = [sum(1 for o in lo if a.end < o.start < b.start) for a, b in zip(hi, hi[1:])]
+        self.assertGreaterEqual(sum(1 for n in in_gaps if n > 0), len(hi) - 2, in_gaps)
 
 
 if __name__ == "__main__":
