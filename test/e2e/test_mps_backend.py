@@ -84,6 +84,18 @@ class MpsBackendTest(TestCase):
         h.wait_for(lambda: not h.status()["daemon"]["mps"]["gpus"][0]["clients"], 30,
                    "the service's end")
 
+        # A service that asks for isolation is no client: a batch job beside it is not capped
+        # (it fills the service's gaps instead), and the server lists no client.
+        isolated = h.start_run(["sleep", "30"], ["-J", "isolated", "-p", "10", "-q"],
+                               name="isolated", env=dict(h.env, GSHARE_MPS="0"))
+        h.wait_for(lambda: any(j.get("name") == "isolated" and j.get("state") == "RUNNING"
+                               for j in h.queue_jobs().values()), 30, "the isolated service")
+        self.assertEqual(h.status()["daemon"]["mps"]["gpus"][0]["clients"], [])
+        beside = self.run_env(h)
+        self.assertEqual(beside.get("CUDA_MPS_CLIENT_PRIORITY"), "1", beside)
+        self.assertNotIn("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", beside)
+        isolated.kill()
+
         # Isolation asked for, or an engine that does not run under MPS: outside.
         self.assertEqual(self.run_env(h, "--env", "GSHARE_MPS=0"), {})
         self.assertEqual(self.run_env(h, env=dict(h.env, GSHARE_MPS="off")), {})
@@ -105,9 +117,9 @@ class MpsBackendTest(TestCase):
         with open(h.daemon_log) as f:
             log = f.read()
         self.assertRegex(log, r"job \d+: outside MPS \(its memory engine \(checkpoint\)")
-        # The daemon knows who asked for isolation (two runs, one submitted job): it counts them
-        # as no client of its server.
-        self.assertEqual(len(re.findall(r"job \d+: outside MPS \(it asks for isolation", log)), 3,
+        # The daemon knows who asked for isolation (the service, two runs, one submitted job):
+        # it counts them as no client of its server.
+        self.assertEqual(len(re.findall(r"job \d+: outside MPS \(it asks for isolation", log)), 4,
                          log)
         self.assertRegex(log, r"job \d+: MPS client on GPU 0 \(below normal priority, 30 % of "
                               r"the threads\)")
