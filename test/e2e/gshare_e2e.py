@@ -632,8 +632,8 @@ class SystemDaemonCase(TestCase):
                        env=self.h.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        timeout=30)
 
-    def as_user(self, user, *args, system=True, extra_env=None, check_rc=None):
-        """Runs `gshare ARGS` as `user` in cron's bare environment; the CompletedProcess."""
+    def user_argv(self, user, *args, system=True, extra_env=None):
+        """`gshare ARGS` as `user` in cron's bare environment (runuser, env -i), as an argv."""
         env = {
             "HOME": self.homes[user.pw_name],
             "PATH": "/usr/bin:/bin",
@@ -644,7 +644,20 @@ class SystemDaemonCase(TestCase):
         }
         env.update(extra_env or {})
         argv = ["runuser", "-u", user.pw_name, "--", "env", "-i"]
-        argv += ["%s=%s" % kv for kv in env.items()] + [GSHARE] + list(args)
+        return argv + ["%s=%s" % kv for kv in env.items()] + [GSHARE] + [str(a) for a in args]
+
+    def start_as_user(self, user, *args, extra_env=None):
+        """Starts `gshare ARGS` as `user` (user_argv) in the background, killed at cleanup if
+        still running; the Popen (text stdout and stderr piped)."""
+        p = subprocess.Popen(self.user_argv(user, *args, extra_env=extra_env),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=self.homes[user.pw_name])
+        self.addCleanup(lambda: p.poll() is None and p.kill())
+        return p
+
+    def as_user(self, user, *args, system=True, extra_env=None, check_rc=None):
+        """Runs `gshare ARGS` as `user` in cron's bare environment; the CompletedProcess."""
+        argv = self.user_argv(user, *args, system=system, extra_env=extra_env)
         r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            timeout=60, cwd=self.homes[user.pw_name])
         if check_rc is not None:

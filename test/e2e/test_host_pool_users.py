@@ -8,12 +8,10 @@ reads, as root, which file each job's process maps.
 Needs root (CI runs as root)."""
 import os
 import shutil
-import subprocess
 import time
 import unittest
 
-from gshare_e2e import (FAKE_APP, FAKECUDA_DIR, GSHARE, MARKER, SystemDaemonCase, fake_app_of,
-                        host_pool_files)
+from gshare_e2e import FAKE_APP, SystemDaemonCase, fake_app_of, host_pool_files
 
 USERS = ("gshpoola", "gshpoolb")
 MIB = 1 << 20
@@ -33,27 +31,12 @@ class HostPoolUsersTest(SystemDaemonCase):
         os.chmod(self.device, 0o666)
 
     def start_job(self, user, name):
-        env = {
-            "HOME": self.homes[user.pw_name],
-            "PATH": "/usr/bin:/bin",
-            MARKER: self.h.tmp,
-            "LD_LIBRARY_PATH": FAKECUDA_DIR,
-            "FAKE_CUDA_LOG": self.h.log,
-            "FAKE_CUDA_DEVICE_FILE": self.device,
-            "FAKE_CUDA_MEM_BYTES": str(DEVICE),
-            "FAKE_CUDA_KERNEL_MS": "20",
-            "GSHARE_SYSTEM_SOCKET": self.socket,
-        }
-        argv = ["runuser", "-u", user.pw_name, "--", "env", "-i"]
-        argv += ["%s=%s" % kv for kv in env.items()]
+        fake = {"FAKE_CUDA_DEVICE_FILE": self.device, "FAKE_CUDA_MEM_BYTES": str(DEVICE),
+                "FAKE_CUDA_KERNEL_MS": "20"}
         # A quantum of the job's own: the user's config, empty, would leave the default.
-        argv += [GSHARE, "run", "-J", name, "--quantum", "500ms", "--memory", "swap", "--",
-                 FAKE_APP, "--kernels", "0", "--swap-check", str(150 * MIB), "--cycles", "30",
-                 "--gap-ms", "30"]
-        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             cwd=self.homes[user.pw_name])
-        self.addCleanup(lambda: p.poll() is None and p.kill())
-        return p
+        return self.start_as_user(user, "run", "-J", name, "--quantum", "500ms", "--memory",
+                                  "swap", "--", FAKE_APP, "--kernels", "0", "--swap-check",
+                                  150 * MIB, "--cycles", "30", "--gap-ms", "30", extra_env=fake)
 
     def test_each_users_jobs_swap_into_their_own_users_pool(self):
         self.start_system()

@@ -11,8 +11,7 @@ import shutil
 import subprocess
 import unittest
 
-from gshare_e2e import (FAKE_APP, FAKECUDA_DIR, GSHARE, HERE, MARKER, SystemDaemonCase, TestCase,
-                        fake_app_of, proc_alive)
+from gshare_e2e import FAKE_APP, HERE, SystemDaemonCase, TestCase, fake_app_of, proc_alive
 
 FAKE_MPS = os.path.abspath(os.path.join(HERE, "..", "fake_mps", "nvidia-cuda-mps-control"))
 MIB = 1 << 20
@@ -319,24 +318,9 @@ class SystemLanesMpsTest(SystemDaemonCase):
         os.chmod(self.device, 0o666)
 
     def start_fake(self, user, name, priority, *fake_args):
-        env = {
-            "HOME": self.homes[user.pw_name],
-            "PATH": "/usr/bin:/bin",
-            MARKER: self.h.tmp,
-            "LD_LIBRARY_PATH": FAKECUDA_DIR,
-            "FAKE_CUDA_LOG": self.h.log,
-            "FAKE_CUDA_DEVICE_FILE": self.device,
-            "FAKE_CUDA_MEM_BYTES": str(256 * MIB),
-            "GSHARE_SYSTEM_SOCKET": self.socket,
-        }
-        argv = ["runuser", "-u", user.pw_name, "--", "env", "-i"]
-        argv += ["%s=%s" % kv for kv in env.items()]
-        argv += [GSHARE, "run", "-J", name, "-p", str(priority), "--", FAKE_APP]
-        argv += [str(a) for a in fake_args]
-        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             cwd=self.homes[user.pw_name])
-        self.addCleanup(lambda: p.poll() is None and p.kill())
-        return p
+        fake = {"FAKE_CUDA_DEVICE_FILE": self.device, "FAKE_CUDA_MEM_BYTES": str(256 * MIB)}
+        return self.start_as_user(user, "run", "-J", name, "-p", priority, "--", FAKE_APP,
+                                  *fake_args, extra_env=fake)
 
     def finished(self, p, what):
         try:
