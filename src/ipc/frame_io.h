@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "gshare/protocol.h"
 #include "base/status.h"
@@ -40,6 +41,13 @@ class FrameBuffer {
 
 // Encodes one frame (header + payload).
 std::string EncodeFrame(proto::MsgType type, std::string_view payload);
+// Encodes one frame whose payload is the bytes of `m`, a fixed-layout message of
+// gshare/protocol.h (LeaseMsg, MemViewMsg, ...).
+template <class Msg>
+std::string EncodeMsgFrame(proto::MsgType type, const Msg& m) {
+  static_assert(std::is_trivially_copyable_v<Msg>, "a frame carries a message's bytes");
+  return EncodeFrame(type, std::string_view(reinterpret_cast<const char*>(&m), sizeof m));
+}
 
 // When a client stops waiting for the daemon; nullopt: never.
 using Deadline = std::optional<std::chrono::steady_clock::time_point>;

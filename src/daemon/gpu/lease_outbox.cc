@@ -31,8 +31,7 @@ void LeaseOutbox::SendLeaseFrame(const LeaseAction& a) {
   }
   spdlog::debug("lease message {} for {} epoch {} -> pid {}", static_cast<int>(type), a.gpu,
                 a.epoch, conn->pid);
-  std::string frame =
-      EncodeFrame(type, std::string_view(reinterpret_cast<const char*>(&m), sizeof m));
+  std::string frame = EncodeMsgFrame(type, m);
   if (type == proto::MsgType::kLeaseGrant && p_.checkpoints.DeferGrant(a, frame)) return;
   const pid_t pid = conn->pid;  // `send` may drop the connection
   if (!send_(a.conn, frame)) {

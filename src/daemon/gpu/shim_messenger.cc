@@ -9,14 +9,6 @@
 #include "ipc/frame_io.h"
 
 namespace gshare {
-namespace {
-
-template <class Msg>
-std::string FrameOf(proto::MsgType type, const Msg& m) {
-  return EncodeFrame(type, std::string_view(reinterpret_cast<const char*>(&m), sizeof m));
-}
-
-}  // namespace
 
 bool ShimMessenger::SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey& gpu,
                                  uint64_t epoch, uint64_t bytes) {
@@ -26,7 +18,7 @@ bool ShimMessenger::SendLeaseMsg(ConnId conn, proto::MsgType type, const GpuKey&
   m.gpu = p_.table.NamedBy(*c, gpu);
   m.epoch = epoch;
   m.bytes = bytes;
-  return send_(conn, FrameOf(type, m));
+  return send_(conn, EncodeMsgFrame(type, m));
 }
 
 void ShimMessenger::Evict(ConnId conn, const GpuKey& gpu, uint64_t bytes) {
@@ -67,7 +59,7 @@ void ShimMessenger::SendSeats() {
     m.reason = s.seat_plus_one;
     m.bytes = s.yield_mask;
     m.ordinal = static_cast<int32_t>((s.watched ? 1u : 0u) | std::min(s.yielders, 255u) << 8);
-    send_(s.conn, FrameOf(proto::MsgType::kBoardSeat, m));
+    send_(s.conn, EncodeMsgFrame(proto::MsgType::kBoardSeat, m));
   }
 }
 

@@ -212,7 +212,7 @@ void ShimSessions::OnMemoryQuery(Connection& c, const Frame& f) {
     v.job_used = p_.ledger.UsedBy(q.job_id, gpu);
     v.known = 1;
   }
-  t_.send(c.id, EncodeStruct(proto::MsgType::kMemoryView, v));
+  t_.send(c.id, EncodeMsgFrame(proto::MsgType::kMemoryView, v));
 }
 
 void ShimSessions::OnHostPoolQuery(Connection& c, const Frame& f) {
@@ -224,9 +224,9 @@ void ShimSessions::OnHostPoolQuery(Connection& c, const Frame& f) {
                      : -1;
   proto::HostPoolMsg m{};
   m.bytes = fd >= 0 ? p_.pools.FileBytes() : 0;
-  if (fd < 0 || !t_.send_fd(c.id, EncodeStruct(proto::MsgType::kHostPool, m), fd)) {
+  if (fd < 0 || !t_.send_fd(c.id, EncodeMsgFrame(proto::MsgType::kHostPool, m), fd)) {
     m.bytes = 0;
-    t_.send(c.id, EncodeStruct(proto::MsgType::kHostPool, m));
+    t_.send(c.id, EncodeMsgFrame(proto::MsgType::kHostPool, m));
   }
 }
 

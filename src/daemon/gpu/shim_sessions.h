@@ -113,11 +113,6 @@ class ShimSessions {
   bool FreshQuery(Connection& c, const char* what);
   // Whether `job_id` is active and `c` may join it with `token` (MayJoin).
   bool ProvesJob(const Connection& c, uint64_t job_id, const uint8_t (&token)[16]) const;
-  // The frame of a binary message.
-  template <class Msg>
-  static std::string EncodeStruct(proto::MsgType type, const Msg& m) {
-    return EncodeFrame(type, std::string_view(reinterpret_cast<const char*>(&m), sizeof m));
-  }
   // Shim connections of `uid` other than `except`.
   int ShimsOf(uid_t uid, ConnId except) const;
   void OnHello(Connection& c, const proto::HelloMsg& hello);
