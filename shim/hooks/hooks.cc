@@ -20,6 +20,7 @@
 #include "shim_log.h"
 #include "memory/managed_space.h"
 #include "memory/memory_engine.h"
+#include "memory/mono_clock.h"
 #include "memory/others_view.h"
 #include "memory/swap_space.h"
 #include "memory/swap_space_internal.h"
@@ -314,7 +315,7 @@ constinit OthersView g_others_views[kMaxDevices];  // trivially destroyed: no ex
 uint64_t OthersShown(int device) {
   const uint64_t current = LeaseClient::Get().OthersFixed(device);
   if (device < 0 || device >= kMaxDevices) return current;
-  return g_others_views[device].Report(current, swap_internal::NowNs());
+  return g_others_views[device].Report(current, MonoNowNs());
 }
 
 // What the process may use on its device as if it were alone on the GPU: the GPU less

@@ -13,6 +13,7 @@
 #include "driver/real_driver.h"
 #include "memory/managed_space.h"
 #include "memory/memory_host.h"
+#include "memory/mono_clock.h"
 #include "memory/swap_space.h"
 #include "memory/swap_space_internal.h"
 #include "memory/vmm_driver.h"
@@ -106,23 +107,22 @@ class SwapEngine final : public MemoryEngine {
   // ask, a swap-in on a GPU that the jobs had filled in shared mode waited its whole wait in
   // vain (docs/memory.md, "How `swap` works"). On success SwapIn marked the process running.
   bool Back(int device, uint64_t* moved, uint64_t* ns) override {
-    const int64_t t0 = swap_internal::NowNs();
+    const int64_t t0 = MonoNowNs();
     const int64_t wait_ns = swap_internal::SwapInWaitNs();
     const int64_t ask_ns = std::min(kAskForRoomNs, wait_ns);
     SwapSpace::RoomNeed need;
     *moved = 0;
     SwapSpace::SwapInResult r = S().SwapIn(device, moved, ask_ns, &need);
     uint64_t asked = 0, missing = need.missing;
-    int64_t progress_at = swap_internal::NowNs();
-    while (r == SwapSpace::SwapInResult::kNoRoom &&
-           swap_internal::NowNs() - progress_at < wait_ns) {
+    int64_t progress_at = MonoNowNs();
+    while (r == SwapSpace::SwapInResult::kNoRoom && MonoNowNs() - progress_at < wait_ns) {
       asked += need.shortfall;
       Host().SetDemand(device, asked);
       Host().ReportNow(device);
       uint64_t more = 0;
       r = S().SwapIn(device, &more, ask_ns, &need);
       *moved += more;
-      if (need.missing < missing) progress_at = swap_internal::NowNs();  // chunks came back
+      if (need.missing < missing) progress_at = MonoNowNs();  // chunks came back
       missing = need.missing;
     }
     if (asked > 0) Host().SetDemand(device, 0);
@@ -133,7 +133,7 @@ class SwapEngine final : public MemoryEngine {
           device,
           r == SwapSpace::SwapInResult::kNoRoom ? "no room on the GPU" : "a driver call failed");
     }
-    *ns = static_cast<uint64_t>(swap_internal::NowNs() - t0);
+    *ns = static_cast<uint64_t>(MonoNowNs() - t0);
     return r == SwapSpace::SwapInResult::kDone;
   }
   void Stopped(int device, proto::ReleaseReason reason) override {

@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "memory/memory_host.h"
+#include "memory/mono_clock.h"
 #include "driver/real_driver.h"
 #include "shim_log.h"
 #include "memory/swap_space.h"
@@ -52,7 +53,7 @@ void swap_internal::TraceMove(const char* what, uint64_t bytes, int64_t begin_ns
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
   double end = static_cast<double>(now.tv_sec) + now.tv_nsec / 1e9;
-  double begin = end - static_cast<double>(NowNs() - begin_ns) / 1e9;
+  double begin = end - static_cast<double>(MonoNowNs() - begin_ns) / 1e9;
   Warn("trace %s %llu %.3f %.3f pool %llu", what, static_cast<unsigned long long>(bytes), begin,
        end, static_cast<unsigned long long>(pool_bytes));
 }
@@ -67,7 +68,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   }
   const VmmDriver& v = *Vmm();
   BatchPipe pipe = PipeOf(device);
-  int64_t start = swap_internal::NowNs();
+  int64_t start = MonoNowNs();
   uint64_t moved = 0;
   bool stop = false;
   // Runs inside this hold of mu_, called through BatchPipe, which the analysis cannot see.
@@ -127,7 +128,7 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   }
   pipe.Drain(finish);
   EngineDevices::Leave();
-  stats_[device].swap_ns += swap_internal::NowNs() - start;
+  stats_[device].swap_ns += MonoNowNs() - start;
   if (moved > 0) ++stats_[device].swaps_out;
   mu_.Unlock();
   if (swap_internal::TraceOn()) swap_internal::TraceMove("evict", moved, start, pool_.pinned());
@@ -173,7 +174,7 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
   }
   const VmmDriver& v = *Vmm();
   BatchPipe pipe = PipeOf(device);
-  int64_t start = swap_internal::NowNs();
+  int64_t start = MonoNowNs();
   uint64_t moved = 0;
   SwapInResult result = SwapInResult::kDone;
   // Finishes a batch; on failure unmaps what it created (host copies stay) and the result
@@ -203,9 +204,9 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
       if (c.state == swap_internal::kResident) continue;
       // Another job may still be evicting to make this room: wait while it makes progress.
       CUresult res;
-      RoomWait wait(stall_ns, swap_internal::NowNs());
+      RoomWait wait(stall_ns, MonoNowNs());
       while ((res = BackChunk(*r, c)) == CUDA_ERROR_OUT_OF_MEMORY &&
-             wait.KeepWaiting(swap_internal::NowNs(), swap_internal::FreeDeviceBytes)) {
+             wait.KeepWaiting(MonoNowNs(), swap_internal::FreeDeviceBytes)) {
         swap_internal::SleepNs(1'000'000);
       }
       if (res == CUDA_ERROR_OUT_OF_MEMORY) {  // the copies queued so far are good
@@ -230,7 +231,7 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
   }
   pipe.Drain(finish);
   EngineDevices::Leave();
-  stats_[device].swap_ns += swap_internal::NowNs() - start;
+  stats_[device].swap_ns += MonoNowNs() - start;
   if (moved > 0) ++stats_[device].swaps_in;
   if (result == SwapInResult::kDone) running_[device].store(true, std::memory_order_release);
   *moved_out = moved;
@@ -246,7 +247,7 @@ CUresult SwapSpace::ResidentLocked(Region& r) {
   CUresult res = CUDA_SUCCESS;
   // A chunk that finds the GPU full waits for room as an allocation does (another job may
   // hold the GPU while this one exports its memory), asking the daemon for the region.
-  RoomWait wait(swap_internal::kAllocWaitNs, swap_internal::NowNs());
+  RoomWait wait(swap_internal::kAllocWaitNs, MonoNowNs());
   bool demanded = false;
   for (int i = 0; i < r.nchunks && res == CUDA_SUCCESS; ++i) {
     Chunk& c = r.chunks[i];
@@ -257,7 +258,7 @@ CUresult SwapSpace::ResidentLocked(Region& r) {
     }
     res = BackChunk(r, c);
     if (res == CUDA_ERROR_OUT_OF_MEMORY &&
-        wait.KeepWaiting(swap_internal::NowNs(), swap_internal::FreeDeviceBytes)) {
+        wait.KeepWaiting(MonoNowNs(), swap_internal::FreeDeviceBytes)) {
       if (!demanded) Host().SetDemand(r.device, r.size);
       demanded = true;
       EngineDevices::Leave();
@@ -336,7 +337,7 @@ void* SwapSpace::PrepareThread(void* arg) {
     }
     bool pushed =
         device >= 0 && Extras().cuCtxPushCurrent_v2(self->ContextUnlocked(device)) == CUDA_SUCCESS;
-    int64_t start = swap_internal::NowNs();
+    int64_t start = MonoNowNs();
     uint64_t had = self->pool_.usable();
     uint64_t got = pushed ? had : 0;
     // In steps, each followed by a memory report: the daemon prices the next handoff by the

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "memory/memory_host.h"
+#include "memory/mono_clock.h"
 #include "memory/ipc_export.h"
 #include "memory/memory_engine.h"
 #include "driver/real_driver.h"
@@ -116,7 +117,7 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, 
   // Running: back it now, waiting (outside the lock) for room another job gives up. A holder
   // busy allocating (or waiting for room) is not idle: it keeps the lease (idle_release).
   bool demanded = false;
-  RoomWait wait(kAllocWaitNs, NowNs());
+  RoomWait wait(kAllocWaitNs, MonoNowNs());
   for (int i = 0; i < n && Running(device); ++i) {
     Chunk& c = chunks[i];
     for (;;) {
@@ -126,7 +127,7 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, 
         c.state = kResident;
         break;
       }
-      if (res != CUDA_ERROR_OUT_OF_MEMORY || !wait.KeepWaiting(NowNs(), FreeDeviceBytes)) break;
+      if (res != CUDA_ERROR_OUT_OF_MEMORY || !wait.KeepWaiting(MonoNowNs(), FreeDeviceBytes)) break;
       if (!demanded) {
         // The whole region: its chunks backed so far are on the GPU but in no report (the
         // region is counted once inserted), so the daemon must see all of it as wanted, or it

@@ -59,12 +59,10 @@ inline void GiveHost(HostPool& pool, Chunk& c) {
   c.host = nullptr;
 }
 
-inline int64_t NowNs() { return MonoNowNs(); }
-
 // GSHARE_TRACE_SWAP set (to anything): each eviction, swap-in and pin-ahead of the swap
 // engine ends with one line on stderr, "gshare: trace <evict|swapin|pin> <bytes> <begin>
 // <end> pool <pinned bytes>", begin and end in epoch seconds; test/bench/pair_timeline.py
-// merges them into a pair's timeline. `begin_ns` is a NowNs() value. Any thread.
+// merges them into a pair's timeline. `begin_ns` is a MonoNowNs() value. Any thread.
 void TraceMove(const char* what, uint64_t bytes, int64_t begin_ns, uint64_t pool_bytes);
 // Whether GSHARE_TRACE_SWAP is set (read once): callers skip computing TraceMove's arguments
 // (the pool's size takes its lock) when it is not.

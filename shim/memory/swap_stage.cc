@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "memory/memory_host.h"
+#include "memory/mono_clock.h"
 #include "memory/swap_space.h"
 #include "memory/swap_space_internal.h"
 #include "memory/vmm_driver.h"
@@ -121,7 +122,7 @@ void* SwapSpace::StageThread(void* arg) {
       EngineDevices::Leave();
     }
     const uint64_t target = TargetOf(device);
-    const int64_t start = swap_internal::NowNs();
+    const int64_t start = MonoNowNs();
     uint64_t done = 0, reported = 0;
     for (;;) {
       if (TargetOf(device) != target) break;  // a new target: start over
@@ -161,7 +162,7 @@ void* SwapSpace::StageThread(void* arg) {
       }
       // At most kStageBytesPerSec since the start.
       const int64_t due = start + static_cast<int64_t>(done * 1e9 / kStageBytesPerSec);
-      const int64_t now = swap_internal::NowNs();
+      const int64_t now = MonoNowNs();
       if (due > now) swap_internal::SleepNs(due - now);
     }
     Host().MemoryChanged(device);
