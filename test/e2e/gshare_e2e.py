@@ -632,6 +632,15 @@ class SystemDaemonCase(TestCase):
                        env=self.h.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        timeout=30)
 
+    def shared_device_file(self):
+        """An empty file every user may write, for FAKE_CUDA_DEVICE_FILE: the users' jobs then
+        share one fake GPU's memory. Its path."""
+        path = os.path.join(self.sys, "device")
+        with open(path, "wb"):
+            pass
+        os.chmod(path, 0o666)
+        return path
+
     def user_argv(self, user, *args, system=True, extra_env=None):
         """`gshare ARGS` as `user` in cron's bare environment (runuser, env -i), as an argv."""
         env = {

@@ -25,10 +25,7 @@ class HostPoolUsersTest(SystemDaemonCase):
         self.setup_system(USERS, '[scheduler]\nsharing = "auto"\n'
                           '[memory]\ncontext_reserve = "1MiB"\n')
         self.a, self.b = self.users
-        self.device = os.path.join(self.sys, "device")
-        with open(self.device, "wb"):
-            pass
-        os.chmod(self.device, 0o666)
+        self.device = self.shared_device_file()
 
     def start_job(self, user, name):
         fake = {"FAKE_CUDA_DEVICE_FILE": self.device, "FAKE_CUDA_MEM_BYTES": str(DEVICE),

@@ -312,10 +312,7 @@ class SystemLanesMpsTest(SystemDaemonCase):
                           '[scheduler]\nsharing = "auto"\nquantum = "20s"\nstagger = false\n'
                           '[memory]\ncontext_reserve = "1MiB"\n[mps]\ncontrol = "%s"\n' % FAKE_MPS)
         self.a, self.b = self.users
-        self.device = os.path.join(self.sys, "device")
-        with open(self.device, "wb"):
-            pass
-        os.chmod(self.device, 0o666)
+        self.device = self.shared_device_file()
 
     def start_fake(self, user, name, priority, *fake_args):
         fake = {"FAKE_CUDA_DEVICE_FILE": self.device, "FAKE_CUDA_MEM_BYTES": str(256 * MIB)}
