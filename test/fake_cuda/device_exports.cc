@@ -275,12 +275,8 @@ CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) noexcept {
 // with CUDA_ERROR_OUT_OF_MEMORY, as a real driver's do when lazy loading (CUDA_MODULE_LOADING,
 // the default) loads the function's module then and the GPU has no room for it.
 bool InjectGetFunctionFailure() {
-  static const long limit = [] {
-    const char* v = std::getenv("FAKE_CUDA_FAIL_GETFUNCTION_COUNT");
-    return v == nullptr ? 0L : std::strtol(v, nullptr, 10);
-  }();
-  static std::atomic<long> calls{0};
-  return limit > 0 && calls.fetch_add(1) < limit;
+  static fake::InjectedFailures failures("FAKE_CUDA_FAIL_GETFUNCTION_COUNT");
+  return failures.Next();
 }
 
 CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) noexcept {

@@ -10,6 +10,12 @@
 #include "op_log.h"
 
 namespace gs_cuda::fake {
+
+InjectedFailures::InjectedFailures(const char* env) {
+  const char* v = std::getenv(env);
+  limit_ = v == nullptr ? 0L : std::strtol(v, nullptr, 10);
+}
+
 namespace {
 
 // One entry of CUDA_VISIBLE_DEVICES, text[0, len): its physical index, or -1.

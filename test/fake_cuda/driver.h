@@ -4,6 +4,7 @@
 // exit() with busy workers and fork() children that exit stay safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "context.h"
@@ -77,6 +78,20 @@ CUresult ResolveStream(CUstream handle, bool per_thread_export, Stream** out);
 // synchronizing calls return it.
 void SetStickyError(CUresult r);
 CUresult StickyError();
+
+// An injected failure of one export: the first K calls of the process fail, K from the
+// environment variable named (read at construction; unset, 0 or not a number: none). Trivially
+// destructible, for a function-local static; any thread.
+class InjectedFailures {
+ public:
+  explicit InjectedFailures(const char* env);
+  // Whether this call is one of the first K.
+  bool Next() { return limit_ > 0 && calls_.fetch_add(1) < limit_; }
+
+ private:
+  long limit_;
+  std::atomic<long> calls_{0};
+};
 
 // The live handles, so that a stale or foreign handle is an error rather than a crash.
 enum class HandleKind { kContext, kStream, kEvent, kModule, kFunction, kGraph, kGraphExec, kPool };

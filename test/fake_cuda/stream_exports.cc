@@ -43,12 +43,8 @@ void WaitReached(EventState& st, uint64_t n) {
 // with CUDA_ERROR_OUT_OF_MEMORY, as the driver's do when the GPU has no room for a stream's
 // own memory (tests of the shim's wait for room).
 bool InjectStreamCreateFailure() {
-  static const long limit = [] {
-    const char* v = std::getenv("FAKE_CUDA_FAIL_STREAMCREATE_COUNT");
-    return v == nullptr ? 0L : std::strtol(v, nullptr, 10);
-  }();
-  static std::atomic<long> calls{0};
-  return limit > 0 && calls.fetch_add(1) < limit;
+  static fake::InjectedFailures failures("FAKE_CUDA_FAIL_STREAMCREATE_COUNT");
+  return failures.Next();
 }
 
 CUresult CreateStream(CUstream* out) {
