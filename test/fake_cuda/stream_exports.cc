@@ -2,9 +2,7 @@
 // events (record, query, synchronize, stream wait). Event bookkeeping runs on the stream workers
 // as internal ops, which are neither logged nor captured. The synchronizing calls return the
 // process's sticky error (driver.h) once there is one.
-#include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
