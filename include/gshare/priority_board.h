@@ -43,6 +43,10 @@ struct alignas(64) BoardSlot {
   // has this bit: the kernels of a higher job outside MPS (isolation, another user's job) are
   // time-sliced with the server's, so there it waits for that job's gaps as any yielder does.
   std::atomic<uint64_t> mps_seats;
+  // Bit s: the job in seat s has fallen behind its arrivals (its gaps far shorter than usual:
+  // shim/lease/backlog_watch.h), set and cleared by its own shim, cleared with its seat. The
+  // clients that run beside it wait for its gaps instead until the bit clears.
+  std::atomic<uint64_t> behind_seats;
 };
 static_assert(sizeof(BoardSlot) == 64);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);

@@ -13,6 +13,7 @@ bool g_census_on = false;
 std::atomic<uint64_t> g_census[kNumHooks];
 std::atomic<uint64_t> g_census_captured{0};
 std::atomic<uint64_t> g_census_narrowed{0};
+std::atomic<uint64_t> g_census_behind{0};
 
 namespace {
 char g_census_path[512];
@@ -40,9 +41,10 @@ __attribute__((destructor)) static void CensusDump() {
                             static_cast<unsigned long long>(n));
     if (write(fd, line, len) != len) break;
   }
-  int len = std::snprintf(line, sizeof line, "#captured %llu\n#narrowed %llu\n",
+  int len = std::snprintf(line, sizeof line, "#captured %llu\n#narrowed %llu\n#behind %llu\n",
                           static_cast<unsigned long long>(g_census_captured.load()),
-                          static_cast<unsigned long long>(g_census_narrowed.load()));
+                          static_cast<unsigned long long>(g_census_narrowed.load()),
+                          static_cast<unsigned long long>(g_census_behind.load()));
   if (write(fd, line, len) != len) { /* nothing more to do at exit */
   }
   close(fd);

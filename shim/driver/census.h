@@ -2,8 +2,9 @@
 // shim saw, for comparison with an independent count (CUPTI) and to tell which revision of
 // an export a program reaches. On only when GSHARE_CENSUS=<path> is set; then the counts are
 // written to <path>.<pid> at exit as "<export> <count>" lines, plus "#captured <n>" (calls
-// recorded into a stream capture, which bypass the gate) and "#narrowed <n>" (kernel launches
-// moved to the SM partition, lease/sm_partition.h). Count: any thread, lock-free.
+// recorded into a stream capture, which bypass the gate), "#narrowed <n>" (kernel launches
+// moved to the SM partition, lease/sm_partition.h) and "#behind <n>" (backlogs this job fell
+// into as a watched job, lease/backlog_watch.h). Count: any thread, lock-free.
 #pragma once
 
 #include <atomic>
@@ -17,6 +18,7 @@ extern bool g_census_on;  // set once before the first hook runs through LoadRea
 extern std::atomic<uint64_t> g_census[kNumHooks];
 extern std::atomic<uint64_t> g_census_captured;
 extern std::atomic<uint64_t> g_census_narrowed;
+extern std::atomic<uint64_t> g_census_behind;
 
 // Reads GSHARE_CENSUS. Called once while the driver is loaded.
 void CensusInit();

@@ -306,6 +306,8 @@ void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS {
   g_syncing.store(0, std::memory_order_relaxed);
   g_gpu_waited.store(false, std::memory_order_relaxed);
   g_census_captured.store(0, std::memory_order_relaxed);
+  g_census_narrowed.store(0, std::memory_order_relaxed);
+  g_census_behind.store(0, std::memory_order_relaxed);
   ResetGapWatchAfterFork();
 }
 

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "driver/census.h"
 #include "gshare/job_env.h"
 #include "lease/lease_client.h"
 #include "lease/lease_state.h"
@@ -61,6 +62,7 @@ void ClearIdleLane(Lane& l) {
   proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
   const uint64_t bit = l.own_bit.load(std::memory_order_relaxed);
   const int64_t now = lease::NowNs();
+  l.backlog.BusyEnded(now);
   l.idle_since_ns.store(now, std::memory_order_relaxed);
   // Before the bit clears: the processes it wakes read the new forecast.
   if (slot != nullptr) PublishQuiet(*slot, now, l.forecast.PredictNs());
@@ -68,6 +70,18 @@ void ClearIdleLane(Lane& l) {
   if (l.state.load(std::memory_order_acquire) != Lane::kIdle && slot != nullptr) {
     slot->busy.fetch_or(bit, std::memory_order_acq_rel);
   }
+}
+
+// Marks on the board whether `l`'s job is behind its arrivals (BacklogWatch), when it changed.
+void PublishBehind(Lane& l, proto::BoardSlot* slot, bool behind) {
+  const uint64_t bit = l.own_bit.load(std::memory_order_relaxed);
+  if (slot == nullptr || bit == 0) return;
+  const bool marked = (slot->behind_seats.load(std::memory_order_relaxed) & bit) != 0;
+  if (behind && !marked) {
+    slot->behind_seats.fetch_or(bit, std::memory_order_acq_rel);
+    if (g_census_on) g_census_behind.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (!behind && marked) slot->behind_seats.fetch_and(~bit, std::memory_order_acq_rel);
 }
 
 // The device's work submitted so far has completed: its bit clears, unless a submission
@@ -115,6 +129,13 @@ void* SentinelThread(void*) {
     const uint64_t submits = g_lane_submits.load(std::memory_order_relaxed);
     struct timespec ts = {0, kQuietNs};
     nanosleep(&ts, nullptr);
+    // A job busy far longer than its usual spell is behind its arrivals too (its requests
+    // queued with no gap between them).
+    const int64_t now = lease::NowNs();
+    for (Lane& l : g_lanes) {
+      if (l.state.load(std::memory_order_acquire) == Lane::kIdle) continue;
+      PublishBehind(l, l.slot.load(std::memory_order_acquire), l.backlog.StillBusy(now));
+    }
     if (g_lane_submits.load(std::memory_order_relaxed) != submits) continue;
     for (int d = 0; d < kMaxDevices; ++d) {
       if (g_lanes[d].state.load(std::memory_order_acquire) != Lane::kIdle) Settle(d);
@@ -212,9 +233,18 @@ void LanesSynced(uint64_t submits_before) {
 void BecomeBusy(int device) {
   Lane& l = g_lanes[device];
   if (l.state.exchange(Lane::kBusy, std::memory_order_acq_rel) != Lane::kIdle) return;
-  const int64_t idle_since = l.idle_since_ns.load(std::memory_order_relaxed);
-  if (idle_since > 0) l.forecast.GapEnded(lease::NowNs() - idle_since);
-  if (proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire)) {
+  // Taken, so that a gap is measured from an idle period only, never across a busy one that
+  // the sentinel's settling and the next submission merged.
+  const int64_t idle_since = l.idle_since_ns.exchange(0, std::memory_order_relaxed);
+  const int64_t now = lease::NowNs();
+  proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
+  if (idle_since > 0) {
+    l.forecast.GapEnded(now - idle_since);
+    // Before the busy bit: a client that sees it busy also sees whether it is behind.
+    PublishBehind(l, slot, l.backlog.GapEnded(now - idle_since, now));
+  }
+  l.backlog.BusyStarted(now);
+  if (slot != nullptr) {
     slot->busy.fetch_or(l.own_bit.load(std::memory_order_relaxed), std::memory_order_acq_rel);
   }
   g_sentinel_seq.fetch_add(1, std::memory_order_release);
@@ -236,7 +266,11 @@ void SetSeat(int device, const char* board_path, uint32_t slot, uint32_t seat_pl
   if (old_slot != s || old_bit != bit) {
     l.watched.store(false, std::memory_order_relaxed);
     ClearBit(old_slot, old_bit);
-    if (old_slot != nullptr) old_slot->mps_seats.fetch_and(~old_bit, std::memory_order_acq_rel);
+    if (old_slot != nullptr) {
+      old_slot->mps_seats.fetch_and(~old_bit, std::memory_order_acq_rel);
+      old_slot->behind_seats.fetch_and(~old_bit, std::memory_order_acq_rel);
+    }
+    l.backlog.Reset();  // a new seat's pace is learnt anew
     l.own_bit.store(bit, std::memory_order_relaxed);
     l.slot.store(s, std::memory_order_release);
   }
@@ -272,6 +306,7 @@ void ResetLanesAfterFork() {
     l.held_ns.store(0, std::memory_order_relaxed);
     l.idle_since_ns.store(0, std::memory_order_relaxed);
     l.forecast.Reset();
+    l.backlog.Reset();
   }
   g_lanes_watched.store(0, std::memory_order_relaxed);
   g_sentinel_started.store(false, std::memory_order_relaxed);  // the child has no sentinel

@@ -18,7 +18,8 @@
 //   after kQuietNs: cuCtxSynchronize of its contexts there, repeated until no submission came
 //   meanwhile. The sentinel never synchronizes while the process submits (a synchronize from
 //   another thread slows the process's launches). As it goes idle, a watched lane publishes
-//   when it expects to be busy again (quiet_forecast.h), for the yielders' window.
+//   when it expects to be busy again (quiet_forecast.h), for the yielders' window; as it
+//   becomes busy again, whether it has fallen behind its arrivals (backlog_watch.h).
 //
 // Fast path of a process that neither yields nor is watched (every job alone or at one
 // priority): two relaxed loads of process-local words; no lock, no syscall. Any thread; the
@@ -30,6 +31,7 @@
 
 #include "gshare/priority_board.h"
 #include "driver/context_registry.h"
+#include "lease/backlog_watch.h"
 #include "lease/quiet_forecast.h"
 
 namespace gshare::shim {
@@ -46,6 +48,7 @@ struct alignas(64) Lane {
   // A watched lane's gaps between busy periods, published on the board as it goes idle.
   std::atomic<int64_t> idle_since_ns{0};
   QuietForecast forecast;
+  BacklogWatch backlog;  // whether it fell behind its arrivals: the board's behind_seats
 };
 extern Lane g_lanes[kMaxDevices];
 // Submissions of watched lanes so far (any device), and how many lanes are watched.
@@ -92,17 +95,20 @@ inline bool Yields(int device) {
 bool ConcurrentLanes();
 
 // Whether this process runs beside the busy seats it yields to on `device`: it is an MPS
-// client (ConcurrentLanes) and so is every seat it yields to (the board's mps_seats). A higher
-// job outside MPS (GSHARE_MPS=0, another user's, a checkpoint-engine job) is time-sliced with
-// the server's clients, and a client that ran beside it would take its time slices: beside
-// such a job a client waits for its gaps as a process outside MPS does. Two relaxed loads;
-// any thread.
+// client (ConcurrentLanes), so is every seat it yields to (the board's mps_seats), and none of
+// them has fallen behind its arrivals (behind_seats). A higher job outside MPS (GSHARE_MPS=0,
+// another user's, a checkpoint-engine job) is time-sliced with the server's clients, and a
+// client that ran beside it would take its time slices; one that fell behind needs every SM
+// until it has caught up. Beside either a client waits for its gaps as a process outside MPS
+// does. Three relaxed loads; any thread.
 inline bool ConcurrentOn(int device) {
   if (!ConcurrentLanes()) return false;
   const Lane& l = g_lanes[device];
   const uint64_t mask = l.yield_mask.load(std::memory_order_relaxed);
   const proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
-  return slot == nullptr || (mask & ~slot->mps_seats.load(std::memory_order_relaxed)) == 0;
+  if (slot == nullptr) return true;
+  return (mask & ~slot->mps_seats.load(std::memory_order_relaxed)) == 0 &&
+         (mask & slot->behind_seats.load(std::memory_order_relaxed)) == 0;
 }
 
 namespace lease {

@@ -67,9 +67,10 @@ inline int DefaultGapFillPct(int sharers, bool narrow = false) {
 // GPU time, while a higher job is busy; 0: no bound (MPS client priority alone orders them).
 inline constexpr long kDefaultConcurrentUs = 0;
 
-// What an MPS client with an SM partition keeps queued on every SM while the higher job is
-// idle past its forecast, in ns of predicted GPU time: enough that the client's launches stay
-// ahead of the GPU, short beside a request that finds it queued. Without this bound one
+// What the MPS clients with an SM partition on a GPU keep queued on every SM together while
+// the higher job is idle past its forecast, in ns of predicted GPU time (each its share, as
+// with the in-flight budget): enough that their launches stay ahead of the GPU, short beside
+// a request that finds it queued. Without this bound one
 // training's run-ahead on every SM (hundreds of ms of queued kernels) met the service's next
 // request and the open-loop service never caught up (p99 26 x alone; docs/benchmarks.md, "SM
 // partition while the service is busy").
@@ -88,9 +89,10 @@ inline WindowVerdict AdmitRule(const WindowView& v) {
       return v.queued_ns + v.cost_ns <= gap_share ? WindowVerdict::kSubmit
                                                   : WindowVerdict::kSubmitNarrow;
     }
-    // Overdue by more than a gap, or no forecast: every SM, with at most kWideIdleNs queued
-    // there, so that its return waits behind little; the launch after it goes narrow.
-    if (v.queued_ns + v.cost_ns <= kWideIdleNs || v.outstanding == 0) {
+    // Overdue by more than a gap, or no forecast: every SM, with at most its share of
+    // kWideIdleNs queued there, so that its return waits behind little.
+    if (v.queued_ns + v.cost_ns <= kWideIdleNs / (v.sharers > 1 ? v.sharers : 1) ||
+        v.outstanding == 0) {
       return WindowVerdict::kSubmit;
     }
     return WindowVerdict::kWaitOldest;

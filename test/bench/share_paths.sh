@@ -301,6 +301,7 @@ service_case() {
   [[ $c == gsmpswide ]] && tenv="GSHARE_CENSUS=$d/census GSHARE_PRIORITY_SM_PCT=0"
   local senv=""
   [[ $c == gsiso ]] && senv="GSHARE_MPS=0"
+  [[ $c == gsmps ]] && senv="GSHARE_CENSUS=$d/service_census"  # its #behind: backlogs
   if [[ $c == mps* || $c == gmps ]]; then
     mps_up "$d" || { echo "service case=$c mps_failed" | tee -a "$summary"; return 1; }
   fi

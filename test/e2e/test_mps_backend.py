@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import unittest
 
 from gshare_e2e import FAKE_APP, HERE, SystemDaemonCase, TestCase, fake_app_of, proc_alive
@@ -176,16 +177,16 @@ class MpsBackendTest(TestCase):
         r = h.gshare("daemon")
         h.assert_error_line(r, 1, "mps.batch_thread_percentage")
 
-    def run_pair(self, sm_pct=None, high_env=None):
-        """The lanes test's pair (test_priority_lanes.py): a service of 20 ms requests 60 ms
-        apart, and a batch job of 2 ms kernels all queued at once, the batch job an MPS client.
-        `high_env`: the service's environment's additions. Returns the harness, the service's
-        kernels and the batch job's, by start time."""
+    def run_pair(self, sm_pct=None, high_env=None, high_args=(), high_n=12, low_n=400):
+        """The lanes test's pair (test_priority_lanes.py): a service of `high_n` 20 ms requests
+        60 ms apart, and a batch job of `low_n` 2 ms kernels all queued at once, the batch job
+        an MPS client. `high_env`: the service's environment's additions; `high_args`: its
+        fake_app's. Returns the harness, the service's kernels and the batch job's, by start
+        time."""
         h = self.mps_harness()
         if sm_pct is not None:
             h.env["GSHARE_PRIORITY_SM_PCT"] = str(sm_pct)
         h.start_daemon()
-        high_n, low_n = 12, 400
         # Bursts of ten, each followed by a second stream's kernel that waits for the burst.
         low = h.start_fake(["--kernels", low_n, "--kernel-ms", 2, "--sync-every", 10,
                             "--consumer"], ["-p", "0"], name="low")
@@ -193,7 +194,7 @@ class MpsBackendTest(TestCase):
         h.wait_kernels(lp, 5)
         env = dict(h.env, **high_env) if high_env else None
         high = h.start_fake(["--kernels", high_n, "--kernel-ms", 20, "--sync-every", 1,
-                             "--gap-ms", 60], ["-p", "10"], name="high", env=env)
+                             "--gap-ms", 60, *high_args], ["-p", "10"], name="high", env=env)
         hp = high.child_pid()
         h.assert_done(high, high_n)
         h.assert_done(low, low_n)
@@ -247,6 +248,27 @@ class MpsBackendTest(TestCase):
         in_gaps = [sum(1 for o in lo if a.end < o.start < b.start) for a, b in zip(hi, hi[1:])]
         self.assertGreaterEqual(sum(1 for n in in_gaps if n > 0), len(hi) - 2, in_gaps)
         self.assertEqual([o.name for o in lo if "@" in o.name], [], "kernels went narrow")
+
+    def test_a_client_waits_for_the_gaps_of_a_service_that_fell_behind(self):
+        # Eight requests 60 ms apart, then twenty back to back: the service's arrivals outran
+        # it. The client runs beside it, then, once the service is behind (a gap far shorter
+        # than usual, or a busy spell four usual ones long: by kernel 16 here), waits for its
+        # gaps.
+        census_dir = tempfile.mkdtemp(prefix="gshare-census-")
+        self.addCleanup(shutil.rmtree, census_dir, True)
+        census = os.path.join(census_dir, "census")
+        h, hi, lo = self.run_pair(high_args=["--backlog-after", 8], high_n=28, low_n=900,
+                                  high_env={"GSHARE_CENSUS": census})
+        self.assertEqual(len(hi), 28)
+        counts = [_read(os.path.join(census_dir, f)) for f in os.listdir(census_dir)]
+        self.assertTrue(any(re.search(r"^#behind [1-9]", c, re.M) for c in counts), counts)
+        inside = [sum(1 for o in lo if k.start < o.start < k.end) for k in hi]
+        self.assertGreaterEqual(sum(1 for n in inside[1:8] if n >= 5), 4,
+                                "the client did not run beside the service: %s" % inside)
+        self.assertTrue(lo[-1].end > hi[-1].end, "the batch job ended before the backlog")
+        self.assertLessEqual(max(inside[18:]), 3,
+                             "the client ran beside a service that fell behind: %s" % inside)
+        self.assertEqual(h.job_record(lambda j: j["name"] == "low")["state"], "COMPLETED")
 
 ENV_LINE = "env | grep -E '^CUDA_MPS_(PIPE_DIRECTORY|CLIENT_PRIORITY)=' | sort"
 

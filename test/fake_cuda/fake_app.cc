@@ -86,7 +86,8 @@ void Usage() {
       stderr,
       "usage: fake_app [--route linked|dlsym|gpa] [--gpa-version N] [--per-thread]\n"
       "  [--device K]\n"
-      "  [--kernels N] [--kernel-ms M] [--gap-ms G] [--sync-every K] [--threads T]\n"
+      "  [--kernels N] [--kernel-ms M] [--gap-ms G [--backlog-after B]] [--sync-every K]\n"
+      "  [--threads T]\n"
       "  [--long-every N --long-ms L]\n"
       "  [--null-stream] [--ex] [--capture] [--memcpy] [--fork] [--exit-code C]\n"
       "  [--sleep-ms S] [--vmm BYTES] [--pool BYTES] [--swap-check BYTES]\n"
@@ -97,6 +98,8 @@ void Usage() {
       "  recorded on the first, then runs one kernel through cuLaunchKernelEx (logged\n"
       "  under that name), before the cuCtxSynchronize: it must start after the first\n"
       "  stream's kernels ended.\n"
+      "--backlog-after B: kernel B (counting from 0) and those after it start without\n"
+      "  --gap-ms: a service that fell behind its arrivals serves them back to back.\n"
       "--long-every N --long-ms L: every Nth kernel lasts L ms, on a grid of 2 blocks\n"
       "  instead of 1 (another kernel shape for the shim).\n"
       "--device K: work on device ordinal K (default 0) and its primary context; first\n"
@@ -148,6 +151,8 @@ Options Parse(int argc, char** argv) {
       o.long_ms = static_cast<unsigned>(number());
     } else if (a == "--gap-ms") {
       o.gap_ms = static_cast<int>(number());
+    } else if (a == "--backlog-after") {
+      o.backlog_after = static_cast<int>(number());
     } else if (a == "--sync-every") {
       o.sync_every = static_cast<int>(number());
     } else if (a == "--threads") {
@@ -304,7 +309,7 @@ void LaunchLoop(const Api& api, const Options& o, CUcontext ctx, CUfunction f,
     if (i + 1 < o.kernels) {
       if (synced && o.align_ms > 0) {
         SleepToGrid(o.align_ms, o.align_offset_ms);
-      } else {
+      } else if (o.backlog_after < 0 || i + 1 < o.backlog_after) {
         SleepMs(o.gap_ms);
       }
     }

@@ -259,11 +259,24 @@ TEST_CASE("AdmitRule: an MPS client with an SM partition goes narrow beside the 
   v.outstanding = 0;
   v.cost_ns = 3 * kWideIdleNs;  // alone longer than the bound: goes, never starves
   CHECK(AdmitRule(v) == WindowVerdict::kSubmit);
+  // The clients of a GPU share the bound: eight queue an eighth each, not eight times it.
+  v.sharers = 1;
+  v.gap_fill_pct = 100;
+  v.outstanding = 1;
+  v.queued_ns = kWideIdleNs / 2;
+  v.cost_ns = kWideIdleNs / 4;
+  CHECK(AdmitRule(v) == WindowVerdict::kSubmit);
+  v.sharers = 8;
+  CHECK(AdmitRule(v) == WindowVerdict::kWaitOldest);
+  v.queued_ns = kWideIdleNs / 16;
+  v.cost_ns = kWideIdleNs / 16;
+  CHECK(AdmitRule(v) == WindowVerdict::kSubmit);
 
   // A submission the partition cannot take (a copy, a graph, a cooperative launch, or a
   // device without one) keeps the windowed rule: busy and past the bound, it waits.
   v.can_narrow = false;
   v.higher_busy = true;
+  v.queued_ns = 40 * kMs;
   v.outstanding = 20;
   CHECK(AdmitRule(v) == WindowVerdict::kWaitOldest);
   // Outside MPS a partition is never chosen (time-sliced, the lanes' gaps order them).
