@@ -62,7 +62,6 @@ void ClearIdleLane(Lane& l) {
   proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
   const uint64_t bit = l.own_bit.load(std::memory_order_relaxed);
   const int64_t now = lease::NowNs();
-  l.backlog.BusyEnded(now);
   l.idle_since_ns.store(now, std::memory_order_relaxed);
   // Before the bit clears: the processes it wakes read the new forecast.
   if (slot != nullptr) PublishQuiet(*slot, now, l.forecast.PredictNs());
@@ -129,8 +128,8 @@ void* SentinelThread(void*) {
     const uint64_t submits = g_lane_submits.load(std::memory_order_relaxed);
     struct timespec ts = {0, kQuietNs};
     nanosleep(&ts, nullptr);
-    // A job busy far longer than its usual spell is behind its arrivals too (its requests
-    // queued with no gap between them).
+    // A job with no real gap for several of its usual periods is behind its arrivals even
+    // when it stays busy throughout (its requests queued with no gap between them).
     const int64_t now = lease::NowNs();
     for (Lane& l : g_lanes) {
       if (l.state.load(std::memory_order_acquire) == Lane::kIdle) continue;
@@ -243,7 +242,6 @@ void BecomeBusy(int device) {
     // Before the busy bit: a client that sees it busy also sees whether it is behind.
     PublishBehind(l, slot, l.backlog.GapEnded(now - idle_since, now));
   }
-  l.backlog.BusyStarted(now);
   if (slot != nullptr) {
     slot->busy.fetch_or(l.own_bit.load(std::memory_order_relaxed), std::memory_order_acq_rel);
   }

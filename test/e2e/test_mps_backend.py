@@ -250,23 +250,22 @@ class MpsBackendTest(TestCase):
         self.assertEqual([o.name for o in lo if "@" in o.name], [], "kernels went narrow")
 
     def test_a_client_waits_for_the_gaps_of_a_service_that_fell_behind(self):
-        # Eight requests 60 ms apart, then twenty back to back: the service's arrivals outran
-        # it. The client runs beside it, then, once the service is behind (a gap far shorter
-        # than usual, or a busy spell four usual ones long: by kernel 16 here), waits for its
-        # gaps.
+        # Eight requests 60 ms apart, then twenty-eight back to back: the service's arrivals
+        # outran it. The client runs beside it, then, once the service is behind (no real gap
+        # for three of its usual 80 ms periods: by kernel 20 here), waits for its gaps.
         census_dir = tempfile.mkdtemp(prefix="gshare-census-")
         self.addCleanup(shutil.rmtree, census_dir, True)
         census = os.path.join(census_dir, "census")
-        h, hi, lo = self.run_pair(high_args=["--backlog-after", 8], high_n=28, low_n=900,
+        h, hi, lo = self.run_pair(high_args=["--backlog-after", 8], high_n=36, low_n=1200,
                                   high_env={"GSHARE_CENSUS": census})
-        self.assertEqual(len(hi), 28)
+        self.assertEqual(len(hi), 36)
         counts = [_read(os.path.join(census_dir, f)) for f in os.listdir(census_dir)]
         self.assertTrue(any(re.search(r"^#behind [1-9]", c, re.M) for c in counts), counts)
         inside = [sum(1 for o in lo if k.start < o.start < k.end) for k in hi]
         self.assertGreaterEqual(sum(1 for n in inside[1:8] if n >= 5), 4,
                                 "the client did not run beside the service: %s" % inside)
         self.assertTrue(lo[-1].end > hi[-1].end, "the batch job ended before the backlog")
-        self.assertLessEqual(max(inside[18:]), 3,
+        self.assertLessEqual(max(inside[23:]), 3,
                              "the client ran beside a service that fell behind: %s" % inside)
         self.assertEqual(h.job_record(lambda j: j["name"] == "low")["state"], "COMPLETED")
 

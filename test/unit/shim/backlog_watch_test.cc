@@ -8,93 +8,58 @@ namespace {
 
 constexpr int64_t kMs = 1'000'000;
 
-TEST_CASE("BacklogWatch: gaps far shorter than usual start a backlog; a usual one ends it") {
+// Requests every 12 ms, each with a copy, a 0.1 ms gap, then 7 ms of work and a 5 ms gap.
+int64_t Serve(BacklogWatch& w, int64_t now, int requests) {
+  for (int i = 0; i < requests; ++i) {
+    CHECK_FALSE(w.GapEnded(5 * kMs, now));
+    now += 1 * kMs;
+    CHECK_FALSE(w.GapEnded(100'000, now));  // within the request: not a real gap
+    CHECK_FALSE(w.StillBusy(now + 5 * kMs));
+    now += 11 * kMs;
+  }
+  return now;
+}
+
+TEST_CASE("BacklogWatch: no real gap for three usual periods is a backlog; the next one ends it") {
   BacklogWatch w;
-  int64_t now = 1000 * kMs;
-  auto gap = [&](int64_t ns) {
-    now += 12 * kMs;
-    return w.GapEnded(ns, now);
-  };
-  CHECK_FALSE(gap(300'000));  // too few gaps known: a short one is not yet unusual
-  w.Reset();
-  for (int i = 0; i < BacklogWatch::kMinGaps; ++i) CHECK_FALSE(gap(5 * kMs));
-  CHECK(w.UsualGapNs() == 5 * kMs);
-  CHECK_FALSE(gap(2 * kMs));  // shorter, but not under a quarter of 5 ms
-  const int64_t usual = w.UsualGapNs();
-  CHECK(usual < 5 * kMs);  // it was learnt
-  CHECK(gap(300'000));     // served back to back: behind
+  int64_t now = Serve(w, 1000 * kMs, 10);
+  CHECK(w.UsualGapNs() == 5 * kMs);  // the short gaps within requests are not learnt
+  CHECK(w.UsualPeriodNs() == 12 * kMs);
+  // Back to back: short gaps only, then none.
+  now -= 11 * kMs;  // the last real gap ended here
+  const int64_t last = now;
+  for (int i = 0; i < 4; ++i) CHECK_FALSE(w.GapEnded(200'000, now += 8 * kMs));
+  CHECK(last + 3 * 12 * kMs < now + 8 * kMs);
+  CHECK(w.GapEnded(200'000, now += 8 * kMs));  // 40 ms without a real gap
   CHECK(w.Behind());
-  CHECK(gap(200'000));
-  CHECK(gap(usual / 2 - 1));  // still short of half its usual gap
-  CHECK(w.UsualGapNs() == usual);  // the backlog's gaps are not learnt
-  CHECK_FALSE(gap(usual / 2));  // it waited for a request again: caught up
-  CHECK_FALSE(w.Behind());
-  CHECK_FALSE(gap(0));  // not a gap
+  CHECK(w.StillBusy(now += 30 * kMs));
+  CHECK(w.GapEnded(2 * kMs, now += 8 * kMs));  // shorter than half the usual gap
+  CHECK_FALSE(w.GapEnded(5 * kMs, now += 8 * kMs));  // it waited for a request: caught up
+  CHECK(w.UsualPeriodNs() == 12 * kMs);  // the backlog's long period is not learnt
+  CHECK_FALSE(w.GapEnded(0, now));       // not a gap
 }
 
-TEST_CASE("BacklogWatch: a job whose every gap is short is never behind") {
+TEST_CASE("BacklogWatch: a job whose every gap is short, or that has none, is never behind") {
   BacklogWatch w;
-  for (int i = 0; i < 20; ++i) CHECK_FALSE(w.GapEnded(200'000 + (i % 3) * 100'000, i * kMs));
+  int64_t now = 0;
+  for (int i = 0; i < 20; ++i) CHECK_FALSE(w.GapEnded(200'000 + (i % 3) * 100'000, now += kMs));
   CHECK(w.UsualGapNs() < BacklogWatch::kMinUsualNs);
-  CHECK_FALSE(w.GapEnded(10'000, 30 * kMs));
-}
+  CHECK_FALSE(w.StillBusy(now + 10'000 * kMs));
 
-TEST_CASE("BacklogWatch: a backlog longer than kMaxBehindNs is the job's new pace") {
-  BacklogWatch w;
-  int64_t now = kMs;
-  for (int i = 0; i < 8; ++i) w.GapEnded(8 * kMs, now += 10 * kMs);
-  CHECK(w.GapEnded(100'000, now += kMs));
-  const int64_t start = now;
-  while (now + 10 * kMs - start <= BacklogWatch::kMaxBehindNs) {
-    CHECK(w.GapEnded(100'000, now += 10 * kMs));
-  }
-  CHECK_FALSE(w.GapEnded(100'000, now += 10 * kMs));
-  CHECK(w.UsualGapNs() == 100'000);
-  CHECK_FALSE(w.GapEnded(50'000, now += kMs));  // usual is short now: no new backlog
-}
-
-TEST_CASE("BacklogWatch: a busy spell far longer than usual is a backlog with no gaps") {
-  BacklogWatch w;
-  int64_t now = kMs;
-  for (int i = 0; i < 6; ++i) {  // requests of 7 ms, 5 ms apart
-    w.GapEnded(5 * kMs, now);
-    w.BusyStarted(now);
-    CHECK_FALSE(w.StillBusy(now + 6 * kMs));
-    now += 7 * kMs;
-    w.BusyEnded(now);
-    now += 5 * kMs;
-  }
-  CHECK(w.UsualBusyNs() == 7 * kMs);
-  w.GapEnded(5 * kMs, now);
-  w.BusyStarted(now);
-  CHECK_FALSE(w.StillBusy(now + 4 * 7 * kMs));  // four usual spells: not yet
-  CHECK(w.StillBusy(now + 4 * 7 * kMs + 1));
-  w.BusyEnded(now + 60 * kMs);
-  CHECK(w.UsualBusyNs() == 7 * kMs);  // the backlog's spell is not learnt
-  CHECK_FALSE(w.GapEnded(5 * kMs, now + 65 * kMs));  // a usual gap: caught up
-
-  // A job with no usual gap (busy from the start, or gaps under kMinUsualNs) is never behind.
   BacklogWatch busy;
-  busy.BusyStarted(kMs);
   CHECK_FALSE(busy.StillBusy(10'000 * kMs));
+  for (int i = 1; i < BacklogWatch::kMinGaps; ++i) busy.GapEnded(5 * kMs, i * 12 * kMs);
+  CHECK_FALSE(busy.StillBusy(10'000 * kMs));  // too few real gaps known
 }
 
-TEST_CASE("BacklogWatch: a spell that stays long past kMaxBehindNs is the new pace") {
+TEST_CASE("BacklogWatch: a backlog longer than kMaxBehindNs is a new pace, learnt anew") {
   BacklogWatch w;
-  int64_t now = kMs;
-  for (int i = 0; i < 6; ++i) {
-    w.GapEnded(5 * kMs, now);
-    w.BusyStarted(now);
-    now += 7 * kMs;
-    w.BusyEnded(now);
-    now += 5 * kMs;
-  }
-  w.BusyStarted(now);
-  CHECK(w.StillBusy(now + 30 * kMs));
-  CHECK(w.StillBusy(now + 30 * kMs + BacklogWatch::kMaxBehindNs));
-  CHECK_FALSE(w.StillBusy(now + 31 * kMs + BacklogWatch::kMaxBehindNs));
-  CHECK(w.UsualBusyNs() == 31 * kMs + BacklogWatch::kMaxBehindNs);
-  CHECK_FALSE(w.StillBusy(now + 40 * kMs + BacklogWatch::kMaxBehindNs));
+  int64_t now = Serve(w, kMs, 8);
+  CHECK(w.StillBusy(now += 40 * kMs));
+  CHECK(w.StillBusy(now += BacklogWatch::kMaxBehindNs));
+  CHECK_FALSE(w.StillBusy(now += kMs));
+  CHECK(w.UsualGapNs() == 0);
+  CHECK_FALSE(w.StillBusy(now += 1000 * kMs));  // nothing known yet
 }
 
 }  // namespace
