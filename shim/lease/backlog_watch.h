@@ -60,8 +60,8 @@ class BacklogWatch {
     const int64_t last = last_real_ns_.load(std::memory_order_relaxed);
     const int64_t period = usual_period_ns_.load(std::memory_order_relaxed);
     if (real_gaps_.load(std::memory_order_relaxed) >= kMinGaps &&
-        usual_gap_ns_.load(std::memory_order_relaxed) >= kMinUsualNs && period > 0 &&
-        last > 0 && now_ns - last > kLongMul * period) {
+        usual_gap_ns_.load(std::memory_order_relaxed) >= kMinUsualNs && period > 0 && last > 0 &&
+        now_ns - last > kLongMul * period) {
       behind_since_ns_.store(now_ns, std::memory_order_relaxed);
     }
     return Behind();

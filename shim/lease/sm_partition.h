@@ -18,13 +18,13 @@
 namespace gshare::shim {
 
 // The SM share a lower MPS client keeps while a higher job on its GPU is busy, when
-// GSHARE_PRIORITY_SM_PCT is unset: 60 % (80 of an H200's 132 SMs). Measured with the service
-// beside the trainings and alone in turns within one window (docs/benchmarks.md, "SM partition
-// beside one, three and eight trainings, measured in turns"): beside a ResNet service one
-// training kept 72-76 % of its rate at p99 0.93-1.08x alone in three calls (50 %: 70 % at
-// 0.96x), three kept 68-69 % and eight 65-72 % at 1.01-1.05x (50 %: 64 % and 63 % at
-// 0.98-1.07x); at 70 % the service's p99 broke (1.21x beside three, 8.4x beside eight).
-inline constexpr int kDefaultBusySmPct = 60;
+// GSHARE_PRIORITY_SM_PCT is unset: 70 % (96 of an H200's 132 SMs). Measured with the service
+// beside the trainings and alone in turns within one window (docs/benchmarks.md, "A service
+// that falls behind"): with the backlog rule (backlog_watch.h) beside a ResNet service, three
+// and eight trainings kept 77-78 % of their rate at 70 % (p99 0.85-1.13x alone, two calls)
+// where at 60 % they kept 66-69 %, and one kept 82 % (1.11x). Without that rule 70 % let the
+// service fall behind its arrivals for good (p99 8.4x beside eight).
+inline constexpr int kDefaultBusySmPct = 70;
 
 // Where a launch moved to; null members: it stays where it was.
 struct Narrowed {

@@ -98,7 +98,7 @@ std::string ManPage(const CLI::App& root) {
       "one, in microseconds of GPU time, and the percentage of the higher one's gaps it fills "
       "(docs/design.md, \"Priority lanes\").\n"
       ".TP\n.B GSHARE_PRIORITY_SM_PCT\nThe percentage of a GPU's SMs a lower-priority MPS client "
-      "runs on while a higher job there is busy, 1 to 99 (default 60; 0 or 100: every SM).\n"
+      "runs on while a higher job there is busy, 1 to 99 (default 70; 0 or 100: every SM).\n"
       ".PP\nSet in a job's environment:\n"
       ".TP\n.B GSHARE_JOB_ID, GSHARE_JOB_NAME\nThe job's id and name.\n"
       ".TP\n.B GSHARE_ARRAY_JOB_ID, GSHARE_ARRAY_TASK_ID, GSHARE_ARRAY_TASK_COUNT, "

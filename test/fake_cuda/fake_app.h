@@ -93,7 +93,7 @@ struct Options {
   int long_every = 0;    // --long-every: see Usage
   unsigned long_ms = 0;  // --long-ms
   int gap_ms = 0;
-  int backlog_after = -1;    // --backlog-after: see Usage
+  int backlog_after = -1;   // --backlog-after: see Usage
   int align_ms = 0;         // --align-ms: see Usage
   int align_offset_ms = 0;  // --align-offset-ms
   int sync_every = 1;

@@ -33,10 +33,10 @@ TEST_CASE("BacklogWatch: no real gap for three usual periods is a backlog; the n
   CHECK(w.GapEnded(200'000, now += 8 * kMs));  // 40 ms without a real gap
   CHECK(w.Behind());
   CHECK(w.StillBusy(now += 30 * kMs));
-  CHECK(w.GapEnded(2 * kMs, now += 8 * kMs));  // shorter than half the usual gap
+  CHECK(w.GapEnded(2 * kMs, now += 8 * kMs));        // shorter than half the usual gap
   CHECK_FALSE(w.GapEnded(5 * kMs, now += 8 * kMs));  // it waited for a request: caught up
-  CHECK(w.UsualPeriodNs() == 12 * kMs);  // the backlog's long period is not learnt
-  CHECK_FALSE(w.GapEnded(0, now));       // not a gap
+  CHECK(w.UsualPeriodNs() == 12 * kMs);              // the backlog's long period is not learnt
+  CHECK_FALSE(w.GapEnded(0, now));                   // not a gap
 }
 
 TEST_CASE("BacklogWatch: a job whose every gap is short, or that has none, is never behind") {
