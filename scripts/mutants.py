@@ -109,6 +109,11 @@ MUTANTS = [
      "  } else if (false) {", "a job asking for isolation becomes an MPS client"),
     ("run-isolation-parse", "src/ipc/requests.cc", "    r.job.mps_isolation = it->get<bool>();",
      "", "gshare run's isolation never reaches the daemon"),
+    ("backlog-period", "shim/lease/backlog_watch.h", "now_ns - last > kLongMul * period",
+     "now_ns - last > 100 * kLongMul * period", "a backlog is seen only after 300 periods"),
+    ("wide-bound-shared", "shim/lease/priority_window.h",
+     "kWideIdleNs / (v.sharers > 1 ? v.sharers : 1)", "kWideIdleNs",
+     "each client queues the whole wide bound"),
 ]
 
 
