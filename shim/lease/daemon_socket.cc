@@ -1,6 +1,8 @@
-// The lease client's socket to the daemon: frames (SendFrame, SendLease, ReadAll) and the
-// connection to a daemon found trustworthy (ConnectTo, ConnectChosen). Declared in
-// lease_state.h; any thread, locks as declared there.
+// DaemonSocket (daemon_socket.h): the connection to the daemon, its frames, and the
+// connection to a daemon found trustworthy (ConnectTo, ConnectChosen).
+#include "lease/daemon_socket.h"
+
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -11,7 +13,7 @@
 
 #include "gshare/paths.h"
 #include "gshare/protocol.h"
-#include "lease/lease_state.h"
+#include "memory/mono_clock.h"
 #include "shim_log.h"
 
 namespace gshare::shim::lease {
@@ -44,25 +46,88 @@ bool ReadAll(int fd, void* data, size_t len) {
   return true;
 }
 
-// Sends one frame; false when the connection is gone. Any thread.
-bool SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len) {
+bool DaemonSocket::SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len) {
   if (fd < 0) return false;
   char buf[sizeof(proto::FrameHeader) + sizeof(proto::MemReportMsg)];
   if (len > sizeof(proto::MemReportMsg)) return false;
   proto::FrameHeader h = proto::MakeHeader(type, len);
   std::memcpy(buf, &h, sizeof h);
   std::memcpy(buf + sizeof h, payload, len);
-  MutexLock lock(g.send_mu);
+  MutexLock lock(send_mu_);
   return WriteAll(fd, buf, sizeof h + len);
 }
 
-bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason) {
-  proto::LeaseMsg m{};
-  m.gpu = Dev(device).uuid;
-  m.epoch = epoch;
-  m.reason = reason;
-  m.ordinal = device;
-  return SendFrame(g.fd, type, &m, sizeof m);
+int DaemonSocket::Hello(int fd) {
+  if (fd < 0) return -1;
+  proto::HelloMsg hello{job_id_, static_cast<int32_t>(getpid()), 0, {}};
+  std::memcpy(hello.token, job_token_, sizeof hello.token);
+  if (!SendFrame(fd, proto::MsgType::kHello, &hello, sizeof hello)) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool DaemonSocket::Open(uint64_t job_id, const uint8_t token[16]) {
+  if (opened_) return false;
+  opened_ = true;
+  job_id_ = job_id;
+  std::memcpy(job_token_, token, sizeof job_token_);
+  fd_ = Hello(choose_(path_, sizeof path_));
+  return fd_ >= 0;
+}
+
+int DaemonSocket::Dial() { return Hello(dial_(path_)); }
+
+void DaemonSocket::Disconnect() {
+  if (fd_ >= 0) {
+    shutdown(fd_, SHUT_RDWR);
+    if (dead_fd_ >= 0) close(dead_fd_);
+    dead_fd_ = fd_;
+  }
+  fd_ = -1;
+}
+
+void DaemonSocket::CloseDead() {
+  if (dead_fd_ >= 0) {
+    close(dead_fd_);
+    dead_fd_ = -1;
+  }
+}
+
+bool DaemonSocket::Ping(int fd, uint64_t seq) {
+  proto::PingMsg m{seq};
+  return SendFrame(fd, proto::MsgType::kPing, &m, sizeof m);
+}
+
+bool DaemonSocket::AwaitPong(int fd, uint64_t seq, int ms) {
+  if (!Ping(fd, seq)) return false;
+  const int64_t deadline = MonoNowNs() / 1000000 + ms;
+  for (;;) {
+    const int64_t left = deadline - MonoNowNs() / 1000000;
+    if (left <= 0) return false;
+    struct pollfd p = {fd, POLLIN, 0};
+    int n = poll(&p, 1, static_cast<int>(left));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    proto::FrameHeader h;
+    proto::PingMsg m;
+    if (!ReadAll(fd, &h, sizeof h)) return false;
+    if (proto::CheckHeader(h, sizeof(proto::LeaseMsg)) != proto::HeaderCheck::kOk ||
+        static_cast<proto::MsgType>(h.type) != proto::MsgType::kPong) {
+      return false;  // nothing else is due before the first lease request
+    }
+    return ReadAll(fd, &m, sizeof m) && m.seq == seq;
+  }
+}
+
+void DaemonSocket::ResetAfterFork() {
+  // Only async-signal-safe work: the child has one thread and no connection of its own.
+  if (fd_ >= 0) close(fd_);
+  if (dead_fd_ >= 0) close(dead_fd_);
+  fd_ = dead_fd_ = -1;
+  send_mu_.ReinitAfterFork();
+  opened_ = false;
 }
 
 namespace {
@@ -74,7 +139,7 @@ namespace {
 // EnsureStartedLocked. The listener itself is checked after connect (PeerTrusted).
 bool PathTrusted(const char* path) {
   const uid_t me = getuid();
-  char dir[sizeof g.socket_path];
+  char dir[sizeof(sockaddr_un::sun_path)];
   std::strncpy(dir, path, sizeof dir - 1);
   dir[sizeof dir - 1] = '\0';
   char* slash = std::strrchr(dir, '/');

@@ -75,7 +75,7 @@ void SendGap(int device) {
   m.begin_ns = d.gap_begin_ns.load(std::memory_order_relaxed);
   m.end_ns = end;
   m.ordinal = device;
-  SendFrame(g.fd, proto::MsgType::kGapReport, &m, sizeof m);
+  g_socket.SendFrame(g_socket.fd(), proto::MsgType::kGapReport, &m, sizeof m);
 }
 
 void HandleGapWatch(const proto::LeaseMsg& m) {

@@ -61,7 +61,9 @@ int QueryHostPool() {
   timeval tv{kAnswerMs / 1000, (kAnswerMs % 1000) * 1000};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  int pool = lease::SendFrame(fd, proto::MsgType::kHostPoolQuery, &q, sizeof q) ? Receive(fd) : -1;
+  int pool = lease::g_socket.SendFrame(fd, proto::MsgType::kHostPoolQuery, &q, sizeof q)
+                 ? Receive(fd)
+                 : -1;
   close(fd);
   return pool;
 }

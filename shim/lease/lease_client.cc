@@ -1,15 +1,15 @@
-// The lease client: the connection's frames, the background thread's start (its loop is
+// The lease client: the frames it receives, the background thread's start (its loop is
 // LeaseLoop, lease_loop.h), fork and exit handling. It owns the process's LeaseSession
 // (g_session: the per-device state, the release decisions and the release protocol, a
-// submission's way in, the memory engine with the lease, lease_session.h); its memory reports
-// are lease_memory.cc; its frames and trusted connections are daemon_socket.cc; shared state is
-// lease_state.h.
+// submission's way in, the memory engine with the lease, lease_session.h) and its connection
+// to the daemon (g_socket: DaemonSocket, daemon_socket.h); its memory reports are
+// lease_memory.cc; shared state is lease_state.h.
 //
-// Locking: `g_mu` guards the per-device flags, the connection state and the condition
-// variable `g_cv` that submitting threads wait on (lease_state.h and lease_session.h mark what
-// it guards). `g.send_mu` serializes writes to the socket. The slow release work (draining the
-// gate, synchronizing contexts) runs with neither held, so submitting threads can queue up on
-// `g_cv` meanwhile.
+// Locking: `g_mu` guards the per-device flags, the connection's descriptors and the condition
+// variable `g_cv` that submitting threads wait on (lease_state.h, lease_session.h and
+// daemon_socket.h mark what it guards). The socket's own lock serializes its writes. The slow
+// release work (draining the gate, synchronizing contexts) runs with neither held, so
+// submitting threads can queue up on `g_cv` meanwhile.
 #include "lease/lease_client.h"
 #include "lease/lease_state.h"
 
@@ -48,59 +48,16 @@ namespace lease {
 
 namespace proto = gshare::proto;
 
-State g;
+constinit DaemonSocket g_socket(ConnectChosen, ConnectTo);
 DeviceGate g_gates[kMaxDevices];
 
-// Says hello on `fd` (a new connection); `fd`, or -1 (closed) when it cannot be sent.
-int Hello(int fd) {
-  if (fd < 0) return -1;
-  proto::HelloMsg hello{g.job_id, static_cast<int32_t>(getpid()), 0, {}};
-  std::memcpy(hello.token, g.job_token, sizeof hello.token);
-  if (!SendFrame(fd, proto::MsgType::kHello, &hello, sizeof hello)) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// Connects to the daemon chosen at start and says hello; the new descriptor, or -1. Needs no
-// lock (g.socket_path and g.job_id are set once before the client thread starts).
-int Connect() { return Hello(ConnectTo(g.socket_path)); }
-
-bool SendPing(int fd, uint64_t seq) {
-  proto::PingMsg m{seq};
-  return SendFrame(fd, proto::MsgType::kPing, &m, sizeof m);
-}
-
-bool AwaitPong(int fd, uint64_t seq, int ms) {
-  if (!SendPing(fd, seq)) return false;
-  int64_t deadline = NowMs() + ms;
-  for (;;) {
-    int64_t left = deadline - NowMs();
-    if (left <= 0) return false;
-    struct pollfd p = {fd, POLLIN, 0};
-    int n = poll(&p, 1, static_cast<int>(left));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    proto::FrameHeader h;
-    proto::PingMsg m;
-    if (!ReadAll(fd, &h, sizeof h)) return false;
-    if (proto::CheckHeader(h, sizeof(proto::LeaseMsg)) != proto::HeaderCheck::kOk ||
-        static_cast<proto::MsgType>(h.type) != proto::MsgType::kPong) {
-      return false;  // nothing else is due before the first lease request
-    }
-    return ReadAll(fd, &m, sizeof m) && m.seq == seq;
-  }
-}
-
-// The daemon is unreachable or gone: the connection is given up (LeaseSession::GoUngated).
-void DisconnectLocked() {
-  if (g.fd >= 0) {
-    shutdown(g.fd, SHUT_RDWR);
-    if (g.dead_fd >= 0) close(g.dead_fd);
-    g.dead_fd = g.fd;
-  }
-  g.fd = -1;
+bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason) {
+  proto::LeaseMsg m{};
+  m.gpu = Dev(device).uuid;
+  m.epoch = epoch;
+  m.reason = reason;
+  m.ordinal = device;
+  return g_socket.SendFrame(g_socket.fd(), type, &m, sizeof m);
 }
 
 void SyncContexts(int device) {
@@ -119,11 +76,11 @@ void HandleBoardSeat(const proto::LeaseMsg& m) {
   int device = DeviceOfUuid(m.gpu);
   g_mu.Unlock();
   if (device < 0) return;
-  // The board lies beside the socket: "<socket>.board" (g.socket_path is set once, before
-  // this thread started).
-  char path[sizeof g.socket_path + 8];
-  size_t n = strnlen(g.socket_path, sizeof g.socket_path);
-  std::memcpy(path, g.socket_path, n);
+  // The board lies beside the socket: "<socket>.board" (its path is set once, before this
+  // thread started).
+  char path[sizeof(sockaddr_un::sun_path) + 8];
+  size_t n = strnlen(g_socket.path(), sizeof(sockaddr_un::sun_path));
+  std::memcpy(path, g_socket.path(), n);
   std::memcpy(path + n, proto::kBoardSuffix, std::strlen(proto::kBoardSuffix) + 1);
   const auto flags = static_cast<uint32_t>(m.ordinal);
   SetSeat(device, path, static_cast<uint32_t>(m.epoch), m.reason, m.bytes, (flags & 1) != 0,
@@ -193,7 +150,7 @@ void ReleaseAtExit() {
   for (int i = 0; i < kMaxDevices; ++i) {
     g_mu.Lock();
     DeviceState& d = Dev(i);
-    bool connected = g.fd >= 0 && !g_session.ungated();
+    bool connected = g_socket.fd() >= 0 && !g_session.ungated();
     bool quiet = d.waiters == 0 && !d.dropping && !g_gates[i].Busy();
     bool held = connected && quiet && d.holding;
     bool discard = connected && quiet && !d.holding && !d.requested && d.uuid_known;
@@ -234,8 +191,7 @@ void ParseJobToken(const char* hex, uint8_t out[16]) {
 
 // Starts the connection and the thread on first use in this process.
 void EnsureStartedLocked() REQUIRES(g_mu) {
-  if (g.started) return;
-  g.started = true;
+  if (g_socket.Opened()) return;
   static bool atfork_registered = false;
   if (!atfork_registered) {
     atfork_registered = true;
@@ -243,7 +199,9 @@ void EnsureStartedLocked() REQUIRES(g_mu) {
     g_exit_pid = getpid();
     atexit(ReleaseAtExit);
   }
-  JobProofFromEnv(&g.job_id, g.job_token);  // job 0: a job of its own
+  uint64_t job_id = 0;
+  uint8_t token[16] = {};
+  JobProofFromEnv(&job_id, token);  // job 0: a job of its own
   // `gshare run` already said it runs the job unshared: do not say it twice.
   if (std::getenv(job_env::kQuiet) != nullptr) g_session.Quiet();
   const char* idle = std::getenv(job_env::kIdleReleaseMs);
@@ -259,8 +217,7 @@ void EnsureStartedLocked() REQUIRES(g_mu) {
   }
   // $GSHARE_SOCKET (what gshare sets for its jobs), else the system daemon when it answers,
   // else the user's own (docs/design.md "Which daemon"). Reconnections keep the choice.
-  g.fd = Hello(ConnectChosen(g.socket_path, sizeof g.socket_path));
-  if (g.fd < 0) g_session.GoUngated("cannot reach the gshare daemon at");
+  if (!g_socket.Open(job_id, token)) g_session.GoUngated("cannot reach the gshare daemon at");
   pthread_t tid;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -287,13 +244,9 @@ void LeaseClient::EnterSlow(int device) { g_session.Enter(device); }
 // thread runs this, and the lock is made anew here (locking is not async-signal-safe).
 void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS {
   // Only async-signal-safe work: the child has one thread and no connection of its own.
-  if (g.fd >= 0) close(g.fd);
-  if (g.dead_fd >= 0) close(g.dead_fd);
-  g.fd = g.dead_fd = -1;
+  g_socket.ResetAfterFork();
   g_mu.ReinitAfterFork();
-  g.send_mu.ReinitAfterFork();
   pthread_cond_init(&g_cv, nullptr);
-  g.started = false;
   g_loop.ResetAfterFork();
   g_session.ResetAfterFork();
   ContextRegistry::Get().ResetAfterFork();

@@ -32,7 +32,7 @@ bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
   m.swapin_bytes = swapin_bytes;
   const int64_t held_ms = g_lanes[device].held_ns.load(std::memory_order_relaxed) / 1000000;
   m.held_ms = static_cast<uint32_t>(std::min<int64_t>(held_ms, UINT32_MAX));
-  return SendFrame(FdUnlocked(), proto::MsgType::kMemReport, &m, sizeof m);
+  return g_socket.SendFrame(g_socket.FdUnlocked(), proto::MsgType::kMemReport, &m, sizeof m);
 }
 
 // Asks for the lease on `device`, after a memory report: the daemon decides between

@@ -1,10 +1,10 @@
-// Internal to the lease client (lease_client.cc: connection, thread, fork; daemon_socket.cc:
-// frames and trusted connections; lease_session.h: the per-device state, release decisions and
+// Internal to the lease client (lease_client.cc: the thread, the frames received, fork;
+// daemon_socket.h: the connection, its frames and trusted connections; lease_session.h: the per-device state, release decisions and
 // protocol, the memory engine with the lease; lease_memory.cc: memory reports; gap_watch.cc: the
 // lease thread's side of gap reports and stretches; priority_lane.cc and priority_window.cc:
 // the contexts' synchronization and the clock). Not for other files.
 // Locking as described in lease_client.cc: `g_mu` (lease_seams.h) guards the per-device flags
-// and the connection state, `g.send_mu` serializes socket writes.
+// and the connection's descriptors (daemon_socket.h), whose own lock serializes socket writes.
 #pragma once
 
 #include <pthread.h>
@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "driver/context_registry.h"
+#include "lease/daemon_socket.h"
 #include "lease/device_gate.h"
 #include "lease/gap_predictor.h"
 #include "lease/lease_loop.h"
@@ -33,23 +34,11 @@ inline int64_t NowNs() {
 }
 inline int64_t NowMs() { return NowNs() / 1000000; }
 
-// All state has static storage and trivial destruction (the shim must not run
-// destructors at exit while job threads may still submit).
-struct State {
-  Mutex send_mu;                          // one frame at a time on the socket; guards no data
-  bool started GUARDED_BY(g_mu) = false;  // thread running (this process)
-  int fd GUARDED_BY(g_mu) = -1;           // read without g_mu only through FdUnlocked()
-  // A connection given up while the lease thread may still be polling it: shut down at once,
-  // closed by the lease thread itself, so its descriptor number cannot be reused under it.
-  int dead_fd GUARDED_BY(g_mu) = -1;
-  // The settings below are set by EnsureStartedLocked before the lease thread starts and
-  // only read after that, without g_mu (the release settings are g_session's).
-  uint64_t job_id = 0;
-  uint8_t job_token[16] = {};  // GSHARE_JOB_TOKEN (set with job_id)
-  char socket_path[sizeof(sockaddr_un::sun_path)] = {};
-};
+// All state has static storage and trivial destruction (the shim must not run destructors at
+// exit while job threads may still submit).
 
-extern State g;
+// The process's connection to its daemon (ConnectChosen, ConnectTo).
+extern DaemonSocket g_socket;
 extern DeviceGate g_gates[kMaxDevices];
 // The process's lease decisions and per-device state, wired to the real clock, socket and
 // driver (lease_wiring.cc).
@@ -58,42 +47,19 @@ inline DeviceState& Dev(int device) { return g_session.Dev(device); }
 // The lease thread's loop over the connection (lease_loop.h), wired in lease_wiring.cc.
 extern LeaseLoop g_loop;
 
-// lease_client.cc: the connection's side of DaemonConnection. Connect: a new connection to the
-// daemon chosen at start, hello sent, or -1. SendPing: one ping frame. AwaitPong: a ping on a
-// new connection and its pong within `ms`. ReceiveOne: one frame read and handed on; false when
-// the connection is broken or the peer misbehaves. Lease thread.
-int Connect();
-bool SendPing(int fd, uint64_t seq);
-bool AwaitPong(int fd, uint64_t seq, int ms);
+// lease_client.cc: one frame read and handed on (the lease thread's side of
+// DaemonConnection); false when the connection is broken or the peer misbehaves.
 bool ReceiveOne(int fd);
-
-// g.fd without g_mu, for SendReport, which runs with and without g_mu held (the lease thread
-// between its locked steps, ReleaseAtExit). A connection given up meanwhile is shut down but
-// stays open until the lease thread closes it (dead_fd), so a stale descriptor fails the send.
-inline int FdUnlocked() NO_THREAD_SAFETY_ANALYSIS { return g.fd; }
-
-// A connection to the daemon socket at `path` once both are found trustworthy (the socket
-// and its directory are this user's or root's; so is the listener), nothing sent yet; -1
-// otherwise. Any thread.
-int ConnectTo(const char* path);
-// A connection to the daemon a process of this user uses (docs/design.md "Which daemon"):
-// $GSHARE_SOCKET when set, else the system daemon when it answers, else the user's own; `path`
-// gets the socket tried last (the user's own when the system daemon did not answer). -1 when
-// none answers. Nothing sent yet. Any thread.
-int ConnectChosen(char* path, size_t cap);
 // GSHARE_JOB_TOKEN's 32 hex digits into `out`'s 16 bytes; all zero when absent or malformed.
 void ParseJobToken(const char* hex, uint8_t out[16]);
 // GSHARE_JOB_ID and GSHARE_JOB_TOKEN, as a query on a connection of its own proves its job
 // (kMemoryQuery, kHostPoolQuery); false when the process is in no gshare job.
 bool JobProofFromEnv(uint64_t* job_id, uint8_t token[16]);
-bool ReadAll(int fd, void* data, size_t len);
 
-// Sends one frame; false when the connection is gone. Any thread.
-bool SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len) EXCLUDES(g.send_mu);
+// A LeaseMsg of `type` about `device` on the connection. Any thread.
 bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason) REQUIRES(g_mu);
-// The production DaemonLink's Start and Disconnect (lease_client.cc).
+// The production DaemonLink's Start (lease_client.cc).
 void EnsureStartedLocked() REQUIRES(g_mu);
-void DisconnectLocked() REQUIRES(g_mu);
 inline int DeviceOfUuid(const proto::GpuUuid& u) REQUIRES(g_mu) { return g_session.DeviceOf(u); }
 // Synchronizes every context of this process on `device` (cuCtxSynchronize). Any thread.
 void SyncContexts(int device);

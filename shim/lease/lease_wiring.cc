@@ -36,10 +36,10 @@ class MonotonicClock final : public LeaseClock {
 class SocketLink final : public DaemonLink {
  public:
   void Start() override REQUIRES(g_mu) { EnsureStartedLocked(); }
-  void Disconnect() override REQUIRES(g_mu) { DisconnectLocked(); }
-  const char* Where() const override { return g.socket_path; }
-  uint64_t JobId() const override { return g.job_id; }
-  bool Connected() const override REQUIRES(g_mu) { return g.fd >= 0; }
+  void Disconnect() override REQUIRES(g_mu) { g_socket.Disconnect(); }
+  const char* Where() const override { return g_socket.path(); }
+  uint64_t JobId() const override { return g_socket.job_id(); }
+  bool Connected() const override REQUIRES(g_mu) { return g_socket.fd() >= 0; }
   bool SendLease(proto::MsgType type, int device, uint64_t epoch, uint32_t reason) override
       REQUIRES(g_mu) {
     return lease::SendLease(type, device, epoch, reason);
@@ -85,16 +85,11 @@ class ProcessShim final : public ShimCalls {
 
 class SocketConnection final : public DaemonConnection {
  public:
-  int Fd() const override REQUIRES(g_mu) { return g.fd; }
-  void CloseDead() override REQUIRES(g_mu) {
-    if (g.dead_fd >= 0) {
-      close(g.dead_fd);
-      g.dead_fd = -1;
-    }
-  }
-  int Dial() override { return Connect(); }
-  bool AwaitPong(int fd, uint64_t seq, int ms) override { return lease::AwaitPong(fd, seq, ms); }
-  void Adopt(int fd) override REQUIRES(g_mu) { g.fd = fd; }
+  int Fd() const override REQUIRES(g_mu) { return g_socket.fd(); }
+  void CloseDead() override REQUIRES(g_mu) { g_socket.CloseDead(); }
+  int Dial() override { return g_socket.Dial(); }
+  bool AwaitPong(int fd, uint64_t seq, int ms) override { return g_socket.AwaitPong(fd, seq, ms); }
+  void Adopt(int fd) override REQUIRES(g_mu) { g_socket.Adopt(fd); }
   void Close(int fd) override { close(fd); }
   int Wait(int fd, int ms) override {
     struct pollfd p = {fd, POLLIN, 0};
@@ -103,7 +98,7 @@ class SocketConnection final : public DaemonConnection {
     return n > 0 ? 1 : 0;
   }
   bool Receive(int fd) override { return ReceiveOne(fd); }
-  bool Ping(int fd, uint64_t seq) override { return SendPing(fd, seq); }
+  bool Ping(int fd, uint64_t seq) override { return g_socket.Ping(fd, seq); }
 };
 
 constinit MonotonicClock g_lease_clock;

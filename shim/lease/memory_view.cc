@@ -19,7 +19,7 @@ bool Exchange(int fd, const proto::MemQueryMsg& q, proto::MemViewMsg* out) {
   timeval tv{kAnswerMs / 1000, (kAnswerMs % 1000) * 1000};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  if (!lease::SendFrame(fd, proto::MsgType::kMemoryQuery, &q, sizeof q)) return false;
+  if (!lease::g_socket.SendFrame(fd, proto::MsgType::kMemoryQuery, &q, sizeof q)) return false;
   proto::FrameHeader h;
   if (!lease::ReadAll(fd, &h, sizeof h) ||
       proto::CheckHeader(h, sizeof(proto::MemViewMsg)) != proto::HeaderCheck::kOk ||
