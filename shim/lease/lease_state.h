@@ -1,10 +1,11 @@
 // Internal to the lease client (lease_client.cc: the thread, the frames received, fork;
-// daemon_socket.h: the connection, its frames and trusted connections; lease_session.h: the per-device state, release decisions and
-// protocol, the memory engine with the lease; lease_memory.cc: memory reports; gap_watch.cc: the
-// lease thread's side of gap reports and stretches; priority_lane.cc and priority_window.cc:
-// the contexts' synchronization and the clock). Not for other files.
-// Locking as described in lease_client.cc: `g_mu` (lease_seams.h) guards the per-device flags
-// and the connection's descriptors (daemon_socket.h), whose own lock serializes socket writes.
+// daemon_socket.h: the connection, its frames and trusted connections; lease_session.h: the
+// per-device state, release decisions and protocol, the memory engine with the lease;
+// lease_memory.cc: memory reports; gap_watch.cc: the lease thread's side of gap reports and
+// stretches; priority_lane.cc and priority_window.cc: the contexts' synchronization and the clock).
+// Not for other files. Locking as described in lease_client.cc: `g_mu` (lease_seams.h) guards the
+// per-device flags and the connection's descriptors (daemon_socket.h), whose own lock serializes
+// socket writes.
 #pragma once
 
 #include <pthread.h>
