@@ -66,8 +66,7 @@ class DaemonSocket {
 
   // One frame of `type` on `fd` (a payload of at most sizeof(MemReportMsg) bytes); false when
   // `fd` is -1, the payload too long, or the connection gone. Any thread.
-  bool SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len)
-      EXCLUDES(send_mu_);
+  bool SendFrame(int fd, proto::MsgType type, const void* payload, uint32_t len) EXCLUDES(send_mu_);
   // A ping of sequence `seq` on `fd`. Any thread.
   bool Ping(int fd, uint64_t seq);
   // A ping on the new connection `fd` and its pong within `ms` ms; false at anything else
