@@ -232,9 +232,7 @@ void LanesSynced(uint64_t submits_before) {
 void BecomeBusy(int device) {
   Lane& l = g_lanes[device];
   if (l.state.exchange(Lane::kBusy, std::memory_order_acq_rel) != Lane::kIdle) return;
-  // Taken, so that a gap is measured from an idle period only, never across a busy one that
-  // the sentinel's settling and the next submission merged.
-  const int64_t idle_since = l.idle_since_ns.exchange(0, std::memory_order_relaxed);
+  const int64_t idle_since = l.idle_since_ns.load(std::memory_order_relaxed);
   const int64_t now = lease::NowNs();
   proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
   if (idle_since > 0) {
