@@ -18,9 +18,13 @@
 // - Behind ends at the next real gap (it had to wait for a request again: caught up), or after
 //   kMaxBehindNs, when the job's pace has changed: what is usual is then learnt anew.
 //
-// The owner calls GapEnded as an idle period ends (BecomeBusy) and StillBusy from its sentinel
-// while busy; relaxed atomics, as QuietForecast (two racing transitions cost one sample). Any
-// thread reads Behind. Header-only.
+// The owner calls WentIdle as an idle period starts (ClearIdleLane), Retract when the lane was
+// busy again before that call ended, BecameBusy as an idle period ends (BecomeBusy), and
+// StillBusy from its sentinel while busy; relaxed atomics, as QuietForecast. The idle start is
+// its own and taken by the gap that ends it, so that no gap spans a busy period that the
+// sentinel's settling and the next submission merged: such a gap would look like a request
+// that waited for its arrival, and end a backlog that goes on. Any thread reads Behind.
+// Header-only.
 #pragma once
 
 #include <atomic>
@@ -36,7 +40,18 @@ class BacklogWatch {
   static constexpr int kLongMul = 3;
   static constexpr int64_t kMaxBehindNs = 500'000'000;
 
-  // An idle period of `gap_ns` ended at `now_ns` (CLOCK_MONOTONIC). Returns Behind() after it.
+  // The watched process went idle at `now_ns` (CLOCK_MONOTONIC).
+  void WentIdle(int64_t now_ns) { idle_since_ns_.store(now_ns, std::memory_order_relaxed); }
+  // It was busy again before its idle start was published: no gap to measure from it.
+  void Retract() { idle_since_ns_.store(0, std::memory_order_relaxed); }
+  // It submitted again at `now_ns`: the gap since WentIdle ended, if one is known (else as
+  // StillBusy). Returns Behind() after it.
+  bool BecameBusy(int64_t now_ns) {
+    const int64_t since = idle_since_ns_.exchange(0, std::memory_order_relaxed);
+    return since > 0 ? GapEnded(now_ns - since, now_ns) : StillBusy(now_ns);
+  }
+
+  // An idle period of `gap_ns` ended at `now_ns`. Returns Behind() after it.
   bool GapEnded(int64_t gap_ns, int64_t now_ns) {
     if (gap_ns <= 0) return StillBusy(now_ns);
     const int64_t usual = usual_gap_ns_.load(std::memory_order_relaxed);
@@ -78,6 +93,7 @@ class BacklogWatch {
     last_real_ns_.store(0, std::memory_order_relaxed);
     behind_since_ns_.store(0, std::memory_order_relaxed);
     real_gaps_.store(0, std::memory_order_relaxed);
+    idle_since_ns_.store(0, std::memory_order_relaxed);
   }
 
  private:
@@ -91,6 +107,7 @@ class BacklogWatch {
   std::atomic<int64_t> last_real_ns_{0};     // when the last real gap ended; 0: none yet
   std::atomic<int64_t> behind_since_ns_{0};  // 0: not behind
   std::atomic<int> real_gaps_{0};            // real gaps seen, up to kMinGaps
+  std::atomic<int64_t> idle_since_ns_{0};    // the idle start not yet taken; 0: none
 };
 
 }  // namespace gshare::shim

@@ -63,11 +63,13 @@ void ClearIdleLane(Lane& l) {
   const uint64_t bit = l.own_bit.load(std::memory_order_relaxed);
   const int64_t now = lease::NowNs();
   l.idle_since_ns.store(now, std::memory_order_relaxed);
+  l.backlog.WentIdle(now);
   // Before the bit clears: the processes it wakes read the new forecast.
   if (slot != nullptr) PublishQuiet(*slot, now, l.forecast.PredictNs());
   ClearBit(slot, bit);
-  if (l.state.load(std::memory_order_acquire) != Lane::kIdle && slot != nullptr) {
-    slot->busy.fetch_or(bit, std::memory_order_acq_rel);
+  if (l.state.load(std::memory_order_acquire) != Lane::kIdle) {
+    l.backlog.Retract();
+    if (slot != nullptr) slot->busy.fetch_or(bit, std::memory_order_acq_rel);
   }
 }
 
@@ -235,11 +237,9 @@ void BecomeBusy(int device) {
   const int64_t idle_since = l.idle_since_ns.load(std::memory_order_relaxed);
   const int64_t now = lease::NowNs();
   proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
-  if (idle_since > 0) {
-    l.forecast.GapEnded(now - idle_since);
-    // Before the busy bit: a client that sees it busy also sees whether it is behind.
-    PublishBehind(l, slot, l.backlog.GapEnded(now - idle_since, now));
-  }
+  if (idle_since > 0) l.forecast.GapEnded(now - idle_since);
+  // Before the busy bit: a client that sees it busy also sees whether it is behind.
+  PublishBehind(l, slot, l.backlog.BecameBusy(now));
   if (slot != nullptr) {
     slot->busy.fetch_or(l.own_bit.load(std::memory_order_relaxed), std::memory_order_acq_rel);
   }

@@ -99,7 +99,7 @@ std::string ManPage(const CLI::App& root) {
       "(docs/design.md, \"Priority lanes\").\n"
       ".TP\n.B GSHARE_PRIORITY_SM_PCT\nThe percentage of a GPU's SMs a lower-priority MPS client "
       "runs on while a higher job there is busy, 1 to 99 (default 70; 0 or 100: every SM); "
-      "none while that job has fallen behind its requests.\n"
+      "only that job's gaps while it has fallen behind its requests.\n"
       ".PP\nSet in a job's environment:\n"
       ".TP\n.B GSHARE_JOB_ID, GSHARE_JOB_NAME\nThe job's id and name.\n"
       ".TP\n.B GSHARE_ARRAY_JOB_ID, GSHARE_ARRAY_TASK_ID, GSHARE_ARRAY_TASK_COUNT, "

@@ -62,5 +62,26 @@ TEST_CASE("BacklogWatch: a backlog longer than kMaxBehindNs is a new pace, learn
   CHECK_FALSE(w.StillBusy(now += 1000 * kMs));  // nothing known yet
 }
 
+TEST_CASE("BacklogWatch: a gap runs from the idle start it takes; a retracted one gives none") {
+  BacklogWatch w;
+  int64_t now = 1000 * kMs;
+  for (int i = 0; i < 6; ++i) {
+    w.WentIdle(now);
+    CHECK_FALSE(w.BecameBusy(now += 5 * kMs));
+    now += 7 * kMs;
+  }
+  CHECK(w.UsualGapNs() == 5 * kMs);
+  // Back to back, and the idle start of one request published only once it was busy again:
+  // no gap is measured across that busy period, so none looks like a real gap.
+  w.WentIdle(now);
+  CHECK_FALSE(w.BecameBusy(now += 100'000));
+  w.WentIdle(now + 7 * kMs);
+  w.Retract();
+  CHECK(w.BecameBusy(now += 40 * kMs));  // no real gap for three periods: behind
+  CHECK(w.BecameBusy(now += 7 * kMs));   // no idle start to measure from: still behind
+  w.WentIdle(now += 7 * kMs);
+  CHECK_FALSE(w.BecameBusy(now += 5 * kMs));  // a real gap: caught up
+}
+
 }  // namespace
 }  // namespace gshare::shim::unit_backlog_watch
