@@ -112,7 +112,7 @@ MUTANTS = [
     ("backlog-period", "shim/lease/backlog_watch.h", "now_ns - last > kLongMul * period",
      "now_ns - last > 100 * kLongMul * period", "a backlog is seen only after 300 periods"),
     ("wide-bound-shared", "shim/lease/priority_window.h",
-     "kWideIdleNs / (v.sharers > 1 ? v.sharers : 1)", "kWideIdleNs",
+     "kWideIdleNs / sharers", "kWideIdleNs",
      "each client queues the whole wide bound"),
 ]
 

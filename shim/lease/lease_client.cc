@@ -13,16 +13,10 @@
 #include "lease/lease_client.h"
 #include "lease/lease_state.h"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
-#include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 

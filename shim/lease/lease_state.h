@@ -9,7 +9,6 @@
 #pragma once
 
 #include <pthread.h>
-#include <sys/un.h>
 #include <time.h>
 
 #include <atomic>
@@ -36,9 +35,8 @@ inline int64_t NowNs() {
 inline int64_t NowMs() { return NowNs() / 1000000; }
 
 // All state has static storage and trivial destruction (the shim must not run destructors at
-// exit while job threads may still submit).
-
-// The process's connection to its daemon (ConnectChosen, ConnectTo).
+// exit while job threads may still submit). The process's connection to its daemon
+// (ConnectChosen, ConnectTo):
 extern DaemonSocket g_socket;
 extern DeviceGate g_gates[kMaxDevices];
 // The process's lease decisions and per-device state, wired to the real clock, socket and

@@ -70,16 +70,16 @@ inline constexpr long kDefaultConcurrentUs = 0;
 // What the MPS clients with an SM partition on a GPU keep queued on every SM together while
 // the higher job is idle past its forecast, in ns of predicted GPU time (each its share, as
 // with the in-flight budget): enough that their launches stay ahead of the GPU, short beside
-// a request that finds it queued. Without this bound one
-// training's run-ahead on every SM (hundreds of ms of queued kernels) met the service's next
-// request and the open-loop service never caught up (p99 26 x alone; docs/benchmarks.md, "SM
-// partition while the service is busy").
+// a request that finds it queued. Without this bound one training's run-ahead on every SM
+// (hundreds of ms of queued kernels) met the service's next request and the open-loop service
+// never caught up (p99 26 x alone; docs/benchmarks.md, "SM partition while the service is
+// busy").
 inline constexpr int64_t kWideIdleNs = 2'000'000;
 
 inline WindowVerdict AdmitRule(const WindowView& v) {
   const bool forecast = v.quiet_until_ns > 0 && v.quiet_gap_ns > 0;
-  const int64_t gap_share =
-      (v.quiet_until_ns - v.now_ns) * v.gap_fill_pct / 100 / (v.sharers > 1 ? v.sharers : 1);
+  const int sharers = v.sharers > 1 ? v.sharers : 1;
+  const int64_t gap_share = (v.quiet_until_ns - v.now_ns) * v.gap_fill_pct / 100 / sharers;
   if (v.concurrent && v.can_narrow) {
     if (v.higher_busy) return WindowVerdict::kSubmitNarrow;
     // Idle and expected back (the forecast holds): every SM only for work that ends by its
@@ -91,8 +91,7 @@ inline WindowVerdict AdmitRule(const WindowView& v) {
     }
     // Overdue by more than a gap, or no forecast: every SM, with at most its share of
     // kWideIdleNs queued there, so that its return waits behind little.
-    if (v.queued_ns + v.cost_ns <= kWideIdleNs / (v.sharers > 1 ? v.sharers : 1) ||
-        v.outstanding == 0) {
+    if (v.queued_ns + v.cost_ns <= kWideIdleNs / sharers || v.outstanding == 0) {
       return WindowVerdict::kSubmit;
     }
     return WindowVerdict::kWaitOldest;
