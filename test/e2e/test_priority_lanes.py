@@ -72,15 +72,16 @@ class PriorityLanesTest(TestCase):
         self.assertIn("shared mode", log, h.diagnostics())
         self.assertNotIn("exclusive mode", log, "the arrival of the high job switched modes")
 
-    def long_kernels_beside_a_service(self, gap_ms, long_ms, lows=1):
-        """A high service (10 ms requests, gap_ms apart) beside `lows` low jobs whose every
-        tenth kernel lasts long_ms (the others 1 ms, within the 3 ms budget). Returns the high
-        kernels and the low jobs' long kernels that started while the service ran, after its
-        gap forecast exists (its fifth request), as (start, end, pid)."""
+    def long_kernels_beside_a_service(self, gap_ms, long_ms, lows=1, long_every=10,
+                                      kernels=400):
+        """A high service (10 ms requests, gap_ms apart) beside `lows` low jobs of `kernels`
+        kernels, whose every `long_every`th lasts long_ms (the others 1 ms, within the 3 ms
+        budget). Returns the high kernels and the low jobs' long kernels that started while the
+        service ran, after its gap forecast exists (its fifth request), as (start, end, pid)."""
         h = self.harness()
         h.env["GSHARE_PRIORITY_INFLIGHT_US"] = "3000"
         h.start_daemon()
-        low = [h.start_fake(["--kernels", 400, "--kernel-ms", 1, "--long-every", 10,
+        low = [h.start_fake(["--kernels", kernels, "--kernel-ms", 1, "--long-every", long_every,
                              "--long-ms", long_ms, "--sync-every", 20], ["-p", "0"],
                             name="low%d" % i) for i in range(lows)]
         lps = [j.child_pid() for j in low]
@@ -92,7 +93,7 @@ class PriorityLanesTest(TestCase):
         hp = high.child_pid()
         h.assert_done(high, requests)
         for j in low:
-            h.assert_done(j, 400)
+            h.assert_done(j, kernels)
         hi = h.ops("K", hp)
         self.assertEqual(len(hi), requests)
         window = [(o.start, o.end, lp) for lp in lps for o in h.ops("K", lp)
@@ -117,27 +118,52 @@ class PriorityLanesTest(TestCase):
 
     @staticmethod
     def gap_of(hi, start):
-        """The index of the last high request that ended before `start`, and how long before."""
+        """The index of the last high request that ended before `start`, how long before, and
+        how long that gap lasted (to the next request's start), in ns."""
         ends = [k.end for k in hi if k.end <= start]
-        return (len(ends) - 1, start - ends[-1]) if ends else (None, None)
+        if not ends:
+            return None, None, None
+        g = len(ends) - 1
+        return g, start - ends[-1], hi[g + 1].start - ends[-1] if g + 1 < len(hi) else None
+
+    def gap_starts(self, hi, window, gap_ms):
+        """The long low kernels of `window` judged for starting at a gap's start, as (gap index,
+        ms after the gap's start, pid, the gap's length in ms), and how many of them did not
+        start within 8 ms of it. Kernels in a gap that the service ended late (its next request
+        more than 10 ms after its usual gap: its thread not scheduled on a loaded machine) are
+        not judged: a low job is let go once the service is overdue (priority_window.h). Of the
+        judged ones, one in ten may be late: the start of a gap wakes three threads in turn (the
+        service's, the low job's waiting one, the fake driver's worker), and on a loaded
+        machine each may wait for a CPU."""
+        judged = []
+        for start, _, pid in window:
+            gap, after, length = self.gap_of(hi, start)
+            self.assertIsNotNone(gap, "a long low kernel before the service's first request")
+            if length is not None and length <= (gap_ms + 10) * 1e6:
+                judged.append((gap, round(after / 1e6, 1), pid, round(length / 1e6, 1)))
+        self.assertGreaterEqual(len(judged), 3, "too few long low kernels in on-time gaps")
+        late = [j for j in judged if j[1] > 8]
+        self.assertLessEqual(len(late), len(judged) // 10,
+                             "long low kernels that did not start at a gap's start (gap, ms "
+                             "after its start, pid, its length in ms): %s of %d"
+                             % (late, len(judged)))
+        return judged
 
     def test_long_low_kernels_that_never_fit_go_at_a_gap_start(self):
         # 50 ms kernels never fit a 30 ms gap: each waits for the start of one (the service's
-        # request completing), where it overlaps the next request least.
+        # request completing), where it overlaps the next request least. Without the wait they
+        # start 10 or 30 ms into a gap, as the low job's kernels before them end.
         hi, window = self.long_kernels_beside_a_service(gap_ms=30, long_ms=50)
-        late = [self.gap_of(hi, o[0])[1] for o in window]
-        late = [None if d is None else d / 1e6 for d in late if d is None or d > 8e6]
-        self.assertEqual(late, [], "long low kernels that did not start at a gap's start (ms "
-                         "after the last request)")
+        self.gap_starts(hi, window, gap_ms=30)
 
     def test_low_jobs_take_turns_for_gap_starts(self):
-        # Two low jobs whose 50 ms kernels never fit: one of them per gap's start, or the
-        # service's next request would wait for both. Without the turns most gaps start two.
-        hi, window = self.long_kernels_beside_a_service(gap_ms=30, long_ms=50, lows=2)
+        # Low jobs whose 50 ms kernels never fit: one of them per gap's start, or the service's
+        # next request would wait for them all. A job's long kernel spans a gap and the next
+        # request, so it can take every second gap's start: two jobs may fall into alternate
+        # gaps by chance, three cannot. Without the turns most gaps start two or three.
+        hi, window = self.long_kernels_beside_a_service(gap_ms=30, long_ms=50, lows=3)
         by_gap = {}
-        for start, _, pid in window:
-            gap, after = self.gap_of(hi, start)
-            self.assertLessEqual(after, 8e6, "a long low kernel not at a gap's start")
+        for gap, _, pid, _ in self.gap_starts(hi, window, gap_ms=30):
             by_gap.setdefault(gap, []).append(pid)
         shared = {g: pids for g, pids in by_gap.items() if len(pids) > 1}
         self.assertEqual(shared, {}, "gaps whose start two long low kernels took")
