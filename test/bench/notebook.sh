@@ -14,10 +14,11 @@
 #   three    THREE_GIB-GiB notebooks x 3 and a THREE_TRAIN_GIB-GiB training (host_budget
 #            THREE_BUDGET): all finish, every notebook intact
 # Other knobs: NB_GIB (40), TRAIN_GIB (49), TRAIN_SECONDS (40: the training's --target-seconds),
-# ARRIVE_S (15), THREE_GIB (30), THREE_TRAIN_GIB (60), THREE_BUDGET (96GiB), HOST_WARM_GIB (100).
+# ARRIVE_S (15), THREE_GIB (30), THREE_TRAIN_GIB (60), THREE_BUDGET (96GiB), HOST_WARM_GIB (100),
+# TRAIN_TRACE=1 (the trainings' --trace: each step's GPU and CPU span on <case>_train.err).
 # Output on stdout: one `result` line per case; `step` lines of the trainings in OUT (default
 # a scratch folder) as <case>_train.out, the notebooks' as <case>_nb<k>.out, status samples as
-# <case>_status.jsonl.
+# <case>_status.jsonl, the daemon's log as <case>_daemon.log.
 me=notebook
 . "$(dirname "${BASH_SOURCE[0]}")/mem_common.sh"
 mem_setup "$@"
@@ -25,7 +26,10 @@ out="${OUT:-$work/out}"
 mkdir -p "$out"
 NB_GIB=${NB_GIB:-40} TRAIN_GIB=${TRAIN_GIB:-49} TRAIN_SECONDS=${TRAIN_SECONDS:-40}
 ARRIVE_S=${ARRIVE_S:-15}
-train_args() { echo --gib "$1" --target-seconds "$TRAIN_SECONDS"; }
+train_args() {
+  echo --gib "$1" --target-seconds "$TRAIN_SECONDS"
+  if [[ ${TRAIN_TRACE:-0} == 1 ]]; then echo --trace; fi
+}
 
 field() { sed -n "s/.*[ ]$1=\([^ ]*\).*/\1/p" "$2" | tail -1; }
 
@@ -59,6 +63,7 @@ run_case() {
   jobs_wait "$name" "$out/${name}_times"
   poll_stop
   daemon_down
+  cp "$work/$name/state/daemon.log" "$out/${name}_daemon.log" 2>/dev/null
   local wakes="" intact=1
   for ((k = 1; k <= count; k++)); do
     wakes+="$(field seconds "$out/${name}_nb$k.out"),"
