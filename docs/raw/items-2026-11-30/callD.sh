@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Call D (7504930): the idle-notebook case again with each training step traced (TRAIN_TRACE=1),
+# to find where the gshare case's extra seconds go; item 1 beside one training at 70 % again.
+export PATH=/opt/torch/.venv/bin:$PATH:/usr/local/nvidia/bin PYTHONUNBUFFERED=1
+R=$OUT
+t0=$SECONDS
+OUT=$R/n NB_GIB=70 TRAIN_GIB=74 CASES="alone gshare" HOST_WARM_GIB=100 TRAIN_TRACE=1 timeout 230 bash test/bench/notebook.sh dist > $R/notebook.txt 2>&1
+echo "notebook rc=$? $((SECONDS-t0))s" >> $R/summary.txt; grep -E "^(result|losses)" $R/notebook.txt >> $R/summary.txt
+run() { local name=$1 lim=$2; shift 2; t0=$SECONDS
+  env "$@" OUT=$R/$name PARTS=service SERVICE_BATCH=12 timeout $lim bash test/bench/share_paths.sh dist > $R/$name.log 2>&1
+  echo "$name rc=$? $((SECONDS-t0))s" >> $R/summary.txt; grep -E "^(service|phases)" $R/$name.log >> $R/summary.txt
+  cat $R/$name/share/service/gsmps/service_census.* 2>/dev/null | grep "#behind" | sed "s/^/$name service /" >> $R/summary.txt; }
+run i1_70 75 TRAININGS=1 SERVICE_CASES="gsmps" PAUSE_PERIOD=3 SERVICE_SECONDS=30
+tar czf $R/raw.tgz -C $R n i1_70 2>/dev/null; rm -rf $R/n $R/i1_70
