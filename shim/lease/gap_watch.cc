@@ -27,10 +27,9 @@ uint64_t Bit(int device) { return uint64_t{1} << device; }
 using lease::Dev;
 using lease::g_gates;
 using lease::g_mu;
-using lease::NowNs;
 
 void GapBegins() {
-  int64_t now = NowNs();
+  int64_t now = MonoNowNs();
   uint64_t watch = g_gap_watch.load(std::memory_order_relaxed);
   if (watch != 0) {
     g_gap_begin_ns.store(now, std::memory_order_relaxed);
@@ -55,7 +54,7 @@ void GapEnds(int device) {
   if (((g_gap_watch.load(std::memory_order_relaxed) >> device) & 1) == 0) return;
   if (g_gap_begin_ns.load(std::memory_order_relaxed) == 0) return;
   int64_t begin = g_gap_begin_ns.exchange(0, std::memory_order_relaxed);
-  int64_t end = NowNs();
+  int64_t end = MonoNowNs();
   if (begin == 0 || end - begin < lease::kMinGapNs) return;
   lease::DeviceState& d = Dev(device);
   d.gap_begin_ns.store(begin, std::memory_order_relaxed);
@@ -129,7 +128,7 @@ void StopGapWatch(int device) {
 bool WaitStretch(int device) {
   DeviceState& d = Dev(device);
   if (!d.stretched || !d.holding || d.dropping) return false;
-  int64_t left = d.stretch_until_ns - NowNs();
+  int64_t left = d.stretch_until_ns - MonoNowNs();
   if (left <= 0) {
     d.stretched = false;
     g_gates[device].Open();

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <pthread.h>
-#include <time.h>
 
 #include <atomic>
 #include <cstdint>
@@ -20,6 +19,7 @@
 #include "lease/gap_predictor.h"
 #include "lease/lease_loop.h"
 #include "lease/lease_session.h"
+#include "memory/mono_clock.h"
 #include "gshare/protocol.h"
 #include "mutex.h"
 
@@ -27,12 +27,7 @@ namespace gshare::shim::lease {
 
 namespace proto = gshare::proto;
 
-inline int64_t NowNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-inline int64_t NowMs() { return NowNs() / 1000000; }
+inline int64_t NowMs() { return MonoNowNs() / 1000000; }
 
 // All state has static storage and trivial destruction (the shim must not run destructors at
 // exit while job threads may still submit). The process's connection to its daemon

@@ -26,7 +26,7 @@ namespace {
 class MonotonicClock final : public LeaseClock {
  public:
   int64_t NowMs() const override { return lease::NowMs(); }
-  int64_t NowNs() const override { return lease::NowNs(); }
+  int64_t NowNs() const override { return MonoNowNs(); }
   void SleepMs(int64_t ms) const override {
     struct timespec ts = {static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000L};
     nanosleep(&ts, nullptr);

@@ -61,7 +61,7 @@ void ClearBit(proto::BoardSlot* slot, uint64_t bit) {
 void ClearIdleLane(Lane& l) {
   proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
   const uint64_t bit = l.own_bit.load(std::memory_order_relaxed);
-  const int64_t now = lease::NowNs();
+  const int64_t now = MonoNowNs();
   l.idle_since_ns.store(now, std::memory_order_relaxed);
   l.backlog.WentIdle(now);
   // Before the bit clears: the processes it wakes read the new forecast.
@@ -132,7 +132,7 @@ void* SentinelThread(void*) {
     nanosleep(&ts, nullptr);
     // A job with no real gap for several of its usual periods is behind its arrivals even
     // when it stays busy throughout (its requests queued with no gap between them).
-    const int64_t now = lease::NowNs();
+    const int64_t now = MonoNowNs();
     for (Lane& l : g_lanes) {
       if (l.state.load(std::memory_order_acquire) == Lane::kIdle) continue;
       PublishBehind(l, l.slot.load(std::memory_order_acquire), l.backlog.StillBusy(now));
@@ -197,9 +197,9 @@ void WaitForHigher(int device) {
   if (slot == nullptr) return;
   if (!HigherBusy(device)) return;
   // Counted as it goes (at each wake, at least every 10 ms), so that a long wait shows.
-  int64_t counted = lease::NowNs();
+  int64_t counted = MonoNowNs();
   auto count = [&] {
-    const int64_t now = lease::NowNs();
+    const int64_t now = MonoNowNs();
     l.held_ns.fetch_add(now - counted, std::memory_order_relaxed);
     counted = now;
   };
@@ -235,7 +235,7 @@ void BecomeBusy(int device) {
   Lane& l = g_lanes[device];
   if (l.state.exchange(Lane::kBusy, std::memory_order_acq_rel) != Lane::kIdle) return;
   const int64_t idle_since = l.idle_since_ns.load(std::memory_order_relaxed);
-  const int64_t now = lease::NowNs();
+  const int64_t now = MonoNowNs();
   proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
   if (idle_since > 0) l.forecast.GapEnded(now - idle_since);
   // Before the busy bit: a client that sees it busy also sees whether it is behind.

@@ -19,20 +19,20 @@ void WaitForGapStart(int device, const QuietSpell& q) {
   proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
   if (slot == nullptr) return;
   const uint32_t seq = slot->idle_seq.load(std::memory_order_acquire);
-  int64_t wait = q.until_ns + q.gap_ns - lease::NowNs();
+  int64_t wait = q.until_ns + q.gap_ns - MonoNowNs();
   if (wait <= 0) return;
   if (wait > 1'000'000'000) wait = 1'000'000'000;
-  const int64_t started = lease::NowNs();
+  const int64_t started = MonoNowNs();
   struct timespec ts = {static_cast<time_t>(wait / 1'000'000'000),
                         static_cast<long>(wait % 1'000'000'000)};
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&slot->idle_seq), FUTEX_WAIT, seq, &ts, nullptr,
           0);
-  l.held_ns.fetch_add(lease::NowNs() - started, std::memory_order_relaxed);
+  l.held_ns.fetch_add(MonoNowNs() - started, std::memory_order_relaxed);
 }
 
 constexpr WindowSeams kSeams = {
     &Extras,
-    &lease::NowNs,
+    &MonoNowNs,
     [](int device) { return g_lanes[device].slot.load(std::memory_order_acquire); },
     [](int device) { return g_lanes[device].yielders.load(std::memory_order_relaxed); },
     &HigherBusy,

@@ -1,5 +1,5 @@
-// The memory engines' clock: CLOCK_MONOTONIC in nanoseconds. Any thread, no lock, no
-// allocation.
+// The shim's clock (the memory engines', the lanes' and the lease client's): CLOCK_MONOTONIC
+// in nanoseconds. Any thread, no lock, no allocation.
 #pragma once
 
 #include <time.h>
