@@ -127,14 +127,14 @@ class PriorityLanesTest(TestCase):
         return g, start - ends[-1], hi[g + 1].start - ends[-1] if g + 1 < len(hi) else None
 
     def gap_starts(self, hi, window, gap_ms):
-        """The long low kernels of `window` judged for starting at a gap's start, as (gap index,
-        ms after the gap's start, pid, the gap's length in ms), and how many of them did not
-        start within 8 ms of it. Kernels in a gap that the service ended late (its next request
-        more than 10 ms after its usual gap: its thread not scheduled on a loaded machine) are
-        not judged: a low job is let go once the service is overdue (priority_window.h). Of the
-        judged ones, one in ten may be late: the start of a gap wakes three threads in turn (the
-        service's, the low job's waiting one, the fake driver's worker), and on a loaded
-        machine each may wait for a CPU."""
+        """Asserts that the long low kernels of `window` started within 8 ms of a gap's start,
+        and returns those it judged, as (gap index, ms after the gap's start, pid, the gap's
+        length in ms). Kernels in a gap that the service ended late (its next request more than
+        10 ms after its usual gap: its thread not scheduled on a loaded machine) are not judged:
+        a low job is let go once the service is overdue (priority_window.h). Of the judged ones,
+        one in ten may be late: the start of a gap wakes three threads in turn (the service's,
+        the low job's waiting one, the fake driver's worker), and on a loaded machine each may
+        wait for a CPU."""
         judged = []
         for start, _, pid in window:
             gap, after, length = self.gap_of(hi, start)
