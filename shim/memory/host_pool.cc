@@ -305,15 +305,17 @@ bool HostPool::SharedAtLimit() {
 
 bool HostPool::AddSharedBlock() {
   if (SharedAtLimit()) return false;
-  // A block another process populated costs this one only its pinning.
-  for (int b = 0; b < shared_.blocks(); ++b) {
-    bool mine;
-    {
-      MutexLock lock(mu_);
-      mine = registered_[b];
-    }
-    if (!mine && shared_.Ready(b)) return RegisterShared(b);
+  // A block another process populated costs this one only its pinning, and gives it room only
+  // where it has free units. One full of other processes' units is pinned when an eviction
+  // takes units of it (TakeShared), or on the staging thread while idle (PinShared): pinned
+  // here, ahead, it would only hold up the job's driver calls (docs/benchmarks.md, "where the
+  // notebook case's seconds go").
+  int b;
+  {
+    MutexLock lock(mu_);
+    b = shared_.ReadyWithRoom(registered_);
   }
+  if (b >= 0) return RegisterShared(b);
   return PopulateSharedBlock();
 }
 

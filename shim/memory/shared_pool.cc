@@ -289,4 +289,21 @@ uint64_t SharedPool::FreeBytesIn(const bool* usable) {
   return free_units * kUnitBytes;
 }
 
+int SharedPool::ReadyWithRoom(const bool* skip) {
+  if (hdr_ == nullptr || !Lock()) return -1;
+  int found = -1;
+  for (int b = 0; b < blocks_ && found < 0; ++b) {
+    if (hdr_->block_state[b] != kBlockReady || skip[b]) continue;
+    const uint8_t* owner = hdr_->owner + static_cast<uint64_t>(b) * kUnitsPerBlock;
+    for (int i = 0; i < kUnitsPerBlock; ++i) {
+      if (owner[i] == 0) {
+        found = b;
+        break;
+      }
+    }
+  }
+  Unlock();
+  return found;
+}
+
 }  // namespace gshare::shim

@@ -71,6 +71,8 @@ class SharedPool {
   uint64_t ReadyBytes();
   // Free bytes in ready blocks for which `usable[b]` is true (nullptr: every ready block).
   uint64_t FreeBytesIn(const bool* usable);
+  // The first ready block for which `skip[b]` is false and that has a free unit; -1: none.
+  int ReadyWithRoom(const bool* skip);
 
   void SetAliveForTest(AliveFn alive) { alive_ = alive; }
   // Unmaps the pool without freeing anything in it (tests: a process that vanishes).

@@ -1,6 +1,7 @@
 // SharedPool (shim/memory/shared_pool.h): one user's processes dividing a host pool's units —
-// disjoint extents, ready blocks only, the pinned-here mask, a gone process's units and claims
-// reclaimed (by the /proc check, with a real child that exits), and files it refuses.
+// disjoint extents, ready blocks only, the pinned-here mask, the block with room to pin ahead,
+// a gone process's units and claims reclaimed (by the /proc check, with a real child that
+// exits), and files it refuses.
 #include "memory/shared_pool.h"
 
 #include <doctest/doctest.h>
@@ -96,6 +97,33 @@ TEST_CASE("a shared pool takes extents only in blocks the caller marks usable") 
   CHECK(p.ClaimEmpty() == -1);
   p.Finish(c, /*ready=*/false);
   CHECK(p.ClaimEmpty() == 2);
+  close(fd);
+}
+
+TEST_CASE("the ready block with room for a process that pins ahead skips full and pinned ones") {
+  // A process pinning its pool ahead pins another's block only for its free units: one full of
+  // the other's units gives it no room (HostPool::AddSharedBlock).
+  const int fd = PoolFile(4);
+  SharedPool other, self;
+  REQUIRE(other.Attach(fd));
+  REQUIRE(self.Attach(fd));
+  bool pinned[SharedPool::kMaxBlocks] = {};
+  CHECK(self.ReadyWithRoom(pinned) == -1);  // nothing ready
+  MakeReady(other, 0);
+  MakeReady(other, 1);
+  MakeReady(other, 2);
+  int block = -1;
+  REQUIRE(other.Take(SharedPool::kUnitsPerBlock, nullptr, &block) != nullptr);
+  CHECK(block == 0);
+  REQUIRE(other.Take(SharedPool::kUnitsPerBlock - 1, nullptr, &block) != nullptr);
+  CHECK(block == 1);
+  CHECK(self.ReadyWithRoom(pinned) == 1);  // block 0 is full; block 1 has one unit left
+  pinned[1] = true;
+  CHECK(self.ReadyWithRoom(pinned) == 2);
+  pinned[2] = true;
+  CHECK(self.ReadyWithRoom(pinned) == -1);  // block 3 is not ready
+  other.Give(other.Block(0), SharedPool::kUnitsPerBlock);
+  CHECK(self.ReadyWithRoom(pinned) == 0);  // given back: room again
   close(fd);
 }
 
