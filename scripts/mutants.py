@@ -114,6 +114,10 @@ MUTANTS = [
     ("wide-bound-shared", "shim/lease/priority_window.h",
      "kWideIdleNs / sharers", "kWideIdleNs",
      "each client queues the whole wide bound"),
+    ("pin-ahead-full-blocks", "shim/memory/shared_pool.cc",
+     "    if (hdr_->block_state[b] != kBlockReady || skip[b]) continue;",
+     "    if (hdr_->block_state[b] != kBlockReady || skip[b]) continue;\n    found = b;\n    break;",
+     "a holder's pin-ahead pins blocks full of other processes' units"),
 ]
 
 
