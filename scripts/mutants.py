@@ -115,8 +115,7 @@ MUTANTS = [
      "kWideIdleNs / sharers", "kWideIdleNs",
      "each client queues the whole wide bound"),
     ("pin-ahead-full-blocks", "shim/memory/shared_pool.cc",
-     "    if (hdr_->block_state[b] != kBlockReady || skip[b]) continue;",
-     "    if (hdr_->block_state[b] != kBlockReady || skip[b]) continue;\n    found = b;\n    break;",
+     "!skip[b] && FreeUnitsLocked(b) > 0) found = b;", "!skip[b]) found = b;",
      "a holder's pin-ahead pins blocks full of other processes' units"),
 ]
 

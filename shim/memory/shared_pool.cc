@@ -277,13 +277,19 @@ uint64_t SharedPool::ReadyBytes() {
   return n;
 }
 
+int SharedPool::FreeUnitsLocked(int b) const {
+  const uint8_t* owner = hdr_->owner + static_cast<uint64_t>(b) * kUnitsPerBlock;
+  int n = 0;
+  for (int i = 0; i < kUnitsPerBlock; ++i) n += owner[i] == 0 ? 1 : 0;
+  return n;
+}
+
 uint64_t SharedPool::FreeBytesIn(const bool* usable) {
   if (hdr_ == nullptr || !Lock()) return 0;
   uint64_t free_units = 0;
   for (int b = 0; b < blocks_; ++b) {
     if (hdr_->block_state[b] != kBlockReady || (usable != nullptr && !usable[b])) continue;
-    const uint8_t* owner = hdr_->owner + static_cast<uint64_t>(b) * kUnitsPerBlock;
-    for (int i = 0; i < kUnitsPerBlock; ++i) free_units += owner[i] == 0 ? 1 : 0;
+    free_units += FreeUnitsLocked(b);
   }
   Unlock();
   return free_units * kUnitBytes;
@@ -293,14 +299,7 @@ int SharedPool::ReadyWithRoom(const bool* skip) {
   if (hdr_ == nullptr || !Lock()) return -1;
   int found = -1;
   for (int b = 0; b < blocks_ && found < 0; ++b) {
-    if (hdr_->block_state[b] != kBlockReady || skip[b]) continue;
-    const uint8_t* owner = hdr_->owner + static_cast<uint64_t>(b) * kUnitsPerBlock;
-    for (int i = 0; i < kUnitsPerBlock; ++i) {
-      if (owner[i] == 0) {
-        found = b;
-        break;
-      }
-    }
+    if (hdr_->block_state[b] == kBlockReady && !skip[b] && FreeUnitsLocked(b) > 0) found = b;
   }
   Unlock();
   return found;

@@ -87,6 +87,8 @@ class SharedPool {
   // Frees every unit and claim of `slot`. Under the header's mutex.
   int FreeSlotLocked(int slot);
   bool SlotAliveLocked(int slot) const;
+  // The free units of block `b`. Under the header's mutex.
+  int FreeUnitsLocked(int b) const;
 
   Header* hdr_ = nullptr;
   char* base_ = nullptr;
