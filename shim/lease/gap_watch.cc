@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "lease/lease_state.h"
+#include "memory/mono_clock.h"
 
 namespace gshare::shim {
 

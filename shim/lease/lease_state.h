@@ -2,7 +2,7 @@
 // daemon_socket.h: the connection, its frames and trusted connections; lease_session.h: the
 // per-device state, release decisions and protocol, the memory engine with the lease;
 // lease_memory.cc: memory reports; gap_watch.cc: the lease thread's side of gap reports and
-// stretches; priority_lane.cc and priority_window.cc: the contexts' synchronization and the clock).
+// stretches; priority_lane.cc and priority_window.cc: the contexts' synchronization).
 // Not for other files. Locking as described in lease_client.cc: `g_mu` (lease_seams.h) guards the
 // per-device flags and the connection's descriptors (daemon_socket.h), whose own lock serializes
 // socket writes.
@@ -19,15 +19,12 @@
 #include "lease/gap_predictor.h"
 #include "lease/lease_loop.h"
 #include "lease/lease_session.h"
-#include "memory/mono_clock.h"
 #include "gshare/protocol.h"
 #include "mutex.h"
 
 namespace gshare::shim::lease {
 
 namespace proto = gshare::proto;
-
-inline int64_t NowMs() { return MonoNowNs() / 1000000; }
 
 // All state has static storage and trivial destruction (the shim must not run destructors at
 // exit while job threads may still submit). The process's connection to its daemon

@@ -18,6 +18,7 @@
 #include "driver/real_driver.h"
 #include "lease/priority_lane.h"
 #include "memory/memory_engine.h"
+#include "memory/mono_clock.h"
 #include "shim_log.h"
 
 namespace gshare::shim::lease {
@@ -25,7 +26,7 @@ namespace {
 
 class MonotonicClock final : public LeaseClock {
  public:
-  int64_t NowMs() const override { return lease::NowMs(); }
+  int64_t NowMs() const override { return MonoNowNs() / 1000000; }
   int64_t NowNs() const override { return MonoNowNs(); }
   void SleepMs(int64_t ms) const override {
     struct timespec ts = {static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000L};

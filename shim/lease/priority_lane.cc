@@ -18,6 +18,7 @@
 #include "gshare/job_env.h"
 #include "lease/lease_client.h"
 #include "lease/lease_state.h"
+#include "memory/mono_clock.h"
 
 namespace gshare::shim {
 

@@ -8,6 +8,7 @@
 #include "lease/priority_lane.h"
 #include "lease/priority_window.h"
 #include "lease/sm_partition.h"
+#include "memory/mono_clock.h"
 
 namespace gshare::shim {
 namespace {
