@@ -16,7 +16,8 @@
 # Other knobs: NB_GIB (40), TRAIN_GIB (49), TRAIN_SECONDS (40: the training's --target-seconds),
 # ARRIVE_S (15), THREE_GIB (30), THREE_TRAIN_GIB (60), THREE_BUDGET (96GiB), HOST_WARM_GIB (100),
 # TRAIN_TRACE=1 (the trainings' --trace: each step's GPU and CPU span on <case>_train.err).
-# Output on stdout: one `result` line per case; `step` lines of the trainings in OUT (default
+# Output on stdout: one `result` line per case (launch= and exit=: the training's, epoch
+# seconds, beside its --trace marks); `step` lines of the trainings in OUT (default
 # a scratch folder) as <case>_train.out, the notebooks' as <case>_nb<k>.out, status samples as
 # <case>_status.jsonl, the daemon's log as <case>_daemon.log.
 me=notebook
@@ -69,7 +70,7 @@ run_case() {
     wakes+="$(field seconds "$out/${name}_nb$k.out"),"
     [[ $(field intact "$out/${name}_nb$k.out") == 1 ]] || intact=0
   done
-  echo "result $name train_rc=$rc train_wall=$(awk "BEGIN { print $t1 - $t0 }") $(grep '^done' "$out/${name}_train.out" | cut -d' ' -f2-4) wake_s=${wakes%,} intact=$intact"
+  echo "result $name train_rc=$rc train_wall=$(awk "BEGIN { print $t1 - $t0 }") $(grep '^done' "$out/${name}_train.out" | cut -d' ' -f2-4) wake_s=${wakes%,} intact=$intact launch=$t0 exit=$t1"
 }
 
 echo "# $(date -u +%FT%TZ) gpu: $(gpu_line)"
@@ -81,7 +82,8 @@ for c in ${CASES:-alone gshare nostage three}; do
       bounded 600 "$python" "$bench/mem_train.py" $(train_args "$TRAIN_GIB") \
         >"$out/alone_train.out" 2>"$out/alone_train.err"
       rc=$?
-      echo "result alone train_rc=$rc train_wall=$(awk "BEGIN { print $(now) - $t0 }") $(grep '^done' "$out/alone_train.out" | cut -d' ' -f2-4)"
+      t1=$(now)
+      echo "result alone train_rc=$rc train_wall=$(awk "BEGIN { print $t1 - $t0 }") $(grep '^done' "$out/alone_train.out" | cut -d' ' -f2-4) launch=$t0 exit=$t1"
       ;;
     gshare) ENGINE=swap run_case gshare 1 "$NB_GIB" "$TRAIN_GIB" ;;
     nostage) ENGINE=swap IDLE_STAGE_AFTER=0 run_case nostage 1 "$NB_GIB" "$TRAIN_GIB" ;;

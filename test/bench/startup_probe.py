@@ -5,7 +5,9 @@ test/bench/mem_startup.sh, which runs it bare and under gshare, alone and two at
     python3 test/bench/startup_probe.py --gib 30
 
 Output: `startup import=<s> cuda_init=<s> context=<s> first_kernel=<s> alloc=<s> fill=<s>
-total=<s> pid=<pid>`, each phase's own duration:
+total=<s> pid=<pid> t0=<epoch s> t1=<epoch s>`, each phase's own duration (t0: the interpreter
+reached this file, before `import torch`; t1: the line is printed; the caller's clock around the
+process gives what comes before t0 and after t1):
   import        `import torch`
   cuda_init     torch.cuda.is_available() and torch.cuda.init() (cuInit, device queries)
   context       the first allocation (the primary context is created here)
@@ -16,6 +18,7 @@ total=<s> pid=<pid>`, each phase's own duration:
 import time
 
 T0 = time.perf_counter()
+EPOCH0 = time.time()
 
 import argparse  # noqa: E402
 import os  # noqa: E402
@@ -45,7 +48,8 @@ def main():
     for name, t in marks:
         fields.append(f"{name}={t - prev:.3f}")
         prev = t
-    print("startup", *fields, f"total={prev - T0:.3f}", f"pid={os.getpid()}", flush=True)
+    print("startup", *fields, f"total={prev - T0:.3f}", f"pid={os.getpid()}", f"t0={EPOCH0:.3f}",
+          f"t1={time.time():.3f}", flush=True)
 
 
 if __name__ == "__main__":
