@@ -15,7 +15,8 @@
 #            THREE_BUDGET): all finish, every notebook intact
 # Other knobs: NB_GIB (40), TRAIN_GIB (49), TRAIN_SECONDS (40: the training's --target-seconds),
 # ARRIVE_S (15), THREE_GIB (30), THREE_TRAIN_GIB (60), THREE_BUDGET (96GiB), HOST_WARM_GIB (100),
-# TRAIN_TRACE=1 (the trainings' --trace: each step's GPU and CPU span on <case>_train.err).
+# TRAIN_TRACE=1 (the trainings' --trace: each step's GPU and CPU span on <case>_train.err),
+# CPU_MS (the trainings' --cpu-ms; default: what `alone` measured, when it ran first).
 # Output on stdout: one `result` line per case (launch= and exit=: the training's, epoch
 # seconds, beside its --trace marks); `step` lines of the trainings in OUT (default
 # a scratch folder) as <case>_train.out, the notebooks' as <case>_nb<k>.out, status samples as
@@ -27,8 +28,13 @@ out="${OUT:-$work/out}"
 mkdir -p "$out"
 NB_GIB=${NB_GIB:-40} TRAIN_GIB=${TRAIN_GIB:-49} TRAIN_SECONDS=${TRAIN_SECONDS:-40}
 ARRIVE_S=${ARRIVE_S:-15}
+# The trainings of the cases after `alone` run with alone's measured CPU time per step
+# (--cpu-ms): mem_train.py otherwise derives it from its first steps' GPU time, which under
+# gshare includes the room being made, and so would change the workload (CPU_MS sets it).
+cpu_ms=${CPU_MS:-}
 train_args() {
   echo --gib "$1" --target-seconds "$TRAIN_SECONDS"
+  if [[ -n $cpu_ms ]]; then echo --cpu-ms "$cpu_ms"; fi
   if [[ ${TRAIN_TRACE:-0} == 1 ]]; then echo --trace; fi
 }
 
@@ -83,6 +89,7 @@ for c in ${CASES:-alone gshare nostage three}; do
         >"$out/alone_train.out" 2>"$out/alone_train.err"
       rc=$?
       t1=$(now)
+      [[ -n $cpu_ms ]] || cpu_ms=$(field cpu_ms "$out/alone_train.out")
       echo "result alone train_rc=$rc train_wall=$(awk "BEGIN { print $t1 - $t0 }") $(grep '^done' "$out/alone_train.out" | cut -d' ' -f2-4) launch=$t0 exit=$t1"
       ;;
     gshare) ENGINE=swap run_case gshare 1 "$NB_GIB" "$TRAIN_GIB" ;;
