@@ -67,6 +67,8 @@
 #                   in one window; test/bench/phase_stats.py then prints a second line,
 #                   `phases case=...` (shared and alone p50/p99 and their ratio, the trainings'
 #                   rate while running ÷ before the window); `during` counts the stopped time too
+# Each case's folder also keeps gpu_samples.csv: the GPU's SM clock, power, temperature, clock
+# event reasons and utilization every 250 ms while the service runs (nvidia-smi, read only).
 # Cost (estimated): alone ~40 s, each bareN or gshareN ~60-90 s (start-ups ~15-25 s, MIN_STEPS,
 # the service's start-up and window, AFTER_SECONDS): ~6 min for the default CASES.
 # Exit: 0 when every case's service produced its result line, 1 otherwise, 2 on usage errors.
@@ -331,6 +333,11 @@ run_case() {
   job_start service "$d/service.out" "$svc_tmo" "${service_env[@]}" "${spre[@]}" "${scmd[@]}" \
     --seconds "$seconds" --out "$d/latencies.txt" --detail-out "$d/detail.txt"
   svc_pid=${job_pids[-1]}
+  # What the GPU's clocks did meanwhile (read only): a slow stretch of the service that its
+  # neighbours do not explain may be the GPU slowing itself down (power, heat).
+  timeout "$svc_tmo" nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active,utilization.gpu \
+    --format=csv,noheader,nounits -lms 250 >"$d/gpu_samples.csv" 2>&1 &
+  local sampler=$!
   while kill -0 "$svc_pid" 2>/dev/null && ! grep -q '^window_start ' "$d/service.out"; do
     snooze 0.2
   done
@@ -355,6 +362,8 @@ run_case() {
   rc=$?
   echo "service_end $(now) $rc" >>"$times"
   job_forget "$svc_pid"
+  kill "$sampler" 2>/dev/null
+  wait "$sampler" 2>/dev/null
   if [[ -n $turns ]]; then
     kill -TERM "$turns" 2>/dev/null
     wait "$turns" 2>/dev/null
