@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The measurements of "share, don't idle" (docs/benchmarks.md, the sections on issue 43's
+# items), each a named set that runs one benchmark script with the settings its rows were
+# measured at. Sets run one after another, each under its own time limit, into $OUT/<set>/;
+# their result lines are gathered in $OUT/summary.txt, and with PACK=1 (default) the folders are
+# packed into $OUT/raw.tgz and removed, so that a GPU machine's call returns few files.
+#
+#   test/bench/share_items.sh GSHARE_DIR SET...      (GSHARE_DIR holds gshare and libgshare.so)
+#
+# SETs (limit):
+#   pair (300 s)       the fitting pair (GPT-2 + ResNet-50) under gshare's MPS backend, under MPS
+#                      and time-sliced: makespans (share_paths.sh PARTS=pair)
+#   serviceN (75 s for N = 1, 90 for 3, 120 for 8)   the ResNet service (batch 12, ~50 % duty)
+#                      beside N trainings under gshare at the default SM partition, the
+#                      trainings stopped and continued every 3 s through a 30 s window: p99
+#                      beside them ÷ alone and the rate they kept (share_paths.sh, `phases`)
+#   peersN (140 s for N = 1, 170 otherwise)   the same beside N trainings time-sliced and under
+#                      MPS (client priority 1, active threads CAP_PCT, default 25 %)
+#   noroom (240 s)     the LLM service whose KV pool leaves no room (92 % of the GPU), one
+#                      training arriving 6 s into its 25 s window: TTFT/TPOT p99 and the
+#                      daemon's handoff and completion lines
+#   notebook (230 s)   an idle 70 GiB notebook and a 74 GiB training arriving (alone, then under
+#                      gshare), each training step traced (notebook.sh TRAIN_TRACE=1)
+#   startup (150 s)    a 74 GiB probe's start-up and exit, bare and under gshare, three rounds
+#                      (mem_startup.sh: pre= and post=)
+# Any knob of the scripts passes through the environment (CAP_PCT, SM_PCT, HOST_WARM_GIB, ...).
+# Needs the GPU machine; PATH must reach a python with torch (PYTHON otherwise).
+# Output: $OUT/summary.txt (`<set> rc=<rc> <seconds>s`, then the set's result lines),
+# $OUT/<set>.log (its script's output), $OUT/raw.tgz.
+# Exit: 0 when every set's script exited 0; 1 otherwise; 2 on usage errors.
+set -uo pipefail
+
+if [[ $# -lt 2 || "$1" == -h || "$1" == --help ]]; then
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+  exit 2
+fi
+dir=$1
+shift
+bench="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+R="$(mkdir -p "${OUT:-./out}" && cd "${OUT:-./out}" && pwd)"
+summary="$R/summary.txt"
+export PYTHONUNBUFFERED=1
+
+# service_env N: the settings of every service set beside N trainings.
+service_env() {
+  echo PARTS=service SERVICE_BATCH=12 TRAININGS="$1" PAUSE_PERIOD=3 SERVICE_SECONDS=30
+}
+
+# run_set SET: the script, limit and settings of SET; prints nothing, appends to the summary.
+run_set() {
+  local set=$1 limit script n pick='^(service|phases)'
+  local -a env_args
+  case $set in
+    pair) limit=300 script=share_paths.sh env_args=(PARTS=pair PAIR_CASES="gsmps mps bare")
+      pick='^pair |^(gsmps|mps|bare) +makespan' ;;
+    service[0-9]*)
+      n=${set#service}
+      limit=$((n <= 1 ? 75 : n <= 3 ? 90 : 120)) script=share_paths.sh
+      read -ra env_args <<<"$(service_env "$n")"
+      env_args+=(SERVICE_CASES=gsmps) ;;
+    peers[0-9]*)
+      n=${set#peers}
+      limit=$((n <= 1 ? 140 : 170)) script=share_paths.sh
+      read -ra env_args <<<"$(service_env "$n")"
+      env_args+=(SERVICE_CASES="bare mpscap" CAP_PCT="${CAP_PCT:-25}") ;;
+    noroom) limit=240 script=share_paths.sh pick='^(service|phases|llm)'
+      env_args=(SERVICE=llm LLM_RATE=2.5 LLM_UTIL=0.92 ARRIVE_AFTER=6 AFTER_SECONDS=12
+        SERVICE_SECONDS=25 PARTS=service TRAININGS=1 SERVICE_CASES="alone gsmps") ;;
+    notebook) limit=230 script=notebook.sh pick='^(result|losses)'
+      env_args=(NB_GIB=70 TRAIN_GIB=74 CASES="alone gshare" HOST_WARM_GIB="${HOST_WARM_GIB:-100}"
+        TRAIN_TRACE=1) ;;
+    startup) limit=150 script=mem_startup.sh pick='^round='
+      env_args=(GIB=74 ROUNDS=3 CASES="bare_solo gshare_solo") ;;
+    *) echo "share_items: unknown set $set" >&2; return 2 ;;
+  esac
+  local t0=$SECONDS rc
+  env "${env_args[@]}" OUT="$R/$set" timeout -k 10 "$limit" bash "$bench/$script" "$dir" \
+    >"$R/$set.log" 2>&1
+  rc=$?
+  {
+    echo "$set rc=$rc $((SECONDS - t0))s"
+    grep -hE "$pick" "$R/$set.log"
+    # The service's own count of the times it fell behind its arrivals, and the daemon's
+    # handoffs and completions in the no-room case.
+    find "$R/$set" -name 'service_census.*' -path '*gsmps*' -exec grep -h '#behind' {} + 2>/dev/null |
+      sed "s/^/$set service /"
+    [[ $set == noroom ]] && find "$R/$set" -name daemon.log -path '*gsmps*' \
+      -exec grep -hE 'handoff|COMPLETED|bound' {} + 2>/dev/null
+    if [[ $set == notebook ]]; then
+      for c in alone gshare; do
+        grep -hE 'trace (start|ready|done)|trace gpu 0 ' "$R/$set/${c}_train.err" 2>/dev/null |
+          sed "s/^/$c /"
+      done
+    fi
+  } >>"$summary"
+  return "$rc"
+}
+
+for set in "$@"; do
+  case $set in
+    pair | service[0-9]* | peers[0-9]* | noroom | notebook | startup) ;;
+    *) echo "share_items: unknown set $set (see --help)" >&2; exit 2 ;;
+  esac
+done
+fails=0
+for set in "$@"; do
+  run_set "$set" || fails=$((fails + 1))
+done
+if [[ ${PACK:-1} == 1 ]]; then
+  tar czf "$R/raw.tgz" -C "$R" "$@" 2>/dev/null && (cd "$R" && rm -rf -- "$@")
+fi
+((fails == 0))
