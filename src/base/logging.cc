@@ -3,6 +3,8 @@
 
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace gshare {
 
@@ -16,6 +18,13 @@ void SetupLogging(bool verbose) {
     logger->set_level(spdlog::level::info);
   }
   spdlog::set_default_logger(logger);
+}
+
+void StampLinesInFiles() {
+  struct stat st;
+  if (fstat(STDERR_FILENO, &st) != 0 || !S_ISREG(st.st_mode)) return;
+  if (spdlog::get_level() <= spdlog::level::debug) return;  // -v's lines carry the time already
+  spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] gshare: %v");
 }
 
 void ApplyLogLevel(const std::string& level) {

@@ -36,6 +36,7 @@ struct DaemonCmdOptions {
 };
 
 int Serve(const ClientContext& ctx, int ready_fd) {
+  StampLinesInFiles();
   // "info" is the default: leave -v's debug alone.
   if (ctx.config.daemon.log_level != "info") ApplyLogLevel(ctx.config.daemon.log_level);
   DaemonOptions options;

@@ -3,7 +3,8 @@
 Ended jobs past `max_ended_jobs` (the last to end stay) are removed by the daemon itself, at
 start and every 10 minutes, exactly as `gshare clean` removes them: the row, the log gshare
 placed, never a user's own --output file, never a job that a pending job depends on. The
-detached daemon's log is rotated past `daemon_log_size` (one older copy, daemon.log.1)."""
+detached daemon's log is rotated past `daemon_log_size` (one older copy, daemon.log.1); its
+lines start with their time."""
 import os
 import unittest
 
@@ -45,6 +46,9 @@ class RetentionTest(TestCase):
         self.assertNotIn("filler", fresh)
         self.assertLess(len(fresh), 1024)
         self.assertIn("daemon.log passed 1024 bytes", fresh)
+        # A detached daemon's lines carry their time, to the millisecond.
+        for line in fresh.splitlines():
+            self.assertRegex(line, r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] gshare: \S")
 
     def test_retention_off_keeps_everything(self):
         h = self.harness(retention={"max_ended_jobs": 0, "ended_jobs": "0"})
