@@ -97,7 +97,7 @@ MUTANTS = [
      "a host pool to a query that does not prove its job"),
     ("pool-query-uid", "src/daemon/gpu/shim_sessions.cc", "? p_.pools.For(c.uid)",
      "? p_.pools.For(0)", "one host pool for every user"),
-    ("ledger-shared-once", "src/policy/memory_ledger.cc",
+    ("ledger-shared-once", "src/policy/memory_ledger_host.cc",
      "  if (!all_users) return n + SharedPoolFree(uid);", "  if (!all_users) return n;",
      "a user's shared pool left out of their host budget"),
     ("shared-pool-owner", "shim/memory/shared_pool.cc", "    if (hdr_->owner[u] == me) {",

@@ -6,7 +6,8 @@
 // grant, which processes evict how much: only as much as the new holder needs, from
 // processes of other jobs, least recently run first. Swapped-out data lives in host
 // memory within a budget. Pure policy, no I/O; time comes in as arguments.
-// Not thread-safe: the daemon's event loop is its only caller.
+// Not thread-safe: the daemon's event loop is its only caller. memory_ledger_host.cc holds the
+// host side (swapped, staged and pinned bytes per user, the host budgets).
 #pragma once
 
 #include <sys/types.h>
