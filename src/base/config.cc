@@ -1,7 +1,6 @@
 #include "base/config.h"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -22,28 +21,7 @@ namespace {
 
 using namespace toml_values;
 
-constexpr const char* kSystemConfig = "/etc/gshare/gshare.toml";
 constexpr const char* kLogLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
-
-// The value of an environment variable, or "" when unset.
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::string(v) : std::string();
-}
-
-// $HOME, else the password database's entry (cron and systemd may leave HOME unset); "" if none.
-std::string HomeDir() {
-  std::string home = Env("HOME");
-  if (!home.empty()) return home;
-  struct passwd pw;
-  struct passwd* found = nullptr;
-  char buf[4096];
-  if (getpwuid_r(getuid(), &pw, buf, sizeof buf, &found) == 0 && found != nullptr &&
-      found->pw_dir != nullptr) {
-    return found->pw_dir;
-  }
-  return "";
-}
 
 // A table of "name" = priority (each within the priority range) into *out; `what` names the
 // keys for the error ("\"user\" or \"@group\"").
@@ -429,44 +407,6 @@ Result<std::string> ReadFile(const std::string& path, bool* missing) {
 
 }  // namespace
 
-ConfigSources DefaultConfigSources(std::optional<std::string> explicit_path) {
-  ConfigSources sources;
-  sources.files.push_back({kSystemConfig, false});
-  // XDG basedir spec: a relative XDG_CONFIG_HOME is invalid and ignored.
-  std::string xdg = Env("XDG_CONFIG_HOME");
-  std::string home = HomeDir();
-  if (!xdg.empty() && xdg[0] == '/') {
-    sources.files.push_back({xdg + "/gshare/gshare.toml", false});
-  } else if (!home.empty()) {
-    sources.files.push_back({home + "/.config/gshare/gshare.toml", false});
-  }
-  if (explicit_path) sources.files.push_back({std::move(*explicit_path), true});
-  return sources;
-}
-
-ConfigSources SystemConfigSources(std::optional<std::string> explicit_path) {
-  ConfigSources sources;
-  if (explicit_path) {
-    sources.files.push_back({std::move(*explicit_path), true});
-  } else {
-    sources.files.push_back({kSystemConfig, false});
-  }
-  return sources;
-}
-
-std::string SystemSocket(const Config& config) {
-  return config.system.socket.empty() ? paths::kSystemSocket : config.system.socket;
-}
-
-std::string ClientSystemSocket(const Config& config) {
-  std::string env = Env(paths::kSystemSocketEnv);
-  return env.empty() ? SystemSocket(config) : env;
-}
-
-std::string SystemStateDir(const Config& config) {
-  return config.system.state_dir.empty() ? kSystemStateDir : config.system.state_dir;
-}
-
 Result<Config> LoadConfig(const ConfigSources& sources) {
   Config config;
   for (const ConfigSource& source : sources.files) {
@@ -491,19 +431,6 @@ Result<Config> LoadConfig(const ConfigSources& sources) {
     }
   }
   return config;
-}
-
-std::string StateDir(const Config& config) {
-  const std::string& dir = config.daemon.state_dir;
-  if (!dir.empty()) {
-    if (dir == "~" || dir.rfind("~/", 0) == 0) return HomeDir() + dir.substr(1);
-    return dir;
-  }
-  std::string env = Env("GSHARE_STATE_DIR");
-  if (!env.empty()) return env;
-  std::string xdg = Env("XDG_STATE_HOME");
-  if (!xdg.empty() && xdg[0] == '/') return xdg + "/gshare";
-  return HomeDir() + "/.local/state/gshare";
 }
 
 }  // namespace gshare
