@@ -41,12 +41,13 @@ R="$(mkdir -p "${OUT:-./out}" && cd "${OUT:-./out}" && pwd)"
 summary="$R/summary.txt"
 export PYTHONUNBUFFERED=1
 
-# service_env N: the settings of every service set beside N trainings.
-service_env() {
-  echo PARTS=service SERVICE_BATCH=12 TRAININGS="$1" PAUSE_PERIOD=3 SERVICE_SECONDS=30
+# service_args N: env_args (the caller's) = the settings of every service set beside N trainings.
+service_args() {
+  env_args=(PARTS=service SERVICE_BATCH=12 TRAININGS="$1" PAUSE_PERIOD=3 SERVICE_SECONDS=30)
 }
 
-# run_set SET: the script, limit and settings of SET; prints nothing, appends to the summary.
+# run_set SET (a name checked below): the script, limit and settings of SET; prints nothing,
+# appends to the summary.
 run_set() {
   local set=$1 limit script n pick='^(service|phases)'
   local -a env_args
@@ -56,12 +57,12 @@ run_set() {
     service[0-9]*)
       n=${set#service}
       limit=$((n <= 1 ? 75 : n <= 3 ? 90 : 120)) script=share_paths.sh
-      read -ra env_args <<<"$(service_env "$n")"
+      service_args "$n"
       env_args+=(SERVICE_CASES=gsmps) ;;
     peers[0-9]*)
       n=${set#peers}
       limit=$((n <= 1 ? 140 : 170)) script=share_paths.sh
-      read -ra env_args <<<"$(service_env "$n")"
+      service_args "$n"
       env_args+=(SERVICE_CASES="bare mpscap" CAP_PCT="${CAP_PCT:-25}") ;;
     noroom) limit=240 script=share_paths.sh pick='^(service|phases|llm)'
       env_args=(SERVICE=llm LLM_RATE=2.5 LLM_UTIL=0.92 ARRIVE_AFTER=6 AFTER_SECONDS=12
@@ -71,7 +72,6 @@ run_set() {
         TRAIN_TRACE=1) ;;
     startup) limit=150 script=mem_startup.sh pick='^round='
       env_args=(GIB=74 ROUNDS=3 CASES="bare_solo gshare_solo") ;;
-    *) echo "share_items: unknown set $set" >&2; return 2 ;;
   esac
   local t0=$SECONDS rc
   env "${env_args[@]}" OUT="$R/$set" timeout -k 10 "$limit" bash "$bench/$script" "$dir" \
