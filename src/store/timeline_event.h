@@ -28,8 +28,8 @@ enum class TimelineKind {
   kWait,         // the job began to wait for the GPU's lease (asked, not granted)
   kWaited,       // ms: how long it waited; detail: "granted", or "gave up" (it stopped asking)
   kHandoff,      // job: the new holder; bytes: moved (evicted + swapped in); ms: DROP .. its
-                 // memory back; detail: "from job F: drain D ms, swap-in S ms, other O ms,
-                 // bound B ms" (HandoffLog::Handoff)
+                 // memory back; detail: "from job F: drain D ms, checkpoints C ms, swap-in
+                 // S ms, other O ms, bound B ms" (HandoffLog::Handoff)
 };
 
 // "daemon_start", "job_start", "job_end", "grant", "drop", "release", "swap_out", "swap_in",

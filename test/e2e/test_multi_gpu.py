@@ -324,8 +324,34 @@ class MultiGpuTest(TestCase):
         log = self.daemon_log(h)
         self.assertNotIn("(rebalance)", log)
         self.assertNotIn("moves from", log)
+        self.assert_checkpoint_handoffs_accounted(log)
         for i in set(pair) - ended:
             self.assertIn(h.gshare("cancel", str(i)).returncode, (0, 1))
+
+    def assert_checkpoint_handoffs_accounted(self, log):
+        """Each handoff of the pair's turns names the checkpoint that made its room (the other
+        job's, the last one before it) and the restore that ended it, with the times their own
+        lines logged (docs/memory.md, "Handoff accounting"): the time is in its parts, not in
+        `other`."""
+        checkpoint_ms, restore_ms, seen = None, None, 0
+        for line in log.splitlines():
+            m = re.search(r"checkpointed in (\d+) ms", line)
+            if m:
+                checkpoint_ms = int(m.group(1))
+            m = re.search(r"restored in (\d+) ms", line)
+            if m:
+                restore_ms = int(m.group(1))
+            m = re.search(r"handoff \S+: job \d+ -> job \d+: drain \d+ ms, evicted \d+ bytes"
+                          r"(?: \(checkpoints (\d+) ms\))?, swapped in \d+ bytes in (\d+) ms", line)
+            if m:
+                if m.group(1) is not None:
+                    seen += 1
+                    self.assertIsNotNone(checkpoint_ms, line)
+                    self.assertLessEqual(abs(int(m.group(1)) - checkpoint_ms), 1, line)
+                    self.assertIsNotNone(restore_ms, line)
+                    self.assertLessEqual(abs(int(m.group(2)) - restore_ms), 1, line)
+                checkpoint_ms, restore_ms = None, None
+        self.assertGreater(seen, 0, "no handoff with a checkpoint:\n" + log)
 
     def checkpoints(self, h, job_id):
         rec = h.job_record(lambda j: j.get("id") == job_id) or {}

@@ -92,8 +92,8 @@ class PriorityMemoryTest(TestCase):
         handoffs = [e for e in json.loads(r.stdout)["traceEvents"] if e["name"] == "handoff"]
         self.assertTrue(handoffs, r.stdout)
         for e in handoffs:
-            self.assertRegex(e["args"]["detail"], r"^from job \d+: drain \d+ ms, swap-in \d+ ms, "
-                             r"other \d+ ms, bound \d+ ms$")
+            self.assertRegex(e["args"]["detail"], r"^from job \d+: drain \d+ ms, checkpoints 0 ms, "
+                             r"swap-in \d+ ms, other \d+ ms, bound \d+ ms$")
             self.assertGreater(e["args"]["bytes"], 0, e)
 
 

@@ -102,6 +102,7 @@ void CheckpointEngine::OnReply(const CheckpointReply& r, const CheckpointCoordin
     }
     spdlog::info("{}: pid {} checkpointed in {:.0f} ms", JobName(cc.job), r.pid, r.ms);
     p_.timeline.Note(TimelineKind::kCheckpoint, cc.job, FirstGpuOf(cc.conn), r.pid, 0, r.ms);
+    p_.memory.Checkpointed(cc.conn, r.ms);
     if (job != nullptr) {
       ++job->checkpoints;
       job->checkpoint_ms += r.ms;
@@ -138,7 +139,7 @@ void CheckpointEngine::OnReply(const CheckpointReply& r, const CheckpointCoordin
     job->restore_ms += r.ms;
   }
   for (const auto& [gpu, epoch] : coordinator_.GrantsAwaiting(r.seq)) {
-    p_.memory.SwappedIn(gpu, cc.job, epoch, bytes, r.ms);
+    p_.memory.SwappedIn(gpu, cc.job, epoch, bytes, r.ms, /*no_room=*/false, /*restored=*/true);
   }
 }
 

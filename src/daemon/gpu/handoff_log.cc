@@ -45,9 +45,18 @@ void HandoffLog::Evicted(const GpuKey& gpu, uint64_t epoch, uint64_t bytes) {
   }
 }
 
+void HandoffLog::Checkpointed(const GpuKey& gpu, double ms) {
+  auto it = gpus_.find(gpu);
+  if (it != gpus_.end() && it->second.open) {
+    it->second.open->checkpoint_ms += ms;
+    it->second.open->driver_paced = true;
+  }
+}
+
 std::optional<HandoffLog::Handoff> HandoffLog::SwappedIn(const GpuKey& gpu, JobId job,
                                                          uint64_t epoch, uint64_t bytes, double ms,
-                                                         bool no_room, TimePoint now) {
+                                                         bool no_room, bool restored,
+                                                         TimePoint now) {
   auto it = gpus_.find(gpu);
   if (it == gpus_.end()) return std::nullopt;
   PerGpu& g = it->second;
@@ -57,11 +66,14 @@ std::optional<HandoffLog::Handoff> HandoffLog::SwappedIn(const GpuKey& gpu, JobI
   h.swapin_bytes += bytes;
   h.swapin_ms = std::max(h.swapin_ms, ms);
   h.room_wait = h.room_wait || no_room;
+  h.driver_paced = h.driver_paced || restored;
   h.total_ms = Ms(h.drop_at, now);
-  h.other_ms = std::max(0.0, h.total_ms - h.drain_ms - h.swapin_ms);
-  h.bound_ms = h.drain_ms +
-               static_cast<double>(std::max(h.evict_bytes, h.swapin_bytes)) / kBoundBytesPerMs +
-               kBoundSlackMs;
+  h.other_ms = std::max(0.0, h.total_ms - h.drain_ms - h.checkpoint_ms - h.swapin_ms);
+  h.bound_ms = h.driver_paced ? h.drain_ms + h.checkpoint_ms + h.swapin_ms + kBoundSlackMs
+                              : h.drain_ms +
+                                    static_cast<double>(std::max(h.evict_bytes, h.swapin_bytes)) /
+                                        kBoundBytesPerMs +
+                                    kBoundSlackMs;
   if (h.from == 0 && h.swapin_bytes == 0 && h.evict_bytes == 0) return std::nullopt;
   ++g.handoffs;
   if (h.over_bound()) ++g.over_bound;
@@ -93,12 +105,14 @@ void HandoffLog::AddJson(const GpuKey& gpu, nlohmann::json* g) const {
             {"to", h->to},
             {"drain_ms", h->drain_ms},
             {"evict_bytes", h->evict_bytes},
+            {"checkpoint_ms", h->checkpoint_ms},
             {"swapin_bytes", h->swapin_bytes},
             {"swapin_ms", h->swapin_ms},
             {"other_ms", h->other_ms},
             {"total_ms", h->total_ms},
             {"bound_ms", h->bound_ms},
-            {"room_wait", h->room_wait}};
+            {"room_wait", h->room_wait},
+            {"driver_paced", h->driver_paced}};
   }
   (*g)["last_handoff"] = last;
 }

@@ -84,10 +84,12 @@ class MemoryCoordinator {
 
   // The holder of `gpu` was sent DROP: the handoff's clock starts.
   void Dropped(const GpuKey& gpu);
-  // A process of `job` has its memory back for grant `epoch` (a swap-in report or a restore):
-  // closes the handoff, logged when it counts as one.
+  // Process `conn` was checkpointed in `ms`: counted in the open handoffs of its GPUs.
+  void Checkpointed(ConnId conn, double ms);
+  // A process of `job` has its memory back for grant `epoch` (a swap-in report, or a restore:
+  // `restored`): closes the handoff, logged when it counts as one.
   void SwappedIn(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes, double ms,
-                 bool no_room = false);
+                 bool no_room, bool restored);
 
   // An allocation of `job`, the exclusive holder of `gpu` (process `conn`), waits for room:
   // memory no report shows is learned from its swap-in, and room is taken from the others with

@@ -171,7 +171,7 @@ void ShimSessions::OnMemReport(Connection& c, const GpuKey& gpu, const proto::Me
     }
     p_.arbiter.SwappedIn(gpu, m.epoch, Now());  // the holder's quantum starts now
     p_.memory.SwappedIn(gpu, c.job, m.epoch, m.swapin_bytes, static_cast<double>(m.swapin_ns) / 1e6,
-                        (m.flags & proto::kReportSwapInFailed) != 0);
+                        (m.flags & proto::kReportSwapInFailed) != 0, /*restored=*/false);
   }
   // An allocation of the exclusive holder waits for room: taken from the others.
   if (m.demand > 0 && p_.arbiter.Holder(gpu) == c.job && !p_.arbiter.IsShared(gpu)) {
