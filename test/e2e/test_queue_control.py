@@ -1,7 +1,7 @@
 """Job control of the batch queue as docs/cli.md documents it: cancel (pending and running, the
 SIGTERM/SIGKILL grace, filters, -s), hold/release, set-priority, requeue, time limits,
---begin, dependencies, logs -f, wait, clean, batch scripts with #GSHARE lines, and the job
-options -o/-D/--env and the environment snapshot of `submit`."""
+--begin, dependencies, logs -f, wait and clean. The job options of `submit` and `run` are
+test_job_options.py's."""
 import datetime
 import json
 import os
@@ -11,47 +11,11 @@ import subprocess
 import time
 import unittest
 
-from gshare_e2e import TestCase, _read, proc_alive
+from gshare_e2e import _read, proc_alive
+from queue_case import QueueCase
 
-QUEUE = {"max_running": 1, "gpus": 1}  # one job at a time: order is observable
 
-
-class QueueControlTest(TestCase):
-    def setUp(self):
-        self.h = self.harness(queue=QUEUE)
-
-    # ---- helpers ------------------------------------------------------------------------
-    def path(self, name):
-        return os.path.join(self.h.tmp, name)
-
-    def wait_file(self, name, timeout=30, text=None):
-        """Waits until file `name` of the temp dir exists (and contains text)."""
-        p = self.path(name)
-        return self.h.wait_for(lambda: os.path.exists(p) and (text is None or text in _read(p)),
-                               timeout, "file %s%s" % (name, "" if text is None else " to hold %r" % text))
-
-    def blocker(self, name="blocker"):
-        """Submits a job that runs until file <name>.go exists; returns (id, release)."""
-        go = self.path(name + ".go")
-        jid = self.h.submit("-J", name, "--", "sh", "-c", "while [ ! -e %s ]; do sleep 0.05; done" % go)
-        self.h.wait_state(jid, "RUNNING")
-        return jid, lambda: open(go, "w").close()
-
-    def appender(self, log, *opts):
-        """Submits a job that appends its id to file `log`; returns the id."""
-        return self.h.submit(*opts, "--", "sh", "-c", "echo $GSHARE_JOB_ID >> %s" % self.path(log))
-
-    def lines(self, name):
-        return _read(self.path(name)).split()
-
-    def state(self, jid):
-        return self.h.queue_jobs()[jid]
-
-    def wait_rc(self, *ids, timeout=60):
-        r = self.h.gshare("wait", *map(str, ids), timeout=timeout)
-        self.assertEqual(r.stdout, "")
-        return r.returncode
-
+class QueueControlTest(QueueCase):
     # ---- cancel ---------------------------------------------------------------------------
     def test_cancel_pending_is_immediate(self):
         h = self.h
@@ -64,21 +28,6 @@ class QueueControlTest(TestCase):
         self.assertEqual((rec["state"], rec["state_code"], rec["start_time"]), ("CANCELLED", "CA", None))
         self.assertEqual(self.wait_rc(p), 143, "a job cancelled before it ran: 128+SIGTERM")
         go()
-
-    def test_framework_memory_defaults_unless_the_job_sets_them(self):
-        h = self.h
-        show = ["sh", "-c", "echo xla=$XLA_PYTHON_CLIENT_PREALLOCATE tf=$TF_FORCE_GPU_ALLOW_GROWTH"]
-        r = h.gshare("run", "--", *show)
-        self.assertEqual((r.returncode, r.stdout.strip()), (0, "xla=false tf=true"), r.stderr)
-        env = dict(h.env, XLA_PYTHON_CLIENT_PREALLOCATE="true")
-        r = h.gshare("run", "--env", "TF_FORCE_GPU_ALLOW_GROWTH=false", "--", *show, env=env)
-        self.assertEqual((r.returncode, r.stdout.strip()), (0, "xla=true tf=false"), r.stderr)
-        # Submitted: the environment snapshot decides, as for every other variable.
-        a = h.submit("--", *show)
-        b = h.submit("--", *show, env=env)
-        self.assertEqual(self.wait_rc(a, b), 0)
-        self.assertEqual(h.gshare("logs", str(a)).stdout.strip(), "xla=false tf=true")
-        self.assertEqual(h.gshare("logs", str(b)).stdout.strip(), "xla=true tf=true")
 
     def test_cancel_running_term_then_kill(self):
         h = self.h
@@ -491,95 +440,6 @@ class QueueControlTest(TestCase):
         self.assertEqual(self.wait_rc(c), 0)
 
     # ---- scripts and job options --------------------------------------------------------
-    def test_script_directives(self):
-        h = self.h
-        script = self.path("job.py")
-        with open(script, "w") as f:
-            f.write("#!/usr/bin/env python3\n"
-                    "#GSHARE -J scripted -p 7\n"
-                    "# an ordinary comment\n"
-                    "#GSHARE -o %x-%j.txt --env FROM_SCRIPT=yes\n"
-                    "#GSHARE --env BOTH=script\n"
-                    "import os, sys\n"
-                    "#GSHARE -p 99\n"  # after the first command: not a directive
-                    "print('argv', sys.argv[1:])\n"
-                    "print('env', os.environ.get('FROM_SCRIPT'), os.environ.get('BOTH'))\n"
-                    "print('version', 1)\n")
-        a = h.submit("-H", "-p", "3", "--env", "BOTH=cli", "--script", script, "x y", "z")
-        rec = self.state(a)
-        self.assertEqual((rec["name"], rec["priority"]), ("scripted", 3), "the command line wins")
-        # Read at submission: a later edit does not change the job.
-        with open(script, "a") as f:
-            f.write("print('version', 2)\n")
-        h.gshare("release", str(a))
-        self.assertEqual(self.wait_rc(a), 0)
-        out = _read(self.path("scripted-%d.txt" % a))
-        self.assertEqual(out, "argv ['x y', 'z']\nenv yes cli\nversion 1\n")
-
-        # No #! line: /bin/sh runs it.
-        plain = self.path("plain.sh")
-        with open(plain, "w") as f:
-            f.write("#GSHARE -J plain\necho \"sh $1\"\n")
-        b = h.submit("-o", self.path("plain.out"), "--script", plain, "arg")
-        self.assertEqual(self.wait_rc(b), 0)
-        self.assertEqual(self.state(b)["name"], "plain")
-        self.assertEqual(_read(self.path("plain.out")), "sh arg\n")
-
-    def test_output_chdir_env(self):
-        h = self.h
-        work = self.path("work")
-        os.mkdir(work)
-        user = pwd.getpwuid(os.getuid()).pw_name
-        # --env first: see test_env_option_last for --env right before "--".
-        a = h.submit("--env", "K1=v1", "--env", "K2=a=b", "-J", "named", "-D", work,
-                     "-o", "%x.%j.%u.%%.log", "--", "sh", "-c",
-                     'pwd; echo "$K1 $K2 $GSHARE_JOB_ID $GSHARE_JOB_NAME"')
-        self.assertEqual(self.wait_rc(a), 0)
-        out = os.path.join(work, "named.%d.%s.%%.log" % (a, user))  # relative to -D
-        self.assertEqual(_read(out), "%s\nv1 a=b %d named\n" % (work, a))
-        self.assertEqual(self.state(a)["cwd"], work)
-        r = h.gshare("status", str(a), "--json")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        doc = json.loads(r.stdout)
-        self.assertIn("schema_version", doc)
-        self.assertEqual((doc["id"], doc["state"], doc["name"]), (a, "COMPLETED", "named"))
-        r = h.gshare("queue", "-a")  # not a terminal: no colour
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertNotIn("\033", r.stdout)
-        self.assertEqual(r.stdout.splitlines()[0].split(), ["ID", "ST", "PRI", "NAME", "TIME", "GPU", "REASON"])
-        self.assertEqual(r.stdout.splitlines()[1].split()[:4], [str(a), "CD", "0", "named"])
-        # Default: the submitter's working directory, output under <state_dir>/logs.
-        b = h.submit("--", "pwd", cwd=work)
-        self.assertEqual(self.wait_rc(b), 0)
-        self.assertEqual(_read(os.path.join(h.state_dir, "logs", "%d.out" % b)), work + "\n")
-        self.assertEqual(self.state(b)["name"], "pwd")
-        # The output file is truncated when the job starts.
-        trunc = self.path("trunc.log")
-        with open(trunc, "w") as f:
-            f.write("old content that is long\n")
-        c = h.submit("-o", trunc, "--", "echo", "new")
-        self.assertEqual(self.wait_rc(c), 0)
-        self.assertEqual(_read(trunc), "new\n")
-
-    def test_env_option_last(self):
-        h = self.h
-        a = h.submit("--env", "K=v", "--", "sh", "-c", 'echo "$K"')
-        self.assertEqual(self.wait_rc(a), 0)
-        self.assertEqual(self.state(a)["argv"], ["sh", "-c", 'echo "$K"'])
-        self.assertEqual(_read(os.path.join(h.state_dir, "logs", "%d.out" % a)), "v\n")
-
-    def test_environment_snapshot(self):
-        h = self.h
-        daemon_env = dict(h.env, ONLY_IN_DAEMON="daemon")
-        r = h.gshare("daemon", env=daemon_env)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        submit_env = dict(h.env, SNAPSHOT_VAR="from submit", PATH=h.env["PATH"])
-        a = h.submit("--", "sh", "-c", 'echo "[$SNAPSHOT_VAR] [$ONLY_IN_DAEMON] [$GSHARE_JOB_ID]"',
-                     env=submit_env)
-        self.assertEqual(self.wait_rc(a), 0)
-        self.assertEqual(_read(os.path.join(h.state_dir, "logs", "%d.out" % a)),
-                         "[from submit] [] [%d]\n" % a)
-
 
 if __name__ == "__main__":
     unittest.main()
