@@ -28,13 +28,6 @@ std::vector<JobRecord> Tasks(std::vector<int64_t> task_ids, int64_t limit) {
   return tasks;
 }
 
-JobRecord GetOrDie(JobStore* store, int64_t id) {
-  Result<std::optional<JobRecord>> r = store->Get(id);
-  REQUIRE(r.ok());
-  REQUIRE(r.value().has_value());
-  return *r.value();
-}
-
 TEST_CASE("an array's tasks get ids, the first one's as the array's, and one payload") {
   TempDir dir;
   std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");

@@ -29,12 +29,6 @@ JobRecord Ended(std::string name, JobState state, double submit, double start, d
   return r;
 }
 
-int64_t InsertOrDie(JobStore* store, const JobRecord& r) {
-  Result<int64_t> id = store->Insert(r);
-  REQUIRE_MESSAGE(id.ok(), id.status().message());
-  return id.value();
-}
-
 std::vector<JobRun> Runs(JobStore* store, RunFilter filter) {
   std::vector<JobRun> runs;
   Status st = store->ForEachRun(filter, [&runs](const JobRun& r) { runs.push_back(r); });

@@ -19,47 +19,10 @@ namespace {
 
 using unit::EveryField;
 
-JobRecord Job(std::string name, std::string state = "PENDING") {
-  JobRecord r;
-  r.name = std::move(name);
-  r.argv = {"python", "train.py"};
-  r.cwd = "/home/u";
-  r.uid = 1000;
-  r.state = JobStateFromName(state).value();
-  r.submit_time = 1700000000.5;
-  return r;
-}
-
-int64_t InsertOrDie(JobStore* store, const JobRecord& r) {
-  Result<int64_t> id = store->Insert(r);
-  REQUIRE_MESSAGE(id.ok(), id.status().message());
-  return id.value();
-}
-
-JobRecord GetOrDie(JobStore* store, int64_t id) {
-  Result<std::optional<JobRecord>> r = store->Get(id);
-  REQUIRE_MESSAGE(r.ok(), r.status().message());
-  REQUIRE(r.value().has_value());
-  return *r.value();
-}
-
-// A PRAGMA's value read through a separate connection.
-std::string Pragma(const std::string& path, const std::string& pragma) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
-  REQUIRE(sqlite3_prepare_v2(db, ("PRAGMA " + pragma).c_str(), -1, &stmt, nullptr) == SQLITE_OK);
-  REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
-  std::string value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return value;
-}
-
 TEST_CASE("JobStore round-trips a record, argv with spaces, quotes and unicode") {
   TempDir dir;
   std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
-  JobRecord in = Job("train ünïcødé");
+  JobRecord in = SampleJob("train ünïcødé");
   in.id = 42;  // ignored
   in.argv = {"sh", "-c", "echo \"hi there\" 'single' \\back\\slash", "", "日本語 🚀", "a\tb\nc"};
   in.priority = -7;
@@ -98,7 +61,7 @@ TEST_CASE("JobStore round-trips a record, argv with spaces, quotes and unicode")
   CHECK(out.peak_bytes == (80ULL << 30));
   CHECK(out.kind == JobKind::kRun);
 
-  int64_t plain = InsertOrDie(store.get(), Job("plain"));
+  int64_t plain = InsertOrDie(store.get(), SampleJob("plain"));
   CHECK(plain > id);
   JobRecord p = GetOrDie(store.get(), plain);
   CHECK_FALSE(p.start_time.has_value());
@@ -115,8 +78,8 @@ TEST_CASE("JobStore: a row of unknown state or kind is damaged") {
   TempDir dir;
   const std::string path = dir.path() + "/jobs.db";
   std::unique_ptr<JobStore> store = OpenOrDie(path);
-  int64_t id = InsertOrDie(store.get(), Job("edited"));
-  int64_t fine = InsertOrDie(store.get(), Job("fine"));
+  int64_t id = InsertOrDie(store.get(), SampleJob("edited"));
+  int64_t fine = InsertOrDie(store.get(), SampleJob("fine"));
   // Edits job `id`'s row behind the store's back: "UPDATE jobs SET <sets> WHERE id = <id>".
   const auto edit = [&path, id](const std::string& sets) {
     sqlite3* db = nullptr;
@@ -153,7 +116,7 @@ TEST_CASE("JobStore: a row of unknown state or kind is damaged") {
 TEST_CASE("JobStore saves every column of a record") {
   TempDir dir;
   std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
-  JobRecord r = Job("j");
+  JobRecord r = SampleJob("j");
   r.id = InsertOrDie(store.get(), r);
   r.state = JobState::kFailed;
   r.reason = "job supervisor ended unexpectedly";
@@ -241,9 +204,9 @@ TEST_CASE("JobStore keeps a payload with its job and deletes ended jobs") {
   JobPayload payload;
   payload.env = {"HOME=/home/u", "X=a b"};
   payload.script = "#!/bin/sh\necho hi\n";
-  Result<int64_t> with = store->Insert(Job("with"), &payload);
+  Result<int64_t> with = store->Insert(SampleJob("with"), &payload);
   REQUIRE(with.ok());
-  int64_t without = InsertOrDie(store.get(), Job("without"));
+  int64_t without = InsertOrDie(store.get(), SampleJob("without"));
   Result<JobPayload> got = store->GetPayload(with.value());
   REQUIRE(got.ok());
   CHECK(got->env == payload.env);
@@ -257,11 +220,11 @@ TEST_CASE("JobStore keeps a payload with its job and deletes ended jobs") {
   CHECK(GetOrDie(store.get(), with.value()).reason == "Dependency");
   CHECK(GetOrDie(store.get(), without).reason == "Priority");
 
-  JobRecord old = Job("old", "COMPLETED");
+  JobRecord old = SampleJob("old", "COMPLETED");
   old.end_time = 100.0;
-  JobRecord recent = Job("recent", "FAILED");
+  JobRecord recent = SampleJob("recent", "FAILED");
   recent.end_time = 200.0;
-  JobRecord needed = Job("needed", "COMPLETED");
+  JobRecord needed = SampleJob("needed", "COMPLETED");
   needed.end_time = 100.0;
   int64_t old_id = InsertOrDie(store.get(), old);
   int64_t recent_id = InsertOrDie(store.get(), recent);
@@ -285,11 +248,11 @@ TEST_CASE("JobStore keeps the newest ended jobs by count, and those a pending jo
   std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
   std::vector<int64_t> ids;
   for (int i = 0; i < 5; ++i) {
-    JobRecord r = Job("ended" + std::to_string(i), "COMPLETED");
+    JobRecord r = SampleJob("ended" + std::to_string(i), "COMPLETED");
     r.end_time = 1000.0 - 100.0 * i;  // job i ended i-th last
     ids.push_back(InsertOrDie(store.get(), r));
   }
-  int64_t pending = InsertOrDie(store.get(), Job("pending"));
+  int64_t pending = InsertOrDie(store.get(), SampleJob("pending"));
   // Keep 2 by count, nothing by age, and job 4 (the oldest) because something needs it.
   Result<std::vector<JobRecord>> deleted = store->DeleteEnded(0.0, 2, {ids[4]});
   REQUIRE(deleted.ok());
@@ -310,10 +273,10 @@ TEST_CASE("JobStore keeps the newest ended jobs by count, and those a pending jo
 TEST_CASE("JobStore lists newest first, filtered by state and limited") {
   TempDir dir;
   std::unique_ptr<JobStore> store = OpenOrDie(dir.path() + "/jobs.db");
-  int64_t a = InsertOrDie(store.get(), Job("a", "PENDING"));
-  int64_t b = InsertOrDie(store.get(), Job("b", "RUNNING"));
-  int64_t c = InsertOrDie(store.get(), Job("c", "COMPLETED"));
-  int64_t d = InsertOrDie(store.get(), Job("d", "PENDING"));
+  int64_t a = InsertOrDie(store.get(), SampleJob("a", "PENDING"));
+  int64_t b = InsertOrDie(store.get(), SampleJob("b", "RUNNING"));
+  int64_t c = InsertOrDie(store.get(), SampleJob("c", "COMPLETED"));
+  int64_t d = InsertOrDie(store.get(), SampleJob("d", "PENDING"));
 
   auto ids = [&](const ListFilter& f) {
     Result<std::vector<JobRecord>> rows = store->List(f);
@@ -342,7 +305,7 @@ TEST_CASE("JobStore lists in queue order, by name and by owner, read-only too") 
   const std::string path = dir.path() + "/jobs.db";
   std::unique_ptr<JobStore> store = OpenOrDie(path);
   auto add = [&](const char* name, const char* state, int priority, double submit, uint32_t uid) {
-    JobRecord r = Job(name, state);
+    JobRecord r = SampleJob(name, state);
     r.priority = priority;
     r.submit_time = submit;
     r.uid = uid;
@@ -400,132 +363,8 @@ TEST_CASE("JobStore lists in queue order, by name and by owner, read-only too") 
   CHECK(first.start_time == 4.0);
   CHECK(first.argv.empty());  // not a summary column
   CHECK(first.cwd.empty());
-  CHECK_FALSE(reader.value()->Insert(Job("nope")).ok());
+  CHECK_FALSE(reader.value()->Insert(SampleJob("nope")).ok());
   CHECK_FALSE(JobStore::OpenReadOnly(dir.path() + "/missing.db").ok());
-}
-
-TEST_CASE("JobStore migrates a schema 1 database, keeping its jobs") {
-  TempDir dir;
-  const std::string path = dir.path() + "/jobs.db";
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  // Schema 1 as the first release wrote it.
-  REQUIRE(
-      sqlite3_exec(db,
-                   "CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT,"
-                   " name TEXT NOT NULL DEFAULT '', argv TEXT NOT NULL DEFAULT '[]',"
-                   " cwd TEXT NOT NULL DEFAULT '', uid INTEGER NOT NULL,"
-                   " priority INTEGER NOT NULL DEFAULT 0, quantum_ms INTEGER NOT NULL DEFAULT 0,"
-                   " gpu TEXT NOT NULL DEFAULT '', state TEXT NOT NULL,"
-                   " reason TEXT NOT NULL DEFAULT '', submit_time REAL NOT NULL,"
-                   " start_time REAL, end_time REAL, exit_code INTEGER, signal INTEGER,"
-                   " pid INTEGER, lease_seconds REAL NOT NULL DEFAULT 0,"
-                   " wait_seconds REAL NOT NULL DEFAULT 0, peak_bytes INTEGER NOT NULL DEFAULT 0,"
-                   " kind TEXT NOT NULL);"
-                   "CREATE INDEX jobs_by_state ON jobs(state);"
-                   "INSERT INTO jobs (name, argv, uid, state, submit_time, exit_code, kind)"
-                   " VALUES ('old', '[\"a\"]', 1000, 'COMPLETED', 5.0, 0, 'run');"
-                   "PRAGMA user_version = 1;",
-                   nullptr, nullptr, nullptr) == SQLITE_OK);
-  sqlite3_close(db);
-  std::unique_ptr<JobStore> store = OpenOrDie(path);
-  CHECK(Pragma(path, "user_version") == std::to_string(JobStore::SchemaVersion()));
-  JobRecord old = GetOrDie(store.get(), 1);
-  CHECK(old.name == "old");
-  CHECK(old.exit_code == 0);
-  CHECK(old.kill_after_ms == 30'000);
-  CHECK(old.dependency.empty());
-  CHECK_FALSE(old.held);
-  CHECK_FALSE(old.IsArrayTask());  // schema 8's columns read 0
-  CHECK(old.array_limit == 0);
-}
-
-TEST_CASE("JobStore reopens with its data, schema version and WAL") {
-  TempDir dir;
-  std::string path = dir.path() + "/state/sub/jobs.db";
-  int64_t id;
-  {
-    std::unique_ptr<JobStore> store = OpenOrDie(path);
-    id = InsertOrDie(store.get(), Job("kept"));
-  }
-  struct stat st;
-  REQUIRE(stat((dir.path() + "/state/sub").c_str(), &st) == 0);
-  CHECK((st.st_mode & 0777) == 0700);
-  std::unique_ptr<JobStore> store = OpenOrDie(path);
-  CHECK(GetOrDie(store.get(), id).name == "kept");
-  CHECK(InsertOrDie(store.get(), Job("next")) > id);
-  CHECK(Pragma(path, "user_version") == std::to_string(JobStore::SchemaVersion()));
-  CHECK(Pragma(path, "journal_mode") == "wal");
-}
-
-TEST_CASE("JobStore refuses a newer schema and a file that is not a database") {
-  TempDir dir;
-  std::string path = dir.path() + "/jobs.db";
-  OpenOrDie(path);
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(db, "PRAGMA user_version = 999", nullptr, nullptr, nullptr) == SQLITE_OK);
-  sqlite3_close(db);
-  Result<std::unique_ptr<JobStore>> newer = JobStore::Open(path);
-  REQUIRE_FALSE(newer.ok());
-  CHECK(newer.status().message().find("999") != std::string::npos);
-
-  std::string junk = dir.path() + "/junk.db";
-  std::ofstream(junk) << std::string(8192, 'x');
-  Result<std::unique_ptr<JobStore>> bad = JobStore::Open(junk);
-  REQUIRE_FALSE(bad.ok());
-  CHECK(bad.status().message().find(junk) != std::string::npos);
-  CHECK(bad.status().message().find("not a database") != std::string::npos);
-}
-
-TEST_CASE("hostile store: an empty or foreign file is refused and left as it is") {
-  TempDir dir;
-  const std::string empty = dir.path() + "/empty.db";
-  std::ofstream(empty).close();
-  Result<std::unique_ptr<JobStore>> opened = JobStore::Open(empty);
-  REQUIRE_FALSE(opened.ok());
-  const std::string& m = opened.status().message();
-  CHECK(m.find("job store " + empty + ": not a database") == 0);
-  CHECK(m.find("empty (0 bytes)") != std::string::npos);
-  CHECK(std::filesystem::file_size(empty) == 0);  // not turned into an empty queue
-
-  const std::string text = dir.path() + "/text.db";
-  std::ofstream(text) << "id,name\n1,train\n";
-  opened = JobStore::Open(text);
-  REQUIRE_FALSE(opened.ok());
-  CHECK(opened.status().message().find("SQLite's header") != std::string::npos);
-
-  REQUIRE(mkdir((dir.path() + "/dir.db").c_str(), 0700) == 0);
-  CHECK_FALSE(JobStore::Open(dir.path() + "/dir.db").ok());
-
-  // A missing file is a fresh queue, made without an empty file ever standing at its path.
-  const std::string fresh = dir.path() + "/fresh.db";
-  {
-    std::unique_ptr<JobStore> store = OpenOrDie(fresh);
-    CHECK(store->List(ListFilter{}).value().empty());
-  }
-  CHECK(std::filesystem::file_size(fresh) > 0);
-  CHECK_FALSE(std::filesystem::exists(fresh + ".new"));
-  CHECK(JobStore::Open(fresh).ok());
-}
-
-TEST_CASE("JobStore in a read-only directory gives an error Status") {
-  TempDir dir;
-  std::string ro = dir.path() + "/ro";
-  REQUIRE(mkdir(ro.c_str(), 0555) == 0);
-  REQUIRE(chmod(dir.path().c_str(), 0755) == 0);
-  // root ignores permissions: test as nobody when we may, else in /proc, which refuses files.
-  bool dropped = geteuid() == 0 && seteuid(65534) == 0;
-  std::vector<std::string> paths = {ro + "/jobs.db", ro + "/sub/jobs.db"};
-  if (geteuid() == 0) paths = {"/proc/gshare-test.db", "/proc/gshare-test/jobs.db"};
-  std::vector<Result<std::unique_ptr<JobStore>>> results;
-  for (const std::string& p : paths) results.push_back(JobStore::Open(p));
-  if (dropped) REQUIRE(seteuid(0) == 0);
-  for (size_t i = 0; i < paths.size(); ++i) {
-    INFO(paths[i]);
-    REQUIRE_FALSE(results[i].ok());
-    CHECK(results[i].status().message().find(paths[i]) != std::string::npos);
-  }
 }
 
 }  // namespace
