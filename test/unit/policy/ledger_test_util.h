@@ -23,6 +23,18 @@ inline MemoryLedger::Options NoContext() {
   return o;
 }
 
+// A report in GiB: the GPU's size (0: not reported) and the process's memory on it.
+inline proto::MemReportMsg Rep(uint64_t total, uint64_t allocated, uint64_t resident,
+                               uint64_t fixed = 0, uint64_t demand = 0) {
+  proto::MemReportMsg m{};
+  m.total = total * kGiB;
+  m.allocated = allocated * kGiB;
+  m.resident = resident * kGiB;
+  m.fixed = fixed * kGiB;
+  m.demand = demand * kGiB;
+  return m;
+}
+
 // A process's report on a GPU of 80 GiB, sizes in GiB.
 inline proto::MemReportMsg Report80(uint64_t allocated, uint64_t resident, uint64_t demand = 0) {
   proto::MemReportMsg m{};
