@@ -15,7 +15,7 @@ really leaves the next job without room, and one restored without room is lost f
 import re
 import unittest
 
-from gshare_e2e import FAKE_APP, TestCase, overlaps, proc_state
+from gshare_e2e import FAKE_APP, FAKECUDA_DIR, FAKENVML_DIR, TestCase, overlaps, proc_state
 
 MIB = 1 << 20
 DEVICE = 256 * MIB
@@ -27,6 +27,10 @@ class CheckpointTest(TestCase):
         h = super().harness(config={"sharing": sharing, "quantum": quantum},
                             memory={"context_reserve": "1MiB"})
         h.share_fake_device(DEVICE)
+        # NVML as on a real machine: the checkpoint helper measures what each checkpoint frees
+        # and waits for that much room before a restore (docs/memory.md, "How `checkpoint`
+        # works").
+        h.env["LD_LIBRARY_PATH"] = FAKECUDA_DIR + ":" + FAKENVML_DIR
         h.env["FAKE_CUDA_CHECKPOINT_DIR"] = h.tmp
         h.env["FAKE_CUDA_CHECKPOINT_US_PER_MIB"] = "1000"  # 150 MiB: 0.15 s each way
         return h
@@ -72,7 +76,11 @@ class CheckpointTest(TestCase):
         self.assert_exact(h, b, 15)
         log = self.daemon_log(h)
         self.assertIn("exclusive mode", log)
-        self.assertRegex(log, r"pid \d+ checkpointed in")
+        # Each checkpoint's footprint, as NVML saw it freed: the job's whole buffer set (JOB)
+        # while it takes turns; its restore waits for that much room.
+        freed = [int(b) for b in re.findall(r"pid \d+ checkpointed in \d+ ms, (\d+) bytes freed", log)]
+        self.assertTrue(freed, log)
+        self.assertGreaterEqual(max(freed), JOB, log)
         self.assertRegex(log, r"pid \d+ restored in")
         # No restore failed (a lost process). A checkpoint may fail for a process that is
         # already exiting, at the very end, and then harms nothing.

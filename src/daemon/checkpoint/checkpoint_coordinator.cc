@@ -2,16 +2,26 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace gshare {
 
 uint64_t CheckpointCoordinator::Checkpoint(ConnId conn, const Process& process,
-                                           uint32_t lock_timeout_ms) {
+                                           uint32_t lock_timeout_ms, const GpuKey& gpu) {
   uint64_t seq =
-      service_.Submit(CheckpointOp::kCheckpoint, process.pid, lock_timeout_ms, 0, "", "");
+      service_.Submit(CheckpointOp::kCheckpoint, process.pid, lock_timeout_ms, 0, gpu, "");
   if (seq == 0) return 0;
-  calls_[seq] = {conn, process.job, CheckpointOp::kCheckpoint};
+  calls_[seq] = {conn, process.job, CheckpointOp::kCheckpoint, gpu};
   ledger_.SetCheckpointed(conn, true);  // counted as gone, as an eviction, until the reply
   return seq;
+}
+
+void CheckpointCoordinator::Checkpointed(const Call& call, uint64_t bytes) {
+  if (bytes > 0 && !call.gpu.empty()) {
+    footprints_[call.conn] = {call.gpu, bytes};
+  } else {
+    footprints_.erase(call.conn);
+  }
 }
 
 bool CheckpointCoordinator::Defer(ConnId conn, const GpuKey& gpu, uint64_t epoch,
@@ -25,7 +35,10 @@ bool CheckpointCoordinator::Defer(ConnId conn, const GpuKey& gpu, uint64_t epoch
 bool CheckpointCoordinator::Advance(DeferredGrant& d,
                                     std::vector<std::pair<ConnId, std::string>>* to_send) {
   std::optional<Process> process = host_.LiveProcess(d.conn);
-  if (!process) return true;
+  if (!process) {
+    footprints_.erase(d.conn);
+    return true;
+  }
   if (d.restore && d.restore_seq == 0) {
     // Room first: the checkpoints queued before the grant and the shims' evictions.
     if (service_.last_done() < d.after_seq || ledger_.Evicting(d.gpu)) return false;
@@ -37,11 +50,17 @@ bool CheckpointCoordinator::Advance(DeferredGrant& d,
         if (plan.feasible) host_.SendEvictions(d.gpu, plan);
         return false;
       }
-      // What it will take on the GPU: its memory and a context (a bound the helper checks
-      // against the GPU's free memory before it restores).
-      const uint64_t need =
-          ledger_.Totals(process->job, d.gpu).allocated + ledger_.options().context_bytes;
+      // What it will take on the GPU: its memory and a context, or what its checkpoint freed
+      // when that was more (a bound the helper checks against the GPU's free memory before it
+      // restores: a restore without room loses the process).
       auto move = moves_.find(d.conn);
+      uint64_t need =
+          ledger_.Totals(process->job, d.gpu).allocated + ledger_.options().context_bytes;
+      auto footprint = footprints_.find(d.conn);
+      const GpuKey& from = move == moves_.end() ? d.gpu : move->second;
+      if (footprint != footprints_.end() && footprint->second.gpu == from) {
+        need = std::max(need, footprint->second.bytes);
+      }
       d.restore_seq = service_.Submit(CheckpointOp::kRestore, process->pid, 0, need, d.gpu,
                                       move == moves_.end() ? GpuKey() : move->second);
       if (d.restore_seq == 0) {

@@ -58,6 +58,7 @@ class CheckpointCoordinator {
     ConnId conn;
     JobId job;
     CheckpointOp op;
+    GpuKey gpu;  // kCheckpoint: the GPU whose freed bytes the helper measures ("": none)
   };
 
   // All three outlive the coordinator.
@@ -65,9 +66,16 @@ class CheckpointCoordinator {
       : service_(service), ledger_(ledger), host_(host) {}
 
   // Asks the helper to checkpoint `process` (connection `conn`), waiting up to
-  // `lock_timeout_ms` for work it submitted; the ledger counts its memory as gone until the
-  // reply. The request's seq, or 0 when the helper cannot take it.
-  uint64_t Checkpoint(ConnId conn, const Process& process, uint32_t lock_timeout_ms);
+  // `lock_timeout_ms` for work it submitted, and to measure what it frees on `gpu` ("": not
+  // measured); the ledger counts its memory as gone until the reply. The request's seq, or 0
+  // when the helper cannot take it.
+  uint64_t Checkpoint(ConnId conn, const Process& process, uint32_t lock_timeout_ms,
+                      const GpuKey& gpu);
+  // The checkpoint of `call` freed `bytes` on its GPU (CheckpointReply::freed_bytes): the
+  // process's restore there waits for at least that much free, when it is more than its
+  // reported memory (a pool's reserve, the driver's own memory, frees the reports counted
+  // before the driver made them). 0: not measured.
+  void Checkpointed(const Call& call, uint64_t bytes);
   // Holds back the grant `frame` (epoch `epoch` on `gpu`, to `conn`) when `conn` is
   // checkpointed or checkpoints are under way; false when it may go out now. The caller marks
   // it deferred (Arbiter::Deferred) and then calls Pump.
@@ -85,7 +93,10 @@ class CheckpointCoordinator {
   // next grant instead (the restore carries the pair), until Restored. A second move before
   // the restore keeps the first `from`: the GPU the driver checkpointed it on.
   void RestoreElsewhere(ConnId conn, const GpuKey& from) { moves_.emplace(conn, from); }
-  void Restored(ConnId conn) { moves_.erase(conn); }
+  void Restored(ConnId conn) {
+    moves_.erase(conn);
+    footprints_.erase(conn);
+  }
   size_t deferred() const { return grants_.size(); }
 
  private:
@@ -106,6 +117,12 @@ class CheckpointCoordinator {
   Host& host_;
   std::map<uint64_t, Call> calls_;  // by helper seq
   std::map<ConnId, GpuKey> moves_;  // RestoreElsewhere
+  // Checkpointed: what a process's checkpoint freed on a GPU, until it is restored.
+  struct Footprint {
+    GpuKey gpu;
+    uint64_t bytes;
+  };
+  std::map<ConnId, Footprint> footprints_;
   std::vector<DeferredGrant> grants_;
 };
 

@@ -34,7 +34,7 @@ bool CheckpointEngine::Checkpoint(ConnId conn, const std::string& why) {
   // The lock waits for work already submitted; a process that holds no lease has none, so
   // the grace period for a DROP bounds it generously.
   uint32_t timeout_ms = static_cast<uint32_t>(options_.drop_grace.count());
-  if (coordinator_.Checkpoint(conn, {c->pid, c->job}, timeout_ms) == 0) {
+  if (coordinator_.Checkpoint(conn, {c->pid, c->job}, timeout_ms, FirstGpuOf(conn)) == 0) {
     spdlog::warn("cannot checkpoint pid {} ({}): {}", c->pid, why,
                  p_.service.unavailable_reason().empty() ? "the helper is not running"
                                                          : p_.service.unavailable_reason());
@@ -100,7 +100,9 @@ void CheckpointEngine::OnReply(const CheckpointReply& r, const CheckpointCoordin
       }
       return;
     }
-    spdlog::info("{}: pid {} checkpointed in {:.0f} ms", JobName(cc.job), r.pid, r.ms);
+    spdlog::info("{}: pid {} checkpointed in {:.0f} ms{}", JobName(cc.job), r.pid, r.ms,
+                 r.freed_bytes > 0 ? fmt::format(", {} bytes freed", r.freed_bytes) : "");
+    coordinator_.Checkpointed(cc, r.freed_bytes);
     p_.timeline.Note(TimelineKind::kCheckpoint, cc.job, FirstGpuOf(cc.conn), r.pid, 0, r.ms);
     p_.memory.Checkpointed(cc.conn, r.ms);
     if (job != nullptr) {

@@ -121,8 +121,9 @@ int32_t StateOf(const Driver& d, int pid) {
   return d.get_state(pid, &s) == 0 ? static_cast<int32_t>(s) : -1;
 }
 
-// One request, in the order of the state machine in cuda_checkpoint.h.
-int32_t Serve(const Driver& d, Nvml& nvml, const CheckpointRequest& q) {
+// One request, in the order of the state machine in cuda_checkpoint.h; a checkpoint's freed
+// bytes go to *freed.
+int32_t Serve(const Driver& d, Nvml& nvml, const CheckpointRequest& q, uint64_t* freed) {
   int32_t state = StateOf(d, q.pid);
   if (q.op == static_cast<int32_t>(CheckpointOp::kCheckpoint)) {
     if (state == ck::kCheckpointed) return 0;
@@ -131,11 +132,18 @@ int32_t Serve(const Driver& d, Nvml& nvml, const CheckpointRequest& q) {
     if (state == ck::kRunning) {
       if (int r = d.lock(q.pid, &lock)) return r;
     }
+    char gpu[sizeof q.gpu + 1] = {};
+    std::memcpy(gpu, q.gpu, sizeof q.gpu);
+    // After the lock: the process's work and frees already submitted are done.
+    const int64_t before = gpu[0] != '\0' ? FreeBytes(nvml, gpu) : -1;
     ck::CheckpointArgs args{};
     int r = d.checkpoint(q.pid, &args);
     if (r != 0) {
       ck::UnlockArgs unlock{};
       d.unlock(q.pid, &unlock);
+    } else if (before >= 0) {
+      const int64_t after = FreeBytes(nvml, gpu);
+      *freed = after > before ? static_cast<uint64_t>(after - before) : 0;
     }
     return r;
   }
@@ -167,7 +175,7 @@ int RunCheckpointHelper(int fd) {
   Driver driver;
   Nvml nvml;
   const int32_t start = LoadDriver(&driver);
-  CheckpointReply ready{0, 0, 0, start, -1, 0};
+  CheckpointReply ready{0, 0, 0, start, -1, 0, 0};
   if (send(fd, &ready, sizeof ready, MSG_NOSIGNAL) < 0) return 1;
   for (;;) {
     CheckpointRequest q;
@@ -178,10 +186,10 @@ int RunCheckpointHelper(int fd) {
       return 1;
     }
     if (n != static_cast<ssize_t>(sizeof q)) continue;
-    CheckpointReply r{q.seq, q.op, q.pid, start, -1, 0};
+    CheckpointReply r{q.seq, q.op, q.pid, start, -1, 0, 0};
     if (start == 0) {
       auto t0 = std::chrono::steady_clock::now();
-      r.result = Serve(driver, nvml, q);
+      r.result = Serve(driver, nvml, q, &r.freed_bytes);
       r.ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       r.state = StateOf(driver, q.pid);

@@ -27,7 +27,11 @@ namespace gshare {
 
 enum class CheckpointOp : int32_t {
   // Lock (waiting up to lock_timeout_ms for submitted work), then checkpoint; a failed
-  // checkpoint unlocks again. A process already checkpointed is left as it is.
+  // checkpoint unlocks again. A process already checkpointed is left as it is. With gpu set,
+  // the reply's freed_bytes is how much NVML's free memory of that GPU rose across it: the
+  // process's footprint there, contexts, pools' reserve and the driver's own memory included,
+  // which its restore takes back (0 when NVML cannot tell, or other processes' allocations
+  // hid the rise).
   kCheckpoint = 1,
   // Restore (when checkpointed), then unlock (when locked). A running process is left as it is.
   // With need_bytes and gpu set, first waits up to 60 s until NVML reports that much free on
@@ -43,7 +47,9 @@ struct CheckpointRequest {
   uint32_t lock_timeout_ms;
   uint32_t reserved;
   uint64_t need_bytes;  // kRestore: free device bytes to wait for (0: none)
-  char gpu[48];         // kRestore: "GPU-<uuid>" of need_bytes, NUL-terminated
+  // kRestore: "GPU-<uuid>" of need_bytes; kCheckpoint: the GPU whose freed bytes are measured
+  // ("": none). NUL-terminated.
+  char gpu[48];
   // kRestore: "GPU-<uuid>" the process was checkpointed on, when it is restored onto `gpu`
   // instead (a CUcheckpointGpuPair); "" to restore it where it was. NUL-terminated.
   char from_gpu[48];
@@ -53,9 +59,10 @@ struct CheckpointReply {
   uint64_t seq;
   int32_t op;
   int32_t pid;
-  int32_t result;  // 0, a CUresult, or kNoDriver
-  int32_t state;   // cuda_checkpoint::ProcessState after the request (-1: unknown)
-  double ms;       // time the driver calls took
+  int32_t result;        // 0, a CUresult, or kNoDriver
+  int32_t state;         // cuda_checkpoint::ProcessState after the request (-1: unknown)
+  double ms;             // time the driver calls took
+  uint64_t freed_bytes;  // kCheckpoint with gpu: the rise of that GPU's free memory, bytes
 };
 
 // CheckpointReply::result when libcuda.so.1 or its checkpoint calls are missing.

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -62,7 +63,7 @@ TEST_CASE("CheckpointCoordinator restores a checkpointed process before its gran
   Fixture f;
   f.Peer(11, 1, 20, 20);
   f.Peer(21, 2, 40, 40);
-  REQUIRE(f.coordinator.Checkpoint(21, {2100, 2}, 500) == 1);
+  REQUIRE(f.coordinator.Checkpoint(21, {2100, 2}, 500, kGpu) == 1);
   CHECK(f.ledger.IsCheckpointed(21));
   CHECK(f.coordinator.InFlight(21));
   REQUIRE(f.coordinator.Defer(21, kGpu, 7, "GRANT"));
@@ -96,11 +97,55 @@ TEST_CASE("CheckpointCoordinator restores a checkpointed process before its gran
   CHECK(f.coordinator.deferred() == 0);
 }
 
+TEST_CASE("CheckpointCoordinator: a restore waits for what the checkpoint freed, when more") {
+  Fixture f;
+  f.Peer(21, 2, 40, 40);
+  const uint64_t reported = 40 * kGiB + f.ledger.options().context_bytes;
+  // Twice: the checkpoint freed more than the reports say (a pool's reserve), then less.
+  for (uint64_t freed : {reported + 3 * kGiB, reported - kGiB}) {
+    const uint64_t seq = f.coordinator.Checkpoint(21, {2100, 2}, 500, kGpu);
+    REQUIRE(seq == f.service.requests.size());
+    CHECK(f.service.requests.back().op == CheckpointOp::kCheckpoint);
+    CHECK(f.service.requests.back().gpu == kGpu);  // the GPU whose freed bytes are measured
+    f.service.done = seq;
+    auto call = f.coordinator.Answered(seq);
+    REQUIRE(call.has_value());
+    CHECK(call->gpu == kGpu);
+    f.coordinator.Checkpointed(*call, freed);
+    REQUIRE(f.coordinator.Defer(21, kGpu, seq, "GRANT"));
+    f.coordinator.Pump();
+    REQUIRE(f.service.requests.back().op == CheckpointOp::kRestore);
+    CHECK(f.service.requests.back().need_bytes == std::max(freed, reported));
+    f.service.done = f.service.requests.size();
+    f.ledger.SetCheckpointed(21, false);
+    f.coordinator.Restored(21);
+    f.coordinator.Pump();
+  }
+  // Restored: the footprint is forgotten; unmeasured (0), the reports decide.
+  const uint64_t seq = f.coordinator.Checkpoint(21, {2100, 2}, 500, kGpu);
+  f.service.done = seq;
+  f.coordinator.Checkpointed(*f.coordinator.Answered(seq), 0);
+  REQUIRE(f.coordinator.Defer(21, kGpu, 99, "GRANT"));
+  f.coordinator.Pump();
+  CHECK(f.service.requests.back().need_bytes == reported);
+  // A footprint measured on another GPU says nothing of this one.
+  f.service.done = f.service.requests.size();
+  f.ledger.SetCheckpointed(21, false);
+  f.coordinator.Restored(21);
+  f.coordinator.Pump();
+  const uint64_t other = f.coordinator.Checkpoint(21, {2100, 2}, 500, "GPU-9");
+  f.service.done = other;
+  f.coordinator.Checkpointed(*f.coordinator.Answered(other), reported + 5 * kGiB);
+  REQUIRE(f.coordinator.Defer(21, kGpu, 100, "GRANT"));
+  f.coordinator.Pump();
+  CHECK(f.service.requests.back().need_bytes == reported);
+}
+
 TEST_CASE("CheckpointCoordinator restores a moved process onto its new GPU, from its first") {
   const GpuKey kNew = "GPU-2";
   Fixture f;
   f.Peer(21, 2, 4, 4);
-  REQUIRE(f.coordinator.Checkpoint(21, {2100, 2}, 500) == 1);
+  REQUIRE(f.coordinator.Checkpoint(21, {2100, 2}, 500, kGpu) == 1);
   f.service.done = 1;
   f.coordinator.Answered(1);
   // Moved twice before it ran: the driver checkpointed it on kGpu, so the pair names kGpu.
@@ -119,7 +164,7 @@ TEST_CASE("CheckpointCoordinator restores a moved process onto its new GPU, from
   f.service.done = 2;
   f.ledger.SetCheckpointed(21, false);
   f.coordinator.Pump();  // the first grant goes out
-  REQUIRE(f.coordinator.Checkpoint(21, {2100, 2}, 500) == 3);
+  REQUIRE(f.coordinator.Checkpoint(21, {2100, 2}, 500, kGpu) == 3);
   f.service.done = 3;
   REQUIRE(f.coordinator.Defer(21, kGpu, 4, "GRANT"));
   f.coordinator.Pump();
@@ -132,7 +177,7 @@ TEST_CASE("CheckpointCoordinator holds a grant behind checkpoints under way, not
   f.Peer(11, 1, 20, 20);
   f.Peer(31, 3, 10, 10);
   CHECK_FALSE(f.coordinator.Defer(31, kGpu, 3, "G"));  // the helper is idle
-  REQUIRE(f.coordinator.Checkpoint(11, {1100, 1}, 500) == 1);
+  REQUIRE(f.coordinator.Checkpoint(11, {1100, 1}, 500, kGpu) == 1);
   REQUIRE(f.coordinator.Defer(31, kGpu, 4, "G"));
   f.coordinator.Pump();
   CHECK(f.host.sent.empty());
@@ -148,7 +193,7 @@ TEST_CASE("CheckpointCoordinator makes room before a restore, and drops grants o
   f.Peer(11, 1, 60, 60);
   f.Peer(21, 2, 40, 40);
   f.Peer(31, 3, 1, 1);
-  REQUIRE(f.coordinator.Checkpoint(21, {2100, 2}, 500) == 1);
+  REQUIRE(f.coordinator.Checkpoint(21, {2100, 2}, 500, kGpu) == 1);
   f.service.done = 1;
   REQUIRE(f.coordinator.Defer(21, kGpu, 9, "GRANT"));
   f.coordinator.Pump();
@@ -161,7 +206,7 @@ TEST_CASE("CheckpointCoordinator makes room before a restore, and drops grants o
   CHECK(f.service.requests[1].op == CheckpointOp::kRestore);
 
   // A grant whose peer went away is delivered (the arbiter drops it) and never sent.
-  REQUIRE(f.coordinator.Checkpoint(31, {3100, 3}, 500) == 3);
+  REQUIRE(f.coordinator.Checkpoint(31, {3100, 3}, 500, kGpu) == 3);
   REQUIRE(f.coordinator.Defer(31, kGpu, 10, "LOST"));
   f.host.live.erase(31);
   f.coordinator.Pump();
@@ -172,7 +217,7 @@ TEST_CASE("CheckpointCoordinator makes room before a restore, and drops grants o
 TEST_CASE("CheckpointCoordinator kills a checkpointed process it can no longer restore") {
   Fixture f;
   f.Peer(21, 2, 4, 4);
-  REQUIRE(f.coordinator.Checkpoint(21, {2100, 2}, 500) == 1);
+  REQUIRE(f.coordinator.Checkpoint(21, {2100, 2}, 500, kGpu) == 1);
   f.service.done = 1;
   f.service.refuse = true;
   REQUIRE(f.coordinator.Defer(21, kGpu, 5, "GRANT"));
