@@ -117,6 +117,12 @@ MUTANTS = [
     ("pin-ahead-full-blocks", "shim/memory/shared_pool.cc",
      "!skip[b] && FreeUnitsLocked(b) > 0) found = b;", "!skip[b]) found = b;",
      "a holder's pin-ahead pins blocks full of other processes' units"),
+    ("restore-footprint", "src/daemon/checkpoint/checkpoint_coordinator.cc",
+     "need = std::max(need, footprint->second.bytes);", "(void)footprint;",
+     "a restore waits only for the reported memory, not what its checkpoint freed"),
+    ("handoff-checkpoints", "src/daemon/gpu/handoff_log.cc",
+     "    it->second.open->checkpoint_ms += ms;\n", "",
+     "a handoff's checkpoints fall into other"),
 ]
 
 
