@@ -76,6 +76,10 @@ class CheckpointCoordinator {
   // reported memory (a pool's reserve, the driver's own memory, frees the reports counted
   // before the driver made them). 0: not measured.
   void Checkpointed(const Call& call, uint64_t bytes);
+  // The restore of `conn` found no room (kNoRoom): its next one waits only for its reported
+  // memory. A rise measured while another process freed memory can exceed what the process
+  // holds, and a restore waiting for it could wait forever.
+  void NoRoom(ConnId conn) { footprints_.erase(conn); }
   // Holds back the grant `frame` (epoch `epoch` on `gpu`, to `conn`) when `conn` is
   // checkpointed or checkpoints are under way; false when it may go out now. The caller marks
   // it deferred (Arbiter::Deferred) and then calls Pump.

@@ -114,6 +114,7 @@ void CheckpointEngine::OnReply(const CheckpointReply& r, const CheckpointCoordin
   }
   if (r.result == kNoRoom) {
     // Still intact and checkpointed: give the grant back and ask again.
+    coordinator_.NoRoom(cc.conn);
     spdlog::warn(
         "{}: pid {} not restored: the GPU has no room (used outside gshare?); "
         "it asks again",

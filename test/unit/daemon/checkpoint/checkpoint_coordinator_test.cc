@@ -128,6 +128,23 @@ TEST_CASE("CheckpointCoordinator: a restore waits for what the checkpoint freed,
   REQUIRE(f.coordinator.Defer(21, kGpu, 99, "GRANT"));
   f.coordinator.Pump();
   CHECK(f.service.requests.back().need_bytes == reported);
+  // A restore that found no room for its footprint waits only for the reports next time.
+  f.service.done = f.service.requests.size();
+  f.ledger.SetCheckpointed(21, false);
+  f.coordinator.Restored(21);
+  f.coordinator.Pump();
+  const uint64_t big = f.coordinator.Checkpoint(21, {2100, 2}, 500, kGpu);
+  f.service.done = big;
+  f.coordinator.Checkpointed(*f.coordinator.Answered(big), reported + 60 * kGiB);
+  REQUIRE(f.coordinator.Defer(21, kGpu, 101, "GRANT"));
+  f.coordinator.Pump();
+  CHECK(f.service.requests.back().need_bytes == reported + 60 * kGiB);
+  f.coordinator.NoRoom(21);
+  f.service.done = f.service.requests.size();
+  f.coordinator.Pump();  // the grant of the failed restore is done with (the engine releases it)
+  REQUIRE(f.coordinator.Defer(21, kGpu, 102, "GRANT"));
+  f.coordinator.Pump();
+  CHECK(f.service.requests.back().need_bytes == reported);
   // A footprint measured on another GPU says nothing of this one.
   f.service.done = f.service.requests.size();
   f.ledger.SetCheckpointed(21, false);
