@@ -116,8 +116,9 @@ struct Fixture : MemoryParts<MemoryHost> {
     ledger.Report(conn, j, kGpu, m);
     return ref;
   }
-  // The helper answers every request so far with `result`.
-  void Answer(int32_t result = 0, double ms = 5) {
+  // The helper answers every request so far with `result` (checkpoints: having freed `freed`
+  // bytes).
+  void Answer(int32_t result = 0, double ms = 5, uint64_t freed = 0) {
     std::vector<CheckpointReply> replies;
     for (uint64_t seq = service.done + 1; seq <= service.requests.size(); ++seq) {
       CheckpointReply r{};
@@ -125,6 +126,7 @@ struct Fixture : MemoryParts<MemoryHost> {
       r.pid = service.requests[seq - 1].pid;
       r.result = result;
       r.ms = ms;
+      if (service.requests[seq - 1].op == CheckpointOp::kCheckpoint) r.freed_bytes = freed;
       replies.push_back(r);
     }
     service.done = service.requests.size();
@@ -270,16 +272,20 @@ TEST_CASE("a restore without room gives the grant back and asks again; a failed 
   Fixture f;
   f.Job(1, 10);
   REQUIRE(f.engine.Checkpoint(11, "room"));
-  f.Answer();
+  CHECK(f.service.requests[0].gpu == kGpu);  // what it frees there is measured
+  const uint64_t reported = 10 * kGiB + f.ledger.options().context_bytes;
+  f.Answer(0, 5, reported + 20 * kGiB);  // it freed 20 GiB more than its reports say
   f.Loop();
   REQUIRE(f.Grants(11) == 1);
   REQUIRE(f.service.requests.size() == 2);  // the restore its grant waits for
+  CHECK(f.service.requests[1].need_bytes == reported + 20 * kGiB);
   f.Answer(kNoRoom);
   f.Loop();
   CHECK(f.ledger.IsCheckpointed(11));
   CHECK(f.Grants(11) == 2);  // released and granted again, waiting for a new restore
   REQUIRE(f.service.requests.size() == 3);
   CHECK(f.service.requests[2].op == CheckpointOp::kRestore);
+  CHECK(f.service.requests[2].need_bytes == reported);  // no room came for the footprint
   f.Answer(700);
   CHECK(f.host.killed == std::vector<pid_t>{100});
   CHECK(f.host.grants.empty());
