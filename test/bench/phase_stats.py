@@ -21,7 +21,11 @@ step to its last step before the window, summed over trainings (priority.sh's `o
 
 Prints one line: `phases case=DIR phases=<shared>/<alone> shared_n alone_n shared_p50 shared_p99
 alone_p50 alone_p99 p99_ratio [tpot_shared_p50 tpot_shared_p99 tpot_alone_p50 tpot_alone_p99
-tpot_p99_ratio] train_shared train_before kept per_phase_p99=<p99 of each phase, in order>`.
+tpot_p99_ratio] [gpu_shared_p99 gpu_alone_p99 wait_shared_p99 wait_alone_p99] train_shared
+train_before kept per_phase_p99=<p99 of each phase, in order>`. The gpu_/wait_ fields come with
+prio_service.py's detail.txt: the requests' own GPU time (CUDA events around the forward pass)
+and their latency less it (waiting for the GPU or a CPU), ms: a tail in the first is the
+service's kernels slowed beside the trainings' on the GPU, one in the second is time it waited.
 Percentiles are nearest-rank. Exit 0; 1 when there are no phases or no requests."""
 import argparse
 import glob
@@ -68,7 +72,7 @@ def phases_of(ws, we, toggles):
 
 
 def requests(d, ws, shape, period_ms, gen):
-    """[(arrival, end, latency ms, tpot ms or None)]"""
+    """[(arrival, end, latency ms, tpot ms or None, gpu ms or None)]"""
     out = []
     if shape == "llm":
         with open(os.path.join(d, "detail.txt")) as f:
@@ -76,13 +80,17 @@ def requests(d, ws, shape, period_ms, gen):
                 p = line.split()
                 if len(p) >= 3:
                     a, ttft, tpot = float(p[0]) + ws, float(p[1]), float(p[2])
-                    out.append((a, a + (ttft + tpot * (gen - 1)) / 1000, ttft, tpot))
+                    out.append((a, a + (ttft + tpot * (gen - 1)) / 1000, ttft, tpot, None))
     else:
+        gpu = []  # prio_service.py --detail-out: latency, wall, cpu, gpu (ms)
+        if os.path.exists(os.path.join(d, "detail.txt")):
+            with open(os.path.join(d, "detail.txt")) as f:
+                gpu = [float(p[3]) for p in (line.split() for line in f) if len(p) >= 4]
         with open(os.path.join(d, "latencies.txt")) as f:
             for i, line in enumerate(f):
                 if line.strip():
                     a, lat = ws + i * period_ms / 1000, float(line)
-                    out.append((a, a + lat / 1000, lat, None))
+                    out.append((a, a + lat / 1000, lat, None, gpu[i] if i < len(gpu) else None))
     return out
 
 
@@ -138,6 +146,9 @@ def selftest():
         lat[250] = 2000.0  # arrives at 1003.0, ends at 1005.0: across the pause, left out
         with open(os.path.join(d, "latencies.txt"), "w") as f:
             f.write("".join(f"{x}\n" for x in lat))
+        # The GPU time: 9.5 ms beside the trainings, 7.9 alone (the rest waited).
+        with open(os.path.join(d, "detail.txt"), "w") as f:
+            f.write("".join(f"{x}\t{x}\t{x}\t{x - (0.1 if x == 8.0 else 0.5)}\n" for x in lat))
         with open(os.path.join(d, "train1.log"), "w") as f:
             step, t = 0, 990.0
             while t < 1030.0:
@@ -168,8 +179,10 @@ def selftest():
         assert kv["shared_n"] == str(expect), (kv, expect)
         assert kv["shared_p99"] == "10.00" and kv["alone_p99"] == "8.00", kv  # 2 s one left out
         assert kv["p99_ratio"] == "1.250", kv
+        assert (kv["gpu_shared_p99"], kv["gpu_alone_p99"]) == ("9.50", "7.90"), kv
+        assert (kv["wait_shared_p99"], kv["wait_alone_p99"]) == ("0.50", "0.10"), kv
         assert abs(float(kv["kept"]) - 0.5) < 0.02, kv
-    return 8
+    return 10
 
 
 def main():
@@ -187,11 +200,15 @@ def main():
     reqs = requests(args.dir, ws, shape, args.period_ms, args.gen)
     lat = {"shared": [], "alone": []}
     tpot = {"shared": [], "alone": []}
+    gpu = {"shared": [], "alone": []}
+    wait = {"shared": [], "alone": []}
     per_phase = []
     for s, e, kind in phases:
         mine = [r for r in reqs if r[0] >= s + args.margin and r[1] <= e]
         lat[kind] += [r[2] for r in mine]
         tpot[kind] += [r[3] for r in mine if r[3] is not None]
+        gpu[kind] += [r[4] for r in mine if r[4] is not None]
+        wait[kind] += [r[2] - r[4] for r in mine if r[4] is not None]
         per_phase.append(f"{kind[0]}{fmt(nearest_rank(sorted(r[2] for r in mine), 99))}")
     if not lat["shared"] or not lat["alone"]:
         print(f"phases case={args.dir} no requests in a phase kind", flush=True)
@@ -208,6 +225,10 @@ def main():
         out += [f"tpot_shared_p50={fmt(t['shared'][0])} tpot_shared_p99={fmt(t['shared'][1])}",
                 f"tpot_alone_p50={fmt(t['alone'][0])} tpot_alone_p99={fmt(t['alone'][1])}",
                 f"tpot_p99_ratio={t['shared'][1] / t['alone'][1]:.3f}"]
+    if gpu["shared"] and gpu["alone"]:
+        p99 = lambda v: fmt(nearest_rank(sorted(v), 99))  # noqa: E731
+        out += [f"gpu_shared_p99={p99(gpu['shared'])} gpu_alone_p99={p99(gpu['alone'])}",
+                f"wait_shared_p99={p99(wait['shared'])} wait_alone_p99={p99(wait['alone'])}"]
     logs = train_logs(args.dir)
     shared_time = sum(e - s - args.margin for s, e, k in phases if k == "shared" and e - s > args.margin)
     done = sum(1 for log in logs for _, t in log
