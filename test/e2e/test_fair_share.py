@@ -10,7 +10,8 @@ import os
 import shutil
 import unittest
 
-from gshare_e2e import FAKE_APP, SystemDaemonCase
+from gshare_e2e import FAKE_APP
+from system_case import SystemDaemonCase
 
 USERS = ("gshare21a", "gshare21b", "gshare21c")
 

@@ -15,7 +15,8 @@ import textwrap
 import time
 import unittest
 
-from gshare_e2e import FAKE_APP, SystemDaemonCase
+from gshare_e2e import FAKE_APP
+from system_case import SystemDaemonCase
 
 USERS = ("gshforgea", "gshforgeb")
 

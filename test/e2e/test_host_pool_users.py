@@ -11,7 +11,8 @@ import shutil
 import time
 import unittest
 
-from gshare_e2e import FAKE_APP, SystemDaemonCase, fake_app_of, host_pool_files
+from gshare_e2e import FAKE_APP, fake_app_of, host_pool_files
+from system_case import SystemDaemonCase
 
 USERS = ("gshpoola", "gshpoolb")
 MIB = 1 << 20

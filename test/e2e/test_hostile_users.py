@@ -22,7 +22,8 @@ import sys
 import time
 import unittest
 
-from gshare_e2e import FAKENVML_DIR, SystemDaemonCase, TestCase
+from gshare_e2e import FAKENVML_DIR, TestCase
+from system_case import SystemDaemonCase
 
 USERS = ("gshbounda", "gshboundb")
 CAP = 32

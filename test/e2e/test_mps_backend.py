@@ -12,7 +12,8 @@ import subprocess
 import tempfile
 import unittest
 
-from gshare_e2e import FAKE_APP, HERE, SystemDaemonCase, TestCase, fake_app_of, proc_alive
+from gshare_e2e import FAKE_APP, HERE, TestCase, fake_app_of, proc_alive
+from system_case import SystemDaemonCase
 
 FAKE_MPS = os.path.abspath(os.path.join(HERE, "..", "fake_mps", "nvidia-cuda-mps-control"))
 MIB = 1 << 20

@@ -8,7 +8,8 @@ import os
 import pwd
 import unittest
 
-from gshare_e2e import SystemDaemonCase, TestCase
+from gshare_e2e import TestCase
+from system_case import SystemDaemonCase
 
 
 def read_lines(path):

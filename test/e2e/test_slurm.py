@@ -19,7 +19,8 @@ import tempfile
 import time
 import unittest
 
-from gshare_e2e import FAKE_APP, FAKECUDA_DIR, GSHARE, MARKER, SystemDaemonCase, fmt_ops, overlaps
+from gshare_e2e import FAKE_APP, FAKECUDA_DIR, GSHARE, MARKER, fmt_ops, overlaps
+from system_case import SystemDaemonCase
 from slurm_cluster import SlurmCluster
 
 USERS = ("gshare25a", "gshare25b")

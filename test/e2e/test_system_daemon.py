@@ -15,7 +15,8 @@ import shutil
 import subprocess
 import unittest
 
-from gshare_e2e import FAKE_APP, FAKECUDA_DIR, GSHARE, SHIM, SystemDaemonCase
+from gshare_e2e import FAKE_APP, FAKECUDA_DIR, GSHARE, SHIM
+from system_case import SystemDaemonCase
 
 USERS = ("gshare21a", "gshare21b")
 

@@ -13,7 +13,8 @@ import shutil
 import subprocess
 import unittest
 
-from gshare_e2e import GSHARE, SystemDaemonCase
+from gshare_e2e import GSHARE
+from system_case import SystemDaemonCase
 
 USERS = ("gsharehca", "gsharehcb")
 
