@@ -37,15 +37,17 @@ import subprocess
 import sys
 import time
 
-# The jobs table's writable columns (src/store/job_row.cc kWritableColumns), schema version 2.
+# The jobs table's columns this bench fills (those of schema version 2; the later ones take their
+# defaults: check_schema).
 COLUMNS = ["name", "argv", "cwd", "uid", "priority", "quantum_ms", "gpu", "state", "reason",
            "submit_time", "start_time", "end_time", "exit_code", "signal", "pid",
            "lease_seconds", "wait_seconds", "peak_bytes", "kind", "output", "time_limit_ms",
            "kill_after_ms", "dependency", "held", "begin_time", "end_request", "runner_pid",
            "runner_start", "slot"]
-SCHEMA_VERSION = 2
+PAYLOAD_COLUMNS = ["job_id", "env", "script"]
 
-# What `gshare queue` asks (src/store/job_store.cc JobStore::List, queue order), for sqlite3 alone.
+# The open and all jobs in queue order in one query, for sqlite3 alone (`gshare queue` reads the
+# same rows state group by state group: src/store/job_store_list.cc).
 QUEUE_ORDER = ("ORDER BY CASE state WHEN 'RUNNING' THEN 0 WHEN 'SUSPENDED' THEN 0"
                " WHEN 'PENDING' THEN 1 ELSE 2 END,"
                " CASE state WHEN 'PENDING' THEN -priority ELSE 0 END,"
@@ -281,6 +283,18 @@ def job_argv(rng, n):
     return ["./run_sweep.sh", str(n % 50)]
 
 
+def check_schema(con, db):
+    """Exits with one line unless the database's tables take the rows populate writes: every
+    column it fills exists, and every other column is nullable or has a default."""
+    for table, cols in (("jobs", ["id"] + COLUMNS), ("job_payloads", PAYLOAD_COLUMNS)):
+        info = con.execute(f"PRAGMA table_info({table})").fetchall()  # cid name type notnull dflt pk
+        names = {r[1] for r in info}
+        missing = [c for c in cols if c not in names]
+        unfilled = [r[1] for r in info if r[3] and r[4] is None and not r[5] and r[1] not in cols]
+        if missing or unfilled:
+            sys.exit(f"queue_bench: {db}: table {table} lacks {missing} or needs {unfilled}")
+
+
 def populate(db, state_dir, ended, pending, seed=1):
     """Appends ENDED COMPLETED/FAILED jobs, then PENDING ones, in one transaction. Pending jobs
     are held, wait for a --begin a day ahead, or depend (afterok) on the first pending job
@@ -288,9 +302,7 @@ def populate(db, state_dir, ended, pending, seed=1):
     of pending held jobs nothing depends on (safe to cancel), newest last."""
     rng = random.Random(seed)
     con = sqlite3.connect(db, isolation_level=None)
-    version = con.execute("PRAGMA user_version").fetchone()[0]
-    if version != SCHEMA_VERSION:
-        sys.exit(f"queue_bench: {db} has schema version {version}, expected {SCHEMA_VERSION}")
+    check_schema(con, db)
     (start_id,) = con.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM jobs").fetchone()
     uid = os.getuid()
     user = os.environ.get("USER") or "user"
@@ -354,7 +366,8 @@ def populate(db, state_dir, ended, pending, seed=1):
         job_id += 1
     con.execute("BEGIN IMMEDIATE")
     con.executemany(insert, rows)
-    con.executemany("INSERT INTO job_payloads (job_id, env, script) VALUES (?, ?, ?)", payloads)
+    con.executemany(f"INSERT INTO job_payloads ({', '.join(PAYLOAD_COLUMNS)}) VALUES (?, ?, ?)",
+                    payloads)
     con.execute("COMMIT")
     con.close()
     return cancellable

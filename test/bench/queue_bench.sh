@@ -54,7 +54,9 @@ cp "$gshare" "$work/gshare"
 src_gshare="$gshare"
 gshare="$work/gshare"
 cfg="$work/gshare.toml"
-printf '[queue]\ngpus = 1\n' > "$cfg"
+# Retention off: the databases keep every ended job populated (a month of them, more than
+# max_ended_jobs' default), as the measurement needs.
+printf '[queue]\ngpus = 1\n[retention]\nended_jobs = "0"\nmax_ended_jobs = 0\n' > "$cfg"
 
 # Stops the daemon of every run directory (those still running) and waits for it to exit
 # (it holds gshare.lock until then); one that does not stop gets SIGTERM, by the pid its log
