@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "daemon/scripted_checkpoints.h"
@@ -101,61 +102,49 @@ TEST_CASE("CheckpointCoordinator: a restore waits for what the checkpoint freed,
   Fixture f;
   f.Peer(21, 2, 40, 40);
   const uint64_t reported = 40 * kGiB + f.ledger.options().context_bytes;
-  // Twice: the checkpoint freed more than the reports say (a pool's reserve), then less.
-  for (uint64_t freed : {reported + 3 * kGiB, reported - kGiB}) {
-    const uint64_t seq = f.coordinator.Checkpoint(21, {2100, 2}, 500, kGpu);
+  // Checkpoints process 21 measuring `gpu`, its reply saying it freed `freed` bytes, then defers
+  // grant `epoch` to it; the need of the restore that grant asks for.
+  auto restore_need = [&](const GpuKey& gpu, uint64_t freed, uint64_t epoch) {
+    const uint64_t seq = f.coordinator.Checkpoint(21, {2100, 2}, 500, gpu);
     REQUIRE(seq == f.service.requests.size());
     CHECK(f.service.requests.back().op == CheckpointOp::kCheckpoint);
-    CHECK(f.service.requests.back().gpu == kGpu);  // the GPU whose freed bytes are measured
+    CHECK(f.service.requests.back().gpu == gpu);  // the GPU whose freed bytes are measured
     f.service.done = seq;
-    auto call = f.coordinator.Answered(seq);
+    std::optional<CheckpointCoordinator::Call> call = f.coordinator.Answered(seq);
     REQUIRE(call.has_value());
-    CHECK(call->gpu == kGpu);
+    CHECK(call->gpu == gpu);
     f.coordinator.Checkpointed(*call, freed);
-    REQUIRE(f.coordinator.Defer(21, kGpu, seq, "GRANT"));
+    REQUIRE(f.coordinator.Defer(21, kGpu, epoch, "GRANT"));
     f.coordinator.Pump();
     REQUIRE(f.service.requests.back().op == CheckpointOp::kRestore);
-    CHECK(f.service.requests.back().need_bytes == std::max(freed, reported));
+    return f.service.requests.back().need_bytes;
+  };
+  // The restore's reply, and the daemon's part in it.
+  auto restored = [&] {
     f.service.done = f.service.requests.size();
     f.ledger.SetCheckpointed(21, false);
     f.coordinator.Restored(21);
     f.coordinator.Pump();
-  }
-  // Restored: the footprint is forgotten; unmeasured (0), the reports decide.
-  const uint64_t seq = f.coordinator.Checkpoint(21, {2100, 2}, 500, kGpu);
-  f.service.done = seq;
-  f.coordinator.Checkpointed(*f.coordinator.Answered(seq), 0);
-  REQUIRE(f.coordinator.Defer(21, kGpu, 99, "GRANT"));
-  f.coordinator.Pump();
-  CHECK(f.service.requests.back().need_bytes == reported);
+  };
+  // More than the reports say (a pool's reserve), then less.
+  CHECK(restore_need(kGpu, reported + 3 * kGiB, 1) == reported + 3 * kGiB);
+  restored();
+  CHECK(restore_need(kGpu, reported - kGiB, 2) == reported);
+  restored();
+  // Unmeasured (0): the reports decide.
+  CHECK(restore_need(kGpu, 0, 3) == reported);
+  restored();
   // A restore that found no room for its footprint waits only for the reports next time.
-  f.service.done = f.service.requests.size();
-  f.ledger.SetCheckpointed(21, false);
-  f.coordinator.Restored(21);
-  f.coordinator.Pump();
-  const uint64_t big = f.coordinator.Checkpoint(21, {2100, 2}, 500, kGpu);
-  f.service.done = big;
-  f.coordinator.Checkpointed(*f.coordinator.Answered(big), reported + 60 * kGiB);
-  REQUIRE(f.coordinator.Defer(21, kGpu, 101, "GRANT"));
-  f.coordinator.Pump();
-  CHECK(f.service.requests.back().need_bytes == reported + 60 * kGiB);
+  CHECK(restore_need(kGpu, reported + 60 * kGiB, 4) == reported + 60 * kGiB);
   f.coordinator.NoRoom(21);
   f.service.done = f.service.requests.size();
   f.coordinator.Pump();  // the grant of the failed restore is done with (the engine releases it)
-  REQUIRE(f.coordinator.Defer(21, kGpu, 102, "GRANT"));
+  REQUIRE(f.coordinator.Defer(21, kGpu, 5, "GRANT"));
   f.coordinator.Pump();
   CHECK(f.service.requests.back().need_bytes == reported);
+  restored();
   // A footprint measured on another GPU says nothing of this one.
-  f.service.done = f.service.requests.size();
-  f.ledger.SetCheckpointed(21, false);
-  f.coordinator.Restored(21);
-  f.coordinator.Pump();
-  const uint64_t other = f.coordinator.Checkpoint(21, {2100, 2}, 500, "GPU-9");
-  f.service.done = other;
-  f.coordinator.Checkpointed(*f.coordinator.Answered(other), reported + 5 * kGiB);
-  REQUIRE(f.coordinator.Defer(21, kGpu, 100, "GRANT"));
-  f.coordinator.Pump();
-  CHECK(f.service.requests.back().need_bytes == reported);
+  CHECK(restore_need("GPU-9", reported + 5 * kGiB, 6) == reported);
 }
 
 TEST_CASE("CheckpointCoordinator restores a moved process onto its new GPU, from its first") {
