@@ -119,12 +119,21 @@ void CheckpointEngine::OnReply(const CheckpointReply& r, const CheckpointCoordin
         "{}: pid {} not restored: the GPU has no room (used outside gshare?); "
         "it asks again",
         JobName(cc.job), r.pid);
-    for (const auto& [gpu, epoch] : coordinator_.GrantsAwaiting(r.seq)) {
-      host_.Apply(p_.arbiter.Released(cc.conn, gpu, epoch, p_.clock.Now()));
-    }
-    if (live) RequestOnBehalf(cc.conn);
+    AskAgainAfterRestore(r.seq, cc.conn, live);
     return;
   }
+  if (r.result != 0 && r.state == cuda_checkpoint::kCheckpointed &&
+      ++restore_failures_[cc.conn] <= kRestoreRetries) {
+    // The driver refused before it took anything back: the process is intact, as after no
+    // room. A restore that ran out of memory leaves it FAILED instead (cuda-checkpoint #44).
+    spdlog::warn(
+        "{}: restore of pid {} failed (CUDA error {}); it is still checkpointed and intact, "
+        "and asks again ({} of {})",
+        JobName(cc.job), r.pid, r.result, restore_failures_[cc.conn], kRestoreRetries);
+    AskAgainAfterRestore(r.seq, cc.conn, live);
+    return;
+  }
+  restore_failures_.erase(cc.conn);
   if (r.result != 0) {
     spdlog::error("{}: restore of pid {} failed (CUDA error {}): killing it", JobName(cc.job),
                   r.pid, r.result);
@@ -144,6 +153,13 @@ void CheckpointEngine::OnReply(const CheckpointReply& r, const CheckpointCoordin
   for (const auto& [gpu, epoch] : coordinator_.GrantsAwaiting(r.seq)) {
     p_.memory.SwappedIn(gpu, cc.job, epoch, bytes, r.ms, /*no_room=*/false, /*restored=*/true);
   }
+}
+
+void CheckpointEngine::AskAgainAfterRestore(uint64_t seq, ConnId conn, bool live) {
+  for (const auto& [gpu, epoch] : coordinator_.GrantsAwaiting(seq)) {
+    host_.Apply(p_.arbiter.Released(conn, gpu, epoch, p_.clock.Now()));
+  }
+  if (live) RequestOnBehalf(conn);
 }
 
 void CheckpointEngine::UpdateSharing() {

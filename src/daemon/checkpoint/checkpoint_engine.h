@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -114,6 +115,9 @@ class CheckpointEngine : private CheckpointCoordinator::Host {
   void AdvanceSuspension(ActiveJob& job);
   // Asks the lease for checkpointed process `conn`, which cannot ask itself.
   void RequestOnBehalf(ConnId conn);
+  // A restore (reply `seq`) of `conn` did not take place and left it checkpointed: the grants
+  // waiting for it are given back, and it asks again when it still lives.
+  void AskAgainAfterRestore(uint64_t seq, ConnId conn, bool live);
   void UpdateSharing();  // every GPU a shim named
   // The first GPU the ledger knows `conn` on ("" when none): where its checkpoint is drawn.
   GpuKey FirstGpuOf(ConnId conn) const;
@@ -133,6 +137,10 @@ class CheckpointEngine : private CheckpointCoordinator::Host {
   CheckpointCoordinator coordinator_{p_.service, p_.ledger, *this};
   Rebalancer rebalancer_;
   std::optional<std::vector<GpuSample>> gpu_kinds_;  // GpuKinds()
+  // Restores in a row that failed with the process still checkpointed, by connection; past
+  // kRestoreRetries the process is killed, as after a restore that left it unusable.
+  std::map<ConnId, int> restore_failures_;
+  static constexpr int kRestoreRetries = 3;
 };
 
 }  // namespace gshare

@@ -117,14 +117,16 @@ struct Fixture : MemoryParts<MemoryHost> {
     return ref;
   }
   // The helper answers every request so far with `result` (checkpoints: having freed `freed`
-  // bytes).
-  void Answer(int32_t result = 0, double ms = 5, uint64_t freed = 0) {
+  // bytes), the processes then in `state`.
+  void Answer(int32_t result = 0, double ms = 5, uint64_t freed = 0,
+              int32_t state = cuda_checkpoint::kRunning) {
     std::vector<CheckpointReply> replies;
     for (uint64_t seq = service.done + 1; seq <= service.requests.size(); ++seq) {
       CheckpointReply r{};
       r.seq = seq;
       r.pid = service.requests[seq - 1].pid;
       r.result = result;
+      r.state = state;
       r.ms = ms;
       if (service.requests[seq - 1].op == CheckpointOp::kCheckpoint) r.freed_bytes = freed;
       replies.push_back(r);
@@ -289,6 +291,47 @@ TEST_CASE("a restore without room gives the grant back and asks again; a failed 
   f.Answer(700);
   CHECK(f.host.killed == std::vector<pid_t>{100});
   CHECK(f.host.grants.empty());
+}
+
+TEST_CASE("a restore that fails with the process intact asks again, three times, then kills") {
+  Fixture f;
+  f.Job(1, 10);
+  REQUIRE(f.engine.Checkpoint(11, "room"));
+  f.Answer();
+  f.Loop();
+  REQUIRE(f.service.requests.size() == 2);  // the restore its grant waits for
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    f.Answer(cuda_checkpoint::kErrorInvalidValue, 5, 0, cuda_checkpoint::kCheckpointed);
+    f.Loop();
+    CHECK(f.host.killed.empty());
+    CHECK(f.ledger.IsCheckpointed(11));
+    CHECK(f.Grants(11) == static_cast<size_t>(attempt + 1));  // given back, granted again
+    REQUIRE(f.service.requests.size() == static_cast<size_t>(attempt + 2));
+    CHECK(f.service.requests.back().op == CheckpointOp::kRestore);
+  }
+  f.Answer(cuda_checkpoint::kErrorInvalidValue, 5, 0, cuda_checkpoint::kCheckpointed);
+  CHECK(f.host.killed == std::vector<pid_t>{100});
+}
+
+TEST_CASE("a restore that succeeds after failures starts the count again") {
+  Fixture f;
+  f.Job(1, 10);
+  REQUIRE(f.engine.Checkpoint(11, "room"));
+  f.Answer();
+  f.Loop();
+  for (int round = 0; round < 2; ++round) {
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      f.Answer(cuda_checkpoint::kErrorInvalidValue, 5, 0, cuda_checkpoint::kCheckpointed);
+      f.Loop();
+    }
+    f.Answer();  // restored
+    f.Loop();
+    CHECK_FALSE(f.ledger.IsCheckpointed(11));
+    REQUIRE(f.engine.Checkpoint(11, "room"));
+    f.Answer();
+    f.Loop();
+  }
+  CHECK(f.host.killed.empty());
 }
 
 TEST_CASE("resume --gpu moves a suspended job that sees every GPU onto the other GPU") {
