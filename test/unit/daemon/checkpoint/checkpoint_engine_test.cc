@@ -134,6 +134,11 @@ struct Fixture : MemoryParts<MemoryHost> {
     service.done = service.requests.size();
     engine.OnReplies(replies, true);
   }
+  // The helper refuses the restore asked, leaving the process checkpointed, then the loop runs.
+  void RefuseRestoreIntact() {
+    Answer(cuda_checkpoint::kErrorInvalidValue, 5, 0, cuda_checkpoint::kCheckpointed);
+    Loop();
+  }
   // What Daemon::Loop runs after every event, in its order.
   void Loop() {
     host.Apply(arbiter.Tick(clock.Now()));
@@ -301,8 +306,7 @@ TEST_CASE("a restore that fails with the process intact asks again, three times,
   f.Loop();
   REQUIRE(f.service.requests.size() == 2);  // the restore its grant waits for
   for (int attempt = 1; attempt <= 3; ++attempt) {
-    f.Answer(cuda_checkpoint::kErrorInvalidValue, 5, 0, cuda_checkpoint::kCheckpointed);
-    f.Loop();
+    f.RefuseRestoreIntact();
     CHECK(f.host.killed.empty());
     CHECK(f.ledger.IsCheckpointed(11));
     CHECK(f.Grants(11) == static_cast<size_t>(attempt + 1));  // given back, granted again
@@ -316,20 +320,14 @@ TEST_CASE("a restore that fails with the process intact asks again, three times,
 TEST_CASE("a restore that succeeds after failures starts the count again") {
   Fixture f;
   f.Job(1, 10);
-  REQUIRE(f.engine.Checkpoint(11, "room"));
-  f.Answer();
-  f.Loop();
   for (int round = 0; round < 2; ++round) {
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      f.Answer(cuda_checkpoint::kErrorInvalidValue, 5, 0, cuda_checkpoint::kCheckpointed);
-      f.Loop();
-    }
-    f.Answer();  // restored
-    f.Loop();
-    CHECK_FALSE(f.ledger.IsCheckpointed(11));
     REQUIRE(f.engine.Checkpoint(11, "room"));
     f.Answer();
     f.Loop();
+    for (int attempt = 0; attempt < 3; ++attempt) f.RefuseRestoreIntact();
+    f.Answer();  // restored
+    f.Loop();
+    CHECK_FALSE(f.ledger.IsCheckpointed(11));
   }
   CHECK(f.host.killed.empty());
 }
