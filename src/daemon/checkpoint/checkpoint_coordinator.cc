@@ -35,10 +35,7 @@ bool CheckpointCoordinator::Defer(ConnId conn, const GpuKey& gpu, uint64_t epoch
 bool CheckpointCoordinator::Advance(DeferredGrant& d,
                                     std::vector<std::pair<ConnId, std::string>>* to_send) {
   std::optional<Process> process = host_.LiveProcess(d.conn);
-  if (!process) {
-    footprints_.erase(d.conn);
-    return true;
-  }
+  if (!process) return true;
   if (d.restore && d.restore_seq == 0) {
     // Room first: the checkpoints queued before the grant and the shims' evictions.
     if (service_.last_done() < d.after_seq || ledger_.Evicting(d.gpu)) return false;
@@ -69,7 +66,7 @@ bool CheckpointCoordinator::Advance(DeferredGrant& d,
         host_.KillProcess(process->pid);
         return true;
       }
-      calls_[d.restore_seq] = {d.conn, process->job, CheckpointOp::kRestore};
+      calls_[d.restore_seq] = {d.conn, process->job, CheckpointOp::kRestore, GpuKey()};
     } else {
       d.restore = false;  // restored for another grant meanwhile
     }

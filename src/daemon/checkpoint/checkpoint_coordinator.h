@@ -97,7 +97,9 @@ class CheckpointCoordinator {
   // next grant instead (the restore carries the pair), until Restored. A second move before
   // the restore keeps the first `from`: the GPU the driver checkpointed it on.
   void RestoreElsewhere(ConnId conn, const GpuKey& from) { moves_.emplace(conn, from); }
-  void Restored(ConnId conn) {
+  void Restored(ConnId conn) { Forget(conn); }
+  // Connection `conn` closed: its move and its footprint go.
+  void Forget(ConnId conn) {
     moves_.erase(conn);
     footprints_.erase(conn);
   }

@@ -96,7 +96,11 @@ class CheckpointEngine : private CheckpointCoordinator::Host {
   // Errors: not suspended, the row not saved, a move the driver cannot make (MoveJob).
   Status Resume(int64_t id, const std::string& to_gpu);
   // Connection `conn` is gone.
-  void Forget(ConnId conn) { rebalancer_.Forget(conn); }
+  void Forget(ConnId conn) {
+    rebalancer_.Forget(conn);
+    coordinator_.Forget(conn);
+    restore_failures_.erase(conn);
+  }
   void StartHelper() { options_.start_helper(); }
 
  private:

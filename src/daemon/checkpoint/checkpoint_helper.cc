@@ -76,13 +76,18 @@ int64_t FreeBytes(Nvml& n, const char* gpu) {
   return static_cast<int64_t>(mem[1]);
 }
 
+// A request's text field: up to its NUL, or all of it when it fills its array.
+template <size_t N>
+std::string FieldText(const char (&field)[N]) {
+  return std::string(field, strnlen(field, N));
+}
+
 // Waits up to 60 s for need bytes free on gpu; true when they are (or NVML cannot tell).
 bool WaitForRoom(Nvml& n, const CheckpointRequest& q) {
-  if (q.need_bytes == 0 || q.gpu[0] == '\0') return true;
-  char gpu[sizeof q.gpu + 1] = {};
-  std::memcpy(gpu, q.gpu, sizeof q.gpu);
+  const std::string gpu = FieldText(q.gpu);
+  if (q.need_bytes == 0 || gpu.empty()) return true;
   for (int i = 0; i < 600; ++i) {
-    int64_t free = FreeBytes(n, gpu);
+    int64_t free = FreeBytes(n, gpu.c_str());
     if (free < 0 || static_cast<uint64_t>(free) >= q.need_bytes) return true;
     usleep(100 * 1000);
   }
@@ -132,17 +137,16 @@ int32_t Serve(const Driver& d, Nvml& nvml, const CheckpointRequest& q, uint64_t*
     if (state == ck::kRunning) {
       if (int r = d.lock(q.pid, &lock)) return r;
     }
-    char gpu[sizeof q.gpu + 1] = {};
-    std::memcpy(gpu, q.gpu, sizeof q.gpu);
+    const std::string gpu = FieldText(q.gpu);
     // After the lock: the process's work and frees already submitted are done.
-    const int64_t before = gpu[0] != '\0' ? FreeBytes(nvml, gpu) : -1;
+    const int64_t before = gpu.empty() ? -1 : FreeBytes(nvml, gpu.c_str());
     ck::CheckpointArgs args{};
     int r = d.checkpoint(q.pid, &args);
     if (r != 0) {
       ck::UnlockArgs unlock{};
       d.unlock(q.pid, &unlock);
     } else if (before >= 0) {
-      const int64_t after = FreeBytes(nvml, gpu);
+      const int64_t after = FreeBytes(nvml, gpu.c_str());
       *freed = after > before ? static_cast<uint64_t>(after - before) : 0;
     }
     return r;
@@ -154,9 +158,8 @@ int32_t Serve(const Driver& d, Nvml& nvml, const CheckpointRequest& q, uint64_t*
       ck::RestoreArgs args{};
       std::vector<ck::GpuPair> pairs;
       if (q.from_gpu[0] != '\0') {
-        const std::string from(q.from_gpu, strnlen(q.from_gpu, sizeof q.from_gpu));
-        const std::string to(q.gpu, strnlen(q.gpu, sizeof q.gpu));
-        if (!MovePairs(from, to, &pairs)) return ck::kErrorInvalidValue;
+        if (!MovePairs(FieldText(q.from_gpu), FieldText(q.gpu), &pairs))
+          return ck::kErrorInvalidValue;
         args.gpu_pairs = pairs.data();
         args.gpu_pairs_count = static_cast<unsigned>(pairs.size());
       }
@@ -247,7 +250,7 @@ uint64_t CheckpointHelper::Submit(CheckpointOp op, pid_t pid, uint32_t lock_time
 
 void CheckpointHelper::Dead(std::vector<CheckpointReply>* out, const std::string& why) {
   for (const CheckpointRequest& q : outstanding_) {
-    out->push_back({q.seq, q.op, q.pid, kNoDriver, -1, 0});
+    out->push_back({q.seq, q.op, q.pid, kNoDriver, -1, 0, 0});
   }
   outstanding_.clear();
   done_seq_ = next_seq_ - 1;
