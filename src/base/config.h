@@ -160,16 +160,16 @@ struct Config {
     std::string mode = "auto";
     std::string control = "nvidia-cuda-mps-control";  // a path, or a name looked up in PATH
     // Jobs at or below this priority are batch work: MPS client priority below normal
-    // (CUDA_MPS_CLIENT_PRIORITY=1, NVIDIA's MPS documentation); one that starts while a client
-    // above it runs on its GPU is also held to batch_thread_percentage of the GPU's threads
-    // (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; 100: no cap), both for the job's life
-    // (policy/mps_choice.h has the rule and its measurement). Jobs above it are normal-priority
-    // clients without a cap.
+    // (CUDA_MPS_CLIENT_PRIORITY=1, NVIDIA's MPS documentation), for the job's life. Jobs above
+    // it are normal-priority clients without a cap.
     int batch_max_priority = 0;
+    // The cap batch_cap holds a batch job to: that percentage of the GPU's threads
+    // (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; 100: no cap), for the job's life.
     int batch_thread_percentage = 25;  // 1..100
-    // "beside_service": the cap holds a batch job that starts while a client above it runs on
-    // its GPU; "always": every batch client (a GPU kept for a service that may come at any time).
-    std::string batch_cap = "beside_service";
+    // "never" (no cap: the shim's SM partition keeps SMs free for a busy service);
+    // "beside_service": a batch job that starts while a client above it runs on its GPU;
+    // "always": every batch client. policy/mps_choice.h (BatchCap) has the rule and why.
+    std::string batch_cap = "never";
   };
   Scheduler scheduler;
   Metrics metrics;

@@ -2,6 +2,13 @@
 
 namespace gshare {
 
+std::optional<BatchCap> ParseBatchCap(std::string_view name) {
+  if (name == "never") return BatchCap::kNever;
+  if (name == "beside_service") return BatchCap::kBesideService;
+  if (name == "always") return BatchCap::kAlways;
+  return std::nullopt;
+}
+
 MpsChoice ChooseMps(const MpsJob& job, const MpsGpu& gpu, const MpsSettings& settings) {
   MpsChoice c;
   if (!gpu.server_up) {
@@ -21,8 +28,10 @@ MpsChoice ChooseMps(const MpsJob& job, const MpsGpu& gpu, const MpsSettings& set
     c.client = true;
     if (job.priority <= settings.batch_max_priority) {
       c.client_priority = 1;
-      if (gpu.above_batch_client || settings.cap_always)
+      if (settings.cap == BatchCap::kAlways ||
+          (settings.cap == BatchCap::kBesideService && gpu.above_batch_client)) {
         c.active_thread_percentage = settings.batch_thread_percentage;
+      }
     }
   }
   return c;

@@ -22,6 +22,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "model/job_record.h"
 
@@ -42,19 +43,31 @@ struct MpsGpu {
   bool above_batch_client = false;  // a client above batch_max_priority runs there now
 };
 
-// A batch job (priority <= batch_max_priority) is a below-normal client. It is also capped at
-// batch_thread_percentage of the GPU's threads when it starts beside a client above batch
-// priority (a service): client priority alone orders the blocks waiting for SMs, not those
-// already on them, and the cap keeps SMs free for the service's next request. The cap holds
-// for the job's life (the driver reads it at context creation), so a batch job started while no
-// service runs is not capped: capped, two batch jobs that fit together would leave most SMs
-// idle. Measured on an H200 (docs/benchmarks.md, "MPS backend"): a ResNet-50 service busy
-// 60-74 % of the time beside three capped GPT-2 trainings kept p99 at 0.89-1.27x alone in two
-// of three runs, the trainings 81-87 % of their rate; uncapped, p99 was 1.80x.
+// When a batch client is held to batch_thread_percentage of the GPU's threads
+// (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; [mps] batch_cap). The driver reads the cap when the
+// context is made, so it holds for the job's life, the service's idle time and its end
+// included; the shim's SM partition (shim/lease/sm_partition.h) keeps SMs free for a busy
+// service instead and gives them back when it idles, and a capped client cannot make one (the
+// driver refused the split, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, on an H200 with a 25 %
+// cap). Measured there (docs/benchmarks.md, "The batch cap against the SM partition"): a
+// training that started beside a service, capped at 25 %, ran 5.5 steps/s after the service had
+// ended, against ~15 uncapped.
+enum class BatchCap {
+  kNever,          // "never" (the default): no cap; the SM partition protects the service
+  kBesideService,  // "beside_service": a batch job that starts while a client above batch
+                   // priority (a service) runs on its GPU (for drivers without green contexts)
+  kAlways,         // "always": every batch client (a GPU kept for a service that may come)
+};
+
+// The value of [mps] batch_cap named `name`; nullopt for any other string.
+std::optional<BatchCap> ParseBatchCap(std::string_view name);
+
+// A batch job (priority <= batch_max_priority) is a below-normal client (client priority
+// orders the blocks waiting for SMs, not those already on them), capped as `cap` says.
 struct MpsSettings {
   int batch_max_priority = 0;
   int batch_thread_percentage = 25;
-  bool cap_always = false;  // [mps] batch_cap = "always": every batch client is capped
+  BatchCap cap = BatchCap::kNever;
 };
 
 struct MpsChoice {

@@ -52,6 +52,21 @@ class MpsBackendTest(TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         return env_of(r.stdout)
 
+    def test_batch_cap_beside_service_caps_a_batch_job_that_starts_beside_a_service(self):
+        h = self.mps_harness(batch_thread_percentage=30, batch_cap="beside_service")
+        h.start_daemon()
+        self.assertNotIn("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", self.run_env(h))  # no service
+        running = h.start_run(["sleep", "30"], ["-p", "10", "-q"], name="service")
+        h.wait_for(lambda: len(h.status()["daemon"]["mps"]["gpus"][0]["clients"]) >= 1, 30,
+                   "the service is a client")
+        capped = self.run_env(h)
+        self.assertEqual(capped.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "30", capped)
+        self.assertEqual(capped.get("CUDA_MPS_CLIENT_PRIORITY"), "1", capped)
+        running.kill()
+        with open(h.daemon_log) as f:
+            self.assertRegex(f.read(), r"job \d+: MPS client on GPU 0 \(below normal priority, "
+                             r"30 % of the threads\)")
+
     def test_jobs_are_clients_of_the_daemons_server(self):
         h = self.mps_harness(batch_thread_percentage=30)
         h.start_daemon()
@@ -74,13 +89,14 @@ class MpsBackendTest(TestCase):
         self.assertEqual(service.get("CUDA_MPS_CLIENT_PRIORITY"), "0", service)
         self.assertNotIn("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", service)
 
-        # While a service runs, a batch job that starts is held to the batch cap.
+        # While a service runs, a batch job that starts is not capped either (batch_cap's
+        # default, "never": the shim's SM partition keeps SMs free for the busy service).
         running = h.start_run(["sleep", "30"], ["-p", "10", "-q"], name="service")
         h.wait_for(lambda: len(h.status()["daemon"]["mps"]["gpus"][0]["clients"]) >= 1, 30,
                    "the service is a client")
-        capped = self.run_env(h)
-        self.assertEqual(capped.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "30", capped)
-        self.assertEqual(capped.get("CUDA_MPS_CLIENT_PRIORITY"), "1", capped)
+        beside = self.run_env(h)
+        self.assertNotIn("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", beside)
+        self.assertEqual(beside.get("CUDA_MPS_CLIENT_PRIORITY"), "1", beside)
         running.kill()
         h.wait_for(lambda: not h.status()["daemon"]["mps"]["gpus"][0]["clients"], 30,
                    "the service's end")
@@ -122,8 +138,7 @@ class MpsBackendTest(TestCase):
         # it counts them as no client of its server.
         self.assertEqual(len(re.findall(r"job \d+: outside MPS \(it asks for isolation", log)), 4,
                          log)
-        self.assertRegex(log, r"job \d+: MPS client on GPU 0 \(below normal priority, 30 % of "
-                              r"the threads\)")
+        self.assertNotIn("% of the threads", log)  # batch_cap's default caps no job
         self.assertRegex(log, r"job \d+: MPS client on GPU 0 \(normal priority\)")
         self.assertEqual(h.gshare("daemon", "stop").returncode, 0)
         h.wait_for(lambda: not proc_alive(control), 30, "the control daemon quit")
@@ -177,6 +192,10 @@ class MpsBackendTest(TestCase):
         h = self.mps_harness(batch_thread_percentage=0)
         r = h.gshare("daemon")
         h.assert_error_line(r, 1, "mps.batch_thread_percentage")
+        h = self.mps_harness(batch_cap="sometimes")
+        r = h.gshare("daemon")
+        h.assert_error_line(r, 1, "mps.batch_cap")
+        self.assertIn('expected "never", "beside_service" or "always"', r.stderr)
 
     def run_pair(self, sm_pct=None, high_env=None, high_args=(), high_n=12, low_n=400):
         """The lanes test's pair (test_priority_lanes.py): a service of `high_n` 20 ms requests

@@ -338,7 +338,7 @@ MpsServers::Env MpsServers::EnvFor(const JobRecord& r, const std::string& slot,
   const MpsChoice choice = ChooseMps(
       MpsJob{r.uid, r.priority, r.gpus, r.memory, r.kind, r.mps_isolation}, gpu,
       MpsSettings{options_.config.batch_max_priority, options_.config.batch_thread_percentage,
-                  options_.config.batch_cap == "always"});
+                  ParseBatchCap(options_.config.batch_cap).value_or(BatchCap::kNever)});
   if (!choice.client) {
     spdlog::info("job {}: outside MPS ({})", r.id, choice.why_not);
     if (why_not != nullptr) *why_not = choice.why_not;

@@ -14,21 +14,40 @@ MpsJob Job(uid_t uid = 1000, int priority = 0) {
   return MpsJob{uid, priority, 1, MemoryEngine::kSwap, JobKind::kRun};
 }
 
-TEST_CASE("mps choice: a batch job is a below-normal client, capped only beside a service") {
-  MpsChoice c = ChooseMps(Job(1000, 0), kUp, kSettings);
-  CHECK(c.client);
+TEST_CASE("mps choice: a batch job is a below-normal client, uncapped by default") {
+  for (const MpsGpu& gpu : {kUp, kBesideService}) {
+    const MpsChoice c = ChooseMps(Job(1000, 0), gpu, kSettings);
+    CHECK(c.client);
+    CHECK(c.client_priority == 1);
+    CHECK(c.active_thread_percentage == 100);  // the SM partition protects a busy service
+  }
+}
+
+TEST_CASE("mps choice: batch_cap beside_service caps a batch job that starts beside a service") {
+  MpsSettings beside = kSettings;
+  beside.cap = BatchCap::kBesideService;
+  MpsChoice c = ChooseMps(Job(1000, 0), kUp, beside);
   CHECK(c.client_priority == 1);
   CHECK(c.active_thread_percentage == 100);  // two batch jobs that fit keep every SM
-  c = ChooseMps(Job(1000, 0), kBesideService, kSettings);
+  c = ChooseMps(Job(1000, 0), kBesideService, beside);
   CHECK(c.client_priority == 1);
   CHECK(c.active_thread_percentage == 40);
-  c = ChooseMps(Job(1000, -5), kBesideService, kSettings);
+  c = ChooseMps(Job(1000, -5), kBesideService, beside);
   CHECK(c.client_priority == 1);
   CHECK(c.active_thread_percentage == 40);
+  CHECK(ChooseMps(Job(1000, 1), kBesideService, beside).active_thread_percentage == 100);
   MpsSettings always = kSettings;
-  always.cap_always = true;
+  always.cap = BatchCap::kAlways;
   CHECK(ChooseMps(Job(1000, 0), kUp, always).active_thread_percentage == 40);
   CHECK(ChooseMps(Job(1000, 1), kUp, always).active_thread_percentage == 100);  // not batch
+}
+
+TEST_CASE("mps choice: batch_cap's names") {
+  CHECK(ParseBatchCap("never") == BatchCap::kNever);
+  CHECK(ParseBatchCap("beside_service") == BatchCap::kBesideService);
+  CHECK(ParseBatchCap("always") == BatchCap::kAlways);
+  CHECK_FALSE(ParseBatchCap("").has_value());
+  CHECK_FALSE(ParseBatchCap("Always").has_value());
 }
 
 TEST_CASE("mps choice: a job above batch_max_priority is a normal client without a cap") {
@@ -36,7 +55,8 @@ TEST_CASE("mps choice: a job above batch_max_priority is a normal client without
   CHECK(c.client);
   CHECK(c.client_priority == 0);
   CHECK(c.active_thread_percentage == 100);
-  const MpsChoice raised = ChooseMps(Job(1000, 1), kBesideService, MpsSettings{5, 40});
+  const MpsChoice raised =
+      ChooseMps(Job(1000, 1), kBesideService, MpsSettings{5, 40, BatchCap::kBesideService});
   CHECK(raised.client_priority == 1);
   CHECK(raised.active_thread_percentage == 40);
 }

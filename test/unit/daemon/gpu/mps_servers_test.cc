@@ -34,10 +34,12 @@ JobRecord Job(int64_t id, uint32_t uid, int priority = 0) {
   return r;
 }
 
-MpsServers::Options Opts(const TempDir& dir, int thread_pct = 100) {
+MpsServers::Options Opts(const TempDir& dir, int thread_pct = 100,
+                         const std::string& batch_cap = "never") {
   MpsServers::Options o;
   o.config.control = GSHARE_FAKE_MPS_CONTROL;
   o.config.batch_thread_percentage = thread_pct;
+  o.config.batch_cap = batch_cap;
   o.dir = dir.File("mps");
   o.timeout = std::chrono::milliseconds(5000);
   return o;
@@ -51,7 +53,8 @@ bool Alive(pid_t pid) {  // a zombie (reparented, not reaped yet) has ended
 TEST_CASE("mps servers: one control daemon per GPU, each client pointed at its own") {
   TempDir dir;
   std::set<int64_t> live{1, 2};
-  MpsServers mps(Opts(dir, 25), [&live](int64_t id) { return live.count(id) != 0; });
+  MpsServers mps(Opts(dir, 25, "beside_service"),
+                 [&live](int64_t id) { return live.count(id) != 0; });
   mps.Start({"GPU-aaaa", "GPU-bbbb"});
   REQUIRE(mps.AnyUp());
   CHECK(ReadFile(dir.File("mps/0/log/control.log")).find("start gpu=GPU-aaaa") == 0);
@@ -93,6 +96,20 @@ TEST_CASE("mps servers: one control daemon per GPU, each client pointed at its o
   CHECK(ReadFile(dir.File("mps/0/log/control.log")).find("quit pid=" + std::to_string(pid0)) !=
         std::string::npos);
   CHECK(mps.EnvFor(Job(6, 1000), "0").empty());  // stopped: outside MPS
+}
+
+TEST_CASE("mps servers: by default a batch job beside a service is not capped") {
+  TempDir dir;
+  std::set<int64_t> live{1};
+  MpsServers mps(Opts(dir, 25), [&live](int64_t id) { return live.count(id) != 0; });
+  mps.Start({"GPU-aaaa"});
+  REQUIRE(mps.AnyUp());
+  CHECK(Get(mps.EnvFor(Job(1, 1000, 10), "0"), "CUDA_MPS_CLIENT_PRIORITY") == "0");
+  const MpsServers::Env batch = mps.EnvFor(Job(2, 1000, 0), "0");
+  CHECK(Get(batch, "CUDA_MPS_CLIENT_PRIORITY") == "1");
+  CHECK(Get(batch, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "<unset>");
+  live.clear();
+  mps.Stop();
 }
 
 TEST_CASE("mps servers: a GPU's server serves one user until that user's jobs have ended") {
