@@ -57,9 +57,11 @@
 #   ARRIVE_AFTER    when set (seconds), the trainings start that long after the service's
 #                   window_start instead of before the service (a training arriving at a busy
 #                   service); `outside` is then `-` and the line adds first_step_s, the first
-#                   training's wait from its start to its first logged step (`-`: none), and
-#                   for SERVICE=llm p99_after_arrival / n_after_arrival: the nearest-rank TTFT
-#                   p99 (ms) of the requests sent from the arrival on, and their number
+#                   training's wait from its start to its first logged step (`-`: none),
+#                   train_steps_per_s_after (the trainings' steps/s from 1 s after the
+#                   window's end on, each over its own span, summed), and for SERVICE=llm
+#                   p99_after_arrival / n_after_arrival: the nearest-rank TTFT p99 (ms) of
+#                   the requests sent from the arrival on, and their number
 #   PAUSE_PERIOD    when set (seconds), the trainings' processes are stopped (SIGSTOP) and
 #                   continued (SIGCONT) in turns every PAUSE_PERIOD s through the service's
 #                   window, starting with them running (`pause`/`resume` lines in times.txt), so
@@ -67,8 +69,10 @@
 #                   in one window; test/bench/phase_stats.py then prints a second line,
 #                   `phases case=...` (shared and alone p50/p99 and their ratio, the trainings'
 #                   rate while running ÷ before the window); `during` counts the stopped time too
-# Each case's folder also keeps gpu_samples.csv: the GPU's SM clock, power, temperature, clock
-# event reasons and utilization every 250 ms while the service runs (nvidia-smi, read only).
+# Each case's folder also keeps gpu_samples.csv: the GPU's SM and memory clocks, power, GPU and
+# memory temperature, clock event reasons and SM and memory utilization every 250 ms while the
+# service runs, and gpu_apps.csv: the GPU's compute processes (pid, name, memory) every second
+# (nvidia-smi, read only).
 # Cost (estimated): alone ~40 s, each bareN or gshareN ~60-90 s (start-ups ~15-25 s, MIN_STEPS,
 # the service's start-up and window, AFTER_SECONDS): ~6 min for the default CASES.
 # Exit: 0 when every case's service produced its result line, 1 otherwise, 2 on usage errors.
@@ -240,6 +244,14 @@ if svc and svc.get("shape") == "llm":
 if len(sys.argv) > 4 and n > 0:  # trainings that arrived after the service: their wait
     log = steps(1)
     extra += f" first_step_s={fmt(log[0][1] - float(sys.argv[4]) if log else None)}"
+    # Their rate once the service has ended (from 1 s after its window on, each training's
+    # steps over its own span, summed): what a cap fixed at their start still costs them.
+    rates = []
+    for lg in (steps(k) for k in range(1, n + 1)):
+        late = [t for _, t in lg if we is not None and t >= we + 1.0]
+        if len(late) >= 2 and late[-1] > late[0]:
+            rates.append((len(late) - 1) / (late[-1] - late[0]))
+    extra += f" train_steps_per_s_after={fmt(sum(rates) if rates else None)}"
     # The LLM service's requests from the trainings' arrival on (its detail.txt: arrival s
     # since the window's start, TTFT ms, TPOT ms): what the arrival can have changed.
     after = []
@@ -335,9 +347,14 @@ run_case() {
   svc_pid=${job_pids[-1]}
   # What the GPU's clocks did meanwhile (read only): a slow stretch of the service that its
   # neighbours do not explain may be the GPU slowing itself down (power, heat).
-  timeout "$svc_tmo" nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active,utilization.gpu \
+  timeout "$svc_tmo" nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,temperature.memory,clocks_event_reasons.active,utilization.gpu,utilization.memory \
     --format=csv,noheader,nounits -lms 250 >"$d/gpu_samples.csv" 2>&1 &
   local sampler=$!
+  # Which processes hold a context meanwhile: one outside the MPS server time-slices with all of
+  # its clients at once.
+  timeout "$svc_tmo" nvidia-smi --query-compute-apps=timestamp,pid,process_name,used_memory \
+    --format=csv,noheader,nounits -l 1 >"$d/gpu_apps.csv" 2>&1 &
+  local apps_sampler=$!
   while kill -0 "$svc_pid" 2>/dev/null && ! grep -q '^window_start ' "$d/service.out"; do
     snooze 0.2
   done
@@ -362,8 +379,8 @@ run_case() {
   rc=$?
   echo "service_end $(now) $rc" >>"$times"
   job_forget "$svc_pid"
-  kill "$sampler" 2>/dev/null
-  wait "$sampler" 2>/dev/null
+  kill "$sampler" "$apps_sampler" 2>/dev/null
+  wait "$sampler" "$apps_sampler" 2>/dev/null
   if [[ -n $turns ]]; then
     kill -TERM "$turns" 2>/dev/null
     wait "$turns" 2>/dev/null

@@ -45,8 +45,11 @@
 #                      `gshare run`'s environment): it runs outside MPS, and the trainings,
 #                      MPS clients, fill its gaps only (the lanes' gap rule).
 #              gsmpscap   as gsmps, [mps] batch_thread_percentage = CAP_PCT and batch_cap =
-#                      "always" (the trainings start before the service: the default,
-#                      "beside_service", would not cap them);
+#                      "always" (the trainings start before the service: "beside_service"
+#                      would not cap them; the default, "never", caps nothing);
+#              gsmpsbeside  as gsmps with batch_cap = "beside_service" and
+#                      batch_thread_percentage = CAP_PCT: trainings that start while the service
+#                      runs (ARRIVE_AFTER) are capped for their life;
 #              gsmpsw  as gsmps with batch_thread_percentage = WINDOW_CAP_PCT, batch_cap "always"
 #                      (default CAP_PCT; 100: no cap), the trainings with GSHARE_PRIORITY_CONCURRENT_US=CONC_US
 #                      (what they keep queued while the service is busy).
@@ -103,7 +106,7 @@ for c in $pair_cases; do
   [[ $c =~ ^(bare|mps|gshare|gmps|gsmps)$ ]] || { say "unknown pair case '$c'"; exit 2; }
 done
 for c in $service_cases; do
-  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|gshare|gmps|gsmps|gsmpswide|gsmpscap|gsmpsw|gsiso)$ ]] ||
+  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|gshare|gmps|gsmps|gsmpswide|gsmpscap|gsmpsbeside|gsmpsw|gsiso)$ ]] ||
     { say "unknown service case '$c'"; exit 2; }
 done
 mem_flag=()
@@ -292,6 +295,7 @@ service_case() {
     gshare | gmps) pc=gshare$trainings ;;
     gsmps | gsmpswide | gsiso) pc=gshare$trainings mode=auto ;;
     gsmpscap) pc=gshare$trainings mode=auto threads=$cap_pct cap=always ;;
+    gsmpsbeside) pc=gshare$trainings mode=auto threads=$cap_pct cap=beside_service ;;
     gsmpsw) pc=gshare$trainings mode=auto threads=$window_cap cap=${window_cap:+always} ;;
   esac
   [[ $c == mpsprio ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1"
