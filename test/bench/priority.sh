@@ -59,7 +59,10 @@
 #                   service); `outside` is then `-` and the line adds first_step_s, the first
 #                   training's wait from its start to its first logged step (`-`: none),
 #                   train_steps_per_s_after (the trainings' steps/s from 1 s after the
-#                   window's end on, each over its own span, summed), and for SERVICE=llm
+#                   window's end on, each over its own span, summed), for the ResNet service
+#                   p99_before / n_before and p99_beside / n_beside (the p99 of the requests
+#                   that arrived before the training did, and of those from its first step
+#                   on, and their numbers), and for SERVICE=llm
 #                   p99_after_arrival / n_after_arrival: the nearest-rank TTFT p99 (ms) of
 #                   the requests sent from the arrival on, and their number
 #   PAUSE_PERIOD    when set (seconds), the trainings' processes are stopped (SIGSTOP) and
@@ -191,7 +194,7 @@ job_forget() {   # job_forget PID: drops an already waited-for job from job_pids
 
 # summarize CASE DIR N: the case's summary line, from service.out and train1..N.log.
 summarize() {
-  BENCH_DIR="$bench" "$python" - "$@" <<'EOF'
+  BENCH_DIR="$bench" SERVICE_PERIOD_MS="$period" "$python" - "$@" <<'EOF'
 import json, os, sys
 
 sys.path.insert(0, os.environ["BENCH_DIR"])
@@ -254,6 +257,22 @@ if len(sys.argv) > 4 and n > 0:  # trainings that arrived after the service: the
     extra += f" train_steps_per_s_after={fmt(sum(rates) if rates else None)}"
     # The LLM service's requests from the trainings' arrival on (its detail.txt: arrival s
     # since the window's start, TTFT ms, TPOT ms): what the arrival can have changed.
+    # The ResNet service's requests before the training arrived and from its first step on
+    # (request i arrives i periods after the window's start): the same process alone and
+    # beside a running training.
+    if svc and svc.get("shape") != "llm" and log and ws is not None:
+        period_s = float(os.environ["SERVICE_PERIOD_MS"]) / 1000.0
+        try:
+            lat = [float(x) for x in open(f"{d}/latencies.txt") if x.strip()]
+        except (OSError, ValueError):
+            lat = []
+        def p99_of(vals):
+            vals = sorted(vals)
+            return vals[max(0, -(-99 * len(vals) // 100) - 1)] if vals else None
+        beside = [v for i, v in enumerate(lat) if ws + i * period_s >= log[0][1]]
+        before = [v for i, v in enumerate(lat) if ws + i * period_s < float(sys.argv[4])]
+        extra += (f" p99_before={fmt(p99_of(before))} n_before={len(before)}"
+                  f" p99_beside={fmt(p99_of(beside))} n_beside={len(beside)}")
     after = []
     try:
         if not (svc and svc.get("shape") == "llm"):

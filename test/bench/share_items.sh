@@ -16,11 +16,12 @@
 #                      beside them ÷ alone and the rate they kept (share_paths.sh, `phases`)
 #   peersN (140 s for N = 1, 170 otherwise)   the same beside N trainings time-sliced and under
 #                      MPS (client priority 1, active threads CAP_PCT, default 25 %)
-#   arrive1 (240 s)    the ResNet service, one training arriving 6 s into its 20 s window and
-#                      running 12 s past it, under gshare with batch_cap's default ("never":
-#                      the SM partition) and with "beside_service" (capped at CAP_PCT % of the
-#                      threads for its life): p99, the training's rate beside the service and
-#                      after it (train_steps_per_s_after)
+#   arrive1 (260 s)    the ResNet service alone, then with one training arriving 10 s into its
+#                      45 s window and running 12 s past it, under gshare with batch_cap's
+#                      default ("never": the SM partition) and with "beside_service" (capped
+#                      at CAP_PCT % of the threads for its life): the service's p99 before the
+#                      arrival and beside the running training, the training's rate beside it
+#                      and after it (train_steps_per_s_after)
 #   noroom (240 s)     the LLM service whose KV pool leaves no room (92 % of the GPU), one
 #                      training arriving 6 s into its 25 s window: TTFT/TPOT p99 and the
 #                      daemon's handoff and completion lines
@@ -69,9 +70,9 @@ run_set() {
       limit=$((n <= 1 ? 140 : 170)) script=share_paths.sh
       service_args "$n"
       env_args+=(SERVICE_CASES="bare mpscap" CAP_PCT="${CAP_PCT:-25}") ;;
-    arrive1) limit=240 script=share_paths.sh pick='^service'
-      env_args=(PARTS=service SERVICE_BATCH=12 TRAININGS=1 ARRIVE_AFTER=6 AFTER_SECONDS=12
-        SERVICE_SECONDS=20 SERVICE_CASES="gsmps gsmpsbeside" CAP_PCT="${CAP_PCT:-25}") ;;
+    arrive1) limit=260 script=share_paths.sh pick='^service'
+      env_args=(PARTS=service SERVICE_BATCH=12 TRAININGS=1 ARRIVE_AFTER=10 AFTER_SECONDS=12
+        SERVICE_SECONDS=45 SERVICE_CASES="alone gsmps gsmpsbeside" CAP_PCT="${CAP_PCT:-25}") ;;
     noroom) limit=240 script=share_paths.sh pick='^(service|phases|llm)'
       env_args=(SERVICE=llm LLM_RATE=2.5 LLM_UTIL=0.92 ARRIVE_AFTER=6 AFTER_SECONDS=12
         SERVICE_SECONDS=25 PARTS=service TRAININGS=1 SERVICE_CASES="alone gsmps") ;;
