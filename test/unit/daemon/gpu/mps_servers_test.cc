@@ -34,12 +34,13 @@ JobRecord Job(int64_t id, uint32_t uid, int priority = 0) {
   return r;
 }
 
+// batch_cap: [mps] batch_cap; nullptr keeps Config's default.
 MpsServers::Options Opts(const TempDir& dir, int thread_pct = 100,
-                         const std::string& batch_cap = "never") {
+                         const char* batch_cap = nullptr) {
   MpsServers::Options o;
   o.config.control = GSHARE_FAKE_MPS_CONTROL;
   o.config.batch_thread_percentage = thread_pct;
-  o.config.batch_cap = batch_cap;
+  if (batch_cap != nullptr) o.config.batch_cap = batch_cap;
   o.dir = dir.File("mps");
   o.timeout = std::chrono::milliseconds(5000);
   return o;
