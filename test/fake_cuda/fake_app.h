@@ -148,6 +148,18 @@ void SleepMs(int ms);
 // "fake_app: swap-check mismatch cycle=<i> buffer=<k> offset=<o>" on stderr and exits 3.
 void SwapCheck(const Api& api, const Options& o, CUfunction f, CUdevice dev);
 
+// fake_app_memory.cc: a 4 KiB copy to the device and back (fails "memcpy-mismatch");
+// three launches captured into a graph launched twice; --ipc-export: a legacy IPC handle of a
+// cuMemAlloc allocation, its result printed ("fake_app: ipc export <rc>"); --vmm: o.vmm_bytes
+// (rounded up to the granularity) mapped, filled, kernels run, unmapped and mapped again and
+// checked ("fake_app: vmm ok <bytes>", or "vmm-mismatch"); --pool: o.pool_bytes allocated,
+// set and read back on one stream ("fake_app: pool ok", or "pool-mismatch").
+void MemcpyRoundTrip(const Api& api);
+void CaptureAndReplay(const Api& api, const Options& o, CUfunction f);
+void IpcExport(const Api& api);
+void VmmRoundTrip(const Api& api, const Options& o, CUfunction f, CUdevice dev);
+void PoolRoundTrip(const Api& api, const Options& o);
+
 // --ipc-serve / --ipc-open (fake_app_ipc.cc): the two processes of a legacy IPC exchange.
 void IpcServe(const Api& api, const std::string& dir);
 void IpcOpen(const Api& api, const std::string& dir);

@@ -32,8 +32,6 @@
 namespace gs_cuda::fake {
 namespace {
 
-constexpr size_t kGranularity = 2u << 20;  // minimum and recommended
-
 struct Storage {
   int fd = -1;
   size_t size = 0;
@@ -168,6 +166,8 @@ bool ReserveAgain(uintptr_t p, size_t size) {
   return mmap(Addr(p), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
               0) != MAP_FAILED;
 }
+
+}  // namespace
 
 bool ValidProp(const CUmemAllocationProp* prop) {
   return prop != nullptr && prop->type == CU_MEM_ALLOCATION_TYPE_PINNED &&
@@ -434,8 +434,6 @@ CUresult Import(CUmemGenericAllocationHandle* handle, void* shareable,
   return CUDA_SUCCESS;
 }
 
-}  // namespace
-
 CUresult AccessRanges(const MemRange* ranges, size_t count, const std::function<void()>& touch) {
   VmmState& st = State();
   std::shared_lock<std::shared_mutex> lock(st.mu);
@@ -457,76 +455,3 @@ bool MappedRange(uintptr_t p, uintptr_t* base, size_t* size) {
 }
 
 }  // namespace gs_cuda::fake
-
-namespace gs_cuda {
-extern "C" {
-
-CUresult cuMemCreate(CUmemGenericAllocationHandle_v1* handle, size_t size,
-                     const CUmemAllocationProp_v1* prop, unsigned long long flags) noexcept {
-  return fake::Create(handle, size, prop, flags);
-}
-
-CUresult cuMemRelease(CUmemGenericAllocationHandle_v1 handle) noexcept {
-  return fake::Release(handle);
-}
-
-CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
-                                       CUmemAllocationGranularity_flags option) noexcept {
-  if (CUresult r = fake::CheckInit()) return r;
-  if (granularity == nullptr || !fake::ValidProp(prop)) return CUDA_ERROR_INVALID_VALUE;
-  if (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM &&
-      option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) {
-    return CUDA_ERROR_INVALID_VALUE;
-  }
-  *granularity = fake::kGranularity;
-  return CUDA_SUCCESS;
-}
-
-CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
-                             unsigned long long) noexcept {
-  return fake::Reserve(ptr, size, alignment, addr);
-}
-
-CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) noexcept {
-  return fake::AddressFree(ptr, size);
-}
-
-CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
-                  unsigned long long flags) noexcept {
-  return fake::Map(ptr, size, offset, handle, flags);
-}
-
-CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) noexcept { return fake::Unmap(ptr, size); }
-
-CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc,
-                        size_t count) noexcept {
-  return fake::SetAccess(ptr, size, desc, count);
-}
-
-CUresult cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location,
-                        CUdeviceptr ptr) noexcept {
-  return fake::GetAccess(flags, location, ptr);
-}
-
-CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) noexcept {
-  return fake::Retain(handle, addr);
-}
-
-CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop,
-                                                CUmemGenericAllocationHandle handle) noexcept {
-  return fake::Properties(prop, handle);
-}
-
-CUresult cuMemExportToShareableHandle(void* shareable, CUmemGenericAllocationHandle handle,
-                                      CUmemAllocationHandleType type,
-                                      unsigned long long flags) noexcept {
-  return fake::Export(shareable, handle, type, flags);
-}
-
-CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* shareable,
-                                        CUmemAllocationHandleType type) noexcept {
-  return fake::Import(handle, shareable, type);
-}
-
-}  // extern "C"
-}  // namespace gs_cuda

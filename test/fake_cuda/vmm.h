@@ -28,4 +28,25 @@ CUresult AccessRanges(const MemRange* ranges, size_t count, const std::function<
 // When p lies inside a cuMemMap mapping: its start and size, and true.
 bool MappedRange(uintptr_t p, uintptr_t* base, size_t* size);
 
+// The entry points' bodies (vmm_exports.cc has the C names), with the real driver's argument
+// checks and errors (CUDA driver API, "Virtual Memory Management").
+inline constexpr size_t kGranularity = 2u << 20;  // minimum and recommended
+bool ValidProp(const CUmemAllocationProp* prop);
+CUresult Create(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop,
+                unsigned long long flags);
+CUresult Release(CUmemGenericAllocationHandle handle);
+CUresult Reserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr);
+CUresult AddressFree(CUdeviceptr ptr, size_t size);
+CUresult Map(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+             unsigned long long flags);
+CUresult Unmap(CUdeviceptr ptr, size_t size);
+CUresult SetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count);
+CUresult GetAccess(unsigned long long* flags, const CUmemLocation* location, CUdeviceptr ptr);
+CUresult Retain(CUmemGenericAllocationHandle* handle, void* addr);
+CUresult Properties(CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle);
+CUresult Export(void* shareable, CUmemGenericAllocationHandle handle,
+                CUmemAllocationHandleType type, unsigned long long flags);
+CUresult Import(CUmemGenericAllocationHandle* handle, void* shareable,
+                CUmemAllocationHandleType type);
+
 }  // namespace gs_cuda::fake
