@@ -167,142 +167,8 @@ sc_exit() {
 }
 trap sc_exit EXIT
 
-# Helpers in the scratch folder: parse.py reads one service run, poll.py one status sample.
-cat >"$work/parse.py" <<'EOF'
-"""One llm_service.py run: OUT ERR RC T0 -> key=value lines for startup_churn.sh."""
-import json
-import re
-import sys
-
-out_path, err_path, rc, t0 = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
-res, window_start = None, None
-try:
-    with open(out_path, errors="replace") as f:
-        for line in f:
-            line = line.strip()
-            if line.startswith("window_start "):
-                try:
-                    window_start = float(line.split()[1])
-                except (IndexError, ValueError):
-                    pass
-            elif line.startswith("{"):
-                try:
-                    d = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(d, dict) and d.get("kind") == "service":
-                    res = d
-except OSError:
-    pass
-try:
-    with open(err_path, errors="replace") as f:
-        err = f.read()
-except OSError:
-    err = ""
-# llm_service.py's line after its second free-memory read (printed before --strict exits 3).
-m = re.search(r"weights ([\d.]+) GiB; free ([\d.]+) -> ([\d.]+) GiB of ([\d.]+) while profiling; "
-              r"peak ([\d.]+) GiB; KV pool (-?\d+) slots of (\d+) MiB", err)
-oom = re.search(r"out of memory|OutOfMemoryError|CUDA_ERROR_OUT_OF_MEMORY|cannot fit", err,
-                re.IGNORECASE) is not None
-keys = ("free_rose", "free_before_gib", "free_after_gib", "pool_gib", "told_total_gib",
-        "ttft_p99_ms", "weights_gib", "slots", "graphs", "pool_fits", "startup_s")
-v = {k: "-" for k in keys}
-fits = None
-if res is not None:
-    v.update(free_rose=str(bool(res.get("free_rose"))).lower(),
-             free_before_gib=res.get("free_before_gib", "-"),
-             free_after_gib=res.get("free_after_gib", "-"),
-             pool_gib=res.get("kv_pool_gib", "-"), told_total_gib=res.get("total_gib", "-"),
-             ttft_p99_ms=res.get("ttft_p99_ms", "-"), weights_gib=res.get("weights_gib", "-"),
-             slots=res.get("slots", "-"),
-             graphs=",".join(str(b) for b in res.get("graph_sizes", [])) or "-")
-    try:
-        fits = float(res["kv_pool_gib"]) <= float(res["free_after_gib"]) + 0.001
-    except (KeyError, TypeError, ValueError):
-        fits = None
-elif m is not None:
-    slots, mib = int(m.group(6)), int(m.group(7))
-    v.update(weights_gib=m.group(1), free_before_gib=m.group(2), free_after_gib=m.group(3),
-             told_total_gib=m.group(4), slots=str(slots), pool_gib=f"{slots * mib / 1024:.4f}")
-    # --strict exits 3 exactly when free memory rose; past that line it did not.
-    v["free_rose"] = "true" if rc == 3 else "false"
-elif rc == 3:
-    v["free_rose"] = "true"
-else:
-    v["free_rose"] = "unknown"
-if fits is not None:
-    v["pool_fits"] = str(fits).lower()
-if window_start is not None:
-    v["startup_s"] = f"{window_start - t0:.1f}"
-if rc == 3 or v["free_rose"] == "true":
-    result = "free_rose"
-elif rc == 0 and res is not None:
-    result = "ok" if fits else "pool_exceeds_free"
-elif oom:
-    result = "oom"
-elif rc in (124, 137):
-    result = "timeout"
-elif rc == 0:
-    result = "no_result"
-else:
-    result = f"exit{rc}"
-v["oom"] = str(oom).lower()
-v["result"] = result
-for k, x in v.items():
-    print(f"{k}={x}")
-EOF
-cat >"$work/poll.py" <<'EOF'
-"""One `gshare status --json` on stdin: appended to JSONL with "t"; peaks kept in PEAKS;
-prints `trip <why>` when the pinned host pools pass GUARD GiB or MemAvailable is below FLOOR."""
-import json
-import os
-import sys
-import time
-
-path, peaks, guard, floor = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-GIB = float(1 << 30)
-try:
-    st = json.load(sys.stdin)
-except ValueError:
-    print("ok")
-    sys.exit(0)
-st["t"] = time.time()
-with open(path, "a") as f:
-    f.write(json.dumps(st, separators=(",", ":")) + "\n")
-pinned = 0
-for j in st.get("jobs", []):
-    if j.get("state") in ("RUNNING", "SUSPENDED"):
-        pinned += (j.get("memory") or {}).get("host_bytes", 0) or 0
-hm = (st.get("daemon") or {}).get("host_memory") or {}
-swapped = (hm.get("swapped", 0) or 0) + (hm.get("staged", 0) or 0)
-exclusive = any(g.get("mode") == "exclusive" for g in st.get("gpus", []))
-avail = None
-try:
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemAvailable:"):
-                avail = int(line.split()[1]) * 1024 / GIB
-except (OSError, ValueError, IndexError):
-    pass
-old = [0.0, 0.0, 0, 0, float("inf")]
-try:
-    with open(peaks) as f:
-        w = f.read().split()
-    old = [float(w[0]), float(w[1]), int(w[2]), int(w[3]), float(w[4])]
-except (OSError, ValueError, IndexError):
-    pass
-new = [max(old[0], swapped / GIB), max(old[1], pinned / GIB), old[2] + int(exclusive), old[3] + 1,
-       min(old[4], avail if avail is not None else float("inf"))]
-with open(peaks + ".tmp", "w") as f:
-    f.write(" ".join(str(x) for x in new) + "\n")
-os.replace(peaks + ".tmp", peaks)
-if pinned / GIB > guard:
-    print(f"trip pinned host pools {pinned / GIB:.1f} GiB > {guard:g} GiB")
-elif avail is not None and avail < floor:
-    print(f"trip MemAvailable {avail:.1f} GiB < {floor:g} GiB")
-else:
-    print("ok")
-EOF
+# Helpers: startup_churn_parse.py reads one service run, startup_churn_poll.py one status sample.
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 {
   echo "# startup_churn.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) host=$(hostname) gshare=$gshare"
@@ -322,7 +188,7 @@ result_line() {
   local -A f=()
   while IFS='=' read -r k v; do
     [[ -n $k ]] && f[$k]=$v
-  done < <("$python" "$work/parse.py" "$o" "$e" "$rc" "$t0" 2>/dev/null)
+  done < <("$python" "$here/startup_churn_parse.py" "$o" "$e" "$rc" "$t0" 2>/dev/null)
   line="start=$label util=$u rc=$rc free_rose=${f[free_rose]:--}"
   for k in free_before_gib free_after_gib pool_gib told_total_gib; do line+=" $k=${f[$k]:--}"; done
   line+=" churn_jobs_running=$running ttft_p99_ms=${f[ttft_p99_ms]:--}"
@@ -425,7 +291,7 @@ guard_start() {
     trap 'exit 0' TERM
     tripped=""
     while :; do
-      verdict=$(status_json | "$python" "$work/poll.py" "$out/status.jsonl" "$work/peaks" \
+      verdict=$(status_json | "$python" "$here/startup_churn_poll.py" "$out/status.jsonl" "$work/peaks" \
         "$guard_gib" "$floor_gib" 2>/dev/null)
       if [[ -z $tripped && $verdict == trip* ]]; then
         tripped=1
