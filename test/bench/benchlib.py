@@ -251,7 +251,8 @@ def selftest():
     assert "started before job 3" in batch_order_problems(bad, [1, 2, 3, 4, 5, 6])[0]
     import memlib  # the memory benchmarks' parsers (test/bench/memlib.py)
     import phase_stats  # the service in turns beside trainings and alone (test/bench/phase_stats.py)
-    passed = 10 + memlib.selftest() + phase_stats.selftest()
+    import cpu_sampler  # the busiest threads and their CPUs (test/bench/cpu_sampler.py)
+    passed = 10 + memlib.selftest() + phase_stats.selftest() + cpu_sampler.selftest()
     print(f"benchlib selftest: {passed} passed, 0 failed")
     return 0
 

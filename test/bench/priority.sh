@@ -46,6 +46,8 @@
 #                   gshareN cases oversubscribe the GPU (the bareN ones are not limited)
 #   IDLE_RELEASE, EARLY_RELEASE, STAGGER, HOST_BUDGET, LOG_LEVEL   written to the daemon's
 #                   config when set
+#   SERVICE_CPUS, TRAIN_CPUS   CPU lists (taskset -c) the service's and the trainings'
+#                   interpreters run on (default: any CPU)
 # Output in $OUT/priority/<case>/: times.txt (epoch seconds of each event), service.{out,err},
 # latencies.txt (ms per request), detail.txt (per request: latency, wall, CPU and GPU ms,
 # prio_service.py --detail-out), train<K>.{out,err,log} (log: `step wall_time loss`),
@@ -74,8 +76,10 @@
 #                   rate while running ÷ before the window); `during` counts the stopped time too
 # Each case's folder also keeps gpu_samples.csv: the GPU's SM and memory clocks, power, GPU and
 # memory temperature, clock event reasons and SM and memory utilization every 250 ms while the
-# service runs, and gpu_apps.csv: the GPU's compute processes (pid, name, memory) every second
-# (nvidia-smi, read only).
+# service runs, gpu_apps.csv: the GPU's compute processes (pid, name, memory) every second
+# (nvidia-smi, read only), cpu_topology.txt (which CPUs share a core: lscpu -e) and
+# cpu_samples.txt (every 0.5 s, the busiest threads and the CPU each last ran on:
+# cpu_sampler.py), since a launch-bound service is as fast as the CPU its thread gets.
 # Cost (estimated): alone ~40 s, each bareN or gshareN ~60-90 s (start-ups ~15-25 s, MIN_STEPS,
 # the service's start-up and window, AFTER_SECONDS): ~6 min for the default CASES.
 # Exit: 0 when every case's service produced its result line, 1 otherwise, 2 on usage errors.
@@ -123,6 +127,12 @@ read -r -a train_env <<<"${TRAIN_ENV:-}"
 read -r -a service_env <<<"${SERVICE_ENV:-}"
 ((${#train_env[@]})) && train_env=(env "${train_env[@]}")
 ((${#service_env[@]})) && service_env=(env "${service_env[@]}")
+svc_pin=() train_pin=()
+for v in SERVICE_CPUS TRAIN_CPUS; do
+  [[ -z ${!v:-} || ${!v} =~ ^[0-9][0-9,-]*$ ]] || { say "$v must be a CPU list, not '${!v}'"; exit 2; }
+done
+[[ -n ${SERVICE_CPUS:-} ]] && svc_pin=(taskset -c "$SERVICE_CPUS")
+[[ -n ${TRAIN_CPUS:-} ]] && train_pin=(taskset -c "$TRAIN_CPUS")
 
 if [[ -n ${OUT:-} ]]; then
   mkdir -p "$OUT/$me" && res="$(cd "$OUT/$me" && pwd)" || exit 2
@@ -325,7 +335,7 @@ run_case() {
       [[ $mode == gshare ]] && name=(--name "train$k" --)
       echo "train${k}_start $(now)" >>"$times"
       job_start "train$k" "$d/train$k.out" "$train_tmo" "${tpre[@]}" "${name[@]}" \
-        "${train_env[@]}" "$python" "$bench/prio_train.py" --steps "$train_steps" --batch "$train_batch" \
+        "${train_env[@]}" "${train_pin[@]}" "$python" "$bench/prio_train.py" --steps "$train_steps" --batch "$train_batch" \
         --seed "$k" --log "$d/train$k.log"
     done
   }
@@ -356,10 +366,10 @@ run_case() {
 
   say "$c: service (${seconds} s, a request every ${period} ms)"
   echo "service_start $(now)" >>"$times"
-  local scmd=("$python" "$bench/prio_service.py" --period-ms "$period" --warmup "$warmup"
-    --batch "$service_batch")
-  [[ $service == llm ]] && scmd=("$python" "$bench/llm_service.py" --rate "${LLM_RATE:-4}"
-    --util "${LLM_UTIL:-0.5}" "${llm_args[@]}")
+  local scmd=("${svc_pin[@]}" "$python" "$bench/prio_service.py" --period-ms "$period"
+    --warmup "$warmup" --batch "$service_batch")
+  [[ $service == llm ]] && scmd=("${svc_pin[@]}" "$python" "$bench/llm_service.py"
+    --rate "${LLM_RATE:-4}" --util "${LLM_UTIL:-0.5}" "${llm_args[@]}")
   # SERVICE_ENV before `gshare run`: the job's environment is the one `gshare run` has.
   job_start service "$d/service.out" "$svc_tmo" "${service_env[@]}" "${spre[@]}" "${scmd[@]}" \
     --seconds "$seconds" --out "$d/latencies.txt" --detail-out "$d/detail.txt"
@@ -374,6 +384,9 @@ run_case() {
   timeout "$svc_tmo" nvidia-smi --query-compute-apps=timestamp,pid,process_name,used_memory \
     --format=csv,noheader,nounits -l 1 >"$d/gpu_apps.csv" 2>&1 &
   local apps_sampler=$!
+  lscpu -e >"$d/cpu_topology.txt" 2>&1
+  timeout "$svc_tmo" "$python" "$bench/cpu_sampler.py" --period 0.5 >"$d/cpu_samples.txt" 2>&1 &
+  local cpu_sampler=$!
   while kill -0 "$svc_pid" 2>/dev/null && ! grep -q '^window_start ' "$d/service.out"; do
     snooze 0.2
   done
@@ -398,8 +411,8 @@ run_case() {
   rc=$?
   echo "service_end $(now) $rc" >>"$times"
   job_forget "$svc_pid"
-  kill "$sampler" "$apps_sampler" 2>/dev/null
-  wait "$sampler" "$apps_sampler" 2>/dev/null
+  kill "$sampler" "$apps_sampler" "$cpu_sampler" 2>/dev/null
+  wait "$sampler" "$apps_sampler" "$cpu_sampler" 2>/dev/null
   if [[ -n $turns ]]; then
     kill -TERM "$turns" 2>/dev/null
     wait "$turns" 2>/dev/null
