@@ -23,9 +23,11 @@ Prints one line: `phases case=DIR phases=<shared>/<alone> shared_n alone_n share
 alone_p50 alone_p99 p99_ratio [tpot_shared_p50 tpot_shared_p99 tpot_alone_p50 tpot_alone_p99
 tpot_p99_ratio] [gpu_shared_p99 gpu_alone_p99 wait_shared_p99 wait_alone_p99] train_shared
 train_before kept per_phase_p99=<p99 of each phase, in order>`. The gpu_/wait_ fields come with
-prio_service.py's detail.txt: the requests' own GPU time (CUDA events around the forward pass)
-and their latency less it (waiting for the GPU or a CPU), ms: a tail in the first is the
-service's kernels slowed beside the trainings' on the GPU, one in the second is time it waited.
+prio_service.py's detail.txt: the span of the requests' forward pass (CUDA events around it)
+and their latency less it (waiting for the GPU or a CPU), ms. A tail in the first is the
+forward pass slowed: its kernels on the GPU, or, for a launch-bound service (whose span equals
+its thread's CPU time in detail.txt), the thread that launches them; one in the second is time
+it waited.
 Percentiles are nearest-rank. Exit 0; 1 when there are no phases or no requests."""
 import argparse
 import glob
