@@ -9,35 +9,17 @@
 #include <optional>
 #include <string>
 
+#include "time_test_util.h"
+
 namespace gshare::unit_begin_time {
 namespace {
 
 using std::chrono::milliseconds;
 
-// Sets TZ for one test and puts the old value back.
-class ScopedTz {
- public:
-  explicit ScopedTz(const char* tz) {
-    if (const char* old = getenv("TZ")) old_ = old;
-    setenv("TZ", tz, 1);
-    tzset();
-  }
-  ~ScopedTz() {
-    if (old_)
-      setenv("TZ", old_->c_str(), 1);
-    else
-      unsetenv("TZ");
-    tzset();
-  }
-
- private:
-  std::optional<std::string> old_;
-};
-
-// 2024-03-15 10:30:00 UTC, a Friday.
-constexpr double kNow = 1710498600;
-constexpr double kHour = 3600;
-constexpr double kDay = 86400;
+using unit_time::kDay;
+using unit_time::kHour;
+using unit_time::kNow;
+using unit_time::ScopedTz;
 
 double At(std::string_view text, double now = kNow) {
   Result<double> t = ParseBeginTime(text, now);

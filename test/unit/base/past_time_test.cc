@@ -8,33 +8,16 @@
 #include <string>
 
 #include "base/begin_time.h"
+#include "time_test_util.h"
 
 namespace gshare::unit_past_time {
 namespace {
 
-class ScopedTz {
- public:
-  explicit ScopedTz(const char* tz) {
-    if (const char* old = getenv("TZ")) old_ = old;
-    setenv("TZ", tz, 1);
-    tzset();
-  }
-  ~ScopedTz() {
-    if (old_)
-      setenv("TZ", old_->c_str(), 1);
-    else
-      unsetenv("TZ");
-    tzset();
-  }
+using unit_time::kDay;
+using unit_time::kHour;
+using unit_time::kNow;
+using unit_time::ScopedTz;
 
- private:
-  std::optional<std::string> old_;
-};
-
-// 2024-03-15 10:30:00 UTC, a Friday.
-constexpr double kNow = 1710498600;
-constexpr double kHour = 3600;
-constexpr double kDay = 86400;
 constexpr double kMidnight = kNow - 10.5 * kHour;
 
 double PastOrDie(const char* text, double now = kNow) {
