@@ -251,9 +251,10 @@ Status ApplyMps(const std::string& path, const toml::table& table, Config::Mps* 
       st = ReadCount(path, node, name, 1, 100, &m->batch_thread_percentage);
     } else if (key == "batch_cap") {
       st = ReadString(path, node, name, &m->batch_cap);
-      if (st.ok() && m->batch_cap != "never" && m->batch_cap != "beside_service" &&
-          m->batch_cap != "always") {
-        st = ValueError(path, node, name, "expected \"never\", \"beside_service\" or \"always\"");
+      if (st.ok() && m->batch_cap != "auto" && m->batch_cap != "never" &&
+          m->batch_cap != "beside_service" && m->batch_cap != "always") {
+        st = ValueError(path, node, name,
+                        "expected \"auto\", \"never\", \"beside_service\" or \"always\"");
       }
     } else {
       st = UnknownKey(path, key, "mps",

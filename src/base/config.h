@@ -166,10 +166,11 @@ struct Config {
     // The cap batch_cap holds a batch job to: that percentage of the GPU's threads
     // (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; 100: no cap), for the job's life.
     int batch_thread_percentage = 25;  // 1..100
-    // "never" (no cap: the shim's SM partition keeps SMs free for a busy service);
-    // "beside_service": a batch job that starts while a client above it runs on its GPU;
-    // "always": every batch client. policy/mps_choice.h (BatchCap) has the rule and why.
-    std::string batch_cap = "never";
+    // "auto": "never" where the driver has green contexts (CUDA >= 12.4), else
+    // "beside_service"; "never" (no cap: the shim's SM partition keeps SMs free for a busy
+    // service); "beside_service": a batch job that starts while a client above it runs on its
+    // GPU; "always": every batch client. policy/mps_choice.h (BatchCap) has the rule and why.
+    std::string batch_cap = "auto";
   };
   Scheduler scheduler;
   Metrics metrics;

@@ -36,21 +36,33 @@ using NvmlInit = int (*)();
 using NvmlGetCount = int (*)(unsigned*);
 using NvmlGetHandle = int (*)(unsigned, void**);
 using NvmlGetUuid = int (*)(void*, char*, unsigned);
+using NvmlGetCudaVersion = int (*)(int*);
 constexpr unsigned kNvmlUuidBuffer = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 
-std::optional<std::vector<std::string>> LoadNvmlUuids() {
+// What the daemon reads of NVML, once per process.
+struct NvmlFacts {
+  std::optional<std::vector<std::string>> uuids;
+  std::optional<int> cuda_driver_version;
+};
+
+NvmlFacts LoadNvmlFacts() {
+  NvmlFacts facts;
   void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) return std::nullopt;
+  if (lib == nullptr) return facts;
   auto init = reinterpret_cast<NvmlInit>(dlsym(lib, "nvmlInit_v2"));
   auto count = reinterpret_cast<NvmlGetCount>(dlsym(lib, "nvmlDeviceGetCount_v2"));
   auto handle = reinterpret_cast<NvmlGetHandle>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
   auto uuid = reinterpret_cast<NvmlGetUuid>(dlsym(lib, "nvmlDeviceGetUUID"));
   auto shutdown = reinterpret_cast<NvmlInit>(dlsym(lib, "nvmlShutdown"));
+  auto cuda = reinterpret_cast<NvmlGetCudaVersion>(dlsym(lib, "nvmlSystemGetCudaDriverVersion_v2"));
   unsigned n = 0;
   if (init == nullptr || count == nullptr || handle == nullptr || uuid == nullptr || init() != 0) {
-    return std::nullopt;  // the library stays loaded: unloading NVML is not worth the risk
+    return facts;  // the library stays loaded: unloading NVML is not worth the risk
   }
-  std::optional<std::vector<std::string>> out;
+  if (int version = 0; cuda != nullptr && cuda(&version) == 0 && version > 0) {
+    facts.cuda_driver_version = version;
+  }
+  std::optional<std::vector<std::string>>& out = facts.uuids;
   if (count(&n) == 0) {
     out.emplace();
     for (unsigned i = 0; i < n; ++i) {
@@ -64,7 +76,12 @@ std::optional<std::vector<std::string>> LoadNvmlUuids() {
     }
   }
   if (shutdown != nullptr) shutdown();
-  return out;
+  return facts;
+}
+
+const NvmlFacts& LoadedNvmlFacts() {
+  static const NvmlFacts facts = LoadNvmlFacts();
+  return facts;
 }
 
 bool SameUuid(const std::string& a, const std::string& b) {
@@ -80,10 +97,9 @@ bool SameUuid(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-const std::optional<std::vector<std::string>>& NvmlGpuUuids() {
-  static const std::optional<std::vector<std::string>> uuids = LoadNvmlUuids();
-  return uuids;
-}
+const std::optional<std::vector<std::string>>& NvmlGpuUuids() { return LoadedNvmlFacts().uuids; }
+
+std::optional<int> NvmlCudaDriverVersion() { return LoadedNvmlFacts().cuda_driver_version; }
 
 bool IsGpuUuidForm(const std::string& spec) {
   static const int kGroups[] = {8, 4, 4, 4, 12};

@@ -19,6 +19,11 @@ int CountGpus(int configured);
 // dlopen("libnvidia-ml.so.1"); nullopt when NVML does not load or answer (no driver, CI).
 const std::optional<std::vector<std::string>>& NvmlGpuUuids();
 
+// The CUDA version the driver supports, as NVML gives it (nvmlSystemGetCudaDriverVersion_v2:
+// 1000 * major + 10 * minor, e.g. 12040 for 12.4), read with NvmlGpuUuids' load; nullopt when
+// NVML does not load or answer.
+std::optional<int> NvmlCudaDriverVersion();
+
 // Whether `spec` has the form of a GPU UUID: "GPU-" then 8-4-4-4-12 hex digits.
 bool IsGpuUuidForm(const std::string& spec);
 

@@ -53,21 +53,36 @@ struct MpsGpu {
 // training that started beside a service, capped at 25 %, ran 5.5 steps/s after the service had
 // ended, against ~15 uncapped.
 enum class BatchCap {
-  kNever,          // "never" (the default): no cap; the SM partition protects the service
+  kAuto,           // "auto" (the default): kNever where the driver has green contexts, else
+                   // kBesideService (ResolveBatchCap)
+  kNever,          // "never": no cap; the SM partition protects the service
   kBesideService,  // "beside_service": a batch job that starts while a client above batch
-                   // priority (a service) runs on its GPU (for drivers without green contexts)
+                   // priority (a service) runs on its GPU
   kAlways,         // "always": every batch client (a GPU kept for a service that may come)
 };
 
 // The value of [mps] batch_cap named `name`; nullopt for any other string.
 std::optional<BatchCap> ParseBatchCap(std::string_view name);
 
+// Green contexts, which the SM partition is made of, came with the CUDA 12.4 driver API (CUDA
+// driver API, "Green Contexts"); NVML's nvmlSystemGetCudaDriverVersion spells it 12040.
+inline constexpr int kGreenContextsCudaVersion = 12040;
+
+// The cap `configured` means on a driver of CUDA version `cuda_driver_version` (NVML's form;
+// nullopt: unknown, no NVML): kAuto is kBesideService on a known driver older than
+// kGreenContextsCudaVersion (no partition can be made: R535's CUDA 12.2, say), kNever
+// otherwise; the others are themselves. Pure.
+BatchCap ResolveBatchCap(BatchCap configured, std::optional<int> cuda_driver_version);
+
+// The name ParseBatchCap reads for `cap`.
+std::string_view BatchCapName(BatchCap cap);
+
 // A batch job (priority <= batch_max_priority) is a below-normal client (client priority
 // orders the blocks waiting for SMs, not those already on them), capped as `cap` says.
 struct MpsSettings {
   int batch_max_priority = 0;
   int batch_thread_percentage = 25;
-  BatchCap cap = BatchCap::kNever;
+  BatchCap cap = BatchCap::kNever;  // resolved (ResolveBatchCap): never kAuto here
 };
 
 struct MpsChoice {

@@ -12,7 +12,8 @@ import subprocess
 import tempfile
 import unittest
 
-from gshare_e2e import FAKE_APP, HERE, TestCase, fake_app_of, proc_alive
+from gshare_e2e import (FAKE_APP, FAKECUDA_DIR, FAKENVML_DIR, HERE, TestCase, fake_app_of,
+                        proc_alive)
 from system_case import SystemDaemonCase
 
 FAKE_MPS = os.path.abspath(os.path.join(HERE, "..", "fake_mps", "nvidia-cuda-mps-control"))
@@ -66,6 +67,26 @@ class MpsBackendTest(TestCase):
         with open(h.daemon_log) as f:
             self.assertRegex(f.read(), r"job \d+: MPS client on GPU 0 \(below normal priority, "
                              r"30 % of the threads\)")
+
+    def test_auto_caps_a_batch_job_beside_a_service_only_without_green_contexts(self):
+        for cuda, capped in (("12020", True), ("12040", False)):
+            h = self.mps_harness(batch_thread_percentage=30)
+            h.env["LD_LIBRARY_PATH"] = FAKECUDA_DIR + ":" + FAKENVML_DIR
+            h.env["FAKE_NVML_CUDA_VERSION"] = cuda
+            h.start_daemon()
+            running = h.start_run(["sleep", "30"], ["-p", "10", "-q"], name="service")
+            h.wait_for(lambda: len(h.status()["daemon"]["mps"]["gpus"][0]["clients"]) >= 1, 30,
+                       "the service is a client")
+            beside = self.run_env(h)
+            running.kill()
+            self.assertEqual(beside.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"),
+                             "30" if capped else None, (cuda, beside))
+            with open(h.daemon_log) as f:
+                log = f.read()
+            want = ("MPS: batch_cap beside_service (auto, CUDA 12.2 driver)" if capped else
+                    "MPS: batch_cap never (auto, CUDA 12.4 driver): no batch job is capped")
+            self.assertIn(want, log)
+            self.assertEqual(h.gshare("daemon", "stop").returncode, 0)
 
     def test_jobs_are_clients_of_the_daemons_server(self):
         h = self.mps_harness(batch_thread_percentage=30)
@@ -195,7 +216,7 @@ class MpsBackendTest(TestCase):
         h = self.mps_harness(batch_cap="sometimes")
         r = h.gshare("daemon")
         h.assert_error_line(r, 1, "mps.batch_cap")
-        self.assertIn('expected "never", "beside_service" or "always"', r.stderr)
+        self.assertIn('expected "auto", "never", "beside_service" or "always"', r.stderr)
 
     def run_pair(self, sm_pct=None, high_env=None, high_args=(), high_n=12, low_n=400):
         """The lanes test's pair (test_priority_lanes.py): a service of `high_n` 20 ms requests

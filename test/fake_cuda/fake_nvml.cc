@@ -121,6 +121,13 @@ int nvmlInit_v2() noexcept {
 
 int nvmlInit() noexcept { return nvmlInit_v2(); }
 
+// The CUDA version the fake driver supports: FAKE_NVML_CUDA_VERSION (default 13000, 13.0).
+int nvmlSystemGetCudaDriverVersion_v2(int* version) noexcept {
+  if (version == nullptr) return fake::kInvalidArgument;
+  *version = static_cast<int>(fake::EnvNumber("FAKE_NVML_CUDA_VERSION", 13000));
+  return fake::kSuccess;
+}
+
 int nvmlShutdown() noexcept {
   int n = fake::g_inits.load();
   do {

@@ -196,6 +196,22 @@ void MpsServers::Start(const std::vector<std::string>& gpus) {
     }
     servers_.push_back(std::move(s));
   }
+  if (AnyUp()) {
+    const std::string driver =
+        options_.cuda_driver_version
+            ? fmt::format("CUDA {}.{} driver", *options_.cuda_driver_version / 1000,
+                          *options_.cuda_driver_version % 1000 / 10)
+            : std::string("driver's CUDA version unknown");
+    spdlog::info(
+        "MPS: batch_cap {} ({}, {}): {}", BatchCapName(batch_cap_), options_.config.batch_cap,
+        driver,
+        batch_cap_ == BatchCap::kNever
+            ? "no batch job is capped"
+            : fmt::format(
+                  "batch jobs are held to {} % of the threads {}",
+                  options_.config.batch_thread_percentage,
+                  batch_cap_ == BatchCap::kAlways ? "always" : "when they start beside a service"));
+  }
 }
 
 void MpsServers::StopOne(Server& s) {
@@ -335,10 +351,10 @@ MpsServers::Env MpsServers::EnvFor(const JobRecord& r, const std::string& slot,
       if (client.priority > options_.config.batch_max_priority) gpu.above_batch_client = true;
     }
   }
-  const MpsChoice choice = ChooseMps(
-      MpsJob{r.uid, r.priority, r.gpus, r.memory, r.kind, r.mps_isolation}, gpu,
-      MpsSettings{options_.config.batch_max_priority, options_.config.batch_thread_percentage,
-                  ParseBatchCap(options_.config.batch_cap).value_or(BatchCap::kNever)});
+  const MpsChoice choice =
+      ChooseMps(MpsJob{r.uid, r.priority, r.gpus, r.memory, r.kind, r.mps_isolation}, gpu,
+                MpsSettings{options_.config.batch_max_priority,
+                            options_.config.batch_thread_percentage, batch_cap_});
   if (!choice.client) {
     spdlog::info("job {}: outside MPS ({})", r.id, choice.why_not);
     if (why_not != nullptr) *why_not = choice.why_not;

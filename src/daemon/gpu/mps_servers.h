@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,7 @@
 
 #include "base/config.h"
 #include "model/job_record.h"
+#include "policy/mps_choice.h"
 
 namespace gshare {
 
@@ -45,12 +47,19 @@ class MpsServers {
     std::string self_exe;
     std::string lock_path;
     std::function<pid_t(int64_t)> runner_of;
+    // The driver's CUDA version (NvmlCudaDriverVersion); resolves [mps] batch_cap = "auto"
+    // (ResolveBatchCap). nullopt: unknown.
+    std::optional<int> cuda_driver_version;
   };
   using Env = std::vector<std::pair<std::string, std::string>>;
 
   // `live(job)`: whether job `job` is still running (its clients may still use the server).
   MpsServers(Options options, std::function<bool(int64_t)> live)
-      : options_(std::move(options)), live_(std::move(live)) {}
+      : options_(std::move(options)),
+        live_(std::move(live)),
+        batch_cap_(
+            ResolveBatchCap(ParseBatchCap(options_.config.batch_cap).value_or(BatchCap::kAuto),
+                            options_.cuda_driver_version)) {}
   MpsServers(const MpsServers&) = delete;
   MpsServers& operator=(const MpsServers&) = delete;
   ~MpsServers() { Stop(); }
@@ -100,6 +109,7 @@ class MpsServers {
   Options options_;
   std::function<bool(int64_t)> live_;
   std::string program_;  // the control program found; "" when none
+  BatchCap batch_cap_;   // [mps] batch_cap, resolved for this machine's driver
   std::vector<Server> servers_;
 };
 

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "base/clock.h"
+#include "base/gpu_inventory.h"
 #include "daemon/checkpoint/checkpoint_engine.h"
 #include "daemon/checkpoint/checkpoint_helper.h"
 #include "daemon/gpu/gpu_gate.h"
@@ -90,7 +91,8 @@ class DaemonParts final : private CheckpointEngine::Host,
                                      .system = options.system,
                                      .self_exe = options.self_exe,
                                      .lock_path = options.lock_path,
-                                     .runner_of = [this](int64_t id) { return RunnerOf(id); }},
+                                     .runner_of = [this](int64_t id) { return RunnerOf(id); },
+                                     .cuda_driver_version = NvmlCudaDriverVersion()},
                  [this](int64_t id) { return table.Running(id) != nullptr; }};
   JobPlacement placement{JobPlacement::Options{[this] { return gpu_count; }, GpuUuidOf,
                                                [this](const JobRecord& r, const std::string& gpu) {

@@ -42,7 +42,23 @@ TEST_CASE("mps choice: batch_cap beside_service caps a batch job that starts bes
   CHECK(ChooseMps(Job(1000, 1), kUp, always).active_thread_percentage == 100);  // not batch
 }
 
+TEST_CASE("mps choice: batch_cap auto caps only where the driver has no green contexts") {
+  CHECK(ResolveBatchCap(BatchCap::kAuto, 13000) == BatchCap::kNever);
+  CHECK(ResolveBatchCap(BatchCap::kAuto, kGreenContextsCudaVersion) == BatchCap::kNever);
+  CHECK(ResolveBatchCap(BatchCap::kAuto, 12020) == BatchCap::kBesideService);  // R535
+  CHECK(ResolveBatchCap(BatchCap::kAuto, std::nullopt) == BatchCap::kNever);   // no NVML
+  for (BatchCap cap : {BatchCap::kNever, BatchCap::kBesideService, BatchCap::kAlways}) {
+    CHECK(ResolveBatchCap(cap, 12020) == cap);
+    CHECK(ResolveBatchCap(cap, 13000) == cap);
+  }
+}
+
 TEST_CASE("mps choice: batch_cap's names") {
+  for (BatchCap cap :
+       {BatchCap::kAuto, BatchCap::kNever, BatchCap::kBesideService, BatchCap::kAlways}) {
+    CHECK(ParseBatchCap(BatchCapName(cap)) == cap);
+  }
+  CHECK(ParseBatchCap("auto") == BatchCap::kAuto);
   CHECK(ParseBatchCap("never") == BatchCap::kNever);
   CHECK(ParseBatchCap("beside_service") == BatchCap::kBesideService);
   CHECK(ParseBatchCap("always") == BatchCap::kAlways);

@@ -9,7 +9,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <set>
+#include <utility>
 
 #include "base/process_identity.h"
 #include "temp_dir.h"
@@ -34,13 +36,14 @@ JobRecord Job(int64_t id, uint32_t uid, int priority = 0) {
   return r;
 }
 
-// batch_cap: [mps] batch_cap; nullptr keeps Config's default.
-MpsServers::Options Opts(const TempDir& dir, int thread_pct = 100,
-                         const char* batch_cap = nullptr) {
+// batch_cap: [mps] batch_cap; nullptr keeps Config's default. cuda: the driver's CUDA version.
+MpsServers::Options Opts(const TempDir& dir, int thread_pct = 100, const char* batch_cap = nullptr,
+                         std::optional<int> cuda = 13000) {
   MpsServers::Options o;
   o.config.control = GSHARE_FAKE_MPS_CONTROL;
   o.config.batch_thread_percentage = thread_pct;
   if (batch_cap != nullptr) o.config.batch_cap = batch_cap;
+  o.cuda_driver_version = cuda;
   o.dir = dir.File("mps");
   o.timeout = std::chrono::milliseconds(5000);
   return o;
@@ -99,18 +102,24 @@ TEST_CASE("mps servers: one control daemon per GPU, each client pointed at its o
   CHECK(mps.EnvFor(Job(6, 1000), "0").empty());  // stopped: outside MPS
 }
 
-TEST_CASE("mps servers: by default a batch job beside a service is not capped") {
-  TempDir dir;
-  std::set<int64_t> live{1};
-  MpsServers mps(Opts(dir, 25), [&live](int64_t id) { return live.count(id) != 0; });
-  mps.Start({"GPU-aaaa"});
-  REQUIRE(mps.AnyUp());
-  CHECK(Get(mps.EnvFor(Job(1, 1000, 10), "0"), "CUDA_MPS_CLIENT_PRIORITY") == "0");
-  const MpsServers::Env batch = mps.EnvFor(Job(2, 1000, 0), "0");
-  CHECK(Get(batch, "CUDA_MPS_CLIENT_PRIORITY") == "1");
-  CHECK(Get(batch, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "<unset>");
-  live.clear();
-  mps.Stop();
+TEST_CASE("mps servers: by default a batch job beside a service is capped only on an old driver") {
+  // The driver's CUDA version -> the batch job's cap beside a service, batch_cap left default.
+  const std::pair<std::optional<int>, const char*> cases[] = {
+      {13000, "<unset>"}, {std::nullopt, "<unset>"}, {12020, "25"}};
+  for (const auto& [cuda, want] : cases) {
+    TempDir dir;
+    std::set<int64_t> live{1};
+    MpsServers mps(Opts(dir, 25, nullptr, cuda),
+                   [&live](int64_t id) { return live.count(id) != 0; });
+    mps.Start({"GPU-aaaa"});
+    REQUIRE(mps.AnyUp());
+    CHECK(Get(mps.EnvFor(Job(1, 1000, 10), "0"), "CUDA_MPS_CLIENT_PRIORITY") == "0");
+    const MpsServers::Env batch = mps.EnvFor(Job(2, 1000, 0), "0");
+    CHECK(Get(batch, "CUDA_MPS_CLIENT_PRIORITY") == "1");
+    CHECK(Get(batch, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == want);
+    live.clear();
+    mps.Stop();
+  }
 }
 
 TEST_CASE("mps servers: a GPU's server serves one user until that user's jobs have ended") {
