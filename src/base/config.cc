@@ -10,6 +10,7 @@
 
 #include <toml++/toml.h>
 
+#include "base/batch_cap.h"
 #include "base/byte_size.h"
 #include "base/duration.h"
 #include "base/listen_address.h"
@@ -251,8 +252,7 @@ Status ApplyMps(const std::string& path, const toml::table& table, Config::Mps* 
       st = ReadCount(path, node, name, 1, 100, &m->batch_thread_percentage);
     } else if (key == "batch_cap") {
       st = ReadString(path, node, name, &m->batch_cap);
-      if (st.ok() && m->batch_cap != "auto" && m->batch_cap != "never" &&
-          m->batch_cap != "beside_service" && m->batch_cap != "always") {
+      if (st.ok() && !ParseBatchCap(m->batch_cap)) {
         st = ValueError(path, node, name,
                         "expected \"auto\", \"never\", \"beside_service\" or \"always\"");
       }

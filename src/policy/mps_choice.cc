@@ -2,30 +2,12 @@
 
 namespace gshare {
 
-std::optional<BatchCap> ParseBatchCap(std::string_view name) {
-  if (name == "auto") return BatchCap::kAuto;
-  if (name == "never") return BatchCap::kNever;
-  if (name == "beside_service") return BatchCap::kBesideService;
-  if (name == "always") return BatchCap::kAlways;
-  return std::nullopt;
-}
-
 BatchCap ResolveBatchCap(BatchCap configured, std::optional<int> cuda_driver_version) {
   if (configured != BatchCap::kAuto) return configured;
   if (cuda_driver_version && *cuda_driver_version < kGreenContextsCudaVersion) {
     return BatchCap::kBesideService;
   }
   return BatchCap::kNever;
-}
-
-std::string_view BatchCapName(BatchCap cap) {
-  switch (cap) {
-    case BatchCap::kAuto: return "auto";
-    case BatchCap::kNever: return "never";
-    case BatchCap::kBesideService: return "beside_service";
-    case BatchCap::kAlways: return "always";
-  }
-  return "never";
 }
 
 MpsChoice ChooseMps(const MpsJob& job, const MpsGpu& gpu, const MpsSettings& settings) {

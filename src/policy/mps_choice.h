@@ -22,8 +22,8 @@
 
 #include <optional>
 #include <string>
-#include <string_view>
 
+#include "base/batch_cap.h"
 #include "model/job_record.h"
 
 namespace gshare {
@@ -51,18 +51,7 @@ struct MpsGpu {
 // driver refused the split, CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, on an H200 with a 25 %
 // cap). Measured there (docs/benchmarks.md, "The batch cap against the SM partition"): a
 // training that started beside a service, capped at 25 %, ran 5.5 steps/s after the service had
-// ended, against ~15 uncapped.
-enum class BatchCap {
-  kAuto,           // "auto" (the default): kNever where the driver has green contexts, else
-                   // kBesideService (ResolveBatchCap)
-  kNever,          // "never": no cap; the SM partition protects the service
-  kBesideService,  // "beside_service": a batch job that starts while a client above batch
-                   // priority (a service) runs on its GPU
-  kAlways,         // "always": every batch client (a GPU kept for a service that may come)
-};
-
-// The value of [mps] batch_cap named `name`; nullopt for any other string.
-std::optional<BatchCap> ParseBatchCap(std::string_view name);
+// ended, against ~15 uncapped. The values and their names: base/batch_cap.h.
 
 // Green contexts, which the SM partition is made of, came with the CUDA 12.4 driver API (CUDA
 // driver API, "Green Contexts"); NVML's nvmlSystemGetCudaDriverVersion spells it 12040.
@@ -73,9 +62,6 @@ inline constexpr int kGreenContextsCudaVersion = 12040;
 // kGreenContextsCudaVersion (no partition can be made: R535's CUDA 12.2, say), kNever
 // otherwise; the others are themselves. Pure.
 BatchCap ResolveBatchCap(BatchCap configured, std::optional<int> cuda_driver_version);
-
-// The name ParseBatchCap reads for `cap`.
-std::string_view BatchCapName(BatchCap cap);
 
 // A batch job (priority <= batch_max_priority) is a below-normal client (client priority
 // orders the blocks waiting for SMs, not those already on them), capped as `cap` says.
