@@ -209,6 +209,7 @@ import json, os, sys
 
 sys.path.insert(0, os.environ["BENCH_DIR"])
 from phase_stats import rate_before  # noqa: E402  (this folder's: the trainings' rate before)
+from prio_service import nearest_rank  # noqa: E402  (this folder's percentile)
 
 case, d, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 svc, marks = None, {}
@@ -277,8 +278,7 @@ if len(sys.argv) > 4 and n > 0:  # trainings that arrived after the service: the
         except (OSError, ValueError):
             lat = []
         def p99_of(vals):
-            vals = sorted(vals)
-            return vals[max(0, -(-99 * len(vals) // 100) - 1)] if vals else None
+            return nearest_rank(sorted(vals), 99) if vals else None
         beside = [v for i, v in enumerate(lat) if ws + i * period_s >= log[0][1]]
         before = [v for i, v in enumerate(lat) if ws + i * period_s < float(sys.argv[4])]
         extra += (f" p99_before={fmt(p99_of(before))} n_before={len(before)}"
@@ -294,7 +294,7 @@ if len(sys.argv) > 4 and n > 0:  # trainings that arrived after the service: the
     except (OSError, ValueError):
         after = []
     after.sort()
-    p99 = after[max(0, -(-99 * len(after) // 100) - 1)] if after else None
+    p99 = nearest_rank(after, 99) if after else None
     extra += f" p99_after_arrival={fmt(p99)} n_after_arrival={len(after)}"
 print(f"case={case} p50={fmt(svc and svc['p50_ms'])} p99={fmt(svc and svc['p99_ms'])} "
       f"train_steps_per_s_during={fmt(during)} train_steps_per_s_outside={fmt(outside)}{extra}")
