@@ -5,8 +5,14 @@ slows it without taking its time (its CPU time stays its wall time).
 
   cpu_sampler.py [--period S] [--top N]
 
-Prints, per sample, `t <epoch seconds>` and then up to N lines `<tid> <cpu> <busy %> <comm>`:
-the threads that ran during the period, busiest first; <cpu> is the CPU each last ran on
+Prints, per sample, `t <epoch seconds>`, then `steal <cpu>:<%> ...`: the CPUs whose steal time
+(/proc/stat, the 8th value of each `cpuN` line: time the hypervisor ran something else while this
+virtual CPU wanted to run) was above zero over the period (`steal -` when none), then
+`probe <µs> <cpu>`: the wall time of a fixed piece of work (PROBE_LOOPS iterations of a Python
+loop) done by this sampler once per sample, and the CPU it ended on, so that a host that runs
+every thread slower, which steal time does not show (e.g. another guest on the same physical
+core), is seen as a longer probe; then up to N lines `<tid> <cpu> <busy %> <comm>`: the threads
+that ran during the period, busiest first; <cpu> is the CPU each last ran on
 (/proc/<pid>/task/<tid>/stat field 39), <busy %> its user + system time over the period
 (fields 14 and 15, in clock ticks). Reads /proc only; any user. Exit 0 on SIGTERM or SIGINT."""
 import argparse
@@ -36,6 +42,40 @@ def threads():
     return out
 
 
+PROBE_LOOPS = 20000
+
+
+def steal_ticks():
+    """{cpu: steal ticks} from /proc/stat's per-CPU lines (proc(5): user nice system idle iowait
+    irq softirq steal ...); {} where the kernel does not report steal."""
+    out = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            parts = line.split()
+            if parts and parts[0].startswith("cpu") and parts[0] != "cpu" and len(parts) > 8:
+                out[int(parts[0][3:])] = int(parts[8])
+    return out
+
+
+def steal_line(before, after, seconds, hz):
+    """`steal <cpu>:<%> ...` of the CPUs whose steal ticks grew between two steal_ticks() reads
+    `seconds` apart, or `steal -`."""
+    grew = [f"{c}:{100.0 * (after[c] - before.get(c, after[c])) / hz / seconds:.0f}"
+            for c in sorted(after) if after[c] > before.get(c, after[c])]
+    return "steal " + (" ".join(grew) if grew else "-")
+
+
+def probe():
+    """(µs, cpu): the wall time of PROBE_LOOPS additions in this thread and the CPU it ended on."""
+    t = time.perf_counter()
+    acc = 0
+    for i in range(PROBE_LOOPS):
+        acc += i
+    took = (time.perf_counter() - t) * 1e6
+    with open("/proc/thread-self/stat") as f:
+        return took, parse_stat(f.read())[1]
+
+
 def parse_stat(stat):
     """(user + system ticks, last CPU, comm) of one /proc/<pid>/task/<tid>/stat line (proc(5)).
     comm is in parentheses and may hold spaces and parentheses; the fields after it are plain."""
@@ -57,7 +97,11 @@ def selftest():
         pass
     after = threads()
     assert after[pid][0] > before[pid][0], (before[pid], after[pid])
-    return 2
+    assert steal_line({0: 10, 1: 5}, {0: 60, 1: 5}, 1.0, 100) == "steal 0:50", "one CPU stole"
+    assert steal_line({0: 10}, {0: 10}, 1.0, 100) == "steal -", "none stole"
+    assert steal_line({}, {3: 7}, 0.5, 100) == "steal -", "a CPU first seen has no period"
+    assert isinstance(steal_ticks(), dict) and probe()[0] > 0
+    return 4
 
 
 def main():
@@ -67,22 +111,24 @@ def main():
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     hz = os.sysconf("SC_CLK_TCK")
-    before, t0 = threads(), time.time()
+    before, t0, stolen = threads(), time.time(), steal_ticks()
     try:
         while True:
             time.sleep(args.period)
-            now, t1 = threads(), time.time()
+            now, t1, stolen_now = threads(), time.time(), steal_ticks()
+            took, on = probe()
             busy = []
             for tid, (ticks, cpu, comm) in now.items():
                 d = ticks - before.get(tid, (ticks, 0, ""))[0]
                 if d > 0:
                     busy.append((d, tid, cpu, comm))
             busy.sort(reverse=True)
-            lines = [f"t {t1:.3f}"]
+            lines = [f"t {t1:.3f}", steal_line(stolen, stolen_now, t1 - t0, hz),
+                     f"probe {took:.0f} {on}"]
             lines += [f"{tid} {cpu} {100.0 * d / hz / (t1 - t0):.0f} {comm}"
                       for d, tid, cpu, comm in busy[:args.top]]
             print("\n".join(lines), flush=True)
-            before, t0 = now, t1
+            before, t0, stolen = now, t1, stolen_now
     except KeyboardInterrupt:
         pass
     return 0

@@ -48,6 +48,7 @@
 #                   config when set
 #   SERVICE_CPUS, TRAIN_CPUS   CPU lists (taskset -c) the service's and the trainings'
 #                   interpreters run on (default: any CPU)
+#   TRAIN_NICE      the trainings' nice value (nice -n; default: not changed)
 # Output in $OUT/priority/<case>/: times.txt (epoch seconds of each event), service.{out,err},
 # latencies.txt (ms per request), detail.txt (per request: latency, wall, CPU and GPU ms,
 # prio_service.py --detail-out), train<K>.{out,err,log} (log: `step wall_time loss`),
@@ -133,6 +134,8 @@ for v in SERVICE_CPUS TRAIN_CPUS; do
 done
 [[ -n ${SERVICE_CPUS:-} ]] && svc_pin=(taskset -c "$SERVICE_CPUS")
 [[ -n ${TRAIN_CPUS:-} ]] && train_pin=(taskset -c "$TRAIN_CPUS")
+[[ -z ${TRAIN_NICE:-} || ${TRAIN_NICE} =~ ^-?[0-9]+$ ]] || { say "TRAIN_NICE must be a number, not '$TRAIN_NICE'"; exit 2; }
+[[ -n ${TRAIN_NICE:-} ]] && train_pin=(nice -n "$TRAIN_NICE" "${train_pin[@]}")
 
 if [[ -n ${OUT:-} ]]; then
   mkdir -p "$OUT/$me" && res="$(cd "$OUT/$me" && pwd)" || exit 2
@@ -143,7 +146,7 @@ fi
   echo "# priority.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) host=$(hostname) gshare=$gshare"
   echo "# gpu: $(gpu_line)"
   echo "# cases=$cases service_seconds=$seconds period_ms=$period warmup=$warmup service_batch=$service_batch train_steps=$train_steps train_batch=$train_batch min_steps=$min_steps after_s=$after"
-  echo "# train_env=${TRAIN_ENV:-} service_env=${SERVICE_ENV:-}"
+  echo "# train_env=${TRAIN_ENV:-} service_env=${SERVICE_ENV:-} service_cpus=${SERVICE_CPUS:-any} train_cpus=${TRAIN_CPUS:-any} train_nice=${TRAIN_NICE:-unchanged}"
   echo "# service=$service llm_rate=${LLM_RATE:-4} llm_util=${LLM_UTIL:-0.5} llm_args=${LLM_ARGS:-} arrive_after=${arrive_after:-none}"
   echo "# daemon: sharing=$SHARING engine=${ENGINE:-none} quantum=$quantum gpu_limit=${GPU_LIMIT:-none} idle_release=${IDLE_RELEASE:-default} early_release=${EARLY_RELEASE:-default} stagger=${STAGGER:-default}"
 } >"$res/summary.txt"
