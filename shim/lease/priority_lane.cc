@@ -206,7 +206,9 @@ void WaitForHigher(int device) {
   };
   for (int spins = 0;; ++spins) {
     uint32_t seq = slot->idle_seq.load(std::memory_order_acquire);
-    if (!HigherBusy(device)) break;
+    // A client waits only while a seat it yields to is behind or outside MPS: once that mark
+    // clears (the backlog's cap, BacklogWatch::kMaxBehindNs) it runs beside again.
+    if (!HigherBusy(device) || ConcurrentOn(device)) break;
     if (spins < 256) {  // ~10-40 µs: a higher job's gap between two of its submissions
       CpuRelax();
       continue;

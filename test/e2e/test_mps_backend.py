@@ -291,24 +291,60 @@ class MpsBackendTest(TestCase):
         self.assertEqual([o.name for o in lo if "@" in o.name], [], "kernels went narrow")
 
     def test_a_client_waits_for_the_gaps_of_a_service_that_fell_behind(self):
-        # Eight requests 60 ms apart, then twenty-eight back to back: the service's arrivals
+        # Eight requests 60 ms apart, then sixty-two back to back: the service's arrivals
         # outran it. The client runs beside it, then, once the service is behind (no real gap
-        # for three of its usual 80 ms periods: by kernel 20 here), waits for its gaps.
+        # for three of its usual 80 ms periods), waits for its gaps; a backlog longer than the
+        # rule's cap (0.5 s) is the service's new pace, and the client runs beside it again.
         census_dir = tempfile.mkdtemp(prefix="gshare-census-")
         self.addCleanup(shutil.rmtree, census_dir, True)
         census = os.path.join(census_dir, "census")
-        h, hi, lo = self.run_pair(high_args=["--backlog-after", 8], high_n=36, low_n=1200,
+        h, hi, lo = self.run_pair(high_args=["--backlog-after", 8], high_n=70, low_n=1500,
                                   high_env={"GSHARE_CENSUS": census})
-        self.assertEqual(len(hi), 36)
+        self.assertEqual(len(hi), 70)
         counts = [_read(os.path.join(census_dir, f)) for f in os.listdir(census_dir)]
         self.assertTrue(any(re.search(r"^#behind [1-9]", c, re.M) for c in counts), counts)
         inside = [sum(1 for o in lo if k.start < o.start < k.end) for k in hi]
         self.assertGreaterEqual(sum(1 for n in inside[1:8] if n >= 5), 4,
                                 "the client did not run beside the service: %s" % inside)
         self.assertTrue(lo[-1].end > hi[-1].end, "the batch job ended before the backlog")
-        self.assertLessEqual(max(inside[23:]), 3,
-                             "the client ran beside a service that fell behind: %s" % inside)
+        due, released = behind_kernels(hi, paced=8)
+        self.assertGreaterEqual(len(due), 8, "the service never went three periods without a "
+                                "real gap (kernels due to be behind: %s)" % due)
+        self.assertLessEqual(max(inside[k] for k in due), 3,
+                             "the client ran beside a service that fell behind: %s" % [
+                                 (k, inside[k]) for k in due])
+        self.assertGreaterEqual(len(released), 6, "no kernel after the backlog's cap: %s" % inside)
+        self.assertGreaterEqual(sum(1 for k in released if inside[k] >= 5), len(released) // 2,
+                                "the client still waited after the backlog's cap: %s" % [
+                                    (k, inside[k]) for k in released])
         self.assertEqual(h.job_record(lambda j: j["name"] == "low")["state"], "COMPLETED")
+
+
+def behind_kernels(hi, paced, long_mul=3, max_behind_s=0.5):
+    """Which of the service's kernels (`hi`, by start; the first `paced` ones paced by their
+    arrivals) BacklogWatch (shim/lease/backlog_watch.h) must find behind, and which come after
+    its cap, whatever load did to the timeline: (due, released), lists of indexes. Due: those
+    that start more than long_mul + 1 usual periods after the last kernel that followed a gap
+    which may have been real, and end before the cap (max_behind_s) could have run out;
+    released: those of the same backlog that start 50 ms (five of the waiting client's futex
+    timeouts) after the latest the cap can run out. A gap may be real from a third of the usual
+    gap (the rule: from half; the shim measures from its own idle start, a little after a
+    kernel's end), so a service process that a loaded machine kept off its CPU between two
+    back-to-back kernels ends a backlog here as in the rule."""
+    gaps = [b.start - a.end for a, b in zip(hi, hi[1:])]
+    usual_gap = sum(gaps[:paced - 1]) / (paced - 1)
+    period = (hi[paced - 1].start - hi[0].start) / (paced - 1)
+    last_real, due, released = hi[0].start, [], []
+    for k in range(1, len(hi)):
+        behind_by = last_real + (long_mul + 1) * period
+        if gaps[k - 1] >= usual_gap / 3:
+            last_real = hi[k].start
+        elif hi[k].start > behind_by and hi[k].end < behind_by - period + max_behind_s * 1e9:
+            due.append(k)
+        elif hi[k].start > behind_by + (max_behind_s + 0.05) * 1e9:
+            released.append(k)
+    return due, released
+
 
 ENV_LINE = "env | grep -E '^CUDA_MPS_(PIPE_DIRECTORY|CLIENT_PRIORITY)=' | sort"
 
