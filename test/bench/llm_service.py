@@ -21,7 +21,8 @@ Start-up, as vLLM's engine does it (vllm/worker: determine_num_available_blocks)
   3. the KV pool is sized as --util x total - the peak memory PyTorch reserved, in slots of
      --max-len tokens (every layer's K and V: 2 x kv_heads x 128 x 2 bytes a token a layer), one
      torch.zeros tensor per layer for K and one for V, so the whole pool is written once;
-  4. decode steps are captured as CUDA graphs, one per batch size in --graph-sizes.
+  4. decode steps are captured as CUDA graphs, one per batch size in --graph-sizes (--eager:
+     not captured; the same padded batch sizes, launched kernel by kernel).
 
 Serving: requests arrive open loop, a Poisson process of --rate per second (seeded by --seed)
 for --seconds. One thread runs the engine loop: arrived requests are admitted while lanes are
@@ -171,10 +172,12 @@ class Model:
 
 
 class Graphs:
-    """One captured decode step per batch size; static inputs tok/pos of --max-batch lanes."""
+    """One captured decode step per batch size; static inputs tok/pos of --max-batch lanes.
+    eager: nothing is captured, and run() launches the step's kernels one by one, as a server
+    with CUDA graphs off does (vLLM's --enforce-eager)."""
 
-    def __init__(self, torch, model, sizes, max_batch):
-        self.t = torch
+    def __init__(self, torch, model, sizes, max_batch, eager=False):
+        self.t, self.model, self.eager = torch, model, eager
         self.tok = torch.zeros(max_batch, dtype=torch.int64, device="cuda")
         self.pos = torch.zeros(max_batch, dtype=torch.int64, device="cuda")
         self.sizes = sorted(sizes)
@@ -187,7 +190,8 @@ class Graphs:
                 model.step(self.tok[:b], self.pos[:b], b)
         torch.cuda.current_stream().wait_stream(side)
         torch.cuda.synchronize()
-        for b in reversed(self.sizes):  # the largest first: the smaller ones reuse its pool
+        # The largest first: the smaller ones reuse its pool.
+        for b in ([] if eager else reversed(self.sizes)):
             g = torch.cuda.CUDAGraph()
             with torch.cuda.graph(g, pool=pool):
                 self.out[b] = model.step(self.tok[:b], self.pos[:b], b)
@@ -196,6 +200,13 @@ class Graphs:
 
     def size_for(self, lanes):
         return next(b for b in self.sizes if b >= lanes)
+
+    def run(self, b):
+        """One decode step of b lanes from tok/pos; returns its output tensor."""
+        if self.eager:
+            return self.model.step(self.tok[:b], self.pos[:b], b)
+        self.graphs[b].replay()
+        return self.out[b]
 
 
 def main():
@@ -207,6 +218,8 @@ def main():
     ap.add_argument("--max-len", type=int, default=512, help="tokens per KV slot (default 512)")
     ap.add_argument("--max-batch", type=int, default=32, help="lanes decoded at once (default 32)")
     ap.add_argument("--graph-sizes", default="1,2,4,8,16,32", help="captured batch sizes")
+    ap.add_argument("--eager", action="store_true",
+                    help="decode without CUDA graphs, padded to the same batch sizes")
     ap.add_argument("--util", type=float, default=0.5,
                     help="fraction of the GPU the weights and KV pool may take (vLLM's "
                          "gpu_memory_utilization; default 0.5)")
@@ -259,7 +272,7 @@ def main():
             sys.exit(2)
         torch.cuda.empty_cache()
         model.make_pool(slots)
-        graphs = Graphs(torch, model, sizes, args.max_batch)
+        graphs = Graphs(torch, model, sizes, args.max_batch, args.eager)
         log(f"ready in {time.perf_counter() - t_start:.1f} s (graphs {sizes})")
         serve(torch, args, model, graphs, slots, free0, free1, free_rose, total)
 
@@ -316,8 +329,7 @@ def serve(torch, args, model, graphs, slots, free0, free1, free_rose, total):
                 s = time.perf_counter()
                 graphs.tok[:b].copy_(tok_cpu[:b], non_blocking=True)
                 graphs.pos[:b].copy_(pos_cpu[:b], non_blocking=True)
-                graphs.graphs[b].replay()
-                nxt = graphs.out[b].tolist()  # waits for the step
+                nxt = graphs.run(b).tolist()  # waits for the step
                 done = time.perf_counter()
                 busy[0] += done - s
                 for i in range(b):
