@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""A mutation pass over the daemon's policy, authorization, queue and store: each mutant below
-changes one place of the source (a text replaced exactly once), the unit tests are rebuilt and
-run, and the mutant is caught when they fail. The source is restored after each, also on
-Ctrl-C. Prints a Markdown table (docs/benchmarks.md keeps the last one).
+"""A mutation pass over the daemon's policy, authorization, queue and store and the shim's lanes:
+each mutant below changes one place of the source (a text replaced exactly once), the unit tests
+are rebuilt and run, and the mutant is caught when they fail. A mutant of shim code that only a
+process under the fake driver reaches names an end-to-end test instead (a test/e2e file and a
+-k substring): the whole tree is rebuilt and that test run (test/e2e/run_part.py). The source is
+restored after each, also on Ctrl-C. Prints a Markdown table (docs/benchmarks.md keeps the last
+one).
 
   scripts/mutants.py BUILD_DIR [-k SUBSTRING]...
 
@@ -16,7 +19,7 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 
-# (id, file, text, replacement, what it breaks)
+# (id, file, text, replacement, what it breaks[, (e2e file, -k substring)])
 MUTANTS = [
     ("ledger-suspended", "src/policy/memory_ledger.cc",
      "    if (suspended_.count(e.job) != 0) continue;", "",
@@ -121,6 +124,15 @@ MUTANTS = [
      "", "gshare run's isolation never reaches the daemon"),
     ("backlog-period", "shim/lease/backlog_watch.h", "now_ns - last > kLongMul * period",
      "now_ns - last > 100 * kLongMul * period", "a backlog is seen only after 300 periods"),
+    ("backlog-wait-release", "shim/lease/priority_lane.cc",
+     "if (!HigherBusy(device) || ConcurrentOn(device)) break;",
+     "if (!HigherBusy(device)) break;",
+     "a client waiting beside a fallen-behind service stays stopped past the backlog's cap",
+     ("test_mps_backend", "fell_behind")),
+    ("backlog-mark-ignored", "shim/lease/priority_lane.h",
+     "&&\n         (mask & slot->behind_seats.load(std::memory_order_relaxed)) == 0;", ";",
+     "a client runs beside a service that fell behind its arrivals",
+     ("test_mps_backend", "fell_behind")),
     ("wide-bound-shared", "shim/lease/priority_window.h",
      "kWideIdleNs / sharers", "kWideIdleNs",
      "each client queues the whole wide bound"),
@@ -161,8 +173,23 @@ def first_failure(output):
     return ""
 
 
+def try_e2e(build, e2e):
+    """Rebuilds the tree and runs one end-to-end test; (result, why)."""
+    b = run(["cmake", "--build", build])
+    if b.returncode != 0:
+        return "caught", "the build fails"
+    env = dict(os.environ, GSHARE_BUILD=build)
+    t = run([sys.executable, os.path.join("test", "e2e", "run_part.py"), e2e[0], "-k", e2e[1]],
+            env=env, timeout=1200)
+    if t.returncode != 0:
+        failed = [l for l in t.stdout.splitlines() if l.startswith(("FAIL:", "ERROR:"))]
+        return "caught", (failed[0] if failed else "e2e rc %d" % t.returncode).replace("|", "/")
+    return "SURVIVED", ""
+
+
 def try_mutant(build, mutant):
-    mid, rel, text, replacement, _ = mutant
+    mid, rel, text, replacement = mutant[:4]
+    e2e = mutant[5] if len(mutant) > 5 else None
     path = os.path.join(ROOT, rel)
     with open(path) as f:
         original = f.read()
@@ -171,6 +198,8 @@ def try_mutant(build, mutant):
     try:
         with open(path, "w") as f:
             f.write(original.replace(text, replacement))
+        if e2e:
+            return try_e2e(build, e2e)
         b = run(["cmake", "--build", build, "--target", "gshare_unit_tests"])
         if b.returncode != 0:
             return "caught", "the build fails"
@@ -200,7 +229,11 @@ def main():
         survived += result != "caught"
         print("| %s | `%s` | %s | %s | %s |" % (m[0], m[1], m[4], result, why), flush=True)
         print("  (%.0f s)" % (time.time() - start), file=sys.stderr)
-    run(["cmake", "--build", build, "--target", "gshare_unit_tests"])  # the tree as it is
+    # The tree as it is (all of it when an e2e mutant rebuilt the daemon and the shim).
+    if any(len(m) > 5 for m in chosen):
+        run(["cmake", "--build", build])
+    else:
+        run(["cmake", "--build", build, "--target", "gshare_unit_tests"])
     print("\n%d of %d caught" % (len(chosen) - survived, len(chosen)))
     return 1 if survived else 0
 
