@@ -12,7 +12,8 @@
 #   gshareN  the same under a fresh daemon (sharing SHARING, [memory] engine ENGINE, quantum
 #            QUANTUM): the trainings `gshare run --memory ENGINE -p 0 --name trainK`, the service
 #            `gshare run --memory ENGINE -p 10 --name service`; `gshare status --json` once in
-#            the middle of the service window (status_mid.json) and once after it.
+#            the middle of the service window (status_mid.json) and once after it. gshare0: the
+#            service alone under the daemon (an MPS client of its server where [mps] is on).
 # With trainings, they keep running AFTER_SECONDS after the service ends, then get SIGTERM
 # (prio_train.py ends after its current step). TRAIN_STEPS must outlast that; a warning says
 # when a training ended earlier.
@@ -117,7 +118,7 @@ for v in seconds min_steps after start_tmo train_steps train_batch warmup servic
   [[ ${!v} =~ ^[0-9]+$ ]] || { say "$v must be a whole number, not '${!v}'"; exit 2; }
 done
 for c in $cases; do
-  [[ $c == alone || $c =~ ^(bare|gshare)[1-9][0-9]*$ ]] ||
+  [[ $c == alone || $c =~ ^(bare[1-9][0-9]*|gshare(0|[1-9][0-9]*))$ ]] ||
     { say "unknown case '$c' (alone, bareN, gshareN)"; exit 2; }
 done
 svc_tmo="${SERVICE_TIMEOUT:-$((seconds + 180))}"

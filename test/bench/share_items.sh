@@ -29,6 +29,12 @@
 #                      gshare), each training step traced (notebook.sh TRAIN_TRACE=1)
 #   startup (150 s)    a 74 GiB probe's start-up and exit, bare and under gshare, three rounds
 #                      (mem_startup.sh: pre= and post=)
+#   floor (150 s)      the LLM decode service (rate 2.5/s, 20 s) alone, bare and under gshare
+#                      as its server's MPS client with nothing beside it (priority.sh `alone`
+#                      and `gshare0`): the TTFT and TPOT that being an MPS client costs; with
+#                      LLM_ARGS=--eager, the same without CUDA graphs
+#   alone60 (120 s)    the ResNet service (batch 12) alone, bare, for 60 s, its CPU sampled:
+#                      whether its stretches of slow requests come without gshare too
 # Any knob of the scripts passes through the environment (CAP_PCT, SM_PCT, HOST_WARM_GIB, ...).
 # Needs the GPU machine; PATH must reach a python with torch (PYTHON otherwise).
 # Output: $OUT/summary.txt (`<set> rc=<rc> <seconds>s`, then the set's result lines),
@@ -81,6 +87,11 @@ run_set() {
         TRAIN_TRACE=1) ;;
     startup) limit=150 script=mem_startup.sh pick='^round='
       env_args=(GIB=74 ROUNDS=3 CASES="bare_solo gshare_solo") ;;
+    floor) limit=150 script=priority.sh pick='^case='
+      env_args=(SERVICE=llm LLM_RATE=2.5 LLM_UTIL=0.5 SERVICE_SECONDS=20 CASES="alone gshare0"
+        MPS_MODE=auto) ;;
+    alone60) limit=120 script=priority.sh pick='^case='
+      env_args=(SERVICE_BATCH=12 SERVICE_SECONDS=60 CASES=alone) ;;
   esac
   local t0=$SECONDS rc
   env "${env_args[@]}" OUT="$R/$set" timeout -k 10 "$limit" bash "$bench/$script" "$dir" \
@@ -107,7 +118,7 @@ run_set() {
 
 for set in "$@"; do
   case $set in
-    pair | service[0-9]* | peers[0-9]* | arrive1 | noroom | notebook | startup) ;;
+    pair | service[0-9]* | peers[0-9]* | arrive1 | noroom | notebook | startup | floor | alone60) ;;
     *) echo "share_items: unknown set $set (see --help)" >&2; exit 2 ;;
   esac
 done
