@@ -129,14 +129,14 @@ read -r -a train_env <<<"${TRAIN_ENV:-}"
 read -r -a service_env <<<"${SERVICE_ENV:-}"
 ((${#train_env[@]})) && train_env=(env "${train_env[@]}")
 ((${#service_env[@]})) && service_env=(env "${service_env[@]}")
-svc_pin=() train_pin=()
+svc_prefix=() train_prefix=()
 for v in SERVICE_CPUS TRAIN_CPUS; do
   [[ -z ${!v:-} || ${!v} =~ ^[0-9][0-9,-]*$ ]] || { say "$v must be a CPU list, not '${!v}'"; exit 2; }
 done
-[[ -n ${SERVICE_CPUS:-} ]] && svc_pin=(taskset -c "$SERVICE_CPUS")
-[[ -n ${TRAIN_CPUS:-} ]] && train_pin=(taskset -c "$TRAIN_CPUS")
+[[ -n ${SERVICE_CPUS:-} ]] && svc_prefix=(taskset -c "$SERVICE_CPUS")
+[[ -n ${TRAIN_CPUS:-} ]] && train_prefix=(taskset -c "$TRAIN_CPUS")
 [[ -z ${TRAIN_NICE:-} || ${TRAIN_NICE} =~ ^-?[0-9]+$ ]] || { say "TRAIN_NICE must be a number, not '$TRAIN_NICE'"; exit 2; }
-[[ -n ${TRAIN_NICE:-} ]] && train_pin=(nice -n "$TRAIN_NICE" "${train_pin[@]}")
+[[ -n ${TRAIN_NICE:-} ]] && train_prefix=(nice -n "$TRAIN_NICE" "${train_prefix[@]}")
 
 if [[ -n ${OUT:-} ]]; then
   mkdir -p "$OUT/$me" && res="$(cd "$OUT/$me" && pwd)" || exit 2
@@ -259,6 +259,9 @@ extra = ""
 if svc and svc.get("shape") == "llm":
     extra += "".join(f" {k}={fmt(svc.get(k + '_ms'))}" for k in ("ttft_p99", "tpot_p50", "tpot_p99", "itl_p99"))
     extra += f" free_rose={svc.get('free_rose')}"
+def p99_of(vals):
+    return nearest_rank(sorted(vals), 99) if vals else None
+
 if len(sys.argv) > 4 and n > 0:  # trainings that arrived after the service: their wait
     log = steps(1)
     extra += f" first_step_s={fmt(log[0][1] - float(sys.argv[4]) if log else None)}"
@@ -281,8 +284,6 @@ if len(sys.argv) > 4 and n > 0:  # trainings that arrived after the service: the
             lat = [float(x) for x in open(f"{d}/latencies.txt") if x.strip()]
         except (OSError, ValueError):
             lat = []
-        def p99_of(vals):
-            return nearest_rank(sorted(vals), 99) if vals else None
         beside = [v for i, v in enumerate(lat) if ws + i * period_s >= log[0][1]]
         before = [v for i, v in enumerate(lat) if ws + i * period_s < float(sys.argv[4])]
         extra += (f" p99_before={fmt(p99_of(before))} n_before={len(before)}"
@@ -297,9 +298,7 @@ if len(sys.argv) > 4 and n > 0:  # trainings that arrived after the service: the
                 after.append(float(f[1]))
     except (OSError, ValueError):
         after = []
-    after.sort()
-    p99 = nearest_rank(after, 99) if after else None
-    extra += f" p99_after_arrival={fmt(p99)} n_after_arrival={len(after)}"
+    extra += f" p99_after_arrival={fmt(p99_of(after))} n_after_arrival={len(after)}"
 print(f"case={case} p50={fmt(svc and svc['p50_ms'])} p99={fmt(svc and svc['p99_ms'])} "
       f"train_steps_per_s_during={fmt(during)} train_steps_per_s_outside={fmt(outside)}{extra}")
 EOF
@@ -339,7 +338,7 @@ run_case() {
       [[ $mode == gshare ]] && name=(--name "train$k" --)
       echo "train${k}_start $(now)" >>"$times"
       job_start "train$k" "$d/train$k.out" "$train_tmo" "${tpre[@]}" "${name[@]}" \
-        "${train_env[@]}" "${train_pin[@]}" "$python" "$bench/prio_train.py" --steps "$train_steps" --batch "$train_batch" \
+        "${train_env[@]}" "${train_prefix[@]}" "$python" "$bench/prio_train.py" --steps "$train_steps" --batch "$train_batch" \
         --seed "$k" --log "$d/train$k.log"
     done
   }
@@ -370,9 +369,9 @@ run_case() {
 
   say "$c: service (${seconds} s, a request every ${period} ms)"
   echo "service_start $(now)" >>"$times"
-  local scmd=("${svc_pin[@]}" "$python" "$bench/prio_service.py" --period-ms "$period"
+  local scmd=("${svc_prefix[@]}" "$python" "$bench/prio_service.py" --period-ms "$period"
     --warmup "$warmup" --batch "$service_batch")
-  [[ $service == llm ]] && scmd=("${svc_pin[@]}" "$python" "$bench/llm_service.py"
+  [[ $service == llm ]] && scmd=("${svc_prefix[@]}" "$python" "$bench/llm_service.py"
     --rate "${LLM_RATE:-4}" --util "${LLM_UTIL:-0.5}" "${llm_args[@]}")
   # SERVICE_ENV before `gshare run`: the job's environment is the one `gshare run` has.
   job_start service "$d/service.out" "$svc_tmo" "${service_env[@]}" "${spre[@]}" "${scmd[@]}" \
