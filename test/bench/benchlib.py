@@ -252,7 +252,9 @@ def selftest():
     import memlib  # the memory benchmarks' parsers (test/bench/memlib.py)
     import phase_stats  # the service in turns beside trainings and alone (test/bench/phase_stats.py)
     import cpu_sampler  # the busiest threads and their CPUs (test/bench/cpu_sampler.py)
-    passed = 10 + memlib.selftest() + phase_stats.selftest() + cpu_sampler.selftest()
+    import mps_floor  # a client's kernel profile against bare (test/bench/mps_floor.py)
+    passed = (10 + memlib.selftest() + phase_stats.selftest() + cpu_sampler.selftest()
+              + mps_floor.selftest())
     print(f"benchlib selftest: {passed} passed, 0 failed")
     return 0
 
