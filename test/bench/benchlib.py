@@ -253,8 +253,9 @@ def selftest():
     import phase_stats  # the service in turns beside trainings and alone (test/bench/phase_stats.py)
     import cpu_sampler  # the busiest threads and their CPUs (test/bench/cpu_sampler.py)
     import mps_floor  # a client's kernel profile against bare (test/bench/mps_floor.py)
+    import train_loop  # the batch trainings' step loop (test/bench/train_loop.py)
     passed = (10 + memlib.selftest() + phase_stats.selftest() + cpu_sampler.selftest()
-              + mps_floor.selftest())
+              + mps_floor.selftest() + train_loop.selftest())
     print(f"benchlib selftest: {passed} passed, 0 failed")
     return 0
 

@@ -12,19 +12,15 @@ GPU; the labels are the inputs (the model shifts them). The same arguments give 
 batches in every run. --batch sets the memory: 8 x 1024 is meant to reserve about 12 GiB
 (check peak_gib).
 
-Each step: forward, loss, backward, optimizer step, zero_grad, loss.item() (which waits for
-the GPU), then one line `<step> <time.time()> <loss>` appended to --log (steps from 1; the loss
-with 9 significant digits), flushed. At the end one JSON line on stdout:
-  {"kind": "train", "steps": n, "seconds": <first step's start to last step's end>,
-   "steps_per_s", "last_loss", "peak_gib": torch.cuda.max_memory_reserved() / 2**30}
-SIGTERM or SIGINT ends the run after the current step, with that JSON line and
-"stopped": "signal"; exit 0.
+Each step, its --log line and the JSON result line on stdout are train_loop.py's:
+  {"kind": "train", "steps": n, "seconds", "steps_per_s", "last_loss", "peak_gib"}
+SIGTERM or SIGINT ends the run after the current step, with that line and "stopped": "signal";
+exit 0.
 """
 import argparse
-import json
-import signal
 import sys
-import time
+
+from train_loop import stop_on_signals, train  # this folder's: the step loop, the result
 
 VOCAB = 50257
 
@@ -40,13 +36,7 @@ def main():
     if args.steps < 1 or args.batch < 1 or not 1 <= args.seq <= 1024:
         ap.error("--steps and --batch must be >= 1, --seq within 1..1024")
 
-    stop = []
-
-    def on_signal(signum, _frame):  # ends the loop at the next step's end
-        stop.append(signum)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    stop = stop_on_signals()
 
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
@@ -55,43 +45,12 @@ def main():
     model = GPT2LMHeadModel(GPT2Config()).cuda().train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     gen = torch.Generator().manual_seed(args.seed)
-    log = open(args.log, "a", buffering=1) if args.log else None
 
-    steps = 0
-    last = None
-    t_first = None
-    t_last = time.time()
-    for step in range(1, args.steps + 1):
-        if stop:
-            break
+    def loss_of(_step):
         ids = torch.randint(0, VOCAB, (args.batch, args.seq), generator=gen).cuda()
-        if t_first is None:
-            t_first = time.time()
-        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
-            loss = model(input_ids=ids, labels=ids).loss
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        last = loss.item()
-        t_last = time.time()
-        steps = step
-        if log:
-            log.write(f"{step} {t_last:.6f} {last:.9g}\n")
-    if log:
-        log.close()
+        return model(input_ids=ids, labels=ids).loss
 
-    seconds = t_last - t_first if t_first is not None else 0.0
-    result = {
-        "kind": "train",
-        "steps": steps,
-        "seconds": round(seconds, 3),
-        "steps_per_s": round(steps / seconds, 4) if seconds > 0 else 0.0,
-        "last_loss": last,
-        "peak_gib": round(torch.cuda.max_memory_reserved() / 2**30, 3),
-    }
-    if stop:
-        result["stopped"] = "signal"
-    print(json.dumps(result), flush=True)
+    train(torch, opt, loss_of, args.steps, args.log, stop)
     return 0
 
 

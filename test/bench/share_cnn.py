@@ -11,19 +11,14 @@ torch.autocast(bfloat16); SGD with momentum 0.9, lr 0.05. Data: a pool of --pool
 --seed, used in turn (no host loader: the pair measures GPU sharing, not input pipelines).
 Batch 128 reserves about 20 GiB.
 
-Each step: forward, loss, backward, optimizer step, zero_grad, loss.item() (which waits for
-the GPU), then one line `<step> <time.time()> <loss>` appended to --log (steps from 1),
-flushed. At the end one JSON line on stdout, as prio_train.py's:
-  {"kind": "train", "model": "resnet50", "steps": n, "seconds": <first step's start to last
-   step's end>, "steps_per_s", "last_loss", "peak_gib": torch.cuda.max_memory_reserved() / 2**30}
-SIGTERM or SIGINT ends the run after the current step, with that JSON line and
-"stopped": "signal"; exit 0.
+Each step, its --log line and the JSON result line on stdout are train_loop.py's, as for
+prio_train.py, with "model": "resnet50" in the result. SIGTERM or SIGINT ends the run after the
+current step, with that line and "stopped": "signal"; exit 0.
 """
 import argparse
-import json
-import signal
 import sys
-import time
+
+from train_loop import stop_on_signals, train  # this folder's: the step loop, the result
 
 
 def main():
@@ -37,13 +32,7 @@ def main():
     if args.steps < 1 or args.batch < 1 or args.pool < 1:
         ap.error("--steps, --batch and --pool must be >= 1")
 
-    stop = []
-
-    def on_signal(signum, _frame):  # ends the loop at the next step's end
-        stop.append(signum)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    stop = stop_on_signals()
 
     import torch
     import torch.nn.functional as F
@@ -59,44 +48,12 @@ def main():
         x = torch.randn(args.batch, 3, 224, 224, device="cuda", generator=gen)
         y = torch.randint(0, 1000, (args.batch,), device="cuda", generator=gen)
         pool.append((x.contiguous(memory_format=torch.channels_last), y))
-    log = open(args.log, "a", buffering=1) if args.log else None
 
-    steps = 0
-    last = None
-    t_first = None
-    t_last = time.time()
-    for step in range(1, args.steps + 1):
-        if stop:
-            break
+    def loss_of(step):
         x, y = pool[(step - 1) % args.pool]
-        if t_first is None:
-            t_first = time.time()
-        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
-            loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        last = loss.item()
-        t_last = time.time()
-        steps = step
-        if log:
-            log.write(f"{step} {t_last:.6f} {last:.9g}\n")
-    if log:
-        log.close()
+        return F.cross_entropy(model(x), y)
 
-    seconds = t_last - t_first if t_first is not None else 0.0
-    result = {
-        "kind": "train",
-        "model": "resnet50",
-        "steps": steps,
-        "seconds": round(seconds, 3),
-        "steps_per_s": round(steps / seconds, 4) if seconds > 0 else 0.0,
-        "last_loss": last,
-        "peak_gib": round(torch.cuda.max_memory_reserved() / 2**30, 3),
-    }
-    if stop:
-        result["stopped"] = "signal"
-    print(json.dumps(result), flush=True)
+    train(torch, opt, loss_of, args.steps, args.log, stop, {"model": "resnet50"})
     return 0
 
 
