@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,21 @@ LocalTime NextDay(LocalTime t) {
   return t;
 }
 
+LocalTime PreviousDay(LocalTime t) {
+  if (--t.day < 1) {
+    if (--t.month < 1) {
+      t.month = 12;
+      --t.year;
+    }
+    t.day = DaysInMonth(t.year, t.month);
+  }
+  return t;
+}
+
+// Which way from `now` a form such as 12:00 or noon resolves: a begin time looks ahead (the
+// next such instant), a past time back (the last one).
+enum class Toward { kAhead, kBack };
+
 // The local date at `now`, at 00:00:00; nullopt when localtime_r cannot represent it.
 std::optional<LocalTime> DateAt(double now) {
   if (!(std::fabs(now) < 1e15)) return std::nullopt;  // also NaN; keeps the cast defined
@@ -124,18 +140,23 @@ std::vector<time_t> InstantsOf(const LocalTime& want) {
   return {*std::max_element(read.begin(), read.end())};
 }
 
-// The earliest instant at or after `now` at which the local clock shows hour:minute:second.
-Result<double> NextClock(std::string_view text, int hour, int minute, int second, double now) {
+// The earliest instant at or after `now` (kAhead), or the latest at or before it (kBack), at
+// which the local clock shows hour:minute:second.
+Result<double> ClockAt(Toward dir, std::string_view text, int hour, int minute, int second,
+                       double now) {
   std::optional<LocalTime> day = DateAt(now);
   if (!day) return BadBegin(text, "current time out of range");
-  // Tomorrow's instant always lies after `now`, unless the zone skips all of tomorrow (Samoa
-  // skipped 2011-12-30), hence a third day.
-  for (int i = 0; i < 3; ++i, day = NextDay(*day)) {
+  // The next (previous) day's instant always lies past `now`, unless the zone skips all of that
+  // day (Samoa skipped 2011-12-30), hence a third day.
+  for (int i = 0; i < 3; ++i, day = dir == Toward::kAhead ? NextDay(*day) : PreviousDay(*day)) {
     day->hour = hour;
     day->minute = minute;
     day->second = second;
-    for (time_t t : InstantsOf(*day)) {
-      if (static_cast<double>(t) >= now) return static_cast<double>(t);
+    std::vector<time_t> instants = InstantsOf(*day);
+    if (dir == Toward::kBack) std::reverse(instants.begin(), instants.end());
+    for (time_t t : instants) {
+      const double at = static_cast<double>(t);
+      if (dir == Toward::kAhead ? at >= now : at <= now) return at;
     }
   }
   return BadBegin(text, "time out of range");
@@ -243,11 +264,59 @@ Result<double> ParseUnixSeconds(std::string_view number, std::string_view text) 
   return value;
 }
 
-}  // namespace
+constexpr std::string_view kPastForms =
+    "expected now[-DUR], HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]], today, yesterday, midnight, noon, "
+    "fika, teatime or @UNIX_SECONDS";
 
-namespace {
+// The clocks that have a name, each way.
+struct NamedClock {
+  std::string_view name;
+  int hour;
+};
+constexpr NamedClock kAheadClocks[] = {{"midnight", 0}, {"noon", 12}, {"teatime", 16}};
+constexpr NamedClock kBackClocks[] = {{"noon", 12}, {"fika", 15}, {"teatime", 16}};
 
-Result<double> ParseBeginForms(std::string_view text, double now);
+// The forms of a begin time (kAhead) or of a past time (kBack) in `t`, trimmed and not empty.
+// Both read now[+DUR], @UNIX_SECONDS, a date and a clock, and today (its 00:00); ahead also
+// tomorrow and the named clocks of kAheadClocks; back also now-DUR, yesterday, midnight (today's
+// 00:00) and those of kBackClocks.
+Result<double> ParseForms(std::string_view t, double now, Toward dir) {
+  const bool back = dir == Toward::kBack;
+  std::string s = Lower(t);
+  if (s == "now") return now;
+  if (s.starts_with("now+")) return ParseRelative(std::string_view(s).substr(4), t, now);
+  if (back && s.starts_with("now-")) {
+    // The same amounts as now+, counted back.
+    Result<double> ahead = ParseRelative(std::string_view(s).substr(4), t, now);
+    if (!ahead.ok()) return BadBegin(t, "expected now-DUR such as now-1day, now-2hours or now-90m");
+    return now - (ahead.value() - now);
+  }
+  const bool next_day = s == (back ? "yesterday" : "tomorrow");
+  if (s == "today" || next_day || (back && s == "midnight")) {
+    std::optional<LocalTime> day = DateAt(now);
+    if (!day) return BadBegin(t, "current time out of range");
+    if (next_day) day = back ? PreviousDay(*day) : NextDay(*day);
+    return AtLocal(t, *day);
+  }
+  for (const NamedClock& c : back ? std::span(kBackClocks) : std::span(kAheadClocks)) {
+    if (s == c.name) return ClockAt(dir, t, c.hour, 0, 0, now);
+  }
+  if (s[0] == '@') return ParseUnixSeconds(std::string_view(s).substr(1), t);
+  if (s.size() > 4 && s[4] == '-') return ParseDate(s, t);
+  if (s.find(':') != std::string::npos) {
+    LocalTime clock;
+    Status status = ParseClock(s, t, &clock);
+    if (!status.ok()) return status;
+    return ClockAt(dir, t, clock.hour, clock.minute, clock.second, now);
+  }
+  return BadBegin(t, back ? kPastForms : kBeginForms);
+}
+
+Result<double> ParseBeginForms(std::string_view text, double now) {
+  std::string_view t = Trim(text);
+  if (t.empty()) return Status::Error("empty begin time");
+  return ParseForms(t, now, Toward::kAhead);
+}
 
 }  // namespace
 
@@ -261,103 +330,10 @@ Result<double> ParseBeginTime(std::string_view text, double now) {
   return b;
 }
 
-namespace {
-
-Result<double> ParseBeginForms(std::string_view text, double now) {
-  std::string_view t = Trim(text);
-  if (t.empty()) return Status::Error("empty begin time");
-  std::string s = Lower(t);
-  if (s == "now") return now;
-  if (s.starts_with("now+")) return ParseRelative(std::string_view(s).substr(4), t, now);
-  if (s == "today" || s == "tomorrow") {
-    std::optional<LocalTime> day = DateAt(now);
-    if (!day) return BadBegin(t, "current time out of range");
-    return AtLocal(t, s == "today" ? *day : NextDay(*day));
-  }
-  if (s == "midnight") return NextClock(t, 0, 0, 0, now);
-  if (s == "noon") return NextClock(t, 12, 0, 0, now);
-  if (s == "teatime") return NextClock(t, 16, 0, 0, now);
-  if (s[0] == '@') return ParseUnixSeconds(std::string_view(s).substr(1), t);
-  if (s.size() > 4 && s[4] == '-') return ParseDate(s, t);
-  if (s.find(':') != std::string::npos) {
-    LocalTime clock;
-    Status status = ParseClock(s, t, &clock);
-    if (!status.ok()) return status;
-    return NextClock(t, clock.hour, clock.minute, clock.second, now);
-  }
-  return BadBegin(t, kBeginForms);
-}
-
-}  // namespace
-
-namespace {
-
-constexpr std::string_view kPastForms =
-    "expected now[-DUR], HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]], today, yesterday, midnight, noon, "
-    "fika, teatime or @UNIX_SECONDS";
-
-LocalTime PreviousDay(LocalTime t) {
-  if (--t.day < 1) {
-    if (--t.month < 1) {
-      t.month = 12;
-      --t.year;
-    }
-    t.day = DaysInMonth(t.year, t.month);
-  }
-  return t;
-}
-
-// The latest instant at or before `now` at which the local clock shows hour:minute:second.
-Result<double> LastClock(std::string_view text, int hour, int minute, int second, double now) {
-  std::optional<LocalTime> day = DateAt(now);
-  if (!day) return BadBegin(text, "current time out of range");
-  for (int i = 0; i < 3; ++i, day = PreviousDay(*day)) {
-    day->hour = hour;
-    day->minute = minute;
-    day->second = second;
-    std::vector<time_t> instants = InstantsOf(*day);
-    for (auto t = instants.rbegin(); t != instants.rend(); ++t) {
-      if (static_cast<double>(*t) <= now) return static_cast<double>(*t);
-    }
-  }
-  return BadBegin(text, "time out of range");
-}
-
-Result<double> ParsePastForms(std::string_view t, double now) {
-  std::string s = Lower(t);
-  if (s == "now") return now;
-  if (s.starts_with("now+")) return ParseRelative(std::string_view(s).substr(4), t, now);
-  if (s.starts_with("now-")) {
-    // The same amounts as now+, counted back.
-    Result<double> ahead = ParseRelative(std::string_view(s).substr(4), t, now);
-    if (!ahead.ok()) return BadBegin(t, "expected now-DUR such as now-1day, now-2hours or now-90m");
-    return now - (ahead.value() - now);
-  }
-  if (s == "today" || s == "midnight" || s == "yesterday") {
-    std::optional<LocalTime> day = DateAt(now);
-    if (!day) return BadBegin(t, "current time out of range");
-    return AtLocal(t, s == "yesterday" ? PreviousDay(*day) : *day);
-  }
-  if (s == "noon") return LastClock(t, 12, 0, 0, now);
-  if (s == "fika") return LastClock(t, 15, 0, 0, now);
-  if (s == "teatime") return LastClock(t, 16, 0, 0, now);
-  if (s[0] == '@') return ParseUnixSeconds(std::string_view(s).substr(1), t);
-  if (s.size() > 4 && s[4] == '-') return ParseDate(s, t);
-  if (s.find(':') != std::string::npos) {
-    LocalTime clock;
-    Status status = ParseClock(s, t, &clock);
-    if (!status.ok()) return status;
-    return LastClock(t, clock.hour, clock.minute, clock.second, now);
-  }
-  return BadBegin(t, kPastForms);
-}
-
-}  // namespace
-
 Result<double> ParsePastTime(std::string_view text, double now) {
   std::string_view t = Trim(text);
   if (t.empty()) return Status::Error("empty time");
-  Result<double> past = ParsePastForms(t, now);
+  Result<double> past = ParseForms(t, now, Toward::kBack);
   if (past.ok()) return past;
   // The shared readers name a begin time; this is any time, and its forms are the past's.
   std::string message = past.status().message();
