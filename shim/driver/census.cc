@@ -14,6 +14,8 @@ std::atomic<uint64_t> g_census[kNumHooks];
 std::atomic<uint64_t> g_census_captured{0};
 std::atomic<uint64_t> g_census_narrowed{0};
 std::atomic<uint64_t> g_census_behind{0};
+std::atomic<uint64_t> g_census_behind_ms{0};
+std::atomic<uint64_t> g_census_behind_capped{0};
 
 namespace {
 char g_census_path[512];
@@ -33,7 +35,7 @@ __attribute__((destructor)) static void CensusDump() {
   std::snprintf(path, sizeof path, "%s.%d", g_census_path, static_cast<int>(getpid()));
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return;
-  char line[160];
+  char line[256];
   for (int i = 0; i < kNumHooks; ++i) {
     uint64_t n = g_census[i].load(std::memory_order_relaxed);
     if (n == 0) continue;
@@ -41,10 +43,14 @@ __attribute__((destructor)) static void CensusDump() {
                             static_cast<unsigned long long>(n));
     if (write(fd, line, len) != len) break;
   }
-  int len = std::snprintf(line, sizeof line, "#captured %llu\n#narrowed %llu\n#behind %llu\n",
-                          static_cast<unsigned long long>(g_census_captured.load()),
-                          static_cast<unsigned long long>(g_census_narrowed.load()),
-                          static_cast<unsigned long long>(g_census_behind.load()));
+  int len = std::snprintf(
+      line, sizeof line,
+      "#captured %llu\n#narrowed %llu\n#behind %llu\n#behind_ms %llu\n#behind_capped %llu\n",
+      static_cast<unsigned long long>(g_census_captured.load()),
+      static_cast<unsigned long long>(g_census_narrowed.load()),
+      static_cast<unsigned long long>(g_census_behind.load()),
+      static_cast<unsigned long long>(g_census_behind_ms.load()),
+      static_cast<unsigned long long>(g_census_behind_capped.load()));
   if (write(fd, line, len) != len) { /* nothing more to do at exit */
   }
   close(fd);

@@ -3,8 +3,11 @@
 // an export a program reaches. On only when GSHARE_CENSUS=<path> is set; then the counts are
 // written to <path>.<pid> at exit as "<export> <count>" lines, plus "#captured <n>" (calls
 // recorded into a stream capture, which bypass the gate), "#narrowed <n>" (kernel launches
-// moved to the SM partition, lease/sm_partition.h) and "#behind <n>" (backlogs this job fell
-// into as a watched job, lease/backlog_watch.h). Count: any thread, lock-free.
+// moved to the SM partition, lease/sm_partition.h), "#behind <n>" (backlogs this job fell
+// into as a watched job, lease/backlog_watch.h), "#behind_ms <n>" (how long, in ms, its seat
+// was marked behind in all) and "#behind_capped <n>" (those backlogs that lasted the rule's
+// cap, BacklogWatch::kMaxBehindNs, or longer: the mark cleared as the job's new pace, not at a
+// real gap). Count: any thread, lock-free.
 #pragma once
 
 #include <atomic>
@@ -19,6 +22,8 @@ extern std::atomic<uint64_t> g_census[kNumHooks];
 extern std::atomic<uint64_t> g_census_captured;
 extern std::atomic<uint64_t> g_census_narrowed;
 extern std::atomic<uint64_t> g_census_behind;
+extern std::atomic<uint64_t> g_census_behind_ms;
+extern std::atomic<uint64_t> g_census_behind_capped;
 
 // Reads GSHARE_CENSUS. Called once while the driver is loaded.
 void CensusInit();

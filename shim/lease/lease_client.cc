@@ -255,6 +255,8 @@ void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS {
   g_census_captured.store(0, std::memory_order_relaxed);
   g_census_narrowed.store(0, std::memory_order_relaxed);
   g_census_behind.store(0, std::memory_order_relaxed);
+  g_census_behind_ms.store(0, std::memory_order_relaxed);
+  g_census_behind_capped.store(0, std::memory_order_relaxed);
   ResetGapWatchAfterFork();
 }
 

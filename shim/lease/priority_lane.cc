@@ -74,16 +74,33 @@ void ClearIdleLane(Lane& l) {
   }
 }
 
-// Marks on the board whether `l`'s job is behind its arrivals (BacklogWatch), when it changed.
-void PublishBehind(Lane& l, proto::BoardSlot* slot, bool behind) {
+// Marks on the board whether `l`'s job is behind its arrivals (BacklogWatch) at `now`
+// (CLOCK_MONOTONIC ns), when it changed; with the census on, counts the backlog and how long
+// it lasted.
+void PublishBehind(Lane& l, proto::BoardSlot* slot, bool behind, int64_t now) {
   const uint64_t bit = l.own_bit.load(std::memory_order_relaxed);
   if (slot == nullptr || bit == 0) return;
   const bool marked = (slot->behind_seats.load(std::memory_order_relaxed) & bit) != 0;
   if (behind && !marked) {
     slot->behind_seats.fetch_or(bit, std::memory_order_acq_rel);
-    if (g_census_on) g_census_behind.fetch_add(1, std::memory_order_relaxed);
+    if (g_census_on) {
+      g_census_behind.fetch_add(1, std::memory_order_relaxed);
+      int64_t none = 0;
+      l.behind_marked_ns.compare_exchange_strong(none, now, std::memory_order_relaxed);
+    }
   }
-  if (!behind && marked) slot->behind_seats.fetch_and(~bit, std::memory_order_acq_rel);
+  if (!behind && marked) {
+    slot->behind_seats.fetch_and(~bit, std::memory_order_acq_rel);
+    // Exchanged, so that two threads clearing at once count the backlog once.
+    const int64_t since = l.behind_marked_ns.exchange(0, std::memory_order_relaxed);
+    if (g_census_on && since > 0 && now >= since) {
+      g_census_behind_ms.fetch_add(static_cast<uint64_t>((now - since) / 1'000'000),
+                                   std::memory_order_relaxed);
+      if (now - since >= BacklogWatch::kMaxBehindNs) {
+        g_census_behind_capped.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  }
 }
 
 // The device's work submitted so far has completed: its bit clears, unless a submission
@@ -136,7 +153,7 @@ void* SentinelThread(void*) {
     const int64_t now = MonoNowNs();
     for (Lane& l : g_lanes) {
       if (l.state.load(std::memory_order_acquire) == Lane::kIdle) continue;
-      PublishBehind(l, l.slot.load(std::memory_order_acquire), l.backlog.StillBusy(now));
+      PublishBehind(l, l.slot.load(std::memory_order_acquire), l.backlog.StillBusy(now), now);
     }
     if (g_lane_submits.load(std::memory_order_relaxed) != submits) continue;
     for (int d = 0; d < kMaxDevices; ++d) {
@@ -242,7 +259,7 @@ void BecomeBusy(int device) {
   proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
   if (idle_since > 0) l.forecast.GapEnded(now - idle_since);
   // Before the busy bit: a client that sees it busy also sees whether it is behind.
-  PublishBehind(l, slot, l.backlog.BecameBusy(now));
+  PublishBehind(l, slot, l.backlog.BecameBusy(now), now);
   if (slot != nullptr) {
     slot->busy.fetch_or(l.own_bit.load(std::memory_order_relaxed), std::memory_order_acq_rel);
   }
@@ -306,6 +323,7 @@ void ResetLanesAfterFork() {
     l.idle_since_ns.store(0, std::memory_order_relaxed);
     l.forecast.Reset();
     l.backlog.Reset();
+    l.behind_marked_ns.store(0, std::memory_order_relaxed);
   }
   g_lanes_watched.store(0, std::memory_order_relaxed);
   g_sentinel_started.store(false, std::memory_order_relaxed);  // the child has no sentinel

@@ -49,6 +49,7 @@ struct alignas(64) Lane {
   std::atomic<int64_t> idle_since_ns{0};
   QuietForecast forecast;
   BacklogWatch backlog;  // whether it fell behind its arrivals: the board's behind_seats
+  std::atomic<int64_t> behind_marked_ns{0};  // when its seat was marked behind (census); 0: not
 };
 extern Lane g_lanes[kMaxDevices];
 // Submissions of watched lanes so far (any device), and how many lanes are watched.

@@ -100,7 +100,8 @@ run_set() {
   {
     echo "$set rc=$rc $((SECONDS - t0))s"
     grep -hE "$pick" "$R/$set.log"
-    # The service's own count of the times it fell behind its arrivals, and the daemon's
+    # The service's own count of the times it fell behind its arrivals, how long it was behind
+    # in all and how many backlogs lasted the rule's 0.5 s cap (its census), and the daemon's
     # handoffs and completions in the no-room case.
     find "$R/$set" -name 'service_census.*' -path '*gsmps*' -exec grep -h '#behind' {} + 2>/dev/null |
       sed "s/^/$set service /"

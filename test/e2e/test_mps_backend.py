@@ -319,6 +319,9 @@ class MpsBackendTest(TestCase):
         self.assertGreaterEqual(sum(1 for k in released if inside[k] >= 5), len(released) // 2,
                                 "the client still waited after the backlog's cap: %s" % [
                                     (k, inside[k]) for k in released])
+        # The service's census counts that backlog among those that lasted the cap.
+        self.assertTrue(any(re.search(r"^#behind_capped [1-9]", c, re.M) for c in counts),
+                        "no backlog past the cap in the census: %s" % counts)
         self.assertEqual(h.job_record(lambda j: j["name"] == "low")["state"], "COMPLETED")
 
 
