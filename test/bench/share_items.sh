@@ -35,6 +35,9 @@
 #                      LLM_ARGS=--eager, the same without CUDA graphs
 #   alone60 (120 s)    the ResNet service (batch 12) alone, bare, for 60 s, its CPU sampled:
 #                      whether its stretches of slow requests come without gshare too
+#   decodeprof (330 s) one decode step of the LLM service's model at 1, 8 and 32 lanes, bare,
+#                      as a client of a private MPS and of gshare's: time per step and the
+#                      kernels whose GPU time grew against bare (mps_floor.sh, SHAPES decode:B)
 # Any knob of the scripts passes through the environment (CAP_PCT, SM_PCT, HOST_WARM_GIB, ...).
 # Needs the GPU machine; PATH must reach a python with torch (PYTHON otherwise).
 # Output: $OUT/summary.txt (`<set> rc=<rc> <seconds>s`, then the set's result lines),
@@ -92,6 +95,8 @@ run_set() {
         MPS_MODE=auto) ;;
     alone60) limit=120 script=priority.sh pick='^case='
       env_args=(SERVICE_BATCH=12 SERVICE_SECONDS=60 CASES=alone) ;;
+    decodeprof) limit=330 script=mps_floor.sh pick='^(case=|compare |kernel=|total )'
+      env_args=(SHAPES="decode:1 decode:8 decode:32" CASES="bare mps gsmps" REPLAYS=200) ;;
   esac
   local t0=$SECONDS rc
   env "${env_args[@]}" OUT="$R/$set" timeout -k 10 "$limit" bash "$bench/$script" "$dir" \
@@ -119,7 +124,8 @@ run_set() {
 
 for set in "$@"; do
   case $set in
-    pair | service[0-9]* | peers[0-9]* | arrive1 | noroom | notebook | startup | floor | alone60) ;;
+    pair | service[0-9]* | peers[0-9]* | arrive1 | noroom | notebook | startup | floor | alone60 | \
+      decodeprof) ;;
     *) echo "share_items: unknown set $set (see --help)" >&2; exit 2 ;;
   esac
 done
