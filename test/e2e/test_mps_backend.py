@@ -312,9 +312,16 @@ class MpsBackendTest(TestCase):
         due, released = behind_kernels(hi, paced=8)
         self.assertGreaterEqual(len(due), 8, "the service never went three periods without a "
                                 "real gap (kernels due to be behind: %s)" % due)
-        self.assertLessEqual(max(inside[k] for k in due), 3,
-                             "the client ran beside a service that fell behind: %s" % [
-                                 (k, inside[k]) for k in due])
+        # One due kernel may hold a burst of the client's: on a loaded machine (CI's 2 cores
+        # running other tests) the client once ran 9 kernels inside one service kernel of a
+        # backlog, 0 in the kernels before and after. A client that ignores the mark runs
+        # beside every one of them.
+        beside = [(k, inside[k], round((hi[k].start - hi[k - 1].end) / 1e6, 2))
+                  for k in due if inside[k] > 3]
+        self.assertLessEqual(len(beside), 1,
+                             "the client ran beside a service that fell behind (kernel, client "
+                             "kernels inside, ms since the one before): %s of %s" % (beside, [
+                                 (k, inside[k]) for k in due]))
         self.assertGreaterEqual(len(released), 6, "no kernel after the backlog's cap: %s" % inside)
         self.assertGreaterEqual(sum(1 for k in released if inside[k] >= 5), len(released) // 2,
                                 "the client still waited after the backlog's cap: %s" % [
