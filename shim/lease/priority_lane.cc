@@ -91,13 +91,15 @@ void PublishBehind(Lane& l, proto::BoardSlot* slot, bool behind, int64_t now) {
   }
   if (!behind && marked) {
     slot->behind_seats.fetch_and(~bit, std::memory_order_acq_rel);
-    // Exchanged, so that two threads clearing at once count the backlog once.
-    const int64_t since = l.behind_marked_ns.exchange(0, std::memory_order_relaxed);
-    if (g_census_on && since > 0 && now >= since) {
-      g_census_behind_ms.fetch_add(static_cast<uint64_t>((now - since) / 1'000'000),
-                                   std::memory_order_relaxed);
-      if (now - since >= BacklogWatch::kMaxBehindNs) {
-        g_census_behind_capped.fetch_add(1, std::memory_order_relaxed);
+    if (g_census_on) {
+      // Exchanged, so that two threads clearing at once count the backlog once.
+      const int64_t since = l.behind_marked_ns.exchange(0, std::memory_order_relaxed);
+      if (since > 0 && now >= since) {
+        g_census_behind_ms.fetch_add(static_cast<uint64_t>((now - since) / 1'000'000),
+                                     std::memory_order_relaxed);
+        if (now - since >= BacklogWatch::kMaxBehindNs) {
+          g_census_behind_capped.fetch_add(1, std::memory_order_relaxed);
+        }
       }
     }
   }
