@@ -312,21 +312,15 @@ Result<double> ParseForms(std::string_view t, double now, Toward dir) {
   return BadBegin(t, back ? kPastForms : kBeginForms);
 }
 
-Result<double> ParseBeginForms(std::string_view text, double now) {
-  std::string_view t = Trim(text);
-  if (t.empty()) return Status::Error("empty begin time");
-  return ParseForms(t, now, Toward::kAhead);
-}
-
 }  // namespace
 
 Result<double> ParseBeginTime(std::string_view text, double now) {
-  Result<double> b = ParseBeginForms(text, now);
+  std::string_view t = Trim(text);
+  if (t.empty()) return Status::Error("empty begin time");
+  Result<double> b = ParseForms(t, now, Toward::kAhead);
   // Later than kMaxDuration from now is a typo, and would overflow the daemon's clocks.
   const double max_ahead = static_cast<double>(kMaxDuration.count()) / 1000.0;
-  if (b.ok() && !(b.value() <= now + max_ahead)) {
-    return BadBegin(Trim(text), "more than 3650 days ahead");
-  }
+  if (b.ok() && !(b.value() <= now + max_ahead)) return BadBegin(t, "more than 3650 days ahead");
   return b;
 }
 
