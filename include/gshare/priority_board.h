@@ -47,6 +47,11 @@ struct alignas(64) BoardSlot {
   // shim/lease/backlog_watch.h), set and cleared by its own shim, cleared with its seat. The
   // clients that run beside it wait for its gaps instead until the bit clears.
   std::atomic<uint64_t> behind_seats;
+  // Bit s: the MPS client in seat s holds one of the GPU's turns to run beside busy higher
+  // seats (GSHARE_PRIORITY_BESIDE bounds how many do at once: shim/lease/beside_turns.h). Taken
+  // by the client's own shim with a compare-and-swap; all cleared by a watched seat's shim as
+  // it goes idle (the turns last one busy period), a seat's bit by whoever frees the seat.
+  std::atomic<uint64_t> beside_seats;
 };
 static_assert(sizeof(BoardSlot) == 64);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);

@@ -65,8 +65,12 @@ void ClearIdleLane(Lane& l) {
   const int64_t now = MonoNowNs();
   l.idle_since_ns.store(now, std::memory_order_relaxed);
   l.backlog.WentIdle(now);
-  // Before the bit clears: the processes it wakes read the new forecast.
-  if (slot != nullptr) PublishQuiet(*slot, now, l.forecast.PredictNs());
+  // Before the bit clears: the processes it wakes read the new forecast, and race for the
+  // turns to run beside its next busy period.
+  if (slot != nullptr) {
+    PublishQuiet(*slot, now, l.forecast.PredictNs());
+    EndBesideTurns(*slot);
+  }
   ClearBit(slot, bit);
   if (l.state.load(std::memory_order_acquire) != Lane::kIdle) {
     l.backlog.Retract();
@@ -210,6 +214,11 @@ bool ConcurrentLanes() {
   return concurrent;
 }
 
+int BesideTurns() {
+  static const int turns = ParseBesideTurns(std::getenv("GSHARE_PRIORITY_BESIDE"));
+  return turns;
+}
+
 void WaitForHigher(int device) {
   if (ConcurrentOn(device)) return;
   Lane& l = g_lanes[device];
@@ -287,6 +296,7 @@ void SetSeat(int device, const char* board_path, uint32_t slot, uint32_t seat_pl
     if (old_slot != nullptr) {
       old_slot->mps_seats.fetch_and(~old_bit, std::memory_order_acq_rel);
       old_slot->behind_seats.fetch_and(~old_bit, std::memory_order_acq_rel);
+      old_slot->beside_seats.fetch_and(~old_bit, std::memory_order_acq_rel);
     }
     l.backlog.Reset();  // a new seat's pace is learnt anew
     l.own_bit.store(bit, std::memory_order_relaxed);

@@ -32,6 +32,7 @@
 #include "gshare/priority_board.h"
 #include "driver/context_registry.h"
 #include "lease/backlog_watch.h"
+#include "lease/beside_turns.h"
 #include "lease/quiet_forecast.h"
 
 namespace gshare::shim {
@@ -94,6 +95,9 @@ inline bool Yields(int device) {
 // not stop while one it yields to is busy, and its window bounds what it keeps queued meanwhile
 // (priority_window.h). Read once; any thread.
 bool ConcurrentLanes();
+// GSHARE_PRIORITY_BESIDE (ParseBesideTurns): how many MPS clients of a GPU run beside its busy
+// higher seats at once; 0: no bound. Read once; any thread.
+int BesideTurns();
 
 // Whether this process runs beside the busy seats it yields to on `device`: it is an MPS
 // client (ConcurrentLanes), so is every seat it yields to (the board's mps_seats), and none of
@@ -102,14 +106,34 @@ bool ConcurrentLanes();
 // client that ran beside it would take its time slices; one that fell behind needs every SM
 // until it has caught up. Beside either a client waits for its gaps as a process outside MPS
 // does. Three relaxed loads; any thread.
+//
+// With GSHARE_PRIORITY_BESIDE = N (BesideTurns), while a seat it yields to is busy it runs
+// beside it only holding one of the GPU's N turns (beside_turns.h); one load more while it
+// holds one.
 inline bool ConcurrentOn(int device) {
   if (!ConcurrentLanes()) return false;
   const Lane& l = g_lanes[device];
   const uint64_t mask = l.yield_mask.load(std::memory_order_relaxed);
-  const proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
+  proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
   if (slot == nullptr) return true;
-  return (mask & ~slot->mps_seats.load(std::memory_order_relaxed)) == 0 &&
-         (mask & slot->behind_seats.load(std::memory_order_relaxed)) == 0;
+  if ((mask & ~slot->mps_seats.load(std::memory_order_relaxed)) != 0 ||
+      (mask & slot->behind_seats.load(std::memory_order_relaxed)) != 0) {
+    return false;
+  }
+  const int turns = BesideTurns();
+  if (turns == 0 || (slot->busy.load(std::memory_order_acquire) & mask) == 0) return true;
+  return TakeBesideTurn(*slot, l.own_bit.load(std::memory_order_relaxed), turns);
+}
+
+// Whether this process may queue work beside the busy higher seats of `device`, taking one
+// of the turns if it holds none and one is free: GSHARE_PRIORITY_BESIDE is unbounded, or it
+// holds one now. A relaxed load while it holds one; any thread.
+inline bool TakeBesideTurnOn(int device) {
+  const int turns = BesideTurns();
+  if (turns == 0) return true;
+  const Lane& l = g_lanes[device];
+  proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
+  return slot == nullptr || TakeBesideTurn(*slot, l.own_bit.load(std::memory_order_relaxed), turns);
 }
 
 namespace lease {

@@ -135,6 +135,13 @@ bool PriorityWindows::Admit(int device, uint64_t shape, CUstream stream, bool pe
   }
   v.gap_fill_pct = GapFillPct(v.sharers, v.can_narrow);
   WindowVerdict verdict = AdmitRule(v);
+  // Work queued on the partition in a gap runs beside the busy period to come: it takes a
+  // turn, only when it needs one (a client that fills the gap alone leaves the turns free).
+  if (verdict == WindowVerdict::kSubmitNarrow && !v.higher_busy &&
+      !seams_->take_beside_turn(device)) {
+    v.beside_turn = false;
+    verdict = AdmitRule(v);
+  }
   if (verdict == WindowVerdict::kSubmit && r.count >= kMaxOutstanding) {
     verdict = WindowVerdict::kWaitOldest;
   }

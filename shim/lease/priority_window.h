@@ -43,6 +43,9 @@ struct WindowView {
   bool higher_busy = false;          // a seat it yields to is busy now
   int64_t concurrent_budget_ns = 0;  // its share of GSHARE_PRIORITY_CONCURRENT_US; 0: no bound
   bool can_narrow = false;  // an MPS client's kernel launch its device's SM partition can take
+  // It may queue work on the partition for the higher job's next busy period: turns to run
+  // beside are unbounded (GSHARE_PRIORITY_BESIDE unset) or it holds one (beside_turns.h).
+  bool beside_turn = true;
 };
 
 // The percentage of the rest of the higher job's gap that `sharers` yielding processes fill
@@ -86,8 +89,12 @@ inline WindowVerdict AdmitRule(const WindowView& v) {
     // return (the filled share of the rest of its gap), the rest narrow.
     const bool holds = forecast && v.now_ns <= v.quiet_until_ns + v.quiet_gap_ns;
     if (holds) {
-      return v.queued_ns + v.cost_ns <= gap_share ? WindowVerdict::kSubmit
-                                                  : WindowVerdict::kSubmitNarrow;
+      if (v.queued_ns + v.cost_ns <= gap_share) return WindowVerdict::kSubmit;
+      if (v.beside_turn) return WindowVerdict::kSubmitNarrow;
+      // Without a turn nothing is queued for the busy period to come: what does not fit the
+      // gap waits, as outside MPS.
+      if (v.outstanding > 0) return WindowVerdict::kWaitOldest;
+      return v.waited_gap_start ? WindowVerdict::kTakeGapTurn : WindowVerdict::kWaitGapStart;
     }
     // Overdue by more than a gap, or no forecast: every SM, with at most its share of
     // kWideIdleNs queued there, so that its return waits behind little.
@@ -127,6 +134,9 @@ struct WindowSeams {
   bool (*higher_busy)(int device);        // a seat this process yields to is busy
   bool (*concurrent)(int device);         // runs beside busy higher seats (ConcurrentOn)
   bool (*can_narrow)(int device);         // an SM partition may take launches (sm_partition.h)
+  // Takes one of the turns to run beside a busy higher seat, if it holds none and one is free
+  // (beside_turns.h); true: held, taken, or the turns are unbounded.
+  bool (*take_beside_turn)(int device);
   // Sleeps until the higher job's next gap starts (its busy bits clear), at most until `q`
   // is overdue and never past 1 s; the time counts as held back.
   void (*wait_gap_start)(int device, const QuietSpell& q);

@@ -39,6 +39,7 @@ constexpr WindowSeams kSeams = {
     &HigherBusy,
     &ConcurrentOn,
     &SmPartition::Possible,
+    &TakeBesideTurnOn,
     &WaitForGapStart,
 };
 

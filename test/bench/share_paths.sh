@@ -39,7 +39,8 @@
 #                      the shim's default) while the service is busy (lease/sm_partition.h);
 #                      GSHARE_CENSUS counts how many launches did (census.<pid>, "#narrowed");
 #                      GAP_FILL sets GSHARE_PRIORITY_GAP_FILL (how much of the service's gap
-#                      they fill on every SM).
+#                      they fill on every SM); BESIDE sets GSHARE_PRIORITY_BESIDE (how many
+#                      of them run beside the busy service at once).
 #              gsmpswide  as gsmps with GSHARE_PRIORITY_SM_PCT=0: no SM partition, every SM.
 #              gsiso   as gsmps with the service asking for isolation (GSHARE_MPS=0 in its
 #                      `gshare run`'s environment): it runs outside MPS, and the trainings,
@@ -265,7 +266,7 @@ service_case() {
   [[ $c == mpsprio ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1"
   [[ $c == mpscap ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1 CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$cap_pct"
   [[ $c == gsmpsw ]] && tenv="GSHARE_PRIORITY_CONCURRENT_US=$conc_us"
-  [[ $c == gsmps ]] && tenv="GSHARE_CENSUS=$d/census${SM_PCT:+ GSHARE_PRIORITY_SM_PCT=$SM_PCT}${GAP_FILL:+ GSHARE_PRIORITY_GAP_FILL=$GAP_FILL}"
+  [[ $c == gsmps ]] && tenv="GSHARE_CENSUS=$d/census${SM_PCT:+ GSHARE_PRIORITY_SM_PCT=$SM_PCT}${GAP_FILL:+ GSHARE_PRIORITY_GAP_FILL=$GAP_FILL}${BESIDE:+ GSHARE_PRIORITY_BESIDE=$BESIDE}"
   [[ $c == gsmpswide ]] && tenv="GSHARE_CENSUS=$d/census GSHARE_PRIORITY_SM_PCT=0"
   local senv=""
   [[ $c == gsiso ]] && senv="GSHARE_MPS=0"

@@ -275,6 +275,48 @@ class MpsBackendTest(TestCase):
         _, lo = self.run_beside(sm_pct=0)
         self.assertEqual([o.name for o in lo if "@" in o.name], [])
 
+    def run_two_beside(self, turns):
+        """Two batch MPS clients (run_pair's) beside the service, GSHARE_PRIORITY_BESIDE=turns
+        in their environments (None: unset). Returns, for each service kernel after its first
+        two, how many kernels of each client started inside it."""
+        h = self.mps_harness()
+        h.start_daemon()
+        env = dict(h.env)
+        if turns is not None:
+            env["GSHARE_PRIORITY_BESIDE"] = str(turns)
+        lows = [h.start_fake(["--kernels", 500, "--kernel-ms", 2, "--sync-every", 10,
+                              "--consumer"], ["-p", "0"], name="low%d" % i, env=env)
+                for i in (1, 2)]
+        pids = [low.child_pid() for low in lows]
+        for p in pids:
+            h.wait_kernels(p, 5)
+        high = h.start_fake(["--kernels", 12, "--kernel-ms", 20, "--sync-every", 1,
+                             "--gap-ms", 60], ["-p", "10"], name="high")
+        hp = high.child_pid()
+        h.assert_done(high, 12)
+        for low in lows:
+            h.assert_done(low, 500)
+        hi = h.ops("K", hp)
+        per_client = [h.ops("K", p) for p in pids]
+        return [tuple(sum(1 for o in lo if k.start < o.start < k.end) for lo in per_client)
+                for k in hi[2:]]
+
+    def test_beside_turns_bound_how_many_clients_run_beside_a_busy_service(self):
+        # Unbounded, both clients run beside the busy service; with one turn, one at a time,
+        # the other waiting for its gaps (at most the lanes' few kernels of a gap's end).
+        both = self.run_two_beside(None)
+        self.assertGreaterEqual(sum(1 for a, b in both if a >= 4 and b >= 4), len(both) // 2,
+                                "unbounded, the clients did not both run beside: %s" % both)
+        one = self.run_two_beside(1)
+        self.assertLessEqual(sum(1 for a, b in one if a >= 4 and b >= 4), 1,
+                             "with one turn both clients ran beside the service: %s" % one)
+        self.assertGreaterEqual(sum(1 for a, b in one if max(a, b) >= 4), len(one) // 2,
+                                "with one turn no client ran beside the service: %s" % one)
+        # The turn is taken anew after each gap, so it passes from one client to the other.
+        for i in (0, 1):
+            self.assertGreaterEqual(sum(1 for t in one if t[i] >= 4), 2,
+                                    "client %d never held the turn: %s" % (i + 1, one))
+
     def test_a_client_waits_for_the_gaps_of_a_higher_job_outside_mps(self):
         # The service asks for isolation: it runs outside MPS, time-sliced with the server's
         # clients, so the batch client beside it fills its gaps only, as outside MPS.

@@ -60,6 +60,7 @@ void PriorityLanes::Clear(int slot, int seat) {
   if (board_ == nullptr) return;
   board_[slot].mps_seats.fetch_and(~(uint64_t{1} << seat), std::memory_order_acq_rel);
   board_[slot].behind_seats.fetch_and(~(uint64_t{1} << seat), std::memory_order_acq_rel);
+  board_[slot].beside_seats.fetch_and(~(uint64_t{1} << seat), std::memory_order_acq_rel);
   proto::ClearBusy(board_[slot], uint64_t{1} << seat);
 }
 

@@ -1,7 +1,9 @@
 // The priority window's pure parts: the learnt cost of a submission by shape, the watched
-// job's gap forecast and its publication on the board, and the admission rule.
+// job's gap forecast and its publication on the board, the admission rule and the turns to
+// run beside a busy higher job.
 #include <doctest/doctest.h>
 
+#include "lease/beside_turns.h"
 #include "lease/kernel_costs.h"
 #include "lease/priority_window.h"
 #include "lease/quiet_forecast.h"
@@ -283,6 +285,65 @@ TEST_CASE("AdmitRule: an MPS client with an SM partition goes narrow beside the 
   v.can_narrow = true;
   v.concurrent = false;
   CHECK(AdmitRule(v) != WindowVerdict::kSubmitNarrow);
+}
+
+TEST_CASE("AdmitRule: without a turn to run beside, a client queues nothing for the busy period") {
+  WindowView v;
+  v.concurrent = true;
+  v.can_narrow = true;
+  v.beside_turn = false;  // GSHARE_PRIORITY_BESIDE's turns held by others
+  v.budget_ns = 150'000;
+  v.cost_ns = 3 * kMs;
+  v.now_ns = 100 * kMs;
+  v.quiet_until_ns = 110 * kMs;  // idle, back in 10 ms
+  v.quiet_gap_ns = 12 * kMs;
+  v.gap_fill_pct = 100;
+  v.queued_ns = 6 * kMs;
+  CHECK(AdmitRule(v) == WindowVerdict::kSubmit);  // what ends by its return still goes
+  v.queued_ns = 8 * kMs;
+  v.outstanding = 2;
+  CHECK(AdmitRule(v) == WindowVerdict::kWaitOldest);  // a turn-holder would go narrow
+  v.outstanding = 0;
+  v.queued_ns = 0;
+  v.cost_ns = 20 * kMs;
+  CHECK(AdmitRule(v) == WindowVerdict::kWaitGapStart);
+  v.waited_gap_start = true;
+  CHECK(AdmitRule(v) == WindowVerdict::kTakeGapTurn);
+  v.beside_turn = true;
+  CHECK(AdmitRule(v) == WindowVerdict::kSubmitNarrow);
+  // Overdue (a long idle): as every client, on every SM within kWideIdleNs.
+  v.beside_turn = false;
+  v.now_ns = 123 * kMs;
+  v.cost_ns = 500'000;
+  CHECK(AdmitRule(v) == WindowVerdict::kSubmit);
+}
+
+TEST_CASE("beside turns: at most N seats hold one; they end together, then pass on") {
+  proto::BoardSlot slot{};
+  const uint64_t a = 1u << 3, b = 1u << 5, c = 1u << 9;
+  CHECK(TakeBesideTurn(slot, a, 2));
+  CHECK(TakeBesideTurn(slot, a, 2));  // held: kept, not taken twice
+  CHECK(TakeBesideTurn(slot, b, 2));
+  CHECK_FALSE(TakeBesideTurn(slot, c, 2));
+  CHECK(slot.beside_seats.load() == (a | b));
+  EndBesideTurns(slot);
+  CHECK(TakeBesideTurn(slot, c, 2));
+  CHECK(TakeBesideTurn(slot, b, 2));
+  CHECK_FALSE(TakeBesideTurn(slot, a, 2));
+  CHECK(TakeBesideTurn(slot, a, 3));
+}
+
+TEST_CASE("beside turns: GSHARE_PRIORITY_BESIDE's values") {
+  CHECK(ParseBesideTurns(nullptr) == 0);
+  CHECK(ParseBesideTurns("") == 0);
+  CHECK(ParseBesideTurns("0") == 0);
+  CHECK(ParseBesideTurns("1") == 1);
+  CHECK(ParseBesideTurns("3") == 3);
+  CHECK(ParseBesideTurns("63") == 63);
+  CHECK(ParseBesideTurns("64") == 0);  // a turn for every seat bounds nothing
+  CHECK(ParseBesideTurns("-2") == 0);
+  CHECK(ParseBesideTurns("3x") == 0);
+  CHECK(ParseBesideTurns("three") == 0);
 }
 
 }  // namespace

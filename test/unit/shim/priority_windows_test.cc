@@ -32,11 +32,14 @@ struct FakeGpu {
   // seams
   int64_t now_ns = 1'000 * kMs;
   bool concurrent = false, higher_busy = false, can_narrow = false;
+  bool beside_turn = true;  // the take_beside_turn seam's answer
+  int turn_asks = 0;        // how often it was asked
   int gap_waits = 0;
 
   void Complete(size_t record, double at_ms) { done_ms[records.at(record).event] = at_ms; }
 };
 FakeGpu* g_gpu = nullptr;
+proto::BoardSlot* g_slot = nullptr;  // the slot the windows read; nullptr: none mapped
 
 const DriverExtras& Driver() {
   static const DriverExtras x = [] {
@@ -75,11 +78,15 @@ const DriverExtras& Driver() {
 constexpr WindowSeams kSeams = {
     &Driver,
     [] { return g_gpu->now_ns; },
-    [](int) -> proto::BoardSlot* { return nullptr; },
+    [](int) -> proto::BoardSlot* { return g_slot; },
     [](int) -> uint32_t { return 1; },
     [](int) { return g_gpu->higher_busy; },
     [](int) { return g_gpu->concurrent; },
     [](int) { return g_gpu->can_narrow; },
+    [](int) {
+      ++g_gpu->turn_asks;
+      return g_gpu->beside_turn;
+    },
     [](int, const QuietSpell&) { ++g_gpu->gap_waits; },
 };
 
@@ -174,6 +181,34 @@ TEST_CASE("PriorityWindows: an MPS client with a partition goes narrow and queue
   f.gpu.can_narrow = false;
   CHECK(f.Admit(kB, &narrow));
   CHECK_FALSE(narrow);
+}
+
+TEST_CASE("PriorityWindows: in a gap, a launch for the partition takes a turn or waits") {
+  Fixture f;
+  f.windows.AfterSubmission(0, kStream, false, kA);
+  f.windows.AfterSubmission(0, kStream, false, kB);
+  f.gpu.Complete(0, 10.0);
+  f.gpu.Complete(1, 30.0);  // B learnt: 20 ms, longer than the rest of any gap here
+  f.gpu.concurrent = f.gpu.can_narrow = true;
+  proto::BoardSlot slot{};
+  slot.quiet_until_ns = f.gpu.now_ns + 5 * kMs;  // the service is back in 5 ms
+  slot.quiet_gap_ns = 10 * kMs;
+  g_slot = &slot;
+  bool narrow = false;
+  CHECK(f.Admit(kB, &narrow));  // a turn free: it goes on the partition
+  CHECK(narrow);
+  CHECK(f.gpu.turn_asks == 1);
+  f.gpu.beside_turn = false;          // every turn held by others
+  CHECK_FALSE(f.Admit(kB, &narrow));  // it waited for the next gap's start instead
+  CHECK(f.gpu.gap_waits == 1);
+  // While the service is busy the lanes took the turn already (ConcurrentOn): not asked.
+  f.gpu.higher_busy = true;
+  f.gpu.beside_turn = true;
+  const int asks = f.gpu.turn_asks;
+  CHECK(f.Admit(kB, &narrow));
+  CHECK(narrow);
+  CHECK(f.gpu.turn_asks == asks);
+  g_slot = nullptr;
 }
 
 TEST_CASE("PriorityWindows: work of another context is not windowed") {
