@@ -3,8 +3,9 @@
 // it, which no SM split divides: eight trainings on the partition stretched a ResNet service's
 // own kernels 1.36 x alone, where one to three cost it 1.09-1.12 x (docs/benchmarks.md, "a
 // mixed batch cap beside eight trainings"). With GSHARE_PRIORITY_BESIDE = N, only N clients
-// hold a turn while a higher seat is busy; the others wait for its gaps, as a process outside
-// MPS does, and the turns are taken anew after each of its gaps, so that they pass around.
+// hold a turn: one runs beside a busy higher seat, or queues work on the partition in its gap
+// for its next busy period. The others wait for its gaps, as a process outside MPS does, and
+// the turns are freed at each of its gaps and taken anew, so that they pass around.
 // Header-only; any thread of any process (the board's atomics).
 #pragma once
 
