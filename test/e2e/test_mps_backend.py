@@ -218,28 +218,36 @@ class MpsBackendTest(TestCase):
         h.assert_error_line(r, 1, "mps.batch_cap")
         self.assertIn('expected "auto", "never", "beside_service" or "always"', r.stderr)
 
-    def run_pair(self, sm_pct=None, high_env=None, high_args=(), high_n=12, low_n=400):
+    def run_pair(self, sm_pct=None, high_env=None, high_args=(), high_n=12, low_n=400,
+                 lows=1, low_env=None):
         """The lanes test's pair (test_priority_lanes.py): a service of `high_n` 20 ms requests
         60 ms apart, and a batch job of `low_n` 2 ms kernels all queued at once, the batch job
-        an MPS client. `high_env`: the service's environment's additions; `high_args`: its
-        fake_app's. Returns the harness, the service's kernels and the batch job's, by start
-        time."""
+        an MPS client; `lows` such batch jobs (named "low", or "low1", "low2", ...).
+        `high_env`, `low_env`: the service's and the batch jobs' environments' additions;
+        `high_args`: the service's fake_app's. Returns the harness, the service's kernels and
+        the batch job's (with several, a list of each one's), by start time."""
         h = self.mps_harness()
         if sm_pct is not None:
             h.env["GSHARE_PRIORITY_SM_PCT"] = str(sm_pct)
         h.start_daemon()
         # Bursts of ten, each followed by a second stream's kernel that waits for the burst.
-        low = h.start_fake(["--kernels", low_n, "--kernel-ms", 2, "--sync-every", 10,
-                            "--consumer"], ["-p", "0"], name="low")
-        lp = low.child_pid()
-        h.wait_kernels(lp, 5)
+        env = dict(h.env, **low_env) if low_env else None
+        low = [h.start_fake(["--kernels", low_n, "--kernel-ms", 2, "--sync-every", 10,
+                             "--consumer"], ["-p", "0"], env=env,
+                            name="low" if lows == 1 else "low%d" % (i + 1))
+               for i in range(lows)]
+        lp = [job.child_pid() for job in low]
+        for p in lp:
+            h.wait_kernels(p, 5)
         env = dict(h.env, **high_env) if high_env else None
         high = h.start_fake(["--kernels", high_n, "--kernel-ms", 20, "--sync-every", 1,
                              "--gap-ms", 60, *high_args], ["-p", "10"], name="high", env=env)
         hp = high.child_pid()
         h.assert_done(high, high_n)
-        h.assert_done(low, low_n)
-        return h, h.ops("K", hp), h.ops("K", lp)
+        for job in low:
+            h.assert_done(job, low_n)
+        lo = [h.ops("K", p) for p in lp]
+        return h, h.ops("K", hp), lo[0] if lows == 1 else lo
 
     def run_beside(self, sm_pct=None):
         """run_pair: as an MPS client beside an MPS client the batch job runs beside the busy
@@ -279,25 +287,9 @@ class MpsBackendTest(TestCase):
         """Two batch MPS clients (run_pair's) beside the service, GSHARE_PRIORITY_BESIDE=turns
         in their environments (None: unset). Returns, for each service kernel after its first
         two, how many kernels of each client started inside it."""
-        h = self.mps_harness()
-        h.start_daemon()
-        env = dict(h.env)
-        if turns is not None:
-            env["GSHARE_PRIORITY_BESIDE"] = str(turns)
-        lows = [h.start_fake(["--kernels", 500, "--kernel-ms", 2, "--sync-every", 10,
-                              "--consumer"], ["-p", "0"], name="low%d" % i, env=env)
-                for i in (1, 2)]
-        pids = [low.child_pid() for low in lows]
-        for p in pids:
-            h.wait_kernels(p, 5)
-        high = h.start_fake(["--kernels", 12, "--kernel-ms", 20, "--sync-every", 1,
-                             "--gap-ms", 60], ["-p", "10"], name="high")
-        hp = high.child_pid()
-        h.assert_done(high, 12)
-        for low in lows:
-            h.assert_done(low, 500)
-        hi = h.ops("K", hp)
-        per_client = [h.ops("K", p) for p in pids]
+        _, hi, per_client = self.run_pair(
+            low_n=500, lows=2,
+            low_env=None if turns is None else {"GSHARE_PRIORITY_BESIDE": str(turns)})
         return [tuple(sum(1 for o in lo if k.start < o.start < k.end) for lo in per_client)
                 for k in hi[2:]]
 
