@@ -151,7 +151,7 @@ MUTANTS = [
      "a client runs beside a higher job outside MPS (time-sliced with it: takes its slices)",
      ("test_mps_backend", "outside_mps")),
     ("beside-turns-ignored", "shim/lease/priority_lane.h",
-     "  return TakeBesideTurn(*slot, l.own_bit.load(std::memory_order_relaxed), turns);\n}",
+     "  return TakeBesideTurnOn(device);\n}",
      "  return true;\n}",
      "every MPS client runs beside a busy service whatever GSHARE_PRIORITY_BESIDE bounds",
      ("test_mps_backend", "beside_turns")),

@@ -99,6 +99,17 @@ bool ConcurrentLanes();
 // higher seats at once; 0: no bound. Read once; any thread.
 int BesideTurns();
 
+// Whether this process may queue work beside the busy higher seats of `device`, taking one
+// of the turns if it holds none and one is free: GSHARE_PRIORITY_BESIDE is unbounded, or it
+// holds one now. A relaxed load while it holds one; any thread.
+inline bool TakeBesideTurnOn(int device) {
+  const int turns = BesideTurns();
+  if (turns == 0) return true;
+  const Lane& l = g_lanes[device];
+  proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
+  return slot == nullptr || TakeBesideTurn(*slot, l.own_bit.load(std::memory_order_relaxed), turns);
+}
+
 // Whether this process runs beside the busy seats it yields to on `device`: it is an MPS
 // client (ConcurrentLanes), so is every seat it yields to (the board's mps_seats), and none of
 // them has fallen behind its arrivals (behind_seats). A higher job outside MPS (GSHARE_MPS=0,
@@ -114,26 +125,14 @@ inline bool ConcurrentOn(int device) {
   if (!ConcurrentLanes()) return false;
   const Lane& l = g_lanes[device];
   const uint64_t mask = l.yield_mask.load(std::memory_order_relaxed);
-  proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
+  const proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
   if (slot == nullptr) return true;
   if ((mask & ~slot->mps_seats.load(std::memory_order_relaxed)) != 0 ||
       (mask & slot->behind_seats.load(std::memory_order_relaxed)) != 0) {
     return false;
   }
-  const int turns = BesideTurns();
-  if (turns == 0 || (slot->busy.load(std::memory_order_acquire) & mask) == 0) return true;
-  return TakeBesideTurn(*slot, l.own_bit.load(std::memory_order_relaxed), turns);
-}
-
-// Whether this process may queue work beside the busy higher seats of `device`, taking one
-// of the turns if it holds none and one is free: GSHARE_PRIORITY_BESIDE is unbounded, or it
-// holds one now. A relaxed load while it holds one; any thread.
-inline bool TakeBesideTurnOn(int device) {
-  const int turns = BesideTurns();
-  if (turns == 0) return true;
-  const Lane& l = g_lanes[device];
-  proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
-  return slot == nullptr || TakeBesideTurn(*slot, l.own_bit.load(std::memory_order_relaxed), turns);
+  if (BesideTurns() == 0 || (slot->busy.load(std::memory_order_acquire) & mask) == 0) return true;
+  return TakeBesideTurnOn(device);
 }
 
 namespace lease {
