@@ -16,6 +16,7 @@ std::atomic<uint64_t> g_census_narrowed{0};
 std::atomic<uint64_t> g_census_behind{0};
 std::atomic<uint64_t> g_census_behind_ms{0};
 std::atomic<uint64_t> g_census_behind_capped{0};
+std::atomic<uint64_t> g_census_beside_denied{0};
 
 namespace {
 char g_census_path[512];
@@ -35,7 +36,7 @@ __attribute__((destructor)) static void CensusDump() {
   std::snprintf(path, sizeof path, "%s.%d", g_census_path, static_cast<int>(getpid()));
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return;
-  char line[256];
+  char line[320];
   for (int i = 0; i < kNumHooks; ++i) {
     uint64_t n = g_census[i].load(std::memory_order_relaxed);
     if (n == 0) continue;
@@ -45,12 +46,14 @@ __attribute__((destructor)) static void CensusDump() {
   }
   int len = std::snprintf(
       line, sizeof line,
-      "#captured %llu\n#narrowed %llu\n#behind %llu\n#behind_ms %llu\n#behind_capped %llu\n",
+      "#captured %llu\n#narrowed %llu\n#behind %llu\n#behind_ms %llu\n#behind_capped %llu\n"
+      "#beside_denied %llu\n",
       static_cast<unsigned long long>(g_census_captured.load()),
       static_cast<unsigned long long>(g_census_narrowed.load()),
       static_cast<unsigned long long>(g_census_behind.load()),
       static_cast<unsigned long long>(g_census_behind_ms.load()),
-      static_cast<unsigned long long>(g_census_behind_capped.load()));
+      static_cast<unsigned long long>(g_census_behind_capped.load()),
+      static_cast<unsigned long long>(g_census_beside_denied.load()));
   if (write(fd, line, len) != len) { /* nothing more to do at exit */
   }
   close(fd);

@@ -7,7 +7,8 @@
 // into as a watched job, lease/backlog_watch.h), "#behind_ms <n>" (how long, in ms, its seat
 // was marked behind in all) and "#behind_capped <n>" (those backlogs that lasted the rule's
 // cap, BacklogWatch::kMaxBehindNs, or longer: the mark cleared as the job's new pace, not at a
-// real gap). Count: any thread, lock-free.
+// real gap) and "#beside_denied <n>" (submissions that found every beside turn held,
+// lease/beside_turns.h, and waited for the higher seat's gap). Count: any thread, lock-free.
 #pragma once
 
 #include <atomic>
@@ -24,6 +25,7 @@ extern std::atomic<uint64_t> g_census_narrowed;
 extern std::atomic<uint64_t> g_census_behind;
 extern std::atomic<uint64_t> g_census_behind_ms;
 extern std::atomic<uint64_t> g_census_behind_capped;
+extern std::atomic<uint64_t> g_census_beside_denied;
 
 // Reads GSHARE_CENSUS. Called once while the driver is loaded.
 void CensusInit();
