@@ -1,12 +1,13 @@
 // Beside turns: how many of a GPU's yielding MPS clients run beside its busy higher seats at
-// once. Beside a service, every client on the SM partition shares the GPU's memory system with
-// it, which no SM split divides: eight trainings on the partition stretched a ResNet service's
-// own kernels 1.36 x alone, where one to three cost it 1.09-1.12 x (docs/benchmarks.md, "a
-// mixed batch cap beside eight trainings"). With GSHARE_PRIORITY_BESIDE = N, only N clients
-// hold a turn: one runs beside a busy higher seat, or queues work on the partition in its gap
-// for its next busy period. The others wait for its gaps, as a process outside MPS does, and
-// the turns are freed at each of its gaps and taken anew, so that they pass around.
-// Header-only; any thread of any process (the board's atomics).
+// once. Beside a service, every client on the SM partition shares the partition's SMs and the
+// GPU's memory system with it: beside eight trainings a ResNet service's median latency was
+// 9.1-9.7 ms with every client beside it and 7.8 ms with one (same call, alone 5.3-8.2 ms),
+// for the same step rate of the trainings within 2 points, since one training already fills
+// the partition (docs/benchmarks.md, "Beside turns on the H200"). With N turns (default 1),
+// only N clients hold one: a holder runs beside a busy higher seat, or queues work on the
+// partition in its gap for its next busy period. The others wait for its gaps, as a process
+// outside MPS does, and the turns are freed at each of its gaps and taken anew, so that they
+// pass around. Header-only; any thread of any process (the board's atomics).
 #pragma once
 
 #include <atomic>
@@ -17,17 +18,18 @@
 
 namespace gshare::shim {
 
-// GSHARE_PRIORITY_BESIDE when unset: every client runs beside (no bound).
-inline constexpr int kDefaultBesideTurns = 0;
+// GSHARE_PRIORITY_BESIDE when unset: one client at a time runs beside.
+inline constexpr int kDefaultBesideTurns = 1;
 
-// What GSHARE_PRIORITY_BESIDE's value `text` means: 1..63 turns; 0, no bound, for nullptr, an
-// empty string, 0 and anything that is not a whole number in 1..63 (ignored). Pure.
+// What GSHARE_PRIORITY_BESIDE's value `text` means: 1..63 turns; 0 (and 64 or more, a turn for
+// every seat): no bound, every client runs beside; kDefaultBesideTurns for nullptr, an empty
+// string and anything that is not a whole number >= 0 (ignored). Pure.
 inline int ParseBesideTurns(const char* text) {
   if (text == nullptr || *text == '\0') return kDefaultBesideTurns;
   char* end = nullptr;
   const long v = std::strtol(text, &end, 10);
-  if (*end != '\0' || v < 1 || v >= static_cast<long>(proto::kBoardSeats)) return 0;
-  return static_cast<int>(v);
+  if (*end != '\0' || v < 0) return kDefaultBesideTurns;
+  return v >= static_cast<long>(proto::kBoardSeats) ? 0 : static_cast<int>(v);
 }
 
 // Whether the seat of `own_bit` holds one of `slot`'s `turns` (> 0) turns, taking a free one if

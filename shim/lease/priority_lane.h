@@ -30,6 +30,7 @@
 #include <cstdint>
 
 #include "gshare/priority_board.h"
+#include "driver/census.h"
 #include "driver/context_registry.h"
 #include "lease/backlog_watch.h"
 #include "lease/beside_turns.h"
@@ -96,18 +97,24 @@ inline bool Yields(int device) {
 // (priority_window.h). Read once; any thread.
 bool ConcurrentLanes();
 // GSHARE_PRIORITY_BESIDE (ParseBesideTurns): how many MPS clients of a GPU run beside its busy
-// higher seats at once; 0: no bound. Read once; any thread.
+// higher seats at once (default 1); 0: no bound. Read once; any thread.
 int BesideTurns();
 
 // Whether this process may queue work beside the busy higher seats of `device`, taking one
-// of the turns if it holds none and one is free: GSHARE_PRIORITY_BESIDE is unbounded, or it
-// holds one now. A relaxed load while it holds one; any thread.
+// of the turns if it holds none and one is free: GSHARE_PRIORITY_BESIDE=0 (no bound), or it
+// holds one now. A relaxed load while it holds one; any thread. With the census on, a refusal
+// counts in "#beside_denied".
 inline bool TakeBesideTurnOn(int device) {
   const int turns = BesideTurns();
   if (turns == 0) return true;
   const Lane& l = g_lanes[device];
   proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
-  return slot == nullptr || TakeBesideTurn(*slot, l.own_bit.load(std::memory_order_relaxed), turns);
+  if (slot == nullptr || TakeBesideTurn(*slot, l.own_bit.load(std::memory_order_relaxed), turns)) {
+    return true;
+  }
+  if (__builtin_expect(g_census_on, 0))
+    g_census_beside_denied.fetch_add(1, std::memory_order_relaxed);
+  return false;
 }
 
 // Whether this process runs beside the busy seats it yields to on `device`: it is an MPS
@@ -118,9 +125,9 @@ inline bool TakeBesideTurnOn(int device) {
 // until it has caught up. Beside either a client waits for its gaps as a process outside MPS
 // does. Three relaxed loads; any thread.
 //
-// With GSHARE_PRIORITY_BESIDE = N (BesideTurns), while a seat it yields to is busy it runs
-// beside it only holding one of the GPU's N turns (beside_turns.h); one load more while it
-// holds one.
+// With N beside turns (BesideTurns: GSHARE_PRIORITY_BESIDE, default 1; 0: no bound), while a
+// seat it yields to is busy it runs beside it only holding one of the GPU's N turns
+// (beside_turns.h); one load more while it holds one.
 inline bool ConcurrentOn(int device) {
   if (!ConcurrentLanes()) return false;
   const Lane& l = g_lanes[device];

@@ -44,7 +44,7 @@ struct WindowView {
   int64_t concurrent_budget_ns = 0;  // its share of GSHARE_PRIORITY_CONCURRENT_US; 0: no bound
   bool can_narrow = false;  // an MPS client's kernel launch its device's SM partition can take
   // It may queue work on the partition for the higher job's next busy period: turns to run
-  // beside are unbounded (GSHARE_PRIORITY_BESIDE unset) or it holds one (beside_turns.h).
+  // beside are unbounded (GSHARE_PRIORITY_BESIDE=0) or it holds one (beside_turns.h).
   bool beside_turn = true;
 };
 

@@ -285,7 +285,7 @@ class MpsBackendTest(TestCase):
 
     def run_two_beside(self, turns):
         """Two batch MPS clients (run_pair's) beside the service, GSHARE_PRIORITY_BESIDE=turns
-        in their environments (None: unset). Returns, for each service kernel after its first
+        in their environments (None: unset, the default of one turn). Returns, for each service kernel after its first
         two, how many kernels of each client started inside it."""
         _, hi, per_client = self.run_pair(
             low_n=500, lows=2,
@@ -294,12 +294,13 @@ class MpsBackendTest(TestCase):
                 for k in hi[2:]]
 
     def test_beside_turns_bound_how_many_clients_run_beside_a_busy_service(self):
-        # Unbounded, both clients run beside the busy service; with one turn, one at a time,
-        # the other waiting for its gaps (at most the lanes' few kernels of a gap's end).
-        both = self.run_two_beside(None)
+        # Unbounded (0), both clients run beside the busy service; with one turn, the default,
+        # one at a time, the other waiting for its gaps (at most the lanes' few kernels of a
+        # gap's end).
+        both = self.run_two_beside(0)
         self.assertGreaterEqual(sum(1 for a, b in both if a >= 4 and b >= 4), len(both) // 2,
                                 "unbounded, the clients did not both run beside: %s" % both)
-        one = self.run_two_beside(1)
+        one = self.run_two_beside(None)
         self.assertLessEqual(sum(1 for a, b in one if a >= 4 and b >= 4), 1,
                              "with one turn both clients ran beside the service: %s" % one)
         self.assertGreaterEqual(sum(1 for a, b in one if max(a, b) >= 4), len(one) // 2,

@@ -334,16 +334,16 @@ TEST_CASE("beside turns: at most N seats hold one; they end together, then pass 
 }
 
 TEST_CASE("beside turns: GSHARE_PRIORITY_BESIDE's values") {
-  CHECK(ParseBesideTurns(nullptr) == 0);
-  CHECK(ParseBesideTurns("") == 0);
-  CHECK(ParseBesideTurns("0") == 0);
+  CHECK(ParseBesideTurns(nullptr) == 1);  // one client beside a busy service by default
+  CHECK(ParseBesideTurns("") == 1);
+  CHECK(ParseBesideTurns("0") == 0);  // no bound
   CHECK(ParseBesideTurns("1") == 1);
   CHECK(ParseBesideTurns("3") == 3);
   CHECK(ParseBesideTurns("63") == 63);
   CHECK(ParseBesideTurns("64") == 0);  // a turn for every seat bounds nothing
-  CHECK(ParseBesideTurns("-2") == 0);
-  CHECK(ParseBesideTurns("3x") == 0);
-  CHECK(ParseBesideTurns("three") == 0);
+  CHECK(ParseBesideTurns("-2") == 1);  // not a count: the default
+  CHECK(ParseBesideTurns("3x") == 1);
+  CHECK(ParseBesideTurns("three") == 1);
 }
 
 }  // namespace
