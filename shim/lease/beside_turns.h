@@ -1,8 +1,8 @@
 // Beside turns: how many of a GPU's yielding MPS clients run beside its busy higher seats at
 // once. Beside a service, every client on the SM partition shares the partition's SMs and the
 // GPU's memory system with it: beside eight trainings a ResNet service's median latency was
-// 9.1-9.7 ms with every client beside it and 7.8 ms with one (same call, alone 5.3-8.2 ms),
-// for the same step rate of the trainings within 2 points, since one training already fills
+// 8.9-9.4 ms with every client beside it and 7.4-7.8 ms with one (alone 4.4-8.2 ms), the
+// trainings keeping 0-4 points less of their step rate, since one training already fills
 // the partition (docs/benchmarks.md, "Beside turns on the H200"). With N turns (default 1),
 // only N clients hold one: a holder runs beside a busy higher seat, or queues work on the
 // partition in its gap for its next busy period. The others wait for its gaps, as a process
