@@ -50,6 +50,10 @@
 #   SERVICE_CPUS, TRAIN_CPUS   CPU lists (taskset -c) the service's and the trainings'
 #                   interpreters run on (default: any CPU)
 #   TRAIN_NICE      the trainings' nice value (nice -n; default: not changed)
+#   TRAIN_GPUS, SERVICE_GPU   GPU indexes: the trainings', one per training in turn (e.g. "0 1":
+#                   the first on GPU 0, the second on GPU 1, the third on GPU 0 ...), and the
+#                   service's; `gshare run --gpu` in gshareN cases, CUDA_VISIBLE_DEVICES in the
+#                   others (default: no GPU named; gshare's queue places the job)
 # Output in $OUT/priority/<case>/: times.txt (epoch seconds of each event), service.{out,err},
 # latencies.txt (ms per request), detail.txt (per request: latency, wall, CPU and GPU ms,
 # prio_service.py --detail-out), train<K>.{out,err,log} (log: `step wall_time loss`),
@@ -332,10 +336,15 @@ run_case() {
   fi
 
   start_trainings() {
-    local k name
+    local k name gpus g
+    read -r -a gpus <<<"${TRAIN_GPUS:-}"
     for ((k = 1; k <= n; k++)); do
       name=()
       [[ $mode == gshare ]] && name=(--name "train$k" --)
+      if ((${#gpus[@]})); then
+        g=${gpus[$(((k - 1) % ${#gpus[@]}))]}
+        if [[ $mode == gshare ]]; then name=(--gpu "$g" "${name[@]}"); else name=(env CUDA_VISIBLE_DEVICES="$g"); fi
+      fi
       echo "train${k}_start $(now)" >>"$times"
       job_start "train$k" "$d/train$k.out" "$train_tmo" "${tpre[@]}" "${name[@]}" \
         "${train_env[@]}" "${train_prefix[@]}" "$python" "$bench/prio_train.py" --steps "$train_steps" --batch "$train_batch" \
@@ -374,6 +383,13 @@ run_case() {
   [[ $service == llm ]] && scmd=("${svc_prefix[@]}" "$python" "$bench/llm_service.py"
     --rate "${LLM_RATE:-4}" --util "${LLM_UTIL:-0.5}" "${llm_args[@]}")
   # SERVICE_ENV before `gshare run`: the job's environment is the one `gshare run` has.
+  if [[ -n ${SERVICE_GPU:-} ]]; then
+    if [[ $mode == gshare ]]; then
+      spre=("${spre[@]:0:${#spre[@]}-1}" --gpu "$SERVICE_GPU" --)
+    else
+      scmd=(env CUDA_VISIBLE_DEVICES="$SERVICE_GPU" "${scmd[@]}")
+    fi
+  fi
   job_start service "$d/service.out" "$svc_tmo" "${service_env[@]}" "${spre[@]}" "${scmd[@]}" \
     --seconds "$seconds" --out "$d/latencies.txt" --detail-out "$d/detail.txt"
   svc_pid=${job_pids[-1]}
@@ -436,6 +452,10 @@ run_case() {
     daemon_down
     cp "$work/$c/state/daemon.log" "$d/daemon.log" 2>/dev/null || say "$c: no daemon log"
     cp "$work/$c/state/mps/0/log/"*.log "$d/" 2>/dev/null
+    for i in "$work/$c/state/mps/"*/; do   # the other GPUs' servers, in mps<index>/
+      [[ $(basename "$i") != 0 && -d $i/log ]] || continue
+      mkdir -p "$d/mps$(basename "$i")" && cp "$i/log/"*.log "$d/mps$(basename "$i")/" 2>/dev/null
+    done
   fi
 
   line=$(summarize "$c" "$d" "$n" ${arrived:+"$arrived"})

@@ -76,6 +76,8 @@
 #   SERVICE_BATCH (default 32), SERVICE_SECONDS (default 12), MIN_STEPS (default 10),
 #   AFTER_SECONDS (default 3), CAP_PCT (default 25), DEADLINE (seconds since the start after
 #   which no new case begins; default 0: none; a skipped case is named in summary.txt).
+#   The service part passes priority.sh's own variables on (TRAIN_GPUS and SERVICE_GPU place
+#   the jobs on GPUs; SERVICE_CPUS, TRAIN_CPUS, TRAIN_NICE; priority.sh says each).
 # Output in $OUT/share/: summary.txt (every case's line, then the ratio tables), pair/<case>/
 # (gpt.out/.err/.log, cnn.out/.err/.log, times.txt, mps_*.txt, mps logs, status.json,
 # daemon.log), service/<case>/priority/<case>/ (priority.sh's folders) and service/<case>/
