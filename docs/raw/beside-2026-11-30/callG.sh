@@ -5,7 +5,8 @@
 # once per entry of ORDER (default "none 3 1 3 none"; none: the variable unset, the shim's
 # default; an entry T:B runs T trainings with BESIDE=B). Call G ran ORDER="8:1 8:none 3:1
 # 3:none 8:1 8:none" with a shim whose default was no bound; call H ORDER="8:none 8:0 3:none
-# 3:0 8:none 8:0" with one whose default is one turn (0: no bound). Call F ran callF.sh. A case
+# 3:0 8:none 8:0" with one whose default is one turn (0: no bound), call J ORDER="1:none 8:none
+# 8:none 1:none" STOP_AFTER=230 with that one. Call F ran callF.sh. A case
 # that would begin after STOP_AFTER s (default 430) is skipped and named.
 export PATH=/opt/torch/.venv/bin:$PATH:/usr/local/nvidia/bin
 nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,compute_mode --format=csv > "$OUT/gpu.txt" 2>&1
