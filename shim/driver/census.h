@@ -7,8 +7,9 @@
 // into as a watched job, lease/backlog_watch.h), "#behind_ms <n>" (how long, in ms, its seat
 // was marked behind in all) and "#behind_capped <n>" (those backlogs that lasted the rule's
 // cap, BacklogWatch::kMaxBehindNs, or longer: the mark cleared as the job's new pace, not at a
-// real gap) and "#beside_denied <n>" (submissions that found every beside turn held,
-// lease/beside_turns.h, and waited for the higher seat's gap). Count: any thread, lock-free.
+// real gap) and "#beside_denied <n>" (times a batch MPS client found every beside turn held,
+// lease/beside_turns.h: once per wait for a busy higher seat's gap, and once per launch in a
+// gap that would have gone to the SM partition). Count: any thread, lock-free.
 #pragma once
 
 #include <atomic>

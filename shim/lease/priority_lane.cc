@@ -220,11 +220,14 @@ int BesideTurns() {
 }
 
 void WaitForHigher(int device) {
-  if (ConcurrentOn(device)) return;
+  bool no_turn = false;
+  if (ConcurrentOn(device, &no_turn)) return;
   Lane& l = g_lanes[device];
   proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
   if (slot == nullptr) return;
   if (!HigherBusy(device)) return;
+  // Once per wait, not per look of the loop below.
+  if (no_turn && g_census_on) g_census_beside_denied.fetch_add(1, std::memory_order_relaxed);
   // Counted as it goes (at each wake, at least every 10 ms), so that a long wait shows.
   int64_t counted = MonoNowNs();
   auto count = [&] {

@@ -30,7 +30,6 @@
 #include <cstdint>
 
 #include "gshare/priority_board.h"
-#include "driver/census.h"
 #include "driver/context_registry.h"
 #include "lease/backlog_watch.h"
 #include "lease/beside_turns.h"
@@ -102,19 +101,13 @@ int BesideTurns();
 
 // Whether this process may queue work beside the busy higher seats of `device`, taking one
 // of the turns if it holds none and one is free: GSHARE_PRIORITY_BESIDE=0 (no bound), or it
-// holds one now. A relaxed load while it holds one; any thread. With the census on, a refusal
-// counts in "#beside_denied".
+// holds one now. A relaxed load while it holds one; any thread.
 inline bool TakeBesideTurnOn(int device) {
   const int turns = BesideTurns();
   if (turns == 0) return true;
   const Lane& l = g_lanes[device];
   proto::BoardSlot* slot = l.slot.load(std::memory_order_acquire);
-  if (slot == nullptr || TakeBesideTurn(*slot, l.own_bit.load(std::memory_order_relaxed), turns)) {
-    return true;
-  }
-  if (__builtin_expect(g_census_on, 0))
-    g_census_beside_denied.fetch_add(1, std::memory_order_relaxed);
-  return false;
+  return slot == nullptr || TakeBesideTurn(*slot, l.own_bit.load(std::memory_order_relaxed), turns);
 }
 
 // Whether this process runs beside the busy seats it yields to on `device`: it is an MPS
@@ -127,8 +120,9 @@ inline bool TakeBesideTurnOn(int device) {
 //
 // With N beside turns (BesideTurns: GSHARE_PRIORITY_BESIDE, default 1; 0: no bound), while a
 // seat it yields to is busy it runs beside it only holding one of the GPU's N turns
-// (beside_turns.h); one load more while it holds one.
-inline bool ConcurrentOn(int device) {
+// (beside_turns.h); one load more while it holds one. False for want of a turn alone sets
+// `*no_turn` (when given).
+inline bool ConcurrentOn(int device, bool* no_turn = nullptr) {
   if (!ConcurrentLanes()) return false;
   const Lane& l = g_lanes[device];
   const uint64_t mask = l.yield_mask.load(std::memory_order_relaxed);
@@ -139,7 +133,9 @@ inline bool ConcurrentOn(int device) {
     return false;
   }
   if (BesideTurns() == 0 || (slot->busy.load(std::memory_order_acquire) & mask) == 0) return true;
-  return TakeBesideTurnOn(device);
+  if (TakeBesideTurnOn(device)) return true;
+  if (no_turn != nullptr) *no_turn = true;
+  return false;
 }
 
 namespace lease {

@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "driver/census.h"
 #include "lease/lease_state.h"
 #include "lease/priority_lane.h"
 #include "lease/priority_window.h"
@@ -31,15 +32,23 @@ void WaitForGapStart(int device, const QuietSpell& q) {
   l.held_ns.fetch_add(MonoNowNs() - started, std::memory_order_relaxed);
 }
 
+// The take_beside_turn seam: TakeBesideTurnOn, a refusal counted in the census (the launch
+// then waits, or takes the gap's turn on every SM).
+bool TakeBesideTurnCounted(int device) {
+  if (TakeBesideTurnOn(device)) return true;
+  if (g_census_on) g_census_beside_denied.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
 constexpr WindowSeams kSeams = {
     &Extras,
     &MonoNowNs,
     [](int device) { return g_lanes[device].slot.load(std::memory_order_acquire); },
     [](int device) { return g_lanes[device].yielders.load(std::memory_order_relaxed); },
     &HigherBusy,
-    &ConcurrentOn,
+    [](int device) { return ConcurrentOn(device); },
     &SmPartition::Possible,
-    &TakeBesideTurnOn,
+    &TakeBesideTurnCounted,
     &WaitForGapStart,
 };
 

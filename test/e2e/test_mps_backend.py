@@ -286,25 +286,36 @@ class MpsBackendTest(TestCase):
     def run_two_beside(self, turns):
         """Two batch MPS clients (run_pair's) beside the service, GSHARE_PRIORITY_BESIDE=turns
         in their environments (None: unset, the default of one turn). Returns, for each service kernel after its first
-        two, how many kernels of each client started inside it."""
-        _, hi, per_client = self.run_pair(
-            low_n=500, lows=2,
-            low_env=None if turns is None else {"GSHARE_PRIORITY_BESIDE": str(turns)})
+        two, how many kernels of each client started inside it, and the clients' census count
+        of refused turns (#beside_denied, summed)."""
+        census_dir = tempfile.mkdtemp(prefix="gshare-census-")
+        self.addCleanup(shutil.rmtree, census_dir, True)
+        env = {"GSHARE_CENSUS": os.path.join(census_dir, "census")}
+        if turns is not None:
+            env["GSHARE_PRIORITY_BESIDE"] = str(turns)
+        _, hi, per_client = self.run_pair(low_n=500, lows=2, low_env=env)
+        denied = sum(int(m) for f in os.listdir(census_dir)
+                     for m in re.findall(r"^#beside_denied (\d+)$",
+                                         _read(os.path.join(census_dir, f)), re.M))
         return [tuple(sum(1 for o in lo if k.start < o.start < k.end) for lo in per_client)
-                for k in hi[2:]]
+                for k in hi[2:]], denied
 
     def test_beside_turns_bound_how_many_clients_run_beside_a_busy_service(self):
         # Unbounded (0), both clients run beside the busy service; with one turn, the default,
         # one at a time, the other waiting for its gaps (at most the lanes' few kernels of a
         # gap's end).
-        both = self.run_two_beside(0)
+        both, denied_unbounded = self.run_two_beside(0)
         self.assertGreaterEqual(sum(1 for a, b in both if a >= 4 and b >= 4), len(both) // 2,
                                 "unbounded, the clients did not both run beside: %s" % both)
-        one = self.run_two_beside(None)
+        one, denied = self.run_two_beside(None)
         self.assertLessEqual(sum(1 for a, b in one if a >= 4 and b >= 4), 1,
                              "with one turn both clients ran beside the service: %s" % one)
         self.assertGreaterEqual(sum(1 for a, b in one if max(a, b) >= 4), len(one) // 2,
                                 "with one turn no client ran beside the service: %s" % one)
+        # The census counts a refusal once per wait, not at every look of its loop (which
+        # spins hundreds of times a wait): fewer than the clients' 1,000 launches.
+        self.assertEqual(denied_unbounded, 0)
+        self.assertTrue(1 <= denied < 1000, "#beside_denied %d" % denied)
         # The turn is taken anew after each gap, so it passes from one client to the other.
         for i in (0, 1):
             self.assertGreaterEqual(sum(1 for t in one if t[i] >= 4), 2,
