@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test gshare has that needs no GPU: builds (installing build dependencies on
 # Debian 12 when missing), then ctest: unit tests (doctest) and end-to-end tests of the
-# daemon, the CLI and the shim against the fake libcuda of test/fake_cuda; then the libFuzzer
-# targets of test/fuzz, GSHARE_FUZZ_SECONDS (3) each; then clang's thread-safety analysis of
-# the shim (scripts/check_thread_safety.sh) and the sources' format (scripts/check_format.sh).
+# daemon, the CLI and the shim against the fake libcuda of test/fake_cuda; beside ctest, niced:
+# the libFuzzer targets of test/fuzz, GSHARE_FUZZ_SECONDS (3) each, clang's thread-safety
+# analysis of the shim (scripts/check_thread_safety.sh) and the sources' format
+# (scripts/check_format.sh). Exit status 0 when all of them passed, nonzero otherwise.
 # The build is build-ci/, with AddressSanitizer and UBSan in the daemon, the CLI and the unit
 # tests (GSHARE_SANITIZE): a sanitizer error fails the test it happens in. build/ (scripts/
 # setup.sh) stays a plain build. The fuzz targets are built with clang in build-fuzz/.
@@ -27,13 +28,25 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # test/e2e/expected_skips.txt names it (test/e2e/run_part.py).
 export GSHARE_FAIL_ON_SKIP=1
 status=0
+# The checks that need no sanitized build run beside ctest, niced so that the tests keep the CPU
+# they ask for: most end-to-end tests wait on their jobs, so the CPU has room. Their output is
+# printed once ctest has ended.
+side_log=build-ci/side-checks.log
+(
+  side=0
+  GSHARE_FUZZ_SECONDS=${GSHARE_FUZZ_SECONDS:-3} bash test/fuzz/run.sh build-fuzz || side=1
+  echo "gshare: fuzzing done at $((SECONDS - started)) s"
+  bash scripts/check_thread_safety.sh || side=1
+  bash scripts/check_format.sh || side=1
+  echo "gshare: thread safety and format done at $((SECONDS - started)) s"
+  exit $side
+) >"$side_log" 2>&1 &
+side_pid=$!
+renice -n 10 -p "$side_pid" >/dev/null 2>&1 || true
 # Two tests at a time: most end-to-end tests wait on their jobs, not on the CPU.
 (cd build-ci && ctest -j2 --output-on-failure --timeout 600) || status=$?
 step "ctest"
-GSHARE_FUZZ_SECONDS=${GSHARE_FUZZ_SECONDS:-3} bash test/fuzz/run.sh build-fuzz || status=$?
-step "fuzzing"
-bash scripts/check_thread_safety.sh || status=$?
-step "thread safety"
-bash scripts/check_format.sh || status=$?
-step "format"
+wait "$side_pid" || status=$?
+cat "$side_log"
+step "fuzzing, thread safety and format (beside ctest)"
 exit $status

@@ -29,12 +29,6 @@ Status BadBegin(std::string_view text, std::string_view why) {
   return Status::Error("bad begin time \"" + std::string(text) + "\": " + std::string(why));
 }
 
-std::string_view Trim(std::string_view text) {
-  size_t begin = text.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) return {};
-  return text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
-}
-
 std::string Lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) {
@@ -315,7 +309,7 @@ Result<double> ParseForms(std::string_view t, double now, Toward dir) {
 }  // namespace
 
 Result<double> ParseBeginTime(std::string_view text, double now) {
-  std::string_view t = Trim(text);
+  std::string_view t = TrimBlanks(text);
   if (t.empty()) return Status::Error("empty begin time");
   Result<double> b = ParseForms(t, now, Toward::kAhead);
   // Later than kMaxDuration from now is a typo, and would overflow the daemon's clocks.
@@ -325,7 +319,7 @@ Result<double> ParseBeginTime(std::string_view text, double now) {
 }
 
 Result<double> ParsePastTime(std::string_view text, double now) {
-  std::string_view t = Trim(text);
+  std::string_view t = TrimBlanks(text);
   if (t.empty()) return Status::Error("empty time");
   Result<double> past = ParseForms(t, now, Toward::kBack);
   if (past.ok()) return past;
@@ -341,7 +335,7 @@ Result<double> ParsePastTime(std::string_view text, double now) {
 }
 
 Result<std::chrono::milliseconds> ParseTimeLimit(std::string_view text) {
-  std::string_view t = Trim(text);
+  std::string_view t = TrimBlanks(text);
   if (t.empty()) return Status::Error("empty time limit");
   std::string lower = Lower(t);
   if (lower == "unlimited" || lower == "infinite") return std::chrono::milliseconds(0);

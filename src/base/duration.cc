@@ -161,10 +161,8 @@ Result<std::chrono::milliseconds> ParseUnitForm(std::string_view text) {
 }  // namespace
 
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
-  size_t begin = text.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) return Status::Error("empty duration");
-  size_t end = text.find_last_not_of(" \t");
-  std::string_view t = text.substr(begin, end - begin + 1);
+  std::string_view t = TrimBlanks(text);
+  if (t.empty()) return Status::Error("empty duration");
   if (t[0] == '-' || t[0] == '+') {
     return t[0] == '-' ? Bad(t, "must not be negative") : Bad(t, "unexpected sign");
   }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "base/ascii.h"
+
 namespace gshare {
 namespace {
 
@@ -17,14 +19,8 @@ constexpr TypeName kTypeNames[] = {
     {DependencyType::kSingleton, "singleton"},
 };
 
-Status Bad(std::string_view text, std::string_view why) {
+Status BadDependency(std::string_view text, std::string_view why) {
   return Status::Error("bad dependency \"" + std::string(text) + "\": " + std::string(why));
-}
-
-std::string_view Trim(std::string_view text) {
-  size_t begin = text.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) return {};
-  return text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
 }
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
@@ -49,18 +45,19 @@ std::vector<std::string_view> Split(std::string_view text, char sep) {
 
 // A positive decimal job id; `text` is the whole input, for messages.
 Result<int64_t> ParseJobId(std::string_view id, std::string_view text) {
-  if (id.empty()) return Bad(text, "missing job id");
+  if (id.empty()) return BadDependency(text, "missing job id");
   int64_t value = 0;
   for (char c : id) {
     if (c < '0' || c > '9') {
-      return Bad(text, "job id \"" + std::string(id) + "\" is not a positive integer");
+      return BadDependency(text, "job id \"" + std::string(id) + "\" is not a positive integer");
     }
     if (__builtin_mul_overflow(value, 10, &value) ||
         __builtin_add_overflow(value, c - '0', &value)) {
-      return Bad(text, "job id \"" + std::string(id) + "\" is too large");
+      return BadDependency(text, "job id \"" + std::string(id) + "\" is too large");
     }
   }
-  if (value == 0) return Bad(text, "job id \"" + std::string(id) + "\" is not a positive integer");
+  if (value == 0)
+    return BadDependency(text, "job id \"" + std::string(id) + "\" is not a positive integer");
   return value;
 }
 
@@ -74,34 +71,35 @@ std::string_view NameOf(DependencyType type) {
 }  // namespace
 
 Result<std::vector<Dependency>> ParseDependencies(std::string_view text) {
-  std::string_view t = Trim(text);
+  std::string_view t = TrimBlanks(text);
   if (t.empty()) return Status::Error("empty dependency list");
   // Slurm's "afterok:1?afterok:2" means "any one of"; gshare only has "all of".
   if (t.find('?') != std::string_view::npos) {
-    return Bad(t, "'?' (any one of) is not supported; join dependencies with ',' (all of)");
+    return BadDependency(t,
+                         "'?' (any one of) is not supported; join dependencies with ',' (all of)");
   }
   std::vector<Dependency> deps;
   // Blanks around entries and ids are forgiven ("afterok:1, afterany:2" as typed by hand).
   for (std::string_view raw : Split(t, ',')) {
-    std::string_view entry = Trim(raw);
-    if (entry.empty()) return Bad(t, "empty entry (expected TYPE:ID[:ID...])");
+    std::string_view entry = TrimBlanks(raw);
+    if (entry.empty()) return BadDependency(t, "empty entry (expected TYPE:ID[:ID...])");
     std::vector<std::string_view> fields = Split(entry, ':');
-    for (std::string_view& f : fields) f = Trim(f);
+    for (std::string_view& f : fields) f = TrimBlanks(f);
     std::optional<DependencyType> type;
     for (const TypeName& name : kTypeNames) {
       if (EqualsIgnoreCase(fields[0], name.name)) type = name.type;
     }
     if (!type) {
-      return Bad(t, "unknown type \"" + std::string(fields[0]) +
-                        "\" (use afterok, afterany, afternotok or singleton)");
+      return BadDependency(t, "unknown type \"" + std::string(fields[0]) +
+                                  "\" (use afterok, afterany, afternotok or singleton)");
     }
     if (*type == DependencyType::kSingleton) {
-      if (fields.size() != 1) return Bad(t, "singleton takes no job id");
+      if (fields.size() != 1) return BadDependency(t, "singleton takes no job id");
       deps.push_back({*type, 0});
       continue;
     }
     if (fields.size() == 1) {
-      return Bad(t, "missing job id after \"" + std::string(fields[0]) + "\"");
+      return BadDependency(t, "missing job id after \"" + std::string(fields[0]) + "\"");
     }
     for (size_t i = 1; i < fields.size(); ++i) {
       Result<int64_t> job = ParseJobId(fields[i], t);
@@ -113,11 +111,11 @@ Result<std::vector<Dependency>> ParseDependencies(std::string_view text) {
 }
 
 Result<std::vector<Dependency>> ParseAfter(std::string_view text) {
-  std::string_view t = Trim(text);
+  std::string_view t = TrimBlanks(text);
   if (t.empty()) return Status::Error("empty job id list");
   std::vector<Dependency> deps;
   for (std::string_view id : Split(t, ',')) {
-    Result<int64_t> job = ParseJobId(Trim(id), t);
+    Result<int64_t> job = ParseJobId(TrimBlanks(id), t);
     if (!job.ok()) return job.status();
     deps.push_back({DependencyType::kAfterOk, *job});
   }
