@@ -12,9 +12,8 @@ BatchCap ResolveBatchCap(BatchCap configured, std::optional<int> cuda_driver_ver
 
 MpsChoice ChooseMps(const MpsJob& job, const MpsGpu& gpu, const MpsSettings& settings) {
   MpsChoice c;
-  if (!gpu.server_up) {
-    c.why_not = "no MPS control daemon on its GPU";
-  } else if (job.isolation) {
+  // The job's own reasons first: a job of several GPUs has no one GPU whose server to ask.
+  if (job.isolation) {
     c.why_not = "it asks for isolation (GSHARE_MPS=0)";
   } else if (job.kind == JobKind::kSlurm) {
     c.why_not = "a Slurm step";
@@ -23,6 +22,8 @@ MpsChoice ChooseMps(const MpsJob& job, const MpsGpu& gpu, const MpsSettings& set
   } else if (job.memory == MemoryEngine::kCheckpoint || job.memory == MemoryEngine::kManaged) {
     c.why_not = "its memory engine (" + std::string(MemoryEngineName(*job.memory)) +
                 ") does not run under MPS";
+  } else if (!gpu.server_up) {
+    c.why_not = "no MPS control daemon on its GPU";
   } else if (gpu.client_uid && *gpu.client_uid != job.uid) {
     c.why_not = "the GPU's MPS server serves another user's jobs";
   } else {

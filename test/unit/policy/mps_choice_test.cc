@@ -86,6 +86,13 @@ TEST_CASE("mps choice: another user's server, several GPUs, Slurm and two engine
   MpsJob gang = Job();
   gang.gpus = 2;
   CHECK_FALSE(ChooseMps(gang, kUp, kSettings).client);
+  // A gang's slot names no one GPU, so the daemon finds no server for it: the log still gives
+  // the job's own reason.
+  const MpsChoice gang_why = ChooseMps(gang, MpsGpu{false, std::nullopt, false}, kSettings);
+  CHECK_FALSE(gang_why.client);
+  CHECK(gang_why.why_not == "it uses several GPUs");
+  CHECK(ChooseMps(Job(), MpsGpu{false, std::nullopt, false}, kSettings).why_not ==
+        "no MPS control daemon on its GPU");
   MpsJob slurm = Job();
   slurm.kind = JobKind::kSlurm;
   CHECK_FALSE(ChooseMps(slurm, kUp, kSettings).client);
