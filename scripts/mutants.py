@@ -8,9 +8,12 @@ restored after each, also on Ctrl-C. Prints a Markdown table (docs/benchmarks.md
 one).
 
   scripts/mutants.py BUILD_DIR [-k SUBSTRING]...
+  scripts/mutants.py --check
 
 BUILD_DIR: a configured build of this tree (e.g. build/, `cmake -S . -B build -G Ninja`).
--k: run only the mutants whose id or file contains one of the substrings."""
+-k: run only the mutants whose id or file contains one of the substrings.
+--check: build and run nothing; exit 1, naming each, when a mutant's text is not in its file
+exactly once (the source moved on under it), 0 otherwise (scripts/test.sh runs it)."""
 import argparse
 import os
 import subprocess
@@ -172,7 +175,7 @@ MUTANTS = [
      "the census counts a refused turn at every look of a waiting client's loop, not once a wait",
      ("test_mps_backend", "beside_turns")),
     ("lanes-never-wait", "shim/lease/priority_lane.cc",
-     "  if (!HigherBusy(device)) return;\n  // Counted", "  return;\n  // Counted",
+     "  if (!HigherBusy(device)) return;\n  // Once per wait", "  return;\n  // Once per wait",
      "a lower job outside MPS never waits for a busy higher one",
      ("test_priority_lanes", "fills_the_gaps_only")),
     ("sm-partition-default", "shim/lease/sm_partition.h",
@@ -233,6 +236,18 @@ def try_e2e(build, e2e):
     return "SURVIVED", ""
 
 
+def check_texts():
+    stale = 0
+    for m in MUTANTS:
+        with open(os.path.join(ROOT, m[1])) as f:
+            n = f.read().count(m[2])
+        if n != 1:
+            stale += 1
+            print("mutants: %s: its text is in %s %d times, not once" % (m[0], m[1], n))
+    print("mutants: %d of %d texts in place" % (len(MUTANTS) - stale, len(MUTANTS)))
+    return 1 if stale else 0
+
+
 def try_mutant(build, mutant):
     mid, rel, text, replacement = mutant[:4]
     e2e = mutant[5] if len(mutant) > 5 else None
@@ -261,9 +276,14 @@ def try_mutant(build, mutant):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("build")
+    p.add_argument("build", nargs="?")
     p.add_argument("-k", action="append", default=[])
+    p.add_argument("--check", action="store_true")
     args = p.parse_args()
+    if args.check:
+        return check_texts()
+    if args.build is None:
+        p.error("BUILD_DIR is required without --check")
     build = os.path.abspath(args.build)
     chosen = [m for m in MUTANTS if not args.k or any(k in m[0] or k in m[1] for k in args.k)]
     print("| mutant | file | what it breaks | result | first failing case |")

@@ -3,8 +3,9 @@
 # Debian 12 when missing), then ctest: unit tests (doctest) and end-to-end tests of the
 # daemon, the CLI and the shim against the fake libcuda of test/fake_cuda; beside ctest, niced:
 # the libFuzzer targets of test/fuzz, GSHARE_FUZZ_SECONDS (3) each, clang's thread-safety
-# analysis of the shim (scripts/check_thread_safety.sh) and the sources' format
-# (scripts/check_format.sh). Exit status 0 when all of them passed, nonzero otherwise.
+# analysis of the shim (scripts/check_thread_safety.sh), the sources' format
+# (scripts/check_format.sh) and that every mutant of scripts/mutants.py still finds its text.
+# Exit status 0 when all of them passed, nonzero otherwise.
 # The build is build-ci/, with AddressSanitizer and UBSan in the daemon, the CLI and the unit
 # tests (GSHARE_SANITIZE): a sanitizer error fails the test it happens in. build/ (scripts/
 # setup.sh) stays a plain build. The fuzz targets are built with clang in build-fuzz/.
@@ -38,6 +39,7 @@ side_log=build-ci/side-checks.log
   echo "gshare: fuzzing done at $((SECONDS - started)) s"
   bash scripts/check_thread_safety.sh || side=1
   bash scripts/check_format.sh || side=1
+  python3 scripts/mutants.py --check || side=1
   echo "gshare: thread safety and format done at $((SECONDS - started)) s"
   exit $side
 ) >"$side_log" 2>&1 &
