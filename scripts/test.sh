@@ -40,7 +40,7 @@ side_log=build-ci/side-checks.log
   bash scripts/check_thread_safety.sh || side=1
   bash scripts/check_format.sh || side=1
   python3 scripts/mutants.py --check || side=1
-  echo "gshare: thread safety and format done at $((SECONDS - started)) s"
+  echo "gshare: thread safety, format and the mutants' texts done at $((SECONDS - started)) s"
   exit $side
 ) >"$side_log" 2>&1 &
 side_pid=$!
@@ -50,5 +50,5 @@ renice -n 10 -p "$side_pid" >/dev/null 2>&1 || true
 step "ctest"
 wait "$side_pid" || status=$?
 cat "$side_log"
-step "fuzzing, thread safety and format (beside ctest)"
+step "fuzzing, thread safety, format and the mutants' texts (beside ctest)"
 exit $status

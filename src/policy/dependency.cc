@@ -56,8 +56,9 @@ Result<int64_t> ParseJobId(std::string_view id, std::string_view text) {
       return BadDependency(text, "job id \"" + std::string(id) + "\" is too large");
     }
   }
-  if (value == 0)
+  if (value == 0) {
     return BadDependency(text, "job id \"" + std::string(id) + "\" is not a positive integer");
+  }
   return value;
 }
 

@@ -343,7 +343,11 @@ run_case() {
       [[ $mode == gshare ]] && name=(--name "train$k" --)
       if ((${#gpus[@]})); then
         g=${gpus[$(((k - 1) % ${#gpus[@]}))]}
-        if [[ $mode == gshare ]]; then name=(--gpu "$g" "${name[@]}"); else name=(env CUDA_VISIBLE_DEVICES="$g"); fi
+        if [[ $mode == gshare ]]; then
+          name=(--gpu "$g" "${name[@]}")
+        else
+          name=(env CUDA_VISIBLE_DEVICES="$g")
+        fi
       fi
       echo "train${k}_start $(now)" >>"$times"
       job_start "train$k" "$d/train$k.out" "$train_tmo" "${tpre[@]}" "${name[@]}" \

@@ -285,9 +285,9 @@ class MpsBackendTest(TestCase):
 
     def run_two_beside(self, turns):
         """Two batch MPS clients (run_pair's) beside the service, GSHARE_PRIORITY_BESIDE=turns
-        in their environments (None: unset, the default of one turn). Returns, for each service kernel after its first
-        two, how many kernels of each client started inside it, and the clients' census count
-        of refused turns (#beside_denied, summed)."""
+        in their environments (None: unset, the default of one turn). Returns, for each service
+        kernel after its first two, how many kernels of each client started inside it, and the
+        clients' census count of refused turns (#beside_denied, summed)."""
         census_dir = tempfile.mkdtemp(prefix="gshare-census-")
         self.addCleanup(shutil.rmtree, census_dir, True)
         env = {"GSHARE_CENSUS": os.path.join(census_dir, "census")}
