@@ -106,7 +106,14 @@ class ForgedFramesTest(SystemDaemonCase):
 
     def test_a_forged_end_of_a_readopted_job_is_refused(self):
         self.start_system()
-        job = self.submit(self.a, "--", "sleep", "300")
+        # RUNNING comes before its supervisor attaches; the marker proves the job's own process
+        # runs, so the supervisor attached to this daemon and goes with it.
+        marker = os.path.join(self.homes[self.a.pw_name], "started")
+        job = self.submit(self.a, "--", "sh", "-c", 'touch "$0" && exec sleep 300', marker)
+        deadline = time.time() + 30
+        while not os.path.exists(marker) and time.time() < deadline:
+            time.sleep(0.1)
+        self.assertTrue(os.path.exists(marker), self.log())
         self.wait_state(job, "RUNNING")
         self.stop_system()
         self.start_system()  # re-adopts the job: its supervisor's connection went with the daemon

@@ -191,7 +191,7 @@ void JobRequests::OnRunEnded(Connection& c, const json& req) {
   // job re-adopted without it (an orphan), proven by the job's token and the owner's uid.
   const JobId id = parsed->job_id;
   auto it = p_.table.jobs.find(id);
-  if (it == p_.table.jobs.end() || it->second->ended || !it->second->orphan) {
+  if (it == p_.table.jobs.end() || it->second->ended) {
     // Its end was read from its end file meanwhile (after a restart): the report is done.
     if (std::optional<JobState> state = p_.queue.StateOf(id); state && IsFinal(*state)) {
       return reply_(c, ToJsonText(json{{"ok", true}, {"already_recorded", true}}));
@@ -201,6 +201,12 @@ void JobRequests::OnRunEnded(Connection& c, const json& req) {
   const JobRecord& r = it->second->record;
   if (Status may = access_.MayRun(c, r.uid, r.token, parsed->token, id); !may.ok()) {
     return reply_(c, ErrorReply(may.message()));
+  }
+  // Its runner attached again (a supervisor that reached the new daemon): only its connection
+  // reports the end.
+  if (!it->second->orphan) {
+    return reply_(c, ErrorReply("job " + std::to_string(id) +
+                                " has its runner connected: only that connection reports its end"));
   }
   lifecycle_.End(id, parsed->end);
   reply_(c, OkReply());
