@@ -24,7 +24,8 @@
 #                      and after it (train_steps_per_s_after)
 #   noroom (240 s)     the LLM service whose KV pool leaves no room (92 % of the GPU), one
 #                      training arriving 6 s into its 25 s window: TTFT/TPOT p99 and the
-#                      daemon's handoff and completion lines
+#                      daemon's handoff and completion lines; NOROOM_CASES picks the service's
+#                      cases (default "alone gsmps"; gsiso: the service asks for isolation)
 #   notebook (230 s)   an idle 70 GiB notebook and a 74 GiB training arriving (alone, then under
 #                      gshare), each training step traced (notebook.sh TRAIN_TRACE=1)
 #   startup (150 s)    a 74 GiB probe's start-up and exit, bare and under gshare, three rounds
@@ -84,7 +85,7 @@ run_set() {
         SERVICE_SECONDS=45 SERVICE_CASES="alone gsmps gsmpsbeside" CAP_PCT="${CAP_PCT:-25}") ;;
     noroom) limit=240 script=share_paths.sh pick='^(service|phases|llm)'
       env_args=(SERVICE=llm LLM_RATE=2.5 LLM_UTIL=0.92 ARRIVE_AFTER=6 AFTER_SECONDS=12
-        SERVICE_SECONDS=25 PARTS=service TRAININGS=1 SERVICE_CASES="alone gsmps") ;;
+        SERVICE_SECONDS=25 PARTS=service TRAININGS=1 SERVICE_CASES="${NOROOM_CASES:-alone gsmps}") ;;
     notebook) limit=230 script=notebook.sh pick='^(result|losses)'
       env_args=(NB_GIB=70 TRAIN_GIB=74 CASES="alone gshare" HOST_WARM_GIB="${HOST_WARM_GIB:-100}"
         TRAIN_TRACE=1) ;;
