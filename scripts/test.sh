@@ -45,9 +45,9 @@ side_log=build-ci/side-checks.log
 ) >"$side_log" 2>&1 &
 side_pid=$!
 renice -n 10 -p "$side_pid" >/dev/null 2>&1 || true
-# Four tests at a time on two cores: most end-to-end tests wait on their jobs; the CPU-bound
-# ones take turns (RESOURCE_LOCK e2e_cpu_bound, test/e2e/CMakeLists.txt).
-(cd build-ci && ctest -j4 --output-on-failure --timeout 600) || status=$?
+# Two tests at a time: most end-to-end tests wait on their jobs, not on the CPU. At four the
+# two cores are saturated and the tests that judge the fake GPU's timing (priority_lanes) fail.
+(cd build-ci && ctest -j2 --output-on-failure --timeout 600) || status=$?
 step "ctest"
 wait "$side_pid" || status=$?
 cat "$side_log"

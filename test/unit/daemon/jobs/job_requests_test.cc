@@ -15,6 +15,7 @@
 #include "daemon/lifecycle_parts.h"
 #include "daemon/table_parts.h"
 #include "ipc/job_json.h"
+#include "policy/access.h"
 
 namespace gshare::unit_job_requests {
 namespace {
@@ -128,10 +129,16 @@ TEST_CASE("only the supervisor the daemon started attaches, and learns what to r
   CHECK(f.drops == std::vector<std::string>{"start without a job"});
   f.requests.OnRunStarted(supervisor, json{{"job_id", id}, {"pid", 77}});
   CHECK(f.Stored(id).pid == 77);
-  // An end report from elsewhere counts only for a job whose supervisor is not connected.
+  // An end report from elsewhere counts only for a job whose supervisor is not connected: one
+  // without the job's token is denied, one with it is told to leave it to the supervisor.
   Connection& other = f.Connect();
   f.requests.OnRunEnded(other, json{{"job_id", id}, {"exit_code", 0}});
-  CHECK(f.replies.back()["error"] == "job " + std::to_string(id) + " is not running");
+  CHECK(f.replies.back()["error"].get<std::string>().starts_with(kPermissionDenied));
+  f.requests.OnRunEnded(other, json{{"job_id", id}, {"exit_code", 0}, {"token", r.token}});
+  CHECK(f.replies.back()["error"] ==
+        "job " + std::to_string(id) +
+            " has its runner connected: only that connection reports its end");
+  CHECK(f.Stored(id).state == JobState::kRunning);
   f.requests.OnRunEnded(supervisor, json{{"job_id", id}, {"exit_code", 0}});
   CHECK(f.replies.back()["ok"] == true);
   CHECK(f.Stored(id).state == JobState::kCompleted);
