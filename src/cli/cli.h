@@ -53,6 +53,9 @@ struct CommandSpec {
   const char* help;
   // Adds options to `sub` and stores the handler that runs when the command is chosen.
   void (*add)(CLI::App& sub, const GlobalOptions& global, Handler* handler);
+  // Its handler reads every command's options from the parent (completion, man): the whole
+  // table is built for it. Any other command named on the command line is built alone.
+  bool reads_table = false;
 };
 
 // Every subcommand, in --help order.

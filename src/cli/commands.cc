@@ -63,8 +63,8 @@ const CommandSpec kCommands[] = {
     {"kernel", "Install, list or remove Jupyter kernels that run as gshare jobs", AddKernelCommand},
     {"slurm", "Slurm's hooks: TaskProlog, Prolog and Epilog of the jobs on this node",
      AddSlurmCommand},
-    {"completion", "Print a shell completion script (bash, zsh, fish)", AddCompletionCommand},
-    {"man", "Print the gshare(1) manual page (roff)", AddManCommand},
+    {"completion", "Print a shell completion script (bash, zsh, fish)", AddCompletionCommand, true},
+    {"man", "Print the gshare(1) manual page (roff)", AddManCommand, true},
     {"job-supervisor", "", AddSuperviseCommand},            // internal: started by the daemon
     {"checkpoint-helper", "", AddCheckpointHelperCommand},  // internal: started by the daemon
     {"mps-linger", "", AddMpsLingerCommand},                // internal: started by the daemon

@@ -46,14 +46,6 @@ int main(int argc, char** argv) {
       "  gshare submit -t 2:00:00 -- ./train.sh  # queue it; prints the job id\n"
       "  gshare queue                            # pending and running jobs\n"
       "  gshare status                           # who holds which GPU, who waits");
-  std::vector<Handler> handlers(kNumCommands);
-  std::vector<CLI::App*> subs;
-  for (size_t i = 0; i < kNumCommands; ++i) {
-    CLI::App* sub = app.add_subcommand(kCommands[i].name, kCommands[i].help);
-    if (kCommands[i].help[0] == '\0') sub->group("");  // internal: not in --help
-    kCommands[i].add(*sub, global, &handlers[i]);
-    subs.push_back(sub);
-  }
   // What a mistyped command line meant, said before CLI11 says "A subcommand is required".
   std::vector<std::string> unknown_options;
   const int word_at = CommandWordIndex(argc, argv, &unknown_options);
@@ -80,25 +72,39 @@ int main(int argc, char** argv) {
     }
     return false;
   }();
-  if ((word_at < 0 && !asked) || (!help_argv.empty() && word_at + 1 >= argc)) {
-    std::fputs(app.help().c_str(), stdout);  // a bare `gshare` or `gshare help`
-    return 0;
-  }
+  // The command the line names (kNumCommands: none, or `help`, which names it next).
+  size_t named = kNumCommands;
   if (word_at >= 0 && help_argv.empty()) {
     const std::string word = argv[word_at];
     std::vector<std::string> names;
-    bool known = false;
     for (size_t i = 0; i < kNumCommands; ++i) {
-      known = known || word == kCommands[i].name;
+      if (word == kCommands[i].name) named = i;
       if (kCommands[i].help[0] != '\0') names.push_back(kCommands[i].name);
     }
-    if (!known) {
+    if (named == kNumCommands) {
       SetupLogging(false);
       auto near = NearestWord(word, names);
       spdlog::error("'{}' is not a gshare command{} (gshare --help lists them)", word,
                     near ? "; did you mean '" + *near + "'?" : "");
       return kExitUsage;
     }
+  }
+  // CLI11 is given the named command alone, unless nothing is named, --help or --version
+  // come first, or the command reads the whole table: building every command's options is
+  // most of what a short command costs to start, and tests and scripts start gshare often.
+  const bool whole_table = named == kNumCommands || asked || kCommands[named].reads_table;
+  std::vector<Handler> handlers(kNumCommands);
+  std::vector<CLI::App*> subs(kNumCommands, nullptr);
+  for (size_t i = 0; i < kNumCommands; ++i) {
+    if (!whole_table && i != named) continue;
+    CLI::App* sub = app.add_subcommand(kCommands[i].name, kCommands[i].help);
+    if (kCommands[i].help[0] == '\0') sub->group("");  // internal: not in --help
+    kCommands[i].add(*sub, global, &handlers[i]);
+    subs[i] = sub;
+  }
+  if ((word_at < 0 && !asked) || (!help_argv.empty() && word_at + 1 >= argc)) {
+    std::fputs(app.help().c_str(), stdout);  // a bare `gshare` or `gshare help`
+    return 0;
   }
   std::vector<char*> help_args;
   for (std::string& a : help_argv) help_args.push_back(a.data());
@@ -127,7 +133,7 @@ int main(int argc, char** argv) {
   }
   SetupLogging(global.verbose);
   for (size_t i = 0; i < kNumCommands; ++i) {
-    if (subs[i]->parsed()) return handlers[i]();
+    if (subs[i] != nullptr && subs[i]->parsed()) return handlers[i]();
   }
   return kExitUsage;
 }
