@@ -204,6 +204,12 @@ MUTANTS = [
     ("handoff-checkpoints", "src/daemon/gpu/handoff_log.cc",
      "    it->second.open->checkpoint_ms += ms;\n", "",
      "a handoff's checkpoints fall into other"),
+    ("cli-completion-alone", "src/cli/commands.cc", "AddCompletionCommand, true}",
+     "AddCompletionCommand}", "the completion script is made from its own command alone",
+     ("test_cli_extras", "completion")),
+    ("forged-end-attached", "src/daemon/jobs/job_requests.cc",
+     "  if (!it->second->orphan) {\n", "  if (false) {\n",
+     "another connection ends a job whose runner is connected"),
 ]
 
 
