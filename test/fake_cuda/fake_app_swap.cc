@@ -31,6 +31,9 @@ struct Buffer {
   size_t bytes;     // requested; pitch * height for the pitched one
   CUdeviceptr ptr;  // never changes: the swap engine must keep the address
   uint64_t seed;    // of the pattern the buffer holds now
+  // That pattern, made once per change: making it again at every check was most of a cycle's
+  // CPU, and the checks of swapped jobs run on CI's two cores beside other tests.
+  std::vector<unsigned char> expected;
 };
 
 constexpr size_t kMiB = 1u << 20;
@@ -70,6 +73,13 @@ void Pattern(uint64_t seed, unsigned char* out, size_t n) {
   }
 }
 
+// Gives b the pattern of seed (its first b.bytes bytes) in b.expected.
+void SetPattern(Buffer& b, uint64_t seed) {
+  b.seed = seed;
+  b.expected.resize(b.bytes);
+  Pattern(seed, b.expected.data(), b.bytes);
+}
+
 bool IsStreamOrdered(const Buffer& b) { return b.how == How::kAsync || b.how == How::kPool; }
 
 // Writes host into b: stream-ordered buffers on their stream, the others synchronously.
@@ -84,14 +94,13 @@ void Write(const Api& api, CUstream stream, const Buffer& b, const unsigned char
 
 // Reads every buffer back and compares it with its pattern; exits 3 on the first wrong byte.
 void Verify(const Api& api, const std::vector<Buffer>& buffers, int cycle,
-            std::vector<unsigned char>& got, std::vector<unsigned char>& want) {
+            std::vector<unsigned char>& got) {
   for (size_t k = 0; k < buffers.size(); ++k) {
     const Buffer& b = buffers[k];
     CALL(MemcpyDtoH, got.data(), b.ptr, b.bytes);
-    Pattern(b.seed, want.data(), b.bytes);
-    if (std::memcmp(got.data(), want.data(), b.bytes) == 0) continue;
+    if (std::memcmp(got.data(), b.expected.data(), b.bytes) == 0) continue;
     size_t at = 0;
-    while (got[at] == want[at]) ++at;
+    while (got[at] == b.expected[at]) ++at;
     std::fflush(stdout);
     std::fprintf(stderr, "fake_app: swap-check mismatch cycle=%d buffer=%zu offset=%zu\n", cycle, k,
                  at);
@@ -151,11 +160,11 @@ void AllocateVmm(const Api& api, CUdevice dev, VmmSet& v, std::vector<Buffer>& o
   CALL(MemGetProps, &got, v.seg[0]);
   if (got.location.id != dev || got.type != prop.type) Fail("swap-check-props", got.location.id);
   v.segment_buffer = out.size();
-  out.push_back(Buffer{How::kVmm, 6 * kMiB, v.segment, 0});
+  out.push_back(Buffer{How::kVmm, 6 * kMiB, v.segment, 0, {}});
   CALL(MemAddressReserve, &v.lone, 2 * kMiB, 0, 0, 0);
   CUmemGenericAllocationHandle lone = MapNew(api, dev, v.lone, 2 * kMiB, prop);
   CALL(MemRelease, lone);
-  out.push_back(Buffer{How::kVmm, 2 * kMiB, v.lone, 0});
+  out.push_back(Buffer{How::kVmm, 2 * kMiB, v.lone, 0, {}});
   CUmemAllocationProp shareable = prop;
   shareable.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
   CALL(MemAddressReserve, &v.shared, 2 * kMiB, 0, 0, 0);
@@ -164,13 +173,12 @@ void AllocateVmm(const Api& api, CUdevice dev, VmmSet& v, std::vector<Buffer>& o
   CALL(MemExport, &fd, v.exported, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
   if (fd < 0) Fail("swap-check-export", fd);
   close(fd);
-  out.push_back(Buffer{How::kVmm, 2 * kMiB, v.shared, 0});
+  out.push_back(Buffer{How::kVmm, 2 * kMiB, v.shared, 0, {}});
 }
 
 // Maps a third handle after the segment's two, or unmaps and releases it again: the segment's
 // buffer grows to 8 MiB (all of it gets a new pattern) or shrinks back to 6 MiB.
-void ToggleGrowth(const Api& api, CUdevice dev, VmmSet& v, Buffer& b, uint64_t seed,
-                  std::vector<unsigned char>& scratch) {
+void ToggleGrowth(const Api& api, CUdevice dev, VmmSet& v, Buffer& b, uint64_t seed) {
   CUdeviceptr at = v.segment + 6 * kMiB;
   if (v.grown) {
     CALL(MemUnmap, at, 2 * kMiB);
@@ -184,9 +192,8 @@ void ToggleGrowth(const Api& api, CUdevice dev, VmmSet& v, Buffer& b, uint64_t s
     if (flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
       Fail("swap-check-access", static_cast<long>(flags));
     b.bytes = 8 * kMiB;
-    b.seed = seed;
-    Pattern(seed, scratch.data(), b.bytes);
-    CALL(MemcpyHtoD, b.ptr, scratch.data(), b.bytes);
+    SetPattern(b, seed);
+    CALL(MemcpyHtoD, b.ptr, b.expected.data(), b.bytes);
   }
   v.grown = !v.grown;
 }
@@ -212,12 +219,12 @@ std::vector<Buffer> Allocate(const Api& api, CUstream stream, CUdevice dev, size
   auto alloc = [&](size_t bytes) {
     CUdeviceptr p = 0;
     CALL(MemAlloc, &p, bytes);
-    out.push_back(Buffer{How::kAlloc, bytes, p, 0});
+    out.push_back(Buffer{How::kAlloc, bytes, p, 0, {}});
   };
   auto alloc_async = [&](size_t bytes) {
     CUdeviceptr p = 0;
     CALL(MemAllocAsync, &p, bytes, stream);
-    out.push_back(Buffer{How::kAsync, bytes, p, 0});
+    out.push_back(Buffer{How::kAsync, bytes, p, 0, {}});
   };
   for (size_t bytes : {size_t{300}, size_t{4096}, size_t{100 * 1024}, kMiB + 17}) alloc(bytes);
   CUdeviceptr pitched = 0;
@@ -225,7 +232,7 @@ std::vector<Buffer> Allocate(const Api& api, CUstream stream, CUdevice dev, size
   const size_t width = 1000, height = 37;
   CALL(MemAllocPitch, &pitched, &pitch, width, height, 4);
   if (pitch < width) Fail("swap-check-pitch", static_cast<long>(pitch));
-  out.push_back(Buffer{How::kPitch, pitch * height, pitched, 0});
+  out.push_back(Buffer{How::kPitch, pitch * height, pitched, 0, {}});
   alloc_async(256 * 1024 + 3);
   alloc(3 * kMiB);
   // Shared with other processes through legacy IPC, as PyTorch shares a tensor: under the swap
@@ -240,7 +247,7 @@ std::vector<Buffer> Allocate(const Api& api, CUstream stream, CUdevice dev, size
   CALL(DeviceGetDefaultMemPool, &pool, dev);
   CUdeviceptr pooled = 0;
   CALL(MemAllocFromPoolAsync, &pooled, 2 * kMiB + 5, pool, stream);
-  out.push_back(Buffer{How::kPool, 2 * kMiB + 5, pooled, 0});
+  out.push_back(Buffer{How::kPool, 2 * kMiB + 5, pooled, 0, {}});
   alloc(20 * kMiB);
   alloc_async(6 * kMiB + 1);
   size_t used = 10 * kMiB;  // the job's own mappings, made last (below)
@@ -279,27 +286,25 @@ void SwapCheck(const Api& api, const Options& o, CUfunction f, CUdevice dev) {
     biggest = std::max(biggest, b.bytes);
   }
   biggest = std::max(biggest, 8 * kMiB);  // the segment when grown
-  std::vector<unsigned char> got(biggest), want(biggest);
+  std::vector<unsigned char> got(biggest);
   for (size_t k = 0; k < buffers.size(); ++k) {
-    buffers[k].seed = SeedOf(k, 0);
-    Pattern(buffers[k].seed, want.data(), buffers[k].bytes);
-    Write(api, stream, buffers[k], want.data());
+    SetPattern(buffers[k], SeedOf(k, 0));
+    Write(api, stream, buffers[k], buffers[k].expected.data());
   }
   for (int cycle = 0; cycle < o.cycles; ++cycle) {
     Launch(api, o, f, stream);
     CALL(StreamSynchronize, stream);
-    Verify(api, buffers, cycle, got, want);
+    Verify(api, buffers, cycle, got);
     size_t k = static_cast<size_t>(cycle) % buffers.size();
-    buffers[k].seed = SeedOf(k, cycle + 1);
-    Pattern(buffers[k].seed, want.data(), buffers[k].bytes);
-    Write(api, stream, buffers[k], want.data());
+    SetPattern(buffers[k], SeedOf(k, cycle + 1));
+    Write(api, stream, buffers[k], buffers[k].expected.data());
     SleepMs(o.gap_ms);
     if (cycle % 2 == 0) {
       ToggleGrowth(api, dev, vmm, buffers[vmm.segment_buffer],
-                   SeedOf(vmm.segment_buffer, 1000 + cycle), want);
+                   SeedOf(vmm.segment_buffer, 1000 + cycle));
     }
   }
-  Verify(api, buffers, o.cycles, got, want);  // the last change too
+  Verify(api, buffers, o.cycles, got);  // the last change too
   if (o.leak_to_exit) {
     std::printf("fake_app: swap-check ok cycles=%d bytes=%zu\n", o.cycles, total);
     return;  // the buffers are left to exit (and the driver) to give back
