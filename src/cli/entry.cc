@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <cstdio>
@@ -115,20 +116,10 @@ int Main(int argc, char** argv) {
       app.parse(static_cast<int>(help_args.size()), help_args.data());
     }
   } catch (const CLI::ParseError& e) {
-    // Which command was meant: the first word that is not an option (or --config's value).
-    bool run = false;
-    for (int i = 1; i < argc; ++i) {
-      std::string a = argv[i];
-      if (a == "--config") {
-        ++i;
-      } else if (a.empty() || a[0] != '-') {
-        run = (a == "run");
-        break;
-      }
-    }
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     SetupLogging(false);
     spdlog::error("{}", e.what());
+    const bool run = word_at >= 0 && std::string_view(argv[word_at]) == "run";
     return run ? kExitRunFailed : kExitUsage;
   }
   SetupLogging(global.verbose);
