@@ -31,8 +31,7 @@ struct Buffer {
   size_t bytes;     // requested; pitch * height for the pitched one
   CUdeviceptr ptr;  // never changes: the swap engine must keep the address
   uint64_t seed;    // of the pattern the buffer holds now
-  // That pattern, made once per change: making it again at every check was most of a cycle's
-  // CPU, and the checks of swapped jobs run on CI's two cores beside other tests.
+  // That pattern, made once per change so that a check is a copy and a compare.
   std::vector<unsigned char> expected;
 };
 
