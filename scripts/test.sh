@@ -46,8 +46,8 @@ side_log=build-ci/side-checks.log
 side_pid=$!
 renice -n 10 -p "$side_pid" >/dev/null 2>&1 || true
 # Three tests at a time: most end-to-end tests wait on their jobs, not on the CPU (the two cores
-# are ~80 % busy, each test as long as at two). At four they are saturated, and the tests that
-# judge the fake GPU's timing (priority_lanes) fail.
+# are ~80 % busy, each test as long as at two). The tests that judge the fake GPU's timing run
+# alone (E2E_TIMING, test/e2e/CMakeLists.txt).
 (cd build-ci && ctest -j3 --output-on-failure --timeout 600) || status=$?
 step "ctest"
 wait "$side_pid" || status=$?
