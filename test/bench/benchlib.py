@@ -254,8 +254,9 @@ def selftest():
     import cpu_sampler  # the busiest threads and their CPUs (test/bench/cpu_sampler.py)
     import mps_floor  # a client's kernel profile against bare (test/bench/mps_floor.py)
     import train_loop  # the batch trainings' step loop (test/bench/train_loop.py)
+    import llm_pairs  # an LLM service's requests against another run's (test/bench/llm_pairs.py)
     passed = (10 + memlib.selftest() + phase_stats.selftest() + cpu_sampler.selftest()
-              + mps_floor.selftest() + train_loop.selftest())
+              + mps_floor.selftest() + train_loop.selftest() + llm_pairs.selftest())
     print(f"benchlib selftest: {passed} passed, 0 failed")
     return 0
 

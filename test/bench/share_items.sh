@@ -24,8 +24,10 @@
 #                      and after it (train_steps_per_s_after)
 #   noroom (240 s)     the LLM service whose KV pool leaves no room (92 % of the GPU), one
 #                      training arriving 6 s into its 25 s window: TTFT/TPOT p99 and the
-#                      daemon's handoff and completion lines; NOROOM_CASES picks the service's
-#                      cases (default "alone gsmps"; gsiso: the service asks for isolation)
+#                      daemon's handoff and completion lines, and each case's requests paired
+#                      with the same requests alone (llm_pairs.py); NOROOM_CASES picks the
+#                      service's cases (default "alone gsmps"; gsiso: the service asks for
+#                      isolation)
 #   notebook (230 s)   an idle 70 GiB notebook and a 74 GiB training arriving (alone, then under
 #                      gshare), each training step traced (notebook.sh TRAIN_TRACE=1)
 #   startup (150 s)    a 74 GiB probe's start-up and exit, bare and under gshare, three rounds
@@ -111,8 +113,23 @@ run_set() {
     # handoffs and completions in the no-room case.
     find "$R/$set" -name 'service_census.*' -path '*gsmps*' -exec grep -h '#behind' {} + 2>/dev/null |
       sed "s/^/$set service /"
-    [[ $set == noroom ]] && find "$R/$set" -name daemon.log -path '*gsmps*' \
-      -exec grep -hE 'handoff|COMPLETED|bound' {} + 2>/dev/null
+    if [[ $set == noroom ]]; then
+      for c in gsmps gsiso; do
+        find "$R/$set" -name daemon.log -path "*$c*" \
+          -exec grep -hE 'handoff|COMPLETED|bound' {} + 2>/dev/null | sed "s/^/$c /"
+      done
+      # Request by request against the service alone (same arrivals): the TTFT p99 of ~55
+      # requests is close to the slowest one; the paired medians say whether all got slower.
+      local -a details=()
+      mapfile -t details < <(find "$R/$set" -name detail.txt | sort)
+      local base="" d
+      for d in "${details[@]}"; do [[ $d == */alone/* ]] && base=$d; done
+      for d in "${details[@]}"; do
+        if [[ -n $base && $d != "$base" ]]; then
+          "${PYTHON:-python3}" "$bench/llm_pairs.py" "$base" "$d" 2>&1 | sed "s|$R/$set/||"
+        fi
+      done
+    fi
     if [[ $set == notebook ]]; then
       for c in alone gshare; do
         grep -hE 'trace (start|ready|done)|trace gpu 0 ' "$R/$set/${c}_train.err" 2>/dev/null |
