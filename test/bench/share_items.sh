@@ -16,6 +16,12 @@
 #                      beside them ÷ alone and the rate they kept (share_paths.sh, `phases`)
 #   peersN (140 s for N = 1, 170 otherwise)   the same beside N trainings time-sliced and under
 #                      MPS (client priority 1, active threads CAP_PCT, default 25 %)
+#   llmN (330 s)       the LLM decode service (Llama-7B shape, CUDA graphs, KV pool at half the
+#                      GPU, Poisson requests at 2.5/s, 30 s window) beside N GPT-2 trainings
+#                      stopped and continued every 3 s; LLM_CASES picks the cases (default
+#                      "alone bare mpscap gsmps gsiso": alone, time-sliced, MPS with the
+#                      trainings at client priority 1 and CAP_PCT, gshare's default, the
+#                      service isolated); a case that would start after 250 s is skipped
 #   arrive1 (260 s)    the ResNet service alone, then with one training arriving 10 s into its
 #                      45 s window and running 12 s past it, under gshare with batch_cap's
 #                      default ("never": the SM partition) and with "beside_service" (capped
@@ -85,6 +91,12 @@ run_set() {
     arrive1) limit=260 script=share_paths.sh pick='^service'
       env_args=(PARTS=service SERVICE_BATCH=12 TRAININGS=1 ARRIVE_AFTER=10 AFTER_SECONDS=12
         SERVICE_SECONDS=45 SERVICE_CASES="alone gsmps gsmpsbeside" CAP_PCT="${CAP_PCT:-25}") ;;
+    llm[0-9]*)
+      n=${set#llm}
+      limit=330 script=share_paths.sh
+      env_args=(SERVICE=llm LLM_RATE=2.5 SERVICE_SECONDS=30 PAUSE_PERIOD=3 PARTS=service
+        TRAININGS="$n" SERVICE_CASES="${LLM_CASES:-alone bare mpscap gsmps gsiso}"
+        CAP_PCT="${CAP_PCT:-25}" DEADLINE=250) ;;
     noroom) limit=240 script=share_paths.sh pick='^(service|phases|llm)'
       env_args=(SERVICE=llm LLM_RATE=2.5 LLM_UTIL=0.92 ARRIVE_AFTER=6 AFTER_SECONDS=12
         SERVICE_SECONDS=25 PARTS=service TRAININGS=1 SERVICE_CASES="${NOROOM_CASES:-alone gsmps}") ;;
@@ -113,20 +125,29 @@ run_set() {
     # handoffs and completions in the no-room case.
     find "$R/$set" -name 'service_census.*' -path '*gsmps*' -exec grep -h '#behind' {} + 2>/dev/null |
       sed "s/^/$set service /"
+    # The trainings' census summed per case (the folder above the census files): refused
+    # beside turns, waits for a service that fell behind, submissions sent to the partition.
+    find "$R/$set" -name 'census.*' -exec grep -HE '^#(beside_denied|behind|narrowed) ' {} + \
+      2>/dev/null | awk -v set="$set" '{ split($1, f, ":"); n = split(f[1], p, "/")
+        s[set " " p[n - 1] " trainings " f[2]] += $2 } END { for (k in s) print k, s[k] }' | sort
     if [[ $set == noroom ]]; then
       for c in gsmps gsiso; do
         find "$R/$set" -name daemon.log -path "*$c*" \
           -exec grep -hE 'handoff|COMPLETED|bound' {} + 2>/dev/null | sed "s/^/$c /"
       done
+    fi
+    if [[ $set == noroom || $set == llm* ]]; then
       # Request by request against the service alone (same arrivals): the TTFT p99 of ~55
       # requests is close to the slowest one; the paired medians say whether all got slower.
       local -a details=()
       mapfile -t details < <(find "$R/$set" -name detail.txt | sort)
-      local base="" d
+      local base="" d spans=0,6,12,18,30  # the training arrives at 6 s (noroom)
+      [[ $set == llm* ]] && spans=0,30         # the trainings in turns through the window
       for d in "${details[@]}"; do [[ $d == */alone/* ]] && base=$d; done
       for d in "${details[@]}"; do
         if [[ -n $base && $d != "$base" ]]; then
-          "${PYTHON:-python3}" "$bench/llm_pairs.py" "$base" "$d" 2>&1 | sed "s|$R/$set/||"
+          "${PYTHON:-python3}" "$bench/llm_pairs.py" "$base" "$d" --spans "$spans" 2>&1 |
+            sed "s|$R/$set/||"
         fi
       done
     fi
@@ -142,8 +163,8 @@ run_set() {
 
 for set in "$@"; do
   case $set in
-    pair | service[0-9]* | peers[0-9]* | arrive1 | noroom | notebook | startup | floor | alone60 | \
-      decodeprof) ;;
+    pair | service[0-9]* | peers[0-9]* | llm[0-9]* | arrive1 | noroom | notebook | startup | \
+      floor | alone60 | decodeprof) ;;
     *) echo "share_items: unknown set $set (see --help)" >&2; exit 2 ;;
   esac
 done
