@@ -33,7 +33,9 @@
 #                      daemon's handoff and completion lines, and each case's requests paired
 #                      with the same requests alone (llm_pairs.py); NOROOM_CASES picks the
 #                      service's cases (default "alone gsmps"; gsiso: the service asks for
-#                      isolation)
+#                      isolation; bare: the training arrives without gshare and fails at its
+#                      first allocation that finds no room; cpustart: it sees no GPU, so only
+#                      its start on the CPU runs beside the service)
 #   notebook (230 s)   an idle 70 GiB notebook and a 74 GiB training arriving (alone, then under
 #                      gshare), each training step traced (notebook.sh TRAIN_TRACE=1)
 #   startup (150 s)    a 74 GiB probe's start-up and exit, bare and under gshare, three rounds

@@ -25,6 +25,10 @@
 #            under each of SERVICE_CASES (default "alone bare mps mpsprio gshare gmps"):
 #              alone   the service alone, bare (priority.sh's `alone`);
 #              bare    priority.sh's `bare3` (time-slicing);
+#              cpustart  `bare3` whose trainings see no GPU (CUDA_VISIBLE_DEVICES empty): each
+#                      imports and makes its model on the CPU, then fails at its first CUDA
+#                      call; with ARRIVE_AFTER, what an arriving job's start on the CPU alone
+#                      costs the service;
 #              mps     `bare3` with the MPS daemon up (every process a client, one priority);
 #              mpsprio `bare3` with MPS up and the trainings at CUDA_MPS_CLIENT_PRIORITY=1
 #                      (below normal; the service at the default 0, normal);
@@ -109,7 +113,7 @@ for c in $pair_cases; do
   [[ $c =~ ^(bare|mps|gshare|gmps|gsmps)$ ]] || { say "unknown pair case '$c'"; exit 2; }
 done
 for c in $service_cases; do
-  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|gshare|gmps|gsmps|gsmpswide|gsmpscap|gsmpsbeside|gsmpsw|gsiso)$ ]] ||
+  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|cpustart|gshare|gmps|gsmps|gsmpswide|gsmpscap|gsmpsbeside|gsmpsw|gsiso)$ ]] ||
     { say "unknown service case '$c'"; exit 2; }
 done
 mem_flag=()
@@ -258,7 +262,7 @@ service_case() {
   local mode=off threads="" cap=""
   case $c in
     alone) pc=alone ;;
-    bare | mps | mpsprio | mpscap) pc=bare$trainings ;;
+    bare | mps | mpsprio | mpscap | cpustart) pc=bare$trainings ;;
     gshare | gmps) pc=gshare$trainings ;;
     gsmps | gsmpswide | gsiso) pc=gshare$trainings mode=auto ;;
     gsmpscap) pc=gshare$trainings mode=auto threads=$cap_pct cap=always ;;
@@ -266,6 +270,7 @@ service_case() {
     gsmpsw) pc=gshare$trainings mode=auto threads=$window_cap cap=${window_cap:+always} ;;
   esac
   [[ $c == mpsprio ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1"
+  [[ $c == cpustart ]] && tenv="CUDA_VISIBLE_DEVICES="
   [[ $c == mpscap ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1 CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$cap_pct"
   [[ $c == gsmpsw ]] && tenv="GSHARE_PRIORITY_CONCURRENT_US=$conc_us"
   [[ $c == gsmps ]] && tenv="GSHARE_CENSUS=$d/census${SM_PCT:+ GSHARE_PRIORITY_SM_PCT=$SM_PCT}${GAP_FILL:+ GSHARE_PRIORITY_GAP_FILL=$GAP_FILL}${BESIDE:+ GSHARE_PRIORITY_BESIDE=$BESIDE}"
