@@ -48,7 +48,9 @@
 #              gsmpswide  as gsmps with GSHARE_PRIORITY_SM_PCT=0: no SM partition, every SM.
 #              gsiso   as gsmps with the service asking for isolation (GSHARE_MPS=0 in its
 #                      `gshare run`'s environment): it runs outside MPS, and the trainings,
-#                      MPS clients, fill its gaps only (the lanes' gap rule).
+#                      MPS clients, fill its gaps only (the lanes' gap rule); GAP_FILL and
+#                      INFLIGHT_US (GSHARE_PRIORITY_INFLIGHT_US: what they keep queued beyond
+#                      the rest of its gap) set that rule's two knobs, for gsmps too.
 #              gsmpscap   as gsmps, [mps] batch_thread_percentage = CAP_PCT and batch_cap =
 #                      "always" (the trainings start before the service: "beside_service"
 #                      would not cap them; the default, "never", caps nothing);
@@ -273,7 +275,8 @@ service_case() {
   [[ $c == cpustart ]] && tenv="CUDA_VISIBLE_DEVICES="
   [[ $c == mpscap ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1 CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$cap_pct"
   [[ $c == gsmpsw ]] && tenv="GSHARE_PRIORITY_CONCURRENT_US=$conc_us"
-  [[ $c == gsmps ]] && tenv="GSHARE_CENSUS=$d/census${SM_PCT:+ GSHARE_PRIORITY_SM_PCT=$SM_PCT}${GAP_FILL:+ GSHARE_PRIORITY_GAP_FILL=$GAP_FILL}${BESIDE:+ GSHARE_PRIORITY_BESIDE=$BESIDE}"
+  [[ $c == gsmps || $c == gsiso ]] &&
+    tenv="GSHARE_CENSUS=$d/census${SM_PCT:+ GSHARE_PRIORITY_SM_PCT=$SM_PCT}${GAP_FILL:+ GSHARE_PRIORITY_GAP_FILL=$GAP_FILL}${BESIDE:+ GSHARE_PRIORITY_BESIDE=$BESIDE}${INFLIGHT_US:+ GSHARE_PRIORITY_INFLIGHT_US=$INFLIGHT_US}"
   [[ $c == gsmpswide ]] && tenv="GSHARE_CENSUS=$d/census GSHARE_PRIORITY_SM_PCT=0"
   local senv=""
   [[ $c == gsiso ]] && senv="GSHARE_MPS=0"
