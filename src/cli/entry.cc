@@ -4,7 +4,6 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <cstdio>
@@ -50,6 +49,7 @@ int Main(int argc, char** argv) {
   // What a mistyped command line meant, said before CLI11 says "A subcommand is required".
   std::vector<std::string> unknown_options;
   const int word_at = CommandWordIndex(argc, argv, &unknown_options);
+  const std::string word = word_at >= 0 ? argv[word_at] : "";  // the command word, if any
   if (!unknown_options.empty()) {
     SetupLogging(false);
     const std::string& bad = unknown_options.front();
@@ -60,7 +60,7 @@ int Main(int argc, char** argv) {
     return kExitUsage;
   }
   std::vector<std::string> help_argv;  // `gshare help CMD` is `gshare CMD --help`
-  if (word_at >= 0 && std::string(argv[word_at]) == "help") {
+  if (word == "help") {
     for (int i = 0; i < argc; ++i) {
       if (i != word_at) help_argv.push_back(argv[i]);
     }
@@ -76,7 +76,6 @@ int Main(int argc, char** argv) {
   // The command the line names (kNumCommands: none, or `help`, which names it next).
   size_t named = kNumCommands;
   if (word_at >= 0 && help_argv.empty()) {
-    const std::string word = argv[word_at];
     std::vector<std::string> names;
     for (size_t i = 0; i < kNumCommands; ++i) {
       if (word == kCommands[i].name) named = i;
@@ -119,8 +118,7 @@ int Main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     SetupLogging(false);
     spdlog::error("{}", e.what());
-    const bool run = word_at >= 0 && std::string_view(argv[word_at]) == "run";
-    return run ? kExitRunFailed : kExitUsage;
+    return word == "run" ? kExitRunFailed : kExitUsage;
   }
   SetupLogging(global.verbose);
   for (size_t i = 0; i < kNumCommands; ++i) {
