@@ -35,7 +35,10 @@
 #                      service's cases (default "alone gsmps"; gsiso: the service asks for
 #                      isolation; bare: the training arrives without gshare and fails at its
 #                      first allocation that finds no room; cpustart: it sees no GPU, so only
-#                      its start on the CPU runs beside the service)
+#                      its start on the CPU runs beside the service); NOROOM_ROUNDS=R (default
+#                      1) runs the set R times, round k's requests drawn from seed k, and adds
+#                      each case's pooled line: TTFT p99 over all rounds' requests ÷ alone's,
+#                      with a bootstrap interval (llm_pairs.py --pool)
 #   notebook (230 s)   an idle 70 GiB notebook and a 74 GiB training arriving (alone, then under
 #                      gshare), each training step traced (notebook.sh TRAIN_TRACE=1)
 #   startup (150 s)    a 74 GiB probe's start-up and exit, bare and under gshare, three rounds
@@ -115,13 +118,28 @@ run_set() {
     decodeprof) limit=330 script=mps_floor.sh pick='^(case=|compare |kernel=|total )'
       env_args=(SHAPES="decode:1 decode:8 decode:32" CASES="bare mps gsmps" REPLAYS=200) ;;
   esac
-  local t0=$SECONDS rc
-  env "${env_args[@]}" OUT="$R/$set" timeout -k 10 "$limit" bash "$bench/$script" "$dir" \
-    >"$R/$set.log" 2>&1
-  rc=$?
+  # Rounds (noroom with NOROOM_ROUNDS > 1): round k's service draws its arrivals from seed k,
+  # into $R/$set/r<k>/ and $R/$set.r<k>.log; each round under the set's limit.
+  local rounds=1 k t0=$SECONDS rc=0 one
+  local -a outs=("$R/$set") logs=("$R/$set.log")
+  if [[ $set == noroom && ${NOROOM_ROUNDS:-1} -gt 1 ]]; then
+    rounds=$NOROOM_ROUNDS outs=() logs=()
+    for ((k = 1; k <= rounds; k++)); do
+      outs+=("$R/$set/r$k") logs+=("$R/$set.r$k.log")
+    done
+  fi
+  for ((k = 0; k < rounds; k++)); do
+    local -a round_env=()
+    ((rounds > 1)) && round_env=(LLM_ARGS="--seed $((k + 1)) ${LLM_ARGS:-}")
+    env "${env_args[@]}" "${round_env[@]}" OUT="${outs[k]}" timeout -k 10 "$limit" \
+      bash "$bench/$script" "$dir" >"${logs[k]}" 2>&1
+    one=$?
+    ((one != 0)) && rc=$one
+  done
   {
     echo "$set rc=$rc $((SECONDS - t0))s"
-    grep -hE "$pick" "$R/$set.log"
+    ((rounds > 1)) && echo "$set rounds=$rounds seeds=1-$rounds"
+    grep -hE "$pick" "${logs[@]}"
     # The service's own count of the times it fell behind its arrivals, how long it was behind
     # in all and how many backlogs lasted the rule's 0.5 s cap (its census), and the daemon's
     # handoffs and completions in the no-room case.
@@ -141,17 +159,33 @@ run_set() {
     if [[ $set == noroom || $set == llm* ]]; then
       # Request by request against the service alone (same arrivals): the TTFT p99 of ~55
       # requests is close to the slowest one; the paired medians say whether all got slower.
-      local -a details=()
-      mapfile -t details < <(find "$R/$set" -name detail.txt | sort)
-      local base="" d spans=0,6,12,18,30  # the training arrives at 6 s (noroom)
-      [[ $set == llm* ]] && spans=0,30         # the trainings in turns through the window
-      for d in "${details[@]}"; do [[ $d == */alone/* ]] && base=$d; done
-      for d in "${details[@]}"; do
-        if [[ -n $base && $d != "$base" ]]; then
-          "${PYTHON:-python3}" "$bench/llm_pairs.py" "$base" "$d" --spans "$spans" 2>&1 |
-            sed "s|$R/$set/||"
-        fi
+      local -a details=() pool=()
+      local base d o spans=0,6,12,18,30  # the training arrives at 6 s (noroom)
+      [[ $set == llm* ]] && spans=0,30    # the trainings in turns through the window
+      for o in "${outs[@]}"; do
+        mapfile -t details < <(find "$o" -name detail.txt | sort)
+        base=""
+        for d in "${details[@]}"; do [[ $d == */alone/* ]] && base=$d; done
+        for d in "${details[@]}"; do
+          if [[ -n $base && $d != "$base" ]]; then
+            "${PYTHON:-python3}" "$bench/llm_pairs.py" "$base" "$d" --spans "$spans" 2>&1 |
+              sed "s|$R/$set/||"
+            pool+=("$base" "$d")
+          fi
+        done
       done
+      # Every round's (alone, case) pairs pooled, per case (the case's folder name).
+      if ((rounds > 1)); then
+        local c
+        for c in $(printf '%s\n' "${pool[@]}" | sed -n 's|.*/service/\([^/]*\)/.*|\1|p' |
+          grep -vx alone | sort -u); do
+          local -a mine=()
+          for ((k = 0; k < ${#pool[@]}; k += 2)); do
+            [[ ${pool[k + 1]} == */service/$c/* ]] && mine+=("${pool[k]}" "${pool[k + 1]}")
+          done
+          "${PYTHON:-python3}" "$bench/llm_pairs.py" --pool "${mine[@]}" 2>&1 | sed "s/^/$c /"
+        done
+      fi
     fi
     if [[ $set == notebook ]]; then
       for c in alone gshare; do
