@@ -13,7 +13,7 @@ namespace gshare::proto {
 
 // Bumped on any incompatible change of a header or payload. A peer with another version
 // is disconnected (the daemon keeps serving everyone else).
-inline constexpr uint16_t kVersion = 8;
+inline constexpr uint16_t kVersion = 9;
 inline constexpr uint32_t kMagic = 0x52485347;  // "GSHR" little-endian
 // Largest payload a peer may send to the daemon; larger frames drop the connection. A
 // submission carries its environment and batch script.
@@ -247,8 +247,11 @@ struct MemReportMsg {
   // (kHostPool); 0: its pool is its own, and host_bytes is all of it. Shared: host_bytes is
   // the process's own part of the pool (its swapped and staged copies).
   uint64_t shared_pool;
+  // kReportAfterSwapIn: of swapin_ns, the time the swap-in waited for room that another job's
+  // memory held (the room came free while it waited, or it gave up: kReportSwapInFailed).
+  uint64_t swapin_wait_ns;
 };
-static_assert(sizeof(MemReportMsg) == 168);
+static_assert(sizeof(MemReportMsg) == 176);
 
 // Encodes a header for `type` with `length` payload bytes.
 inline FrameHeader MakeHeader(MsgType type, uint32_t length) {

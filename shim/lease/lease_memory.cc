@@ -14,7 +14,7 @@ namespace lease {
 // The ledger entry of this process on `device`. `swapin_*` describe the swap-in of grant
 // `epoch` when flags has kReportAfterSwapIn. Any thread; needs the device's uuid.
 bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
-                uint64_t swapin_bytes) {
+                uint64_t swapin_bytes, uint64_t swapin_wait_ns) {
   DeviceState& d = Dev(device);
   proto::MemReportMsg m{};
   m.gpu = d.uuid;
@@ -30,6 +30,7 @@ bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
   m.epoch = epoch;
   m.swapin_ns = swapin_ns;
   m.swapin_bytes = swapin_bytes;
+  m.swapin_wait_ns = swapin_wait_ns;
   const int64_t held_ms = g_lanes[device].held_ns.load(std::memory_order_relaxed) / 1000000;
   m.held_ms = static_cast<uint32_t>(std::min<int64_t>(held_ms, UINT32_MAX));
   return g_socket.SendFrame(g_socket.FdUnlocked(), proto::MsgType::kMemReport, &m, sizeof m);

@@ -40,12 +40,13 @@ class LeaseClock {
 
 // What a memory report after a grant's swap-in says of it (proto::MemReportMsg): flags
 // kReportAfterSwapIn, with kReportSwapInFailed when not all came back; the grant's epoch; the
-// time taken (ns) and the bytes copied.
+// time taken (ns), the bytes copied and, of the time, the wait for room (ns).
 struct SwapInNote {
   uint32_t flags = 0;
   uint64_t epoch = 0;
   uint64_t ns = 0;
   uint64_t bytes = 0;
+  uint64_t room_wait_ns = 0;
 };
 
 // The connection to the daemon. Each call sends one frame (or two, RequestLease) and returns

@@ -19,8 +19,12 @@ void LeaseSession::OnGrant(const proto::LeaseMsg& m) {
   if (back) {
     // The job's memory comes back before its first submission (docs/memory.md, "How `swap`
     // works": swap-in at the grant, before the gate opens).
+    MemoryEngine::BackStats back_stats;
+    const bool ok = engine.Back(device, &back_stats);
     SwapInNote note;
-    const bool ok = engine.Back(device, &note.bytes, &note.ns);
+    note.bytes = back_stats.moved;
+    note.ns = back_stats.ns;
+    note.room_wait_ns = back_stats.room_wait_ns;
     note.flags = proto::kReportAfterSwapIn | (ok ? 0 : proto::kReportSwapInFailed);
     note.epoch = m.epoch;
     link_.SendSwapInReport(device, note);

@@ -62,7 +62,7 @@ inline void Release(int device, proto::ReleaseReason reason) EXCLUDES(g_mu) {
 // lease_memory.cc
 // The ledger entry of this process on `device` (MemReportMsg). Any thread.
 bool SendReport(int device, uint32_t flags, uint64_t epoch, uint64_t swapin_ns,
-                uint64_t swapin_bytes);
+                uint64_t swapin_bytes, uint64_t swapin_wait_ns = 0);
 // A lease request preceded by a memory report.
 bool RequestLease(int device) REQUIRES(g_mu);
 

@@ -48,7 +48,7 @@ class SocketLink final : public DaemonLink {
   bool RequestLease(int device) override REQUIRES(g_mu) { return lease::RequestLease(device); }
   bool SendReport(int device) override { return lease::SendReport(device, 0, 0, 0, 0); }
   bool SendSwapInReport(int device, const SwapInNote& n) override {
-    return lease::SendReport(device, n.flags, n.epoch, n.ns, n.bytes);
+    return lease::SendReport(device, n.flags, n.epoch, n.ns, n.bytes, n.room_wait_ns);
   }
 };
 

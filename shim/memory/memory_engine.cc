@@ -106,13 +106,14 @@ class SwapEngine final : public MemoryEngine {
   // on. It gives up once a whole wait (GSHARE_SWAP_WAIT_MS) brought no chunk back. Without the
   // ask, a swap-in on a GPU that the jobs had filled in shared mode waited its whole wait in
   // vain (docs/memory.md, "How `swap` works"). On success SwapIn marked the process running.
-  bool Back(int device, uint64_t* moved, uint64_t* ns) override {
+  bool Back(int device, BackStats* out) override {
     const int64_t t0 = MonoNowNs();
     const int64_t wait_ns = swap_internal::SwapInWaitNs();
     const int64_t ask_ns = std::min(kAskForRoomNs, wait_ns);
     SwapSpace::RoomNeed need;
-    *moved = 0;
-    SwapSpace::SwapInResult r = S().SwapIn(device, moved, ask_ns, &need);
+    *out = {};
+    SwapSpace::SwapInResult r = S().SwapIn(device, &out->moved, ask_ns, &need);
+    out->room_wait_ns = need.room_wait_ns;
     uint64_t asked = 0, missing = need.missing;
     int64_t progress_at = MonoNowNs();
     while (r == SwapSpace::SwapInResult::kNoRoom && MonoNowNs() - progress_at < wait_ns) {
@@ -121,7 +122,8 @@ class SwapEngine final : public MemoryEngine {
       Host().ReportNow(device);
       uint64_t more = 0;
       r = S().SwapIn(device, &more, ask_ns, &need);
-      *moved += more;
+      out->moved += more;
+      out->room_wait_ns += need.room_wait_ns;
       if (need.missing < missing) progress_at = MonoNowNs();  // chunks came back
       missing = need.missing;
     }
@@ -133,7 +135,7 @@ class SwapEngine final : public MemoryEngine {
           device,
           r == SwapSpace::SwapInResult::kNoRoom ? "no room on the GPU" : "a driver call failed");
     }
-    *ns = static_cast<uint64_t>(MonoNowNs() - t0);
+    out->ns = static_cast<uint64_t>(MonoNowNs() - t0);
     return r == SwapSpace::SwapInResult::kDone;
   }
   void Stopped(int device, proto::ReleaseReason reason) override {
@@ -177,8 +179,9 @@ class ManagedEngine final : public MemoryEngine {
     m->resident += M().Resident(device);
   }
   bool WantsBack(int device) override { return M().Resident(device) == 0; }
-  bool Back(int device, uint64_t* moved, uint64_t* ns) override {
-    *moved = M().Prefetch(device, true, ns);
+  bool Back(int device, BackStats* out) override {
+    *out = {};
+    out->moved = M().Prefetch(device, true, &out->ns);
     return true;
   }
   // Managed memory leaves with the lease when another job wants the GPU (not when idle).

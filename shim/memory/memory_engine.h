@@ -77,11 +77,17 @@ class MemoryEngine {
   // Whether a grant on `device` must bring memory back before the gate opens. Quick (called
   // under the lease lock).
   virtual bool WantsBack(int) { return false; }
-  // Brings the memory of `device` back for a grant (lease thread). `*moved` and `*ns` get the
-  // bytes copied and the time taken; false when not all of it came back (the process cannot
-  // run: it gives the lease back and asks again).
-  virtual bool Back(int, uint64_t* moved, uint64_t* ns) {
-    *moved = *ns = 0;
+  // What Back did: the bytes copied, the time it took (ns) and, of that time, how long it
+  // waited for room that another job's memory held (ns).
+  struct BackStats {
+    uint64_t moved = 0;
+    uint64_t ns = 0;
+    uint64_t room_wait_ns = 0;
+  };
+  // Brings the memory of `device` back for a grant (lease thread), filling `*out`; false when
+  // not all of it came back (the process cannot run: it gives the lease back and asks again).
+  virtual bool Back(int, BackStats* out) {
+    *out = {};
     return true;
   }
   // The process no longer runs on `device` (lease thread, after its contexts synchronized):

@@ -163,6 +163,7 @@ uint64_t SwapSpace::Discard(int device) {
 SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64_t stall_ns,
                                           RoomNeed* need) {
   *moved_out = 0;
+  if (need != nullptr) need->room_wait_ns = 0;
   if (device < 0 || device >= kMaxDevices) return SwapInResult::kFailed;
   mu_.Lock();
   DropStagedLocked(device);  // the process runs on `device` next: its data will change
@@ -203,11 +204,15 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
       Chunk& c = r->chunks[ci];
       if (c.state == swap_internal::kResident) continue;
       // Another job may still be evicting to make this room: wait while it makes progress.
-      CUresult res;
-      RoomWait wait(stall_ns, MonoNowNs());
-      while ((res = BackChunk(*r, c)) == CUDA_ERROR_OUT_OF_MEMORY &&
-             wait.KeepWaiting(MonoNowNs(), swap_internal::FreeDeviceBytes)) {
-        swap_internal::SleepNs(1'000'000);
+      CUresult res = BackChunk(*r, c);
+      if (res == CUDA_ERROR_OUT_OF_MEMORY) {
+        const int64_t wait_from = MonoNowNs();
+        RoomWait wait(stall_ns, wait_from);
+        while (wait.KeepWaiting(MonoNowNs(), swap_internal::FreeDeviceBytes)) {
+          swap_internal::SleepNs(1'000'000);
+          if ((res = BackChunk(*r, c)) != CUDA_ERROR_OUT_OF_MEMORY) break;
+        }
+        if (need != nullptr) need->room_wait_ns += MonoNowNs() - wait_from;
       }
       if (res == CUDA_ERROR_OUT_OF_MEMORY) {  // the copies queued so far are good
         pipe.Drain(finish);  // first, so that what they brought back counts as resident

@@ -94,14 +94,18 @@ class SwapSpace {
   // kFailed: a copy or mapping failed (its batch rolled back). Either way the chunks already
   // back stay back, host copies of the others stay, and a later call goes on from there.
   // `moved` gets the bytes copied back by this call; after kNoRoom, `need` (when not null)
-  // what is still missing.
+  // what is still missing, and after any result the time the call waited for room.
   enum class SwapInResult { kDone, kNoRoom, kFailed };
   // What a swap-in stopped by kNoRoom still needs: `missing` bytes not resident on the
   // device, `shortfall` of them beyond the GPU's free memory then (at least the chunk that
   // found no room).
+  // `room_wait_ns`: of the call's time, the nanoseconds its chunks waited for room (from
+  // their first failed allocation until one succeeded or the wait gave up), set after any
+  // result: memory another job held, not the copy's cost.
   struct RoomNeed {
     uint64_t missing = 0;
     uint64_t shortfall = 0;
+    uint64_t room_wait_ns = 0;
   };
   SwapInResult SwapIn(int device, uint64_t* moved, int64_t stall_ns, RoomNeed* need = nullptr)
       EXCLUDES(mu_);

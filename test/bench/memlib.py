@@ -20,8 +20,9 @@ from benchlib import first_difference, loss_lines, parse_done, read
 
 HANDOFF_RE = re.compile(
     r"handoff (?P<gpu>\S+?): job (?P<src>\S+) -> job (?P<dst>\S+): drain (?P<drain_ms>[\d.]+) ms, "
-    r"evicted (?P<evict_bytes>\d+) bytes, swapped in (?P<swapin_bytes>\d+) bytes in "
-    r"(?P<swapin_ms>[\d.]+) ms, total (?P<total_ms>[\d.]+) ms")
+    r"evicted (?P<evict_bytes>\d+) bytes(?: \(checkpoints [\d.]+ ms\))?, swapped in (?P<swapin_bytes>\d+) bytes in "
+    r"(?P<swapin_ms>[\d.]+) ms(?: \((?P<room_wait_ms>[\d.]+) ms of it waiting for room\))?"
+    r"(?:, other [\d.]+ ms)?, total (?P<total_ms>[\d.]+) ms")
 HANDOFF_KEYS = ("drain_ms", "evict_bytes", "swapin_bytes", "swapin_ms", "total_ms")
 JOB_KEYS = ("id", "name", "state", "lease", "memory", "allocated_bytes")
 
@@ -329,6 +330,9 @@ def selftest():
            "evicted 1000000000 bytes, swapped in 3000000000 bytes in 40.0 ms, total 80 ms\n"
            "gshare: handoff 0: job 2 -> job 1: drain 1 ms, evicted 2000000000 bytes, swapped in "
            "2000000000 bytes in 30.5 ms, total 100.0 ms\n")
+    waited = ("gshare: handoff GPU-1a2b: job 0 -> job 2: drain 0 ms, evicted 0 bytes (checkpoints 5 "
+              "ms), swapped in 134217728 bytes in 2415 ms (2400 ms of it waiting for room), other "
+              "263 ms, total 2678 ms (bound 2453 ms)\n")
     assert abs(idle_together([(0, 1), (2, 3), (4, 5)], [(0.5, 2.5), (4.9, 6)]) - 1.1) < 1e-9
     assert idle_together([(0, 1)], [(1, 2)]) == 0 and idle_together([], [(0, 1)]) == 0
     p, o = phase_offset([(i, i + .4) for i in range(6)], [(i + .2, i + .6) for i in range(6)])
@@ -338,6 +342,8 @@ def selftest():
     n += 1
     hs = handoffs_from_log(log)
     assert [(h["gpu"], h["from"], h["to"]) for h in hs] == [("GPU-1a2b", "1", "2"), ("0", "2", "1")], hs
+    hw = handoffs_from_log(waited)
+    assert len(hw) == 1 and hw[0]["swapin_ms"] == 2415 and hw[0]["total_ms"] == 2678, hw
     assert hs[0]["evict_bytes"] == 10**9 and hs[1]["swapin_ms"] == 30.5, hs
     n += 1
     st = handoff_stats(hs)

@@ -234,6 +234,12 @@ class MemorySwapTest(TestCase):
         moved = re.findall(r"evicted (\d+) bytes, swapped in (\d+) bytes", self.daemon_log(h))
         self.assertTrue(any(int(e) > 0 and int(i) > 0 for e, i in moved),
                         "no handoff moved memory both ways:\n" + self.daemon_log(h))
+        # The stuck swap-in's wait is its own part of the handoff, within the swap-in's time.
+        waits = re.findall(r"swapped in \d+ bytes in (\d+) ms \((\d+) ms of it waiting for room\)",
+                           self.daemon_log(h))
+        self.assertTrue(waits, "no handoff counted a wait for room:\n" + self.daemon_log(h))
+        for took, waited in waits:
+            self.assertLessEqual(int(waited), int(took), waits)
 
     def test_host_budget_makes_the_second_job_wait(self):
         h = self.harness(memory={"host_budget": "16MiB"})

@@ -151,7 +151,7 @@ void CheckpointEngine::OnReply(const CheckpointReply& r, const CheckpointCoordin
     job->restore_ms += r.ms;
   }
   for (const auto& [gpu, epoch] : coordinator_.GrantsAwaiting(r.seq)) {
-    p_.memory.SwappedIn(gpu, cc.job, epoch, bytes, r.ms, /*no_room=*/false, /*restored=*/true);
+    p_.memory.SwappedIn(gpu, cc.job, epoch, {.bytes = bytes, .ms = r.ms, .restored = true});
   }
 }
 

@@ -54,8 +54,7 @@ void HandoffLog::Checkpointed(const GpuKey& gpu, double ms) {
 }
 
 std::optional<HandoffLog::Handoff> HandoffLog::SwappedIn(const GpuKey& gpu, JobId job,
-                                                         uint64_t epoch, uint64_t bytes, double ms,
-                                                         bool no_room, bool restored,
+                                                         uint64_t epoch, const SwapIn& s,
                                                          TimePoint now) {
   auto it = gpus_.find(gpu);
   if (it == gpus_.end()) return std::nullopt;
@@ -63,17 +62,18 @@ std::optional<HandoffLog::Handoff> HandoffLog::SwappedIn(const GpuKey& gpu, JobI
   if (!g.open || g.open->epoch != epoch || g.open->to != job) return std::nullopt;
   Handoff h = *g.open;
   g.open.reset();
-  h.swapin_bytes += bytes;
-  h.swapin_ms = std::max(h.swapin_ms, ms);
-  h.room_wait = h.room_wait || no_room;
-  h.driver_paced = h.driver_paced || restored;
+  h.swapin_bytes += s.bytes;
+  h.swapin_ms = std::max(h.swapin_ms, s.ms);
+  h.room_wait_ms = std::max(h.room_wait_ms, std::min(s.room_wait_ms, s.ms));
+  h.room_wait = h.room_wait || s.no_room;
+  h.driver_paced = h.driver_paced || s.restored;
   h.total_ms = Ms(h.drop_at, now);
   h.other_ms = std::max(0.0, h.total_ms - h.drain_ms - h.checkpoint_ms - h.swapin_ms);
   h.bound_ms = h.driver_paced ? h.drain_ms + h.checkpoint_ms + h.swapin_ms + kBoundSlackMs
                               : h.drain_ms +
                                     static_cast<double>(std::max(h.evict_bytes, h.swapin_bytes)) /
                                         kBoundBytesPerMs +
-                                    kBoundSlackMs;
+                                    h.room_wait_ms + kBoundSlackMs;
   if (h.from == 0 && h.swapin_bytes == 0 && h.evict_bytes == 0) return std::nullopt;
   ++g.handoffs;
   if (h.over_bound()) ++g.over_bound;
@@ -108,6 +108,7 @@ void HandoffLog::AddJson(const GpuKey& gpu, nlohmann::json* g) const {
             {"checkpoint_ms", h->checkpoint_ms},
             {"swapin_bytes", h->swapin_bytes},
             {"swapin_ms", h->swapin_ms},
+            {"room_wait_ms", h->room_wait_ms},
             {"other_ms", h->other_ms},
             {"total_ms", h->total_ms},
             {"bound_ms", h->bound_ms},

@@ -23,7 +23,11 @@ class HandoffLog {
     double drain_ms = 0;       // DROP .. grant (the old holder's drain and release)
     double checkpoint_ms = 0;  // whole-process checkpoints that made the grant's room, summed
     double swapin_ms = 0;      // the slowest of the new holder's processes to swap in or restore
-    double total_ms = 0;       // DROP .. the new holder's memory back
+    // Of swapin_ms, the time that swap-in waited for room another job's memory held (a higher
+    // priority's, or one being evicted or exiting): a wait for memory, not the handoff's cost,
+    // so it is added to the bound as it was taken.
+    double room_wait_ms = 0;
+    double total_ms = 0;  // DROP .. the new holder's memory back
     // The rest: total - drain - checkpoints - swap-in (the grant's delivery, the shim waking,
     // the report coming back). Never negative.
     double other_ms = 0;
@@ -31,8 +35,9 @@ class HandoffLog {
     // rate (1.4-4.8 GB/s measured, docs/benchmarks.md), not the link.
     bool driver_paced = false;
     // What the handoff should take at most: its drain, the bytes of its larger direction at
-    // kBoundBytesPerMs (evictions and the swap-in overlap) and kBoundSlackMs. Driver-paced:
-    // its drain, checkpoints and restores as they took, and kBoundSlackMs for the rest.
+    // kBoundBytesPerMs (evictions and the swap-in overlap), its room wait and kBoundSlackMs.
+    // Driver-paced: its drain, checkpoints and restores as they took, and kBoundSlackMs for
+    // the rest.
     double bound_ms = 0;
     // The new holder's swap-in found no room (what it needs is another job's, of a higher
     // priority or not evicted yet): its time is a wait for memory, not the handoff's cost, and
@@ -57,12 +62,21 @@ class HandoffLog {
   // A process with memory on `gpu` was checkpointed in `ms`: part of the open handoff, if any
   // (the room of its grant).
   void Checkpointed(const GpuKey& gpu, double ms);
-  // A process of `job` swapped in (`restored`: was restored from a checkpoint) `bytes` in `ms`
-  // for grant `epoch` (`no_room`: its swap-in gave up for want of room): closes the handoff.
-  // Returns it when it counts as one (something was dropped or moved; a first grant on a free
-  // GPU that moved nothing does not); nullopt then, and for a report of another grant or job.
-  std::optional<Handoff> SwappedIn(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes,
-                                   double ms, bool no_room, bool restored, TimePoint now);
+  // What a process reports of its swap-in (or restore) for a grant: `bytes` moved in `ms`, of
+  // which `room_wait_ms` waiting for room; `no_room`: it gave up for want of room;
+  // `restored`: it was restored from a checkpoint (the driver's pace).
+  struct SwapIn {
+    uint64_t bytes = 0;
+    double ms = 0;
+    double room_wait_ms = 0;
+    bool no_room = false;
+    bool restored = false;
+  };
+  // A process of `job` swapped in `s` for grant `epoch`: closes the handoff. Returns it when it
+  // counts as one (something was dropped or moved; a first grant on a free GPU that moved
+  // nothing does not); nullopt then, and for a report of another grant or job.
+  std::optional<Handoff> SwappedIn(const GpuKey& gpu, JobId job, uint64_t epoch, const SwapIn& s,
+                                   TimePoint now);
 
   // Handoffs of `gpu` counted so far, those over their bound, and the last one (nullptr when
   // none).

@@ -62,8 +62,9 @@ void LeaseOutbox::HandoffDone(const GpuKey& gpu, const HandoffLog::Handoff& h) {
   p_.timeline.Note(
       TimelineKind::kHandoff, h.to, gpu, 0, h.evict_bytes + h.swapin_bytes, h.total_ms,
       fmt::format("from job {}: drain {:.0f} ms, checkpoints {:.0f} ms, swap-in {:.0f} "
-                  "ms, other {:.0f} ms, bound {:.0f} ms",
-                  h.from, h.drain_ms, h.checkpoint_ms, h.swapin_ms, h.other_ms, h.bound_ms));
+                  "ms (room wait {:.0f} ms), other {:.0f} ms, bound {:.0f} ms",
+                  h.from, h.drain_ms, h.checkpoint_ms, h.swapin_ms, h.room_wait_ms, h.other_ms,
+                  h.bound_ms));
 }
 
 void LeaseOutbox::SendEvictions(const GpuKey& gpu, const MemoryLedger::Plan& plan) {

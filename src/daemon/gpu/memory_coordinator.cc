@@ -115,19 +115,22 @@ void MemoryCoordinator::Checkpointed(ConnId conn, double ms) {
   for (const GpuKey& gpu : ledger_.GpusOf(conn)) handoffs_.Checkpointed(gpu, ms);
 }
 
-void MemoryCoordinator::SwappedIn(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes,
-                                  double ms, bool no_room, bool restored) {
-  std::optional<HandoffLog::Handoff> h =
-      handoffs_.SwappedIn(gpu, job, epoch, bytes, ms, no_room, restored, clock_.Now());
+void MemoryCoordinator::SwappedIn(const GpuKey& gpu, JobId job, uint64_t epoch,
+                                  const HandoffLog::SwapIn& s) {
+  std::optional<HandoffLog::Handoff> h = handoffs_.SwappedIn(gpu, job, epoch, s, clock_.Now());
   if (!h) return;
   // Over its bound, the handoff is worth a warning: the time went somewhere the bound's
   // parts do not explain (other_ms), or a copy ran below the link's rate.
   spdlog::log(h->over_bound() ? spdlog::level::warn : spdlog::level::info,
               "handoff {}: job {} -> job {}: drain {:.0f} ms, evicted {} bytes{}, swapped in {} "
-              "bytes in {:.0f} ms, other {:.0f} ms, total {:.0f} ms{} (bound {:.0f} ms)",
+              "bytes in {:.0f} ms{}, other {:.0f} ms, total {:.0f} ms{} (bound {:.0f} ms)",
               gpu, h->from, h->to, h->drain_ms, h->evict_bytes,
               h->checkpoint_ms > 0 ? fmt::format(" (checkpoints {:.0f} ms)", h->checkpoint_ms) : "",
-              h->swapin_bytes, h->swapin_ms, h->other_ms, h->total_ms,
+              h->swapin_bytes, h->swapin_ms,
+              h->room_wait_ms >= 0.5
+                  ? fmt::format(" ({:.0f} ms of it waiting for room)", h->room_wait_ms)
+                  : "",
+              h->other_ms, h->total_ms,
               h->room_wait      ? ", its swap-in found no room"
               : h->over_bound() ? ", over its bound"
                                 : "",

@@ -88,8 +88,7 @@ class MemoryCoordinator {
   void Checkpointed(ConnId conn, double ms);
   // A process of `job` has its memory back for grant `epoch` (a swap-in report, or a restore:
   // `restored`): closes the handoff, logged when it counts as one.
-  void SwappedIn(const GpuKey& gpu, JobId job, uint64_t epoch, uint64_t bytes, double ms,
-                 bool no_room, bool restored);
+  void SwappedIn(const GpuKey& gpu, JobId job, uint64_t epoch, const HandoffLog::SwapIn& s);
 
   // An allocation of `job`, the exclusive holder of `gpu` (process `conn`), waits for room:
   // memory no report shows is learned from its swap-in, and room is taken from the others with

@@ -170,8 +170,11 @@ void ShimSessions::OnMemReport(Connection& c, const GpuKey& gpu, const proto::Me
       }
     }
     p_.arbiter.SwappedIn(gpu, m.epoch, Now());  // the holder's quantum starts now
-    p_.memory.SwappedIn(gpu, c.job, m.epoch, m.swapin_bytes, static_cast<double>(m.swapin_ns) / 1e6,
-                        (m.flags & proto::kReportSwapInFailed) != 0, /*restored=*/false);
+    p_.memory.SwappedIn(gpu, c.job, m.epoch,
+                        {.bytes = m.swapin_bytes,
+                         .ms = static_cast<double>(m.swapin_ns) / 1e6,
+                         .room_wait_ms = static_cast<double>(m.swapin_wait_ns) / 1e6,
+                         .no_room = (m.flags & proto::kReportSwapInFailed) != 0});
   }
   // An allocation of the exclusive holder waits for room: taken from the others.
   if (m.demand > 0 && p_.arbiter.Holder(gpu) == c.job && !p_.arbiter.IsShared(gpu)) {

@@ -112,6 +112,7 @@ TEST_CASE("LeaseSession: a device's uuid is learned once, from the driver") {
 TEST_CASE("LeaseSession: a grant brings the memory back before the gate opens, and says so") {
   Rig r;
   r.shim.engine.wants_back = true;
+  r.shim.engine.back_room_wait_ns = 4'000'000;  // of its 5 ms, 4 waiting for another's memory
   r.session.OnGrant(r.Msg(kEpoch, 1 << 20));
   CHECK(r.shim.engine.backs == std::vector<int>{0});
   REQUIRE(r.link.swap_ins.size() == 1);
@@ -119,6 +120,7 @@ TEST_CASE("LeaseSession: a grant brings the memory back before the gate opens, a
   CHECK(r.link.swap_ins[0].epoch == kEpoch);
   CHECK(r.link.swap_ins[0].bytes == 3u << 20);
   CHECK(r.link.swap_ins[0].ns == 5'000'000u);
+  CHECK(r.link.swap_ins[0].room_wait_ns == 4'000'000u);
   CHECK(r.gates[0].IsOpen());
   CHECK(r.Holding());
   MutexLock lock(g_mu);

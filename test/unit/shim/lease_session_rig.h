@@ -80,10 +80,11 @@ class FakeEngine final : public MemoryEngine {
  public:
   proto::MemoryEngine kind() const override { return proto::MemoryEngine::kSwap; }
   bool WantsBack(int) override { return wants_back; }
-  bool Back(int device, uint64_t* moved, uint64_t* ns) override {
+  bool Back(int device, BackStats* out) override {
     backs.push_back(device);
-    *moved = 3 << 20;
-    *ns = 5'000'000;
+    out->moved = 3 << 20;
+    out->ns = 5'000'000;
+    out->room_wait_ns = back_room_wait_ns;
     return back_ok;
   }
   void Stopped(int device, ReleaseReason reason) override { stopped.emplace_back(device, reason); }
@@ -95,6 +96,7 @@ class FakeEngine final : public MemoryEngine {
   bool pinning = false;
   bool wants_back = false;
   bool back_ok = true;
+  uint64_t back_room_wait_ns = 0;
   std::vector<int> backs;
   std::vector<int> alone;
   std::vector<std::pair<int, ReleaseReason>> stopped;

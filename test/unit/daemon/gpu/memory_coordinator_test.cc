@@ -87,7 +87,7 @@ TEST_CASE("memory coordinator: a handoff is priced, evicts for the new holder an
   p.arbiter.Request(11, kGpu, p.clock.Now());
   p.Advance(20000);
   CHECK(p.arbiter.Tick(p.clock.Now()).empty());
-  p.memory.SwappedIn(kGpu, 2, e2, 50 * kGiB, 900, false, false);
+  p.memory.SwappedIn(kGpu, 2, e2, {.bytes = 50 * kGiB, .ms = 900});
   nlohmann::json g;
   p.memory.AddGpuJson(kGpu, &g);
   CHECK(g["capacity"] == 80 * kGiB);
