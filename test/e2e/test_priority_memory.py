@@ -8,6 +8,7 @@ shares (FAKE_CUDA_DEVICE_FILE):
   - with staging on, the service's memory idle for long is room the training may take, and
     each handoff is in the timeline with its parts."""
 import json
+import re
 import unittest
 
 from gshare_e2e import FAKE_APP, TestCase
@@ -92,8 +93,10 @@ class PriorityMemoryTest(TestCase):
         handoffs = [e for e in json.loads(r.stdout)["traceEvents"] if e["name"] == "handoff"]
         self.assertTrue(handoffs, r.stdout)
         for e in handoffs:
-            self.assertRegex(e["args"]["detail"], r"^from job \d+: drain \d+ ms, checkpoints 0 ms, "
-                             r"swap-in \d+ ms, other \d+ ms, bound \d+ ms$")
+            m = re.match(r"^from job \d+: drain \d+ ms, checkpoints 0 ms, swap-in (\d+) ms "
+                         r"\(room wait (\d+) ms\), other \d+ ms, bound \d+ ms$", e["args"]["detail"])
+            self.assertIsNotNone(m, e["args"]["detail"])
+            self.assertLessEqual(int(m.group(2)), int(m.group(1)), e["args"]["detail"])
             self.assertGreater(e["args"]["bytes"], 0, e)
 
 
