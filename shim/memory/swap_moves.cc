@@ -216,7 +216,11 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
       }
       if (res == CUDA_ERROR_OUT_OF_MEMORY) {  // the copies queued so far are good
         pipe.Drain(finish);  // first, so that what they brought back counts as resident
-        if (need != nullptr) *need = NeedOf(regions_.Bytes(device, /*resident=*/false), c.bytes);
+        if (need != nullptr) {
+          const uint64_t waited = need->room_wait_ns;
+          *need = NeedOf(regions_.Bytes(device, /*resident=*/false), c.bytes);
+          need->room_wait_ns = waited;
+        }
         if (result == SwapInResult::kDone) result = SwapInResult::kNoRoom;
         break;
       }

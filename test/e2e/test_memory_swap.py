@@ -198,6 +198,12 @@ class MemorySwapTest(TestCase):
         self.assertGreater(failed["b"], 0, "status never counted b's failed swap-in")
         self.assertEqual(failed["a"], 0)
         self.assertIn("swap-in on GPU", self.daemon_log(h))
+        # A swap-in that gave up waited for room the whole time it asked: the handoff says so.
+        no_room = [line for line in self.daemon_log(h).splitlines()
+                   if "its swap-in found no room" in line]
+        self.assertTrue(no_room, "no handoff of b's failed swap-ins:\n" + self.daemon_log(h))
+        for line in no_room:
+            self.assertRegex(line, r"\(([1-9]\d*) ms of it waiting for room\)")
 
     # The hog must still hold its memory while the pair runs: its "done" line, in a file,
     # shows only at exit, so the test waits for the device counter instead. It sleeps 90 s
