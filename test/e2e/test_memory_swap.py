@@ -190,7 +190,7 @@ class MemorySwapTest(TestCase):
             for name in failed:
                 failed[name] = max(failed[name], self.memory_of(h, name).get("swapins_failed", 0))
             return a.poll() is not None and b.poll() is not None
-        h.wait_for(snapshot, 120, "both jobs to end")
+        h.wait_for(snapshot, 240, "both jobs to end")
         self.assert_swap_ok(h, a, cycles=30)
         self.assert_swap_ok(h, b, cycles=30)
         self.assertIn("swap-in on device 0 did not finish (no room on the GPU)", b.stderr,
@@ -213,9 +213,10 @@ class MemorySwapTest(TestCase):
         # A process outside gshare holds 40 MiB of the device: the daemon's ledger does not
         # see it (as it does not see the driver's own memory on a real GPU), so the room it
         # makes for a swap-in falls short. The swap-in, stuck for a second, asks for more as a
-        # demand and goes on; without that it would give up after its wait (10 s) and warn
-        # that it did not finish. (A shorter wait is not safe here: a job's first eviction
-        # populates its host pool's first 1 GiB block, seconds on a loaded CI machine.)
+        # demand and goes on; without that it would give up after its wait and warn that it
+        # did not finish. The wait is 30 s, not the default 10 s: a job's first eviction
+        # populates its host pool's first 1 GiB block, which on a loaded CI machine can keep
+        # every chunk away for longer than 10 s.
         h = self.harness()
         hog = h.start([FAKE_APP, "--kernels", "0", "--swap-check", str(40 * MIB), "--cycles",
                        "1", "--leak-to-exit", "--sleep-ms", "90000"], name="hog")
@@ -228,8 +229,9 @@ class MemorySwapTest(TestCase):
                 return False
         h.wait_for(hog_holds, 30, "the hog's allocation")
         h.start_daemon()
-        a = self.swap_job(h, "a", cycles=12, gap_ms=30)
-        b = self.swap_job(h, "b", cycles=12, gap_ms=30)
+        wait = {"GSHARE_SWAP_WAIT_MS": "30000"}
+        a = self.swap_job(h, "a", cycles=12, gap_ms=30, env=wait)
+        b = self.swap_job(h, "b", cycles=12, gap_ms=30, env=wait)
         self.assert_swap_ok(h, a, cycles=12)
         self.assert_swap_ok(h, b, cycles=12)
         self.assertIsNone(hog.poll(), "the pair waited for the hog to exit")

@@ -277,20 +277,29 @@ class QueueControlTest(QueueCase):
                   "2030-01-02T03:04:05": time.mktime((2030, 1, 2, 3, 4, 5, 0, 0, -1)),
                   "2030-01-02": time.mktime((2030, 1, 2, 0, 0, 0, 0, 0, -1)),
                   "tomorrow": (midnight + datetime.timedelta(days=1)).timestamp(),
-                  "noon": noon.timestamp(),
-                  "now+1h": time.time() + 3600}
+                  "noon": noon.timestamp()}
         for text, when in begins.items():
             jid = h.submit("-H", "--begin", text, "--", "true")
             self.assertAlmostEqual(self.state(jid)["begin_time"], when, delta=5, msg="--begin " + text)
+        # `now` is the submission's time, in whole seconds: within the submission's bounds.
+        t0 = time.time()
+        jid = h.submit("-H", "--begin", "now+1h", "--", "true")
+        t1 = time.time()
+        self.assertGreaterEqual(self.state(jid)["begin_time"], int(t0) + 3600, "--begin now+1h")
+        self.assertLessEqual(self.state(jid)["begin_time"], t1 + 3600, "--begin now+1h")
         r = h.gshare("cancel", "-t", "PD")
         self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_begin_time(self):
         h = self.h
+        # The begin time is 8 s after the submission: long enough for the reason to be seen
+        # before it on a loaded machine; `now` is the submission's time, in whole seconds.
         t0 = time.time()
-        a = self.appender("order", "--begin", "now+2s")
+        a = self.appender("order", "--begin", "now+8s")
+        t1 = time.time()
         rec = h.wait_state(a, "PENDING")
-        self.assertAlmostEqual(rec["begin_time"], t0 + 2, delta=1.5)
+        self.assertGreaterEqual(rec["begin_time"], int(t0) + 8)
+        self.assertLessEqual(rec["begin_time"], t1 + 8)
         h.wait_for(lambda: self.state(a)["reason"] == "BeginTime" or self.state(a)["state"] != "PENDING",
                    10, "reason BeginTime")
         self.assertEqual(self.state(a)["state"], "PENDING", "started before its --begin time")
