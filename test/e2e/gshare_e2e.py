@@ -289,6 +289,14 @@ class Harness:
         job.child_pid()
         return job
 
+    def start_together(self, path, count, timeout=60):
+        """Starts the GPU work of `count` fake_app processes run with --start-file `path`:
+        creates `path` once each of them says it is ready (the first process to start
+        waits for the last, however late a loaded machine starts it)."""
+        self.wait_for(lambda: len(glob.glob(path + ".ready.*")) >= count, timeout,
+                      "%d processes ready to start" % count)
+        open(path, "w").close()
+
     def share_fake_device(self, mem_bytes, kernel_ms=20):
         """One fake GPU of `mem_bytes` whose memory every process of this harness shares
         (FAKE_CUDA_DEVICE_FILE), so a job that does not evict leaves the next one no room;

@@ -3,6 +3,8 @@ with its own, is more than the GPU holds. The GPU goes exclusive, but the servic
 resident: it holds the GPU beside the lower jobs' turns, which they take among themselves
 with their memory swapped in and out, and its own memory is never evicted. Everything stays
 bit-exact (fake_app --swap-check)."""
+import json
+import json
 import os
 import time
 import unittest
@@ -37,6 +39,20 @@ class ResidentTest(TestCase):
                                                           h.diagnostics()))
         self.assertIn("fake_app: swap-check ok cycles=%d" % cycles, job.stdout)
 
+    def exclusive_holds(self, h):
+        """Each job's leases held while the GPU was exclusive, {job id: [(start, end)]} in
+        microseconds, from `gshare timeline`'s trace."""
+        path = os.path.join(h.tmp, "trace.json")
+        r = h.gshare("timeline", "-o", path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(path) as f:
+            doc = json.load(f)
+        holds = {}
+        for e in doc["traceEvents"]:
+            if e["ph"] == "X" and e["name"] == "lease" and e["args"]["mode"] == "exclusive":
+                holds.setdefault(e["args"]["job"], []).append((e["ts"], e["ts"] + e["dur"]))
+        return holds
+
     def test_the_service_stays_resident_while_the_others_take_turns(self):
         h = self.harness()
         h.start_daemon()
@@ -45,27 +61,25 @@ class ResidentTest(TestCase):
         h.wait_for(lambda: len(h.status()["gpus"]) == 1, 30, "the low jobs on the GPU")
         service = self.job(h, "service", SERVICE, 40, 30, 10)
         ids = {}
-        beside = []  # status samples with the service holding beside a low job's turn
         swaps_out = {"a": 0, "b": 0, "service": 0}
         while any(j.poll() is None for j in (a, b, service)):
-            st = h.status()
-            for j in st["jobs"]:
+            for j in h.status()["jobs"]:
                 ids.setdefault(j.get("name"), j["id"])
                 if j.get("name") in swaps_out:
                     n = j.get("memory", {}).get("swaps_out", 0)
                     swaps_out[j["name"]] = max(swaps_out[j["name"]], n)
-            for g in st["gpus"]:
-                if (ids.get("service") in g.get("residents", []) and g["mode"] == "exclusive"
-                        and ids["service"] in g["holding"]
-                        and g["holder"] in (ids.get("a"), ids.get("b"))):
-                    beside.append(g["holder"])
             time.sleep(0.05)
         self.assert_exact(h, service, 40)
         self.assert_exact(h, a, 40)
         self.assert_exact(h, b, 40)
-        # Both low jobs had turns beside the service.
-        self.assertEqual(set(beside), {ids["a"], ids["b"]}, "turns beside the service: %s\n%s"
-                         % (beside, h.diagnostics()))
+        # Both low jobs had exclusive turns while the service held the GPU beside them: the
+        # daemon's record of every lease (`gshare timeline`), not samples of `status`.
+        holds = self.exclusive_holds(h)
+        beside = {job for job in (ids["a"], ids["b"])
+                  for s0, e0 in holds.get(job, []) for s1, e1 in holds.get(ids["service"], [])
+                  if s0 < e1 and s1 < e0}
+        self.assertEqual(beside, {ids["a"], ids["b"]}, "turns beside the service: %s\n%s"
+                         % (holds, h.diagnostics()))
         with open(h.daemon_log) as f:
             log = f.read()
         self.assertIn("job %d stays resident" % ids["service"], log)

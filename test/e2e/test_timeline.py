@@ -45,9 +45,11 @@ class TimelineTest(TestCase):
     def test_timeline_of_two_jobs_taking_turns(self):
         self.h = h = self.harness()
         h.start_daemon()
-        common = ["--kernels", KERNELS, "--kernel-ms", KERNEL_MS]
+        start = os.path.join(h.tmp, "start")
+        common = ["--kernels", KERNELS, "--kernel-ms", KERNEL_MS, "--start-file", start]
         a = h.start_fake(common, QUANTUM, name="tl-a")
         b = h.start_fake(common, QUANTUM, name="tl-b")
+        h.start_together(start, 2)
         h.assert_done(a, KERNELS)
         h.assert_done(b, KERNELS)
         ids = {j["name"]: j["id"] for j in h.queue_jobs().values()}

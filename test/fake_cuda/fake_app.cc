@@ -94,7 +94,7 @@ void Usage() {
       "  [--sleep-ms S] [--vmm BYTES] [--pool BYTES] [--swap-check BYTES]\n"
       "  [--cycles C] [--pieces N] [--leak-to-exit] [--finalizing] [--ipc-export]\n"
       "  [--ipc-serve DIR | --ipc-open DIR]\n"
-      "  [--align-ms P [--align-offset-ms O]]\n"
+      "  [--align-ms P [--align-offset-ms O]] [--start-file PATH]\n"
       "--consumer: at each synchronization a second stream waits for an event\n"
       "  recorded on the first, then runs one kernel through cuLaunchKernelEx (logged\n"
       "  under that name), before the cuCtxSynchronize: it must start after the first\n"
@@ -119,7 +119,10 @@ void Usage() {
       "  'fake_app: ipc export <result>' (the CUresult, 0: a handle), then free it.\n"
       "--ipc-serve DIR: exports a 130 MiB allocation and a 4 KiB one (legacy IPC) into\n"
       "  DIR/handles, waits for DIR/opened, checks what --ipc-open wrote (fake_app_ipc.cc).\n"
-      "--ipc-open DIR: opens DIR/handles, checks and overwrites the memory, closes it.\n");
+      "--ipc-open DIR: opens DIR/handles, checks and overwrites the memory, closes it.\n"
+      "--start-file PATH: once the context and module are set up, creates\n"
+      "  PATH.ready.<pid> and waits for PATH to exist before its first GPU work: a test\n"
+      "  starts several processes' work together, however late each one started.\n");
   std::exit(2);
 }
 
@@ -199,6 +202,8 @@ Options Parse(int argc, char** argv) {
       o.leak_to_exit = true;
     } else if (a == "--finalizing") {
       o.finalizing = true;
+    } else if (a == "--start-file" && i + 1 < argc) {
+      o.start_file = argv[++i];
     } else {
       Usage();
     }
@@ -323,6 +328,15 @@ void LaunchLoop(const Api& api, const Options& o, CUcontext ctx, CUfunction f,
   }
 }
 
+// --start-file: says it is ready (PATH.ready.<pid>), then polls for PATH every 5 ms.
+void WaitForStart(const std::string& path) {
+  const std::string ready = path + ".ready." + std::to_string(getpid());
+  int fd = open(ready.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) Fail("start-file-ready", errno);
+  close(fd);
+  while (access(path.c_str(), F_OK) != 0) SleepMs(5);
+}
+
 // A child that exits without touching CUDA, as a DataLoader worker does.
 void ForkChild() {
   std::fflush(stdout);
@@ -382,6 +396,7 @@ int main(int argc, char** argv) {
   CUfunction f = nullptr;
   CALL(ModuleGetFunction, &f, module, "sleep_kernel");
 
+  if (!o.start_file.empty()) WaitForStart(o.start_file);
   if (o.memcpy_check) MemcpyRoundTrip(api);
 
   std::atomic<int> launched{0};

@@ -116,6 +116,7 @@ struct Options {
   bool ipc_export = false;    // --ipc-export: see Usage
   std::string ipc_serve;      // --ipc-serve DIR: see Usage
   std::string ipc_open;       // --ipc-open DIR: see Usage
+  std::string start_file;     // --start-file PATH: see Usage
 };
 
 // Prints "fake_app: error <what> <code>" on stderr and exits 1.
