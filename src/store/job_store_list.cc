@@ -86,18 +86,31 @@ Status JobStore::ScanQueueOrder(const std::string& select, const ListFilter& fil
   // (priority, submission) from the jobs_by_queue_order index, the rest newest first ("+state"
   // keeps SQLite off the state index, so it scans in id order).
   using S = JobState;
-  struct Group {
-    std::vector<JobState> states;
-    const char* column;
-    const char* order_by;
-  };
-  const Group groups[] = {{{S::kRunning, S::kSuspended}, "state", " ORDER BY start_time, id"},
-                          {{S::kPending}, "state", " ORDER BY priority DESC, submit_time, id"},
-                          {{S::kCancelled, S::kCompleted, S::kFailed, S::kLost, S::kTimeout},
-                           "+state",
-                           " ORDER BY id DESC"}};
+  const QueueGroup groups[] = {{{S::kRunning, S::kSuspended}, "state", " ORDER BY start_time, id"},
+                               {{S::kPending}, "state", " ORDER BY priority DESC, submit_time, id"},
+                               {{S::kCancelled, S::kCompleted, S::kFailed, S::kLost, S::kTimeout},
+                                "+state",
+                                " ORDER BY id DESC"}};
+  // The passes read one snapshot of the database: a read transaction (WAL mode keeps it while
+  // another process commits; https://www.sqlite.org/isolation.html). Without it a job that moved
+  // between two passes, while the daemon commits, is listed twice or not at all. Opened here
+  // unless the caller is inside a transaction already.
+  const bool own_snapshot = sqlite3_get_autocommit(db_) != 0;
+  if (own_snapshot) {
+    Status st = Exec("BEGIN");
+    if (!st.ok()) return st;
+  }
+  Status st = ScanGroups(select, filter, groups, row);
+  if (own_snapshot && sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  return st;
+}
+
+Status JobStore::ScanGroups(const std::string& select, const ListFilter& filter,
+                            std::span<const QueueGroup> groups, const RowFn& row) {
   int64_t left = filter.limit > 0 ? filter.limit : -1;
-  for (const Group& group : groups) {
+  for (const QueueGroup& group : groups) {
     std::vector<std::string> wanted;
     for (JobState state : group.states) {
       if (filter.states.empty() || filter.states.count(state) != 0) {

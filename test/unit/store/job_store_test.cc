@@ -367,5 +367,38 @@ TEST_CASE("JobStore lists in queue order, by name and by owner, read-only too") 
   CHECK_FALSE(JobStore::OpenReadOnly(dir.path() + "/missing.db").ok());
 }
 
+TEST_CASE("JobStore lists the queue from one snapshot while another connection commits") {
+  // The daemon commits while a client lists: a job that ends between the pending pass and the
+  // ended one is listed once, as it was when the listing began.
+  TempDir dir;
+  const std::string path = dir.path() + "/jobs.db";
+  std::unique_ptr<JobStore> store = OpenOrDie(path);
+  const int64_t running = InsertOrDie(store.get(), SampleJob("r", "RUNNING"));
+  const int64_t pending = InsertOrDie(store.get(), SampleJob("p", "PENDING"));
+  std::unique_ptr<JobStore> daemon = OpenOrDie(path);
+  ListFilter queue;
+  queue.order = ListFilter::Order::kQueueOrder;
+  std::vector<std::pair<int64_t, JobState>> seen;
+  REQUIRE(store
+              ->ForEachInQueueOrder(queue,
+                                    [&](const JobRecord& r) {
+                                      seen.emplace_back(r.id, r.state);
+                                      if (r.id != pending) return;
+                                      JobRecord done = GetOrDie(daemon.get(), pending);
+                                      done.state = JobState::kCompleted;
+                                      done.end_time = 5.0;
+                                      REQUIRE(daemon->Save(done).ok());
+                                    })
+              .ok());
+  CHECK(seen == std::vector<std::pair<int64_t, JobState>>{{running, JobState::kRunning},
+                                                          {pending, JobState::kPending}});
+  // The next listing sees the commit.
+  std::vector<int64_t> after;
+  REQUIRE(
+      store->ForEachInQueueOrder(queue, [&](const JobRecord& r) { after.push_back(r.id); }).ok());
+  CHECK(after == std::vector<int64_t>{running, pending});
+  CHECK(GetOrDie(store.get(), pending).state == JobState::kCompleted);
+}
+
 }  // namespace
 }  // namespace gshare::unit_job_store
