@@ -212,7 +212,7 @@ MUTANTS = [
      "        if (need != nullptr) need->room_wait_ns += MonoNowNs() - wait_from;\n", "",
      "a swap-in's wait for room is not measured", ("test_memory_swap", "ledger_cannot_see")),
     ("swapin-no-room-forgets-wait", "shim/memory/swap_moves.cc",
-     "          need->room_wait_ns = waited;\n", "",
+     "  need->missing = missing;\n", "  *need = {};\n  need->missing = missing;\n",
      "a swap-in that found no room forgets how long it waited for it",
      ("test_memory_swap", "failed_swap_in")),
     ("queue-order-no-snapshot", "src/store/job_store_list.cc",

@@ -26,10 +26,12 @@ namespace {
 // What a device still needs (SwapSpace::RoomNeed) with `missing` bytes not resident there:
 // the shortfall beyond the GPU's free memory, at least `at_least`. Needs the device's context
 // current.
-SwapSpace::RoomNeed NeedOf(uint64_t missing, uint64_t at_least) {
+// Sets need's missing and shortfall; its room_wait_ns, counted through the call, stays.
+void SetNeed(SwapSpace::RoomNeed* need, uint64_t missing, uint64_t at_least) {
   uint64_t free = swap_internal::FreeDeviceBytes();
   uint64_t short_by = missing > free ? missing - free : 0;
-  return {missing, short_by > at_least ? short_by : at_least};
+  need->missing = missing;
+  need->shortfall = short_by > at_least ? short_by : at_least;
 }
 }  // namespace
 
@@ -216,11 +218,7 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
       }
       if (res == CUDA_ERROR_OUT_OF_MEMORY) {  // the copies queued so far are good
         pipe.Drain(finish);  // first, so that what they brought back counts as resident
-        if (need != nullptr) {
-          const uint64_t waited = need->room_wait_ns;
-          *need = NeedOf(regions_.Bytes(device, /*resident=*/false), c.bytes);
-          need->room_wait_ns = waited;
-        }
+        if (need != nullptr) SetNeed(need, regions_.Bytes(device, /*resident=*/false), c.bytes);
         if (result == SwapInResult::kDone) result = SwapInResult::kNoRoom;
         break;
       }
