@@ -9,7 +9,6 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -149,15 +148,6 @@ class JobStore {
   // Scan in queue order (ListFilter::Order::kQueueOrder), honouring filter.limit, of one
   // snapshot of the database (a read transaction unless one is open).
   Status ScanQueueOrder(const std::string& select, const ListFilter& filter, const RowFn& row);
-  // One pass of the queue order: these states, tested on `column`, in `order_by`.
-  struct QueueGroup {
-    std::vector<JobState> states;
-    const char* column;
-    const char* order_by;
-  };
-  // The passes of ScanQueueOrder, in order, at most filter.limit rows in all.
-  Status ScanGroups(const std::string& select, const ListFilter& filter,
-                    std::span<const QueueGroup> groups, const RowFn& row);
 
   sqlite3* db_;
   const std::string path_;

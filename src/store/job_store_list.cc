@@ -86,11 +86,16 @@ Status JobStore::ScanQueueOrder(const std::string& select, const ListFilter& fil
   // (priority, submission) from the jobs_by_queue_order index, the rest newest first ("+state"
   // keeps SQLite off the state index, so it scans in id order).
   using S = JobState;
-  const QueueGroup groups[] = {{{S::kRunning, S::kSuspended}, "state", " ORDER BY start_time, id"},
-                               {{S::kPending}, "state", " ORDER BY priority DESC, submit_time, id"},
-                               {{S::kCancelled, S::kCompleted, S::kFailed, S::kLost, S::kTimeout},
-                                "+state",
-                                " ORDER BY id DESC"}};
+  struct Group {
+    std::vector<JobState> states;
+    const char* column;
+    const char* order_by;
+  };
+  const Group groups[] = {{{S::kRunning, S::kSuspended}, "state", " ORDER BY start_time, id"},
+                          {{S::kPending}, "state", " ORDER BY priority DESC, submit_time, id"},
+                          {{S::kCancelled, S::kCompleted, S::kFailed, S::kLost, S::kTimeout},
+                           "+state",
+                           " ORDER BY id DESC"}};
   // The passes read one snapshot of the database: a read transaction (WAL mode keeps it while
   // another process commits; https://www.sqlite.org/isolation.html). Without it a job that moved
   // between two passes, while the daemon commits, is listed twice or not at all. Opened here
@@ -100,33 +105,31 @@ Status JobStore::ScanQueueOrder(const std::string& select, const ListFilter& fil
     Status st = Exec("BEGIN");
     if (!st.ok()) return st;
   }
-  Status st = ScanGroups(select, filter, groups, row);
+  auto passes = [&]() -> Status {
+    int64_t left = filter.limit > 0 ? filter.limit : -1;
+    for (const Group& group : groups) {
+      std::vector<std::string> wanted;
+      for (JobState state : group.states) {
+        if (filter.states.empty() || filter.states.count(state) != 0) {
+          wanted.push_back(JobStateName(state));
+        }
+      }
+      if (wanted.empty()) continue;
+      Status st =
+          Scan(select, group.column, wanted, filter, group.order_by, left, [&](sqlite3_stmt* stmt) {
+            if (left > 0) --left;
+            return row(stmt);
+          });
+      if (!st.ok()) return st;
+      if (left == 0) break;
+    }
+    return Status::Ok();
+  };
+  Status st = passes();
   if (own_snapshot && sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   }
   return st;
-}
-
-Status JobStore::ScanGroups(const std::string& select, const ListFilter& filter,
-                            std::span<const QueueGroup> groups, const RowFn& row) {
-  int64_t left = filter.limit > 0 ? filter.limit : -1;
-  for (const QueueGroup& group : groups) {
-    std::vector<std::string> wanted;
-    for (JobState state : group.states) {
-      if (filter.states.empty() || filter.states.count(state) != 0) {
-        wanted.push_back(JobStateName(state));
-      }
-    }
-    if (wanted.empty()) continue;
-    Status st =
-        Scan(select, group.column, wanted, filter, group.order_by, left, [&](sqlite3_stmt* stmt) {
-          if (left > 0) --left;
-          return row(stmt);
-        });
-    if (!st.ok()) return st;
-    if (left == 0) break;
-  }
-  return Status::Ok();
 }
 
 Status JobStore::ForEachInQueueOrder(const ListFilter& filter,
