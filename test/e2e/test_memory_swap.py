@@ -174,7 +174,9 @@ class MemorySwapTest(TestCase):
     def test_failed_swap_in_rolls_back_and_recovers(self):
         h = self.harness()
         h.start_daemon()
-        a = self.swap_job(h, "a", cycles=30, gap_ms=30)
+        # a waits for room as long as it must (30 s): b may be slow to evict on a loaded
+        # machine, and only b's swap-ins are meant to give up.
+        a = self.swap_job(h, "a", cycles=30, gap_ms=30, env={"GSHARE_SWAP_WAIT_MS": "30000"})
         # b's 4th to 33rd cuMemCreate fail, and a swap-in waits only 30 ms for room (then
         # asks the daemon for room and waits 30 ms more): its first swap-ins back some chunks,
         # then give up, keep what came back, and finish later. (Each failed swap-in takes about

@@ -332,8 +332,12 @@ class MpsBackendTest(TestCase):
         inside = [sum(1 for o in lo if k.start < o.start < k.end) for k in hi[1:]]
         self.assertLessEqual(max(inside), 3, "the client ran beside the isolated service: %s"
                              % inside)
-        in_gaps = [sum(1 for o in lo if a.end < o.start < b.start) for a, b in zip(hi, hi[1:])]
-        self.assertGreaterEqual(sum(1 for n in in_gaps if n > 0), len(hi) - 2, in_gaps)
+        # Every gap while the batch job still had work (1,500 kernels outlast the service's
+        # ~30 per gap; a loaded machine stretches the gaps) holds some of its kernels.
+        in_gaps = [sum(1 for o in lo if a.end < o.start < b.start) for a, b in zip(hi, hi[1:])
+                   if b.start < lo[-1].start]
+        self.assertGreaterEqual(len(in_gaps), len(hi) - 3, "the batch job ended early")
+        self.assertGreaterEqual(sum(1 for n in in_gaps if n > 0), len(in_gaps) - 1, in_gaps)
         self.assertEqual([o.name for o in lo if "@" in o.name], [], "kernels went narrow")
 
     def test_a_client_waits_for_the_gaps_of_a_service_that_fell_behind(self):
@@ -489,7 +493,7 @@ class SystemLanesMpsTest(SystemDaemonCase):
 
     def test_another_users_service_keeps_its_gaps(self):
         self.start_system()
-        low = self.start_fake(self.a, "a-batch", -1, "--kernels", 400, "--kernel-ms", 2,
+        low = self.start_fake(self.a, "a-batch", -1, "--kernels", 1500, "--kernel-ms", 2,
                               "--sync-every", 10)
         lp = self.h.wait_for(lambda: fake_app_of(self.a.pw_uid), 30, "the batch job's process")
         self.h.wait_for(lambda: len(self.h.ops("K", lp)) >= 5, 30, "the batch job's kernels")
@@ -502,14 +506,18 @@ class SystemLanesMpsTest(SystemDaemonCase):
         self.assertRegex(log, r"job \d+: MPS client on GPU 0 \(below normal priority\)")
         self.assertIn("serves another user's jobs", log)
         hi, lo = self.h.ops("K", hp), self.h.ops("K", lp)
-        self.assertEqual((len(hi), len(lo)), (12, 400))
+        self.assertEqual((len(hi), len(lo)), (12, 1500))
         # As outside MPS: beside a 20 ms kernel about ten 2 ms kernels would start; the gap rule
         # allows about one. The first request meets what the batch job queued before.
         inside = [sum(1 for o in lo if k.start < o.start < k.end) for k in hi[1:]]
         self.assertLessEqual(max(inside), 3, "the batch client ran beside another user's "
                              "service: %s\n%s" % (inside, log))
-        in_gaps = [sum(1 for o in lo if a.end < o.start < b.start) for a, b in zip(hi, hi[1:])]
-        self.assertGreaterEqual(sum(1 for n in in_gaps if n > 0), len(hi) - 2, in_gaps)
+        # Every gap while the batch job still had work (1,500 kernels outlast the service's
+        # ~30 per gap; a loaded machine stretches the gaps) holds some of its kernels.
+        in_gaps = [sum(1 for o in lo if a.end < o.start < b.start) for a, b in zip(hi, hi[1:])
+                   if b.start < lo[-1].start]
+        self.assertGreaterEqual(len(in_gaps), len(hi) - 3, "the batch job ended early")
+        self.assertGreaterEqual(sum(1 for n in in_gaps if n > 0), len(in_gaps) - 1, in_gaps)
 
 
 if __name__ == "__main__":

@@ -94,7 +94,7 @@ void Usage() {
       "  [--sleep-ms S] [--vmm BYTES] [--pool BYTES] [--swap-check BYTES]\n"
       "  [--cycles C] [--pieces N] [--leak-to-exit] [--finalizing] [--ipc-export]\n"
       "  [--ipc-serve DIR | --ipc-open DIR]\n"
-      "  [--align-ms P [--align-offset-ms O]] [--start-file PATH]\n"
+      "  [--align-ms P [--align-offset-ms O]] [--start-file PATH] [--stop-file PATH]\n"
       "--consumer: at each synchronization a second stream waits for an event\n"
       "  recorded on the first, then runs one kernel through cuLaunchKernelEx (logged\n"
       "  under that name), before the cuCtxSynchronize: it must start after the first\n"
@@ -122,7 +122,9 @@ void Usage() {
       "--ipc-open DIR: opens DIR/handles, checks and overwrites the memory, closes it.\n"
       "--start-file PATH: once the context and module are set up, creates\n"
       "  PATH.ready.<pid> and waits for PATH to exist before its first GPU work: a test\n"
-      "  starts several processes' work together, however late each one started.\n");
+      "  starts several processes' work together, however late each one started.\n"
+      "--stop-file PATH: --swap-check runs at least --cycles, then on until PATH exists\n"
+      "  (a test ends a job once what it checks has happened).\n");
   std::exit(2);
 }
 
@@ -204,6 +206,8 @@ Options Parse(int argc, char** argv) {
       o.finalizing = true;
     } else if (a == "--start-file" && i + 1 < argc) {
       o.start_file = argv[++i];
+    } else if (a == "--stop-file" && i + 1 < argc) {
+      o.stop_file = argv[++i];
     } else {
       Usage();
     }

@@ -1,10 +1,11 @@
-// fake_app --swap-check BYTES --cycles C [--gap-ms G]: a job whose memory a swap engine may
+// fake_app --swap-check BYTES --cycles C [--gap-ms G] [--stop-file PATH]: a job whose memory a swap engine may
 // move to the host and back between its kernels. It allocates buffers through every allocation
 // export the engine serves (cuMemAlloc, cuMemAllocPitch, cuMemAllocAsync, cuMemAllocFromPoolAsync)
 // in odd sizes, fills each with its own pseudo-random pattern, then runs C cycles of: a kernel
 // (gated on the GPU lease under gshare), a bit-exact check of every buffer through the pointer
 // it was given at allocation, a new pattern in one buffer (so data changes between swaps), and
-// G ms of sleep (so the lease can move). Memory the job maps itself is in the mix too, as
+// G ms of sleep (so the lease can move); with --stop-file, cycles go on past C until PATH
+// exists. Memory the job maps itself is in the mix too, as
 // PyTorch's expandable segments use it: handles mapped one after another into one reservation
 // with access set over the range in one call, a segment that is mapped and unmapped again
 // every other cycle (after the sleep, when the lease may be elsewhere), a handle released right
@@ -290,7 +291,13 @@ void SwapCheck(const Api& api, const Options& o, CUfunction f, CUdevice dev) {
     SetPattern(buffers[k], SeedOf(k, 0));
     Write(api, stream, buffers[k], buffers[k].expected.data());
   }
-  for (int cycle = 0; cycle < o.cycles; ++cycle) {
+  // --stop-file: at least o.cycles, then on until the file exists.
+  auto more = [&o](int cycle) {
+    return cycle < o.cycles || (!o.stop_file.empty() && access(o.stop_file.c_str(), F_OK) != 0);
+  };
+  int cycles = 0;  // run so far
+  for (; more(cycles); ++cycles) {
+    const int cycle = cycles;
     Launch(api, o, f, stream);
     CALL(StreamSynchronize, stream);
     Verify(api, buffers, cycle, got);
@@ -303,9 +310,9 @@ void SwapCheck(const Api& api, const Options& o, CUfunction f, CUdevice dev) {
                    SeedOf(vmm.segment_buffer, 1000 + cycle));
     }
   }
-  Verify(api, buffers, o.cycles, got);  // the last change too
+  Verify(api, buffers, cycles, got);  // the last change too
   if (o.leak_to_exit) {
-    std::printf("fake_app: swap-check ok cycles=%d bytes=%zu\n", o.cycles, total);
+    std::printf("fake_app: swap-check ok cycles=%d bytes=%zu\n", cycles, total);
     return;  // the buffers are left to exit (and the driver) to give back
   }
   for (const Buffer& b : buffers) {
@@ -319,7 +326,7 @@ void SwapCheck(const Api& api, const Options& o, CUfunction f, CUdevice dev) {
   FreeVmm(api, vmm);
   CALL(StreamSynchronize, stream);
   CALL(StreamDestroy, stream);
-  std::printf("fake_app: swap-check ok cycles=%d bytes=%zu\n", o.cycles, total);
+  std::printf("fake_app: swap-check ok cycles=%d bytes=%zu\n", cycles, total);
 }
 
 }  // namespace fake_app
