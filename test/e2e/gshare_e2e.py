@@ -221,6 +221,10 @@ class Harness:
                 f.write("[%s]\n" % table)
                 for k, v in keys.items():
                     f.write("%s = %s\n" % (k, _toml_value(v)))
+            # E2E_DAEMON_LOG_LEVEL=debug: the daemon logs every lease message (to read a
+            # failure; the tests' checks read only what the default level logs).
+            if os.environ.get("E2E_DAEMON_LOG_LEVEL"):
+                f.write('[daemon]\nlog_level = "%s"\n' % os.environ["E2E_DAEMON_LOG_LEVEL"])
         self.env = self._make_env()
         testcase.addCleanup(self.cleanup)
 

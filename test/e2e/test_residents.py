@@ -65,26 +65,27 @@ class ResidentTest(TestCase):
     def test_the_service_stays_resident_while_the_others_take_turns(self):
         h = self.harness()
         h.start_daemon()
-        a = self.job(h, "a", LOW, 40, 0, 0)
-        b = self.job(h, "b", LOW, 40, 0, 0)
+        # All three run until both low jobs had a turn beside the service (at most two
+        # minutes): a turn lasts at least twice its switch, and a job's first eviction fills a
+        # host pool block (1 GiB) first, seconds on a loaded machine, during which the other
+        # low job may run all its cycles.
+        stop = os.path.join(h.tmp, "stop")
+        a = self.job(h, "a", LOW, 40, 0, 0, extra=("--stop-file", stop))
+        b = self.job(h, "b", LOW, 40, 0, 0, extra=("--stop-file", stop))
         h.wait_for(lambda: len(h.status()["gpus"]) == 1, 30, "the low jobs on the GPU")
-        # The service runs until both low jobs had a turn beside it (or the low jobs end): a
-        # turn lasts at least twice its switch, seconds on a loaded machine.
-        stop = os.path.join(h.tmp, "service-stop")
         service = self.job(h, "service", SERVICE, 40, 30, 10, extra=("--stop-file", stop))
         ids = {}
         swaps_out = {"a": 0, "b": 0, "service": 0}
-        checked = 0.0
+        checked, deadline = 0.0, time.monotonic() + 120
         while any(j.poll() is None for j in (a, b, service)):
             for j in h.status()["jobs"]:
                 ids.setdefault(j.get("name"), j["id"])
                 if j.get("name") in swaps_out:
                     n = j.get("memory", {}).get("swaps_out", 0)
                     swaps_out[j["name"]] = max(swaps_out[j["name"]], n)
-            both_ran = a.poll() is not None and b.poll() is not None
-            if not os.path.exists(stop) and len(ids) == 3 and time.time() - checked > 0.5:
-                checked = time.time()
-                if both_ran or self.beside(h, ids) == {ids["a"], ids["b"]}:
+            if not os.path.exists(stop) and len(ids) == 3 and time.monotonic() - checked > 0.5:
+                checked = time.monotonic()
+                if checked > deadline or self.beside(h, ids) == {ids["a"], ids["b"]}:
                     open(stop, "w").close()
             time.sleep(0.05)
         self.assert_exact(h, service, 40)

@@ -182,10 +182,16 @@ class SlurmTest(SystemDaemonCase):
 
     def test_shared_when_it_fits_and_no_impersonation(self):
         self.start("[queue]\ngpus = 1\n")
-        body = "exec %s --kernels %%d --kernel-ms 30" % FAKE_APP
+        # Both steps' kernels start together, however late Slurm starts the second one.
+        starts = os.path.join(self.h.tmp, "starts")
+        os.mkdir(starts)
+        os.chmod(starts, 0o1777)
+        start = os.path.join(starts, "go")
+        body = "exec %s --kernels %%d --kernel-ms 30 --start-file %s" % (FAKE_APP, start)
         a_job, a_pid_file, a_out = self.sbatch(self.a, "batch", body, 40)
         b_job, b_pid_file, b_out = self.sbatch(self.b, "batch", body, 40)
         a_pid, b_pid = int(self.wait_file(a_pid_file)), int(self.wait_file(b_pid_file))
+        self.h.start_together(start, 2)
         self.wait_slurm_done(a_job)
         self.wait_slurm_done(b_job)
         self.assertIn("fake_app: done 40", self.wait_file(a_out))

@@ -126,6 +126,7 @@ void ShimSessions::OnLease(Connection& c, const GpuKey& gpu, proto::MsgType type
                            const proto::LeaseMsg& m) {
   if (p_.table.jobs.count(c.job) != 0) p_.staging.Active(c.job);
   if (type == proto::MsgType::kLeaseRequest) {
+    spdlog::debug("job {} asks for {} (pid {})", c.job, gpu, c.pid);
     // The seat first: a grant in shared mode lets the process submit at once, and its first
     // submission must already be ordered by its priority.
     p_.lanes.Sit(gpu, c.id, p_.arbiter.PriorityOf(c.job));
