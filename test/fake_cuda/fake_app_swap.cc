@@ -1,16 +1,16 @@
-// fake_app --swap-check BYTES --cycles C [--gap-ms G] [--stop-file PATH]: a job whose memory a swap engine may
-// move to the host and back between its kernels. It allocates buffers through every allocation
-// export the engine serves (cuMemAlloc, cuMemAllocPitch, cuMemAllocAsync, cuMemAllocFromPoolAsync)
-// in odd sizes, fills each with its own pseudo-random pattern, then runs C cycles of: a kernel
-// (gated on the GPU lease under gshare), a bit-exact check of every buffer through the pointer
-// it was given at allocation, a new pattern in one buffer (so data changes between swaps), and
-// G ms of sleep (so the lease can move); with --stop-file, cycles go on past C until PATH
-// exists. Memory the job maps itself is in the mix too, as
-// PyTorch's expandable segments use it: handles mapped one after another into one reservation
-// with access set over the range in one call, a segment that is mapped and unmapped again
-// every other cycle (after the sleep, when the lease may be elsewhere), a handle released right
-// after mapping (its mapping keeps it alive) and one exported as a file descriptor; one
-// cuMemAlloc buffer is exported through legacy IPC. Main thread only.
+// fake_app --swap-check BYTES --cycles C [--gap-ms G] [--stop-file PATH]: a job whose memory a swap
+// engine may move to the host and back between its kernels. It allocates buffers through every
+// allocation export the engine serves (cuMemAlloc, cuMemAllocPitch, cuMemAllocAsync,
+// cuMemAllocFromPoolAsync) in odd sizes, fills each with its own pseudo-random pattern, then runs C
+// cycles of: a kernel (gated on the GPU lease under gshare), a bit-exact check of every buffer
+// through the pointer it was given at allocation, a new pattern in one buffer (so data changes
+// between swaps), and G ms of sleep (so the lease can move); with --stop-file, cycles go on past C
+// until PATH exists. Memory the job maps itself is in the mix too, as PyTorch's expandable segments
+// use it: handles mapped one after another into one reservation with access set over the range in
+// one call, a segment that is mapped and unmapped again every other cycle (after the sleep, when
+// the lease may be elsewhere), a handle released right after mapping (its mapping keeps it alive)
+// and one exported as a file descriptor; one cuMemAlloc buffer is exported through legacy IPC. Main
+// thread only.
 #include <unistd.h>
 
 #include <algorithm>
