@@ -21,6 +21,7 @@
     keeps GPU 1 busy; once it ends, the daemon moves the waiting one to GPU 1 by itself (one
     log line), its kernels run there from then on, and both finish bit-exact; with
     `[scheduler] rebalance = false` nothing moves while they keep taking turns on GPU 0."""
+import datetime
 import os
 import re
 import unittest
@@ -307,8 +308,10 @@ class MultiGpuTest(TestCase):
         # Each job waits checkpointed once more with GPU 1 idle (the wait at which rebalance
         # moves one), or ends first (a slow machine can finish the pair's cycles meanwhile: a
         # job that left status counts no more checkpoints), and at least one such wait
-        # happened. The pair's turns through checkpoints take long to finish here, so what is
-        # left of it is cancelled after that.
+        # happened: a new checkpoint, or, when both ended, a restore that came at least 1 s
+        # after GPU 1 went idle and after that job's last checkpoint (the job waited,
+        # checkpointed, through many daemon ticks). The pair's turns through checkpoints take
+        # long to finish here, so what is left of it is cancelled after that.
         before = {i: self.checkpoints(h, i) for i in pair}
         seen, ended = dict(before), set()
 
@@ -320,6 +323,8 @@ class MultiGpuTest(TestCase):
                 else:
                     seen[i] = max(seen[i], (rec.get("memory") or {}).get("checkpoints", 0))
             turned = {i for i in pair if seen[i] > before[i]}
+            if ended == set(pair):
+                return turned or self.waited_checkpointed_after_idle(self.daemon_log(h), pair)
             return turned and turned | ended == set(pair)
         h.wait_for(one_more_turn_each, 120, "one more turn each")
         devs = {job.name: {k.dev for k in h.ops("K", job.child_pid())} for job in pair.values()}
@@ -331,6 +336,30 @@ class MultiGpuTest(TestCase):
         self.assert_checkpoint_handoffs_accounted(log)
         for i in set(pair) - ended:
             self.assertIn(h.gshare("cancel", str(i)).returncode, (0, 1))
+
+    @staticmethod
+    def waited_checkpointed_after_idle(log, pair):
+        """Whether a job of `pair` was restored at least 1 s after the other job's cancel line
+        (GPU 1 idle from then on) and after its own last checkpoint before that restore."""
+        stamp = r"^\[(\d+-\d+-\d+ \d+:\d+:\d+\.\d+)\] gshare: "
+
+        def at(m):
+            return datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f")
+        idle, last_checkpoint = None, {}
+        for line in log.splitlines():
+            m = re.match(stamp + r"job (\d+) CANCELLED", line)
+            if m and int(m.group(2)) not in pair:
+                idle = at(m)
+            m = re.match(stamp + r"job (\d+): pid \d+ (checkpointed|restored) in", line)
+            if not m or int(m.group(2)) not in pair:
+                continue
+            if m.group(3) == "checkpointed":
+                last_checkpoint[int(m.group(2))] = at(m)
+            elif idle is not None:
+                since = max(idle, last_checkpoint.get(int(m.group(2)), idle))
+                if (at(m) - since).total_seconds() >= 1.0:
+                    return True
+        return False
 
     def assert_checkpoint_handoffs_accounted(self, log):
         """Each handoff of the pair's turns names the checkpoint that made its room (the other
