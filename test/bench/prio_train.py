@@ -16,9 +16,17 @@ Each step, its --log line and the JSON result line on stdout are train_loop.py's
   {"kind": "train", "steps": n, "seconds", "steps_per_s", "last_loss", "peak_gib"}
 SIGTERM or SIGINT ends the run after the current step, with that line and "stopped": "signal";
 exit 0.
+
+--ready-file R --go-file G (both or neither): the interpreter starts, imports and builds the
+model on the CPU (about 15-20 s of one CPU on the H200 machine, before any CUDA call), creates
+R, then waits (polling every 10 ms) until G exists, writes `go <epoch>` on stderr and only then
+makes its first CUDA call (the model's move to the GPU). So its arrival at the GPU can be put at
+a chosen moment, apart from its CPU start-up (test/bench/priority.sh, ARRIVE_PREPARED).
 """
 import argparse
+import os
 import sys
+import time
 
 from train_loop import stop_on_signals, train  # this folder's: the step loop, the result
 
@@ -32,9 +40,13 @@ def main():
     ap.add_argument("--seq", type=int, default=1024, help="tokens per sequence (default 1024)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the synthetic data (default 0)")
     ap.add_argument("--log", default="", help="file to append `step wall_time loss` lines to")
+    ap.add_argument("--ready-file", default="", help="created once the model is built on the CPU")
+    ap.add_argument("--go-file", default="", help="the first CUDA call waits until it exists")
     args = ap.parse_args()
     if args.steps < 1 or args.batch < 1 or not 1 <= args.seq <= 1024:
         ap.error("--steps and --batch must be >= 1, --seq within 1..1024")
+    if bool(args.ready_file) != bool(args.go_file):
+        ap.error("--ready-file and --go-file go together")
 
     stop = stop_on_signals()
 
@@ -42,7 +54,15 @@ def main():
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config()).cuda().train()
+    model = GPT2LMHeadModel(GPT2Config())
+    if args.go_file:
+        open(args.ready_file, "w").close()
+        while not os.path.exists(args.go_file):
+            if stop:
+                return 0
+            time.sleep(0.01)
+        print(f"go {time.time():.6f}", file=sys.stderr, flush=True)
+    model = model.cuda().train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     gen = torch.Generator().manual_seed(args.seed)
 

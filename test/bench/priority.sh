@@ -73,6 +73,12 @@
 #                   on, and their numbers), and for SERVICE=llm
 #                   p99_after_arrival / n_after_arrival: the nearest-rank TTFT p99 (ms) of
 #                   the requests sent from the arrival on, and their number
+#   ARRIVE_PREPARED 1 (with ARRIVE_AFTER): the trainings start before the service and build
+#                   their model on the CPU (prio_train.py --ready-file/--go-file; ~15-20 s of
+#                   one CPU), the service starts once all are ready, and ARRIVE_AFTER s into its
+#                   window they are let go: the arrival is their first CUDA call, not their
+#                   interpreter's start (whose CPU start-up outlasts much of a 25 s window).
+#                   times.txt then has train<K>_launch at the launch and train<K>_start at the go
 #   PAUSE_PERIOD    when set (seconds), the trainings' processes are stopped (SIGSTOP) and
 #                   continued (SIGCONT) in turns every PAUSE_PERIOD s through the service's
 #                   window, starting with them running (`pause`/`resume` lines in times.txt), so
@@ -114,6 +120,9 @@ service="${SERVICE:-resnet}"
 arrive_after="${ARRIVE_AFTER:-}"
 [[ -z $arrive_after || $arrive_after =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
   { say "ARRIVE_AFTER must be a number of seconds, not '$arrive_after'"; exit 2; }
+arrive_prepared="${ARRIVE_PREPARED:-}"
+[[ -z $arrive_prepared || ($arrive_prepared == 1 && -n $arrive_after) ]] ||
+  { say "ARRIVE_PREPARED is 1 and needs ARRIVE_AFTER"; exit 2; }
 pause_period="${PAUSE_PERIOD:-}"
 [[ -z $pause_period || $pause_period =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
   { say "PAUSE_PERIOD must be a number of seconds, not '$pause_period'"; exit 2; }
@@ -349,26 +358,36 @@ run_case() {
           name=(env CUDA_VISIBLE_DEVICES="$g")
         fi
       fi
-      echo "train${k}_start $(now)" >>"$times"
+      local prep=()
+      [[ -n $arrive_prepared ]] && prep=(--ready-file "$d/train$k.ready" --go-file "$d/go")
+      echo "train${k}_${arrive_prepared:+launch}${arrive_prepared:-start} $(now)" >>"$times"
       job_start "train$k" "$d/train$k.out" "$train_tmo" "${tpre[@]}" "${name[@]}" \
         "${train_env[@]}" "${train_prefix[@]}" "$python" "$bench/prio_train.py" --steps "$train_steps" --batch "$train_batch" \
-        --seed "$k" --log "$d/train$k.log"
+        --seed "$k" --log "$d/train$k.log" "${prep[@]}"
     done
   }
-  [[ -z $arrive_after ]] && start_trainings
+  [[ -z $arrive_after || -n $arrive_prepared ]] && start_trainings
 
-  # The service starts once every training has logged MIN_STEPS steps.
-  if ((n > 0)) && [[ -z $arrive_after ]]; then
-    say "$c: $n training(s) started; waiting for $min_steps steps each"
+  # The service starts once every training has logged MIN_STEPS steps, or, for prepared
+  # arrivals, has built its model.
+  training_ready() {
+    if [[ -n $arrive_prepared ]]; then
+      [[ -e $d/train$1.ready ]]
+    else
+      (($(log_steps "$d/train$1.log") >= min_steps))
+    fi
+  }
+  if ((n > 0)) && [[ -z $arrive_after || -n $arrive_prepared ]]; then
+    local what="logged $min_steps steps" mark=trainings_ready
+    [[ -n $arrive_prepared ]] && what="built its model" mark=trainings_prepared
+    say "$c: $n training(s) started; waiting until each has $what"
     local deadline=$((SECONDS + start_tmo)) ready
     while :; do
       ready=0
-      for ((k = 1; k <= n; k++)); do
-        (($(log_steps "$d/train$k.log") >= min_steps)) && ready=$((ready + 1))
-      done
+      for ((k = 1; k <= n; k++)); do training_ready "$k" && ready=$((ready + 1)); done
       ((ready == n)) && break
       if (($(jobs_alive) < n)) || ((SECONDS >= deadline)); then
-        say "$c: only $ready of $n trainings reached $min_steps steps; case skipped"
+        say "$c: only $ready of $n trainings $what; case skipped"
         for p in "${job_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
         jobs_wait "$c" "$times"
         [[ $mode == gshare ]] && { daemon_down; cp "$work/$c/state/daemon.log" "$d/" 2>/dev/null; }
@@ -377,7 +396,7 @@ run_case() {
       fi
       snooze 0.5
     done
-    echo "trainings_ready $(now)" >>"$times"
+    echo "$mark $(now)" >>"$times"
   fi
 
   say "$c: service (${seconds} s, a request every ${period} ms)"
@@ -422,7 +441,12 @@ run_case() {
     snooze "$arrive_after"
     arrived=$(now)
     say "$c: $n training(s) arrive ${arrive_after} s into the service's window"
-    start_trainings
+    if [[ -n $arrive_prepared ]]; then
+      : >"$d/go"
+      for ((k = 1; k <= n; k++)); do echo "train${k}_start $arrived" >>"$times"; done
+    else
+      start_trainings
+    fi
   fi
   if [[ $mode == gshare ]] && kill -0 "$svc_pid" 2>/dev/null; then
     snooze "$(awk -v s="$seconds" -v a="${arrive_after:-0}" 'BEGIN { print (s - a) / 2 }')"
