@@ -114,8 +114,9 @@ class Arbiter {
   // Residents of `gpu`: in exclusive mode their requests are granted at once, in grants of
   // their own (epochs with kResidentEpoch set), and they neither wait, take a turn nor end one:
   // turns go round the other jobs, whose drops and preemption leave them alone. A holder made
-  // resident keeps running and the next waiter gets the turn; a resident made ordinary is
-  // dropped and asks again for a turn. In shared and disabled mode everyone holds anyway: the
+  // resident keeps running and the next waiter gets the turn; a resident made ordinary keeps
+  // holding as the turn's holder when no other turn is held, else it is dropped and asks
+  // again for a turn. In shared and disabled mode everyone holds anyway: the
   // set is kept for the next exclusive spell. A resident holding when the GPU turns exclusive
   // keeps holding (SetShared). The daemon picks them (SharingMode) and makes their room.
   LeaseActions SetResidents(const GpuKey& gpu, const std::set<JobId>& residents, TimePoint now);
@@ -272,6 +273,12 @@ class Arbiter {
   void EndShared(Lease& lease, JobId job, TimePoint now);
   // Residents (arbiter_shared.cc): their waiting connections that are not suspended hold now.
   void GrantResidents(const GpuKey& gpu, Lease& lease, TimePoint now, LeaseActions& out);
+  // `job` just stopped being resident (exclusive mode). When it still holds and no other
+  // job's turn is held, it keeps the GPU as the turn's holder and true is returned: a DROP
+  // would drain it only to grant it back, and its work waits for both. Else false: the
+  // caller drops it and it asks for turns like the others.
+  bool AdoptFormerResident(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now,
+                           LeaseActions& out);
   // SetShared(false)'s incumbent: whether `job` may keep running, and making it the holder.
   bool KeepsRunning(const GpuKey& gpu, const Lease& lease, JobId job) const;
   void HoldInPlace(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now, LeaseActions& out);

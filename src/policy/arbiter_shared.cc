@@ -125,8 +125,9 @@ LeaseActions Arbiter::SetResidents(const GpuKey& gpu, const std::set<JobId>& res
   if (!options_.enabled || lease.shared) return out;
   for (JobId job : before) {
     if (residents.count(job) != 0) continue;
-    // Ordinary again: it asks for turns like the others.
     EndShared(lease, job, now);
+    if (AdoptFormerResident(gpu, lease, job, now, out)) continue;
+    // Ordinary again: it asks for turns like the others.
     if (order_.JobWants(lease, job)) Enqueue(lease, job, now);
     for (const auto& [conn, epoch] : lease.holding) {
       if (s_.conns.at(conn).job == job)
@@ -149,6 +150,25 @@ LeaseActions Arbiter::SetResidents(const GpuKey& gpu, const std::set<JobId>& res
   Schedule(gpu, lease, now, out);
   ScheduleGangs(now, out);
   return out;
+}
+
+bool Arbiter::AdoptFormerResident(const GpuKey& gpu, Lease& lease, JobId job, TimePoint now,
+                                  LeaseActions& out) {
+  auto jit = s_.jobs.find(job);
+  if (lease.holder || jit == s_.jobs.end() || jit->second.suspended) return false;
+  bool holds = false;
+  for (const auto& [conn, epoch] : lease.holding) {
+    const JobId j = s_.conns.at(conn).job;
+    if (j == job) {
+      holds = true;
+    } else if (!order_.ResidentConn(lease, conn)) {
+      return false;  // another job's turn is still held (or draining)
+    }
+  }
+  if (!holds) return false;
+  ++lease.epoch;  // for its connections still waiting, granted with the turn
+  BeginHolding(gpu, lease, job, now, out);
+  return true;
 }
 
 bool Arbiter::IsResident(const GpuKey& gpu, JobId job) const {

@@ -93,6 +93,51 @@ TEST_CASE_FIXTURE(Fixture, "arbiter residents: the holder made resident keeps ru
   CHECK(Count(a, Kind::kDrop, 21) == 1);
 }
 
+TEST_CASE_FIXTURE(Fixture, "arbiter residents: made ordinary with no turn held, it keeps the GPU") {
+  Arbiter arb(options);
+  AddServiceAndTwo(arb);
+  CHECK(arb.SetResidents(kGpu, {1}, At(0)).empty());
+  const uint64_t e1 = EpochOf(arb.Request(11, kGpu, At(1)), Kind::kGrant, 11);
+  const uint64_t e2 = EpochOf(arb.Request(21, kGpu, At(2)), Kind::kGrant, 21);
+  CHECK(arb.Released(21, kGpu, e2, At(3)).empty());  // job 2's turn ends; nobody waits
+  CHECK_FALSE(arb.Holder(kGpu).has_value());
+
+  // Ordinary again while nobody holds a turn: no DROP, job 1 holds the turn on its grant.
+  auto a = arb.SetResidents(kGpu, {}, At(4));
+  CHECK(a.empty());
+  CHECK(arb.Holder(kGpu) == JobId{1});
+  CHECK(arb.HoldingJobs(kGpu) == std::vector<JobId>{1});
+  // Job 2 asks again: it waits behind the higher priority, and job 1 is not dropped for it.
+  a = arb.Request(21, kGpu, At(5));
+  CHECK(Count(a, Kind::kGrant, 21) == 0);
+  CHECK(Count(a, Kind::kDrop, 11) == 0);
+  // Resident again: job 1 hears nothing and job 2's turn begins beside it.
+  a = arb.SetResidents(kGpu, {1}, At(6));
+  CHECK(Count(a, Kind::kDrop, 11) == 0);
+  CHECK(Count(a, Kind::kGrant, 11) == 0);
+  CHECK(Count(a, Kind::kGrant, 21) == 1);
+  CHECK(arb.Holder(kGpu) == JobId{2});
+  // Ordinary once more while job 2 holds the turn: now job 1 is dropped, as before.
+  a = arb.SetResidents(kGpu, {}, At(7));
+  CHECK(Count(a, Kind::kDrop, 11) == 1);
+  // Its release on the grant it held all along is still matched.
+  CHECK(arb.Released(11, kGpu, e1, At(8)).empty());
+  CHECK(arb.HoldingJobs(kGpu) == std::vector<JobId>{2});
+}
+
+TEST_CASE_FIXTURE(Fixture, "arbiter residents: a former resident's turn ends on its release") {
+  Arbiter arb(options);
+  AddServiceAndTwo(arb);
+  CHECK(arb.SetResidents(kGpu, {1}, At(0)).empty());
+  const uint64_t e1 = EpochOf(arb.Request(11, kGpu, At(1)), Kind::kGrant, 11);
+  CHECK(arb.SetResidents(kGpu, {}, At(2)).empty());
+  CHECK(Count(arb.Request(31, kGpu, At(3)), Kind::kGrant, 31) == 0);
+  // Job 1 lets go of its own accord: the turn goes to job 3.
+  auto a = arb.Released(11, kGpu, e1, At(4));
+  CHECK(Count(a, Kind::kGrant, 31) == 1);
+  CHECK(arb.Holder(kGpu) == JobId{3});
+}
+
 TEST_CASE_FIXTURE(Fixture, "arbiter residents: going exclusive keeps the resident's grant") {
   Arbiter arb(options);
   AddServiceAndTwo(arb);
