@@ -34,7 +34,7 @@ std::set<JobId> SharingMode::Residents(const GpuKey& gpu, const std::set<JobId>&
   State& s = gpus_[gpu];
   s.residents_held = false;
   std::set<JobId> want;
-  std::vector<JobId> jobs = arbiter.JobsOn(gpu);
+  const std::set<JobId> jobs = OnGpu(gpu, ledger, arbiter);
   int top = 0;
   bool lower = false;
   for (JobId j : jobs) top = std::max(top, arbiter.PriorityOf(j));
@@ -68,6 +68,16 @@ std::set<JobId> SharingMode::Residents(const GpuKey& gpu, const std::set<JobId>&
   if (!want.empty() && s.residents.empty()) s.residents_since = now;
   s.residents = want;
   return want;
+}
+
+std::set<JobId> SharingMode::OnGpu(const GpuKey& gpu, const MemoryLedger& ledger,
+                                   const Arbiter& arbiter) {
+  std::vector<JobId> asking = arbiter.JobsOn(gpu);
+  std::set<JobId> on(asking.begin(), asking.end());
+  for (const MemoryLedger::ConnMemory& c : ledger.ConnsOn(gpu)) {
+    if (!c.suspended) on.insert(c.job);
+  }
+  return on;
 }
 
 std::optional<TimePoint> SharingMode::NextDeadline() const {

@@ -40,15 +40,22 @@ class SharingMode {
   // Switches of `gpu` so far, both ways (status).
   uint64_t Switches(const GpuKey& gpu) const;
   // The residents `gpu` should have in exclusive mode now, among `candidates` (the jobs the
-  // caller allows: not gangs, not suspended): the jobs on it of its top priority, when jobs of
-  // a lower priority are on it too, the top jobs have reported their memory there, and their
-  // need (MemoryLedger::Need) together fits its capacity (less the memory no report shows);
+  // caller allows: not gangs, not suspended): the jobs on it (OnGpu) of its top priority, when
+  // jobs of a lower priority are on it too, the top jobs have reported their memory there, and
+  // their need (MemoryLedger::Need) together fits its capacity (less the memory no report shows);
   // else none. The lower jobs need not fit beside them: their turns get only room that is free
   // or staged (docs/memory.md, "Priority and memory"), so a top job never waits for a lower
   // one's turn. Residents that stop fitting stay kSettle after they were made, as exclusive
   // mode does (NextDeadline), then go.
   std::set<JobId> Residents(const GpuKey& gpu, const std::set<JobId>& candidates,
                             const MemoryLedger& ledger, const Arbiter& arbiter, TimePoint now);
+  // The jobs on `gpu` for Residents: those holding or waiting for it, and those whose memory
+  // is on it (not suspended) although they let go of it between bursts of work (an idle
+  // release). A service stays resident through its idle gaps: its next request is granted
+  // at once as a resident's, not as an ordinary job's that ends the lower job's turn and is
+  // told to bound its work (CONTENDED) until it is made resident again.
+  static std::set<JobId> OnGpu(const GpuKey& gpu, const MemoryLedger& ledger,
+                               const Arbiter& arbiter);
 
  private:
   struct State {

@@ -42,7 +42,7 @@ void SharingController::UpdateResidents(const GpuKey& gpu) {
   // on: `sharing = "exclusive"` asks for one job at a time.
   if (options_.board_on() && options_.sharing_auto) {
     std::set<JobId> candidates;
-    for (JobId j : arbiter_.JobsOn(gpu)) {
+    for (JobId j : SharingMode::OnGpu(gpu, ledger_, arbiter_)) {
       if (arbiter_.GangOf(j).empty() && !arbiter_.IsSuspended(j)) candidates.insert(j);
     }
     residents = mode_.Residents(gpu, candidates, ledger_, arbiter_, clock_.Now());

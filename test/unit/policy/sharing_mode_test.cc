@@ -198,5 +198,22 @@ TEST_CASE("sharing mode: no residents with one priority or the top job's memory 
   CHECK(g.mode.Residents(kGpu, {1, 2, 3, 4}, g.ledger, g.arbiter, At(80)) == std::set<JobId>{1});
 }
 
+TEST_CASE("sharing mode: a top job between bursts, its memory on the GPU, stays resident") {
+  Gpu g;
+  g.Arrive(2, 0, 60, At(0));
+  // Job 1 (priority 10) has 10 GiB on the GPU and holds nothing now (an idle release): it is
+  // on the GPU all the same, and stays resident while job 2 asks.
+  g.arbiter.AddJob(1, 10, Millis(0), 0);
+  g.arbiter.AddConn(11, 1, 100);
+  g.Report(1, 10, At(10));
+  CHECK(g.arbiter.JobsOn(kGpu) == std::vector<JobId>{2});
+  CHECK(SharingMode::OnGpu(kGpu, g.ledger, g.arbiter) == std::set<JobId>{1, 2});
+  CHECK(g.mode.Residents(kGpu, {1, 2}, g.ledger, g.arbiter, At(20)) == std::set<JobId>{1});
+  // Suspended, its memory counts no more: no residents.
+  g.ledger.SetSuspended(1, true);
+  CHECK(SharingMode::OnGpu(kGpu, g.ledger, g.arbiter) == std::set<JobId>{2});
+  CHECK(g.mode.Residents(kGpu, {2}, g.ledger, g.arbiter, At(2000)).empty());
+}
+
 }  // namespace
 }  // namespace gshare::unit_sharing_mode
