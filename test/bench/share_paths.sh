@@ -51,6 +51,8 @@
 #                      MPS clients, fill its gaps only (the lanes' gap rule); GAP_FILL and
 #                      INFLIGHT_US (GSHARE_PRIORITY_INFLIGHT_US: what they keep queued beyond
 #                      the rest of its gap) set that rule's two knobs, for gsmps too.
+#              gsisosolo  as gsiso without the trainings (priority.sh's `gshare0`): what gshare's
+#                      shim and daemon alone cost the isolated service, gsiso's control;
 #              gsmpscap   as gsmps, [mps] batch_thread_percentage = CAP_PCT and batch_cap =
 #                      "always" (the trainings start before the service: "beside_service"
 #                      would not cap them; the default, "never", caps nothing);
@@ -115,7 +117,7 @@ for c in $pair_cases; do
   [[ $c =~ ^(bare|mps|gshare|gmps|gsmps)$ ]] || { say "unknown pair case '$c'"; exit 2; }
 done
 for c in $service_cases; do
-  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|cpustart|gshare|gmps|gsmps|gsmpswide|gsmpscap|gsmpsbeside|gsmpsw|gsiso)$ ]] ||
+  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|cpustart|gshare|gmps|gsmps|gsmpswide|gsmpscap|gsmpsbeside|gsmpsw|gsiso|gsisosolo)$ ]] ||
     { say "unknown service case '$c'"; exit 2; }
 done
 mem_flag=()
@@ -267,6 +269,7 @@ service_case() {
     bare | mps | mpsprio | mpscap | cpustart) pc=bare$trainings ;;
     gshare | gmps) pc=gshare$trainings ;;
     gsmps | gsmpswide | gsiso) pc=gshare$trainings mode=auto ;;
+    gsisosolo) pc=gshare0 mode=auto ;;
     gsmpscap) pc=gshare$trainings mode=auto threads=$cap_pct cap=always ;;
     gsmpsbeside) pc=gshare$trainings mode=auto threads=$cap_pct cap=beside_service ;;
     gsmpsw) pc=gshare$trainings mode=auto threads=$window_cap cap=${window_cap:+always} ;;
@@ -279,7 +282,7 @@ service_case() {
     tenv="GSHARE_CENSUS=$d/census${SM_PCT:+ GSHARE_PRIORITY_SM_PCT=$SM_PCT}${GAP_FILL:+ GSHARE_PRIORITY_GAP_FILL=$GAP_FILL}${BESIDE:+ GSHARE_PRIORITY_BESIDE=$BESIDE}${INFLIGHT_US:+ GSHARE_PRIORITY_INFLIGHT_US=$INFLIGHT_US}"
   [[ $c == gsmpswide ]] && tenv="GSHARE_CENSUS=$d/census GSHARE_PRIORITY_SM_PCT=0"
   local senv=""
-  [[ $c == gsiso ]] && senv="GSHARE_MPS=0"
+  [[ $c == gsiso || $c == gsisosolo ]] && senv="GSHARE_MPS=0"
   [[ $c == gsmps ]] && senv="GSHARE_CENSUS=$d/service_census"  # its #behind: backlogs
   if [[ $c == mps* || $c == gmps ]]; then
     mps_up "$d" || { echo "service case=$c mps_failed" | tee -a "$summary"; return 1; }
