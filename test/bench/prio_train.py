@@ -22,6 +22,7 @@ model on the CPU (about 15-20 s of one CPU on the H200 machine, before any CUDA 
 R, then waits (polling every 10 ms) until G exists, writes `go <epoch>` on stderr and only then
 makes its first CUDA call (the model's move to the GPU). So its arrival at the GPU can be put at
 a chosen moment, apart from its CPU start-up (test/bench/priority.sh, ARRIVE_PREPARED).
+SIGTERM or SIGINT while it waits: exit 0 with no result line (it never trained).
 """
 import argparse
 import os

@@ -33,9 +33,10 @@
 #                      daemon's handoff and completion lines, and each case's requests paired
 #                      with the same requests alone (llm_pairs.py); NOROOM_CASES picks the
 #                      service's cases (default "alone gsmps"; gsiso: the service asks for
-#                      isolation; gsisosolo: as gsiso with no training, its control; bare: the training arrives without gshare and fails at its
-#                      first allocation that finds no room; cpustart: it sees no GPU, so only
-#                      its start on the CPU runs beside the service); NOROOM_ROUNDS=R (default
+#                      isolation; gsisosolo: as gsiso with no training, its control; bare: the
+#                      training arrives without gshare and fails at its first allocation that
+#                      finds no room; cpustart: it sees no GPU, so only its start on the CPU
+#                      runs beside the service); NOROOM_ROUNDS=R (default
 #                      1) runs the set R times, round k's requests drawn from seed k, and adds
 #                      each case's pooled line: TTFT p99 over all rounds' requests ÷ alone's,
 #                      with a bootstrap interval (llm_pairs.py --pool)
