@@ -363,6 +363,7 @@ class Harness:
         tuple of them); returns its record. kw as for gshare()."""
         states = (states,) if isinstance(states, str) else tuple(states)
         deadline = time.monotonic() + timeout
+        pause = 0.02  # growing to 200 ms, as in wait_for
         while True:
             rec = self.queue_jobs(**kw).get(job_id)
             if rec is not None and rec["state"] in states:
@@ -370,7 +371,8 @@ class Harness:
             if time.monotonic() > deadline:
                 raise AssertionError("timed out after %ss waiting for job %d to be %s; it is %s\n%s" % (
                     timeout, job_id, "/".join(states), rec and rec["state"], self.diagnostics()))
-            time.sleep(0.05)
+            time.sleep(pause)
+            pause = min(pause * 1.25, 0.2)
 
     def assert_error_line(self, r, rc, contains=None):
         """r (a CompletedProcess) exited rc, printed nothing on stdout and exactly one line,
@@ -397,7 +399,12 @@ class Harness:
         return sorted(out, key=lambda o: o.start)
 
     def wait_for(self, fn, timeout, what):
+        """Calls fn until it returns a true value (returned) or `timeout` s pass (AssertionError).
+        The pause between calls grows from 20 ms to 200 ms: most conditions hold within a few
+        calls, and a long wait polling `gshare status` every 20 ms kept a core busy (a sanitized
+        CLI costs ~0.1 s of CPU a call), which slowed every other test on CI's two cores."""
         deadline = time.monotonic() + timeout
+        pause = 0.02
         while True:
             v = fn()
             if v:
@@ -405,7 +412,8 @@ class Harness:
             if time.monotonic() > deadline:
                 raise AssertionError("timed out after %ss waiting for %s\n%s" % (
                     timeout, what, self.diagnostics()))
-            time.sleep(0.02)
+            time.sleep(pause)
+            pause = min(pause * 1.25, 0.2)
 
     def wait_kernels(self, pid, n=1, timeout=60):
         """Waits until the log holds at least n kernels of pid; returns them."""
