@@ -10,6 +10,13 @@
 // dead ones. The free memory is asked (a driver call, cuMemGetInfo) at most every kPollNs,
 // which is fine-grained enough for stall times of 0.6 s and more and keeps the query out of
 // the 1 ms retry loop (its cost next to another process's unmaps was not measured).
+//
+// The pause between retries (PauseNs) is short while room is coming (the wait's first
+// kQuickNs, and kQuickNs after each new high), longer once it stalls: memory held by a job that
+// is not giving it up (one of higher priority, whose memory the swap-in must wait out) is then
+// retried at most every kStalledPauseNs instead of every millisecond. Each retry is a driver
+// call that fails (cuMemCreate, CUDA_ERROR_OUT_OF_MEMORY); an MPS client's goes through the
+// server that also serves the job of higher priority (CUDA MPS documentation, "Architecture").
 #pragma once
 
 #include <cstdint>
@@ -19,6 +26,9 @@ namespace gshare::shim {
 class RoomWait {
  public:
   static constexpr int64_t kPollNs = 10'000'000;
+  static constexpr int64_t kQuickNs = 50'000'000;
+  static constexpr int64_t kPauseNs = 1'000'000;
+  static constexpr int64_t kStalledPauseNs = 8'000'000;
   using FreeBytesFn = uint64_t (*)();  // the GPU's free bytes now
 
   RoomWait(int64_t stall_ns, int64_t now_ns) : stall_ns_(stall_ns), since_ns_(now_ns) {}
@@ -39,6 +49,14 @@ class RoomWait {
     }
     seen_ = true;
     return now_ns - since_ns_ < stall_ns_;
+  }
+  // How long to sleep before the next retry at `now_ns`: kPauseNs within kQuickNs of the
+  // wait's start or its last new high, else kStalledPauseNs (never past the wait's end).
+  int64_t PauseNs(int64_t now_ns) const {
+    const int64_t quiet = now_ns - since_ns_;
+    if (quiet < kQuickNs) return kPauseNs;
+    const int64_t left = stall_ns_ - quiet;
+    return left < kPauseNs ? kPauseNs : left < kStalledPauseNs ? left : kStalledPauseNs;
   }
 
  private:

@@ -211,7 +211,7 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
         const int64_t wait_from = MonoNowNs();
         RoomWait wait(stall_ns, wait_from);
         while (wait.KeepWaiting(MonoNowNs(), swap_internal::FreeDeviceBytes)) {
-          swap_internal::SleepNs(1'000'000);
+          swap_internal::SleepNs(wait.PauseNs(MonoNowNs()));
           if ((res = BackChunk(*r, c)) != CUDA_ERROR_OUT_OF_MEMORY) break;
         }
         if (need != nullptr) need->room_wait_ns += MonoNowNs() - wait_from;
@@ -270,7 +270,7 @@ CUresult SwapSpace::ResidentLocked(Region& r) {
       demanded = true;
       EngineDevices::Leave();
       mu_.Unlock();
-      swap_internal::SleepNs(2'000'000);
+      swap_internal::SleepNs(std::max<int64_t>(2'000'000, wait.PauseNs(MonoNowNs())));
       mu_.Lock();
       if (!devices_.Enter(r.device)) {
         Host().SetDemand(r.device, 0);

@@ -6,6 +6,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "memory/memory_host.h"
@@ -137,7 +138,7 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, 
         demanded = true;
       }
       mu_.Unlock();
-      SleepNs(2'000'000);
+      SleepNs(std::max<int64_t>(2'000'000, wait.PauseNs(MonoNowNs())));
       mu_.Lock();
       if (!Running(device)) {  // the lease moved on: the rest is backed at the next swap-in
         res = CUDA_SUCCESS;

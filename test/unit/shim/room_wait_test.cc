@@ -58,5 +58,20 @@ TEST_CASE("RoomWait: the free memory is asked at most every poll interval") {
   CHECK_FALSE(w.KeepWaiting(150 * kMs, CountedFree));
 }
 
+TEST_CASE("RoomWait: retries every millisecond while room comes, every 8 ms once it stalls") {
+  RoomWait w(1000 * kMs, 0);
+  CHECK(w.KeepWaiting(0, 1 * kGiB));
+  CHECK(w.PauseNs(0) == RoomWait::kPauseNs);
+  CHECK(w.PauseNs(49 * kMs) == RoomWait::kPauseNs);
+  CHECK(w.PauseNs(50 * kMs) == RoomWait::kStalledPauseNs);  // no new high for 50 ms
+  CHECK(w.KeepWaiting(300 * kMs, 2 * kGiB));                // an eviction frees memory
+  CHECK(w.PauseNs(300 * kMs) == RoomWait::kPauseNs);
+  CHECK(w.PauseNs(349 * kMs) == RoomWait::kPauseNs);
+  CHECK(w.PauseNs(350 * kMs) == RoomWait::kStalledPauseNs);
+  // Never past the wait's end (1000 ms after the last high): 3 ms before it, 3 ms.
+  CHECK(w.PauseNs(1297 * kMs) == 3 * kMs);
+  CHECK(w.PauseNs(1300 * kMs) == RoomWait::kPauseNs);
+}
+
 }  // namespace
 }  // namespace gshare::shim::unit_room_wait
