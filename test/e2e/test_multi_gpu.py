@@ -306,8 +306,8 @@ class MultiGpuTest(TestCase):
     def test_rebalance_off_moves_nothing(self):
         h, pair = self.pair_beside_busy_gpu1(rebalance=False)
         # Each job waits checkpointed once more with GPU 1 idle (the wait at which rebalance
-        # moves one), or ends first (a slow machine can finish the pair's cycles meanwhile: a
-        # job that left status counts no more checkpoints), and at least one such wait
+        # moves one), or ends first (a slow machine can finish the pair's cycles meanwhile: an
+        # ended job counts no more checkpoints), and at least one such wait
         # happened: a new checkpoint, or, when both ended, a restore that came at least 1 s
         # after GPU 1 went idle and after that job's last checkpoint (the job waited,
         # checkpointed, through many daemon ticks). The pair's turns through checkpoints take
@@ -318,7 +318,8 @@ class MultiGpuTest(TestCase):
         def one_more_turn_each():
             for i in pair:
                 rec = h.job_record(lambda j, i=i: j.get("id") == i)
-                if rec is None:
+                # status lists recent ended jobs too (their records, without `memory`)
+                if rec is None or rec.get("state") not in ("PENDING", "RUNNING", "SUSPENDED"):
                     ended.add(i)
                 else:
                     seen[i] = max(seen[i], (rec.get("memory") or {}).get("checkpoints", 0))
@@ -411,7 +412,7 @@ class MultiGpuTest(TestCase):
             pair[h.job_record(lambda j, n=name: j.get("name") == n)["id"]] = job
 
         # Each was checkpointed at least once: the most checkpoints status showed, since a job
-        # that ended (a loaded machine may finish one first) left status. One may not have run
+        # that ended (a loaded machine may finish one first) shows no more. One may not have run
         # a kernel yet (checkpointed as soon as it had set up, for the other's turn).
         seen = dict.fromkeys(pair, 0)
 
