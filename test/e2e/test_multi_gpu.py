@@ -400,8 +400,10 @@ class MultiGpuTest(TestCase):
         # turn ends mid-cycle and the pair needs ~30 s for three kernels each).
         h = self.checkpoint_harness(config={"rebalance": rebalance, "quantum": "1s"},
                                     queue={"max_running": 4})
-        c = h.submit("-J", "c", "--gpu", "1", "--", FAKE_APP, "--kernels", "0", "--swap-check",
-                     str(20 * MIB), "--cycles", "100000", "--gap-ms", "0")
+        # c's kernels keep GPU 1 busy on the fake GPU's clock (a 20 ms kernel every 2 ms), not
+        # on the CPU, which the pair's checkpoints need on a loaded machine.
+        c = h.submit("-J", "c", "--gpu", "1", "--", FAKE_APP, "--kernels", "1000000",
+                     "--kernel-ms", "20", "--gap-ms", "2")
         rec_c = self.running(h, c)
         h.wait_kernels(int(rec_c["pid"]), 3)
         pair = {}
