@@ -216,7 +216,7 @@ MUTANTS = [
      "a swap-in that found no room forgets how long it waited for it",
      ("test_memory_swap", "failed_swap_in")),
     ("room-wait-no-backoff", "shim/memory/room_wait.h",
-     "    if (quiet < kQuickNs) return kPauseNs;", "    return kPauseNs;",
+     "    if (quiet < kQuickNs) return floor_ns;", "    return floor_ns;",
      "a swap-in waiting out a higher job's memory retries its allocation every millisecond"),
     ("resident-ordinary-drained", "src/policy/arbiter_shared.cc",
      "    if (AdoptFormerResident(gpu, lease, job, now, out)) continue;\n", "",

@@ -19,6 +19,7 @@
 // server that also serves the job of higher priority (CUDA MPS documentation, "Architecture").
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace gshare::shim {
@@ -50,13 +51,13 @@ class RoomWait {
     seen_ = true;
     return now_ns - since_ns_ < stall_ns_;
   }
-  // How long to sleep before the next retry at `now_ns`: kPauseNs within kQuickNs of the
-  // wait's start or its last new high, else kStalledPauseNs (never past the wait's end).
-  int64_t PauseNs(int64_t now_ns) const {
+  // How long to sleep before the next retry at `now_ns`, at least `floor_ns` (a caller that
+  // drops its locks to sleep asks for more): the floor within kQuickNs of the wait's start or
+  // its last new high, else kStalledPauseNs, never past the wait's end.
+  int64_t PauseNs(int64_t now_ns, int64_t floor_ns = kPauseNs) const {
     const int64_t quiet = now_ns - since_ns_;
-    if (quiet < kQuickNs) return kPauseNs;
-    const int64_t left = stall_ns_ - quiet;
-    return left < kPauseNs ? kPauseNs : left < kStalledPauseNs ? left : kStalledPauseNs;
+    if (quiet < kQuickNs) return floor_ns;
+    return std::clamp(stall_ns_ - quiet, floor_ns, std::max(floor_ns, kStalledPauseNs));
   }
 
  private:

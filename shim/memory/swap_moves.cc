@@ -270,7 +270,7 @@ CUresult SwapSpace::ResidentLocked(Region& r) {
       demanded = true;
       EngineDevices::Leave();
       mu_.Unlock();
-      swap_internal::SleepNs(std::max<int64_t>(2'000'000, wait.PauseNs(MonoNowNs())));
+      swap_internal::SleepNs(wait.PauseNs(MonoNowNs(), 2'000'000));
       mu_.Lock();
       if (!devices_.Enter(r.device)) {
         Host().SetDemand(r.device, 0);

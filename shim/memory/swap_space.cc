@@ -6,7 +6,6 @@
 
 #include <time.h>
 
-#include <algorithm>
 #include <cstdlib>
 
 #include "memory/memory_host.h"
@@ -138,7 +137,7 @@ CUresult SwapSpace::NewRegionLocked(int device, uint64_t bytes, AppHandle* app, 
         demanded = true;
       }
       mu_.Unlock();
-      SleepNs(std::max<int64_t>(2'000'000, wait.PauseNs(MonoNowNs())));
+      SleepNs(wait.PauseNs(MonoNowNs(), 2'000'000));
       mu_.Lock();
       if (!Running(device)) {  // the lease moved on: the rest is backed at the next swap-in
         res = CUDA_SUCCESS;

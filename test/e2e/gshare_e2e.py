@@ -184,6 +184,17 @@ class Job:
                 self.proc.wait(timeout=10)
 
 
+def _poll_pauses():
+    """The pauses (s) of a polling wait: from 20 ms growing by a quarter each to 200 ms. Most
+    conditions hold within a few polls, and a long wait polling `gshare status` every 20 ms kept a
+    core busy (a sanitized CLI costs ~0.1 s of CPU a call), which slowed every other test on CI's
+    two cores."""
+    pause = 0.02
+    while True:
+        yield pause
+        pause = min(pause * 1.25, 0.2)
+
+
 class Harness:
     """One isolated gshare installation: temp dir, socket, state, fake driver log."""
 
@@ -363,7 +374,7 @@ class Harness:
         tuple of them); returns its record. kw as for gshare()."""
         states = (states,) if isinstance(states, str) else tuple(states)
         deadline = time.monotonic() + timeout
-        pause = 0.02  # growing to 200 ms, as in wait_for
+        pauses = _poll_pauses()
         while True:
             rec = self.queue_jobs(**kw).get(job_id)
             if rec is not None and rec["state"] in states:
@@ -371,8 +382,7 @@ class Harness:
             if time.monotonic() > deadline:
                 raise AssertionError("timed out after %ss waiting for job %d to be %s; it is %s\n%s" % (
                     timeout, job_id, "/".join(states), rec and rec["state"], self.diagnostics()))
-            time.sleep(pause)
-            pause = min(pause * 1.25, 0.2)
+            time.sleep(next(pauses))
 
     def assert_error_line(self, r, rc, contains=None):
         """r (a CompletedProcess) exited rc, printed nothing on stdout and exactly one line,
@@ -399,12 +409,10 @@ class Harness:
         return sorted(out, key=lambda o: o.start)
 
     def wait_for(self, fn, timeout, what):
-        """Calls fn until it returns a true value (returned) or `timeout` s pass (AssertionError).
-        The pause between calls grows from 20 ms to 200 ms: most conditions hold within a few
-        calls, and a long wait polling `gshare status` every 20 ms kept a core busy (a sanitized
-        CLI costs ~0.1 s of CPU a call), which slowed every other test on CI's two cores."""
+        """Calls fn until it returns a true value (returned) or `timeout` s pass (AssertionError),
+        pausing between calls as _poll_pauses says."""
         deadline = time.monotonic() + timeout
-        pause = 0.02
+        pauses = _poll_pauses()
         while True:
             v = fn()
             if v:
@@ -412,8 +420,7 @@ class Harness:
             if time.monotonic() > deadline:
                 raise AssertionError("timed out after %ss waiting for %s\n%s" % (
                     timeout, what, self.diagnostics()))
-            time.sleep(pause)
-            pause = min(pause * 1.25, 0.2)
+            time.sleep(next(pauses))
 
     def wait_kernels(self, pid, n=1, timeout=60):
         """Waits until the log holds at least n kernels of pid; returns them."""

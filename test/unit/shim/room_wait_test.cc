@@ -71,6 +71,10 @@ TEST_CASE("RoomWait: retries every millisecond while room comes, every 8 ms once
   // Never past the wait's end (1000 ms after the last high): 3 ms before it, 3 ms.
   CHECK(w.PauseNs(1297 * kMs) == 3 * kMs);
   CHECK(w.PauseNs(1300 * kMs) == RoomWait::kPauseNs);
+  // A caller's floor holds throughout.
+  CHECK(w.PauseNs(300 * kMs, 2 * kMs) == 2 * kMs);
+  CHECK(w.PauseNs(350 * kMs, 2 * kMs) == RoomWait::kStalledPauseNs);
+  CHECK(w.PauseNs(1299 * kMs, 2 * kMs) == 2 * kMs);
 }
 
 }  // namespace
