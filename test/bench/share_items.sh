@@ -37,8 +37,9 @@
 #                      training arrives without gshare and fails at its first allocation that
 #                      finds no room; cpustart: it sees no GPU, so only its start on the CPU
 #                      runs beside the service); NOROOM_ROUNDS=R (default
-#                      1) runs the set R times, round k's requests drawn from seed k, and adds
-#                      each case's pooled line: TTFT p99 over all rounds' requests ÷ alone's,
+#                      1) runs the set R times, round k's requests drawn from seed k (seed
+#                      NOROOM_SEED0+k with NOROOM_SEED0=N, default 0, so that later calls
+#                      draw other arrivals), and adds each case's pooled line: TTFT p99 over all rounds' requests ÷ alone's,
 #                      with a bootstrap interval (llm_pairs.py --pool)
 #   notebook (230 s)   an idle 70 GiB notebook and a 74 GiB training arriving (alone, then under
 #                      gshare), each training step traced (notebook.sh TRAIN_TRACE=1)
@@ -121,7 +122,7 @@ run_set() {
   esac
   # Rounds (noroom with NOROOM_ROUNDS > 1): round k's service draws its arrivals from seed k,
   # into $R/$set/r<k>/ and $R/$set.r<k>.log; each round under the set's limit.
-  local rounds=1 k t0=$SECONDS rc=0 one
+  local rounds=1 k t0=$SECONDS rc=0 one seed0=${NOROOM_SEED0:-0}
   local -a outs=("$R/$set") logs=("$R/$set.log")
   if [[ $set == noroom && ${NOROOM_ROUNDS:-1} -gt 1 ]]; then
     rounds=$NOROOM_ROUNDS outs=() logs=()
@@ -131,7 +132,7 @@ run_set() {
   fi
   for ((k = 0; k < rounds; k++)); do
     local -a round_env=()
-    ((rounds > 1)) && round_env=(LLM_ARGS="--seed $((k + 1)) ${LLM_ARGS:-}")
+    ((rounds > 1)) && round_env=(LLM_ARGS="--seed $((k + 1 + seed0)) ${LLM_ARGS:-}")
     env "${env_args[@]}" "${round_env[@]}" OUT="${outs[k]}" timeout -k 10 "$limit" \
       bash "$bench/$script" "$dir" >"${logs[k]}" 2>&1
     one=$?
@@ -139,7 +140,7 @@ run_set() {
   done
   {
     echo "$set rc=$rc $((SECONDS - t0))s"
-    ((rounds > 1)) && echo "$set rounds=$rounds seeds=1-$rounds"
+    ((rounds > 1)) && echo "$set rounds=$rounds seeds=$((seed0 + 1))-$((seed0 + rounds))"
     grep -hE "$pick" "${logs[@]}"
     # The service's own count of the times it fell behind its arrivals, how long it was behind
     # in all and how many backlogs lasted the rule's 0.5 s cap (its census), and the daemon's
