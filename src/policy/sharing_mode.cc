@@ -28,7 +28,7 @@ void SharingMode::Switched(const GpuKey& gpu, bool shared, TimePoint now) {
   if (!shared) s.exclusive_since = now;
 }
 
-std::set<JobId> SharingMode::Residents(const GpuKey& gpu, const std::set<JobId>& candidates,
+std::set<JobId> SharingMode::Residents(const GpuKey& gpu, const std::function<bool(JobId)>& allowed,
                                        const MemoryLedger& ledger, const Arbiter& arbiter,
                                        TimePoint now) {
   State& s = gpus_[gpu];
@@ -58,7 +58,7 @@ std::set<JobId> SharingMode::Residents(const GpuKey& gpu, const std::set<JobId>&
   // The lower jobs need not fit beside them: a lower job's turn gets only room that is free
   // or staged (MemoryLedger::MakeRoom), so the top jobs never give up the GPU for it.
   bool fits = lower && reported && top_need <= room;
-  for (JobId j : want) fits = fits && candidates.count(j) != 0;
+  for (JobId j : want) fits = fits && allowed(j);
   if (!fits) want.clear();
   if (want.empty() && !s.residents.empty() && s.residents_since &&
       now - *s.residents_since < kSettle) {

@@ -9,6 +9,7 @@
 // Pure; not thread-safe: the daemon's event loop is its only caller.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -39,15 +40,15 @@ class SharingMode {
   std::optional<TimePoint> NextDeadline() const;
   // Switches of `gpu` so far, both ways (status).
   uint64_t Switches(const GpuKey& gpu) const;
-  // The residents `gpu` should have in exclusive mode now, among `candidates` (the jobs the
-  // caller allows: not gangs, not suspended): the jobs on it (OnGpu) of its top priority, when
+  // The residents `gpu` should have in exclusive mode now, among the jobs `allowed` accepts
+  // (the caller's rule: not gangs, not suspended): the jobs on it (OnGpu) of its top priority, when
   // jobs of a lower priority are on it too, the top jobs have reported their memory there, and
   // their need (MemoryLedger::Need) together fits its capacity (less the memory no report shows);
   // else none. The lower jobs need not fit beside them: their turns get only room that is free
   // or staged (docs/memory.md, "Priority and memory"), so a top job never waits for a lower
   // one's turn. Residents that stop fitting stay kSettle after they were made, as exclusive
   // mode does (NextDeadline), then go.
-  std::set<JobId> Residents(const GpuKey& gpu, const std::set<JobId>& candidates,
+  std::set<JobId> Residents(const GpuKey& gpu, const std::function<bool(JobId)>& allowed,
                             const MemoryLedger& ledger, const Arbiter& arbiter, TimePoint now);
   // The jobs on `gpu` for Residents: those holding or waiting for it, and those whose memory
   // is on it (not suspended) although they let go of it between bursts of work (an idle

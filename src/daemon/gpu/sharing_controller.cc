@@ -41,11 +41,10 @@ void SharingController::UpdateResidents(const GpuKey& gpu) {
   // Only with the board, which orders the residents and the turn's holder, and with sharing
   // on: `sharing = "exclusive"` asks for one job at a time.
   if (options_.board_on() && options_.sharing_auto) {
-    std::set<JobId> candidates;
-    for (JobId j : SharingMode::OnGpu(gpu, ledger_, arbiter_)) {
-      if (arbiter_.GangOf(j).empty() && !arbiter_.IsSuspended(j)) candidates.insert(j);
-    }
-    residents = mode_.Residents(gpu, candidates, ledger_, arbiter_, clock_.Now());
+    auto allowed = [this](JobId j) {
+      return arbiter_.GangOf(j).empty() && !arbiter_.IsSuspended(j);
+    };
+    residents = mode_.Residents(gpu, allowed, ledger_, arbiter_, clock_.Now());
   }
   for (JobId j : residents) {
     if (!arbiter_.IsResident(gpu, j)) {

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <set>
 
 #include "arbiter_test_util.h"
@@ -19,6 +20,11 @@ using ledger_test::At;
 using ledger_test::kGiB;
 using ledger_test::kGpu;
 using ledger_test::NoContext;
+
+// Residents' `allowed`: the jobs of `ids` (the daemon's rule leaves out gangs and suspended jobs).
+std::function<bool(JobId)> Only(std::set<JobId> ids) {
+  return [ids = std::move(ids)](JobId j) { return ids.count(j) != 0; };
+}
 
 // The daemon's side, as Daemon::UpdateSharing does it: the arbiter, the ledger and the mode,
 // with every switch counted.
@@ -147,10 +153,10 @@ TEST_CASE("sharing mode: the top priority stays resident while its own memory fi
   g.Arrive(3, 0, 30, At(10));
   g.Arrive(1, 10, 10, At(20));
   REQUIRE_FALSE(g.arbiter.IsShared(kGpu));  // 80 GiB: all three do not fit
-  const std::set<JobId> all{1, 2, 3};
+  const auto all = Only({1, 2, 3});
   CHECK(g.mode.Residents(kGpu, all, g.ledger, g.arbiter, At(30)) == std::set<JobId>{1});
   // Not a candidate (a gang, a suspended job): none.
-  CHECK(g.mode.Residents(kGpu, {2, 3}, g.ledger, g.arbiter, At(2000)).empty());
+  CHECK(g.mode.Residents(kGpu, Only({2, 3}), g.ledger, g.arbiter, At(2000)).empty());
   CHECK(g.mode.Residents(kGpu, all, g.ledger, g.arbiter, At(2010)) == std::set<JobId>{1});
   // A lower job grows: 10 + 75 GiB no longer fits beside it. The top job stays: the lower
   // job's turn gets only free or staged room, so the top job never waits for that turn.
@@ -168,34 +174,37 @@ TEST_CASE("sharing mode: two top jobs that do not fit together are no residents"
   g.Arrive(3, 0, 10, At(0));
   g.Arrive(1, 10, 45, At(10));
   g.Arrive(2, 10, 40, At(20));
-  CHECK(g.mode.Residents(kGpu, {1, 2, 3}, g.ledger, g.arbiter, At(30)).empty());
+  CHECK(g.mode.Residents(kGpu, Only({1, 2, 3}), g.ledger, g.arbiter, At(30)).empty());
   g.Report(2, 30, At(40));
-  CHECK(g.mode.Residents(kGpu, {1, 2, 3}, g.ledger, g.arbiter, At(50)) == std::set<JobId>{1, 2});
+  CHECK(g.mode.Residents(kGpu, Only({1, 2, 3}), g.ledger, g.arbiter, At(50)) ==
+        std::set<JobId>{1, 2});
   // They outgrow it again at once: held kSettle after they were made, then none.
   g.Report(2, 40, At(60));
-  CHECK(g.mode.Residents(kGpu, {1, 2, 3}, g.ledger, g.arbiter, At(70)) == std::set<JobId>{1, 2});
+  CHECK(g.mode.Residents(kGpu, Only({1, 2, 3}), g.ledger, g.arbiter, At(70)) ==
+        std::set<JobId>{1, 2});
   REQUIRE(g.mode.NextDeadline().has_value());
   CHECK(*g.mode.NextDeadline() == At(50) + SharingMode::kSettle);
-  CHECK(g.mode.Residents(kGpu, {1, 2, 3}, g.ledger, g.arbiter, At(1100)).empty());
+  CHECK(g.mode.Residents(kGpu, Only({1, 2, 3}), g.ledger, g.arbiter, At(1100)).empty());
 }
 
 TEST_CASE("sharing mode: no residents with one priority or the top job's memory unknown") {
   Gpu g;
   g.Arrive(2, 0, 50, At(0));
   g.Arrive(3, 0, 50, At(10));
-  CHECK(g.mode.Residents(kGpu, {2, 3}, g.ledger, g.arbiter, At(20)).empty());
+  CHECK(g.mode.Residents(kGpu, Only({2, 3}), g.ledger, g.arbiter, At(20)).empty());
   // A high job that has not reported its memory may not fit: none until it reports.
   g.arbiter.AddJob(1, 10, Millis(0), 0);
   g.arbiter.AddConn(11, 1, 100);
   g.arbiter.Request(11, kGpu, At(30));
-  CHECK(g.mode.Residents(kGpu, {1, 2, 3}, g.ledger, g.arbiter, At(40)).empty());
+  CHECK(g.mode.Residents(kGpu, Only({1, 2, 3}), g.ledger, g.arbiter, At(40)).empty());
   g.Report(1, 20, At(50));
-  CHECK(g.mode.Residents(kGpu, {1, 2, 3}, g.ledger, g.arbiter, At(60)) == std::set<JobId>{1});
+  CHECK(g.mode.Residents(kGpu, Only({1, 2, 3}), g.ledger, g.arbiter, At(60)) == std::set<JobId>{1});
   // A lower job that has not reported (it allocates in its first turn) does not stop them.
   g.arbiter.AddJob(4, 0, Millis(0), 0);
   g.arbiter.AddConn(41, 4, 400);
   g.arbiter.Request(41, kGpu, At(70));
-  CHECK(g.mode.Residents(kGpu, {1, 2, 3, 4}, g.ledger, g.arbiter, At(80)) == std::set<JobId>{1});
+  CHECK(g.mode.Residents(kGpu, Only({1, 2, 3, 4}), g.ledger, g.arbiter, At(80)) ==
+        std::set<JobId>{1});
 }
 
 TEST_CASE("sharing mode: a top job between bursts, its memory on the GPU, stays resident") {
@@ -208,11 +217,11 @@ TEST_CASE("sharing mode: a top job between bursts, its memory on the GPU, stays 
   g.Report(1, 10, At(10));
   CHECK(g.arbiter.JobsOn(kGpu) == std::vector<JobId>{2});
   CHECK(SharingMode::OnGpu(kGpu, g.ledger, g.arbiter) == std::set<JobId>{1, 2});
-  CHECK(g.mode.Residents(kGpu, {1, 2}, g.ledger, g.arbiter, At(20)) == std::set<JobId>{1});
+  CHECK(g.mode.Residents(kGpu, Only({1, 2}), g.ledger, g.arbiter, At(20)) == std::set<JobId>{1});
   // Suspended, its memory counts no more: no residents.
   g.ledger.SetSuspended(1, true);
   CHECK(SharingMode::OnGpu(kGpu, g.ledger, g.arbiter) == std::set<JobId>{2});
-  CHECK(g.mode.Residents(kGpu, {2}, g.ledger, g.arbiter, At(2000)).empty());
+  CHECK(g.mode.Residents(kGpu, Only({2}), g.ledger, g.arbiter, At(2000)).empty());
 }
 
 }  // namespace
