@@ -132,8 +132,11 @@ uint64_t SwapSpace::Evict(int device, uint64_t bytes) {
   EngineDevices::Leave();
   stats_[device].swap_ns += MonoNowNs() - start;
   if (moved > 0) ++stats_[device].swaps_out;
+  // The pool's bytes while the evicted data is still in it: once mu_ is let go, a swap-in on
+  // another thread may take it all back and give the extents up.
+  const uint64_t pool_bytes = swap_internal::TraceOn() ? pool_.pinned() : 0;
   mu_.Unlock();
-  if (swap_internal::TraceOn()) swap_internal::TraceMove("evict", moved, start, pool_.pinned());
+  swap_internal::TraceMove("evict", moved, start, pool_bytes);
   if (moved > 0) PinPoolLater(device);  // idle now: the rest of a shared pool gets pinned
   return moved;
 }
@@ -242,8 +245,9 @@ SwapSpace::SwapInResult SwapSpace::SwapIn(int device, uint64_t* moved_out, int64
   if (moved > 0) ++stats_[device].swaps_in;
   if (result == SwapInResult::kDone) running_[device].store(true, std::memory_order_release);
   *moved_out = moved;
+  const uint64_t pool_bytes = swap_internal::TraceOn() ? pool_.pinned() : 0;
   mu_.Unlock();
-  if (swap_internal::TraceOn()) swap_internal::TraceMove("swapin", moved, start, pool_.pinned());
+  swap_internal::TraceMove("swapin", moved, start, pool_bytes);
   return result;
 }
 
