@@ -64,7 +64,7 @@ def nearest_rank(values, percent):
 def pooled(rounds, after_s, resamples=2000):
     """rounds: [(base rows, case rows)]. Returns a dict of the pooled statistics (see --pool):
     n, n_after, base/case TTFT p99 over all and after after_s, their ratios, the paired medians
-    and ratio_lo/ratio_hi, the 5th and 95th percentiles of the after-arrival p99 ratio over
+    (TPOT's also over the requests arriving before and after after_s) and ratio_lo/ratio_hi, the 5th and 95th percentiles of the after-arrival p99 ratio over
     bootstrap resamples of the after-arrival pairs."""
     pairs = [(b[i], c[i]) for b, c in rounds for i in range(min(len(b), len(c)))]
     after = [(b, c) for b, c in pairs if b[0] >= after_s]
@@ -76,6 +76,10 @@ def pooled(rounds, after_s, resamples=2000):
         out[f"ttft_p99_ratio{name}"] = cp / bp if sel else float("nan")
     out["ttft_ratio_median"] = statistics.median(c[1] / b[1] for b, c in pairs) if pairs else float("nan")
     out["tpot_ratio_median"] = statistics.median(c[2] / b[2] for b, c in pairs) if pairs else float("nan")
+    before = [(b, c) for b, c in pairs if b[0] < after_s]
+    for name, sel in (("_before", before), ("_after", after)):
+        out[f"tpot_ratio_median{name}"] = (statistics.median(c[2] / b[2] for b, c in sel)
+                                           if sel else float("nan"))
     ratios = []
     rng = random.Random(1)
     for _ in range(resamples if after else 0):
@@ -112,8 +116,11 @@ def selftest():
     assert out["base_ttft_p99"] == 16.0 and out["ttft_p99_ratio_after"] == 1.5, out
     assert out["ratio_lo"] == 1.5 == out["ratio_hi"], out  # every resample: exactly 1.5 x
     assert out["ttft_ratio_median"] == 1.0, out  # 120 of 200 pairs before 6 s, unchanged
+    r3 = [(a, t, p * (1.0 if a < 6 else 1.2)) for a, t, p in slow(r1)]  # TPOT 1.2 x from 6 s
+    out = pooled([(r1, r3)], 6.0, resamples=0)
+    assert (out["tpot_ratio_median_before"], out["tpot_ratio_median_after"]) == (1.0, 1.2), out
     assert nearest_rank([], 99) != nearest_rank([], 99)  # nan for no values
-    return 9
+    return 10
 
 
 def main():
