@@ -48,15 +48,21 @@ class SleepWakeTest(TestCase):
         self.h.start_daemon()
         # The neighbour's memory stays where it is (--memory off): a swap engine's neighbour is
         # evicted while a new job's memory is unknown and comes back later, and its 64 MiB then
-        # land inside some cycle's asleep-awake difference.
-        neighbour = self.h.start_fake(["--kernels", "4000", "--kernel-ms", "5", "--vmm", str(64 * MIB)],
+        # land inside some cycle's asleep-awake difference. It runs until it is killed: one that
+        # ended inside a cycle gave its 64 MiB back there (asleep-awake 2 MiB in a loaded run).
+        neighbour = self.h.start_fake(["--kernels", "1000000", "--kernel-ms", "5",
+                                       "--vmm", str(64 * MIB)],
                                       ["--memory", "off"], name="neighbour")
-        for engine in ("swap", "checkpoint", "managed", "off"):
-            with self.subTest(engine=engine):
-                job = self.h.start_run([CHECK] + ARGS, ["--memory", engine, "-J", "sw-" + engine])
-                rc = job.wait()
-                self.assert_cycles(rc, job.stdout, job.stderr + self.h.diagnostics())
-        neighbour.proc.kill()
+        try:
+            for engine in ("swap", "checkpoint", "managed", "off"):
+                with self.subTest(engine=engine):
+                    job = self.h.start_run([CHECK] + ARGS,
+                                           ["--memory", engine, "-J", "sw-" + engine])
+                    rc = job.wait()
+                    self.assert_cycles(rc, job.stdout, job.stderr + self.h.diagnostics())
+                    self.assertIsNone(neighbour.proc.poll(), "the neighbour ended")
+        finally:
+            neighbour.kill()  # the job and what it started
 
     def test_a_failed_wake_names_the_call(self):
         # The driver refuses the wake's cuMemCreate: the check says which call failed, rc 1.
