@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 
 from gshare_e2e import (FAKE_APP, FAKECUDA_DIR, FAKENVML_DIR, HERE, TestCase, fake_app_of,
@@ -240,6 +241,9 @@ class MpsBackendTest(TestCase):
         for p in lp:
             h.wait_kernels(p, 5)
         env = dict(h.env, **high_env) if high_env else None
+        # CLOCK_MONOTONIC, the fake's op log's clock: no kernel before this had a higher job
+        # to yield to.
+        self.high_started_ns = time.monotonic_ns()
         high = h.start_fake(["--kernels", high_n, "--kernel-ms", 20, "--sync-every", 1,
                              "--gap-ms", 60, *high_args], ["-p", "10"], name="high", env=env)
         hp = high.child_pid()
@@ -276,8 +280,11 @@ class MpsBackendTest(TestCase):
         self.assertGreaterEqual(len(narrow), len(beside) * 8 // 10,
                                 "%d of %d kernels beside the service ran on every SM" % (
                                     len(beside) - len(narrow), len(beside)))
-        # ... and before it came, on every SM.
-        self.assertTrue(all("@" not in o.name for o in lo if o.end < hi[0].start))
+        # ... and before it came, on every SM. (Not "before its first kernel ran": once its
+        # first launch is made it is busy, and a loaded machine may start that kernel late.)
+        before = [o for o in lo if o.end < self.high_started_ns]
+        self.assertGreaterEqual(len(before), 5, "run_pair waits for five")
+        self.assertEqual([o.name for o in before if "@" in o.name], [])
 
     def test_no_sm_partition_when_its_share_is_zero(self):
         _, lo = self.run_beside(sm_pct=0)
