@@ -76,8 +76,10 @@ class PriorityMemoryTest(TestCase):
     def test_staged_memory_of_an_idle_service_is_room_for_the_lower_job(self):
         h = self.harness(stage_after="300ms")
         h.start_daemon()
-        # Two steps 4 s apart: idle, and staged, in between.
-        service = self.swap_job(h, "service", 10, cycles=2, gap_ms=4000)
+        # Two steps 8 s apart: idle, and staged, in between. (4 s were too short on a loaded
+        # machine: the training asked only once the second step had run, and the service's
+        # memory was being staged again when it asked, so it waited for the service's exit.)
+        service = self.swap_job(h, "service", 10, cycles=2, gap_ms=8000)
         h.wait_for(lambda: self.record(h, "service").get("memory", {}).get("staged", 0) >= JOB // 2,
                    30, "the idle service's memory to be staged")
         train = self.swap_job(h, "train", 0, cycles=2, gap_ms=0)
