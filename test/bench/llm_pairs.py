@@ -64,8 +64,9 @@ def nearest_rank(values, percent):
 def pooled(rounds, after_s, resamples=2000):
     """rounds: [(base rows, case rows)]. Returns a dict of the pooled statistics (see --pool):
     n, n_after, base/case TTFT p99 over all and after after_s, their ratios, the paired medians
-    (TPOT's also over the requests arriving before and after after_s) and ratio_lo/ratio_hi, the 5th and 95th percentiles of the after-arrival p99 ratio over
-    bootstrap resamples of the after-arrival pairs."""
+    (TPOT's also over the requests arriving before and after after_s) and ratio_lo/ratio_hi,
+    the 5th and 95th percentiles of the after-arrival p99 ratio over bootstrap resamples of the
+    after-arrival pairs."""
     pairs = [(b[i], c[i]) for b, c in rounds for i in range(min(len(b), len(c)))]
     after = [(b, c) for b, c in pairs if b[0] >= after_s]
     out = {"rounds": len(rounds), "n": len(pairs), "n_after": len(after)}
@@ -75,9 +76,8 @@ def pooled(rounds, after_s, resamples=2000):
         out[f"base_ttft_p99{name}"], out[f"case_ttft_p99{name}"] = bp, cp
         out[f"ttft_p99_ratio{name}"] = cp / bp if sel else float("nan")
     out["ttft_ratio_median"] = statistics.median(c[1] / b[1] for b, c in pairs) if pairs else float("nan")
-    out["tpot_ratio_median"] = statistics.median(c[2] / b[2] for b, c in pairs) if pairs else float("nan")
     before = [(b, c) for b, c in pairs if b[0] < after_s]
-    for name, sel in (("_before", before), ("_after", after)):
+    for name, sel in (("", pairs), ("_before", before), ("_after", after)):
         out[f"tpot_ratio_median{name}"] = (statistics.median(c[2] / b[2] for b, c in sel)
                                            if sel else float("nan"))
     ratios = []

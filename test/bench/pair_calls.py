@@ -25,7 +25,6 @@ def cases(path):
         for line in f:
             if line.startswith("pair case="):
                 kv = dict(x.split("=", 1) for x in line.split()[1:] if "=" in x)
-                kv["case"] = line.split()[1].split("=", 1)[1]
                 out[kv["case"]] = kv
     return out
 

@@ -13,11 +13,9 @@ MIB = 1 << 20
 STEPS = 24
 # One step: a 150 ms kernel, synchronized; the next step starts on the 200 ms grid.
 STEP = ["--kernels", STEPS, "--kernel-ms", 150, "--sync-every", 1, "--align-ms", 200]
-STRETCH = re.compile(r"job (\d+)'s next gap stretched to (\d+) ms")
-# The same line with what the stretch was made of: the ms of the last gap idle together, the
-# stretched gap and its shift.
-STRETCH_WHY = re.compile(r"idle together \((\d+) ms of the last gap\): job \d+'s next gap "
-                         r"stretched to (\d+) ms \(shift (\d+) ms\)")
+# The daemon's stretch line: the ms of the last gap idle together, the stretched gap, its shift.
+STRETCH = re.compile(r"idle together \((\d+) ms of the last gap\): job \d+'s next gap "
+                     r"stretched to (\d+) ms \(shift (\d+) ms\)")
 
 
 class StaggerTest(TestCase):
@@ -73,7 +71,7 @@ class StaggerTest(TestCase):
     def test_jobs_in_lock_step_are_moved_apart(self):
         h = self.harness()
         a, b, log = self.run_pair(h)
-        stretches = STRETCH_WHY.findall(log)
+        stretches = STRETCH.findall(log)
         self.assertNotEqual(stretches, [], "no stretch for jobs in lock step\n" + h.diagnostics())
         # The shift is (period + gap - 3 x offset) / 4 (src/policy/stagger.h): with the 200 ms
         # period, the 50 ms gap and the offset 50 ms less what the gaps had in common, that is
@@ -83,7 +81,8 @@ class StaggerTest(TestCase):
         together, ms, shift = (int(x) for x in stretches[0])
         expected = (100 + 3 * together) / 4
         self.assertLessEqual(abs(shift - expected), 10, "%s\n%s" % (stretches, h.diagnostics()))
-        self.assertLessEqual(abs(ms - shift - 50), 10, stretches)  # the stretched gap: the gap + shift
+        # The stretched gap: the usual gap and the shift.
+        self.assertLessEqual(abs(ms - shift - 50), 10, stretches)
         # A stretched job's next kernel waited `ms` after its previous one ended, off the
         # grid that every other step of it keeps.
         late = self.off_grid(h.ops("K", a.child_pid())) + self.off_grid(h.ops("K", b.child_pid()))
