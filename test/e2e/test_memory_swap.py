@@ -176,15 +176,15 @@ class MemorySwapTest(TestCase):
         h.start_daemon()
         # a waits for room as long as it must (30 s): b may be slow to evict on a loaded
         # machine, and only b's swap-ins are meant to give up.
-        a = self.swap_job(h, "a", cycles=30, gap_ms=30, env={"GSHARE_SWAP_WAIT_MS": "30000"})
-        # b's 4th to 33rd cuMemCreate fail, and a swap-in waits only 30 ms for room (then
+        a = self.swap_job(h, "a", cycles=15, gap_ms=30, env={"GSHARE_SWAP_WAIT_MS": "30000"})
+        # b's 4th to 15th cuMemCreate fail, and a swap-in waits only 30 ms for room (then
         # asks the daemon for room and waits 30 ms more): its first swap-ins back some chunks,
-        # then give up, keep what came back, and finish later. (Each failed swap-in takes about
-        # two cuMemCreate failures and a round trip of the GPU to a and back: 30 failures make
-        # a dozen of them, 100 made ~50 and most of the test's time.)
-        b = self.swap_job(h, "b", cycles=30, gap_ms=30,
+        # then give up, keep what came back, and finish later. (Each failed swap-in takes one
+        # or two cuMemCreate failures and a round trip of the GPU to a and back: 12 failures
+        # make about ten of them; 30 made a dozen in twice the test's time.)
+        b = self.swap_job(h, "b", cycles=15, gap_ms=30,
                           env={"FAKE_CUDA_FAIL_MEMCREATE_AFTER": "3",
-                               "FAKE_CUDA_FAIL_MEMCREATE_COUNT": "30",
+                               "FAKE_CUDA_FAIL_MEMCREATE_COUNT": "12",
                                "GSHARE_SWAP_WAIT_MS": "30"})
         failed = {"a": 0, "b": 0}
 
@@ -193,8 +193,8 @@ class MemorySwapTest(TestCase):
                 failed[name] = max(failed[name], self.memory_of(h, name).get("swapins_failed", 0))
             return a.poll() is not None and b.poll() is not None
         h.wait_for(snapshot, 240, "both jobs to end")
-        self.assert_swap_ok(h, a, cycles=30)
-        self.assert_swap_ok(h, b, cycles=30)
+        self.assert_swap_ok(h, a, cycles=15)
+        self.assert_swap_ok(h, b, cycles=15)
         self.assertIn("swap-in on device 0 did not finish (no room on the GPU)", b.stderr,
                       "the failure never happened: " + b.stderr)
         self.assertGreater(failed["b"], 0, "status never counted b's failed swap-in")
