@@ -33,7 +33,8 @@
 #                      daemon's handoff and completion lines, and each case's requests paired
 #                      with the same requests alone (llm_pairs.py); NOROOM_CASES picks the
 #                      service's cases (default "alone gsmps"; gsiso: the service asks for
-#                      isolation; gsisosolo: as gsiso with no training, its control; bare: the
+#                      isolation; gslowiso: the training does, the service an MPS client;
+#                      gsisosolo: as gsiso with no training, its control; bare: the
 #                      training arrives without gshare and fails at its first allocation that
 #                      finds no room; cpustart: it sees no GPU, so only its start on the CPU
 #                      runs beside the service); NOROOM_ROUNDS=R (default
@@ -145,7 +146,7 @@ run_set() {
     # The service's own count of the times it fell behind its arrivals, how long it was behind
     # in all and how many backlogs lasted the rule's 0.5 s cap (its census), and the daemon's
     # handoffs and completions in the no-room case.
-    find "$R/$set" -name 'service_census.*' -path '*gsmps*' -exec grep -h '#behind' {} + 2>/dev/null |
+    find "$R/$set" -name 'service_census.*' \( -path '*gsmps*' -o -path '*gslowiso*' \) -exec grep -h '#behind' {} + 2>/dev/null |
       sed "s/^/$set service /"
     # The trainings' census summed per case (the folder above the census files): refused
     # beside turns, waits for a service that fell behind, submissions sent to the partition.
@@ -153,7 +154,7 @@ run_set() {
       2>/dev/null | awk -v set="$set" '{ split($1, f, ":"); n = split(f[1], p, "/")
         s[set " " p[n - 1] " trainings " f[2]] += $2 } END { for (k in s) print k, s[k] }' | sort
     if [[ $set == noroom ]]; then
-      for c in gsmps gsiso; do
+      for c in gsmps gsiso gslowiso; do
         find "$R/$set" -name daemon.log -path "*$c*" \
           -exec grep -hE 'handoff|COMPLETED|bound' {} + 2>/dev/null | sed "s/^/$c /"
       done

@@ -51,6 +51,10 @@
 #                      MPS clients, fill its gaps only (the lanes' gap rule); GAP_FILL and
 #                      INFLIGHT_US (GSHARE_PRIORITY_INFLIGHT_US: what they keep queued beyond
 #                      the rest of its gap) set that rule's two knobs, for gsmps too.
+#              gslowiso  as gsmps with the trainings asking for isolation (GSHARE_MPS=0 in
+#                      their `gshare run`'s environment): the service an MPS client, the
+#                      trainings outside MPS, time-sliced beside its server, filling its gaps
+#                      only: what the service pays for a lower job that waits outside MPS;
 #              gsisosolo  as gsiso without the trainings (priority.sh's `gshare0`): what gshare's
 #                      shim and daemon alone cost the isolated service, gsiso's control;
 #              gsmpscap   as gsmps, [mps] batch_thread_percentage = CAP_PCT and batch_cap =
@@ -117,7 +121,7 @@ for c in $pair_cases; do
   [[ $c =~ ^(bare|mps|gshare|gmps|gsmps)$ ]] || { say "unknown pair case '$c'"; exit 2; }
 done
 for c in $service_cases; do
-  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|cpustart|gshare|gmps|gsmps|gsmpswide|gsmpscap|gsmpsbeside|gsmpsw|gsiso|gsisosolo)$ ]] ||
+  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|cpustart|gshare|gmps|gsmps|gsmpswide|gsmpscap|gsmpsbeside|gsmpsw|gsiso|gslowiso|gsisosolo)$ ]] ||
     { say "unknown service case '$c'"; exit 2; }
 done
 mem_flag=()
@@ -268,7 +272,7 @@ service_case() {
     alone) pc=alone ;;
     bare | mps | mpsprio | mpscap | cpustart) pc=bare$trainings ;;
     gshare | gmps) pc=gshare$trainings ;;
-    gsmps | gsmpswide | gsiso) pc=gshare$trainings mode=auto ;;
+    gsmps | gsmpswide | gsiso | gslowiso) pc=gshare$trainings mode=auto ;;
     gsisosolo) pc=gshare0 mode=auto ;;
     gsmpscap) pc=gshare$trainings mode=auto threads=$cap_pct cap=always ;;
     gsmpsbeside) pc=gshare$trainings mode=auto threads=$cap_pct cap=beside_service ;;
@@ -281,9 +285,10 @@ service_case() {
   [[ $c == gsmps || $c == gsiso ]] &&
     tenv="GSHARE_CENSUS=$d/census${SM_PCT:+ GSHARE_PRIORITY_SM_PCT=$SM_PCT}${GAP_FILL:+ GSHARE_PRIORITY_GAP_FILL=$GAP_FILL}${BESIDE:+ GSHARE_PRIORITY_BESIDE=$BESIDE}${INFLIGHT_US:+ GSHARE_PRIORITY_INFLIGHT_US=$INFLIGHT_US}"
   [[ $c == gsmpswide ]] && tenv="GSHARE_CENSUS=$d/census GSHARE_PRIORITY_SM_PCT=0"
+  [[ $c == gslowiso ]] && tenv="GSHARE_CENSUS=$d/census GSHARE_MPS=0"
   local senv=""
   [[ $c == gsiso || $c == gsisosolo ]] && senv="GSHARE_MPS=0"
-  [[ $c == gsmps ]] && senv="GSHARE_CENSUS=$d/service_census"  # its #behind: backlogs
+  [[ $c == gsmps || $c == gslowiso ]] && senv="GSHARE_CENSUS=$d/service_census"  # its #behind: backlogs
   if [[ $c == mps* || $c == gmps ]]; then
     mps_up "$d" || { echo "service case=$c mps_failed" | tee -a "$summary"; return 1; }
   fi
