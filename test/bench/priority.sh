@@ -140,7 +140,11 @@ mem_flag=()
 [[ -n $ENGINE ]] && mem_flag=(--memory "$ENGINE")
 read -r -a train_env <<<"${TRAIN_ENV:-}"
 read -r -a service_env <<<"${SERVICE_ENV:-}"
+# TRAIN_ENV is the trainings' own environment (inside `gshare run`: the shim's knobs);
+# TRAIN_RUN_ENV their `gshare run`'s, which the daemon reads at launch (GSHARE_MPS=0).
+read -r -a train_run_env <<<"${TRAIN_RUN_ENV:-}"
 ((${#train_env[@]})) && train_env=(env "${train_env[@]}")
+((${#train_run_env[@]})) && train_run_env=(env "${train_run_env[@]}")
 ((${#service_env[@]})) && service_env=(env "${service_env[@]}")
 svc_prefix=() train_prefix=()
 for v in SERVICE_CPUS TRAIN_CPUS; do
@@ -160,7 +164,7 @@ fi
   echo "# priority.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) host=$(hostname) gshare=$gshare"
   echo "# gpu: $(gpu_line)"
   echo "# cases=$cases service_seconds=$seconds period_ms=$period warmup=$warmup service_batch=$service_batch train_steps=$train_steps train_batch=$train_batch min_steps=$min_steps after_s=$after"
-  echo "# train_env=${TRAIN_ENV:-} service_env=${SERVICE_ENV:-} service_cpus=${SERVICE_CPUS:-any} train_cpus=${TRAIN_CPUS:-any} train_nice=${TRAIN_NICE:-unchanged}"
+  echo "# train_env=${TRAIN_ENV:-} train_run_env=${TRAIN_RUN_ENV:-} service_env=${SERVICE_ENV:-} service_cpus=${SERVICE_CPUS:-any} train_cpus=${TRAIN_CPUS:-any} train_nice=${TRAIN_NICE:-unchanged}"
   echo "# service=$service llm_rate=${LLM_RATE:-4} llm_util=${LLM_UTIL:-0.5} llm_args=${LLM_ARGS:-} arrive_after=${arrive_after:-none}"
   echo "# daemon: sharing=$SHARING engine=${ENGINE:-none} quantum=$quantum gpu_limit=${GPU_LIMIT:-none} idle_release=${IDLE_RELEASE:-default} early_release=${EARLY_RELEASE:-default} stagger=${STAGGER:-default}"
 } >"$res/summary.txt"
@@ -361,7 +365,7 @@ run_case() {
       local prep=()
       [[ -n $arrive_prepared ]] && prep=(--ready-file "$d/train$k.ready" --go-file "$d/go")
       echo "train${k}_${arrive_prepared:+launch}${arrive_prepared:-start} $(now)" >>"$times"
-      job_start "train$k" "$d/train$k.out" "$train_tmo" "${tpre[@]}" "${name[@]}" \
+      job_start "train$k" "$d/train$k.out" "$train_tmo" "${train_run_env[@]}" "${tpre[@]}" "${name[@]}" \
         "${train_env[@]}" "${train_prefix[@]}" "$python" "$bench/prio_train.py" --steps "$train_steps" --batch "$train_batch" \
         --seed "$k" --log "$d/train$k.log" "${prep[@]}"
     done

@@ -285,7 +285,9 @@ service_case() {
   [[ $c == gsmps || $c == gsiso ]] &&
     tenv="GSHARE_CENSUS=$d/census${SM_PCT:+ GSHARE_PRIORITY_SM_PCT=$SM_PCT}${GAP_FILL:+ GSHARE_PRIORITY_GAP_FILL=$GAP_FILL}${BESIDE:+ GSHARE_PRIORITY_BESIDE=$BESIDE}${INFLIGHT_US:+ GSHARE_PRIORITY_INFLIGHT_US=$INFLIGHT_US}"
   [[ $c == gsmpswide ]] && tenv="GSHARE_CENSUS=$d/census GSHARE_PRIORITY_SM_PCT=0"
-  [[ $c == gslowiso ]] && tenv="GSHARE_CENSUS=$d/census GSHARE_MPS=0"
+  [[ $c == gslowiso ]] && tenv="GSHARE_CENSUS=$d/census"
+  local trun=""  # the trainings' `gshare run`'s environment (the daemon's choice at launch)
+  [[ $c == gslowiso ]] && trun="GSHARE_MPS=0"
   local senv=""
   [[ $c == gsiso || $c == gsisosolo ]] && senv="GSHARE_MPS=0"
   [[ $c == gsmps || $c == gslowiso ]] && senv="GSHARE_CENSUS=$d/service_census"  # its #behind: backlogs
@@ -293,7 +295,7 @@ service_case() {
     mps_up "$d" || { echo "service case=$c mps_failed" | tee -a "$summary"; return 1; }
   fi
   local line rc more
-  OUT="$d" CASES="$pc" TRAIN_ENV="$tenv" SERVICE_ENV="$senv" MPS_MODE="$mode" MPS_THREADS="$threads" MPS_CAP="$cap" \
+  OUT="$d" CASES="$pc" TRAIN_ENV="$tenv" TRAIN_RUN_ENV="$trun" SERVICE_ENV="$senv" MPS_MODE="$mode" MPS_THREADS="$threads" MPS_CAP="$cap" \
     SERVICE_BATCH="${SERVICE_BATCH:-32}" \
     SERVICE_SECONDS="${SERVICE_SECONDS:-12}" MIN_STEPS="${MIN_STEPS:-10}" \
     AFTER_SECONDS="${AFTER_SECONDS:-3}" ENGINE="$ENGINE" \
@@ -316,7 +318,7 @@ for l in open(sys.argv[1]):
         j = json.loads(l)
         print("p90=%s mean=%s max=%s busy=%s" % (j["p90_ms"], j["mean_ms"], j["max_ms"], j["busy_fraction"]))
 ' "$d/priority/$pc/service.out" 2>/dev/null)
-  echo "service case=$c ${line#case="$pc" } ${more} rc=$rc [${pc}; mps=$mode${threads:+ threads=$threads}${tenv:+; trainings $tenv}]" |
+  echo "service case=$c ${line#case="$pc" } ${more} rc=$rc [${pc}; mps=$mode${threads:+ threads=$threads}${tenv:+; trainings $tenv}${trun:+; their gshare run $trun}]" |
     tee -a "$summary"
   grep '^phases ' "$d/priority.txt" | sed "s/^phases case=[^ ]*/phases case=$c/" | tee -a "$summary"
   [[ -n $line && $line != *" p50=- "* ]]
