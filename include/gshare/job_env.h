@@ -2,8 +2,11 @@
 // `gshare man`): who the job is and where its daemon listens, how its shim shares the GPU,
 // which array task it is, and the MPS backend's, read by the CUDA driver (NVIDIA's MPS
 // documentation, "Environment variables") or by the shim. One name, one place: the daemon,
-// `gshare run`, the job supervisor and the shim all use these. Constants only.
+// `gshare run`, the job supervisor and the shim all use these. Constants, and the one rule
+// on GSHARE_MPS's value (MpsOptOutValue). Header only: the shim includes it.
 #pragma once
+
+#include <string_view>
 
 namespace gshare::job_env {
 
@@ -43,5 +46,9 @@ inline constexpr char kMpsActiveThreadPercentage[] = "CUDA_MPS_ACTIVE_THREAD_PER
 // environment sets GSHARE_MPS=0 asks to run outside MPS (isolation).
 inline constexpr char kMpsClient[] = "GSHARE_MPS_CLIENT";
 inline constexpr char kMpsOptOut[] = "GSHARE_MPS";
+// Whether a value of GSHARE_MPS asks to run outside MPS: 0, no, off or false. Pure.
+inline constexpr bool MpsOptOutValue(std::string_view v) {
+  return v == "0" || v == "no" || v == "off" || v == "false";
+}
 
 }  // namespace gshare::job_env

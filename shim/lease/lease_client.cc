@@ -198,6 +198,15 @@ void EnsureStartedLocked() REQUIRES(g_mu) {
   JobProofFromEnv(&job_id, token);  // job 0: a job of its own
   // `gshare run` already said it runs the job unshared: do not say it twice.
   if (std::getenv(job_env::kQuiet) != nullptr) g_session.Quiet();
+  static bool said_mps_opt_out = false;  // once per process, reconnections included
+  if (!said_mps_opt_out &&
+      MpsOptOutTooLate(std::getenv(job_env::kMpsClient), std::getenv(job_env::kMpsOptOut))) {
+    said_mps_opt_out = true;
+    shim::Warn(
+        "%s=%s is set inside the job, but gshare launched it as an MPS client: set it where "
+        "`gshare run` or `gshare submit` runs to keep the job outside MPS",
+        job_env::kMpsOptOut, std::getenv(job_env::kMpsOptOut));
+  }
   const char* idle = std::getenv(job_env::kIdleReleaseMs);
   int idle_ms = LeaseSession::kDefaultIdleReleaseMs;
   if (idle != nullptr && std::atoi(idle) > 0) idle_ms = std::atoi(idle);

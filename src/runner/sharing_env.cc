@@ -28,8 +28,7 @@ bool MpsOptedOut(const std::vector<std::string>& env) {
   const std::string prefix = std::string(job_env::kMpsOptOut) + "=";
   for (const std::string& e : env) {
     if (e.rfind(prefix, 0) != 0) continue;  // the first entry counts, as getenv(3) finds it
-    const std::string v = e.substr(prefix.size());
-    return v == "0" || v == "no" || v == "off" || v == "false";
+    return job_env::MpsOptOutValue(std::string_view(e).substr(prefix.size()));
   }
   return false;
 }

@@ -203,6 +203,25 @@ class MpsBackendTest(TestCase):
         self.assertEqual(h.gshare("daemon", "stop").returncode, 0)
         h.wait_for(lambda: not proc_alive(control), 30, "the control daemon quit at the stop")
 
+    def test_isolation_asked_inside_the_job_is_named_too_late(self):
+        # GSHARE_MPS=0 counts where `gshare run` runs: the daemon chooses MPS at launch. Set by
+        # the job itself, it finds the process an MPS client already, and the shim says so
+        # once; set for `gshare run`, the job runs outside and hears nothing.
+        h = self.mps_harness()
+        h.start_daemon()
+        late = h.gshare("run", "-q", "--", "env", "GSHARE_MPS=off", FAKE_APP, "--kernels", "3")
+        self.assertEqual(late.returncode, 0, late.stderr)
+        self.assertEqual(late.stderr.count("GSHARE_MPS=off is set inside the job, but gshare "
+                                           "launched it as an MPS client"), 1, late.stderr)
+        heard = h.gshare("run", "-q", "--", FAKE_APP, "--kernels", "3",
+                         env=dict(h.env, GSHARE_MPS="off"))
+        self.assertEqual(heard.returncode, 0, heard.stderr)
+        self.assertNotIn("GSHARE_MPS", heard.stderr)
+        log = _read(h.daemon_log)
+        self.assertEqual(len(re.findall(r"job \d+: MPS client on GPU 0", log)), 1, log)
+        self.assertEqual(len(re.findall(r"job \d+: outside MPS \(it asks for isolation", log)), 1,
+                         log)
+
     def test_off_starts_nothing(self):
         h = self.mps_harness(mode="off")
         h.start_daemon()
