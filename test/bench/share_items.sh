@@ -10,7 +10,7 @@
 # SETs (limit):
 #   pair (300 s)       the fitting pair (GPT-2 + ResNet-50) under gshare's MPS backend, under MPS
 #                      and time-sliced: makespans (share_paths.sh PARTS=pair)
-#   serviceN (75 s for N = 1, 90 for 3, 120 for 8)   the ResNet service (batch 12, ~50 % duty)
+#   serviceN (90 s for N = 1, 100 for 3, 130 for 8)   the ResNet service (batch 12, ~50 % duty)
 #                      beside N trainings under gshare at the default SM partition, the
 #                      trainings stopped and continued every 3 s through a 30 s window: p99
 #                      beside them ÷ alone and the rate they kept (share_paths.sh, `phases`)
@@ -88,7 +88,7 @@ run_set() {
       pick='^pair |^(gsmps|mps|bare) +makespan' ;;
     service[0-9]*)
       n=${set#service}
-      limit=$((n <= 1 ? 75 : n <= 3 ? 90 : 120)) script=share_paths.sh
+      limit=$((n <= 1 ? 90 : n <= 3 ? 100 : 130)) script=share_paths.sh
       service_args "$n"
       env_args+=(SERVICE_CASES=gsmps) ;;
     peers[0-9]*)
