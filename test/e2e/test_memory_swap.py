@@ -115,9 +115,9 @@ class MemorySwapTest(TestCase):
     def test_one_users_jobs_share_one_host_pool(self):
         h = self.harness(quantum="500ms")
         h.start_daemon()
-        a = self.swap_job(h, "a", cycles=30, gap_ms=30)
-        b = self.swap_job(h, "b", cycles=30, gap_ms=30)
-        own = self.swap_job(h, "own", nbytes=40 * MIB, cycles=30, gap_ms=30,
+        a = self.swap_job(h, "a", cycles=15, gap_ms=30)
+        b = self.swap_job(h, "b", cycles=15, gap_ms=30)
+        own = self.swap_job(h, "own", nbytes=40 * MIB, cycles=15, gap_ms=30,
                             env={"GSHARE_HOST_POOL": "process"})
         pids = {j.name: j.child_pid() for j in (a, b, own)}
         pools = {}
@@ -130,7 +130,7 @@ class MemorySwapTest(TestCase):
         self.assertEqual(pools["a"], pools["b"], "one user's jobs got different pools")
         self.assertEqual(len(pools["a"]), 1, pools)
         for job in (a, b, own):
-            self.assert_swap_ok(h, job, cycles=30)
+            self.assert_swap_ok(h, job, cycles=15)
         self.assertEqual(pools["own"], set(),
                          "a job that asked for its own pool mapped the shared one")
         moved = re.findall(r"evicted (\d+) bytes, swapped in (\d+) bytes", self.daemon_log(h))
