@@ -139,6 +139,12 @@ int PrintDaemonStatus(const GlobalOptions& global, const ClientContext& ctx) {
       std::printf("MPS on %s: %s, %zu client job(s)\n", g.value("gpu", std::string()).c_str(),
                   state.c_str(), g.value("clients", nlohmann::json::array()).size());
     }
+    for (const nlohmann::json& o :
+         d.value("mps", nlohmann::json::object()).value("outside", nlohmann::json::array())) {
+      std::printf("MPS: job %lld runs outside (%s)\n",
+                  static_cast<long long>(o.value("job", int64_t{0})),
+                  o.value("why", std::string()).c_str());
+    }
   } catch (const std::exception&) {
     spdlog::error("daemon status: the daemon's reply is not a status document");
     return kExitError;

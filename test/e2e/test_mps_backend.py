@@ -130,6 +130,13 @@ class MpsBackendTest(TestCase):
         h.wait_for(lambda: any(j.get("name") == "isolated" and j.get("state") == "RUNNING"
                                for j in h.queue_jobs().values()), 30, "the isolated service")
         self.assertEqual(h.status()["daemon"]["mps"]["gpus"][0]["clients"], [])
+        # Status names it, and why, while it runs.
+        iso_id = [int(i) for i, j in h.queue_jobs().items() if j.get("name") == "isolated"]
+        outside = h.status()["daemon"]["mps"]["outside"]
+        self.assertEqual([o["job"] for o in outside], iso_id, outside)
+        self.assertIn("it asks for isolation", outside[0]["why"])
+        text = h.gshare("daemon", "status").stdout
+        self.assertIn("MPS: job %d runs outside (it asks for isolation" % iso_id[0], text)
         beside = self.run_env(h)
         self.assertEqual(beside.get("CUDA_MPS_CLIENT_PRIORITY"), "1", beside)
         self.assertNotIn("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", beside)

@@ -358,8 +358,10 @@ MpsServers::Env MpsServers::EnvFor(const JobRecord& r, const std::string& slot,
   if (!choice.client) {
     spdlog::info("job {}: outside MPS ({})", r.id, choice.why_not);
     if (why_not != nullptr) *why_not = choice.why_not;
+    outside_[r.id] = choice.why_not;
     return {};
   }
+  outside_.erase(r.id);
   spdlog::info("job {}: MPS client on GPU {} ({}{})", r.id, slot.empty() ? "0" : slot,
                choice.client_priority == 0 ? "normal priority" : "below normal priority",
                choice.active_thread_percentage < 100
@@ -389,7 +391,10 @@ nlohmann::json MpsServers::Describe() {
     g["clients"] = std::move(clients);
     gpus.push_back(std::move(g));
   }
-  return {{"gpus", std::move(gpus)}};
+  std::erase_if(outside_, [this](const auto& o) { return !live_(o.first); });
+  nlohmann::json outside = nlohmann::json::array();
+  for (const auto& [job, why] : outside_) outside.push_back({{"job", job}, {"why", why}});
+  return {{"gpus", std::move(gpus)}, {"outside", std::move(outside)}};
 }
 
 }  // namespace gshare

@@ -80,7 +80,9 @@ class MpsServers {
   // longer live), else nothing. `why_not` gets the reason it does not. With a control daemon
   // up, the daemon's log says which, and the client's priority and cap.
   Env EnvFor(const JobRecord& r, const std::string& slot, std::string* why_not = nullptr);
-  // {"gpus": [{"gpu", "up", "pid", "client_uid"?, "clients": [job ids]}]} for status --json.
+  // {"gpus": [{"gpu", "up", "pid", "client_uid"?, "clients": [job ids]}], "outside": [{"job",
+  // "why"}]} for status --json: the servers, and the live jobs EnvFor placed outside MPS while
+  // a control daemon was up, with the reason (a user's "why is my job not sharing").
   nlohmann::json Describe();
   bool AnyUp() const;
 
@@ -111,6 +113,7 @@ class MpsServers {
   std::string program_;  // the control program found; "" when none
   BatchCap batch_cap_;   // [mps] batch_cap, resolved for this machine's driver
   std::vector<Server> servers_;
+  std::map<int64_t, std::string> outside_;  // job id -> why it runs outside MPS (EnvFor)
 };
 
 // Runs `program` (nvidia-cuda-mps-control) with `args`, the MPS folders `pipe` and `log` and GPU

@@ -132,10 +132,18 @@ TEST_CASE("mps servers: a GPU's server serves one user until that user's jobs ha
   std::string why;
   CHECK(mps.EnvFor(Job(2, 2000), "", &why).empty());
   CHECK(why.find("another user") != std::string::npos);
+  // Status names it, and why, while it runs outside.
+  CHECK(mps.Describe()["outside"] == nlohmann::json::array({{{"job", 2}, {"why", why}}}));
   CHECK(Get(mps.EnvFor(Job(1, 1000), ""), "CUDA_VISIBLE_DEVICES") == "<unset>");  // one GPU
   live.erase(1);
   CHECK_FALSE(mps.EnvFor(Job(2, 2000), "").empty());
   CHECK(mps.Describe()["gpus"][0]["client_uid"] == 2000);
+  CHECK(mps.Describe()["outside"].empty());  // a client now
+  live.insert(3);
+  CHECK(mps.EnvFor(Job(3, 3000), "").empty());  // another user's: outside
+  CHECK(mps.Describe()["outside"].size() == 1);
+  live.erase(3);
+  CHECK(mps.Describe()["outside"].empty());  // ended: no longer listed
   live.clear();
 }
 
