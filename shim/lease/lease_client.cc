@@ -198,14 +198,19 @@ void EnsureStartedLocked() REQUIRES(g_mu) {
   JobProofFromEnv(&job_id, token);  // job 0: a job of its own
   // `gshare run` already said it runs the job unshared: do not say it twice.
   if (std::getenv(job_env::kQuiet) != nullptr) g_session.Quiet();
-  static bool said_mps_opt_out = false;  // once per process, reconnections included
-  if (!said_mps_opt_out &&
-      MpsOptOutTooLate(std::getenv(job_env::kMpsClient), std::getenv(job_env::kMpsOptOut))) {
+  // The daemon reads GSHARE_MPS where `gshare run` or `gshare submit` runs: set inside a job
+  // that it launched as an MPS client (`gshare run -- env GSHARE_MPS=0 ...`, an export in its
+  // script), it comes too late, and the process runs under MPS. Said once per process,
+  // reconnections included.
+  static bool said_mps_opt_out = false;
+  const char* opt_out = std::getenv(job_env::kMpsOptOut);
+  if (!said_mps_opt_out && ConcurrentLanes() && opt_out != nullptr &&
+      job_env::MpsOptOutValue(opt_out)) {
     said_mps_opt_out = true;
     shim::Warn(
         "%s=%s is set inside the job, but gshare launched it as an MPS client: set it where "
         "`gshare run` or `gshare submit` runs to keep the job outside MPS",
-        job_env::kMpsOptOut, std::getenv(job_env::kMpsOptOut));
+        job_env::kMpsOptOut, opt_out);
   }
   const char* idle = std::getenv(job_env::kIdleReleaseMs);
   int idle_ms = LeaseSession::kDefaultIdleReleaseMs;

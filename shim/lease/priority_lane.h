@@ -28,9 +28,7 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstring>
 
-#include "gshare/job_env.h"
 #include "gshare/priority_board.h"
 #include "driver/context_registry.h"
 #include "lease/backlog_watch.h"
@@ -97,16 +95,6 @@ inline bool Yields(int device) {
 // not stop while one it yields to is busy, and its window bounds what it keeps queued meanwhile
 // (priority_window.h). Read once; any thread.
 bool ConcurrentLanes();
-// Whether GSHARE_MPS in this process's own environment (`opt_out`: its value, or null) asks
-// for isolation while gshare made the job an MPS client at launch (`client`: the value of
-// GSHARE_MPS_CLIENT, or null). The daemon reads GSHARE_MPS in the environment of `gshare run`
-// or `gshare submit`, so one set inside the job (`gshare run -- env GSHARE_MPS=0 ...`, an
-// export in its script) comes too late: the process runs under MPS, and the shim says so once
-// (lease_client.cc). Pure; any thread.
-inline bool MpsOptOutTooLate(const char* client, const char* opt_out) {
-  return client != nullptr && std::strcmp(client, "1") == 0 && opt_out != nullptr &&
-         job_env::MpsOptOutValue(opt_out);
-}
 // GSHARE_PRIORITY_BESIDE (ParseBesideTurns): how many MPS clients of a GPU run beside its busy
 // higher seats at once (default 1); 0: no bound. Read once; any thread.
 int BesideTurns();

@@ -131,16 +131,15 @@ int PrintDaemonStatus(const GlobalOptions& global, const ClientContext& ctx) {
                 counts.value("SUSPENDED", 0), d.value("scheduler", std::string("?")).c_str(),
                 d.value("queue", std::string("?")).c_str());
     std::printf("database: %s\n", d.value("database", std::string()).c_str());
-    for (const nlohmann::json& g :
-         d.value("mps", nlohmann::json::object()).value("gpus", nlohmann::json::array())) {
+    const nlohmann::json mps = d.value("mps", nlohmann::json::object());
+    for (const nlohmann::json& g : mps.value("gpus", nlohmann::json::array())) {
       const std::string state = g.value("up", false)
                                     ? "control daemon " + std::to_string(g.value("pid", 0))
                                     : "down (its jobs run outside MPS)";
       std::printf("MPS on %s: %s, %zu client job(s)\n", g.value("gpu", std::string()).c_str(),
                   state.c_str(), g.value("clients", nlohmann::json::array()).size());
     }
-    for (const nlohmann::json& o :
-         d.value("mps", nlohmann::json::object()).value("outside", nlohmann::json::array())) {
+    for (const nlohmann::json& o : mps.value("outside", nlohmann::json::array())) {
       std::printf("MPS: job %lld runs outside (%s)\n",
                   static_cast<long long>(o.value("job", int64_t{0})),
                   o.value("why", std::string()).c_str());

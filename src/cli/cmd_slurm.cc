@@ -21,7 +21,6 @@
 #include "ipc/requests.h"
 #include "gshare/job_env.h"
 #include "runner/launch_plan.h"
-#include "runner/sharing_env.h"
 #include "runner/shim_path.h"
 
 namespace gshare {
@@ -105,7 +104,7 @@ int TaskProlog(const GlobalOptions& global) {
   plan.scheduler = ctx->config.scheduler;
   const bool opted_out = [] {
     const char* v = std::getenv(job_env::kMpsOptOut);
-    return v != nullptr && MpsOptedOut({std::string(job_env::kMpsOptOut) + "=" + v});
+    return v != nullptr && job_env::MpsOptOutValue(v);
   }();
   for (const auto& [name, value] : LaunchVariables(
            plan, [](const std::string& n) { return std::getenv(n.c_str()) != nullptr; },

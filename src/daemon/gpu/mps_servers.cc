@@ -338,6 +338,10 @@ void MpsServers::Prune(Server& s) {
   }
 }
 
+void MpsServers::PruneOutside() {
+  std::erase_if(outside_, [this](const auto& o) { return !live_(o.first); });
+}
+
 MpsServers::Env MpsServers::EnvFor(const JobRecord& r, const std::string& slot,
                                    std::string* why_not) {
   if (!AnyUp()) return {};  // no MPS on this machine: nothing to say of each job
@@ -358,6 +362,7 @@ MpsServers::Env MpsServers::EnvFor(const JobRecord& r, const std::string& slot,
   if (!choice.client) {
     spdlog::info("job {}: outside MPS ({})", r.id, choice.why_not);
     if (why_not != nullptr) *why_not = choice.why_not;
+    PruneOutside();
     outside_[r.id] = choice.why_not;
     return {};
   }
@@ -391,7 +396,7 @@ nlohmann::json MpsServers::Describe() {
     g["clients"] = std::move(clients);
     gpus.push_back(std::move(g));
   }
-  std::erase_if(outside_, [this](const auto& o) { return !live_(o.first); });
+  PruneOutside();
   nlohmann::json outside = nlohmann::json::array();
   for (const auto& [job, why] : outside_) outside.push_back({{"job", job}, {"why", why}});
   return {{"gpus", std::move(gpus)}, {"outside", std::move(outside)}};

@@ -99,6 +99,7 @@ class MpsServers {
   };
   Server* ServerOf(const std::string& slot);
   void Prune(Server& s);
+  void PruneOutside();  // forgets the jobs that ended (outside_ stays as long as the live jobs)
   bool StartOne(Server& s, const std::string& program);
   // Runs `program` with `args`, the server's MPS folders and GPU in its environment and `input`
   // on its stdin; true when it exited 0 within the timeout.

@@ -21,5 +21,17 @@ TEST_CASE("sharing env: JAX and TensorFlow defaults only where the job sets noth
   CHECK(EnvListHas({"XLA_PYTHON_CLIENT_PREALLOCATE="}, "XLA_PYTHON_CLIENT_PREALLOCATE"));
 }
 
+TEST_CASE(
+    "sharing env: GSHARE_MPS=0, no, off or false asks for isolation; the first entry counts") {
+  for (const char* no : {"0", "no", "off", "false"}) {
+    CHECK(MpsOptedOut({"PATH=/bin", std::string("GSHARE_MPS=") + no}));
+  }
+  for (const char* yes : {"1", "", "on", "00", "False"}) {
+    CHECK_FALSE(MpsOptedOut({std::string("GSHARE_MPS=") + yes}));
+  }
+  CHECK_FALSE(MpsOptedOut({"GSHARE_MPS_CLIENT=0", "PATH=/bin"}));  // another name
+  CHECK_FALSE(MpsOptedOut({"GSHARE_MPS=1", "GSHARE_MPS=0"}));      // as getenv(3) finds it
+}
+
 }  // namespace
 }  // namespace gshare::unit_sharing_env
