@@ -23,6 +23,12 @@ R, then waits (polling every 10 ms) until G exists, writes `go <epoch>` on stder
 makes its first CUDA call (the model's move to the GPU). So its arrival at the GPU can be put at
 a chosen moment, apart from its CPU start-up (test/bench/priority.sh, ARRIVE_PREPARED).
 SIGTERM or SIGINT while it waits: exit 0 with no result line (it never trained).
+
+--context-only (with --ready-file/--go-file): at the go it only creates its CUDA context
+(torch.cuda.synchronize(): cuInit and the primary context, through the shim when preloaded, no
+memory allocated), writes `context <epoch>` on stderr and sleeps until SIGTERM or SIGINT, then
+exits 0 with no result line: a second process on the GPU that holds a context and never asks for
+memory, the control for what a training waiting for memory costs the service beside it.
 """
 import argparse
 import os
@@ -43,11 +49,15 @@ def main():
     ap.add_argument("--log", default="", help="file to append `step wall_time loss` lines to")
     ap.add_argument("--ready-file", default="", help="created once the model is built on the CPU")
     ap.add_argument("--go-file", default="", help="the first CUDA call waits until it exists")
+    ap.add_argument("--context-only", action="store_true",
+                    help="at the go, create the CUDA context only, then sleep until signalled")
     args = ap.parse_args()
     if args.steps < 1 or args.batch < 1 or not 1 <= args.seq <= 1024:
         ap.error("--steps and --batch must be >= 1, --seq within 1..1024")
     if bool(args.ready_file) != bool(args.go_file):
         ap.error("--ready-file and --go-file go together")
+    if args.context_only and not args.go_file:
+        ap.error("--context-only needs --ready-file and --go-file")
 
     stop = stop_on_signals()
 
@@ -63,6 +73,12 @@ def main():
                 return 0
             time.sleep(0.01)
         print(f"go {time.time():.6f}", file=sys.stderr, flush=True)
+    if args.context_only:
+        torch.cuda.synchronize()
+        print(f"context {time.time():.6f}", file=sys.stderr, flush=True)
+        while not stop:
+            time.sleep(0.05)
+        return 0
     model = model.cuda().train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     gen = torch.Generator().manual_seed(args.seed)

@@ -36,6 +36,7 @@
 #   SERVICE_BATCH   images per request (default 8)
 #   TRAIN_STEPS     steps per training (default 1500)
 #   TRAIN_BATCH     sequences per training step (default 8: ~12 GiB per training)
+#   TRAIN_ARGS      more of prio_train.py's options for every training (e.g. --context-only)
 #   MIN_STEPS       steps each training logs before the service starts (default 20)
 #   AFTER_SECONDS   how long the trainings run on after the service (default 5)
 #   START_TIMEOUT   seconds allowed for the trainings to reach MIN_STEPS (default 240)
@@ -143,6 +144,7 @@ read -r -a service_env <<<"${SERVICE_ENV:-}"
 # TRAIN_ENV is the trainings' own environment (inside `gshare run`: the shim's knobs);
 # TRAIN_RUN_ENV their `gshare run`'s, which the daemon reads at launch (GSHARE_MPS=0).
 read -r -a train_run_env <<<"${TRAIN_RUN_ENV:-}"
+read -r -a train_args <<<"${TRAIN_ARGS:-}"
 ((${#train_env[@]})) && train_env=(env "${train_env[@]}")
 ((${#train_run_env[@]})) && train_run_env=(env "${train_run_env[@]}")
 ((${#service_env[@]})) && service_env=(env "${service_env[@]}")
@@ -164,7 +166,7 @@ fi
   echo "# priority.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) host=$(hostname) gshare=$gshare"
   echo "# gpu: $(gpu_line)"
   echo "# cases=$cases service_seconds=$seconds period_ms=$period warmup=$warmup service_batch=$service_batch train_steps=$train_steps train_batch=$train_batch min_steps=$min_steps after_s=$after"
-  echo "# train_env=${TRAIN_ENV:-} train_run_env=${TRAIN_RUN_ENV:-} service_env=${SERVICE_ENV:-} service_cpus=${SERVICE_CPUS:-any} train_cpus=${TRAIN_CPUS:-any} train_nice=${TRAIN_NICE:-unchanged}"
+  echo "# train_env=${TRAIN_ENV:-} train_run_env=${TRAIN_RUN_ENV:-} train_args=${TRAIN_ARGS:-} service_env=${SERVICE_ENV:-} service_cpus=${SERVICE_CPUS:-any} train_cpus=${TRAIN_CPUS:-any} train_nice=${TRAIN_NICE:-unchanged}"
   echo "# service=$service llm_rate=${LLM_RATE:-4} llm_util=${LLM_UTIL:-0.5} llm_args=${LLM_ARGS:-} arrive_after=${arrive_after:-none}"
   echo "# daemon: sharing=$SHARING engine=${ENGINE:-none} quantum=$quantum gpu_limit=${GPU_LIMIT:-none} idle_release=${IDLE_RELEASE:-default} early_release=${EARLY_RELEASE:-default} stagger=${STAGGER:-default}"
 } >"$res/summary.txt"
@@ -367,7 +369,7 @@ run_case() {
       echo "train${k}_${arrive_prepared:+launch}${arrive_prepared:-start} $(now)" >>"$times"
       job_start "train$k" "$d/train$k.out" "$train_tmo" "${train_run_env[@]}" "${tpre[@]}" "${name[@]}" \
         "${train_env[@]}" "${train_prefix[@]}" "$python" "$bench/prio_train.py" --steps "$train_steps" --batch "$train_batch" \
-        --seed "$k" --log "$d/train$k.log" "${prep[@]}"
+        --seed "$k" --log "$d/train$k.log" "${prep[@]}" "${train_args[@]}"
     done
   }
   [[ -z $arrive_after || -n $arrive_prepared ]] && start_trainings

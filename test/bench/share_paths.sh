@@ -55,6 +55,10 @@
 #                      their `gshare run`'s environment): the service an MPS client, the
 #                      trainings outside MPS, time-sliced beside its server, filling its gaps
 #                      only: what the service pays for a lower job that waits outside MPS;
+#              gsidle  as gsmps with each training only creating its CUDA context at its
+#                      arrival and then sleeping (prio_train.py --context-only; needs
+#                      ARRIVE_PREPARED): what a second MPS client costs the service when it
+#                      holds a context and never asks for memory;
 #              gsisosolo  as gsiso without the trainings (priority.sh's `gshare0`): what gshare's
 #                      shim and daemon alone cost the isolated service, gsiso's control;
 #              gsmpscap   as gsmps, [mps] batch_thread_percentage = CAP_PCT and batch_cap =
@@ -121,7 +125,7 @@ for c in $pair_cases; do
   [[ $c =~ ^(bare|mps|gshare|gmps|gsmps)$ ]] || { say "unknown pair case '$c'"; exit 2; }
 done
 for c in $service_cases; do
-  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|cpustart|gshare|gmps|gsmps|gsmpswide|gsmpscap|gsmpsbeside|gsmpsw|gsiso|gslowiso|gsisosolo)$ ]] ||
+  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|cpustart|gshare|gmps|gsmps|gsmpswide|gsmpscap|gsmpsbeside|gsmpsw|gsiso|gslowiso|gsidle|gsisosolo)$ ]] ||
     { say "unknown service case '$c'"; exit 2; }
 done
 mem_flag=()
@@ -272,7 +276,7 @@ service_case() {
     alone) pc=alone ;;
     bare | mps | mpsprio | mpscap | cpustart) pc=bare$trainings ;;
     gshare | gmps) pc=gshare$trainings ;;
-    gsmps | gsmpswide | gsiso | gslowiso) pc=gshare$trainings mode=auto ;;
+    gsmps | gsmpswide | gsiso | gslowiso | gsidle) pc=gshare$trainings mode=auto ;;
     gsisosolo) pc=gshare0 mode=auto ;;
     gsmpscap) pc=gshare$trainings mode=auto threads=$cap_pct cap=always ;;
     gsmpsbeside) pc=gshare$trainings mode=auto threads=$cap_pct cap=beside_service ;;
@@ -285,17 +289,19 @@ service_case() {
   [[ $c == gsmps || $c == gsiso ]] &&
     tenv="GSHARE_CENSUS=$d/census${SM_PCT:+ GSHARE_PRIORITY_SM_PCT=$SM_PCT}${GAP_FILL:+ GSHARE_PRIORITY_GAP_FILL=$GAP_FILL}${BESIDE:+ GSHARE_PRIORITY_BESIDE=$BESIDE}${INFLIGHT_US:+ GSHARE_PRIORITY_INFLIGHT_US=$INFLIGHT_US}"
   [[ $c == gsmpswide ]] && tenv="GSHARE_CENSUS=$d/census GSHARE_PRIORITY_SM_PCT=0"
-  [[ $c == gslowiso ]] && tenv="GSHARE_CENSUS=$d/census"
+  [[ $c == gslowiso || $c == gsidle ]] && tenv="GSHARE_CENSUS=$d/census"
+  local targs=""
+  [[ $c == gsidle ]] && targs="--context-only"
   local trun=""  # the trainings' `gshare run`'s environment (the daemon's choice at launch)
   [[ $c == gslowiso ]] && trun="GSHARE_MPS=0"
   local senv=""
   [[ $c == gsiso || $c == gsisosolo ]] && senv="GSHARE_MPS=0"
-  [[ $c == gsmps || $c == gslowiso ]] && senv="GSHARE_CENSUS=$d/service_census"  # its #behind: backlogs
+  [[ $c == gsmps || $c == gslowiso || $c == gsidle ]] && senv="GSHARE_CENSUS=$d/service_census"  # its #behind: backlogs
   if [[ $c == mps* || $c == gmps ]]; then
     mps_up "$d" || { echo "service case=$c mps_failed" | tee -a "$summary"; return 1; }
   fi
   local line rc more
-  OUT="$d" CASES="$pc" TRAIN_ENV="$tenv" TRAIN_RUN_ENV="$trun" SERVICE_ENV="$senv" MPS_MODE="$mode" MPS_THREADS="$threads" MPS_CAP="$cap" \
+  OUT="$d" CASES="$pc" TRAIN_ENV="$tenv" TRAIN_RUN_ENV="$trun" TRAIN_ARGS="$targs" SERVICE_ENV="$senv" MPS_MODE="$mode" MPS_THREADS="$threads" MPS_CAP="$cap" \
     SERVICE_BATCH="${SERVICE_BATCH:-32}" \
     SERVICE_SECONDS="${SERVICE_SECONDS:-12}" MIN_STEPS="${MIN_STEPS:-10}" \
     AFTER_SECONDS="${AFTER_SECONDS:-3}" ENGINE="$ENGINE" \
