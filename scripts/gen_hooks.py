@@ -25,6 +25,7 @@ GATED = re.compile(
 
 # Hooks that are not submissions but feed the shim's bookkeeping: (kind, export).
 OTHER = [
+    ("INIT", "cuInit"),
     ("PROCADDR", "cuGetProcAddress"),
     ("PROCADDR", "cuGetProcAddress_v2"),
     ("ALLOC", "cuMemAlloc_v2"),

@@ -37,6 +37,10 @@ enum class MsgType : uint16_t {
   kHostPoolQuery = 8,  // HostPoolQueryMsg: the first and only frame of a connection that asks
                        // for the host pool shared by the job owner's processes; answered with
                        // kHostPool (and its descriptor), then closed by the asker
+  kMpsJoinQuery = 9,   // MpsJoinQueryMsg: the first and only frame of a connection that asks,
+                       // at a process's first cuInit, whether the process still joins the MPS
+                       // server gshare launched its job for; answered with kMpsJoin, then
+                       // closed by the asker
   // daemon -> shim
   kLeaseGrant = 16,      // LeaseMsg: the job holds `gpu` (epoch identifies this grant)
   kLeaseDrop = 17,       // LeaseMsg: give `gpu` back (acknowledge with kLeaseReleased, same epoch)
@@ -63,6 +67,7 @@ enum class MsgType : uint16_t {
   kMemoryView = 26,      // MemViewMsg: the answer to kMemoryQuery
   kHostPool = 27,        // HostPoolMsg: the answer to kHostPoolQuery; with bytes != 0 it carries
                          // one descriptor (SCM_RIGHTS) of the pool's memory file
+  kMpsJoin = 28,         // MpsJoinMsg: the answer to kMpsJoinQuery
   // CLI -> daemon (JSON payloads) and daemon -> CLI replies
   // Job options (JobRequest, src/job_request.h) are the same JSON object in kRunRegister and
   // kSubmit.
@@ -160,6 +165,26 @@ struct HostPoolMsg {
   uint64_t reserved;  // zero
 };
 static_assert(sizeof(HostPoolMsg) == 16);
+
+// kMpsJoinQuery: job `job_id`'s process, launched as a client of gshare's MPS server on its GPU,
+// makes its first cuInit (the driver reads the MPS variables there), proved like a hello.
+struct MpsJoinQueryMsg {
+  uint64_t job_id;
+  uint8_t token[16];
+};
+static_assert(sizeof(MpsJoinQueryMsg) == 24);
+
+// kMpsJoin: join = 1: the process joins the server (its environment as launched); 0: it runs
+// outside MPS, its job listed so (policy/mps_choice.h, ChooseAtArrival). known = 0: no such
+// job, or the token does not prove it: join = 1, nothing changes for the job. free_bytes: the
+// GPU's memory free of every job's need at the answer (the ledger's; 0 when unknown, or when
+// the job is no client).
+struct MpsJoinMsg {
+  uint32_t join;
+  uint32_t known;
+  uint64_t free_bytes;
+};
+static_assert(sizeof(MpsJoinMsg) == 16);
 
 // kPing / kPong: a shim that heard nothing from the daemon for a while asks whether it is
 // alive; no answer within GSHARE_DAEMON_TIMEOUT_MS and the shim runs ungated (docs/design.md).
@@ -271,6 +296,8 @@ inline bool IsKnownType(uint16_t t) {
     case MsgType::kMemoryView:
     case MsgType::kHostPoolQuery:
     case MsgType::kHostPool:
+    case MsgType::kMpsJoinQuery:
+    case MsgType::kMpsJoin:
     case MsgType::kLeaseGrant:
     case MsgType::kLeaseDrop:
     case MsgType::kLeaseContended:
@@ -314,6 +341,8 @@ inline uint32_t FixedPayloadSize(MsgType t) {
     case MsgType::kMemoryView: return sizeof(MemViewMsg);
     case MsgType::kHostPoolQuery: return sizeof(HostPoolQueryMsg);
     case MsgType::kHostPool: return sizeof(HostPoolMsg);
+    case MsgType::kMpsJoinQuery: return sizeof(MpsJoinQueryMsg);
+    case MsgType::kMpsJoin: return sizeof(MpsJoinMsg);
     case MsgType::kLeaseRequest:
     case MsgType::kLeaseReleased:
     case MsgType::kLeaseGrant:

@@ -16,6 +16,7 @@
 #include "lease/sm_partition.h"
 #include "driver/hook_decls.h"
 #include "lease/lease_client.h"
+#include "lease/mps_arrival.h"
 #include "driver/real_driver.h"
 #include "shim_log.h"
 #include "memory/managed_space.h"
@@ -365,6 +366,15 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
       return [&](auto&&... a) { return gs_real_fn(gs_sub.Route(a)...); } args;                  \
     }                                                                                           \
     return gs_real_fn args;                                                                     \
+  }
+
+// The driver reads the MPS variables in cuInit: an arriving client asks the daemon first
+// whether it still joins gshare's MPS server (lease/mps_arrival.h).
+#define GS_HOOK_INIT(name, params, args)     \
+  GS_EXPORT CUresult name params noexcept { \
+    GS_REAL(name, params);                  \
+    ::gshare::shim::BeforeCuInit();         \
+    return gs_real_fn args;                 \
   }
 
 #define GS_HOOK_PROCADDR(name, params, args) \

@@ -18,6 +18,7 @@
 #include "gshare/job_env.h"
 #include "lease/lease_client.h"
 #include "lease/lease_state.h"
+#include "lease/mps_arrival.h"
 #include "memory/mono_clock.h"
 
 namespace gshare::shim {
@@ -211,7 +212,7 @@ bool ConcurrentLanes() {
     const char* pipe = std::getenv(job_env::kMpsPipeDirectory);
     return client != nullptr && std::strcmp(client, "1") == 0 && pipe != nullptr && *pipe != '\0';
   }();
-  return concurrent;
+  return concurrent && !LeftMps();
 }
 
 int BesideTurns() {

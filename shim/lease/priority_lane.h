@@ -93,7 +93,8 @@ inline bool Yields(int device) {
 // CUDA_MPS_PIPE_DIRECTORY set: include/gshare/job_env.h). Its kernels then run beside a busy
 // higher-priority job's at a lower MPS client priority instead of waiting for its gaps: it does
 // not stop while one it yields to is busy, and its window bounds what it keeps queued meanwhile
-// (priority_window.h). Read once; any thread.
+// (priority_window.h). Read once, and false from the moment the process did not join at its
+// first cuInit (mps_arrival.h); any thread.
 bool ConcurrentLanes();
 // GSHARE_PRIORITY_BESIDE (ParseBesideTurns): how many MPS clients of a GPU run beside its busy
 // higher seats at once (default 1); 0: no bound. Read once; any thread.

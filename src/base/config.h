@@ -171,6 +171,10 @@ struct Config {
     // service); "beside_service": a batch job that starts while a client above it runs on its
     // GPU; "always": every batch client. policy/mps_choice.h (BatchCap) has the rule and why.
     std::string batch_cap = "auto";
+    // A job launched as a client whose process makes its first CUDA call while a client of
+    // higher priority lives on the GPU's server and less than this percentage of the GPU's
+    // memory is free runs outside MPS instead (policy/mps_choice.h, ChooseAtArrival); 0: off.
+    int join_free_percentage = 15;  // 0..100
   };
   Scheduler scheduler;
   Metrics metrics;

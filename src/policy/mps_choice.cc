@@ -39,4 +39,17 @@ MpsChoice ChooseMps(const MpsJob& job, const MpsGpu& gpu, const MpsSettings& set
   return c;
 }
 
+std::string ChooseAtArrival(const MpsArrival& arrival, int join_free_percentage) {
+  if (join_free_percentage <= 0 || arrival.capacity_bytes == 0) return "";
+  if (!arrival.top_priority || *arrival.top_priority <= arrival.priority) return "";
+  // free < capacity * pct / 100, in integers: free * 100 < capacity * pct.
+  const unsigned __int128 free = arrival.free_bytes;
+  const unsigned __int128 floor = static_cast<unsigned __int128>(arrival.capacity_bytes) *
+                                  static_cast<unsigned>(join_free_percentage);
+  if (free * 100 >= floor) return "";
+  return "a client of priority " + std::to_string(*arrival.top_priority) + " left " +
+         std::to_string(arrival.free_bytes >> 20) + " MiB of its GPU free at its first CUDA call (below " +
+         std::to_string(join_free_percentage) + " %: [mps] join_free_percentage)";
+}
+
 }  // namespace gshare

@@ -20,6 +20,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -79,5 +80,25 @@ struct MpsChoice {
 };
 
 MpsChoice ChooseMps(const MpsJob& job, const MpsGpu& gpu, const MpsSettings& settings);
+
+// A client's arrival: its process's first cuInit, where the driver reads the MPS variables
+// (ChooseMps decided at launch, seconds before: an interpreter's imports, a model built on the
+// CPU). A lower job arriving while a higher-priority client's memory leaves little free mostly
+// waits for memory; as an MPS client that has launched work (its first allocations fit, its
+// first kernels ran) it slowed the higher client's LLM decode step by 4-7 % the whole time it
+// waited, where outside MPS, or as a client holding only a context, it did not (H200, driver
+// 580: docs/benchmarks.md, "Item 3 against an idle client"). Outside, once room comes, it fills
+// the higher client's gaps only (time-slicing beside the server).
+struct MpsArrival {
+  int priority = 0;                   // the arriving job's
+  std::optional<int> top_priority;    // the highest priority of the server's other live clients
+  uint64_t capacity_bytes = 0;        // the GPU's (the ledger's Capacity; 0: unknown)
+  uint64_t free_bytes = 0;            // capacity less every process's need and unseen memory
+};
+
+// Why the arriving client stays outside MPS ("" : it joins): when a client of higher priority
+// lives on its server and less than `join_free_percentage` % of the GPU's memory is free. 0
+// turns the rule off; an unknown capacity joins. Pure; any thread.
+std::string ChooseAtArrival(const MpsArrival& arrival, int join_free_percentage);
 
 }  // namespace gshare

@@ -69,7 +69,8 @@ bounded() {
 # write_config FILE RUN_DIR QUANTUM [GPU_LIMIT]: the daemon's configuration for one run: its own
 # socket and state folder under RUN_DIR; [memory] only when ENGINE is set; IDLE_RELEASE,
 # EARLY_RELEASE (true|false), STAGGER (true|false), SHARING (auto|exclusive), HOST_BUDGET,
-# IDLE_STAGE_AFTER and LOG_LEVEL when set.
+# IDLE_STAGE_AFTER and LOG_LEVEL when set; [mps] with MPS_MODE (MPS_THREADS, MPS_CAP and
+# MPS_JOIN_FREE: batch_thread_percentage, batch_cap, join_free_percentage).
 write_config() {
   {
     echo "[scheduler]"
@@ -90,6 +91,7 @@ write_config() {
       echo "mode = \"$MPS_MODE\""
       [[ -n ${MPS_THREADS:-} ]] && echo "batch_thread_percentage = $MPS_THREADS"
       [[ -n ${MPS_CAP:-} ]] && echo "batch_cap = \"$MPS_CAP\""
+      [[ -n ${MPS_JOIN_FREE:-} ]] && echo "join_free_percentage = $MPS_JOIN_FREE"
     fi
     echo "[daemon]"
     echo "socket = \"$2/gshare.sock\""

@@ -46,6 +46,9 @@
 #                      they fill on every SM); BESIDE sets GSHARE_PRIORITY_BESIDE (how many
 #                      of them run beside the busy service at once).
 #              gsmpswide  as gsmps with GSHARE_PRIORITY_SM_PCT=0: no SM partition, every SM.
+#              gsmpsjoin  as gsmps with [mps] join_free_percentage = 0: a training arriving
+#                      while the service left no room joins MPS all the same (gshare's
+#                      default before the rule: ChooseAtArrival, policy/mps_choice.h).
 #              gsiso   as gsmps with the service asking for isolation (GSHARE_MPS=0 in its
 #                      `gshare run`'s environment): it runs outside MPS, and the trainings,
 #                      MPS clients, fill its gaps only (the lanes' gap rule); GAP_FILL and
@@ -125,7 +128,7 @@ for c in $pair_cases; do
   [[ $c =~ ^(bare|mps|gshare|gmps|gsmps)$ ]] || { say "unknown pair case '$c'"; exit 2; }
 done
 for c in $service_cases; do
-  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|cpustart|gshare|gmps|gsmps|gsmpswide|gsmpscap|gsmpsbeside|gsmpsw|gsiso|gslowiso|gsidle|gsisosolo)$ ]] ||
+  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|cpustart|gshare|gmps|gsmps|gsmpswide|gsmpsjoin|gsmpscap|gsmpsbeside|gsmpsw|gsiso|gslowiso|gsidle|gsisosolo)$ ]] ||
     { say "unknown service case '$c'"; exit 2; }
 done
 mem_flag=()
@@ -271,12 +274,13 @@ EOF
 service_case() {
   local c=$1 d="$res/service/$1" pc tenv=""
   mkdir -p "$d"
-  local mode=off threads="" cap=""
+  local mode=off threads="" cap="" join=""
   case $c in
     alone) pc=alone ;;
     bare | mps | mpsprio | mpscap | cpustart) pc=bare$trainings ;;
     gshare | gmps) pc=gshare$trainings ;;
     gsmps | gsmpswide | gsiso | gslowiso | gsidle) pc=gshare$trainings mode=auto ;;
+    gsmpsjoin) pc=gshare$trainings mode=auto join=0 ;;
     gsisosolo) pc=gshare0 mode=auto ;;
     gsmpscap) pc=gshare$trainings mode=auto threads=$cap_pct cap=always ;;
     gsmpsbeside) pc=gshare$trainings mode=auto threads=$cap_pct cap=beside_service ;;
@@ -286,7 +290,7 @@ service_case() {
   [[ $c == cpustart ]] && tenv="CUDA_VISIBLE_DEVICES="
   [[ $c == mpscap ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1 CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$cap_pct"
   [[ $c == gsmpsw ]] && tenv="GSHARE_PRIORITY_CONCURRENT_US=$conc_us"
-  [[ $c == gsmps || $c == gsiso ]] &&
+  [[ $c == gsmps || $c == gsiso || $c == gsmpsjoin ]] &&
     tenv="GSHARE_CENSUS=$d/census${SM_PCT:+ GSHARE_PRIORITY_SM_PCT=$SM_PCT}${GAP_FILL:+ GSHARE_PRIORITY_GAP_FILL=$GAP_FILL}${BESIDE:+ GSHARE_PRIORITY_BESIDE=$BESIDE}${INFLIGHT_US:+ GSHARE_PRIORITY_INFLIGHT_US=$INFLIGHT_US}"
   [[ $c == gsmpswide ]] && tenv="GSHARE_CENSUS=$d/census GSHARE_PRIORITY_SM_PCT=0"
   [[ $c == gslowiso || $c == gsidle ]] && tenv="GSHARE_CENSUS=$d/census"
@@ -296,12 +300,12 @@ service_case() {
   [[ $c == gslowiso ]] && trun="GSHARE_MPS=0"
   local senv=""
   [[ $c == gsiso || $c == gsisosolo ]] && senv="GSHARE_MPS=0"
-  [[ $c == gsmps || $c == gslowiso || $c == gsidle ]] && senv="GSHARE_CENSUS=$d/service_census"  # its #behind: backlogs
+  [[ $c == gsmps || $c == gslowiso || $c == gsidle || $c == gsmpsjoin ]] && senv="GSHARE_CENSUS=$d/service_census"  # its #behind: backlogs
   if [[ $c == mps* || $c == gmps ]]; then
     mps_up "$d" || { echo "service case=$c mps_failed" | tee -a "$summary"; return 1; }
   fi
   local line rc more
-  OUT="$d" CASES="$pc" TRAIN_ENV="$tenv" TRAIN_RUN_ENV="$trun" TRAIN_ARGS="$targs" SERVICE_ENV="$senv" MPS_MODE="$mode" MPS_THREADS="$threads" MPS_CAP="$cap" \
+  OUT="$d" CASES="$pc" TRAIN_ENV="$tenv" TRAIN_RUN_ENV="$trun" TRAIN_ARGS="$targs" SERVICE_ENV="$senv" MPS_MODE="$mode" MPS_THREADS="$threads" MPS_CAP="$cap" MPS_JOIN_FREE="$join" \
     SERVICE_BATCH="${SERVICE_BATCH:-32}" \
     SERVICE_SECONDS="${SERVICE_SECONDS:-12}" MIN_STEPS="${MIN_STEPS:-10}" \
     AFTER_SECONDS="${AFTER_SECONDS:-3}" ENGINE="$ENGINE" \

@@ -229,6 +229,47 @@ class MpsBackendTest(TestCase):
         self.assertEqual(len(re.findall(r"job \d+: outside MPS \(it asks for isolation", log)), 1,
                          log)
 
+    def test_a_lower_client_arriving_without_room_runs_outside(self):
+        # MPS is chosen at launch; the driver reads it at the process's first cuInit, where the
+        # shim asks again: a lower job arriving while a higher client left less than
+        # join_free_percentage of the GPU free runs outside MPS (its waiting context would slow
+        # the higher client's kernels), is listed outside and why; an equal one joins.
+        h = self.mps_harness(join_free_percentage=30)  # the fake GPU gives 240 MiB
+        h.start_daemon()
+        pipe = os.path.join(h.state_dir, "mps", "0", "pipe")
+        stop = os.path.join(h.tmp, "stop-service")
+        service = h.start_fake(["--kernels", "0", "--swap-check", 200 * MIB, "--pieces", "1",
+                                "--cycles", "2", "--gap-ms", "200", "--stop-file", stop],
+                               ["-p", "10", "-q"], name="service")
+
+        def holds():
+            rec = h.job_record(lambda j: j.get("name") == "service" and "memory" in j) or {}
+            return rec.get("memory", {}).get("resident", 0) >= 200 * MIB
+        h.wait_for(holds, 30, "the service's memory")
+        low = h.gshare("run", "-q", "-J", "low", "--", FAKE_APP, "--print-mps", "--kernels", "1")
+        self.assertEqual(low.returncode, 0, low.stderr)
+        self.assertIn("fake_app: mps -\n", low.stdout)
+        log = _read(h.daemon_log)
+        self.assertRegex(log, r"job \d+: MPS client on GPU 0 \(below normal")  # at launch
+        self.assertRegex(log, r"job \d+: outside MPS \(a client of priority 10 left \d+ MiB of "
+                              r"its GPU free at its first CUDA call \(below 30 %")
+        equal = h.gshare("run", "-q", "-p", "10", "-J", "equal", "--", FAKE_APP, "--print-mps",
+                         "--kernels", "1")
+        self.assertEqual(equal.returncode, 0, equal.stderr)
+        self.assertIn("fake_app: mps %s\n" % pipe, equal.stdout)
+        # While it runs, status lists the outside job and why.
+        waiting = h.start_fake(["--print-mps", "--kernels", "0", "--sleep-ms", "20000"],
+                               ["-q"], name="waiting")
+        h.wait_for(lambda: h.status()["daemon"]["mps"]["outside"], 30, "the job outside")
+        outside = h.status()["daemon"]["mps"]["outside"]
+        self.assertIn("first CUDA call", outside[0]["why"], outside)
+        self.assertIn("runs outside (a client of priority 10 left",
+                      h.gshare("daemon", "status").stdout)
+        waiting.kill()
+        with open(stop, "w"):
+            pass
+        self.assertEqual(service.wait(60), 0)
+
     def test_off_starts_nothing(self):
         h = self.mps_harness(mode="off")
         h.start_daemon()

@@ -95,6 +95,9 @@ void Usage() {
       "  [--cycles C] [--pieces N] [--leak-to-exit] [--finalizing] [--ipc-export]\n"
       "  [--ipc-serve DIR | --ipc-open DIR]\n"
       "  [--align-ms P [--align-offset-ms O]] [--start-file PATH] [--stop-file PATH]\n"
+      "  [--print-mps]\n"
+      "--print-mps: after cuInit prints `fake_app: mps <CUDA_MPS_PIPE_DIRECTORY>` (`-`\n"
+      "  when unset): whether the driver would have made the process an MPS client\n"
       "--consumer: at each synchronization a second stream waits for an event\n"
       "  recorded on the first, then runs one kernel through cuLaunchKernelEx (logged\n"
       "  under that name), before the cuCtxSynchronize: it must start after the first\n"
@@ -181,6 +184,8 @@ Options Parse(int argc, char** argv) {
       o.align_ms = static_cast<int>(number());
     } else if (a == "--align-offset-ms") {
       o.align_offset_ms = static_cast<int>(number());
+    } else if (a == "--print-mps") {
+      o.print_mps = true;
     } else if (a == "--sleep-ms") {
       o.sleep_ms = static_cast<int>(number());
     } else if (a == "--ipc-export") {
@@ -375,6 +380,11 @@ int main(int argc, char** argv) {
   Api api = LoadApi(o);
 
   CALL(Init, 0);
+  if (o.print_mps) {
+    const char* pipe = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+    std::printf("fake_app: mps %s\n", pipe != nullptr ? pipe : "-");
+    std::fflush(stdout);
+  }
   // Registered after cuInit (where the fake driver registers the give-back of the process's
   // memory) and before the first call gshare gates (where the shim registers its exit
   // handler): exit runs the shim's first, then this, then the driver's.

@@ -118,6 +118,7 @@ struct Options {
   std::string ipc_open;       // --ipc-open DIR: see Usage
   std::string start_file;     // --start-file PATH: see Usage
   std::string stop_file;      // --stop-file PATH: see Usage
+  bool print_mps = false;     // --print-mps: see Usage
 };
 
 // Prints "fake_app: error <what> <code>" on stderr and exits 1.

@@ -233,6 +233,7 @@ extern "C" {
 #define FAKE_GATE_CAPTURE_BEGIN(name, params, args)
 #define FAKE_GATE_CAPTURE_END(name, params, args)
 #define FAKE_GATE_CTXDESTROY(name, params, args)
+#define FAKE_GATE_INIT(name, params, args)
 #define FAKE_GATE_MEMINFO(name, params, args)
 #define FAKE_GATE_TOTALMEM(name, params, args)
 #define FAKE_GATE_ADDRRANGE(name, params, args)

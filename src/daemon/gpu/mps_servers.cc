@@ -342,6 +342,29 @@ void MpsServers::PruneOutside() {
   std::erase_if(outside_, [this](const auto& o) { return !live_(o.first); });
 }
 
+std::optional<MpsServers::ClientPlace> MpsServers::PlaceOf(int64_t job) {
+  for (Server& s : servers_) {
+    Prune(s);
+    if (!s.clients.contains(job)) continue;
+    ClientPlace place{s.gpu, {}};
+    for (const auto& [id, client] : s.clients) {
+      if (id != job) place.others[id] = client.priority;
+    }
+    return place;
+  }
+  return std::nullopt;
+}
+
+void MpsServers::LeaveAtArrival(int64_t job, const std::string& why) {
+  for (Server& s : servers_) {
+    if (s.clients.erase(job) == 0) continue;
+    spdlog::info("job {}: outside MPS ({})", job, why);
+    PruneOutside();
+    outside_[job] = why;
+    return;
+  }
+}
+
 MpsServers::Env MpsServers::EnvFor(const JobRecord& r, const std::string& slot,
                                    std::string* why_not) {
   if (!AnyUp()) return {};  // no MPS on this machine: nothing to say of each job

@@ -80,6 +80,18 @@ class MpsServers {
   // longer live), else nothing. `why_not` gets the reason it does not. With a control daemon
   // up, the daemon's log says which, and the client's priority and cap.
   Env EnvFor(const JobRecord& r, const std::string& slot, std::string* why_not = nullptr);
+  // Job `job`'s place as a client, when EnvFor made it one and it lives: its server's GPU (a
+  // UUID, or an index when NVML gave none) and the server's other live clients' priorities by
+  // job id.
+  struct ClientPlace {
+    std::string gpu;
+    std::map<int64_t, int> others;
+  };
+  std::optional<ClientPlace> PlaceOf(int64_t job);
+  // Job `job`'s process did not join its server at its first CUDA call (ChooseAtArrival): the
+  // job is no client from now on (another user's jobs may have the server once the others
+  // end) and is listed outside with `why`. Nothing when it is no client.
+  void LeaveAtArrival(int64_t job, const std::string& why);
   // {"gpus": [{"gpu", "up", "pid", "client_uid"?, "clients": [job ids]}], "outside": [{"job",
   // "why"}]} for status --json: the servers, and the live jobs EnvFor placed outside MPS while
   // a control daemon was up, with the reason (a user's "why is my job not sharing").

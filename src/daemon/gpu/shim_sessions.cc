@@ -5,6 +5,8 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -232,6 +234,51 @@ void ShimSessions::OnHostPoolQuery(Connection& c, const Frame& f) {
     m.bytes = 0;
     t_.send(c.id, EncodeMsgFrame(proto::MsgType::kHostPool, m));
   }
+}
+
+void ShimSessions::OnMpsJoinQuery(Connection& c, const Frame& f) {
+  if (!FreshQuery(c, "an MPS join query")) return;
+  proto::MpsJoinQueryMsg q;
+  std::memcpy(&q, f.payload.data(), sizeof q);
+  proto::MpsJoinMsg m{};
+  m.join = 1;
+  auto job = p_.table.jobs.find(q.job_id);
+  std::optional<MpsServers::ClientPlace> place;
+  if (ProvesJob(c, q.job_id, q.token)) {
+    m.known = 1;
+    place = p_.mps.PlaceOf(static_cast<int64_t>(q.job_id));
+  }
+  if (place) {
+    MpsArrival arrival;
+    arrival.priority = job->second->record.priority;
+    std::set<JobId> higher;
+    for (const auto& [id, priority] : place->others) {
+      if (priority <= arrival.priority) continue;
+      higher.insert(id);
+      arrival.top_priority = std::max(arrival.top_priority.value_or(priority), priority);
+    }
+    // The ledger's key of the server's GPU: its UUID, else where a higher client has memory.
+    GpuKey gpu = place->gpu.rfind("GPU-", 0) == 0 ? place->gpu : GpuKey{};
+    for (const auto& [id, conn] : p_.table.conns) {
+      if (!gpu.empty()) break;
+      if (conn->kind != Connection::Kind::kShim || !higher.contains(conn->job)) continue;
+      const std::vector<GpuKey> gpus = p_.ledger.GpusOf(id);
+      if (!gpus.empty()) gpu = gpus.front();
+    }
+    if (!gpu.empty()) {
+      arrival.capacity_bytes = p_.ledger.Capacity(gpu);
+      const uint64_t used = p_.ledger.Need(gpu) + p_.ledger.Unseen(gpu);
+      arrival.free_bytes = arrival.capacity_bytes > used ? arrival.capacity_bytes - used : 0;
+      m.free_bytes = arrival.free_bytes;
+    }
+    const std::string why =
+        ChooseAtArrival(arrival, p_.options.config.mps.join_free_percentage);
+    if (!why.empty()) {
+      p_.mps.LeaveAtArrival(static_cast<int64_t>(q.job_id), why);
+      m.join = 0;
+    }
+  }
+  t_.send(c.id, EncodeMsgFrame(proto::MsgType::kMpsJoin, m));
 }
 
 int ShimSessions::ShimsOf(uid_t uid, ConnId except) const {

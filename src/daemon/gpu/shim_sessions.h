@@ -19,6 +19,7 @@
 #include "daemon/gpu/idle_stager.h"
 #include "daemon/gpu/lease_outbox.h"
 #include "daemon/gpu/memory_coordinator.h"
+#include "daemon/gpu/mps_servers.h"
 #include "daemon/gpu/priority_lanes.h"
 #include "daemon/gpu/process_jobs.h"
 #include "daemon/gpu/sharing_controller.h"
@@ -57,6 +58,7 @@ class ShimSessions {
     AccessGuard& access;  // who is an admin (not capped)
     GpuGate& gpus;        // which GPUs a peer may name
     HostPools& pools;     // each user's shared host pool
+    MpsServers& mps;      // gshare's MPS servers: whether an arriving client joins
   };
   // What it asks of the parts above it: a job's end (JobLifecycle) and the checkpoint engine.
   class Host {
@@ -100,6 +102,12 @@ class ShimSessions {
   // descriptor, when `c` may join the job it names and its uid has a shim connected (the pool
   // goes when the last one leaves); else kHostPool with bytes 0. Then a CLI's, as above.
   void OnHostPoolQuery(Connection& c, const Frame& f);
+  // kMpsJoinQuery: whether the process of a job launched as an MPS client joins its server at
+  // its first cuInit (kMpsJoin): not when a client of higher priority there left less than
+  // [mps] join_free_percentage of the GPU's memory free (ChooseAtArrival); the job is then
+  // listed outside MPS. Join for a job that is no client, or that `c` may not join. Then a
+  // CLI's, as above.
+  void OnMpsJoinQuery(Connection& c, const Frame& f);
   // Shim connection `c` is closing: its leases are reclaimed, its seat and ledger entry go (its
   // swap counters stay with its job), and a job of its own ends COMPLETED with its last shim.
   void Left(Connection& c);
@@ -107,7 +115,7 @@ class ShimSessions {
  private:
   // Whether `c` may join active `job`: AccessGuard::ProvesJob with the hello's token bytes.
   bool MayJoin(const Connection& c, const ActiveJob& job, const uint8_t (&token)[16]) const;
-  // A query on a connection of its own (kMemoryQuery, kHostPoolQuery) comes as its first
+  // A query on a connection of its own (kMemoryQuery, kHostPoolQuery, kMpsJoinQuery) comes as its first
   // frame: then the connection is a CLI's and true; else it is dropped ("`what` after its
   // hello") and false.
   bool FreshQuery(Connection& c, const char* what);

@@ -133,7 +133,7 @@ class DaemonParts final : private CheckpointEngine::Host,
                 [this] { return gpu_count; }}};
   ShimSessions shims{
       ShimSessions::Parts{options, table, *store, arbiter, ledger, memory, staging, timeline, clock,
-                          lanes, messenger, stagger, sharing, outbox, access, gpus, pools},
+                          lanes, messenger, stagger, sharing, outbox, access, gpus, pools, mps},
       *this, ShimSessions::Transport{links.send, links.drop, links.exempt, links.send_fd}};
 
  private:

@@ -36,6 +36,10 @@ void RouteMemoryQuery(RequestRouter& r, Connection& c, const Frame& f) {
   r.parts().shims.OnMemoryQuery(c, f);
 }
 
+void RouteMpsJoinQuery(RequestRouter& r, Connection& c, const Frame& f) {
+  r.parts().shims.OnMpsJoinQuery(c, f);
+}
+
 void RouteHostPoolQuery(RequestRouter& r, Connection& c, const Frame& f) {
   r.parts().shims.OnHostPoolQuery(c, f);
 }
@@ -151,6 +155,8 @@ constexpr RequestRule kRules[] = {
      RouteMemoryQuery, nullptr},
     {proto::MsgType::kHostPoolQuery, "host pool query", kFromFresh, Authority::kJobRunner, nullptr,
      RouteHostPoolQuery, nullptr},
+    {proto::MsgType::kMpsJoinQuery, "MPS join query", kFromFresh, Authority::kJobRunner, nullptr,
+     RouteMpsJoinQuery, nullptr},
     {proto::MsgType::kRunRegister, "run registration", kFromFresh, Authority::kSelf, nullptr,
      nullptr, RouteRunRegister},
     {proto::MsgType::kRunStarted, "run start", kFromRunner, Authority::kJobRunner, nullptr, nullptr,

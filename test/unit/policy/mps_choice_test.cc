@@ -118,5 +118,41 @@ TEST_CASE("mps choice: another user's server, several GPUs, Slurm and two engine
   CHECK(iso.why_not.find("GSHARE_MPS=0") != std::string::npos);
 }
 
+TEST_CASE("mps choice: an arriving client stays outside when a higher one left too little free") {
+  constexpr uint64_t kGiB = 1ull << 30;
+  MpsArrival a;
+  a.priority = 0;
+  a.top_priority = 10;
+  a.capacity_bytes = 100 * kGiB;
+  a.free_bytes = 14 * kGiB;
+  const std::string why = ChooseAtArrival(a, 15);
+  CHECK(why.find("priority 10") != std::string::npos);
+  CHECK(why.find("14336 MiB") != std::string::npos);
+  CHECK(why.find("15 %") != std::string::npos);
+  a.free_bytes = 15 * kGiB;  // at the floor: joins
+  CHECK(ChooseAtArrival(a, 15).empty());
+  a.free_bytes = 15 * kGiB - 1;
+  CHECK_FALSE(ChooseAtArrival(a, 15).empty());
+  CHECK(ChooseAtArrival(a, 0).empty());  // off
+  MpsArrival equal = a;  // only a higher client keeps it out: an equal one does not
+  equal.top_priority = 0;
+  CHECK(ChooseAtArrival(equal, 15).empty());
+  MpsArrival alone = a;  // no other client
+  alone.top_priority.reset();
+  CHECK(ChooseAtArrival(alone, 15).empty());
+  MpsArrival unknown = a;  // no memory reported yet: joins
+  unknown.capacity_bytes = 0;
+  unknown.free_bytes = 0;
+  CHECK(ChooseAtArrival(unknown, 15).empty());
+  MpsArrival full = a;  // everything free but nothing: out, at 100 % too
+  full.free_bytes = 0;
+  CHECK_FALSE(ChooseAtArrival(full, 100).empty());
+  MpsArrival big = a;  // capacity * percentage past 64 bits
+  big.capacity_bytes = ~0ull;
+  big.free_bytes = ~0ull / 10 + 1;  // just over a tenth
+  CHECK_FALSE(ChooseAtArrival(big, 15).empty());
+  CHECK(ChooseAtArrival(big, 10).empty());
+}
+
 }  // namespace
 }  // namespace gshare::unit_mps_choice

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <utility>
@@ -144,6 +145,30 @@ TEST_CASE("mps servers: a GPU's server serves one user until that user's jobs ha
   CHECK(mps.Describe()["outside"].size() == 1);
   live.erase(3);
   CHECK(mps.Describe()["outside"].empty());  // ended: no longer listed
+  live.clear();
+}
+
+TEST_CASE("mps servers: a client that does not join at its arrival is listed outside") {
+  TempDir dir;
+  std::set<int64_t> live{1, 2, 3};
+  MpsServers mps(Opts(dir), [&live](int64_t id) { return live.count(id) != 0; });
+  mps.Start({"GPU-aaaa"});
+  REQUIRE(mps.AnyUp());
+  CHECK_FALSE(mps.EnvFor(Job(1, 1000, 10), "").empty());
+  CHECK_FALSE(mps.EnvFor(Job(2, 1000), "").empty());
+  std::optional<MpsServers::ClientPlace> place = mps.PlaceOf(2);
+  REQUIRE(place);
+  CHECK(place->gpu == "GPU-aaaa");
+  CHECK(place->others == std::map<int64_t, int>{{1, 10}});
+  CHECK_FALSE(mps.PlaceOf(3));  // no client
+  mps.LeaveAtArrival(2, "no room");
+  CHECK_FALSE(mps.PlaceOf(2));
+  CHECK(mps.Describe()["gpus"][0]["clients"] == nlohmann::json::array({1}));
+  CHECK(mps.Describe()["outside"] == nlohmann::json::array({{{"job", 2}, {"why", "no room"}}}));
+  mps.LeaveAtArrival(3, "not a client");  // nothing to leave: not listed
+  CHECK(mps.Describe()["outside"].size() == 1);
+  live.erase(1);
+  CHECK(mps.PlaceOf(1) == std::nullopt);  // ended
   live.clear();
 }
 

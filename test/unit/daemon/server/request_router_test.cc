@@ -272,6 +272,19 @@ std::vector<Row> Rows() {
                     std::memcpy(&m, f.sent[c.id][0].payload.data(), sizeof m);
                     return m.bytes != 0 ? S : R;
                   }});
+  rows.push_back({MsgType::kMpsJoinQuery, {S, R, S, R}, [](Fixture& f, Peer who) {
+                    const int64_t id = f.RunningJob(false);
+                    Connection& c = f.PeerConn(who);
+                    proto::MpsJoinQueryMsg q{};
+                    q.job_id = static_cast<uint64_t>(id);
+                    f.TokenBytes(id, who, q.token);
+                    f.router->Dispatch(c, Binary(MsgType::kMpsJoinQuery, q));
+                    REQUIRE(f.sent[c.id].size() == 1);
+                    proto::MpsJoinMsg m;
+                    std::memcpy(&m, f.sent[c.id][0].payload.data(), sizeof m);
+                    CHECK(m.join == 1);  // no MPS server here: nothing to leave
+                    return m.known == 1 ? S : R;
+                  }});
   rows.push_back({MsgType::kRunRegister, {S, S, S, S}, [](Fixture& f, Peer who) {
                     Connection& c = f.PeerConn(who);
                     json req = JobOptionsToJson(Options());
