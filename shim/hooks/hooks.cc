@@ -370,7 +370,7 @@ inline void SwapForWrapper(CUresult r, void** pfn) {
 
 // The driver reads the MPS variables in cuInit: an arriving client asks the daemon first
 // whether it still joins gshare's MPS server (lease/mps_arrival.h).
-#define GS_HOOK_INIT(name, params, args)     \
+#define GS_HOOK_INIT(name, params, args)    \
   GS_EXPORT CUresult name params noexcept { \
     GS_REAL(name, params);                  \
     ::gshare::shim::BeforeCuInit();         \

@@ -45,7 +45,8 @@ bool AskJoin() {
   if (lease::g_socket.SendFrame(fd, proto::MsgType::kMpsJoinQuery, &q, sizeof q) &&
       lease::ReadAll(fd, &h, sizeof h) &&
       proto::CheckHeader(h, sizeof(proto::MpsJoinMsg)) == proto::HeaderCheck::kOk &&
-      h.type == static_cast<uint16_t>(proto::MsgType::kMpsJoin) && lease::ReadAll(fd, &m, sizeof m)) {
+      h.type == static_cast<uint16_t>(proto::MsgType::kMpsJoin) &&
+      lease::ReadAll(fd, &m, sizeof m)) {
     join = m.join != 0;
   }
   close(fd);
@@ -54,9 +55,9 @@ bool AskJoin() {
 
 void Arrive() {
   if (LaunchedAsClient() && !AskJoin()) {
-    for (const char* name : {job_env::kMpsPipeDirectory, job_env::kMpsLogDirectory,
-                             job_env::kMpsClientPriority, job_env::kMpsActiveThreadPercentage,
-                             job_env::kMpsClient}) {
+    for (const char* name :
+         {job_env::kMpsPipeDirectory, job_env::kMpsLogDirectory, job_env::kMpsClientPriority,
+          job_env::kMpsActiveThreadPercentage, job_env::kMpsClient}) {
       unsetenv(name);
     }
     g_left.store(true, std::memory_order_release);

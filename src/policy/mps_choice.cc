@@ -48,7 +48,8 @@ std::string ChooseAtArrival(const MpsArrival& arrival, int join_free_percentage)
                                   static_cast<unsigned>(join_free_percentage);
   if (free * 100 >= floor) return "";
   return "a client of priority " + std::to_string(*arrival.top_priority) + " left " +
-         std::to_string(arrival.free_bytes >> 20) + " MiB of its GPU free at its first CUDA call (below " +
+         std::to_string(arrival.free_bytes >> 20) +
+         " MiB of its GPU free at its first CUDA call (below " +
          std::to_string(join_free_percentage) + " %: [mps] join_free_percentage)";
 }
 

@@ -90,10 +90,10 @@ MpsChoice ChooseMps(const MpsJob& job, const MpsGpu& gpu, const MpsSettings& set
 // 580: docs/benchmarks.md, "Item 3 against an idle client"). Outside, once room comes, it fills
 // the higher client's gaps only (time-slicing beside the server).
 struct MpsArrival {
-  int priority = 0;                   // the arriving job's
-  std::optional<int> top_priority;    // the highest priority of the server's other live clients
-  uint64_t capacity_bytes = 0;        // the GPU's (the ledger's Capacity; 0: unknown)
-  uint64_t free_bytes = 0;            // capacity less every process's need and unseen memory
+  int priority = 0;                 // the arriving job's
+  std::optional<int> top_priority;  // the highest priority of the server's other live clients
+  uint64_t capacity_bytes = 0;      // the GPU's (the ledger's Capacity; 0: unknown)
+  uint64_t free_bytes = 0;          // capacity less every process's need and unseen memory
 };
 
 // Why the arriving client stays outside MPS ("" : it joins): when a client of higher priority

@@ -271,8 +271,7 @@ void ShimSessions::OnMpsJoinQuery(Connection& c, const Frame& f) {
       arrival.free_bytes = arrival.capacity_bytes > used ? arrival.capacity_bytes - used : 0;
       m.free_bytes = arrival.free_bytes;
     }
-    const std::string why =
-        ChooseAtArrival(arrival, p_.options.config.mps.join_free_percentage);
+    const std::string why = ChooseAtArrival(arrival, p_.options.config.mps.join_free_percentage);
     if (!why.empty()) {
       p_.mps.LeaveAtArrival(static_cast<int64_t>(q.job_id), why);
       m.join = 0;

@@ -115,8 +115,8 @@ class ShimSessions {
  private:
   // Whether `c` may join active `job`: AccessGuard::ProvesJob with the hello's token bytes.
   bool MayJoin(const Connection& c, const ActiveJob& job, const uint8_t (&token)[16]) const;
-  // A query on a connection of its own (kMemoryQuery, kHostPoolQuery, kMpsJoinQuery) comes as its first
-  // frame: then the connection is a CLI's and true; else it is dropped ("`what` after its
+  // A query on a connection of its own (kMemoryQuery, kHostPoolQuery, kMpsJoinQuery) comes as its
+  // first frame: then the connection is a CLI's and true; else it is dropped ("`what` after its
   // hello") and false.
   bool FreshQuery(Connection& c, const char* what);
   // Whether `job_id` is active and `c` may join it with `token` (MayJoin).

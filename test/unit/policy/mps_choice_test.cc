@@ -134,7 +134,7 @@ TEST_CASE("mps choice: an arriving client stays outside when a higher one left t
   a.free_bytes = 15 * kGiB - 1;
   CHECK_FALSE(ChooseAtArrival(a, 15).empty());
   CHECK(ChooseAtArrival(a, 0).empty());  // off
-  MpsArrival equal = a;  // only a higher client keeps it out: an equal one does not
+  MpsArrival equal = a;                  // only a higher client keeps it out: an equal one does not
   equal.top_priority = 0;
   CHECK(ChooseAtArrival(equal, 15).empty());
   MpsArrival alone = a;  // no other client
