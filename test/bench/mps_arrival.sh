@@ -32,6 +32,7 @@ while not os.path.exists('$work/stop'): time.sleep(0.1)
 svc=$!
 for ((i = 0; i < 600 && ! -e $work/held; i++)); do sleep 0.1; done
 [[ -e $work/held ]] || { say "the service did not take its memory"; cat "$work/service.out" >&2; exit 1; }
+sleep 1  # its memory report reaches the daemon
 
 batch() {  # batch CASE: one batch job; nvidia-smi read while it sleeps
   local c=$1
