@@ -30,7 +30,7 @@ open('$work/held', 'w').close()
 while not os.path.exists('$work/stop'): time.sleep(0.1)
 " >"$work/service.out" 2>&1 &
 svc=$!
-for ((i = 0; i < 600 && ! -e $work/held; i++)); do sleep 0.1; done
+for ((i = 0; i < 600; i++)); do [[ -e $work/held ]] && break; sleep 0.1; done
 [[ -e $work/held ]] || { say "the service did not take its memory"; cat "$work/service.out" >&2; exit 1; }
 sleep 1  # its memory report reaches the daemon
 
@@ -43,7 +43,7 @@ open('$work/$c.pid', 'w').write(str(os.getpid()))
 time.sleep(6)
 " >"$work/$c.out" 2>&1 &
   local b=$! p="" t="?"
-  for ((i = 0; i < 600 && ! -s $work/$c.pid; i++)); do sleep 0.1; done
+  for ((i = 0; i < 600; i++)); do [[ -s $work/$c.pid ]] && break; sleep 0.1; done
   p=$(cat "$work/$c.pid" 2>/dev/null)
   nvidia-smi >"$work/$c.smi" 2>&1
   [[ -n $p ]] && t=$(awk -v p="$p" '$0 ~ "^\\|" && $5 == p { print $6 }' "$work/$c.smi" | head -1)
