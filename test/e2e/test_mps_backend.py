@@ -13,8 +13,8 @@ import tempfile
 import time
 import unittest
 
-from gshare_e2e import (FAKE_APP, FAKECUDA_DIR, FAKENVML_DIR, HERE, TestCase, fake_app_of,
-                        proc_alive)
+from gshare_e2e import (FAKE_APP, FAKE_APP_LINKED, FAKECUDA_DIR, FAKENVML_DIR, HERE, TestCase,
+                        fake_app_of, proc_alive)
 from system_case import SystemDaemonCase
 
 FAKE_MPS = os.path.abspath(os.path.join(HERE, "..", "fake_mps", "nvidia-cuda-mps-control"))
@@ -246,9 +246,12 @@ class MpsBackendTest(TestCase):
             rec = h.job_record(lambda j: j.get("name") == "service" and "memory" in j) or {}
             return rec.get("memory", {}).get("resident", 0) >= 200 * MIB
         h.wait_for(holds, 30, "the service's memory")
-        low = h.gshare("run", "-q", "-J", "low", "--", FAKE_APP, "--print-mps", "--kernels", "1")
-        self.assertEqual(low.returncode, 0, low.stderr)
-        self.assertIn("fake_app: mps -\n", low.stdout)
+        # Each route to the driver's cuInit (the exports, dlsym, cuGetProcAddress) asks first.
+        for app, route in ((FAKE_APP, "dlsym"), (FAKE_APP, "gpa"), (FAKE_APP_LINKED, "linked")):
+            low = h.gshare("run", "-q", "-J", "low", "--", app, "--route", route, "--print-mps",
+                           "--kernels", "1")
+            self.assertEqual(low.returncode, 0, low.stderr)
+            self.assertIn("fake_app: mps -\n", low.stdout, route)
         log = _read(h.daemon_log)
         self.assertRegex(log, r"job \d+: MPS client on GPU 0 \(below normal")  # at launch
         self.assertRegex(log, r"job \d+: outside MPS \(a client of priority 10 left \d+ MiB of "
