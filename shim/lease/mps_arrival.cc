@@ -23,12 +23,6 @@ std::atomic<bool> g_asked{false};
 std::atomic<bool> g_left{false};
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-bool LaunchedAsClient() {
-  const char* client = std::getenv(job_env::kMpsClient);
-  const char* pipe = std::getenv(job_env::kMpsPipeDirectory);
-  return client != nullptr && std::strcmp(client, "1") == 0 && pipe != nullptr && *pipe != '\0';
-}
-
 // The daemon's answer; true (join) when there is none.
 bool AskJoin() {
   proto::MpsJoinQueryMsg q{};
@@ -54,7 +48,7 @@ bool AskJoin() {
 }
 
 void Arrive() {
-  if (LaunchedAsClient() && !AskJoin()) {
+  if (LaunchedAsMpsClient() && !AskJoin()) {
     for (const char* name :
          {job_env::kMpsPipeDirectory, job_env::kMpsLogDirectory, job_env::kMpsClientPriority,
           job_env::kMpsActiveThreadPercentage, job_env::kMpsClient}) {
@@ -73,5 +67,11 @@ void BeforeCuInit() {
 }
 
 bool LeftMps() { return g_left.load(std::memory_order_acquire); }
+
+bool LaunchedAsMpsClient() {
+  const char* client = std::getenv(job_env::kMpsClient);
+  const char* pipe = std::getenv(job_env::kMpsPipeDirectory);
+  return client != nullptr && std::strcmp(client, "1") == 0 && pipe != nullptr && *pipe != '\0';
+}
 
 }  // namespace gshare::shim

@@ -23,4 +23,9 @@ void BeforeCuInit();
 // Whether BeforeCuInit took this process out of MPS. Any thread; lock-free.
 bool LeftMps();
 
+// Whether the environment names this process a client of gshare's MPS server now
+// (GSHARE_MPS_CLIENT=1 with CUDA_MPS_PIPE_DIRECTORY set: include/gshare/job_env.h): as gshare
+// launched it, until BeforeCuInit takes it out. Reads the environment; any thread.
+bool LaunchedAsMpsClient();
+
 }  // namespace gshare::shim

@@ -207,12 +207,8 @@ proto::BoardSlot* MapBoard(const char* path) {
 }  // namespace
 
 bool ConcurrentLanes() {
-  static const bool concurrent = [] {
-    const char* client = std::getenv(job_env::kMpsClient);
-    const char* pipe = std::getenv(job_env::kMpsPipeDirectory);
-    return client != nullptr && std::strcmp(client, "1") == 0 && pipe != nullptr && *pipe != '\0';
-  }();
-  return concurrent && !LeftMps();
+  static const bool launched = LaunchedAsMpsClient();
+  return launched && !LeftMps();
 }
 
 int BesideTurns() {
