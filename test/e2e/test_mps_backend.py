@@ -238,6 +238,10 @@ class MpsBackendTest(TestCase):
         h.start_daemon()
         pipe = os.path.join(h.state_dir, "mps", "0", "pipe")
         stop = os.path.join(h.tmp, "stop-service")
+        # A job decides at its first process's arrival; its later processes follow. This one's
+        # first process arrives with room (a client), its second once the service left none.
+        early = self.two_arrivals(h, "early")
+        self.wait_file(h, early["first"])
         service = h.start_fake(["--kernels", "0", "--swap-check", 200 * MIB, "--pieces", "1",
                                 "--cycles", "2", "--gap-ms", "200", "--stop-file", stop],
                                ["-p", "10", "-q"], name="service")
@@ -256,6 +260,14 @@ class MpsBackendTest(TestCase):
         self.assertRegex(log, r"job \d+: MPS client on GPU 0 \(below normal")  # at launch
         self.assertRegex(log, r"job \d+: outside MPS \(a client of priority 10 left \d+ MiB of "
                               r"its GPU free at its first CUDA call \(below 30 %")
+        # This one's first process arrives without room (outside), its second after the
+        # service's end.
+        late = self.two_arrivals(h, "late")
+        self.wait_file(h, late["first"])
+        open(early["go"], "w").close()
+        self.assertEqual(early["job"].wait(60), 0)
+        self.assertEqual(_read(early["out"]).count("fake_app: mps %s\n" % pipe), 2,
+                         _read(early["out"]))
         equal = h.gshare("run", "-q", "-p", "10", "-J", "equal", "--", FAKE_APP, "--print-mps",
                          "--kernels", "1")
         self.assertEqual(equal.returncode, 0, equal.stderr)
@@ -272,6 +284,23 @@ class MpsBackendTest(TestCase):
         with open(stop, "w"):
             pass
         self.assertEqual(service.wait(60), 0)
+        open(late["go"], "w").close()
+        self.assertEqual(late["job"].wait(60), 0)
+        self.assertEqual(_read(late["out"]).count("fake_app: mps -\n"), 2, _read(late["out"]))
+
+    def two_arrivals(self, h, name):
+        """A batch job of two processes arriving one after the other: the first prints what
+        its cuInit saw and creates <name>.first; the second waits for <name>.go, then does
+        the same. Their output goes to <name>.out."""
+        base = os.path.join(h.tmp, name)
+        app = "%s --print-mps --kernels 1" % FAKE_APP
+        script = ("%s >> %s.out && touch %s.first && while [ ! -e %s.go ]; do sleep 0.05; done"
+                  " && %s >> %s.out") % (app, base, base, base, app, base)
+        job = h.start_run(["sh", "-c", script], ["-q", "-J", name], name=name)
+        return {"job": job, "first": base + ".first", "go": base + ".go", "out": base + ".out"}
+
+    def wait_file(self, h, path):
+        h.wait_for(lambda: os.path.exists(path), 30, path)
 
     def test_off_starts_nothing(self):
         h = self.mps_harness(mode="off")

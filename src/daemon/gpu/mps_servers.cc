@@ -346,13 +346,25 @@ std::optional<MpsServers::ClientPlace> MpsServers::PlaceOf(int64_t job) {
   for (Server& s : servers_) {
     Prune(s);
     if (!s.clients.contains(job)) continue;
-    ClientPlace place{s.gpu, {}};
+    ClientPlace place{s.gpu, {}, s.clients.at(job).joined};
     for (const auto& [id, client] : s.clients) {
       if (id != job) place.others[id] = client.priority;
     }
     return place;
   }
   return std::nullopt;
+}
+
+void MpsServers::MarkJoined(int64_t job) {
+  for (Server& s : servers_) {
+    auto it = s.clients.find(job);
+    if (it != s.clients.end()) it->second.joined = true;
+  }
+}
+
+bool MpsServers::Outside(int64_t job) {
+  PruneOutside();
+  return outside_.contains(job);
 }
 
 void MpsServers::LeaveAtArrival(int64_t job, const std::string& why) {

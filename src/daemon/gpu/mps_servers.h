@@ -81,17 +81,23 @@ class MpsServers {
   // up, the daemon's log says which, and the client's priority and cap.
   Env EnvFor(const JobRecord& r, const std::string& slot, std::string* why_not = nullptr);
   // Job `job`'s place as a client, when EnvFor made it one and it lives: its server's GPU (a
-  // UUID, or an index when NVML gave none) and the server's other live clients' priorities by
-  // job id.
+  // UUID, or an index when NVML gave none), the server's other live clients' priorities by
+  // job id, and whether a process of the job has joined already (MarkJoined).
   struct ClientPlace {
     std::string gpu;
     std::map<int64_t, int> others;
+    bool joined = false;
   };
   std::optional<ClientPlace> PlaceOf(int64_t job);
+  // A process of client job `job` joined its server at its first CUDA call: the job's later
+  // processes join too (the job is on the server from then on). Nothing when it is no client.
+  void MarkJoined(int64_t job);
   // Job `job`'s process did not join its server at its first CUDA call (ChooseAtArrival): the
   // job is no client from now on (another user's jobs may have the server once the others
   // end) and is listed outside with `why`. Nothing when it is no client.
   void LeaveAtArrival(int64_t job, const std::string& why);
+  // Whether live job `job` is listed outside MPS (EnvFor, LeaveAtArrival).
+  bool Outside(int64_t job);
   // {"gpus": [{"gpu", "up", "pid", "client_uid"?, "clients": [job ids]}], "outside": [{"job",
   // "why"}]} for status --json: the servers, and the live jobs EnvFor placed outside MPS while
   // a control daemon was up, with the reason (a user's "why is my job not sharing").
@@ -106,6 +112,7 @@ class MpsServers {
     struct Client {
       uid_t uid = 0;
       int priority = 0;
+      bool joined = false;  // a process of the job joined the server at its arrival (MarkJoined)
     };
     std::map<int64_t, Client> clients;  // by job id
   };

@@ -248,36 +248,48 @@ void ShimSessions::OnMpsJoinQuery(Connection& c, const Frame& f) {
     m.known = 1;
     place = p_.mps.PlaceOf(static_cast<int64_t>(q.job_id));
   }
-  if (place) {
-    MpsArrival arrival;
-    arrival.priority = job->second->record.priority;
-    std::set<JobId> higher;
-    for (const auto& [id, priority] : place->others) {
-      if (priority <= arrival.priority) continue;
-      higher.insert(id);
-      arrival.top_priority = std::max(arrival.top_priority.value_or(priority), priority);
-    }
-    // The ledger's key of the server's GPU: its UUID, else where a higher client has memory.
-    GpuKey gpu = place->gpu.rfind("GPU-", 0) == 0 ? place->gpu : GpuKey{};
-    for (const auto& [id, conn] : p_.table.conns) {
-      if (!gpu.empty()) break;
-      if (conn->kind != Connection::Kind::kShim || !higher.contains(conn->job)) continue;
-      const std::vector<GpuKey> gpus = p_.ledger.GpusOf(id);
-      if (!gpus.empty()) gpu = gpus.front();
-    }
-    if (!gpu.empty()) {
-      arrival.capacity_bytes = p_.ledger.Capacity(gpu);
-      const uint64_t used = p_.ledger.Need(gpu) + p_.ledger.Unseen(gpu);
-      arrival.free_bytes = arrival.capacity_bytes > used ? arrival.capacity_bytes - used : 0;
-      m.free_bytes = arrival.free_bytes;
-    }
+  if (!place && m.known == 1 && p_.mps.Outside(static_cast<int64_t>(q.job_id))) {
+    m.join = 0;  // an earlier process of the job stayed outside: so do the others
+  } else if (place && place->joined) {
+    // An earlier process of the job is on the server: the job stays a client.
+  } else if (place) {
+    const MpsArrival arrival = ArrivalOf(*job->second, *place);
+    m.free_bytes = arrival.free_bytes;
     const std::string why = ChooseAtArrival(arrival, p_.options.config.mps.join_free_percentage);
     if (!why.empty()) {
       p_.mps.LeaveAtArrival(static_cast<int64_t>(q.job_id), why);
       m.join = 0;
+    } else {
+      p_.mps.MarkJoined(static_cast<int64_t>(q.job_id));
     }
   }
   t_.send(c.id, EncodeMsgFrame(proto::MsgType::kMpsJoin, m));
+}
+
+MpsArrival ShimSessions::ArrivalOf(const ActiveJob& job,
+                                   const MpsServers::ClientPlace& place) const {
+  MpsArrival arrival;
+  arrival.priority = job.record.priority;
+  std::set<JobId> higher;
+  for (const auto& [id, priority] : place.others) {
+    if (priority <= arrival.priority) continue;
+    higher.insert(id);
+    arrival.top_priority = std::max(arrival.top_priority.value_or(priority), priority);
+  }
+  // The ledger's key of the server's GPU: its UUID, else where a higher client has memory.
+  GpuKey gpu = place.gpu.rfind("GPU-", 0) == 0 ? place.gpu : GpuKey{};
+  for (const auto& [id, conn] : p_.table.conns) {
+    if (!gpu.empty()) break;
+    if (conn->kind != Connection::Kind::kShim || !higher.contains(conn->job)) continue;
+    const std::vector<GpuKey> gpus = p_.ledger.GpusOf(id);
+    if (!gpus.empty()) gpu = gpus.front();
+  }
+  if (!gpu.empty()) {
+    arrival.capacity_bytes = p_.ledger.Capacity(gpu);
+    const uint64_t used = p_.ledger.Need(gpu) + p_.ledger.Unseen(gpu);
+    arrival.free_bytes = arrival.capacity_bytes > used ? arrival.capacity_bytes - used : 0;
+  }
+  return arrival;
 }
 
 int ShimSessions::ShimsOf(uid_t uid, ConnId except) const {

@@ -105,8 +105,9 @@ class ShimSessions {
   // kMpsJoinQuery: whether the process of a job launched as an MPS client joins its server at
   // its first cuInit (kMpsJoin): not when a client of higher priority there left less than
   // [mps] join_free_percentage of the GPU's memory free (ChooseAtArrival); the job is then
-  // listed outside MPS. Join for a job that is no client, or that `c` may not join. Then a
-  // CLI's, as above.
+  // listed outside MPS. A job decides once, at its first process's arrival: its later
+  // processes follow (outside, or on the server). Join for a job that is no client, or that
+  // `c` may not join. Then a CLI's, as above.
   void OnMpsJoinQuery(Connection& c, const Frame& f);
   // Shim connection `c` is closing: its leases are reclaimed, its seat and ledger entry go (its
   // swap counters stay with its job), and a job of its own ends COMPLETED with its last shim.
@@ -121,6 +122,10 @@ class ShimSessions {
   bool FreshQuery(Connection& c, const char* what);
   // Whether `job_id` is active and `c` may join it with `token` (MayJoin).
   bool ProvesJob(const Connection& c, uint64_t job_id, const uint8_t (&token)[16]) const;
+  // What ChooseAtArrival weighs for client `job` at `place`: the highest priority above the
+  // job's among the server's other clients, and the GPU's capacity and free bytes by the ledger
+  // (the server's GPU by its UUID, else the GPU a higher client has memory on; 0: unknown).
+  MpsArrival ArrivalOf(const ActiveJob& job, const MpsServers::ClientPlace& place) const;
   // Shim connections of `uid` other than `except`.
   int ShimsOf(uid_t uid, ConnId except) const;
   void OnHello(Connection& c, const proto::HelloMsg& hello);

@@ -160,15 +160,23 @@ TEST_CASE("mps servers: a client that does not join at its arrival is listed out
   REQUIRE(place);
   CHECK(place->gpu == "GPU-aaaa");
   CHECK(place->others == std::map<int64_t, int>{{1, 10}});
+  CHECK_FALSE(place->joined);
+  mps.MarkJoined(1);  // a process of job 1 joined: its later ones follow
+  CHECK(mps.PlaceOf(1)->joined);
+  CHECK_FALSE(mps.PlaceOf(2)->joined);
   CHECK_FALSE(mps.PlaceOf(3));  // no client
+  CHECK_FALSE(mps.Outside(2));
   mps.LeaveAtArrival(2, "no room");
   CHECK_FALSE(mps.PlaceOf(2));
+  CHECK(mps.Outside(2));  // its later processes stay outside too
   CHECK(mps.Describe()["gpus"][0]["clients"] == nlohmann::json::array({1}));
   CHECK(mps.Describe()["outside"] == nlohmann::json::array({{{"job", 2}, {"why", "no room"}}}));
   mps.LeaveAtArrival(3, "not a client");  // nothing to leave: not listed
   CHECK(mps.Describe()["outside"].size() == 1);
   live.erase(1);
   CHECK(mps.PlaceOf(1) == std::nullopt);  // ended
+  live.erase(2);
+  CHECK_FALSE(mps.Outside(2));  // ended: no longer listed
   live.clear();
 }
 
