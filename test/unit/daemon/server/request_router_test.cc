@@ -212,6 +212,21 @@ Outcome ShimMessage(Fixture& f, Peer who, MsgType type) {
   return f.drops.count(c.id) != 0 ? D : S;
 }
 
+// A one-shot query of a job's (kMemoryQuery, kMpsJoinQuery) from `who`, naming a running job
+// with `who`'s token for it; the one answer's payload.
+template <typename Answer, typename Query>
+Answer JobQuery(Fixture& f, Peer who, MsgType type, Query q) {
+  const int64_t id = f.RunningJob(false);
+  Connection& c = f.PeerConn(who);
+  q.job_id = static_cast<uint64_t>(id);
+  f.TokenBytes(id, who, q.token);
+  f.router->Dispatch(c, Binary(type, q));
+  REQUIRE(f.sent[c.id].size() == 1);
+  Answer a;
+  std::memcpy(&a, f.sent[c.id][0].payload.data(), sizeof a);
+  return a;
+}
+
 Outcome AdminRequest(Fixture& f, Peer who, MsgType type, const json& req) {
   Connection& c = f.PeerConn(who);
   f.Send(c, type, req);
@@ -245,16 +260,9 @@ std::vector<Row> Rows() {
                     return f.sent[c.id][0].type == MsgType::kPong ? S : R;
                   }});
   rows.push_back({MsgType::kMemoryQuery, {S, R, S, R}, [](Fixture& f, Peer who) {
-                    const int64_t id = f.RunningJob(false);
-                    Connection& c = f.PeerConn(who);
                     proto::MemQueryMsg q{};
-                    q.job_id = static_cast<uint64_t>(id);
-                    f.TokenBytes(id, who, q.token);
                     REQUIRE(ParseGpuUuid(kGpu, q.gpu.bytes));
-                    f.router->Dispatch(c, Binary(MsgType::kMemoryQuery, q));
-                    REQUIRE(f.sent[c.id].size() == 1);
-                    proto::MemViewMsg v;
-                    std::memcpy(&v, f.sent[c.id][0].payload.data(), sizeof v);
+                    const auto v = JobQuery<proto::MemViewMsg>(f, who, MsgType::kMemoryQuery, q);
                     return v.known == 1 ? S : R;
                   }});
   rows.push_back({MsgType::kHostPoolQuery, {S, R, S, R}, [](Fixture& f, Peer who) {
@@ -273,15 +281,8 @@ std::vector<Row> Rows() {
                     return m.bytes != 0 ? S : R;
                   }});
   rows.push_back({MsgType::kMpsJoinQuery, {S, R, S, R}, [](Fixture& f, Peer who) {
-                    const int64_t id = f.RunningJob(false);
-                    Connection& c = f.PeerConn(who);
-                    proto::MpsJoinQueryMsg q{};
-                    q.job_id = static_cast<uint64_t>(id);
-                    f.TokenBytes(id, who, q.token);
-                    f.router->Dispatch(c, Binary(MsgType::kMpsJoinQuery, q));
-                    REQUIRE(f.sent[c.id].size() == 1);
-                    proto::MpsJoinMsg m;
-                    std::memcpy(&m, f.sent[c.id][0].payload.data(), sizeof m);
+                    const auto m = JobQuery<proto::MpsJoinMsg>(f, who, MsgType::kMpsJoinQuery,
+                                                               proto::MpsJoinQueryMsg{});
                     CHECK(m.join == 1);  // no MPS server here: nothing to leave
                     return m.known == 1 ? S : R;
                   }});
