@@ -15,6 +15,13 @@ namespace gshare::shim {
 // Any thread; not for signal handlers.
 bool QueryJobMemory(const proto::GpuUuid& gpu, proto::MemViewMsg* out);
 
+// Sends one `query` frame (q_len bytes of `q`) to the daemon the lease client would use, on a
+// connection of its own, and reads one `answer` frame of exactly `out_len` payload bytes into
+// `out`; closes. False when no trusted daemon answers so within kAnswerMs per step (the
+// payload is then not to be read). Any thread; not for signal handlers.
+bool AskDaemonOnce(proto::MsgType query, const void* q, uint32_t q_len, proto::MsgType answer,
+                   void* out, uint32_t out_len);
+
 // How long the daemon has to answer (ms). It answers at once from its event loop; a daemon
 // that is slower is taken for hung, as the lease client does (GSHARE_DAEMON_TIMEOUT_MS), and
 // the caller gives the unvirtualized answer.

@@ -1,11 +1,7 @@
-// kMpsJoinQuery on a connection of its own at the first cuInit: one query, one answer, close.
+// kMpsJoinQuery at the first cuInit, one-shot (AskDaemonOnce, memory_view.h).
 #include "lease/mps_arrival.h"
 
 #include <pthread.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -27,24 +23,10 @@ pthread_once_t g_once = PTHREAD_ONCE_INIT;
 bool AskJoin() {
   proto::MpsJoinQueryMsg q{};
   if (!lease::JobProofFromEnv(&q.job_id, q.token)) return true;
-  char path[sizeof(sockaddr_un::sun_path)];
-  int fd = lease::ConnectChosen(path, sizeof path);  // the daemon the lease client would use
-  if (fd < 0) return true;
-  timeval tv{kAnswerMs / 1000, (kAnswerMs % 1000) * 1000};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  bool join = true;
-  proto::FrameHeader h;
-  proto::MpsJoinMsg m;
-  if (lease::g_socket.SendFrame(fd, proto::MsgType::kMpsJoinQuery, &q, sizeof q) &&
-      lease::ReadAll(fd, &h, sizeof h) &&
-      proto::CheckHeader(h, sizeof(proto::MpsJoinMsg)) == proto::HeaderCheck::kOk &&
-      h.type == static_cast<uint16_t>(proto::MsgType::kMpsJoin) &&
-      lease::ReadAll(fd, &m, sizeof m)) {
-    join = m.join != 0;
-  }
-  close(fd);
-  return join;
+  proto::MpsJoinMsg m{};
+  return !AskDaemonOnce(proto::MsgType::kMpsJoinQuery, &q, sizeof q, proto::MsgType::kMpsJoin, &m,
+                        sizeof m) ||
+         m.join != 0;
 }
 
 void Arrive() {
