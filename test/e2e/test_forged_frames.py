@@ -17,13 +17,15 @@ import unittest
 
 from gshare_e2e import FAKE_APP
 from system_case import SystemDaemonCase
+from test_mps_backend import FAKE_MPS
 
 USERS = ("gshforgea", "gshforgeb")
 
 # One raw client, run as a user: sends each step's frame on one connection, then reads reply
 # frames until one of the step's `until` type arrives (0: reads none), printing each as a JSON
 # line {"type", "payload"} (JSON text, or hex); {"type": null} when the daemon closed it.
-# Payloads of types below 32 (the shim's binary messages) are given in hex, others as text.
+# Payloads of types below 32 (the shim's binary messages) are given and printed in hex, others
+# as text.
 RAW_CLIENT = textwrap.dedent("""\
     import json, socket, struct, sys
     MAGIC, VERSION = 0x52485347, %d
@@ -49,7 +51,7 @@ RAW_CLIENT = textwrap.dedent("""\
             _, _, got, n, _ = struct.unpack("<IHHII", head)
             data = recv_exactly(s, n) or b""
             try:
-                text = data.decode()
+                text = data.hex() if got < 32 else data.decode()
             except UnicodeDecodeError:
                 text = data.hex()
             print(json.dumps({"type": got, "payload": text}), flush=True)
@@ -57,8 +59,9 @@ RAW_CLIENT = textwrap.dedent("""\
                 break
 """)
 
-HELLO, LEASE_REQUEST, RUN_ENDED, STATUS = 1, 2, 34, 35
-LEASE_GRANT, REPLY = 16, 48
+HELLO, LEASE_REQUEST, MPS_JOIN_QUERY, RUN_ENDED, STATUS = 1, 2, 9, 34, 35
+LEASE_GRANT, MPS_JOIN, REPLY = 16, 28, 48
+MIB = 1 << 20
 
 
 def protocol_version():
@@ -70,12 +73,11 @@ def protocol_version():
     raise AssertionError("no kVersion in protocol.h")
 
 
-@unittest.skipUnless(os.geteuid() == 0, "needs root: it creates users and a system daemon")
-@unittest.skipUnless(shutil.which("useradd") and shutil.which("runuser"), "needs useradd, runuser")
-class ForgedFramesTest(SystemDaemonCase):
-    def setUp(self):
-        self.setup_system(USERS, '[scheduler]\nsharing = "exclusive"\nquantum = "2s"\n'
-                          'drop_grace = "2s"\n[queue]\nmax_running = 4\n')
+class RawFramesCase(SystemDaemonCase):
+    """A system daemon, users A and B, and the raw client (RAW_CLIENT) for B's forged frames."""
+
+    def setup_raw(self, users, config):
+        self.setup_system(users, config)
         self.a, self.b = self.users
         self.client = os.path.join(self.sys, "raw_client.py")
         with open(self.client, "w") as f:
@@ -91,10 +93,12 @@ class ForgedFramesTest(SystemDaemonCase):
         self.assertEqual(r.returncode, 0, r.stderr + self.log())
         return [json.loads(line) for line in r.stdout.splitlines()]
 
+    def queue_of(self, user):
+        r = self.as_user(user, "queue", "-a", "--json", check_rc=0)
+        return {j["id"]: j for j in json.loads(r.stdout)["jobs"]}
+
     def state_of(self, job):
-        r = self.as_user(self.a, "queue", "-a", "--json", check_rc=0)
-        jobs = {j["id"]: j for j in json.loads(r.stdout)["jobs"]}
-        return jobs[job]["state"] if job in jobs else None
+        return self.queue_of(self.a).get(job, {}).get("state")
 
     def wait_state(self, job, state, timeout=30):
         deadline = time.time() + timeout
@@ -103,6 +107,14 @@ class ForgedFramesTest(SystemDaemonCase):
                 return
             time.sleep(0.2)
         self.fail("job %d never %s (now %s)\n%s" % (job, state, self.state_of(job), self.log()))
+
+
+@unittest.skipUnless(os.geteuid() == 0, "needs root: it creates users and a system daemon")
+@unittest.skipUnless(shutil.which("useradd") and shutil.which("runuser"), "needs useradd, runuser")
+class ForgedFramesTest(RawFramesCase):
+    def setUp(self):
+        self.setup_raw(USERS, '[scheduler]\nsharing = "exclusive"\nquantum = "2s"\n'
+                       'drop_grace = "2s"\n[queue]\nmax_running = 4\n')
 
     def test_a_forged_end_of_a_readopted_job_is_refused(self):
         self.start_system()
@@ -145,6 +157,72 @@ class ForgedFramesTest(SystemDaemonCase):
         r = self.as_user(self.a, "run", "--", FAKE_APP, "--kernels", "2", "--kernel-ms", "10",
                          check_rc=0)
         self.assertIn("dropping connection", self.log())
+
+
+@unittest.skipUnless(os.geteuid() == 0, "needs root: it creates users and a system daemon")
+@unittest.skipUnless(shutil.which("useradd") and shutil.which("runuser"), "needs useradd, runuser")
+class ForgedMpsJoinTest(RawFramesCase):
+    """The MPS arrival query (kMpsJoinQuery: a process launched as a client of gshare's MPS server
+    asks at its first cuInit whether to join it) moves a job out of MPS for good, so only the
+    job's own processes may ask: B's query for A's job, with no token or a made-up one, is
+    answered as for an unknown job and changes nothing, while A's own jobs decide at their
+    arrival (a lower job arriving beside A's service that left no room runs outside)."""
+
+    def setUp(self):
+        self.setup_raw(("gshjoina", "gshjoinb"),
+                       '[scheduler]\nsharing = "auto"\nquantum = "20s"\nstagger = false\n'
+                       '[memory]\ncontext_reserve = "1MiB"\n[queue]\nmax_running = 4\n'
+                       '[mps]\ncontrol = "%s"\njoin_free_percentage = 30\n' % FAKE_MPS)
+        self.fake = {"FAKE_CUDA_DEVICE_FILE": self.shared_device_file(),
+                     "FAKE_CUDA_MEM_BYTES": str(256 * MIB)}
+
+    def run_a(self, *args):
+        return self.as_user(self.a, "run", "-q", *args, extra_env=self.fake, check_rc=0)
+
+    def test_another_user_cannot_move_a_job_out_of_mps(self):
+        self.start_system()
+        pipe = os.path.join(self.sys, "run", "mps", "0", "pipe")
+        stop, go = os.path.join(self.sys, "stop-service"), os.path.join(self.sys, "go")
+        service = self.start_as_user(
+            self.a, "run", "-q", "-J", "service", "-p", "10", "--", FAKE_APP, "--kernels", "0",
+            "--swap-check", 200 * MIB, "--pieces", "1", "--cycles", "2", "--gap-ms", "200",
+            "--stop-file", stop, extra_env=self.fake)
+
+        def holds():
+            r = self.as_user(self.a, "status", "--json", check_rc=0)
+            return any(j.get("name") == "service" and
+                       j.get("memory", {}).get("resident", 0) >= 200 * MIB
+                       for j in json.loads(r.stdout)["jobs"])
+        self.h.wait_for(holds, 30, "the service's memory\n" + self.log())
+        # A's own lower job arriving now runs outside, on the system daemon as on a user's.
+        self.assertIn("fake_app: mps -\n", self.run_a("--", FAKE_APP, "--print-mps",
+                                                        "--kernels", "1").stdout)
+        # A's next one is launched as a client and waits before its first CUDA call.
+        late = self.start_as_user(
+            self.a, "run", "-q", "-J", "late", "--", "sh", "-c",
+            'while [ ! -e "$0" ]; do sleep 0.05; done; exec "$1" --print-mps --kernels 1',
+            go, FAKE_APP, extra_env=self.fake)
+        job = self.h.wait_for(lambda: next((i for i, j in self.queue_of(self.a).items()
+                                            if j["name"] == "late"), None), 30, "job late")
+        self.wait_state(job, "RUNNING")
+        for token in (bytes(16), os.urandom(16)):
+            query = struct.pack("<Q16s", job, token).hex()
+            replies = self.raw(self.b, [[MPS_JOIN_QUERY, query, MPS_JOIN]])
+            self.assertEqual([r["type"] for r in replies], [MPS_JOIN], replies)
+            join, known, free = struct.unpack("<IIQ", bytes.fromhex(replies[0]["payload"]))
+            self.assertEqual((join, known, free), (1, 0, 0), "B's query was taken as A's job's")
+        outside = json.loads(self.as_user(self.a, "status", "--json", check_rc=0).stdout)
+        self.assertNotIn(job, [o.get("job") for o in outside["daemon"]["mps"]["outside"]],
+                         outside["daemon"]["mps"])
+        # Room comes: the job's own process arrives and joins, as B's query did not decide it.
+        with open(stop, "w"):
+            pass
+        self.assertEqual(service.wait(60), 0, self.log())
+        with open(go, "w"):
+            pass
+        out, err = late.communicate(timeout=60)
+        self.assertEqual(late.returncode, 0, err + self.log())
+        self.assertIn("fake_app: mps %s\n" % pipe, out, self.log())
 
 
 if __name__ == "__main__":
