@@ -32,6 +32,13 @@ while the thread is descheduled; the synchronize spins, so waiting on the GPU co
 GPU's time from an event recorded before the forward pass to one after it (ms each): a slow
 request whose CPU time is far below its wall time waited for a CPU, one whose GPU time is its
 wall time waited for the GPU. Progress goes to stderr.
+
+Memory that comes free while the service runs (a service that gives back most of what it held,
+as a trainer beside it would see it): --ballast-fraction F allocates F of the GPU's free memory
+(torch.cuda.mem_get_info after the warm-up: under gshare, the shim's view) in one buffer before
+the window, never touched; --ballast-free-at S frees it (del, torch.cuda.empty_cache()) just
+before serving the first request that arrives S or more seconds into the window, and prints
+`ballast_freed <time.time()>` after the free (that request's latency includes the free).
 """
 import argparse
 import gc
@@ -70,9 +77,15 @@ def main():
     ap.add_argument("--out", default="", help="file for the per-request latencies (ms)")
     ap.add_argument("--detail-out", default="",
                     help="file for each request's latency, wall, CPU and GPU ms")
+    ap.add_argument("--ballast-fraction", type=float, default=0.0,
+                    help="hold this fraction of the free GPU memory (default 0: none)")
+    ap.add_argument("--ballast-free-at", type=float, default=-1.0,
+                    help="free the ballast this many s into the window (default: never)")
     args = ap.parse_args()
     if args.seconds <= 0 or args.period_ms <= 0 or args.warmup < 0 or args.batch < 1:
         ap.error("--seconds and --period-ms must be > 0, --warmup >= 0, --batch >= 1")
+    if not 0.0 <= args.ballast_fraction < 1.0:
+        ap.error("--ballast-fraction must be in [0, 1)")
 
     import torch
     import timm
@@ -99,6 +112,14 @@ def main():
             torch.cuda.synchronize()
         print(f"prio_service: {args.warmup} warm-up requests in {time.perf_counter() - t:.2f} s",
               file=sys.stderr, flush=True)
+        ballast = None
+        if args.ballast_fraction > 0:
+            free = torch.cuda.mem_get_info()[0]
+            ballast = torch.empty(int(free * args.ballast_fraction), dtype=torch.uint8,
+                                  device="cuda")
+            print(f"prio_service: ballast of {ballast.numel() >> 20} MiB", file=sys.stderr,
+                  flush=True)
+        free_at = args.ballast_free_at if ballast is not None and args.ballast_free_at >= 0 else None
         gc.collect()
         gc.freeze()
         gc.disable()
@@ -110,6 +131,11 @@ def main():
             arrival = t0 + i * period
             if time.perf_counter() < arrival:
                 wait_until(arrival)
+            if free_at is not None and arrival - t0 >= free_at:
+                del ballast
+                torch.cuda.empty_cache()
+                free_at = None
+                print(f"ballast_freed {time.time():.6f}", flush=True)
             start = time.perf_counter()
             cpu_start = time.thread_time()
             if detail:

@@ -63,6 +63,11 @@
 #                   (llm_service.py: LLM_RATE requests/s, default 4; LLM_UTIL, its KV pool's
 #                   --util, default 0.5; LLM_ARGS, more of its options): p50/p99 are then its
 #                   TTFT's, and the line adds ttft_p99, tpot_p50, tpot_p99, itl_p99
+#   SERVICE_ARGS    more of prio_service.py's options (resnet), e.g. "--ballast-fraction 0.92
+#                   --ballast-free-at 14": the line then adds freed_s (when it gave the ballast
+#                   back, s into the window), train_steps_per_s_after_free (the trainings' steps
+#                   from 1 s after that to the window's end, per s) and p99_after_free /
+#                   n_after_free (the service's requests arriving in that span)
 #   ARRIVE_AFTER    when set (seconds), the trainings start that long after the service's
 #                   window_start instead of before the service (a training arriving at a busy
 #                   service); `outside` is then `-` and the line adds first_step_s, the first
@@ -128,6 +133,7 @@ pause_period="${PAUSE_PERIOD:-}"
 [[ -z $pause_period || $pause_period =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
   { say "PAUSE_PERIOD must be a number of seconds, not '$pause_period'"; exit 2; }
 read -r -a llm_args <<<"${LLM_ARGS:-}"
+read -r -a service_args <<<"${SERVICE_ARGS:-}"
 for v in seconds min_steps after start_tmo train_steps train_batch warmup service_batch; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { say "$v must be a whole number, not '${!v}'"; exit 2; }
 done
@@ -243,14 +249,14 @@ try:
                 svc = json.loads(line)
             except ValueError:
                 pass
-        elif line.startswith(("window_start ", "window_end ")):
+        elif line.startswith(("window_start ", "window_end ", "ballast_freed ")):
             key, value = line.split()
             marks[key] = float(value)
 except OSError:
     pass
 if svc:
-    marks = {"window_start": svc["window_start"], "window_end": svc["window_end"]}
-ws, we = marks.get("window_start"), marks.get("window_end")
+    marks.update(window_start=svc["window_start"], window_end=svc["window_end"])
+ws, we, freed = marks.get("window_start"), marks.get("window_end"), marks.get("ballast_freed")
 
 
 def steps(k):
@@ -318,6 +324,21 @@ if len(sys.argv) > 4 and n > 0:  # trainings that arrived after the service: the
     except (OSError, ValueError):
         after = []
     extra += f" p99_after_arrival={fmt(p99_of(after))} n_after_arrival={len(after)}"
+if freed is not None and we is not None and we > freed + 1.0 and ws is not None:
+    # The service gave its ballast back at `freed` (SERVICE_ARGS --ballast-free-at): from 1 s
+    # later to the window's end, the trainings' steps/s and the service's p99 (request i
+    # arrives i periods after the window's start).
+    lo = freed + 1.0
+    late_steps = sum(1 for k in range(1, n + 1) for _, t in steps(k) if lo <= t <= we)
+    period_s = float(os.environ["SERVICE_PERIOD_MS"]) / 1000.0
+    try:
+        lat = [float(x) for x in open(f"{d}/latencies.txt") if x.strip()]
+    except (OSError, ValueError):
+        lat = []
+    late_lat = [v for i, v in enumerate(lat) if ws + i * period_s >= lo]
+    extra += (f" freed_s={fmt(freed - ws)} train_steps_per_s_after_free="
+              f"{fmt(late_steps / (we - lo))} p99_after_free={fmt(p99_of(late_lat))}"
+              f" n_after_free={len(late_lat)}")
 print(f"case={case} p50={fmt(svc and svc['p50_ms'])} p99={fmt(svc and svc['p99_ms'])} "
       f"train_steps_per_s_during={fmt(during)} train_steps_per_s_outside={fmt(outside)}{extra}")
 EOF
@@ -408,7 +429,7 @@ run_case() {
   say "$c: service (${seconds} s, a request every ${period} ms)"
   echo "service_start $(now)" >>"$times"
   local scmd=("${svc_prefix[@]}" "$python" "$bench/prio_service.py" --period-ms "$period"
-    --warmup "$warmup" --batch "$service_batch")
+    --warmup "$warmup" --batch "$service_batch" "${service_args[@]}")
   [[ $service == llm ]] && scmd=("${svc_prefix[@]}" "$python" "$bench/llm_service.py"
     --rate "${LLM_RATE:-4}" --util "${LLM_UTIL:-0.5}" "${llm_args[@]}")
   # SERVICE_ENV before `gshare run`: the job's environment is the one `gshare run` has.
