@@ -175,7 +175,9 @@ struct MpsJoinQueryMsg {
 static_assert(sizeof(MpsJoinQueryMsg) == 24);
 
 // kMpsJoin: join = 1: the process joins the server (its environment as launched); 0: it runs
-// outside MPS, its job listed so (policy/mps_choice.h, ChooseAtArrival). known = 0: no such
+// outside MPS, its job listed so (policy/mps_choice.h, ChooseAtArrival); kMpsJoinWait: not
+// yet: the process makes no CUDA call and asks again after kMpsJoinRetryMs, on a new connection
+// (the daemon bounds the wait by [mps] join_wait_seconds, then answers 0). known = 0: no such
 // job, or the token does not prove it: join = 1, nothing changes for the job. free_bytes: the
 // GPU's memory free of every job's need at the answer (the ledger's; 0 when unknown, or when
 // the job is no client).
@@ -185,6 +187,8 @@ struct MpsJoinMsg {
   uint64_t free_bytes;
 };
 static_assert(sizeof(MpsJoinMsg) == 16);
+inline constexpr uint32_t kMpsJoinWait = 2;
+inline constexpr int kMpsJoinRetryMs = 200;
 
 // kPing / kPong: a shim that heard nothing from the daemon for a while asks whether it is
 // alive; no answer within GSHARE_DAEMON_TIMEOUT_MS and the shim runs ungated (docs/design.md).

@@ -1,7 +1,11 @@
-// kMpsJoinQuery at the first cuInit, one-shot (AskDaemonOnce, memory_view.h).
+// kMpsJoinQuery at the first cuInit (AskDaemonOnce, memory_view.h), again while the daemon
+// answers kMpsJoinWait.
 #include "lease/mps_arrival.h"
 
 #include <pthread.h>
+#include <time.h>
+
+#include <cerrno>
 
 #include <atomic>
 #include <cstdlib>
@@ -19,18 +23,31 @@ std::atomic<bool> g_asked{false};
 std::atomic<bool> g_left{false};
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-// The daemon's answer; true (join) when there is none.
-bool AskJoin() {
+// The daemon's answer (proto::MpsJoinMsg::join); 1 (join) when there is none.
+uint32_t AskJoin() {
   proto::MpsJoinQueryMsg q{};
-  if (!lease::JobProofFromEnv(&q.job_id, q.token)) return true;
+  if (!lease::JobProofFromEnv(&q.job_id, q.token)) return 1;
   proto::MpsJoinMsg m{};
-  return !AskDaemonOnce(proto::MsgType::kMpsJoinQuery, &q, sizeof q, proto::MsgType::kMpsJoin, &m,
-                        sizeof m) ||
-         m.join != 0;
+  if (!AskDaemonOnce(proto::MsgType::kMpsJoinQuery, &q, sizeof q, proto::MsgType::kMpsJoin, &m,
+                     sizeof m)) {
+    return 1;
+  }
+  return m.join;
+}
+
+// Asks until the answer is no longer kMpsJoinWait; true: join.
+bool DecideJoin() {
+  for (;;) {
+    const uint32_t join = AskJoin();
+    if (join != proto::kMpsJoinWait) return join != 0;
+    timespec pause{0, static_cast<long>(proto::kMpsJoinRetryMs) * 1000000L};
+    while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
+    }
+  }
 }
 
 void Arrive() {
-  if (LaunchedAsMpsClient() && !AskJoin()) {
+  if (LaunchedAsMpsClient() && !DecideJoin()) {
     for (const char* name :
          {job_env::kMpsPipeDirectory, job_env::kMpsLogDirectory, job_env::kMpsClientPriority,
           job_env::kMpsActiveThreadPercentage, job_env::kMpsClient}) {

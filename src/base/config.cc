@@ -252,6 +252,8 @@ Status ApplyMps(const std::string& path, const toml::table& table, Config::Mps* 
       st = ReadCount(path, node, name, 1, 100, &m->batch_thread_percentage);
     } else if (key == "join_free_percentage") {
       st = ReadCount(path, node, name, 0, 100, &m->join_free_percentage);
+    } else if (key == "join_wait_seconds") {
+      st = ReadCount(path, node, name, 0, 86400, &m->join_wait_seconds);
     } else if (key == "batch_cap") {
       st = ReadString(path, node, name, &m->batch_cap);
       if (st.ok() && !ParseBatchCap(m->batch_cap)) {
@@ -261,7 +263,7 @@ Status ApplyMps(const std::string& path, const toml::table& table, Config::Mps* 
     } else {
       st = UnknownKey(path, key, "mps",
                       "mode, control, batch_max_priority, batch_thread_percentage, batch_cap, "
-                      "join_free_percentage");
+                      "join_free_percentage, join_wait_seconds");
     }
     if (!st.ok()) return st;
   }

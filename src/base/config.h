@@ -175,6 +175,11 @@ struct Config {
     // higher priority lives on the GPU's server and less than this percentage of the GPU's
     // memory is free runs outside MPS instead (policy/mps_choice.h, ChooseAtArrival); 0: off.
     int join_free_percentage = 15;  // 0..100
+    // Such a job first waits at that first CUDA call (no context yet, so nothing of it reaches
+    // the GPU) for up to this many seconds for the percentage to come free, or the higher
+    // client to end, and then joins; only when it has not come runs it outside (ChooseAtArrival,
+    // docs/design.md "Arrival"). 0: it runs outside at once.
+    int join_wait_seconds = 60;  // 0..86400
   };
   Scheduler scheduler;
   Metrics metrics;

@@ -139,6 +139,11 @@ int PrintDaemonStatus(const GlobalOptions& global, const ClientContext& ctx) {
       std::printf("MPS on %s: %s, %zu client job(s)\n", g.value("gpu", std::string()).c_str(),
                   state.c_str(), g.value("clients", nlohmann::json::array()).size());
     }
+    for (const nlohmann::json& o : mps.value("arriving", nlohmann::json::array())) {
+      std::printf("MPS: job %lld waits at its first CUDA call to join (%s)\n",
+                  static_cast<long long>(o.value("job", int64_t{0})),
+                  o.value("why", std::string()).c_str());
+    }
     for (const nlohmann::json& o : mps.value("outside", nlohmann::json::array())) {
       std::printf("MPS: job %lld runs outside (%s)\n",
                   static_cast<long long>(o.value("job", int64_t{0})),

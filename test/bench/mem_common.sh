@@ -70,7 +70,8 @@ bounded() {
 # socket and state folder under RUN_DIR; [memory] only when ENGINE is set; IDLE_RELEASE,
 # EARLY_RELEASE (true|false), STAGGER (true|false), SHARING (auto|exclusive), HOST_BUDGET,
 # IDLE_STAGE_AFTER and LOG_LEVEL when set; [mps] with MPS_MODE (MPS_THREADS, MPS_CAP and
-# MPS_JOIN_FREE: batch_thread_percentage, batch_cap, join_free_percentage).
+# MPS_JOIN_FREE, MPS_JOIN_WAIT: batch_thread_percentage, batch_cap, join_free_percentage,
+# join_wait_seconds).
 write_config() {
   {
     echo "[scheduler]"
@@ -92,6 +93,7 @@ write_config() {
       [[ -n ${MPS_THREADS:-} ]] && echo "batch_thread_percentage = $MPS_THREADS"
       [[ -n ${MPS_CAP:-} ]] && echo "batch_cap = \"$MPS_CAP\""
       [[ -n ${MPS_JOIN_FREE:-} ]] && echo "join_free_percentage = $MPS_JOIN_FREE"
+      [[ -n ${MPS_JOIN_WAIT:-} ]] && echo "join_wait_seconds = $MPS_JOIN_WAIT"
     fi
     echo "[daemon]"
     echo "socket = \"$2/gshare.sock\""

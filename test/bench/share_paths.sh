@@ -49,6 +49,9 @@
 #              gsmpsjoin  as gsmps with [mps] join_free_percentage = 0: a training arriving
 #                      while the service left no room joins MPS all the same (gshare's
 #                      default before the rule: ChooseAtArrival, policy/mps_choice.h).
+#              gsmpsout  as gsmps with [mps] join_wait_seconds = 0: a training arriving
+#                      while the service left no room runs outside MPS at once, for its life
+#                      (gshare's default before the wait for room).
 #              gsiso   as gsmps with the service asking for isolation (GSHARE_MPS=0 in its
 #                      `gshare run`'s environment): it runs outside MPS, and the trainings,
 #                      MPS clients, fill its gaps only (the lanes' gap rule); GAP_FILL and
@@ -128,7 +131,7 @@ for c in $pair_cases; do
   [[ $c =~ ^(bare|mps|gshare|gmps|gsmps)$ ]] || { say "unknown pair case '$c'"; exit 2; }
 done
 for c in $service_cases; do
-  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|cpustart|gshare|gmps|gsmps|gsmpswide|gsmpsjoin|gsmpscap|gsmpsbeside|gsmpsw|gsiso|gslowiso|gsidle|gsisosolo)$ ]] ||
+  [[ $c =~ ^(alone|bare|mps|mpsprio|mpscap|cpustart|gshare|gmps|gsmps|gsmpswide|gsmpsjoin|gsmpsout|gsmpscap|gsmpsbeside|gsmpsw|gsiso|gslowiso|gsidle|gsisosolo)$ ]] ||
     { say "unknown service case '$c'"; exit 2; }
 done
 mem_flag=()
@@ -274,13 +277,14 @@ EOF
 service_case() {
   local c=$1 d="$res/service/$1" pc tenv=""
   mkdir -p "$d"
-  local mode=off threads="" cap="" join=""
+  local mode=off threads="" cap="" join="" join_wait=""
   case $c in
     alone) pc=alone ;;
     bare | mps | mpsprio | mpscap | cpustart) pc=bare$trainings ;;
     gshare | gmps) pc=gshare$trainings ;;
     gsmps | gsmpswide | gsiso | gslowiso | gsidle) pc=gshare$trainings mode=auto ;;
     gsmpsjoin) pc=gshare$trainings mode=auto join=0 ;;
+    gsmpsout) pc=gshare$trainings mode=auto join_wait=0 ;;
     gsisosolo) pc=gshare0 mode=auto ;;
     gsmpscap) pc=gshare$trainings mode=auto threads=$cap_pct cap=always ;;
     gsmpsbeside) pc=gshare$trainings mode=auto threads=$cap_pct cap=beside_service ;;
@@ -290,7 +294,7 @@ service_case() {
   [[ $c == cpustart ]] && tenv="CUDA_VISIBLE_DEVICES="
   [[ $c == mpscap ]] && tenv="CUDA_MPS_CLIENT_PRIORITY=1 CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$cap_pct"
   [[ $c == gsmpsw ]] && tenv="GSHARE_PRIORITY_CONCURRENT_US=$conc_us"
-  [[ $c == gsmps || $c == gsiso || $c == gsmpsjoin ]] &&
+  [[ $c == gsmps || $c == gsiso || $c == gsmpsjoin || $c == gsmpsout ]] &&
     tenv="GSHARE_CENSUS=$d/census${SM_PCT:+ GSHARE_PRIORITY_SM_PCT=$SM_PCT}${GAP_FILL:+ GSHARE_PRIORITY_GAP_FILL=$GAP_FILL}${BESIDE:+ GSHARE_PRIORITY_BESIDE=$BESIDE}${INFLIGHT_US:+ GSHARE_PRIORITY_INFLIGHT_US=$INFLIGHT_US}"
   [[ $c == gsmpswide ]] && tenv="GSHARE_CENSUS=$d/census GSHARE_PRIORITY_SM_PCT=0"
   [[ $c == gslowiso || $c == gsidle ]] && tenv="GSHARE_CENSUS=$d/census"
@@ -300,12 +304,12 @@ service_case() {
   [[ $c == gslowiso ]] && trun="GSHARE_MPS=0"
   local senv=""
   [[ $c == gsiso || $c == gsisosolo ]] && senv="GSHARE_MPS=0"
-  [[ $c == gsmps || $c == gslowiso || $c == gsidle || $c == gsmpsjoin ]] && senv="GSHARE_CENSUS=$d/service_census"  # its #behind: backlogs
+  [[ $c == gsmps || $c == gslowiso || $c == gsidle || $c == gsmpsjoin || $c == gsmpsout ]] && senv="GSHARE_CENSUS=$d/service_census"  # its #behind: backlogs
   if [[ $c == mps* || $c == gmps ]]; then
     mps_up "$d" || { echo "service case=$c mps_failed" | tee -a "$summary"; return 1; }
   fi
   local line rc more
-  OUT="$d" CASES="$pc" TRAIN_ENV="$tenv" TRAIN_RUN_ENV="$trun" TRAIN_ARGS="$targs" SERVICE_ENV="$senv" MPS_MODE="$mode" MPS_THREADS="$threads" MPS_CAP="$cap" MPS_JOIN_FREE="$join" \
+  OUT="$d" CASES="$pc" TRAIN_ENV="$tenv" TRAIN_RUN_ENV="$trun" TRAIN_ARGS="$targs" SERVICE_ENV="$senv" MPS_MODE="$mode" MPS_THREADS="$threads" MPS_CAP="$cap" MPS_JOIN_FREE="$join" MPS_JOIN_WAIT="$join_wait" \
     SERVICE_BATCH="${SERVICE_BATCH:-32}" \
     SERVICE_SECONDS="${SERVICE_SECONDS:-12}" MIN_STEPS="${MIN_STEPS:-10}" \
     AFTER_SECONDS="${AFTER_SECONDS:-3}" ENGINE="$ENGINE" \

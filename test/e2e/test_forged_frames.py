@@ -172,7 +172,8 @@ class ForgedMpsJoinTest(RawFramesCase):
         self.setup_raw(("gshjoina", "gshjoinb"),
                        '[scheduler]\nsharing = "auto"\nquantum = "20s"\nstagger = false\n'
                        '[memory]\ncontext_reserve = "1MiB"\n[queue]\nmax_running = 4\n'
-                       '[mps]\ncontrol = "%s"\njoin_free_percentage = 30\n' % FAKE_MPS)
+                       '[mps]\ncontrol = "%s"\njoin_free_percentage = 30\n'
+                       'join_wait_seconds = 0\n' % FAKE_MPS)
         self.fake = {"FAKE_CUDA_DEVICE_FILE": self.shared_device_file(),
                      "FAKE_CUDA_MEM_BYTES": str(256 * MIB)}
 

@@ -234,7 +234,8 @@ class MpsBackendTest(TestCase):
         # shim asks again: a lower job arriving while a higher client left less than
         # join_free_percentage of the GPU free runs outside MPS (its waiting context would slow
         # the higher client's kernels), is listed outside and why; an equal one joins.
-        h = self.mps_harness(join_free_percentage=30)  # the fake GPU gives 240 MiB
+        # The fake GPU gives 240 MiB; each arrival without room first waits one second for it.
+        h = self.mps_harness(join_free_percentage=30, join_wait_seconds=1)
         h.start_daemon()
         pipe = os.path.join(h.state_dir, "mps", "0", "pipe")
         stop = os.path.join(h.tmp, "stop-service")
@@ -259,7 +260,8 @@ class MpsBackendTest(TestCase):
         log = _read(h.daemon_log)
         self.assertRegex(log, r"job \d+: MPS client on GPU 0 \(below normal")  # at launch
         self.assertRegex(log, r"job \d+: outside MPS \(a client of priority 10 left \d+ MiB of "
-                              r"its GPU free at its first CUDA call \(below 30 %")
+                              r"its GPU free at its first CUDA call \(below 30 %.*no room "
+                              r"within \[mps\] join_wait_seconds \(1 s\)")
         # This one's first process arrives without room (outside), its second after the
         # service's end.
         late = self.two_arrivals(h, "late")
@@ -287,6 +289,39 @@ class MpsBackendTest(TestCase):
         open(late["go"], "w").close()
         self.assertEqual(late["job"].wait(60), 0)
         self.assertEqual(_read(late["out"]).count("fake_app: mps -\n"), 2, _read(late["out"]))
+
+    def test_a_lower_client_arriving_without_room_waits_to_join_until_room_comes(self):
+        # Before it runs outside, the arriving job waits at its first CUDA call, with no
+        # context, for [mps] join_wait_seconds: room that comes meanwhile (here the higher
+        # client ends) lets it join the server, where it runs beside a later service.
+        h = self.mps_harness(join_free_percentage=30, join_wait_seconds=120)
+        h.start_daemon()
+        pipe = os.path.join(h.state_dir, "mps", "0", "pipe")
+        stop = os.path.join(h.tmp, "stop-service")
+        service = h.start_fake(["--kernels", "0", "--swap-check", 200 * MIB, "--pieces", "1",
+                                "--cycles", "2", "--gap-ms", "200", "--stop-file", stop],
+                               ["-p", "10", "-q"], name="service")
+
+        def holds():
+            rec = h.job_record(lambda j: j.get("name") == "service" and "memory" in j) or {}
+            return rec.get("memory", {}).get("resident", 0) >= 200 * MIB
+        h.wait_for(holds, 30, "the service's memory")
+        low = h.start_fake(["--print-mps", "--kernels", "1"], ["-q"], name="low")
+        arriving = h.wait_for(lambda: h.status()["daemon"]["mps"]["arriving"], 30,
+                              "the job waiting to join")
+        self.assertIn("first CUDA call", arriving[0]["why"], arriving)
+        self.assertIn("waits at its first CUDA call to join (a client of priority 10 left",
+                      h.gshare("daemon", "status").stdout)
+        time.sleep(1.5)  # longer than a question's pause: it still waits, and is not outside
+        self.assertIsNone(low.poll())
+        self.assertEqual(h.status()["daemon"]["mps"]["outside"], [])
+        with open(stop, "w"):
+            pass
+        self.assertEqual(service.wait(60), 0)
+        self.assertEqual(low.wait(60), 0)
+        self.assertIn("fake_app: mps %s\n" % pipe, low.stdout)
+        self.assertEqual(h.status()["daemon"]["mps"]["arriving"], [])
+        self.assertRegex(_read(h.daemon_log), r"job \d+: waits at its first CUDA call to join MPS")
 
     def two_arrivals(self, h, name):
         """A batch job of two processes arriving one after the other: the first prints what

@@ -355,11 +355,34 @@ std::optional<MpsServers::ClientPlace> MpsServers::PlaceOf(int64_t job) {
   return std::nullopt;
 }
 
-void MpsServers::MarkJoined(int64_t job) {
+void MpsServers::MarkJoined(int64_t job, std::chrono::steady_clock::time_point now) {
   for (Server& s : servers_) {
     auto it = s.clients.find(job);
-    if (it != s.clients.end()) it->second.joined = true;
+    if (it == s.clients.end()) continue;
+    it->second.joined = true;
+    if (it->second.waiting_since) {
+      spdlog::info("job {}: joins MPS after waiting {:.1f} s at its first CUDA call for room", job,
+                   std::chrono::duration<double>(now - *it->second.waiting_since).count());
+    }
+    it->second.waiting_since.reset();
+    it->second.waiting_why.clear();
   }
+}
+
+std::chrono::steady_clock::duration MpsServers::WaitAtArrival(
+    int64_t job, std::chrono::steady_clock::time_point now, const std::string& why) {
+  for (Server& s : servers_) {
+    auto it = s.clients.find(job);
+    if (it == s.clients.end()) continue;
+    Server::Client& c = it->second;
+    if (!c.waiting_since) {
+      c.waiting_since = now;
+      spdlog::info("job {}: waits at its first CUDA call to join MPS ({})", job, why);
+    }
+    c.waiting_why = why;
+    return now - *c.waiting_since;
+  }
+  return {};
 }
 
 bool MpsServers::Outside(int64_t job) {
@@ -434,7 +457,15 @@ nlohmann::json MpsServers::Describe() {
   PruneOutside();
   nlohmann::json outside = nlohmann::json::array();
   for (const auto& [job, why] : outside_) outside.push_back({{"job", job}, {"why", why}});
-  return {{"gpus", std::move(gpus)}, {"outside", std::move(outside)}};
+  nlohmann::json arriving = nlohmann::json::array();
+  for (const Server& s : servers_) {
+    for (const auto& [job, client] : s.clients) {
+      if (client.waiting_since) arriving.push_back({{"job", job}, {"why", client.waiting_why}});
+    }
+  }
+  return {{"gpus", std::move(gpus)},
+          {"outside", std::move(outside)},
+          {"arriving", std::move(arriving)}};
 }
 
 }  // namespace gshare

@@ -89,18 +89,27 @@ class MpsServers {
     bool joined = false;
   };
   std::optional<ClientPlace> PlaceOf(int64_t job);
-  // A process of client job `job` joined its server at its first CUDA call: the job's later
-  // processes join too (the job is on the server from then on). Nothing when it is no client.
-  void MarkJoined(int64_t job);
+  // A process of client job `job` joined its server at its first CUDA call, at `now`: the job's
+  // later processes join too (the job is on the server from then on); one that waited for room
+  // (WaitAtArrival) is logged with the time it waited. Nothing when it is no client.
+  void MarkJoined(int64_t job, std::chrono::steady_clock::time_point now);
   // Job `job`'s process did not join its server at its first CUDA call (ChooseAtArrival): the
   // job is no client from now on (another user's jobs may have the server once the others
   // end) and is listed outside with `why`. Nothing when it is no client.
   void LeaveAtArrival(int64_t job, const std::string& why);
+  // Client job `job`'s process found no room at its first CUDA call (ChooseAtArrival says
+  // `why`) and waits there to join: the time it has waited so far, counted from the job's
+  // first such answer at `now` (later calls keep the first). Describe lists it as arriving,
+  // until MarkJoined or LeaveAtArrival. Zero when it is no client.
+  std::chrono::steady_clock::duration WaitAtArrival(int64_t job,
+                                                    std::chrono::steady_clock::time_point now,
+                                                    const std::string& why);
   // Whether live job `job` is listed outside MPS (EnvFor, LeaveAtArrival).
   bool Outside(int64_t job);
   // {"gpus": [{"gpu", "up", "pid", "client_uid"?, "clients": [job ids]}], "outside": [{"job",
-  // "why"}]} for status --json: the servers, and the live jobs EnvFor placed outside MPS while
-  // a control daemon was up, with the reason (a user's "why is my job not sharing").
+  // "why"}], "arriving": [{"job", "why"}]} for status --json: the servers, the live jobs EnvFor
+  // placed outside MPS while a control daemon was up, with the reason (a user's "why is my job
+  // not sharing"), and the clients waiting at their first CUDA call (WaitAtArrival).
   nlohmann::json Describe();
   bool AnyUp() const;
 
@@ -113,6 +122,9 @@ class MpsServers {
       uid_t uid = 0;
       int priority = 0;
       bool joined = false;  // a process of the job joined the server at its arrival (MarkJoined)
+      // Since when, and why, a process of the job waits at its first CUDA call (WaitAtArrival).
+      std::optional<std::chrono::steady_clock::time_point> waiting_since;
+      std::string waiting_why;
     };
     std::map<int64_t, Client> clients;  // by job id
   };

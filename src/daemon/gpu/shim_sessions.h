@@ -104,10 +104,11 @@ class ShimSessions {
   void OnHostPoolQuery(Connection& c, const Frame& f);
   // kMpsJoinQuery: whether the process of a job launched as an MPS client joins its server at
   // its first cuInit (kMpsJoin): not when a client of higher priority there left less than
-  // [mps] join_free_percentage of the GPU's memory free (ChooseAtArrival); the job is then
-  // listed outside MPS. A job decides once, at its first process's arrival: its later
-  // processes follow (outside, or on the server). Join for a job that is no client, or that
-  // `c` may not join. Then a CLI's, as above.
+  // [mps] join_free_percentage of the GPU's memory free (ChooseAtArrival): then "not yet"
+  // (kMpsJoinWait, MpsServers::WaitAtArrival) until [mps] join_wait_seconds from the job's first
+  // such answer, and after that outside, the job listed so. A job decides once, at its first
+  // process's arrival: its later processes follow (outside, or on the server). Join for a job that
+  // is no client, or that `c` may not join. Then a CLI's, as above.
   void OnMpsJoinQuery(Connection& c, const Frame& f);
   // Shim connection `c` is closing: its leases are reclaimed, its seat and ledger entry go (its
   // swap counters stay with its job), and a job of its own ends COMPLETED with its last shim.

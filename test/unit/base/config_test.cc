@@ -166,6 +166,8 @@ TEST_CASE("hostile config: values past their bounds are refused, naming key, fil
       {"[scheduler]\nidle_release = \"2d\"\n", "scheduler.idle_release", "from 20ms to 1d"},
       {"[mps]\njoin_free_percentage = 101\n", "mps.join_free_percentage", "from 0 to 100"},
       {"[mps]\njoin_free_percentage = -1\n", "mps.join_free_percentage", "from 0 to 100"},
+      {"[mps]\njoin_wait_seconds = 86401\n", "mps.join_wait_seconds", "from 0 to 86400"},
+      {"[mps]\njoin_wait_seconds = -1\n", "mps.join_wait_seconds", "from 0 to 86400"},
   };
   for (const auto& c : cases) {
     INFO(c.text);
@@ -182,10 +184,13 @@ TEST_CASE("hostile config: values past their bounds are refused, naming key, fil
   Result<Config> edge = LoadOne(
       dir.Write("edge.toml",
                 "[queue]\ngpus = 64\nmax_running = 1000\n[scheduler]\ndrop_grace = \"100ms\"\n"
-                "idle_release = \"20ms\"\n[mps]\njoin_free_percentage = 0\n"));
+                "idle_release = \"20ms\"\n[mps]\njoin_free_percentage = 0\n"
+                "join_wait_seconds = 86400\n"));
   REQUIRE(edge.ok());
   CHECK(edge->mps.join_free_percentage == 0);
   CHECK(Config{}.mps.join_free_percentage == 15);
+  CHECK(edge->mps.join_wait_seconds == 86400);
+  CHECK(Config{}.mps.join_wait_seconds == 60);
   CHECK(edge->queue.gpus == 64);
   CHECK(edge->queue.max_running == 1000);
   CHECK(edge->scheduler.drop_grace == milliseconds(100));
