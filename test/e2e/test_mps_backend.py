@@ -243,14 +243,7 @@ class MpsBackendTest(TestCase):
         # first process arrives with room (a client), its second once the service left none.
         early = self.two_arrivals(h, "early")
         self.wait_file(h, early["first"])
-        service = h.start_fake(["--kernels", "0", "--swap-check", 200 * MIB, "--pieces", "1",
-                                "--cycles", "2", "--gap-ms", "200", "--stop-file", stop],
-                               ["-p", "10", "-q"], name="service")
-
-        def holds():
-            rec = h.job_record(lambda j: j.get("name") == "service" and "memory" in j) or {}
-            return rec.get("memory", {}).get("resident", 0) >= 200 * MIB
-        h.wait_for(holds, 30, "the service's memory")
+        service = self.start_holding_service(h, stop)
         # Each route to the driver's cuInit (the exports, dlsym, cuGetProcAddress) asks first.
         for app, route in ((FAKE_APP, "dlsym"), (FAKE_APP, "gpa"), (FAKE_APP_LINKED, "linked")):
             low = h.gshare("run", "-q", "-J", "low", "--", app, "--route", route, "--print-mps",
@@ -298,14 +291,7 @@ class MpsBackendTest(TestCase):
         h.start_daemon()
         pipe = os.path.join(h.state_dir, "mps", "0", "pipe")
         stop = os.path.join(h.tmp, "stop-service")
-        service = h.start_fake(["--kernels", "0", "--swap-check", 200 * MIB, "--pieces", "1",
-                                "--cycles", "2", "--gap-ms", "200", "--stop-file", stop],
-                               ["-p", "10", "-q"], name="service")
-
-        def holds():
-            rec = h.job_record(lambda j: j.get("name") == "service" and "memory" in j) or {}
-            return rec.get("memory", {}).get("resident", 0) >= 200 * MIB
-        h.wait_for(holds, 30, "the service's memory")
+        service = self.start_holding_service(h, stop)
         low = h.start_fake(["--print-mps", "--kernels", "1"], ["-q"], name="low")
         arriving = h.wait_for(lambda: h.status()["daemon"]["mps"]["arriving"], 30,
                               "the job waiting to join")
@@ -322,6 +308,19 @@ class MpsBackendTest(TestCase):
         self.assertIn("fake_app: mps %s\n" % pipe, low.stdout)
         self.assertEqual(h.status()["daemon"]["mps"]["arriving"], [])
         self.assertRegex(_read(h.daemon_log), r"job \d+: waits at its first CUDA call to join MPS")
+
+    def start_holding_service(self, h, stop):
+        """A priority-10 job that holds 200 MiB of the fake GPU's 240 until `stop` exists;
+        returned once the daemon counts its memory."""
+        service = h.start_fake(["--kernels", "0", "--swap-check", 200 * MIB, "--pieces", "1",
+                                "--cycles", "2", "--gap-ms", "200", "--stop-file", stop],
+                               ["-p", "10", "-q"], name="service")
+
+        def holds():
+            rec = h.job_record(lambda j: j.get("name") == "service" and "memory" in j) or {}
+            return rec.get("memory", {}).get("resident", 0) >= 200 * MIB
+        h.wait_for(holds, 30, "the service's memory")
+        return service
 
     def two_arrivals(self, h, name):
         """A batch job of two processes arriving one after the other: the first prints what

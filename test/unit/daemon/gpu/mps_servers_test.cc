@@ -149,7 +149,7 @@ TEST_CASE("mps servers: a GPU's server serves one user until that user's jobs ha
   live.clear();
 }
 
-TEST_CASE("mps servers: a client that does not join at its arrival is listed outside") {
+TEST_CASE("mps servers: a client's arrival") {
   TempDir dir;
   std::set<int64_t> live{1, 2, 3};
   MpsServers mps(Opts(dir), [&live](int64_t id) { return live.count(id) != 0; });
@@ -157,56 +157,49 @@ TEST_CASE("mps servers: a client that does not join at its arrival is listed out
   REQUIRE(mps.AnyUp());
   CHECK_FALSE(mps.EnvFor(Job(1, 1000, 10), "").empty());
   CHECK_FALSE(mps.EnvFor(Job(2, 1000), "").empty());
-  std::optional<MpsServers::ClientPlace> place = mps.PlaceOf(2);
-  REQUIRE(place);
-  CHECK(place->gpu == "GPU-aaaa");
-  CHECK(place->others == std::map<int64_t, int>{{1, 10}});
-  CHECK_FALSE(place->joined);
-  mps.MarkJoined(1, {});  // a process of job 1 joined: its later ones follow
-  CHECK(mps.PlaceOf(1)->joined);
-  CHECK_FALSE(mps.PlaceOf(2)->joined);
-  CHECK_FALSE(mps.PlaceOf(3));  // no client
-  CHECK_FALSE(mps.Outside(2));
-  mps.LeaveAtArrival(2, "no room");
-  CHECK_FALSE(mps.PlaceOf(2));
-  CHECK(mps.Outside(2));  // its later processes stay outside too
-  CHECK(mps.Describe()["gpus"][0]["clients"] == nlohmann::json::array({1}));
-  CHECK(mps.Describe()["outside"] == nlohmann::json::array({{{"job", 2}, {"why", "no room"}}}));
-  mps.LeaveAtArrival(3, "not a client");  // nothing to leave: not listed
-  CHECK(mps.Describe()["outside"].size() == 1);
-  live.erase(1);
-  CHECK(mps.PlaceOf(1) == std::nullopt);  // ended
-  live.erase(2);
-  CHECK_FALSE(mps.Outside(2));  // ended: no longer listed
-  live.clear();
-}
-
-TEST_CASE("mps servers: a client waiting at its arrival counts from its first wait") {
-  TempDir dir;
-  std::set<int64_t> live{1, 2, 3};
-  MpsServers mps(Opts(dir), [&live](int64_t id) { return live.count(id) != 0; });
-  mps.Start({"GPU-aaaa"});
-  REQUIRE(mps.AnyUp());
-  CHECK_FALSE(mps.EnvFor(Job(1, 1000, 10), "").empty());
-  CHECK_FALSE(mps.EnvFor(Job(2, 1000), "").empty());
-  CHECK_FALSE(mps.EnvFor(Job(3, 1000), "").empty());
-  const auto t0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
-  CHECK(mps.WaitAtArrival(2, t0, "no room") == std::chrono::seconds(0));
-  CHECK(mps.WaitAtArrival(3, t0 + std::chrono::seconds(5), "little room") ==
-        std::chrono::seconds(0));
-  // A later question of the same job counts from the first, with the latest reason.
-  CHECK(mps.WaitAtArrival(2, t0 + std::chrono::seconds(7), "still no room") ==
-        std::chrono::seconds(7));
-  CHECK(mps.Describe()["arriving"] ==
-        nlohmann::json::array(
-            {{{"job", 2}, {"why", "still no room"}}, {{"job", 3}, {"why", "little room"}}}));
-  CHECK(mps.Describe()["outside"].empty());
-  CHECK(mps.WaitAtArrival(4, t0, "not a client") == std::chrono::seconds(0));
-  mps.MarkJoined(2, t0 + std::chrono::seconds(9));  // room came: it joined, waits no longer
-  CHECK(mps.PlaceOf(2)->joined);
-  mps.LeaveAtArrival(3, "no room in time");  // the wait ran out
-  CHECK(mps.Describe()["arriving"].empty());
-  CHECK(mps.Outside(3));
+  SUBCASE("one that does not join is listed outside") {
+    std::optional<MpsServers::ClientPlace> place = mps.PlaceOf(2);
+    REQUIRE(place);
+    CHECK(place->gpu == "GPU-aaaa");
+    CHECK(place->others == std::map<int64_t, int>{{1, 10}});
+    CHECK_FALSE(place->joined);
+    mps.MarkJoined(1, {});  // a process of job 1 joined: its later ones follow
+    CHECK(mps.PlaceOf(1)->joined);
+    CHECK_FALSE(mps.PlaceOf(2)->joined);
+    CHECK_FALSE(mps.PlaceOf(3));  // no client
+    CHECK_FALSE(mps.Outside(2));
+    mps.LeaveAtArrival(2, "no room");
+    CHECK_FALSE(mps.PlaceOf(2));
+    CHECK(mps.Outside(2));  // its later processes stay outside too
+    CHECK(mps.Describe()["gpus"][0]["clients"] == nlohmann::json::array({1}));
+    CHECK(mps.Describe()["outside"] == nlohmann::json::array({{{"job", 2}, {"why", "no room"}}}));
+    mps.LeaveAtArrival(3, "not a client");  // nothing to leave: not listed
+    CHECK(mps.Describe()["outside"].size() == 1);
+    live.erase(1);
+    CHECK(mps.PlaceOf(1) == std::nullopt);  // ended
+    live.erase(2);
+    CHECK_FALSE(mps.Outside(2));  // ended: no longer listed
+  }
+  SUBCASE("one waiting for room counts from its first wait") {
+    CHECK_FALSE(mps.EnvFor(Job(3, 1000), "").empty());
+    const auto t0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+    CHECK(mps.WaitAtArrival(2, t0, "no room") == std::chrono::seconds(0));
+    CHECK(mps.WaitAtArrival(3, t0 + std::chrono::seconds(5), "little room") ==
+          std::chrono::seconds(0));
+    // A later question of the same job counts from the first, with the latest reason.
+    CHECK(mps.WaitAtArrival(2, t0 + std::chrono::seconds(7), "still no room") ==
+          std::chrono::seconds(7));
+    CHECK(mps.Describe()["arriving"] ==
+          nlohmann::json::array(
+              {{{"job", 2}, {"why", "still no room"}}, {{"job", 3}, {"why", "little room"}}}));
+    CHECK(mps.Describe()["outside"].empty());
+    CHECK(mps.WaitAtArrival(4, t0, "not a client") == std::chrono::seconds(0));
+    mps.MarkJoined(2, t0 + std::chrono::seconds(9));  // room came: it joined, waits no longer
+    CHECK(mps.PlaceOf(2)->joined);
+    mps.LeaveAtArrival(3, "no room in time");  // the wait ran out
+    CHECK(mps.Describe()["arriving"].empty());
+    CHECK(mps.Outside(3));
+  }
   live.clear();
 }
 
