@@ -122,10 +122,12 @@ int ShowQueue(const GlobalOptions& global, QueueOptions opt) {
       json j = JobToJson(r);
       j["user"] = context.user(r.uid);
       j["elapsed_seconds"] = ElapsedSeconds(r, now);
-      // A live job's lease (else null); one that waits for it shows the table's REASON.
+      // A live job's lease (else null); one that waits for it, or for room to join an MPS
+      // server, shows the table's REASON.
       auto lease = context.leases.find(r.id);
       j["lease"] = lease != context.leases.end() ? json(lease->second.lease) : json(nullptr);
-      if (lease != context.leases.end() && lease->second.lease == "waiting") {
+      if (lease != context.leases.end() &&
+          (lease->second.lease == "waiting" || lease->second.mps_arriving)) {
         j["reason"] = QueueReason(r, context);
       }
       jobs.push_back(std::move(j));

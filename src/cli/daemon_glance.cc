@@ -68,6 +68,10 @@ std::map<int64_t, JobGlance> GlanceAtDaemon(const GlobalOptions& global) {
       const json& waiting_for = job.value("waiting_for", json());
       if (waiting_for.is_string()) g.waiting_for = waiting_for.get<std::string>();
     }
+    const json mps = reply->value("daemon", json::object()).value("mps", json::object());
+    for (const json& a : mps.value("arriving", json::array())) {
+      leases[a.at("job").get<int64_t>()].mps_arriving = true;
+    }
   } catch (const std::exception&) {
     leases.clear();
   }

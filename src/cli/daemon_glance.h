@@ -1,7 +1,7 @@
 // What `status`, `queue` and `submit` tell of the daemon besides their own data: that a config
 // file it read at start has changed since (it reads its config once), that the queue is paused,
 // and which running jobs wait for their GPU lease, and why (queue's REASON `Lease`, or the
-// memory it waits for).
+// memory it waits for), or for room to join an MPS server (`MpsRoom`).
 // Main thread only.
 #pragma once
 
@@ -26,9 +26,11 @@ void WarnIfQueuePaused(const nlohmann::json& status);
 
 // A live job as the brief status tells it.
 struct JobGlance {
-  std::string lease;        // "holding", "waiting", "idle", "stopped", ...
-  std::string waiting_for;  // what its grant waits for (memory.waiting_for: "GpuMemory",
-                            // "HigherPriorityMemory", ...; docs/memory.md), else empty
+  std::string lease;          // "holding", "waiting", "idle", "stopped", ...
+  std::string waiting_for;    // what its grant waits for (memory.waiting_for: "GpuMemory",
+                              // "HigherPriorityMemory", ...; docs/memory.md), else empty
+  bool mps_arriving = false;  // a process of it waits at its first CUDA call for room to join
+                              // its GPU's MPS server (daemon.mps.arriving)
 };
 
 // Asks a running daemon (never starts one) for the brief status: warns as WarnIfConfigChanged

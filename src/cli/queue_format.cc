@@ -234,6 +234,7 @@ std::string ReasonText(const JobRecord& r) {
 std::string QueueReason(const JobRecord& r, const QueueRowContext& context) {
   if (r.state == JobState::kRunning) {
     auto lease = context.leases.find(r.id);
+    if (lease != context.leases.end() && lease->second.mps_arriving) return kMpsRoomReason;
     if (lease != context.leases.end() && lease->second.lease == "waiting") {
       return lease->second.waiting_for.empty() ? kLeaseReason : lease->second.waiting_for;
     }

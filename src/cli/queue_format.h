@@ -27,6 +27,9 @@ struct QueueRowContext {
 // REASON of a running job that waits for its GPU lease while another job holds it; one whose
 // grant waits for memory shows what it waits for instead (JobGlance::waiting_for).
 inline constexpr const char* kLeaseReason = "Lease";
+// REASON of a running job whose process waits at its first CUDA call for room to join its GPU's
+// MPS server ([mps] join_wait_seconds; docs/design.md "Arrival").
+inline constexpr const char* kMpsRoomReason = "MpsRoom";
 
 struct QueueColumn {
   std::string field;   // its --format name
@@ -62,8 +65,9 @@ std::string ElapsedText(double seconds);
 double ElapsedSeconds(const JobRecord& r, double now);
 // REASON: why a pending job waits; for an ended job what ended it ("exit 1", "signal 9").
 std::string ReasonText(const JobRecord& r);
-// ReasonText, or for a running job whose lease `context` says is waiting what it waits for
-// (JobGlance::waiting_for), else kLeaseReason.
+// ReasonText, or for a running job that `context` says waits for room to join an MPS server
+// kMpsRoomReason, whose lease it says is waiting what it waits for (JobGlance::waiting_for),
+// else kLeaseReason.
 std::string QueueReason(const JobRecord& r, const QueueRowContext& context);
 // `text` cut to at most `columns` characters (UTF-8 code points), its last one "…" when
 // cut, and padded with blanks to `columns`.

@@ -298,6 +298,11 @@ class MpsBackendTest(TestCase):
         self.assertIn("first CUDA call", arriving[0]["why"], arriving)
         self.assertIn("waits at its first CUDA call to join (a client of priority 10 left",
                       h.gshare("daemon", "status").stdout)
+        # `queue` names what the running job waits for, in the table and in --json.
+        rows = {j["name"]: j for j in h.queue_jobs().values()}
+        self.assertEqual((rows["low"]["state"], rows["low"]["reason"]), ("RUNNING", "MpsRoom"))
+        self.assertEqual(rows["service"]["reason"], "")
+        self.assertRegex(h.gshare("queue").stdout, r"(?m)^.*\blow\b.*\bMpsRoom\b")
         time.sleep(1.5)  # longer than a question's pause: it still waits, and is not outside
         self.assertIsNone(low.poll())
         self.assertEqual(h.status()["daemon"]["mps"]["outside"], [])

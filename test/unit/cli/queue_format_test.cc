@@ -109,6 +109,9 @@ TEST_CASE("queue: a running job that waits for its lease shows REASON Lease, or 
   CHECK(QueueReason(r, context) == "HigherPriorityMemory");
   context.leases = {{15, {"holding", ""}}};
   CHECK(QueueReason(r, context) == "");
+  // A process that waits at its first CUDA call for room to join the GPU's MPS server.
+  context.leases = {{15, {"idle", "", true}}};
+  CHECK(QueueReason(r, context) == "MpsRoom");
   // A pending job keeps its own reason whatever the daemon says of its id.
   context.leases = {{15, {"waiting", "GpuMemory"}}};
   r.state = JobState::kPending;
