@@ -430,7 +430,10 @@ MpsServers::Env MpsServers::EnvFor(const JobRecord& r, const std::string& slot,
                choice.active_thread_percentage < 100
                    ? ", " + std::to_string(choice.active_thread_percentage) + " % of the threads"
                    : "");
-  s->clients[r.id] = Server::Client{r.uid, r.priority};
+  Server::Client& client = s->clients[r.id];
+  client = Server::Client{};
+  client.uid = r.uid;
+  client.priority = r.priority;
   Env env{{job_env::kMpsPipeDirectory, s->pipe},
           {job_env::kMpsLogDirectory, s->log},
           {job_env::kMpsClient, "1"},
