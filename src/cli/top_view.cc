@@ -13,6 +13,7 @@
 #include "base/job_state.h"
 #include "base/terminal_text.h"
 #include "cli/job_status_text.h"
+#include "cli/queue_format.h"
 
 namespace gshare {
 namespace {
@@ -152,9 +153,25 @@ const json* LiveMemory(const json& j) {
   return mem != nullptr && mem->contains("allocated") ? mem : nullptr;
 }
 
-std::string Reason(const json& j) {
+// Whether the status document lists job `j` as waiting at its first CUDA call for room to join
+// its GPU's MPS server (daemon.mps.arriving).
+bool MpsArriving(const json& j, const TopInput& in) {
+  if (in.status == nullptr || !in.status->is_object()) return false;
+  auto daemon = in.status->find("daemon");
+  if (daemon == in.status->end() || !daemon->is_object()) return false;
+  auto mps = daemon->find("mps");
+  if (mps == daemon->end() || !mps->is_object()) return false;
+  const int64_t id = j.value("id", int64_t{0});
+  for (const json& a : ArrayOf(*mps, "arriving")) {
+    if (a.is_object() && a.value("job", int64_t{0}) == id) return true;
+  }
+  return false;
+}
+
+std::string Reason(const json& j, const TopInput& in) {
   std::string reason = j.value("reason", std::string());
   const json* mem = MemoryOf(j);
+  if (reason.empty() && Group(StateOf(j)) == 0 && MpsArriving(j, in)) reason = kMpsRoomReason;
   if (reason.empty() && Group(StateOf(j)) == 0 && mem != nullptr &&
       mem->value("waiting_for", json()).is_string())
     reason = mem->at("waiting_for").get<std::string>();
@@ -192,7 +209,7 @@ const std::vector<JobColumn>& JobColumns() {
        [](const json& j, const TopInput&) { return std::to_string(j.value("priority", 0)); }},
       {"NAME", 10, 22, 0, false,
        [](const json& j, const TopInput&) { return TerminalText(j.value("name", std::string())); }},
-      {"REASON", 12, 20, 0, false, [](const json& j, const TopInput&) { return Reason(j); }},
+      {"REASON", 12, 20, 0, false, [](const json& j, const TopInput& in) { return Reason(j, in); }},
       {"LEASE", 11, 11, 3, false, [](const json& j, const TopInput&) { return Lease(j); }},
       {"ON-GPU", 8, 8, 2, true,
        [](const json& j, const TopInput&) { return FormatSeconds(j.value("lease_seconds", 0.0)); }},

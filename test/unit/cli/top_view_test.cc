@@ -179,6 +179,12 @@ TEST_CASE("top: an ended job shows no lease; a running one waiting for memory sa
   const TopLine* running = LineOf(f, "3 ");
   REQUIRE(running != nullptr);
   CHECK(running->text.find("GpuMemory") != std::string::npos);
+  // One whose process waits at its first CUDA call for room to join its GPU's MPS server.
+  st["daemon"]["mps"] = {{"gpus", json::array()}, {"arriving", {{{"job", 3}, {"why", "x"}}}}};
+  const TopFrame waits = RenderTop(Input(st));
+  running = LineOf(waits, "3 ");
+  REQUIRE(running != nullptr);
+  CHECK(running->text.find("MpsRoom") != std::string::npos);
 }
 
 TEST_CASE("top: o's orders put the highest first; the title names the order") {
