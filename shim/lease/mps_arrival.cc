@@ -5,15 +5,15 @@
 #include <pthread.h>
 #include <time.h>
 
-#include <cerrno>
-
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
 #include "gshare/job_env.h"
 #include "lease/lease_state.h"
 #include "lease/memory_view.h"
+#include "shim_log.h"
 
 namespace gshare::shim {
 
@@ -35,11 +35,19 @@ uint32_t AskJoin() {
   return m.join;
 }
 
-// Asks until the answer is no longer kMpsJoinWait; true: join.
+// Asks until the answer is no longer kMpsJoinWait; true: join. The first "not yet" is said on
+// stderr (unless GSHARE_QUIET: `gshare run -q`), so that a job that seems to hang says why.
 bool DecideJoin() {
-  for (;;) {
+  for (bool said = std::getenv(job_env::kQuiet) != nullptr;; said = true) {
     const uint32_t join = AskJoin();
     if (join != proto::kMpsJoinWait) return join != 0;
+    if (!said) {
+      Warn(
+          "waiting for room on the GPU before this process's first CUDA call: a job of higher "
+          "priority on its MPS server left too little memory free ([mps] "
+          "join_free_percentage); it joins once room comes, else runs outside MPS after [mps] "
+          "join_wait_seconds (`gshare queue`: MpsRoom)");
+    }
     timespec pause{0, static_cast<long>(proto::kMpsJoinRetryMs) * 1000000L};
     while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
     }

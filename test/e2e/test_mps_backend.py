@@ -292,7 +292,7 @@ class MpsBackendTest(TestCase):
         pipe = os.path.join(h.state_dir, "mps", "0", "pipe")
         stop = os.path.join(h.tmp, "stop-service")
         service = self.start_holding_service(h, stop)
-        low = h.start_fake(["--print-mps", "--kernels", "1"], ["-q"], name="low")
+        low = h.start_fake(["--print-mps", "--kernels", "1"], [], name="low")
         arriving = h.wait_for(lambda: h.status()["daemon"]["mps"]["arriving"], 30,
                               "the job waiting to join")
         self.assertIn("first CUDA call", arriving[0]["why"], arriving)
@@ -311,6 +311,9 @@ class MpsBackendTest(TestCase):
         self.assertEqual(service.wait(60), 0)
         self.assertEqual(low.wait(60), 0)
         self.assertIn("fake_app: mps %s\n" % pipe, low.stdout)
+        # The job said once why it seemed to hang.
+        self.assertEqual(low.stderr.count("gshare: waiting for room on the GPU before this "
+                                          "process's first CUDA call"), 1, low.stderr)
         self.assertEqual(h.status()["daemon"]["mps"]["arriving"], [])
         self.assertRegex(_read(h.daemon_log), r"job \d+: waits at its first CUDA call to join MPS")
 
