@@ -13,7 +13,7 @@ namespace gshare::proto {
 
 // Bumped on any incompatible change of a header or payload. A peer with another version
 // is disconnected (the daemon keeps serving everyone else).
-inline constexpr uint16_t kVersion = 9;
+inline constexpr uint16_t kVersion = 10;
 inline constexpr uint32_t kMagic = 0x52485347;  // "GSHR" little-endian
 // Largest payload a peer may send to the daemon; larger frames drop the connection. A
 // submission carries its environment and batch script.
@@ -168,11 +168,16 @@ static_assert(sizeof(HostPoolMsg) == 16);
 
 // kMpsJoinQuery: job `job_id`'s process, launched as a client of gshare's MPS server on its GPU,
 // makes its first cuInit (the driver reads the MPS variables there), proved like a hello.
+// flags: kMpsJoinDecideNow: the process stops waiting for room (a signal came while it
+// waited): the answer is join or outside, never kMpsJoinWait.
 struct MpsJoinQueryMsg {
   uint64_t job_id;
   uint8_t token[16];
+  uint32_t flags;
+  uint32_t reserved;  // zero
 };
-static_assert(sizeof(MpsJoinQueryMsg) == 24);
+static_assert(sizeof(MpsJoinQueryMsg) == 32);
+inline constexpr uint32_t kMpsJoinDecideNow = 1;
 
 // kMpsJoin: join = 1: the process joins the server (its environment as launched); 0: it runs
 // outside MPS, its job listed so (policy/mps_choice.h, ChooseAtArrival); kMpsJoinWait: not

@@ -23,10 +23,12 @@ std::atomic<bool> g_asked{false};
 std::atomic<bool> g_left{false};
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-// The daemon's answer (proto::MpsJoinMsg::join); 1 (join) when there is none.
-uint32_t AskJoin() {
+// The daemon's answer (proto::MpsJoinMsg::join); 1 (join) when there is none. `decide_now`:
+// the answer is join or outside (kMpsJoinDecideNow).
+uint32_t AskJoin(bool decide_now) {
   proto::MpsJoinQueryMsg q{};
   if (!lease::JobProofFromEnv(&q.job_id, q.token)) return 1;
+  q.flags = decide_now ? proto::kMpsJoinDecideNow : 0;
   proto::MpsJoinMsg m{};
   if (!AskDaemonOnce(proto::MsgType::kMpsJoinQuery, &q, sizeof q, proto::MsgType::kMpsJoin, &m,
                      sizeof m)) {
@@ -36,11 +38,15 @@ uint32_t AskJoin() {
 }
 
 // Asks until the answer is no longer kMpsJoinWait; true: join. The first "not yet" is said on
-// stderr (unless GSHARE_QUIET: `gshare run -q`), so that a job that seems to hang says why.
+// stderr (unless GSHARE_QUIET: `gshare run -q`), so that a job that seems to hang says why. A
+// signal caught while it waits (Ctrl-C in a Python job, whose handler only sets a flag) ends the
+// wait: the daemon is asked to decide now, and the process goes on to handle it.
 bool DecideJoin() {
+  bool decide_now = false;
   for (bool said = std::getenv(job_env::kQuiet) != nullptr;; said = true) {
-    const uint32_t join = AskJoin();
+    const uint32_t join = AskJoin(decide_now);
     if (join != proto::kMpsJoinWait) return join != 0;
+    if (decide_now) return false;  // the daemon would not decide: no room, so outside
     if (!said) {
       Warn(
           "waiting for room on the GPU before this process's first CUDA call: a job of higher "
@@ -48,9 +54,8 @@ bool DecideJoin() {
           "join_free_percentage); it joins once room comes, else runs outside MPS after [mps] "
           "join_wait_seconds (`gshare queue`: MpsRoom)");
     }
-    timespec pause{0, static_cast<long>(proto::kMpsJoinRetryMs) * 1000000L};
-    while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
-    }
+    const timespec pause{0, static_cast<long>(proto::kMpsJoinRetryMs) * 1000000L};
+    decide_now = nanosleep(&pause, nullptr) != 0 && errno == EINTR;
   }
 }
 

@@ -11,7 +11,8 @@ namespace gshare::shim {
 // CUDA_MPS_PIPE_DIRECTORY set) asks the daemon, on a connection of its own, whether it still
 // joins; while the daemon answers "not yet" (kMpsJoinWait: a higher client left too little free,
 // [mps] join_wait_seconds not passed) the caller sleeps kMpsJoinRetryMs and asks again, with no
-// context made, having said why once on stderr (not under GSHARE_QUIET); when not, the MPS
+// context made, having said why once on stderr (not under GSHARE_QUIET), until a signal it
+// catches ends the wait (the daemon then decides at once); when not, the MPS
 // variables (CUDA_MPS_PIPE_DIRECTORY, CUDA_MPS_LOG_DIRECTORY, CUDA_MPS_CLIENT_PRIORITY,
 // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, GSHARE_MPS_CLIENT) leave the process's environment before the
 // driver reads them: the process, and the processes it starts from then on, run outside MPS, and

@@ -207,7 +207,7 @@ class ForgedMpsJoinTest(RawFramesCase):
                                             if j["name"] == "late"), None), 30, "job late")
         self.wait_state(job, "RUNNING")
         for token in (bytes(16), os.urandom(16)):
-            query = struct.pack("<Q16s", job, token).hex()
+            query = struct.pack("<Q16sII", job, token, 0, 0).hex()
             replies = self.raw(self.b, [[MPS_JOIN_QUERY, query, MPS_JOIN]])
             self.assertEqual([r["type"] for r in replies], [MPS_JOIN], replies)
             join, known, free = struct.unpack("<IIQ", bytes.fromhex(replies[0]["payload"]))

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -306,6 +307,18 @@ class MpsBackendTest(TestCase):
         time.sleep(1.5)  # longer than a question's pause: it still waits, and is not outside
         self.assertIsNone(low.poll())
         self.assertEqual(h.status()["daemon"]["mps"]["outside"], [])
+        # A signal the process catches (Ctrl-C in a Python job) ends its wait: it goes on
+        # outside MPS at once and handles the signal.
+        impatient = h.start_fake(["--print-mps", "--catch-sigint", "--kernels", "1"], ["-q"],
+                                 name="impatient")
+        h.wait_for(lambda: len(h.status()["daemon"]["mps"]["arriving"]) == 2, 30,
+                   "the second job waiting to join")
+        os.kill(impatient.child_pid(), signal.SIGINT)
+        self.assertEqual(impatient.wait(30), 0)
+        self.assertIn("fake_app: sigint 1\nfake_app: mps -\n", impatient.stdout)
+        self.assertRegex(_read(h.daemon_log), r"outside MPS \(a client of priority 10 left .*; a "
+                                              r"signal ended its wait for room\)")
+        self.assertIsNone(low.poll())  # the other one waits on
         with open(stop, "w"):
             pass
         self.assertEqual(service.wait(60), 0)

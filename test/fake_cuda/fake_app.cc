@@ -10,6 +10,7 @@
 // fake_app_memory.cc.
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,9 +96,11 @@ void Usage() {
       "  [--cycles C] [--pieces N] [--leak-to-exit] [--finalizing] [--ipc-export]\n"
       "  [--ipc-serve DIR | --ipc-open DIR]\n"
       "  [--align-ms P [--align-offset-ms O]] [--start-file PATH] [--stop-file PATH]\n"
-      "  [--print-mps]\n"
+      "  [--print-mps] [--catch-sigint]\n"
       "--print-mps: after cuInit prints `fake_app: mps <CUDA_MPS_PIPE_DIRECTORY>` (`-`\n"
       "  when unset): whether the driver would have made the process an MPS client\n"
+      "--catch-sigint: before cuInit, SIGINT gets a handler that only counts it (no\n"
+      "  SA_RESTART), as Python's does; after cuInit prints `fake_app: sigint <count>`\n"
       "--consumer: at each synchronization a second stream waits for an event\n"
       "  recorded on the first, then runs one kernel through cuLaunchKernelEx (logged\n"
       "  under that name), before the cuCtxSynchronize: it must start after the first\n"
@@ -186,6 +189,8 @@ Options Parse(int argc, char** argv) {
       o.align_offset_ms = static_cast<int>(number());
     } else if (a == "--print-mps") {
       o.print_mps = true;
+    } else if (a == "--catch-sigint") {
+      o.catch_sigint = true;
     } else if (a == "--sleep-ms") {
       o.sleep_ms = static_cast<int>(number());
     } else if (a == "--ipc-export") {
@@ -375,11 +380,25 @@ void ReportDeviceUsedAtExit() {
   std::fflush(stdout);
 }
 
+std::atomic<int> g_sigints{0};
+
+void CountSigint(int) { g_sigints.fetch_add(1); }
+
 int main(int argc, char** argv) {
   Options o = Parse(argc, argv);
   Api api = LoadApi(o);
 
+  if (o.catch_sigint) {
+    struct sigaction sa {};
+    sa.sa_handler = CountSigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+  }
   CALL(Init, 0);
+  if (o.catch_sigint) {
+    std::printf("fake_app: sigint %d\n", g_sigints.load());
+    std::fflush(stdout);
+  }
   if (o.print_mps) {
     const char* pipe = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
     std::printf("fake_app: mps %s\n", pipe != nullptr ? pipe : "-");

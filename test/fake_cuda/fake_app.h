@@ -119,6 +119,7 @@ struct Options {
   std::string start_file;     // --start-file PATH: see Usage
   std::string stop_file;      // --stop-file PATH: see Usage
   bool print_mps = false;     // --print-mps: see Usage
+  bool catch_sigint = false;  // --catch-sigint: see Usage
 };
 
 // Prints "fake_app: error <what> <code>" on stderr and exits 1.

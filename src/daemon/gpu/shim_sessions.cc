@@ -258,16 +258,20 @@ void ShimSessions::OnMpsJoinQuery(Connection& c, const Frame& f) {
     const auto& mps = p_.options.config.mps;
     const std::string why = ChooseAtArrival(arrival, mps.join_free_percentage);
     const bool may_wait = !why.empty() && mps.join_wait_seconds > 0;
+    const bool decide_now = (q.flags & proto::kMpsJoinDecideNow) != 0;
     const auto waited = may_wait ? p_.mps.WaitAtArrival(static_cast<int64_t>(q.job_id), Now(), why)
                                  : std::chrono::steady_clock::duration{};
-    if (may_wait && waited < std::chrono::seconds(mps.join_wait_seconds)) {
+    if (may_wait && !decide_now && waited < std::chrono::seconds(mps.join_wait_seconds)) {
       m.join = proto::kMpsJoinWait;  // no context yet: nothing of it reaches the GPU
     } else if (!why.empty()) {
-      p_.mps.LeaveAtArrival(
-          static_cast<int64_t>(q.job_id),
-          why + (mps.join_wait_seconds > 0 ? "; no room within [mps] join_wait_seconds (" +
-                                                 std::to_string(mps.join_wait_seconds) + " s)"
-                                           : ""));
+      std::string after;
+      if (may_wait && decide_now) {
+        after = "; a signal ended its wait for room";
+      } else if (may_wait) {
+        after = "; no room within [mps] join_wait_seconds (" +
+                std::to_string(mps.join_wait_seconds) + " s)";
+      }
+      p_.mps.LeaveAtArrival(static_cast<int64_t>(q.job_id), why + after);
       m.join = 0;
     } else {
       p_.mps.MarkJoined(static_cast<int64_t>(q.job_id), Now());
