@@ -2,6 +2,7 @@
 #include "driver/census.h"
 
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -20,12 +21,37 @@ std::atomic<uint64_t> g_census_beside_denied{0};
 
 namespace {
 char g_census_path[512];
+int64_t g_census_start_us = 0;
+
+// The kept events: a slot is claimed by the counter, then filled, then published by `ready`.
+struct BehindSlot {
+  BehindEventView e;
+  std::atomic<bool> ready{false};
+};
+BehindSlot g_behind_log[kBehindLogSize];
+std::atomic<int> g_behind_logged{0};
+
+int64_t MonoUs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
+}
+}  // namespace
+
+void CensusBehindEvent(const BehindEventView& e) {
+  if (!g_census_on) return;
+  const int i = g_behind_logged.fetch_add(1, std::memory_order_relaxed);
+  if (i >= kBehindLogSize) return;
+  g_behind_log[i].e = e;
+  g_behind_log[i].e.at_us = e.at_us - g_census_start_us;
+  g_behind_log[i].ready.store(true, std::memory_order_release);
 }
 
 void CensusInit() {
   const char* path = std::getenv("GSHARE_CENSUS");
   if (path == nullptr || path[0] == '\0') return;
   std::snprintf(g_census_path, sizeof g_census_path, "%s", path);
+  g_census_start_us = MonoUs();
   g_census_on = true;
 }
 
@@ -55,6 +81,20 @@ __attribute__((destructor)) static void CensusDump() {
       static_cast<unsigned long long>(g_census_behind_capped.load()),
       static_cast<unsigned long long>(g_census_beside_denied.load()));
   if (write(fd, line, len) != len) { /* nothing more to do at exit */
+  }
+  for (const BehindSlot& b : g_behind_log) {
+    if (!b.ready.load(std::memory_order_acquire)) continue;
+    const BehindEventView& e = b.e;
+    len = std::snprintf(
+        line, sizeof line,
+        "#behind_event %c at_us=%lld usual_gap_us=%lld period_us=%lld "
+        "span_us=%lld forecast_us=%lld last_gaps_us=%lld,%lld,%lld,%lld\n",
+        e.kind, static_cast<long long>(e.at_us), static_cast<long long>(e.usual_gap_us),
+        static_cast<long long>(e.usual_period_us), static_cast<long long>(e.since_real_us),
+        static_cast<long long>(e.forecast_us), static_cast<long long>(e.last_gaps_us[0]),
+        static_cast<long long>(e.last_gaps_us[1]), static_cast<long long>(e.last_gaps_us[2]),
+        static_cast<long long>(e.last_gaps_us[3]));
+    if (write(fd, line, len) != len) break;
   }
   close(fd);
 }

@@ -10,6 +10,11 @@
 // real gap) and "#beside_denied <n>" (times a batch MPS client found every beside turn held,
 // lease/beside_turns.h: once per wait for a busy higher seat's gap, and once per launch in a
 // gap that would have gone to the SM partition). Count: any thread, lock-free.
+//
+// As a watched job it also lists its first kBehindLogSize backlog marks and clears, one
+// "#behind_event" line each (CensusBehindEvent): what the watch had learnt when it marked the
+// job behind, and how the mark ended, so that a backlog that lasted the cap can be told from
+// one that caught up.
 #pragma once
 
 #include <atomic>
@@ -27,6 +32,21 @@ extern std::atomic<uint64_t> g_census_behind;
 extern std::atomic<uint64_t> g_census_behind_ms;
 extern std::atomic<uint64_t> g_census_behind_capped;
 extern std::atomic<uint64_t> g_census_beside_denied;
+
+// One "#behind_event" line: `kind` 'm' (marked behind), 'c' (cleared at a real gap or when the
+// seat changed) or 'x' (cleared at the cap); times in µs, `at_us` since the census began.
+struct BehindEventView {
+  char kind = 0;
+  int64_t at_us = 0;
+  int64_t usual_gap_us = 0;      // BacklogWatch::UsualGapNs at the event
+  int64_t usual_period_us = 0;   // BacklogWatch::UsualPeriodNs
+  int64_t since_real_us = 0;     // 'm': since the last real gap ended; else how long it was marked
+  int64_t forecast_us = 0;       // QuietForecast::PredictNs
+  int64_t last_gaps_us[4] = {};  // the last four gaps the forecast saw, newest first
+};
+inline constexpr int kBehindLogSize = 64;
+// Appends `e` while fewer than kBehindLogSize were kept; no-op with the census off. Any thread.
+void CensusBehindEvent(const BehindEventView& e);
 
 // Reads GSHARE_CENSUS. Called once while the driver is loaded.
 void CensusInit();

@@ -86,6 +86,8 @@ class BacklogWatch {
   // The usual real gap and period, in ns; 0 before they are known.
   int64_t UsualGapNs() const { return usual_gap_ns_.load(std::memory_order_relaxed); }
   int64_t UsualPeriodNs() const { return usual_period_ns_.load(std::memory_order_relaxed); }
+  // When the last real gap ended (CLOCK_MONOTONIC ns); 0: none since the last Reset.
+  int64_t LastRealNs() const { return last_real_ns_.load(std::memory_order_relaxed); }
 
   void Reset() {
     usual_gap_ns_.store(0, std::memory_order_relaxed);

@@ -79,6 +79,22 @@ void ClearIdleLane(Lane& l) {
   }
 }
 
+// The census's record of a backlog mark or clear of `l` at `now`; `span_ns` as
+// BehindEventView::since_real_us.
+void LogBehindEvent(const Lane& l, char kind, int64_t now, int64_t span_ns) {
+  BehindEventView e;
+  e.kind = kind;
+  e.at_us = now / 1000;
+  e.usual_gap_us = l.backlog.UsualGapNs() / 1000;
+  e.usual_period_us = l.backlog.UsualPeriodNs() / 1000;
+  e.since_real_us = span_ns / 1000;
+  e.forecast_us = l.forecast.PredictNs() / 1000;
+  int64_t gaps[4];
+  l.forecast.LastGaps(gaps, 4);
+  for (int i = 0; i < 4; ++i) e.last_gaps_us[i] = gaps[i] / 1000;
+  CensusBehindEvent(e);
+}
+
 // Marks on the board whether `l`'s job is behind its arrivals (BacklogWatch) at `now`
 // (CLOCK_MONOTONIC ns), when it changed; with the census on, counts the backlog and how long
 // it lasted.
@@ -92,6 +108,8 @@ void PublishBehind(Lane& l, proto::BoardSlot* slot, bool behind, int64_t now) {
       g_census_behind.fetch_add(1, std::memory_order_relaxed);
       int64_t none = 0;
       l.behind_marked_ns.compare_exchange_strong(none, now, std::memory_order_relaxed);
+      const int64_t last_real = l.backlog.LastRealNs();
+      LogBehindEvent(l, 'm', now, last_real > 0 ? now - last_real : 0);
     }
   }
   if (!behind && marked) {
@@ -102,9 +120,9 @@ void PublishBehind(Lane& l, proto::BoardSlot* slot, bool behind, int64_t now) {
       if (since > 0 && now >= since) {
         g_census_behind_ms.fetch_add(static_cast<uint64_t>((now - since) / 1'000'000),
                                      std::memory_order_relaxed);
-        if (now - since >= BacklogWatch::kMaxBehindNs) {
-          g_census_behind_capped.fetch_add(1, std::memory_order_relaxed);
-        }
+        const bool capped = now - since >= BacklogWatch::kMaxBehindNs;
+        if (capped) g_census_behind_capped.fetch_add(1, std::memory_order_relaxed);
+        LogBehindEvent(l, capped ? 'x' : 'c', now, now - since);
       }
     }
   }

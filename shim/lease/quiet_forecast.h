@@ -56,6 +56,16 @@ class QuietForecast {
     return second == INT64_MAX ? 0 : second;
   }
 
+  // The last `n` gaps seen, newest first, into `out` (0 where fewer were seen), in ns.
+  void LastGaps(int64_t* out, int n) const {
+    const uint32_t seen = count_.load(std::memory_order_relaxed);
+    for (int i = 0; i < n; ++i) {
+      out[i] = static_cast<uint32_t>(i) < seen && i < kHistory
+                   ? gaps_[(seen - 1 - i) % kHistory].load(std::memory_order_relaxed)
+                   : 0;
+    }
+  }
+
   void Reset() {
     count_.store(0, std::memory_order_relaxed);
     for (auto& g : gaps_) g.store(0, std::memory_order_relaxed);

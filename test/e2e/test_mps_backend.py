@@ -540,6 +540,17 @@ class MpsBackendTest(TestCase):
         # The service's census counts that backlog among those that lasted the cap.
         self.assertTrue(any(re.search(r"^#behind_capped [1-9]", c, re.M) for c in counts),
                         "no backlog past the cap in the census: %s" % counts)
+        # ...and lists it: marked after three usual periods without a real gap, cleared at the
+        # cap, with what the watch had learnt.
+        events = [m.groupdict() for c in counts for m in re.finditer(
+            r"^#behind_event (?P<kind>[mcx]) at_us=\d+ usual_gap_us=(?P<gap>\d+) "
+            r"period_us=(?P<period>\d+) span_us=(?P<span>\d+) forecast_us=\d+ "
+            r"last_gaps_us=[\d,]+$", c, re.M)]
+        marks = [e for e in events if e["kind"] == "m"]
+        self.assertTrue(marks and all(int(e["span"]) > 3 * int(e["period"]) > 0 for e in marks),
+                        events)
+        self.assertTrue(any(e["kind"] == "x" and int(e["span"]) >= 500000 for e in events),
+                        events)
         self.assertEqual(h.job_record(lambda j: j["name"] == "low")["state"], "COMPLETED")
 
 

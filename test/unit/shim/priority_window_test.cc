@@ -80,6 +80,22 @@ TEST_CASE("QuietForecast: the second shortest of the recent gaps, after four, at
   CHECK(f.PredictNs() == 0);
 }
 
+TEST_CASE("QuietForecast: the last gaps newest first, zeros where fewer were seen") {
+  QuietForecast f;
+  int64_t g[4] = {-1, -1, -1, -1};
+  f.LastGaps(g, 4);
+  CHECK((g[0] == 0 && g[3] == 0));
+  f.GapEnded(3 * kMs);
+  f.GapEnded(4 * kMs);
+  f.LastGaps(g, 4);
+  CHECK((g[0] == 4 * kMs && g[1] == 3 * kMs && g[2] == 0 && g[3] == 0));
+  for (int i = 0; i < QuietForecast::kHistory + 1; ++i) f.GapEnded((10 + i) * kMs);
+  f.LastGaps(g, 4);  // across the ring's wrap
+  const int64_t newest = (10 + QuietForecast::kHistory) * kMs;
+  CHECK((g[0] == newest && g[1] == newest - kMs && g[2] == newest - 2 * kMs &&
+         g[3] == newest - 3 * kMs));
+}
+
 TEST_CASE("PublishQuiet: the earliest expected return of the seats still ahead counts") {
   proto::BoardSlot slot{};
   CHECK_FALSE(ReadQuiet(slot).Known());
