@@ -31,11 +31,10 @@ exits 0 with no result line: a second process on the GPU that holds a context an
 memory, the control for what a training waiting for memory costs the service beside it.
 """
 import argparse
-import os
 import sys
 import time
 
-from train_loop import stop_on_signals, train  # this folder's: the step loop, the result
+from train_loop import stop_on_signals, train, wait_for_go  # this folder's step loop
 
 VOCAB = 50257
 
@@ -66,13 +65,8 @@ def main():
 
     torch.manual_seed(0)
     model = GPT2LMHeadModel(GPT2Config())
-    if args.go_file:
-        open(args.ready_file, "w").close()
-        while not os.path.exists(args.go_file):
-            if stop:
-                return 0
-            time.sleep(0.01)
-        print(f"go {time.time():.6f}", file=sys.stderr, flush=True)
+    if args.go_file and not wait_for_go(args.ready_file, args.go_file, stop):
+        return 0
     if args.context_only:
         torch.cuda.synchronize()
         print(f"context {time.time():.6f}", file=sys.stderr, flush=True)

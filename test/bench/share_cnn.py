@@ -14,11 +14,15 @@ Batch 128 reserves about 20 GiB.
 Each step, its --log line and the JSON result line on stdout are train_loop.py's, as for
 prio_train.py, with "model": "resnet50" in the result. SIGTERM or SIGINT ends the run after the
 current step, with that line and "stopped": "signal"; exit 0.
+
+--ready-file R --go-file G (both or neither), as prio_train.py's: the model is built on the CPU,
+R created, and the first CUDA call (the model's move to the GPU) waits until G exists
+(test/bench/share_paths.sh, PAIR_PREPARED).
 """
 import argparse
 import sys
 
-from train_loop import stop_on_signals, train  # this folder's: the step loop, the result
+from train_loop import stop_on_signals, train, wait_for_go  # this folder's step loop
 
 
 def main():
@@ -28,9 +32,13 @@ def main():
     ap.add_argument("--pool", type=int, default=4, help="distinct batches, used in turn (default 4)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the synthetic data (default 0)")
     ap.add_argument("--log", default="", help="file to append `step wall_time loss` lines to")
+    ap.add_argument("--ready-file", default="", help="created once the model is built on the CPU")
+    ap.add_argument("--go-file", default="", help="the first CUDA call waits until it exists")
     args = ap.parse_args()
     if args.steps < 1 or args.batch < 1 or args.pool < 1:
         ap.error("--steps, --batch and --pool must be >= 1")
+    if bool(args.ready_file) != bool(args.go_file):
+        ap.error("--ready-file and --go-file go together")
 
     stop = stop_on_signals()
 
@@ -39,7 +47,10 @@ def main():
     import torchvision
 
     torch.manual_seed(0)
-    model = torchvision.models.resnet50(weights=None).cuda().to(memory_format=torch.channels_last)
+    model = torchvision.models.resnet50(weights=None)
+    if args.go_file and not wait_for_go(args.ready_file, args.go_file, stop):
+        return 0
+    model = model.cuda().to(memory_format=torch.channels_last)
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     gen = torch.Generator(device="cuda").manual_seed(args.seed)

@@ -10,6 +10,9 @@
 # SETs (limit):
 #   pair (300 s)       the fitting pair (GPT-2 + ResNet-50) under gshare's MPS backend, under MPS
 #                      and time-sliced: makespans (share_paths.sh PARTS=pair)
+#   pairprep (300 s)   the same from a common start: each job builds its model on the CPU
+#                      first, and the makespans count from the go given once both are ready
+#                      (share_paths.sh PAIR_PREPARED=1), leaving their Python start-up out
 #   serviceN (90 s for N = 1, 100 for 3, 130 for 8)   the ResNet service (batch 12, ~50 % duty)
 #                      beside N trainings under gshare at the default SM partition, the
 #                      trainings stopped and continued every 3 s through a 30 s window: p99
@@ -85,6 +88,9 @@ run_set() {
   local -a env_args
   case $set in
     pair) limit=300 script=share_paths.sh env_args=(PARTS=pair PAIR_CASES="gsmps mps bare")
+      pick='^pair |^(gsmps|mps|bare) +makespan' ;;
+    pairprep) limit=300 script=share_paths.sh
+      env_args=(PARTS=pair PAIR_PREPARED=1 PAIR_CASES="gsmps mps bare")
       pick='^pair |^(gsmps|mps|bare) +makespan' ;;
     service[0-9]*)
       n=${set#service}
@@ -202,7 +208,7 @@ run_set() {
 
 for set in "$@"; do
   case $set in
-    pair | service[0-9]* | peers[0-9]* | llm[0-9]* | arrive1 | noroom | notebook | startup | \
+    pair | pairprep | service[0-9]* | peers[0-9]* | llm[0-9]* | arrive1 | noroom | notebook | startup | \
       floor | alone60 | decodeprof) ;;
     *) echo "share_items: unknown set $set (see --help)" >&2; exit 2 ;;
   esac

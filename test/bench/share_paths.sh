@@ -19,7 +19,13 @@
 #                      work over MPS, and at what speed);
 #              gsmps   both under `gshare run` with gshare's MPS backend ([mps] auto).
 #            Per case: makespan (both started to the last one's end), each job's wall seconds,
-#            its training seconds (first step to last) and rc.
+#            its training seconds (first step to last) and rc. PAIR_PREPARED=1: each job (the
+#            alone ones too) imports and builds its model on the CPU, then waits for a go
+#            (--ready-file/--go-file) given once both are ready (PREPARE_TIMEOUT s, default 90):
+#            makespan and walls count from the go, so that the jobs' Python start-up, the same
+#            work in every case and seconds apart from run to run, is left out; the CUDA
+#            start (through the shim, under gshare) counts. PAIR_ALONE=0 skips the alone runs
+#            (no /serial ratio).
 #   service  test/bench/priority.sh's service (ResNet-50 fp16, SERVICE_BATCH images a request,
 #            one every 12 ms, open loop, SERVICE_SECONDS) beside three GPT-2 small trainings,
 #            under each of SERVICE_CASES (default "alone bare mps mpsprio gshare gmps"):
@@ -120,6 +126,9 @@ steps_gpt="${STEPS_GPT:-350}"
 steps_cnn="${STEPS_CNN:-450}"
 cnn_batch="${CNN_BATCH:-128}"
 pair_tmo="${PAIR_TIMEOUT:-200}"
+pair_prepared="${PAIR_PREPARED:-}"
+prepare_tmo="${PREPARE_TIMEOUT:-90}"
+[[ -z $pair_prepared || $pair_prepared == 1 ]] || { say "PAIR_PREPARED must be 1 or unset"; exit 2; }
 ENGINE="${ENGINE-swap}"
 cap_pct="${CAP_PCT:-25}"
 conc_us="${CONC_US:-1000}"
@@ -175,8 +184,26 @@ late() {   # late CASE: true (and recorded) when DEADLINE has passed
   return 1
 }
 
-gpt_cmd() { echo "$python" "$bench/prio_train.py" --steps "$steps_gpt" --batch 8 --seed 1 --log "$1"; }
-cnn_cmd() { echo "$python" "$bench/share_cnn.py" --steps "$steps_cnn" --batch "$cnn_batch" --log "$1"; }
+# prep_args DIR KEY: with PAIR_PREPARED, the arguments that make job KEY wait for DIR/go.
+prep_args() { [[ -n $pair_prepared ]] && echo --ready-file "$1/$2.ready" --go-file "$1/go"; }
+gpt_cmd() { echo "$python" "$bench/prio_train.py" --steps "$steps_gpt" --batch 8 --seed 1 --log "$1/gpt.log" "$(prep_args "$1" gpt)"; }
+cnn_cmd() { echo "$python" "$bench/share_cnn.py" --steps "$steps_cnn" --batch "$cnn_batch" --log "$1/cnn.log" "$(prep_args "$1" cnn)"; }
+
+# pair_go DIR KEY...: with PAIR_PREPARED, waits until every job KEY is ready (at most
+# PREPARE_TIMEOUT s), then gives the go; echoes the start time (now, without PAIR_PREPARED).
+pair_go() {
+  local d=$1 k waited=0
+  shift
+  if [[ -n $pair_prepared ]]; then
+    for k in "$@"; do
+      while [[ ! -e $d/$k.ready ]] && ((waited < prepare_tmo * 10)); do sleep 0.1; ((waited++)); done
+    done
+    for k in "$@"; do [[ -e $d/$k.ready ]] || say "$k in $d was not ready after ${prepare_tmo}s; go anyway"; done
+    echo "go $(now)" >>"$d/times.txt"
+    touch "$d/go"
+  fi
+  now
+}
 
 # pair_job KEY DIR PREFIX... -- CMD...: one job in the background; its end goes to DIR/times.txt.
 pair_job() {
@@ -194,11 +221,11 @@ pair_alone() {
   local key=$1 d="$res/pair/alone_$1" t0 cmd
   mkdir -p "$d"
   echo "# key epoch_seconds [rc]" >"$d/times.txt"
-  if [[ $key == gpt ]]; then read -r -a cmd <<<"$(gpt_cmd "$d/$key.log")"
-  else read -r -a cmd <<<"$(cnn_cmd "$d/$key.log")"; fi
-  t0=$(now)
-  echo "start $t0" >>"$d/times.txt"
+  if [[ $key == gpt ]]; then read -r -a cmd <<<"$(gpt_cmd "$d")"
+  else read -r -a cmd <<<"$(cnn_cmd "$d")"; fi
+  echo "start $(now)" >>"$d/times.txt"
   pair_job "$key" "$d" "${cmd[@]}"
+  t0=$(pair_go "$d" "$key")
   jobs_wait "alone" "$d/times.txt"
   pair_line "alone_$key" "$d" "$t0" "$key"
 }
@@ -219,10 +246,9 @@ pair_case() {
     fi
     pre=("$gshare" --config "$d/config.toml" run "${mem_flag[@]}")
   fi
-  read -r -a g <<<"$(gpt_cmd "$d/gpt.log")"
-  read -r -a n <<<"$(cnn_cmd "$d/cnn.log")"
-  t0=$(now)
-  echo "start $t0" >>"$d/times.txt"
+  read -r -a g <<<"$(gpt_cmd "$d")"
+  read -r -a n <<<"$(cnn_cmd "$d")"
+  echo "start $(now)" >>"$d/times.txt"
   if ((${#pre[@]})); then
     pair_job gpt "$d" "${pre[@]}" --name gpt -- "${g[@]}"
     pair_job cnn "$d" "${pre[@]}" --name cnn -- "${n[@]}"
@@ -230,6 +256,7 @@ pair_case() {
     pair_job gpt "$d" "${g[@]}"
     pair_job cnn "$d" "${n[@]}"
   fi
+  t0=$(pair_go "$d" gpt cnn)
   # A look in the middle: are both MPS clients, does the daemon see both?
   ( sleep 15; mps_view "$d/mps_view.txt" ) &
   local viewer=$!
@@ -343,7 +370,9 @@ for part in $parts; do
   case $part in
     pair)
       mkdir -p "$res/pair"
-      for k in gpt cnn; do late "alone_$k" || pair_alone "$k" || status=1; done
+      if [[ ${PAIR_ALONE:-1} == 1 ]]; then
+        for k in gpt cnn; do late "alone_$k" || pair_alone "$k" || status=1; done
+      fi
       for c in $pair_cases; do late "pair_$c" || pair_case "$c" || status=1; done
       ;;
     service)

@@ -10,7 +10,9 @@ digits), flushed. The result, printed as one JSON line on stdout:
 with "stopped": "signal" when SIGTERM or SIGINT ended it after the current step.
 """
 import json
+import os
 import signal
+import sys
 import time
 
 
@@ -24,6 +26,20 @@ def stop_on_signals():
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     return stop
+
+
+def wait_for_go(ready_file, go_file, stop):
+    """Creates `ready_file`, then waits (polling every 10 ms) until `go_file` exists and writes
+    `go <epoch>` on stderr; returns False when SIGTERM or SIGINT (`stop`) came first. The
+    caller has made no CUDA call yet: its arrival at the GPU is put at a chosen moment, apart
+    from its CPU start-up."""
+    open(ready_file, "w").close()
+    while not os.path.exists(go_file):
+        if stop:
+            return False
+        time.sleep(0.01)
+    print(f"go {time.time():.6f}", file=sys.stderr, flush=True)
+    return True
 
 
 def train(torch, opt, loss_of, steps, log_path, stop, extra=None, out=print):
