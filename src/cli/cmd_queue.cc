@@ -126,10 +126,7 @@ int ShowQueue(const GlobalOptions& global, QueueOptions opt) {
       // server, shows the table's REASON.
       auto lease = context.leases.find(r.id);
       j["lease"] = lease != context.leases.end() ? json(lease->second.lease) : json(nullptr);
-      if (lease != context.leases.end() &&
-          (lease->second.lease == "waiting" || lease->second.mps_arriving)) {
-        j["reason"] = QueueReason(r, context);
-      }
+      if (std::string live = LiveReason(r, context); !live.empty()) j["reason"] = live;
       jobs.push_back(std::move(j));
     }
     std::string text = ToJsonText(doc, 2);

@@ -231,15 +231,20 @@ std::string ReasonText(const JobRecord& r) {
   return "";
 }
 
-std::string QueueReason(const JobRecord& r, const QueueRowContext& context) {
-  if (r.state == JobState::kRunning) {
-    auto lease = context.leases.find(r.id);
-    if (lease != context.leases.end() && lease->second.mps_arriving) return kMpsRoomReason;
-    if (lease != context.leases.end() && lease->second.lease == "waiting") {
-      return lease->second.waiting_for.empty() ? kLeaseReason : lease->second.waiting_for;
-    }
+std::string LiveReason(const JobRecord& r, const QueueRowContext& context) {
+  if (r.state != JobState::kRunning) return "";
+  auto lease = context.leases.find(r.id);
+  if (lease == context.leases.end()) return "";
+  if (lease->second.mps_arriving) return kMpsRoomReason;
+  if (lease->second.lease == "waiting") {
+    return lease->second.waiting_for.empty() ? kLeaseReason : lease->second.waiting_for;
   }
-  return ReasonText(r);
+  return "";
+}
+
+std::string QueueReason(const JobRecord& r, const QueueRowContext& context) {
+  std::string live = LiveReason(r, context);
+  return live.empty() ? ReasonText(r) : live;
 }
 
 std::string FitColumn(std::string_view text, size_t columns) {

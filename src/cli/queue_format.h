@@ -65,9 +65,11 @@ std::string ElapsedText(double seconds);
 double ElapsedSeconds(const JobRecord& r, double now);
 // REASON: why a pending job waits; for an ended job what ended it ("exit 1", "signal 9").
 std::string ReasonText(const JobRecord& r);
-// ReasonText, or for a running job that `context` says waits for room to join an MPS server
-// kMpsRoomReason, whose lease it says is waiting what it waits for (JobGlance::waiting_for),
-// else kLeaseReason.
+// What a running job that `context` says waits now waits for: room to join an MPS server
+// (kMpsRoomReason), or, its lease waiting, what it waits for (JobGlance::waiting_for), else
+// kLeaseReason; "" for a job that waits for none of these.
+std::string LiveReason(const JobRecord& r, const QueueRowContext& context);
+// LiveReason where it has one, else ReasonText.
 std::string QueueReason(const JobRecord& r, const QueueRowContext& context);
 // `text` cut to at most `columns` characters (UTF-8 code points), its last one "…" when
 // cut, and padded with blanks to `columns`.

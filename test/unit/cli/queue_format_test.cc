@@ -117,6 +117,12 @@ TEST_CASE("queue: a running job that waits for its lease shows REASON Lease, or 
   r.state = JobState::kPending;
   r.reason = "Priority";
   CHECK(QueueReason(r, context) == "Priority");
+  // `queue --json` adds only what the daemon says a running job waits for.
+  CHECK(LiveReason(r, context) == "");
+  r.state = JobState::kRunning;
+  CHECK(LiveReason(r, context) == "GpuMemory");
+  context.leases = {{15, {"holding", ""}}};
+  CHECK(LiveReason(r, context) == "");
 }
 
 }  // namespace
