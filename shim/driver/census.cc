@@ -18,6 +18,7 @@ std::atomic<uint64_t> g_census_behind{0};
 std::atomic<uint64_t> g_census_behind_ms{0};
 std::atomic<uint64_t> g_census_behind_capped{0};
 std::atomic<uint64_t> g_census_beside_denied{0};
+std::atomic<uint64_t> g_census_narrow_waits{0};
 
 namespace {
 char g_census_path[512];
@@ -73,13 +74,14 @@ __attribute__((destructor)) static void CensusDump() {
   int len = std::snprintf(
       line, sizeof line,
       "#captured %llu\n#narrowed %llu\n#behind %llu\n#behind_ms %llu\n#behind_capped %llu\n"
-      "#beside_denied %llu\n",
+      "#beside_denied %llu\n#narrow_waits %llu\n",
       static_cast<unsigned long long>(g_census_captured.load()),
       static_cast<unsigned long long>(g_census_narrowed.load()),
       static_cast<unsigned long long>(g_census_behind.load()),
       static_cast<unsigned long long>(g_census_behind_ms.load()),
       static_cast<unsigned long long>(g_census_behind_capped.load()),
-      static_cast<unsigned long long>(g_census_beside_denied.load()));
+      static_cast<unsigned long long>(g_census_beside_denied.load()),
+      static_cast<unsigned long long>(g_census_narrow_waits.load()));
   if (write(fd, line, len) != len) { /* nothing more to do at exit */
   }
   for (const BehindSlot& b : g_behind_log) {

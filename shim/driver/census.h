@@ -5,11 +5,12 @@
 // recorded into a stream capture, which bypass the gate), "#narrowed <n>" (kernel launches
 // moved to the SM partition, lease/sm_partition.h), "#behind <n>" (backlogs this job fell
 // into as a watched job, lease/backlog_watch.h), "#behind_ms <n>" (how long, in ms, its seat
-// was marked behind in all) and "#behind_capped <n>" (those backlogs that lasted the rule's
+// was marked behind in all), "#behind_capped <n>" (those backlogs that lasted the rule's
 // cap, BacklogWatch::kMaxBehindNs, or longer: the mark cleared as the job's new pace, not at a
-// real gap) and "#beside_denied <n>" (times a batch MPS client found every beside turn held,
+// real gap), "#beside_denied <n>" (times a batch MPS client found every beside turn held,
 // lease/beside_turns.h: once per wait for a busy higher seat's gap, and once per launch in a
-// gap that would have gone to the SM partition). Count: any thread, lock-free.
+// gap that would have gone to the SM partition) and "#narrow_waits <n>" (moved launches that
+// waited for the partition's depth bound, lease/sm_partition.h). Count: any thread, lock-free.
 //
 // As a watched job it also lists its first kBehindLogSize backlog marks and clears, one
 // "#behind_event" line each (CensusBehindEvent): what the watch had learnt when it marked the
@@ -32,6 +33,7 @@ extern std::atomic<uint64_t> g_census_behind;
 extern std::atomic<uint64_t> g_census_behind_ms;
 extern std::atomic<uint64_t> g_census_behind_capped;
 extern std::atomic<uint64_t> g_census_beside_denied;
+extern std::atomic<uint64_t> g_census_narrow_waits;
 
 // One "#behind_event" line: `kind` 'm' (marked behind), 'c' (cleared at a real gap or when the
 // seat changed) or 'x' (cleared at the cap); times in µs, `at_us` since the census began.

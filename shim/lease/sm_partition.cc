@@ -30,6 +30,16 @@ int SmPartitions::Pct() {
   return pct;
 }
 
+int SmPartitions::Depth() {
+  int depth = depth_.load(std::memory_order_relaxed);
+  if (depth < 0) {
+    depth = depth_source_ != nullptr ? depth_source_() : 0;
+    if (depth < 0 || depth > kMaxDepth) depth = 0;
+    depth_.store(depth, std::memory_order_relaxed);
+  }
+  return depth;
+}
+
 bool SmPartitions::Possible(int device) {
   return Pct() != 0 && parts_[device].state.load(std::memory_order_relaxed) != Partition::kNone;
 }
@@ -87,30 +97,34 @@ void SmPartitions::Make(Partition& p, int device) {
 
 // The companion of `user`, made on first use; nullptr when the table is full or the driver
 // refused a stream or an event.
-const SmPartitions::Companion* SmPartitions::CompanionOf(Partition& p, CUstream user) {
-  auto find = [&p, user]() -> const Companion* {
+SmPartitions::Companion* SmPartitions::CompanionOf(Partition& p, CUstream user) {
+  auto find = [&p, user]() -> Companion* {
     const int n = p.count.load(std::memory_order_acquire);
     for (int i = 0; i < n; ++i) {
       if (p.companions[i].user == user) return &p.companions[i];
     }
     return nullptr;
   };
-  if (const Companion* c = find()) return c;
+  if (Companion* c = find()) return c;
   MutexLock lock(p.mu);
-  if (const Companion* c = find()) return c;
+  if (Companion* c = find()) return c;
   const int n = p.count.load(std::memory_order_relaxed);
   if (n == kMaxCompanions) return nullptr;
-  Companion c;
+  // Filled in place, unpublished until the count's release store.
+  Companion& c = p.companions[n];
   c.user = user;
+  c.moved.store(0, std::memory_order_relaxed);
   const DriverExtras& x = driver_();
   if (x.cuGreenCtxStreamCreate(&c.green, p.green, CU_STREAM_NON_BLOCKING, 0) != CUDA_SUCCESS ||
       x.cuEventCreate(&c.into, kEventDisableTiming) != CUDA_SUCCESS ||
       x.cuEventCreate(&c.back, kEventDisableTiming) != CUDA_SUCCESS) {
     return nullptr;  // what was made stays unused: at most once per stream
   }
-  p.companions[n] = c;
+  for (int i = 0; i < Depth(); ++i) {
+    if (x.cuEventCreate(&c.ring[i], kEventDisableTiming) != CUDA_SUCCESS) return nullptr;
+  }
   p.count.store(n + 1, std::memory_order_release);
-  return &p.companions[n];
+  return &c;
 }
 
 Narrowed SmPartitions::Enter(int device, CUstream stream, bool per_thread) {
@@ -125,13 +139,26 @@ Narrowed SmPartitions::Enter(int device, CUstream stream, bool per_thread) {
   CUcontext current = nullptr;
   if (x.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != p.primary) return {};
   if (stream == nullptr && per_thread) stream = CuStreamPerThread();
-  const Companion* c = CompanionOf(p, stream);
+  Companion* c = CompanionOf(p, stream);
   if (c == nullptr) return {};
   if (x.cuEventRecord(c->into, stream) != CUDA_SUCCESS ||
       x.cuStreamWaitEvent(c->green, c->into, 0) != CUDA_SUCCESS) {
     return {};
   }
-  return Narrowed{stream, c->green, c->back};
+  const int depth = Depth();
+  if (depth == 0) return Narrowed{stream, c->green, c->back};
+  // The edge out of the launch `depth` before this one: once it has completed, this launch
+  // leaves at most `depth` queued. A launch that was counted but had not yet recorded it (a
+  // racing thread) makes this wait shorter, never wrong.
+  const uint32_t k = c->moved.fetch_add(1, std::memory_order_relaxed);
+  CUevent back = c->ring[k % static_cast<uint32_t>(depth)];
+  bool waited = false;
+  if (k >= static_cast<uint32_t>(depth) && x.cuEventQuery && x.cuEventSynchronize &&
+      x.cuEventQuery(back) == CUDA_ERROR_NOT_READY) {
+    x.cuEventSynchronize(back);
+    waited = true;
+  }
+  return Narrowed{stream, c->green, back, waited};
 }
 
 void SmPartitions::Leave(const Narrowed& n) const {
@@ -151,6 +178,7 @@ void SmPartitions::Reset() NO_THREAD_SAFETY_ANALYSIS {
     p.green = nullptr;
     p.count.store(0, std::memory_order_relaxed);
   }
+  depth_.store(-1, std::memory_order_relaxed);
 }
 
 }  // namespace gshare::shim

@@ -5,7 +5,12 @@
 // launch, record `back` on the companion, S waits for it). Only plain kernel launches move, only
 // from the primary context, never while capturing. docs/design.md, "The SM partition", has the
 // rule and its measurements. GSHARE_PRIORITY_SM_PCT: the share, 1..99 (0 or 100: none; unset:
-// kDefaultBusySmPct). Any submitting thread; reset by the fork handler.
+// kDefaultBusySmPct). GSHARE_PRIORITY_NARROW_DEPTH: how many moved launches one application
+// stream may have queued on the partition, 1..kMaxDepth (unset or 0: no bound); a launch past
+// it waits, in Enter, for the one that many launches before it to complete. Work already on
+// the partition is not recalled when the higher job falls behind its arrivals and the client
+// stops moving launches there (backlog_watch.h): the bound is how much of it there can be.
+// Any submitting thread; reset by the fork handler.
 #pragma once
 
 #include <atomic>
@@ -31,6 +36,7 @@ struct Narrowed {
   gs_cuda::CUstream user = nullptr;   // the application's stream (per-thread resolved)
   gs_cuda::CUstream green = nullptr;  // the companion on the partition
   gs_cuda::CUevent back = nullptr;    // recorded on the companion after the launch
+  bool waited = false;                // it waited for the depth bound (GSHARE_..._NARROW_DEPTH)
 };
 
 // The partitions of one process, one per device, reaching the driver only through `driver`
@@ -39,12 +45,15 @@ struct Narrowed {
 class SmPartitions {
  public:
   static constexpr int kMaxCompanions = 32;
+  static constexpr int kMaxDepth = 64;
 
   // `driver`: the entry points it calls. `pct`: the partition's share of the SMs, 1..99, or 0
-  // for no partition on any device; asked once, at first use. Constant-initialized, so that the
-  // shim's table needs no guard on the launch path and the fork handler can reset it any time.
-  constexpr SmPartitions(const DriverExtras& (*driver)(), int (*pct)())
-      : driver_(driver), pct_source_(pct) {}
+  // for no partition on any device; asked once, at first use. `depth`: the bound on the moved
+  // launches one stream has queued there, 1..kMaxDepth, or 0 (also when null) for none; asked
+  // once. Constant-initialized, so that the shim's table needs no guard on the launch path and
+  // the fork handler can reset it any time.
+  constexpr SmPartitions(const DriverExtras& (*driver)(), int (*pct)(), int (*depth)() = nullptr)
+      : driver_(driver), pct_source_(pct), depth_source_(depth) {}
 
   // Whether `device` may have a partition: a share is set and no attempt there failed.
   // Lock-free.
@@ -52,9 +61,10 @@ class SmPartitions {
   // Before a kernel launch on `stream` (0 with `per_thread`: the per-thread default stream)
   // on `device`, by a thread whose current context is the launch's: the companion stream to
   // launch on, its input edge already queued (it waits for what `stream` has queued). Makes
-  // the device's partition at its first call there. An empty Narrowed when the launch must
-  // stay: no partition, not the primary context, the companion table full, or a driver call
-  // failed.
+  // the device's partition at its first call there. With a depth bound D, first waits
+  // (cuEventSynchronize) until the launch D moved launches before this one on `stream` has
+  // completed. An empty Narrowed when the launch must stay: no partition, not the primary
+  // context, the companion table full, or a driver call failed.
   Narrowed Enter(int device, gs_cuda::CUstream stream, bool per_thread);
   // After the launch on `n.green`: `n.user` waits for it.
   void Leave(const Narrowed& n) const;
@@ -66,7 +76,11 @@ class SmPartitions {
     gs_cuda::CUstream user = nullptr;
     gs_cuda::CUstream green = nullptr;
     gs_cuda::CUevent into = nullptr;
-    gs_cuda::CUevent back = nullptr;
+    gs_cuda::CUevent back = nullptr;  // the edge out without a depth bound
+    // With a depth bound D: D edges out, used in turn, so that the one a launch reuses marks
+    // the end of the launch D before it.
+    gs_cuda::CUevent ring[kMaxDepth] = {};
+    std::atomic<uint32_t> moved{0};  // launches moved from `user`, counting from 0
   };
   struct Partition {
     enum : int { kUntried = 0, kReady = 1, kNone = -1 };
@@ -74,18 +88,22 @@ class SmPartitions {
     std::atomic<int> state{kUntried};
     gs_cuda::CUcontext primary = nullptr;  // written before state turns kReady
     gs_cuda::CUgreenCtx green = nullptr;
-    // Entries below count are complete (published by the release store, never changed).
+    // Entries below count are complete (published by the release store; after that only a
+    // companion's `moved` count changes).
     Companion companions[kMaxCompanions];
     std::atomic<int> count{0};
   };
   void Make(Partition& p, int device) REQUIRES(p.mu);
-  const Companion* CompanionOf(Partition& p, gs_cuda::CUstream user);
+  Companion* CompanionOf(Partition& p, gs_cuda::CUstream user);
 
-  int Pct();  // pct_source_'s answer, read once
+  int Pct();    // pct_source_'s answer, read once
+  int Depth();  // depth_source_'s answer, read once; 0: no bound
 
   const DriverExtras& (*const driver_)();
   int (*const pct_source_)();
-  std::atomic<int> pct_{-1};  // -1: not asked yet
+  int (*const depth_source_)();
+  std::atomic<int> pct_{-1};    // -1: not asked yet
+  std::atomic<int> depth_{-1};  // -1: not asked yet
   Partition parts_[kMaxDevices];
 };
 

@@ -17,7 +17,16 @@ int SmPctFromEnv() {
   return v <= 0 || v >= 100 ? 0 : static_cast<int>(v);
 }
 
-constinit SmPartitions g_table(&Extras, &SmPctFromEnv);
+// GSHARE_PRIORITY_NARROW_DEPTH: 1..SmPartitions::kMaxDepth, or 0 (unset, or out of range) for
+// no bound.
+int NarrowDepthFromEnv() {
+  const char* env = std::getenv("GSHARE_PRIORITY_NARROW_DEPTH");
+  if (env == nullptr || *env == '\0') return 0;
+  long v = std::atol(env);
+  return v < 1 || v > SmPartitions::kMaxDepth ? 0 : static_cast<int>(v);
+}
+
+constinit SmPartitions g_table(&Extras, &SmPctFromEnv, &NarrowDepthFromEnv);
 
 }  // namespace
 
@@ -25,7 +34,10 @@ bool SmPartition::Possible(int device) { return g_table.Possible(device); }
 
 Narrowed SmPartition::Enter(int device, CUstream stream, bool per_thread) {
   Narrowed n = g_table.Enter(device, stream, per_thread);
-  if (n.green != nullptr && g_census_on) g_census_narrowed.fetch_add(1, std::memory_order_relaxed);
+  if (n.green != nullptr && g_census_on) {
+    g_census_narrowed.fetch_add(1, std::memory_order_relaxed);
+    if (n.waited) g_census_narrow_waits.fetch_add(1, std::memory_order_relaxed);
+  }
   return n;
 }
 

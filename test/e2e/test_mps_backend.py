@@ -425,6 +425,33 @@ class MpsBackendTest(TestCase):
             self.assertLessEqual(a.end, b.start, "the stream's order broke: %s %s" % (a, b))
         return hi, lo
 
+    def test_a_depth_bound_keeps_few_launches_queued_on_the_partition(self):
+        # The batch job queues bursts of ten 2 ms kernels. Beside the busy service they move to
+        # the SM partition; with GSHARE_PRIORITY_NARROW_DEPTH=2 the third of a burst waits for
+        # the first to end, and so on (the census counts the waits); without it none waits.
+        def narrow_counts(depth):
+            census_dir = tempfile.mkdtemp(prefix="gshare-census-")
+            self.addCleanup(shutil.rmtree, census_dir, True)
+            env = {"GSHARE_CENSUS": os.path.join(census_dir, "census")}
+            if depth:
+                env["GSHARE_PRIORITY_NARROW_DEPTH"] = str(depth)
+            h, hi, lo = self.run_pair(low_env=env)
+            for a, b in zip(lo, lo[1:]):
+                self.assertLessEqual(a.end, b.start, "the stream's order broke: %s %s" % (a, b))
+            text = "".join(_read(os.path.join(census_dir, f)) for f in os.listdir(census_dir))
+            got = {k: int(v) for k, v in re.findall(r"^#(narrowed|narrow_waits) (\d+)$", text,
+                                                     re.M)}
+            return got, sum(1 for o in lo if "@" in o.name)
+
+        bounded, moved = narrow_counts(2)
+        self.assertGreaterEqual(moved, 20, "too few kernels ran on the partition")
+        self.assertEqual(bounded["narrowed"], moved, bounded)
+        # Of each burst's launches that moved, all but the first two found two queued.
+        self.assertGreaterEqual(bounded["narrow_waits"], moved // 2, bounded)
+        unbounded, moved = narrow_counts(0)
+        self.assertGreaterEqual(moved, 20, "too few kernels ran on the partition")
+        self.assertEqual(unbounded["narrow_waits"], 0, unbounded)
+
     def test_a_lower_client_runs_beside_a_busy_higher_job(self):
         hi, lo = self.run_beside()
         # Beside the busy service its launches went to the SM partition (a green context of

@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@ struct Fake {
   int greens = 0, streams = 0, events = 0, retained = 0;
   bool fail_record = false;
   std::vector<std::string> log;  // event records and stream waits, in order
+  std::set<CUevent> done;        // events whose last record has completed
 };
 Fake* g_fake = nullptr;
 
@@ -94,6 +96,15 @@ DriverExtras FakeDriver() {
   x.cuEventRecord = [](CUevent e, CUstream s) {
     if (g_fake->fail_record) return CUDA_ERROR_INVALID_HANDLE;
     g_fake->log.push_back("record " + Name(e) + " on " + Name(s));
+    g_fake->done.erase(e);
+    return CUDA_SUCCESS;
+  };
+  x.cuEventQuery = [](CUevent e) {
+    return g_fake->done.count(e) != 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  };
+  x.cuEventSynchronize = [](CUevent e) {
+    g_fake->log.push_back("sync " + Name(e));
+    g_fake->done.insert(e);
     return CUDA_SUCCESS;
   };
   x.cuStreamWaitEvent = [](CUstream s, CUevent e, unsigned) {
@@ -107,6 +118,8 @@ DriverExtras* g_driver = nullptr;  // the fixture's table, as SmPartitions reach
 const DriverExtras& FakeTable() { return *g_driver; }
 int Half() { return 50; }
 int NoShare() { return 0; }
+int DepthTwo() { return 2; }
+int DepthTooDeep() { return SmPartitions::kMaxDepth + 1; }
 
 struct Fixture {
   Fixture() {
@@ -217,6 +230,59 @@ TEST_CASE("SmPartitions: a full companion table leaves later streams where they 
   CHECK(parts.Enter(0, Handle<CUstream>(0x900), false).green == nullptr);
   CHECK(parts.Enter(0, Handle<CUstream>(0x600), false).green != nullptr);  // known ones still go
   CHECK(parts.Possible(0));
+}
+
+TEST_CASE("SmPartitions: with a depth bound a stream keeps at most that many launches moved") {
+  Fixture f;
+  SmPartitions parts(&FakeTable, &Half, &DepthTwo);
+  auto syncs = [&f]() {
+    std::vector<std::string> out;
+    for (const std::string& line : f.fake.log) {
+      if (line.rfind("sync ", 0) == 0) out.push_back(line.substr(5));
+    }
+    return out;
+  };
+  // The first two go at once, each with its own edge out.
+  const Narrowed first = parts.Enter(0, kAppStream, false);
+  parts.Leave(first);
+  const Narrowed second = parts.Enter(0, kAppStream, false);
+  parts.Leave(second);
+  CHECK(first.back != second.back);
+  CHECK((!first.waited && !second.waited));
+  CHECK(syncs().empty());
+  // The third reuses the first's edge and waits for it: two stay queued.
+  const Narrowed third = parts.Enter(0, kAppStream, false);
+  CHECK(third.back == first.back);
+  CHECK(third.waited);
+  CHECK(syncs() == std::vector<std::string>{Name(first.back)});
+  parts.Leave(third);
+  // A launch whose turn's edge has completed goes without waiting.
+  f.fake.done.insert(second.back);
+  const Narrowed fourth = parts.Enter(0, kAppStream, false);
+  CHECK(fourth.back == second.back);
+  CHECK_FALSE(fourth.waited);
+  CHECK(syncs().size() == 1);
+  // Another stream counts on its own.
+  const Narrowed other = parts.Enter(0, Handle<CUstream>(0x501), false);
+  CHECK_FALSE(other.waited);
+  CHECK(other.back != first.back);
+}
+
+TEST_CASE("SmPartitions: no depth bound, or one out of range: one edge out, never a wait") {
+  Fixture f;
+  SmPartitions unbounded(&FakeTable, &Half);
+  SmPartitions too_deep(&FakeTable, &Half, &DepthTooDeep);
+  for (SmPartitions* parts : {&unbounded, &too_deep}) {
+    const Narrowed a = parts->Enter(0, kAppStream, false);
+    parts->Leave(a);
+    for (int i = 0; i < 100; ++i) {
+      const Narrowed n = parts->Enter(0, kAppStream, false);
+      CHECK(n.back == a.back);
+      CHECK_FALSE(n.waited);
+      parts->Leave(n);
+    }
+  }
+  for (const std::string& line : f.fake.log) CHECK(line.rfind("sync ", 0) != 0);
 }
 
 TEST_CASE("SmPartitions: after a fork the partition is made again") {
