@@ -25,6 +25,7 @@
 #include "lease/daemon_liveness.h"
 #include "lease/inflight_window.h"
 #include "lease/priority_lane.h"
+#include "shim_thread.h"
 #include "lease/priority_window.h"
 #include "lease/sm_partition.h"
 #include "driver/real_driver.h"
@@ -227,13 +228,9 @@ void EnsureStartedLocked() REQUIRES(g_mu) {
   // else the user's own (docs/design.md "Which daemon"). Reconnections keep the choice.
   if (!g_socket.Open(job_id, token)) g_session.GoUngated("cannot reach the gshare daemon at");
   pthread_t tid;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  if (pthread_create(&tid, &attr, ClientThread, nullptr) != 0) {
+  if (StartShimThread(&tid, /*detached=*/true, ClientThread, nullptr, "gs-lease") != 0) {
     g_session.GoUngated("cannot start the lease thread for");
   }
-  pthread_attr_destroy(&attr);
 }
 
 }  // namespace lease

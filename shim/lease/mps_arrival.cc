@@ -2,7 +2,9 @@
 // answers kMpsJoinWait.
 #include "lease/mps_arrival.h"
 
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <time.h>
 
 #include <atomic>
@@ -40,13 +42,23 @@ uint32_t AskJoin(bool decide_now) {
 // Asks until the answer is no longer kMpsJoinWait; true: join. The first "not yet" is said on
 // stderr (unless GSHARE_QUIET: `gshare run -q`), so that a job that seems to hang says why. A
 // signal caught while it waits (Ctrl-C in a Python job, whose handler only sets a flag) ends the
-// wait: the daemon is asked to decide now, and the process goes on to handle it.
+// wait: the daemon is asked to decide now, and the process goes on to handle it. The calling
+// thread's signals stay blocked between the pauses, so that one that comes while the daemon is
+// asked stays pending and ends the next pause (ppoll unblocks them atomically, as pselect(2)
+// explains); a signal delivered to another thread of the process does not end the wait.
 bool DecideJoin() {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
   bool decide_now = false;
+  bool join = false;
   for (bool said = std::getenv(job_env::kQuiet) != nullptr;; said = true) {
-    const uint32_t join = AskJoin(decide_now);
-    if (join != proto::kMpsJoinWait) return join != 0;
-    if (decide_now) return false;  // the daemon would not decide: no room, so outside
+    const uint32_t answer = AskJoin(decide_now);
+    if (answer != proto::kMpsJoinWait) {
+      join = answer != 0;
+      break;
+    }
+    if (decide_now) break;  // the daemon would not decide: no room, so outside
     if (!said) {
       Warn(
           "waiting for room on the GPU before this process's first CUDA call: a job of higher "
@@ -55,8 +67,10 @@ bool DecideJoin() {
           "join_wait_seconds (`gshare queue`: MpsRoom)");
     }
     const timespec pause{0, static_cast<long>(proto::kMpsJoinRetryMs) * 1000000L};
-    decide_now = nanosleep(&pause, nullptr) != 0 && errno == EINTR;
+    decide_now = ppoll(nullptr, 0, &pause, &old) < 0 && errno == EINTR;
   }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return join;
 }
 
 void Arrive() {

@@ -20,6 +20,7 @@
 #include "lease/lease_state.h"
 #include "lease/mps_arrival.h"
 #include "memory/mono_clock.h"
+#include "shim_thread.h"
 
 namespace gshare::shim {
 
@@ -191,13 +192,9 @@ void* SentinelThread(void*) {
 void EnsureSentinel() {
   if (g_sentinel_started.exchange(true, std::memory_order_acq_rel)) return;
   pthread_t tid;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  if (pthread_create(&tid, &attr, SentinelThread, nullptr) != 0) {
+  if (StartShimThread(&tid, /*detached=*/true, SentinelThread, nullptr, "gs-sentinel") != 0) {
     g_sentinel_started.store(false, std::memory_order_release);
   }
-  pthread_attr_destroy(&attr);
 }
 
 // Maps the board at `path`: a regular file of the daemon's user (this user or root), as the

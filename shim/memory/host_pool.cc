@@ -12,6 +12,7 @@
 #include "memory/mono_clock.h"
 #include "memory/room_wait.h"
 #include "memory/vmm_driver.h"
+#include "shim_thread.h"
 
 namespace gshare::shim {
 namespace {
@@ -66,7 +67,8 @@ bool HostPool::AddBlock(bool more) {
     // so growth runs at the populate rate (~0.07 s/GiB) instead of populate + pin (~0.12).
     pthread_t next;
     bool populating =
-        more && room_after && pthread_create(&next, nullptr, PopulateSpare, nullptr) == 0;
+        more && room_after &&
+        StartShimThread(&next, /*detached=*/false, PopulateSpare, nullptr, "gs-populate") == 0;
     registering_.store(true, std::memory_order_relaxed);
     CUresult r = vmm->cuMemHostRegister_v2(p, kBlockBytes, kHostAllocPortable);
     registering_.store(false, std::memory_order_relaxed);
@@ -113,8 +115,8 @@ void HostPool::Populate(char* p) {
   pthread_t helpers[kPopulateThreads - 1];
   bool started[kPopulateThreads - 1] = {};
   for (int i = 1; i < kPopulateThreads; ++i) {
-    started[i - 1] = pthread_create(&helpers[i - 1], nullptr, TouchSlice,
-                                    p + i * (kBlockBytes / kPopulateThreads)) == 0;
+    started[i - 1] = StartShimThread(&helpers[i - 1], /*detached=*/false, TouchSlice,
+                                     p + i * (kBlockBytes / kPopulateThreads), "gs-touch") == 0;
     if (!started[i - 1]) TouchSlice(p + i * (kBlockBytes / kPopulateThreads));
   }
   TouchSlice(p);

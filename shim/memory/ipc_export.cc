@@ -1,7 +1,6 @@
 #include "memory/ipc_export.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -13,6 +12,7 @@
 #include "memory/ipc_wire.h"
 #include "memory/vmm_driver.h"
 #include "shim_log.h"
+#include "shim_thread.h"
 
 namespace gshare::shim {
 namespace {
@@ -77,17 +77,8 @@ bool IpcExports::ServingLocked() {
   }
   listen_fd_ = fd;
   nonce_ = nonce;
-  // The thread takes no signal meant for the application.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
   pthread_t t;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  bool started = pthread_create(&t, &attr, &IpcExports::Serve, this) == 0;
-  pthread_attr_destroy(&attr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  bool started = StartShimThread(&t, /*detached=*/true, &IpcExports::Serve, this, "gs-ipc") == 0;
   if (!started) {
     close(fd);
     listen_fd_ = -1;

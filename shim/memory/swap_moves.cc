@@ -377,7 +377,7 @@ void SwapSpace::Prepare(uint64_t host_bytes) {
   g_prepare_mu.Lock();
   if (host_bytes > g_prepare_target) g_prepare_target = host_bytes;
   if (!g_prepare_started) {
-    g_prepare_started = swap_internal::StartDetached(PrepareThread, this);
+    g_prepare_started = swap_internal::StartDetached(PrepareThread, this, "gs-prepare");
   }
   pthread_cond_signal(&g_prepare_cv);
   g_prepare_mu.Unlock();

@@ -17,6 +17,7 @@
 #include "memory/swap_records.h"
 #include "memory/swap_space.h"
 #include "memory/vmm_driver.h"
+#include "shim_thread.h"
 
 namespace gshare::shim::swap_internal {
 
@@ -68,16 +69,11 @@ void TraceMove(const char* what, uint64_t bytes, int64_t begin_ns, uint64_t pool
 // (the pool's size takes its lock) when it is not.
 bool TraceOn();
 
-// Starts `run(arg)` on a detached thread (the engine's background threads: pin-ahead and
-// staging); false when pthread_create fails.
-inline bool StartDetached(void* (*run)(void*), void* arg) {
+// Starts `run(arg)` on a detached thread named `name` (the engine's background threads:
+// pin-ahead and staging); false when pthread_create fails.
+inline bool StartDetached(void* (*run)(void*), void* arg, const char* name) {
   pthread_t tid;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  const bool ok = pthread_create(&tid, &attr, run, arg) == 0;
-  pthread_attr_destroy(&attr);
-  return ok;
+  return StartShimThread(&tid, /*detached=*/true, run, arg, name) == 0;
 }
 
 inline void SleepNs(int64_t ns) {

@@ -177,7 +177,8 @@ void SwapSpace::PinPoolLater(int device) {
   if (device < 0 || device >= kMaxDevices || pool_.shared_bytes() == 0) return;
   MutexLock lock(g_stage_mu);
   g_pin_wanted[device] = true;
-  if (!g_stage_started) g_stage_started = swap_internal::StartDetached(StageThread, this);
+  if (!g_stage_started)
+    g_stage_started = swap_internal::StartDetached(StageThread, this, "gs-stage");
   pthread_cond_signal(&g_stage_cv);
 }
 
@@ -186,7 +187,7 @@ void SwapSpace::Stage(int device, uint64_t bytes) {
   MutexLock lock(g_stage_mu);
   g_stage_target[device] = bytes;
   if (!g_stage_started && bytes > 0) {
-    g_stage_started = swap_internal::StartDetached(StageThread, this);
+    g_stage_started = swap_internal::StartDetached(StageThread, this, "gs-stage");
   }
   pthread_cond_signal(&g_stage_cv);
 }

@@ -105,6 +105,51 @@ class PriorityLanesTest(TestCase):
                                     "too few long low kernels beside the service")
         return hi, sorted(window)
 
+    def test_the_shims_threads_take_no_signal_of_the_job(self):
+        # The shim's own threads (named gs-*) block the asynchronous signals: one sent to the
+        # job (Ctrl-C, kill) reaches a thread of the job's own, whose waits it interrupts. A job
+        # on the board has the lease thread; the one others yield to, the sentinel too.
+        h = self.harness()
+        h.start_daemon()
+        low = h.start_fake(LOW_ARGS, ["-p", "0"], name="low")
+        lp = low.child_pid()
+        h.wait_kernels(lp, 5)
+        high = h.start_fake(["--kernels", 60, "--kernel-ms", 20, "--sync-every", 1,
+                             "--gap-ms", 60], ["-p", "10"], name="high")
+        hp = high.child_pid()
+        h.wait_kernels(hp, 3)
+
+        def threads(pid):
+            out = {}
+            for tid in os.listdir("/proc/%d/task" % pid):
+                try:
+                    with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                        name = f.read().strip()
+                    with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                        blocked = int(re.search(r"^SigBlk:\s*([0-9a-f]+)$", f.read(), re.M)
+                                      .group(1), 16)
+                except (OSError, AttributeError):
+                    continue  # a thread that ended meanwhile
+                out[int(tid)] = (name, blocked)
+            return out
+
+        bit = lambda sig: 1 << (sig - 1)
+        seen = h.wait_for(lambda: (lambda t: t if {"gs-lease", "gs-sentinel"} <= {
+            n for n, _ in t.values()} else None)(threads(hp)), 30, "the high job's lease "
+            "thread and sentinel")
+        for pid, named in ((hp, seen), (lp, threads(lp))):
+            shim = {tid: b for tid, (n, b) in named.items() if n.startswith("gs-")}
+            self.assertIn("gs-lease", {n for n, _ in named.values()}, named)
+            for tid, blocked in shim.items():
+                for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1):
+                    self.assertTrue(blocked & bit(sig), "thread %d of %d takes signal %d: %s" % (
+                        tid, pid, sig, named))
+                self.assertFalse(blocked & bit(signal.SIGSEGV), named)  # a fault is reported
+            self.assertFalse(named[pid][1] & bit(signal.SIGINT), "the job's own thread blocks "
+                             "SIGINT: %s" % named)
+        h.assert_done(high, 60)
+        h.assert_done(low, LOW)
+
     def test_long_low_kernels_fit_in_the_gaps(self):
         # 15 ms kernels in 60 ms gaps: each is queued only while the rest of the gap holds it,
         # so none is still running when the service's next request starts. Without the cost
