@@ -18,6 +18,13 @@
 
 namespace gshare::shim {
 
+// Every signal but those a fault raises in the thread itself (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+// SIGTRAP, SIGSYS): what a shim thread blocks, and what a shim wait blocks between its pauses.
+inline void AsyncSignals(sigset_t* set) {
+  sigfillset(set);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) sigdelset(set, sig);
+}
+
 namespace shim_thread_internal {
 struct Start {
   void* (*run)(void*);
@@ -45,8 +52,7 @@ inline int StartShimThread(pthread_t* tid, bool detached, void* (*run)(void*), v
   start->arg = arg;
   std::strncpy(start->name, name, sizeof start->name - 1);
   sigset_t blocked, old;
-  sigfillset(&blocked);
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) sigdelset(&blocked, sig);
+  AsyncSignals(&blocked);
   pthread_sigmask(SIG_SETMASK, &blocked, &old);
   pthread_attr_t attr;
   pthread_attr_init(&attr);

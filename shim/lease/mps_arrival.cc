@@ -16,6 +16,7 @@
 #include "lease/lease_state.h"
 #include "lease/memory_view.h"
 #include "shim_log.h"
+#include "shim_thread.h"
 
 namespace gshare::shim {
 
@@ -48,7 +49,7 @@ uint32_t AskJoin(bool decide_now) {
 // explains); a signal delivered to another thread of the process does not end the wait.
 bool DecideJoin() {
   sigset_t all, old;
-  sigfillset(&all);
+  AsyncSignals(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
   bool decide_now = false;
   bool join = false;
