@@ -16,9 +16,11 @@
 #
 # Env: OUT (default ./out; results in $OUT/mem_startup/), PYTHON, GIB (default 30), ROUNDS, CASES.
 # Output: one line per probe in summary.txt: `round=<r> case=<c> startup import=... total=...
-# ... pre=<s> post=<s>`: pre from the launch (`gshare run` or the bare interpreter) to the
-# probe's first line, post from its last line to the launched process's exit (interpreter and
-# CUDA teardown; under gshare also the shim's and the client's).
+# ... free=<s> ... pre=<s> post=<s>`: pre from the launch (`gshare run` or the bare interpreter)
+# to the probe's first line, post from its last line to the launched process's exit
+# (interpreter and CUDA teardown; under gshare also the shim's and the client's). The probe
+# gives its GIB back before its line (free=: the cuMemFree of GIB, bare or through the shim's
+# memory engine), so post holds no free of it.
 # Exit: 0 when every probe printed its line, 1 otherwise, 2 on usage errors.
 set -uo pipefail
 

@@ -47,8 +47,8 @@
 #                      with a bootstrap interval (llm_pairs.py --pool)
 #   notebook (230 s)   an idle 70 GiB notebook and a 74 GiB training arriving (alone, then under
 #                      gshare), each training step traced (notebook.sh TRAIN_TRACE=1)
-#   startup (150 s)    a 74 GiB probe's start-up and exit, bare and under gshare, three rounds
-#                      (mem_startup.sh: pre= and post=)
+#   startup (150 s)    a 74 GiB probe's start-up, free of the 74 GiB and exit, bare and under
+#                      gshare, three rounds (mem_startup.sh: pre=, free= and post=)
 #   floor (150 s)      the LLM decode service (rate 2.5/s, 20 s) alone, bare and under gshare
 #                      as its server's MPS client with nothing beside it (priority.sh `alone`
 #                      and `gshare0`): the TTFT and TPOT that being an MPS client costs; with

@@ -5,7 +5,7 @@ test/bench/mem_startup.sh, which runs it bare and under gshare, alone and two at
     python3 test/bench/startup_probe.py --gib 30
 
 Output: `startup import=<s> cuda_init=<s> context=<s> first_kernel=<s> alloc=<s> fill=<s>
-total=<s> pid=<pid> t0=<epoch s> t1=<epoch s>`, each phase's own duration (t0: the interpreter
+total=<s> free=<s> pid=<pid> t0=<epoch s> t1=<epoch s>`, each phase's own duration (t0: the interpreter
 reached this file, before `import torch`; t1: the line is printed; the caller's clock around the
 process gives what comes before t0 and after t1):
   import        `import torch`
@@ -14,6 +14,9 @@ process gives what comes before t0 and after t1):
   first_kernel  a 1-element fill and a synchronize (under gshare: the first lease)
   alloc         torch.empty of --gib GiB
   fill          normal_() over it and a synchronize
+total is their sum; after it, outside the start-up:
+  free          the --gib tensor given back: del, torch.cuda.empty_cache() (its cuMemFree: under
+                gshare the memory engine's release of its chunks) and a synchronize
 """
 import time
 
@@ -44,12 +47,17 @@ def main():
     big.normal_()
     torch.cuda.synchronize()
     marks.append(("fill", time.perf_counter()))
+    t_free = time.perf_counter()
+    del big
+    torch.cuda.empty_cache()
+    torch.cuda.synchronize()
+    free = time.perf_counter() - t_free
     prev, fields = T0, []
     for name, t in marks:
         fields.append(f"{name}={t - prev:.3f}")
         prev = t
-    print("startup", *fields, f"total={prev - T0:.3f}", f"pid={os.getpid()}", f"t0={EPOCH0:.3f}",
-          f"t1={time.time():.3f}", flush=True)
+    print("startup", *fields, f"total={prev - T0:.3f}", f"free={free:.3f}", f"pid={os.getpid()}",
+          f"t0={EPOCH0:.3f}", f"t1={time.time():.3f}", flush=True)
 
 
 if __name__ == "__main__":
