@@ -11,9 +11,9 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <cerrno>
 #include <initializer_list>
 
 namespace gshare::shim {

@@ -25,11 +25,11 @@
 #include "lease/daemon_liveness.h"
 #include "lease/inflight_window.h"
 #include "lease/priority_lane.h"
-#include "shim_thread.h"
 #include "lease/priority_window.h"
 #include "lease/sm_partition.h"
 #include "driver/real_driver.h"
 #include "shim_log.h"
+#include "shim_thread.h"
 #include "memory/memory_engine.h"
 #include "gshare/job_env.h"
 

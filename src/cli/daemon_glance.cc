@@ -49,6 +49,23 @@ void WarnIfQueuePaused(const json& status) {
   }
 }
 
+std::set<int64_t> MpsArrivingJobs(const json& status) {
+  std::set<int64_t> jobs;
+  if (!status.is_object()) return jobs;
+  auto daemon = status.find("daemon");
+  if (daemon == status.end() || !daemon->is_object()) return jobs;
+  auto mps = daemon->find("mps");
+  if (mps == daemon->end() || !mps->is_object()) return jobs;
+  auto arriving = mps->find("arriving");
+  if (arriving == mps->end() || !arriving->is_array()) return jobs;
+  for (const json& a : *arriving) {
+    if (!a.is_object()) continue;
+    auto job = a.find("job");
+    if (job != a.end() && job->is_number_integer()) jobs.insert(job->get<int64_t>());
+  }
+  return jobs;
+}
+
 std::map<int64_t, JobGlance> GlanceAtDaemon(const GlobalOptions& global) {
   StatusRequest request;
   request.brief = true;
@@ -68,10 +85,7 @@ std::map<int64_t, JobGlance> GlanceAtDaemon(const GlobalOptions& global) {
       const json& waiting_for = job.value("waiting_for", json());
       if (waiting_for.is_string()) g.waiting_for = waiting_for.get<std::string>();
     }
-    const json mps = reply->value("daemon", json::object()).value("mps", json::object());
-    for (const json& a : mps.value("arriving", json::array())) {
-      leases[a.at("job").get<int64_t>()].mps_arriving = true;
-    }
+    for (int64_t id : MpsArrivingJobs(reply.value())) leases[id].mps_arriving = true;
   } catch (const std::exception&) {
     leases.clear();
   }

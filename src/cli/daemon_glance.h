@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 namespace gshare {
@@ -23,6 +24,11 @@ void WarnIfConfigChanged(const nlohmann::json& status);
 // Prints one line on stderr when the status document `status` says the queue is paused
 // (`gshare queue pause`): nothing submitted starts until `gshare queue resume`.
 void WarnIfQueuePaused(const nlohmann::json& status);
+
+// The jobs the status document `status` (full or brief) lists as waiting at their first CUDA
+// call for room to join their GPU's MPS server (daemon.mps.arriving); empty where it lists
+// none or has no such list (an older daemon's). Entries without a numeric "job" are skipped.
+std::set<int64_t> MpsArrivingJobs(const nlohmann::json& status);
 
 // A live job as the brief status tells it.
 struct JobGlance {

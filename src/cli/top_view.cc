@@ -12,6 +12,7 @@
 #include "base/duration.h"
 #include "base/job_state.h"
 #include "base/terminal_text.h"
+#include "cli/daemon_glance.h"
 #include "cli/job_status_text.h"
 #include "cli/queue_format.h"
 
@@ -156,16 +157,7 @@ const json* LiveMemory(const json& j) {
 // Whether the status document lists job `j` as waiting at its first CUDA call for room to join
 // its GPU's MPS server (daemon.mps.arriving).
 bool MpsArriving(const json& j, const TopInput& in) {
-  if (in.status == nullptr || !in.status->is_object()) return false;
-  auto daemon = in.status->find("daemon");
-  if (daemon == in.status->end() || !daemon->is_object()) return false;
-  auto mps = daemon->find("mps");
-  if (mps == daemon->end() || !mps->is_object()) return false;
-  const int64_t id = j.value("id", int64_t{0});
-  for (const json& a : ArrayOf(*mps, "arriving")) {
-    if (a.is_object() && a.value("job", int64_t{0}) == id) return true;
-  }
-  return false;
+  return in.status != nullptr && MpsArrivingJobs(*in.status).count(j.value("id", int64_t{0})) != 0;
 }
 
 std::string Reason(const json& j, const TopInput& in) {
